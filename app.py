@@ -1,0 +1,103 @@
+"""LLM-judge workbench: the Streamlit app (``streamlit run app.py``).
+
+The sidebar holds what every page shares (dataset, runs, dimension, parse mode, bootstrap resamples, report export);
+each page in ``pages/`` is a thin view over ``evalcore.views``. All view state lives in the URL's query parameters
+(widgets bound with ``bind="query-params"``), so a copied URL reopens the same view.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import streamlit as st
+
+ROOT = Path(__file__).resolve().parent
+if str(ROOT) not in sys.path:  # evalcore from the checkout even when the package is not installed
+    sys.path.insert(0, str(ROOT))
+
+from evalcore import views  # noqa: E402
+from pages import _shared as ui  # noqa: E402
+
+st.set_page_config(page_title="LLM-judge workbench", page_icon=":material/balance:", layout="wide")
+
+# Page files are named *_page.py and their URL paths differ from the file stems on purpose: Streamlit resolves a
+# page hash against the pages/ directory before st.navigation runs, and equal names would run the page file
+# without this entry point.
+PAGES = [
+    st.Page("pages/data_page.py", title="Data", icon=":material/table:", url_path="data", default=True),
+    st.Page("pages/criteria_page.py", title="Criteria", icon=":material/edit_note:", url_path="criteria"),
+    st.Page("pages/score_page.py", title="Score", icon=":material/play_circle:", url_path="score"),
+    st.Page("pages/alignment_page.py", title="Alignment", icon=":material/insights:", url_path="alignment"),
+    st.Page("pages/bias_page.py", title="Bias", icon=":material/balance:", url_path="bias"),
+    st.Page("pages/compare_page.py", title="Compare", icon=":material/compare_arrows:", url_path="compare"),
+]
+page = st.navigation(PAGES)
+
+
+def sidebar() -> ui.Context:
+    with st.sidebar:
+        st.markdown("### LLM-judge workbench")
+        datasets = ui.dataset_list()
+        ids = [d["id"] for d in datasets]
+        names = {d["id"]: d.get("name") or d["id"] for d in datasets}
+        if not ids:
+            st.error("No dataset found: the bundled data (data/) is missing. Run scripts/build_data.py.")
+            st.stop()
+        pending = st.session_state.pop("_pending_dataset", None)
+        if pending in ids:  # set by the Data page after an upload, before the widget exists in this run
+            st.session_state["dataset"] = pending
+        default = ids.index(views.DEFAULT_DATASET) if views.DEFAULT_DATASET in ids else 0
+        dataset_id = st.selectbox("Dataset", ids, index=default, format_func=lambda i: names.get(i, i),
+                                  key="dataset", bind="query-params")
+        with st.spinner("Loading dataset…"):
+            dataset = ui.load_dataset(dataset_id)
+
+        index = ui.run_index(dataset_id)
+        run_ids = [r.run_id for r in index]
+        labels = {r.run_id: views.run_label(r) for r in index}
+        current = st.session_state.get("runs")
+        if current is None:
+            if "runs" not in st.query_params:
+                st.session_state["runs"] = views.default_run_ids(dataset_id, run_ids)
+        elif any(r not in run_ids for r in current):
+            # another dataset was picked: its runs replace the old selection
+            st.session_state["runs"] = views.default_run_ids(dataset_id, run_ids)
+        chosen = st.multiselect("Runs", run_ids, format_func=lambda i: labels.get(i, i), key="runs",
+                                bind="query-params", placeholder="Pick judge runs",
+                                help="Judge runs to analyse: published runs shipped with the data and your own.")
+
+        dims = dataset.dimension_names
+        dimension = st.selectbox("Dimension", dims, key="dimension", bind="query-params")
+        parse = st.radio("Parse mode", list(views.PARSE_MODES), key="parse", bind="query-params", horizontal=True,
+                         help="robust (default): unreadable replies are failures, excluded and counted. "
+                              "paper: the published scripts' own parse rules, to reproduce their numbers.")
+        n_resamples = int(st.number_input("Bootstrap resamples", min_value=10, max_value=100_000,
+                                          value=ui.default_resamples(), step=100, key="resamples",
+                                          bind="query-params"))
+        with st.spinner("Loading runs…"):
+            runs = ui.runs_by_ids(list(chosen), parse)
+        ctx = ui.Context(dataset_id=dataset_id, dataset=dataset, run_ids=list(chosen), runs=runs,
+                         dimension=dimension, parse=parse, n_resamples=n_resamples, all_runs=index)
+
+        params = views.AnalysisParams(
+            dataset_id=dataset_id, run_ids=list(chosen), dimension=dimension,
+            level=st.session_state.get("level") or "dataset",
+            coefficient=st.session_state.get("coefficient") or "spearman",
+            parse=parse, n_resamples=n_resamples, systems=list(st.session_state.get("systems") or []) or None)
+        item_runs = [r for r in runs if not r.judgments.empty or not r.comparisons.empty]
+
+        def build_report() -> str:
+            # Runs on Streamlit's download thread: plain evalcore calls only, no st.* here.
+            return views.analysis_report(dataset, item_runs, params)
+
+        st.download_button("Export report", data=build_report, file_name=f"judgebench-{dataset_id}.html",
+                           mime="text/html", key="export_report", icon=":material/download:",
+                           disabled=not item_runs,
+                           help="One self-contained HTML file (tables and interactive charts, opens offline) "
+                                "of the current analysis.")
+    return ctx
+
+
+st.session_state["_ctx"] = sidebar()
+page.run()

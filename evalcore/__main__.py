@@ -1,0 +1,3 @@
+from evalcore.cli import main
+
+raise SystemExit(main())

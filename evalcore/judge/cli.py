@@ -1,0 +1,298 @@
+"""Judging-engine subcommands of ``python -m evalcore``: ``score``, ``steps``, ``export``.
+
+    python -m evalcore score --dataset summeval --dimension coherence --method geval --model M --base-url URL
+                             [--provider openai|azure|vllm|ollama|llamacpp] [--api-key-env VAR] [--limit N]
+                             [--concurrency C] [--estimate-only] [--json] [--db PATH] [--run RUN_ID (resume)]
+    python -m evalcore steps --dataset D --dimension X --model M --base-url URL      (G-Eval auto-CoT)
+    python -m evalcore export --run RUN_ID --format csv|jsonl [--out FILE]
+
+The API key is read from the environment variable named by ``--api-key-env`` (default: the provider's, e.g.
+OPENAI_API_KEY); there is deliberately no option to pass it on the command line (shell history, process lists).
+Criteria for a dimension: the newest version saved in the store (``steps`` saves one), else the method presets
+(``evalcore.methods.presets``), else the dataset's own description of the dimension.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from evalcore.judge.types import Criteria
+
+
+def _store(args: argparse.Namespace):
+    from evalcore.judge.store import Store, default_store
+
+    return Store(args.db) if getattr(args, "db", None) else default_store()
+
+
+def _dataset(dataset_id: str, store):
+    try:
+        from evalcore import datasets
+
+        if dataset_id in {d["id"] for d in datasets.list_datasets()}:
+            return datasets.load_dataset(dataset_id)
+    except ImportError:
+        pass
+    return store.load_dataset(dataset_id)
+
+
+def _endpoint(args: argparse.Namespace):
+    from evalcore.judge.client import endpoint_from_preset
+
+    return endpoint_from_preset(args.provider, model=args.model, base_url=args.base_url,
+                                api_key_env=args.api_key_env, api_version=args.api_version)
+
+
+def criteria_for(dataset, dimension: str, store, *, version: str | None = None) -> Criteria:
+    """The criteria a CLI run uses (see the module docstring for the order)."""
+    saved = store.load_criteria(dataset.id, dimension, version)
+    if saved is not None:
+        return saved
+    try:
+        from evalcore.methods.presets import PRESETS
+
+        preset = PRESETS.get(dataset.id, {}).get(dimension)
+        if preset is not None:
+            return preset
+    except ImportError:
+        pass
+    dim = dataset.dimension(dimension)
+    return Criteria(dimension=dimension,
+                    task_introduction=f"You will be given a text produced for a {dataset.task} task. "
+                                      f"Your task is to rate it on one metric.",
+                    definition=dim.description or dimension,
+                    scale_min=int(dim.scale_min), scale_max=int(dim.scale_max))
+
+
+class ProgressBar:
+    """One line on stderr, redrawn in place."""
+
+    def __init__(self, stream=sys.stderr, width: int = 30) -> None:
+        self.stream = stream
+        self.width = width
+
+    def __call__(self, p) -> None:
+        frac = p.done / p.total if p.total else 1.0
+        filled = int(frac * self.width)
+        eta = "?" if p.eta_s is None else f"{p.eta_s:.0f}s"
+        self.stream.write(f"\r[{'#' * filled}{'-' * (self.width - filled)}] {p.done}/{p.total} "
+                          f"cached {p.cached} failed {p.failed} retrying {p.retrying} ETA {eta}   ")
+        self.stream.flush()
+
+    def close(self) -> None:
+        self.stream.write("\n")
+        self.stream.flush()
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    from evalcore.judge import runner
+
+    store = _store(args)
+    dataset = _dataset(args.dataset, store)
+    dims = args.dimension or dataset.dimension_names
+    crit = {d: criteria_for(dataset, d, store, version=args.criteria_version) for d in dims}
+    endpoint = _endpoint(args)
+    config = json.loads(args.config) if args.config else None
+    pairs = _pairs_arg(args)
+    if args.estimate_only:
+        est = runner.estimate(dataset, method=args.method, criteria_by_dim=crit, config=config, endpoint=endpoint,
+                              store=store, limit=args.limit, dimensions=dims, pairs=pairs)
+        out = {"tasks": est.tasks, "calls": est.calls, "cached": est.cached, "prompt_tokens": est.prompt_tokens,
+               "completion_tokens": est.completion_tokens, "cost_usd": est.cost_usd, "note": est.note}
+        if args.json:
+            print(json.dumps(out, indent=2))
+        else:
+            cost = "unknown (model not in the price table)" if est.cost_usd is None else f"${est.cost_usd:.4f}"
+            print(f"{est.tasks} tasks, {est.calls} calls ({est.cached} cached), ~{est.prompt_tokens} prompt + "
+                  f"<= {est.completion_tokens} completion tokens, cost {cost}" + (f"\nnote: {est.note}" if est.note
+                                                                                 else ""))
+        return 0
+    bar = ProgressBar() if not args.quiet else None
+    t0 = time.perf_counter()
+    try:
+        run = runner.score_dataset(dataset, method=args.method, dimensions=dims, criteria_by_dim=crit,
+                                   endpoint=endpoint, config=config, store=store, concurrency=args.concurrency,
+                                   limit=args.limit, progress=bar, run_id=args.run, pairs=pairs,
+                                   parse_mode=args.parse, label=args.label or "", timeout_s=args.timeout,
+                                   max_retries=args.max_retries)
+    finally:
+        if bar is not None:
+            bar.close()
+    if args.json:
+        summary = run.summary() | {"stats": run.config.get("stats", {}), "plan_note": run.config.get("plan_note"),
+                                   "capabilities": run.config.get("capabilities"),
+                                   "wall_s": round(time.perf_counter() - t0, 3)}
+        print(json.dumps(_clean(summary), indent=2))
+    else:
+        print(run.run_id)
+    return 0
+
+
+def _pairs_arg(args: argparse.Namespace) -> Any:
+    if getattr(args, "pair_sample", None):
+        return {"sample": args.pair_sample, "seed": args.pair_seed}
+    if getattr(args, "pairs", None):
+        return [p.split(",", 1) for p in args.pairs]
+    return None
+
+
+def cmd_steps(args: argparse.Namespace) -> int:
+    from evalcore.judge import runner
+
+    store = _store(args)
+    dataset = _dataset(args.dataset, store)
+    base = criteria_for(dataset, args.dimension, store)
+    out = runner.generate_steps(base, endpoint=_endpoint(args), store=store, dataset_id=dataset.id)
+    if args.json:
+        print(json.dumps({"dataset": dataset.id, "dimension": args.dimension, "hash": out.version_hash(),
+                          "steps": out.steps}, indent=2))
+    else:
+        print(out.steps)
+        print(f"(saved as criteria version {out.version_hash()} for {dataset.id}/{args.dimension})", file=sys.stderr)
+    return 0
+
+
+EXPORT_COLUMNS = ["run_id", "item_id", "doc_id", "system_id", "dimension", "score", "estimator", "status", "reason",
+                  "raw"]
+EXPORT_PAIR_COLUMNS = ["run_id", "pair_id", "doc_id", "item_first", "item_second", "system_first", "system_second",
+                       "dimension", "order", "verdict", "score", "estimator", "status", "reason", "raw"]
+
+
+def export_rows(run, dataset=None) -> tuple[list[str], list[dict[str, Any]]]:
+    """One row per judgment (or per ordered comparison) with the item's document and system."""
+    systems: dict[str, tuple[str, str]] = {}
+    if dataset is not None:
+        systems = {str(i): (str(d), str(s)) for i, d, s in
+                   zip(dataset.items["item_id"], dataset.items["doc_id"], dataset.items["system_id"])}
+    rows: list[dict[str, Any]] = []
+    if not run.comparisons.empty and run.judgments.empty:
+        for r in run.comparisons.to_dict(orient="records"):
+            rows.append({"run_id": run.run_id, "pair_id": r["pair_id"], "doc_id": r["doc_id"],
+                         "item_first": r["item_first"], "item_second": r["item_second"],
+                         "system_first": systems.get(r["item_first"], ("", ""))[1],
+                         "system_second": systems.get(r["item_second"], ("", ""))[1],
+                         "dimension": r["dimension"], "order": r["order"], "verdict": r.get("verdict"),
+                         "score": _num(r.get("value")), "estimator": r.get("estimator", ""), "status": r["status"],
+                         "reason": r.get("reason", ""), "raw": r.get("raw", "")})
+        return EXPORT_PAIR_COLUMNS, rows
+    for r in run.judgments.to_dict(orient="records"):
+        doc, sysid = systems.get(str(r["item_id"]), ("", ""))
+        rows.append({"run_id": run.run_id, "item_id": r["item_id"], "doc_id": doc, "system_id": sysid,
+                     "dimension": r["dimension"], "score": _num(r.get("value")), "estimator": r.get("estimator", ""),
+                     "status": r["status"], "reason": r.get("reason", ""), "raw": r.get("raw", "")})
+    return EXPORT_COLUMNS, rows
+
+
+def _num(x: Any) -> float | None:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return None
+    return float(x)
+
+
+def _clean(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {k: _clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_clean(v) for v in x]
+    if isinstance(x, float) and math.isnan(x):
+        return None
+    if hasattr(x, "item") and not isinstance(x, (str, bytes)):
+        return x.item()
+    return x
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    store = _store(args)
+    try:
+        from evalcore import runs as runs_mod
+
+        run = runs_mod.load_run(args.run, store=store)
+    except ImportError:
+        run = store.load_run(args.run)
+    try:
+        dataset = _dataset(run.dataset_id, store)
+    except KeyError:
+        dataset = None
+    columns, rows = export_rows(run, dataset)
+    out = open(args.out, "w", newline="", encoding="utf-8") if args.out else sys.stdout
+    try:
+        if args.format == "csv":
+            w = csv.DictWriter(out, fieldnames=columns)
+            w.writeheader()
+            for r in rows:
+                w.writerow({k: ("" if v is None else v) for k, v in r.items()})
+        else:
+            for r in rows:
+                out.write(json.dumps(_clean(r), ensure_ascii=False) + "\n")
+    finally:
+        if args.out:
+            out.close()
+    if args.out:
+        print(f"{len(rows)} rows written to {Path(args.out)}", file=sys.stderr)
+    return 0
+
+
+def _endpoint_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", required=True, help="model name (Azure: the deployment name)")
+    p.add_argument("--base-url", help="the endpoint's base URL (default: the provider preset's)")
+    p.add_argument("--provider", default="openai", choices=["openai", "azure", "vllm", "ollama", "llamacpp"])
+    p.add_argument("--api-key-env", help="environment variable holding the API key (default: the provider's)")
+    p.add_argument("--api-version", help="Azure OpenAI api_version")
+    p.add_argument("--db", help="SQLite store (default $EVALCORE_DB or ~/.evalcore/evalcore.db)")
+    p.add_argument("--json", action="store_true")
+
+
+def register(subparsers: Any) -> None:
+    """Add ``score``, ``steps`` and ``export`` to the ``python -m evalcore`` parser."""
+    s = subparsers.add_parser("score", help="score a dataset with an LLM judge (resumable, cached)")
+    s.add_argument("--dataset", required=True)
+    s.add_argument("--dimension", action="append", help="repeat for several; default all of the dataset's")
+    s.add_argument("--method", required=True, help="geval, explicit, implicit, rts, mcq, pairwise, h2h, gptscore")
+    _endpoint_args(s)
+    s.add_argument("--limit", type=int, help="first N items (pairwise: first N pairs, both orders)")
+    s.add_argument("--concurrency", type=int, default=16)
+    s.add_argument("--estimate-only", action="store_true", help="print calls/tokens/cost and exit (no request)")
+    s.add_argument("--run", help="resume this run id (its cached and finished work is not repeated)")
+    s.add_argument("--label", help="a label for the run")
+    s.add_argument("--config", help="method config overrides as JSON, e.g. '{\"n_samples\": 20}'")
+    s.add_argument("--criteria-version", help="a saved criteria version hash (default: newest)")
+    s.add_argument("--parse", choices=["robust", "paper"], default="robust")
+    s.add_argument("--pairs", nargs="+", metavar="SYS_A,SYS_B", help="pairwise: only these system pairs")
+    s.add_argument("--pair-sample", type=int, help="pairwise: a random sample of K pairs")
+    s.add_argument("--pair-seed", type=int, default=0)
+    s.add_argument("--timeout", type=float, default=60.0, help="seconds per HTTP attempt")
+    s.add_argument("--max-retries", type=int, default=6)
+    s.add_argument("--quiet", action="store_true", help="no progress bar")
+    s.set_defaults(func=cmd_score)
+
+    t = subparsers.add_parser("steps", help="G-Eval auto-CoT: generate evaluation steps and save a criteria version")
+    t.add_argument("--dataset", required=True)
+    t.add_argument("--dimension", required=True)
+    _endpoint_args(t)
+    t.set_defaults(func=cmd_steps)
+
+    e = subparsers.add_parser("export", help="export a run's judgments, one row per judgment")
+    e.add_argument("--run", required=True)
+    e.add_argument("--format", choices=["csv", "jsonl"], default="csv")
+    e.add_argument("--out", help="file to write (default stdout)")
+    e.add_argument("--db", help="SQLite store (default $EVALCORE_DB or ~/.evalcore/evalcore.db)")
+    e.set_defaults(func=cmd_export)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Standalone entry (the lead's ``evalcore.cli`` is the usual one)."""
+    p = argparse.ArgumentParser(prog="evalcore-judge")
+    register(p.add_subparsers(dest="command", required=True))
+    args = p.parse_args(argv)
+    return int(args.func(args) or 0)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

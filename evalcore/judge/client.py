@@ -1,0 +1,404 @@
+"""The judge client: one OpenAI-compatible endpoint, called asynchronously with bounded concurrency.
+
+Retries are openai-python's own (exponential backoff from 0.5 s to 8 s with up to 25 % jitter, on 408/409/429/5xx,
+timeouts and dropped connections, honouring ``Retry-After``/``retry-after-ms`` up to two minutes). They are counted
+without patching the library: every attempt carries openai's ``x-stainless-retry-count`` header, which an httpx
+request hook reads, and a context variable attributes the attempt to the logical request that made it.
+
+The API key lives only in this object's memory (read from the endpoint's env var or passed in). It is never part of
+``Endpoint``, cache keys, run records, logs or exports: ``Endpoint.identity()`` is what gets stored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import logging
+import os
+import time
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+import openai
+
+from evalcore.judge.types import (
+    Capabilities,
+    ChatRequest,
+    Choice,
+    CompletionRequest,
+    Request,
+    Response,
+    TokenLogprob,
+)
+
+log = logging.getLogger(__name__)
+
+LOCAL_PROVIDERS = ("vllm", "ollama", "llamacpp", "local")
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where the judge lives. Holds the NAME of the env var with the key, never the key itself."""
+
+    base_url: str
+    model: str
+    api_key_env: str = "OPENAI_API_KEY"
+    provider: str = "openai"  # "openai" | "azure" | "vllm" | "ollama" | "llamacpp" | "local"
+    api_version: str | None = None  # Azure OpenAI only
+
+    def identity(self) -> dict[str, Any]:
+        """What goes in cache keys and run records: provider, base_url, model (and Azure's api_version)."""
+        out: dict[str, Any] = {"provider": self.provider, "base_url": self.base_url.rstrip("/"), "model": self.model}
+        if self.api_version:
+            out["api_version"] = self.api_version
+        return out
+
+    def with_model(self, model: str) -> "Endpoint":
+        return replace(self, model=model)
+
+
+# Presets: base URL, which env var holds the key, Azure's api_version. ``model`` is filled by the user.
+PRESETS: dict[str, Endpoint] = {
+    "openai": Endpoint(base_url="https://api.openai.com/v1", model="", api_key_env="OPENAI_API_KEY",
+                       provider="openai"),
+    # Azure: base_url is the resource endpoint, model is the DEPLOYMENT name.
+    "azure": Endpoint(base_url="https://YOUR-RESOURCE.openai.azure.com", model="", api_key_env="AZURE_OPENAI_API_KEY",
+                      provider="azure", api_version="2024-10-21"),
+    "vllm": Endpoint(base_url="http://localhost:8000/v1", model="", api_key_env="VLLM_API_KEY", provider="vllm"),
+    "ollama": Endpoint(base_url="http://localhost:11434/v1", model="", api_key_env="OLLAMA_API_KEY",
+                       provider="ollama"),
+    "llamacpp": Endpoint(base_url="http://localhost:8080/v1", model="", api_key_env="LLAMACPP_API_KEY",
+                         provider="llamacpp"),
+}
+
+
+def endpoint_from_preset(preset: str, *, model: str, base_url: str | None = None,
+                         api_key_env: str | None = None, api_version: str | None = None) -> Endpoint:
+    if preset not in PRESETS:
+        raise KeyError(f"unknown endpoint preset {preset!r}; expected one of {sorted(PRESETS)}")
+    ep = replace(PRESETS[preset], model=model)
+    if base_url:
+        ep = replace(ep, base_url=base_url)
+    if api_key_env:
+        ep = replace(ep, api_key_env=api_key_env)
+    if api_version:
+        ep = replace(ep, api_version=api_version)
+    return ep
+
+
+class MissingApiKey(RuntimeError):
+    pass
+
+
+class RequestFailed(RuntimeError):
+    """A request that failed for good (after retries, or not retryable); ``reason`` is what the judgment records."""
+
+    def __init__(self, reason: str, *, retryable: bool = False) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.retryable = retryable
+
+
+@dataclass
+class RunStats:
+    """Counters for one run (or one client's lifetime)."""
+
+    requests: int = 0  # logical requests sent to the network (not cache hits)
+    attempts: int = 0  # HTTP attempts, retries included
+    retries: int = 0
+    failures: int = 0  # logical requests that failed for good
+    cached: int = 0  # requests answered from the cache (counted by the runner)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0  # summed over successful requests
+    retrying_now: int = 0  # logical requests currently in a retry (for the progress line)
+    wall_s: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d.pop("retrying_now")
+        return d
+
+
+@dataclass
+class _Attempts:
+    retries: int = 0
+
+
+_current: contextvars.ContextVar[_Attempts | None] = contextvars.ContextVar("evalcore_judge_attempt", default=None)
+
+
+def _key_for(endpoint: Endpoint, api_key: str | None) -> str:
+    if api_key:
+        return api_key
+    key = os.environ.get(endpoint.api_key_env, "")
+    if key:
+        return key
+    if endpoint.provider in LOCAL_PROVIDERS:
+        return "not-needed"  # local servers usually accept any key; openai's client insists on a non-empty one
+    raise MissingApiKey(
+        f"no API key for {endpoint.provider} endpoint {endpoint.base_url}: set the environment variable "
+        f"{endpoint.api_key_env} or pass api_key=..."
+    )
+
+
+def _describe_error(err: BaseException) -> str:
+    """A short reason for a judgment record. Never includes request headers (where the key lives)."""
+    if isinstance(err, openai.APITimeoutError):
+        return "HTTP timeout after retries"
+    if isinstance(err, openai.APIConnectionError):
+        return "connection failed after retries"
+    if isinstance(err, openai.APIStatusError):
+        msg = ""
+        try:
+            body = err.body if isinstance(err.body, dict) else {}
+            msg = str(body.get("message") or (body.get("error") or {}).get("message") or "")
+        except Exception:  # noqa: BLE001
+            msg = ""
+        retried = " after retries" if err.status_code in (408, 409, 429) or err.status_code >= 500 else ""
+        return f"HTTP {err.status_code}{retried}" + (f": {msg[:200]}" if msg else "")
+    if isinstance(err, (ValueError, openai.APIResponseValidationError)):
+        return f"malformed response body ({type(err).__name__})"
+    return f"{type(err).__name__}: {str(err)[:200]}"
+
+
+class JudgeClient:
+    """Wraps ``openai.AsyncOpenAI`` / ``AsyncAzureOpenAI`` with a semaphore, retry counting and type conversion."""
+
+    def __init__(self, endpoint: Endpoint, *, api_key: str | None = None, concurrency: int = 16,
+                 max_retries: int = 6, timeout_s: float = 60.0) -> None:
+        self.endpoint = endpoint
+        self.concurrency = concurrency
+        self.max_retries = max_retries
+        self.timeout_s = timeout_s
+        self.stats = RunStats()
+        self._api_key = _key_for(endpoint, api_key)
+        self._sem: asyncio.Semaphore | None = None
+        self._client: Any = None
+
+    def __repr__(self) -> str:  # no key in reprs (tracebacks, logs)
+        return f"JudgeClient({self.endpoint.identity()!r}, concurrency={self.concurrency})"
+
+    # the openai client binds to the running loop's transport: build it lazily inside the loop
+    def _openai(self) -> Any:
+        if self._client is None:
+            async def on_request(request: Any) -> None:
+                self.stats.attempts += 1
+                n = int(request.headers.get("x-stainless-retry-count", "0") or 0)
+                if n > 0:
+                    self.stats.retries += 1
+                    state = _current.get()
+                    if state is not None:
+                        if state.retries == 0:
+                            self.stats.retrying_now += 1
+                        state.retries += 1
+
+            http_client = openai.DefaultAsyncHttpxClient(event_hooks={"request": [on_request]})
+            common = dict(api_key=self._api_key, max_retries=self.max_retries, timeout=self.timeout_s,
+                          http_client=http_client)
+            if self.endpoint.provider == "azure":
+                self._client = openai.AsyncAzureOpenAI(azure_endpoint=self.endpoint.base_url,
+                                                       api_version=self.endpoint.api_version or "2024-10-21",
+                                                       **common)
+            else:
+                self._client = openai.AsyncOpenAI(base_url=self.endpoint.base_url, **common)
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+
+    async def send(self, request: Request) -> Response:
+        """Send one request (waiting for a concurrency slot); raise ``RequestFailed`` with a reason on failure."""
+        if self._sem is None:
+            self._sem = asyncio.Semaphore(self.concurrency)
+        async with self._sem:
+            return await self._send_now(request)
+
+    async def _send_now(self, request: Request) -> Response:
+        client = self._openai()
+        state = _Attempts()
+        token = _current.set(state)
+        t0 = time.perf_counter()
+        self.stats.requests += 1
+        try:
+            if isinstance(request, ChatRequest):
+                kw: dict[str, Any] = dict(
+                    model=self.endpoint.model,
+                    messages=[{"role": r, "content": c} for r, c in request.messages],
+                    temperature=request.temperature, top_p=request.top_p, max_tokens=request.max_tokens,
+                    n=request.n,
+                )
+                if request.logprobs:
+                    kw["logprobs"] = True
+                    if request.top_logprobs:
+                        kw["top_logprobs"] = request.top_logprobs
+                if request.seed is not None:
+                    kw["seed"] = request.seed
+                if request.stop:
+                    kw["stop"] = list(request.stop)
+                raw = await client.chat.completions.create(**kw)
+                resp = chat_response(raw)
+            elif isinstance(request, CompletionRequest):
+                kw = dict(model=self.endpoint.model, prompt=request.prompt, max_tokens=request.max_tokens,
+                          echo=request.echo, temperature=request.temperature, n=request.n)
+                if request.logprobs is not None:
+                    kw["logprobs"] = request.logprobs
+                if request.seed is not None:
+                    kw["seed"] = request.seed
+                raw = await client.completions.create(**kw)
+                resp = completion_response(raw, prompt=request.prompt if request.echo else None)
+            else:
+                raise TypeError(f"not a request: {type(request).__name__}")
+        except (openai.APIError, ValueError) as err:
+            self.stats.failures += 1
+            raise RequestFailed(_describe_error(err),
+                                retryable=isinstance(err, (openai.APIConnectionError, openai.RateLimitError,
+                                                           openai.InternalServerError))) from None
+        finally:
+            _current.reset(token)
+            if state.retries:
+                self.stats.retrying_now -= 1
+        resp.latency_s = time.perf_counter() - t0
+        self.stats.latency_s += resp.latency_s
+        self.stats.prompt_tokens += int(resp.usage.get("prompt_tokens", 0) or 0)
+        self.stats.completion_tokens += int(resp.usage.get("completion_tokens", 0) or 0)
+        return resp
+
+    async def probe(self, send: Any = None) -> Capabilities:
+        """Find what the endpoint supports with three tiny requests (each through ``send``, e.g. the cache).
+
+        chat log-probs / top_logprobs: ask for 20 alternatives (then 5 if 20 is rejected) on a one-token reply; honours n: ask for 3 samples;
+        echo log-probs: a completions call with echo=True, logprobs=1, max_tokens=0. An endpoint that rejects a
+        parameter (HTTP 400/404/422) simply lacks that capability."""
+        send = send or self.send
+        lp = ChatRequest(messages=(("user", "Reply with one digit from 1 to 5."),), max_tokens=1, logprobs=True,
+                         top_logprobs=20)
+        nreq = ChatRequest(messages=(("user", "Reply with one digit from 1 to 5."),), max_tokens=1, n=3,
+                           temperature=1.0)
+        echo = CompletionRequest(prompt="The quick brown fox jumps over the lazy dog.", max_tokens=0, echo=True,
+                                 logprobs=1)
+
+        async def attempt(req: Request) -> Response | None:
+            try:
+                return await send(req)
+            except RequestFailed as e:
+                if e.reason.startswith(("HTTP 400", "HTTP 404", "HTTP 405", "HTTP 422", "HTTP 501")):
+                    return None
+                raise
+
+        r_lp, r_n, r_echo = await asyncio.gather(attempt(lp), attempt(nreq), attempt(echo))
+        if r_lp is None:
+            # some servers cap top_logprobs at 5 (older Azure deployments) and reject 20 outright
+            r_lp = await attempt(replace(lp, top_logprobs=5))
+        chat_lp = bool(r_lp and r_lp.choices and r_lp.choices[0].tokens)
+        top = len(r_lp.choices[0].tokens[0].top) if chat_lp else 0
+        honours_n = bool(r_n and len(r_n.choices) == 3)
+        echo_ok = False
+        if r_echo and r_echo.choices and r_echo.choices[0].tokens:
+            toks = r_echo.choices[0].tokens
+            echo_ok = len(toks) >= 2 and any(t.logprob is not None for t in toks[1:])
+        return Capabilities(chat_logprobs=chat_lp, top_logprobs=top, honours_n=honours_n, echo_logprobs=echo_ok)
+
+
+# ------------------------------------------------------------------------------------------------ conversions
+_REFUSAL_FINISH = ("content_filter",)
+
+
+def chat_response(raw: Any) -> Response:
+    """openai ChatCompletion -> Response. A refusal (``message.refusal``, or Azure's content filter) becomes a
+    choice with finish_reason "refusal" and the refusal text, so the runner can report it as such."""
+    choices = []
+    for c in raw.choices or []:
+        msg = c.message
+        text = (msg.content if msg is not None else None) or ""
+        finish = c.finish_reason
+        refusal = getattr(msg, "refusal", None) if msg is not None else None
+        if refusal:
+            text, finish = str(refusal), "refusal"
+        elif finish in _REFUSAL_FINISH:
+            finish = "refusal"
+        tokens = None
+        lp = getattr(c, "logprobs", None)
+        if lp is not None and getattr(lp, "content", None):
+            tokens = tuple(
+                TokenLogprob(token=t.token, logprob=t.logprob,
+                             top=tuple((a.token, a.logprob) for a in (t.top_logprobs or ())))
+                for t in lp.content
+            )
+        choices.append(Choice(text=text, tokens=tokens, finish_reason=finish))
+    if not choices:
+        raise ValueError("response has no choices")
+    return Response(choices=choices, usage=_usage(raw))
+
+
+def completion_response(raw: Any, *, prompt: str | None = None) -> Response:
+    """openai Completion -> Response. With echo, ``prompt_token_count`` counts the tokens whose text offset lies
+    inside the prompt (what GPTScore averages over)."""
+    choices = []
+    for c in raw.choices or []:
+        tokens = None
+        count = None
+        lp = getattr(c, "logprobs", None)
+        if lp is not None and lp.tokens:
+            tops = lp.top_logprobs or [None] * len(lp.tokens)
+            lps = lp.token_logprobs or [None] * len(lp.tokens)
+            tokens = tuple(
+                TokenLogprob(token=t, logprob=v,
+                             top=tuple(sorted(((k, float(x)) for k, x in (tp or {}).items()), key=lambda p: -p[1])))
+                for t, v, tp in zip(lp.tokens, lps, tops)
+            )
+            if prompt is not None:
+                if lp.text_offset:
+                    count = sum(1 for off in lp.text_offset if off < len(prompt))
+                else:
+                    # no offsets: count tokens until their concatenation covers the prompt
+                    acc, count = 0, 0
+                    for t in lp.tokens:
+                        if acc >= len(prompt):
+                            break
+                        acc += len(t)
+                        count += 1
+        text = c.text or ""
+        if prompt is not None and text.startswith(prompt):
+            text = text[len(prompt):]
+        choices.append(Choice(text=text, tokens=tokens, finish_reason=c.finish_reason, prompt_token_count=count))
+    if not choices:
+        raise ValueError("response has no choices")
+    return Response(choices=choices, usage=_usage(raw))
+
+
+def _usage(raw: Any) -> dict[str, int]:
+    u = getattr(raw, "usage", None)
+    if u is None:
+        return {}
+    return {k: int(getattr(u, k, 0) or 0) for k in ("prompt_tokens", "completion_tokens", "total_tokens")}
+
+
+# ------------------------------------------------------------------------------------------------ (de)serialisation
+def response_to_dict(resp: Response) -> dict[str, Any]:
+    return {
+        "choices": [
+            {"text": c.text, "finish_reason": c.finish_reason, "prompt_token_count": c.prompt_token_count,
+             "tokens": None if c.tokens is None else [[t.token, t.logprob, [list(a) for a in t.top]] for t in c.tokens]}
+            for c in resp.choices
+        ],
+        "usage": dict(resp.usage),
+    }
+
+
+def response_from_dict(d: dict[str, Any], *, latency_s: float = 0.0, cached: bool = False) -> Response:
+    choices = [
+        Choice(text=c["text"], finish_reason=c.get("finish_reason"), prompt_token_count=c.get("prompt_token_count"),
+               tokens=None if c.get("tokens") is None else tuple(
+                   TokenLogprob(token=t[0], logprob=t[1], top=tuple((a[0], a[1]) for a in t[2])) for t in c["tokens"]))
+        for c in d["choices"]
+    ]
+    return Response(choices=choices, usage=dict(d.get("usage") or {}), latency_s=latency_s, cached=cached)
+
+
+__all__ = [
+    "Endpoint", "PRESETS", "endpoint_from_preset", "JudgeClient", "RunStats", "RequestFailed", "MissingApiKey",
+    "chat_response", "completion_response", "response_to_dict", "response_from_dict",
+]

@@ -1,0 +1,76 @@
+"""An editable price table for cost estimates (USD per million tokens).
+
+The figures below are list prices copied by hand and WILL go stale: check your provider's pricing page. Override or
+extend them without editing code with a JSON file, ``{"model-prefix": {"input": 2.5, "output": 10.0}, ...}``,
+at ``$EVALCORE_PRICES`` (or ``~/.evalcore/prices.json``), or pass ``prices=`` to ``estimate``.
+A model matches the longest prefix in the table ("gpt-4o-mini-2024-07-18" -> "gpt-4o-mini").
+Local providers (vLLM, Ollama, llama.cpp) cost 0; an unknown hosted model gives ``None`` (unknown, not free).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+# USD per 1M tokens: {"input": ..., "output": ...}
+PRICES: dict[str, dict[str, float]] = {
+    "gpt-4.1-nano": {"input": 0.10, "output": 0.40},
+    "gpt-4.1-mini": {"input": 0.40, "output": 1.60},
+    "gpt-4.1": {"input": 2.00, "output": 8.00},
+    "gpt-4o-mini": {"input": 0.15, "output": 0.60},
+    "gpt-4o": {"input": 2.50, "output": 10.00},
+    "gpt-4-turbo": {"input": 10.00, "output": 30.00},
+    "gpt-4": {"input": 30.00, "output": 60.00},
+    "gpt-3.5-turbo-instruct": {"input": 1.50, "output": 2.00},
+    "gpt-3.5-turbo": {"input": 0.50, "output": 1.50},
+    "davinci-002": {"input": 2.00, "output": 2.00},
+    "babbage-002": {"input": 0.40, "output": 0.40},
+    "o3-mini": {"input": 1.10, "output": 4.40},
+    "o4-mini": {"input": 1.10, "output": 4.40},
+}
+
+FREE_PROVIDERS = ("vllm", "ollama", "llamacpp", "local")
+
+
+def load_prices(path: str | Path | None = None) -> dict[str, dict[str, float]]:
+    """The built-in table updated with the JSON override file (if any). Raises ValueError naming the file when the
+    override is not a mapping of model prefix -> {"input": number, "output": number}."""
+    table = {k: dict(v) for k, v in PRICES.items()}
+    if path is None:
+        env = os.environ.get("EVALCORE_PRICES")
+        path = Path(env) if env else Path.home() / ".evalcore" / "prices.json"
+        if not Path(path).exists():
+            return table
+    p = Path(path)
+    try:
+        data = json.loads(p.read_text())
+    except (OSError, json.JSONDecodeError) as e:
+        raise ValueError(f"price table {p}: cannot read JSON ({e})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"price table {p}: expected an object of model prefix -> prices")
+    for model, entry in data.items():
+        if not (isinstance(entry, dict) and all(isinstance(entry.get(k), (int, float)) for k in ("input", "output"))):
+            raise ValueError(f"price table {p}: entry {model!r} needs numeric 'input' and 'output' (USD per 1M tokens)")
+        table[model] = {"input": float(entry["input"]), "output": float(entry["output"])}
+    return table
+
+
+def price_for(model: str, *, provider: str = "openai", prices: dict[str, Any] | None = None) -> dict[str, float] | None:
+    if provider in FREE_PROVIDERS:
+        return {"input": 0.0, "output": 0.0}
+    table = prices if prices is not None else load_prices()
+    best = None
+    for prefix in table:
+        if model.startswith(prefix) and (best is None or len(prefix) > len(best)):
+            best = prefix
+    return None if best is None else table[best]
+
+
+def cost_usd(prompt_tokens: int, completion_tokens: int, *, model: str, provider: str = "openai",
+             prices: dict[str, Any] | None = None) -> float | None:
+    p = price_for(model, provider=provider, prices=prices)
+    if p is None:
+        return None
+    return (prompt_tokens * p["input"] + completion_tokens * p["output"]) / 1e6

@@ -1,0 +1,675 @@
+"""The engine: a method applied to a dataset through the cache and the judge client.
+
+``score_dataset`` builds the tasks (``ItemTask`` per item and dimension; for pairwise methods a ``PairTask`` per
+pair of items of the same document, in BOTH orders), probes the endpoint, lets the method ``plan`` its config for
+what the endpoint supports, and sends every request through the SQLite cache and the client with bounded
+concurrency. Each judgment is written (with the cache entries of its responses, in one transaction) the moment it
+completes, so a run that is cancelled or killed resumes, under the same ``run_id``, without repeating any request
+that was answered: those come back from the cache.
+
+Judgments are keyed by the criteria's version hash: editing one dimension's steps and re-running the same run_id
+re-judges only that dimension (the other dimensions' judgments are still current and are skipped).
+
+Every item ends "ok" or "failed" with a reason: the HTTP error after retries, a refusal, an unparseable or
+truncated reply (the method's parse failure, annotated by the engine), or a method error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import logging
+import math
+import random
+import re
+import threading
+import time
+import uuid
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from typing import Any, Callable, Iterable
+
+from evalcore.judge import cost as cost_mod
+from evalcore.judge.client import (
+    Endpoint,
+    JudgeClient,
+    RequestFailed,
+    RunStats,
+    response_from_dict,
+    response_to_dict,
+)
+from evalcore.judge.store import Store, default_store, request_key
+from evalcore.judge.types import (
+    Capabilities,
+    ChatRequest,
+    CompletionRequest,
+    Criteria,
+    ItemTask,
+    Outcome,
+    PairTask,
+    Request,
+    Response,
+    UnsupportedByEndpoint,
+)
+from evalcore.model import STATUS_FAILED, STATUS_OK, Dataset, Run
+
+log = logging.getLogger(__name__)
+
+CHARS_PER_TOKEN = 4  # rough token count for estimates: len(text) / 4 (OpenAI's rule of thumb for English)
+
+
+@dataclass
+class Progress:
+    total: int
+    done: int
+    cached: int
+    failed: int
+    retrying: int
+    eta_s: float | None
+    elapsed_s: float = 0.0
+
+
+@dataclass
+class Estimate:
+    calls: int  # requests that would go to the network (cache hits excluded)
+    cached: int  # requests already in the cache
+    prompt_tokens: int  # for the uncached calls: characters / 4
+    completion_tokens: int  # upper bound for the uncached calls: max_tokens x samples
+    cost_usd: float | None  # None when the model's price is unknown
+    tasks: int = 0  # items (or ordered pairs) x dimensions
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class PairSelection:
+    """Which pairs of items of the same document a pairwise method judges (each in both orders).
+
+    mode "all": every pair of items per document; "systems": the pairs whose systems are a given (system_a,
+    system_b); "sample": ``k`` pairs drawn at random (``seed``) from all same-document pairs of the dataset."""
+
+    mode: str = "all"
+    systems: tuple[tuple[str, str], ...] = ()
+    k: int = 0
+    seed: int = 0
+
+    @classmethod
+    def from_arg(cls, pairs: Any) -> "PairSelection":
+        if pairs is None or pairs == "all":
+            return cls()
+        if isinstance(pairs, PairSelection):
+            return pairs
+        if isinstance(pairs, dict):
+            if "sample" in pairs:
+                return cls(mode="sample", k=int(pairs["sample"]), seed=int(pairs.get("seed", 0)))
+            if "systems" in pairs:
+                return cls(mode="systems", systems=tuple(tuple(p) for p in pairs["systems"]))
+        if isinstance(pairs, (list, tuple)) and all(isinstance(p, (list, tuple)) and len(p) == 2 for p in pairs):
+            return cls(mode="systems", systems=tuple((str(a), str(b)) for a, b in pairs))
+        raise ValueError(f"pairs must be 'all', a list of (system_a, system_b), or {{'sample': k, 'seed': s}}; "
+                         f"got {pairs!r}")
+
+    def describe(self) -> dict[str, Any]:
+        return {"mode": self.mode, "systems": [list(p) for p in self.systems], "k": self.k, "seed": self.seed}
+
+
+# ---------------------------------------------------------------------------------------------------- tasks
+def _method(method: Any) -> Any:
+    if isinstance(method, str):
+        from evalcore.methods import get_method
+
+        return get_method(method)
+    return method
+
+
+def _config(m: Any, config: Any) -> Any:
+    if config is None:
+        return m.default_config()
+    if isinstance(config, dict):
+        loader = getattr(m, "load_config", None)
+        if loader is None:
+            return dataclasses.replace(m.default_config(), **config)
+        return loader(config)
+    return config
+
+
+def _config_dict(config: Any) -> dict[str, Any]:
+    return asdict(config) if dataclasses.is_dataclass(config) else dict(config)
+
+
+def _text(x: Any) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return ""
+    return str(x)
+
+
+def _refs(x: Any) -> tuple[str, ...]:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return ()
+    if isinstance(x, str):
+        return (x,) if x else ()
+    return tuple(str(r) for r in list(x))
+
+
+def item_tasks(dataset: Dataset, dimension: str, *, limit: int | None = None) -> list[ItemTask]:
+    texts = dataset.texts()
+    if limit is not None:
+        texts = texts.head(limit)
+    return [ItemTask(item_id=str(r.item_id), doc_id=str(r.doc_id), system_id=str(r.system_id), dimension=dimension,
+                     source=_text(getattr(r, "source", "")), output=_text(r.output),
+                     references=_refs(getattr(r, "references", None)), context=_text(getattr(r, "context", "")))
+            for r in texts.itertuples(index=False)]
+
+
+def item_pairs(dataset: Dataset, selection: PairSelection, *, limit: int | None = None) -> list[tuple[Any, Any]]:
+    """Unordered pairs of item rows of the same document, in a stable order (document, then system order)."""
+    texts = dataset.texts()
+    order = {s: i for i, s in enumerate(dataset.systems)}
+    pairs: list[tuple[Any, Any]] = []
+    wanted = None
+    if selection.mode == "systems":
+        wanted = {frozenset(p) for p in selection.systems}
+        known = set(order)
+        missing = sorted({s for p in selection.systems for s in p} - known)
+        if missing:
+            raise ValueError(f"dataset {dataset.id!r} has no system(s) {missing}; it has {sorted(known)}")
+    for _, group in texts.groupby("doc_id", sort=False):
+        rows = sorted(group.itertuples(index=False), key=lambda r: (order.get(r.system_id, 0), str(r.item_id)))
+        for i in range(len(rows)):
+            for j in range(i + 1, len(rows)):
+                a, b = rows[i], rows[j]
+                if wanted is not None and frozenset((a.system_id, b.system_id)) not in wanted:
+                    continue
+                pairs.append((a, b))
+    if selection.mode == "sample":
+        rng = random.Random(selection.seed)
+        idx = sorted(rng.sample(range(len(pairs)), min(selection.k, len(pairs))))
+        pairs = [pairs[i] for i in idx]
+    if limit is not None:
+        pairs = pairs[:limit]
+    return pairs
+
+
+def pair_tasks(dataset: Dataset, dimension: str, selection: PairSelection, *, limit: int | None = None
+               ) -> list[PairTask]:
+    """Both presentation orders of every selected pair ("ab": a first, "ba": b first): 003 H2H judges each pair
+    twice with the order swapped, and position bias can only be measured that way."""
+    out = []
+    for a, b in item_pairs(dataset, selection, limit=limit):
+        pair_id = f"{a.item_id}|{b.item_id}"
+        common = dict(pair_id=pair_id, doc_id=str(a.doc_id), dimension=dimension, source=_text(a.source),
+                      references=_refs(getattr(a, "references", None)), context=_text(getattr(a, "context", "")))
+        out.append(PairTask(item_first=str(a.item_id), item_second=str(b.item_id), output_first=_text(a.output),
+                            output_second=_text(b.output), order="ab", **common))
+        out.append(PairTask(item_first=str(b.item_id), item_second=str(a.item_id), output_first=_text(b.output),
+                            output_second=_text(a.output), order="ba", **common))
+    return out
+
+
+def build_tasks(dataset: Dataset, method: Any, dimensions: Iterable[str], *, limit: int | None = None,
+                pairs: Any = None) -> list[ItemTask | PairTask]:
+    m = _method(method)
+    tasks: list[ItemTask | PairTask] = []
+    for dim in dimensions:
+        if m.pairwise:
+            tasks += pair_tasks(dataset, dim, PairSelection.from_arg(pairs), limit=limit)
+        else:
+            tasks += item_tasks(dataset, dim, limit=limit)
+    return tasks
+
+
+def _task_key(task: ItemTask | PairTask, criteria_hash: str) -> tuple:
+    if isinstance(task, PairTask):
+        return (task.pair_id, task.order, task.dimension, criteria_hash)
+    return (task.item_id, task.dimension, criteria_hash)
+
+
+# ---------------------------------------------------------------------------------------------------- the cached sender
+class CachedSender:
+    """Cache lookup, then the client. New responses are handed back for the caller to store with its judgment."""
+
+    def __init__(self, client: JudgeClient | None, store: Store, endpoint: Endpoint) -> None:
+        self.client = client
+        self.store = store
+        self.identity = endpoint.identity()
+        self._inflight: dict[str, asyncio.Future] = {}
+
+    def key(self, request: Request) -> str:
+        return request_key(self.identity, request.params())
+
+    def lookup(self, request: Request) -> Response | None:
+        hit = self.store.cache_get(self.key(request))
+        if hit is None:
+            return None
+        return response_from_dict(hit["response"], latency_s=hit["latency_s"] or 0.0, cached=True)
+
+    async def fetch(self, request: Request) -> tuple[Response, dict[str, Any] | None]:
+        """(response, cache entry to write or None when it came from the cache)."""
+        key = self.key(request)
+        hit = self.lookup(request)
+        if hit is not None:
+            return hit, None
+        if self.client is None:
+            raise RequestFailed("not in the cache and no client to ask")
+        pending = self._inflight.get(key)
+        if pending is not None:
+            # the same request is already on its way (two systems wrote the same text): share its reply
+            resp = await asyncio.shield(pending)
+            return dataclasses.replace(resp, cached=True), None
+        fut: asyncio.Future = asyncio.get_running_loop().create_future()
+        self._inflight[key] = fut
+        try:
+            resp = await self.client.send(request)
+        except BaseException as e:
+            if not fut.done():
+                fut.set_exception(e if isinstance(e, RequestFailed) else RequestFailed(f"{type(e).__name__}"))
+                fut.exception()  # mark retrieved: nobody may be waiting
+            raise
+        finally:
+            self._inflight.pop(key, None)
+        fut.set_result(resp)
+        entry = {"key": key, "endpoint": self.identity, "request": request.params(),
+                 "response": response_to_dict(resp), "latency_s": resp.latency_s}
+        return resp, entry
+
+    async def send_and_cache(self, request: Request) -> Response:
+        resp, entry = await self.fetch(request)
+        if entry is not None:
+            self.store.cache_put(entry["key"], endpoint=entry["endpoint"], request=entry["request"],
+                                 response=entry["response"], latency_s=entry["latency_s"])
+        return resp
+
+
+# ---------------------------------------------------------------------------------------------------- outcome checks
+_REFUSAL_RE = re.compile(r"\b(I'?m sorry|I cannot|I can'?t|I am unable to|I'm unable to|as an AI)\b", re.IGNORECASE)
+
+
+def explain_failure(outcome: Outcome, responses: list[Response]) -> Outcome:
+    """Make a failed outcome's reason say what the engine saw: a refusal or a truncated reply."""
+    if outcome.status == STATUS_OK:
+        return outcome
+    choices = [c for r in responses for c in r.choices]
+    if not choices:
+        return outcome
+    refused = [c for c in choices if c.finish_reason == "refusal"]
+    truncated = [c for c in choices if c.finish_reason == "length"]
+    reason = outcome.reason or "no value"
+    if refused and len(refused) == len(choices):
+        reason = f"judge refused: {refused[0].text[:160]!r}"
+    elif refused:
+        reason += f" ({len(refused)} of {len(choices)} replies were refusals)"
+    elif truncated and len(truncated) == len(choices):
+        reason = f"reply truncated (finish_reason=length; raise max_tokens?): {reason}"
+    elif truncated:
+        reason += f" ({len(truncated)} of {len(choices)} replies truncated)"
+    elif len(choices) == 1 and _REFUSAL_RE.search(choices[0].text or ""):
+        reason = f"reply looks like a refusal: {reason}"
+    return dataclasses.replace(outcome, reason=reason)
+
+
+# ---------------------------------------------------------------------------------------------------- planning
+async def _plan(m: Any, config: Any, sender: CachedSender, capabilities: Capabilities | None,
+                client: JudgeClient | None) -> tuple[Any, str, Capabilities]:
+    caps = capabilities
+    if caps is None:
+        if client is None:
+            raise ValueError("no capabilities given and no client to probe with")
+        caps = await client.probe(send=sender.send_and_cache)
+    planned, note = m.plan(config, caps)  # raises UnsupportedByEndpoint when there is no fallback
+    return planned, note, caps
+
+
+def _criteria_for(m: Any, dimensions: list[str], criteria_by_dim: dict[str, Criteria]) -> dict[str, Criteria]:
+    missing = [d for d in dimensions if d not in criteria_by_dim]
+    if missing:
+        raise KeyError(f"no criteria for dimension(s) {missing}: pass criteria_by_dim with an entry for each "
+                       f"(presets: evalcore.methods.presets.PRESETS)")
+    return {d: criteria_by_dim[d] for d in dimensions}
+
+
+def new_run_id(dataset_id: str, method: str, model: str) -> str:
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "-", model).strip("-") or "model"
+    return f"{dataset_id}/{method}-{safe}-{stamp}-{uuid.uuid4().hex[:6]}"
+
+
+# ---------------------------------------------------------------------------------------------------- scoring
+async def ascore_dataset(dataset: Dataset, *, method: Any, dimensions: Iterable[str] | None = None,
+                         criteria_by_dim: dict[str, Criteria], endpoint: Endpoint, config: Any = None,
+                         api_key: str | None = None, store: Store | None = None, concurrency: int = 16,
+                         limit: int | None = None, progress: Callable[[Progress], None] | None = None,
+                         cancel: threading.Event | None = None, run_id: str | None = None, pairs: Any = None,
+                         parse_mode: str = "robust", label: str = "", capabilities: Capabilities | None = None,
+                         max_retries: int = 6, timeout_s: float = 60.0) -> Run:
+    """The async form of ``score_dataset`` (same arguments)."""
+    t_start = time.perf_counter()
+    store = store or default_store()
+    m = _method(method)
+    dims = list(dimensions) if dimensions is not None else list(criteria_by_dim)
+    crit = _criteria_for(m, dims, criteria_by_dim)
+    requested = _config(m, config)
+    client = JudgeClient(endpoint, api_key=api_key, concurrency=concurrency, max_retries=max_retries,
+                         timeout_s=timeout_s)
+    sender = CachedSender(client, store, endpoint)
+    try:
+        planned, note, caps = await _plan(m, requested, sender, capabilities, client)
+        probe_stats = dataclasses.replace(client.stats)
+        tasks = build_tasks(dataset, m, dims, limit=limit, pairs=pairs)
+        run_id = run_id or new_run_id(dataset.id, m.name, endpoint.model)
+        selection = PairSelection.from_arg(pairs).describe() if m.pairwise else None
+        run_config = {
+            "method": m.name,
+            "method_config": _config_dict(planned),
+            "requested_config": _config_dict(requested),
+            "plan_note": note,
+            "capabilities": asdict(caps),
+            "endpoint": endpoint.identity(),
+            "criteria": {d: {"hash": c.version_hash(), **asdict(c)} for d, c in crit.items()},
+            "parse_mode": parse_mode,
+            "pairs": selection,
+            "limit": limit,
+            "concurrency": concurrency,
+            "max_retries": max_retries,
+            "timeout_s": timeout_s,
+            "estimator": getattr(planned, "estimator", ""),
+        }
+        resumed = store.run_exists(run_id)
+        store.create_run(run_id=run_id, dataset_id=dataset.id, method=m.name, model=endpoint.model, label=label,
+                         config=run_config, parser=getattr(m, "parser", ""), status="running")
+        log.info("run %s: %d tasks, method %s on %s (%s)%s", run_id, len(tasks), m.name, endpoint.identity(),
+                 note or "as configured", " (resumed)" if resumed else "")
+        hashes = {d: c.version_hash() for d, c in crit.items()}
+        done = store.done_keys(run_id, pairwise=m.pairwise)
+        todo = [t for t in tasks if done.get(_task_key(t, hashes[t.dimension])) != STATUS_OK]
+        already = len(tasks) - len(todo)
+
+        counts = {"done": already, "cached": 0, "failed": 0, "session_done": 0, "ok": already}
+        last_emit = [0.0]
+
+        def emit(force: bool = False) -> None:
+            if progress is None:
+                return
+            t = time.perf_counter()
+            if not force and t - last_emit[0] < 0.1:
+                return
+            last_emit[0] = t
+            elapsed = t - t_start
+            remaining = len(tasks) - counts["done"]
+            rate = counts["session_done"] / elapsed if elapsed > 0 and counts["session_done"] else 0.0
+            eta = remaining / rate if rate > 0 else (0.0 if remaining == 0 else None)
+            progress(Progress(total=len(tasks), done=counts["done"], cached=counts["cached"], failed=counts["failed"],
+                              retrying=max(0, client.stats.retrying_now), eta_s=eta, elapsed_s=elapsed))
+
+        async def one(task: ItemTask | PairTask) -> None:
+            criteria = crit[task.dimension]
+            entries: list[dict[str, Any]] = []
+            responses: list[Response] = []
+            try:
+                requests = m.build_requests(task, criteria, planned)
+                results = await asyncio.gather(*(sender.fetch(r) for r in requests), return_exceptions=True)
+                errors = []
+                for res in results:
+                    if isinstance(res, BaseException):
+                        if isinstance(res, asyncio.CancelledError):
+                            raise res
+                        errors.append(res)
+                        continue
+                    resp, entry = res
+                    responses.append(resp)
+                    if entry is not None:
+                        entries.append(entry)
+                if errors:
+                    e = errors[0]
+                    reason = e.reason if isinstance(e, RequestFailed) else f"{type(e).__name__}: {e}"
+                    if len(requests) > 1:
+                        reason += f" ({len(errors)} of {len(requests)} requests failed)"
+                    outcome = Outcome(value=None, status=STATUS_FAILED, reason=reason,
+                                      estimator=getattr(planned, "estimator", ""))
+                else:
+                    outcome = m.score(task, criteria, planned, responses, parse_mode=parse_mode)
+                    outcome = explain_failure(outcome, responses)
+            except asyncio.CancelledError:
+                raise
+            except UnsupportedByEndpoint:
+                raise
+            except Exception as e:  # noqa: BLE001 - a method bug must fail this item with a reason, not the run
+                log.warning("method error on %s: %s", getattr(task, "item_id", getattr(task, "pair_id", "?")), e)
+                outcome = Outcome(value=None, status=STATUS_FAILED, reason=f"method error: {type(e).__name__}: {e}")
+            if outcome.status not in (STATUS_OK, STATUS_FAILED):
+                outcome = dataclasses.replace(outcome, status=STATUS_FAILED,
+                                              reason=f"method returned status {outcome.status!r}")
+            if outcome.status == STATUS_OK and (outcome.value is None or
+                                                (isinstance(outcome.value, float) and math.isnan(outcome.value))):
+                outcome = dataclasses.replace(outcome, status=STATUS_FAILED, value=None,
+                                              reason=outcome.reason or "method gave no value")
+            raw = outcome.raw or (json.dumps([c.text for r in responses for c in r.choices], ensure_ascii=False)
+                                  if sum(len(r.choices) for r in responses) > 1
+                                  else (responses[0].choices[0].text if responses else ""))
+            row = {"dimension": task.dimension, "criteria_hash": hashes[task.dimension], "raw": raw,
+                   "value": outcome.value, "status": outcome.status, "reason": outcome.reason,
+                   "estimator": outcome.estimator, "detail": outcome.detail}
+            if isinstance(task, PairTask):
+                row.update(pair_id=task.pair_id, doc_id=task.doc_id, item_first=task.item_first,
+                           item_second=task.item_second, order=task.order, verdict=outcome.verdict)
+                store.save_comparison(run_id, row, cache=entries)
+            else:
+                row.update(item_id=task.item_id)
+                store.save_judgment(run_id, row, cache=entries)
+            client.stats.cached += sum(1 for r in responses if r.cached)
+            counts["done"] += 1
+            counts["session_done"] += 1
+            if responses and all(r.cached for r in responses):
+                counts["cached"] += 1
+            if outcome.status != STATUS_OK:
+                counts["failed"] += 1
+            else:
+                counts["ok"] += 1
+            emit()
+
+        queue: asyncio.Queue = asyncio.Queue()
+        for t in todo:
+            queue.put_nowait(t)
+
+        async def worker() -> None:
+            while True:
+                if cancel is not None and cancel.is_set():
+                    return
+                try:
+                    t = queue.get_nowait()
+                except asyncio.QueueEmpty:
+                    return
+                await one(t)
+
+        emit(force=True)
+        n_workers = max(1, min(concurrency, len(todo)))
+        workers = [asyncio.ensure_future(worker()) for _ in range(n_workers)]
+        cancelled = False
+
+        async def watch() -> None:
+            nonlocal cancelled
+            while True:
+                await asyncio.sleep(0.05)
+                if cancel is not None and cancel.is_set():
+                    cancelled = True
+                    for w in workers:
+                        w.cancel()
+                    return
+
+        watcher = asyncio.ensure_future(watch()) if cancel is not None else None
+        try:
+            results = await asyncio.gather(*workers, return_exceptions=True)
+        finally:
+            if watcher is not None:
+                watcher.cancel()
+        for r in results:
+            if isinstance(r, BaseException) and not isinstance(r, asyncio.CancelledError):
+                raise r
+        if cancel is not None and cancel.is_set():
+            cancelled = True
+        emit(force=True)
+        stats = client.stats
+        stats.wall_s = time.perf_counter() - t_start
+        run_stats = stats.as_dict() | {
+            "probe_requests": probe_stats.requests,
+            "tasks": len(tasks),
+            "skipped_already_done": already,
+            "judged_this_session": counts["session_done"],
+            "tasks_from_cache": counts["cached"],
+            "ok": counts["ok"],
+            "failed": counts["failed"],
+            "resumed": resumed,
+        }
+        status = "cancelled" if cancelled else "done"
+        store.finish_run(run_id, status=status, stats=run_stats)
+        log.info("run %s %s: %s", run_id, status, {k: run_stats[k] for k in ("requests", "cached", "retries",
+                                                                               "failures", "wall_s")})
+        return store.load_run(run_id)
+    finally:
+        await client.aclose()
+
+
+def _run_sync(coro_factory: Callable[[], Any]) -> Any:
+    """Run a coroutine from sync code, also when this thread already runs an event loop (Jupyter, some apps)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro_factory())
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = asyncio.run(coro_factory())
+        except BaseException as e:  # noqa: BLE001 - re-raised in the caller's thread
+            box["error"] = e
+
+    th = threading.Thread(target=target, name="evalcore-judge")
+    th.start()
+    th.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def score_dataset(dataset: Dataset, *, method: Any, dimensions: Iterable[str] | None = None,
+                  criteria_by_dim: dict[str, Criteria], endpoint: Endpoint, config: Any = None,
+                  api_key: str | None = None, store: Store | None = None, concurrency: int = 16,
+                  limit: int | None = None, progress: Callable[[Progress], None] | None = None,
+                  cancel: threading.Event | None = None, run_id: str | None = None, pairs: Any = None,
+                  parse_mode: str = "robust", label: str = "", capabilities: Capabilities | None = None,
+                  max_retries: int = 6, timeout_s: float = 60.0) -> Run:
+    """Score ``dataset`` on ``dimensions`` with ``method`` (a name or a Method object) and return the stored Run.
+
+    ``config``: the method's config (dataclass or dict; default ``method.default_config()``); it is planned against
+    the endpoint's probed capabilities (or ``capabilities``) and the plan's note is recorded in the run config.
+    ``limit``: the first N items (pairwise: the first N pairs, each in both orders). ``pairs``: pairwise selection,
+    "all" | [(system_a, system_b), ...] | {"sample": k, "seed": s}. ``run_id``: an existing id resumes that run.
+    ``cancel``: set it to stop; finished judgments are kept and the run is marked "cancelled".
+    Raises ``UnsupportedByEndpoint`` when the method needs a capability the endpoint lacks and has no fallback."""
+    return _run_sync(lambda: ascore_dataset(
+        dataset, method=method, dimensions=dimensions, criteria_by_dim=criteria_by_dim, endpoint=endpoint,
+        config=config, api_key=api_key, store=store, concurrency=concurrency, limit=limit, progress=progress,
+        cancel=cancel, run_id=run_id, pairs=pairs, parse_mode=parse_mode, label=label, capabilities=capabilities,
+        max_retries=max_retries, timeout_s=timeout_s))
+
+
+# ---------------------------------------------------------------------------------------------------- estimate
+def _request_tokens(request: Request) -> tuple[int, int]:
+    """(prompt tokens ~ chars/4, completion tokens upper bound = max_tokens x n)."""
+    if isinstance(request, ChatRequest):
+        chars = sum(len(c) for _, c in request.messages)
+        return math.ceil(chars / CHARS_PER_TOKEN), request.max_tokens * request.n
+    assert isinstance(request, CompletionRequest)
+    return math.ceil(len(request.prompt) / CHARS_PER_TOKEN), request.max_tokens * request.n
+
+
+def estimate(dataset: Dataset, *, method: Any, criteria_by_dim: dict[str, Criteria], config: Any = None,
+             endpoint: Endpoint, store: Store | None = None, limit: int | None = None,
+             dimensions: Iterable[str] | None = None, pairs: Any = None, capabilities: Capabilities | None = None,
+             prices: dict[str, Any] | None = None) -> Estimate:
+    """Calls, tokens and cost a run would need, minus what the cache already holds. Makes no network call.
+
+    Tokens are rough: prompt = characters / 4; completion = max_tokens x samples per uncached call (an upper
+    bound: replies usually stop earlier). The config is planned against ``capabilities``, else against the
+    endpoint's probe results if an earlier run left them in the cache, else taken as requested (noted)."""
+    store = store or default_store()
+    m = _method(method)
+    dims = list(dimensions) if dimensions is not None else list(criteria_by_dim)
+    crit = _criteria_for(m, dims, criteria_by_dim)
+    requested = _config(m, config)
+    sender = CachedSender(None, store, endpoint)
+    note = ""
+    caps = capabilities
+    if caps is None:
+        try:
+            caps = _run_sync(lambda: JudgeClient.probe(_ProbeOnly(), send=sender.send_and_cache))
+        except RequestFailed:
+            caps = None
+    if caps is not None:
+        planned, plan_note = m.plan(requested, caps)
+        note = plan_note
+    else:
+        planned = requested
+        note = "endpoint not probed yet: estimate assumes it supports the method as configured"
+    tasks = build_tasks(dataset, m, dims, limit=limit, pairs=pairs)
+    reqs: list[Request] = []
+    for t in tasks:
+        reqs += m.build_requests(t, crit[t.dimension], planned)
+    keys = [sender.key(r) for r in reqs]
+    uniq = dict(zip(keys, reqs))  # identical requests are sent once (the second is a cache hit)
+    hits = store.cache_has(list(uniq))
+    prompt_tokens = completion_tokens = 0
+    for k, r in uniq.items():
+        if k in hits:
+            continue
+        p, c = _request_tokens(r)
+        prompt_tokens += p
+        completion_tokens += c
+    calls = len(uniq) - len(hits)
+    cost = cost_mod.cost_usd(prompt_tokens, completion_tokens, model=endpoint.model, provider=endpoint.provider,
+                             prices=prices)
+    return Estimate(calls=calls, cached=len(reqs) - calls, prompt_tokens=prompt_tokens,
+                    completion_tokens=completion_tokens, cost_usd=cost, tasks=len(tasks), note=note)
+
+
+class _ProbeOnly:
+    """Stands in for a client in ``estimate``: the probe may only read the cache."""
+
+    async def send(self, request: Request) -> Response:  # pragma: no cover - send is always given
+        raise RequestFailed("not cached")
+
+
+# ---------------------------------------------------------------------------------------------------- G-Eval auto-CoT
+async def agenerate_steps(criteria: Criteria, *, endpoint: Endpoint, api_key: str | None = None,
+                          store: Store | None = None, dataset_id: str | None = None, timeout_s: float = 60.0,
+                          max_retries: int = 6) -> Criteria:
+    from evalcore.methods.geval import parse_steps, steps_request
+
+    store = store or default_store()
+    client = JudgeClient(endpoint, api_key=api_key, concurrency=1, max_retries=max_retries, timeout_s=timeout_s)
+    try:
+        resp = await CachedSender(client, store, endpoint).send_and_cache(steps_request(criteria))
+    finally:
+        await client.aclose()
+    choice = resp.choices[0]
+    if choice.finish_reason == "refusal":
+        raise RequestFailed(f"judge refused to write evaluation steps: {choice.text[:160]!r}")
+    steps = parse_steps(choice.text)
+    out = dataclasses.replace(criteria, steps=steps)
+    if dataset_id:
+        store.save_criteria(dataset_id, out, note=f"auto-CoT steps by {endpoint.model}")
+    return out
+
+
+def generate_steps(criteria: Criteria, *, endpoint: Endpoint, api_key: str | None = None, store: Store | None = None,
+                   dataset_id: str | None = None) -> Criteria:
+    """G-Eval auto-CoT (000 §2): ask the judge for evaluation steps; returns the criteria with ``steps`` filled
+    (and saves that version under ``dataset_id`` when given)."""
+    return _run_sync(lambda: agenerate_steps(criteria, endpoint=endpoint, api_key=api_key, store=store,
+                                             dataset_id=dataset_id))
+
+
+__all__ = [
+    "Progress", "Estimate", "PairSelection", "score_dataset", "ascore_dataset", "estimate", "generate_steps",
+    "agenerate_steps", "build_tasks", "item_tasks", "pair_tasks", "item_pairs", "CachedSender", "explain_failure",
+    "new_run_id", "RunStats", "CHARS_PER_TOKEN",
+]

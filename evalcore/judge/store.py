@@ -1,0 +1,449 @@
+"""The local SQLite store: response cache, runs and their judgments, criteria versions, user datasets.
+
+One file (default ``$EVALCORE_DB`` or ``~/.evalcore/evalcore.db``) in WAL mode with a busy timeout, so the app, a
+CLI run and a bench can write to it at the same time. Each thread gets its own connection; every write is one short
+``BEGIN IMMEDIATE`` transaction (taking the write lock up front avoids the deadlock-prone read-to-write upgrade).
+Tables are created with sqlite-utils; the per-judgment hot path uses plain prepared statements.
+
+Nothing here ever holds an API key: cache keys and run configs are built from ``Endpoint.identity()``.
+
+Tables
+------
+cache        key (sha256 of canonical JSON of endpoint identity + model + request.params()), endpoint, model,
+             request, response (JSON), usage (JSON), latency_s, created_at
+runs         run_id, dataset_id, method, model, label, config (JSON), parser, created_at, updated_at, status, stats
+judgments    run_id, item_id, dimension, criteria_hash, raw, value, status, reason, estimator, detail (JSON)
+comparisons  run_id, pair_id, doc_id, item_first, item_second, dimension, order, criteria_hash, raw, verdict, value,
+             status, reason, estimator, detail (JSON)
+criteria     dataset_id, dimension, hash, task_introduction, definition, scale_min, scale_max, steps, note, created_at
+datasets     id, name, task, description, citation, origin, dimensions (JSON), meta (JSON), created_at,
+             + the frames (documents, items, human_scores, annotations, preferences) as parquet blobs
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import hashlib
+import io
+import json
+import math
+import os
+import sqlite3
+import threading
+from dataclasses import asdict
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterator
+
+import pandas as pd
+import sqlite_utils
+
+from evalcore.judge.types import Criteria
+from evalcore.model import (
+    COMPARISON_COLUMNS,
+    JUDGMENT_COLUMNS,
+    Dataset,
+    Dimension,
+    Run,
+    empty_frame,
+)
+
+BUSY_TIMEOUT_S = 30.0
+FRAMES = ("documents", "items", "human_scores", "annotations", "preferences")
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def canonical_json(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def request_key(identity: dict[str, Any], params: dict[str, Any]) -> str:
+    """The cache key: sha256 of canonical JSON of (endpoint identity without key, model, request params)."""
+    return hashlib.sha256(canonical_json([identity, identity.get("model"), params]).encode()).hexdigest()
+
+
+def _json_default(x: Any) -> Any:
+    if hasattr(x, "item"):
+        return x.item()
+    if hasattr(x, "tolist"):
+        return x.tolist()
+    return str(x)
+
+
+def _dumps(x: Any) -> str:
+    return json.dumps(x, ensure_ascii=False, default=_json_default)
+
+
+class Store:
+    def __init__(self, path: str | Path | None = None) -> None:
+        if path is None:
+            path = os.environ.get("EVALCORE_DB") or Path.home() / ".evalcore" / "evalcore.db"
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        self._conns: list[sqlite3.Connection] = []
+        self._conns_lock = threading.Lock()
+        self._init_schema()
+
+    # ------------------------------------------------------------------------------------------ connections
+    @property
+    def conn(self) -> sqlite3.Connection:
+        c = getattr(self._local, "conn", None)
+        if c is None:
+            # isolation_level=None: we issue BEGIN IMMEDIATE / COMMIT ourselves
+            c = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_S, isolation_level=None)
+            c.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+            c.execute("PRAGMA journal_mode = WAL")
+            c.execute("PRAGMA synchronous = NORMAL")  # safe with WAL: a crash loses at most the last commits
+            self._local.conn = c
+            with self._conns_lock:
+                self._conns.append(c)
+        return c
+
+    @property
+    def db(self) -> sqlite_utils.Database:
+        d = getattr(self._local, "db", None)
+        if d is None:
+            d = sqlite_utils.Database(self.conn)
+            self._local.db = d
+        return d
+
+    @contextlib.contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        c = self.conn
+        c.execute("BEGIN IMMEDIATE")
+        try:
+            yield c
+        except BaseException:
+            c.execute("ROLLBACK")
+            raise
+        else:
+            c.execute("COMMIT")
+
+    def close(self) -> None:
+        with self._conns_lock:
+            for c in self._conns:
+                try:
+                    c.close()
+                except sqlite3.ProgrammingError:
+                    pass  # made on another thread; the process exit closes it
+            self._conns = []
+        self._local = threading.local()
+
+    def _init_schema(self) -> None:
+        db = self.db
+        with self.write():
+            db["cache"].create({"key": str, "endpoint": str, "model": str, "request": str, "response": str,
+                                "usage": str, "latency_s": float, "created_at": str}, pk="key", if_not_exists=True)
+            db["runs"].create({"run_id": str, "dataset_id": str, "method": str, "model": str, "label": str,
+                               "config": str, "parser": str, "created_at": str, "updated_at": str, "status": str,
+                               "stats": str}, pk="run_id", if_not_exists=True)
+            db["judgments"].create({"run_id": str, "item_id": str, "dimension": str, "criteria_hash": str,
+                                    "raw": str, "value": float, "status": str, "reason": str, "estimator": str,
+                                    "detail": str, "created_at": str},
+                                   pk=("run_id", "item_id", "dimension", "criteria_hash"), if_not_exists=True)
+            db["comparisons"].create({"run_id": str, "pair_id": str, "doc_id": str, "item_first": str,
+                                      "item_second": str, "dimension": str, "order": str, "criteria_hash": str,
+                                      "raw": str, "verdict": str, "value": float, "status": str, "reason": str,
+                                      "estimator": str, "detail": str, "created_at": str},
+                                     pk=("run_id", "pair_id", "order", "dimension", "criteria_hash"),
+                                     if_not_exists=True)
+            db["criteria"].create({"dataset_id": str, "dimension": str, "hash": str, "task_introduction": str,
+                                   "definition": str, "scale_min": int, "scale_max": int, "steps": str, "note": str,
+                                   "created_at": str}, pk=("dataset_id", "dimension", "hash"), if_not_exists=True)
+            db["datasets"].create({"id": str, "name": str, "task": str, "description": str, "citation": str,
+                                   "origin": str, "dimensions": str, "meta": str, "created_at": str,
+                                   **{f: bytes for f in FRAMES}}, pk="id", if_not_exists=True)
+            db["runs"].create_index(["dataset_id"], if_not_exists=True)
+
+    # ------------------------------------------------------------------------------------------ cache
+    def cache_get(self, key: str) -> dict[str, Any] | None:
+        row = self.conn.execute("SELECT response, latency_s FROM cache WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            return None
+        return {"response": json.loads(row[0]), "latency_s": row[1]}
+
+    def cache_has(self, keys: list[str]) -> set[str]:
+        found: set[str] = set()
+        for i in range(0, len(keys), 500):
+            chunk = keys[i:i + 500]
+            q = f"SELECT key FROM cache WHERE key IN ({','.join('?' * len(chunk))})"
+            found.update(r[0] for r in self.conn.execute(q, chunk))
+        return found
+
+    def _cache_rows(self, entries: list[dict[str, Any]]) -> list[tuple]:
+        return [(e["key"], canonical_json(e["endpoint"]), e["endpoint"].get("model", ""), canonical_json(e["request"]),
+                 _dumps(e["response"]), _dumps(e["response"].get("usage", {})), e.get("latency_s", 0.0), now())
+                for e in entries]
+
+    _CACHE_SQL = ("INSERT OR REPLACE INTO cache (key, endpoint, model, request, response, usage, latency_s, created_at)"
+                  " VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+
+    def cache_put(self, key: str, *, endpoint: dict[str, Any], request: dict[str, Any], response: dict[str, Any],
+                  latency_s: float = 0.0) -> None:
+        rows = self._cache_rows([{"key": key, "endpoint": endpoint, "request": request, "response": response,
+                                  "latency_s": latency_s}])
+        with self.write() as c:
+            c.executemany(self._CACHE_SQL, rows)
+
+    def cache_count(self) -> int:
+        return int(self.conn.execute("SELECT count(*) FROM cache").fetchone()[0])
+
+    # ------------------------------------------------------------------------------------------ runs
+    def create_run(self, *, run_id: str, dataset_id: str, method: str, model: str, label: str = "",
+                   config: dict[str, Any] | None = None, parser: str = "", status: str = "running") -> None:
+        """Create the run row, or update the config/status of an existing one (resume keeps created_at)."""
+        cfg = _dumps(config or {})
+        with self.write() as c:
+            existing = c.execute("SELECT created_at FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+            if existing:
+                c.execute("UPDATE runs SET dataset_id=?, method=?, model=?, label=?, config=?, parser=?, status=?,"
+                          " updated_at=? WHERE run_id=?",
+                          (dataset_id, method, model, label, cfg, parser, status, now(), run_id))
+            else:
+                c.execute("INSERT INTO runs (run_id, dataset_id, method, model, label, config, parser, created_at,"
+                          " updated_at, status, stats) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                          (run_id, dataset_id, method, model, label, cfg, parser, now(), now(), status, "{}"))
+
+    def finish_run(self, run_id: str, *, status: str, stats: dict[str, Any]) -> None:
+        with self.write() as c:
+            c.execute("UPDATE runs SET status=?, stats=?, updated_at=? WHERE run_id=?",
+                      (status, _dumps(stats), now(), run_id))
+
+    def run_exists(self, run_id: str) -> bool:
+        return self.conn.execute("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)).fetchone() is not None
+
+    def run_row(self, run_id: str) -> dict[str, Any]:
+        cur = self.conn.execute("SELECT * FROM runs WHERE run_id = ?", (run_id,))
+        row = cur.fetchone()
+        if row is None:
+            raise KeyError(f"no run {run_id!r} in the store {self.path}")
+        d = dict(zip([c[0] for c in cur.description], row))
+        d["config"] = json.loads(d["config"] or "{}")
+        d["stats"] = json.loads(d["stats"] or "{}")
+        return d
+
+    def run_stats(self, run_id: str) -> dict[str, Any]:
+        return self.run_row(run_id)["stats"]
+
+    _JUDGMENT_SQL = ("INSERT OR REPLACE INTO judgments (run_id, item_id, dimension, criteria_hash, raw, value, status,"
+                     " reason, estimator, detail, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)")
+    _COMPARISON_SQL = ('INSERT OR REPLACE INTO comparisons (run_id, pair_id, doc_id, item_first, item_second, dimension,'
+                       ' "order", criteria_hash, raw, verdict, value, status, reason, estimator, detail, created_at)'
+                       " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
+
+    def save_judgment(self, run_id: str, row: dict[str, Any], *, cache: list[dict[str, Any]] = ()) -> None:
+        """One judgment (and the cache entries of the responses it came from) in one transaction."""
+        value = row.get("value")
+        value = None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
+        args = (run_id, row["item_id"], row["dimension"], row.get("criteria_hash", ""), row.get("raw", ""), value,
+                row["status"], row.get("reason", ""), row.get("estimator", ""), _dumps(row.get("detail") or {}), now())
+        cache_rows = self._cache_rows(list(cache))
+        with self.write() as c:
+            if cache_rows:
+                c.executemany(self._CACHE_SQL, cache_rows)
+            c.execute(self._JUDGMENT_SQL, args)
+
+    def save_comparison(self, run_id: str, row: dict[str, Any], *, cache: list[dict[str, Any]] = ()) -> None:
+        value = row.get("value")
+        value = None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
+        args = (run_id, row["pair_id"], row["doc_id"], row["item_first"], row["item_second"], row["dimension"],
+                row["order"], row.get("criteria_hash", ""), row.get("raw", ""), row.get("verdict"), value,
+                row["status"], row.get("reason", ""), row.get("estimator", ""), _dumps(row.get("detail") or {}), now())
+        cache_rows = self._cache_rows(list(cache))
+        with self.write() as c:
+            if cache_rows:
+                c.executemany(self._CACHE_SQL, cache_rows)
+            c.execute(self._COMPARISON_SQL, args)
+
+    def done_keys(self, run_id: str, *, pairwise: bool) -> dict[tuple, str]:
+        """What a run already holds: key -> status. Items: (item_id, dimension, criteria_hash);
+        pairs: (pair_id, order, dimension, criteria_hash)."""
+        if pairwise:
+            q = 'SELECT pair_id, "order", dimension, criteria_hash, status FROM comparisons WHERE run_id = ?'
+        else:
+            q = "SELECT item_id, dimension, criteria_hash, status FROM judgments WHERE run_id = ?"
+        return {tuple(r[:-1]): r[-1] for r in self.conn.execute(q, (run_id,))}
+
+    def _run_from_row(self, d: dict[str, Any]) -> Run:
+        cfg = dict(d["config"])
+        cfg.setdefault("stats", d.get("stats") or {})
+        cfg.setdefault("status", d.get("status"))
+        return Run(run_id=d["run_id"], dataset_id=d["dataset_id"], method=d["method"], model=d["model"],
+                   label=d["label"] or "", config=cfg, parser=d["parser"] or "", origin="local",
+                   created_at=d["created_at"] or "")
+
+    def list_runs(self, dataset_id: str | None = None) -> list[Run]:
+        """Runs (newest first) WITHOUT their judgments: cheap enough for a picker."""
+        where, args = ("WHERE dataset_id = ?", (dataset_id,)) if dataset_id else ("", ())
+        cur = self.conn.execute(f"SELECT * FROM runs {where} ORDER BY created_at DESC, run_id", args)
+        cols = [c[0] for c in cur.description]
+        out = []
+        for row in cur.fetchall():
+            d = dict(zip(cols, row))
+            d["config"] = json.loads(d["config"] or "{}")
+            d["stats"] = json.loads(d["stats"] or "{}")
+            out.append(self._run_from_row(d))
+        return out
+
+    def load_run(self, run_id: str) -> Run:
+        """A run with its judgments (or comparisons) under the criteria versions its config names."""
+        d = self.run_row(run_id)
+        run = self._run_from_row(d)
+        hashes = {dim: c.get("hash") for dim, c in (d["config"].get("criteria") or {}).items()}
+        j = pd.read_sql_query("SELECT * FROM judgments WHERE run_id = ? ORDER BY rowid", self.conn, params=(run_id,))
+        c = pd.read_sql_query("SELECT * FROM comparisons WHERE run_id = ? ORDER BY rowid", self.conn,
+                              params=(run_id,))
+        run.judgments = _current(j, hashes, JUDGMENT_COLUMNS)
+        run.comparisons = _current(c, hashes, COMPARISON_COLUMNS)
+        return run
+
+    def delete_run(self, run_id: str) -> None:
+        with self.write() as c:
+            for t in ("judgments", "comparisons", "runs"):
+                c.execute(f"DELETE FROM {t} WHERE run_id = ?", (run_id,))
+
+    # ------------------------------------------------------------------------------------------ criteria versions
+    def save_criteria(self, dataset_id: str, criteria: Criteria, *, note: str = "") -> str:
+        h = criteria.version_hash()
+        with self.write() as c:
+            c.execute("INSERT OR IGNORE INTO criteria (dataset_id, dimension, hash, task_introduction, definition,"
+                      " scale_min, scale_max, steps, note, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                      (dataset_id, criteria.dimension, h, criteria.task_introduction, criteria.definition,
+                       criteria.scale_min, criteria.scale_max, criteria.steps, note, now()))
+        return h
+
+    def list_criteria_versions(self, dataset_id: str, dimension: str) -> list[dict[str, Any]]:
+        """Newest first: {"hash", "created_at", "note", "criteria": Criteria}."""
+        cur = self.conn.execute("SELECT * FROM criteria WHERE dataset_id = ? AND dimension = ?"
+                                " ORDER BY created_at DESC, rowid DESC", (dataset_id, dimension))
+        cols = [c[0] for c in cur.description]
+        out = []
+        for row in cur.fetchall():
+            d = dict(zip(cols, row))
+            out.append({"hash": d["hash"], "created_at": d["created_at"], "note": d["note"] or "",
+                        "criteria": _criteria_from_row(d)})
+        return out
+
+    def load_criteria(self, dataset_id: str, dimension: str, version: str | None = None) -> Criteria | None:
+        """A saved version by hash (prefix allowed), or the newest one; None when there is none."""
+        versions = self.list_criteria_versions(dataset_id, dimension)
+        if version is None:
+            return versions[0]["criteria"] if versions else None
+        for v in versions:
+            if v["hash"].startswith(version):
+                return v["criteria"]
+        raise KeyError(f"no criteria version {version!r} for {dataset_id}/{dimension}")
+
+    def diff_criteria(self, dataset_id: str, dimension: str, hash_a: str, hash_b: str) -> str:
+        """A unified diff of two saved versions, field by field."""
+        a = self.load_criteria(dataset_id, dimension, hash_a)
+        b = self.load_criteria(dataset_id, dimension, hash_b)
+        return criteria_diff(a, b, name_a=hash_a, name_b=hash_b)
+
+    # ------------------------------------------------------------------------------------------ user datasets
+    def save_dataset(self, dataset: Dataset, *, overwrite: bool = False) -> None:
+        if not overwrite and self.conn.execute("SELECT 1 FROM datasets WHERE id = ?", (dataset.id,)).fetchone():
+            raise ValueError(f"a dataset with id {dataset.id!r} is already saved in {self.path}; "
+                             "pass overwrite=True to replace it")
+        row = {"id": dataset.id, "name": dataset.name, "task": dataset.task, "description": dataset.description,
+               "citation": dataset.citation, "origin": dataset.origin,
+               "dimensions": _dumps([asdict(d) for d in dataset.dimensions]), "meta": _dumps(dataset.meta),
+               "created_at": now()}
+        for f in FRAMES:
+            row[f] = _frame_to_blob(getattr(dataset, f))
+        with self.write():
+            self.db["datasets"].insert(row, replace=True)
+
+    def load_dataset(self, dataset_id: str) -> Dataset:
+        cur = self.conn.execute("SELECT * FROM datasets WHERE id = ?", (dataset_id,))
+        row = cur.fetchone()
+        if row is None:
+            raise KeyError(f"no dataset {dataset_id!r} (neither bundled nor saved in {self.path})")
+        d = dict(zip([c[0] for c in cur.description], row))
+        frames = {f: _frame_from_blob(d[f]) for f in FRAMES}
+        return Dataset(id=d["id"], name=d["name"], task=d["task"],
+                       dimensions=[Dimension(**x) for x in json.loads(d["dimensions"])],
+                       description=d["description"] or "", citation=d["citation"] or "", origin=d["origin"] or "",
+                       meta=json.loads(d["meta"] or "{}"), **frames)
+
+    def list_datasets(self) -> list[dict[str, Any]]:
+        out = []
+        for (did,) in self.conn.execute("SELECT id FROM datasets ORDER BY id").fetchall():
+            ds = self.load_dataset(did)
+            n_runs = self.conn.execute("SELECT count(*) FROM runs WHERE dataset_id = ?", (did,)).fetchone()[0]
+            out.append({"id": ds.id, "name": ds.name, "task": ds.task, "items": int(len(ds.items)),
+                        "systems": len(ds.systems), "dimensions": ds.dimension_names,
+                        "annotators": len(ds.annotators), "runs": int(n_runs), "origin": "user"})
+        return out
+
+    def delete_dataset(self, dataset_id: str) -> None:
+        with self.write() as c:
+            c.execute("DELETE FROM datasets WHERE id = ?", (dataset_id,))
+
+
+def _current(frame: pd.DataFrame, hashes: dict[str, str | None], columns: list[str]) -> pd.DataFrame:
+    """Keep rows under each dimension's current criteria hash; decode detail; the model's column order."""
+    extra = [c for c in ("value", "estimator", "detail") if c not in columns]
+    if frame.empty:
+        return empty_frame(columns + extra)
+    if hashes:
+        keep = [hashes.get(d) in (None, h) for d, h in zip(frame["dimension"], frame["criteria_hash"])]
+        frame = frame[keep]
+    frame = frame.copy()
+    frame["detail"] = [json.loads(x) if x else {} for x in frame["detail"]]
+    frame["value"] = frame["value"].astype(float)
+    return frame[columns + extra].reset_index(drop=True)
+
+
+def _criteria_from_row(d: dict[str, Any]) -> Criteria:
+    return Criteria(dimension=d["dimension"], task_introduction=d["task_introduction"], definition=d["definition"],
+                    scale_min=int(d["scale_min"]), scale_max=int(d["scale_max"]), steps=d["steps"] or "")
+
+
+def criteria_diff(a: Criteria, b: Criteria, *, name_a: str = "a", name_b: str = "b") -> str:
+    def lines(c: Criteria) -> list[str]:
+        out = []
+        for k, v in asdict(c).items():
+            out.append(f"[{k}]")
+            out.extend(str(v).splitlines() or [""])
+        return [x + "\n" for x in out]
+
+    return "".join(difflib.unified_diff(lines(a), lines(b), fromfile=name_a, tofile=name_b))
+
+
+def _frame_to_blob(frame: pd.DataFrame) -> bytes:
+    buf = io.BytesIO()
+    frame.reset_index(drop=True).to_parquet(buf, index=False)
+    return buf.getvalue()
+
+
+def _frame_from_blob(blob: bytes | None) -> pd.DataFrame:
+    if not blob:
+        return pd.DataFrame()
+    frame = pd.read_parquet(io.BytesIO(blob))
+    for col in frame.columns:  # parquet gives numpy arrays for list columns; the model says list[str]
+        if frame[col].dtype == object and len(frame) and hasattr(frame[col].iloc[0], "tolist") \
+                and not isinstance(frame[col].iloc[0], str):
+            frame[col] = [list(x) if x is not None else [] for x in frame[col]]
+    return frame
+
+
+_default: Store | None = None
+_default_lock = threading.Lock()
+
+
+def default_store() -> Store:
+    """The one global handle (``$EVALCORE_DB`` or ``~/.evalcore/evalcore.db``)."""
+    global _default
+    with _default_lock:
+        if _default is None or (os.environ.get("EVALCORE_DB") and Path(os.environ["EVALCORE_DB"]) != _default.path):
+            _default = Store()
+        return _default
+
+
+__all__ = ["Store", "default_store", "request_key", "canonical_json", "criteria_diff"]

@@ -1,0 +1,150 @@
+"""Agreement among human annotators: Krippendorff's alpha and the human ceiling a judge can be held to.
+
+``annotations`` is a Dataset's per-annotator table: item_id, dimension, annotator, group, value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import krippendorff
+import numpy as np
+import pandas as pd
+
+from evalcore.meta.correlation import COEFFICIENTS, LEVELS, _check_choice, correlate, percentile_interval
+
+ALPHA_LEVELS = ("interval", "ordinal", "nominal", "ratio")
+
+
+@dataclass(frozen=True)
+class AlphaResult:
+    alpha: float
+    ci_low: float
+    ci_high: float
+    n_items: int
+    n_annotators: int
+    level_of_measurement: str
+    n_resamples: int = 0
+    confidence_level: float = 0.95
+
+
+def _select(annotations: pd.DataFrame, dimension, group) -> pd.DataFrame:
+    need = ["item_id", "dimension", "annotator", "value"] + (["group"] if group is not None else [])
+    missing = [c for c in need if c not in annotations.columns]
+    if missing:
+        raise ValueError(f"annotations: missing column(s) {missing}")
+    a = annotations[annotations["dimension"] == dimension]
+    if group is not None:
+        a = a[a["group"] == group]
+    if a.empty:
+        what = f"dimension {dimension!r}" + (f", group {group!r}" if group is not None else "")
+        raise ValueError(f"annotations: no ratings for {what}")
+    value = pd.to_numeric(a["value"], errors="coerce")
+    bad = value.isna() & a["value"].notna()
+    if bad.any():
+        row = a.index[bad.to_numpy()][0]
+        raise ValueError(f"annotations: column 'value' row {row} holds {a['value'].loc[row]!r}, which is not a number")
+    a = a.assign(value=value.astype(float))
+    dup = a.duplicated(["item_id", "annotator"], keep=False)
+    if dup.any():
+        r = a[dup].iloc[0]
+        raise ValueError(f"annotations: annotator {r['annotator']!r} rated item {r['item_id']!r} on {dimension!r} "
+                         "more than once")
+    return a
+
+
+def reliability_matrix(annotations: pd.DataFrame, dimension, *, group=None) -> pd.DataFrame:
+    """annotators x items table of ratings (NaN where an annotator did not rate an item)."""
+    a = _select(annotations, dimension, group)
+    return a.pivot(index="annotator", columns="item_id", values="value")
+
+
+def krippendorff_alpha(annotations: pd.DataFrame, dimension, *, group=None, level_of_measurement: str = "interval",
+                       n_resamples: int = 0, confidence_level: float = 0.95, random_state=0) -> AlphaResult:
+    """Krippendorff's alpha (``krippendorff`` package) among the annotators of ``group`` (None = all) on one dimension.
+
+    ``level_of_measurement``: "interval" (default; Likert means treated as numbers) or "ordinal" (only the order of
+    the scale points matters), also "nominal"/"ratio". ``n_resamples`` > 0 adds a percentile bootstrap interval over
+    items (units resampled with replacement, the value domain held fixed).
+    """
+    _check_choice(level_of_measurement, ALPHA_LEVELS, "level_of_measurement")
+    m = reliability_matrix(annotations, dimension, group=group)
+    data = m.to_numpy(dtype=float)
+    domain = np.unique(data[~np.isnan(data)])
+    pairable = (~np.isnan(data)).sum(axis=0) >= 2  # items rated by one annotator carry no agreement information
+    if domain.size < 2 or pairable.sum() < 1:
+        alpha = float("nan")
+    else:
+        alpha = float(krippendorff.alpha(reliability_data=data, value_domain=domain,
+                                         level_of_measurement=level_of_measurement))
+    lo = hi = float("nan")
+    if n_resamples > 0 and not np.isnan(alpha):
+        rng = np.random.default_rng(random_state)
+        k = data.shape[1]
+        boot = np.empty(n_resamples)
+        for b in range(n_resamples):
+            sample = data[:, rng.integers(0, k, size=k)]
+            observed = np.unique(sample[~np.isnan(sample)])
+            if observed.size < 2:
+                boot[b] = np.nan  # a resample with a single value: alpha undefined
+                continue
+            boot[b] = krippendorff.alpha(reliability_data=sample, value_domain=domain,
+                                         level_of_measurement=level_of_measurement)
+        lo, hi, _ = percentile_interval(boot, confidence_level)
+    return AlphaResult(alpha=alpha, ci_low=lo, ci_high=hi, n_items=int(pairable.sum()), n_annotators=int(data.shape[0]),
+                       level_of_measurement=level_of_measurement, n_resamples=int(n_resamples),
+                       confidence_level=float(confidence_level))
+
+
+HUMAN_CEILING_COLUMNS = ["annotator", "statistic", "ci_low", "ci_high", "pvalue", "n", "skipped", "n_items", "level",
+                         "coefficient"]
+
+
+def human_ceiling(annotations: pd.DataFrame, items: pd.DataFrame, dimension, *, group="expert",
+                  level: str = "dataset", coefficient: str = "spearman", n_resamples: int = 0,
+                  skip_constant: bool = True, random_state=0) -> pd.DataFrame:
+    """How well one annotator agrees with the others: the ceiling to hold a judge to.
+
+    Each annotator of ``group`` (None = everyone) plays the judge against the mean of the OTHER annotators of the
+    group on the items they both cover, with the same level and coefficient as the judge's correlation (see
+    evalcore.meta.correlation.correlate). Returns one row per annotator and a final "mean" row (the mean of the
+    annotators' statistics; its other numeric columns are NaN except n_items). ``n_resamples`` > 0 adds document
+    bootstrap intervals to the annotator rows.
+    """
+    _check_choice(level, LEVELS, "level")
+    _check_choice(coefficient, COEFFICIENTS, "coefficient")
+    missing = [c for c in ("item_id", "doc_id", "system_id") if c not in items.columns]
+    if missing:
+        raise ValueError(f"items: missing column(s) {missing}")
+    m = reliability_matrix(annotations, dimension, group=group)
+    if m.shape[0] < 2:
+        raise ValueError(f"human_ceiling needs at least 2 annotators in group {group!r} on {dimension!r}; "
+                         f"found {m.shape[0]}")
+    info = items.set_index("item_id")[["doc_id", "system_id"]]
+    unknown = m.columns.difference(info.index)
+    if len(unknown):
+        raise ValueError(f"annotations: item {unknown[0]!r} is not in the items table")
+    data = m.to_numpy(dtype=float)
+    totals = np.nansum(data, axis=0)
+    counts = (~np.isnan(data)).sum(axis=0)
+    rows = []
+    for i, annotator in enumerate(m.index):
+        own = data[i]
+        has_own = ~np.isnan(own)
+        others_n = counts - has_own
+        ok = has_own & (others_n > 0)
+        others_mean = (totals - np.where(has_own, own, 0.0))[ok] / others_n[ok]
+        ids = m.columns[ok]
+        frame = pd.DataFrame({"item_id": ids, "doc_id": info.loc[ids, "doc_id"].to_numpy(),
+                              "system_id": info.loc[ids, "system_id"].to_numpy(), "judge": own[ok],
+                              "human": others_mean})
+        res = correlate(frame, level=level, coefficient=coefficient, n_resamples=n_resamples,
+                        skip_constant=skip_constant, random_state=random_state)
+        rows.append({"annotator": annotator, "statistic": res.statistic, "ci_low": res.ci_low, "ci_high": res.ci_high,
+                     "pvalue": res.pvalue, "n": res.n, "skipped": res.skipped, "n_items": int(ok.sum()),
+                     "level": level, "coefficient": coefficient})
+    stats = np.array([r["statistic"] for r in rows], dtype=float)
+    rows.append({"annotator": "mean", "statistic": float(np.nanmean(stats)) if np.isfinite(stats).any() else np.nan,
+                 "ci_low": np.nan, "ci_high": np.nan, "pvalue": np.nan, "n": np.nan, "skipped": np.nan,
+                 "n_items": int(max(r["n_items"] for r in rows)), "level": level, "coefficient": coefficient})
+    return pd.DataFrame(rows, columns=HUMAN_CEILING_COLUMNS)

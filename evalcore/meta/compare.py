@@ -1,0 +1,205 @@
+"""Is judge A closer to the humans than judge B? A paired test on the same items.
+
+Both judges scored the same items, so their correlations with the same human scores are dependent; comparing two
+independent CIs would be wrong. Both methods keep the pairing by working per document (the resampling unit used for
+every CI in evalcore.meta):
+
+- ``method="bootstrap"`` (default): resample documents with replacement, recompute both correlations on the same
+  resample, and take the percentile interval of the difference A - B. The p-value is two-sided,
+  about 2 * min(share of resampled differences <= 0, share >= 0) (capped at 1): the smallest level at which the percentile
+  interval excludes 0, with the observed sample counted among the resamples so it is never exactly 0 (see
+  bootstrap_pvalue). It tests "the two judges correlate equally well with the humans".
+- ``method="permutation"``: under the null that A and B are exchangeable (same correlation with the humans, in
+  distribution), swapping the two judges' scores on all items of a document leaves the difference's distribution
+  unchanged. ``scipy.stats.permutation_test(permutation_type="samples")`` swaps the labels per document (exactly, by
+  enumeration, when 2^documents <= n_resamples) and gives a two-sided p-value. The reported interval is still the
+  paired bootstrap's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import scipy.stats as st
+
+from evalcore.meta.correlation import (
+    COEFFICIENTS, LEVELS, PreparedFrame, _check_choice, _system_sums, bootstrap_distribution, bootstrap_indices,
+    per_document, point_estimate, prepare_frame, resample_counts, rows_correlation, scipy_correlation, snap_ties,
+)
+
+METHODS = ("bootstrap", "permutation")
+
+
+@dataclass(frozen=True)
+class PairedComparisonResult:
+    statistic_a: float
+    statistic_b: float
+    difference: float  # statistic_a - statistic_b
+    ci_low: float
+    ci_high: float
+    pvalue: float
+    n: int  # items / documents used / systems, as in CorrelationResult
+    level: str
+    coefficient: str
+    method: str
+    dropped: int = 0  # items left out because either judge's value is missing (or only one frame has the item)
+    n_resamples: int = 0
+    confidence_level: float = 0.95
+
+
+def _paired_frames(frame_a: pd.DataFrame, frame_b: pd.DataFrame) -> tuple[PreparedFrame, PreparedFrame, int]:
+    for name, f in (("frame_a", frame_a), ("frame_b", frame_b)):
+        if "item_id" not in f.columns:
+            raise ValueError(f"{name}: missing column 'item_id' (the two frames are matched on it)")
+        prepare_frame(f, name=name)  # validation with a message naming the frame
+    cols = ["item_id", "doc_id", "system_id", "judge", "human"]
+    m = frame_a[cols].merge(frame_b[["item_id", "judge", "human"]], on="item_id", how="inner", suffixes=("_a", "_b"))
+    if m.empty:
+        raise ValueError("frame_a and frame_b share no item_id")
+    ha = m["human_a"].astype(float).to_numpy()
+    hb = m["human_b"].astype(float).to_numpy()
+    diff = ~np.isclose(ha, hb, rtol=1e-12, atol=1e-12)
+    if diff.any():
+        i = diff.nonzero()[0][0]
+        raise ValueError(f"frame_a and frame_b disagree on the human score of item {m['item_id'].iloc[i]!r} "
+                         f"({ha[i]} vs {hb[i]}); compare judges against the same human scores")
+    union = len(set(frame_a["item_id"]) | set(frame_b["item_id"]))
+    ja = pd.to_numeric(m["judge_a"], errors="coerce")
+    jb = pd.to_numeric(m["judge_b"], errors="coerce")
+    both = ja.notna() & jb.notna()
+    m = m[both.to_numpy()]
+    dropped = union - len(m)
+    base = m[["item_id", "doc_id", "system_id"]].assign(human=m["human_a"].astype(float))
+    pa = prepare_frame(base.assign(judge=ja[both].astype(float).to_numpy()), name="frame_a")
+    pb = prepare_frame(base.assign(judge=jb[both].astype(float).to_numpy()), name="frame_b")
+    return pa, pb, dropped
+
+
+def _summary_common(pa: PreparedFrame, pb: PreparedFrame, coefficient: str, skip_constant: bool):
+    """Per-document correlations of both judges on the documents where both are defined (skip_constant=True), or on
+    all documents with undefined ones as 0 (skip_constant=False)."""
+    ra = per_document(pa, coefficient)
+    rb = per_document(pb, coefficient)
+    if skip_constant:
+        used = ~(np.isnan(ra) | np.isnan(rb))
+    else:
+        used = np.ones(len(ra), dtype=bool)
+    return np.where(np.isnan(ra), 0.0, ra), np.where(np.isnan(rb), 0.0, rb), used
+
+
+def _permutation_statistic(pa: PreparedFrame, pb: PreparedFrame, level: str, coefficient: str, skip_constant: bool):
+    """statistic(x, y) for scipy.stats.permutation_test: x holds document indices, shifted by n_docs where A and B
+    are swapped on that document; returns the difference A - B for every row (vectorised)."""
+    D = pa.n_docs
+    if level == "summary":
+        ra, rb, used = _summary_common(pa, pb, coefficient, skip_constant)
+        delta = (ra - rb) * used
+        total = used.sum()
+
+        def stat(x, y, axis=-1):
+            sign = np.where(np.atleast_2d(x) >= D, -1.0, 1.0)
+            out = (sign @ delta) / total
+            return out if np.ndim(x) > 1 else out[0]
+
+        return stat
+    if level == "system":
+        sxa, sy, n = _system_sums(pa)
+        sxb, _, _ = _system_sums(pb)
+        tot = n.sum(axis=0)
+        my = sy.sum(axis=0) / tot
+
+        def stat(x, y, axis=-1):
+            S = (np.atleast_2d(x) >= D).astype(float)
+            ma = ((1 - S) @ sxa + S @ sxb) / tot
+            mb = (S @ sxa + (1 - S) @ sxb) / tot
+            Y = np.broadcast_to(my, ma.shape)
+            if coefficient != "pearson":
+                ma, mb, Y = snap_ties(ma), snap_ties(mb), snap_ties(Y)
+            out = rows_correlation(ma, Y, coefficient) - rows_correlation(mb, Y, coefficient)
+            return out if np.ndim(x) > 1 else out[0]
+
+        return stat
+
+    def stat(x, y, axis=-1):
+        S = np.atleast_2d(x) >= D
+        swapped = S[:, pa.doc]
+        XA = np.where(swapped, pb.x, pa.x)
+        XB = np.where(swapped, pa.x, pb.x)
+        if coefficient == "kendall":
+            # Row-wise tau-b over all item pairs would be O(items^2) per row; scipy's O(n log n) per row is cheaper.
+            out = np.array([scipy_correlation(a, pa.y, "kendall")[0] - scipy_correlation(b, pa.y, "kendall")[0]
+                            for a, b in zip(XA, XB)])
+        else:
+            Y = np.broadcast_to(pa.y, XA.shape)
+            out = rows_correlation(XA, Y, coefficient) - rows_correlation(XB, Y, coefficient)
+        return out if np.ndim(x) > 1 else out[0]
+
+    return stat
+
+
+def bootstrap_pvalue(differences: np.ndarray) -> float:
+    """Two-sided bootstrap p-value for "difference = 0": 2 * min(#(d* <= 0) + 1, #(d* >= 0) + 1) / (R + 1), capped at
+    1. The +1s count the observed sample among the resamples, so a finite number of resamples never claims p = 0."""
+    d = differences[~np.isnan(differences)]
+    if len(d) == 0:
+        return float("nan")
+    r = len(d)
+    return float(min(1.0, 2 * min(((d <= 0).sum() + 1) / (r + 1), ((d >= 0).sum() + 1) / (r + 1))))
+
+
+def paired_difference(frame_a: pd.DataFrame, frame_b: pd.DataFrame, *, level: str = "dataset",
+                      coefficient: str = "spearman", n_resamples: int = 1000, method: str = "bootstrap",
+                      random_state=0, confidence_level: float = 0.95, skip_constant: bool = True
+                      ) -> PairedComparisonResult:
+    """Difference (A - B) in correlation with the humans between two judges scored on the same items.
+
+    The frames are inner-joined on item_id; items where either judge's value is missing are left out (``dropped``),
+    so both statistics are computed on exactly the same items. At summary level both are averaged over the same
+    documents (those defined for both judges when skip_constant=True), so statistic_a may differ slightly from
+    ``correlate(frame_a)``. See the module docstring for the interval and the p-value of each method.
+    """
+    _check_choice(level, LEVELS, "level")
+    _check_choice(coefficient, COEFFICIENTS, "coefficient")
+    _check_choice(method, METHODS, "method")
+    if n_resamples < 1:
+        raise ValueError(f"n_resamples must be >= 1, got {n_resamples}")
+    pa, pb, dropped = _paired_frames(frame_a, frame_b)
+
+    if level == "summary":
+        ra, rb, used = _summary_common(pa, pb, coefficient, skip_constant)
+        k = used.sum()
+        stat_a = float(ra[used].mean()) if k else float("nan")
+        stat_b = float(rb[used].mean()) if k else float("nan")
+        n = int(k)
+        C = resample_counts(bootstrap_indices(pa.n_docs, n_resamples, random_state), pa.n_docs)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            boot = (C @ ((ra - rb) * used)) / (C @ used.astype(float))
+    else:
+        stat_a, _, n, _ = point_estimate(pa, level=level, coefficient=coefficient)
+        stat_b, _, _, _ = point_estimate(pb, level=level, coefficient=coefficient)
+        idx = bootstrap_indices(pa.n_docs, n_resamples, random_state)
+        boot = (bootstrap_distribution(pa, level=level, coefficient=coefficient, indices=idx)
+                - bootstrap_distribution(pb, level=level, coefficient=coefficient, indices=idx))
+    difference = stat_a - stat_b
+    ok = boot[~np.isnan(boot)]
+    if len(ok):
+        alpha = 1 - confidence_level
+        lo, hi = (float(v) for v in np.quantile(ok, [alpha / 2, 1 - alpha / 2]))
+    else:
+        lo = hi = float("nan")
+
+    if method == "bootstrap":
+        pvalue = bootstrap_pvalue(ok)
+    else:
+        statistic = _permutation_statistic(pa, pb, level, coefficient, skip_constant)
+        docs = np.arange(pa.n_docs)
+        res = st.permutation_test((docs, docs + pa.n_docs), statistic, permutation_type="samples", vectorized=True,
+                                  n_resamples=n_resamples, alternative="two-sided", random_state=random_state)
+        pvalue = float(res.pvalue)
+    return PairedComparisonResult(
+        statistic_a=float(stat_a), statistic_b=float(stat_b), difference=float(difference), ci_low=lo, ci_high=hi,
+        pvalue=pvalue, n=int(n), level=level, coefficient=coefficient, method=method, dropped=int(dropped),
+        n_resamples=int(n_resamples), confidence_level=float(confidence_level),
+    )

@@ -1,0 +1,398 @@
+"""What every scoring method shares: the Method protocol, prompt filling, sampling plans and outcome helpers.
+
+A method turns one task (an item, or an ordered pair of items) into requests, and the judge's responses into an
+``Outcome``. It never talks to the network (see ``evalcore.judge.types``), so each one is tested on hand-made
+``Response`` objects.
+
+Prompts are plain strings with ``{name}`` slots. They are filled by ``fill`` (not ``str.format``): only known slot
+names are replaced, so braces inside articles, code or user-edited templates are left alone.
+
+Each method has a frozen config dataclass. ``dataclasses.asdict(config)`` is what a run records; ``load_config``
+rebuilds it from that dict (JSON turns tuples into lists, and unknown keys from older versions are ignored).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import re
+import typing
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from evalcore.judge.types import (
+    Capabilities,
+    ChatRequest,
+    Choice,
+    Criteria,
+    ItemTask,
+    Outcome,
+    PairTask,
+    Request,
+    Response,
+    TokenLogprob,
+)
+from evalcore.model import STATUS_FAILED, STATUS_OK
+
+CAPABILITY_NAMES = ("logprobs", "top_logprobs", "n", "echo_logprobs")
+
+
+@runtime_checkable
+class Method(Protocol):
+    name: str  # "geval", "explicit", "implicit", "rts", "mcq", "pairwise", "h2h", "gptscore"
+    label: str  # for display: "G-Eval (Liu et al. 2023)"
+    paper: str  # "000", "002", "003", "004"
+    pairwise: bool  # True: tasks are PairTask
+    parser: str  # evalcore.parsers name used to read replies ("" when the value comes from log-probs)
+
+    def default_config(self) -> Any: ...
+
+    def load_config(self, data: dict[str, Any] | None) -> Any: ...
+
+    def requirements(self, config: Any) -> set[str]: ...
+
+    def plan(self, config: Any, caps: Capabilities) -> tuple[Any, str]: ...
+
+    def build_requests(self, task: ItemTask | PairTask, criteria: Criteria, config: Any) -> list[Request]: ...
+
+    def score(
+        self,
+        task: ItemTask | PairTask,
+        criteria: Criteria,
+        config: Any,
+        responses: list[Response],
+        *,
+        parse_mode: str = "robust",
+    ) -> Outcome: ...
+
+
+# --------------------------------------------------------------------------------------------------------------
+# configs
+
+
+@dataclass(frozen=True)
+class PromptLabels:
+    """How the texts are named inside generic prompts ("Article" / "Summary"; "Conversation History" / "Response").
+
+    Every method config inherits these fields; ``evalcore.methods.presets.config_for`` sets them per dataset.
+    """
+
+    source_label: str = "Article"
+    output_label: str = "Summary"
+    outputs_label: str = "Summaries"  # plural, for pairwise prompts
+    context_label: str = "Corresponding Fact"
+    reference_label: str = "Reference"
+    # how one labelled text block is laid out: 002's story prompts put the text on the label's line, its FED
+    # prompts on the next line
+    block_format: str = "{label}: {text}"
+    prompt_role: str = "user"  # "user" or "system": the chat role the whole prompt is sent as
+
+
+def load_config(cls: type, data: dict[str, Any] | None):
+    """Rebuild a config dataclass from ``asdict`` output (possibly round-tripped through JSON)."""
+    if data is None:
+        return cls()
+    if isinstance(data, cls):
+        return data
+    hints = typing.get_type_hints(cls)
+    kwargs: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        if f.name not in data:
+            continue
+        value = data[f.name]
+        hint = str(hints.get(f.name, ""))
+        if hint.startswith("tuple") and isinstance(value, list):
+            value = tuple(tuple(v) if isinstance(v, list) else v for v in value)
+        kwargs[f.name] = value
+    return cls(**kwargs)
+
+
+def config_json(config: Any) -> str:
+    return json.dumps(dataclasses.asdict(config), sort_keys=True, ensure_ascii=False)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# prompt filling
+
+_SLOT = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def fill(template: str, values: dict[str, Any]) -> str:
+    """Replace ``{name}`` for the names in ``values``; leave every other brace untouched."""
+
+    def sub(m: re.Match) -> str:
+        key = m.group(1)
+        return str(values[key]) if key in values else m.group(0)
+
+    return _SLOT.sub(sub, template)
+
+
+def block(labels: PromptLabels, label: str, text: str) -> str:
+    """One labelled text followed by a blank line, or "" when the text is empty (no source for FED dialogues)."""
+    if not text:
+        return ""
+    return fill(labels.block_format, {"label": label, "text": text}) + "\n\n"
+
+
+def slot_values(task: ItemTask | PairTask | None, criteria: Criteria, config: PromptLabels) -> dict[str, str]:
+    """Every slot a template may use. ``{source_block}`` etc. are labelled blocks that vanish when empty."""
+    dim = criteria.dimension
+    values = {
+        "dimension": dim,
+        "Dimension": dim[:1].upper() + dim[1:],
+        "definition": criteria.definition.strip(),
+        "task_introduction": criteria.task_introduction.strip(),
+        "steps": criteria.steps.strip(),
+        "scale_min": str(criteria.scale_min),
+        "scale_max": str(criteria.scale_max),
+        "scale_min_word": number_word(criteria.scale_min),
+        "scale_max_word": number_word(criteria.scale_max),
+        "source_label": config.source_label,
+        "output_label": config.output_label,
+        "outputs_label": config.outputs_label,
+        "context_label": config.context_label,
+        "source_label_lc": config.source_label.lower(),
+        "output_label_lc": config.output_label.lower(),
+        "outputs_label_lc": config.outputs_label.lower(),
+    }
+    if task is None:
+        task = placeholder_task(criteria.dimension)
+    values["definition_np"] = values["definition"].rstrip(". ")
+    # "given the corresponding Article" only when there is one (FED dialogues are scored without a source)
+    values["given_clause"] = f" given the corresponding {config.source_label}" if task.source else ""
+    values["source"] = task.source
+    values["context"] = task.context
+    values["reference"] = task.references[0] if task.references else ""
+    values["source_block"] = block(config, config.source_label, task.source)
+    values["context_block"] = block(config, config.context_label, task.context)
+    if isinstance(task, PairTask):
+        values["first"] = task.output_first
+        values["second"] = task.output_second
+        values["first_block"] = block(config, f"{config.output_label}-1", task.output_first)
+        values["second_block"] = block(config, f"{config.output_label}-2", task.output_second)
+    else:
+        values["output"] = task.output
+        values["output_block"] = block(config, config.output_label, task.output)
+    return values
+
+
+def placeholder_task(dimension: str = "") -> ItemTask:
+    """What ``render_prompt`` shows when no real item is chosen yet."""
+    return ItemTask(
+        item_id="<item>",
+        doc_id="<doc>",
+        system_id="<system>",
+        dimension=dimension,
+        source="<source text>",
+        output="<text to evaluate>",
+        references=("<reference text>",),
+        context="",
+    )
+
+
+def placeholder_pair(dimension: str = "") -> PairTask:
+    return PairTask(
+        pair_id="<pair>",
+        doc_id="<doc>",
+        dimension=dimension,
+        item_first="<item 1>",
+        item_second="<item 2>",
+        output_first="<first text>",
+        output_second="<second text>",
+        source="<source text>",
+    )
+
+
+_WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"]
+
+
+def number_word(n: int) -> str:
+    return _WORDS[n] if 0 <= n < len(_WORDS) else str(n)
+
+
+def chat(prompt: str, config: PromptLabels, **params: Any) -> ChatRequest:
+    role = config.prompt_role if config.prompt_role in ("user", "system") else "user"
+    return ChatRequest(messages=((role, prompt),), **params)
+
+
+def request_text(request: Request) -> str:
+    """The full prompt text of one request (what ``render_prompt`` shows)."""
+    if isinstance(request, ChatRequest):
+        if len(request.messages) == 1:
+            return request.messages[0][1]
+        return "\n\n".join(f"[{role}]\n{content}" for role, content in request.messages)
+    return request.prompt
+
+
+# --------------------------------------------------------------------------------------------------------------
+# sampling: one request with n samples, or n separate requests where the endpoint ignores n
+
+
+@dataclass(frozen=True)
+class SamplingPlan:
+    n: int
+    per_request: int  # samples asked for in each request: n (one request) or 1 (n requests)
+    temperature: float
+    top_p: float
+    max_tokens: int
+    seed_base: int = 0
+
+
+def sample_requests(prompt: str, config: PromptLabels, plan: SamplingPlan) -> list[ChatRequest]:
+    """n samples of one prompt.
+
+    With ``per_request == n`` this is one request (the G-Eval setting, n=20 in one call). Otherwise the samples are
+    spread over several requests that differ by ``seed``: identical requests would share one cache entry and so
+    return one reply n times, and where an endpoint honours seeds the samples are reproducible too.
+    """
+    per = max(1, min(plan.per_request, plan.n))
+    if per >= plan.n:
+        return [
+            chat(prompt, config, temperature=plan.temperature, top_p=plan.top_p, max_tokens=plan.max_tokens, n=plan.n)
+        ]
+    requests = []
+    remaining = plan.n
+    k = 0
+    while remaining > 0:
+        m = min(per, remaining)
+        requests.append(
+            chat(
+                prompt,
+                config,
+                temperature=plan.temperature,
+                top_p=plan.top_p,
+                max_tokens=plan.max_tokens,
+                n=m,
+                seed=plan.seed_base + k,
+            )
+        )
+        remaining -= m
+        k += 1
+    return requests
+
+
+def sampling_note(n: int, caps: Capabilities) -> tuple[int, str]:
+    """(samples per request, note) for an endpoint: all n in one request when it honours n, else one each."""
+    if n <= 1 or caps.honours_n:
+        return max(1, n), ""
+    return 1, f"endpoint ignores n: {n} separate requests (seeds 0..{n - 1})"
+
+
+# --------------------------------------------------------------------------------------------------------------
+# responses and outcomes
+
+
+def all_choices(responses: list[Response]) -> list[Choice]:
+    return [c for r in responses for c in r.choices]
+
+
+def reply_texts(responses: list[Response]) -> list[str]:
+    return [c.text for c in all_choices(responses)]
+
+
+def raw_of(texts: list[str]) -> str:
+    """One reply is kept as its text; several as a JSON list (the judgments table convention)."""
+    if len(texts) == 1:
+        return texts[0]
+    return json.dumps(texts, ensure_ascii=False)
+
+
+def ok(value: float, estimator: str, *, raw: str = "", reason: str = "", verdict: str | None = None,
+       detail: dict[str, Any] | None = None) -> Outcome:
+    return Outcome(
+        value=float(value),
+        status=STATUS_OK,
+        reason=reason,
+        estimator=estimator,
+        verdict=verdict,
+        raw=raw,
+        detail=detail or {},
+    )
+
+
+def failed(reason: str, estimator: str = "", *, raw: str = "", detail: dict[str, Any] | None = None) -> Outcome:
+    return Outcome(value=None, status=STATUS_FAILED, reason=reason, estimator=estimator, raw=raw, detail=detail or {})
+
+
+def token_alternatives(tl: TokenLogprob) -> dict[str, float]:
+    """Token text -> probability at one generated position: the top alternatives plus the generated token."""
+    alts: dict[str, float] = {}
+    for tok, lp in tl.top:
+        if lp is None:
+            continue
+        alts[tok] = max(alts.get(tok, 0.0), math.exp(lp))
+    if tl.logprob is not None and tl.token not in alts:
+        alts[tl.token] = math.exp(tl.logprob)
+    return alts
+
+
+def outcome_from_parsed(parsed: Any, estimator: str, raw: str, *, detail: dict[str, Any] | None = None,
+                        transform: Any = None) -> Outcome:
+    """An Outcome from a ``parsers.Parsed``: failures keep the parser's reason, paper-mode notes are kept too."""
+    if not parsed.ok or parsed.value is None:
+        return failed(parsed.reason or "no score found in reply", estimator, raw=raw, detail=detail)
+    value = transform(parsed.value) if transform else parsed.value
+    return ok(value, estimator, raw=raw, reason=parsed.reason, detail=detail)
+
+
+def item_prompt(task: ItemTask | PairTask | None, criteria: Criteria, config: Any, extra: dict[str, str] | None = None,
+                ) -> str:
+    """The prompt for one task: the config's per-dimension paper prompt when it has one, else its generic template."""
+    template = dimension_prompt(getattr(config, "prompts", {}) or {}, criteria.dimension) or config.template
+    values = slot_values(task, criteria, config)
+    if extra:
+        values.update({k: fill(v, values) for k, v in extra.items()})
+    return fill(template, values)
+
+
+def scale_values(criteria: Criteria) -> list[int]:
+    lo, hi = int(criteria.scale_min), int(criteria.scale_max)
+    if hi < lo:
+        raise ValueError(
+            f"criteria for {criteria.dimension!r}: scale_max {criteria.scale_max} is below scale_min {criteria.scale_min}"
+        )
+    return list(range(lo, hi + 1))
+
+
+def dimension_prompt(prompts: dict[str, str], dimension: str) -> str | None:
+    """A per-dimension full template (a paper's exact prompt) if the config holds one for this dimension."""
+    if not prompts:
+        return None
+    if dimension in prompts:
+        return prompts[dimension]
+    low = dimension.lower()
+    for k, v in prompts.items():
+        if k.lower() == low:
+            return v
+    return None
+
+
+__all__ = [
+    "CAPABILITY_NAMES",
+    "Method",
+    "PromptLabels",
+    "SamplingPlan",
+    "all_choices",
+    "block",
+    "chat",
+    "config_json",
+    "dimension_prompt",
+    "failed",
+    "fill",
+    "load_config",
+    "item_prompt",
+    "outcome_from_parsed",
+    "token_alternatives",
+    "number_word",
+    "ok",
+    "placeholder_pair",
+    "placeholder_task",
+    "raw_of",
+    "reply_texts",
+    "request_text",
+    "sample_requests",
+    "sampling_note",
+    "scale_values",
+    "slot_values",
+]

@@ -1,0 +1,107 @@
+"""Runs from every place they live, and the score frame that every statistic takes.
+
+Published runs ship in ``data/`` (``evalcore.datasets``); runs scored here live in the SQLite store
+(``evalcore.judge.store``). Callers ask this module and do not care which.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from evalcore import datasets
+from evalcore.model import Dataset, Run
+
+PUBLISHED_PREFIXES = tuple(f"{d}/" for d in ("summeval", "topical_chat", "qags_cnndm", "qags_xsum", "fed_dialogue",
+                                              "zhang_pairs"))
+
+
+def _store(store=None):
+    if store is not None:
+        return store
+    from evalcore.judge.store import default_store
+
+    return default_store()
+
+
+def get_dataset(dataset_id: str, store=None) -> Dataset:
+    """A bundled dataset, or a user dataset saved in the store."""
+    bundled = {d["id"] for d in datasets.list_datasets()}
+    if dataset_id in bundled:
+        return datasets.load_dataset(dataset_id)
+    return _store(store).load_dataset(dataset_id)
+
+
+def list_all_datasets(store=None) -> list[dict]:
+    out = list(datasets.list_datasets())
+    try:
+        out += list(_store(store).list_datasets())
+    except Exception:  # noqa: BLE001 - a missing or unreadable local store must not hide the bundled data
+        pass
+    return out
+
+
+def list_runs(dataset_id: str, store=None) -> list[Run]:
+    runs = list(datasets.list_bundled_runs(dataset_id))
+    try:
+        runs += list(_store(store).list_runs(dataset_id))
+    except Exception:  # noqa: BLE001 - as above
+        pass
+    return runs
+
+
+def load_run(run_id: str, *, parse: str = "robust", store=None) -> Run:
+    """Load a run with values derived under ``parse`` ("robust" default, or the paper's rule).
+
+    Local runs were parsed when they were scored; ``parse="paper"`` re-parses their raw replies only for runs whose
+    parser is known (the store keeps the raw replies)."""
+    bundled_ids = set()
+    if run_id.startswith(PUBLISHED_PREFIXES):
+        dataset_id = run_id.split("/", 1)[0]
+        bundled_ids = {r.run_id for r in datasets.list_bundled_runs(dataset_id)}
+    if run_id in bundled_ids:
+        return datasets.load_bundled_run(run_id, parse=parse)
+    run = _store(store).load_run(run_id)
+    if parse != "robust" and run.parser and not run.judgments.empty:
+        run = reparse(run, parse)
+    return run
+
+
+def reparse(run: Run, mode: str) -> Run:
+    """Re-derive values from raw replies with the named parser under ``mode`` (single-reply runs only)."""
+    import json
+
+    from evalcore import parsers
+
+    j = run.judgments.copy()
+    values, status, reason = [], [], []
+    for raw, dim, old_v, old_s, old_r in zip(j["raw"], j["dimension"], j["value"], j["status"], j["reason"]):
+        text = raw if isinstance(raw, str) else ""
+        if text.startswith("["):
+            try:
+                replies = json.loads(text)
+            except ValueError:
+                replies = None
+            if isinstance(replies, list):
+                p = parsers.sample_mean([parsers.parse_reply(run.parser, r, mode=mode) for r in replies], mode=mode)
+            else:
+                p = parsers.parse_reply(run.parser, text, mode=mode)
+        else:
+            p = parsers.parse_reply(run.parser, text, mode=mode)
+        values.append(p.value if p.ok else float("nan"))
+        status.append("ok" if p.ok else "failed")
+        reason.append(p.reason)
+    j["value"], j["status"], j["reason"] = values, status, reason
+    return Run(**{**run.__dict__, "judgments": j})
+
+
+def score_frame(dataset: Dataset, run: Run, dimension: str, *, systems: list[str] | None = None) -> pd.DataFrame:
+    """item_id, doc_id, system_id, judge, human for one dimension: the input of every ``evalcore.meta`` function.
+
+    Items the judge never scored are left out; items it failed on are kept with judge = NaN so the statistics can
+    count them as dropped rather than silently losing them."""
+    human = dataset.human_table(dimension)
+    judged = run.scores(dimension)[["item_id", "judge"]]
+    frame = human.merge(judged, on="item_id", how="inner")
+    if systems is not None:
+        frame = frame[frame["system_id"].isin(systems)]
+    return frame[["item_id", "doc_id", "system_id", "judge", "human"]].reset_index(drop=True)

@@ -1,0 +1,531 @@
+"""An OpenAI-compatible HTTP test double: the judge the tests and benches talk to.
+
+It is NEVER the application's default judge: nothing in evalcore points at it unless a test or bench passes its
+``base_url`` explicitly.
+
+What it serves (plain asyncio, no framework, so 64 concurrent slow requests cost 64 coroutines, not 64 threads):
+
+* ``POST /v1/chat/completions``: messages, n, logprobs, top_logprobs, temperature, max_tokens, seed;
+* ``POST /v1/completions``: prompt, echo, logprobs, max_tokens (echo returns per-token prompt log-probs);
+* ``GET /v1/models``; plus ``GET /_stats`` and ``POST /_reset`` for a bench driving it as a separate process.
+
+Replies are deterministic functions of the prompt (a sha256 of its text), shaped after what the prompt asks for:
+a score on the scale it names ("Coherence: 4", or "... Score: 4" when it asks for a reason first) with a top-log-prob
+distribution over the scale's tokens; a letter for multiple-choice prompts; a pairwise verdict when the prompt offers
+two texts; Yes/No for yes-no questions. Sampled replies (temperature > 0, several choices) vary with the sample index.
+
+Faults (``Fault``) are injected by fraction (seeded), by a deterministic schedule of request ordinals, by a substring
+of the prompt, or "sticky" (decided by the prompt's hash, so every retry of that prompt meets the same fault):
+429 with Retry-After, 500, a hang longer than the client's timeout, a dropped connection, a malformed JSON body,
+an unparseable reply, a truncated reply (finish_reason "length") and a refusal. Capability switches (no log-probs,
+ignore n, no echo, no completions endpoint) exercise the engine's capability probe and the methods' fallbacks.
+
+Run it as a separate process::
+
+    python -m evalcore.testing.loopback --port 8123 --latency 1.0 [--faults '[{"kind": "429", "fraction": 0.1}]']
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import math
+import random
+import re
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+FAULT_KINDS = ("429", "500", "timeout", "drop", "malformed", "unparseable", "truncated", "refusal")
+
+REFUSAL_TEXT = "I'm sorry, but I can't help with that request."
+UNPARSEABLE_TEXT = "The text reads well overall, though some parts could be tighter."
+
+
+@dataclass
+class Fault:
+    """One kind of misbehaviour and when to show it (any of the triggers fires it)."""
+
+    kind: str
+    fraction: float = 0.0  # share of attempts (seeded RNG), or of prompts when sticky
+    sticky: bool = False  # decide by the prompt's hash: every retry of that prompt gets the same fault
+    on_requests: tuple[int, ...] = ()  # 1-based ordinals of POST attempts (deterministic schedule)
+    match: str | None = None  # prompts containing this substring always get it
+    retry_after: float | None = 1.0  # seconds, for "429"
+    hang_s: float = 30.0  # for "timeout": longer than the client's timeout
+
+    def __post_init__(self) -> None:
+        if self.kind not in FAULT_KINDS:
+            raise ValueError(f"unknown fault kind {self.kind!r}; expected one of {FAULT_KINDS}")
+        self.on_requests = tuple(self.on_requests)
+
+
+@dataclass
+class Switches:
+    """Capability switches: turn an endpoint feature off to test the probe and the fallbacks."""
+
+    no_logprobs: bool = False  # chat ignores logprobs/top_logprobs (returns logprobs: null)
+    ignore_n: bool = False  # always one choice
+    no_echo: bool = False  # completions ignore echo (no prompt log-probs)
+    no_completions: bool = False  # /v1/completions answers 404
+
+
+def _h(*parts: Any) -> int:
+    return int(hashlib.sha256("\x1f".join(str(p) for p in parts).encode()).hexdigest()[:12], 16)
+
+
+def _hfrac(*parts: Any) -> float:
+    return _h(*parts) / float(16**12)
+
+
+# ------------------------------------------------------------------------------------------------ reply composition
+_SCALE_RE = re.compile(r"(?<![\d.])(\d{1,3})\s*(?:-|–|to)\s*(\d{1,3})(?![\d.])")
+_FORM_DIM_RE = re.compile(r"-\s*([A-Z][A-Za-z ]{2,30}?)\s*(?:\(\s*\d+\s*-\s*\d+\s*\))?\s*:\s*$")
+_DIM_SCALE_RE = re.compile(r"([A-Z][A-Za-z]{2,30})\s*\(\s*\d{1,3}\s*-\s*\d{1,3}\s*\)")
+_TOKEN_RE = re.compile(r"\s*[A-Za-z]+|\s*\d{1,3}|\s*[^\sA-Za-z\d]")
+
+
+def find_scale(prompt: str) -> tuple[int, int]:
+    """The rating scale the prompt names: the first "lo-hi" / "lo to hi" pair with lo < hi <= 100 (default 1-5)."""
+    for m in _SCALE_RE.finditer(prompt):
+        lo, hi = int(m.group(1)), int(m.group(2))
+        if lo < hi <= 100 and lo in (0, 1):
+            return lo, hi
+    return 1, 5
+
+
+def _softmax_top(values: list[str], chosen: str, sharpness: float = 1.2) -> list[tuple[str, float]]:
+    """A peaked distribution over ``values`` (chosen first), as (token, logprob) sorted by probability."""
+    idx = values.index(chosen)
+    weights = [math.exp(-sharpness * abs(i - idx)) for i in range(len(values))]
+    z = sum(weights)
+    pairs = [(v, math.log(w / z)) for v, w in zip(values, weights)]
+    return sorted(pairs, key=lambda p: -p[1])
+
+
+@dataclass
+class Reply:
+    """A reply as tokens, each with its top alternatives (the token itself first)."""
+
+    tokens: list[tuple[str, list[tuple[str, float]]]]
+    finish_reason: str = "stop"
+    refusal: str | None = None
+
+    @property
+    def text(self) -> str:
+        return "".join(t for t, _ in self.tokens)
+
+
+def _plain(text: str) -> list[tuple[str, list[tuple[str, float]]]]:
+    out = []
+    for tok in _TOKEN_RE.findall(text):
+        alt = tok.strip().upper() if tok.strip().islower() else tok.strip().lower()
+        out.append((tok, [(tok, -0.01 - (_h(tok) % 7) / 1000), (alt, -4.6 - (_h(alt) % 9) / 10)]))
+    return out
+
+
+def default_reply(prompt: str, *, sample: int = 0, temperature: float = 0.0) -> Reply:
+    """The deterministic reply to one prompt (sample index varies it when temperature > 0)."""
+    key = _h(prompt)
+    vary = temperature > 0 and sample > 0
+
+    def pick(options: list[str], base: int) -> str:
+        if vary:
+            # sample from the same peaked distribution the top log-probs report
+            r = _hfrac(prompt, "sample", sample)
+            acc = 0.0
+            for tok, lp in _softmax_top(options, options[base]):
+                acc += math.exp(lp)
+                if r <= acc:
+                    return tok
+        return options[base]
+
+    low = prompt.lower()
+    # pairwise: two texts to compare (002 options (A)(B)(C); 003 H2H "Summary #1 / #2 / tie")
+    if ("(a)" in low and "(b)" in low and "(c)" in low) or ("#1" in prompt and "#2" in prompt):
+        options = ["A", "B", "C"]
+        chosen = pick(options, key % 3)
+        reply = _plain(chosen)
+        reply[0] = (chosen, _softmax_top(options, chosen))
+        return Reply(reply)
+    # multiple choice A-E (003 MCQ)
+    if all(re.search(rf"(?m)^\s*\(?{c}[.):]", prompt) for c in "ABCDE"):
+        options = list("ABCDE")
+        chosen = pick(options, key % 5)
+        head = _plain("Answer:")
+        return Reply(head + [(" " + chosen, [(" " + o, lp) for o, lp in _softmax_top(options, chosen)])])
+    # yes / no question (002 implicit score)
+    if re.search(r"yes\s*(?:or|/)\s*no", low):
+        options = ["Yes", "No"]
+        chosen = pick(options, key % 2)
+        p_yes = 0.15 + 0.7 * _hfrac(prompt, "yes")
+        top = [("Yes", math.log(p_yes * 0.8)), (" Yes", math.log(p_yes * 0.2)),
+               ("No", math.log((1 - p_yes) * 0.8)), (" No", math.log((1 - p_yes) * 0.2))]
+        chosen = "Yes" if p_yes >= 0.5 else "No"
+        if vary:
+            chosen = "Yes" if _hfrac(prompt, "sample", sample) < p_yes else "No"
+        return Reply([(chosen, sorted(top, key=lambda p: -p[1]))])
+    lo, hi = find_scale(prompt)
+    values = [str(v) for v in range(lo, hi + 1)]
+    chosen = pick(values, key % len(values))
+    if hi - lo > 10:
+        # wide scales (002 explicit 0-100): one number token, no distribution worth reading
+        return Reply([(chosen, [(chosen, -0.05)])])
+    score_tok = (" " + chosen, [(" " + v, lp) for v, lp in _softmax_top(values, chosen)])
+    if re.search(r"\b(reason|explain|explanation|rationale|justify)", low):
+        # reason-then-score (003 RTS)
+        return Reply(_plain("The text is mostly adequate, with minor issues. Score:") + [score_tok])
+    tail = prompt.rstrip()[-200:]
+    m = _FORM_DIM_RE.search(tail)
+    if m:
+        # G-Eval form filling: the prompt ends "- Coherence:"; the judge writes just the score
+        return Reply([(chosen, _softmax_top(values, chosen))])
+    m = _DIM_SCALE_RE.search(prompt)
+    if m:
+        return Reply(_plain(f"{m.group(1)}:") + [score_tok])
+    return Reply([(chosen, _softmax_top(values, chosen))])
+
+
+_FILLER = ["The", " The", "\n", " ", "I", "Score", " -", ":", "**", "Co", " is", "It", " a", "-", " (", ".", "This",
+           " I", "Based", "After", "Overall", "Rating", " score", "Answer"]
+
+
+def _pad(top: list[tuple[str, float]], k: int) -> list[tuple[str, float]]:
+    """Pad a short alternatives list to k entries with unlikely non-answer tokens, as a real model's top-k is."""
+    if len(top) >= k:
+        return top
+    seen = {t for t, _ in top}
+    floor = min(lp for _, lp in top) if top else -5.0
+    out = list(top)
+    for i, f in enumerate(t for t in _FILLER if t not in seen):
+        if len(out) >= k:
+            break
+        out.append((f, floor - 2.0 - i * 0.37))
+    return out
+
+
+def echo_logprobs(prompt: str) -> tuple[list[str], list[float | None], list[int]]:
+    """Per whitespace token: token, a deterministic log-prob (None for the first), text offset."""
+    tokens = re.findall(r"\s*\S+|\s+$", prompt)
+    lps: list[float | None] = []
+    offsets = []
+    pos = 0
+    prev = ""
+    for i, t in enumerate(tokens):
+        offsets.append(pos)
+        pos += len(t)
+        lps.append(None if i == 0 else -0.05 - (_h(prev, t) % 5000) / 1000)
+        prev = t
+    return tokens, lps, offsets
+
+
+# ------------------------------------------------------------------------------------------------ the server
+class LoopbackServer:
+    """An asyncio HTTP server on its own thread (``serve()``) or as the main loop (``run_forever``)."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, *, latency_s: float = 0.0,
+                 faults: list[Fault] | None = None, scorer: Callable[..., Reply] | None = None,
+                 switches: Switches | None = None, seed: int = 0, model: str = "loopback-judge") -> None:
+        self.host = host
+        self.port = port
+        self.latency_s = latency_s
+        self.faults = list(faults or [])
+        self.scorer = scorer or default_reply
+        self.switches = switches or Switches()
+        self.model = model
+        self._rng = random.Random(seed)
+        self._seed = seed
+        self._lock = threading.Lock()
+        self.requests_seen = 0  # every POST attempt, faults included
+        self.by_path: dict[str, int] = {}
+        self.faults_served: dict[str, int] = {}
+        self.prompt_log: list[str] = []  # sha256 of each attempt's prompt (what was asked, in order)
+        self._server: asyncio.base_events.Server | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+
+    # -- lifecycle
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}/v1"
+
+    def reset(self) -> None:
+        with self._lock:
+            self.requests_seen = 0
+            self.by_path = {}
+            self.faults_served = {}
+            self.prompt_log = []
+            self._rng = random.Random(self._seed)
+
+    async def start_async(self) -> None:
+        self._server = await asyncio.start_server(self._handle, self.host, self.port, backlog=1024)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    def start(self) -> "LoopbackServer":
+        def runner() -> None:
+            self._loop = asyncio.new_event_loop()
+            asyncio.set_event_loop(self._loop)
+            self._loop.run_until_complete(self.start_async())
+            self._ready.set()
+            self._loop.run_forever()
+            self._loop.run_until_complete(self._loop.shutdown_asyncgens())
+            self._loop.close()
+
+        self._thread = threading.Thread(target=runner, name="loopback-server", daemon=True)
+        self._thread.start()
+        self._ready.wait(10)
+        return self
+
+    def stop(self) -> None:
+        if self._loop is None:
+            return
+        loop = self._loop
+
+        async def shutdown() -> None:
+            if self._server is not None:
+                self._server.close()
+            for t in asyncio.all_tasks():
+                if t is not asyncio.current_task():
+                    t.cancel()
+
+        fut = asyncio.run_coroutine_threadsafe(shutdown(), loop)
+        try:
+            fut.result(5)
+        except Exception:  # noqa: BLE001 - best effort on shutdown
+            pass
+        loop.call_soon_threadsafe(loop.stop)
+        if self._thread is not None:
+            self._thread.join(5)
+        self._loop = None
+
+    def __enter__(self) -> "LoopbackServer":
+        return self.start() if self._loop is None else self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    # -- HTTP plumbing
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                line = await reader.readline()
+                if not line:
+                    break
+                method, path, _ = line.decode("latin-1").split(" ", 2)
+                headers: dict[str, str] = {}
+                while True:
+                    h = await reader.readline()
+                    if h in (b"\r\n", b"\n", b""):
+                        break
+                    k, _, v = h.decode("latin-1").partition(":")
+                    headers[k.strip().lower()] = v.strip()
+                length = int(headers.get("content-length", "0") or 0)
+                body = await reader.readexactly(length) if length else b""
+                result = await self._route(method, path.split("?")[0], body)
+                if result is None:  # dropped connection
+                    writer.transport.abort()
+                    return
+                status, payload, extra = result
+                data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+                reason = {200: "OK", 400: "Bad Request", 404: "Not Found", 429: "Too Many Requests",
+                          500: "Internal Server Error"}.get(status, "Error")
+                head = [f"HTTP/1.1 {status} {reason}", "Content-Type: application/json",
+                        f"Content-Length: {len(data)}"]
+                head += [f"{k}: {v}" for k, v in extra.items()]
+                close = headers.get("connection", "").lower() == "close"
+                head.append("Connection: close" if close else "Connection: keep-alive")
+                writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + data)
+                await writer.drain()
+                if close:
+                    break
+        except (asyncio.IncompleteReadError, ConnectionError, ValueError):
+            pass
+        except asyncio.CancelledError:
+            # server shutting down: drop the connection quietly
+            writer.transport.abort()
+            return
+        finally:
+            try:
+                writer.close()
+            except Exception:  # noqa: BLE001
+                pass
+
+    async def _route(self, method: str, path: str, body: bytes):
+        if method == "GET" and path.rstrip("/") == "/v1/models":
+            return 200, {"object": "list", "data": [{"id": self.model, "object": "model", "owned_by": "loopback"}]}, {}
+        if method == "GET" and path == "/_stats":
+            with self._lock:
+                return 200, {"requests": self.requests_seen, "by_path": dict(self.by_path),
+                             "faults": dict(self.faults_served)}, {}
+        if method == "POST" and path == "/_reset":
+            self.reset()
+            return 200, {"ok": True}, {}
+        if method != "POST" or path not in ("/v1/chat/completions", "/v1/completions"):
+            return 404, {"error": {"message": f"no route {method} {path}", "type": "not_found"}}, {}
+        try:
+            req = json.loads(body or b"{}")
+        except json.JSONDecodeError:
+            return 400, {"error": {"message": "body is not JSON", "type": "invalid_request_error"}}, {}
+        chat = path == "/v1/chat/completions"
+        prompt = ("\n".join(str(m.get("content", "")) for m in req.get("messages", [])) if chat
+                  else (req.get("prompt") if isinstance(req.get("prompt"), str) else "".join(req.get("prompt") or [])))
+        with self._lock:
+            self.requests_seen += 1
+            ordinal = self.requests_seen
+            self.by_path[path] = self.by_path.get(path, 0) + 1
+            self.prompt_log.append(hashlib.sha256(prompt.encode()).hexdigest())
+            fault = self._pick_fault(ordinal, prompt)
+            if fault is not None:
+                self.faults_served[fault.kind] = self.faults_served.get(fault.kind, 0) + 1
+        if self.latency_s:
+            await asyncio.sleep(self.latency_s)
+        if fault is not None:
+            if fault.kind == "429":
+                extra = {} if fault.retry_after is None else {"Retry-After": f"{fault.retry_after:g}"}
+                return 429, {"error": {"message": "Rate limit reached (loopback)", "type": "rate_limit_error"}}, extra
+            if fault.kind == "500":
+                return 500, {"error": {"message": "Internal error (loopback)", "type": "server_error"}}, {}
+            if fault.kind == "timeout":
+                await asyncio.sleep(fault.hang_s)
+                return 500, {"error": {"message": "too late", "type": "server_error"}}, {}
+            if fault.kind == "drop":
+                return None
+            if fault.kind == "malformed":
+                return 200, b'{"id": "x", "choices": [{"index": 0, "message": ', {}
+        if not chat and self.switches.no_completions:
+            return 404, {"error": {"message": "completions endpoint not available", "type": "not_found"}}, {}
+        return 200, (self._chat(req, prompt, fault) if chat else self._completion(req, prompt, fault)), {}
+
+    def _pick_fault(self, ordinal: int, prompt: str) -> Fault | None:
+        for f in self.faults:
+            if ordinal in f.on_requests:
+                return f
+            if f.match is not None and f.match in prompt:
+                return f
+            if f.fraction > 0:
+                if f.sticky:
+                    if _hfrac(prompt, "fault", f.kind) < f.fraction:
+                        return f
+                elif self._rng.random() < f.fraction:
+                    return f
+        return None
+
+    def _replies(self, req: dict, prompt: str, fault: Fault | None, n: int) -> list[Reply]:
+        temperature = float(req.get("temperature", 1.0) if req.get("temperature") is not None else 1.0)
+        out = []
+        for i in range(n):
+            if fault is not None and fault.kind == "refusal":
+                out.append(Reply(_plain(REFUSAL_TEXT), refusal=REFUSAL_TEXT))
+            elif fault is not None and fault.kind == "unparseable":
+                out.append(Reply(_plain(UNPARSEABLE_TEXT)))
+            elif fault is not None and fault.kind == "truncated":
+                out.append(Reply(_plain("The text is"), finish_reason="length"))
+            else:
+                r = self.scorer(prompt, sample=i, temperature=temperature)
+                max_tokens = req.get("max_tokens") or req.get("max_completion_tokens")
+                if max_tokens is not None and len(r.tokens) > int(max_tokens):
+                    r = Reply(r.tokens[: int(max_tokens)], finish_reason="length")
+                out.append(r)
+        return out
+
+    def _usage(self, prompt: str, replies: list[Reply], extra_prompt_tokens: int = 0) -> dict:
+        p = len(re.findall(r"\S+", prompt)) + extra_prompt_tokens
+        c = sum(len(r.tokens) for r in replies)
+        return {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c}
+
+    def _chat(self, req: dict, prompt: str, fault: Fault | None) -> dict:
+        n = 1 if self.switches.ignore_n else int(req.get("n") or 1)
+        replies = self._replies(req, prompt, fault, n)
+        want_lp = bool(req.get("logprobs")) and not self.switches.no_logprobs
+        k = int(req.get("top_logprobs") or 0)
+        choices = []
+        for i, r in enumerate(replies):
+            lp = None
+            if want_lp:
+                lp = {"content": [
+                    {"token": t, "logprob": top[0][1], "bytes": list(t.encode()),
+                     "top_logprobs": [{"token": a, "logprob": b, "bytes": list(a.encode())}
+                                      for a, b in _pad(top, k)[:k]]}
+                    for t, top in r.tokens], "refusal": None}
+            message = {"role": "assistant", "content": None if r.refusal else r.text, "refusal": r.refusal}
+            choices.append({"index": i, "message": message, "logprobs": lp, "finish_reason": r.finish_reason})
+        return {"id": f"chatcmpl-{_h(prompt, time.time()):x}", "object": "chat.completion", "created": int(time.time()),
+                "model": req.get("model", self.model), "choices": choices, "usage": self._usage(prompt, replies)}
+
+    def _completion(self, req: dict, prompt: str, fault: Fault | None) -> dict:
+        n = 1 if self.switches.ignore_n else int(req.get("n") or 1)
+        max_tokens = int(req.get("max_tokens") if req.get("max_tokens") is not None else 16)
+        echo = bool(req.get("echo")) and not self.switches.no_echo
+        k = req.get("logprobs")
+        replies = self._replies(req, prompt, fault, n) if max_tokens > 0 else [Reply([]) for _ in range(n)]
+        choices = []
+        for i, r in enumerate(replies):
+            text = (prompt if echo else "") + r.text
+            lp = None
+            if k is not None:
+                toks: list[str] = []
+                lps: list[float | None] = []
+                offs: list[int] = []
+                tops: list[dict | None] = []
+                if echo:
+                    toks, lps, offs = echo_logprobs(prompt)
+                    tops = [None if v is None else {t: v} for t, v in zip(toks, lps)]
+                pos = len(prompt) if echo else 0
+                for t, top in r.tokens:
+                    toks.append(t)
+                    lps.append(top[0][1])
+                    offs.append(pos)
+                    pos += len(t)
+                    tops.append(dict(top[: max(int(k), 1)]))
+                lp = {"tokens": toks, "token_logprobs": lps, "top_logprobs": tops, "text_offset": offs}
+            choices.append({"index": i, "text": text, "logprobs": lp, "finish_reason": "length" if max_tokens == 0
+                            else r.finish_reason})
+        return {"id": f"cmpl-{_h(prompt):x}", "object": "text_completion", "created": int(time.time()),
+                "model": req.get("model", self.model), "choices": choices,
+                "usage": self._usage(prompt, replies if max_tokens > 0 else [])}
+
+
+def serve(host: str = "127.0.0.1", port: int = 0, *, latency_s: float = 0.0, faults: list[Fault] | None = None,
+          scorer: Callable[..., Reply] | None = None, switches: Switches | None = None, seed: int = 0) -> LoopbackServer:
+    """Start a loopback server on a background thread; use as a context manager (``with serve() as srv:``)."""
+    return LoopbackServer(host, port, latency_s=latency_s, faults=faults, scorer=scorer, switches=switches,
+                          seed=seed).start()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m evalcore.testing.loopback",
+                                 description="OpenAI-compatible test double (never a real judge).")
+    ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--latency", type=float, default=0.0, help="seconds added to every POST")
+    ap.add_argument("--faults", default="[]", help='JSON list of Fault fields, e.g. [{"kind":"429","fraction":0.1}]')
+    ap.add_argument("--seed", type=int, default=0)
+    for sw in ("no-logprobs", "ignore-n", "no-echo", "no-completions"):
+        ap.add_argument(f"--{sw}", action="store_true")
+    a = ap.parse_args(argv)
+    faults = [Fault(**f) for f in json.loads(a.faults)]
+    switches = Switches(no_logprobs=a.no_logprobs, ignore_n=a.ignore_n, no_echo=a.no_echo,
+                        no_completions=a.no_completions)
+    srv = LoopbackServer(a.host, a.port, latency_s=a.latency, faults=faults, switches=switches, seed=a.seed)
+
+    async def run() -> None:
+        await srv.start_async()
+        print(f"LISTENING {srv.base_url}", flush=True)
+        await asyncio.Event().wait()
+
+    try:
+        asyncio.run(run())
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+__all__ = ["Fault", "Switches", "Reply", "LoopbackServer", "serve", "default_reply", "find_scale", "echo_logprobs",
+           "FAULT_KINDS"]
+
+if __name__ == "__main__":
+    raise SystemExit(main())

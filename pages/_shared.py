@@ -1,0 +1,250 @@
+"""What every page of the app shares: cached loaders, the sidebar context, tables with a CSV download, plain text.
+
+Conventions the pages keep:
+
+* Every piece of view state is a widget with ``key=`` and ``bind="query-params"``: the key IS the query parameter,
+  so a copied URL reopens the same view (Streamlit syncs the URL and restores the widget from it).
+  The API key field is the one exception: it is never bound, never stored.
+* Dataset texts and judge replies are shown with ``st.text`` / ``st.code`` / ``st.dataframe`` only, never through
+  Markdown or HTML.
+* Results are cached by ids and parameters (``st.cache_data``); loaded datasets and runs are cached as resources
+  (they are read-only here).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from evalcore import runs as runs_mod
+from evalcore import views
+from evalcore.model import Dataset, Run
+
+
+def default_resamples() -> int:
+    """Bootstrap resamples: 1000 unless EVALCORE_RESAMPLES says otherwise (tests set a small number)."""
+    try:
+        return max(10, int(os.environ.get("EVALCORE_RESAMPLES", "1000")))
+    except ValueError:
+        return 1000
+
+
+# ----------------------------------------------------------------------------------------------- cached loading
+
+
+@st.cache_data(show_spinner=False, ttl=30)
+def dataset_list() -> list[dict]:
+    return runs_mod.list_all_datasets()
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def load_dataset(dataset_id: str) -> Dataset:
+    return runs_mod.get_dataset(dataset_id)
+
+
+@st.cache_resource(show_spinner=False, ttl=30)
+def run_index(dataset_id: str) -> list[Run]:
+    """The runs of a dataset (bundled and local), without their values: cheap, for pickers."""
+    return runs_mod.list_runs(dataset_id)
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def load_run(run_id: str, parse: str) -> Run:
+    return runs_mod.load_run(run_id, parse=parse)
+
+
+def forget_runs() -> None:
+    """After a scoring run or an upload: the run lists and local runs may have changed."""
+    run_index.clear()
+    load_run.clear()
+    dataset_list.clear()
+
+
+# --------------------------------------------------------------------------------------------- the shared context
+
+
+@dataclass
+class Context:
+    dataset_id: str
+    dataset: Dataset
+    run_ids: list[str]
+    runs: list[Run]
+    dimension: str
+    parse: str
+    n_resamples: int
+    all_runs: list[Run] = field(default_factory=list)  # every run of the dataset (index objects, no values)
+
+    @property
+    def item_runs(self) -> list[Run]:
+        return [r for r in self.runs if not r.judgments.empty]
+
+    @property
+    def pairwise_runs(self) -> list[Run]:
+        return [r for r in self.runs if not r.comparisons.empty]
+
+
+def context() -> Context:
+    ctx = st.session_state.get("_ctx")
+    if ctx is None:  # a page opened without the entry point (should not happen under st.navigation)
+        st.error("Open the app with `streamlit run app.py`.")
+        st.stop()
+    return ctx
+
+
+def runs_by_ids(run_ids: list[str], parse: str) -> list[Run]:
+    out = []
+    for rid in run_ids:
+        try:
+            out.append(load_run(rid, parse))
+        except Exception as e:  # noqa: BLE001 - one unreadable run must not take the page down
+            st.warning(f"Run {rid} could not be loaded: {e}")
+    return out
+
+
+# ------------------------------------------------------------------------------------------------------ display
+
+
+def table(frame: pd.DataFrame, name: str, key: str, *, height: int | str = "auto", **kw: Any) -> None:
+    """A dataframe with its CSV download right beside it (file name from ``name``)."""
+    if frame is None or frame.empty:
+        st.caption(f"{name}: nothing to show.")
+        return
+    left, right = st.columns([12, 2], vertical_alignment="top")
+    with left:
+        st.dataframe(frame, hide_index=True, height=height, key=f"df_{key}", **kw)
+    with right:
+        st.download_button("CSV", data=frame.to_csv(index=False).encode("utf-8"), file_name=f"{_slug(name)}.csv",
+                           mime="text/csv", key=f"csv_{key}", help=f"Download {name} as CSV", icon=":material/download:")
+
+
+def chart(fig: Any, key: str) -> None:
+    st.plotly_chart(fig, key=f"chart_{key}", width="stretch")
+
+
+def plain(label: str, text: str, key: str | None = None) -> None:
+    """A dataset text or judge reply: shown verbatim as text, never interpreted as Markdown or HTML."""
+    st.caption(label)
+    st.code(text if text else "(empty)", language=None, wrap_lines=True)
+
+
+def _slug(name: str) -> str:
+    s = "".join(ch if ch.isalnum() else "-" for ch in name.lower()).strip("-")
+    while "--" in s:
+        s = s.replace("--", "-")
+    return s or "table"
+
+
+def need_runs(runs: list[Run], what: str = "per-item scores") -> bool:
+    """Say what to do when the selection holds no usable run; True when the page can go on."""
+    if runs:
+        return True
+    st.info(f"No selected run has {what}. Pick runs in the sidebar (**Runs**), or score the dataset on the "
+            "**Score** page.")
+    return False
+
+
+def fmt(x: Any, digits: int = 3) -> str:
+    try:
+        if x is None or pd.isna(x):
+            return "n/a"
+        return f"{float(x):.{digits}f}"
+    except (TypeError, ValueError):
+        return str(x)
+
+
+# ------------------------------------------------------------------------------------------------ judge endpoint
+
+
+@dataclass
+class EndpointChoice:
+    """What the endpoint fields say. ``endpoint`` is None until a model is named; ``problems`` says what is missing."""
+
+    endpoint: Any  # evalcore.judge.client.Endpoint | None
+    api_key: str | None  # from the password field only (the client reads the env var itself)
+    problems: list[str]
+
+    @property
+    def ready(self) -> bool:
+        return self.endpoint is not None and not self.problems
+
+
+HOW_TO_CONFIGURE = (
+    "No judge endpoint is configured. Either start the app with the environment variables set, e.g.\n\n"
+    "    export OPENAI_API_KEY=sk-...                      # the key (never stored by the app)\n"
+    "    export OPENAI_BASE_URL=https://api.openai.com/v1  # optional: any OpenAI-compatible server\n"
+    "    streamlit run app.py\n\n"
+    "or fill in the fields above: endpoint preset (openai, azure, vllm, ollama, llamacpp), base URL, model and "
+    "API key. Local servers (vllm, ollama, llamacpp) need no key. Every analysis page works without a judge."
+)
+
+
+def endpoint_form(where: str = "main") -> EndpointChoice:
+    """Preset, base URL, model, API key. Bound to the URL except the key, which is never stored anywhere."""
+    from evalcore.judge.client import LOCAL_PROVIDERS, PRESETS, endpoint_from_preset
+
+    presets = list(PRESETS)
+    c1, c2, c3 = st.columns([1, 2, 1])
+    preset = c1.selectbox("Endpoint preset", presets, key="endpoint", bind="query-params")
+    env_base = os.environ.get("OPENAI_BASE_URL", "")
+    preset_base = env_base if (preset == "openai" and env_base) else PRESETS[preset].base_url
+    base_url = c2.text_input("Base URL", key="base_url", bind="query-params", placeholder=preset_base,
+                             help="Empty: the preset's URL (for openai, $OPENAI_BASE_URL when set)")
+    model = c3.text_input("Model", value=os.environ.get("OPENAI_MODEL", ""), key="model", bind="query-params",
+                          placeholder="e.g. gpt-4o-mini", help="Azure: the deployment name")
+    key_env = PRESETS[preset].api_key_env
+    api_key = st.text_input("API key", type="password", key="api_key",
+                            help=f"Kept in this browser session's memory only: never saved, never in the URL. "
+                                 f"Empty: read from ${key_env}.")
+    problems = []
+    endpoint = None
+    if not model.strip():
+        problems.append("no model named")
+    else:
+        endpoint = endpoint_from_preset(preset, model=model.strip(), base_url=(base_url.strip() or preset_base))
+    if not api_key and not os.environ.get(key_env) and PRESETS[preset].provider not in LOCAL_PROVIDERS:
+        problems.append(f"no API key (field empty and ${key_env} not set)")
+    return EndpointChoice(endpoint=endpoint, api_key=api_key or None, problems=problems)
+
+
+# ----------------------------------------------------------------------------------------------------- criteria
+
+
+def preset_names(dimension: str) -> list[str]:
+    """Preset families (e.g. "summeval", "topical_chat") that define criteria for ``dimension``."""
+    from evalcore.methods.presets import PRESETS
+
+    return [name for name, dims in PRESETS.items() if dimension in dims]
+
+
+def default_criteria(ds: Dataset, dimension: str):
+    """The criteria a dimension starts with: the newest saved version, else the paper preset for this dataset,
+    else one written from the dataset's own dimension description."""
+    from evalcore.judge.store import default_store
+    from evalcore.judge.types import Criteria
+    from evalcore.methods.presets import PRESETS
+
+    saved = default_store().load_criteria(ds.id, dimension)
+    if saved is not None:
+        return saved
+    if dimension in PRESETS.get(ds.id, {}):
+        return PRESETS[ds.id][dimension]
+    d = ds.dimension(dimension)
+    return Criteria(dimension=dimension,
+                    task_introduction=f"You will be given one {ds.task} output. Your task is to rate it on one "
+                                      f"metric.",
+                    definition=f"{dimension.replace('_', ' ').title()}: {d.description or dimension}",
+                    scale_min=int(d.scale_min), scale_max=int(d.scale_max))
+
+
+def current_criteria(ds: Dataset, dimension: str):
+    """What the Criteria page holds for this dimension (its edits in this session), else the default."""
+    edits = st.session_state.get("_criteria", {}).get((ds.id, dimension))
+    return edits if edits is not None else default_criteria(ds, dimension)
+
+
+def remember_criteria(ds: Dataset, criteria) -> None:
+    st.session_state.setdefault("_criteria", {})[(ds.id, criteria.dimension)] = criteria

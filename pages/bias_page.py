@@ -1,0 +1,93 @@
+"""Bias: does the judge favour LLM-written text, score on a different scale than humans, or prefer a position?"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from evalcore import views
+from pages import _compute as compute
+from pages import _shared as ui
+
+ctx = ui.context()
+ds = ctx.dataset
+st.title("Bias")
+
+# ------------------------------------------------------------------------------ human- vs LLM-written (000 Fig. 2)
+st.subheader("Human-written vs LLM-written texts (000 Fig. 2)")
+WRITER_DATASET = "zhang_pairs"
+if ds.id != WRITER_DATASET and views.writer_column(ds) is None:
+    st.info(f"This analysis needs pairs of human-written and LLM-written texts with the humans' preference: pick the "
+            f"dataset **{WRITER_DATASET}** (Zhang et al. 2023) in the sidebar.")
+else:
+    scored = [r for r in ctx.all_runs if r.dataset_id == ds.id and r.method not in ("h2h", "pairwise")]
+    if not scored:
+        st.info("No judge has scored these texts yet. Score them on the **Score** page: choose a method (e.g. "
+                "G-Eval or RTS), a judge endpoint and the dimension, then press **Start scoring**; the run appears "
+                "here when it is done.")
+    else:
+        labels = {r.run_id: views.run_label(r) for r in scored}
+        run_id = st.selectbox("Judge run", list(labels), format_func=lambda i: labels[i], key="bias_run",
+                              bind="query-params")
+        with st.spinner("Grouping by the humans' preference…"):
+            wb = compute.writer_bias(ds.id, run_id, ctx.dimension, ctx.parse)
+        if wb.empty:
+            st.info(f"Run {labels[run_id]} has no parsed scores on {ctx.dimension!r} for these pairs.")
+        else:
+            ui.chart(views.writer_bias_figure(wb, labels[run_id]), "writer_bias")
+            ui.table(wb, f"writer bias {ctx.dimension}", "writer_bias")
+            st.caption("Pairs are grouped by the majority of the annotators' votes (a tie when the votes cancel).")
+
+runs = ctx.item_runs
+run_ids = tuple(r.run_id for r in runs)
+dims = tuple(d for d in ds.dimension_names if any(d in r.dimensions for r in runs))
+
+# ---------------------------------------------------------------------------------- judge vs human (003 Fig. 4)
+st.subheader("Mean judge score vs mean human score (003 Fig. 4)")
+if ui.need_runs(runs) and dims:
+    with st.spinner("Means per system…"):
+        ms = compute.mean_scores(ds.id, run_ids, dims, ctx.parse)
+    if ms.empty:
+        st.info("No scores to compare.")
+    else:
+        ui.chart(views.mean_scores_figure(ms), "mean_scores")
+        if (ms["dimension"] == ctx.dimension).any():
+            ui.chart(views.mean_scores_system_figure(ms, ctx.dimension), "mean_scores_system")
+        ui.table(ms, "mean scores per system", "mean_scores")
+        st.caption("Raw scores are only comparable when judge and humans use the same scale (G-Eval rates "
+                   "fluency 1-3 while SummEval's humans rate 1-5).")
+
+# ------------------------------------------------------------------------------ distributions (002 Fig. 3-4)
+st.subheader("Score distributions per method (002 Fig. 3-4)")
+if runs:
+    with st.spinner("Score distributions…"):
+        dist = compute.distributions(ds.id, run_ids, ctx.dimension, ctx.parse)
+    if dist.empty:
+        st.info(f"No parsed scores on {ctx.dimension!r}.")
+    else:
+        ui.chart(views.score_distribution_figure(dist, ctx.dimension), "distributions")
+        summary = dist.groupby(["run", "method"])["judge"].describe().reset_index()
+        ui.table(summary, f"score distribution {ctx.dimension}", "distributions")
+
+# ----------------------------------------------------------------------------------------------- position bias
+st.subheader("Position bias of pairwise runs")
+pw = [r for r in ctx.all_runs if r.method in ("h2h", "pairwise") or (r.comparisons is not None
+                                                                     and not r.comparisons.empty)]
+if not pw:
+    st.info("No pairwise run on this dataset. Score one on the **Score** page with the H2H or Pairwise method "
+            "(SummEval ships Shen et al.'s ChatGPT H2H run).")
+else:
+    labels = {r.run_id: views.run_label(r) for r in pw}
+    selected = [r.run_id for r in ctx.pairwise_runs]
+    default = selected or list(labels)[:1]
+    chosen = st.multiselect("Pairwise runs", list(labels), default=default, format_func=lambda i: labels[i],
+                            key="bias_pairwise", bind="query-params")
+    if chosen:
+        with st.spinner("Position bias…"):
+            pb = compute.position_bias(tuple(chosen), ctx.parse)
+        if pb.empty:
+            st.info("These runs hold no comparisons.")
+        else:
+            ui.chart(views.position_bias_figure(pb), "position_bias")
+            ui.table(pb, "position bias", "position_bias")
+            st.caption("Every pair is judged in both orders: an unbiased judge wins the first position half of the "
+                       "decided comparisons and keeps its verdict when the order flips.")

@@ -1,0 +1,84 @@
+"""Compare: two runs side by side (prompt versions, methods or models): is one significantly better aligned?"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from evalcore import views
+from pages import _compute as compute
+from pages import _shared as ui
+
+ctx = ui.context()
+ds = ctx.dataset
+st.title("Compare")
+
+candidates = [r for r in ctx.all_runs if r.method not in ("h2h", "pairwise")]
+if len(candidates) < 2:
+    st.info("Comparing needs two runs with per-item scores on this dataset. Score the dataset on the **Score** page "
+            "(for example the same method with two prompt versions, or two models).")
+    st.stop()
+
+labels = {r.run_id: views.run_label(r) for r in candidates}
+ids = list(labels)
+sel = [r for r in ctx.run_ids if r in labels]
+default_a = ids.index(sel[0]) if sel else 0
+default_b = ids.index(sel[1]) if len(sel) > 1 else (1 if default_a != 1 else 0)
+
+c1, c2 = st.columns(2)
+run_a = c1.selectbox("Run A", ids, index=default_a, format_func=lambda i: labels[i], key="run_a", bind="query-params")
+run_b = c2.selectbox("Run B", ids, index=default_b, format_func=lambda i: labels[i], key="run_b", bind="query-params")
+c3, c4, c5 = st.columns(3)
+level = c3.selectbox("Level", list(views.LEVELS), key="level", bind="query-params")
+coefficient = c4.selectbox("Coefficient", list(views.COEFFICIENTS), index=1, key="coefficient", bind="query-params")
+test = c5.selectbox("Test", ["bootstrap", "permutation"], key="test", bind="query-params",
+                    help="bootstrap: documents resampled jointly for both runs; permutation: A/B labels swapped per "
+                         "document")
+
+if run_a == run_b:
+    st.warning("Pick two different runs.")
+    st.stop()
+
+run_a_obj = ui.load_run(run_a, ctx.parse)
+run_b_obj = ui.load_run(run_b, ctx.parse)
+shared = [d for d in run_a_obj.dimensions if d in run_b_obj.dimensions]
+if ctx.dimension not in shared:
+    st.info(f"The two runs do not both score {ctx.dimension!r}; dimensions they share: {', '.join(shared) or 'none'}. "
+            "Pick one in the sidebar.")
+    st.stop()
+
+st.subheader(f"Difference in {coefficient} ({level} level) on {ctx.dimension}")
+with st.spinner(f"Paired {test} test ({ctx.n_resamples} resamples)…"):
+    res = compute.paired(ds.id, run_a, run_b, ctx.dimension, level, coefficient, ctx.n_resamples, test, ctx.parse)
+m1, m2, m3, m4 = st.columns(4)
+m1.metric("Run A", ui.fmt(res.statistic_a))
+m2.metric("Run B", ui.fmt(res.statistic_b))
+m3.metric("A − B", ui.fmt(res.difference), help=f"95% CI [{ui.fmt(res.ci_low)}, {ui.fmt(res.ci_high)}]")
+m4.metric("p-value", ui.fmt(res.pvalue, 4), help=f"{res.method}, n = {res.n}")
+summary = views.paired_summary(res, labels[run_a], labels[run_b])
+ui.table(summary, f"paired difference {ctx.dimension} {level} {coefficient}", "paired")
+
+st.subheader("Where the two runs disagree most")
+top = st.number_input("Items to show", min_value=5, max_value=200, value=20, step=5, key="top",
+                      bind="query-params")
+with st.spinner("Ranking disagreements…"):
+    dis = compute.disagreements(ds.id, run_a, run_b, ctx.dimension, ctx.parse, int(top))
+if dis.empty:
+    st.info("The runs share no parsed items on this dimension.")
+    st.stop()
+ui.table(dis, f"disagreements {ctx.dimension}", "disagreements")
+st.caption("rank_gap: difference of the items' percentile ranks under the two runs (scales may differ).")
+
+item = st.selectbox("Show the texts of item", dis["item_id"].tolist(), key="item", bind="query-params")
+texts = views.item_texts(ds, item)
+row = dis[dis["item_id"] == item].iloc[0]
+st.text(f"Run A: {row['judge_a']}   Run B: {row['judge_b']}   human: {row['human']}")
+ui.plain("Evaluated output", texts.get("output", ""))
+ui.plain("Source", texts.get("source", ""))
+if texts.get("context"):
+    ui.plain("Context", texts["context"])
+if texts.get("references"):
+    ui.plain("References", texts["references"])
+with st.expander("Judge replies"):
+    for name, run in (("A", run_a_obj), ("B", run_b_obj)):
+        j = run.judgments[(run.judgments["item_id"] == item) & (run.judgments["dimension"] == ctx.dimension)]
+        ui.plain(f"Run {name} ({labels[run.run_id]})", "" if j.empty else str(j["raw"].iloc[0]))

@@ -1,0 +1,135 @@
+"""Criteria: what the judge is asked (task introduction, definition, scale, evaluation steps), versioned."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import streamlit as st
+
+from evalcore import views
+from evalcore.judge.store import default_store
+from evalcore.judge.types import Criteria
+from pages import _shared as ui
+
+ctx = ui.context()
+ds = ctx.dataset
+dim = ctx.dimension
+store = default_store()
+st.title("Criteria")
+st.caption(f"Dataset **{ds.id}** · dimension **{dim}** (change it in the sidebar)")
+
+FIELDS = ("crit_intro", "crit_definition", "crit_min", "crit_max", "crit_steps")
+
+
+def load_into_fields(c: Criteria) -> None:
+    """Put a Criteria into the text fields (only before they are drawn in this run)."""
+    st.session_state["crit_intro"] = c.task_introduction
+    st.session_state["crit_definition"] = c.definition
+    st.session_state["crit_min"] = int(c.scale_min)
+    st.session_state["crit_max"] = int(c.scale_max)
+    st.session_state["crit_steps"] = c.steps
+    st.session_state["_crit_for"] = (ds.id, dim)
+
+
+pending = st.session_state.pop("_crit_pending", None)
+if pending is not None and pending.dimension == dim:
+    load_into_fields(pending)
+elif st.session_state.get("_crit_for") != (ds.id, dim) or any(f not in st.session_state for f in FIELDS):
+    load_into_fields(ui.current_criteria(ds, dim))
+
+# ------------------------------------------------------------------------------------------------------ presets
+names = ui.preset_names(dim)
+if names:
+    p1, p2 = st.columns([3, 1], vertical_alignment="bottom")
+    preset = p1.selectbox("Preset from the papers", names, index=names.index(ds.id) if ds.id in names else 0,
+                          key="preset", bind="query-params",
+                          help="G-Eval's Appendix A prompts (SummEval, Topical-Chat) and Shen et al.'s wording")
+    if p2.button("Load preset", key="load_preset"):
+        from evalcore.methods.presets import PRESETS
+
+        st.session_state["_crit_pending"] = PRESETS[preset][dim]
+        st.rerun()
+else:
+    st.caption(f"No paper preset defines {dim!r}: the criteria start from the dataset's description.")
+
+# ------------------------------------------------------------------------------------------------------- fields
+st.text_area("Task introduction", key="crit_intro", height=120)
+st.text_area("Evaluation criteria (definition)", key="crit_definition", height=140)
+s1, s2 = st.columns(2)
+s1.number_input("Scale min", step=1, key="crit_min")
+s2.number_input("Scale max", step=1, key="crit_max")
+st.text_area("Evaluation steps", key="crit_steps", height=200,
+             help="G-Eval's auto chain-of-thought: generate them with the judge below, then edit freely.")
+
+criteria = Criteria(dimension=dim, task_introduction=st.session_state["crit_intro"],
+                    definition=st.session_state["crit_definition"], scale_min=int(st.session_state["crit_min"]),
+                    scale_max=int(st.session_state["crit_max"]), steps=st.session_state["crit_steps"])
+ui.remember_criteria(ds, criteria)  # the Score page uses what is here
+if criteria.scale_min >= criteria.scale_max:
+    st.error("Scale min must be below scale max.")
+
+b1, b2 = st.columns([1, 3], vertical_alignment="bottom")
+note = b2.text_input("Version note", key="version_note", placeholder="what changed (optional)")
+if b1.button("Save version", key="save_criteria", type="primary", disabled=criteria.scale_min >= criteria.scale_max):
+    h = store.save_criteria(ds.id, criteria, note=note)
+    st.success(f"Saved version {h}.")
+
+# ------------------------------------------------------------------------------------------- generate the steps
+with st.expander("Generate evaluation steps with the judge (G-Eval auto-CoT)"):
+    choice = ui.endpoint_form("criteria")
+    if not choice.ready:
+        st.info(ui.HOW_TO_CONFIGURE)
+    if st.button("Generate evaluation steps", key="generate_steps", disabled=not choice.ready):
+        from evalcore.judge.runner import generate_steps
+
+        try:
+            with st.spinner(f"Asking {choice.endpoint.model} for evaluation steps…"):
+                new = generate_steps(dataclasses.replace(criteria, steps=""), endpoint=choice.endpoint,
+                                     api_key=choice.api_key, store=store, dataset_id=ds.id)
+        except Exception as e:  # noqa: BLE001 - shown to the user with its reason; nothing is saved
+            st.error(f"Could not generate steps: {type(e).__name__}: {e}")
+        else:
+            st.session_state["_crit_pending"] = new
+            st.session_state["_crit_msg"] = f"Generated steps saved as version {new.version_hash()}."
+            st.rerun()
+msg = st.session_state.pop("_crit_msg", None)
+if msg:
+    st.success(msg)
+
+# ----------------------------------------------------------------------------------------------------- versions
+st.subheader("Saved versions")
+versions = store.list_criteria_versions(ds.id, dim)
+if not versions:
+    st.info("No saved version of these criteria yet: press **Save version**.")
+else:
+    import pandas as pd
+
+    vt = pd.DataFrame([{"version": v["hash"], "saved": v["created_at"], "note": v["note"],
+                        "steps (chars)": len(v["criteria"].steps)} for v in versions])
+    ui.table(vt, f"criteria versions {ds.id} {dim}", "versions")
+    hashes = [v["hash"] for v in versions]
+    v1, v2, v3 = st.columns([2, 2, 1], vertical_alignment="bottom")
+    old = v1.selectbox("Diff from version", hashes, index=min(1, len(hashes) - 1), key="diff_a", bind="query-params")
+    new = v2.selectbox("to version", hashes, index=0, key="diff_b", bind="query-params")
+    if v3.button("Load this version", key="load_version"):
+        st.session_state["_crit_pending"] = store.load_criteria(ds.id, dim, new)
+        st.rerun()
+    diff = store.diff_criteria(ds.id, dim, old, new)
+    st.code(diff or "(no difference)", language="diff")
+
+# --------------------------------------------------------------------------------------------- rendered prompt
+st.subheader("Full prompt for one item")
+from evalcore.methods import METHODS  # noqa: E402
+
+method_names = list(METHODS)
+m1, m2 = st.columns(2)
+method_name = m1.selectbox("Method", method_names, key="method", bind="query-params",
+                           format_func=lambda n: getattr(METHODS[n], "label", n))
+items = ds.items["item_id"].astype(str).tolist()[:200]
+item = m2.selectbox("Item", items, key="prompt_item", bind="query-params")
+try:
+    prompt = views.rendered_prompt(ds, method_name, item, criteria)
+except Exception as e:  # noqa: BLE001 - a method that cannot render this item says why
+    st.warning(f"{method_name} cannot render a prompt here: {type(e).__name__}: {e}")
+else:
+    st.code(prompt, language=None, wrap_lines=True)

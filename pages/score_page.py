@@ -1,0 +1,199 @@
+"""Score: run a judge over the dataset (method, endpoint, cost estimate, progress, cancel and resume, failures)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import streamlit as st
+
+from evalcore import views
+from evalcore.judge.store import default_store
+from evalcore.methods import METHODS
+from pages import _shared as ui
+
+ctx = ui.context()
+ds = ctx.dataset
+store = default_store()
+st.title("Score")
+
+
+@dataclass
+class Job:
+    """A scoring run on a background thread. The thread only writes plain fields here; the page reads them."""
+
+    run_id: str
+    params: dict[str, Any]
+    cancel: threading.Event = field(default_factory=threading.Event)
+    progress: Any = None  # runner.Progress
+    started: float = field(default_factory=time.monotonic)
+    finished: bool = False
+    error: str | None = None
+    run: Any = None  # the stored Run when done
+    thread: threading.Thread | None = None
+
+    @property
+    def running(self) -> bool:
+        return self.thread is not None and self.thread.is_alive()
+
+
+def start(job: Job) -> None:
+    from evalcore.judge.runner import score_dataset
+
+    p = job.params
+
+    def target() -> None:
+        try:
+            job.run = score_dataset(p["dataset"], method=p["method"], dimensions=p["dimensions"],
+                                    criteria_by_dim=p["criteria"], endpoint=p["endpoint"], config=p["config"],
+                                    api_key=p["api_key"], store=store, concurrency=p["concurrency"],
+                                    limit=p["limit"], progress=lambda pr: setattr(job, "progress", pr),
+                                    cancel=job.cancel, run_id=job.run_id, label=p["label"])
+        except Exception as e:  # noqa: BLE001 - reported on the page with its reason
+            job.error = f"{type(e).__name__}: {e}"
+        finally:
+            job.finished = True
+
+    job.cancel.clear()
+    job.finished = False
+    job.error = None
+    job.started = time.monotonic()
+    job.thread = threading.Thread(target=target, name=f"score-{job.run_id}", daemon=True)
+    job.thread.start()
+
+
+# --------------------------------------------------------------------------------------------------- settings
+st.subheader("Judge endpoint")
+choice = ui.endpoint_form("score")
+if not choice.ready:
+    st.info(ui.HOW_TO_CONFIGURE)
+    if choice.problems:
+        st.caption("Missing: " + "; ".join(choice.problems))
+
+st.subheader("What to score")
+method_names = list(METHODS)
+c1, c2, c3 = st.columns(3)
+method_name = c1.selectbox("Method", method_names, key="method", bind="query-params",
+                           format_func=lambda n: getattr(METHODS[n], "label", n))
+dims = c2.multiselect("Dimensions to score", ds.dimension_names, default=[ctx.dimension], key="score_dims",
+                      bind="query-params")
+method = METHODS[method_name]
+limit = c3.number_input("Pairs (0 = all)" if method.pairwise else "Items (0 = all)", min_value=0,
+                        max_value=max(len(ds.items), 1) * 10, value=0, step=10, key="limit", bind="query-params")
+c4, c5 = st.columns([1, 3])
+concurrency = c4.number_input("Concurrent requests", min_value=1, max_value=128, value=8, key="concurrency",
+                              bind="query-params")
+label = c5.text_input("Run label", key="run_label", placeholder="e.g. G-Eval, my steps v2")
+criteria = {d: ui.current_criteria(ds, d) for d in dims}
+config = views.method_config(method_name, ds.id)
+with st.expander("Criteria used (edit them on the Criteria page)"):
+    for d, c in criteria.items():
+        st.caption(f"{d}: version {c.version_hash()}")
+        ui.plain("Definition", c.definition)
+
+# --------------------------------------------------------------------------------------------------- estimate
+if choice.endpoint is not None and dims:
+    from evalcore.judge.runner import estimate
+
+    try:
+        with st.spinner("Estimating calls and cost…"):
+            est = estimate(ds, method=method_name, criteria_by_dim=criteria, config=config, endpoint=choice.endpoint,
+                           store=store, limit=int(limit) or None, dimensions=dims)
+    except Exception as e:  # noqa: BLE001 - e.g. the method is unsupported by this endpoint
+        st.warning(f"No estimate: {type(e).__name__}: {e}")
+    else:
+        e1, e2, e3, e4 = st.columns(4)
+        e1.metric("Calls", f"{est.calls:,}")
+        e2.metric("Cached", f"{est.cached:,}")
+        e3.metric("Tokens (in / out max)", f"{est.prompt_tokens:,} / {est.completion_tokens:,}")
+        e4.metric("Cost (USD)", "unknown" if est.cost_usd is None else f"{est.cost_usd:,.2f}")
+        if est.note:
+            st.caption(est.note)
+
+# ------------------------------------------------------------------------------------------------------- run
+job: Job | None = st.session_state.get("_score_job")
+if job is not None and job.params.get("dataset_id") != ds.id:
+    job = None if not job.running else job
+
+start_clicked = st.button("Start scoring", key="start_scoring", type="primary",
+                          disabled=not choice.ready or not dims or (job is not None and job.running))
+if start_clicked:
+    from evalcore.judge.runner import new_run_id
+
+    job = Job(run_id=new_run_id(ds.id, method_name, choice.endpoint.model),
+              params=dict(dataset=ds, dataset_id=ds.id, method=method_name, dimensions=list(dims), criteria=criteria,
+                          endpoint=choice.endpoint, config=config, api_key=choice.api_key,
+                          concurrency=int(concurrency), limit=int(limit) or None, label=label))
+    st.session_state["_score_job"] = job
+    start(job)
+
+
+def progress_line(job: Job) -> tuple[float, str]:
+    p = job.progress
+    if p is None:
+        return 0.0, "starting (probing the endpoint)…"
+    frac = p.done / p.total if p.total else 0.0
+    eta = "" if p.eta_s is None else f" · ETA {p.eta_s:,.0f} s"
+    return min(frac, 1.0), (f"{p.done:,} / {p.total:,} done · {p.cached:,} from cache · {p.failed:,} failed · "
+                            f"{p.retrying:,} retrying{eta}")
+
+
+@st.fragment(run_every=1.0)
+def live_progress() -> None:
+    j: Job | None = st.session_state.get("_score_job")
+    if j is None:
+        return
+    frac, text = progress_line(j)
+    st.progress(frac, text=text)
+    if j.running:
+        if st.button("Cancel", key="cancel_scoring"):
+            j.cancel.set()
+            st.caption("Cancelling: requests in flight finish, nothing half-written is kept.")
+    else:
+        ui.forget_runs()
+        st.rerun(scope="app")
+
+
+if job is not None:
+    st.subheader("Progress")
+    st.caption(f"Run {job.run_id}")
+    if job.running:
+        live_progress()
+    else:
+        frac, text = progress_line(job)
+        st.progress(frac, text=text)
+        if job.error:
+            st.error(f"The run stopped: {job.error}")
+        elif job.cancel.is_set():
+            st.warning("Cancelled. Finished judgments are kept; resume to score the rest.")
+        else:
+            st.success("Done.")
+        if job.error or job.cancel.is_set():
+            if st.button("Resume", key="resume_scoring", disabled=not choice.ready,
+                         help="Continue the same run: finished judgments are not requested again"):
+                job.params["api_key"] = choice.api_key
+                start(job)
+                st.rerun()
+
+# ------------------------------------------------------------------------------------------------ local runs
+st.subheader("Runs scored here")
+local = [r for r in ctx.all_runs if r.origin != "published"]
+if not local:
+    st.info("No local run on this dataset yet.")
+else:
+    labels = {r.run_id: f"{views.run_label(r)}  ({r.run_id})" for r in local}
+    rid = st.selectbox("Run", list(labels), format_func=lambda i: labels[i], key="local_run", bind="query-params")
+    run = ui.load_run(rid, "robust")
+    info = run.summary()
+    r1, r2, r3 = st.columns(3)
+    r1.metric("Judgments", info["judgments"])
+    r2.metric("Failed", info["failed"])
+    r3.metric("Dimensions", ", ".join(info["dimensions"]) or "-")
+    st.markdown("**Failures with their raw replies**")
+    fails = views.failures_table(run)
+    if fails.empty:
+        st.caption("No failures.")
+    else:
+        ui.table(fails, f"failures {rid}", "failures")
