@@ -48,8 +48,8 @@ def sidebar() -> ui.Context:
         if pending in ids:  # set by the Data page after an upload, before the widget exists in this run
             st.session_state["dataset"] = pending
         default = ids.index(views.DEFAULT_DATASET) if views.DEFAULT_DATASET in ids else 0
-        dataset_id = st.selectbox("Dataset", ids, index=default, format_func=lambda i: names.get(i, i),
-                                  key="dataset", bind="query-params")
+        dataset_id = st.selectbox("Dataset", ids, index=default, key="dataset", bind="query-params")
+        st.text(names.get(dataset_id, dataset_id))  # a user dataset's name: shown as text, never Markdown
         with st.spinner("Loading dataset…"):
             dataset = ui.load_dataset(dataset_id)
 
@@ -63,9 +63,11 @@ def sidebar() -> ui.Context:
         elif any(r not in run_ids for r in current):
             # another dataset was picked: its runs replace the old selection
             st.session_state["runs"] = views.default_run_ids(dataset_id, run_ids)
-        chosen = st.multiselect("Runs", run_ids, format_func=lambda i: labels.get(i, i), key="runs",
+        chosen = st.multiselect("Runs", run_ids, key="runs",
                                 bind="query-params", placeholder="Pick judge runs",
                                 help="Judge runs to analyse: published runs shipped with the data and your own.")
+        if chosen:
+            st.text("\n".join(f"• {labels.get(r, r)}" for r in chosen))
 
         dims = dataset.dimension_names
         dimension = st.selectbox("Dimension", dims, key="dimension", bind="query-params")

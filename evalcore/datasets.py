@@ -126,7 +126,10 @@ def _run_entry(run_id: str) -> dict[str, Any]:
 
 
 def list_datasets() -> list[dict[str, Any]]:
-    """One summary row per bundled dataset (read from the small manifests; no table is loaded)."""
+    """One summary row per bundled dataset (read from the small manifests; no table is loaded).
+
+    ``annotators`` counts the distinct raters in the per-annotator ratings or, for pairwise data, in the
+    preferences (0 when only aggregated scores were released); ``runs`` counts the bundled published runs."""
     runs_per_dataset: dict[str, int] = {}
     for entry in _run_entries():
         runs_per_dataset[entry["dataset_id"]] = runs_per_dataset.get(entry["dataset_id"], 0) + 1

@@ -12,8 +12,12 @@ published figures can be reproduced and shown side by side with the sound readin
   a reply where none matches is kept as -1.
 * Shen et al. (003) H2H: an unreadable verdict counts as a tie.
 
-A paper-mode result always says so in ``reason`` (``"paper rule (...): ..."``) so that a kept quirk is never
-mistaken for a reading of the reply.
+Every value a paper rule produced says so in ``reason`` (``"paper rule (...): ..."``) so that a kept quirk (a 0, a -1,
+a tie) is never mistaken for a reading of the reply. Robust successes have an empty reason.
+
+Robust reading in short: the score the reply *states* — an explicit final score, then a "score"/"rating" label, then
+a fraction of the scale or a verb of scoring, then "<Dimension>: N", then a bare number; never a stray number
+("scored 15 penalties"), never a counterfactual ("keeps it from being a 5"), and never a value off the scale.
 """
 
 from __future__ import annotations
@@ -99,9 +103,9 @@ _WORD = r"(?:zero|one|two|three|four|five|six|seven|eight|nine|ten)"
 _NUM = r"(?<![\w.])(?:(?<![\d\-–])-)?(?:\d+(?:\.\d+)?|\.\d+)(?!\w|\.\d)"
 _VALUE = rf"(?P<v>{_NUM}|\b{_WORD}\b)"
 # "1 to 5", "1-5", "1 – 5": the value is the low end of a range, not a score.
-_NOT_RANGE = r"(?!\s*(?:-|–|to)\s*\d)"
+_NOT_RANGE = r"(?!\s{0,3}(?:-|–|to)\s{0,3}\d)"
 # "4/5", "4 out of 5", "4 on a scale of 5": a denominator that names the scale.
-_DENOM = rf"(?:\s*(?:/|out\s+of|on\s+a\s+scale\s+of)\s*(?P<d>\d+(?:\.\d+)?|\b{_WORD}\b))?"
+_DENOM = rf"(?:\s{{0,3}}(?:/|out\s+of|on\s+a\s+scale\s+of)\s{{0,3}}(?P<d>\d+(?:\.\d+)?|\b{_WORD}\b))?"
 
 _REFUSAL = re.compile(
     r"\b(?:I'?m sorry|I am sorry|I apologi[sz]e|I (?:cannot|can ?not|can't|won't|am unable to|'m unable to)"
@@ -152,7 +156,9 @@ def _collect(text: str, patterns: list[tuple[int, re.Pattern[str]]]) -> list[_Ca
             d = m.groupdict().get("d")
             start = m.start("v")
             line = text[text.rfind("\n", 0, start) + 1 : start]
-            sentence = re.split(r"[.!?](?:\s|$)|\n", text[:start])[-1]
+            # the sentence so far: back to the last sentence end or line break, at most 300 characters
+            window = text[max(0, start - 300) : start]
+            sentence = re.split(r"[.!?](?:\s|$)|\n", window)[-1]
             out.append(
                 _Candidate(
                     v, tier, start, _to_float(d) if d else None,
@@ -164,9 +170,11 @@ def _collect(text: str, patterns: list[tuple[int, re.Pattern[str]]]) -> list[_Ca
 
 
 def _choose(cands: list[_Candidate], scale: tuple[float, float]) -> _Candidate | None:
-    """The most explicit tier wins. A fraction of another scale ("8/10" when asked for 1-5) only counts when nothing
-    else is stated. Within a tier, a value on the scale beats one off it, and the last statement wins (a
-    reason-then-score reply states its score last, and a reply that corrects itself means its last figure)."""
+    """The most explicit tier wins. A fraction of another scale ("8/10" when asked for 1-5) and a counterfactual
+    ("keeps it from being a 5") only count when nothing else is stated; a sub-score on a bullet line of a breakdown
+    loses to one stated in prose. Within what is left, a value on the scale beats one off it, and the last
+    statement wins (a reason-then-score reply states its score last; a reply that corrects itself means its last
+    figure)."""
     if not cands:
         return None
     lo, hi = scale
@@ -212,17 +220,19 @@ def _compile(*patterns: tuple[int, str]) -> list[tuple[int, re.Pattern[str]]]:
 #   4  the reply is (or starts with) the number ("4", "- 2", "3.", "1 (dull)", "2. somewhat interesting")
 #   5  last resort: a number closing the reply ("... on the sentence level. 5") or a lone "(N)" ("irrelevant (1).")
 # Stray numbers elsewhere ("scored 15 penalties", "50 international caps", "the 1990s") are never read.
-_MD = r"[*_`\"']*"  # markdown emphasis / quotes around labels and values ("**Score:** 4")
+_MD = r"[*_`\"']{0,3}"  # markdown emphasis / quotes around labels and values ("**Score:** 4")
 _SCORE_WORD = r"(?:score|rating|grade|mark)"
-_H = r"[^\S\n]"  # horizontal white space: a label and its number sit on one line ("breakdown of the score:\n1. ...")
+# Horizontal white space: a label and its number sit on one line ("breakdown of the score:\n1. ..." is no score).
+# Quantifiers are bounded throughout so that a long adversarial reply costs linear time.
+_H = r"[^\S\n]{0,3}"
 _LINK = (
-    rf"{_MD}{_H}*(?:\((?:[^()\n]{{0,40}})\))?{_H}*(?:[:=\-–]|is|of|would{_H}+be|will{_H}+be|should{_H}+be|as|at)?"
-    rf"{_H}*{_MD}{_H}*(?:(?:a|an|about|around|approximately|roughly){_H}+)?{_MD}{_H}*"
+    rf"{_MD}{_H}(?:\((?:[^()\n]{{0,40}})\))?{_H}(?:[:=\-–]|is|of|would\s+be|will\s+be|should\s+be|as|at)?"
+    rf"{_H}{_MD}{_H}(?:(?:a|an|about|around|approximately|roughly)\s+)?{_MD}{_H}"
 )
 # After a verb of scoring, the number must end the clause or be followed by a scale word: "rate it 4 because ..."
 # is a score, "scored 15 penalties" / "earning 50 international caps" are counts.
 _VERB_FOLLOW = (
-    r"(?=\s*(?:$|[.,;:!?)\-–(]|/|\s(?:out|of|on|for|in|as|and|but|because|since|due|given|which|to|stars?|points?"
+    r"(?=\s{0,3}(?:$|[.,;:!?)\-–(]|/|\s(?:out|of|on|for|in|as|and|but|because|since|due|given|which|to|stars?|points?"
     r"|overall|with|is|indicating|reflecting|showing|meaning|\(|-)\b))"
 )
 _VERBS = (
@@ -234,12 +244,16 @@ _SCORE_PATTERNS = _compile(
     (0, rf"\b(?:final|overall|total)\s+{_SCORE_WORD}s?\b{_LINK}{_VALUE}{_NOT_RANGE}{_DENOM}"),
     (1, rf"\b{_SCORE_WORD}s?\b{_LINK}{_VALUE}{_NOT_RANGE}{_DENOM}"),
     # "The score for Naturalness for this response is 2."
-    (1, rf"\b{_SCORE_WORD}\s+(?:for|of)\s+[^\d.\n:]{{1,60}}?\s(?:is|would\s+be|=|:)\s*{_MD}(?P<v>{_NUM}){_NOT_RANGE}{_DENOM}"),
-    (2, rf"{_VALUE}\s*(?:/|out\s+of)\s*(?P<d>\d+(?:\.\d+)?|\b{_WORD}\b)"),
+    (
+        1,
+        rf"\b{_SCORE_WORD}\s+(?:for|of)\s+[^\d.\n:]{{1,60}}?\s(?:is|would\s+be|=|:)\s{{0,3}}{_MD}(?P<v>{_NUM})"
+        rf"{_NOT_RANGE}{_DENOM}",
+    ),
+    (2, rf"{_VALUE}\s{{0,3}}(?:/|out\s+of)\s{{0,3}}(?P<d>\d+(?:\.\d+)?|\b{_WORD}\b)"),
     (
         2,
-        rf"\b{_VERBS}\b(?:\s+(?:it|this|that|the|summary|response|text|output|answer|dialogue|a|an|as|of|with|at"
-        rf"|score|rating|only|just|solid|high|low|perfect|overall|final|me|mere|strong))*\s+{_MD}{_VALUE}"
+        rf"\b{_VERBS}\b(?:\s{{1,3}}(?:it|this|that|the|summary|response|text|output|answer|dialogue|a|an|as|of|with|at"
+        rf"|score|rating|only|just|solid|high|low|perfect|overall|final|me|mere|strong)){{0,8}}\s{{1,3}}{_MD}{_VALUE}"
         rf"{_NOT_RANGE}{_DENOM}{_VERB_FOLLOW}",
     ),
     # "I would score the consistency of the Summary with respect to the Article as 2", "scoring a perfect fluency
@@ -253,28 +267,42 @@ _SCORE_PATTERNS = _compile(
     # "The summary is a 5, perfect relevance", "making it a 5 in terms of coherence" (digits only: "is a one-off")
     (2, rf"\b(?:is|it|as)\s+(?:a|an)\s+{_MD}(?P<v>{_NUM}){_NOT_RANGE}{_DENOM}{_VERB_FOLLOW}"),
     # "The summary is a perfect fluency, 5."
-    (2, rf"\b(?:a|an)\s+(?:perfect|solid|strong|low|high)\s+[a-z]+\s*(?:,|\(|:|of)\s*(?P<v>{_NUM}){_NOT_RANGE}{_DENOM}"),
+    (
+        2,
+        rf"\b(?:a|an)\s+(?:perfect|solid|strong|low|high)\s+[a-z]{{1,20}}\s{{0,3}}(?:,|\(|:|of)\s{{0,3}}(?P<v>{_NUM})"
+        rf"{_NOT_RANGE}{_DENOM}",
+    ),
 )
 _LABEL_LINE = _compile(
-    (3, rf"^[ \t>*\-•#]*(?:\d+[.)]\s+)?{_MD}[A-Za-z][A-Za-z \-]{{0,40}}?{_MD}\s*:\s*{_MD}\s*\n?\s*{_MD}{_VALUE}{_NOT_RANGE}{_DENOM}{_VERB_FOLLOW}"),
+    (
+        3,
+        rf"^[ \t>*\-•#]{{0,6}}(?:\d+[.)]\s{{1,3}})?{_MD}[A-Za-z][A-Za-z \-]{{0,40}}?{_MD}{_H}:"
+        rf"{_H}{_MD}{_H}\n?{_H}{_MD}{_VALUE}{_NOT_RANGE}{_DENOM}{_VERB_FOLLOW}",
+    ),
 )
 _LAST_RESORT = _compile(
     # A number closing the reply after a sentence: "... readable on the sentence level. 5", "... killed. 4.5"
-    (5, rf"(?:[.!?:\n]|^)\s*{_MD}(?P<v>{_NUM}){_MD}\s*[.!]?\s*$"),
+    (5, rf"(?:[.!?:\n]|^)\s{{0,4}}{_MD}(?P<v>{_NUM}){_MD}\s{{0,3}}[.!]?\s*\Z"),
     # A lone parenthesised number: "therefore it is irrelevant (1).", "a perfect relevance (5)"
-    (5, rf"\(\s*(?P<v>{_NUM})\s*\)"),
+    (5, rf"\({_H}(?P<v>{_NUM}){_H}\)"),
 )
 # The whole reply is the number, perhaps with a bullet, a full stop, markdown or a short gloss: "4", "- 2", "3.",
 # "1 (dull)", "**4**", "2. somewhat interesting", "Good (3)".
 _BARE = re.compile(
-    rf"^\s*[\-*•>]*\s*{_MD}{_VALUE}{_NOT_RANGE}{_MD}\s*(?:[.!,;:\-–)]|$|\s)",
+    rf"^\s{{0,3}}[\-*•>]{{0,3}}\s{{0,3}}{_MD}{_VALUE}{_NOT_RANGE}{_MD}{_H}(?:[.!,;:\-–)]|$|\s)",
     re.IGNORECASE,
 )
-_PAREN_ONLY = re.compile(rf"^\s*[A-Za-z][A-Za-z ]{{0,30}}\(\s*{_VALUE}\s*\)\s*\.?\s*$", re.IGNORECASE)
+_PAREN_ONLY = re.compile(rf"^[A-Za-z][A-Za-z ]{{0,30}}\({_H}{_VALUE}{_H}\){_H}\.?$", re.IGNORECASE)
 _LIST_MARKER = re.compile(r"^\s*1[.)]\s+(?=\S)")
 
 
-def _robust_score(text: str, scale: tuple[float, float], *, extra: list[tuple[int, re.Pattern[str]]] = ()) -> Parsed:
+def _robust_score(
+    text: str,
+    scale: tuple[float, float],
+    *,
+    extra: list[tuple[int, re.Pattern[str]]] = (),
+    after_marker: bool = False,
+) -> Parsed:
     if text is None or not str(text).strip():
         return _fail("empty reply")
     text = str(text)
@@ -284,10 +312,10 @@ def _robust_score(text: str, scale: tuple[float, float], *, extra: list[tuple[in
     stripped = text.strip()
     # "1. Coherence: 1" / "1. 2": a list marker before the form's answer — read what follows it. A lone "1." before
     # a cut-off label ("1. Natural") is a list marker, not a score.
-    m = _LIST_MARKER.match(stripped)
+    m = None if after_marker else _LIST_MARKER.match(stripped)
     if m:
         rest = stripped[m.end():]
-        inner = _robust_score(rest, scale, extra=extra)
+        inner = _robust_score(rest, scale, extra=extra, after_marker=True)
         if inner.ok or not inner.reason.startswith("no "):
             return inner
         if re.match(r"[A-Z]", rest):
@@ -328,40 +356,64 @@ def parse_form_score(text: str, scale: tuple[float, float] = (1, 5), *, mode: st
     return _robust_score(text, scale)
 
 
-# Shen et al.'s RTS parser (003), as described in RECIPES.md, rule by rule. Our own regexes:
-_RTS_PAPER_LABEL = re.compile(r"score:\s*([1-5])", re.IGNORECASE)
-# Number words: whole words one..five, case-insensitive; the FIRST occurrence in the text wins (a sequential-regex
-# parser searching one alternation returns the leftmost match). This is what makes "only one aspect ... a score of 2"
-# read as 1 in paper mode.
-_RTS_PAPER_WORDS = re.compile(r"\b(one|two|three|four|five)\b", re.IGNORECASE)
-# "score ... N": the word score, then (on the same line, non-greedy) the first 1-5 digit after it.
-_RTS_PAPER_SCORE_THEN = re.compile(r"score.*?([1-5])", re.IGNORECASE)
-# The last 1-5 digit anywhere in the text (a digit character, so the "1" of "10" counts).
-_RTS_PAPER_DIGIT = re.compile(r"[1-5]")
+# Shen et al.'s RTS parser (003). RECIPES.md's one-line summary of it (``score: N``, number words, "score ... N",
+# last digit) does NOT reproduce the published #CP (it gives 51/56/62/63). Read rule by rule, the authors' released
+# reader works on the lower-cased reply and tries, in order (our own regexes, written from that description):
+#   1. "score:" then a 1-5 digit with an optional one-digit decimal ("score: 3.5/5" -> 3.5)
+#   2. "score:" then a number word one..five
+#   3. "score"/"scoring", then up to the next full stop, the FIRST 1-5 digit there, decimal kept
+#      ("scoring a 1 out of 5" -> 1)
+#   4. "score"/"scoring" then a number word in the same sentence
+#   5. "score of" then a number word
+#   6. the LAST "N" or "N out of M" anywhere (1-5 digit), read as that digit
+#   7. nothing: -1, kept in the scores (the paper's choice, which we only reproduce on request)
+# This order reproduces 003 Table 5 exactly: #CP 54/56/62/62 of 66 and 28 of 44 challenge pairs (tests/test_datasets).
+_WORD = r"(one|two|three|four|five)"
+_RTS_PAPER_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("'score: N'", re.compile(r"score:\s*([1-5](?:\.\d)?)")),
+    ("'score: <word>'", re.compile(r"score:\s*" + _WORD + r"\b")),
+    ("'score/scoring ... N' in the sentence", re.compile(r"scor(?:e|ing)[^.]*?([1-5](?:\.\d)?)")),
+    ("'score/scoring ... <word>' in the sentence", re.compile(r"scor(?:e|ing)[^.]*?\b" + _WORD + r"\b")),
+    ("'score of <word>'", re.compile(r"score of\s+" + _WORD + r"\b")),
+)
+_RTS_PAPER_LAST = re.compile(r"([1-5])(?:\s*out of\s*\d+)?")
 
 
 def _rts_paper(text: str) -> Parsed:
-    text = text or ""
-    m = _RTS_PAPER_LABEL.search(text)
-    if m:
-        return Parsed(float(m.group(1)), True, "paper rule (003 script): 'score: N'")
-    m = _RTS_PAPER_WORDS.search(text)
-    if m:
-        return Parsed(float(_WORD_VALUES[m.group(1).lower()]), True, "paper rule (003 script): number word")
-    m = _RTS_PAPER_SCORE_THEN.search(text)
-    if m:
-        return Parsed(float(m.group(1)), True, "paper rule (003 script): 'score ... N'")
-    digits = _RTS_PAPER_DIGIT.findall(text)
-    if digits:
-        return Parsed(float(digits[-1]), True, "paper rule (003 script): last 1-5 digit")
+    low = (text or "").lower()
+    for label, rx in _RTS_PAPER_RULES:
+        m = rx.search(low)
+        if m:
+            g = m.group(1)
+            value = float(_WORD_VALUES[g]) if g in _WORD_VALUES else float(g)
+            return Parsed(value, True, f"paper rule (003 script): {label}")
+    matches = _RTS_PAPER_LAST.findall(low)
+    if matches:
+        return Parsed(float(matches[-1]), True, "paper rule (003 script): last 'N [out of M]'")
     return Parsed(-1.0, True, "paper rule (003 script): no score -> -1 kept")
+
+
+# Shen's StarEval reader takes the token just before "star" (a digit or a number word); -1 when there is none.
+_STARS_PAPER = re.compile(r"(\S+)\s+stars?\b")
+
+
+def _stars_paper(text: str) -> Parsed:
+    m = _STARS_PAPER.search((text or "").lower())
+    if m:
+        tok = m.group(1).strip("(*:")
+        if tok in _WORD_VALUES:
+            return Parsed(float(_WORD_VALUES[tok]), True, "paper rule (003 script): word before 'star'")
+        v = _to_float(tok)
+        if v is not None:
+            return Parsed(v, True, "paper rule (003 script): number before 'star'")
+    return Parsed(-1.0, True, "paper rule (003 script): no star rating -> -1 kept")
 
 
 def parse_rts(text: str, scale: tuple[float, float] = (1, 5), *, mode: str = "robust") -> Parsed:
     """Reason-then-score (003): "... Score: 4", "... a score of 2 out of 5", "a score of one", "1.5/5".
 
-    paper: Shen et al.'s released order — ``score:\\s*([1-5])``, then number words (first in the text), then
-    "score ... N", then the last 1-5 digit; nothing matched -> -1, kept (ok=True).
+    paper: Shen et al.'s released reader, rule by rule (see ``_RTS_PAPER_RULES``); nothing matched -> -1, kept
+    (ok=True). It reproduces 003's published #CP exactly (54/56/62/62 of 66; 28 of 44 challenge pairs).
     """
     _check_mode(mode)
     if mode == "paper":
@@ -370,7 +422,7 @@ def parse_rts(text: str, scale: tuple[float, float] = (1, 5), *, mode: str = "ro
 
 
 _STAR_PATTERNS = _compile(
-    (0, rf"{_VALUE}{_NOT_RANGE}\s*(?:-\s*)?(?:out\s+of\s+\d+\s+)?stars?\b"),
+    (0, rf"{_VALUE}{_NOT_RANGE}{_H}(?:-{_H})?(?:out\s+of\s+\d+\s+)?stars?\b"),
 )
 _STAR_GLYPHS = re.compile(r"^\s*([★⭐]+)(☆*)\s*(?:[.!]|\s|$)")
 
@@ -378,12 +430,11 @@ _STAR_GLYPHS = re.compile(r"^\s*([★⭐]+)(☆*)\s*(?:[.!]|\s|$)")
 def parse_stars(text: str, scale: tuple[float, float] = (1, 5), *, mode: str = "robust") -> Parsed:
     """StarEval (003): "4 stars", "Four stars. The summary ...", "3-star".
 
-    paper: the 003 scripts read StarEval replies with the RTS rules (number words first), so paper mode applies
-    :func:`parse_rts` in paper mode.
+    paper: Shen's StarEval reader: the token just before "star" (digit or number word); none -> -1, kept.
     """
     _check_mode(mode)
     if mode == "paper":
-        return _rts_paper(text)
+        return _stars_paper(text)
     if text and (m := _STAR_GLYPHS.match(str(text))):
         return _in_scale(_Candidate(float(len(m.group(1))), 0, 0), scale)
     return _robust_score(text, scale, extra=_STAR_PATTERNS)
@@ -428,14 +479,17 @@ def parse_mcq(text: str, options: str = "ABCDE", *, mode: str = "robust") -> Par
 
     # The whole reply is the option: "C", "(D)", "D.", "**B**", "Option B", "Answer: (C)".
     whole = re.fullmatch(
-        rf"[\s*\"'`]*(?:(?:final\s+)?(?:answer|option|choice)\s*(?:is)?\s*:?\s*)?[\s*\"'`]*\(?([{letters}])\)?[\s*\"'`.!]*",
+        rf"[\s*\"'`]{{0,6}}(?:(?:final\s+)?(?:answer|option|choice)\s{{0,3}}(?:is)?\s{{0,3}}:?\s{{0,3}})?"
+        rf"[\s*\"'`]{{0,6}}"
+        rf"\(?([{letters}])\)?[\s*\"'`.!]*",
         stripped,
         re.IGNORECASE,
     )
     if whole:
         return value_of(whole.group(1))
     several = re.fullmatch(
-        rf"[\s*\"'`]*\(?([{letters}])\)?(?:\s*(?:,|/|or|and|&)\s*\(?[{letters}]\)?)+[\s*\"'`.!]*", stripped
+        rf"[\s*\"'`]{{0,6}}\(?([{letters}])\)?(?:\s{{0,3}}(?:,|/|or|and|&)\s{{0,3}}\(?[{letters}]\)?)+[\s*\"'`.!]*",
+        stripped,
     )
     if several:
         named = sorted(set(re.findall(rf"\b[{letters}]\b", stripped)))
@@ -443,13 +497,16 @@ def parse_mcq(text: str, options: str = "ABCDE", *, mode: str = "robust") -> Par
     found: list[str] = []
     # Explicit labels anywhere: "Answer: C", "the answer is (B)", "option D", "choice E".
     for m in re.finditer(
-        rf"\b(?:answer|option|choice)\s*(?:is|would\s+be|:)?\s*\(?\b([{letters}])\b\)?", text, re.IGNORECASE
+        # the letter itself is case-sensitive: "the answer is a good one" names no option
+        rf"\b(?:answer|option|choice)\s{{0,3}}(?:is|would\s+be|:)?\s{{0,3}}\(?\b(?-i:([{letters}]))\b\)?",
+        text,
+        re.IGNORECASE,
     ):
         found.append(m.group(1).upper())
     # A parenthesised letter: "(D)".
     found += [m.group(1) for m in re.finditer(rf"\(([{letters}])\)", text)]
     # An upper-case option letter leading the reply and followed by punctuation: "B) ...", "D. The summary", "E: ...".
-    lead = re.match(rf"\s*([{letters}])\s*(?:[.):\-–]|$)", text)
+    lead = re.match(rf"\s{{0,3}}([{letters}])\s{{0,3}}(?:[.):\-–]|$)", stripped)
     if lead:
         found.append(lead.group(1))
     distinct = sorted(set(found))
@@ -488,13 +545,16 @@ def _pairwise_robust(text: str) -> Verdict:
     letter_map = {"A": "first", "B": "second", "C": "tie"}
     # A leading option letter: "A", "(B)", "C: Both Summary #1 and Summary #2 are equally ...", "B." — in 003 H2H
     # and 002's pairwise prompt, C means "both equally good".
-    m = re.match(r"[\s*\"'`]*\(?([ABC])\)?(?:[\s*\"'`]*$|\s*[.):\-–,]|\s+(?=[A-Z#]))", stripped)
+    m = re.match(r"[*\"'`]{0,3}\(?([ABC])\)?(?:[\s*\"'`]*$|\s{0,3}[.):\-–,]|\s{1,3}(?=[A-Z#]))", stripped)
     if m:
         return Verdict(letter_map[m.group(1)], True)
-    m = re.search(r"\b(?:answer|option|choice|verdict|preference|output)\s*(?:is|:)?\s*\(?([ABC])\)?(?!\w)", text,
-                  re.IGNORECASE)
+    m = re.search(
+        r"\b(?:answer|option|choice|verdict|preference|output)\s{0,3}(?:is|:)?\s{0,3}\(?(?-i:([ABC]))\)?(?!\w)",
+        text,
+        re.IGNORECASE,
+    )
     if m:
-        return Verdict(letter_map[m.group(1).upper()], True)
+        return Verdict(letter_map[m.group(1)], True)
     if re.fullmatch(r"[\s*\"'`]*(?:#\s*)?1[\s*\"'`.!]*", stripped):
         return Verdict("first", True)
     if re.fullmatch(r"[\s*\"'`]*(?:#\s*)?2[\s*\"'`.!]*", stripped):

@@ -444,12 +444,16 @@ def writer_bias_table(dataset: Dataset, run: Run, dimension: str) -> pd.DataFram
     s = scores.set_index("item_id")["judge"]
     t["judge_human_written"] = t["human_item"].map(s)
     t["judge_llm_written"] = t["llm_item"].map(s)
+    # only pairs where the judge scored both texts: a partial run must not compare different sets of articles
+    t = t.dropna(subset=["judge_human_written", "judge_llm_written"])
+    if t.empty:
+        return pd.DataFrame()
     agg = t.groupby("group").agg(
         pairs=("pair_id", "size"),
-        scored_pairs=("judge_human_written", lambda x: int(x.notna().sum())),
         human_written=("judge_human_written", "mean"),
         llm_written=("judge_llm_written", "mean"),
     ).reset_index()
+    agg["difference"] = agg["human_written"] - agg["llm_written"]
     order = {"human preferred": 0, "equally good": 1, "LLM preferred": 2}
     return agg.sort_values("group", key=lambda x: x.map(order)).reset_index(drop=True)
 
@@ -712,49 +716,46 @@ def paired_summary(res: Any, name_a: str, name_b: str) -> pd.DataFrame:
 # ------------------------------------------------------------------------------------------ prompts and configs
 
 
-def method_config(method_name: str, dataset_id: str) -> Any:
-    """A method's config for a dataset: the paper preset's labels ("Article"/"Summary", ...) on its defaults."""
+def method_config(method_name: str, dataset: Dataset) -> Any:
+    """A method's config for a dataset: the paper's labels ("Article"/"Summary", ...) and, where the paper published
+    them for this dataset, its own prompts (evalcore.methods.presets.config_for)."""
     from evalcore.methods import presets
 
-    return presets.config_for(method_name, dataset_id)
+    return presets.config_for(method_name, dataset.id, task=dataset.task, dimensions=dataset.dimension_names)
 
 
 def rendered_prompt(dataset: Dataset, method_name: str, item_id: str, criteria: Any) -> str:
-    """The full text the judge would receive for one item (for a pairwise method: the item first, then the next
+    """The full text the judge would receive for one item (for a pairwise method: the item first, then another
     output of the same document)."""
     from evalcore.judge import runner
-    from evalcore.methods import get_method, presets
+    from evalcore.methods import get_method, render_prompt
 
     method = get_method(method_name)
-    config = method_config(method_name, dataset.id)
+    config = method_config(method_name, dataset)
     if method.pairwise:
         doc = dataset.items.loc[dataset.items["item_id"].astype(str) == str(item_id), "doc_id"]
         if doc.empty:
-            raise KeyError(f"no item {item_id!r}")
-        sub = dataset.items[dataset.items["doc_id"] == doc.iloc[0]]
-        if len(sub) < 2:
-            raise ValueError(f"document {doc.iloc[0]!r} has a single output: nothing to compare it with")
-        tasks = [t for t in runner.pair_tasks(_one_doc(dataset, doc.iloc[0]), criteria.dimension,
+            raise KeyError(f"no item {item_id!r} in {dataset.id}")
+        tasks = [t for t in runner.pair_tasks(_subset(dataset, doc_id=doc.iloc[0]), criteria.dimension,
                                               runner.PairSelection())
                  if t.item_first == str(item_id)]
+        if not tasks:
+            raise ValueError(f"document {doc.iloc[0]!r} has a single output: nothing to compare it with")
         task = tasks[0]
     else:
-        one = _one_item(dataset, item_id)
-        task = runner.item_tasks(one, criteria.dimension)[0]
-    return presets.render_prompt(method, task, criteria, config)
+        task = runner.item_tasks(_subset(dataset, item_id=item_id), criteria.dimension)[0]
+    return render_prompt(method, task, criteria, config)
 
 
-def _one_item(dataset: Dataset, item_id: str) -> Dataset:
-    items = dataset.items[dataset.items["item_id"].astype(str) == str(item_id)]
-    if items.empty:
-        raise KeyError(f"no item {item_id!r} in {dataset.id}")
+def _subset(dataset: Dataset, *, item_id: str | None = None, doc_id: str | None = None) -> Dataset:
+    """The dataset cut down to one item or one document (so task builders do not walk every item)."""
+    items = dataset.items
+    if item_id is not None:
+        items = items[items["item_id"].astype(str) == str(item_id)]
+        if items.empty:
+            raise KeyError(f"no item {item_id!r} in {dataset.id}")
+    if doc_id is not None:
+        items = items[items["doc_id"] == doc_id]
     return Dataset(id=dataset.id, name=dataset.name, task=dataset.task, dimensions=dataset.dimensions,
                    documents=dataset.documents[dataset.documents["doc_id"].isin(items["doc_id"])], items=items,
-                   human_scores=dataset.human_scores.iloc[0:0])
-
-
-def _one_doc(dataset: Dataset, doc_id: str) -> Dataset:
-    items = dataset.items[dataset.items["doc_id"] == doc_id]
-    return Dataset(id=dataset.id, name=dataset.name, task=dataset.task, dimensions=dataset.dimensions,
-                   documents=dataset.documents[dataset.documents["doc_id"] == doc_id], items=items,
                    human_scores=dataset.human_scores.iloc[0:0])

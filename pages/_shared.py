@@ -49,7 +49,14 @@ def load_dataset(dataset_id: str) -> Dataset:
 @st.cache_resource(show_spinner=False, ttl=30)
 def run_index(dataset_id: str) -> list[Run]:
     """The runs of a dataset (bundled and local), without their values: cheap, for pickers."""
-    return runs_mod.list_runs(dataset_id)
+    from evalcore import datasets as bundled
+
+    if dataset_id in bundled.DATASET_IDS:
+        return runs_mod.list_runs(dataset_id)
+    # an uploaded dataset: only the store has runs for it
+    from evalcore.judge.store import default_store
+
+    return list(default_store().list_runs(dataset_id))
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)
@@ -213,37 +220,54 @@ def endpoint_form(where: str = "main") -> EndpointChoice:
 # ----------------------------------------------------------------------------------------------------- criteria
 
 
-def preset_names(dimension: str) -> list[str]:
-    """Preset families (e.g. "summeval", "topical_chat") that define criteria for ``dimension``."""
-    from evalcore.methods.presets import PRESETS
+def preset_options(ds: Dataset, dimension: str) -> dict[str, Any]:
+    """The papers' criteria for ``dimension`` (evalcore.methods.presets), by a readable name."""
+    from evalcore.methods import presets
 
-    return [name for name, dims in PRESETS.items() if dimension in dims]
+    out: dict[str, Any] = {}
+    for family, dims in presets.PRESETS.items():
+        if dimension in dims:
+            out[f"G-Eval (000): {family}"] = dims[dimension]
+    for family, dims in presets.SHEN_CRITERIA.items():
+        if dimension in dims:
+            out[f"Shen et al. (003): {family}"] = dims[dimension]
+    if ds.id == "fed_dialogue":
+        c = presets.criteria_for("explicit", ds.id, dimension)
+        if c is not None:
+            out["Chen et al. (002): FED"] = c
+    return out
 
 
-def default_criteria(ds: Dataset, dimension: str):
-    """The criteria a dimension starts with: the newest saved version, else the paper preset for this dataset,
-    else one written from the dataset's own dimension description."""
+def default_criteria(ds: Dataset, dimension: str, method: str = "geval"):
+    """The criteria a dimension starts with: the newest saved version, else the method's paper preset for this
+    dataset, else one written from the dataset's own dimension description."""
     from evalcore.judge.store import default_store
     from evalcore.judge.types import Criteria
-    from evalcore.methods.presets import PRESETS
+    from evalcore.methods import presets
 
     saved = default_store().load_criteria(ds.id, dimension)
     if saved is not None:
         return saved
-    if dimension in PRESETS.get(ds.id, {}):
-        return PRESETS[ds.id][dimension]
+    preset = presets.criteria_for(method, ds.id, dimension)
+    if preset is not None:
+        return preset
     d = ds.dimension(dimension)
+    lo, hi = int(d.scale_min), int(d.scale_max)
+    if hi - lo < 2:
+        # a human score that is a share or a binary label (zhang_pairs: preference share 0-1) gives the judge no
+        # usable rating scale; G-Eval rated such texts 1-5 (000 Sec. 4) and rank correlations do not mind
+        lo, hi = 1, 5
     return Criteria(dimension=dimension,
                     task_introduction=f"You will be given one {ds.task} output. Your task is to rate it on one "
                                       f"metric.",
                     definition=f"{dimension.replace('_', ' ').title()}: {d.description or dimension}",
-                    scale_min=int(d.scale_min), scale_max=int(d.scale_max))
+                    scale_min=lo, scale_max=hi)
 
 
-def current_criteria(ds: Dataset, dimension: str):
+def current_criteria(ds: Dataset, dimension: str, method: str = "geval"):
     """What the Criteria page holds for this dimension (its edits in this session), else the default."""
     edits = st.session_state.get("_criteria", {}).get((ds.id, dimension))
-    return edits if edits is not None else default_criteria(ds, dimension)
+    return edits if edits is not None else default_criteria(ds, dimension, method)
 
 
 def remember_criteria(ds: Dataset, criteria) -> None:

@@ -93,9 +93,8 @@ if len(ds.systems) > 1 and dims + tuple(d for r in ctx.pairwise_runs for d in r.
 pairs = views.reliability_pairs([r for r in ctx.all_runs])
 if pairs:
     st.subheader("RTS-MCQ reliability (003 Eq. 4)")
-    labels = {f"{a.run_id} | {b.run_id}": (a, b) for a, b in pairs}
-    choice = st.selectbox("RTS and MCQ runs", list(labels), key="reliability_pair", bind="query-params",
-                          format_func=lambda k: f"{views.run_label(labels[k][0])}  +  {views.run_label(labels[k][1])}")
+    labels = {f"{a.run_id} + {b.run_id}": (a, b) for a, b in pairs}
+    choice = st.selectbox("RTS and MCQ runs", list(labels), key="reliability_pair", bind="query-params")
     a, b = labels[choice]
     if ctx.dimension in a.dimensions or not a.dimensions:
         with st.spinner("Reliability indicator…"):

@@ -26,7 +26,7 @@ else:
                 "here when it is done.")
     else:
         labels = {r.run_id: views.run_label(r) for r in scored}
-        run_id = st.selectbox("Judge run", list(labels), format_func=lambda i: labels[i], key="bias_run",
+        run_id = st.selectbox("Judge run", list(labels), key="bias_run",
                               bind="query-params")
         with st.spinner("Grouping by the humans' preference…"):
             wb = compute.writer_bias(ds.id, run_id, ctx.dimension, ctx.parse)
@@ -79,7 +79,7 @@ else:
     labels = {r.run_id: views.run_label(r) for r in pw}
     selected = [r.run_id for r in ctx.pairwise_runs]
     default = selected or list(labels)[:1]
-    chosen = st.multiselect("Pairwise runs", list(labels), default=default, format_func=lambda i: labels[i],
+    chosen = st.multiselect("Pairwise runs", list(labels), default=default,
                             key="bias_pairwise", bind="query-params")
     if chosen:
         with st.spinner("Position bias…"):

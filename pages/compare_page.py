@@ -25,8 +25,8 @@ default_a = ids.index(sel[0]) if sel else 0
 default_b = ids.index(sel[1]) if len(sel) > 1 else (1 if default_a != 1 else 0)
 
 c1, c2 = st.columns(2)
-run_a = c1.selectbox("Run A", ids, index=default_a, format_func=lambda i: labels[i], key="run_a", bind="query-params")
-run_b = c2.selectbox("Run B", ids, index=default_b, format_func=lambda i: labels[i], key="run_b", bind="query-params")
+run_a = c1.selectbox("Run A", ids, index=default_a, key="run_a", bind="query-params")
+run_b = c2.selectbox("Run B", ids, index=default_b, key="run_b", bind="query-params")
 c3, c4, c5 = st.columns(3)
 level = c3.selectbox("Level", list(views.LEVELS), key="level", bind="query-params")
 coefficient = c4.selectbox("Coefficient", list(views.COEFFICIENTS), index=1, key="coefficient", bind="query-params")

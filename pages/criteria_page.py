@@ -35,19 +35,18 @@ pending = st.session_state.pop("_crit_pending", None)
 if pending is not None and pending.dimension == dim:
     load_into_fields(pending)
 elif st.session_state.get("_crit_for") != (ds.id, dim) or any(f not in st.session_state for f in FIELDS):
-    load_into_fields(ui.current_criteria(ds, dim))
+    load_into_fields(ui.current_criteria(ds, dim, st.session_state.get("method") or "geval"))
 
 # ------------------------------------------------------------------------------------------------------ presets
-names = ui.preset_names(dim)
-if names:
+options = ui.preset_options(ds, dim)
+if options:
+    names = list(options)
     p1, p2 = st.columns([3, 1], vertical_alignment="bottom")
-    preset = p1.selectbox("Preset from the papers", names, index=names.index(ds.id) if ds.id in names else 0,
-                          key="preset", bind="query-params",
-                          help="G-Eval's Appendix A prompts (SummEval, Topical-Chat) and Shen et al.'s wording")
+    preset = p1.selectbox("Preset from the papers", names, key="preset", bind="query-params",
+                          help="G-Eval's Appendix A prompts (SummEval, Topical-Chat), Shen et al.'s definitions, "
+                               "Chen et al.'s FED definitions")
     if p2.button("Load preset", key="load_preset"):
-        from evalcore.methods.presets import PRESETS
-
-        st.session_state["_crit_pending"] = PRESETS[preset][dim]
+        st.session_state["_crit_pending"] = options[preset]
         st.rerun()
 else:
     st.caption(f"No paper preset defines {dim!r}: the criteria start from the dataset's description.")
@@ -124,7 +123,7 @@ from evalcore.methods import METHODS  # noqa: E402
 method_names = list(METHODS)
 m1, m2 = st.columns(2)
 method_name = m1.selectbox("Method", method_names, key="method", bind="query-params",
-                           format_func=lambda n: getattr(METHODS[n], "label", n))
+                           help=", ".join(f"{n}: {getattr(m, 'label', n)}" for n, m in METHODS.items()))
 items = ds.items["item_id"].astype(str).tolist()[:200]
 item = m2.selectbox("Item", items, key="prompt_item", bind="query-params")
 try:

@@ -33,6 +33,7 @@ class Job:
     error: str | None = None
     run: Any = None  # the stored Run when done
     thread: threading.Thread | None = None
+    absorbed: bool = False  # the app has refreshed its run lists since the thread finished
 
     @property
     def running(self) -> bool:
@@ -57,6 +58,7 @@ def start(job: Job) -> None:
             job.finished = True
 
     job.cancel.clear()
+    job.absorbed = False
     job.finished = False
     job.error = None
     job.started = time.monotonic()
@@ -76,7 +78,7 @@ st.subheader("What to score")
 method_names = list(METHODS)
 c1, c2, c3 = st.columns(3)
 method_name = c1.selectbox("Method", method_names, key="method", bind="query-params",
-                           format_func=lambda n: getattr(METHODS[n], "label", n))
+                           help=", ".join(f"{n}: {getattr(m, 'label', n)}" for n, m in METHODS.items()))
 dims = c2.multiselect("Dimensions to score", ds.dimension_names, default=[ctx.dimension], key="score_dims",
                       bind="query-params")
 method = METHODS[method_name]
@@ -86,8 +88,8 @@ c4, c5 = st.columns([1, 3])
 concurrency = c4.number_input("Concurrent requests", min_value=1, max_value=128, value=8, key="concurrency",
                               bind="query-params")
 label = c5.text_input("Run label", key="run_label", placeholder="e.g. G-Eval, my steps v2")
-criteria = {d: ui.current_criteria(ds, d) for d in dims}
-config = views.method_config(method_name, ds.id)
+criteria = {d: ui.current_criteria(ds, d, method_name) for d in dims}
+config = views.method_config(method_name, ds)
 with st.expander("Criteria used (edit them on the Criteria page)"):
     for d, c in criteria.items():
         st.caption(f"{d}: version {c.version_hash()}")
@@ -152,7 +154,6 @@ def live_progress() -> None:
             j.cancel.set()
             st.caption("Cancelling: requests in flight finish, nothing half-written is kept.")
     else:
-        ui.forget_runs()
         st.rerun(scope="app")
 
 
@@ -161,6 +162,11 @@ if job is not None:
     st.caption(f"Run {job.run_id}")
     if job.running:
         live_progress()
+    elif not job.absorbed:
+        # the thread has just finished: refresh the run lists everywhere (sidebar, Bias, Compare) once
+        job.absorbed = True
+        ui.forget_runs()
+        st.rerun()
     else:
         frac, text = progress_line(job)
         st.progress(frac, text=text)
@@ -184,7 +190,8 @@ if not local:
     st.info("No local run on this dataset yet.")
 else:
     labels = {r.run_id: f"{views.run_label(r)}  ({r.run_id})" for r in local}
-    rid = st.selectbox("Run", list(labels), format_func=lambda i: labels[i], key="local_run", bind="query-params")
+    rid = st.selectbox("Run", list(labels), key="local_run", bind="query-params")
+    st.caption(labels[rid])
     run = ui.load_run(rid, "robust")
     info = run.summary()
     r1, r2, r3 = st.columns(3)

@@ -121,23 +121,24 @@ def test_rts_other_scale_accepted_when_asked():
 
 
 def test_rts_paper_rule_order_and_quirks():
-    # rule 1: "score: N" (one digit only: 1.5 reads as 1)
+    # rule 1: "score: N" keeps one decimal
     p = parse_rts("Score: 1.5/5.", mode="paper")
-    assert (p.value, p.ok) == (1.0, True) and "score: N" in p.reason
-    # rule 2 comes before "score ... N": the first number word wins, even when it is not the score
+    assert (p.value, p.ok) == (1.5, True) and "score: N" in p.reason
+    # rule 2: "score: <word>"
+    assert parse_rts("Final Score: Four.", mode="paper").value == 4.0
+    # rule 3: "score"/"scoring", then the first 1-5 digit in the same sentence
     p = parse_rts("The summary only captures one aspect of the article, resulting in a score of 2.", mode="paper")
-    assert p.value == 1.0 and "number word" in p.reason
-    # number words are whole words, any case; the first in the text wins
-    assert parse_rts("Four stars, not five.", mode="paper").value == 4.0
-    assert parse_rts("Someone wrote this; everyone agrees. Score of 3", mode="paper").value == 3.0
-    # rule 3: "score ... N" — the first 1-5 digit after "score" (3.5 reads as 3)
-    p = parse_rts("resulting in a score of 3.5 out of 5", mode="paper")
-    assert p.value == 3.0 and "'score ... N'" in p.reason
-    # rule 4: "scoring" is not "score", so the last 1-5 digit wins: the 5 of "out of 5"
-    p = parse_rts("The summary lacks coherence, scoring a 2 out of 5.", mode="paper")
-    assert p.value == 5.0 and "last 1-5 digit" in p.reason
-    # the last digit is a character: the "1" of "10"... no, the "0" is not 1-5, so the "1" counts
-    assert parse_rts("rated 7/10", mode="paper").value == 1.0
+    assert p.value == 2.0 and "scoring ... N" in p.reason
+    assert parse_rts("The summary lacks coherence, scoring a 2 out of 5.", mode="paper").value == 2.0
+    assert parse_rts("resulting in a score of 3.5 out of 5", mode="paper").value == 3.5
+    # the sentence ends at a full stop: a digit in the next sentence is not rule 3's
+    p = parse_rts("It deserves a high score. Rated 4 overall.", mode="paper")
+    assert p.value == 4.0 and "last" in p.reason
+    # rule 4: "score ... <word>" in the same sentence
+    assert parse_rts("I would score it a solid three", mode="paper").value == 3.0
+    # rule 6: the last "N" / "N out of M" anywhere; number words elsewhere are NOT read
+    assert parse_rts("Only one aspect is covered; 2 out of 5", mode="paper").value == 2.0
+    assert parse_rts("rated 7/10", mode="paper").value == 1.0  # the "1" of "10" is the last 1-5 digit
     # nothing matches: -1, kept
     assert parse_rts("The summary is inconsistent.", mode="paper") == Parsed(
         -1.0, True, "paper rule (003 script): no score -> -1 kept"
@@ -146,9 +147,12 @@ def test_rts_paper_rule_order_and_quirks():
 
 
 def test_rts_paper_and_robust_differ_where_the_paper_rule_misreads():
-    text = "The summary lacks coherence, scoring a 2 out of 5."
-    assert parse_rts(text).value == 2.0
-    assert parse_rts(text, mode="paper").value == 5.0
+    # paper rule 1 stops at the first digit after "score:", robust reads the whole statement
+    text = "Score: 4 out of 5 for coherence, but only 2 for style. Final score: 3."
+    assert parse_rts(text).value == 3.0
+    assert parse_rts(text, mode="paper").value == 4.0
+    # a reply with no score: robust fails with a reason, paper keeps -1
+    assert not parse_rts("The summary is inconsistent.").ok
 
 
 def test_unknown_mode_rejected():
@@ -236,8 +240,10 @@ def test_stars(text, expected):
 def test_stars_failures_and_paper():
     assert parse_stars("Six stars!") == Parsed(None, False, "value 6 outside scale 1-5")
     assert parse_stars("A fine summary.") == Parsed(None, False, "no score found")
-    # paper mode reads StarEval with the RTS rules: the first number word wins
+    # paper mode reads the token before "star" (Shen's StarEval reader); no star rating -> -1 kept
     assert parse_stars("Three stars. It covers one aspect.", mode="paper").value == 3.0
+    assert parse_stars("I give it 2 stars, not 4 stars", mode="paper").value == 2.0
+    assert parse_stars("A fine summary, 4/5.", mode="paper").value == -1.0
 
 
 @pytest.mark.parametrize(
@@ -251,7 +257,8 @@ def test_explicit(text, expected):
 def test_explicit_scale_and_paper():
     assert parse_explicit("Score: 120") == Parsed(None, False, "value 120 outside scale 0-100")
     assert parse_explicit("Score: 7", scale=(0, 10)) == ok(7)
-    assert parse_explicit("Score: 70", mode="paper") == Parsed(0.0, True, "paper rule (000 script): unparseable -> 0 kept")
+    kept_zero = Parsed(0.0, True, "paper rule (000 script): unparseable -> 0 kept")
+    assert parse_explicit("Score: 70", mode="paper") == kept_zero
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -273,6 +280,7 @@ def test_mcq_failures():
     r = parse_mcq("Answer: B, or maybe (D)")
     assert not r.ok and r.reason == "ambiguous: several options named (B, D)"
     assert parse_mcq("The summary is fine.") == Parsed(None, False, "no option found")
+    assert parse_mcq("I think the answer is a hard one.") == Parsed(None, False, "no option found")
     assert parse_mcq("F") == Parsed(None, False, "no option found")
 
 
@@ -320,6 +328,7 @@ def test_pairwise_failures_and_paper():
     assert parse_pairwise("") == Verdict(None, False, "empty reply")
     assert parse_pairwise("Hmm, hard to say.") == Verdict(None, False, "no verdict found")
     assert not parse_pairwise("Summary #1 and Summary #2 cover different things.").ok
+    assert parse_pairwise("The output is a bit long either way.") == Verdict(None, False, "no verdict found")
     v = parse_pairwise("Hmm, hard to say.", mode="paper")
     assert v.verdict == "tie" and v.ok and "paper rule (003 H2H)" in v.reason
     # readable verdicts are the same in both modes
@@ -450,3 +459,13 @@ def test_prop_out_of_scale_rejected(out):
     r = parse_rts(f"Score: {out}")
     assert not r.ok
     assert r.reason in {f"value {out} outside scale 1-5", "no score found"}
+
+
+@FAST
+@given(text=st.lists(st.sampled_from(["score", "Score", "SCORE", " ", "\n", "1", "3", "5", "7", "0", "x", ":"]),
+                     max_size=30).map("".join))
+def test_prop_paper_rts_always_returns_a_kept_value(text):
+    # the paper rule never fails: a value on the 1-5 scale (decimals allowed) or the kept -1
+    p = parse_rts(text, mode="paper")
+    assert p.ok and (p.value == -1.0 or 1.0 <= p.value <= 5.9)
+    assert p.reason.startswith("paper rule (003 script)")

@@ -6,8 +6,8 @@ every CI in evalcore.meta):
 
 - ``method="bootstrap"`` (default): resample documents with replacement, recompute both correlations on the same
   resample, and take the percentile interval of the difference A - B. The p-value is two-sided,
-  about 2 * min(share of resampled differences <= 0, share >= 0) (capped at 1): the smallest level at which the percentile
-  interval excludes 0, with the observed sample counted among the resamples so it is never exactly 0 (see
+  about 2 * min(share of resampled differences <= 0, share >= 0) (capped at 1): the smallest level at which the
+  percentile interval excludes 0, with the observed sample counted among the resamples so it is never exactly 0 (see
   bootstrap_pvalue). It tests "the two judges correlate equally well with the humans".
 - ``method="permutation"``: under the null that A and B are exchangeable (same correlation with the humans, in
   distribution), swapping the two judges' scores on all items of a document leaves the difference's distribution

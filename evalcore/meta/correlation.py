@@ -19,7 +19,10 @@ Kendall is tau-b (scipy's default, as 003 footnote 2 and 002 App. C). Point esti
 Confidence intervals: bootstrap over *documents* (the clusters: a document's items share a source and are not
 independent), ``n_resamples`` draws with replacement, percentile interval. At the system level each resample
 recomputes the system means from the drawn documents. Resamples where the statistic is undefined (e.g. a constant
-side) are left out of the percentiles and counted in ``undefined_resamples``.
+side) are left out of the percentiles and counted in ``undefined_resamples``. A caveat worth knowing at the system
+level: resampling documents adds noise to every system mean, which attenuates the correlation across systems, so the
+percentile interval can sit below (even exclude) a point estimate near 1; read it as "how much the value moves with
+the choice of documents", not as an unbiased interval around the estimate.
 
 Speed: every level has a vectorised bootstrap (validated against explicit resampling + scipy in
 tests/test_meta_correlation.py, to 1e-9):

@@ -161,6 +161,7 @@ def slot_values(task: ItemTask | PairTask | None, criteria: Criteria, config: Pr
     values["definition_np"] = values["definition"].rstrip(". ")
     # "given the corresponding Article" only when there is one (FED dialogues are scored without a source)
     values["given_clause"] = f" given the corresponding {config.source_label}" if task.source else ""
+    values["given_clause_lc"] = values["given_clause"].lower()
     values["source"] = task.source
     values["context"] = task.context
     values["reference"] = task.references[0] if task.references else ""

@@ -30,7 +30,7 @@ from evalcore.methods.base import (
 )
 
 EXPLICIT_TEMPLATE = (
-    "Score the following {output_label_lc}{given_clause} with respect to {dimension} on a continual scale from "
+    "Score the following {output_label_lc}{given_clause_lc} with respect to {dimension} on a continual scale from "
     '{scale_min} (worst) to {scale_max} (best), where a score of {scale_min} means "{low_anchor}" and a score of '
     '{scale_max} means "{high_anchor}". Note that {dimension} refers to {definition}\n\n'
     "{source_block}{context_block}{output_block}Score:"

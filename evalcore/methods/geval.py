@@ -33,9 +33,8 @@ Probability mass beyond the top-k is never seen; ``covered_mass`` says how much 
 
 from __future__ import annotations
 
-import math
 import re
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from evalcore import parsers

@@ -13,6 +13,8 @@ Layout (004 §2.2 example, "Generate a fluent and grammatical summary for the fo
 
     [instruction "\\n"] [demo_1 "\\n\\n" ... demo_k "\\n\\n"] template(S) hypothesis
 
+(template(S) is left out when S is empty: FED dialogues have no source, so GPTScore is p(dialogue | instruction)).
+
 src->hypo uses ``src_template`` ("{source} Tl;dr "), ref->hypo ``ref_template`` ("{reference} In other words , \\n",
 the released GPT-3 script's template). With several references, one request per reference, and the scores are
 combined by ``reference_aggregation``: "max" (the released scripts take the max over references, as BARTScore does)
@@ -59,7 +61,7 @@ class GPTScoreConfig(PromptLabels):
     variant: str = "IST"  # "VAL" | "IST" | "IDM"
     direction: str = "src->hypo"  # "src->hypo" | "ref->hypo"
     reference_aggregation: str = "max"  # "max" | "mean" over references (ref->hypo)
-    instruction: str = "Generate a {output_label_lc} for the following text with good {dimension} ({definition_np}):"
+    instruction: str = "Generate a {output_label_lc}{given_clause_lc} that is good in terms of {dimension} ({definition_np}):"
     instructions: dict[str, str] | None = None  # per-dimension instructions (presets hold 004-style ones)
     src_template: str = "{source} Tl;dr "
     ref_template: str = "{reference} In other words , \n"
@@ -71,9 +73,9 @@ class GPTScoreConfig(PromptLabels):
         return f"mean-token-logprob({self.variant}, {self.direction})"
 
 
-def _instruction(criteria: Criteria, config: GPTScoreConfig) -> str:
+def _instruction(task: ItemTask, criteria: Criteria, config: GPTScoreConfig) -> str:
     template = dimension_prompt(config.instructions or {}, criteria.dimension) or config.instruction
-    return fill(template, slot_values(None, criteria, config))
+    return fill(template, slot_values(task, criteria, config))
 
 
 def prompt_parts(task: ItemTask, criteria: Criteria, config: GPTScoreConfig) -> list[tuple[str, str]]:
@@ -94,11 +96,12 @@ def prompt_parts(task: ItemTask, criteria: Criteria, config: GPTScoreConfig) -> 
         template = config.src_template
     head = ""
     if config.variant in ("IST", "IDM"):
-        head = _instruction(criteria, config) + "\n"
+        head = _instruction(task, criteria, config) + "\n"
     if config.variant == "IDM":
         demos = [fill(template, _context_values(c, task, config)) + h for c, h in config.demonstrations]
         head += "\n\n".join(demos) + "\n\n"
-    return [(head + fill(template, _context_values(c, task, config)), task.output) for c in contexts]
+    # no conditioning text (FED dialogues have no source): the hypothesis follows the instruction directly
+    return [(head + (fill(template, _context_values(c, task, config)) if c else ""), task.output) for c in contexts]
 
 
 def _context_values(context: str, task: ItemTask, config: GPTScoreConfig) -> dict[str, str]:

@@ -45,11 +45,12 @@ YES_TOKENS = frozenset({"Yes", " Yes", "yes", " yes"})  # 002 Eq. 1
 NO_TOKENS = frozenset({"No", " No", "no", " no"})
 
 IMPLICIT_TEMPLATE = (
-    "Consider the following {output_label_lc}{given_clause}:\n\n"
+    "Consider the following {output_label_lc}{given_clause_lc}:\n\n"
     "{source_block}{context_block}{output_block}"
+    "Note that {dimension} refers to {definition}\n\n"
     "Question: {question}\n\nAnswer:"
 )
-QUESTION_TEMPLATE = "Is the {output_label_lc} good in terms of {dimension}, where {dimension} refers to {definition_np}?"
+QUESTION_TEMPLATE = "Is the {output_label_lc} good in terms of {dimension}?"
 
 
 @dataclass(frozen=True)

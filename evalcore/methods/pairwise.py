@@ -17,7 +17,7 @@ from evalcore.methods._pairs import pair_outcome
 from evalcore.methods.base import PromptLabels, chat, item_prompt, load_config
 
 PAIRWISE_TEMPLATE = (
-    "Consider the following two {outputs_label_lc}{given_clause}:\n\n"
+    "Consider the following two {outputs_label_lc}{given_clause_lc}:\n\n"
     "{source_block}{context_block}{first_block}{second_block}"
     "Question: Which {output_label_lc} is better in terms of {dimension}? Note that {dimension} refers to "
     "{definition} Please answer with one of the following options.\n\n"

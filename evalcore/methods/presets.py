@@ -10,8 +10,9 @@ writes), rating scale and evaluation steps.
 * Topical-Chat (the G-Eval prompts as released by Chiang & Lee 2023): naturalness, coherence, engagingness 1-3,
   groundedness 0-1. Their "Evaluation Crieteria" typo is not kept; "naturally written??" is.
 
-``SHEN_CRITERIA["summeval"][dimension]`` holds 003's definitions (used by RTS, MCQ, H2H on SummEval), and
-``FED_CRITERIA`` 002's FED definitions. ``criteria_for(method, dataset, dimension)`` picks the one a method's paper
+``SHEN_CRITERIA["summeval"][dimension]`` holds 003's definitions: ``criteria_for`` gives them to every method but
+G-Eval on SummEval (they are scale-free, where G-Eval's carry its own 1-3 / 1-5 anchors, and 002 and 004 published
+no SummEval prompts of their own). ``FED_CRITERIA`` holds 002's FED definitions. ``criteria_for(method, dataset, dimension)`` picks the one a method's paper
 used; ``config_for(method, dataset)`` returns a method's config with the dataset's labels and, where the paper
 published per-dimension prompts, those prompts (003's for SummEval; 002's for FED).
 """
@@ -269,9 +270,13 @@ def fed_dimension(name: str) -> str:
 
 def criteria_for(method: str, dataset_id: str, dimension: str) -> Criteria | None:
     """The criteria the method's paper used for this dataset and dimension, or None when there is no preset."""
-    if method in _SHEN_METHODS and dataset_id == "summeval" and dimension in SHEN_CRITERIA["summeval"]:
+    if method != "geval" and dataset_id == "summeval" and dimension in SHEN_CRITERIA["summeval"]:
+        # 003's definitions are scale-free ("... measures the collective quality of the Summary, whether ..."),
+        # G-Eval's carry its own 1-3 / 1-5 anchors; 002 and 004 published no SummEval prompts of their own
         return SHEN_CRITERIA["summeval"][dimension]
     if dataset_id == "fed_dialogue":
+        if method not in ("explicit", "implicit", "pairwise", "gptscore"):
+            return None  # 002's definitions come with its 0-100 scale; other methods use the dataset's own
         c = FED_CRITERIA.get(fed_dimension(dimension))
         return replace(c, dimension=dimension) if c else None
     return PRESETS.get(dataset_id, {}).get(dimension)

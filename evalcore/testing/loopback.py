@@ -82,7 +82,7 @@ def _hfrac(*parts: Any) -> float:
 
 
 # ------------------------------------------------------------------------------------------------ reply composition
-_SCALE_RE = re.compile(r"(?<![\d.])(\d{1,3})\s*(?:-|–|to)\s*(\d{1,3})(?![\d.])")
+_SCALE_RE = re.compile(r"(?<![\d.])(\d{1,3})\s*(?:-|–|to|and)\s*(\d{1,3})(?!\d)(?!\.\d)")
 _FORM_DIM_RE = re.compile(r"-\s*([A-Z][A-Za-z ]{2,30}?)\s*(?:\(\s*\d+\s*-\s*\d+\s*\))?\s*:\s*$")
 _DIM_SCALE_RE = re.compile(r"([A-Z][A-Za-z]{2,30})\s*\(\s*\d{1,3}\s*-\s*\d{1,3}\s*\)")
 _TOKEN_RE = re.compile(r"\s*[A-Za-z]+|\s*\d{1,3}|\s*[^\sA-Za-z\d]")
@@ -158,7 +158,8 @@ def default_reply(prompt: str, *, sample: int = 0, temperature: float = 0.0) -> 
         head = _plain("Answer:")
         return Reply(head + [(" " + chosen, [(" " + o, lp) for o, lp in _softmax_top(options, chosen)])])
     # yes / no question (002 implicit score)
-    if re.search(r"yes\s*(?:or|/)\s*no", low):
+    if re.search(r"yes\s*(?:or|/)\s*no", low) or (
+            re.search(r"question:\s*(?:is|are|does|do|can|would|will)\b", low) and low.rstrip().endswith("answer:")):
         options = ["Yes", "No"]
         chosen = pick(options, key % 2)
         p_yes = 0.15 + 0.7 * _hfrac(prompt, "yes")
@@ -175,14 +176,14 @@ def default_reply(prompt: str, *, sample: int = 0, temperature: float = 0.0) -> 
         # wide scales (002 explicit 0-100): one number token, no distribution worth reading
         return Reply([(chosen, [(chosen, -0.05)])])
     score_tok = (" " + chosen, [(" " + v, lp) for v, lp in _softmax_top(values, chosen)])
+    tail = prompt.rstrip()[-200:]
+    if _FORM_DIM_RE.search(tail):
+        # G-Eval form filling: the prompt ends "- Coherence:"; the judge writes just the score (checked first:
+        # the texts inside the prompt may contain any word, the form's last line is unambiguous)
+        return Reply([(chosen, _softmax_top(values, chosen))])
     if re.search(r"\b(reason|explain|explanation|rationale|justify)", low):
         # reason-then-score (003 RTS)
         return Reply(_plain("The text is mostly adequate, with minor issues. Score:") + [score_tok])
-    tail = prompt.rstrip()[-200:]
-    m = _FORM_DIM_RE.search(tail)
-    if m:
-        # G-Eval form filling: the prompt ends "- Coherence:"; the judge writes just the score
-        return Reply([(chosen, _softmax_top(values, chosen))])
     m = _DIM_SCALE_RE.search(prompt)
     if m:
         return Reply(_plain(f"{m.group(1)}:") + [score_tok])

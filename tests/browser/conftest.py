@@ -50,6 +50,7 @@ APP_START_TIMEOUT_S = 90.0
 # Streamlit reruns the whole script on each interaction; on two busy cores a rerun of a statistics page can take
 # several seconds, so waits are generous and always end on a specific condition, never a fixed sleep.
 UI_TIMEOUT_MS = 60_000
+TEST_RESAMPLES = 50
 
 
 def chromium_missing_reason() -> str | None:
@@ -95,9 +96,16 @@ class AppServer:
             return ""
 
 
-def app_env(db_path: Path) -> dict[str, str]:
-    """The environment the app runs in: a temporary store and no OpenAI credentials or endpoints."""
+def app_env(db_path: Path, *, resamples: int | None = None) -> dict[str, str]:
+    """The environment the app runs in: a temporary store and no OpenAI credentials or endpoints.
+
+    ``resamples`` sets the app's default number of bootstrap resamples (``EVALCORE_RESAMPLES``, read by
+    pages/_shared.py); None keeps the app's own default (1000), which is what a user gets.
+    """
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_") and not k.startswith("AZURE_OPENAI")}
+    env.pop("EVALCORE_RESAMPLES", None)
+    if resamples is not None:
+        env["EVALCORE_RESAMPLES"] = str(resamples)
     env["EVALCORE_DB"] = str(db_path)
     env["PYTHONUNBUFFERED"] = "1"
     # The app must find evalcore from the checkout even when the package is not pip-installed.
@@ -105,7 +113,7 @@ def app_env(db_path: Path) -> dict[str, str]:
     return env
 
 
-def start_app(workdir: Path, *, timeout_s: float = APP_START_TIMEOUT_S) -> AppServer:
+def start_app(workdir: Path, *, resamples: int | None = None, timeout_s: float = APP_START_TIMEOUT_S) -> AppServer:
     """Start the app from the repo root on a free port with a store under ``workdir``; return once it is healthy."""
     workdir.mkdir(parents=True, exist_ok=True)
     db_path = workdir / "evalcore.db"
@@ -120,7 +128,8 @@ def start_app(workdir: Path, *, timeout_s: float = APP_START_TIMEOUT_S) -> AppSe
     ]
     log = open(log_path, "wb")
     process = subprocess.Popen(
-        cmd, cwd=REPO_ROOT, env=app_env(db_path), stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        cmd, cwd=REPO_ROOT, env=app_env(db_path, resamples=resamples), stdout=log, stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
     log.close()  # the child holds its own handle
     server = AppServer(url=f"http://127.0.0.1:{port}", process=process, db_path=db_path, log_path=log_path)
@@ -153,10 +162,10 @@ def stop_app(server: AppServer) -> None:
 
 
 @contextlib.contextmanager
-def running_app(workdir: Path | None = None) -> Iterator[AppServer]:
+def running_app(workdir: Path | None = None, *, resamples: int | None = None) -> Iterator[AppServer]:
     own_dir = workdir is None
     workdir = Path(tempfile.mkdtemp(prefix="judgebench-app-")) if own_dir else workdir
-    server = start_app(workdir)
+    server = start_app(workdir, resamples=resamples)
     try:
         yield server
     finally:
@@ -207,7 +216,8 @@ def screenshot(page, name: str) -> Path:
 @pytest.fixture(scope="session")
 def app_server(tmp_path_factory) -> Iterator[AppServer]:
     require_chromium()
-    server = start_app(tmp_path_factory.mktemp("app"))
+    # Few bootstrap resamples: the tests check that tables render, not the width of the intervals.
+    server = start_app(tmp_path_factory.mktemp("app"), resamples=TEST_RESAMPLES)
     try:
         yield server
     finally:

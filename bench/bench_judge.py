@@ -1,0 +1,173 @@
+"""Judging-engine speed: the engine against a bare AsyncOpenAI loop, both talking to the loopback server running as
+a SEPARATE process (so the client's CPU time is the client's alone).
+
+    python bench/bench_judge.py [--items 1600] [--concurrency 64] [--latency 1.0]
+
+(a) wall time / ideal, ideal = items / concurrency x latency; target <= 1.25 (the engine's figure includes its
+    capability probe, one extra round trip, and its SQLite writes), next to the bare loop's ratio;
+(b) client CPU time per judgment (time.process_time of this process), engine vs bare loop; target <= 1.5x;
+(c) a repeat run served wholly from the cache: requests made (must be 0) and wall time;
+(d) requests and completion tokens per judgment: G-Eval log-prob path vs the 20-sample path.
+Items: SummEval (coherence) from evalcore.datasets, the G-Eval prompt of evalcore.methods.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import openai  # noqa: E402
+
+from evalcore.datasets import load_dataset  # noqa: E402
+from evalcore.judge import runner  # noqa: E402
+from evalcore.judge.client import Endpoint  # noqa: E402
+from evalcore.judge.store import Store  # noqa: E402
+from evalcore.methods import get_method  # noqa: E402
+from evalcore.methods.presets import PRESETS  # noqa: E402
+
+
+def start_server(latency: float) -> tuple[subprocess.Popen, str]:
+    proc = subprocess.Popen([sys.executable, "-m", "evalcore.testing.loopback", "--port", "0", "--latency",
+                             str(latency)], stdout=subprocess.PIPE, text=True,
+                            cwd=str(Path(__file__).resolve().parents[1]))
+    line = proc.stdout.readline().strip()
+    if not line.startswith("LISTENING "):
+        proc.kill()
+        raise RuntimeError(f"loopback server did not start: {line!r}")
+    return proc, line.split(" ", 1)[1]
+
+
+def server_requests(base_url: str) -> int:
+    with urllib.request.urlopen(base_url.rsplit("/v1", 1)[0] + "/_stats") as r:
+        return int(json.load(r)["requests"])
+
+
+async def bare_loop(base_url: str, requests: list, concurrency: int) -> int:
+    """What a researcher would write by hand: AsyncOpenAI + a semaphore, no cache, no store."""
+    client = openai.AsyncOpenAI(base_url=base_url, api_key="bench", max_retries=6, timeout=60)
+    sem = asyncio.Semaphore(concurrency)
+    done = 0
+
+    async def one(req) -> None:
+        nonlocal done
+        async with sem:
+            r = await client.chat.completions.create(
+                model="loop", messages=[{"role": a, "content": c} for a, c in req.messages],
+                temperature=req.temperature, top_p=req.top_p, max_tokens=req.max_tokens, n=req.n,
+                logprobs=req.logprobs or None, top_logprobs=req.top_logprobs)
+            if r.choices:
+                done += 1
+
+    await asyncio.gather(*(one(r) for r in requests))
+    await client.close()
+    return done
+
+
+def timed(fn):
+    w0, c0 = time.perf_counter(), time.process_time()
+    out = fn()
+    return out, time.perf_counter() - w0, time.process_time() - c0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--items", type=int, default=1600)
+    ap.add_argument("--concurrency", type=int, default=64)
+    ap.add_argument("--latency", type=float, default=1.0)
+    ap.add_argument("--skip-samples", action="store_true", help="skip (d)'s 20-sample run")
+    a = ap.parse_args()
+
+    ds = load_dataset("summeval")
+    crit = {"coherence": PRESETS["summeval"]["coherence"]}
+    geval = get_method("geval")
+    tasks = runner.item_tasks(ds, "coherence", limit=a.items)
+    n = len(tasks)
+    ideal = n / a.concurrency * a.latency
+    proc, base_url = start_server(a.latency)
+    tmp = Path(tempfile.mkdtemp(prefix="bench_judge_"))
+    rows: list[tuple[str, str]] = []
+    try:
+        endpoint = Endpoint(base_url, "loop", provider="local")
+        cfg = geval.default_config()
+        from evalcore.judge.types import Capabilities
+
+        planned, _ = geval.plan(cfg, Capabilities(chat_logprobs=True, top_logprobs=20, honours_n=True,
+                                                  echo_logprobs=True))
+        reqs = [geval.build_requests(t, crit["coherence"], planned)[0] for t in tasks]
+
+        # bare loop
+        r0 = server_requests(base_url)
+        _, bare_wall, bare_cpu = timed(lambda: asyncio.run(bare_loop(base_url, reqs, a.concurrency)))
+        bare_reqs = server_requests(base_url) - r0
+
+        # engine, fresh store
+        store = Store(tmp / "bench.db")
+        r0 = server_requests(base_url)
+        run, eng_wall, eng_cpu = timed(lambda: runner.score_dataset(
+            ds, method="geval", dimensions=["coherence"], criteria_by_dim=crit, endpoint=endpoint, store=store,
+            concurrency=a.concurrency, limit=a.items))
+        eng_reqs = server_requests(base_url) - r0
+        ok = int((run.judgments["status"] == "ok").sum())
+
+        # repeat from the cache
+        r0 = server_requests(base_url)
+        run2, rep_wall, rep_cpu = timed(lambda: runner.score_dataset(
+            ds, method="geval", dimensions=["coherence"], criteria_by_dim=crit, endpoint=endpoint, store=store,
+            concurrency=a.concurrency, limit=a.items))
+        rep_reqs = server_requests(base_url) - r0
+
+        st1 = run.config["stats"]
+        lp_req_per = (st1["requests"] - st1["probe_requests"]) / n
+        lp_tok_per = st1["completion_tokens"] / n  # probe replies are 1 token each: negligible, kept honest below
+        smp = None
+        if not a.skip_samples:
+            r0 = server_requests(base_url)
+            run3, smp_wall, _ = timed(lambda: runner.score_dataset(
+                ds, method="geval", dimensions=["coherence"], criteria_by_dim=crit, endpoint=endpoint, store=store,
+                concurrency=a.concurrency, limit=a.items, config={"probs_source": "samples"}))
+            st3 = run3.config["stats"]
+            smp = {"requests": server_requests(base_url) - r0, "completion_tokens": st3["completion_tokens"],
+                   "wall": smp_wall, "estimator": sorted(set(run3.judgments["estimator"]))}
+    finally:
+        proc.kill()
+        proc.wait()
+
+    print(f"bench_judge: {n} SummEval coherence items, G-Eval, concurrency {a.concurrency}, latency {a.latency:g} s, "
+          f"loopback server in a separate process (pid {proc.pid})")
+    print(f"ideal wall time = items / concurrency x latency = {ideal:.2f} s\n")
+    w = 44
+    print(f"{'figure':<{w}}{'engine':>14}{'bare loop':>14}{'ratio':>10}{'target':>10}")
+    print("-" * (w + 48))
+    print(f"{'(a) wall time (s)':<{w}}{eng_wall:>14.2f}{bare_wall:>14.2f}{eng_wall / bare_wall:>10.2f}{'':>10}")
+    print(f"{'(a) wall / ideal':<{w}}{eng_wall / ideal:>14.3f}{bare_wall / ideal:>14.3f}{'':>10}{'<= 1.25':>10}")
+    print(f"{'(a) requests to the server':<{w}}{eng_reqs:>14d}{bare_reqs:>14d}{'':>10}"
+          f"{'':>10}")
+    print(f"{'(b) client CPU per judgment (ms)':<{w}}{eng_cpu / n * 1e3:>14.3f}{bare_cpu / n * 1e3:>14.3f}"
+          f"{eng_cpu / bare_cpu:>10.2f}{'<= 1.5x':>10}")
+    print(f"{'    judgments ok / total':<{w}}{f'{ok}/{n}':>14}")
+    print(f"{'(c) repeat from cache: requests':<{w}}{rep_reqs:>14d}{'':>14}{'':>10}{'= 0':>10}")
+    print(f"{'(c) repeat from cache: wall time (s)':<{w}}{rep_wall:>14.2f}{'':>14}{rep_wall / eng_wall:>10.3f}")
+    print(f"{'(c) repeat from cache: CPU per judgment (ms)':<{w}}{rep_cpu / n * 1e3:>14.3f}")
+    print()
+    print(f"{'(d) per judgment':<{w}}{'requests':>14}{'compl. tokens':>14}{'wall (s)':>10}")
+    print(f"{'    log-prob path (logprob-weighted)':<{w}}{lp_req_per:>14.2f}{lp_tok_per:>14.2f}{eng_wall:>10.2f}")
+    if smp is not None:
+        print(f"{'    20-sample path (' + ', '.join(smp['estimator']) + ')':<{w}}{smp['requests'] / n:>14.2f}"
+              f"{smp['completion_tokens'] / n:>14.2f}{smp['wall']:>10.2f}")
+        print(f"{'    ratio samples / log-probs':<{w}}{(smp['requests'] / n) / lp_req_per:>14.2f}"
+              f"{(smp['completion_tokens'] / n) / lp_tok_per:>14.2f}")
+    print(f"\nengine stats: {json.dumps({k: st1[k] for k in ('requests', 'attempts', 'retries', 'failures', 'probe_requests', 'prompt_tokens', 'completion_tokens')})}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

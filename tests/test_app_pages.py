@@ -1,0 +1,297 @@
+"""The Streamlit app under AppTest: every page renders, its key widgets exist, state comes back from query params,
+dataset texts are never rendered as Markdown/HTML, and the no-endpoint first start explains itself.
+
+Bootstrap resamples are kept small through EVALCORE_RESAMPLES; the store is a temporary file (EVALCORE_DB) and no
+OPENAI_* variable is visible, as on a first start.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("streamlit")
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+TIMEOUT = 60  # seconds per script run: the first run imports scipy/plotly and loads SummEval on 2 busy cores
+
+PAGES = {
+    "data": "pages/data_page.py",
+    "criteria": "pages/criteria_page.py",
+    "score": "pages/score_page.py",
+    "alignment": "pages/alignment_page.py",
+    "bias": "pages/bias_page.py",
+    "compare": "pages/compare_page.py",
+}
+GPT4_RTS = "summeval/shen-gpt-4-0314-rts"
+CHATGPT_RTS = "summeval/shen-gpt-3.5-turbo-0301-rts"
+CHATGPT_H2H = "summeval/shen-gpt-3.5-turbo-0301-h2h"
+
+
+@pytest.fixture(autouse=True)
+def first_start_env(tmp_path, monkeypatch):
+    """A fresh store, small bootstrap, and no judge credentials: what a first start looks like."""
+    monkeypatch.setenv("EVALCORE_DB", str(tmp_path / "evalcore.db"))
+    monkeypatch.setenv("EVALCORE_RESAMPLES", "20")
+    for k in list(os.environ):
+        if k.startswith("OPENAI_") or k.startswith("AZURE_OPENAI"):
+            monkeypatch.delenv(k)
+
+
+def new_app(**query) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    for k, v in query.items():
+        at.query_params[k] = v
+    return at
+
+
+def assert_clean(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def goto(at: AppTest, page: str) -> AppTest:
+    at.switch_page(PAGES[page]).run()
+    assert_clean(at)
+    return at
+
+
+def texts_rendered_as_markdown(at: AppTest) -> list[str]:
+    """Everything that went through Markdown (markdown, caption, alerts, titles): where dataset text must not be."""
+    out = []
+    for kind in ("markdown", "caption", "info", "warning", "error", "success", "title", "header", "subheader"):
+        out += [str(e.value) for e in getattr(at, kind)]
+    return out
+
+
+def frame_with(at: AppTest, *columns: str):
+    """The first shown table having these columns (AppTest does not expose a plain dataframe's key)."""
+    for d in at.dataframe:
+        v = d.value
+        if all(c in v.columns for c in columns):
+            return v
+    raise AssertionError(f"no table with columns {columns}; tables: {[list(d.value.columns) for d in at.dataframe]}")
+
+
+def plotly_charts(at: AppTest) -> list:
+    return list(at.get("plotly_chart"))
+
+
+# ---------------------------------------------------------------------------------------------- first start
+
+
+def test_first_start_opens_on_summeval_with_shen_rts_runs():
+    at = new_app()
+    at.run()
+    assert_clean(at)
+    assert at.sidebar.selectbox(key="dataset").value == "summeval"
+    assert at.sidebar.multiselect(key="runs").value == [GPT4_RTS, CHATGPT_RTS]
+    assert at.sidebar.selectbox(key="dimension").value == "coherence"
+    assert at.sidebar.radio(key="parse").value == "robust"
+    assert at.sidebar.number_input(key="resamples").value == 20
+    assert at.get("download_button") and any(b.proto.label == "Export report" for b in at.get("download_button"))
+    # Data page: overview numbers of SummEval, preview and charts
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Items"] == "1600" and metrics["Systems"] == "16"
+    assert len(plotly_charts(at)) >= 2  # rating histogram + agreement
+    assert at.file_uploader(key="upload") is not None
+
+
+def test_every_analysis_page_renders_with_real_numbers():
+    at = new_app()
+    at.run()
+    goto(at, "alignment")
+    assert at.selectbox(key="level").value == "dataset"
+    assert at.selectbox(key="coefficient").value == "spearman"
+    assert at.multiselect(key="systems").value == []
+    subheaders = [s.value for s in at.subheader]
+    for expected in ("Correlation with human ratings", "Per-system correlation (003 Fig. 1)",
+                     "Meta-correlation (003 Fig. 2-3)", "Correct preferences #CP (003 4.2.1)",
+                     "RTS-MCQ reliability (003 Eq. 4)", "Pairwise agreement by difficulty (002)"):
+        assert expected in subheaders
+    corr = frame_with(at, "run_id", "level", "coefficient", "statistic")
+    assert set(corr["run_id"]) == {GPT4_RTS, CHATGPT_RTS}
+    assert len(corr) == 2 * 3 * 3  # runs x levels x coefficients
+    assert (corr["n"] > 0).all()
+    assert len(plotly_charts(at)) >= 4
+    # every table has its CSV download beside it
+    assert {"csv_correlations", "csv_per_system", "csv_cp", "csv_difficulty"} <= {
+        b.key for b in at.get("download_button")}
+
+    goto(at, "bias")
+    assert "Mean judge score vs mean human score (003 Fig. 4)" in [s.value for s in at.subheader]
+    assert at.multiselect(key="bias_pairwise").value == [CHATGPT_H2H]
+    pb = frame_with(at, "run", "dimension", "n_pairs")
+    assert (pb["run"].str.contains("H2H")).all() and len(pb) >= 2
+
+    goto(at, "compare")
+    assert at.selectbox(key="run_a").value == GPT4_RTS
+    assert at.selectbox(key="run_b").value == CHATGPT_RTS
+    assert {m.label for m in at.metric} >= {"Run A", "Run B", "A − B", "p-value"}
+    assert len(frame_with(at, "judge_a", "judge_b", "rank_gap")) == 20
+
+
+def test_criteria_and_score_pages_without_endpoint():
+    at = new_app()
+    at.run()
+    goto(at, "criteria")
+    for key in ("crit_intro", "crit_definition", "crit_steps"):
+        assert at.text_area(key=key).value
+    assert at.button(key="generate_steps").disabled  # no endpoint configured
+    assert at.selectbox(key="method").value in ("geval", "rts", "mcq", "explicit")
+    prompt = "\n".join(c.value for c in at.code)
+    assert "Coherence" in prompt or "coherence" in prompt
+
+    goto(at, "score")
+    info = "\n".join(i.value for i in at.info)
+    assert "OPENAI_API_KEY" in info and "OPENAI_BASE_URL" in info
+    assert at.button(key="start_scoring").disabled
+    assert at.text_input(key="api_key").proto.type == at.text_input(key="api_key").proto.PASSWORD
+    assert "api_key" not in at.query_params
+
+
+# ------------------------------------------------------------------------------------------ query params
+
+
+def test_state_is_restored_from_query_params():
+    at = new_app(dataset="summeval", runs=[CHATGPT_RTS], dimension="fluency", level="system",
+                 coefficient="kendall", parse="paper", resamples="30", systems=["M8", "M9", "M10", "M11"])
+    at.run()
+    assert_clean(at)
+    assert at.sidebar.multiselect(key="runs").value == [CHATGPT_RTS]
+    assert at.sidebar.selectbox(key="dimension").value == "fluency"
+    assert at.sidebar.radio(key="parse").value == "paper"
+    assert at.sidebar.number_input(key="resamples").value == 30
+    goto(at, "alignment")
+    assert at.selectbox(key="level").value == "system"
+    assert at.selectbox(key="coefficient").value == "kendall"
+    assert at.multiselect(key="systems").value == ["M8", "M9", "M10", "M11"]
+    corr = frame_with(at, "run_id", "level", "coefficient", "statistic")
+    system_row = corr[(corr["level"] == "system") & (corr["coefficient"] == "kendall")].iloc[0]
+    assert system_row["n"] == 4  # the systems filter reached the statistics
+    assert "parse mode **paper**" in at.caption[0].value
+
+
+def test_other_dataset_from_query_params():
+    at = new_app(dataset="topical_chat", dimension="engagingness")
+    at.run()
+    assert_clean(at)
+    assert at.sidebar.selectbox(key="dataset").value == "topical_chat"
+    assert at.sidebar.multiselect(key="runs").value == ["topical_chat/chiang-lee-gpt-3.5-geval"]
+    goto(at, "alignment")
+    corr = frame_with(at, "run_id", "level", "coefficient", "statistic")
+    assert set(corr["run_id"]) == {"topical_chat/chiang-lee-gpt-3.5-geval"}
+
+
+def test_bias_page_explains_how_to_score_zhang_pairs():
+    at = new_app(dataset="zhang_pairs", dimension="overall")
+    at.run()
+    goto(at, "bias")
+    info = "\n".join(i.value for i in at.info)
+    assert "Score" in info and "No judge has scored these texts yet" in info
+
+
+# ------------------------------------------------------------------------------------------- text safety
+
+
+HOSTILE = '<script>alert("x")</script> **bold** <b>tag</b>'
+
+
+def _hostile_csv() -> bytes:
+    rows = ["doc_id,system_id,output,source,coherence"]
+    for d in range(3):
+        for s in range(3):
+            rows.append(f'd{d},sys{s},"{HOSTILE.replace(chr(34), chr(34) * 2)} {d}{s}",source {d},{1 + (d + s) % 5}')
+    return ("\n".join(rows) + "\n").encode()
+
+
+def test_uploaded_dataset_texts_are_shown_as_text_and_saved_in_store():
+    at = new_app()
+    at.run()
+    at.file_uploader(key="upload").upload("hostile.csv", _hostile_csv(), "text/csv")
+    at.run()
+    assert_clean(at)
+    assert at.selectbox(key="map_output").value == "output"
+    assert at.selectbox(key="map_doc_id").value == "doc_id"
+    at.button(key="import_dataset").click().run()
+    assert_clean(at)
+    new_id = at.sidebar.selectbox(key="dataset").value
+    assert new_id.startswith("user-")
+    # saved in the store, so its id works in a share link
+    from evalcore.judge.store import Store
+
+    assert Store(os.environ["EVALCORE_DB"]).load_dataset(new_id).items["output"].str.contains("<script>").all()
+    preview = frame_with(at, "item_id", "output", "system_id")
+    assert preview["output"].str.contains("<script>", regex=False).all()
+    assert not any("<script>" in t for t in texts_rendered_as_markdown(at))
+
+    # a new session opened from the share link finds the uploaded dataset
+    link = new_app(dataset=new_id)
+    link.run()
+    assert_clean(link)
+    assert link.sidebar.selectbox(key="dataset").value == new_id
+
+
+def test_invalid_upload_lists_problems_with_row_and_column():
+    at = new_app()
+    at.run()
+    bad = b"doc_id,system_id,output,coherence\nd1,s1,text,4\nd1,s2,text,not-a-number\n"
+    at.file_uploader(key="upload").upload("bad.csv", bad, "text/csv")
+    at.run()
+    at.button(key="import_dataset").click().run()
+    assert not at.exception
+    problems = frame_with(at, "file", "row", "column", "problem")
+    assert len(problems) >= 1
+    first = problems.iloc[0]
+    assert first["file"] == "bad.csv" and first["row"] == "3" and first["column"] == "coherence"
+    assert at.error and "nothing was imported" in at.error[0].value
+    assert at.sidebar.selectbox(key="dataset").value == "summeval"
+
+
+# ------------------------------------------------------------------------------------- scoring end to end
+
+
+def test_score_with_loopback_judge_then_bias_and_failures():
+    """Configure the loopback judge in the fields, score 40 zhang_pairs texts on a background thread, then the run
+    feeds the Bias page's human- vs LLM-written chart (000 Fig. 2)."""
+    import time
+
+    from evalcore.testing.loopback import serve
+
+    with serve() as judge:
+        at = new_app(dataset="zhang_pairs", dimension="overall")
+        at.run()
+        goto(at, "score")
+        at.selectbox(key="endpoint").set_value("vllm").run()
+        at.text_input(key="base_url").input(judge.base_url).run()
+        at.text_input(key="model").input("loopback-judge").run()
+        at.selectbox(key="method").set_value("rts").run()
+        at.number_input(key="limit").set_value(40).run()
+        assert_clean(at)
+        assert not at.info or "No judge endpoint" not in "\n".join(i.value for i in at.info)
+        est = {m.label: m.value for m in at.metric}
+        # 40 requests (items x 1 dimension); identical prompts (the same LLM summary shown with several writers'
+        # summaries) count once as calls, the repeats as cache hits
+        assert 0 < int(est["Calls"]) <= 40 and int(est["Calls"]) + int(est["Cached"]) == 40
+        at.button(key="start_scoring").click().run()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            at.run()
+            if any(s.value == "Done." for s in at.success):
+                break
+            time.sleep(0.5)
+        assert_clean(at)
+        assert any(s.value == "Done." for s in at.success), [w.value for w in at.warning]
+        assert judge.requests_seen >= int(est["Calls"])  # the calls (plus the capability probe)
+        local = at.selectbox(key="local_run").value
+        assert local.startswith("zhang_pairs/rts-loopback-judge")
+        assert {m.label: m.value for m in at.metric}["Judgments"] == "40"
+
+        goto(at, "bias")
+        assert at.selectbox(key="bias_run").value == local
+        wb = frame_with(at, "group", "human_written", "llm_written")
+        assert set(wb["group"]) <= {"human preferred", "equally good", "LLM preferred"}
+        assert wb["pairs"].sum() == 20  # the 40 texts are 20 human/LLM pairs

@@ -1,0 +1,78 @@
+"""The HTML report export: one self-contained file (plotly.js inlined, no external script), holding the numbers of
+the tables it was built from, with every dataset text escaped."""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+import plotly.graph_objects as go
+import pytest
+from scipy import stats
+
+from evalcore import runs as runs_mod
+from evalcore import views
+from evalcore.report import ReportFigure, ReportSection, ReportTable, format_cell, render_report
+
+GPT4_RTS = "summeval/shen-gpt-4-0314-rts"
+CHATGPT_RTS = "summeval/shen-gpt-3.5-turbo-0301-rts"
+
+EXTERNAL_SCRIPT = re.compile(r"<script[^>]*\bsrc\s*=\s*[\"']?\s*(https?:)?//", re.IGNORECASE)
+EXTERNAL_LINK = re.compile(r"<link[^>]*\bhref\s*=\s*[\"']?\s*(https?:)?//", re.IGNORECASE)
+
+
+@pytest.fixture(scope="module")
+def summeval_report():
+    dataset = runs_mod.get_dataset("summeval")
+    runs = [runs_mod.load_run(GPT4_RTS), runs_mod.load_run(CHATGPT_RTS)]
+    params = views.AnalysisParams(dataset_id="summeval", run_ids=[GPT4_RTS, CHATGPT_RTS], dimension="coherence",
+                                  level="summary", coefficient="kendall", n_resamples=20)
+    html = views.analysis_report(dataset, runs, params)
+    table = views.alignment_table(dataset, runs, "coherence", n_resamples=20)
+    return dataset, runs, html, table
+
+
+def test_report_is_self_contained(summeval_report):
+    _, _, html, _ = summeval_report
+    assert html.startswith("<!DOCTYPE html>")
+    assert "plotly.js v" in html  # the library itself is inlined ...
+    assert html.count("plotly.js v") == 1  # ... once, however many charts
+    assert html.count("Plotly.newPlot") >= 3  # correlation bars, per-system box plot, meta-correlation scatter
+    assert not EXTERNAL_SCRIPT.search(html)
+    assert not EXTERNAL_LINK.search(html)
+
+
+def test_report_holds_the_table_numbers(summeval_report):
+    dataset, runs, html, table = summeval_report
+    for x in table["statistic"]:
+        assert format_cell(float(x)) in html
+    for x in table["ci_low"].tolist() + table["ci_high"].tolist():
+        assert format_cell(float(x)) in html
+    # one number checked against scipy directly: dataset-level Spearman of GPT-4 RTS on coherence
+    frame = runs_mod.score_frame(dataset, runs[0], "coherence").dropna(subset=["judge"])
+    rho = stats.spearmanr(frame["judge"], frame["human"]).statistic
+    assert f"{rho:.4f}" in html
+    assert "1200" in html  # n items at dataset level (12 abstractive systems x 100 documents)
+    # the view's parameters are stated
+    assert "kendall" in html and "coherence" in html and "Human ceiling (summary, kendall)" in html
+
+
+def test_report_escapes_text_and_embeds_csv():
+    hostile = '<script>alert("x")</script>'
+    frame = pd.DataFrame({"item": [hostile], "score": [0.123456], "n": [7]})
+    fig = go.Figure(go.Bar(x=[hostile], y=[1]))
+    html = render_report("a <b>title</b>", [ReportSection(
+        title="s <i>1</i>", text=hostile, tables=[ReportTable("t", frame)], figures=[ReportFigure("f", fig)])])
+    assert hostile not in html
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in html
+    assert "<title>a &lt;b&gt;title&lt;/b&gt;</title>" in html
+    assert ">0.1235<" in html and ">7<" in html
+    assert 'href="data:text/csv;base64,' in html
+
+
+def test_format_cell():
+    assert format_cell(0.5) == "0.5000"
+    assert format_cell(float("nan")) == ""
+    assert format_cell(None) == ""
+    assert format_cell(3) == "3"
+    assert format_cell(["a", 1.0]) == "a, 1.0000"

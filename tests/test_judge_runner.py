@@ -1,0 +1,366 @@
+"""The engine end to end against the loopback server, with a tiny method defined here (the real methods are
+covered in test_judge_methods_e2e.py)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from evalcore.judge import runner
+from evalcore.judge.cli import export_rows
+from evalcore.judge.client import Endpoint
+from evalcore.judge.store import Store
+from evalcore.judge.types import (
+    Capabilities,
+    ChatRequest,
+    Criteria,
+    ItemTask,
+    Outcome,
+    PairTask,
+    UnsupportedByEndpoint,
+)
+from evalcore.model import Dataset, Dimension
+from evalcore.testing.loopback import Fault, Switches, serve
+
+SECRET = "sk-test-SECRET-123"
+
+
+@dataclass(frozen=True)
+class TinyConfig:
+    use_logprobs: bool = False
+    fallback: bool = True
+    max_tokens: int = 8
+
+
+class TinyMethod:
+    """Asks for a 1-5 score; reads the first digit (or, with log-probs, the top token)."""
+
+    name = "tiny"
+    pairwise = False
+    parser = "form"
+
+    def default_config(self):
+        return TinyConfig()
+
+    def load_config(self, data):
+        return TinyConfig(**(data or {}))
+
+    def requirements(self, config):
+        return {"logprobs"} if config.use_logprobs else set()
+
+    def plan(self, config, caps):
+        if config.use_logprobs and not caps.chat_logprobs:
+            if not config.fallback:
+                raise UnsupportedByEndpoint("tiny needs log-probs and this endpoint returns none")
+            return replace(config, use_logprobs=False), "log-probs unavailable: greedy fallback"
+        return config, ""
+
+    def build_requests(self, task, criteria, config):
+        prompt = (f"{criteria.task_introduction}\n{criteria.steps}\nText: {task.output}\n"
+                  f"Rate the {criteria.dimension} from {criteria.scale_min} to {criteria.scale_max}.")
+        return [ChatRequest(messages=(("user", prompt),), max_tokens=config.max_tokens, logprobs=config.use_logprobs,
+                            top_logprobs=5 if config.use_logprobs else None)]
+
+    def score(self, task, criteria, config, responses, *, parse_mode="robust"):
+        text = responses[0].choices[0].text
+        m = re.search(r"\d", text)
+        if not m:
+            return Outcome(value=None, status="failed", reason="no score found in reply", raw=text, estimator="greedy")
+        return Outcome(value=float(m.group()), status="ok", raw=text,
+                       estimator="logprob-top" if config.use_logprobs else "greedy")
+
+
+class TinyPairwise(TinyMethod):
+    name = "tinypair"
+    pairwise = True
+
+    def build_requests(self, task, criteria, config):
+        prompt = (f"Which is more {criteria.dimension}?\n(A) {task.output_first}\n(B) {task.output_second}\n"
+                  "(C) both equally good")
+        return [ChatRequest(messages=(("user", prompt),), max_tokens=2)]
+
+    def score(self, task, criteria, config, responses, *, parse_mode="robust"):
+        text = responses[0].choices[0].text.strip()
+        verdict = {"A": "first", "B": "second", "C": "tie"}.get(text[:1])
+        if verdict is None:
+            return Outcome(value=None, status="failed", reason="no verdict", raw=text)
+        return Outcome(value={"first": 1.0, "second": 0.0, "tie": 0.5}[verdict], status="ok", verdict=verdict,
+                       raw=text, estimator="verdict")
+
+
+def tiny_dataset(n_docs: int = 5, n_systems: int = 4) -> Dataset:
+    docs = [f"d{i}" for i in range(n_docs)]
+    systems = [f"S{j}" for j in range(n_systems)]
+    items = pd.DataFrame([{"item_id": f"{d}/{s}", "doc_id": d, "system_id": s, "output": f"summary {d} by {s}"}
+                          for d in docs for s in systems])
+    documents = pd.DataFrame({"doc_id": docs, "source": [f"article {d}" for d in docs],
+                              "references": [[f"ref {d}"] for d in docs], "context": [""] * n_docs})
+    human = pd.DataFrame([{"item_id": i, "dimension": dim, "score": 3.0} for i in items["item_id"]
+                          for dim in ("coherence", "fluency")])
+    return Dataset(id="tiny", name="Tiny", task="summarization",
+                   dimensions=[Dimension("coherence", 1, 5), Dimension("fluency", 1, 5)],
+                   documents=documents, items=items, human_scores=human)
+
+
+def crit(dim: str, steps: str = "1. Read.") -> Criteria:
+    return Criteria(dim, "You will be given a summary.", f"{dim} definition", 1, 5, steps)
+
+
+CRIT = {"coherence": crit("coherence"), "fluency": crit("fluency")}
+
+
+@pytest.fixture
+def store(tmp_path):
+    return Store(tmp_path / "judge.db")
+
+
+def ep(srv) -> Endpoint:
+    return Endpoint(srv.base_url, "loop-model", api_key_env="EVALCORE_TEST_KEY", provider="openai")
+
+
+def test_fault_injection_every_item_scored_or_failed_with_reason(store):
+    ds = tiny_dataset(6, 5)  # 30 items x 2 dims
+    faults = [
+        Fault("429", fraction=0.15, retry_after=0.05),
+        Fault("500", fraction=0.1),
+        Fault("500", fraction=0.08, sticky=True),  # permanent for those prompts: fails after retries
+        Fault("unparseable", fraction=0.08, sticky=True),
+        Fault("truncated", fraction=0.05, sticky=True),
+        Fault("refusal", fraction=0.05, sticky=True),
+        Fault("malformed", fraction=0.04, sticky=True),
+    ]
+    seen = []
+    with serve(latency_s=0.01, faults=faults, seed=3) as srv:
+        run = runner.score_dataset(ds, method=TinyMethod(), criteria_by_dim=CRIT, endpoint=ep(srv), api_key=SECRET,
+                                   store=store, concurrency=8, max_retries=2, progress=seen.append)
+    j = run.judgments
+    assert len(j) == 60
+    assert set(j["status"]) <= {"ok", "failed"}
+    failed = j[j["status"] == "failed"]
+    assert len(failed) > 0 and (failed["reason"].str.len() > 0).all()
+    assert failed["value"].isna().all() and j.loc[j["status"] == "ok", "value"].notna().all()
+    reasons = " | ".join(failed["reason"])
+    for expected in ("HTTP 500 after retries", "no score found", "judge refused", "reply truncated",
+                     "malformed response body"):
+        assert expected in reasons, expected
+    stats = run.config["stats"]
+    assert stats["retries"] > 0 and stats["failures"] > 0
+    assert stats["ok"] + stats["failed"] == 60
+    assert seen[-1].done == 60 and seen[-1].failed == len(failed)
+
+
+def test_cache_hit_on_repeat_makes_zero_requests(store):
+    ds = tiny_dataset()
+    with serve() as srv:
+        run1 = runner.score_dataset(ds, method=TinyMethod(), criteria_by_dim=CRIT, endpoint=ep(srv), api_key=SECRET,
+                                    store=store)
+        first = srv.requests_seen
+        assert first == 3 + 40  # probe + 20 items x 2 dimensions
+        run2 = runner.score_dataset(ds, method=TinyMethod(), criteria_by_dim=CRIT, endpoint=ep(srv), api_key=SECRET,
+                                    store=store)
+        assert srv.requests_seen == first
+    assert run2.config["stats"]["requests"] == 0 and run2.config["stats"]["cached"] == 40
+    pd.testing.assert_series_equal(run1.judgments["value"], run2.judgments["value"])
+
+
+def test_cancel_halfway_then_resume_repeats_no_cached_call(store):
+    ds = tiny_dataset(10, 4)  # 40 items, one dimension
+    cancel = threading.Event()
+
+    def on_progress(p):
+        if p.done >= 15:
+            cancel.set()
+
+    one = {"coherence": CRIT["coherence"]}
+    with serve(latency_s=0.05) as srv:
+        run = runner.score_dataset(ds, method=TinyMethod(), criteria_by_dim=one, endpoint=ep(srv), api_key=SECRET,
+                                   store=store, concurrency=4, progress=on_progress, cancel=cancel)
+        assert run.config["status"] == "cancelled"
+        assert 15 <= len(run.judgments) < 40
+        answered = store.cache_count()  # probe + every reply that came back before the cancel
+        before = srv.requests_seen
+        done_prompts = set(srv.prompt_log)
+        resumed = runner.score_dataset(ds, method=TinyMethod(), criteria_by_dim=one, endpoint=ep(srv),
+                                       api_key=SECRET, store=store, run_id=run.run_id, concurrency=4)
+        new_prompts = srv.prompt_log[before:]
+    assert resumed.config["status"] == "done" and len(resumed.judgments) == 40
+    # zero repeated calls for what was cached: only the unanswered items were asked again
+    assert srv.requests_seen - before == 40 + 3 - answered
+    cached_prompts = done_prompts - set(srv.prompt_log[before:])
+    assert len(cached_prompts) >= answered - 3
+    assert resumed.judgments["status"].eq("ok").all()
+    assert len(new_prompts) == len(set(new_prompts))
+
+
+def test_killed_subprocess_resumes_without_repeating(store, tmp_path):
+    """A run in another process killed mid-way (SIGKILL): the resume asks only for what was not answered."""
+    script = tmp_path / "child.py"
+    script.write_text(f"""
+import sys
+sys.path.insert(0, {str(Path(__file__).parent)!r})
+sys.path.insert(0, {str(Path(__file__).parents[1])!r})
+from test_judge_runner import TinyMethod, tiny_dataset, CRIT
+from evalcore.judge import runner
+from evalcore.judge.client import Endpoint
+from evalcore.judge.store import Store
+runner.score_dataset(tiny_dataset(10, 4), method=TinyMethod(), criteria_by_dim={{"coherence": CRIT["coherence"]}},
+                     endpoint=Endpoint(sys.argv[1], "loop-model", provider="openai"), api_key="k",
+                     store=Store({str(store.path)!r}), concurrency=2, run_id="tiny/killed")
+""")
+    with serve(latency_s=0.1) as srv:
+        child = subprocess.Popen([sys.executable, str(script), srv.base_url])
+        deadline = time.time() + 30
+        while srv.requests_seen < 15 and time.time() < deadline:
+            time.sleep(0.02)
+        child.kill()
+        child.wait()
+        time.sleep(0.2)
+        answered = store.cache_count()
+        assert 0 < answered < 43
+        before = srv.requests_seen
+        run = runner.score_dataset(tiny_dataset(10, 4), method=TinyMethod(), criteria_by_dim={"coherence":
+                                   CRIT["coherence"]}, endpoint=ep(srv), api_key="k", store=store,
+                                   run_id="tiny/killed")
+        assert srv.requests_seen - before == 43 - answered
+    assert len(run.judgments) == 40 and run.judgments["status"].eq("ok").all()
+
+
+def test_changing_one_dimensions_steps_reruns_only_that_dimension(store):
+    ds = tiny_dataset()
+    with serve() as srv:
+        run = runner.score_dataset(ds, method=TinyMethod(), criteria_by_dim=CRIT, endpoint=ep(srv), api_key=SECRET,
+                                   store=store)
+        before = srv.requests_seen
+        edited = {**CRIT, "fluency": crit("fluency", "1. Read aloud.\n2. Count errors.")}
+        run2 = runner.score_dataset(ds, method=TinyMethod(), criteria_by_dim=edited, endpoint=ep(srv),
+                                    api_key=SECRET, store=store, run_id=run.run_id)
+        assert srv.requests_seen - before == 20  # fluency only
+    assert run2.config["stats"]["skipped_already_done"] == 20
+    assert len(run2.judgments) == 40  # the run shows the current version of each dimension
+    assert run2.config["criteria"]["fluency"]["hash"] == edited["fluency"].version_hash()
+
+
+def test_api_key_never_persisted_logged_or_exported(store, tmp_path, caplog, monkeypatch):
+    caplog.set_level(logging.DEBUG)
+    monkeypatch.setenv("EVALCORE_TEST_KEY", SECRET)
+    ds = tiny_dataset(2, 2)
+    with serve(faults=[Fault("429", on_requests=(5,), retry_after=0.01), Fault("500", match="summary d1 by S1")]) as srv:
+        run = runner.score_dataset(ds, method=TinyMethod(), criteria_by_dim=CRIT, endpoint=ep(srv), store=store,
+                                   max_retries=1)  # key from the env var
+        est = runner.estimate(ds, method=TinyMethod(), criteria_by_dim=CRIT, endpoint=ep(srv), store=store)
+    assert est.calls == 2  # the two items that failed with HTTP 500 are not cached: they would be asked again
+    cols, rows = export_rows(store.load_run(run.run_id), ds)
+    out = tmp_path / "export.jsonl"
+    out.write_text("\n".join(json.dumps(r) for r in rows))
+    store.close()
+    blobs = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.is_file())
+    assert SECRET.encode() not in blobs
+    assert SECRET not in caplog.text
+    assert SECRET not in json.dumps(run.config)
+    assert any("after retries" in r["reason"] for r in rows)  # the failure path was exercised too
+
+
+def test_estimate_counts_calls_tokens_and_cache(store):
+    ds = tiny_dataset(3, 2)  # 6 items
+    m = TinyMethod()
+    est = runner.estimate(ds, method=m, criteria_by_dim=CRIT, endpoint=Endpoint("http://127.0.0.1:9/v1", "gpt-4o"),
+                          store=store, capabilities=Capabilities())
+    reqs = [m.build_requests(t, CRIT[t.dimension], m.default_config())[0]
+            for t in runner.build_tasks(ds, m, ["coherence", "fluency"])]
+    assert est.tasks == 12 and est.calls == 12 and est.cached == 0
+    assert est.prompt_tokens == sum(-(-len(r.messages[0][1]) // 4) for r in reqs)
+    assert est.completion_tokens == 12 * 8
+    assert est.cost_usd == pytest.approx((est.prompt_tokens * 2.50 + est.completion_tokens * 10.0) / 1e6)
+    with serve() as srv:
+        e = Endpoint(srv.base_url, "gpt-4o", provider="openai")
+        runner.score_dataset(ds, method=m, criteria_by_dim=CRIT, endpoint=e, api_key="k", store=store, limit=2)
+        est2 = runner.estimate(ds, method=m, criteria_by_dim=CRIT, endpoint=e, store=store)
+    assert est2.calls == 12 - 4 and est2.cached == 4  # 2 items x 2 dims cached
+    assert est2.note == ""  # probe results came from the cache
+
+
+def test_capability_fallback_recorded_or_clear_failure(store):
+    ds = tiny_dataset(2, 2)
+    with serve(switches=Switches(no_logprobs=True)) as srv:
+        run = runner.score_dataset(ds, method=TinyMethod(), config={"use_logprobs": True}, criteria_by_dim=CRIT,
+                                   endpoint=ep(srv), api_key="k", store=store)
+        assert run.config["plan_note"] == "log-probs unavailable: greedy fallback"
+        assert run.config["capabilities"]["chat_logprobs"] is False
+        assert run.config["method_config"]["use_logprobs"] is False
+        assert run.config["requested_config"]["use_logprobs"] is True
+        with pytest.raises(UnsupportedByEndpoint, match="needs log-probs"):
+            runner.score_dataset(ds, method=TinyMethod(), config={"use_logprobs": True, "fallback": False},
+                                 criteria_by_dim=CRIT, endpoint=ep(srv), api_key="k", store=store)
+
+
+def test_pairwise_both_orders_and_pair_selection(store):
+    ds = tiny_dataset(3, 4)  # 6 pairs per document
+    m = TinyPairwise()
+    all_tasks = runner.build_tasks(ds, m, ["coherence"])
+    assert len(all_tasks) == 3 * 6 * 2
+    by_pair: dict[str, set] = {}
+    for t in all_tasks:
+        by_pair.setdefault(t.pair_id, set()).add((t.order, t.item_first, t.item_second))
+    for orders in by_pair.values():
+        (o1, a1, b1), (o2, a2, b2) = sorted(orders)
+        assert (o1, o2) == ("ab", "ba") and (a1, b1) == (b2, a2)
+    chosen = runner.build_tasks(ds, m, ["coherence"], pairs=[("S0", "S2")])
+    assert {frozenset((t.item_first.split("/")[1], t.item_second.split("/")[1])) for t in chosen} == \
+        {frozenset(("S0", "S2"))} and len(chosen) == 6
+    s1 = runner.build_tasks(ds, m, ["coherence"], pairs={"sample": 5, "seed": 1})
+    s2 = runner.build_tasks(ds, m, ["coherence"], pairs={"sample": 5, "seed": 1})
+    assert s1 == s2 and len(s1) == 10
+    with serve() as srv:
+        run = runner.score_dataset(ds, method=m, criteria_by_dim={"coherence": CRIT["coherence"]}, endpoint=ep(srv),
+                                   api_key="k", store=store, pairs={"sample": 5, "seed": 1})
+    c = run.comparisons
+    assert len(c) == 10 and set(c["order"]) == {"ab", "ba"} and c["status"].eq("ok").all()
+    assert set(c["verdict"]) <= {"first", "second", "tie"}
+    assert run.config["pairs"] == {"mode": "sample", "systems": [], "k": 5, "seed": 1}
+
+
+def test_cli_score_estimate_and_export(tmp_path, monkeypatch):
+    """score/export through the CLI functions on a user dataset saved in the store."""
+    from evalcore.judge import cli
+
+    db = tmp_path / "cli.db"
+    st = Store(db)
+    st.save_dataset(tiny_dataset(2, 2))
+    import argparse
+
+    p = argparse.ArgumentParser()
+    cli.register(p.add_subparsers(dest="command"))
+    monkeypatch.setattr(runner, "_method", lambda m: TinyMethod() if m == "tiny" else m)
+    with serve() as srv:
+        base = ["--dataset", "tiny", "--dimension", "coherence", "--method", "tiny", "--model", "loop",
+                "--base-url", srv.base_url, "--provider", "vllm", "--db", str(db)]
+        args = p.parse_args(["score", *base, "--estimate-only", "--json"])
+        import contextlib
+        import io
+
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            assert args.func(args) == 0
+        assert json.loads(buf.getvalue())["calls"] == 4
+        args = p.parse_args(["score", *base, "--json", "--quiet"])
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            assert args.func(args) == 0
+        summary = json.loads(buf.getvalue())
+    assert summary["judgments"] == 4 and summary["stats"]["requests"] == 4 + 3  # + the probe
+    out = tmp_path / "out.csv"
+    args = p.parse_args(["export", "--run", summary["run_id"], "--format", "csv", "--out", str(out), "--db", str(db)])
+    assert args.func(args) == 0
+    frame = pd.read_csv(out)
+    assert list(frame.columns) == cli.EXPORT_COLUMNS and len(frame) == 4
+    assert set(frame["system_id"]) == {"S0", "S1"} and frame["score"].between(1, 5).all()

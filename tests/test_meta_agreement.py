@@ -1,0 +1,81 @@
+"""evalcore.meta.agreement: Krippendorff's alpha against a from-the-definition computation, and the human ceiling."""
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.stats as st
+
+from evalcore.meta import human_ceiling, krippendorff_alpha
+
+
+def annotations_table(values: np.ndarray, group="expert", dimension="coherence") -> pd.DataFrame:
+    """values: annotators x items (NaN = not rated)."""
+    rows = []
+    for a, i in itertools.product(range(values.shape[0]), range(values.shape[1])):
+        if not np.isnan(values[a, i]):
+            rows.append({"item_id": f"d{i // 4}/M{i % 4}", "dimension": dimension, "annotator": f"e{a + 1}",
+                         "group": group, "value": values[a, i]})
+    return pd.DataFrame(rows)
+
+
+def interval_alpha_by_definition(values: np.ndarray) -> float:
+    """Krippendorff's alpha, interval metric, from pairable values: 1 - D_o / D_e with
+    D_o = sum_u sum_{i != j in u} (v_i - v_j)^2 / (m_u - 1) / n and D_e = sum_{i != j} (v_i - v_j)^2 / (n (n - 1))."""
+    units = [col[~np.isnan(col)] for col in values.T]
+    units = [u for u in units if len(u) >= 2]
+    pooled = np.concatenate(units)
+    n = len(pooled)
+    d_o = sum(((u[:, None] - u[None, :]) ** 2).sum() / (len(u) - 1) for u in units) / n
+    d_e = ((pooled[:, None] - pooled[None, :]) ** 2).sum() / (n * (n - 1))
+    return 1 - d_o / d_e
+
+
+RNG = np.random.default_rng(0)
+TRUE = RNG.integers(1, 6, 24).astype(float)
+VALUES = np.clip(TRUE[None, :] + RNG.integers(-1, 2, (3, 24)), 1, 5)
+VALUES[2, 5] = np.nan  # one missing rating
+VALUES[1, 7] = np.nan
+VALUES[2, 7] = np.nan  # item 7 rated once: not pairable
+
+
+def test_alpha_interval_matches_definition():
+    r = krippendorff_alpha(annotations_table(VALUES), "coherence")
+    assert r.alpha == pytest.approx(interval_alpha_by_definition(VALUES), abs=1e-12)
+    assert (r.n_items, r.n_annotators, r.level_of_measurement) == (23, 3, "interval")
+
+
+def test_alpha_perfect_agreement_and_group_filter():
+    same = np.tile(TRUE, (3, 1))
+    table = pd.concat([annotations_table(same), annotations_table(VALUES, group="crowd")])
+    assert krippendorff_alpha(table, "coherence", group="expert").alpha == pytest.approx(1.0)
+    assert krippendorff_alpha(table, "coherence", group="crowd").alpha < 1.0
+    assert krippendorff_alpha(table, "coherence", group="expert", level_of_measurement="ordinal").alpha == \
+        pytest.approx(1.0)
+    with pytest.raises(ValueError, match="no ratings"):
+        krippendorff_alpha(table, "fluency")
+
+
+def test_alpha_bootstrap_interval():
+    r = krippendorff_alpha(annotations_table(VALUES), "coherence", n_resamples=200, random_state=1)
+    assert r.ci_low <= r.alpha <= r.ci_high and r.ci_low < r.ci_high
+    again = krippendorff_alpha(annotations_table(VALUES), "coherence", n_resamples=200, random_state=1)
+    assert (again.ci_low, again.ci_high) == (r.ci_low, r.ci_high)
+
+
+def test_human_ceiling_each_annotator_against_the_others():
+    ann = annotations_table(VALUES)
+    items = pd.DataFrame({"item_id": [f"d{i // 4}/M{i % 4}" for i in range(24)],
+                          "doc_id": [f"d{i // 4}" for i in range(24)], "system_id": [f"M{i % 4}" for i in range(24)]})
+    t = human_ceiling(ann, items, "coherence", level="dataset", coefficient="spearman")
+    assert list(t.annotator) == ["e1", "e2", "e3", "mean"]
+    # e1 against the mean of e2 and e3 (or the one of them who rated the item)
+    rated = ~np.isnan(VALUES[1:])
+    others = np.where(rated, VALUES[1:], 0).sum(axis=0) / np.maximum(rated.sum(axis=0), 1)
+    ok = rated.any(axis=0) & ~np.isnan(VALUES[0])
+    assert t.statistic[0] == pytest.approx(st.spearmanr(VALUES[0, ok], others[ok]).statistic)
+    assert t.n_items[0] == ok.sum()
+    assert t.statistic.iloc[-1] == pytest.approx(t.statistic.iloc[:3].mean())
+    s = human_ceiling(ann, items, "coherence", level="system", coefficient="kendall")
+    assert set(s.level) == {"system"} and s.n[0] == 4

@@ -1,0 +1,93 @@
+"""evalcore.meta.compare: paired bootstrap and per-document permutation of two judges on the same items."""
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from evalcore.meta import correlate, paired_difference
+from evalcore.meta import correlation as corr
+
+
+def two_judges(n_docs=12, n_systems=5, seed=0, noise_a=0.7, noise_b=1.5):
+    rng = np.random.default_rng(seed)
+    rows = []
+    for d in range(n_docs):
+        for s in range(n_systems):
+            h = rng.integers(3, 16) / 3
+            rows.append({"item_id": f"d{d}/M{s}", "doc_id": f"d{d}", "system_id": f"M{s}", "human": h,
+                         "a": float(np.clip(round(h + rng.normal(0, noise_a)), 1, 5)),
+                         "b": float(np.clip(round(h + rng.normal(0, noise_b)), 1, 5))})
+    f = pd.DataFrame(rows)
+    return f.drop(columns="b").rename(columns={"a": "judge"}), f.drop(columns="a").rename(columns={"b": "judge"})
+
+
+@pytest.mark.parametrize("level", corr.LEVELS)
+@pytest.mark.parametrize("method", ["bootstrap", "permutation"])
+def test_identical_judges_differ_by_nothing(level, method):
+    a, _ = two_judges()
+    r = paired_difference(a, a.copy(), level=level, coefficient="kendall", method=method, n_resamples=200)
+    assert r.difference == 0 and r.ci_low == 0 and r.ci_high == 0 and r.pvalue == 1.0
+
+
+def test_statistics_and_bootstrap_interval_match_explicit_resampling():
+    a, b = two_judges()
+    r = paired_difference(a, b, level="dataset", coefficient="spearman", n_resamples=60, random_state=3)
+    assert r.statistic_a == correlate(a, coefficient="spearman", n_resamples=0).statistic
+    assert r.statistic_b == correlate(b, coefficient="spearman", n_resamples=0).statistic
+    idx = corr.bootstrap_indices(12, 60, random_state=3)
+    docs = sorted(a.doc_id.unique())  # resample indices refer to the sorted document ids
+    by_doc = {d: (a[a.doc_id == d].judge.to_numpy(), b[b.doc_id == d].judge.to_numpy(),
+                  a[a.doc_id == d].human.to_numpy()) for d in docs}
+    diffs = []
+    for row in idx:
+        x, z, y = (np.concatenate([by_doc[docs[d]][k] for d in row]) for k in range(3))
+        diffs.append(corr.scipy_correlation(x, y, "spearman")[0] - corr.scipy_correlation(z, y, "spearman")[0])
+    lo, hi = np.quantile(diffs, [0.025, 0.975])
+    assert (r.ci_low, r.ci_high) == (pytest.approx(lo, abs=1e-9), pytest.approx(hi, abs=1e-9))
+
+
+@pytest.mark.parametrize("level", corr.LEVELS)
+@pytest.mark.parametrize("coefficient", ["pearson", "kendall"])
+def test_exact_permutation_pvalue_against_enumeration(level, coefficient):
+    """6 documents: scipy enumerates all 2^6 swaps; compare with a plain loop that swaps the frames' judge columns."""
+    a, b = two_judges(n_docs=6, n_systems=4, seed=2)
+    r = paired_difference(a, b, level=level, coefficient=coefficient, method="permutation", n_resamples=1000)
+    observed = (correlate(a, level=level, coefficient=coefficient, n_resamples=0).statistic
+                - correlate(b, level=level, coefficient=coefficient, n_resamples=0).statistic)
+    assert r.difference == pytest.approx(observed, abs=1e-12)
+    null = []
+    for swap in itertools.product([False, True], repeat=6):
+        docs = {f"d{i}" for i, s in enumerate(swap) if s}
+        m = a.doc_id.isin(docs).to_numpy()
+        xa = a.assign(judge=np.where(m, b.judge, a.judge))
+        xb = b.assign(judge=np.where(m, a.judge, b.judge))
+        null.append(correlate(xa, level=level, coefficient=coefficient, n_resamples=0).statistic
+                    - correlate(xb, level=level, coefficient=coefficient, n_resamples=0).statistic)
+    null = np.array(null)
+    gamma = 1e-14 * max(1.0, abs(observed))  # scipy's tolerance for ties with the observed value
+    p_ge = (null >= observed - gamma).mean()
+    p_le = (null <= observed + gamma).mean()
+    assert r.pvalue == pytest.approx(min(1.0, 2 * min(p_ge, p_le)), abs=1e-12)
+
+
+def test_clearly_better_judge_is_detected():
+    a, b = two_judges(n_docs=40, noise_a=0.3, noise_b=2.5, seed=5)
+    for method in ("bootstrap", "permutation"):
+        r = paired_difference(a, b, level="dataset", coefficient="spearman", method=method, n_resamples=500)
+        assert r.difference > 0 and r.ci_low > 0 and r.pvalue < 0.01
+
+
+def test_inner_join_drops_and_counts_and_rejects_different_humans():
+    a, b = two_judges()
+    b2 = b.copy()
+    b2.loc[0, "judge"] = np.nan
+    r = paired_difference(a.iloc[1:], b2, level="dataset", coefficient="pearson", n_resamples=50)
+    assert r.dropped == 1 and r.n == len(a) - 1
+    bad = b.copy()
+    bad.loc[3, "human"] += 1
+    with pytest.raises(ValueError, match="disagree on the human score"):
+        paired_difference(a, bad)
+    with pytest.raises(ValueError, match="unknown method"):
+        paired_difference(a, b, method="t-test")
