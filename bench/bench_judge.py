@@ -165,7 +165,8 @@ def main() -> int:
               f"{smp['completion_tokens'] / n:>14.2f}{smp['wall']:>10.2f}")
         print(f"{'    ratio samples / log-probs':<{w}}{(smp['requests'] / n) / lp_req_per:>14.2f}"
               f"{(smp['completion_tokens'] / n) / lp_tok_per:>14.2f}")
-    print(f"\nengine stats: {json.dumps({k: st1[k] for k in ('requests', 'attempts', 'retries', 'failures', 'probe_requests', 'prompt_tokens', 'completion_tokens')})}")
+    keys = ("requests", "attempts", "retries", "failures", "probe_requests", "prompt_tokens", "completion_tokens")
+    print(f"\nengine stats: {json.dumps({k: st1[k] for k in keys})}")
     return 0
 
 

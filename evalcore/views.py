@@ -160,8 +160,8 @@ def alignment_table(dataset: Dataset, runs: list[Run], dimension: str, *, n_resa
     if not parts:
         return pd.DataFrame()
     table = pd.concat(parts, ignore_index=True)
-    keep = ["run", "run_id", "level", "coefficient", "statistic", "ci_low", "ci_high", "n", "skipped", "dropped",
-            "pvalue"]
+    keep = ["run", "level", "coefficient", "statistic", "ci_low", "ci_high", "n", "skipped", "dropped", "pvalue",
+            "run_id"]
     return table[[c for c in keep if c in table.columns]]
 
 
@@ -322,11 +322,15 @@ def correct_preferences_table(dataset: Dataset, runs: list[Run], dimensions: lis
 
 
 def h2h_cp(dataset: Dataset, comparisons: pd.DataFrame, dimension: str, pairs):
-    """#CP of a pairwise run (003 H2H), through evalcore.meta.pairwise."""
+    """#CP of a pairwise run (003 H2H), through evalcore.meta.pairwise; None when the run did not judge every pair
+    of the set (Shen's H2H run covers only the 11 challenge pairs)."""
     from evalcore.meta import pairwise
 
-    return pairwise.h2h_correct_preferences(comparisons, dataset.items, dataset.human_scores, dimension,
-                                            pairs=pairs)
+    try:
+        return pairwise.h2h_correct_preferences(comparisons, dataset.items, dataset.human_scores, dimension,
+                                                pairs=pairs)
+    except ValueError:
+        return None
 
 
 def reliability_pairs(runs: list[Run]) -> list[tuple[Run, Run]]:
@@ -588,14 +592,14 @@ def disagreements(dataset: Dataset, run_a: Run, run_b: Run, dimension: str, *, t
     b = run_b.scores(dimension)[["item_id", "judge"]].rename(columns={"judge": "judge_b"})
     t = a.merge(b, on="item_id").dropna(subset=["judge_a", "judge_b"])
     if t.empty:
-        return pd.DataFrame(columns=["item_id", "system_id", "judge_a", "judge_b", "human", "rank_gap"])
+        return pd.DataFrame(columns=["item_id", "system_id", "judge_a", "judge_b", "human", "rank_gap", "doc_id"])
     t["rank_a"] = t["judge_a"].rank(pct=True)
     t["rank_b"] = t["judge_b"].rank(pct=True)
     t["rank_gap"] = (t["rank_a"] - t["rank_b"]).abs()
     human = dataset.human_table(dimension)[["item_id", "doc_id", "system_id", "human"]]
     t = t.merge(human, on="item_id", how="left")
     t = t.sort_values(["rank_gap", "item_id"], ascending=[False, True]).head(top)
-    return t[["item_id", "doc_id", "system_id", "judge_a", "judge_b", "human", "rank_gap"]].reset_index(drop=True)
+    return t[["item_id", "system_id", "judge_a", "judge_b", "human", "rank_gap", "doc_id"]].reset_index(drop=True)
 
 
 def item_texts(dataset: Dataset, item_id: str) -> dict[str, str]:

@@ -38,11 +38,12 @@ if runs:
     if table.empty:
         st.info(f"None of the selected runs scored {ctx.dimension!r}.")
     else:
+        ui.table(table, f"correlations {ctx.dimension}", "correlations")
+        st.caption("n = items (dataset), documents used (summary) or systems (system); skipped = documents where "
+                   "one side is constant (summary level); dropped = replies that could not be parsed.")
         left, right = st.columns([3, 2])
         with left:
-            ui.table(table, f"correlations {ctx.dimension}", "correlations")
-            st.caption("n = items (dataset), documents used (summary) or systems (system); skipped = documents "
-                       "where one side is constant (summary level); dropped = replies that could not be parsed.")
+            ui.chart(views.alignment_figure(table, coefficient), "correlations")
         with right:
             st.markdown(f"**Human ceiling** ({level}, {coefficient}): each expert against the mean of the others")
             ceil = compute.ceiling(ds.id, ctx.dimension, level, coefficient)
@@ -50,7 +51,6 @@ if runs:
                 st.info("No per-annotator ratings for this dimension: no human ceiling.")
             else:
                 ui.table(ceil, f"human ceiling {ctx.dimension} {level} {coefficient}", "ceiling")
-        ui.chart(views.alignment_figure(table, coefficient), "correlations")
 else:
     st.info("The selected runs are pairwise: see #CP below and position bias on the Bias page.")
 

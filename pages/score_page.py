@@ -166,6 +166,7 @@ if job is not None:
         # the thread has just finished: refresh the run lists everywhere (sidebar, Bias, Compare) once
         job.absorbed = True
         ui.forget_runs()
+        st.session_state["local_run"] = job.run_id  # show the run just scored below
         st.rerun()
     else:
         frac, text = progress_line(job)

@@ -228,6 +228,13 @@ def test_uploaded_dataset_texts_are_shown_as_text_and_saved_in_store():
     assert preview["output"].str.contains("<script>", regex=False).all()
     assert not any("<script>" in t for t in texts_rendered_as_markdown(at))
 
+    # every page copes with a dataset that has no judge run yet, and shows its texts as text only
+    for page in ("alignment", "bias", "compare", "criteria", "score"):
+        goto(at, page)
+        assert not any("<script>" in t for t in texts_rendered_as_markdown(at)), page
+    goto(at, "criteria")
+    assert any("<script>" in c.value for c in at.code)  # the rendered prompt holds the output verbatim
+
     # a new session opened from the share link finds the uploaded dataset
     link = new_app(dataset=new_id)
     link.run()
@@ -295,3 +302,18 @@ def test_score_with_loopback_judge_then_bias_and_failures():
         wb = frame_with(at, "group", "human_written", "llm_written")
         assert set(wb["group"]) <= {"human preferred", "equally good", "LLM preferred"}
         assert wb["pairs"].sum() == 20  # the 40 texts are 20 human/LLM pairs
+
+
+def test_alignment_page_reproduces_shen_published_cp():
+    """003's ChatGPT RTS #CP on the 66 abstractive pairs (coherence 54, consistency 56, fluency 62, relevance 62;
+    7 of 11 challenge pairs on average) under Shen's parse rule, with the H2H run beside it."""
+    at = new_app(runs=[CHATGPT_RTS, CHATGPT_H2H], parse="paper")
+    at.run()
+    goto(at, "alignment")
+    cp = frame_with(at, "run", "dimension", "full correct", "challenge correct").set_index(["run", "dimension"])
+    rts = cp.loc[cp.index.get_level_values("run").str.contains("RTS")].droplevel("run")
+    assert rts.loc[["coherence", "consistency", "fluency", "relevance"], "full correct"].tolist() == [54, 56, 62, 62]
+    assert (rts["full total"] == 66).all()
+    assert rts["challenge correct"].mean() == 7
+    h2h = cp.loc[cp.index.get_level_values("run").str.contains("H2H")]
+    assert len(h2h) == 4 and (h2h["challenge total"] == 11).all()

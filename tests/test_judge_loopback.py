@@ -162,3 +162,14 @@ def test_concurrency_is_bounded_and_parallel():
         asyncio.run(go(srv))
         wall = time.perf_counter() - t0
     assert 0.55 <= wall < 1.5
+
+
+def test_models_endpoint_and_request_counter():
+    import openai
+
+    with serve() as srv:
+        client = openai.OpenAI(base_url=srv.base_url, api_key="k")
+        assert [m.id for m in client.models.list()] == ["loopback-judge"]
+        assert srv.requests_seen == 0  # GETs are not counted: requests_seen counts judge calls
+        client.chat.completions.create(model="m", messages=[{"role": "user", "content": "1-5"}])
+        assert srv.requests_seen == 1 and srv.by_path == {"/v1/chat/completions": 1}

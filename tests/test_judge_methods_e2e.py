@@ -96,6 +96,6 @@ def test_generate_steps_saves_a_version(tmp_path):
     with serve() as srv:
         out = runner.generate_steps(base.__class__(**{**base.__dict__, "steps": ""}), endpoint=_ep(srv), store=store,
                                     dataset_id="summeval")
-    assert out.steps
+    assert out.steps.splitlines()[0].startswith("1. ") and len(out.steps.splitlines()) == 3
     versions = store.list_criteria_versions("summeval", "coherence")
     assert versions[0]["hash"] == out.version_hash() and versions[0]["criteria"].steps == out.steps

@@ -24,9 +24,7 @@ from evalcore.judge.types import (
     Capabilities,
     ChatRequest,
     Criteria,
-    ItemTask,
     Outcome,
-    PairTask,
     UnsupportedByEndpoint,
 )
 from evalcore.model import Dataset, Dimension
@@ -254,7 +252,8 @@ def test_api_key_never_persisted_logged_or_exported(store, tmp_path, caplog, mon
     caplog.set_level(logging.DEBUG)
     monkeypatch.setenv("EVALCORE_TEST_KEY", SECRET)
     ds = tiny_dataset(2, 2)
-    with serve(faults=[Fault("429", on_requests=(5,), retry_after=0.01), Fault("500", match="summary d1 by S1")]) as srv:
+    faults = [Fault("429", on_requests=(5,), retry_after=0.01), Fault("500", match="summary d1 by S1")]
+    with serve(faults=faults) as srv:
         run = runner.score_dataset(ds, method=TinyMethod(), criteria_by_dim=CRIT, endpoint=ep(srv), store=store,
                                    max_retries=1)  # key from the env var
         est = runner.estimate(ds, method=TinyMethod(), criteria_by_dim=CRIT, endpoint=ep(srv), store=store)
@@ -364,3 +363,19 @@ def test_cli_score_estimate_and_export(tmp_path, monkeypatch):
     frame = pd.read_csv(out)
     assert list(frame.columns) == cli.EXPORT_COLUMNS and len(frame) == 4
     assert set(frame["system_id"]) == {"S0", "S1"} and frame["score"].between(1, 5).all()
+
+
+def test_price_table_override_and_lookup(tmp_path):
+    from evalcore.judge import cost
+
+    f = tmp_path / "prices.json"
+    f.write_text(json.dumps({"my-model": {"input": 1.0, "output": 3.0}, "gpt-4o": {"input": 5.0, "output": 15.0}}))
+    table = cost.load_prices(f)
+    assert cost.cost_usd(1_000_000, 1_000_000, model="my-model-v2", prices=table) == pytest.approx(4.0)
+    assert cost.price_for("gpt-4o-mini-2024-07-18", prices=table) == cost.PRICES["gpt-4o-mini"]  # longest prefix
+    assert cost.price_for("gpt-4o-2024-08-06", prices=table) == {"input": 5.0, "output": 15.0}
+    assert cost.price_for("unknown-model", prices=table) is None
+    assert cost.cost_usd(10, 10, model="anything", provider="ollama") == 0.0
+    f.write_text(json.dumps({"bad": {"input": "x"}}))
+    with pytest.raises(ValueError, match="bad"):
+        cost.load_prices(f)

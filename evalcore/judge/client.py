@@ -269,7 +269,8 @@ class JudgeClient:
     async def probe(self, send: Any = None) -> Capabilities:
         """Find what the endpoint supports with three tiny requests (each through ``send``, e.g. the cache).
 
-        chat log-probs / top_logprobs: ask for 20 alternatives (then 5 if 20 is rejected) on a one-token reply; honours n: ask for 3 samples;
+        chat log-probs / top_logprobs: ask for 20 alternatives (then 5 if 20 is rejected) on a one-token reply;
+        honours n: ask for 3 samples;
         echo log-probs: a completions call with echo=True, logprobs=1, max_tokens=0. An endpoint that rejects a
         parameter (HTTP 400/404/422) simply lacks that capability."""
         send = send or self.send

@@ -232,7 +232,8 @@ class Store:
 
     _JUDGMENT_SQL = ("INSERT OR REPLACE INTO judgments (run_id, item_id, dimension, criteria_hash, raw, value, status,"
                      " reason, estimator, detail, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)")
-    _COMPARISON_SQL = ('INSERT OR REPLACE INTO comparisons (run_id, pair_id, doc_id, item_first, item_second, dimension,'
+    _COMPARISON_SQL = ('INSERT OR REPLACE INTO comparisons (run_id, pair_id, doc_id, item_first, item_second,'
+                       ' dimension,'
                        ' "order", criteria_hash, raw, verdict, value, status, reason, estimator, detail, created_at)'
                        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
 
@@ -291,13 +292,15 @@ class Store:
         return out
 
     def load_run(self, run_id: str) -> Run:
-        """A run with its judgments (or comparisons) under the criteria versions its config names."""
+        """A run with its judgments (or comparisons) under the criteria versions its config names, in a stable
+        order (dimension, item), whatever order they completed in."""
         d = self.run_row(run_id)
         run = self._run_from_row(d)
         hashes = {dim: c.get("hash") for dim, c in (d["config"].get("criteria") or {}).items()}
-        j = pd.read_sql_query("SELECT * FROM judgments WHERE run_id = ? ORDER BY rowid", self.conn, params=(run_id,))
-        c = pd.read_sql_query("SELECT * FROM comparisons WHERE run_id = ? ORDER BY rowid", self.conn,
+        j = pd.read_sql_query("SELECT * FROM judgments WHERE run_id = ? ORDER BY dimension, item_id", self.conn,
                               params=(run_id,))
+        c = pd.read_sql_query('SELECT * FROM comparisons WHERE run_id = ? ORDER BY dimension, pair_id, "order"',
+                              self.conn, params=(run_id,))
         run.judgments = _current(j, hashes, JUDGMENT_COLUMNS)
         run.comparisons = _current(c, hashes, COMPARISON_COLUMNS)
         return run

@@ -169,6 +169,11 @@ def default_reply(prompt: str, *, sample: int = 0, temperature: float = 0.0) -> 
         if vary:
             chosen = "Yes" if _hfrac(prompt, "sample", sample) < p_yes else "No"
         return Reply([(chosen, sorted(top, key=lambda p: -p[1]))])
+    if prompt.rstrip().endswith("Evaluation Steps:"):
+        # G-Eval auto-CoT (000 §2): numbered steps
+        return Reply(_plain("1. Read the source text carefully and identify its main points.\n"
+                            "2. Read the text to evaluate and compare it with the source.\n"
+                            "3. Assign a score on the given scale according to the criteria."))
     lo, hi = find_scale(prompt)
     values = [str(v) for v in range(lo, hi + 1)]
     chosen = pick(values, key % len(values))
@@ -491,7 +496,8 @@ class LoopbackServer:
 
 
 def serve(host: str = "127.0.0.1", port: int = 0, *, latency_s: float = 0.0, faults: list[Fault] | None = None,
-          scorer: Callable[..., Reply] | None = None, switches: Switches | None = None, seed: int = 0) -> LoopbackServer:
+          scorer: Callable[..., Reply] | None = None, switches: Switches | None = None,
+          seed: int = 0) -> LoopbackServer:
     """Start a loopback server on a background thread; use as a context manager (``with serve() as srv:``)."""
     return LoopbackServer(host, port, latency_s=latency_s, faults=faults, scorer=scorer, switches=switches,
                           seed=seed).start()
