@@ -19,20 +19,27 @@ if str(ROOT) not in sys.path:  # evalcore from the checkout even when the packag
 from evalcore import views  # noqa: E402
 from pages import _shared as ui  # noqa: E402
 
-st.set_page_config(page_title="LLM-judge workbench", page_icon=":material/balance:", layout="wide")
-
-# Page files are named *_page.py and their URL paths differ from the file stems on purpose: Streamlit resolves a
-# page hash against the pages/ directory before st.navigation runs, and equal names would run the page file
-# without this entry point.
+# Page files are named after their URL paths. Why: when a pages/ folder exists, Streamlit serves the first run of a
+# session (before any st.navigation call in the process) with its legacy folder-based navigation, which runs
+# pages/<url path>.py directly instead of this script. Because the names match, a shared link such as
+# /alignment?... still finds its page then (no "Page not found"), and pages/_shared.context() builds this navigation
+# and sidebar itself (``main(run_page=False)``). The default page is the exception: its file must NOT be named after
+# its URL path, so that the legacy navigation sends "/" to this script; otherwise its widgets would get other ids in
+# that first run than later, and a user's first upload would be lost.
 PAGES = [
     st.Page("pages/data_page.py", title="Data", icon=":material/table:", url_path="data", default=True),
-    st.Page("pages/criteria_page.py", title="Criteria", icon=":material/edit_note:", url_path="criteria"),
-    st.Page("pages/score_page.py", title="Score", icon=":material/play_circle:", url_path="score"),
-    st.Page("pages/alignment_page.py", title="Alignment", icon=":material/insights:", url_path="alignment"),
-    st.Page("pages/bias_page.py", title="Bias", icon=":material/balance:", url_path="bias"),
-    st.Page("pages/compare_page.py", title="Compare", icon=":material/compare_arrows:", url_path="compare"),
+    st.Page("pages/criteria.py", title="Criteria", icon=":material/edit_note:", url_path="criteria"),
+    st.Page("pages/score.py", title="Score", icon=":material/play_circle:", url_path="score"),
+    st.Page("pages/alignment.py", title="Alignment", icon=":material/insights:", url_path="alignment"),
+    st.Page("pages/bias.py", title="Bias", icon=":material/balance:", url_path="bias"),
+    st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:", url_path="compare"),
 ]
-page = st.navigation(PAGES)
+
+
+def _view_value(key: str, allowed: tuple[str, ...], default: str) -> str:
+    """A page widget's value for the report: its state if the page ran in this session, else the URL's."""
+    v = st.session_state.get(key) or st.query_params.get(key)
+    return v if v in allowed else default
 
 
 def sidebar() -> ui.Context:
@@ -84,9 +91,11 @@ def sidebar() -> ui.Context:
 
         params = views.AnalysisParams(
             dataset_id=dataset_id, run_ids=list(chosen), dimension=dimension,
-            level=st.session_state.get("level") or "dataset",
-            coefficient=st.session_state.get("coefficient") or "spearman",
-            parse=parse, n_resamples=n_resamples, systems=list(st.session_state.get("systems") or []) or None)
+            level=_view_value("level", views.LEVELS, "dataset"),
+            coefficient=_view_value("coefficient", views.COEFFICIENTS, "spearman"),
+            parse=parse, n_resamples=n_resamples,
+            systems=[s for s in (st.session_state.get("systems") or st.query_params.get_all("systems"))
+                     if s in dataset.systems] or None)
         item_runs = [r for r in runs if not r.judgments.empty or not r.comparisons.empty]
 
         def build_report() -> str:
@@ -101,5 +110,14 @@ def sidebar() -> ui.Context:
     return ctx
 
 
-st.session_state["_ctx"] = sidebar()
-page.run()
+def main(*, run_page: bool = True) -> None:
+    """Navigation + sidebar, then the chosen page (``run_page=False`` when a page is already running)."""
+    st.set_page_config(page_title="LLM-judge workbench", page_icon=":material/balance:", layout="wide")
+    page = st.navigation(PAGES)
+    st.session_state["_ctx"] = sidebar()
+    if run_page:
+        page.run()
+
+
+if __name__ == "__main__":  # streamlit runs this file as __main__; pages import it only for the legacy first run
+    main()

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import asdict, dataclass
-from typing import Any, Iterable
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -20,11 +20,11 @@ import plotly.express as px
 import plotly.graph_objects as go
 
 from evalcore import runs as runs_mod
-from evalcore.model import Dataset, Run, STATUS_OK
+from evalcore.meta.correlation import COEFFICIENTS, LEVELS
+from evalcore.model import STATUS_OK, Dataset, Run
+from evalcore.parsers import PARSE_MODES
 
-LEVELS = ("dataset", "summary", "system")
-COEFFICIENTS = ("pearson", "spearman", "kendall")
-PARSE_MODES = ("robust", "paper")
+# LEVELS, COEFFICIENTS and PARSE_MODES are re-exported for the pages' pickers.
 
 # Which bundled runs the app opens on (the issue: SummEval with Shen et al.'s GPT-4 and ChatGPT RTS judgments).
 DEFAULT_DATASET = "summeval"
@@ -43,7 +43,7 @@ def run_label(run: Run) -> str:
 
 def default_run_ids(dataset_id: str, available: list[str]) -> list[str]:
     """The runs preselected when a dataset opens: Shen's GPT-4 and ChatGPT RTS runs on SummEval, otherwise the
-    first per-item run there is (so every analysis page has something to show)."""
+    first run there is (so every analysis page has something to show)."""
     if dataset_id == DEFAULT_DATASET:
         chosen = [r for r in DEFAULT_RUNS if r in available]
         if chosen:
@@ -622,15 +622,7 @@ def _s(x: Any) -> str:
     return str(x)
 
 
-# ---------------------------------------------------------------------------------------------- Criteria page
-
-
-def criteria_text(c: Any) -> str:
-    """All parts of a Criteria as one text (what a version diff compares)."""
-    d = asdict(c) if hasattr(c, "__dataclass_fields__") else dict(c)
-    return (f"Dimension: {d.get('dimension', '')}\nScale: {d.get('scale_min', '')}-{d.get('scale_max', '')}\n\n"
-            f"Task introduction:\n{d.get('task_introduction', '')}\n\nDefinition:\n{d.get('definition', '')}\n\n"
-            f"Evaluation steps:\n{d.get('steps', '')}\n")
+# ------------------------------------------------------------------------------------------------- Score page
 
 
 def failures_table(run: Run) -> pd.DataFrame:

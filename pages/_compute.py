@@ -104,3 +104,11 @@ def paired(dataset_id: str, run_a: str, run_b: str, dimension: str, level: str, 
 def disagreements(dataset_id: str, run_a: str, run_b: str, dimension: str, parse: str, top: int) -> pd.DataFrame:
     return views.disagreements(ui.load_dataset(dataset_id), ui.load_run(run_a, parse), ui.load_run(run_b, parse),
                                dimension, top=top)
+
+
+def forget_results() -> None:
+    """After a local run gained judgments (a scoring run finished or was resumed): results cached under its id are
+    stale. Human agreement does not depend on runs and stays cached."""
+    for f in (alignment, per_system, meta_correlation, correct_preferences, reliability, difficulty, writer_bias,
+              mean_scores, distributions, position_bias, paired, disagreements):
+        f.clear()

@@ -21,7 +21,6 @@ import pandas as pd
 import streamlit as st
 
 from evalcore import runs as runs_mod
-from evalcore import views
 from evalcore.model import Dataset, Run
 
 
@@ -95,8 +94,16 @@ class Context:
 
 
 def context() -> Context:
+    """The sidebar's shared state. Normally app.py built it in this run before running the page. In Streamlit's
+    legacy folder-based first run (see app.py) the page runs without app.py, so build navigation and sidebar here."""
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory:
+        import app
+
+        app.main(run_page=False)
     ctx = st.session_state.get("_ctx")
-    if ctx is None:  # a page opened without the entry point (should not happen under st.navigation)
+    if ctx is None:
         st.error("Open the app with `streamlit run app.py`.")
         st.stop()
     return ctx
@@ -108,7 +115,7 @@ def runs_by_ids(run_ids: list[str], parse: str) -> list[Run]:
         try:
             out.append(load_run(rid, parse))
         except Exception as e:  # noqa: BLE001 - one unreadable run must not take the page down
-            st.warning(f"Run {rid} could not be loaded: {e}")
+            st.warning(esc(f"Run {rid} could not be loaded: {e}"))
     return out
 
 
@@ -118,11 +125,15 @@ def runs_by_ids(run_ids: list[str], parse: str) -> list[Run]:
 def table(frame: pd.DataFrame, name: str, key: str, *, height: int | str = "auto", **kw: Any) -> None:
     """A dataframe with its CSV download right beside it (file name from ``name``)."""
     if frame is None or frame.empty:
-        st.caption(f"{name}: nothing to show.")
+        st.caption(esc(f"{name}: nothing to show."))
         return
+    # p-values span many orders of magnitude (1e-59 at dataset level): scientific notation keeps them readable
+    config = {c: st.column_config.NumberColumn(format="scientific") for c in frame.columns
+              if str(c).startswith("pvalue") or str(c).startswith("p_value")}
+    config.update(kw.pop("column_config", None) or {})
     left, right = st.columns([12, 2], vertical_alignment="top")
     with left:
-        st.dataframe(frame, hide_index=True, height=height, key=f"df_{key}", **kw)
+        st.dataframe(frame, hide_index=True, height=height, key=f"df_{key}", column_config=config or None, **kw)
     with right:
         st.download_button("CSV", data=frame.to_csv(index=False).encode("utf-8"), file_name=f"{_slug(name)}.csv",
                            mime="text/csv", key=f"csv_{key}", help=f"Download {name} as CSV", icon=":material/download:")
@@ -143,6 +154,15 @@ def _slug(name: str) -> str:
     while "--" in s:
         s = s.replace("--", "-")
     return s or "table"
+
+
+_MD_SPECIAL = set("\\`*_{}[]()#+-.!|<>~$:")
+
+
+def esc(text: object) -> str:
+    """Dataset-derived text (dimension names, run labels, file names, error messages quoting cells) placed inside
+    a Markdown-rendered element: every Markdown/HTML character is backslash-escaped so it shows as typed."""
+    return "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in str(text))
 
 
 def need_runs(runs: list[Run], what: str = "per-item scores") -> bool:

@@ -86,21 +86,10 @@ def show_problems(err: importers.DatasetValidationError) -> None:
     head = f"{len(err.problems)} problem(s) found, nothing was imported"
     if err.convention:
         head += f" ({err.convention})"
-    st.error(head + ":\n\n" + "\n".join(f"- {_md_escape(x)}" for x in lines) + (f"\n- … and {more} more" if more else ""))
+    st.error(head + ":\n\n" + "\n".join(f"- {ui.esc(x)}" for x in lines) + (f"\n- … and {more} more" if more else ""))
     frame = pd.DataFrame([{"file": p.file, "row": str(p.row), "column": p.column, "problem": p.message}
                           for p in err.problems])
     ui.table(frame, "upload problems", "upload_problems")
-
-
-def _md_escape(text: str) -> str:
-    """st.error renders Markdown: user-provided names and cells are escaped so they show as typed."""
-    out = []
-    for ch in str(text):
-        if ch in "\\`*_{}[]()#+-.!|<>~$":
-            out.append("\\" + ch)
-        else:
-            out.append(ch)
-    return "".join(out)
 
 
 if upload is not None:
@@ -110,7 +99,7 @@ if upload is not None:
         show_problems(e)
         raw = None
     if raw is not None:
-        st.caption(f"{upload.name}: {len(raw)} rows, {len(raw.columns)} columns")
+        st.text(f"{upload.name}: {len(raw)} rows, {len(raw.columns)} columns")
         st.dataframe(raw.head(20), key="upload_preview")
         cols = [str(c) for c in raw.columns]
         guess = importers.suggest_mapping(cols, raw.head(200))
@@ -185,4 +174,4 @@ if upload is not None:
 
 msg = st.session_state.pop("_imported", None)
 if msg:
-    st.success(_md_escape(msg))
+    st.success(ui.esc(msg))

@@ -20,11 +20,11 @@ TIMEOUT = 60  # seconds per script run: the first run imports scipy/plotly and l
 
 PAGES = {
     "data": "pages/data_page.py",
-    "criteria": "pages/criteria_page.py",
-    "score": "pages/score_page.py",
-    "alignment": "pages/alignment_page.py",
-    "bias": "pages/bias_page.py",
-    "compare": "pages/compare_page.py",
+    "criteria": "pages/criteria.py",
+    "score": "pages/score.py",
+    "alignment": "pages/alignment.py",
+    "bias": "pages/bias.py",
+    "compare": "pages/compare.py",
 }
 GPT4_RTS = "summeval/shen-gpt-4-0314-rts"
 CHATGPT_RTS = "summeval/shen-gpt-3.5-turbo-0301-rts"
@@ -317,3 +317,44 @@ def test_alignment_page_reproduces_shen_published_cp():
     assert rts["challenge correct"].mean() == 7
     h2h = cp.loc[cp.index.get_level_values("run").str.contains("H2H")]
     assert len(h2h) == 4 and (h2h["challenge total"] == 11).all()
+
+
+def test_criteria_versions_diff_and_generated_steps():
+    from evalcore.testing.loopback import serve
+
+    at = new_app(dimension="fluency")
+    at.run()
+    goto(at, "criteria")
+    at.text_area(key="crit_steps").input("1. Read the summary.\n2. Rate fluency.").run()
+    at.text_input(key="version_note").input("first").run()
+    at.button(key="save_criteria").click().run()
+    assert_clean(at)
+    at.text_area(key="crit_steps").input("1. Read the summary aloud.\n2. Rate fluency.").run()
+    at.button(key="save_criteria").click().run()
+    assert_clean(at)
+    versions = frame_with(at, "version", "saved", "note")
+    assert len(versions) == 2 and "first" in versions["note"].tolist()
+    diff = [c.value for c in at.code if c.language == "diff"][0]
+    assert "-1. Read the summary." in diff and "+1. Read the summary aloud." in diff
+
+    with serve() as judge:
+        at.selectbox(key="endpoint").set_value("vllm").run()
+        at.text_input(key="base_url").input(judge.base_url).run()
+        at.text_input(key="model").input("loopback-judge").run()
+        assert not at.button(key="generate_steps").disabled
+        at.button(key="generate_steps").click().run()
+        assert_clean(at)
+        steps = at.text_area(key="crit_steps").value
+        assert steps and steps != "1. Read the summary aloud.\n2. Rate fluency."
+        assert judge.requests_seen >= 1
+    assert len(frame_with(at, "version", "saved", "note")) == 3  # the generated steps were saved as a version
+
+
+@pytest.mark.parametrize("dataset", ["topical_chat", "qags_cnndm", "qags_xsum", "fed_dialogue", "zhang_pairs"])
+def test_every_page_renders_on_every_bundled_dataset(dataset):
+    at = new_app(dataset=dataset)
+    at.run()
+    assert_clean(at)
+    assert at.sidebar.selectbox(key="dataset").value == dataset
+    for page in ("alignment", "bias", "compare", "criteria", "score"):
+        goto(at, page)

@@ -203,11 +203,119 @@ def wait_for_idle(page, *, timeout_ms: int = UI_TIMEOUT_MS, settle_ms: int = 400
         page.wait_for_timeout(100)
 
 
-def screenshot(page, name: str) -> Path:
+def screenshot(page, name: str, *, max_height: int = 6000) -> Path:
+    """Save the whole page to artifacts/screenshots/<name>.png.
+
+    Streamlit scrolls inside its main container, not the document, so ``full_page`` alone would stop at the
+    viewport: the viewport is stretched to the content's height for the shot, then put back.
+    """
     SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
     path = SCREENSHOT_DIR / f"{name}.png"
-    page.screenshot(path=str(path), full_page=True)
+    size = page.viewport_size
+    height = page.evaluate(
+        """() => Math.max(0, ...[...document.querySelectorAll('[data-testid="stMain"], [data-testid="stMain"] *')]
+                 .filter(e => e.scrollHeight > e.clientHeight).map(e => e.scrollHeight))"""
+    )
+    if size and height > size["height"]:
+        page.set_viewport_size({"width": size["width"], "height": min(int(height) + 80, max_height)})
+        page.wait_for_timeout(500)  # let charts and grids re-layout to the new size
+    try:
+        page.screenshot(path=str(path), full_page=True)
+    finally:
+        if size:
+            page.set_viewport_size(size)
     return path
+
+
+class AppPage:
+    """A browser page on the app, with the few gestures the tests need, each ending when Streamlit is idle again.
+
+    Locators follow what a user sees: widget labels (``aria-label`` on Streamlit's inputs), headings, option names.
+    """
+
+    def __init__(self, page, base_url: str) -> None:
+        self.page = page
+        self.base_url = base_url
+
+    # -- navigation
+    def open(self, path: str = "", heading: str | None = None) -> None:
+        """Load ``/<path>`` (a new Streamlit session) and wait for its h1 ``heading`` and the end of the run."""
+        self.page.goto(f"{self.base_url}/{path.lstrip('/')}")
+        if heading:
+            self.heading(heading).wait_for()
+        self.idle()
+
+    def nav(self, title: str) -> None:
+        """Go to a page through the sidebar navigation: the same Streamlit session, its state kept."""
+        self.page.locator('[data-testid="stSidebarNav"] a', has_text=title).first.click()
+        self.heading(title).wait_for()
+        self.idle()
+
+    def heading(self, name: str, level: int = 1):
+        return self.page.get_by_role("heading", name=name, exact=True, level=level)
+
+    def idle(self) -> None:
+        wait_for_idle(self.page)
+
+    # -- widgets
+    def choose(self, label: str, option: str) -> None:
+        """Pick ``option`` in the selectbox labelled ``label`` (a combobox whose value is the shown option)."""
+        box = self.page.get_by_role("combobox", name=label, exact=True)
+        box.click()
+        self.page.get_by_role("option", name=option, exact=True).click()
+        self.idle()
+
+    def add_to_multiselect(self, label: str, option: str) -> None:
+        box = self.page.get_by_role("combobox", name=label, exact=True)
+        box.click()
+        box.fill(option)  # filter the list: long option lists are virtualised, the wanted one may be off-screen
+        self.page.get_by_role("option", name=option, exact=True).click()
+        self.page.keyboard.press("Escape")
+        self.idle()
+
+    def remove_from_multiselect(self, option: str) -> None:
+        self.page.get_by_role("button", name=f"Remove {option}", exact=True).click()
+        self.idle()
+
+    def multiselect_values(self, label: str) -> list[str]:
+        widget = self.page.locator('[data-testid="stMultiSelect"]').filter(
+            has=self.page.get_by_role("combobox", name=label, exact=True))
+        return widget.locator('[data-tag] span[title]').evaluate_all("els => els.map(e => e.title)")
+
+    def selected(self, label: str) -> str:
+        return self.page.get_by_role("combobox", name=label, exact=True).input_value()
+
+    def type_into(self, label: str, text: str) -> None:
+        """Fill a text or number input and commit it (Streamlit sends the value on Enter)."""
+        field = self.page.get_by_label(label, exact=True)
+        field.fill(text)
+        field.press("Enter")
+        self.idle()
+
+    # -- reading
+    def grid(self, locator) -> list[dict[str, str]]:
+        """The rows an ``st.dataframe`` shows, read from the accessible table glide-data-grid keeps in its canvas.
+
+        Only the rows in the grid's viewport are in that table (it is virtualised): keep the frames small.
+        """
+        return locator.evaluate(
+            """el => {
+                const heads = [...el.querySelectorAll('thead th')].map(th => th.textContent);
+                return [...el.querySelectorAll('tbody tr')].map(tr => {
+                    const row = {};
+                    tr.querySelectorAll('td').forEach((td, i) => { row[heads[i] ?? String(i)] = td.textContent; });
+                    return row;
+                });
+            }"""
+        )
+
+    def problems(self) -> list[str]:
+        """Texts of Streamlit exception boxes and error alerts on the page (there should be none)."""
+        boxes = self.page.locator('[data-testid="stException"], [data-testid="stAlertContentError"]')
+        return boxes.all_inner_texts()
+
+    def screenshot(self, name: str) -> Path:
+        return screenshot(self.page, name)
 
 
 # --------------------------------------------------------------------------------------------------- fixtures
@@ -256,6 +364,44 @@ def context(browser):
         ctx.close()
 
 
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item, call):
+    # Keep each phase's report on the test item, so the page fixture can tell whether the test failed.
+    report = yield
+    setattr(item, f"report_{report.when}", report)
+    return report
+
+
 @pytest.fixture
-def page(context):
-    return context.new_page()
+def page(context, request):
+    page = context.new_page()
+    yield page
+    failed = getattr(request.node, "report_call", None)
+    if failed is not None and failed.failed:
+        # What the browser showed when the test failed: the first thing to look at in CI.
+        with contextlib.suppress(Exception):
+            screenshot(page, f"FAILED-{request.node.name}")
+
+
+@pytest.fixture
+def app(page, app_server) -> AppPage:
+    """A fresh browser context's page on the session's app server."""
+    return AppPage(page, app_server.url)
+
+
+@pytest.fixture
+def open_app(browser, app_server):
+    """Factory: ``open_app()`` gives an AppPage in a NEW browser context (no cookies, no Streamlit session)."""
+    contexts = []
+
+    def make() -> AppPage:
+        ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+        ctx.set_default_timeout(UI_TIMEOUT_MS)
+        contexts.append(ctx)
+        return AppPage(ctx.new_page(), app_server.url)
+
+    try:
+        yield make
+    finally:
+        for ctx in contexts:
+            ctx.close()

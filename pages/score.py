@@ -12,6 +12,7 @@ import streamlit as st
 from evalcore import views
 from evalcore.judge.store import default_store
 from evalcore.methods import METHODS
+from pages import _compute as compute
 from pages import _shared as ui
 
 ctx = ui.context()
@@ -92,7 +93,7 @@ criteria = {d: ui.current_criteria(ds, d, method_name) for d in dims}
 config = views.method_config(method_name, ds)
 with st.expander("Criteria used (edit them on the Criteria page)"):
     for d, c in criteria.items():
-        st.caption(f"{d}: version {c.version_hash()}")
+        st.text(f"{d}: version {c.version_hash()}")
         ui.plain("Definition", c.definition)
 
 # --------------------------------------------------------------------------------------------------- estimate
@@ -104,7 +105,7 @@ if choice.endpoint is not None and dims:
             est = estimate(ds, method=method_name, criteria_by_dim=criteria, config=config, endpoint=choice.endpoint,
                            store=store, limit=int(limit) or None, dimensions=dims)
     except Exception as e:  # noqa: BLE001 - e.g. the method is unsupported by this endpoint
-        st.warning(f"No estimate: {type(e).__name__}: {e}")
+        st.warning(ui.esc(f"No estimate: {type(e).__name__}: {e}"))
     else:
         e1, e2, e3, e4 = st.columns(4)
         e1.metric("Calls", f"{est.calls:,}")
@@ -159,20 +160,21 @@ def live_progress() -> None:
 
 if job is not None:
     st.subheader("Progress")
-    st.caption(f"Run {job.run_id}")
+    st.text(f"Run {job.run_id}")
     if job.running:
         live_progress()
     elif not job.absorbed:
         # the thread has just finished: refresh the run lists everywhere (sidebar, Bias, Compare) once
         job.absorbed = True
         ui.forget_runs()
+        compute.forget_results()
         st.session_state["local_run"] = job.run_id  # show the run just scored below
         st.rerun()
     else:
         frac, text = progress_line(job)
         st.progress(frac, text=text)
         if job.error:
-            st.error(f"The run stopped: {job.error}")
+            st.error(ui.esc(f"The run stopped: {job.error}"))
         elif job.cancel.is_set():
             st.warning("Cancelled. Finished judgments are kept; resume to score the rest.")
         else:
@@ -192,13 +194,13 @@ if not local:
 else:
     labels = {r.run_id: f"{views.run_label(r)}  ({r.run_id})" for r in local}
     rid = st.selectbox("Run", list(labels), key="local_run", bind="query-params")
-    st.caption(labels[rid])
+    st.text(labels[rid])
     run = ui.load_run(rid, "robust")
     info = run.summary()
     r1, r2, r3 = st.columns(3)
     r1.metric("Judgments", info["judgments"])
     r2.metric("Failed", info["failed"])
-    r3.metric("Dimensions", ", ".join(info["dimensions"]) or "-")
+    r3.metric("Dimensions", ui.esc(", ".join(info["dimensions"]) or "-"))
     st.markdown("**Failures with their raw replies**")
     fails = views.failures_table(run)
     if fails.empty:

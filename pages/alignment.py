@@ -11,7 +11,7 @@ from pages import _shared as ui
 ctx = ui.context()
 ds = ctx.dataset
 st.title("Alignment")
-st.caption(f"Dimension **{ctx.dimension}** · parse mode **{ctx.parse}** · {ctx.n_resamples} bootstrap resamples "
+st.caption(f"Dimension **{ui.esc(ctx.dimension)}** · parse mode **{ctx.parse}** · {ctx.n_resamples} bootstrap resamples "
            "(change them in the sidebar)")
 
 c1, c2, c3 = st.columns([1, 1, 2])
@@ -36,7 +36,7 @@ if runs:
     with st.spinner("Correlations with bootstrap confidence intervals…"):
         table = compute.alignment(ds.id, run_ids, ctx.dimension, ctx.parse, ctx.n_resamples, sys_t)
     if table.empty:
-        st.info(f"None of the selected runs scored {ctx.dimension!r}.")
+        st.info(ui.esc(f"None of the selected runs scored {ctx.dimension!r}."))
     else:
         ui.table(table, f"correlations {ctx.dimension}", "correlations")
         st.caption("n = items (dataset), documents used (summary) or systems (system); skipped = documents where "
@@ -104,7 +104,7 @@ if pairs:
         m2.metric("corr(R_i, P_i MCQ)", ui.fmt(rel.corr_r_p_mcq), help=f"p = {ui.fmt(rel.pvalue_mcq, 3)}")
         ui.table(rel.table, f"reliability {ctx.dimension}", "reliability")
     else:
-        st.info(f"These runs did not score {ctx.dimension!r}.")
+        st.info(ui.esc(f"These runs did not score {ctx.dimension!r}."))
 
 # ----------------------------------------------------------------------------------------------- difficulty
 if runs:

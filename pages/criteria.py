@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 
+import pandas as pd
 import streamlit as st
 
 from evalcore import views
 from evalcore.judge.store import default_store
 from evalcore.judge.types import Criteria
+from evalcore.methods import METHODS
 from pages import _shared as ui
 
 ctx = ui.context()
@@ -16,7 +18,7 @@ ds = ctx.dataset
 dim = ctx.dimension
 store = default_store()
 st.title("Criteria")
-st.caption(f"Dataset **{ds.id}** · dimension **{dim}** (change it in the sidebar)")
+st.caption(f"Dataset **{ui.esc(ds.id)}** · dimension **{ui.esc(dim)}** (change it in the sidebar)")
 
 FIELDS = ("crit_intro", "crit_definition", "crit_min", "crit_max", "crit_steps")
 
@@ -49,7 +51,7 @@ if options:
         st.session_state["_crit_pending"] = options[preset]
         st.rerun()
 else:
-    st.caption(f"No paper preset defines {dim!r}: the criteria start from the dataset's description.")
+    st.caption(ui.esc(f"No paper preset defines {dim!r}: the criteria start from the dataset's description."))
 
 # ------------------------------------------------------------------------------------------------------- fields
 st.text_area("Task introduction", key="crit_intro", height=120)
@@ -86,7 +88,7 @@ with st.expander("Generate evaluation steps with the judge (G-Eval auto-CoT)"):
                 new = generate_steps(dataclasses.replace(criteria, steps=""), endpoint=choice.endpoint,
                                      api_key=choice.api_key, store=store, dataset_id=ds.id)
         except Exception as e:  # noqa: BLE001 - shown to the user with its reason; nothing is saved
-            st.error(f"Could not generate steps: {type(e).__name__}: {e}")
+            st.error(ui.esc(f"Could not generate steps: {type(e).__name__}: {e}"))
         else:
             st.session_state["_crit_pending"] = new
             st.session_state["_crit_msg"] = f"Generated steps saved as version {new.version_hash()}."
@@ -101,12 +103,16 @@ versions = store.list_criteria_versions(ds.id, dim)
 if not versions:
     st.info("No saved version of these criteria yet: press **Save version**.")
 else:
-    import pandas as pd
-
     vt = pd.DataFrame([{"version": v["hash"], "saved": v["created_at"], "note": v["note"],
                         "steps (chars)": len(v["criteria"].steps)} for v in versions])
     ui.table(vt, f"criteria versions {ds.id} {dim}", "versions")
     hashes = [v["hash"] for v in versions]
+    seen = st.session_state.get("_versions_seen")
+    if seen is not None and seen != (ds.id, dim, tuple(hashes)):
+        # a version was added (or another dimension picked): compare the newest with the one before it
+        st.session_state["diff_b"] = hashes[0]
+        st.session_state["diff_a"] = hashes[min(1, len(hashes) - 1)]
+    st.session_state["_versions_seen"] = (ds.id, dim, tuple(hashes))
     v1, v2, v3 = st.columns([2, 2, 1], vertical_alignment="bottom")
     old = v1.selectbox("Diff from version", hashes, index=min(1, len(hashes) - 1), key="diff_a", bind="query-params")
     new = v2.selectbox("to version", hashes, index=0, key="diff_b", bind="query-params")
@@ -118,8 +124,6 @@ else:
 
 # --------------------------------------------------------------------------------------------- rendered prompt
 st.subheader("Full prompt for one item")
-from evalcore.methods import METHODS  # noqa: E402
-
 method_names = list(METHODS)
 m1, m2 = st.columns(2)
 method_name = m1.selectbox("Method", method_names, key="method", bind="query-params",
@@ -129,6 +133,6 @@ item = m2.selectbox("Item", items, key="prompt_item", bind="query-params")
 try:
     prompt = views.rendered_prompt(ds, method_name, item, criteria)
 except Exception as e:  # noqa: BLE001 - a method that cannot render this item says why
-    st.warning(f"{method_name} cannot render a prompt here: {type(e).__name__}: {e}")
+    st.warning(ui.esc(f"{method_name} cannot render a prompt here: {type(e).__name__}: {e}"))
 else:
     st.code(prompt, language=None, wrap_lines=True)

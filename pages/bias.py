@@ -31,7 +31,7 @@ else:
         with st.spinner("Grouping by the humans' preference…"):
             wb = compute.writer_bias(ds.id, run_id, ctx.dimension, ctx.parse)
         if wb.empty:
-            st.info(f"Run {labels[run_id]} has no parsed scores on {ctx.dimension!r} for these pairs.")
+            st.info(ui.esc(f"Run {labels[run_id]} has no parsed scores on {ctx.dimension!r} for these pairs."))
         else:
             ui.chart(views.writer_bias_figure(wb, labels[run_id]), "writer_bias")
             ui.table(wb, f"writer bias {ctx.dimension}", "writer_bias")
@@ -62,7 +62,7 @@ if runs:
     with st.spinner("Score distributions…"):
         dist = compute.distributions(ds.id, run_ids, ctx.dimension, ctx.parse)
     if dist.empty:
-        st.info(f"No parsed scores on {ctx.dimension!r}.")
+        st.info(ui.esc(f"No parsed scores on {ctx.dimension!r}."))
     else:
         ui.chart(views.score_distribution_figure(dist, ctx.dimension), "distributions")
         summary = dist.groupby(["run", "method"])["judge"].describe().reset_index()

@@ -42,11 +42,11 @@ run_a_obj = ui.load_run(run_a, ctx.parse)
 run_b_obj = ui.load_run(run_b, ctx.parse)
 shared = [d for d in run_a_obj.dimensions if d in run_b_obj.dimensions]
 if ctx.dimension not in shared:
-    st.info(f"The two runs do not both score {ctx.dimension!r}; dimensions they share: {', '.join(shared) or 'none'}. "
-            "Pick one in the sidebar.")
+    st.info(ui.esc(f"The two runs do not both score {ctx.dimension!r}; dimensions they share: "
+                   f"{', '.join(shared) or 'none'}. Pick one in the sidebar."))
     st.stop()
 
-st.subheader(f"Difference in {coefficient} ({level} level) on {ctx.dimension}")
+st.subheader(f"Difference in {coefficient} ({level} level) on {ui.esc(ctx.dimension)}")
 with st.spinner(f"Paired {test} test ({ctx.n_resamples} resamples)…"):
     res = compute.paired(ds.id, run_a, run_b, ctx.dimension, level, coefficient, ctx.n_resamples, test, ctx.parse)
 m1, m2, m3, m4 = st.columns(4)

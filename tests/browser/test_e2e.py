@@ -1,0 +1,174 @@
+"""End-to-end: the Streamlit app in headless chromium, as a user drives it.
+
+What the issue asks the app to show, checked in a real browser against a real server:
+
+1. every page renders without a Streamlit exception and shows its heading (screenshots in artifacts/screenshots/);
+2. a small scoring job against the loopback judge, started from the Score page, ends in correlations on the
+   Alignment page, and the number shown equals Spearman's rho computed here from the stored judgments;
+3. a copied URL opened in a new browser context reopens the same view (dimension, level, coefficient, runs);
+4. dataset text with HTML in it is shown as text and never executed.
+
+One app server and one chromium serve the whole module (see conftest.py); each test has its own browser context.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+PAGES = [  # (url path, heading)
+    ("data", "Data"),
+    ("criteria", "Criteria"),
+    ("score", "Score"),
+    ("alignment", "Alignment"),
+    ("bias", "Bias"),
+    ("compare", "Compare"),
+]
+DEFAULT_RUNS = ("summeval/shen-gpt-4-0314-rts", "summeval/shen-gpt-3.5-turbo-0301-rts")
+XSS = "<script>window.__xss=1</script><b>bold</b>"
+
+
+def correlation_grid(app):
+    """The Alignment page's correlation table: the dataframe beside its CSV button (key csv_correlations)."""
+    block = app.page.locator('[data-testid="stHorizontalBlock"]').filter(
+        has=app.page.locator(".st-key-csv_correlations"))
+    return block.locator('[data-testid="stDataFrame"]').first
+
+
+def test_every_page_renders(app):
+    for path, heading in PAGES:
+        app.open(path, heading)
+        assert app.heading(heading).is_visible(), f"/{path}: heading {heading!r} not shown"
+        assert app.problems() == [], f"/{path} shows an exception or error: {app.problems()}"
+        # Each page shows more than its title: at least one subheading or widget below it.
+        assert app.page.locator('[data-testid="stMain"] [data-testid="stElementContainer"]').count() > 3, path
+        shot = app.screenshot(path)
+        assert shot.stat().st_size > 10_000, f"screenshot of /{path} looks empty"
+
+
+def test_score_against_loopback_then_alignment(app, loopback, app_server):
+    from scipy.stats import spearmanr
+
+    from evalcore.datasets import load_dataset
+    from evalcore.judge.store import Store
+
+    n_items = 12
+    app.open("score", "Score")
+    app.type_into("Base URL", loopback.base_url)
+    app.type_into("Model", "loopback-judge")
+    app.type_into("API key", "sk-test-not-a-real-key")
+    app.choose("Method", "rts")
+    app.type_into("Items (0 = all)", str(n_items))
+    assert app.multiselect_values("Dimensions to score") == ["coherence"]
+    seen_before = loopback.requests_seen
+
+    app.page.get_by_role("button", name="Start scoring").click()
+    app.page.get_by_text("Done.", exact=True).wait_for(timeout=120_000)
+    app.idle()
+    assert app.problems() == []
+    main_text = app.page.locator('[data-testid="stMain"]').inner_text()
+    run_id = re.search(r"Run (summeval/\S+)", main_text).group(1)
+    assert f"{n_items} / {n_items} done" in main_text
+    assert loopback.requests_seen - seen_before >= n_items  # the judge really was asked
+    app.screenshot("score-done")
+
+    # Analyse only the new run: drop the preselected published runs, add ours, open Alignment in the same session.
+    for rid in app.multiselect_values("Runs"):
+        app.remove_from_multiselect(rid)
+    app.add_to_multiselect("Runs", run_id)
+    assert app.multiselect_values("Runs") == [run_id]
+    app.nav("Alignment")
+    app.heading("Correlation with human ratings", level=2).wait_for()
+    assert app.problems() == []
+
+    rows = app.grid(correlation_grid(app))
+    assert rows, "the correlation table is empty"
+    assert {r["run_id"] for r in rows} == {run_id}
+    assert {(r["level"], r["coefficient"]) for r in rows} == {
+        (lv, co) for lv in ("dataset", "summary", "system") for co in ("pearson", "spearman", "kendall")
+    }
+    shown = next(r for r in rows if r["level"] == "dataset" and r["coefficient"] == "spearman")
+    assert int(shown["n"]) == n_items
+
+    # The same statistic, computed here from what the run stored and the dataset's gold scores.
+    run = Store(app_server.db_path).load_run(run_id)
+    judged = run.judgments[run.judgments["dimension"] == "coherence"][["item_id", "value"]]
+    frame = load_dataset("summeval").human_table("coherence").merge(judged, on="item_id")
+    assert len(frame) == n_items
+    expected = spearmanr(frame["value"].astype(float), frame["human"]).statistic
+    assert math.isclose(float(shown["statistic"]), expected, rel_tol=1e-9, abs_tol=1e-12)
+    app.screenshot("alignment-loopback-run")
+
+
+def test_share_link_reopens_same_view(app, open_app):
+    app.open("alignment", "Alignment")
+    app.choose("Dimension", "fluency")
+    app.choose("Level", "summary")
+    app.choose("Coefficient", "kendall")
+    url = app.page.url
+    assert "dimension=fluency" in url and "level=summary" in url and "coefficient=kendall" in url, url
+    runs = app.multiselect_values("Runs")
+    assert runs == list(DEFAULT_RUNS)
+
+    other = open_app()  # a new browser context: nothing shared but the link
+    other.page.goto(url)
+    other.heading("Alignment").wait_for()
+    other.heading("Correlation with human ratings", level=2).wait_for()
+    other.idle()
+    assert other.problems() == []
+    assert other.selected("Dimension") == "fluency"
+    assert other.selected("Level") == "summary"
+    assert other.selected("Coefficient") == "kendall"
+    assert other.multiselect_values("Runs") == runs
+    # The page computes what the controls say: its caption and the human-ceiling title follow the link.
+    other.page.get_by_text("Dimension fluency", exact=False).first.wait_for()
+    other.page.get_by_text("Human ceiling (summary, kendall)", exact=False).first.wait_for()
+    rows = other.grid(correlation_grid(other))
+    assert rows and {r["run_id"] for r in rows} <= set(runs)
+    other.screenshot("alignment-shared-link")
+
+
+def test_dataset_text_is_shown_as_text_not_html(app):
+    csv = (
+        "doc_id,system,article,summary,coherence\n"
+        f'd1,sysA,"The council met on Monday.","{XSS}",4\n'
+        'd1,sysB,"The council met on Monday.","The council met.",3\n'
+        'd2,sysA,"Rain fell all week.","It rained.",5\n'
+        'd2,sysB,"Rain fell all week.","Weather happened.",2\n'
+    )
+    app.open("data", "Data")
+    uploader = app.page.locator('[data-testid="stFileUploader"] input[type="file"]')
+    uploader.set_input_files({"name": "xss.csv", "mimeType": "text/csv", "buffer": csv.encode()})
+    app.page.get_by_role("button", name="Import dataset").wait_for()
+    app.idle()
+    # A dataset name with markup too: it is shown in the sidebar, the success message and page captions.
+    app.type_into("Dataset name", 'xss <img src=x onerror="window.__xss=2"> test')
+    app.page.get_by_role("button", name="Import dataset").click()
+    app.page.get_by_text("Imported", exact=False).first.wait_for()
+    app.idle()
+    assert app.problems() == []
+    assert app.selected("Dataset").startswith("xss <img"), app.selected("Dataset")
+
+    # The Data page's preview grid holds the text verbatim.
+    cells = app.page.locator('[data-testid="stDataFrame"] td').all_text_contents()
+    assert XSS in cells
+
+    # The Criteria page renders the full prompt for the first item, which is the one carrying the markup.
+    app.nav("Criteria")
+    app.heading("Full prompt for one item", level=2).wait_for()
+    app.idle()
+    assert app.problems() == []
+    code = app.page.locator('[data-testid="stCode"]').filter(has_text=XSS)
+    code.first.wait_for()
+    assert code.first.is_visible()
+    app.screenshot("criteria-xss-as-text")
+
+    assert app.page.evaluate("typeof window.__xss") == "undefined"
+    main = app.page.locator('[data-testid="stApp"]')
+    assert main.locator("b", has_text="bold").count() == 0
+    assert main.locator('img[src="x"]').count() == 0
+    assert app.page.locator("script", has_text="__xss").count() == 0
