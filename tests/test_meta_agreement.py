@@ -79,3 +79,27 @@ def test_human_ceiling_each_annotator_against_the_others():
     assert t.statistic.iloc[-1] == pytest.approx(t.statistic.iloc[:3].mean())
     s = human_ceiling(ann, items, "coherence", level="system", coefficient="kendall")
     assert set(s.level) == {"system"} and s.n[0] == 4
+
+
+@pytest.mark.parametrize("level", ["interval", "ordinal", "nominal", "ratio"])
+def test_vectorised_bootstrap_alpha_equals_the_package_on_every_resample(level):
+    # second method: krippendorff.alpha on each explicitly resampled reliability matrix
+    import krippendorff
+    import numpy as np
+
+    from evalcore.meta.agreement import alpha_from_unit_weights
+
+    rng = np.random.default_rng(7)
+    data = rng.integers(1, 6, size=(4, 30)).astype(float)
+    data[rng.random(data.shape) < 0.2] = np.nan  # missing ratings
+    domain = np.unique(data[~np.isnan(data)])
+    picks = [rng.integers(0, 30, size=30) for _ in range(25)]
+    weights = np.stack([np.bincount(p, minlength=30) for p in picks])
+    fast = alpha_from_unit_weights(data, domain, weights, level)
+    for p, a in zip(picks, fast):
+        slow = krippendorff.alpha(reliability_data=data[:, p], value_domain=domain, level_of_measurement=level)
+        assert a == pytest.approx(slow, abs=1e-9)
+    # the unresampled weights give the point estimate
+    ones = np.ones((1, 30))
+    assert alpha_from_unit_weights(data, domain, ones, level)[0] == pytest.approx(
+        krippendorff.alpha(reliability_data=data, value_domain=domain, level_of_measurement=level), abs=1e-9)

@@ -51,6 +51,7 @@ APP_START_TIMEOUT_S = 90.0
 # several seconds, so waits are generous and always end on a specific condition, never a fixed sleep.
 UI_TIMEOUT_MS = 60_000
 TEST_RESAMPLES = 50
+VIEWPORT = {"width": 1600, "height": 1000}
 
 
 def chromium_missing_reason() -> str | None:
@@ -294,16 +295,22 @@ class AppPage:
 
     # -- reading
     def grid(self, locator) -> list[dict[str, str]]:
-        """The rows an ``st.dataframe`` shows, read from the accessible table glide-data-grid keeps in its canvas.
+        """The cells an ``st.dataframe`` shows, read from the accessible table glide-data-grid keeps in its canvas.
 
-        Only the rows in the grid's viewport are in that table (it is virtualised): keep the frames small.
+        That table is virtualised: only rows and columns inside the grid's viewport are in it, so a row may lack
+        its right-most columns. Cells are matched to headers by ``aria-colindex``.
         """
+        locator.locator("tbody tr").first.wait_for(state="attached")  # the grid fills its table after mounting
         return locator.evaluate(
             """el => {
-                const heads = [...el.querySelectorAll('thead th')].map(th => th.textContent);
+                const heads = {};
+                el.querySelectorAll('thead th').forEach(th => { heads[th.getAttribute('aria-colindex')] = th.textContent; });
                 return [...el.querySelectorAll('tbody tr')].map(tr => {
                     const row = {};
-                    tr.querySelectorAll('td').forEach((td, i) => { row[heads[i] ?? String(i)] = td.textContent; });
+                    tr.querySelectorAll('td').forEach(td => {
+                        const i = td.getAttribute('aria-colindex');
+                        row[heads[i] ?? i] = td.textContent;
+                    });
                     return row;
                 });
             }"""
@@ -312,7 +319,9 @@ class AppPage:
     def problems(self) -> list[str]:
         """Texts of Streamlit exception boxes and error alerts on the page (there should be none)."""
         boxes = self.page.locator('[data-testid="stException"], [data-testid="stAlertContentError"]')
-        return boxes.all_inner_texts()
+        # Streamlit's own "Page not found" modal (a URL path it could not resolve to a page).
+        not_found = self.page.get_by_role("dialog").filter(has_text="Page not found")
+        return boxes.all_inner_texts() + not_found.all_inner_texts()
 
     def screenshot(self, name: str) -> Path:
         return screenshot(self.page, name)
@@ -356,7 +365,7 @@ def browser():
 
 @pytest.fixture
 def context(browser):
-    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    ctx = browser.new_context(viewport=VIEWPORT)
     ctx.set_default_timeout(UI_TIMEOUT_MS)
     try:
         yield ctx
@@ -395,7 +404,7 @@ def open_app(browser, app_server):
     contexts = []
 
     def make() -> AppPage:
-        ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+        ctx = browser.new_context(viewport=VIEWPORT)
         ctx.set_default_timeout(UI_TIMEOUT_MS)
         contexts.append(ctx)
         return AppPage(ctx.new_page(), app_server.url)

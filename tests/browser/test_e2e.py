@@ -20,15 +20,9 @@ import pytest
 
 pytestmark = pytest.mark.browser
 
-PAGES = [  # (url path, heading)
-    ("data", "Data"),
-    ("criteria", "Criteria"),
-    ("score", "Score"),
-    ("alignment", "Alignment"),
-    ("bias", "Bias"),
-    ("compare", "Compare"),
-]
+PAGES = ("Data", "Criteria", "Score", "Alignment", "Bias", "Compare")  # navigation titles = each page's h1
 DEFAULT_RUNS = ("summeval/shen-gpt-4-0314-rts", "summeval/shen-gpt-3.5-turbo-0301-rts")
+DEFAULT_LABELS = {"Shen et al. · gpt-4-0314 · RTS", "Shen et al. · gpt-3.5-turbo-0301 · RTS"}
 XSS = "<script>window.__xss=1</script><b>bold</b>"
 
 
@@ -40,14 +34,22 @@ def correlation_grid(app):
 
 
 def test_every_page_renders(app):
-    for path, heading in PAGES:
-        app.open(path, heading)
-        assert app.heading(heading).is_visible(), f"/{path}: heading {heading!r} not shown"
-        assert app.problems() == [], f"/{path} shows an exception or error: {app.problems()}"
-        # Each page shows more than its title: at least one subheading or widget below it.
-        assert app.page.locator('[data-testid="stMain"] [data-testid="stElementContainer"]').count() > 3, path
-        shot = app.screenshot(path)
-        assert shot.stat().st_size > 10_000, f"screenshot of /{path} looks empty"
+    # The pages and their URLs as the app's own navigation lists them (the default page lives at "/").
+    app.open("", "Data")
+    links = app.page.locator('[data-testid="stSidebarNavLink"]').evaluate_all(
+        "els => els.map(a => [a.querySelector('[data-testid=stMarkdownContainer]').textContent.trim(),"
+        " a.getAttribute('href')])")
+    pages = {title: href for title, href in links}
+    assert set(PAGES) <= set(pages), f"navigation lists {sorted(pages)}"
+    for title, href in pages.items():
+        app.page.goto(href)
+        app.heading(title).wait_for()
+        app.idle()
+        assert app.problems() == [], f"{href} ({title}) shows an exception or error: {app.problems()}"
+        # Each page shows more than its title: its controls and results below it.
+        assert app.page.locator('[data-testid="stMain"] [data-testid="stElementContainer"]').count() > 3, href
+        shot = app.screenshot(title.lower())
+        assert shot.stat().st_size > 10_000, f"screenshot of {href} looks empty"
 
 
 def test_score_against_loopback_then_alignment(app, loopback, app_server):
@@ -55,6 +57,7 @@ def test_score_against_loopback_then_alignment(app, loopback, app_server):
 
     from evalcore.datasets import load_dataset
     from evalcore.judge.store import Store
+    from evalcore.views import run_label
 
     n_items = 12
     app.open("score", "Score")
@@ -82,12 +85,13 @@ def test_score_against_loopback_then_alignment(app, loopback, app_server):
     app.add_to_multiselect("Runs", run_id)
     assert app.multiselect_values("Runs") == [run_id]
     app.nav("Alignment")
-    app.heading("Correlation with human ratings", level=2).wait_for()
+    app.heading("Correlation with human ratings", level=3).wait_for()
     assert app.problems() == []
 
+    run = Store(app_server.db_path).load_run(run_id)
     rows = app.grid(correlation_grid(app))
     assert rows, "the correlation table is empty"
-    assert {r["run_id"] for r in rows} == {run_id}
+    assert {r["run"] for r in rows} == {run_label(run)}
     assert {(r["level"], r["coefficient"]) for r in rows} == {
         (lv, co) for lv in ("dataset", "summary", "system") for co in ("pearson", "spearman", "kendall")
     }
@@ -95,7 +99,6 @@ def test_score_against_loopback_then_alignment(app, loopback, app_server):
     assert int(shown["n"]) == n_items
 
     # The same statistic, computed here from what the run stored and the dataset's gold scores.
-    run = Store(app_server.db_path).load_run(run_id)
     judged = run.judgments[run.judgments["dimension"] == "coherence"][["item_id", "value"]]
     frame = load_dataset("summeval").human_table("coherence").merge(judged, on="item_id")
     assert len(frame) == n_items
@@ -117,7 +120,7 @@ def test_share_link_reopens_same_view(app, open_app):
     other = open_app()  # a new browser context: nothing shared but the link
     other.page.goto(url)
     other.heading("Alignment").wait_for()
-    other.heading("Correlation with human ratings", level=2).wait_for()
+    other.heading("Correlation with human ratings", level=3).wait_for()
     other.idle()
     assert other.problems() == []
     assert other.selected("Dimension") == "fluency"
@@ -128,7 +131,7 @@ def test_share_link_reopens_same_view(app, open_app):
     other.page.get_by_text("Dimension fluency", exact=False).first.wait_for()
     other.page.get_by_text("Human ceiling (summary, kendall)", exact=False).first.wait_for()
     rows = other.grid(correlation_grid(other))
-    assert rows and {r["run_id"] for r in rows} <= set(runs)
+    assert rows and {r["run"] for r in rows} == DEFAULT_LABELS
     other.screenshot("alignment-shared-link")
 
 
@@ -140,7 +143,7 @@ def test_dataset_text_is_shown_as_text_not_html(app):
         'd2,sysA,"Rain fell all week.","It rained.",5\n'
         'd2,sysB,"Rain fell all week.","Weather happened.",2\n'
     )
-    app.open("data", "Data")
+    app.open("", "Data")
     uploader = app.page.locator('[data-testid="stFileUploader"] input[type="file"]')
     uploader.set_input_files({"name": "xss.csv", "mimeType": "text/csv", "buffer": csv.encode()})
     app.page.get_by_role("button", name="Import dataset").wait_for()
@@ -151,7 +154,9 @@ def test_dataset_text_is_shown_as_text_not_html(app):
     app.page.get_by_text("Imported", exact=False).first.wait_for()
     app.idle()
     assert app.problems() == []
-    assert app.selected("Dataset").startswith("xss <img"), app.selected("Dataset")
+    # The new dataset is the one in use, its name shown verbatim (sidebar and page text).
+    assert app.selected("Dataset").startswith("user-"), app.selected("Dataset")
+    app.page.get_by_text('xss <img src=x onerror="window.__xss=2"> test', exact=True).first.wait_for()
 
     # The Data page's preview grid holds the text verbatim.
     cells = app.page.locator('[data-testid="stDataFrame"] td').all_text_contents()
@@ -159,7 +164,7 @@ def test_dataset_text_is_shown_as_text_not_html(app):
 
     # The Criteria page renders the full prompt for the first item, which is the one carrying the markup.
     app.nav("Criteria")
-    app.heading("Full prompt for one item", level=2).wait_for()
+    app.heading("Full prompt for one item", level=3).wait_for()
     app.idle()
     assert app.problems() == []
     code = app.page.locator('[data-testid="stCode"]').filter(has_text=XSS)
