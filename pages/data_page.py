@@ -38,23 +38,14 @@ st.subheader("Human agreement")
 if ds.annotations.empty:
     st.info("This dataset has no per-annotator ratings, so inter-annotator agreement cannot be computed.")
 else:
-    # The point estimates are quick; the bootstrap CIs take a while on SummEval. Show the former at once and
-    # replace them when the CIs are ready (both cached, so only the first visit waits).
-    slot = st.empty()
-    with slot.container():
-        quick = compute.agreement(ds.id, 0)
-        if quick.empty:
-            st.info("No dimension has ratings from two or more annotators.")
-        else:
-            st.dataframe(quick, hide_index=True, key="df_agreement_quick")
-            st.caption("Bootstrap confidence intervals are being computed…")
-    if not quick.empty:
-        with st.spinner(f"Krippendorff's alpha: {ctx.n_resamples} bootstrap resamples for the CIs…"):
-            alpha = compute.agreement(ds.id, ctx.n_resamples)
-        with slot.container():
-            ui.table(alpha, f"{ds.id} krippendorff alpha", "agreement")
-            ui.chart(views.agreement_figure(alpha), "agreement")
-            st.caption("Interval-level alpha per annotator group; CIs resample items.")
+    with st.spinner(f"Krippendorff's alpha with {ctx.n_resamples} bootstrap resamples…"):
+        alpha = compute.agreement(ds.id, ctx.n_resamples)
+    if alpha.empty:
+        st.info("No dimension has ratings from two or more annotators.")
+    else:
+        ui.table(alpha, f"{ds.id} krippendorff alpha", "agreement")
+        ui.chart(views.agreement_figure(alpha), "agreement")
+        st.caption("Interval-level alpha per annotator group; 95% CIs resample items.")
 
 if ds.citation or ds.origin:
     with st.expander("Source and citation"):
