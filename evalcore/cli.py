@@ -165,12 +165,28 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _user_errors() -> tuple[type[BaseException], ...]:
+    """Exceptions that describe a mistake in the command or its setting, printed as one line (no traceback)."""
+    from evalcore.importers import DatasetValidationError
+    from evalcore.judge.types import UnsupportedByEndpoint
+
+    errors: list[type[BaseException]] = [KeyError, DatasetValidationError, UnsupportedByEndpoint, FileNotFoundError]
+    try:
+        from evalcore.judge.client import MissingApiKey
+
+        errors.append(MissingApiKey)
+    except ImportError:
+        pass
+    return tuple(errors)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except KeyError as e:
-        print(f"error: {e.args[0] if e.args else e}", file=sys.stderr)
+    except _user_errors() as e:
+        msg = e.args[0] if isinstance(e, KeyError) and e.args else e
+        print(f"error: {msg}", file=sys.stderr)
         return 2
 
 

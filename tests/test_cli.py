@@ -73,3 +73,12 @@ def test_module_entry_point_runs():
 def test_unknown_dataset_is_a_clear_error(capsys):
     assert main(["runs", "--dataset", "nope"]) == 2
     assert "nope" in capsys.readouterr().err
+
+
+def test_missing_api_key_is_one_clear_line(capsys, monkeypatch, tmp_path):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    code = main(["score", "--dataset", "summeval", "--dimension", "coherence", "--method", "rts", "--model", "m",
+                 "--base-url", "http://127.0.0.1:9/v1", "--limit", "2", "--quiet", "--db", str(tmp_path / "s.db")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith("error: no API key") and "OPENAI_API_KEY" in err and "Traceback" not in err

@@ -138,7 +138,8 @@ def _key_for(endpoint: Endpoint, api_key: str | None) -> str:
         return "not-needed"  # local servers usually accept any key; openai's client insists on a non-empty one
     raise MissingApiKey(
         f"no API key for {endpoint.provider} endpoint {endpoint.base_url}: set the environment variable "
-        f"{endpoint.api_key_env} or pass api_key=..."
+        f"{endpoint.api_key_env} (or type the key in the Score page). A local server that needs no key "
+        f"(vLLM, Ollama, llama.cpp) can use its preset: --provider vllm|ollama|llamacpp"
     )
 
 
