@@ -12,6 +12,7 @@ With ``--json`` the result is one JSON document on stdout (keys documented in RE
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import math
 import sys
@@ -92,10 +93,14 @@ def meta_report(dataset_id: str, run_id: str, *, dimensions: list[str] | None = 
                 mc[c] = {"statistic": r.statistic, "pvalue": r.pvalue, "n_systems": r.n_systems,
                          "dropped_systems": list(r.dropped_systems)}
             entry["meta_correlation"] = mc
-            full = meta.correct_preferences(frame)
+            scored = set(frame.loc[frame["judge"].notna(), "system_id"])
+            # 003's full set is every pair of SummEval's 12 abstractive systems; elsewhere every pair of systems
+            pool = sorted(set(dataset.meta.get("abstractive_systems") or scored) & scored)
+            full = meta.correct_preferences(frame, pairs=list(itertools.combinations(pool, 2)))
             entry["correct_preferences"] = {"full": {"correct": full.correct, "total": full.total}}
-            if challenge:
-                ch = meta.correct_preferences(frame, pairs=challenge)
+            covered = [p for p in challenge if p[0] in scored and p[1] in scored]
+            if covered:  # a partial run is counted on the challenge pairs it covers ("total" says how many)
+                ch = meta.correct_preferences(frame, pairs=covered)
                 entry["correct_preferences"]["challenge"] = {"correct": ch.correct, "total": ch.total}
         out["dimensions"][dim] = entry
     return _clean(out)

@@ -288,7 +288,11 @@ def correct_preferences_table(dataset: Dataset, runs: list[Run], dimensions: lis
     for dim in dimensions:
         for run_id, frame in frames_for(dataset, runs, dim, systems=systems).items():
             row: dict[str, Any] = {"run": labels[run_id], "dimension": dim}
+            scored = set(frame.loc[frame["judge"].notna(), "system_id"])
             for name, pairs in sets.items():
+                # a run that scored only some systems (a first try on a few items) is counted on the pairs it
+                # covers; "total" says how many that is
+                pairs = [p for p in pairs if p[0] in scored and p[1] in scored]
                 if not pairs:
                     continue
                 r = correct_preferences(frame, pairs=pairs)

@@ -30,89 +30,115 @@ dims = tuple(d for d in ds.dimension_names if any(d in r.dimensions for r in run
 if not ui.need_runs(runs + ctx.pairwise_runs):
     st.stop()
 
-# ----------------------------------------------------------------------------------------------- correlations
-st.subheader("Correlation with human ratings")
-if runs:
-    with st.spinner("Correlations with bootstrap confidence intervals…"):
-        table = compute.alignment(ds.id, run_ids, ctx.dimension, ctx.parse, ctx.n_resamples, sys_t)
-    if table.empty:
-        st.info(ui.esc(f"None of the selected runs scored {ctx.dimension!r}."))
-    else:
-        ui.table(table, f"correlations {ctx.dimension}", "correlations")
-        st.caption("n = items (dataset), documents used (summary) or systems (system); skipped = documents where "
-                   "one side is constant (summary level); dropped = replies that could not be parsed.")
-        left, right = st.columns([3, 2])
-        with left:
-            ui.chart(views.alignment_figure(table, coefficient), "correlations")
-        with right:
-            st.markdown(f"**Human ceiling** ({level}, {coefficient}): each expert against the mean of the others")
-            ceil = compute.ceiling(ds.id, ctx.dimension, level, coefficient)
-            if ceil.empty:
-                st.info("No per-annotator ratings for this dimension: no human ceiling.")
-            else:
-                ui.table(ceil, f"human ceiling {ctx.dimension} {level} {coefficient}", "ceiling")
+# Each section runs only when its tab is open (st.tabs with on_change="rerun"): drawing every chart at once made the
+# page slow to appear in the browser. The open tab is part of the view, so it lives in the URL like the rest.
+SECTIONS = ["Correlations", "Per system & meta-correlation", "#CP", "RTS-MCQ reliability", "Difficulty (002)"]
+wanted = st.query_params.get("section")
+if "section" not in st.session_state and wanted in SECTIONS:
+    # seeded through session state, not ``default=``: a default that changes between runs changes the widget's
+    # identity, and the user's next tab click would be lost
+    st.session_state["section"] = wanted
+tabs = st.tabs(SECTIONS, key="section", on_change="rerun")
+open_section = st.session_state.get("section") or SECTIONS[0]
+if open_section == SECTIONS[0]:
+    st.query_params.pop("section", None)
 else:
-    st.info("The selected runs are pairwise: see #CP below and position bias on the Bias page.")
+    st.query_params["section"] = open_section
+tab_of = dict(zip(SECTIONS, tabs))
+
+# ----------------------------------------------------------------------------------------------- correlations
+with tab_of['Correlations']:
+    if tab_of['Correlations'].open:
+        st.subheader("Correlation with human ratings")
+        if runs:
+            with st.spinner("Correlations with bootstrap confidence intervals…"):
+                table = compute.alignment(ds.id, run_ids, ctx.dimension, ctx.parse, ctx.n_resamples, sys_t)
+            if table.empty:
+                st.info(ui.esc(f"None of the selected runs scored {ctx.dimension!r}."))
+            else:
+                ui.table(table, f"correlations {ctx.dimension}", "correlations")
+                st.caption("n = items (dataset), documents used (summary) or systems (system); skipped = documents where "
+                           "one side is constant (summary level); dropped = replies that could not be parsed.")
+                left, right = st.columns([3, 2])
+                with left:
+                    ui.chart(views.alignment_figure(table, coefficient), "correlations")
+                with right:
+                    st.markdown(f"**Human ceiling** ({level}, {coefficient}): each expert against the mean of the others")
+                    ceil = compute.ceiling(ds.id, ctx.dimension, level, coefficient)
+                    if ceil.empty:
+                        st.info("No per-annotator ratings for this dimension: no human ceiling.")
+                    else:
+                        ui.table(ceil, f"human ceiling {ctx.dimension} {level} {coefficient}", "ceiling")
+        else:
+            st.info("The selected runs are pairwise: see #CP below and position bias on the Bias page.")
 
 # ------------------------------------------------------------------------------------------------ per system
-if runs and dims and len(ds.systems) > 2:
-    st.subheader("Per-system correlation (003 Fig. 1)")
-    with st.spinner("Per-system correlations…"):
-        ps = compute.per_system(ds.id, run_ids, dims, coefficient, ctx.parse, sys_t)
-    if ps.empty:
-        st.info("Not enough systems for per-system correlations.")
-    else:
-        ui.chart(views.per_system_box(ps, coefficient), "per_system")
-        ui.table(ps, f"per-system {coefficient}", "per_system")
+with tab_of['Per system & meta-correlation']:
+    if tab_of['Per system & meta-correlation'].open:
+        if runs and dims and len(ds.systems) > 2:
+            st.subheader("Per-system correlation (003 Fig. 1)")
+            with st.spinner("Per-system correlations…"):
+                ps = compute.per_system(ds.id, run_ids, dims, coefficient, ctx.parse, sys_t)
+            if ps.empty:
+                st.info("Not enough systems for per-system correlations.")
+            else:
+                ui.chart(views.per_system_box(ps, coefficient), "per_system")
+                ui.table(ps, f"per-system {coefficient}", "per_system")
 
-        st.subheader("Meta-correlation (003 Fig. 2-3)")
-        mt = compute.meta_correlation(ds.id, run_ids, dims, coefficient, ctx.parse, sys_t)
-        if not mt.empty:
-            ui.table(mt, f"meta-correlation {coefficient}", "meta_correlation")
-            if (ps["dimension"] == ctx.dimension).any():
-                ui.chart(views.meta_scatter(ps, mt, ctx.dimension, coefficient), "meta_scatter")
-            st.caption("M = corr(Q_i, P_i) over systems (003 Eq. 3). Near 0 is ideal; a negative M means the judge "
-                       "agrees less with humans on better systems.")
+                st.subheader("Meta-correlation (003 Fig. 2-3)")
+                mt = compute.meta_correlation(ds.id, run_ids, dims, coefficient, ctx.parse, sys_t)
+                if not mt.empty:
+                    ui.table(mt, f"meta-correlation {coefficient}", "meta_correlation")
+                    if (ps["dimension"] == ctx.dimension).any():
+                        ui.chart(views.meta_scatter(ps, mt, ctx.dimension, coefficient), "meta_scatter")
+                    st.caption("M = corr(Q_i, P_i) over systems (003 Eq. 3). Near 0 is ideal; a negative M means the judge "
+                               "agrees less with humans on better systems.")
 
 # ----------------------------------------------------------------------------------------------------- #CP
-cp_runs = runs + ctx.pairwise_runs
-if len(ds.systems) > 1 and dims + tuple(d for r in ctx.pairwise_runs for d in r.dimensions):
-    st.subheader("Correct preferences #CP (003 4.2.1)")
-    cp_dims = tuple(dict.fromkeys(list(dims) + [d for r in ctx.pairwise_runs for d in r.dimensions
-                                                 if d in ds.dimension_names]))
-    with st.spinner("Counting correct system preferences…"):
-        cp = compute.correct_preferences(ds.id, tuple(r.run_id for r in cp_runs), cp_dims, ctx.parse, sys_t)
-    if cp.empty:
-        st.info("No system pairs to compare.")
-    else:
-        ui.table(cp, "correct preferences", "cp")
-        st.caption("full: all pairs of systems (SummEval: the 66 pairs of the 12 abstractive systems); challenge: "
-                   "pairs adjacent in average human score (003 App. E).")
+with tab_of['#CP']:
+    if tab_of['#CP'].open:
+        cp_runs = runs + ctx.pairwise_runs
+        if len(ds.systems) > 1 and dims + tuple(d for r in ctx.pairwise_runs for d in r.dimensions):
+            st.subheader("Correct preferences #CP (003 4.2.1)")
+            cp_dims = tuple(dict.fromkeys(list(dims) + [d for r in ctx.pairwise_runs for d in r.dimensions
+                                                         if d in ds.dimension_names]))
+            with st.spinner("Counting correct system preferences…"):
+                cp = compute.correct_preferences(ds.id, tuple(r.run_id for r in cp_runs), cp_dims, ctx.parse, sys_t)
+            if cp.empty:
+                st.info("No system pairs to compare.")
+            else:
+                ui.table(cp, "correct preferences", "cp")
+                st.caption("full: all pairs of systems (SummEval: the 66 pairs of the 12 abstractive systems); challenge: "
+                           "pairs adjacent in average human score (003 App. E).")
 
 # -------------------------------------------------------------------------------------------- reliability
-pairs = views.reliability_pairs([r for r in ctx.all_runs])
-if pairs:
-    st.subheader("RTS-MCQ reliability (003 Eq. 4)")
-    labels = {f"{a.run_id} + {b.run_id}": (a, b) for a, b in pairs}
-    choice = st.selectbox("RTS and MCQ runs", list(labels), key="reliability_pair", bind="query-params")
-    a, b = labels[choice]
-    if ctx.dimension in a.dimensions or not a.dimensions:
-        with st.spinner("Reliability indicator…"):
-            rel = compute.reliability(ds.id, a.run_id, b.run_id, ctx.dimension, coefficient, ctx.parse)
-        m1, m2 = st.columns(2)
-        m1.metric("corr(R_i, P_i RTS)", ui.fmt(rel.corr_r_p_rts), help=f"p = {ui.fmt(rel.pvalue_rts, 3)}")
-        m2.metric("corr(R_i, P_i MCQ)", ui.fmt(rel.corr_r_p_mcq), help=f"p = {ui.fmt(rel.pvalue_mcq, 3)}")
-        ui.table(rel.table, f"reliability {ctx.dimension}", "reliability")
-    else:
-        st.info(ui.esc(f"These runs did not score {ctx.dimension!r}."))
+with tab_of['RTS-MCQ reliability']:
+    if tab_of['RTS-MCQ reliability'].open:
+        pairs = views.reliability_pairs([r for r in ctx.all_runs])
+        if pairs:
+            st.subheader("RTS-MCQ reliability (003 Eq. 4)")
+            labels = {f"{a.run_id} + {b.run_id}": (a, b) for a, b in pairs}
+            choice = st.selectbox("RTS and MCQ runs", list(labels), key="reliability_pair", bind="query-params")
+            a, b = labels[choice]
+            if ctx.dimension in a.dimensions or not a.dimensions:
+                with st.spinner("Reliability indicator…"):
+                    rel = compute.reliability(ds.id, a.run_id, b.run_id, ctx.dimension, coefficient, ctx.parse)
+                m1, m2 = st.columns(2)
+                m1.metric("corr(R_i, P_i RTS)", ui.fmt(rel.corr_r_p_rts), help=f"p = {ui.fmt(rel.pvalue_rts, 3)}")
+                m2.metric("corr(R_i, P_i MCQ)", ui.fmt(rel.corr_r_p_mcq), help=f"p = {ui.fmt(rel.pvalue_mcq, 3)}")
+                ui.table(rel.table, f"reliability {ctx.dimension}", "reliability")
+            else:
+                st.info(ui.esc(f"These runs did not score {ctx.dimension!r}."))
 
 # ----------------------------------------------------------------------------------------------- difficulty
-if runs:
-    st.subheader("Pairwise agreement by difficulty (002)")
-    with st.spinner("Pairwise Kendall tau by difficulty…"):
-        diff = compute.difficulty(ds.id, run_ids, ctx.dimension, ctx.parse, sys_t)
-    if diff.empty:
-        st.info("Not enough pairs of outputs of the same document.")
-    else:
-        ui.chart(views.difficulty_figure(diff), "difficulty")
-        ui.table(diff, f"pairwise tau by difficulty {ctx.dimension}", "difficulty")
+with tab_of['Difficulty (002)']:
+    if tab_of['Difficulty (002)'].open:
+        if runs:
+            st.subheader("Pairwise agreement by difficulty (002)")
+            with st.spinner("Pairwise Kendall tau by difficulty…"):
+                diff = compute.difficulty(ds.id, run_ids, ctx.dimension, ctx.parse, sys_t)
+            if diff.empty:
+                st.info("Not enough pairs of outputs of the same document.")
+            else:
+                ui.chart(views.difficulty_figure(diff), "difficulty")
+                ui.table(diff, f"pairwise tau by difficulty {ctx.dimension}", "difficulty")

@@ -71,7 +71,7 @@ st.caption("rank_gap: difference of the items' percentile ranks under the two ru
 item = st.selectbox("Show the texts of item", dis["item_id"].tolist(), key="item", bind="query-params")
 texts = views.item_texts(ds, item)
 row = dis[dis["item_id"] == item].iloc[0]
-st.text(f"Run A: {row['judge_a']}   Run B: {row['judge_b']}   human: {row['human']}")
+st.text(f"Run A: {row['judge_a']:.4g}   Run B: {row['judge_b']:.4g}   human: {row['human']:.4g}")
 ui.plain("Evaluated output", texts.get("output", ""))
 ui.plain("Source", texts.get("source", ""))
 if texts.get("context"):

@@ -103,3 +103,49 @@ def test_vectorised_bootstrap_alpha_equals_the_package_on_every_resample(level):
     ones = np.ones((1, 30))
     assert alpha_from_unit_weights(data, domain, ones, level)[0] == pytest.approx(
         krippendorff.alpha(reliability_data=data, value_domain=domain, level_of_measurement=level), abs=1e-9)
+
+
+def test_alpha_bca_interval_equals_scipy_bootstrap():
+    """scipy.stats.bootstrap(method="BCa") resampling items (the columns) with krippendorff.alpha on each explicit
+    resample and on each leave-one-item-out matrix; our vectorised BCa on the resamples scipy drew."""
+    import krippendorff
+
+    from evalcore.meta.agreement import alpha_from_unit_weights
+    from evalcore.meta.correlation import bootstrap_interval, jackknife_values
+
+    data = VALUES.copy()
+    domain = np.unique(data[~np.isnan(data)])
+    k = data.shape[1]
+    drawn = []
+
+    def package_alpha(cols):
+        return krippendorff.alpha(reliability_data=data[:, cols], value_domain=domain,
+                                  level_of_measurement="interval")
+
+    def statistic(idx, axis=-1):
+        if np.ndim(idx) == 1:
+            return package_alpha(idx)
+        if idx.shape[-1] == k:
+            drawn.append(np.array(idx))
+        return np.array([package_alpha(row) for row in idx])
+
+    ci = st.bootstrap((np.arange(k),), statistic, vectorized=True, n_resamples=150, method="BCa",
+                      rng=np.random.default_rng(4)).confidence_interval
+    weights = np.stack([np.bincount(row, minlength=k) for row in np.concatenate(drawn)])
+    boot = alpha_from_unit_weights(data, domain, weights, "interval")
+    jack = jackknife_values(k, lambda w: alpha_from_unit_weights(data, domain, w, "interval"))
+    estimate = krippendorff_alpha(annotations_table(VALUES), "coherence").alpha
+    lo, hi, _, method = bootstrap_interval(boot, confidence_level=0.95, estimate=estimate, jackknife=jack)
+    assert method == "bca"
+    assert (lo, hi) == (pytest.approx(ci.low, abs=1e-9), pytest.approx(ci.high, abs=1e-9))
+
+
+def test_alpha_interval_method_is_recorded():
+    bca = krippendorff_alpha(annotations_table(VALUES), "coherence", n_resamples=200, random_state=1)
+    pct = krippendorff_alpha(annotations_table(VALUES), "coherence", n_resamples=200, random_state=1,
+                             ci_method="percentile")
+    assert (bca.ci_method, pct.ci_method) == ("bca", "percentile")
+    assert bca.alpha == pct.alpha and (bca.ci_low, bca.ci_high) != (pct.ci_low, pct.ci_high)
+    same = np.tile(TRUE, (3, 1))  # perfect agreement on every resample: BCa undefined, recorded fallback
+    perfect = krippendorff_alpha(annotations_table(same), "coherence", n_resamples=50)
+    assert perfect.ci_method == "percentile" and perfect.ci_low == perfect.ci_high == pytest.approx(1.0)

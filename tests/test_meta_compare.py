@@ -5,6 +5,7 @@ import itertools
 import numpy as np
 import pandas as pd
 import pytest
+import scipy.stats as st
 
 from evalcore.meta import correlate, paired_difference
 from evalcore.meta import correlation as corr
@@ -29,23 +30,71 @@ def test_identical_judges_differ_by_nothing(level, method):
     a, _ = two_judges()
     r = paired_difference(a, a.copy(), level=level, coefficient="kendall", method=method, n_resamples=200)
     assert r.difference == 0 and r.ci_low == 0 and r.ci_high == 0 and r.pvalue == 1.0
+    assert r.ci_method == "percentile"  # BCa is undefined (jackknife differences all 0): recorded fallback
 
 
-def test_statistics_and_bootstrap_interval_match_explicit_resampling():
-    a, b = two_judges()
-    r = paired_difference(a, b, level="dataset", coefficient="spearman", n_resamples=60, random_state=3)
-    assert r.statistic_a == correlate(a, coefficient="spearman", n_resamples=0).statistic
-    assert r.statistic_b == correlate(b, coefficient="spearman", n_resamples=0).statistic
-    idx = corr.bootstrap_indices(12, 60, random_state=3)
+def explicit_differences(a, b, rows, coefficient="spearman"):
+    """A - B on explicitly concatenated documents (rows of sorted-document indices), scipy per row."""
     docs = sorted(a.doc_id.unique())  # resample indices refer to the sorted document ids
     by_doc = {d: (a[a.doc_id == d].judge.to_numpy(), b[b.doc_id == d].judge.to_numpy(),
                   a[a.doc_id == d].human.to_numpy()) for d in docs}
     diffs = []
-    for row in idx:
+    for row in rows:
         x, z, y = (np.concatenate([by_doc[docs[d]][k] for d in row]) for k in range(3))
-        diffs.append(corr.scipy_correlation(x, y, "spearman")[0] - corr.scipy_correlation(z, y, "spearman")[0])
-    lo, hi = np.quantile(diffs, [0.025, 0.975])
+        diffs.append(corr.scipy_correlation(x, y, coefficient)[0] - corr.scipy_correlation(z, y, coefficient)[0])
+    return np.array(diffs)
+
+
+def test_statistics_and_bootstrap_interval_match_explicit_resampling():
+    a, b = two_judges()
+    r = paired_difference(a, b, level="dataset", coefficient="spearman", n_resamples=60, random_state=3,
+                          ci_method="percentile")
+    assert r.statistic_a == correlate(a, coefficient="spearman", n_resamples=0).statistic
+    assert r.statistic_b == correlate(b, coefficient="spearman", n_resamples=0).statistic
+    idx = corr.bootstrap_indices(12, 60, random_state=3)
+    lo, hi = np.quantile(explicit_differences(a, b, idx), [0.025, 0.975])
+    assert r.ci_method == "percentile"
     assert (r.ci_low, r.ci_high) == (pytest.approx(lo, abs=1e-9), pytest.approx(hi, abs=1e-9))
+
+
+def test_bca_interval_of_the_difference_equals_scipy_bootstrap():
+    """scipy.stats.bootstrap(method="BCa") over document indices with the explicit paired statistic (its jackknife
+    leaves one document out of both judges); our default interval on the very resamples scipy drew."""
+    a, b = two_judges(n_docs=10, seed=4)
+    drawn = []
+
+    def statistic(idx, axis=-1):
+        rows = np.atleast_2d(idx)
+        if rows.shape[-1] == 10 and np.ndim(idx) == 2:
+            drawn.append(rows.copy())
+        out = explicit_differences(a, b, rows)
+        return out if np.ndim(idx) == 2 else out[0]
+
+    ci = st.bootstrap((np.arange(10),), statistic, vectorized=True, n_resamples=150, method="BCa",
+                      rng=np.random.default_rng(2)).confidence_interval
+    idx = np.concatenate(drawn)
+    pa, pb = corr.prepare_frame(a), corr.prepare_frame(b)
+    boot = (corr.bootstrap_distribution(pa, level="dataset", coefficient="spearman", indices=idx)
+            - corr.bootstrap_distribution(pb, level="dataset", coefficient="spearman", indices=idx))
+    jack = (corr.jackknife_distribution(pa, level="dataset", coefficient="spearman")
+            - corr.jackknife_distribution(pb, level="dataset", coefficient="spearman"))
+    r = paired_difference(a, b, level="dataset", coefficient="spearman", n_resamples=50)
+    lo, hi, _, method = corr.bootstrap_interval(boot, confidence_level=0.95, estimate=r.difference, jackknife=jack)
+    assert method == "bca" and r.ci_method == "bca"
+    assert (lo, hi) == (pytest.approx(ci.low, abs=1e-9), pytest.approx(ci.high, abs=1e-9))
+
+
+@pytest.mark.parametrize("level", ["summary", "system"])
+def test_default_interval_is_bca_from_the_same_resamples(level):
+    a, b = two_judges(seed=6)
+    bca = paired_difference(a, b, level=level, coefficient="pearson", n_resamples=300, random_state=1)
+    pct = paired_difference(a, b, level=level, coefficient="pearson", n_resamples=300, random_state=1,
+                            ci_method="percentile")
+    assert bca.ci_method == "bca" and pct.ci_method == "percentile"
+    assert bca.pvalue == pct.pvalue and bca.difference == pct.difference  # only the interval changes
+    assert bca.ci_low <= bca.difference <= bca.ci_high
+    with pytest.raises(ValueError, match="unknown ci_method"):
+        paired_difference(a, b, ci_method="normal")
 
 
 @pytest.mark.parametrize("level", corr.LEVELS)

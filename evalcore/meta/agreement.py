@@ -11,7 +11,9 @@ import krippendorff
 import numpy as np
 import pandas as pd
 
-from evalcore.meta.correlation import COEFFICIENTS, LEVELS, _check_choice, correlate, percentile_interval
+from evalcore.meta.correlation import (
+    CI_METHODS, COEFFICIENTS, LEVELS, _check_choice, bootstrap_interval, correlate, jackknife_values,
+)
 
 ALPHA_LEVELS = ("interval", "ordinal", "nominal", "ratio")
 
@@ -26,6 +28,7 @@ class AlphaResult:
     level_of_measurement: str
     n_resamples: int = 0
     confidence_level: float = 0.95
+    ci_method: str = "bca"  # interval actually used: "bca", or "percentile" (asked for, or BCa's fallback)
 
 
 def _select(annotations: pd.DataFrame, dimension, group) -> pd.DataFrame:
@@ -60,14 +63,18 @@ def reliability_matrix(annotations: pd.DataFrame, dimension, *, group=None) -> p
 
 
 def krippendorff_alpha(annotations: pd.DataFrame, dimension, *, group=None, level_of_measurement: str = "interval",
-                       n_resamples: int = 0, confidence_level: float = 0.95, random_state=0) -> AlphaResult:
+                       n_resamples: int = 0, confidence_level: float = 0.95, random_state=0,
+                       ci_method: str = "bca") -> AlphaResult:
     """Krippendorff's alpha (``krippendorff`` package) among the annotators of ``group`` (None = all) on one dimension.
 
     ``level_of_measurement``: "interval" (default; Likert means treated as numbers) or "ordinal" (only the order of
-    the scale points matters), also "nominal"/"ratio". ``n_resamples`` > 0 adds a percentile bootstrap interval over
-    items (units resampled with replacement, the value domain held fixed).
+    the scale points matters), also "nominal"/"ratio". ``n_resamples`` > 0 adds a bootstrap interval over items
+    (units, i.e. the reliability matrix's columns, resampled with replacement, the value domain held fixed): BCa by
+    default (``ci_method="bca"``; Efron 1987, acceleration from the jackknife leaving out one item at a time, all
+    through alpha_from_unit_weights; see evalcore.meta.correlation.bca_levels), or ``"percentile"``.
     """
     _check_choice(level_of_measurement, ALPHA_LEVELS, "level_of_measurement")
+    _check_choice(ci_method, CI_METHODS, "ci_method")
     m = reliability_matrix(annotations, dimension, group=group)
     data = m.to_numpy(dtype=float)
     domain = np.unique(data[~np.isnan(data)])
@@ -78,15 +85,21 @@ def krippendorff_alpha(annotations: pd.DataFrame, dimension, *, group=None, leve
         alpha = float(krippendorff.alpha(reliability_data=data, value_domain=domain,
                                          level_of_measurement=level_of_measurement))
     lo = hi = float("nan")
+    used_method = ci_method
     if n_resamples > 0 and not np.isnan(alpha):
         rng = np.random.default_rng(random_state)
         k = data.shape[1]
         weights = np.stack([np.bincount(rng.integers(0, k, size=k), minlength=k) for _ in range(n_resamples)])
         boot = alpha_from_unit_weights(data, domain, weights, level_of_measurement)
-        lo, hi, _ = percentile_interval(boot, confidence_level)
+        # The jackknife over the same unit as the bootstrap (items): each leave-one-out replicate is a weight row
+        # with one item at 0. Items rated once leave alpha unchanged; they are jackknifed like the others.
+        jack = (jackknife_values(k, lambda w: alpha_from_unit_weights(data, domain, w, level_of_measurement))
+                if ci_method == "bca" else None)
+        lo, hi, _, used_method = bootstrap_interval(boot, confidence_level=confidence_level, method=ci_method,
+                                                    estimate=alpha, jackknife=jack)
     return AlphaResult(alpha=alpha, ci_low=lo, ci_high=hi, n_items=int(pairable.sum()), n_annotators=int(data.shape[0]),
                        level_of_measurement=level_of_measurement, n_resamples=int(n_resamples),
-                       confidence_level=float(confidence_level))
+                       confidence_level=float(confidence_level), ci_method=used_method)
 
 
 def alpha_from_unit_weights(data: np.ndarray, domain: np.ndarray, weights: np.ndarray,

@@ -5,15 +5,18 @@ independent CIs would be wrong. Both methods keep the pairing by working per doc
 every CI in evalcore.meta):
 
 - ``method="bootstrap"`` (default): resample documents with replacement, recompute both correlations on the same
-  resample, and take the percentile interval of the difference A - B. The p-value is two-sided,
-  about 2 * min(share of resampled differences <= 0, share >= 0) (capped at 1): the smallest level at which the
-  percentile interval excludes 0, with the observed sample counted among the resamples so it is never exactly 0 (see
-  bootstrap_pvalue). It tests "the two judges correlate equally well with the humans".
+  resample, and take the interval of the difference A - B: BCa by default (``ci_method="bca"``, Efron 1987, with
+  the acceleration from the jackknife over documents, both judges' correlations recomputed on each leave-one-out
+  replicate; see evalcore.meta.correlation.bca_levels), or the percentile interval (``ci_method="percentile"``). The
+  p-value is two-sided, about 2 * min(share of resampled differences <= 0, share >= 0) (capped at 1): the smallest
+  level at which the *percentile* interval excludes 0, with the observed sample counted among the resamples so it is
+  never exactly 0 (see bootstrap_pvalue); near the boundary it can disagree with the BCa interval. It tests "the two
+  judges correlate equally well with the humans".
 - ``method="permutation"``: under the null that A and B are exchangeable (same correlation with the humans, in
   distribution), swapping the two judges' scores on all items of a document leaves the difference's distribution
   unchanged. ``scipy.stats.permutation_test(permutation_type="samples")`` swaps the labels per document (exactly, by
   enumeration, when 2^documents <= n_resamples) and gives a two-sided p-value. The reported interval is still the
-  paired bootstrap's.
+  paired bootstrap's (BCa or percentile as ``ci_method`` says).
 """
 
 from __future__ import annotations
@@ -25,8 +28,9 @@ import pandas as pd
 import scipy.stats as st
 
 from evalcore.meta.correlation import (
-    COEFFICIENTS, LEVELS, PreparedFrame, _check_choice, _system_sums, bootstrap_distribution, bootstrap_indices,
-    per_document, point_estimate, prepare_frame, resample_counts, rows_correlation, scipy_correlation, snap_ties,
+    CI_METHODS, COEFFICIENTS, LEVELS, PreparedFrame, _check_choice, _system_sums, bootstrap_distribution,
+    bootstrap_indices, bootstrap_interval, jackknife_distribution, jackknife_values, per_document, point_estimate,
+    prepare_frame, resample_counts, rows_correlation, scipy_correlation, snap_ties,
 )
 
 METHODS = ("bootstrap", "permutation")
@@ -47,6 +51,7 @@ class PairedComparisonResult:
     dropped: int = 0  # items left out because either judge's value is missing (or only one frame has the item)
     n_resamples: int = 0
     confidence_level: float = 0.95
+    ci_method: str = "bca"  # interval actually used: "bca", or "percentile" (asked for, or BCa's fallback)
 
 
 def _paired_frames(frame_a: pd.DataFrame, frame_b: pd.DataFrame) -> tuple[PreparedFrame, PreparedFrame, int]:
@@ -151,18 +156,20 @@ def bootstrap_pvalue(differences: np.ndarray) -> float:
 
 def paired_difference(frame_a: pd.DataFrame, frame_b: pd.DataFrame, *, level: str = "dataset",
                       coefficient: str = "spearman", n_resamples: int = 1000, method: str = "bootstrap",
-                      random_state=0, confidence_level: float = 0.95, skip_constant: bool = True
-                      ) -> PairedComparisonResult:
+                      random_state=0, confidence_level: float = 0.95, skip_constant: bool = True,
+                      ci_method: str = "bca") -> PairedComparisonResult:
     """Difference (A - B) in correlation with the humans between two judges scored on the same items.
 
     The frames are inner-joined on item_id; items where either judge's value is missing are left out (``dropped``),
     so both statistics are computed on exactly the same items. At summary level both are averaged over the same
     documents (those defined for both judges when skip_constant=True), so statistic_a may differ slightly from
-    ``correlate(frame_a)``. See the module docstring for the interval and the p-value of each method.
+    ``correlate(frame_a)``. See the module docstring for the interval (``ci_method``: "bca" or "percentile") and the
+    p-value of each method.
     """
     _check_choice(level, LEVELS, "level")
     _check_choice(coefficient, COEFFICIENTS, "coefficient")
     _check_choice(method, METHODS, "method")
+    _check_choice(ci_method, CI_METHODS, "ci_method")
     if n_resamples < 1:
         raise ValueError(f"n_resamples must be >= 1, got {n_resamples}")
     pa, pb, dropped = _paired_frames(frame_a, frame_b)
@@ -174,21 +181,26 @@ def paired_difference(frame_a: pd.DataFrame, frame_b: pd.DataFrame, *, level: st
         stat_b = float(rb[used].mean()) if k else float("nan")
         n = int(k)
         C = resample_counts(bootstrap_indices(pa.n_docs, n_resamples, random_state), pa.n_docs)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            boot = (C @ ((ra - rb) * used)) / (C @ used.astype(float))
+        delta, weight = (ra - rb) * used, used.astype(float)
+
+        def of_counts(C):
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return (C @ delta) / (C @ weight)
+
+        boot = of_counts(C)
+        jack = jackknife_values(pa.n_docs, of_counts) if ci_method == "bca" else None
     else:
         stat_a, _, n, _ = point_estimate(pa, level=level, coefficient=coefficient)
         stat_b, _, _, _ = point_estimate(pb, level=level, coefficient=coefficient)
         idx = bootstrap_indices(pa.n_docs, n_resamples, random_state)
         boot = (bootstrap_distribution(pa, level=level, coefficient=coefficient, indices=idx)
                 - bootstrap_distribution(pb, level=level, coefficient=coefficient, indices=idx))
+        jack = ((jackknife_distribution(pa, level=level, coefficient=coefficient)
+                 - jackknife_distribution(pb, level=level, coefficient=coefficient)) if ci_method == "bca" else None)
     difference = stat_a - stat_b
     ok = boot[~np.isnan(boot)]
-    if len(ok):
-        alpha = 1 - confidence_level
-        lo, hi = (float(v) for v in np.quantile(ok, [alpha / 2, 1 - alpha / 2]))
-    else:
-        lo = hi = float("nan")
+    lo, hi, _, used_method = bootstrap_interval(boot, confidence_level=confidence_level, method=ci_method,
+                                                estimate=difference, jackknife=jack)
 
     if method == "bootstrap":
         pvalue = bootstrap_pvalue(ok)
@@ -201,5 +213,5 @@ def paired_difference(frame_a: pd.DataFrame, frame_b: pd.DataFrame, *, level: st
     return PairedComparisonResult(
         statistic_a=float(stat_a), statistic_b=float(stat_b), difference=float(difference), ci_low=lo, ci_high=hi,
         pvalue=pvalue, n=int(n), level=level, coefficient=coefficient, method=method, dropped=int(dropped),
-        n_resamples=int(n_resamples), confidence_level=float(confidence_level),
+        n_resamples=int(n_resamples), confidence_level=float(confidence_level), ci_method=used_method,
     )

@@ -304,7 +304,9 @@ class AppPage:
         return locator.evaluate(
             """el => {
                 const heads = {};
-                el.querySelectorAll('thead th').forEach(th => { heads[th.getAttribute('aria-colindex')] = th.textContent; });
+                el.querySelectorAll('thead th').forEach(th => {
+                    heads[th.getAttribute('aria-colindex')] = th.textContent;
+                });
                 return [...el.querySelectorAll('tbody tr')].map(tr => {
                     const row = {};
                     tr.querySelectorAll('td').forEach(td => {
