@@ -59,16 +59,16 @@ with tab_of['Correlations']:
                 ui.table(table, f"correlations {ctx.dimension}", "correlations")
                 st.caption("n = items (dataset), documents used (summary) or systems (system); skipped = documents where "
                            "one side is constant (summary level); dropped = replies that could not be parsed.")
-                left, right = st.columns([3, 2])
-                with left:
+                st.markdown(f"**Human ceiling** ({level}, {coefficient}): each expert against the mean of the others")
+                ceil = compute.ceiling(ds.id, ctx.dimension, level, coefficient)
+                if ceil.empty:
+                    st.info("No per-annotator ratings for this dimension: no human ceiling.")
+                else:
+                    ui.table(ceil, f"human ceiling {ctx.dimension} {level} {coefficient}", "ceiling")
+                # The chart is opt-in: loading the charting library roughly doubles the time until this page's
+                # numbers appear (bench/bench_app_ready.py); the other tabs and the HTML report always have charts.
+                if st.toggle("Chart of the correlations with their 95% CIs", key="corr_chart", bind="query-params"):
                     ui.chart(views.alignment_figure(table, coefficient), "correlations")
-                with right:
-                    st.markdown(f"**Human ceiling** ({level}, {coefficient}): each expert against the mean of the others")
-                    ceil = compute.ceiling(ds.id, ctx.dimension, level, coefficient)
-                    if ceil.empty:
-                        st.info("No per-annotator ratings for this dimension: no human ceiling.")
-                    else:
-                        ui.table(ceil, f"human ceiling {ctx.dimension} {level} {coefficient}", "ceiling")
         else:
             st.info("The selected runs are pairwise: see #CP below and position bias on the Bias page.")
 

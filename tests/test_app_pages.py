@@ -126,7 +126,17 @@ def test_every_analysis_page_renders_with_real_numbers():
                      "Meta-correlation (003 Fig. 2-3)", "Correct preferences #CP (003 4.2.1)",
                      "RTS-MCQ reliability (003 Eq. 4)", "Pairwise agreement by difficulty (002)"):
         assert expected in subheaders
-    assert charts >= 4
+    assert charts >= 3  # per-system box plot, meta-correlation scatter, difficulty
+    # the correlation chart is opt-in (page speed), and its state is part of the URL
+    at.session_state["section"] = "Correlations"
+    at.run()
+    at.toggle(key="corr_chart").set_value(True).run()
+    assert_clean(at)
+    assert len(plotly_charts(at)) == 1
+    link = new_app(corr_chart="true")  # a share link with the chart shown
+    link.run()
+    goto(link, "alignment")
+    assert link.toggle(key="corr_chart").value is True and len(plotly_charts(link)) == 1
     # every table has its CSV download beside it
     assert {"csv_correlations", "csv_per_system", "csv_cp", "csv_difficulty"} <= downloads
 
