@@ -352,8 +352,10 @@ def loopback():
         yield server
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
+    # module scope, not session: Playwright's sync API keeps an asyncio loop running in this thread while it is
+    # open, and the engine's tests (asyncio.run) that come after the browser tests would fail under it
     require_chromium()
     from playwright.sync_api import sync_playwright
 
