@@ -41,7 +41,8 @@ def list_all_datasets(store=None) -> list[dict]:
 
 
 def list_runs(dataset_id: str, store=None) -> list[Run]:
-    runs = list(datasets.list_bundled_runs(dataset_id))
+    """Published runs shipped for a bundled dataset, then the store's runs (an uploaded dataset has only those)."""
+    runs = list(datasets.list_bundled_runs(dataset_id)) if dataset_id in datasets.DATASET_IDS else []
     try:
         runs += list(_store(store).list_runs(dataset_id))
     except Exception:  # noqa: BLE001 - as above

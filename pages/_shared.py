@@ -48,14 +48,7 @@ def load_dataset(dataset_id: str) -> Dataset:
 @st.cache_resource(show_spinner=False, ttl=30)
 def run_index(dataset_id: str) -> list[Run]:
     """The runs of a dataset (bundled and local), without their values: cheap, for pickers."""
-    from evalcore import datasets as bundled
-
-    if dataset_id in bundled.DATASET_IDS:
-        return runs_mod.list_runs(dataset_id)
-    # an uploaded dataset: only the store has runs for it
-    from evalcore.judge.store import default_store
-
-    return list(default_store().list_runs(dataset_id))
+    return runs_mod.list_runs(dataset_id)
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)

@@ -1,6 +1,7 @@
 """The CLI mirrors the library: its JSON carries the same numbers the library computes."""
 
 import json
+from pathlib import Path
 import subprocess
 import sys
 
@@ -82,3 +83,16 @@ def test_missing_api_key_is_one_clear_line(capsys, monkeypatch, tmp_path):
     err = capsys.readouterr().err
     assert code == 2
     assert err.startswith("error: no API key") and "OPENAI_API_KEY" in err and "Traceback" not in err
+
+
+def test_runs_of_an_uploaded_dataset_come_from_the_store(tmp_path):
+    from evalcore.importers import load_user_dataset, read_table, suggest_mapping
+    from evalcore.judge.store import Store
+    from evalcore.runs import list_runs
+
+    store = Store(tmp_path / "s.db")
+    path = str(Path(__file__).resolve().parent.parent / "examples" / "my_ratings.csv")
+    ds = load_user_dataset(path, suggest_mapping(read_table(path).columns))
+    store.save_dataset(ds)
+    assert list_runs(ds.id, store=store) == []
+    assert list_runs("summeval", store=store)  # bundled runs still listed
