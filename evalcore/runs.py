@@ -42,12 +42,18 @@ def list_all_datasets(store=None) -> list[dict]:
 
 def list_runs(dataset_id: str, store=None) -> list[Run]:
     """Published runs shipped for a bundled dataset, then the store's runs (an uploaded dataset has only those)."""
-    runs = list(datasets.list_bundled_runs(dataset_id)) if dataset_id in datasets.DATASET_IDS else []
-    try:
-        runs += list(_store(store).list_runs(dataset_id))
-    except Exception:  # noqa: BLE001 - as above
-        pass
-    return runs
+    if dataset_id in datasets.DATASET_IDS:
+        runs = list(datasets.list_bundled_runs(dataset_id))
+        try:
+            runs += list(_store(store).list_runs(dataset_id))
+        except Exception:  # noqa: BLE001 - a missing or unreadable local store must not hide the published runs
+            pass
+        return runs
+    st = _store(store)
+    if not st.has_dataset(dataset_id):
+        raise KeyError(f"unknown dataset {dataset_id!r}: bundled ones are {', '.join(datasets.DATASET_IDS)}; "
+                       "uploaded ones are listed by `python -m evalcore datasets`")
+    return list(st.list_runs(dataset_id))
 
 
 def load_run(run_id: str, *, parse: str = "robust", store=None) -> Run:

@@ -374,6 +374,9 @@ class Store:
                        description=d["description"] or "", citation=d["citation"] or "", origin=d["origin"] or "",
                        meta=json.loads(d["meta"] or "{}"), **frames)
 
+    def has_dataset(self, dataset_id: str) -> bool:
+        return self.conn.execute("SELECT 1 FROM datasets WHERE id = ?", (dataset_id,)).fetchone() is not None
+
     def list_datasets(self) -> list[dict[str, Any]]:
         out = []
         for (did,) in self.conn.execute("SELECT id FROM datasets ORDER BY id").fetchall():
