@@ -52,7 +52,8 @@ def start(job: Job) -> None:
                                     criteria_by_dim=p["criteria"], endpoint=p["endpoint"], config=p["config"],
                                     api_key=p["api_key"], store=store, concurrency=p["concurrency"],
                                     limit=p["limit"], progress=lambda pr: setattr(job, "progress", pr),
-                                    cancel=job.cancel, run_id=job.run_id, label=p["label"])
+                                    cancel=job.cancel, run_id=job.run_id, label=p["label"],
+                                    reprobe=p.get("reprobe", False))
         except Exception as e:  # noqa: BLE001 - reported on the page with its reason
             job.error = f"{type(e).__name__}: {e}"
         finally:
@@ -89,6 +90,9 @@ c4, c5 = st.columns([1, 3])
 concurrency = c4.number_input("Concurrent requests", min_value=1, max_value=128, value=8, key="concurrency",
                               bind="query-params")
 label = c5.text_input("Run label", key="run_label", placeholder="e.g. G-Eval, my steps v2")
+reprobe = st.checkbox("Probe the endpoint's capabilities again", key="reprobe",
+                      help="The capability probe (log-probs, n, echo) is cached like every call; probe again if the "
+                           "server's settings changed behind the same URL and model.")
 criteria = {d: ui.current_criteria(ds, d, method_name) for d in dims}
 config = views.method_config(method_name, ds)
 with st.expander("Criteria used (edit them on the Criteria page)"):
@@ -128,7 +132,8 @@ if start_clicked:
     job = Job(run_id=new_run_id(ds.id, method_name, choice.endpoint.model),
               params=dict(dataset=ds, dataset_id=ds.id, method=method_name, dimensions=list(dims), criteria=criteria,
                           endpoint=choice.endpoint, config=config, api_key=choice.api_key,
-                          concurrency=int(concurrency), limit=int(limit) or None, label=label))
+                          concurrency=int(concurrency), limit=int(limit) or None, label=label,
+                          reprobe=bool(reprobe)))
     st.session_state["_score_job"] = job
     start(job)
 

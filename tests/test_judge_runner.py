@@ -379,3 +379,23 @@ def test_price_table_override_and_lookup(tmp_path):
     f.write_text(json.dumps({"bad": {"input": "x"}}))
     with pytest.raises(ValueError, match="bad"):
         cost.load_prices(f)
+
+
+def test_reprobe_sees_a_server_changed_behind_the_same_url(store):
+    from urllib.parse import urlparse
+
+    ds = tiny_dataset(2, 2)
+    with serve() as srv:
+        port = urlparse(srv.base_url).port
+        run1 = runner.score_dataset(ds, method=TinyMethod(), criteria_by_dim=CRIT, endpoint=ep(srv), api_key=SECRET,
+                                    store=store)
+    assert run1.config["capabilities"]["chat_logprobs"] is True
+    with serve(port=port, switches=Switches(no_logprobs=True)) as srv:
+        stale = runner.score_dataset(ds, method=TinyMethod(), criteria_by_dim=CRIT, endpoint=ep(srv),
+                                     api_key=SECRET, store=store, run_id=None)
+        assert srv.requests_seen == 0  # everything, the probe included, came from the cache
+        assert stale.config["capabilities"]["chat_logprobs"] is True
+        fresh = runner.score_dataset(ds, method=TinyMethod(), criteria_by_dim=CRIT, endpoint=ep(srv),
+                                     api_key=SECRET, store=store, reprobe=True)
+        assert srv.requests_seen >= 3  # the three probe requests went out again
+    assert fresh.config["capabilities"]["chat_logprobs"] is False

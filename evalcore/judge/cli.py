@@ -121,7 +121,7 @@ def cmd_score(args: argparse.Namespace) -> int:
                                    endpoint=endpoint, config=config, store=store, concurrency=args.concurrency,
                                    limit=args.limit, progress=bar, run_id=args.run, pairs=pairs,
                                    parse_mode=args.parse, label=args.label or "", timeout_s=args.timeout,
-                                   max_retries=args.max_retries)
+                                   max_retries=args.max_retries, reprobe=args.reprobe)
     finally:
         if bar is not None:
             bar.close()
@@ -270,6 +270,8 @@ def register(subparsers: Any) -> None:
     s.add_argument("--timeout", type=float, default=60.0, help="seconds per HTTP attempt")
     s.add_argument("--max-retries", type=int, default=6)
     s.add_argument("--quiet", action="store_true", help="no progress bar")
+    s.add_argument("--reprobe", action="store_true",
+                   help="probe the endpoint's capabilities again (the probe is cached like any request)")
     s.set_defaults(func=cmd_score)
 
     t = subparsers.add_parser("steps", help="G-Eval auto-CoT: generate evaluation steps and save a criteria version")

@@ -272,6 +272,15 @@ class CachedSender:
                  "response": response_to_dict(resp), "latency_s": resp.latency_s}
         return resp, entry
 
+    async def refresh(self, request: Request) -> Response:
+        """Ask the endpoint even if the cache has an answer, and replace the cached one (a fresh capability probe)."""
+        if self.client is None:
+            raise RequestFailed("no client to ask")
+        resp = await self.client.send(request)
+        self.store.cache_put(self.key(request), endpoint=self.identity, request=request.params(),
+                             response=response_to_dict(resp), latency_s=resp.latency_s)
+        return resp
+
     async def send_and_cache(self, request: Request) -> Response:
         resp, entry = await self.fetch(request)
         if entry is not None:
@@ -309,12 +318,14 @@ def explain_failure(outcome: Outcome, responses: list[Response]) -> Outcome:
 
 # ---------------------------------------------------------------------------------------------------- planning
 async def _plan(m: Any, config: Any, sender: CachedSender, capabilities: Capabilities | None,
-                client: JudgeClient | None) -> tuple[Any, str, Capabilities]:
+                client: JudgeClient | None, reprobe: bool = False) -> tuple[Any, str, Capabilities]:
     caps = capabilities
     if caps is None:
         if client is None:
             raise ValueError("no capabilities given and no client to probe with")
-        caps = await client.probe(send=sender.send_and_cache)
+        # The probe's replies are cached like any request (a repeated run costs nothing); ``reprobe`` asks again,
+        # for a server whose settings changed behind the same URL and model.
+        caps = await client.probe(send=sender.refresh if reprobe else sender.send_and_cache)
     planned, note = m.plan(config, caps)  # raises UnsupportedByEndpoint when there is no fallback
     return planned, note, caps
 
@@ -340,7 +351,7 @@ async def ascore_dataset(dataset: Dataset, *, method: Any, dimensions: Iterable[
                          limit: int | None = None, progress: Callable[[Progress], None] | None = None,
                          cancel: threading.Event | None = None, run_id: str | None = None, pairs: Any = None,
                          parse_mode: str = "robust", label: str = "", capabilities: Capabilities | None = None,
-                         max_retries: int = 6, timeout_s: float = 60.0) -> Run:
+                         max_retries: int = 6, timeout_s: float = 60.0, reprobe: bool = False) -> Run:
     """The async form of ``score_dataset`` (same arguments)."""
     t_start = time.perf_counter()
     store = store or default_store()
@@ -352,7 +363,7 @@ async def ascore_dataset(dataset: Dataset, *, method: Any, dimensions: Iterable[
                          timeout_s=timeout_s)
     sender = CachedSender(client, store, endpoint)
     try:
-        planned, note, caps = await _plan(m, requested, sender, capabilities, client)
+        planned, note, caps = await _plan(m, requested, sender, capabilities, client, reprobe)
         probe_stats = dataclasses.replace(client.stats)
         tasks = build_tasks(dataset, m, dims, limit=limit, pairs=pairs)
         run_id = run_id or new_run_id(dataset.id, m.name, endpoint.model)
@@ -556,7 +567,7 @@ def score_dataset(dataset: Dataset, *, method: Any, dimensions: Iterable[str] | 
                   limit: int | None = None, progress: Callable[[Progress], None] | None = None,
                   cancel: threading.Event | None = None, run_id: str | None = None, pairs: Any = None,
                   parse_mode: str = "robust", label: str = "", capabilities: Capabilities | None = None,
-                  max_retries: int = 6, timeout_s: float = 60.0) -> Run:
+                  max_retries: int = 6, timeout_s: float = 60.0, reprobe: bool = False) -> Run:
     """Score ``dataset`` on ``dimensions`` with ``method`` (a name or a Method object) and return the stored Run.
 
     ``config``: the method's config (dataclass or dict; default ``method.default_config()``); it is planned against
@@ -564,12 +575,13 @@ def score_dataset(dataset: Dataset, *, method: Any, dimensions: Iterable[str] | 
     ``limit``: the first N items (pairwise: the first N pairs, each in both orders). ``pairs``: pairwise selection,
     "all" | [(system_a, system_b), ...] | {"sample": k, "seed": s}. ``run_id``: an existing id resumes that run.
     ``cancel``: set it to stop; finished judgments are kept and the run is marked "cancelled".
+    ``reprobe``: probe the endpoint's capabilities again instead of reusing the cached probe.
     Raises ``UnsupportedByEndpoint`` when the method needs a capability the endpoint lacks and has no fallback."""
     return _run_sync(lambda: ascore_dataset(
         dataset, method=method, dimensions=dimensions, criteria_by_dim=criteria_by_dim, endpoint=endpoint,
         config=config, api_key=api_key, store=store, concurrency=concurrency, limit=limit, progress=progress,
         cancel=cancel, run_id=run_id, pairs=pairs, parse_mode=parse_mode, label=label, capabilities=capabilities,
-        max_retries=max_retries, timeout_s=timeout_s))
+        max_retries=max_retries, timeout_s=timeout_s, reprobe=reprobe))
 
 
 # ---------------------------------------------------------------------------------------------------- estimate
