@@ -759,3 +759,17 @@ def _subset(dataset: Dataset, *, item_id: str | None = None, doc_id: str | None 
     return Dataset(id=dataset.id, name=dataset.name, task=dataset.task, dimensions=dataset.dimensions,
                    documents=dataset.documents[dataset.documents["doc_id"].isin(items["doc_id"])], items=items,
                    human_scores=dataset.human_scores.iloc[0:0])
+
+
+def scale_guess(raw: pd.DataFrame, value_columns: list[str]) -> tuple[float, float]:
+    """The usual rating scale that the numeric values of ``value_columns`` fit in: 1-5, 0-1, 1-3, 1-10, 0-100, else
+    the data's own range. Used only to prefill the upload form; the user confirms it."""
+    values = pd.concat([pd.to_numeric(raw[c], errors="coerce") for c in value_columns if c in raw.columns]
+                       or [pd.Series(dtype=float)]).dropna()
+    if values.empty:
+        return 1.0, 5.0
+    lo, hi = float(values.min()), float(values.max())
+    for a, b in ((1, 5), (0, 1), (1, 3), (1, 10), (0, 100)):
+        if a <= lo and hi <= b:
+            return float(a), float(b)
+    return float(np.floor(lo)), float(np.ceil(hi))

@@ -141,6 +141,24 @@ if upload is not None:
                     if isinstance(spec, dict):
                         spec[ann] = c
             mapping.dimensions = dims
+        # The rating scale: declared, not inferred from the ratings present (a 1-5 scale whose ratings happen to
+        # run 2-5 would otherwise be stored as 2-5). Prefilled with the usual scale the values fit in.
+        if shape == "long":
+            dim_names = (sorted(raw[mapping.dimension].dropna().astype(str).unique())
+                         if mapping.dimension in raw.columns else [])
+            value_cols = [mapping.value] if mapping.value in raw.columns else []
+        else:
+            dim_names = list(mapping.dimensions)
+            value_cols = [c for spec in mapping.dimensions.values()
+                          for c in (spec.values() if isinstance(spec, dict) else [spec])]
+        lo_default, hi_default = views.scale_guess(raw, value_cols)
+        declare = st.checkbox("All dimensions are rated on one scale", value=True, key="map_declare_scale",
+                              help="Untick to infer each dimension's scale from its ratings (noted on import).")
+        if declare:
+            sc = st.columns(2)
+            lo = sc[0].number_input("Scale min", value=lo_default, key="map_scale_min")
+            hi = sc[1].number_input("Scale max", value=hi_default, key="map_scale_max")
+            mapping.scales = {d: (float(lo), float(hi)) for d in dim_names}
         mapping.attributes = st.multiselect("Extra item attributes to keep", [c for c in cols],
                                             default=[c for c in guess.attributes if c in cols], key="map_attributes")
         allow_missing = st.checkbox("A blank rating means 'not rated'", key="map_allow_missing")

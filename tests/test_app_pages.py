@@ -242,7 +242,11 @@ def test_uploaded_dataset_texts_are_shown_as_text_and_saved_in_store():
     # saved in the store, so its id works in a share link
     from evalcore.judge.store import Store
 
-    assert Store(os.environ["EVALCORE_DB"]).load_dataset(new_id).items["output"].str.contains("<script>").all()
+    saved = Store(os.environ["EVALCORE_DB"]).load_dataset(new_id)
+    assert saved.items["output"].str.contains("<script>").all()
+    # ratings 1-5 present, 1-5 declared by the form's prefilled scale (not merely inferred)
+    assert saved.dimension("coherence").scale == (1.0, 5.0)
+    assert "inferred" not in saved.dimension("coherence").description
     preview = frame_with(at, "item_id", "output", "system_id")
     assert preview["output"].str.contains("<script>", regex=False).all()
     assert not any("<script>" in t for t in texts_rendered_as_markdown(at))

@@ -104,3 +104,16 @@ def test_rendered_prompt_holds_the_item_text():
     assert item["output"].strip()[:80] in prompt
     pair_prompt = views.rendered_prompt(ds, "h2h", item["item_id"], criteria)
     assert item["output"].strip()[:80] in pair_prompt
+
+
+def test_scale_guess_prefers_the_usual_scale_the_values_fit():
+    import pandas as pd
+
+    from evalcore.views import scale_guess
+
+    raw = pd.DataFrame({"coh": ["2", "5", "3"], "flu": ["4", "4", "2"], "x": ["a", "b", "c"]})
+    assert scale_guess(raw, ["coh", "flu"]) == (1.0, 5.0)  # ratings 2-5 are on a 1-5 scale
+    assert scale_guess(pd.DataFrame({"c": [0.2, 0.9]}), ["c"]) == (0.0, 1.0)
+    assert scale_guess(pd.DataFrame({"c": [7, 64]}), ["c"]) == (0.0, 100.0)
+    assert scale_guess(pd.DataFrame({"c": [-3, 140]}), ["c"]) == (-3.0, 140.0)
+    assert scale_guess(pd.DataFrame({"c": ["n/a"]}), ["c"]) == (1.0, 5.0)
