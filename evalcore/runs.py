@@ -6,10 +6,14 @@ Published runs ship in ``data/`` (``evalcore.datasets``); runs scored here live 
 
 from __future__ import annotations
 
+import logging
+
 import pandas as pd
 
 from evalcore import datasets
 from evalcore.model import Dataset, Run
+
+log = logging.getLogger(__name__)
 
 PUBLISHED_PREFIXES = tuple(f"{d}/" for d in ("summeval", "topical_chat", "qags_cnndm", "qags_xsum", "fed_dialogue",
                                               "zhang_pairs"))
@@ -35,8 +39,8 @@ def list_all_datasets(store=None) -> list[dict]:
     out = list(datasets.list_datasets())
     try:
         out += list(_store(store).list_datasets())
-    except Exception:  # noqa: BLE001 - a missing or unreadable local store must not hide the bundled data
-        pass
+    except Exception as e:  # noqa: BLE001 - an unreadable local store must not hide the bundled data
+        log.warning("local store unreadable, listing bundled datasets only: %s: %s", type(e).__name__, e)
     return out
 
 
@@ -46,8 +50,8 @@ def list_runs(dataset_id: str, store=None) -> list[Run]:
         runs = list(datasets.list_bundled_runs(dataset_id))
         try:
             runs += list(_store(store).list_runs(dataset_id))
-        except Exception:  # noqa: BLE001 - a missing or unreadable local store must not hide the published runs
-            pass
+        except Exception as e:  # noqa: BLE001 - an unreadable local store must not hide the published runs
+            log.warning("local store unreadable, listing published runs only: %s: %s", type(e).__name__, e)
         return runs
     st = _store(store)
     if not st.has_dataset(dataset_id):

@@ -96,3 +96,19 @@ def test_runs_of_an_uploaded_dataset_come_from_the_store(tmp_path):
     store.save_dataset(ds)
     assert list_runs(ds.id, store=store) == []
     assert list_runs("summeval", store=store)  # bundled runs still listed
+
+
+def test_an_unreadable_store_is_reported_not_fatal_for_bundled_data(tmp_path, caplog):
+    from evalcore.runs import list_all_datasets, list_runs
+
+    class Broken:
+        def list_datasets(self):
+            raise OSError("disk I/O error")
+
+        def list_runs(self, dataset_id):
+            raise OSError("disk I/O error")
+
+    with caplog.at_level("WARNING"):
+        assert {d["id"] for d in list_all_datasets(store=Broken())} >= {"summeval"}
+        assert list_runs("summeval", store=Broken())
+    assert caplog.text.count("disk I/O error") == 2
