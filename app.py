@@ -80,7 +80,8 @@ def sidebar() -> ui.Context:
         dimension = st.selectbox("Dimension", dims, key="dimension", bind="query-params")
         parse = st.radio("Parse mode", list(views.PARSE_MODES), key="parse", bind="query-params", horizontal=True,
                          help="robust (default): unreadable replies are failures, excluded and counted. "
-                              "paper: the published scripts' own parse rules, to reproduce their numbers.")
+                              "paper: the published scripts' own parse rules, to reproduce their numbers. Applies to the "
+                              "published runs; a run scored here keeps the mode it was scored with.")
         n_resamples = int(st.number_input("Bootstrap resamples", min_value=10, max_value=100_000,
                                           value=ui.default_resamples(), step=100, key="resamples",
                                           bind="query-params"))

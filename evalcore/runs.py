@@ -63,46 +63,18 @@ def list_runs(dataset_id: str, store=None) -> list[Run]:
 def load_run(run_id: str, *, parse: str = "robust", store=None) -> Run:
     """Load a run with values derived under ``parse`` ("robust" default, or the paper's rule).
 
-    Local runs were parsed when they were scored; ``parse="paper"`` re-parses their raw replies only for runs whose
-    parser is known (the store keeps the raw replies)."""
+    Published runs keep only raw replies, so ``parse`` chooses how they are read. A run scored here is returned as
+    it was scored: its values came from its method's own scorer (e.g. G-Eval's probability-weighted score from the
+    log-probs, which the reply text alone cannot give back), under the parse mode recorded in
+    ``run.config["parse_mode"]``; to compare parse modes on a local run, score it again with the other mode (the
+    cache makes that free)."""
     bundled_ids = set()
     if run_id.startswith(PUBLISHED_PREFIXES):
         dataset_id = run_id.split("/", 1)[0]
         bundled_ids = {r.run_id for r in datasets.list_bundled_runs(dataset_id)}
     if run_id in bundled_ids:
         return datasets.load_bundled_run(run_id, parse=parse)
-    run = _store(store).load_run(run_id)
-    if parse != "robust" and run.parser and not run.judgments.empty:
-        run = reparse(run, parse)
-    return run
-
-
-def reparse(run: Run, mode: str) -> Run:
-    """Re-derive values from raw replies with the named parser under ``mode`` (single-reply runs only)."""
-    import json
-
-    from evalcore import parsers
-
-    j = run.judgments.copy()
-    values, status, reason = [], [], []
-    for raw, dim, old_v, old_s, old_r in zip(j["raw"], j["dimension"], j["value"], j["status"], j["reason"]):
-        text = raw if isinstance(raw, str) else ""
-        if text.startswith("["):
-            try:
-                replies = json.loads(text)
-            except ValueError:
-                replies = None
-            if isinstance(replies, list):
-                p = parsers.sample_mean([parsers.parse_reply(run.parser, r, mode=mode) for r in replies], mode=mode)
-            else:
-                p = parsers.parse_reply(run.parser, text, mode=mode)
-        else:
-            p = parsers.parse_reply(run.parser, text, mode=mode)
-        values.append(p.value if p.ok else float("nan"))
-        status.append("ok" if p.ok else "failed")
-        reason.append(p.reason)
-    j["value"], j["status"], j["reason"] = values, status, reason
-    return Run(**{**run.__dict__, "judgments": j})
+    return _store(store).load_run(run_id)
 
 
 def score_frame(dataset: Dataset, run: Run, dimension: str, *, systems: list[str] | None = None) -> pd.DataFrame:

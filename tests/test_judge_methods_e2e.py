@@ -99,3 +99,20 @@ def test_generate_steps_saves_a_version(tmp_path):
     assert out.steps.splitlines()[0].startswith("1. ") and len(out.steps.splitlines()) == 3
     versions = store.list_criteria_versions("summeval", "coherence")
     assert versions[0]["hash"] == out.version_hash() and versions[0]["criteria"].steps == out.steps
+
+
+def test_a_local_geval_run_keeps_its_weighted_scores_under_any_parse_mode(summeval, tmp_path):
+    # The probability-weighted G-Eval score (000 Eq. 1) cannot be recovered from the reply text: asking for the
+    # paper's parse rule must not silently replace it with the digit the judge happened to write.
+    from evalcore.runs import load_run
+
+    store = Store(tmp_path / "e2e.db")
+    with serve() as srv:
+        run = runner.score_dataset(summeval, method="geval", criteria_by_dim=CRIT, endpoint=_ep(srv), store=store,
+                                   limit=5)
+    weighted = run.judgments.set_index("item_id")["value"].astype(float)
+    assert (weighted != weighted.round()).any()  # real mixtures, not the written digits
+    for mode in ("robust", "paper"):
+        again = load_run(run.run_id, parse=mode, store=store)
+        assert again.judgments.set_index("item_id")["value"].astype(float).equals(weighted)
+    assert again.config["parse_mode"] == "robust"  # the mode it was scored under

@@ -154,7 +154,7 @@ def _describe_error(err: BaseException) -> str:
         try:
             body = err.body if isinstance(err.body, dict) else {}
             msg = str(body.get("message") or (body.get("error") or {}).get("message") or "")
-        except Exception:  # noqa: BLE001
+        except (AttributeError, TypeError):  # an error body of an unexpected shape: no message
             msg = ""
         retried = " after retries" if err.status_code in (408, 409, 429) or err.status_code >= 500 else ""
         return f"HTTP {err.status_code}{retried}" + (f": {msg[:200]}" if msg else "")
