@@ -43,6 +43,10 @@ COMPARISON_COLUMNS = [
     "pair_id", "doc_id", "item_first", "item_second", "dimension", "order", "raw", "verdict", "status", "reason",
 ]
 
+# What kind of label a dimension holds: ``interval`` (a Likert or continuous score: the default), ``ordinal``
+# (ordered categories), ``binary`` (pass/fail, yes/no, 0/1) or ``nominal`` (unordered categories such as A/B/tie).
+LABEL_KINDS = ("interval", "ordinal", "binary", "nominal")
+
 STATUS_OK = "ok"
 STATUS_FAILED = "failed"
 
@@ -59,6 +63,12 @@ class Dimension:
     scale_min: float
     scale_max: float
     description: str = ""
+    kind: str = "interval"  # one of LABEL_KINDS
+
+    def __post_init__(self) -> None:
+        if self.kind not in LABEL_KINDS:
+            raise ValueError(f"dimension {self.name!r}: kind must be one of {', '.join(LABEL_KINDS)}, "
+                             f"not {self.kind!r}")
 
     @property
     def scale(self) -> tuple[float, float]:

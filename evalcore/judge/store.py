@@ -310,6 +310,42 @@ class Store:
             for t in ("judgments", "comparisons", "runs"):
                 c.execute(f"DELETE FROM {t} WHERE run_id = ?", (run_id,))
 
+    # ------------------------------------------------------------------------------------------ imported runs
+    def save_imported_run(self, run: Run, *, status: str = "done", criteria: list[dict[str, Any]] = ()) -> None:
+        """A whole run brought from a file (judge scores, a run bundle) in one transaction: it replaces any run with
+        the same id, so importing again never leaves a mix of old and new judgments."""
+        stats = dict(run.config.get("stats") or {})
+        config = {k: v for k, v in run.config.items() if k not in ("stats", "status")}
+        rows = []
+        for r in run.judgments.to_dict("records"):
+            v = r.get("value")
+            v = None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
+            rows.append((run.run_id, r["item_id"], r["dimension"], r.get("criteria_hash") or "", r.get("raw") or "",
+                         v, r["status"], r.get("reason") or "", r.get("estimator") or "",
+                         _dumps(r.get("detail") or {}), r.get("created_at") or now()))
+        comparisons = []
+        for r in run.comparisons.to_dict("records"):
+            v = r.get("value")
+            v = None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
+            comparisons.append((run.run_id, r["pair_id"], r["doc_id"], r["item_first"], r["item_second"],
+                                r["dimension"], r["order"], r.get("criteria_hash") or "", r.get("raw") or "",
+                                r.get("verdict"), v, r["status"], r.get("reason") or "", r.get("estimator") or "",
+                                _dumps(r.get("detail") or {}), r.get("created_at") or now()))
+        with self.write() as c:
+            for t in ("judgments", "comparisons", "runs"):
+                c.execute(f"DELETE FROM {t} WHERE run_id = ?", (run.run_id,))
+            c.execute("INSERT INTO runs (run_id, dataset_id, method, model, label, config, parser, created_at,"
+                      " updated_at, status, stats) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                      (run.run_id, run.dataset_id, run.method, run.model, run.label, _dumps(config), run.parser,
+                       run.created_at or now(), now(), status, _dumps(stats)))
+            for cr in criteria:
+                c.execute("INSERT OR IGNORE INTO criteria (dataset_id, dimension, hash, task_introduction, definition,"
+                          " scale_min, scale_max, steps, note, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                          tuple(cr[k] for k in ("dataset_id", "dimension", "hash", "task_introduction", "definition",
+                                                "scale_min", "scale_max", "steps", "note", "created_at")))
+            c.executemany(self._JUDGMENT_SQL, rows)
+            c.executemany(self._COMPARISON_SQL, comparisons)
+
     # ------------------------------------------------------------------------------------------ criteria versions
     def save_criteria(self, dataset_id: str, criteria: Criteria, *, note: str = "") -> str:
         h = criteria.version_hash()
