@@ -45,7 +45,10 @@ def near_duplicates(values: pd.Series, what: str, limit: int = 5) -> list[str]:
         return []
     key = (uniq.str.strip().str.casefold().str.replace(r"\s+", " ", regex=True)
            .str.replace(r"(?<!\d)0+(?=\d)", "", regex=True))
-    groups = uniq.groupby(key.to_numpy(), sort=False).agg(list)
+    clash = key.duplicated(keep=False).to_numpy()
+    if not clash.any():
+        return []
+    groups = uniq[clash].groupby(key[clash].to_numpy(), sort=False).agg(list)
     clashes = [g for g in groups if len(g) > 1]
     out = [f"{what}: {' and '.join(map(repr, g[:4]))} differ only by whitespace, case or leading zeros; they are "
            f"imported as {len(g)} different {what} values (fix the file if they are the same)" for g in clashes[:limit]]
@@ -56,10 +59,11 @@ def near_duplicates(values: pd.Series, what: str, limit: int = 5) -> list[str]:
 
 
 def _id_warnings(check: build.TableCheck, ratings: build.Ratings) -> list[str]:
-    found = {"system_id": check.system, "doc_id": check.doc, "annotator": check.annotator,
+    found = {"system_id": check.system, "doc_id": pd.Series(check.doc_names, dtype="str"),
+             "annotator": pd.Series(check.ann_names, dtype="str"),
              "dimension": pd.Series(ratings.dimension_order, dtype="str")}
     if check.col(check.mapping.item_id):
-        found["item_id"] = check.item
+        found["item_id"] = pd.Series(check.item_names, dtype="str")
     return [w for what in NEAR_DUPLICATE_COLUMNS if what in found for w in near_duplicates(found[what], what)]
 
 
@@ -86,8 +90,11 @@ def import_table(source: Any, mapping: ColumnMapping, *, filename: str | None = 
     ratings = check.ratings()
     notes: list[str] = []
     dimensions = check.dimensions(ratings, notes)
-    digest = hashlib.sha256(data + mapping.to_json().encode("utf-8")).hexdigest()
-    file_digest = hashlib.sha256(data).hexdigest()
+    file_hash = hashlib.sha256(data)
+    file_digest = file_hash.hexdigest()
+    id_hash = file_hash.copy()
+    id_hash.update(mapping.to_json().encode("utf-8"))  # = sha256(file bytes + mapping JSON), without a copy
+    digest = id_hash.hexdigest()
     dataset_id = f"user-{digest[:12]}"
     runs = column_runs(check, dataset_id, [d.name for d in dimensions], Path(fname).name, file_digest, problems)
     if problems:
@@ -95,8 +102,8 @@ def import_table(source: Any, mapping: ColumnMapping, *, filename: str | None = 
 
     items = build.items_frame(check)
     documents = build.documents_frame(check)
-    human = build.human_scores_frame(ratings, items, check.has_annotators, notes)
-    annotations = build.annotations_frame(ratings, check.has_annotators)
+    human = build.human_scores_frame(check, ratings, notes)
+    annotations = build.annotations_frame(check, ratings)
     if ratings.missing:
         notes.append(f"{ratings.missing} blank rating cells were treated as not rated")
     warnings = _id_warnings(check, ratings)

@@ -96,22 +96,32 @@ def check_mapping(mapping: ColumnMapping, columns: list[str], problems: Problems
         seen.setdefault(col, role)
 
 
+def first_index(codes: np.ndarray, sel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For the selected rows: (the distinct codes, the row index where each first occurs)."""
+    idx = np.flatnonzero(sel)
+    u, first = np.unique(codes[idx], return_index=True)
+    return u, idx[first]
+
+
 @dataclass
 class Ratings:
-    """Every rating cell that passed its checks: one row per (item, dimension, annotator)."""
+    """Every rating cell that passed its checks: one row per (item, dimension, annotator), as integer codes into
+    the check's item, dimension, annotator and group names."""
 
-    frame: pd.DataFrame  # pos, spec, item, dimension, annotator, group, value
+    frame: pd.DataFrame  # pos, spec, item, dim, ann, grp, value
     dimension_order: list[str]
     bad_dimensions: set[str] = field(default_factory=set)
     missing: int = 0
 
 
 class TableCheck:
-    """The checks and the build, step by step, over one read table."""
+    """The checks and the build, step by step, over one read table. Identifiers are factorized once into integer
+    codes (first appearance order), so grouping and duplicate checks never hash strings twice."""
 
     def __init__(self, frame: pd.DataFrame, mapping: ColumnMapping, problems: Problems) -> None:
         self.frame, self.mapping, self.problems = frame, mapping, problems
         self.unit = problems.unit
+        self.n = len(frame)
         self.rows = frame.index.to_numpy()
         self.present = {str(c) for c in frame.columns}
         self.has_annotators = mapping.annotator is not None or any(
@@ -130,8 +140,7 @@ class TableCheck:
     # ------------------------------------------------------------------------------------------------ identities
     def identities(self) -> None:
         m, f = self.mapping, self.frame
-        n = len(f)
-        none = pd.Series([pd.NA] * n, index=f.index, dtype="str")
+        none = pd.Series(pd.array([pd.NA] * self.n, dtype="str"), index=f.index)
         self.doc = id_column(f[m.doc_id]) if self.col(m.doc_id) else none
         self.system = id_column(f[m.system_id]) if self.col(m.system_id) else none
         for c, s, what in ((self.col(m.doc_id), self.doc, "doc_id"), (self.col(m.system_id), self.system, "system_id")):
@@ -147,25 +156,34 @@ class TableCheck:
         if c_out:
             self.report_rows(blank_mask(f[c_out]), c_out, "empty output text", PHASE["output"])
         self.attributes = {c: f[c].where(~blank_mask(f[c])) for c in m.attributes if c in self.present}
-        self.valid_item = (self.item.notna() & self.doc.notna() & self.system.notna()).to_numpy()
+        self.item_code, self.item_names = pd.factorize(self.item)
+        self.doc_code, self.doc_names = pd.factorize(self.doc)
+        self.valid_item = (self.item_code >= 0) & self.doc.notna().to_numpy() & self.system.notna().to_numpy()
 
-    def _conflicts(self, keys: pd.Series, values: pd.Series, ok: np.ndarray, *, first_of_key: bool
+    def _conflicts(self, codes: np.ndarray, values: pd.Series, ok: np.ndarray, *, first_of_key: bool
                    ) -> tuple[np.ndarray, np.ndarray]:
-        """Rows whose value differs from the first value given for their key: (mask, the row to compare with)."""
-        sel = ok & values.notna().to_numpy() & keys.notna().to_numpy()
+        """Rows whose value differs from the first value given for their key: (mask, the row to compare with:
+        the key's first row, or the row of the key's first value)."""
+        mask = np.zeros(self.n, bool)
+        against = np.zeros(self.n, np.int64)
+        sel = ok & (codes >= 0) & values.notna().to_numpy()
         if not sel.any():
-            return np.zeros(len(keys), bool), np.zeros(len(keys), np.int64)
-        k = keys[sel].to_numpy()
-        v = values[sel].reset_index(drop=True)
-        first_v = v.groupby(k, sort=False).transform("first")
-        differs = (v != first_v).to_numpy()
-        rows_src = self.rows[(ok & keys.notna().to_numpy()) if first_of_key else sel]
-        key_src = keys[(ok & keys.notna().to_numpy()) if first_of_key else sel].to_numpy()
-        first_row = pd.Series(rows_src).groupby(key_src, sort=False).first()
-        mask = np.zeros(len(keys), bool)
-        mask[np.flatnonzero(sel)[differs]] = True
-        against = np.zeros(len(keys), np.int64)
-        against[mask] = first_row.reindex(keys[mask].to_numpy()).to_numpy()
+            return mask, against
+        idx = np.flatnonzero(sel)
+        u, first, inv = np.unique(codes[idx], return_index=True, return_inverse=True)
+        first_row = idx[first][inv]
+        value_code, _ = pd.factorize(values)  # compare codes, not long texts
+        differs = value_code[idx] != value_code[first_row]
+        if not differs.any():
+            return mask, against
+        mask[idx[differs]] = True
+        if first_of_key:
+            ku, kfirst = first_index(codes, ok & (codes >= 0))
+            by_code = np.zeros(int(codes.max()) + 1, np.int64)
+            by_code[ku] = self.rows[kfirst]
+            against[mask] = by_code[codes[mask]]
+        else:
+            against[mask] = self.rows[first_row[differs]]
         return mask, against
 
     def item_consistency(self) -> None:
@@ -178,7 +196,7 @@ class TableCheck:
         for i, (what, column, values) in enumerate(fields):
             if not column:
                 continue
-            mask, against = self._conflicts(self.item, values, self.valid_item, first_of_key=True)
+            mask, against = self._conflicts(self.item_code, values, self.valid_item, first_of_key=True)
             items = self.item[mask].tolist()
             self.report_rows(mask, column, [f"item {it!r} has a different {what} here than on {self.unit} {r}"
                                             for it, r in zip(items, against[mask].tolist())], PHASE["item"] + i / 100)
@@ -186,7 +204,7 @@ class TableCheck:
     # ------------------------------------------------------------------------------------------------ documents
     def documents(self) -> None:
         m, f = self.mapping, self.frame
-        ok = self.doc.notna().to_numpy()
+        ok = self.doc_code >= 0
         self.source = self._doc_text(self.col(m.source), "source text", "source", ok)
         self.context = self._doc_text(self.col(m.context), "context", "context", ok)
         refs_cols = [c for c in m.references if c in self.present]
@@ -196,7 +214,7 @@ class TableCheck:
             refs = parts[0] if len(parts) == 1 else pd.Series(
                 [sum(t, ()) for t in zip(*parts)], index=f.index, dtype=object)
             refs = refs.where(refs.map(len) > 0)
-            mask, against = self._conflicts(self.doc, refs, ok, first_of_key=False)
+            mask, against = self._conflicts(self.doc_code, refs, ok, first_of_key=False)
             docs = self.doc[mask].tolist()
             self.report_rows(mask, refs_cols[0], [f"document {d!r} has different references here than on "
                                                   f"{self.unit} {r}" for d, r in zip(docs, against[mask].tolist())],
@@ -208,7 +226,7 @@ class TableCheck:
             return None
         values = text_column(self.frame[column])
         values = values.where(values != "")
-        mask, against = self._conflicts(self.doc, values, ok, first_of_key=False)
+        mask, against = self._conflicts(self.doc_code, values, ok, first_of_key=False)
         docs = self.doc[mask].tolist()
         self.report_rows(mask, column, [f"document {d!r} has a different {what} here than on {self.unit} {r}"
                                         for d, r in zip(docs, against[mask].tolist())], PHASE[phase])
@@ -217,23 +235,30 @@ class TableCheck:
     # ------------------------------------------------------------------------------------------------ ratings
     def annotators(self) -> None:
         m, f = self.mapping, self.frame
-        n = len(f)
-        self.annotator = pd.Series([pd.NA] * n, index=f.index, dtype="str")
-        self.group = pd.Series([m.default_group] * n, index=f.index, dtype="str")
+        self.ann_code = np.full(self.n, -1, np.int64)
+        self.ann_names: list[str] = []
+        self.grp_code = np.zeros(self.n, np.int64)
+        self.grp_names: list[str] = [m.default_group]
         c_ann = self.col(m.annotator)
         if c_ann:
-            self.annotator = id_column(f[c_ann])
-            self.report_rows(self.annotator.isna().to_numpy(), c_ann, "missing annotator (empty cell)",
-                             PHASE["annotator"])
+            ann = id_column(f[c_ann])
+            self.report_rows(ann.isna().to_numpy(), c_ann, "missing annotator (empty cell)", PHASE["annotator"])
+            self.ann_code, names = pd.factorize(ann)
+            self.ann_names = [str(x) for x in names]
             c_grp = self.col(m.group)
             if c_grp:
-                self.group = id_column(f[c_grp]).fillna(m.default_group)
+                self.grp_code, names = pd.factorize(id_column(f[c_grp]).fillna(m.default_group))
+                self.grp_names = [str(x) for x in names]
+
+    def _code(self, names: list[str], name: str) -> int:
+        if name not in names:
+            names.append(name)
+        return names.index(name)
 
     def _cells(self) -> tuple[list[pd.DataFrame], list[str]]:
-        """One frame per rating column: pos, spec, dimension, annotator, group, value, blank, why, column."""
+        """One frame per rating column: pos, spec, dim, ann, grp, value, blank, why, column."""
         m, f = self.mapping, self.frame
-        n = len(f)
-        pos = np.arange(n)
+        pos = np.arange(self.n)
         parts: list[pd.DataFrame] = []
         order: list[str] = []
         if m.shape == "wide":
@@ -246,57 +271,62 @@ class TableCheck:
                 values, blank, why = rating_column(f[c])
                 fixed = ann is not None
                 parts.append(pd.DataFrame({
-                    "pos": pos, "spec": i, "dimension": dim, "column": c, "value": values, "blank": blank,
+                    "pos": pos, "spec": i, "dim": order.index(dim), "column": c, "value": values, "blank": blank,
                     "why": why.to_numpy(),
-                    "annotator": np.full(n, str(ann), dtype=object) if fixed else self.annotator.to_numpy(),
-                    "group": np.full(n, m.default_group, dtype=object) if fixed else self.group.to_numpy()}))
+                    "ann": np.full(self.n, self._code(self.ann_names, str(ann))) if fixed else self.ann_code,
+                    "grp": np.full(self.n, self._code(self.grp_names, m.default_group)) if fixed else self.grp_code}))
         elif m.shape == "long" and self.col(m.dimension) and self.col(m.value):
-            dims = id_column(f[m.dimension])
-            missing = dims.isna().to_numpy()
+            dim_code, names = pd.factorize(id_column(f[m.dimension]))
+            missing = dim_code < 0
             self.report_rows(missing, m.dimension, "missing dimension name (empty cell)", PHASE["dimension"])
-            order = list(pd.unique(dims[~missing]))
+            order = [str(x) for x in names]
             values, blank, why = rating_column(f[m.value])
             keep = ~missing
             parts.append(pd.DataFrame({
-                "pos": pos[keep], "spec": 0, "dimension": dims.to_numpy()[keep], "column": m.value,
-                "value": values[keep], "blank": blank[keep], "why": why.to_numpy()[keep],
-                "annotator": self.annotator.to_numpy()[keep], "group": self.group.to_numpy()[keep]}))
+                "pos": pos[keep], "spec": 0, "dim": dim_code[keep], "column": m.value, "value": values[keep],
+                "blank": blank[keep], "why": why.to_numpy()[keep], "ann": self.ann_code[keep],
+                "grp": self.grp_code[keep]}))
         return parts, order
 
     def ratings(self) -> Ratings:
         parts, order = self._cells()
+        self.dimension_names = order
         if not parts:
             return Ratings(pd.DataFrame({c: pd.Series(dtype=t) for c, t in (
-                ("pos", "int64"), ("spec", "int64"), ("item", object), ("dimension", object), ("annotator", object),
-                ("group", object), ("value", "float64"))}), order)
-        cells = pd.concat(parts, ignore_index=True)
+                ("pos", "int64"), ("spec", "int64"), ("item", "int64"), ("dim", "int64"), ("ann", "int64"),
+                ("grp", "int64"), ("value", "float64"))}), order)
+        cells = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
         out = Ratings(cells, order)
-        bad_why = cells["why"].notna().to_numpy()
-        self._cell_problems(cells, bad_why, cells["why"].to_numpy())
-        out.bad_dimensions |= set(cells.loc[bad_why, "dimension"])
+        dims = np.asarray(order, dtype=object)
+        dim = cells["dim"].to_numpy()
+        why = cells["why"].to_numpy()
+        bad_why = pd.notna(why)
+        self._cell_problems(cells, bad_why, why)
         blank = cells["blank"].to_numpy(dtype=bool) & ~bad_why
         if self.mapping.allow_missing_ratings:
             out.missing = int(blank.sum())
         else:
             self._cell_problems(cells, blank, [
                 f"empty rating for {d!r} (set allow_missing_ratings to treat a blank cell as not rated)"
-                for d in cells.loc[blank, "dimension"]])
-            out.bad_dimensions |= set(cells.loc[blank, "dimension"])
+                for d in dims[dim[blank]]])
         good = ~bad_why & ~blank
-        in_scale = self._scale_check(cells, good)
-        out.bad_dimensions |= set(cells.loc[good & ~in_scale, "dimension"])
+        bad = bad_why | (blank & (not self.mapping.allow_missing_ratings))
+        in_scale = self._scale_check(cells, good, dims)
+        bad |= good & ~in_scale
         good &= in_scale
-        item = self.item.to_numpy()[cells["pos"].to_numpy()]
-        known = pd.notna(item) & self.valid_item[cells["pos"].to_numpy()]
+        pos = cells["pos"].to_numpy()
+        item = self.item_code[pos]
+        known = self.valid_item[pos]
         if self.mapping.annotator is not None:
-            known &= pd.notna(cells["annotator"].to_numpy())
-        out.bad_dimensions |= set(cells.loc[good & ~known, "dimension"])
+            known &= cells["ann"].to_numpy() >= 0
+        bad |= good & ~known
         good &= known
         cells = cells.assign(item=item)
-        unique = self._duplicates(cells, good)
-        out.bad_dimensions |= set(cells.loc[good & ~unique, "dimension"])
+        unique = self._duplicates(cells, good, dims)
+        bad |= good & ~unique
+        out.bad_dimensions |= set(dims[np.unique(dim[bad])].tolist()) if len(dims) else set()
         good &= unique
-        out.frame = cells[good][["pos", "spec", "item", "dimension", "annotator", "group", "value"]]
+        out.frame = cells[good][["pos", "spec", "item", "dim", "ann", "grp", "value"]]
         return out
 
     def _cell_problems(self, cells: pd.DataFrame, mask: np.ndarray, messages: Any) -> None:
@@ -307,134 +337,165 @@ class TableCheck:
         for pos, spec, column, msg in zip(sub["pos"].tolist(), sub["spec"].tolist(), sub["column"].tolist(), msgs):
             self.problems.add(int(self.rows[pos]), column, msg, phase=PHASE["rating"] + spec / 10_000)
 
-    def _scale_check(self, cells: pd.DataFrame, good: np.ndarray) -> np.ndarray:
-        if not self.scales:
+    def _scale_check(self, cells: pd.DataFrame, good: np.ndarray, dims: np.ndarray) -> np.ndarray:
+        if not self.scales or not len(dims):
             return np.ones(len(cells), bool)
-        lo = cells["dimension"].map({d: s[0] for d, s in self.scales.items()}).to_numpy(dtype=float)
-        hi = cells["dimension"].map({d: s[1] for d, s in self.scales.items()}).to_numpy(dtype=float)
+        bounds = np.array([self.scales.get(d, (np.nan, np.nan)) for d in dims], dtype=float)
+        code = cells["dim"].to_numpy()
+        lo, hi = bounds[code, 0], bounds[code, 1]
         v = cells["value"].to_numpy()
-        outside = good & ~np.isnan(lo) & ((v < lo) | (v > hi))
+        with np.errstate(invalid="ignore"):
+            outside = good & ~np.isnan(lo) & ((v < lo) | (v > hi))
         self._cell_problems(cells, outside, [
             f"rating {fmt(x)} is outside the declared scale {fmt(a)}-{fmt(b)} for {d!r}"
-            for x, a, b, d in zip(v[outside], lo[outside], hi[outside], cells.loc[outside, "dimension"])])
+            for x, a, b, d in zip(v[outside], lo[outside], hi[outside], dims[code[outside]])])
         return ~outside
 
-    def _duplicates(self, cells: pd.DataFrame, good: np.ndarray) -> np.ndarray:
-        keys = ["item", "dimension"] + (["annotator"] if self.has_annotators else [])
-        sub = cells[good].sort_values(["pos", "spec"], kind="stable")
-        dup = sub.duplicated(keys, keep="first").to_numpy()
+    def _duplicates(self, cells: pd.DataFrame, good: np.ndarray, dims: np.ndarray) -> np.ndarray:
+        """The second and later ratings of one (item, dimension[, annotator]) in reading order are problems."""
+        idx = np.flatnonzero(good)
+        order = idx[np.lexsort((cells["spec"].to_numpy()[idx], cells["pos"].to_numpy()[idx]))]
+        n_dims, n_ann = max(len(dims), 1), len(self.ann_names) + 1
+        key = cells["item"].to_numpy()[order].astype(np.int64) * n_dims + cells["dim"].to_numpy()[order]
+        if self.has_annotators:
+            key = key * n_ann + (cells["ann"].to_numpy()[order] + 1)
+        u, first, inv = np.unique(key, return_index=True, return_inverse=True)
+        dup = np.ones(len(order), bool)
+        dup[first] = False
         if not dup.any():
             return np.ones(len(cells), bool)
-        first_pos = sub.groupby(keys, sort=False)["pos"].transform("first").to_numpy()
-        d = sub[dup]
-        ann = d["annotator"].tolist() if self.has_annotators else [None] * len(d)
-        msgs = [f"duplicate rating: item {i!r}, dimension {dim!r}"
+        first_pos = cells["pos"].to_numpy()[order[first[inv]]]
+        d = order[dup]
+        item_names = np.asarray(self.item_names, dtype=object)
+        ann_names = np.asarray(self.ann_names + [""], dtype=object)
+        msgs = [f"duplicate rating: item {i!r}, dimension {dm!r}"
                 + (f", annotator {a!r}" if self.has_annotators else "")
                 + f" was already rated on {self.unit} {int(self.rows[p])}"
-                for i, dim, a, p in zip(d["item"], d["dimension"], ann, first_pos[dup])]
+                for i, dm, a, p in zip(item_names[cells["item"].to_numpy()[d]], dims[cells["dim"].to_numpy()[d]],
+                                       ann_names[cells["ann"].to_numpy()[d]], first_pos[dup])]
         mask = np.zeros(len(cells), bool)
-        mask[d.index.to_numpy()] = True
-        ordered = pd.Series(msgs, index=d.index).reindex(cells.index[mask]).tolist()
-        self._cell_problems(cells, mask, ordered)
+        mask[d] = True
+        by_index = dict(zip(d.tolist(), msgs))
+        self._cell_problems(cells, mask, [by_index[i] for i in np.flatnonzero(mask).tolist()])
         return ~mask
 
     # ------------------------------------------------------------------------------------------------ dimensions
     def dimensions(self, ratings: Ratings, notes: list[str]) -> list[Dimension]:
         m = self.mapping
-        if m.shape == "long" and len(self.frame):
-            found = ", ".join(map(repr, ratings.dimension_order)) or "none"
+        order = ratings.dimension_order
+        if m.shape == "long" and self.n:
+            found = ", ".join(map(repr, order)) or "none"
             for dim in self.scales:
-                if dim.strip() and dim not in ratings.dimension_order:
+                if dim.strip() and dim not in order:
                     self.problems.add("-", "-", f"a scale is declared for {dim!r}, but no row rates that dimension "
                                                 f"(dimensions found: {found})", block=Problems.AFTER)
-        values = ratings.frame.groupby("dimension", sort=False)["value"].agg(["min", "max", "count"])
+        values = ratings.frame.groupby("dim", sort=True)["value"].agg(["min", "max", "count"])
         out: list[Dimension] = []
-        for dim in ratings.dimension_order:
+        for code, dim in enumerate(order):
             kind = m.kinds.get(dim, "interval")
             kind = kind if kind in LABEL_KINDS else "interval"
+            column = m.dimensions.get(dim) if m.shape == "wide" else m.value
+            column = column if isinstance(column, str) else "-"
             if dim in self.scales:
                 lo, hi = self.scales[dim]
                 out.append(Dimension(dim, lo, hi, f"scale {fmt(lo)}-{fmt(hi)} (declared)", kind))
-            elif dim in values.index and values.loc[dim, "min"] < values.loc[dim, "max"]:
-                lo, hi = float(values.loc[dim, "min"]), float(values.loc[dim, "max"])
+            elif code in values.index and values.loc[code, "min"] < values.loc[code, "max"]:
+                lo, hi = float(values.loc[code, "min"]), float(values.loc[code, "max"])
                 notes.append(f"scale of {dim!r} inferred from the data as {fmt(lo)}-{fmt(hi)} (the lowest and highest "
                              "rating given); declare it if the scale is wider")
                 out.append(Dimension(dim, lo, hi, f"scale {fmt(lo)}-{fmt(hi)} (inferred from the data)", kind))
-            elif dim in values.index and dim not in ratings.bad_dimensions:
-                spec = m.dimensions.get(dim)
-                self.problems.add("-", spec if isinstance(spec, str) else (m.value or "-"),
-                                  f"every rating of {dim!r} is {fmt(values.loc[dim, 'min'])} "
-                                  f"({int(values.loc[dim, 'count'])} ratings), so its scale cannot be inferred from "
-                                  f"them; declare the scale (e.g. 1-5)", block=Problems.AFTER)
-            elif dim not in ratings.bad_dimensions and len(self.frame) and not self.problems.any_whole_file():
-                spec = m.dimensions.get(dim)
-                self.problems.add("-", spec if isinstance(spec, str) else "-",
-                                  f"dimension {dim!r} has no ratings at all, so its scale cannot be inferred; "
-                                  "declare it", block=Problems.AFTER)
+            elif code in values.index and dim not in ratings.bad_dimensions:
+                self.problems.add("-", column, f"every rating of {dim!r} is {fmt(values.loc[code, 'min'])} "
+                                               f"({int(values.loc[code, 'count'])} ratings), so its scale cannot be "
+                                               "inferred from them; declare the scale (e.g. 1-5)", block=Problems.AFTER)
+            elif code not in values.index and dim not in ratings.bad_dimensions and self.n \
+                    and not self.problems.any_whole_file():
+                self.problems.add("-", column, f"dimension {dim!r} has no ratings at all, so its scale cannot be "
+                                               "inferred; declare it", block=Problems.AFTER)
         return out
 
 
 # ---------------------------------------------------------------------------------------------------- building
+# (only a table without problems is built: every row has its item, document and system)
+
+
+def _first_values(codes: np.ndarray, n_codes: int, values: pd.Series) -> pd.Series:
+    """Per code, the first non-missing value (missing where the code has none)."""
+    u, first = first_index(codes, values.notna().to_numpy() & (codes >= 0))
+    taken = values.iloc[first].reset_index(drop=True)
+    out = pd.Series([None] * n_codes, dtype=object)
+    out.iloc[u] = taken.to_numpy(dtype=object)
+    return out
 
 
 def items_frame(check: TableCheck) -> pd.DataFrame:
-    ok = check.valid_item
-    base = pd.DataFrame({"item_id": check.item[ok].to_numpy(), "doc_id": check.doc[ok].to_numpy(),
-                         "system_id": check.system[ok].to_numpy(), "output": check.output[ok].to_numpy(),
-                         **{a: s[ok].to_numpy() for a, s in check.attributes.items()}})
-    items = base.groupby("item_id", sort=False).first().reset_index()
-    items = items.astype(object).where(items.notna(), None)
-    return items[ITEM_COLUMNS + list(check.attributes)].reset_index(drop=True)
+    u, first = first_index(check.item_code, check.item_code >= 0)
+    items = pd.DataFrame({"item_id": check.item.iloc[first].to_numpy(), "doc_id": check.doc.iloc[first].to_numpy(),
+                          "system_id": check.system.iloc[first].to_numpy(),
+                          "output": check.output.iloc[first].to_numpy()})
+    for a, s in check.attributes.items():
+        items[a] = _first_values(check.item_code, len(u), s).to_numpy()
+    return items[ITEM_COLUMNS + list(check.attributes)]
 
 
 def documents_frame(check: TableCheck) -> pd.DataFrame:
-    ok = check.doc.notna().to_numpy()
-    data = {"doc_id": check.doc[ok].to_numpy()}
-    for name, values in (("source", check.source), ("references", check.refs), ("context", check.context)):
-        data[name] = values[ok].to_numpy() if values is not None else np.full(ok.sum(), None, dtype=object)
-    docs = pd.DataFrame(data).groupby("doc_id", sort=False).first().reset_index()
-    docs = docs.astype(object)
-    docs["source"] = [s if isinstance(s, str) else "" for s in docs["source"]]
-    docs["context"] = [s if isinstance(s, str) else "" for s in docs["context"]]
-    docs["references"] = [list(r) if isinstance(r, tuple) else [] for r in docs["references"]]
+    u, first = first_index(check.doc_code, check.doc_code >= 0)
+    docs = pd.DataFrame({"doc_id": check.doc.iloc[first].to_numpy()})
+    for name, values, empty in (("source", check.source, ""), ("references", check.refs, ()),
+                                ("context", check.context, "")):
+        if values is None:
+            docs[name] = [list(empty) if name == "references" else empty for _ in range(len(docs))]
+            continue
+        firsts = _first_values(check.doc_code, len(u), values)
+        docs[name] = [list(v) if name == "references" and isinstance(v, tuple) else
+                      (v if isinstance(v, str) or name == "references" and isinstance(v, list) else
+                       (list(empty) if name == "references" else empty)) for v in firsts]
     return docs[DOCUMENT_COLUMNS]
 
 
-def human_scores_frame(ratings: Ratings, items: pd.DataFrame, has_annotators: bool,
-                       notes: list[str]) -> pd.DataFrame:
+def human_scores_frame(check: TableCheck, ratings: Ratings, notes: list[str]) -> pd.DataFrame:
     """Per item and dimension: the mean of the expert group's ratings when there are any, else of everyone's.
     The values of a cell are summed in sorted order, so the same ratings give bit-identical scores whatever the
-    table's shape or row order."""
+    table's shape or row order. Rows come item by item (first appearance), dimension by dimension."""
     r = ratings.frame
-    preferred = r["group"].astype("str").str.strip().str.lower().to_numpy() == PREFERRED_GROUP
-    any_preferred = bool(preferred.any())
-    item_pos = pd.Index(items["item_id"]).get_indexer(r["item"])
-    dim_pos = pd.Index(ratings.dimension_order).get_indexer(r["dimension"])
-    cell = pd.DataFrame({"i": item_pos, "d": dim_pos, "pref": preferred, "value": r["value"].to_numpy()})
-    has_pref = cell.groupby(["i", "d"])["pref"].transform("any").to_numpy()
-    use = cell[cell["pref"].to_numpy() | ~has_pref]
-    use = use.iloc[np.lexsort((use["value"].to_numpy(), use["d"].to_numpy(), use["i"].to_numpy()))]
-    agg = use.groupby(["i", "d"], sort=True)["value"].agg(["sum", "count"])
-    scores = pd.DataFrame({"item_id": items["item_id"].to_numpy()[agg.index.get_level_values(0)],
-                           "dimension": np.asarray(ratings.dimension_order, dtype=object)[
-                               agg.index.get_level_values(1)],
-                           "score": (agg["sum"] / agg["count"]).to_numpy(dtype="float64")})
-    if has_annotators:
-        fallback = int((~cell.groupby(["i", "d"])["pref"].any()).sum()) if any_preferred else 0
+    preferred_group = np.array([g.strip().lower() == PREFERRED_GROUP for g in check.grp_names] or [False])
+    pref = preferred_group[r["grp"].to_numpy()]
+    n_dims = max(len(ratings.dimension_order), 1)
+    key = r["item"].to_numpy().astype(np.int64) * n_dims + r["dim"].to_numpy()
+    u, inv = np.unique(key, return_inverse=True)
+    has_pref = np.bincount(inv, weights=pref, minlength=len(u)) > 0
+    use = pref | ~has_pref[inv]
+    v, k = r["value"].to_numpy()[use], inv[use]
+    order = np.lexsort((v, k))
+    v, k = v[order], k[order]
+    starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
+    sums = np.add.reduceat(v, starts) if len(v) else np.array([])
+    counts = np.diff(np.r_[starts, len(v)])
+    item_ids = pd.Series(check.item_names).take(u // n_dims).reset_index(drop=True)
+    scores = pd.DataFrame({"item_id": item_ids.to_numpy(),
+                           "dimension": np.asarray(ratings.dimension_order, dtype=object)[u % n_dims]
+                           if len(u) else np.array([], dtype=object),
+                           "score": (sums / counts).astype("float64")})
+    if check.has_annotators:
+        any_preferred = bool(pref.any())
         if any_preferred:
+            fallback = int((~has_pref).sum())
             notes.append(f"human scores are the mean of the {PREFERRED_GROUP!r} group's ratings"
                          + (f" ({fallback} item-dimension cells without expert ratings use all annotators)"
                             if fallback else ""))
         else:
             notes.append("human scores are the mean over all annotators' ratings")
-    return scores[HUMAN_SCORE_COLUMNS].reset_index(drop=True)
+    return scores[HUMAN_SCORE_COLUMNS]
 
 
-def annotations_frame(ratings: Ratings, has_annotators: bool) -> pd.DataFrame:
-    if not has_annotators:
+def annotations_frame(check: TableCheck, ratings: Ratings) -> pd.DataFrame:
+    if not check.has_annotators:
         return pd.DataFrame({c: pd.Series(dtype="object") for c in ANNOTATION_COLUMNS})
     r = ratings.frame.sort_values(["pos", "spec"], kind="stable")
-    out = pd.DataFrame({"item_id": r["item"].to_numpy(dtype=object), "dimension": r["dimension"].to_numpy(dtype=object),
-                        "annotator": r["annotator"].to_numpy(dtype=object),
-                        "group": r["group"].to_numpy(dtype=object), "value": r["value"].to_numpy(dtype="float64")})
+    out = pd.DataFrame({
+        "item_id": pd.Series(check.item_names).take(r["item"].to_numpy()).to_numpy(),
+        "dimension": np.asarray(ratings.dimension_order, dtype=object)[r["dim"].to_numpy()],
+        "annotator": np.asarray(check.ann_names + [""], dtype=object)[r["ann"].to_numpy()],
+        "group": np.asarray(check.grp_names, dtype=object)[r["grp"].to_numpy()],
+        "value": r["value"].to_numpy(dtype="float64")})
     return out[ANNOTATION_COLUMNS]

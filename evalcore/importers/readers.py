@@ -120,10 +120,13 @@ def sniff_delimiter(header_line: str, fmt: str) -> str:
     return best if counts[best] > 0 else ","
 
 
-def _record_lines(data: bytes) -> np.ndarray:
+def _record_lines(data: bytes, n_records: int) -> np.ndarray:
     """The physical line (1-based) each non-blank record starts on: newlines outside double quotes end records."""
     buf = np.frombuffer(data, dtype=np.uint8)
     nl = np.flatnonzero(buf == 10)
+    if len(nl) + (0 if data.endswith(b"\n") else 1) == n_records:
+        # as many lines as records: no blank line, no line break inside quotes (both would leave fewer records)
+        return np.arange(1, n_records + 1, dtype=np.int64)
     quotes = np.flatnonzero(buf == 34)
     ends = nl[(np.searchsorted(quotes, nl) & 1) == 0]  # an even number of quotes before it: outside a field
     starts = np.concatenate(([0], ends + 1))
@@ -152,8 +155,11 @@ def _read_delimited_fast(data: bytes, header: list[str], delimiter: str) -> pd.D
     try:
         table = pacsv.read_csv(
             io.BytesIO(data),
-            read_options=pacsv.ReadOptions(column_names=header, skip_rows=1, block_size=_BLOCK_BYTES),
-            parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=True,
+            # one thread: on a shared machine pyarrow's threads cost more than they bring, and fewer chunks make
+            # the conversion to pandas cheap; a file without quotes cannot hold a line break inside a value
+            read_options=pacsv.ReadOptions(column_names=header, skip_rows=1, block_size=_BLOCK_BYTES,
+                                           use_threads=False),
+            parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=b'"' in data,
                                              invalid_row_handler=on_invalid),
             convert_options=pacsv.ConvertOptions(column_types={h: pa.string() for h in header},
                                                  strings_can_be_null=False, quoted_strings_can_be_null=False))
@@ -248,8 +254,8 @@ def read_delimited(name: str, data: bytes, fmt: str, unit: str) -> tuple[pd.Data
     if head is not None and head[1] and data[:1] not in (b"\n", b"\r"):
         delimiter, fields = head
         header, problems = unique_header(name, fields, unit)
-        lines = _record_lines(data)
         frame = _read_delimited_fast(data, header, delimiter)
+        lines = _record_lines(data, len(frame) + 1) if frame is not None else np.array([])
         if frame is not None and len(frame) == len(lines) - 1:
             frame.index = pd.Index(lines[1:].astype("int64"), name=unit)
             frame.attrs["delimiter"] = delimiter

@@ -1,0 +1,126 @@
+"""Import speed and memory: a 1,000,000-row long CSV through ``evalcore.importers`` (today's reader) beside the
+reader this replaced (``git show <rev>:evalcore/importers.py``, the single-module version on main before the
+importers package), which is timed on a smaller file and in a subprocess of its own so its memory is measured apart.
+
+    python bench/bench_import.py [--rows 1000000] [--old-rows 100000] [--old-rev bee092b]
+
+Prints seconds and peak RSS (ru_maxrss of a fresh subprocess per measurement) for: reading + checking + building the
+Dataset, and saving it to a temporary store. The target: 1,000,000 rows under 10 s and under 1.5 GB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OLD_REV = "bee092b"  # main before the importers package: evalcore/importers.py, row-by-row csv module reader
+
+
+def write_long_csv(path: Path, rows: int, *, systems: int = 8, dims: tuple[str, ...] = ("coherence", "consistency",
+                                                                                      "fluency", "relevance")) -> None:
+    """rows = items x dimensions; every item has an output text, its doc a source text repeated on each row."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    n_items = rows // len(dims)
+    item = np.arange(n_items)
+    doc = item // systems
+    frame = pd.DataFrame({
+        "doc_id": np.repeat([f"d{d}" for d in doc], len(dims)),
+        "system": np.repeat([f"sys{s}" for s in item % systems], len(dims)),
+        "summary": np.repeat([f"Summary {i}: the council approved the park, work starts in May." for i in item],
+                             len(dims)),
+        "article": np.repeat([f"Article {d}. The council met on Monday and approved a new park." for d in doc],
+                             len(dims)),
+        "dimension": np.tile(dims, n_items),
+        "score": rng.integers(1, 6, size=n_items * len(dims)),
+    })
+    frame.to_csv(path, index=False)
+
+
+CHILD = r"""
+import json, resource, sys, time, importlib.util
+from pathlib import Path
+path, which, old_file, root = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+sys.path.insert(0, root)
+if which == "old":
+    spec = importlib.util.spec_from_file_location("old_importers", old_file)
+    mod = importlib.util.module_from_spec(spec); sys.modules["old_importers"] = mod; spec.loader.exec_module(mod)
+else:
+    import evalcore.importers as mod
+m = mod.ColumnMapping(doc_id="doc_id", system_id="system", output="summary", source="article",
+                      dimension="dimension", value="score", scales={d: (1, 5) for d in
+                      ("coherence", "consistency", "fluency", "relevance")})
+t0, c0 = time.perf_counter(), time.process_time()
+ds = mod.load_user_dataset(path, m)
+t_load, c_load = time.perf_counter() - t0, time.process_time() - c0
+from evalcore.judge.store import Store
+import tempfile, os
+with tempfile.TemporaryDirectory() as tmp:
+    t0 = time.perf_counter()
+    Store(os.path.join(tmp, "b.db")).save_dataset(ds)
+    t_save = time.perf_counter() - t0
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps({"load_s": t_load, "load_cpu_s": c_load, "save_s": t_save, "peak_rss_mb": rss, "items": len(ds.items),
+                  "ratings": len(ds.human_scores)}))
+"""
+
+
+def measure(path: Path, which: str, old_file: str) -> dict:
+    out = subprocess.run([sys.executable, "-c", CHILD, str(path), which, old_file, str(ROOT)], capture_output=True,
+                         text=True, cwd=ROOT, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--old-rows", type=int, default=100_000, help="rows for the old reader (it is slow)")
+    ap.add_argument("--old-rev", default=OLD_REV)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        old_file = Path(tmp) / "old_importers.py"
+        src = subprocess.run(["git", "show", f"{args.old_rev}:evalcore/importers.py"], cwd=ROOT, capture_output=True,
+                             text=True)
+        have_old = src.returncode == 0
+        if have_old:
+            old_file.write_text(src.stdout)
+        results = []
+        for rows in sorted({args.rows, args.old_rows}):
+            path = Path(tmp) / f"long_{rows}.csv"
+            write_long_csv(path, rows)
+            size = path.stat().st_size / 1e6
+            new = measure(path, "new", str(old_file))
+            results.append(("today (pyarrow, column-wise)", rows, size, new))
+            if have_old and rows == args.old_rows:
+                results.append((f"before ({args.old_rev}, csv module, row loop)", rows, size,
+                                measure(path, "old", str(old_file))))
+    print(f"load average (1 min) while measuring: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores "
+          "(wall time stretches on a busy machine; CPU time much less)")
+    print(f"{'reader':<42}{'rows':>10}{'MB':>8}{'load s':>9}{'cpu s':>8}{'save s':>8}{'peak RSS MB':>13}"
+          f"{'rows/s':>12}")
+    for label, rows, size, r in results:
+        print(f"{label:<42}{rows:>10,}{size:>8.1f}{r['load_s']:>9.2f}{r['load_cpu_s']:>8.2f}{r['save_s']:>8.2f}"
+              f"{r['peak_rss_mb']:>13.0f}{rows / r['load_s']:>12,.0f}")
+    by = {(label.split()[0], rows): r for label, rows, _, r in results}
+    if ("today", args.old_rows) in by and ("before", args.old_rows) in by:
+        a, b = by[("before", args.old_rows)], by[("today", args.old_rows)]
+        print(f"\nat {args.old_rows:,} rows: {a['load_s'] / b['load_s']:.1f}x faster, "
+              f"{a['peak_rss_mb'] / b['peak_rss_mb']:.1f}x less peak memory")
+    big = by.get(("today", args.rows))
+    if big:
+        ok = big["load_s"] + big["save_s"] < 10 and big["peak_rss_mb"] < 1536
+        print(f"{args.rows:,} rows: {big['load_s'] + big['save_s']:.2f} s load+save, {big['peak_rss_mb']:.0f} MB peak "
+              f"-> target (<10 s, <1.5 GB) {'met' if ok else 'NOT met'}")
+
+
+if __name__ == "__main__":
+    main()
