@@ -5,6 +5,7 @@
     python -m evalcore meta --dataset summeval --run RUN_ID [--dimension D] [--level L] [--coefficient C]
                             [--parse robust|paper] [--resamples N] [--json]
     python -m evalcore score ... / steps ... / export ...      (judging engine, see evalcore/judge/cli.py)
+    python -m evalcore import-dataset / import-run / export-run (your own data and run bundles, evalcore/import_cli.py)
 
 With ``--json`` the result is one JSON document on stdout (keys documented in README.md).
 """
@@ -167,6 +168,10 @@ def build_parser() -> argparse.ArgumentParser:
         judge_cli = None
     if judge_cli is not None:
         judge_cli.register(sub)
+
+    from evalcore import import_cli  # import-dataset, import-run, export-run
+
+    import_cli.register(sub)
     return p
 
 
@@ -176,6 +181,10 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from evalcore.judge.types import UnsupportedByEndpoint
 
     errors: list[type[BaseException]] = [KeyError, DatasetValidationError, UnsupportedByEndpoint, FileNotFoundError]
+    from evalcore.bundles import BundleError
+    from evalcore.import_cli import CommandError
+
+    errors += [BundleError, CommandError]
     try:
         from evalcore.judge.client import MissingApiKey
 
