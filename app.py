@@ -55,6 +55,7 @@ def sidebar() -> ui.Context:
         if pending in ids:  # set by the Data page after an upload, before the widget exists in this run
             st.session_state["dataset"] = pending
         default = ids.index(views.DEFAULT_DATASET) if views.DEFAULT_DATASET in ids else 0
+        # options stay ids: a format_func would put the shown text into the share link instead of the id
         dataset_id = st.selectbox("Dataset", ids, index=default, key="dataset", bind="query-params")
         st.text(names.get(dataset_id, dataset_id))  # a user dataset's name: shown as text, never Markdown
         with st.spinner("Loading dataset…"):
@@ -64,7 +65,10 @@ def sidebar() -> ui.Context:
         run_ids = [r.run_id for r in index]
         labels = {r.run_id: views.run_label(r) for r in index}
         current = st.session_state.get("runs")
-        if current is None:
+        pending_runs = st.session_state.pop("_pending_runs", None)  # set by the Data page after an import
+        if pending_runs and all(r in run_ids for r in pending_runs):
+            st.session_state["runs"] = list(pending_runs)
+        elif current is None:
             if "runs" not in st.query_params:
                 st.session_state["runs"] = views.default_run_ids(dataset_id, run_ids)
         elif any(r not in run_ids for r in current):
