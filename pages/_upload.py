@@ -135,6 +135,9 @@ def dataset_form(upload: Any) -> None:
     guesses = column_guess(digest, raw)
     st.markdown("**What each column holds, and its role** (a conservative guess from names and values: correct it)")
     ui.table(pd.DataFrame([g.stats_row() for g in guesses]), f"{upload.name} columns", "upload_columns")
+    head = st.columns([3, 2, 2, 2])
+    for col, text in zip(head, ("column: what it holds", "role", "dimension", "annotator / run name")):
+        col.caption(text)
     has_long = any(g.role in ("dimension", "value") for g in guesses)
     chosen = [_role_row(g, has_long or any(st.session_state.get(f"role_{x.column}") == "dimension"
                                            for x in guesses)) for g in guesses]

@@ -382,9 +382,10 @@ class ColumnGuess:
     example: str = ""
 
     def stats_row(self) -> dict[str, Any]:
+        rng = "no numbers" if self.lo is None else f"{self.lo:g} to {self.hi:g}"
         return {"column": self.column, "guessed role": ROLES[self.role], "dimension": self.dimension,
-                "numbers": self.numbers, "blank": self.blanks, "distinct values": self.distinct,
-                "min": self.lo, "max": self.hi, "example": self.example}
+                "numbers": self.numbers, "blank": self.blanks, "distinct values": self.distinct, "range": rng,
+                "example": self.example}
 
 
 def _column_stats(g: ColumnGuess, col: pd.Series) -> None:
