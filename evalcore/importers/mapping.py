@@ -101,6 +101,7 @@ class ColumnMapping:
         whichever judge scores came with them, and their runs attach to it."""
         d = self.to_dict()
         d.pop("judges")
+        d["kinds"] = {k: v for k, v in sorted(d["kinds"].items()) if v != "interval"}  # the default says nothing
         if not d["kinds"]:
             d.pop("kinds")  # ids of datasets imported before label kinds existed stay the same
         return json.dumps(d, sort_keys=True, ensure_ascii=False)
