@@ -229,6 +229,7 @@ def test_judge_score_file_partial_coverage_then_unmatched_keys(tmp_path):
     got = [(p.row, p.column) for p in info.value.problems]
     assert got == [(4, "doc_id"), (7, "doc_id")]
     assert "system_id 't5-base '" in info.value.problems[0].message
+    assert "the dataset has doc_id 'cnn-001' and system_id 't5-base'" in info.value.problems[0].message
     assert "doc_id 'cnn-999'" in info.value.problems[1].message
 
     db = tmp_path / "lib.db"
@@ -334,3 +335,43 @@ def test_a_ten_megabyte_text_cell_is_accepted():
     m = ColumnMapping(doc_id="doc", system_id="system", output="out", dimensions={"coherence": "coh"})
     ds = import_table(data, m, filename="big.csv").dataset
     assert len(ds.items.loc[0, "output"]) == len(big)
+
+
+def test_label_kind_is_stored_with_the_dataset_and_travels_in_bundles(tmp_path):
+    db = tmp_path / "k.db"
+    out = json.loads(cli("import-dataset", str(WIDE), "--name", "k", "--scale", "coherence=1:5", "--kind",
+                         "coherence=ordinal", "--json", db=db).stdout)
+    assert Store(db).load_dataset(out["dataset"]).dimension("coherence").kind == "ordinal"
+    bad = cli("import-dataset", str(WIDE), "--name", "k", "--kind", "coherence=likert", db=db, check=False)
+    assert bad.returncode == 2 and "interval, ordinal, binary, nominal" in bad.stderr
+    cli("export-run", out["runs"][0], "--out", str(tmp_path / "k.jsonl"), db=db)
+    fresh = tmp_path / "k2.db"
+    cli("import-run", str(tmp_path / "k.jsonl"), db=fresh)
+    assert Store(fresh).load_dataset(out["dataset"]).dimension("coherence").kind == "ordinal"
+    from evalcore.model import Dimension
+
+    with pytest.raises(ValueError, match="kind must be one of"):
+        Dimension("x", 1, 5, kind="likert")
+
+
+def test_data_page_imports_a_judge_score_file_for_the_dataset_in_use(tmp_path, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    db = tmp_path / "p.db"
+    out = json.loads(cli("import-dataset", str(WIDE), "--name", "study", "--scale", "coherence=1:5", "--json",
+                         db=db).stdout)
+    monkeypatch.setenv("EVALCORE_DB", str(db))
+    monkeypatch.setenv("EVALCORE_RESAMPLES", "20")
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
+    at.query_params["dataset"] = out["dataset"]
+    at.run()
+    at.file_uploader(key="upload_scores").upload("judge_scores.csv", (BYO / "judge_scores.csv").read_bytes(),
+                                                 "text/csv")
+    at.run()
+    at.text_input(key="scores_name").set_value("gpt-4 file").run()
+    at.button(key="import_scores").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    run_id = f"{out['dataset']}/scores-gpt-4-file"
+    assert at.sidebar.multiselect(key="runs").value == [run_id]
+    assert any("40 of 48 items" in w.value for w in at.warning)
+    assert len(Store(db).load_run(run_id).judgments) == 40

@@ -194,11 +194,29 @@ def _keys(frame: pd.DataFrame, dataset: Dataset, problems: Problems, unit: str) 
     lookup = lookup[~lookup.index.duplicated()]
     pos = lookup.index.get_indexer(pd.MultiIndex.from_arrays([doc.fillna(""), sys_.fillna("")]))
     found = pos >= 0
+    hint = _near_match_hint(dataset)
     for r, d, s in zip(rows[~found].tolist(), doc[~found].tolist(), sys_[~found].tolist()):
-        problems.add(r, guess.doc_id, f"no item of dataset {dataset.id!r} has doc_id {d!r} and system_id {s!r}")
+        problems.add(r, guess.doc_id, f"no item of dataset {dataset.id!r} has doc_id {d!r} and system_id {s!r}"
+                                      + hint(d, s))
     items = np.full(len(frame), None, dtype=object)
     items[found] = lookup.to_numpy()[pos[found]]
     return items, {guess.doc_id, guess.system_id}
+
+
+def _near_match_hint(dataset: Dataset):
+    """A function giving " (the dataset has ...)" when an unmatched key differs from an item's only by whitespace,
+    case or leading zeros."""
+    def norm(x: Any) -> str:
+        return re.sub(r"(?<!\d)0+(?=\d)", "", re.sub(r"\s+", " ", str(x).strip().casefold()))
+
+    known = {(norm(d), norm(s)): (d, s) for d, s in zip(dataset.items["doc_id"], dataset.items["system_id"])}
+
+    def hint(doc: Any, system: Any) -> str:
+        near = known.get((norm(doc), norm(system)))
+        return (f" (the dataset has doc_id {near[0]!r} and system_id {near[1]!r}: whitespace, case or leading zeros "
+                "differ)") if near else ""
+
+    return hint
 
 
 def _dimensions(frame: pd.DataFrame, dataset: Dataset, dimension: str | None, used: set[str],

@@ -123,10 +123,12 @@ def sniff_delimiter(header_line: str, fmt: str) -> str:
 def _record_lines(data: bytes, n_records: int) -> np.ndarray:
     """The physical line (1-based) each non-blank record starts on: newlines outside double quotes end records."""
     buf = np.frombuffer(data, dtype=np.uint8)
-    nl = np.flatnonzero(buf == 10)
-    if len(nl) + (0 if data.endswith(b"\n") else 1) == n_records:
+    is_nl = buf == 10
+    if int(np.count_nonzero(is_nl)) + (0 if data.endswith(b"\n") else 1) == n_records:
         # as many lines as records: no blank line, no line break inside quotes (both would leave fewer records)
         return np.arange(1, n_records + 1, dtype=np.int64)
+    nl = np.flatnonzero(is_nl)
+    del is_nl
     quotes = np.flatnonzero(buf == 34)
     ends = nl[(np.searchsorted(quotes, nl) & 1) == 0]  # an even number of quotes before it: outside a field
     starts = np.concatenate(([0], ends + 1))
