@@ -140,9 +140,12 @@ class TableCheck:
     # ------------------------------------------------------------------------------------------------ identities
     def identities(self) -> None:
         m, f = self.mapping, self.frame
-        none = pd.Series(pd.array([pd.NA] * self.n, dtype="str"), index=f.index)
-        self.doc = id_column(f[m.doc_id]) if self.col(m.doc_id) else none
-        self.system = id_column(f[m.system_id]) if self.col(m.system_id) else none
+
+        def none() -> pd.Series:  # an unmapped column: every cell missing
+            return pd.Series(np.full(self.n, np.nan), index=f.index).astype("str")
+
+        self.doc = id_column(f[m.doc_id]) if self.col(m.doc_id) else none()
+        self.system = id_column(f[m.system_id]) if self.col(m.system_id) else none()
         for c, s, what in ((self.col(m.doc_id), self.doc, "doc_id"), (self.col(m.system_id), self.system, "system_id")):
             if c:
                 self.report_rows(s.isna().to_numpy(), c, f"missing {what} (empty cell)", PHASE[what])
@@ -152,7 +155,7 @@ class TableCheck:
         else:
             self.item = self.doc + "/" + self.system
         c_out = self.col(m.output)
-        self.output = text_column(f[c_out]) if c_out else none
+        self.output = text_column(f[c_out]) if c_out else none()
         if c_out:
             self.report_rows(blank_mask(f[c_out]), c_out, "empty output text", PHASE["output"])
         self.attributes = {c: f[c].where(~blank_mask(f[c])) for c in m.attributes if c in self.present}
@@ -420,36 +423,35 @@ class TableCheck:
 
 
 def _first_values(codes: np.ndarray, n_codes: int, values: pd.Series) -> pd.Series:
-    """Per code, the first non-missing value (missing where the code has none)."""
+    """Per code, the first non-missing value (missing where the code has none), in the values' own dtype."""
     u, first = first_index(codes, values.notna().to_numpy() & (codes >= 0))
-    taken = values.iloc[first].reset_index(drop=True)
-    out = pd.Series([None] * n_codes, dtype=object)
-    out.iloc[u] = taken.to_numpy(dtype=object)
-    return out
+    pos = np.full(n_codes, -1, np.int64)
+    pos[u] = first
+    taken = values.iloc[np.where(pos >= 0, pos, 0)].reset_index(drop=True) if len(values) else values
+    return taken.where(pos >= 0) if (pos < 0).any() else taken
+
+
+def _column(series: pd.Series, positions: np.ndarray) -> pd.Series:
+    return series.iloc[positions].reset_index(drop=True)
 
 
 def items_frame(check: TableCheck) -> pd.DataFrame:
     u, first = first_index(check.item_code, check.item_code >= 0)
-    items = pd.DataFrame({"item_id": check.item.iloc[first].to_numpy(), "doc_id": check.doc.iloc[first].to_numpy(),
-                          "system_id": check.system.iloc[first].to_numpy(),
-                          "output": check.output.iloc[first].to_numpy()})
+    items = pd.DataFrame({"item_id": _column(check.item, first), "doc_id": _column(check.doc, first),
+                          "system_id": _column(check.system, first), "output": _column(check.output, first)})
     for a, s in check.attributes.items():
-        items[a] = _first_values(check.item_code, len(u), s).to_numpy()
+        items[a] = _first_values(check.item_code, len(u), s).astype(object).to_numpy()
     return items[ITEM_COLUMNS + list(check.attributes)]
 
 
 def documents_frame(check: TableCheck) -> pd.DataFrame:
     u, first = first_index(check.doc_code, check.doc_code >= 0)
-    docs = pd.DataFrame({"doc_id": check.doc.iloc[first].to_numpy()})
-    for name, values, empty in (("source", check.source, ""), ("references", check.refs, ()),
-                                ("context", check.context, "")):
-        if values is None:
-            docs[name] = [list(empty) if name == "references" else empty for _ in range(len(docs))]
-            continue
-        firsts = _first_values(check.doc_code, len(u), values)
-        docs[name] = [list(v) if name == "references" and isinstance(v, tuple) else
-                      (v if isinstance(v, str) or name == "references" and isinstance(v, list) else
-                       (list(empty) if name == "references" else empty)) for v in firsts]
+    docs = pd.DataFrame({"doc_id": _column(check.doc, first)})
+    for name, values in (("source", check.source), ("context", check.context)):
+        docs[name] = "" if values is None else _first_values(check.doc_code, len(u), values).fillna("")
+    refs = None if check.refs is None else _first_values(check.doc_code, len(u), check.refs)
+    docs["references"] = [[] for _ in range(len(docs))] if refs is None else [
+        list(v) if isinstance(v, tuple) else [] for v in refs]
     return docs[DOCUMENT_COLUMNS]
 
 
