@@ -150,13 +150,13 @@ def dataset_form(upload: Any) -> None:
     mapping.allow_missing_ratings = bool(st.checkbox("A blank rating means 'not rated'", key="map_allow_missing"))
     name = st.text_input("Dataset name", value=Path(upload.name).stem, key="upload_name")
     if st.button("Import dataset", key="import_dataset", type="primary"):
-        _import(upload, mapping, name or Path(upload.name).stem)
+        _import(upload, mapping, name or Path(upload.name).stem, raw)
 
 
-def _import(upload: Any, mapping: importers.ColumnMapping, name: str) -> None:
+def _import(upload: Any, mapping: importers.ColumnMapping, name: str, raw: pd.DataFrame) -> None:
     try:
         with st.spinner("Validating and importing…"):
-            result = importers.import_table((upload.getvalue(), upload.name), mapping, name=name)
+            result = importers.import_table((upload.getvalue(), upload.name), mapping, name=name, table=raw)
     except importers.DatasetValidationError as e:
         show_problems(e)
         return

@@ -375,3 +375,27 @@ def test_data_page_imports_a_judge_score_file_for_the_dataset_in_use(tmp_path, m
     assert at.sidebar.multiselect(key="runs").value == [run_id]
     assert any("40 of 48 items" in w.value for w in at.warning)
     assert len(Store(db).load_run(run_id).judgments) == 40
+
+
+def test_the_data_page_reads_an_uploaded_file_once(tmp_path, monkeypatch):
+    """Widget changes rerun the page; the table comes from the cache (by content hash), not from the file again."""
+    from streamlit.testing.v1 import AppTest
+
+    import evalcore.importers as importers
+
+    calls = []
+    real = importers.read_table
+    monkeypatch.setattr(importers, "read_table", lambda *a, **k: calls.append(1) or real(*a, **k))
+    monkeypatch.setenv("EVALCORE_DB", str(tmp_path / "once.db"))
+    monkeypatch.setenv("EVALCORE_RESAMPLES", "20")
+    data = WIDE.read_bytes() + f"cnn-999,bart-large,a,b,3,3,-{tmp_path.name.__len__()}.5\n".encode()  # unseen
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
+    at.run()
+    at.file_uploader(key="upload").upload("once.csv", data, "text/csv")
+    at.run()
+    at.selectbox(key="role_nll").set_value("ignored").run()
+    at.text_input(key="upload_name").set_value("renamed").run()
+    at.button(key="import_dataset").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert len(calls) == 1
+    assert len(at.sidebar.multiselect(key="runs").value) == 1  # nll ignored: one judge run

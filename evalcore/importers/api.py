@@ -68,12 +68,16 @@ def _id_warnings(check: build.TableCheck, ratings: build.Ratings) -> list[str]:
 
 
 def import_table(source: Any, mapping: ColumnMapping, *, filename: str | None = None, name: str | None = None,
-                 task: str = "user dataset") -> ImportResult:
+                 task: str = "user dataset", table: pd.DataFrame | None = None) -> ImportResult:
     """Import a human-rated table (and its judge-score columns, ``mapping.judges``), or raise
     DatasetValidationError listing every problem. ``source``: a path, bytes (with ``filename``), a ``(bytes,
-    filename)`` pair, or an upload object with ``getvalue()`` and ``name``."""
+    filename)`` pair, or an upload object with ``getvalue()`` and ``name``. ``table``: the table
+    :func:`read_table` already read from these bytes (the app keeps it), so the file is not parsed twice."""
     fname, data = resolve_source(source, filename)
-    frame, fmt, read_problems = read(fname, data)
+    if table is not None and table.attrs.get("format") in ROW_CONVENTIONS:
+        frame, fmt, read_problems = table, table.attrs["format"], []
+    else:
+        frame, fmt, read_problems = read(fname, data)
     unit, convention = ROW_CONVENTIONS[fmt]
     problems = Problems(fname, unit)
     problems.extend(read_problems)
