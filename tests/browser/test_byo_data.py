@@ -20,7 +20,7 @@ def test_upload_wide_file_with_two_judge_columns_then_alignment(app):
     from scipy.stats import spearmanr
 
     app.open("", "Data")
-    uploader = app.page.locator('[data-testid="stFileUploader"] input[type="file"]').first
+    uploader = app.page.locator('.st-key-upload input[type="file"]')
     uploader.set_input_files({"name": "my_study.csv", "mimeType": "text/csv", "buffer": WIDE.read_bytes()})
     app.page.get_by_role("button", name="Import dataset").wait_for()
     app.idle()
