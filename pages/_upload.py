@@ -131,6 +131,13 @@ def dataset_form(upload: Any) -> None:
     delim = raw.attrs.get("delimiter")
     st.text(f"{upload.name}: {len(raw)} rows, {len(raw.columns)} columns"
             + (f", fields separated by {delim!r}" if delim and delim != "," else ""))
+    done = st.session_state.get("_imported_digest") == digest
+    # once imported, the form folds away (open it to import the file again with other roles)
+    with st.expander("Preview, column roles, scales and import" + (" (imported)" if done else ""), expanded=not done):
+        _form(upload, raw, digest)
+
+
+def _form(upload: Any, raw: pd.DataFrame, digest: str) -> None:
     st.dataframe(importers.preview_frame(raw, 20), key="upload_preview")
     guesses = column_guess(digest, raw)
     st.markdown("**What each column holds, and its role** (a conservative guess from names and values: correct it)")
@@ -164,6 +171,7 @@ def _import(upload: Any, mapping: importers.ColumnMapping, name: str, raw: pd.Da
     ds = result.dataset
     ui.forget_runs()
     ui.load_dataset.clear()
+    st.session_state["_imported_digest"] = _digest(upload)
     st.session_state["_pending_dataset"] = ds.id
     st.session_state["_pending_runs"] = [r.run_id for r in result.runs]
     runs = f" and {len(result.runs)} judge run(s): {', '.join(r.label for r in result.runs)}" if result.runs else ""
