@@ -92,11 +92,17 @@ def _role_row(g: importers.ColumnGuess, has_long: bool) -> importers.ColumnGuess
     return out
 
 
-def _scale_inputs(raw: pd.DataFrame, mapping: importers.ColumnMapping) -> None:
+@st.cache_resource(show_spinner=False, max_entries=32)
+def prefills(digest: str, mapping_json: str, _raw: pd.DataFrame, _mapping: importers.ColumnMapping
+             ) -> tuple[dict, dict]:
+    """Scale and kind prefill per dimension, once per file and choice of columns."""
+    return importers.scale_prefill(_raw, _mapping), importers.kind_prefill(_raw, _mapping)
+
+
+def _scale_inputs(raw: pd.DataFrame, mapping: importers.ColumnMapping, digest: str) -> None:
     """Per dimension: label kind and rating scale, prefilled from its own human-rating columns. When the columns
     behind a dimension change, its prefill (and the inputs) follow."""
-    prefill = importers.scale_prefill(raw, mapping)
-    kinds = importers.kind_prefill(raw, mapping)
+    prefill, kinds = prefills(digest, mapping.to_json(), raw, mapping)
     if not prefill:
         return
     st.markdown("**Rating scale and label kind per dimension** (prefilled from the human ratings; judge scores "
@@ -153,7 +159,7 @@ def _form(upload: Any, raw: pd.DataFrame, digest: str) -> None:
     except ValueError as e:
         st.error(ui.esc(str(e)))
         return
-    _scale_inputs(raw, mapping)
+    _scale_inputs(raw, mapping, digest)
     mapping.allow_missing_ratings = bool(st.checkbox("A blank rating means 'not rated'", key="map_allow_missing"))
     name = st.text_input("Dataset name", value=Path(upload.name).stem, key="upload_name")
     if st.button("Import dataset", key="import_dataset", type="primary"):
