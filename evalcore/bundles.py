@@ -90,11 +90,11 @@ def export_run(run_id: str, out: str | Path, *, store: Any = None, with_dataset:
         "run": {"run_id": run.run_id, "dataset_id": run.dataset_id, "method": run.method, "model": run.model,
                 "label": run.label, "parser": run.parser, "origin": run.origin, "created_at": run.created_at,
                 "status": status or "done", "stats": stats, "config": config},
-        "dataset": {"id": dataset.id, "name": dataset.name, "items": int(len(dataset.items)),
+        "dataset": {"id": dataset.id, "name": dataset.name, "items": len(dataset.items),
                     "items_sha256": items_sha256(dataset), "source_file": dataset.meta.get("source_file"),
                     "bundled": is_bundled},
         "carries_dataset": carry,
-        "counts": {"judgments": int(len(run.judgments)), "comparisons": int(len(run.comparisons)),
+        "counts": {"judgments": len(run.judgments), "comparisons": len(run.comparisons),
                    "criteria": len(criteria)},
     }
     path = Path(out)

@@ -62,7 +62,12 @@ def judge_arg(text: str) -> tuple[str, str | None]:
 
 def mapping_for_cli(frame: Any, judges: list[tuple[str, str | None]], scales: dict, kinds: dict) -> tuple[Any, list[str]]:
     """The guessed mapping with the command line's judge columns, scales and kinds applied (+ notes on changes)."""
-    from evalcore.importers import JudgeColumn, guess_columns, mapping_from_guesses, suggest_mapping
+    from evalcore.importers import (
+        JudgeColumn,
+        guess_columns,
+        mapping_from_guesses,
+        suggest_mapping,
+    )
 
     mapping = suggest_mapping(frame.columns, frame.head(1000))
     guesses = guess_columns(frame, mapping)
@@ -149,7 +154,7 @@ def _import_scores(args: argparse.Namespace) -> dict[str, Any]:
     imported = load_run_scores(args.file, dataset, name=args.name, dimension=args.dimension,
                                score_column=args.score)
     default_store().save_imported_run(imported.run)
-    return {"run": imported.run.run_id, "judgments": int(len(imported.run.judgments)), "unmatched": 0,
+    return {"run": imported.run.run_id, "judgments": len(imported.run.judgments), "unmatched": 0,
             "dataset": dataset.id, "coverage": imported.coverage, "warnings": imported.warnings}
 
 

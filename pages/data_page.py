@@ -3,7 +3,6 @@ dataset in use), then the dataset in use: overview, preview, rating distribution
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
 from evalcore import views

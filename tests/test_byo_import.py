@@ -381,7 +381,7 @@ def test_the_data_page_reads_an_uploaded_file_once(tmp_path, monkeypatch):
     """Widget changes rerun the page; the table comes from the cache (by content hash), not from the file again."""
     from streamlit.testing.v1 import AppTest
 
-    import evalcore.importers as importers
+    from evalcore import importers
 
     calls = []
     real = importers.read_table

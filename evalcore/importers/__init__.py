@@ -13,9 +13,20 @@ guess), :mod:`.cells` (cells -> values), :mod:`.dataset` (the checks and the Dat
 HTML-escaped here (the UI escapes on display).
 """
 
-from evalcore.importers.api import ImportResult, import_table, load_user_dataset, near_duplicates, save_import
+from evalcore.importers.api import (
+    ImportResult,
+    import_table,
+    load_user_dataset,
+    near_duplicates,
+    save_import,
+)
 from evalcore.importers.cells import REFERENCE_SEPARATOR
-from evalcore.importers.judge_scores import METHOD, ImportedRun, load_run_scores, run_id_for
+from evalcore.importers.judge_scores import (
+    METHOD,
+    ImportedRun,
+    load_run_scores,
+    run_id_for,
+)
 from evalcore.importers.mapping import (
     DEFAULT_GROUP,
     PREFERRED_GROUP,
@@ -31,14 +42,49 @@ from evalcore.importers.mapping import (
     suggest_mapping,
     usual_scale,
 )
-from evalcore.importers.problems import MAX_PROBLEMS_SHOWN, DatasetValidationError, Problem
-from evalcore.importers.readers import FORMATS, MAX_CELL_BYTES, detect_format, preview_frame, read_table
+from evalcore.importers.problems import (
+    MAX_PROBLEMS_SHOWN,
+    DatasetValidationError,
+    Problem,
+)
+from evalcore.importers.readers import (
+    FORMATS,
+    MAX_CELL_BYTES,
+    detect_format,
+    preview_frame,
+    read_table,
+)
 
 __all__ = [
-    "FORMATS", "MAX_CELL_BYTES", "MAX_PROBLEMS_SHOWN", "METHOD", "REFERENCE_SEPARATOR", "DEFAULT_GROUP",
-    "PREFERRED_GROUP", "ROLES", "USUAL_SCALES",
-    "ColumnGuess", "ColumnMapping", "DatasetValidationError", "ImportResult", "ImportedRun", "JudgeColumn", "Problem",
-    "detect_format", "guess_columns", "import_table", "kind_prefill", "load_run_scores", "load_user_dataset",
-    "mapping_from_guesses", "near_duplicates", "preview_frame", "read_table", "run_id_for", "save_import",
-    "scale_prefill", "suggest_mapping", "usual_scale",
+    "DEFAULT_GROUP",
+    "FORMATS",
+    "MAX_CELL_BYTES",
+    "MAX_PROBLEMS_SHOWN",
+    "METHOD",
+    "PREFERRED_GROUP",
+    "REFERENCE_SEPARATOR",
+    "ROLES",
+    "USUAL_SCALES",
+    "ColumnGuess",
+    "ColumnMapping",
+    "DatasetValidationError",
+    "ImportResult",
+    "ImportedRun",
+    "JudgeColumn",
+    "Problem",
+    "detect_format",
+    "guess_columns",
+    "import_table",
+    "kind_prefill",
+    "load_run_scores",
+    "load_user_dataset",
+    "mapping_from_guesses",
+    "near_duplicates",
+    "preview_frame",
+    "read_table",
+    "run_id_for",
+    "save_import",
+    "scale_prefill",
+    "suggest_mapping",
+    "usual_scale",
 ]

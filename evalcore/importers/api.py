@@ -18,7 +18,11 @@ import pandas as pd
 from evalcore.importers import dataset as build
 from evalcore.importers.judge_scores import column_runs
 from evalcore.importers.mapping import ColumnMapping
-from evalcore.importers.problems import ROW_CONVENTIONS, DatasetValidationError, Problems
+from evalcore.importers.problems import (
+    ROW_CONVENTIONS,
+    DatasetValidationError,
+    Problems,
+)
 from evalcore.importers.readers import read, resolve_source
 from evalcore.model import Dataset, Run
 
@@ -33,7 +37,7 @@ class ImportResult:
 
     def summary(self) -> dict[str, Any]:
         """The CLI's --json document."""
-        return {"dataset": self.dataset.id, "runs": [r.run_id for r in self.runs], "items": int(len(self.dataset.items)),
+        return {"dataset": self.dataset.id, "runs": [r.run_id for r in self.runs], "items": len(self.dataset.items),
                 "dimensions": self.dataset.dimension_names, "warnings": list(self.warnings)}
 
 

@@ -10,7 +10,8 @@ import decimal
 import json
 import math
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd

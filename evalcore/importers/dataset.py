@@ -15,7 +15,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalcore.importers.cells import blank_mask, by_unique, fmt, id_column, rating_column, references, text_column
+from evalcore.importers.cells import (
+    blank_mask,
+    by_unique,
+    fmt,
+    id_column,
+    rating_column,
+    references,
+    text_column,
+)
 from evalcore.importers.mapping import PREFERRED_GROUP, ColumnMapping
 from evalcore.importers.problems import Problems
 from evalcore.model import (

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,11 @@ import pandas as pd
 
 from evalcore.importers.cells import id_column, rating_column
 from evalcore.importers.mapping import JudgeColumn, _norm, suggest_mapping
-from evalcore.importers.problems import ROW_CONVENTIONS, DatasetValidationError, Problems
+from evalcore.importers.problems import (
+    ROW_CONVENTIONS,
+    DatasetValidationError,
+    Problems,
+)
 from evalcore.importers.readers import read, resolve_source
 from evalcore.model import JUDGMENT_COLUMNS, STATUS_FAILED, STATUS_OK, Dataset, Run
 
@@ -126,7 +130,7 @@ def _run(run_id: str, dataset_id: str, name: str, judgments: pd.DataFrame, origi
     config = {"imported_from": origin, "kind": "judge scores", "parse_mode": "as given",
               "stats": {"total": len(judgments), "ok": n_ok, "failed": len(judgments) - n_ok}}
     return Run(run_id=run_id, dataset_id=dataset_id, method=METHOD, model=name, label=name, config=config,
-               parser="", origin="local", created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+               parser="", origin="local", created_at=datetime.now(UTC).isoformat(timespec="seconds"),
                judgments=judgments)
 
 
@@ -277,7 +281,7 @@ def coverage(run: Run, dataset: Dataset) -> dict[str, dict[str, int]]:
     j = run.judgments
     return {d: {"scored": int(((j["dimension"] == d) & (j["status"] == STATUS_OK)).sum()),
                 "failed": int(((j["dimension"] == d) & (j["status"] != STATUS_OK)).sum()),
-                "items": int(len(dataset.items))} for d in run.dimensions}
+                "items": len(dataset.items)} for d in run.dimensions}
 
 
 def _coverage_warnings(run: Run, dataset: Dataset) -> list[str]:

@@ -14,8 +14,9 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -107,7 +108,7 @@ class ColumnMapping:
         return json.dumps(d, sort_keys=True, ensure_ascii=False)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "ColumnMapping":
+    def from_dict(cls, d: dict[str, Any]) -> ColumnMapping:
         d = dict(d)
         d["scales"] = {k: (float(v[0]), float(v[1])) for k, v in (d.get("scales") or {}).items()}
         d["attributes"] = list(d.get("attributes") or [])
@@ -400,7 +401,7 @@ def _column_stats(g: ColumnGuess, col: pd.Series) -> None:
         except (TypeError, ValueError, AttributeError):
             values = np.full(len(col), np.nan)
     finite = values[np.isfinite(values)]
-    g.numbers = int(len(finite))
+    g.numbers = len(finite)
     if len(finite):
         g.lo, g.hi = float(finite.min()), float(finite.max())
     try:

@@ -9,9 +9,10 @@ from __future__ import annotations
 import decimal
 import io
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pandas as pd
 import pyarrow as pa
