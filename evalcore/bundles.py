@@ -261,6 +261,13 @@ def import_bundle(path: str | Path, *, store: Any = None, dataset_id: str | None
     if dataset_id is not None and dataset_id != bundle.dataset_id:
         raise BundleError(f"{path}: the bundle's run {bundle.run_id!r} belongs to dataset {bundle.dataset_id!r}, "
                           f"not {dataset_id!r}")
+    if bundle.header["run"].get("origin") == "published" and bundle.run_id in {
+            r.run_id for r in bundled.list_bundled_runs(bundle.dataset_id)}:
+        # a run the papers' authors released ships with every installation: a local copy would only shadow it
+        return {"run": bundle.run_id, "judgments": len(bundle.judgments), "comparisons": len(bundle.comparisons),
+                "unmatched": 0, "dataset": bundle.dataset_id, "dataset_imported": False, "published": True,
+                "warnings": [f"run {bundle.run_id!r} is a published run shipped with every installation: "
+                             "nothing was imported"]}
     _check_items(bundle, st, str(path))
     dataset, imported = _target_dataset(bundle, st, str(path))
     head = bundle.header["run"]

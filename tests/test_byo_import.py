@@ -299,6 +299,11 @@ def test_bundle_keeps_replies_config_and_criteria_of_a_scored_run(tmp_path):
     pd.testing.assert_frame_equal(a.judgments, b.judgments)
     assert b.config["temperature"] == 0 and b.config["criteria"] == {"coherence": {"hash": h}}
     assert other.load_criteria("summeval", "coherence", h).steps == "1. Read.\n2. Rate."
+    # a published run exports too; importing it adds nothing (it ships with every installation)
+    pub = tmp_path / "pub.jsonl"
+    assert bundles.export_run("summeval/shen-gpt-3.5-turbo-0301-h2h", pub, store=store)["comparisons"] > 0
+    res = bundles.import_bundle(pub, store=other)
+    assert res["published"] is True and not other.run_exists("summeval/shen-gpt-3.5-turbo-0301-h2h")
     # a store whose dataset has other items refuses the bundle
     tampered = path.read_text().replace(bundles.items_sha256(load_dataset("summeval")), "0" * 64)
     (tmp_path / "t.jsonl").write_text(tampered)
@@ -399,3 +404,41 @@ def test_the_data_page_reads_an_uploaded_file_once(tmp_path, monkeypatch):
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert len(calls) == 1
     assert len(at.sidebar.multiselect(key="runs").value) == 1  # nll ignored: one judge run
+
+
+# ---------------------------------------------------------------------------------------------------- the fast reader
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as hst  # noqa: E402
+
+from evalcore.importers import readers  # noqa: E402
+
+# (no lone CR: Python's csv counts it as a line break, the fast reader counts lines by LF as editors today do)
+cell_text = hst.lists(hst.sampled_from(list("ab ,;\"\n\té0") + ["  ", "x\r\ny"]), max_size=8).map("".join)
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=hst.lists(hst.lists(cell_text, min_size=3, max_size=3), min_size=1, max_size=8),
+       delimiter=hst.sampled_from([",", ";"]), blank_lines=hst.booleans(), crlf=hst.booleans())
+def test_fast_reader_matches_the_exact_reader(rows, delimiter, blank_lines, crlf):
+    """pyarrow's table and the numpy line numbers equal what Python's csv module reads, record by record, for
+    cells holding delimiters, quotes and line breaks, with blank lines and CRLF endings."""
+    import csv as csvmod
+    import io
+
+    out = io.StringIO()
+    writer = csvmod.writer(out, delimiter=delimiter, lineterminator="\r\n" if crlf else "\n",
+                           quoting=csvmod.QUOTE_MINIMAL)
+    writer.writerow(["a", "b", "c"])
+    for r in rows:
+        writer.writerow(r)
+        if blank_lines:
+            out.write("\r\n" if crlf else "\n")
+    data = out.getvalue().encode()
+    fast = readers.read_delimited("t.csv", data, "csv", "line")[0]
+    text = data.decode("utf-8-sig")
+    exact = readers._read_delimited_exact("t.csv", text, delimiter, "line")[0]
+    assert list(fast.columns) == ["a", "b", "c"]
+    assert fast.index.tolist() == exact.index.tolist()
+    pd.testing.assert_frame_equal(fast.reset_index(drop=True).astype(object),
+                                  exact.reset_index(drop=True).astype(object), check_dtype=False)
