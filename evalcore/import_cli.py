@@ -95,7 +95,29 @@ def mapping_for_cli(frame: Any, judges: list[tuple[str, str | None]], scales: di
     except ValueError as e:
         raise CommandError(str(e)) from None
     out.judges = [JudgeColumn(j.column, j.dimension, j.name) for j in out.judges]
+    notes += _default_scales(frame, out)
     return out, notes
+
+
+def _default_scales(frame: Any, mapping: Any) -> list[str]:
+    """A dimension without --scale gets the scale the Data page would prefill (the usual scale its human ratings fit
+    in), so the CLI and the page import the same file as the same dataset. Not when its ratings are all equal (or
+    absent): then the importer asks for the scale rather than guess one."""
+    import numpy as np
+
+    from evalcore.importers import usual_scale
+    from evalcore.importers.mapping import human_values
+
+    notes = []
+    for dim, values in human_values(frame, mapping).items():
+        finite = values[np.isfinite(values)]
+        if dim in mapping.scales or not dim.strip() or len(np.unique(finite)) < 2:
+            continue
+        lo, hi = usual_scale(finite)
+        mapping.scales[dim] = (lo, hi)
+        notes.append(f"no --scale for {dim!r}: {lo:g}-{hi:g} assumed, the usual scale its ratings "
+                     f"({finite.min():g} to {finite.max():g}) fit in; declare it with --scale {dim}=LO:HI")
+    return notes
 
 
 def cmd_import_dataset(args: argparse.Namespace) -> int:

@@ -117,6 +117,11 @@ def test_library_cli_and_data_page_give_the_same_dataset_and_runs(tmp_path, monk
                          "--json", db=cli_db).stdout)
     assert out == {"dataset": ds.id, "runs": [r.run_id for r in result.runs], "items": 48,
                    "dimensions": ["coherence"], "warnings": []}
+    # without --scale the CLI takes the scale the page prefills (and says so): the same dataset again
+    again = json.loads(cli("import-dataset", str(WIDE), "--name", "my study", "--json", db=tmp_path / "c2.db").stdout)
+    assert again["dataset"] == ds.id and again["runs"] == out["runs"]
+    assert again["warnings"] == ["no --scale for 'coherence': 1-5 assumed, the usual scale its ratings (1 to 5) fit in; "
+                                 "declare it with --scale coherence=LO:HI"]
 
     from streamlit.testing.v1 import AppTest
 

@@ -146,6 +146,12 @@ CASES = [
     # ------------------------------------------------------------------ judge columns
     Case("judge_text_column.csv", (HEADER.strip() + ",judge\n" + "d1,A,x,1,good\nd1,B,y,5,bad\n").encode(),
          args=["--judge", "judge=coherence"], error=("-", "judge", "holds no number at all")),
+    Case("judge_differs_across_annotator_rows.csv",
+         b"doc,system,output,annotator,coh,judge\nd1,A,x,r1,1,4\nd1,A,x,r2,2,5\nd1,B,y,r1,5,2\n",
+         args=["--scale", "coherence=1:5", "--judge", "judge=coherence"],
+         error=(3, "judge", "judge score for item 'd1/A', dimension 'coherence' differs from the one on line 2")),
+    Case("judge_unknown_column.csv", (HEADER + GOOD_ROWS).encode(), args=["--judge", "gpt5"],
+         error=None, check=None),
     Case("judge_metric.csv", (HEADER.strip() + ",nll\n" + "d1,A,x,1,-11.5\nd1,B,y,5,-0.25\n").encode(),
          args=["--scale", "coherence=1:5"],
          check=lambda ds: None),
@@ -166,6 +172,11 @@ def test_input_file(case: Case, tmp_path, store_path, capsys):
     rc = cli.main(["import-dataset", str(path), "--name", "case", "--json", *case.args])
     out, err = capsys.readouterr()
     store = Store(store_path)
+    if case.name == "judge_unknown_column.csv":  # a mistake in the command, not in the file: one line
+        assert rc == 2 and err == "error: --judge 'gpt5': no such column; the columns are 'doc', 'system', " \
+                                  "'output', 'coh'\n"
+        assert store.list_datasets() == []
+        return
     if case.error is not None:
         row, column, words = case.error
         assert rc == 2, out
