@@ -232,8 +232,9 @@ def suggest_mapping(columns: Iterable[Any], sample: pd.DataFrame | None = None) 
     Long shape is guessed when both a dimension-like column (dimension/aspect/criterion/metric) and a value-like
     column (value/score/rating) exist; otherwise columns named after known dimensions (coherence, coh, fluency, ...)
     become wide dimensions, names like ``coherence_a1`` / ``coh_2`` become per-annotator columns, and, given a
-    ``sample`` of the table, any other unmapped column whose values are all numbers becomes a dimension too.
-    Scales are not guessed: the importer infers them from the data unless the user declares them.
+    ``sample`` of the table, any other unmapped column whose values are all numbers becomes a dimension too, or a
+    judge score (``judges``) when its name says judge or metric (``gpt4_score``, ``nll``) or it holds negative
+    numbers. Scales are not set here (see :func:`scale_prefill`).
     """
     cols = [str(c) for c in columns]
     by_norm: dict[str, str] = {}
@@ -270,52 +271,11 @@ def suggest_mapping(columns: Iterable[Any], sample: pd.DataFrame | None = None) 
         used |= {dim_col, val_col}
         if sample is not None:  # a long table's judge columns score the dimension each row names
             for c in cols:
-                if c not in used and c in sample.columns and is_judge_name(c) and _numeric_values(
-                        [v for v in sample[c].tolist() if not is_blank(v)]):
+                if c not in used and c in sample.columns and is_judge_name(c) and _sample_numbers(sample, c):
                     m.judges.append(JudgeColumn(c))
                     used.add(c)
     else:
-        dims: dict[str, str | dict[str, str]] = {}
-        for c in cols:
-            if c in used:
-                continue
-            n = _norm(c)
-            dim = _dimension_of(n)
-            if dim is not None and is_judge_name(c):
-                m.judges.append(JudgeColumn(c, dim))  # "gpt4_coherence": a judge's coherence score
-                used.add(c)
-                continue
-            if dim is not None and dim not in dims:
-                dims[dim] = c
-                used.add(c)
-                continue
-            per = _per_annotator_dimension(n) if m.annotator is None else None
-            if per is not None:
-                d, ann = per
-                spec = dims.get(d)
-                if not isinstance(spec, dict):
-                    if isinstance(spec, str):
-                        used.discard(spec)  # per-annotator columns carry more than a precomputed mean
-                    spec = {}
-                    dims[d] = spec
-                spec[ann] = c
-                used.add(c)
-        if sample is not None:
-            for c in cols:
-                if c in used or c not in sample.columns:
-                    continue
-                numbers = _numeric_values([v for v in sample[c].tolist() if not is_blank(v)])
-                if not numbers:
-                    continue
-                if is_judge_name(c) or min(numbers) < 0:
-                    m.judges.append(JudgeColumn(c))
-                else:
-                    dims[c] = c
-                used.add(c)
-        if not dims and val_col is not None:
-            dims["overall"] = val_col  # a lone "score"/"rating" column is one overall judgement
-            used.add(val_col)
-        m.dimensions = dims
+        m.dimensions = _wide_dimensions(cols, used, m, sample, val_col)
     if m.group is not None and m.annotator is None and not any(isinstance(s, dict) for s in m.dimensions.values()):
         m.group = None  # a group without annotators means nothing
     if m.shape == "wide" and len(m.dimensions) == 1:
@@ -323,6 +283,50 @@ def suggest_mapping(columns: Iterable[Any], sample: pd.DataFrame | None = None) 
         for j in m.judges:
             j.dimension = j.dimension or only
     return m
+
+
+def _wide_dimensions(cols: list[str], used: set[str], m: ColumnMapping, sample: pd.DataFrame | None,
+                     val_col: str | None) -> dict[str, str | dict[str, str]]:
+    """Wide rating columns by name (``coh``, ``coherence_a1``), then by value: a numeric column is a human rating,
+    unless its name says judge or metric, or it holds negative numbers (then it is a judge score, ``m.judges``)."""
+    dims: dict[str, str | dict[str, str]] = {}
+    for c in cols:
+        if c in used:
+            continue
+        n = _norm(c)
+        dim = _dimension_of(n)
+        if dim is not None and is_judge_name(c):
+            m.judges.append(JudgeColumn(c, dim))  # "gpt4_coherence": a judge's coherence score
+            used.add(c)
+        elif dim is not None and dim not in dims:
+            dims[dim] = c
+            used.add(c)
+        elif (per := _per_annotator_dimension(n) if m.annotator is None else None) is not None:
+            d, ann = per
+            spec = dims.get(d)
+            if not isinstance(spec, dict):
+                if isinstance(spec, str):
+                    used.discard(spec)  # per-annotator columns carry more than a precomputed mean
+                spec = {}
+                dims[d] = spec
+            spec[ann] = c
+            used.add(c)
+    for c in cols if sample is not None else []:
+        numbers = _sample_numbers(sample, c) if c not in used and c in sample.columns else None
+        if numbers:
+            if is_judge_name(c) or min(numbers) < 0:
+                m.judges.append(JudgeColumn(c))
+            else:
+                dims[c] = c
+            used.add(c)
+    if not dims and val_col is not None:
+        dims["overall"] = val_col  # a lone "score"/"rating" column is one overall judgement
+        used.add(val_col)
+    return dims
+
+
+def _sample_numbers(sample: pd.DataFrame, column: str) -> list[float] | None:
+    return _numeric_values([v for v in sample[column].tolist() if not is_blank(v)])
 
 
 # --------------------------------------------------------------------------------------------------------------------
