@@ -43,9 +43,33 @@ WIDE = BYO / "wide_judges.csv"
 LONG = BYO / "long_judges.csv"
 
 
-def cli(*args: str, db: Path, check: bool = True) -> subprocess.CompletedProcess:
-    env = {**os.environ, "EVALCORE_DB": str(db), "PYTHONPATH": str(ROOT)}
-    out = subprocess.run([sys.executable, "-m", "evalcore", *args], cwd=ROOT, env=env, capture_output=True, text=True)
+def cli(*args: str, db: Path, check: bool = True, subprocess_: bool = False) -> subprocess.CompletedProcess:
+    """``python -m evalcore ARGS`` against the store ``db``: in this process (fast), or as a user runs it."""
+    if subprocess_:
+        env = {**os.environ, "EVALCORE_DB": str(db), "PYTHONPATH": str(ROOT)}
+        out = subprocess.run([sys.executable, "-m", "evalcore", *args], cwd=ROOT, env=env, capture_output=True,
+                             text=True, check=False)
+    else:
+        import contextlib
+        import io
+
+        from evalcore import cli as cli_mod
+
+        old = os.environ.get("EVALCORE_DB")
+        os.environ["EVALCORE_DB"] = str(db)
+        stdout, stderr = io.StringIO(), io.StringIO()
+        try:
+            with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+                try:
+                    rc = cli_mod.main(list(args))
+                except SystemExit as e:  # argparse
+                    rc = int(e.code or 0)
+        finally:
+            if old is None:
+                os.environ.pop("EVALCORE_DB", None)
+            else:
+                os.environ["EVALCORE_DB"] = old
+        out = subprocess.CompletedProcess(args, rc, stdout.getvalue(), stderr.getvalue())
     if check:
         assert out.returncode == 0, out.stderr
     return out
@@ -114,7 +138,7 @@ def test_library_cli_and_data_page_give_the_same_dataset_and_runs(tmp_path, monk
 
     cli_db = tmp_path / "cli.db"
     out = json.loads(cli("import-dataset", str(WIDE), "--name", "my study", "--scale", "coherence=1:5",
-                         "--json", db=cli_db).stdout)
+                         "--json", db=cli_db, subprocess_=True).stdout)
     assert out == {"dataset": ds.id, "runs": [r.run_id for r in result.runs], "items": 48,
                    "dimensions": ["coherence"], "warnings": []}
     # without --scale the CLI takes the scale the page prefills (and says so): the same dataset again
@@ -244,7 +268,8 @@ def test_judge_score_file_partial_coverage_then_unmatched_keys(tmp_path):
     assert doc["run"] == f"{ds.id}/scores-gpt-4-file" and doc["judgments"] == 40 and doc["unmatched"] == 0
     bad_path = tmp_path / "bad_scores.csv"
     bad.to_csv(bad_path, index=False)
-    err = cli("import-run", str(bad_path), "--dataset", ds.id, "--name", "bad", db=db, check=False)
+    err = cli("import-run", str(bad_path), "--dataset", ds.id, "--name", "bad", db=db, check=False,
+              subprocess_=True)
     assert err.returncode == 2 and "cnn-999" in err.stderr and "Traceback" not in err.stderr
     assert not Store(db).run_exists(f"{ds.id}/scores-bad")
 
