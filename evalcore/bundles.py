@@ -98,18 +98,23 @@ def export_run(run_id: str, out: str | Path, *, store: Any = None, with_dataset:
                    "criteria": len(criteria)},
     }
     path = Path(out)
+    if not path.parent.is_dir():
+        raise BundleError(f"cannot write {path}: the folder {path.parent} does not exist")
     tmp = path.with_name(path.name + ".part")
-    with tmp.open("w", encoding="utf-8") as f:
-        f.write(_line(header) + "\n")
-        for c in criteria:
-            f.write(_line({"type": "criteria", **c}) + "\n")
-        for r in _records(_with_hash(run.judgments, JUDGMENT_COLUMNS, hashes)):
-            f.write(_line({"type": "judgment", **r}) + "\n")
-        for r in _records(_with_hash(run.comparisons, COMPARISON_COLUMNS, hashes)):
-            f.write(_line({"type": "comparison", **r}) + "\n")
-        if carry:
-            _write_dataset(f, dataset)
-    tmp.replace(path)  # a bundle is whole or absent, never half-written
+    try:
+        with tmp.open("w", encoding="utf-8") as f:
+            f.write(_line(header) + "\n")
+            for c in criteria:
+                f.write(_line({"type": "criteria", **c}) + "\n")
+            for r in _records(_with_hash(run.judgments, JUDGMENT_COLUMNS, hashes)):
+                f.write(_line({"type": "judgment", **r}) + "\n")
+            for r in _records(_with_hash(run.comparisons, COMPARISON_COLUMNS, hashes)):
+                f.write(_line({"type": "comparison", **r}) + "\n")
+            if carry:
+                _write_dataset(f, dataset)
+        tmp.replace(path)  # a bundle is whole or absent, never half-written
+    finally:
+        tmp.unlink(missing_ok=True)
     return {"run": run.run_id, "dataset": dataset.id, "out": str(path), **header["counts"],
             "carries_dataset": carry}
 

@@ -92,6 +92,21 @@ def _role_row(g: importers.ColumnGuess, has_long: bool) -> importers.ColumnGuess
     return out
 
 
+@st.cache_resource(show_spinner=False, max_entries=64)
+def near_duplicates(digest: str, column: str, what: str, _raw: pd.DataFrame) -> list[str]:
+    return importers.near_duplicates(_raw[column].astype("str").where(_raw[column].notna()), what)
+
+
+def _id_warnings(raw: pd.DataFrame, mapping: importers.ColumnMapping, digest: str) -> None:
+    """Ids that differ only by whitespace, case or leading zeros, said before the import (they would become
+    different systems, documents or annotators)."""
+    for what in ("system_id", "doc_id", "item_id", "annotator"):
+        col = getattr(mapping, what)
+        if col in raw.columns:
+            for w in near_duplicates(digest, col, what, raw):
+                st.warning(ui.esc(w))
+
+
 @st.cache_resource(show_spinner=False, max_entries=32)
 def prefills(digest: str, mapping_json: str, _raw: pd.DataFrame, _mapping: importers.ColumnMapping
              ) -> tuple[dict, dict]:
@@ -159,6 +174,7 @@ def _form(upload: Any, raw: pd.DataFrame, digest: str) -> None:
     except ValueError as e:
         st.error(ui.esc(str(e)))
         return
+    _id_warnings(raw, mapping, digest)
     _scale_inputs(raw, mapping, digest)
     mapping.allow_missing_ratings = bool(st.checkbox("A blank rating means 'not rated'", key="map_allow_missing"))
     name = st.text_input("Dataset name", value=Path(upload.name).stem, key="upload_name")

@@ -429,6 +429,8 @@ def test_the_data_page_reads_an_uploaded_file_once(tmp_path, monkeypatch):
     at.file_uploader(key="upload").upload("once.csv", data, "text/csv")
     at.run()
     at.selectbox(key="role_nll").set_value("ignored").run()
+    at.selectbox(key="role_system").set_value("ignored").run()
+    at.selectbox(key="role_system").set_value("system_id").run()
     at.text_input(key="upload_name").set_value("renamed").run()
     at.button(key="import_dataset").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
@@ -472,3 +474,18 @@ def test_fast_reader_matches_the_exact_reader(rows, delimiter, blank_lines, crlf
     assert fast.index.tolist() == exact.index.tolist()
     pd.testing.assert_frame_equal(fast.reset_index(drop=True).astype(object),
                                   exact.reset_index(drop=True).astype(object), check_dtype=False)
+
+
+def test_the_data_page_warns_about_near_duplicate_ids_before_the_import(tmp_path, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("EVALCORE_DB", str(tmp_path / "nd.db"))
+    monkeypatch.setenv("EVALCORE_RESAMPLES", "20")
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
+    at.run()
+    at.file_uploader(key="upload").upload("nd.csv", b"doc,system,output,coherence\nd1,gpt,x,1\nd1,gpt ,y,5\n"
+                                                    b"d2,GPT,z,3\n", "text/csv")
+    at.run()
+    assert not at.exception
+    assert any("'gpt' and 'gpt ' and 'GPT' differ only by whitespace, case or leading zeros" in w.value.replace("\\", "")
+               for w in at.warning), [w.value for w in at.warning]
