@@ -410,7 +410,7 @@ def _column_stats(g: ColumnGuess, col: pd.Series) -> None:
         g.lo, g.hi = float(finite.min()), float(finite.max())
     try:
         g.blanks = int(col.isna().sum() + (col.astype("str").str.strip() == "").sum()) if col.dtype != object \
-            else int(sum(is_blank(v) for v in col.head(100_000)))
+            else int(sum(is_blank(v) for v in col))
         g.distinct = int(col.nunique(dropna=True))
     except TypeError:  # unhashable cells (lists)
         g.distinct = int(col.astype("str").nunique())
