@@ -122,13 +122,11 @@ def sniff_delimiter(header_line: str, fmt: str) -> str:
 
 def _record_lines(data: bytes, n_records: int) -> np.ndarray:
     """The physical line (1-based) each non-blank record starts on: newlines outside double quotes end records."""
-    buf = np.frombuffer(data, dtype=np.uint8)
-    is_nl = buf == 10
-    if int(np.count_nonzero(is_nl)) + (0 if data.endswith(b"\n") else 1) == n_records:
+    if data.count(b"\n") + (0 if data.endswith(b"\n") else 1) == n_records:
         # as many lines as records: no blank line, no line break inside quotes (both would leave fewer records)
         return np.arange(1, n_records + 1, dtype=np.int64)
-    nl = np.flatnonzero(is_nl)
-    del is_nl
+    buf = np.frombuffer(data, dtype=np.uint8)
+    nl = np.flatnonzero(buf == 10)
     quotes = np.flatnonzero(buf == 34)
     ends = nl[(np.searchsorted(quotes, nl) & 1) == 0]  # an even number of quotes before it: outside a field
     starts = np.concatenate(([0], ends + 1))
@@ -235,15 +233,22 @@ def _header_record(data: bytes, delimiter_fmt: str) -> tuple[str, list[str]] | N
 
 
 def _cell_size_problems(name: str, frame: pd.DataFrame, unit: str) -> list[Problem]:
+    import pyarrow.compute as pc
+
     problems = []
     for c in frame.columns:
         col = frame[c]
-        if col.dtype == object or len(col) == 0:
+        to_arrow = getattr(col.array, "__arrow_array__", None)
+        if to_arrow is None or len(col) == 0:
             continue
-        lengths = col.str.len().to_numpy(dtype="float64", na_value=0)
-        for pos in np.flatnonzero(lengths > MAX_CELL_BYTES)[:10]:
+        lengths = pc.utf8_length(to_arrow())
+        longest = pc.max(lengths).as_py()
+        if longest is None or longest <= MAX_CELL_BYTES:
+            continue  # the usual case: one pass in Arrow, nothing converted
+        big = np.asarray(lengths.to_numpy(zero_copy_only=False), dtype="float64")
+        for pos in np.flatnonzero(big > MAX_CELL_BYTES)[:10]:
             problems.append(Problem(name, int(frame.index[pos]), str(c),
-                                    f"this cell holds {lengths[pos] / 1e6:.1f} million characters, over the 10 MB "
+                                    f"this cell holds {big[pos] / 1e6:.1f} million characters, over the 10 MB "
                                     "a cell may hold", unit))
     return problems
 
