@@ -494,7 +494,8 @@ def annotator_group(annotations: pd.DataFrame, dimension: str):
     return "expert" if "expert" in groups else (groups[0] if groups else None)
 
 
-def label_frame(dataset: Dataset, run: Run, dimension: str) -> tuple[pd.DataFrame, str, int, pd.DataFrame]:
+def label_frame(dataset: Dataset, run: Run, dimension: str, *, systems: list[str] | None = None
+                ) -> tuple[pd.DataFrame, str, int, pd.DataFrame]:
     """(label frame, where the gold comes from, ties, probabilities) for one run on one categorical dimension.
 
     The judge's label is its value, except where it gave probabilities: a binary judge says "positive" when
@@ -515,7 +516,10 @@ def label_frame(dataset: Dataset, run: Run, dimension: str) -> tuple[pd.DataFram
             .rename(columns={"score": "human"})
         ties, who = 0, "human_scores"
     judged = run.scores(dimension)[["item_id", "judge"]]
-    frame = dataset.items[["item_id", "doc_id", "system_id"]].merge(human, on="item_id").merge(judged, on="item_id")
+    items = dataset.items[["item_id", "doc_id", "system_id"]]
+    if systems is not None:
+        items = items[items["system_id"].isin(systems)]
+    frame = items.merge(human, on="item_id").merge(judged, on="item_id")
     j = run.judgments
     probs = judge_probabilities(j[j["dimension"] == dimension], dim)
     if len(probs) and dim.kind in ("binary", "nominal"):
@@ -529,16 +533,17 @@ def label_frame(dataset: Dataset, run: Run, dimension: str) -> tuple[pd.DataFram
 
 
 def label_agreement(dataset: Dataset, run: Run, dimension: str, *, n_resamples: int = 1000, random_state=0,
-                    confidence_level: float = 0.95) -> LabelAgreement:
+                    confidence_level: float = 0.95, systems: list[str] | None = None) -> LabelAgreement:
     """Kappa & co of ``run`` against the humans on a binary / nominal / ordinal dimension, per annotator, the
-    annotators' own alpha, and the calibration of the judge's probabilities where it has them."""
+    annotators' own alpha, and the calibration of the judge's probabilities where it has them. ``systems``
+    restricts the judge's comparisons to those systems' items (the annotators' alpha stays over all items)."""
     from evalcore.meta.agreement import krippendorff_alpha
 
     dim = dataset.dimension(dimension)
     if not dim.is_categorical:
         raise ValueError(f"dimension {dimension!r} is {dim.kind}: label agreement needs a binary, ordinal or nominal "
                          "dimension")
-    frame, who, ties, probs = label_frame(dataset, run, dimension)
+    frame, who, ties, probs = label_frame(dataset, run, dimension, systems=systems)
     kw = dict(categories=dim.categories, kind=dim.kind, labels=dim.category_names, random_state=random_state,
               confidence_level=confidence_level)
     result = classify(frame, n_resamples=n_resamples, **kw)
