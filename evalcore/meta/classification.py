@@ -167,7 +167,8 @@ def prepare_labels(frame: pd.DataFrame, categories, kind: str, *, name: str = "l
     human = judge_codes(cols["human"], cats, "nominal")  # human labels must be categories exactly
     if (human < 0).any():
         row = int((human < 0).nonzero()[0][0])
-        what = "missing" if human[row] == -1 else f"{cols['human'][row]!r}, which is no category {list(cats)}"
+        what = "missing" if human[row] == -1 else \
+            f"{cols['human'][row]:g}, which is no category ({', '.join(f'{c:g}' for c in cats)})"
         raise ValueError(f"{name}: column 'human' row {row} is {what}")
     judge = judge_codes(cols["judge"], cats, kind)
     keep = judge >= 0
@@ -494,13 +495,38 @@ def annotator_group(annotations: pd.DataFrame, dimension: str):
     return "expert" if "expert" in groups else (groups[0] if groups else None)
 
 
+def judge_labels(dataset: Dataset, run: Run, dimension: str, *, systems: list[str] | None = None
+                 ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(item_id, doc_id, system_id, judge) for every item the run judged on ``dimension``, and its probabilities.
+
+    The judge's label is its value, except where it gave probabilities: a binary judge says "positive" when
+    p(positive) >= 0.5 and a nominal judge picks its most probable category (G-Eval's expected value of a nominal
+    code means nothing). Ordinal judges keep their value, rounded to the nearest category by ``classify``."""
+    dim = dataset.dimension(dimension)
+    judged = run.scores(dimension)[["item_id", "judge"]]
+    items = dataset.items[["item_id", "doc_id", "system_id"]]
+    if systems is not None:
+        items = items[items["system_id"].isin(systems)]
+    frame = items.merge(judged, on="item_id")
+    j = run.judgments
+    probs = judge_probabilities(j[j["dimension"] == dimension], dim)
+    if len(probs) and dim.kind in ("binary", "nominal"):
+        pm = probs.set_index("item_id")
+        has = frame["item_id"].isin(pm.index).to_numpy()
+        if has.any():
+            mat = pm.loc[frame.loc[has, "item_id"]].to_numpy(dtype=float)
+            pick = (mat[:, 1] >= 0.5).astype(int) if dim.kind == "binary" else mat.argmax(axis=1)
+            frame.loc[has, "judge"] = np.asarray(dim.categories)[pick]
+    return frame.reset_index(drop=True), probs
+
+
 def label_frame(dataset: Dataset, run: Run, dimension: str, *, systems: list[str] | None = None
                 ) -> tuple[pd.DataFrame, str, int, pd.DataFrame]:
     """(label frame, where the gold comes from, ties, probabilities) for one run on one categorical dimension.
 
-    The judge's label is its value, except where it gave probabilities: a binary judge says "positive" when
-    p(positive) >= 0.5 and a nominal judge picks its most probable category (G-Eval's expected value of a nominal
-    code means nothing). Ordinal judges keep their value, rounded to the nearest category."""
+    The human label is the annotators' majority (binary, nominal) or lower median (ordinal) when the dataset has
+    per-annotator ratings of the dimension (experts when there are), else ``human_scores``. Judge labels as in
+    ``judge_labels``."""
     dim = dataset.dimension(dimension)
     ann = dataset.annotations
     group = annotator_group(ann, dimension)
@@ -515,21 +541,9 @@ def label_frame(dataset: Dataset, run: Run, dimension: str, *, systems: list[str
         human = dataset.human_scores.loc[dataset.human_scores["dimension"] == dimension, ["item_id", "score"]] \
             .rename(columns={"score": "human"})
         ties, who = 0, "human_scores"
-    judged = run.scores(dimension)[["item_id", "judge"]]
-    items = dataset.items[["item_id", "doc_id", "system_id"]]
-    if systems is not None:
-        items = items[items["system_id"].isin(systems)]
-    frame = items.merge(human, on="item_id").merge(judged, on="item_id")
-    j = run.judgments
-    probs = judge_probabilities(j[j["dimension"] == dimension], dim)
-    if len(probs) and dim.kind in ("binary", "nominal"):
-        pm = probs.set_index("item_id")
-        has = frame["item_id"].isin(pm.index).to_numpy()
-        if has.any():
-            mat = pm.loc[frame.loc[has, "item_id"]].to_numpy(dtype=float)
-            pick = (mat[:, 1] >= 0.5).astype(int) if dim.kind == "binary" else mat.argmax(axis=1)
-            frame.loc[has, "judge"] = np.asarray(dim.categories)[pick]
-    return frame.reset_index(drop=True), who, ties, probs
+    judged, probs = judge_labels(dataset, run, dimension, systems=systems)
+    frame = judged.merge(human, on="item_id")
+    return frame[["item_id", "doc_id", "system_id", "judge", "human"]].reset_index(drop=True), who, ties, probs
 
 
 def label_agreement(dataset: Dataset, run: Run, dimension: str, *, n_resamples: int = 1000, random_state=0,
@@ -554,7 +568,7 @@ def label_agreement(dataset: Dataset, run: Run, dimension: str, *, n_resamples: 
         a = ann[ann["dimension"] == dimension]
         if group is not None:
             a = a[a["group"] == group]
-        judged = frame[["item_id", "doc_id", "judge"]]
+        judged = judge_labels(dataset, run, dimension, systems=systems)[0][["item_id", "doc_id", "judge"]]
         for annotator, sub in a.groupby("annotator", sort=True):
             f = judged.merge(sub[["item_id", "value"]].rename(columns={"value": "human"}), on="item_id")
             f = f[pd.to_numeric(f["human"], errors="coerce").notna()]
