@@ -60,7 +60,12 @@ def label_agreement_section() -> None:
     if not reports:
         st.info(ui.esc(f"None of the selected runs scored {ctx.dimension!r}."))
         return
-    ui.table(alignment_views.label_agreement_table(reports), f"label agreement {ctx.dimension}", "label_agreement")
+    stats = alignment_views.label_agreement_table(reports)
+    undefined = stats[stats["value"].isna()]
+    ui.table(stats[stats["value"].notna()], f"label agreement {ctx.dimension}", "label_agreement")
+    if not undefined.empty:  # e.g. precision of a class the judge never chose: no value, rather than a 0
+        st.caption(ui.esc("Undefined here (a class never chosen by the judge or by the humans): "
+                          + "; ".join(f"{r.run}: {r.statistic}" for r in undefined.itertuples())))
     first = next(iter(reports.values()))
     st.caption(ui.esc(f"Human label: {first.gold}. Categories: {', '.join(first.labels)}"
                       + (f" (positive class: {first.positive})" if first.positive else "")

@@ -40,6 +40,8 @@ def rating_histogram(dataset: Dataset) -> go.Figure:
     """Distribution of the gold human score, one panel per dimension."""
     hs = dataset.human_scores.copy()
     hs["score"] = hs["score"].astype(float)
+    if dataset.dimensions and all(d.is_categorical for d in dataset.dimensions):
+        return label_histogram(dataset, hs)
     fig = px.histogram(hs, x="score", facet_col="dimension", facet_col_wrap=4, nbins=20,
                        title=f"Human ratings on {dataset.name}")
     fig.update_yaxes(matches=None)
@@ -114,3 +116,21 @@ def dimension_kinds(dataset: Dataset) -> pd.DataFrame:
                      "categories": cats or f"numbers {d.scale_min:g}-{d.scale_max:g}",
                      "positive class": d.positive or "", "alpha level": d.alpha_level})
     return pd.DataFrame(rows)
+
+
+def label_histogram(dataset: Dataset, hs: pd.DataFrame) -> go.Figure:
+    """Categorical dimensions: how many items have each label (labels on the axis, not their codes)."""
+    parts = []
+    for d in dataset.dimensions:
+        sub = hs[hs["dimension"] == d.name]
+        names = dict(zip(d.categories, d.category_names))
+        counts = sub["score"].map(names).value_counts()
+        parts.append(pd.DataFrame({"dimension": d.name, "label": list(d.category_names),
+                                   "items": [int(counts.get(n, 0)) for n in d.category_names]}))
+    t = pd.concat(parts, ignore_index=True)
+    fig = px.bar(t, x="label", y="items", facet_col="dimension", facet_col_wrap=4, text="items",
+                 title=f"Human labels on {dataset.name}")
+    fig.update_xaxes(matches=None, type="category", title_text="label")
+    fig.update_yaxes(title_text="items")
+    fig.for_each_annotation(lambda a: a.update(text=a.text.split("=")[-1]))
+    return fig
