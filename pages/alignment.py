@@ -71,6 +71,9 @@ def label_agreement_section() -> None:
                       + (f" (positive class: {first.positive})" if first.positive else "")
                       + ". 95% CIs resample documents; n = items compared, dropped = judge replies that could not "
                         "be read, ties = items whose annotators tie (no majority), left out."))
+    if dim.kind == "nominal":
+        st.caption("Nominal labels have no order: the correlations further down treat their codes as numbers and "
+                   "mean little here; read kappa and the confusion matrix.")
     names = list(reports)
     picked = st.selectbox("Confusion matrix of", names, key="confusion_run") if len(names) > 1 else names[0]
     ui.chart(alignment_views.confusion_figure(reports[picked], picked), "confusion")

@@ -28,6 +28,11 @@ def first_start_env(tmp_path, monkeypatch):
     for k in list(os.environ):
         if k.startswith("OPENAI_") or k.startswith("AZURE_OPENAI"):
             monkeypatch.delenv(k)
+    # the app's dataset list and loaded datasets are cached per process: a store of an earlier test must not show
+    import streamlit as st
+
+    st.cache_data.clear()
+    st.cache_resource.clear()
 
 
 def _frame_with(at: AppTest, *columns: str):
@@ -105,3 +110,18 @@ def test_interval_dataset_shows_no_label_section():
     assert not any("Agreement on" in s.value for s in at.subheader)
     assert not any(f["data"] and f["data"][0].get("type") == "heatmap"
                    for f in (__import__("json").loads(c.proto.spec) for c in at.get("plotly_chart")))
+
+
+def test_ordinal_dataset_shows_weighted_kappa_beside_the_correlations():
+    ds, run = save_label_example(Store(os.environ["EVALCORE_DB"]), kind="ordinal", dataset_id="user-ordinal")
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["dataset"] = ds.id
+    at.run()
+    assert at.sidebar.selectbox(key="dataset").value == ds.id
+    at.switch_page("pages/alignment.py").run()
+    _clean(at)
+    table = _frame_with(at, "run", "statistic", "value", "ci_low", "ci_high")
+    assert "quadratic-weighted kappa" in set(table["statistic"])
+    assert "precision (macro)" in set(table["statistic"])
+    assert any(s.value == "Agreement on ordinal labels" for s in at.subheader)
+    _frame_with(at, "level", "coefficient", "statistic")  # the correlations are still there

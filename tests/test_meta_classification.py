@@ -476,3 +476,22 @@ def test_encode_round_trips(values):
     d = Dimension("v", 0, 2, kind="nominal", labels=("A", "B", "tie"))
     codes = d.encode(values)
     assert [d.category_names[int(c)] for c in codes] == values
+
+
+def test_geval_distribution_on_a_binary_dimension_gives_labels_and_calibration():
+    ds, truth = label_dataset(n_docs=12, seed=30)
+    rng = np.random.default_rng(31)
+    p1 = np.clip(np.where(truth == 1, 0.7, 0.3) + rng.normal(0, 0.2, len(truth)), 0.01, 0.99)
+    rows = [{"item_id": i, "dimension": "faithful", "raw": "", "value": float(p), "status": "ok", "reason": "",
+             "estimator": "logprob-weighted", "detail": {"distribution": {"0": 1 - p, "1": p}}}
+            for i, p in zip(ds.items["item_id"], p1)]
+    from evalcore.model import Run
+
+    run = Run(run_id="g", dataset_id=ds.id, method="geval", model="m", judgments=pd.DataFrame(rows))
+    rep = label_agreement(ds, run, "faithful", n_resamples=0)
+    votes = ds.annotations.pivot(index="item_id", columns="annotator", values="value")
+    human = (votes.sum(axis=1) >= 2).astype(int)
+    p = pd.Series(p1, index=ds.items["item_id"])[human.index]
+    assert rep.result.cohen_kappa.statistic == pytest.approx(cohen_kappa_score(human, (p >= 0.5).astype(int)))
+    assert rep.calibration.target == "positive class"
+    assert rep.calibration.brier.statistic == pytest.approx(brier_score_loss(human, p))
