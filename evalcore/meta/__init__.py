@@ -4,13 +4,12 @@ Correlations at dataset / summary / system level with document-bootstrap CIs (co
 system-wise analyses (systems: per-system correlation, meta-correlation, #CP, reliability), pairwise analyses
 (pairwise: H2H, position bias, 002's pairwise Kendall by difficulty), annotator agreement and the human ceiling
 (agreement), paired comparison of two judges (compare), and kappa / F1 / confusion matrix / calibration for
-binary, nominal and ordinal labels (classification). Pure functions over DataFrames; no Streamlit.
+binary, nominal and ordinal labels (classification: import it as evalcore.meta.classification; it is not loaded
+here because scikit-learn adds half a second to every import of evalcore.meta). Pure functions over DataFrames;
+no Streamlit.
 """
 
 from evalcore.meta.agreement import AlphaResult, human_ceiling, krippendorff_alpha, reliability_matrix
-from evalcore.meta.classification import (
-    CalibrationResult, ClassificationResult, calibration, classify, label_agreement,
-)
 from evalcore.meta.compare import PairedComparisonResult, paired_difference
 from evalcore.meta.correlation import (
     COEFFICIENTS, LEVELS, CorrelationResult, bootstrap_indices, correlate, correlation_table,
@@ -30,5 +29,4 @@ __all__ = [
     "h2h_preferences", "h2h_correct_preferences", "position_bias", "pairwise_kendall_by_difficulty", "pairwise_tau_b",
     "AlphaResult", "krippendorff_alpha", "human_ceiling", "reliability_matrix",
     "PairedComparisonResult", "paired_difference",
-    "ClassificationResult", "CalibrationResult", "classify", "calibration", "label_agreement",
 ]
