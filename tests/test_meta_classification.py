@@ -495,3 +495,18 @@ def test_geval_distribution_on_a_binary_dimension_gives_labels_and_calibration()
     assert rep.result.cohen_kappa.statistic == pytest.approx(cohen_kappa_score(human, (p >= 0.5).astype(int)))
     assert rep.calibration.target == "positive class"
     assert rep.calibration.brier.statistic == pytest.approx(brier_score_loss(human, p))
+
+
+def test_html_report_has_the_label_section():
+    from evalcore.views.report import AnalysisParams, analysis_report
+
+    ds, truth = label_dataset(n_docs=8, seed=40)
+    run = label_run(ds, truth, seed=41)
+    html = analysis_report(ds, [run], AnalysisParams(dataset_id=ds.id, run_ids=[run.run_id], dimension="faithful",
+                                                     n_resamples=20))
+    assert "Agreement on binary labels: faithful" in html
+    assert "Confusion matrix: synthetic judge" in html and "Reliability diagram" in html
+    rep = label_agreement(ds, run, "faithful", n_resamples=0)
+    from evalcore.report import format_cell
+
+    assert f"<td>{format_cell(rep.result.cohen_kappa.statistic)}</td>" in html.replace(' class="num"', "")
