@@ -81,6 +81,11 @@ def label_agreement_section() -> None:
     if not per_annotator.empty:
         st.markdown("**The judge against each annotator** (Cohen's kappa)")
         ui.table(per_annotator, f"kappa per annotator {ctx.dimension}", "kappa_per_annotator")
+        alpha = compute.agreement(ds.id, ctx.n_resamples)  # the Data page's table: same numbers, same cache
+        alpha = alpha[alpha["dimension"] == ctx.dimension] if not alpha.empty else alpha
+        for r in alpha.itertuples():
+            st.caption(ui.esc(f"The annotators among themselves ({r.group}): Krippendorff's alpha ({r.level}) "
+                              f"{ui.fmt(r.alpha)} [{ui.fmt(r.ci_low)}, {ui.fmt(r.ci_high)}], {r.n_items} items."))
     cal = alignment_views.calibration_table(reports)
     if not cal.empty:
         st.markdown("**Calibration of the judge's probabilities**")

@@ -100,6 +100,10 @@ def test_binary_dataset_shows_kappa_confusion_matrix_and_calibration():
     assert brier == pytest.approx(rep.calibration.brier.statistic, abs=1e-12)
     per_annotator = _frame_with(at, "annotator", "cohen_kappa")
     assert list(per_annotator["annotator"]) == ["rater1", "rater2", "rater3"]
+    from evalcore.views.data import agreement_table
+
+    alpha = agreement_table(ds, n_resamples=RESAMPLES).iloc[0]["alpha"]
+    assert any("Krippendorff's alpha (nominal)" in c.value and f"{alpha:.3f}" in c.value for c in at.caption)
 
 
 def test_interval_dataset_shows_no_label_section():

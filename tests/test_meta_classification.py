@@ -510,3 +510,15 @@ def test_html_report_has_the_label_section():
     from evalcore.report import format_cell
 
     assert f"<td>{format_cell(rep.result.cohen_kappa.statistic)}</td>" in html.replace(' class="num"', "")
+
+
+def test_cli_alpha_equals_the_data_pages_alpha():
+    from evalcore.views.data import agreement_table
+
+    ds, truth = label_dataset(kind="ordinal", seed=50)
+    run = label_run(ds, truth, seed=51)
+    a = label_agreement(ds, run, "faithful", n_resamples=60).human_alpha
+    b = agreement_table(ds, n_resamples=60).iloc[0]
+    assert a["level"] == b["level"] == "ordinal"
+    assert (a["statistic"], a["ci_low"], a["ci_high"]) == (b["alpha"], b["ci_low"], b["ci_high"])
+    assert label_agreement(ds, run, "faithful", n_resamples=0, human_alpha=False).human_alpha is None

@@ -403,16 +403,19 @@ def calibration(y, prob, doc=None, *, n_bins: int = 10, target: str = "positive 
                          "count": total[nonzero].astype(int)})
     b_lo = b_hi = e_lo = e_hi = float("nan")
     if n_resamples > 0 and doc is not None:
+        # Per-document sums (squared error; items, outcomes and probabilities per bin), so a resample is
+        # counts (resamples x docs) @ sums (docs x ...), never a resamples x items matrix.
         codes, ids = pd.factorize(np.asarray(doc), sort=True)
-        W = resample_counts(bootstrap_indices(len(ids), n_resamples, random_state), len(ids))
-        per_doc = sp.csr_matrix((np.ones(n), (codes, np.arange(n))), shape=(len(ids), n))
-        item_w = np.asarray((per_doc.T @ W.T).T)  # resamples x items: how often each item is drawn
-        sq = (p - y) ** 2
+        d = len(ids)
+        sq = np.bincount(codes, weights=(p - y) ** 2, minlength=d)
+        cell = codes * n_bins + binid
+        per = [np.bincount(cell, weights=w, minlength=d * n_bins).reshape(d, n_bins) for w in (None, y, p)]
+        W = resample_counts(bootstrap_indices(d, n_resamples, random_state), d)
+        n_b, y_b, p_b = (W @ x for x in per)
         with np.errstate(invalid="ignore", divide="ignore"):
-            brier_b = item_w @ sq / item_w.sum(axis=1)
-            onehot = sp.csr_matrix((np.ones(n), (np.arange(n), binid)), shape=(n, n_bins))
-            ece_b = np.abs(np.asarray((onehot.T @ (item_w * y).T).T) - np.asarray((onehot.T @ (item_w * p).T).T)) \
-                .sum(axis=1) / item_w.sum(axis=1)
+            total_b = n_b.sum(axis=1)
+            brier_b = W @ sq / total_b
+            ece_b = np.abs(y_b - p_b).sum(axis=1) / total_b
         alpha = 1 - confidence_level
         b_lo, b_hi = np.quantile(brier_b, [alpha / 2, 1 - alpha / 2])
         e_lo, e_hi = np.quantile(ece_b, [alpha / 2, 1 - alpha / 2])
@@ -547,10 +550,13 @@ def label_frame(dataset: Dataset, run: Run, dimension: str, *, systems: list[str
 
 
 def label_agreement(dataset: Dataset, run: Run, dimension: str, *, n_resamples: int = 1000, random_state=0,
-                    confidence_level: float = 0.95, systems: list[str] | None = None) -> LabelAgreement:
+                    confidence_level: float = 0.95, systems: list[str] | None = None,
+                    human_alpha: bool = True) -> LabelAgreement:
     """Kappa & co of ``run`` against the humans on a binary / nominal / ordinal dimension, per annotator, the
     annotators' own alpha, and the calibration of the judge's probabilities where it has them. ``systems``
-    restricts the judge's comparisons to those systems' items (the annotators' alpha stays over all items)."""
+    restricts the judge's comparisons to those systems' items (the annotators' alpha stays over all items).
+    ``human_alpha=False`` skips the annotators' alpha (its BCa interval costs more than everything else here on
+    large datasets; the app takes it from the Data page's table, which computes the same call)."""
     from evalcore.meta.agreement import krippendorff_alpha
 
     dim = dataset.dimension(dimension)
@@ -581,7 +587,7 @@ def label_agreement(dataset: Dataset, run: Run, dimension: str, *, n_resamples: 
                 row["weighted_kappa"] = r.weighted_kappa.statistic
             row["accuracy"] = r.accuracy.statistic
             rows.append(row)
-        if a["annotator"].nunique() >= 2:
+        if human_alpha and a["annotator"].nunique() >= 2:
             al = krippendorff_alpha(ann, dimension, group=group, level_of_measurement=dim.alpha_level,
                                     n_resamples=n_resamples, random_state=random_state)
             alpha = {"statistic": al.alpha, "ci_low": al.ci_low, "ci_high": al.ci_high,

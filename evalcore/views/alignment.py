@@ -271,7 +271,8 @@ def label_agreements(dataset: Dataset, runs: list[Run], dimension: str, *, n_res
     for run in runs:
         if run.judgments.empty or dimension not in run.dimensions:
             continue
-        out[run_label(run)] = label_agreement(dataset, run, dimension, n_resamples=n_resamples, systems=systems)
+        out[run_label(run)] = label_agreement(dataset, run, dimension, n_resamples=n_resamples, systems=systems,
+                                              human_alpha=False)  # the page shows the Data page's alpha
     return out
 
 
