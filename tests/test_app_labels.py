@@ -103,7 +103,8 @@ def test_binary_dataset_shows_kappa_confusion_matrix_and_calibration():
     from evalcore.views.data import agreement_table
 
     alpha = agreement_table(ds, n_resamples=RESAMPLES).iloc[0]["alpha"]
-    assert any("Krippendorff's alpha (nominal)" in c.value and f"{alpha:.3f}" in c.value for c in at.caption)
+    shown = [c.value.replace("\\", "") for c in at.caption]  # captions are Markdown-escaped
+    assert any("Krippendorff's alpha (nominal)" in c and f"{alpha:.3f}" in c for c in shown), shown
 
 
 def test_interval_dataset_shows_no_label_section():
