@@ -130,3 +130,19 @@ def test_ordinal_dataset_shows_weighted_kappa_beside_the_correlations():
     assert "precision (macro)" in set(table["statistic"])
     assert any(s.value == "Agreement on ordinal labels" for s in at.subheader)
     _frame_with(at, "level", "coefficient", "statistic")  # the correlations are still there
+
+
+@pytest.mark.parametrize("kind", ["binary", "nominal"])
+def test_every_page_renders_on_a_categorical_dataset(kind):
+    ds, run = save_label_example(Store(os.environ["EVALCORE_DB"]), kind=kind, dataset_id=f"user-{kind}")
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["dataset"] = ds.id
+    at.run()
+    _clean(at)
+    for page in ("criteria", "score", "alignment", "bias", "compare", "data_page"):
+        at.switch_page(f"pages/{page}.py").run()
+        _clean(at)
+        if page == "alignment":
+            assert any(s.value == f"Agreement on {kind} labels" for s in at.subheader)
+            shown = _frame_with(at, "run", "statistic", "value")
+            assert shown["value"].notna().all()  # undefined statistics are listed in a caption, not as "None"
