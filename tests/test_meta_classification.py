@@ -522,3 +522,30 @@ def test_cli_alpha_equals_the_data_pages_alpha():
     assert a["level"] == b["level"] == "ordinal"
     assert (a["statistic"], a["ci_low"], a["ci_high"]) == (b["alpha"], b["ci_low"], b["ci_high"])
     assert label_agreement(ds, run, "faithful", n_resamples=0, human_alpha=False).human_alpha is None
+
+
+def test_nominal_distribution_gives_argmax_labels_and_top_label_calibration():
+    from evalcore.model import Run
+
+    ds, truth = label_dataset(kind="nominal", n_docs=15, seed=60)
+    rng = np.random.default_rng(61)
+    dists = rng.dirichlet([1, 1, 1], len(truth))
+    dists[np.arange(len(truth)), truth] += 0.8  # mostly right
+    dists /= dists.sum(axis=1, keepdims=True)
+    rows = [{"item_id": i, "dimension": "faithful", "raw": "", "value": float(d @ [0, 1, 2]), "status": "ok",
+             "reason": "", "estimator": "logprob-weighted",
+             "detail": {"distribution": {"0": d[0], "1": d[1], "2": d[2]}}}
+            for i, d in zip(ds.items["item_id"], dists)]
+    run = Run(run_id="g", dataset_id=ds.id, method="geval", model="m", judgments=pd.DataFrame(rows))
+    rep = label_agreement(ds, run, "faithful", n_resamples=0)
+    votes = ds.annotations.pivot(index="item_id", columns="annotator", values="value")
+    top = votes.apply(lambda r: r.value_counts(), axis=1).fillna(0)
+    tie = (top.eq(top.max(axis=1), axis=0)).sum(axis=1) > 1
+    human = top.idxmax(axis=1)[~tie].astype(int)
+    d = pd.DataFrame(dists, index=ds.items["item_id"]).loc[human.index].to_numpy()
+    choice = d.argmax(axis=1)  # the expected value of a nominal code means nothing: the most probable label
+    assert rep.ties == int(tie.sum())
+    assert rep.result.cohen_kappa.statistic == pytest.approx(cohen_kappa_score(human, choice))
+    assert rep.calibration.target == "top label"
+    assert rep.calibration.brier.statistic == pytest.approx(
+        brier_score_loss((choice == human.to_numpy()).astype(int), d.max(axis=1)))
