@@ -114,7 +114,12 @@ def _add_label_agreement(entry: dict[str, Any], dataset, run, dim: str, *, n_res
         return
     from evalcore.meta import classification
 
-    report = classification.label_agreement(dataset, run, dim, n_resamples=n_resamples, random_state=random_state)
+    try:
+        report = classification.label_agreement(dataset, run, dim, n_resamples=n_resamples,
+                                                 random_state=random_state)
+    except ValueError as e:  # labels that are no category of the dimension: say which, keep the rest of the report
+        entry["agreement"] = {"error": str(e)}
+        return
     entry["agreement"] = classification.agreement_dict(report)
 
 
@@ -151,6 +156,10 @@ def cmd_meta(args: argparse.Namespace) -> int:
 
 
 def _print_label_agreement(a: dict[str, Any]) -> None:
+    if "error" in a:
+        print(f"label agreement: {a['error']}")
+        return
+
     def fmt(x: dict[str, Any]) -> str:
         v = "nan" if x["statistic"] is None else f"{x['statistic']:.3f}"
         return v + (f" [{x['ci_low']:.3f}, {x['ci_high']:.3f}]" if x.get("ci_low") is not None else "")

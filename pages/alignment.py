@@ -56,7 +56,11 @@ def label_agreement_section() -> None:
         return
     st.subheader(f"Agreement on {dim.kind} labels")
     with st.spinner("Kappa, confusion matrices and calibration with bootstrap CIs…"):
-        reports = compute.label_agreements(ds.id, run_ids, ctx.dimension, ctx.parse, ctx.n_resamples, sys_t)
+        try:
+            reports = compute.label_agreements(ds.id, run_ids, ctx.dimension, ctx.parse, ctx.n_resamples, sys_t)
+        except ValueError as e:  # e.g. an annotator's value that is no category of the dimension
+            st.warning(ui.esc(f"No label agreement for {ctx.dimension!r}: {e}"))
+            return
     if not reports:
         st.info(ui.esc(f"None of the selected runs scored {ctx.dimension!r}."))
         return

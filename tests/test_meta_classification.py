@@ -549,3 +549,39 @@ def test_nominal_distribution_gives_argmax_labels_and_top_label_calibration():
     assert rep.calibration.target == "top label"
     assert rep.calibration.brier.statistic == pytest.approx(
         brier_score_loss((choice == human.to_numpy()).astype(int), d.max(axis=1)))
+
+
+def test_human_means_round_to_the_majority_and_halfway_is_a_tie():
+    # binary human means of three or two votes: 1/3 -> fail, 2/3 -> pass, 1/2 -> no majority (left out)
+    f = frame([0, 1 / 3, 2 / 3, 1, 0.5], [0, 0, 1, 1, 1])
+    r = classify(f, categories=(0, 1), kind="binary", n_resamples=0)
+    assert (r.n, r.human_rounded, r.human_ties) == (4, 2, 0 + 1)
+    assert r.confusion.tolist() == [[2, 0], [0, 2]]
+    with pytest.raises(ValueError, match="row 1 is 0.5, which is no category"):
+        classify(frame([0, 0.5], [0, 1]), categories=(0, 1, 2), kind="nominal", n_resamples=0)
+    with pytest.raises(ValueError, match="row 0 is 7, which is no category"):
+        classify(frame([7, 1], [0, 1]), categories=(1, 2, 3), kind="ordinal", n_resamples=0)
+
+
+def test_meta_report_names_a_bad_label_instead_of_crashing(tmp_path):
+    from evalcore.cli import meta_report
+    from evalcore.judge.store import Store
+    import evalcore.judge.store as store_mod
+
+    store = Store(tmp_path / "s.db")
+    ds, truth = label_dataset(seed=70, dataset_id="user-bad")
+    ds.annotations.loc[5, "value"] = 4.0  # no category of a fail/pass dimension
+    store.save_dataset(ds)
+    run = label_run(ds, truth, seed=71)
+    store.create_run(run_id=run.run_id, dataset_id=ds.id, method="implicit", model="m")
+    for row in run.judgments.to_dict(orient="records"):
+        store.save_judgment(run.run_id, row)
+    old, store_mod._default = store_mod._default, store
+    try:
+        rep = meta_report(ds.id, run.run_id, n_resamples=0, levels=("dataset",), coefficients=("pearson",))
+    finally:
+        store_mod._default = old
+    assert rep["dimensions"]["faithful"]["agreement"] == {
+        "error": "annotations: row 5 (annotator 'rater1', item 'doc01-sys2', dimension 'faithful') holds 4, which "
+                 "is no category (0, 1)"}
+    assert rep["dimensions"]["faithful"]["correlations"]

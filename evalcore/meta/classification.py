@@ -6,7 +6,10 @@ category value of the dimension (``evalcore.model.Dimension.categories``: codes 
 labels) and ``judge`` the judge's value, NaN where its reply could not be read (dropped and counted, never a class).
 A judge value that is no category is read as follows (``judge_codes``): binary and ordinal take the nearest category
 (G-Eval's probability-weighted 3.6 on a 1-5 ordinal scale is a 4; a 0.7 on a 0/1 scale is a 1); nominal categories
-have no "nearest", so such a value is dropped and counted in ``invalid``.
+have no "nearest", so such a value is dropped and counted in ``invalid``. A ``human`` value between categories is a
+mean of annotators' labels (0.67 = two of three said "pass"): binary and ordinal take the nearest category (for
+binary, the majority; counted in ``human_rounded``), a value exactly halfway has no label and is left out
+(``human_ties``); a nominal human value must be a category.
 
 Point estimates come from scikit-learn (``cohen_kappa_score``, ``confusion_matrix``, ``accuracy_score``,
 ``precision_recall_fscore_support``, ``brier_score_loss``, ``calibration_curve``). Precision / recall / F1 are of the
@@ -84,6 +87,8 @@ class ClassificationResult:
     n: int  # items compared
     dropped: int  # items whose judge value is missing (failed parse)
     invalid: int  # items whose judge value is no category (nominal only)
+    human_rounded: int = 0  # human values (means) taken to the nearest category
+    human_ties: int = 0  # human values halfway between two categories, left out
     n_resamples: int = 0
     confidence_level: float = 0.95
 
@@ -141,6 +146,36 @@ class PreparedLabels:
     k: int
     dropped: int
     invalid: int
+    human_rounded: int = 0  # human values between categories taken to the nearest one (binary / ordinal)
+    human_ties: int = 0  # human values exactly halfway between two categories: no label, left out
+
+
+def _human_codes(values: np.ndarray, cats: tuple[float, ...], kind: str, name: str) -> tuple[np.ndarray, int]:
+    """Category index of each human value; -3 where a binary/ordinal value lies exactly halfway between two.
+
+    A human value between categories is a mean of annotators' labels (e.g. 0.67 = two of three said "pass"):
+    binary and ordinal take the nearest category, which for binary is the majority. Nominal values must be
+    categories, and no value may be missing or outside the categories' range."""
+    exact = judge_codes(values, cats, "nominal")
+    off = exact == -2
+    missing = np.isnan(values)
+    lo, hi = min(cats), max(cats)
+    outside = ~missing & ((values < lo - 1e-9) | (values > hi + 1e-9))
+    bad = missing | outside | (off if kind == "nominal" else np.zeros_like(off))
+    if bad.any():
+        row = int(bad.nonzero()[0][0])
+        what = "missing" if missing[row] else \
+            f"{values[row]:g}, which is no category ({', '.join(f'{c:g}' for c in cats)})"
+        raise ValueError(f"{name}: column 'human' row {row} is {what}")
+    if not off.any():
+        return exact, 0
+    c = np.asarray(cats)
+    dist = np.abs(values[off][:, None] - c[None, :])
+    two_nearest = np.sort(dist, axis=1)[:, :2]
+    nearest = dist.argmin(axis=1)
+    halfway = np.isclose(two_nearest[:, 0], two_nearest[:, 1], rtol=0, atol=1e-9)
+    exact[off] = np.where(halfway, -3, nearest)
+    return exact, int((~halfway).sum())
 
 
 def prepare_labels(frame: pd.DataFrame, categories, kind: str, *, name: str = "label frame") -> PreparedLabels:
@@ -164,17 +199,15 @@ def prepare_labels(frame: pd.DataFrame, categories, kind: str, *, name: str = "l
             raise ValueError(f"{name}: column {col!r} row {row} holds {raw.iloc[row]!r}, which is not a category "
                              "value (encode labels with Dimension.encode)")
         cols[col] = num.to_numpy(dtype=float)
-    human = judge_codes(cols["human"], cats, "nominal")  # human labels must be categories exactly
-    if (human < 0).any():
-        row = int((human < 0).nonzero()[0][0])
-        what = "missing" if human[row] == -1 else \
-            f"{cols['human'][row]:g}, which is no category ({', '.join(f'{c:g}' for c in cats)})"
-        raise ValueError(f"{name}: column 'human' row {row} is {what}")
+    human, rounded = _human_codes(cols["human"], cats, kind, name)
+    human_ties = human == -3
     judge = judge_codes(cols["judge"], cats, kind)
-    keep = judge >= 0
+    keep = (judge >= 0) & ~human_ties
     doc, doc_ids = pd.factorize(frame["doc_id"].to_numpy()[keep], sort=True)
     return PreparedLabels(judge=judge[keep], human=human[keep], doc=doc.astype(np.int64), n_docs=len(doc_ids),
-                          k=len(cats), dropped=int((judge == -1).sum()), invalid=int((judge == -2).sum()))
+                          k=len(cats), dropped=int(((judge == -1) & ~human_ties).sum()),
+                          invalid=int(((judge == -2) & ~human_ties).sum()), human_rounded=rounded,
+                          human_ties=int(human_ties.sum()))
 
 
 # ------------------------------------------------------------------------------------- statistics of a confusion
@@ -313,7 +346,8 @@ def classify(frame: pd.DataFrame, *, categories, kind: str, labels=None, n_resam
         confusion_high=np.asarray(hi_cells), cohen_kappa=est("cohen_kappa"),
         weighted_kappa=est("weighted_kappa") if kind == "ordinal" else None, accuracy=est("accuracy"),
         precision=est("precision"), recall=est("recall"), f1=est("f1"), average=average, n=int(len(p.human)),
-        dropped=p.dropped, invalid=p.invalid, n_resamples=int(n_resamples), confidence_level=float(confidence_level),
+        dropped=p.dropped, invalid=p.invalid, human_rounded=p.human_rounded, human_ties=p.human_ties,
+        n_resamples=int(n_resamples), confidence_level=float(confidence_level),
     )
 
 
@@ -348,8 +382,10 @@ def gold_labels(annotations: pd.DataFrame, dimension: str, categories, kind: str
     bad = (codes < 0) & ~np.isnan(value)
     if bad.any():
         row = a.index[bad.nonzero()[0][0]]
-        raise ValueError(f"annotations: row {row} ({dimension!r}) holds {a['value'].loc[row]!r}, which is no category "
-                         f"{[f'{c:g}' for c in cats]}")
+        r = a.loc[row]
+        raise ValueError(f"annotations: row {row} (annotator {r['annotator']!r}, item {r['item_id']!r}, dimension "
+                         f"{dimension!r}) holds {value[bad.nonzero()[0][0]]:g}, which is no category "
+                         f"({', '.join(f'{c:g}' for c in cats)})")
     a = a.assign(code=codes)[codes >= 0]
     if a.empty:
         return pd.DataFrame(columns=["item_id", "human", "n_annotators", "tie"])
@@ -617,7 +653,7 @@ def agreement_dict(report: LabelAgreement) -> dict:
     r = report.result
     out: dict = {"kind": report.kind, "labels": list(report.labels), "positive": report.positive,
                  "average": r.average, "gold": report.gold, "n": r.n, "dropped": r.dropped, "invalid": r.invalid,
-                 "ties": report.ties, "n_resamples": r.n_resamples}
+                 "ties": report.ties + r.human_ties, "rounded": r.human_rounded, "n_resamples": r.n_resamples}
     for name, e in r.estimates().items():
         out[name] = e.as_dict()
     out["confusion_matrix"] = {"rows": "human", "columns": "judge", "labels": list(report.labels),

@@ -290,7 +290,7 @@ def label_agreement_table(reports: dict) -> pd.DataFrame:
             if key in ("precision", "recall", "f1"):
                 what += f" ({rep.positive})" if r.average == "binary" else " (macro)"
             rows.append({"run": run, "statistic": what, "value": e.statistic, "ci_low": e.ci_low,
-                         "ci_high": e.ci_high, "n": r.n, "dropped": r.dropped + r.invalid, "ties": rep.ties,
+                         "ci_high": e.ci_high, "n": r.n, "dropped": r.dropped + r.invalid, "ties": rep.ties + r.human_ties,
                          "gold": rep.gold})
     return pd.DataFrame(rows)
 
