@@ -74,7 +74,9 @@ def empty_frame(columns: list[str]) -> pd.DataFrame:
     return pd.DataFrame({c: pd.Series(dtype="object") for c in columns})
 
 
-KINDS = ("interval", "ordinal", "binary", "nominal")
+# What kind of label a dimension holds (see "Label kinds" above).
+LABEL_KINDS = ("interval", "ordinal", "binary", "nominal")
+KINDS = LABEL_KINDS
 CATEGORICAL_KINDS = ("ordinal", "binary", "nominal")
 # Krippendorff's alpha at the level that matches each kind (binary categories have no distance but "differ").
 ALPHA_LEVEL = {"interval": "interval", "ordinal": "ordinal", "binary": "nominal", "nominal": "nominal"}
@@ -97,7 +99,8 @@ class Dimension:
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
-            raise ValueError(f"dimension {self.name!r}: kind {self.kind!r} is not one of {list(KINDS)}")
+            raise ValueError(f"dimension {self.name!r}: kind must be one of {', '.join(LABEL_KINDS)}, "
+                             f"not {self.kind!r}")
         labels = tuple(str(x) for x in (self.labels or ()))
         object.__setattr__(self, "labels", labels)  # lists (from JSON) become tuples: the dataclass stays hashable
         if not labels:

@@ -316,7 +316,7 @@ def test_dimension_kind_validation_and_encoding():
     assert Dimension("x", 1, 5).kind == "interval" and Dimension("x", 1, 5).categories == ()
     assert Dimension("x", 1, 5, kind="ordinal").categories == (1, 2, 3, 4, 5)
     assert Dimension("b", 0, 1, kind="binary").encode(["1", 0, "0.0"]) == [1.0, 0.0, 0.0]
-    with pytest.raises(ValueError, match="kind 'likert' is not one of"):
+    with pytest.raises(ValueError, match="kind must be one of interval, ordinal, binary, nominal, not 'likert'"):
         Dimension("x", 1, 5, kind="likert")
     with pytest.raises(ValueError, match="binary dimension has 2 labels"):
         Dimension("x", 0, 2, kind="binary", labels=("a", "b", "c"))
