@@ -26,7 +26,7 @@ def first_start_env(tmp_path, monkeypatch):
     monkeypatch.setenv("EVALCORE_DB", str(tmp_path / "evalcore.db"))
     monkeypatch.setenv("EVALCORE_RESAMPLES", str(RESAMPLES))
     for k in list(os.environ):
-        if k.startswith("OPENAI_") or k.startswith("AZURE_OPENAI"):
+        if k.startswith(("OPENAI_", "AZURE_OPENAI")):
             monkeypatch.delenv(k)
     # the app's dataset list and loaded datasets are cached per process: a store of an earlier test must not show
     import streamlit as st
@@ -48,8 +48,9 @@ def _clean(at: AppTest) -> None:
 
 
 def test_binary_dataset_shows_kappa_confusion_matrix_and_calibration():
-    from evalcore.meta.classification import label_agreement
     from sklearn.metrics import cohen_kappa_score, confusion_matrix
+
+    from evalcore.meta.classification import label_agreement
 
     ds, run = save_label_example(Store(os.environ["EVALCORE_DB"]), kind="binary")
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
@@ -118,7 +119,7 @@ def test_interval_dataset_shows_no_label_section():
 
 
 def test_ordinal_dataset_shows_weighted_kappa_beside_the_correlations():
-    ds, run = save_label_example(Store(os.environ["EVALCORE_DB"]), kind="ordinal", dataset_id="user-ordinal")
+    ds, _ = save_label_example(Store(os.environ["EVALCORE_DB"]), kind="ordinal", dataset_id="user-ordinal")
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.query_params["dataset"] = ds.id
     at.run()
@@ -134,7 +135,7 @@ def test_ordinal_dataset_shows_weighted_kappa_beside_the_correlations():
 
 @pytest.mark.parametrize("kind", ["binary", "nominal"])
 def test_every_page_renders_on_a_categorical_dataset(kind):
-    ds, run = save_label_example(Store(os.environ["EVALCORE_DB"]), kind=kind, dataset_id=f"user-{kind}")
+    ds, _ = save_label_example(Store(os.environ["EVALCORE_DB"]), kind=kind, dataset_id=f"user-{kind}")
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.query_params["dataset"] = ds.id
     at.run()

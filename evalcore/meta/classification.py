@@ -36,6 +36,7 @@ right.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -47,7 +48,7 @@ from sklearn.metrics import (
 )
 
 from evalcore.meta.correlation import (
-    CI_METHODS, _check_choice, bootstrap_indices, bootstrap_interval, jackknife_values, resample_counts,
+    CI_METHODS, _check_choice, bootstrap_indices, bootstrap_interval, jackknife_counts, resample_counts,
 )
 from evalcore.model import CATEGORICAL_KINDS, Dataset, Dimension, Run
 
@@ -245,26 +246,13 @@ def stats_from_confusion(C: np.ndarray, *, average: str = "macro") -> dict[str, 
     if average == "binary":
         p, r, f = precision[:, 1], recall[:, 1], f1[:, 1]
     else:
-        with np.errstate(invalid="ignore"), _quiet():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # nanmean of an all-NaN row: NaN is the answer
             p, r, f = np.nanmean(precision, axis=1), np.nanmean(recall, axis=1), np.nanmean(f1, axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         accuracy = diag.sum(axis=1) / n
     return {"cohen_kappa": kappa, "weighted_kappa": wkappa, "accuracy": accuracy, "precision": p, "recall": r,
             "f1": f}
-
-
-class _quiet:
-    """nanmean of an all-NaN row warns; the NaN it returns is the answer we want."""
-
-    def __enter__(self):
-        import warnings
-
-        self._w = warnings.catch_warnings()
-        self._w.__enter__()
-        warnings.simplefilter("ignore", RuntimeWarning)
-
-    def __exit__(self, *exc):
-        return self._w.__exit__(*exc)
 
 
 def sklearn_statistics(human: np.ndarray, judge: np.ndarray, k: int, *, average: str,
@@ -274,10 +262,8 @@ def sklearn_statistics(human: np.ndarray, judge: np.ndarray, k: int, *, average:
     out: dict[str, float] = {}
     if len(human) == 0:
         return {s: float("nan") for s in STATISTICS}
-    with _quiet():
-        import warnings
-
-        warnings.simplefilter("ignore")  # sklearn warns on undefined kappa; the NaN says it
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # scikit-learn warns where a statistic is undefined; the NaN says it
         out["cohen_kappa"] = float(cohen_kappa_score(human, judge, labels=labels, sample_weight=sample_weight))
         out["weighted_kappa"] = float(cohen_kappa_score(human, judge, labels=labels, weights="quadratic",
                                                         sample_weight=sample_weight))
@@ -345,7 +331,7 @@ def classify(frame: pd.DataFrame, *, categories, kind: str, labels=None, n_resam
         kind=kind, labels=names, confusion=np.asarray(cm), confusion_low=np.asarray(lo_cells),
         confusion_high=np.asarray(hi_cells), cohen_kappa=est("cohen_kappa"),
         weighted_kappa=est("weighted_kappa") if kind == "ordinal" else None, accuracy=est("accuracy"),
-        precision=est("precision"), recall=est("recall"), f1=est("f1"), average=average, n=int(len(p.human)),
+        precision=est("precision"), recall=est("recall"), f1=est("f1"), average=average, n=len(p.human),
         dropped=p.dropped, invalid=p.invalid, human_rounded=p.human_rounded, human_ties=p.human_ties,
         n_resamples=int(n_resamples), confidence_level=float(confidence_level),
     )
@@ -357,8 +343,6 @@ def _jackknife_confusions(p: PreparedLabels) -> np.ndarray:
 
 
 def _jackknife_blocks(n_docs: int):
-    from evalcore.meta.correlation import jackknife_counts
-
     step = max(1, 4_000_000 // max(1, n_docs))
     for s in range(0, n_docs, step):
         yield jackknife_counts(n_docs, s, s + step)
