@@ -79,7 +79,8 @@ def label_agreement_section() -> None:
         st.caption("Nominal labels have no order: the correlations further down treat their codes as numbers and "
                    "mean little here; read kappa and the confusion matrix.")
     names = list(reports)
-    picked = st.selectbox("Confusion matrix of", names, key="confusion_run") if len(names) > 1 else names[0]
+    picked = (st.selectbox("Confusion matrix of", names, key="confusion_run", bind="query-params")
+              if len(names) > 1 else names[0])
     ui.chart(alignment_views.confusion_figure(reports[picked], picked), "confusion")
     per_annotator = alignment_views.per_annotator_kappa_table(reports)
     if not per_annotator.empty:
