@@ -147,3 +147,36 @@ def test_every_page_renders_on_a_categorical_dataset(kind):
             assert any(s.value == f"Agreement on {kind} labels" for s in at.subheader)
             shown = _frame_with(at, "run", "statistic", "value")
             assert shown["value"].notna().all()  # undefined statistics are listed in a caption, not as "None"
+
+
+def test_two_runs_each_have_their_confusion_matrix():
+    import json
+
+    from evalcore.testing.labels import label_run
+
+    store = Store(os.environ["EVALCORE_DB"])
+    ds, run = save_label_example(store, kind="binary", dataset_id="user-two")
+    truth = ds.human_scores["score"].to_numpy().astype(int)
+    other = label_run(ds, truth, seed=99, judge_accuracy=0.95, run_id="user-two/second")
+    store.create_run(run_id=other.run_id, dataset_id=ds.id, method="implicit", model="m2", label="second judge")
+    for row in other.judgments.to_dict(orient="records"):
+        store.save_judgment(other.run_id, row)
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["dataset"] = ds.id
+    at.query_params["runs"] = [run.run_id, other.run_id]
+    at.run()
+    at.switch_page("pages/alignment.py").run()
+    _clean(at)
+    table = _frame_with(at, "run", "statistic", "value")
+    assert set(table["run"]) == {"synthetic judge", "second judge"}
+    kappas = table[table["statistic"] == "Cohen's kappa"].set_index("run")["value"]
+    assert kappas["second judge"] > kappas["synthetic judge"]  # the more accurate judge agrees more
+
+    def heatmap_title():
+        figs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+        return next(f["layout"]["title"]["text"] for f in figs if f["data"][0].get("type") == "heatmap")
+
+    assert heatmap_title().startswith("Confusion matrix: synthetic judge")
+    at.selectbox(key="confusion_run").set_value("second judge").run()
+    _clean(at)
+    assert heatmap_title().startswith("Confusion matrix: second judge")
