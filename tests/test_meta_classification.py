@@ -585,3 +585,24 @@ def test_meta_report_names_a_bad_label_instead_of_crashing(tmp_path):
         "error": "annotations: row 5 (annotator 'rater1', item 'doc01-sys2', dimension 'faithful') holds 4, which "
                  "is no category (0, 1)"}
     assert rep["dimensions"]["faithful"]["correlations"]
+
+
+def test_graded_binary_values_are_read_as_probabilities():
+    from evalcore.model import Run
+
+    ds, truth = label_dataset(n_docs=10, seed=80)
+    rng = np.random.default_rng(81)
+    p = np.clip(np.where(truth == 1, 0.75, 0.3) + rng.normal(0, 0.15, len(truth)), 0, 1)
+    rows = pd.DataFrame({"item_id": ds.items["item_id"], "dimension": "faithful", "raw": "", "value": p,
+                         "status": "ok", "reason": "", "estimator": "imported"})  # no detail column at all
+    run = Run(run_id="clf", dataset_id=ds.id, method="imported", model="classifier", judgments=rows)
+    rep = label_agreement(ds, run, "faithful", n_resamples=0)
+    votes = ds.annotations.pivot(index="item_id", columns="annotator", values="value")
+    human = (votes.sum(axis=1) >= 2).astype(int)
+    pp = pd.Series(p, index=ds.items["item_id"])[human.index]
+    assert rep.result.cohen_kappa.statistic == pytest.approx(cohen_kappa_score(human, (pp >= 0.5).astype(int)))
+    assert rep.calibration.brier.statistic == pytest.approx(brier_score_loss(human, pp))
+    # a judge that only says 0 or 1 gives labels, not probabilities
+    hard = Run(run_id="h", dataset_id=ds.id, method="imported", model="m",
+               judgments=rows.assign(value=(p >= 0.5).astype(float)))
+    assert label_agreement(ds, hard, "faithful", n_resamples=0).calibration is None

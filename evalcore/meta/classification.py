@@ -455,20 +455,41 @@ def judge_probabilities(judgments: pd.DataFrame, dimension: Dimension) -> pd.Dat
     - 002's implicit score (``p_yes``, ``p_no``; binary only): p(positive) = p(yes) / (p(yes) + p(no)), the yes/no
       mass renormalised (the implicit score itself, max(p(yes), 1 - p(no)), is a confidence, not p(yes));
     - G-Eval's score distribution (``distribution``: scale value -> probability, Eq. 1), or its sampled scores
-      (``sample_counts``), renormalised over the dimension's categories.
+      (``sample_counts``), renormalised over the dimension's categories;
+    - otherwise, on a binary dimension, a *graded* judge value (the run has values strictly between the two
+      categories, e.g. an imported classifier's p(pass) or a probability-weighted score on a 0-1 scale) is read as
+      p(positive) = (value - negative) / (positive - negative): the expected value of a distribution over two points
+      is exactly that. A judge whose values are all 0 or 1 gives no probability.
     """
     cats = dimension.categories
     cols = [f"p{i}" for i in range(len(cats))]
-    if "detail" not in judgments.columns or not cats:
+    if judgments.empty or not cats:
         return pd.DataFrame(columns=["item_id", *cols])
     rows = []
-    for item_id, status, detail in zip(judgments["item_id"], judgments["status"], judgments["detail"]):
+    details = judgments["detail"] if "detail" in judgments.columns else [None] * len(judgments)
+    for item_id, status, detail in zip(judgments["item_id"], judgments["status"], details):
         if status != "ok" or not isinstance(detail, dict):
             continue
         probs = _probabilities_of(detail, cats, dimension.kind)
         if probs is not None:
             rows.append([item_id, *probs])
-    return pd.DataFrame(rows, columns=["item_id", *cols])
+    out = pd.DataFrame(rows, columns=["item_id", *cols])
+    if dimension.kind == "binary" and "value" in judgments.columns:
+        out = pd.concat([out, _graded_values(judgments, cats, exclude=set(out["item_id"]))], ignore_index=True)
+    return out
+
+
+def _graded_values(judgments: pd.DataFrame, cats: tuple[float, ...], *, exclude: set) -> pd.DataFrame:
+    """p(positive) from graded binary judge values (see judge_probabilities); empty when the values are all labels."""
+    neg, pos = cats
+    ok = judgments[(judgments["status"] == "ok") & ~judgments["item_id"].isin(exclude)]
+    v = pd.to_numeric(ok["value"], errors="coerce").to_numpy(dtype=float)
+    inside = ~np.isnan(v) & (v >= min(neg, pos)) & (v <= max(neg, pos))
+    graded = inside & ~np.isin(v, cats)
+    if not graded.any() or not inside.all():
+        return pd.DataFrame(columns=["item_id", "p0", "p1"])
+    p = (v - neg) / (pos - neg)
+    return pd.DataFrame({"item_id": ok["item_id"].to_numpy(), "p0": 1 - p, "p1": p})
 
 
 def _probabilities_of(detail: dict, cats: tuple[float, ...], kind: str) -> list[float] | None:
