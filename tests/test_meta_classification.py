@@ -606,3 +606,16 @@ def test_graded_binary_values_are_read_as_probabilities():
     hard = Run(run_id="h", dataset_id=ds.id, method="imported", model="m",
                judgments=rows.assign(value=(p >= 0.5).astype(float)))
     assert label_agreement(ds, hard, "faithful", n_resamples=0).calibration is None
+
+
+def test_without_annotators_the_gold_is_human_scores():
+    from evalcore.model import ANNOTATION_COLUMNS
+
+    ds, truth = label_dataset(n_docs=10, seed=90)
+    run = label_run(ds, truth, seed=91)
+    ds.annotations = pd.DataFrame(columns=ANNOTATION_COLUMNS)
+    rep = label_agreement(ds, run, "faithful", n_resamples=0)
+    assert rep.gold == "human_scores" and rep.per_annotator.empty and rep.human_alpha is None
+    h = ds.human_scores.set_index("item_id")["score"]
+    j = run.judgments.set_index("item_id")["detail"].map(lambda d: float(d["p_yes"] >= 0.5))
+    assert rep.result.cohen_kappa.statistic == pytest.approx(cohen_kappa_score(h, j[h.index]))
