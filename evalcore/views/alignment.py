@@ -316,7 +316,8 @@ def confusion_figure(report, run: str) -> go.Figure:
     text = [[f"{z[i, j]}<br>({100 * share[i, j]:.0f}% of row)" for j in range(len(labels))]
             for i in range(len(labels))]
     fig = go.Figure(go.Heatmap(
-        z=z.tolist(), x=labels, y=labels, text=text, texttemplate="%{text}", colorscale="Blues", showscale=True,
+        z=z.tolist(), x=labels, y=labels, text=text, texttemplate="%{text}", textfont={"size": 15},
+        colorscale="Blues", zmin=0, showscale=True,
         colorbar=dict(title="items"),
         hovertemplate="human %{y}, judge %{x}: %{z} items<extra></extra>",
     ))
