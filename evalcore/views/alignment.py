@@ -365,5 +365,5 @@ def reliability_figure(reports: dict) -> go.Figure:
     fig.update_layout(title=f"Reliability diagram ({target})",
                       xaxis_title="judge's predicted probability (bin mean)",
                       yaxis_title=f"observed frequency: {what}",
-                      xaxis=dict(range=[0, 1]), yaxis=dict(range=[0, 1]))
+                      xaxis={"range": [-0.02, 1.02]}, yaxis={"range": [-0.03, 1.05]})
     return fig
