@@ -29,7 +29,8 @@ def _digest(upload: Any) -> str:
     memo = st.session_state.setdefault("_upload_digests", {})
     key = getattr(upload, "file_id", None) or (upload.name, upload.size)
     if key not in memo:
-        memo.clear()
+        if len(memo) >= 8:  # uploads of this session: the dataset file and the judge-score file, a few past ones
+            memo.pop(next(iter(memo)))
         memo[key] = hashlib.sha256(upload.getvalue()).hexdigest()
     return memo[key]
 
@@ -208,6 +209,13 @@ def _import(upload: Any, mapping: importers.ColumnMapping, name: str, raw: pd.Da
 
 def scores_form(upload: Any, dataset: Any) -> None:
     """A judge-score file for the dataset in use: keyed by item_id or doc_id + system_id (+ dimension)."""
+    digest = _digest(upload)
+    raw, err = read_upload(digest, upload.name, upload.getvalue())
+    if err is not None:
+        show_problems(err, "scores_problems")
+        return
+    st.text(f"{upload.name}: {len(raw)} rows, {len(raw.columns)} columns")
+    st.dataframe(importers.preview_frame(raw, 10), key="scores_preview")
     c = st.columns(2)
     name = c[0].text_input("Run name", value=Path(upload.name).stem, key="scores_name")
     dims = dataset.dimension_names
@@ -231,8 +239,7 @@ def scores_form(upload: Any, dataset: Any) -> None:
 
 
 def _has_dimension_column(upload: Any) -> bool:
-    digest = _digest(upload)
-    raw, err = read_upload(digest, upload.name, upload.getvalue())
+    raw, _ = read_upload(_digest(upload), upload.name, upload.getvalue())
     if raw is None:
         return False
     return any(importers.suggest_mapping(raw.columns).dimension == c for c in raw.columns) or any(
