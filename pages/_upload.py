@@ -231,7 +231,9 @@ def scores_form(upload: Any, dataset: Any) -> None:
 
         default_store().save_imported_run(imported.run)
         ui.forget_runs()
-        st.session_state["_pending_runs"] = [imported.run.run_id]
+        # the new run joins the runs already picked (all of this dataset)
+        picked = [r for r in st.session_state.get("runs") or [] if r != imported.run.run_id]
+        st.session_state["_pending_runs"] = [*picked, imported.run.run_id]
         st.session_state["_imported"] = (f"Imported run {imported.run.label!r} ({imported.run.run_id}): "
                                          f"{len(imported.run.judgments)} judgments.")
         st.session_state["_import_warnings"] = imported.warnings
