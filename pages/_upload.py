@@ -77,8 +77,8 @@ def _role_row(g: importers.ColumnGuess, has_long: bool) -> importers.ColumnGuess
     c = st.columns([3, 2, 2, 2], vertical_alignment="bottom")
     rng = "" if g.lo is None else f" · {g.lo:g} to {g.hi:g}"
     c[0].text(f"{g.column}\n{g.numbers} numbers{rng} · {g.distinct} distinct · {g.blanks} blank")
-    role = c[1].selectbox(f"Role of {g.column}", ROLE_KEYS, index=ROLE_KEYS.index(g.role), key=f"role_{g.column}",
-                          format_func=importers.ROLES.get, label_visibility="collapsed")
+    role = c[1].selectbox(f"Role of {g.column}", ROLE_KEYS, index=ROLE_KEYS.index(g.role),
+                          key=f"role_{g.column}", format_func=importers.ROLES.get, label_visibility="collapsed")
     out = importers.ColumnGuess(g.column, role)
     if role == "human":
         out.dimension = c[2].text_input("Dimension", value=g.dimension or g.column, key=f"dim_{g.column}",
