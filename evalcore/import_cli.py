@@ -60,7 +60,8 @@ def judge_arg(text: str) -> tuple[str, str | None]:
 # ---------------------------------------------------------------------------------------------------- import-dataset
 
 
-def mapping_for_cli(frame: Any, judges: list[tuple[str, str | None]], scales: dict, kinds: dict) -> tuple[Any, list[str]]:
+def mapping_for_cli(frame: Any, judges: list[tuple[str, str | None]], scales: dict,
+                    kinds: dict) -> tuple[Any, list[str]]:
     """The guessed mapping with the command line's judge columns, scales and kinds applied (+ notes on changes)."""
     from evalcore.importers import (
         JudgeColumn,

@@ -94,7 +94,8 @@ def test_the_guess_separates_human_ratings_from_judge_scores():
     assert guesses["coherence"].role == "human"
     assert guesses["gpt4_score"].role == "judge" and guesses["gpt4_score"].dimension == "coherence"
     assert guesses["nll"].role == "judge" and guesses["nll"].dimension == "coherence"
-    assert (guesses["nll"].lo, guesses["nll"].hi) == (frame["nll"].astype(float).min(), frame["nll"].astype(float).max())
+    nll = frame["nll"].astype(float)
+    assert (guesses["nll"].lo, guesses["nll"].hi) == (nll.min(), nll.max())
     assert guesses["nll"].lo < -10 and guesses["nll"].hi < 0
     assert guesses["system"].role == "system_id" and guesses["system"].distinct == 4
     assert guesses["summary"].role == "output" and guesses["doc_id"].distinct == 12
@@ -144,7 +145,8 @@ def test_library_cli_and_data_page_give_the_same_dataset_and_runs(tmp_path, monk
     # without --scale the CLI takes the scale the page prefills (and says so): the same dataset again
     again = json.loads(cli("import-dataset", str(WIDE), "--name", "my study", "--json", db=tmp_path / "c2.db").stdout)
     assert again["dataset"] == ds.id and again["runs"] == out["runs"]
-    assert again["warnings"] == ["no --scale for 'coherence': 1-5 assumed, the usual scale its ratings (1 to 5) fit in; "
+    assert again["warnings"] == ["no --scale for 'coherence': 1-5 assumed, the usual scale its ratings (1 to 5) "
+                                 "fit in; "
                                  "declare it with --scale coherence=LO:HI"]
 
     from streamlit.testing.v1 import AppTest
@@ -488,5 +490,6 @@ def test_the_data_page_warns_about_near_duplicate_ids_before_the_import(tmp_path
                                                     b"d2,GPT,z,3\n", "text/csv")
     at.run()
     assert not at.exception
-    assert any("'gpt' and 'gpt ' and 'GPT' differ only by whitespace, case or leading zeros" in w.value.replace("\\", "")
+    said = "'gpt' and 'gpt ' and 'GPT' differ only by whitespace, case or leading zeros"
+    assert any(said in w.value.replace("\\", "")
                for w in at.warning), [w.value for w in at.warning]

@@ -141,7 +141,8 @@ CASES = [
          error=(3, "dimension", "missing dimension name (empty cell)")),
     Case("all_ratings_equal.csv", (HEADER + "d1,A,x,3\nd1,B,y,3\nd2,A,z,3\n").encode(),
          error=("-", "coh", "every rating of 'coherence' is 3 (3 ratings), so its scale cannot be inferred")),
-    Case("all_ratings_equal_declared.csv", (HEADER + "d1,A,x,3\nd1,B,y,3\n").encode(), args=["--scale", "coherence=1:5"],
+    Case("all_ratings_equal_declared.csv", (HEADER + "d1,A,x,3\nd1,B,y,3\n").encode(),
+         args=["--scale", "coherence=1:5"],
          check=lambda ds: ds.dimension("coherence").scale == (1.0, 5.0) or pytest.fail("scale")),
     # ------------------------------------------------------------------ judge columns
     Case("judge_text_column.csv", (HEADER.strip() + ",judge\n" + "d1,A,x,1,good\nd1,B,y,5,bad\n").encode(),
@@ -212,11 +213,13 @@ PAGE_CASES = {
     "huge_int.json": b'[{"doc": "d1", "system": "A", "output": "x", "coh": 1' + b"0" * 400 + b'},'
                      b' {"doc": "d1", "system": "B", "output": "y", "coh": 2}]',
     # item 4: nested values in a JSON column used to raise RecursionError on the page
-    "nested_cell.jsonl": (json.dumps({"doc": "d1", "system": "A", "output": "x", "coh": 1, "meta": {"a": [1, {"b": 2}]}})
+    "nested_cell.jsonl": (json.dumps({"doc": "d1", "system": "A", "output": "x", "coh": 1,
+                                      "meta": {"a": [1, {"b": 2}]}})
                           + "\n" + json.dumps({"doc": "d1", "system": "B", "output": "y", "coh": 4, "meta": None})
                           + "\n").encode(),
     # item 8: a blank dimension cell used to give "a scale is declared for ''"
-    "long_blank_dimension.csv": b"doc,system,output,dimension,score\nd1,A,x,coherence,1\nd1,A,x,,3\nd1,B,y,coherence,5\n",
+    "long_blank_dimension.csv": b"doc,system,output,dimension,score\nd1,A,x,coherence,1\nd1,A,x,,3\n"
+                                b"d1,B,y,coherence,5\n",
 }
 
 
