@@ -21,6 +21,7 @@ import pandas as pd
 import streamlit as st
 
 from evalcore import runs as runs_mod
+from evalcore.csvsafe import to_csv_safe
 from evalcore.model import Dataset, Run
 
 
@@ -128,7 +129,7 @@ def table(frame: pd.DataFrame, name: str, key: str, *, height: int | str = "auto
     with left:
         st.dataframe(frame, hide_index=True, height=height, key=f"df_{key}", column_config=config or None, **kw)
     with right:
-        st.download_button("CSV", data=frame.to_csv(index=False).encode("utf-8"), file_name=f"{_slug(name)}.csv",
+        st.download_button("CSV", data=to_csv_safe(frame).encode("utf-8"), file_name=f"{_slug(name)}.csv",
                            mime="text/csv", key=f"csv_{key}", help=f"Download {name} as CSV", icon=":material/download:")
 
 

@@ -15,7 +15,6 @@ Criteria for a dimension: the newest version saved in the store (``steps`` saves
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import math
 import sys
@@ -224,10 +223,9 @@ def cmd_export(args: argparse.Namespace) -> int:
     out = open(args.out, "w", newline="", encoding="utf-8") if args.out else sys.stdout
     try:
         if args.format == "csv":
-            w = csv.DictWriter(out, fieldnames=columns)
-            w.writeheader()
-            for r in rows:
-                w.writerow({k: ("" if v is None else v) for k, v in r.items()})
+            from evalcore.csvsafe import write_rows
+
+            write_rows(out, columns, rows)  # formula-like text cells quoted (CSV injection)
         else:
             for r in rows:
                 out.write(json.dumps(_clean(r), ensure_ascii=False) + "\n")
