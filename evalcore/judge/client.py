@@ -104,6 +104,11 @@ class RequestFailed(RuntimeError):
         self.retryable = retryable
 
 
+class EndpointUnusable(RuntimeError):
+    """The endpoint cannot be used at all (down, wrong URL or key): every probe or every first request failed the
+    same way. ``str()`` is the one line to show; the run stops instead of failing every item."""
+
+
 @dataclass
 class RunStats:
     """Counters for one run (or one client's lifetime)."""
@@ -275,6 +280,10 @@ class JudgeClient:
         self._api_key = _key_for(endpoint, api_key)
         self._sem: asyncio.Semaphore | None = None
         self._client: Any = None
+
+    def redact(self, text: str | None) -> str:
+        """``text`` without this client's key or any Bearer token / sk-style key (for stored or shown errors)."""
+        return redact(text, [self._api_key])
 
     def __repr__(self) -> str:  # no key in reprs (tracebacks, logs)
         return f"JudgeClient({self.endpoint.identity()!r}, concurrency={self.concurrency})"
@@ -505,5 +514,6 @@ def response_from_dict(d: dict[str, Any], *, latency_s: float = 0.0, cached: boo
 
 __all__ = [
     "Endpoint", "PRESETS", "endpoint_from_preset", "JudgeClient", "RunStats", "RequestFailed", "MissingApiKey",
+    "EndpointUnusable",
     "chat_response", "completion_response", "response_to_dict", "response_from_dict",
 ]
