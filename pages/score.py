@@ -10,15 +10,18 @@ from typing import Any
 import streamlit as st
 
 from evalcore import views
-from evalcore.judge.store import default_store
+from evalcore.judge.redact import redact
 from evalcore.methods import METHODS
 from pages import _compute as compute
 from pages import _shared as ui
 
 ctx = ui.context()
 ds = ctx.dataset
-store = default_store()
+store = ui.store_or_none()
 st.title("Score")
+if store is None:
+    st.info("Scoring needs the local store (every judge call is cached there): see the message above.")
+    st.stop()
 
 
 @dataclass
@@ -55,7 +58,7 @@ def start(job: Job) -> None:
                                     cancel=job.cancel, run_id=job.run_id, label=p["label"],
                                     reprobe=p.get("reprobe", False))
         except Exception as e:  # noqa: BLE001 - reported on the page with its reason
-            job.error = f"{type(e).__name__}: {e}"
+            job.error = redact(f"{type(e).__name__}: {e}", [p["api_key"]])
         finally:
             job.finished = True
 
@@ -192,12 +195,18 @@ if job is not None:
                 st.rerun()
 
 # ------------------------------------------------------------------------------------------------ local runs
+def _status_note(run) -> str:
+    """Only what needs saying: a run whose process is gone is "interrupted" (resume it), not "running" forever."""
+    status = run.config.get("status")
+    return f"  [{status}]" if status in ("interrupted", "running", "cancelled", "stopped") else ""
+
+
 st.subheader("Runs scored here")
 local = [r for r in ctx.all_runs if r.origin != "published"]
 if not local:
     st.info("No local run on this dataset yet.")
 else:
-    labels = {r.run_id: f"{views.run_label(r)}  ({r.run_id})" for r in local}
+    labels = {r.run_id: f"{views.run_label(r)}  ({r.run_id})" + _status_note(r) for r in local}
     rid = st.selectbox("Run", list(labels), key="local_run", bind="query-params")
     st.text(labels[rid])
     run = ui.load_run(rid, "robust")

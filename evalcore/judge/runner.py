@@ -611,9 +611,9 @@ async def ascore_dataset(dataset: Dataset, *, method: Any, dimensions: Iterable[
         store.finish_run(run_id, status=status, stats=run_stats)
         if failfast.tripped:
             raise EndpointUnusable(
-                f"run {run_id} stopped: its first {failfast.seen} requests all failed the same way and none "
-                f"succeeded: {failfast.tripped}{_url_hint(failfast.tripped)}. Fix the endpoint, then resume the "
-                f"run (CLI: --run {run_id}).")
+                f"run {run_id} stopped: its first {failfast.seen} request{'s' * (failfast.seen != 1)} all failed the "
+                f"same way and none succeeded: {failfast.tripped}{_url_hint(failfast.tripped)}. Fix the endpoint, "
+                f"then resume the run (CLI: --run {run_id}).")
         log.info("run %s %s: %s", run_id, status, {k: run_stats[k] for k in ("requests", "cached", "retries",
                                                                                "failures", "wall_s")})
         return store.load_run(run_id)

@@ -593,12 +593,21 @@ def _guarded(fn: Any) -> Any:
 def store_problem(path: str | Path | None = None) -> str | None:
     """None when the store at ``path`` (default: the default store's) opens and passes ``PRAGMA quick_check``,
     else the one-line message to show (the app's banner)."""
+    st = None
     try:
         st = Store(path) if path is not None else default_store()
         st.check()
     except StoreError as e:
         return str(e)
+    finally:
+        if st is not None and path is not None:
+            st.close()
     return None
+
+
+def default_path() -> Path:
+    """Where the default store lives: ``$EVALCORE_DB`` or ``~/.evalcore/evalcore.db``."""
+    return Path(os.environ.get("EVALCORE_DB") or Path.home() / ".evalcore" / "evalcore.db")
 
 
 # ---------------------------------------------------------------------------------------- leases (one writer per run)
@@ -661,4 +670,4 @@ for _name in ("conn", "db"):  # properties: the first statement on a broken file
     _prop = vars(Store)[_name]
     setattr(Store, _name, property(_guarded(_prop.fget)))
 __all__ += ["StoreError", "StoreUnreadable", "StoreLocked", "RunLeased", "store_problem", "store_error",
-            "process_alive"]
+            "process_alive", "default_path"]
