@@ -48,8 +48,11 @@ def neutralise(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def to_csv_safe(frame: pd.DataFrame, **kw: Any) -> str:
-    """``frame.to_csv`` (index off unless asked) after ``neutralise``: the one way the product writes a frame."""
+    """``frame.to_csv`` (index off unless asked) after ``neutralise``: the one way the product writes a frame.
+    Lines end in CRLF (RFC 4180), which also makes pandas quote a cell holding a bare CR: unquoted, a spreadsheet
+    would start a new row there."""
     kw.setdefault("index", False)
+    kw.setdefault("lineterminator", "\r\n")
     return neutralise(frame).to_csv(**kw)
 
 

@@ -209,13 +209,15 @@ def endpoint_form(where: str = "main") -> EndpointChoice:
     from evalcore.judge.client import LOCAL_PROVIDERS, PRESETS, endpoint_from_preset
 
     presets = list(PRESETS)
-    _move_url_credentials()
+    _move_url_credentials(where)
     c1, c2, c3 = st.columns([1, 2, 1])
     preset = c1.selectbox("Endpoint preset", presets, key="endpoint", bind="query-params")
     env_base, env_secret = split_credentials(os.environ.get("OPENAI_BASE_URL", ""))
     preset_base = env_base if (preset == "openai" and env_base) else PRESETS[preset].base_url
     base_url = c2.text_input("Base URL", key="base_url", bind="query-params", placeholder=preset_base,
                              help="Empty: the preset's URL (for openai, $OPENAI_BASE_URL when set)")
+    if split_credentials(base_url)[1] is not None:
+        st.rerun()  # a link's value seeds the bound field on the first run, over the state set above: draw it again
     model = c3.text_input("Model", value=os.environ.get("OPENAI_MODEL", ""), key="model", bind="query-params",
                           placeholder="e.g. gpt-4o-mini", help="Azure: the deployment name")
     key_env = PRESETS[preset].api_key_env
@@ -231,6 +233,7 @@ def endpoint_form(where: str = "main") -> EndpointChoice:
     if st.session_state.get("_url_credentials_moved"):
         st.info("The base URL carried credentials (user:password@): they were taken out of the URL (which is "
                 "kept in the page's link and the run's record) and put in the API key field, which is never stored.")
+        _clean_address_bar(base_url.strip())
     if preset == "openai" and env_secret and not api_key and not base_url.strip():
         api_key = env_secret  # $OPENAI_BASE_URL carried the key: use it, never show or store it
     if not api_key and not os.environ.get(key_env) and PRESETS[preset].provider not in LOCAL_PROVIDERS:
@@ -238,7 +241,22 @@ def endpoint_form(where: str = "main") -> EndpointChoice:
     return EndpointChoice(endpoint=endpoint, api_key=api_key or None, problems=problems)
 
 
-def _move_url_credentials() -> None:
+def _clean_address_bar(clean: str) -> None:
+    """Rewrite the browser's address bar when it still shows credentials in ``base_url``.
+
+    Streamlit writes a bound field's corrected value back to the link, except on the first run of a browser session
+    opened straight on a page (a shared link, see app.py's note on the legacy first run): there the address bar
+    keeps what the link or the typing put there. A zero-height component (same origin as the app) replaces the
+    parameter in place with ``history.replaceState``; nothing reloads."""
+    import json
+
+    value = json.dumps(clean).replace("<", "\\u003c")  # typed text inside a script: a JSON string, no "</script>"
+    st.iframe("<script>(function(){var w=window.parent,u=new URL(w.location.href),b=u.searchParams.get('base_url');"
+              "if(b&&b.indexOf('@')>=0){u.searchParams.set('base_url'," + value + ");"
+              "w.history.replaceState(w.history.state,'',u.toString());}})();</script>", height=1)
+
+
+def _move_url_credentials(where: str) -> None:
     """A base URL typed (or linked) as ``http://user:key@host/v1``: take the userinfo out before the URL-bound field
     is drawn, so it never reaches the page's link, the cache key or the run record; the secret goes to the API key
     field (session memory only). Runs before the widget exists in this run, when its state may still be set."""
@@ -248,8 +266,7 @@ def _move_url_credentials() -> None:
     clean, secret = split_credentials(typed or "")
     if secret is None:
         return
-    st.session_state["base_url"] = clean
-    st.query_params["base_url"] = clean
+    st.session_state["base_url"] = clean  # the bound field then writes the clean URL back to the link
     if not st.session_state.get("api_key"):
         st.session_state["api_key"] = secret
     st.session_state["_url_credentials_moved"] = True
