@@ -359,7 +359,7 @@ def store_banner() -> None:
     """One banner at the top of every page while the store cannot be read: what it is, and the way out."""
     problem = store_problem()
     if problem:
-        st.error(esc(problem) + "\n\nUntil then, datasets uploaded here and runs scored here are not listed, and "
+        st.error(esc(problem[:1].upper() + problem[1:]) + "\n\nUntil then, datasets uploaded here and runs scored here are not listed, and "
                  "scoring and saving criteria are off; the bundled data and published runs work as usual.",
                  icon=":material/database:")
 
