@@ -265,7 +265,8 @@ def register(subparsers: Any) -> None:
     s.add_argument("--pairs", nargs="+", metavar="SYS_A,SYS_B", help="pairwise: only these system pairs")
     s.add_argument("--pair-sample", type=int, help="pairwise: a random sample of K pairs")
     s.add_argument("--pair-seed", type=int, default=0)
-    s.add_argument("--timeout", type=float, default=60.0, help="seconds per HTTP attempt")
+    s.add_argument("--timeout", type=float, default=60.0,
+                   help="seconds per HTTP attempt, the whole answer included (a dripping server is cut off)")
     s.add_argument("--max-retries", type=int, default=6)
     s.add_argument("--quiet", action="store_true", help="no progress bar")
     s.add_argument("--reprobe", action="store_true",
