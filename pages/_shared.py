@@ -209,7 +209,7 @@ def endpoint_form(where: str = "main") -> EndpointChoice:
     from evalcore.judge.client import LOCAL_PROVIDERS, PRESETS, endpoint_from_preset
 
     presets = list(PRESETS)
-    _move_url_credentials(where)
+    _move_url_credentials()
     c1, c2, c3 = st.columns([1, 2, 1])
     preset = c1.selectbox("Endpoint preset", presets, key="endpoint", bind="query-params")
     env_base, env_secret = split_credentials(os.environ.get("OPENAI_BASE_URL", ""))
@@ -256,7 +256,7 @@ def _clean_address_bar(clean: str) -> None:
               "w.history.replaceState(w.history.state,'',u.toString());}})();</script>", height=1)
 
 
-def _move_url_credentials(where: str) -> None:
+def _move_url_credentials() -> None:
     """A base URL typed (or linked) as ``http://user:key@host/v1``: take the userinfo out before the URL-bound field
     is drawn, so it never reaches the page's link, the cache key or the run record; the secret goes to the API key
     field (session memory only). Runs before the widget exists in this run, when its state may still be set."""
