@@ -9,8 +9,10 @@ from typing import Any
 
 import streamlit as st
 
-from evalcore import views
 from evalcore.judge.redact import redact
+from evalcore.views import common as common_views
+from evalcore.views import criteria as criteria_views
+from evalcore.views import score as score_views
 from evalcore.methods import METHODS
 from pages import _compute as compute
 from pages import _shared as ui
@@ -97,7 +99,7 @@ reprobe = st.checkbox("Probe the endpoint's capabilities again", key="reprobe",
                       help="The capability probe (log-probs, n, echo) is cached like every call; probe again if the "
                            "server's settings changed behind the same URL and model.")
 criteria = {d: ui.current_criteria(ds, d, method_name) for d in dims}
-config = views.method_config(method_name, ds)
+config = criteria_views.method_config(method_name, ds)
 with st.expander("Criteria used (edit them on the Criteria page)"):
     for d, c in criteria.items():
         st.text(f"{d}: version {c.version_hash()}")
@@ -206,7 +208,7 @@ local = [r for r in ctx.all_runs if r.origin != "published"]
 if not local:
     st.info("No local run on this dataset yet.")
 else:
-    labels = {r.run_id: f"{views.run_label(r)}  ({r.run_id})" + _status_note(r) for r in local}
+    labels = {r.run_id: f"{common_views.run_label(r)}  ({r.run_id})" + _status_note(r) for r in local}
     rid = st.selectbox("Run", list(labels), key="local_run", bind="query-params")
     st.text(labels[rid])
     run = ui.load_run(rid, "robust")
@@ -216,7 +218,7 @@ else:
     r2.metric("Failed", info["failed"])
     r3.metric("Dimensions", ui.esc(", ".join(info["dimensions"]) or "-"))
     st.markdown("**Failures with their raw replies**")
-    fails = views.failures_table(run)
+    fails = score_views.failures_table(run)
     if fails.empty:
         st.caption("No failures.")
     else:
