@@ -6,13 +6,8 @@ from __future__ import annotations
 import base64
 import csv
 import io
-import json
 import logging
-import os
 import re
-import subprocess
-import sys
-import time
 
 import pandas as pd
 import pytest
@@ -135,16 +130,18 @@ def test_endpoint_refuses_credentials_without_repeating_them():
     assert "s3cret" not in str(ei.value) and "http://host/v1" in str(ei.value)
 
 
-def test_cli_refuses_credentials_in_base_url(tmp_path):
-    db = tmp_path / "cli.db"
-    p = subprocess.run([sys.executable, "-m", "evalcore", "score", "--dataset", "summeval", "--dimension",
-                        "coherence", "--method", "geval", "--model", "m", "--limit", "1", "--quiet", "--db", str(db),
-                        "--base-url", "http://alice:s3cret@127.0.0.1:9/v1"], cwd=ROOT, capture_output=True,
-                       text=True, timeout=60, env={**os.environ, "OPENAI_API_KEY": "x"})
-    assert p.returncode == 2
-    lines = p.stderr.strip().splitlines()
-    assert len(lines) == 1 and "carries credentials" in lines[0] and "Traceback" not in p.stderr
-    assert "s3cret" not in p.stderr + p.stdout
+def test_cli_refuses_credentials_in_base_url(tmp_path, capsys, monkeypatch):
+    from evalcore.cli import main
+
+    monkeypatch.setenv("OPENAI_API_KEY", "x")
+    code = main(["score", "--dataset", "summeval", "--dimension", "coherence", "--method", "geval", "--model", "m",
+                 "--limit", "1", "--quiet", "--db", str(tmp_path / "cli.db"),
+                 "--base-url", "http://alice:s3cret@127.0.0.1:9/v1"])
+    out = capsys.readouterr()
+    assert code == 2
+    lines = out.err.strip().splitlines()
+    assert len(lines) == 1 and "carries credentials" in lines[0] and "Traceback" not in out.err
+    assert "s3cret" not in out.err + out.out
     assert b"s3cret" not in files_bytes(tmp_path)
 
 
@@ -204,17 +201,19 @@ def test_echoed_key_is_in_no_file_log_or_export(tmp_path, monkeypatch, caplog):
     assert integrity_ok(db)
 
 
-def test_cli_error_line_redacts_an_echoed_key(tmp_path):
+def test_cli_error_line_redacts_an_echoed_key(tmp_path, capsys, monkeypatch):
     """Every request answered 401 with the key echoed: the run stops, one line, the key masked."""
+    from evalcore.cli import main
+
+    monkeypatch.setenv(KEY_ENV, SECRET)
     with serve(faults=[Fault("key_echo", fraction=1.0)]) as srv:
-        p = subprocess.run([sys.executable, "-m", "evalcore", "score", "--dataset", "summeval", "--dimension",
-                            "coherence", "--method", "geval", "--model", "m", "--limit", "2", "--quiet",
-                            "--db", str(tmp_path / "cli.db"), "--base-url", srv.base_url, "--api-key-env", KEY_ENV],
-                           cwd=ROOT, capture_output=True, text=True, timeout=60,
-                           env={**os.environ, KEY_ENV: SECRET})
-    assert p.returncode == 2 and "Traceback" not in p.stderr
-    assert p.stderr.strip().count("\n") == 0 and f"Bearer {MASK}" in p.stderr
-    assert SECRET not in p.stderr + p.stdout and SECRET.encode() not in files_bytes(tmp_path)
+        code = main(["score", "--dataset", "summeval", "--dimension", "coherence", "--method", "geval", "--model",
+                     "m", "--limit", "2", "--quiet", "--db", str(tmp_path / "cli.db"), "--base-url", srv.base_url,
+                     "--api-key-env", KEY_ENV])
+    out = capsys.readouterr()
+    assert code == 2 and "Traceback" not in out.err
+    assert out.err.strip().count("\n") == 0 and f"Bearer {MASK}" in out.err
+    assert SECRET not in out.err + out.out and SECRET.encode() not in files_bytes(tmp_path)
 
 
 def test_a_run_that_stops_stores_no_key(tmp_path, monkeypatch):
