@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from dataclasses import dataclass, field
@@ -197,6 +198,21 @@ if job is not None:
                 st.rerun()
 
 # ------------------------------------------------------------------------------------------------ local runs
+def _resume_command(run) -> str:
+    import shlex
+
+    cfg, ep = run.config, run.config.get("endpoint") or {}
+    args = ["python", "-m", "evalcore", "score", "--dataset", run.dataset_id, "--method", run.method,
+            "--model", run.model, "--provider", ep.get("provider", "openai"), "--base-url", ep.get("base_url", "")]
+    for dim in (cfg.get("criteria") or {}):
+        args += ["--dimension", dim]
+    if cfg.get("limit"):
+        args += ["--limit", cfg["limit"]]  # without it the resume would score the whole dataset
+    if cfg.get("requested_config"):
+        args += ["--config", json.dumps(cfg["requested_config"])]
+    return " ".join(shlex.quote(str(a)) for a in args + ["--run", run.run_id])
+
+
 def _status_note(run) -> str:
     """Only what needs saying: a run whose process is gone is "interrupted" (resume it), not "running" forever."""
     status = run.config.get("status")
@@ -211,6 +227,11 @@ else:
     labels = {r.run_id: f"{common_views.run_label(r)}  ({r.run_id})" + _status_note(r) for r in local}
     rid = st.selectbox("Run", list(labels), key="local_run", bind="query-params")
     st.text(labels[rid])
+    picked = next(r for r in local if r.run_id == rid)
+    if picked.config.get("status") in ("interrupted", "stopped"):
+        st.caption(f"This run is {picked.config['status']}: its finished judgments are kept. Resume it from the "
+                   "command line (answered requests come from the cache):")
+        st.code(_resume_command(picked), language="bash", wrap_lines=True)
     run = ui.load_run(rid, "robust")
     info = run.summary()
     r1, r2, r3 = st.columns(3)

@@ -280,3 +280,15 @@ def test_app_pages_show_the_banner_and_no_exception_on_a_broken_store(tmp_path, 
         assert "move it aside" in banners[0] and "datasets uploaded here and runs scored here are not listed" \
             in banners[0]
     assert at.title[0].value == "Score"
+
+
+def test_cli_listings_on_a_broken_store_say_so_and_keep_the_bundled_data(tmp_path, monkeypatch, capsys, caplog):
+    from evalcore.cli import main
+
+    bad = _break("truncated", tmp_path)
+    monkeypatch.setenv("EVALCORE_DB", str(bad))
+    assert main(["datasets", "--json"]) == 0
+    ids = {d["id"] for d in json.loads(capsys.readouterr().out)}
+    assert "summeval" in ids  # the bundled data still listed
+    warned = [r.getMessage() for r in caplog.records if "local store unreadable" in r.getMessage()]
+    assert len(warned) == 1 and str(bad) in warned[0] and "move it aside" in warned[0]
