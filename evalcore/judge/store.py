@@ -395,8 +395,14 @@ class Store:
             c.execute("DELETE FROM datasets WHERE id = ?", (dataset_id,))
 
     # ------------------------------------------------------------------------------ health, leases (issue 9)
-    def check(self) -> None:
-        """Read every page (``PRAGMA quick_check``); raise StoreUnreadable unless it says "ok"."""
+    def check(self, *, full_up_to_bytes: int = 256 * 2**20) -> None:
+        """Read every page (``PRAGMA quick_check``, for a file up to ``full_up_to_bytes``; a bigger one reads the
+        tables the app lists: runs, datasets, criteria, leases); raise StoreUnreadable unless all is well."""
+        size = self.path.stat().st_size if self.path.exists() else 0
+        if size > full_up_to_bytes:
+            for table in ("runs", "datasets", "criteria", "leases"):
+                self.conn.execute(f"SELECT count(*), max(rowid) FROM {table}").fetchall()
+            return
         rows = [r[0] for r in self.conn.execute("PRAGMA quick_check").fetchall()]
         if rows != ["ok"]:
             raise StoreUnreadable(unreadable_message(self.path, "; ".join(str(r) for r in rows[:3])), path=self.path,
@@ -524,7 +530,7 @@ class RunLeased(RuntimeError):
     """Another live process is scoring this run (one writer per run)."""
 
     def __init__(self, run_id: str, holder: dict[str, Any]) -> None:
-        who = "another thread of this process" if _is_this_process(holder) else f"process {holder['pid']}"
+        who = "another thread of this process" if _is_this_process(holder) else "another process"
         super().__init__(f"run {run_id!r} is being scored by {who} (pid {holder['pid']} on {holder['host']}) since "
                          f"{holder['since']}; wait for it to finish, or stop it (a lease whose process is gone is "
                          f"taken over)")

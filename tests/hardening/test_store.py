@@ -180,7 +180,7 @@ def test_second_process_on_the_same_run_exits_2_and_no_request_is_repeated(tmp_p
         sent = list(srv.prompt_log)
     assert code == 2, err
     lines = err.strip().splitlines()
-    assert len(lines) == 1 and f"being scored by process {pid} (pid {pid} on {host}) since {since}" in lines[0]
+    assert len(lines) == 1 and f"is being scored by another process (pid {pid} on {host}) since {since}" in lines[0]
     assert len(sent) == 8 and len(set(sent)) == 8  # every paid request sent once, by the lease holder only
     run = Store(db).load_run("tiny/shared")
     assert run.judgments["status"].eq("ok").all() and len(run.judgments) == 8
@@ -236,7 +236,7 @@ def test_lease_held_on_another_host_is_respected(tmp_path):
     with st.write() as c:
         c.execute("INSERT INTO leases (run_id, pid, host, started, since, token) VALUES (?,?,?,?,?,?)",
                   ("r", 4242, "another-host", "", "2026-01-01T00:00:00+00:00", "t"))
-    with pytest.raises(RunLeased, match=r"process 4242 \(pid 4242 on another-host\) since 2026-01-01"):
+    with pytest.raises(RunLeased, match=r"another process \(pid 4242 on another-host\) since 2026-01-01"):
         st.acquire_lease("r")
     assert st.list_runs()[0].config["status"] == "running"  # cannot be checked from here: not called interrupted
 
