@@ -165,7 +165,10 @@ EXPORT_PAIR_COLUMNS = ["run_id", "pair_id", "doc_id", "item_first", "item_second
 
 
 def export_rows(run, dataset=None) -> tuple[list[str], list[dict[str, Any]]]:
-    """One row per judgment (or per ordered comparison) with the item's document and system."""
+    """One row per judgment (or per ordered comparison) with the item's document and system. Reasons are redacted
+    again on the way out: a store written before keys were redacted may still hold an echoed one."""
+    from evalcore.judge.redact import redact
+
     systems: dict[str, tuple[str, str]] = {}
     if dataset is not None:
         systems = {str(i): (str(d), str(s)) for i, d, s in
@@ -179,13 +182,13 @@ def export_rows(run, dataset=None) -> tuple[list[str], list[dict[str, Any]]]:
                          "system_second": systems.get(r["item_second"], ("", ""))[1],
                          "dimension": r["dimension"], "order": r["order"], "verdict": r.get("verdict"),
                          "score": _num(r.get("value")), "estimator": r.get("estimator", ""), "status": r["status"],
-                         "reason": r.get("reason", ""), "raw": r.get("raw", "")})
+                         "reason": redact(r.get("reason", "")), "raw": r.get("raw", "")})
         return EXPORT_PAIR_COLUMNS, rows
     for r in run.judgments.to_dict(orient="records"):
         doc, sysid = systems.get(str(r["item_id"]), ("", ""))
         rows.append({"run_id": run.run_id, "item_id": r["item_id"], "doc_id": doc, "system_id": sysid,
                      "dimension": r["dimension"], "score": _num(r.get("value")), "estimator": r.get("estimator", ""),
-                     "status": r["status"], "reason": r.get("reason", ""), "raw": r.get("raw", "")})
+                     "status": r["status"], "reason": redact(r.get("reason", "")), "raw": r.get("raw", "")})
     return EXPORT_COLUMNS, rows
 
 

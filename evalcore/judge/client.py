@@ -235,6 +235,10 @@ class _DeadlineTransport:
     async def handle_async_request(self, request: Any) -> Any:
         import httpx2
 
+        if not request.url.path.rstrip("/").endswith("completions"):
+            # judge calls only: file uploads and downloads (batches) may rightly take longer than one judgment
+            return await self._inner.handle_async_request(request)
+
         async def whole() -> Any:
             resp = await self._inner.handle_async_request(request)
             try:

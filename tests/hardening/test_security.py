@@ -226,3 +226,15 @@ def test_a_run_that_stops_stores_no_key(tmp_path, monkeypatch):
     assert SECRET not in str(ei.value)
     store.close()
     assert SECRET.encode() not in files_bytes(tmp_path)
+
+
+def test_export_redacts_a_key_stored_before_redaction(tmp_path):
+    """A store written by an older version holds an echoed key in a reason: the export still leaves it out."""
+    from evalcore.judge.cli import export_rows
+
+    st = Store(tmp_path / "old.db")
+    st.create_run(run_id="r", dataset_id="tiny", method="oneshot", model="m", status="done")
+    st.save_judgment("r", {"item_id": "d0", "dimension": "coherence", "status": "failed",
+                           "reason": f"HTTP 401: Invalid key: Bearer {SECRET}"})
+    _, rows = export_rows(st.load_run("r"))
+    assert rows[0]["reason"] == f"HTTP 401: Invalid key: Bearer {MASK}"
