@@ -3,7 +3,8 @@
     python -m evalcore score --dataset summeval --dimension coherence --method geval --model M --base-url URL
                              [--provider openai|azure|vllm|ollama|llamacpp] [--api-key-env VAR] [--limit N]
                              [--concurrency C] [--estimate-only] [--json] [--db PATH] [--run RUN_ID (resume)]
-    python -m evalcore steps --dataset D --dimension X --model M --base-url URL      (G-Eval auto-CoT)
+    python -m evalcore steps --dataset D --dimension X --model M --base-url URL [--timeout S] [--max-retries N]
+                                                                                     (G-Eval auto-CoT)
     python -m evalcore export --run RUN_ID --format csv|jsonl [--out FILE]
 
 The API key is read from the environment variable named by ``--api-key-env`` (default: the provider's, e.g.
@@ -148,7 +149,8 @@ def cmd_steps(args: argparse.Namespace) -> int:
     store = _store(args)
     dataset = _dataset(args.dataset, store)
     base = criteria_for(dataset, args.dimension, store)
-    out = runner.generate_steps(base, endpoint=_endpoint(args), store=store, dataset_id=dataset.id)
+    out = runner.generate_steps(base, endpoint=_endpoint(args), store=store, dataset_id=dataset.id,
+                                timeout_s=args.timeout, max_retries=args.max_retries)
     if args.json:
         print(json.dumps({"dataset": dataset.id, "dimension": args.dimension, "hash": out.version_hash(),
                           "steps": out.steps}, indent=2))
@@ -280,6 +282,8 @@ def register(subparsers: Any) -> None:
     t.add_argument("--dataset", required=True)
     t.add_argument("--dimension", required=True)
     _endpoint_args(t)
+    t.add_argument("--timeout", type=float, default=60.0, help="seconds per HTTP attempt, the whole answer included")
+    t.add_argument("--max-retries", type=int, default=6)
     t.set_defaults(func=cmd_steps)
 
     e = subparsers.add_parser("export", help="export a run's judgments, one row per judgment")

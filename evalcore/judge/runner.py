@@ -756,11 +756,11 @@ async def agenerate_steps(criteria: Criteria, *, endpoint: Endpoint, api_key: st
 
 
 def generate_steps(criteria: Criteria, *, endpoint: Endpoint, api_key: str | None = None, store: Store | None = None,
-                   dataset_id: str | None = None) -> Criteria:
+                   dataset_id: str | None = None, timeout_s: float = 60.0, max_retries: int = 6) -> Criteria:
     """G-Eval auto-CoT (000 §2): ask the judge for evaluation steps; returns the criteria with ``steps`` filled
     (and saves that version under ``dataset_id`` when given)."""
     return _run_sync(lambda: agenerate_steps(criteria, endpoint=endpoint, api_key=api_key, store=store,
-                                             dataset_id=dataset_id))
+                                             dataset_id=dataset_id, timeout_s=timeout_s, max_retries=max_retries))
 
 
 __all__ = [

@@ -35,6 +35,8 @@ CASES = {
     "429-retry-after-3600-over-limit": (Fault("429", match=D0, retry_after=3600), dict(max_retries=3), "failed",
                                         "asked to wait 3600 s before retrying (Retry-After), over the 120 s",
                                         "after retries"),
+    "429-persistent-after-retries": (Fault("429", match=D0, retry_after=0.05), dict(max_retries=2), "failed",
+                                     "HTTP 429 after retries: Rate limit reached", ""),
     "500-transient-retried": (Fault("500", on_requests=(1,)), dict(concurrency=1), "ok", "", ""),
     "500-after-retries": (Fault("500", match=D0), dict(max_retries=1), "failed", "HTTP 500 after retries", ""),
     "500-not-retried": (Fault("500", match=D0), dict(max_retries=0), "failed", "HTTP 500: Internal error",
@@ -171,3 +173,27 @@ def test_cli_unusable_endpoint_one_line_exit_2(kind, env, capsys):
     lines = [ln for ln in out.err.splitlines() if ln.strip()]
     assert len(lines) == 1 and lines[0].startswith("error: ") and expected in lines[0], out.err
     assert "Traceback" not in out.err and SECRET not in out.err + out.out
+
+
+def test_html_body_labelled_as_json_is_named_html():
+    import json
+
+    import openai
+
+    from evalcore.judge.client import _describe_error
+
+    try:
+        json.loads("<!DOCTYPE html><html><body>Login</body></html>")
+    except json.JSONDecodeError as e:
+        err = e
+    assert _describe_error(err).startswith("the endpoint returned HTML, not JSON")
+    assert isinstance(err, ValueError) and not isinstance(err, openai.APIError)
+
+
+def test_cli_steps_with_endpoint_down_one_line_exit_2(env, capsys):
+    from evalcore.cli import main
+
+    code = main(["steps", "--dataset", "summeval", "--dimension", "coherence", "--model", "m", "--db",
+                 str(env / "cli.db"), "--api-key-env", KEY_ENV, "--max-retries", "0", "--base-url", f"http://127.0.0.1:{_free_port()}/v1"])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "connection failed" in err, err
