@@ -230,7 +230,7 @@ def endpoint_form(where: str = "main") -> EndpointChoice:
         problems.append("no model named")
     else:
         endpoint = endpoint_from_preset(preset, model=model.strip(), base_url=(base_url.strip() or preset_base))
-    if st.session_state.get("_url_credentials_moved"):
+    if base_url.strip() and st.session_state.get("_url_credentials_moved") == base_url.strip():
         st.info("The base URL carried credentials (user:password@): they were taken out of the URL (which is "
                 "kept in the page's link and the run's record) and put in the API key field, which is never stored.")
         _clean_address_bar(base_url.strip())
@@ -246,7 +246,7 @@ def _clean_address_bar(clean: str) -> None:
 
     Streamlit writes a bound field's corrected value back to the link, except on the first run of a browser session
     opened straight on a page (a shared link, see app.py's note on the legacy first run): there the address bar
-    keeps what the link or the typing put there. A zero-height component (same origin as the app) replaces the
+    keeps what the link or the typing put there. A one-pixel iframe (same origin as the app) replaces the
     parameter in place with ``history.replaceState``; nothing reloads."""
     import json
 
@@ -269,7 +269,7 @@ def _move_url_credentials() -> None:
     st.session_state["base_url"] = clean  # the bound field then writes the clean URL back to the link
     if not st.session_state.get("api_key"):
         st.session_state["api_key"] = secret
-    st.session_state["_url_credentials_moved"] = True
+    st.session_state["_url_credentials_moved"] = clean.strip()  # said while the field holds this URL
 
 
 # ----------------------------------------------------------------------------------------------------- criteria
@@ -359,9 +359,9 @@ def store_banner() -> None:
     """One banner at the top of every page while the store cannot be read: what it is, and the way out."""
     problem = store_problem()
     if problem:
-        st.error(esc(problem[:1].upper() + problem[1:]) + "\n\nUntil then, datasets uploaded here and runs scored here are not listed, and "
-                 "scoring and saving criteria are off; the bundled data and published runs work as usual.",
-                 icon=":material/database:")
+        st.error(esc(problem[:1].upper() + problem[1:]) + "\n\nUntil then, datasets uploaded here and runs scored "
+                 "here are not listed, and scoring and saving criteria are off; the bundled data and published runs "
+                 "work as usual.", icon=":material/database:")
 
 
 def store_or_none():

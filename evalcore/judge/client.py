@@ -211,8 +211,7 @@ def _expect_json(raw: Any, endpoint: "Endpoint") -> Any:
     if not isinstance(raw, (str, bytes)):
         return raw
     text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
-    head = text.lstrip()[:200].lower()
-    kind = "HTML" if head.startswith(("<!doctype", "<html", "<")) else "text"
+    kind = "HTML" if text.lstrip().startswith("<") else "text"
     base = endpoint.base_url.rstrip("/")
     if base.endswith("/v1"):
         hint = f"a web page, not the API: check the host and port of {base}"
@@ -233,8 +232,7 @@ class _DeadlineTransport:
         self._deadline_s = deadline_s
 
     async def handle_async_request(self, request: Any) -> Any:
-        import httpx2
-
+        httpx = _httpx()
         if not request.url.path.rstrip("/").endswith("completions"):
             # judge calls only: file uploads and downloads (batches) may rightly take longer than one judgment
             return await self._inner.handle_async_request(request)
@@ -245,13 +243,13 @@ class _DeadlineTransport:
                 body = b"".join([chunk async for chunk in resp.aiter_raw()])
             finally:
                 await resp.aclose()
-            return httpx2.Response(resp.status_code, headers=resp.headers, content=body, request=request,
+            return httpx.Response(resp.status_code, headers=resp.headers, content=body, request=request,
                                    extensions=resp.extensions)
 
         try:
             return await asyncio.wait_for(whole(), self._deadline_s)
         except asyncio.TimeoutError:
-            raise httpx2.ReadTimeout(f"no complete answer within {self._deadline_s:g} s", request=request) from None
+            raise httpx.ReadTimeout(f"no complete answer within {self._deadline_s:g} s", request=request) from None
 
     async def aclose(self) -> None:
         await self._inner.aclose()
@@ -263,11 +261,22 @@ class _DeadlineTransport:
         await self.aclose()
 
 
+def _httpx() -> Any:
+    """The HTTP library openai-python is built on: httpx2 in recent releases, httpx before."""
+    try:
+        import httpx2
+
+        return httpx2
+    except ImportError:  # pragma: no cover - older openai
+        import httpx
+
+        return httpx
+
+
 def _deadline_http_client(deadline_s: float, hooks: dict[str, list[Any]]) -> Any:
-    import httpx2
     from openai._constants import DEFAULT_CONNECTION_LIMITS
 
-    inner = httpx2.AsyncHTTPTransport(limits=DEFAULT_CONNECTION_LIMITS)
+    inner = _httpx().AsyncHTTPTransport(limits=DEFAULT_CONNECTION_LIMITS)
     return openai.DefaultAsyncHttpxClient(event_hooks=hooks, transport=_DeadlineTransport(inner, deadline_s))
 
 
