@@ -197,3 +197,29 @@ def test_cli_steps_with_endpoint_down_one_line_exit_2(env, capsys):
                  str(env / "cli.db"), "--api-key-env", KEY_ENV, "--max-retries", "0", "--base-url", f"http://127.0.0.1:{_free_port()}/v1"])
     err = capsys.readouterr().err
     assert code == 2 and len(err.strip().splitlines()) == 1 and "connection failed" in err, err
+
+
+@pytest.mark.parametrize("path,cut", [("/v1/chat/completions", True), ("/v1/completions", True),
+                                      ("/v1/files/file-1/content", False)], ids=["chat", "completions", "file"])
+def test_deadline_applies_to_judge_calls_only(path, cut):
+    """A judge call must finish within the deadline; a file download (batch results) may take longer."""
+    import asyncio
+
+    from evalcore.judge.client import _DeadlineTransport, _httpx
+
+    httpx = _httpx()
+
+    class Slow:
+        async def handle_async_request(self, request):
+            await asyncio.sleep(0.3)
+            return httpx.Response(200, content=b"{}", request=request)
+
+    async def go():
+        req = httpx.Request("POST", f"http://h{path}")
+        return await _DeadlineTransport(Slow(), 0.1).handle_async_request(req)
+
+    if cut:
+        with pytest.raises(httpx.ReadTimeout, match="no complete answer within 0.1 s"):
+            asyncio.run(go())
+    else:
+        assert asyncio.run(go()).status_code == 200
