@@ -18,6 +18,8 @@ comparisons  run_id, pair_id, doc_id, item_first, item_second, dimension, order,
 criteria     dataset_id, dimension, hash, task_introduction, definition, scale_min, scale_max, steps, note, created_at
 datasets     id, name, task, description, citation, origin, dimensions (JSON), meta (JSON), created_at,
              + the frames (documents, items, human_scores, annotations, preferences) as parquet blobs
+leases       run_id, pid, host, started (the process's start time, to tell a reused pid), since, token: the one
+             process scoring a run; a "running" run whose holder is gone is listed "interrupted"
 """
 
 from __future__ import annotations
