@@ -45,6 +45,7 @@ def _view_value(key: str, allowed: tuple[str, ...], default: str) -> str:
 
 
 def sidebar() -> ui.Context:
+    ui.store_banner()  # a store that cannot be read: said once, on every page
     with st.sidebar:
         st.markdown("### LLM-judge workbench")
         datasets = ui.dataset_list()

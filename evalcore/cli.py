@@ -51,12 +51,13 @@ def cmd_datasets(args: argparse.Namespace) -> int:
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
-    rows = [r.summary() | {"parser": r.parser} for r in runs_mod.list_runs(args.dataset)]
+    rows = [r.summary() | {"parser": r.parser, "status": r.config.get("status") or "done"}
+            for r in runs_mod.list_runs(args.dataset)]
     if args.json:
         print(json.dumps(_clean(rows), indent=2))
         return 0
     for r in rows:
-        print(f"{r['run_id']:<48} {r['method']:<10} {r['model']:<26} {r['origin']}")
+        print(f"{r['run_id']:<48} {r['method']:<10} {r['model']:<26} {r['origin']:<10} {r['status']}")
     return 0
 
 
@@ -234,7 +235,20 @@ def _user_errors() -> tuple[type[BaseException], ...]:
         errors.append(MissingApiKey)
     except ImportError:
         pass
+    errors += _hardening_errors()
     return tuple(errors)
+
+
+def _hardening_errors() -> list[type[BaseException]]:
+    """A broken or locked store, a run another process holds, an unusable endpoint, credentials in a URL, a
+    request that failed for good: each says what to do in one line (issue 9)."""
+    try:
+        from evalcore.judge.client import EndpointUnusable, RequestFailed
+        from evalcore.judge.redact import CredentialsInUrl
+        from evalcore.judge.store import RunLeased, StoreError
+    except ImportError:
+        return []
+    return [StoreError, RunLeased, EndpointUnusable, CredentialsInUrl, RequestFailed]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -243,7 +257,9 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except _user_errors() as e:
         msg = e.args[0] if isinstance(e, KeyError) and e.args else e
-        print(f"error: {msg}", file=sys.stderr)
+        from evalcore.judge.redact import redact
+
+        print(f"error: {redact(str(msg))}", file=sys.stderr)
         return 2
 
 
