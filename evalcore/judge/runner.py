@@ -642,6 +642,8 @@ def estimate(dataset: Dataset, *, method: Any, criteria_by_dim: dict[str, Criter
     bound: replies usually stop earlier). The config is planned against ``capabilities``, else against the
     endpoint's probe results if an earlier run left them in the cache, else taken as requested (noted)."""
     store = store or default_store()
+    if isinstance(endpoint, (list, tuple)):
+        endpoint = endpoint[0]  # replicas: the first one's identity keys the cache
     m = _method(method)
     dims = list(dimensions) if dimensions is not None else list(criteria_by_dim)
     crit = _criteria_for(m, dims, criteria_by_dim)
