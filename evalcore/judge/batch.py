@@ -490,7 +490,8 @@ async def acollect(run_id: str, *, store: Store | None = None, api_key: str | No
         config=runner._config(m, cfg.get("requested_config") or cfg["method_config"]), store=store,
         limit=cfg.get("limit"), run_id=run_id, pairs=_pairs(cfg), parse_mode=cfg.get("parse_mode", "robust"),
         label=row.get("label") or "", capabilities=caps, client=results, schedule="as-given",
-        extra_config={"mode": "batch", "batch": {**(cfg.get("batch") or {}), **extra["batch"]}})
+        extra_config={"mode": "batch", "batch": {**(cfg.get("batch") or {}), **extra["batch"]},
+                      "plan_note": cfg.get("plan_note", ""), "requested_config": cfg.get("requested_config")})
     return Collected(run, await astatus(run_id, store=store, api_key=api_key, api_key_env=api_key_env))
 
 
