@@ -10,7 +10,8 @@ Hosted APIs announce their limits on every reply (OpenAI's names, also used by A
 ``RateLimiter`` uses them in two ways:
 
 * **pacing** (once the limits are known): a local token bucket that refills at ``safety`` x the announced rate
-  (limit / 60 s), with the server's burst capacity inferred as ``remaining + reset x rate``, and re-synchronised
+  (limit / 60 s), holding ``burst_share`` of the server's burst capacity (inferred as ``remaining + reset x rate``:
+  requests leave here before they reach the server, so sends spread out here may arrive together), re-synchronised
   downward on every reply with ``remaining - (sends since that request)``; every HTTP attempt (openai's own retries
   included, through the httpx request hook) waits for a token before it goes out;
 * **a concurrency window** with additive increase and multiplicative decrease (AIMD, as TCP's congestion control,
@@ -133,10 +134,14 @@ class LimiterStats:
 class RateLimiter:
     """Paces HTTP attempts to an endpoint's announced limits and keeps an AIMD concurrency window."""
 
-    def __init__(self, max_concurrency: int, *, safety: float = 0.97, chars_per_token: float = 4.0) -> None:
+    def __init__(self, max_concurrency: int, *, safety: float = 0.97, burst_share: float = 0.5,
+                 chars_per_token: float = 4.0) -> None:
         self.max_concurrency = max(1, int(max_concurrency))
         self.window = float(self.max_concurrency)
         self.safety = safety
+        # the local bucket holds only part of the server's burst: requests leave here before they reach the server
+        # (new connections, the network), so sends that look spread out here may arrive together there
+        self.burst_share = burst_share
         self.chars_per_token = chars_per_token
         self.stats = LimiterStats()
         self._inflight = 0
@@ -262,7 +267,7 @@ class RateLimiter:
         if lim.limit_requests:
             rate = lim.limit_requests / 60.0
             cap = (lim.remaining_requests or 0) + (lim.reset_requests_s or 0) * rate
-            cap = min(cap, lim.limit_requests) if cap > 0 else lim.limit_requests
+            cap = (min(cap, lim.limit_requests) if cap > 0 else lim.limit_requests) * self.burst_share
             if self._req is None:
                 self._req = _Bucket(rate * self.safety, cap)
                 self._req.level = cap
@@ -275,7 +280,7 @@ class RateLimiter:
         if lim.limit_tokens:
             rate = lim.limit_tokens / 60.0
             cap = (lim.remaining_tokens or 0) + (lim.reset_tokens_s or 0) * rate
-            cap = min(cap, lim.limit_tokens) if cap > 0 else lim.limit_tokens
+            cap = (min(cap, lim.limit_tokens) if cap > 0 else lim.limit_tokens) * self.burst_share
             if self._tok is None:
                 self._tok = _Bucket(rate * self.safety, cap)
                 self._tok.level = cap
