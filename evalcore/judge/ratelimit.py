@@ -233,14 +233,16 @@ class RateLimiter:
         self._sent_tokens.append((self._seq, cost))
         try:
             request.extensions["evalcore_seq"] = self._seq
+            request.extensions["evalcore_sent_at"] = time.monotonic()
         except (AttributeError, TypeError):
             pass
 
-    def after_attempt(self, status: int, headers: Mapping[str, str], seq: int | None = None) -> None:
+    def after_attempt(self, status: int, headers: Mapping[str, str], seq: int | None = None,
+                      sent_at: float | None = None) -> None:
         """Learn from one reply's headers; a 429 pauses everyone for retry-after and halves the window."""
         lim = Limits.from_headers(headers)
         if lim.any:
-            self._sync(lim, seq)
+            self._sync(lim, seq, sent_at)
         if status == 429:
             self.stats.rate_limited += 1
             ra = retry_after_s(headers)
@@ -262,8 +264,12 @@ class RateLimiter:
                 self.window = min(float(self.max_concurrency), self.window + 1.0 / max(self.window, 1.0))
                 self._wake()
 
-    def _sync(self, lim: Limits, seq: int | None) -> None:
+    def _sync(self, lim: Limits, seq: int | None, sent_at: float | None = None) -> None:
+        """Lower the local buckets to what the server reported: its remaining count when it admitted the request,
+        minus what was sent since, plus what it has refilled since (credited from the send time at the paced rate,
+        a slight over-credit by the one-way network delay, covered by holding only part of the burst)."""
         since = self._seq - seq if seq is not None else 0
+        age = max(0.0, time.monotonic() - sent_at) if sent_at is not None else 0.0
         if lim.limit_requests:
             rate = lim.limit_requests / 60.0
             cap = (lim.remaining_requests or 0) + (lim.reset_requests_s or 0) * rate
@@ -276,7 +282,7 @@ class RateLimiter:
             self.stats.limit_requests_per_min = lim.limit_requests
             if lim.remaining_requests is not None:
                 self._req.refill(time.monotonic())
-                self._req.level = min(self._req.level, lim.remaining_requests - since)
+                self._req.level = min(self._req.level, lim.remaining_requests - since + age * self._req.rate)
         if lim.limit_tokens:
             rate = lim.limit_tokens / 60.0
             cap = (lim.remaining_tokens or 0) + (lim.reset_tokens_s or 0) * rate
@@ -290,7 +296,7 @@ class RateLimiter:
             if lim.remaining_tokens is not None:
                 spent = sum(c for s, c in self._sent_tokens if seq is not None and s > seq)
                 self._tok.refill(time.monotonic())
-                self._tok.level = min(self._tok.level, lim.remaining_tokens - spent)
+                self._tok.level = min(self._tok.level, lim.remaining_tokens - spent + age * self._tok.rate)
 
     # ------------------------------------------------------------------ httpx hooks
     def hooks(self) -> dict[str, list[Any]]:
@@ -298,12 +304,13 @@ class RateLimiter:
             await self.before_attempt(request)
 
         async def on_response(response: Any) -> None:
-            seq = None
+            seq = sent_at = None
             try:
                 seq = response.request.extensions.get("evalcore_seq")
+                sent_at = response.request.extensions.get("evalcore_sent_at")
             except (AttributeError, RuntimeError):
                 pass
-            self.after_attempt(response.status_code, response.headers, seq)
+            self.after_attempt(response.status_code, response.headers, seq, sent_at)
 
         return {"request": [on_request], "response": [on_response]}
 
