@@ -86,7 +86,7 @@ def test_loopback_rate_limit_buckets_and_headers():
 
 
 def test_client_paces_to_an_rpm_limit():
-    """A bare burst of 60 at concurrency 60 meets many 429s; the client's pacer sends nearly none."""
+    """60 requests at concurrency 60 against a 50/s limit with bursts of 10: the pacer keeps 429s to almost none."""
     reqs = [ChatRequest(messages=(("user", f"Rate text {i} from 1 to 5."),), max_tokens=2) for i in range(60)]
 
     async def go(srv, concurrency):
@@ -103,8 +103,7 @@ def test_client_paces_to_an_rpm_limit():
         wall, st = asyncio.run(go(srv, 60))
         limited = srv.rate_limited
     assert limited <= 2 and st.limit_requests_per_min == 3000
-    rate = 59 / wall
-    assert 35 < rate <= 50 * 1.15  # near the limit, not above it
+    assert 59 / wall <= 50 * 1.15  # never above the limit (how close to it: bench_judge.py (e), not a timed test)
 
 
 def dataset(n: int) -> Dataset:
