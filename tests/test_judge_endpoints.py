@@ -195,3 +195,25 @@ def test_prefix_schedule_groups_documents_and_records_cached_tokens(tmp_path):
         assert run.config["schedule"] == schedule
         cached[schedule] = st["cached_prompt_tokens"] / st["prompt_tokens"]
     assert cached["prefix"] > cached["as-given"] + 0.2
+
+
+@pytest.mark.parametrize("method_name", ["geval", "explicit", "implicit", "rts", "mcq", "pairwise", "h2h",
+                                         "gptscore"])
+def test_templates_put_the_shared_source_before_the_judged_text(method_name):
+    """Two items of one document share their prompts' prefix up to the end of the source (what a prefix cache
+    reuses), and the judged text comes after it."""
+    from evalcore.judge.schedule import prompt_text
+    from evalcore.judge.types import Capabilities
+    from evalcore.methods import get_method
+
+    m = get_method(method_name)
+    cfg, _ = m.plan(m.default_config(), Capabilities(True, 20, True, True))
+    ds = dataset(1, 3, words=60)
+    source = ds.documents["source"].iloc[0]
+    tasks = (runner.pair_tasks(ds, "coherence", runner.PairSelection()) if m.pairwise
+             else runner.item_tasks(ds, "coherence"))
+    a, b = (prompt_text(m.build_requests(t, CRIT["coherence"], cfg)[0]) for t in tasks[:2])
+    shared = a[:common_prefix_len(a, b)]
+    assert source in shared, method_name
+    judged = tasks[0].output_first if m.pairwise else tasks[0].output
+    assert a.index(judged) > a.index(source)

@@ -164,6 +164,8 @@ class RateLimiter:
             except asyncio.CancelledError:
                 if fut in self._waiters:
                     self._waiters.remove(fut)
+                elif fut.done() and not fut.cancelled():
+                    self._wake()  # woken, then cancelled: hand the slot to the next waiter
                 raise
         self._inflight += 1
 
