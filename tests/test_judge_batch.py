@@ -159,33 +159,12 @@ def test_cancelled_batch_then_collect(store):
     assert j.loc[j["status"] == "failed", "reason"].eq("batch cancelled: request not run").all()
 
 
-def test_collect_in_a_new_process(store, tmp_path):
+def test_cli_submit_no_wait_then_collect_in_a_new_process(store):
+    """`score --batch --no-wait` in one process, `batch collect` in another: the batch id lives in the store."""
     ds = tiny_dataset()
     store.save_dataset(ds)
+    env = dict(os.environ, EVALCORE_DB=str(store.path))
     with serve(batch=BatchSwitches(line_delay_s=0.01)) as srv:
-        sub = batch.submit(ds, method="geval", dimensions=["coherence"], criteria_by_dim=CRIT, endpoint=ep(srv),
-                           store=store)
-        assert store.run_row(sub.run_id)["status"] == "batch-submitted"
-        env = dict(os.environ, EVALCORE_DB=str(store.path))
-        status = subprocess.run([sys.executable, "-m", "evalcore", "batch", "status", sub.run_id, "--json"],
-                                cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
-        assert status.returncode == 0, status.stderr
-        assert json.loads(status.stdout)["batches"][0]["batch_id"] == sub.batch_ids[0]
-        out = subprocess.run([sys.executable, "-m", "evalcore", "batch", "collect", sub.run_id, "--poll", "0.05",
-                              "--json", "--quiet"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
-        assert out.returncode == 0, out.stderr
-        assert srv.by_path.get(CHAT, 0) == 0
-    summary = json.loads(out.stdout)
-    assert summary["judgments"] == 12 and summary["failed"] == 0
-    run = store.load_run(sub.run_id)
-    assert run.config["status"] == "done" and (run.judgments["status"] == "ok").all()
-
-
-def test_cli_score_batch_no_wait_then_collect(store, tmp_path):
-    ds = tiny_dataset()
-    store.save_dataset(ds)
-    with serve() as srv:
-        env = dict(os.environ, EVALCORE_DB=str(store.path))
         sub = subprocess.run([sys.executable, "-m", "evalcore", "score", "--dataset", ds.id, "--method", "geval",
                               "--dimension", "coherence", "--model", "loop-model", "--provider", "vllm",
                               "--base-url", srv.base_url, "--batch", "--no-wait", "--json"],
@@ -193,9 +172,18 @@ def test_cli_score_batch_no_wait_then_collect(store, tmp_path):
         assert sub.returncode == 0, sub.stderr
         info = json.loads(sub.stdout)
         assert info["requests"] == 12 and len(info["batch_ids"]) == 1
-        col = batch.collect(info["run_id"], store=store, poll_s=0.02)
-    assert (col.run.judgments["status"] == "ok").all()
-    assert srv.by_path.get(CHAT, 0) == 0
+        assert store.run_row(info["run_id"])["status"] == "batch-submitted"
+        st = batch.status(info["run_id"], store=store)
+        assert [b["batch_id"] for b in st.batches] == info["batch_ids"]
+        out = subprocess.run([sys.executable, "-m", "evalcore", "batch", "collect", info["run_id"], "--poll", "0.05",
+                              "--json", "--quiet"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        assert srv.by_path.get(CHAT, 0) == 0
+    summary = json.loads(out.stdout)
+    assert summary["judgments"] == 12 and summary["failed"] == 0
+    assert summary["batch"]["done"] and summary["batch"]["batches"][0]["collected"]
+    run = store.load_run(info["run_id"])
+    assert run.config["status"] == "done" and (run.judgments["status"] == "ok").all()
 
 
 def test_estimate_shows_batch_and_cached_prompt_prices(store):

@@ -130,3 +130,27 @@ def test_engine_run_against_a_rate_limited_endpoint(tmp_path):
     assert limited <= max(2, 0.02 * sent)
     assert run.config["stats"]["rate_limited"] == limited
     assert wall >= (83 - 20) / 80 * 0.9  # the limit was binding and was respected
+
+
+def test_client_paces_to_a_tpm_limit():
+    """A token limit binding before any request limit: the token pacer (prompt characters / 4 + max_tokens) keeps
+    429s to almost none."""
+    words = " ".join(f"word{i}" for i in range(20))
+    reqs = [ChatRequest(messages=(("user", f"{words} {i}. Rate it from 1 to 5."),), max_tokens=2) for i in range(40)]
+
+    async def go(srv):
+        c = JudgeClient(Endpoint(srv.base_url, "m", provider="local"), concurrency=40, max_retries=8)
+        try:
+            await c.send(reqs[0])
+            t0 = time.perf_counter()
+            await asyncio.gather(*(c.send(r) for r in reqs[1:]))
+            return time.perf_counter() - t0, c.limiter.stats
+        finally:
+            await c.aclose()
+
+    # about 29 tokens a request at the server: 30,000 TPM is ~17 requests/s, bursts of ~8
+    with serve(latency_s=0.02, rate_limit=RateLimit(tpm=30000, burst_s=0.5)) as srv:
+        wall, st = asyncio.run(go(srv))
+        limited = srv.rate_limited
+    assert limited <= 2 and st.limit_tokens_per_min == 30000
+    assert wall >= (39 - 9) * 29 / 500 * 0.8  # the limit was respected (500 tokens/s)
