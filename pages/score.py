@@ -301,6 +301,20 @@ else:
                         ui.forget_runs()
                         compute.forget_results()
                         st.rerun()
+    stats = run.config.get("stats") or {}
+    used = stats.get("batch") if isinstance(stats.get("batch"), dict) and "prompt_tokens" in stats["batch"] else stats
+    if used.get("prompt_tokens"):
+        from evalcore.judge.cost import cost_table
+
+        ident = run.config.get("endpoint") or {}
+        with st.expander("Tokens and cost of this run (as the endpoint reported them)"):
+            ui.table(cost_frame(cost_table(int(used.get("prompt_tokens", 0)), int(used.get("completion_tokens", 0)),
+                                           cached_prompt_tokens=int(used.get("cached_prompt_tokens", 0)),
+                                           model=ident.get("model", run.model),
+                                           provider=ident.get("provider", "openai"))),
+                     f"cost {rid}", "run_cost")
+            st.caption(("Scored through the Batch API: the Batch API columns apply. " if used is not stats else "")
+                       + "Requests answered from the cache cost nothing and are not counted.")
     r1, r2, r3 = st.columns(3)
     r1.metric("Judgments", info["judgments"])
     r2.metric("Failed", info["failed"])

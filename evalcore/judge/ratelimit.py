@@ -10,14 +10,15 @@ Hosted APIs announce their limits on every reply (OpenAI's names, also used by A
 ``RateLimiter`` uses them in two ways:
 
 * **pacing** (once the limits are known): a local token bucket that refills at ``safety`` x the announced rate
-  (limit / 60 s), holding ``burst_share`` of the server's burst capacity (inferred as ``remaining + reset x rate``:
+  (limit / 60 s; 99 %), holding ``burst_share`` of the server's burst capacity (inferred as ``remaining + reset x rate``:
   requests leave here before they reach the server, so sends spread out here may arrive together), re-synchronised
   downward on every reply with ``remaining - (sends since that request)``; every HTTP attempt (openai's own retries
   included, through the httpx request hook) waits for a token before it goes out;
-* **a concurrency window** with additive increase and multiplicative decrease (AIMD, as TCP's congestion control,
-  Jacobson 1988): +1/window per success up to the configured concurrency, halved on a 429 (at most once per round of
-  requests: a 429 for a request sent before the last decrease does not decrease again), and a pause for
-  ``retry-after`` that every attempt respects.
+* **additive increase, multiplicative decrease** (AIMD, as TCP's congestion control, Jacobson 1988) on a 429, at
+  most once per round of requests (a 429 for a request sent before the last decrease does not decrease again): when
+  the limits are known, the pacer's rate drops to 90 % and climbs back by 0.5 % per answer; when they are not, the
+  concurrency window halves and grows back by 1/window per answer, up to the configured concurrency. Every 429's
+  ``retry-after`` pauses every attempt.
 
 Without rate-limit headers (vLLM, Ollama, the loopback without limits) nothing is paced and the window stays at the
 configured concurrency, so an unlimited endpoint runs exactly as before.
@@ -134,7 +135,7 @@ class LimiterStats:
 class RateLimiter:
     """Paces HTTP attempts to an endpoint's announced limits and keeps an AIMD concurrency window."""
 
-    def __init__(self, max_concurrency: int, *, safety: float = 0.97, burst_share: float = 0.5,
+    def __init__(self, max_concurrency: int, *, safety: float = 0.99, burst_share: float = 0.5,
                  chars_per_token: float = 4.0) -> None:
         self.max_concurrency = max(1, int(max_concurrency))
         self.window = float(self.max_concurrency)
@@ -153,6 +154,13 @@ class RateLimiter:
         self._seq = 0  # attempts sent so far
         self._sent_tokens: deque[tuple[int, float]] = deque(maxlen=4096)  # (seq, token cost) of recent sends
         self._last_decrease_seq = -1
+        self._factor = 1.0  # the pacer's share of the announced rate, lowered after a 429 (AIMD on the rate)
+        self._base_rates: dict[str, float] = {}
+
+    def _apply_factor(self) -> None:
+        for name, b in (("req", self._req), ("tok", self._tok)):
+            if b is not None and name in self._base_rates:
+                b.rate = self._base_rates[name] * self.safety * self._factor
 
     # ------------------------------------------------------------------ the concurrency window (logical requests)
     async def acquire(self) -> None:
@@ -256,15 +264,24 @@ class RateLimiter:
                 if b is not None:
                     b.level = min(b.level, 0.0)
             if seq is None or seq > self._last_decrease_seq:
-                self.window = max(1.0, self.window / 2)
                 self._last_decrease_seq = self._seq
                 self.stats.decreases += 1
-                self.stats.min_window = self.window if self.stats.min_window is None else min(self.stats.min_window,
-                                                                                              self.window)
+                if self._req is not None or self._tok is not None:
+                    # paced: the limits are known, so slow the pacer a little (not the window, which must stay
+                    # above rate x latency to reach the limit at all)
+                    self._factor = max(0.5, self._factor * 0.9)
+                    self._apply_factor()
+                else:
+                    self.window = max(1.0, self.window / 2)
+                    self.stats.min_window = (self.window if self.stats.min_window is None
+                                             else min(self.stats.min_window, self.window))
         elif 200 <= status < 300:
             if self.window < self.max_concurrency:
                 self.window = min(float(self.max_concurrency), self.window + 1.0 / max(self.window, 1.0))
                 self._wake()
+            if self._factor < 1.0:
+                self._factor = min(1.0, self._factor + 0.005)  # additive increase: +0.1 per 20 answers
+                self._apply_factor()
 
     def _sync(self, lim: Limits, seq: int | None, sent_at: float | None = None) -> None:
         """Lower the local buckets to what the server reported: its remaining count when it admitted the request,
@@ -279,7 +296,8 @@ class RateLimiter:
             if self._req is None:
                 self._req = _Bucket(rate * self.safety, cap)
                 self._req.level = cap
-            self._req.rate = rate * self.safety
+            self._base_rates["req"] = rate
+            self._req.rate = rate * self.safety * self._factor
             self._req.capacity = max(1.0, cap)
             self.stats.limit_requests_per_min = lim.limit_requests
             if lim.remaining_requests is not None:
@@ -292,7 +310,8 @@ class RateLimiter:
             if self._tok is None:
                 self._tok = _Bucket(rate * self.safety, cap)
                 self._tok.level = cap
-            self._tok.rate = rate * self.safety
+            self._base_rates["tok"] = rate
+            self._tok.rate = rate * self.safety * self._factor
             self._tok.capacity = max(1.0, cap)
             self.stats.limit_tokens_per_min = lim.limit_tokens
             if lim.remaining_tokens is not None:
