@@ -17,6 +17,8 @@ if str(ROOT) not in sys.path:  # evalcore from the checkout even when the packag
     sys.path.insert(0, str(ROOT))
 
 from evalcore import views  # noqa: E402
+from evalcore.views import common as common_views  # noqa: E402
+from evalcore.views import report as report_views  # noqa: E402
 from pages import _shared as ui  # noqa: E402
 
 # Page files are named after their URL paths. Why: when a pages/ folder exists, Streamlit serves the first run of a
@@ -54,7 +56,7 @@ def sidebar() -> ui.Context:
         pending = st.session_state.pop("_pending_dataset", None)
         if pending in ids:  # set by the Data page after an upload, before the widget exists in this run
             st.session_state["dataset"] = pending
-        default = ids.index(views.DEFAULT_DATASET) if views.DEFAULT_DATASET in ids else 0
+        default = ids.index(common_views.DEFAULT_DATASET) if common_views.DEFAULT_DATASET in ids else 0
         dataset_id = st.selectbox("Dataset", ids, index=default, key="dataset", bind="query-params")
         st.text(names.get(dataset_id, dataset_id))  # a user dataset's name: shown as text, never Markdown
         with st.spinner("Loading dataset…"):
@@ -62,14 +64,14 @@ def sidebar() -> ui.Context:
 
         index = ui.run_index(dataset_id)
         run_ids = [r.run_id for r in index]
-        labels = {r.run_id: views.run_label(r) for r in index}
+        labels = {r.run_id: common_views.run_label(r) for r in index}
         current = st.session_state.get("runs")
         if current is None:
             if "runs" not in st.query_params:
-                st.session_state["runs"] = views.default_run_ids(dataset_id, run_ids)
+                st.session_state["runs"] = common_views.default_run_ids(dataset_id, run_ids)
         elif any(r not in run_ids for r in current):
             # another dataset was picked: its runs replace the old selection
-            st.session_state["runs"] = views.default_run_ids(dataset_id, run_ids)
+            st.session_state["runs"] = common_views.default_run_ids(dataset_id, run_ids)
         chosen = st.multiselect("Runs", run_ids, key="runs",
                                 bind="query-params", placeholder="Pick judge runs",
                                 help="Judge runs to analyse: published runs shipped with the data and your own.")
@@ -90,7 +92,7 @@ def sidebar() -> ui.Context:
         ctx = ui.Context(dataset_id=dataset_id, dataset=dataset, run_ids=list(chosen), runs=runs,
                          dimension=dimension, parse=parse, n_resamples=n_resamples, all_runs=index)
 
-        params = views.AnalysisParams(
+        params = report_views.AnalysisParams(
             dataset_id=dataset_id, run_ids=list(chosen), dimension=dimension,
             level=_view_value("level", views.LEVELS, "dataset"),
             coefficient=_view_value("coefficient", views.COEFFICIENTS, "spearman"),
@@ -101,7 +103,7 @@ def sidebar() -> ui.Context:
 
         def build_report() -> str:
             # Runs on Streamlit's download thread: plain evalcore calls only, no st.* here.
-            return views.analysis_report(dataset, item_runs, params)
+            return report_views.analysis_report(dataset, item_runs, params)
 
         st.download_button("Export report", data=build_report, file_name=f"judgebench-{dataset_id}.html",
                            mime="text/html", key="export_report", icon=":material/download:",

@@ -9,7 +9,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from evalcore import views
+from evalcore.views import alignment as alignment_views
+from evalcore.views import bias as bias_views
+from evalcore.views import compare as compare_views
+from evalcore.views import data as data_views
 from pages import _shared as ui
 
 
@@ -23,86 +26,86 @@ def _systems(systems: tuple[str, ...] | None) -> list[str] | None:
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def agreement(dataset_id: str, n_resamples: int) -> pd.DataFrame:
-    return views.agreement_table(ui.load_dataset(dataset_id), n_resamples=n_resamples)
+    return data_views.agreement_table(ui.load_dataset(dataset_id), n_resamples=n_resamples)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def alignment(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse: str, n_resamples: int,
               systems: tuple[str, ...] | None) -> pd.DataFrame:
-    return views.alignment_table(ui.load_dataset(dataset_id), _runs(run_ids, parse), dimension,
+    return alignment_views.alignment_table(ui.load_dataset(dataset_id), _runs(run_ids, parse), dimension,
                                  n_resamples=n_resamples, systems=_systems(systems))
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def ceiling(dataset_id: str, dimension: str, level: str, coefficient: str) -> pd.DataFrame:
-    return views.ceiling_table(ui.load_dataset(dataset_id), dimension, level=level, coefficient=coefficient)
+    return alignment_views.ceiling_table(ui.load_dataset(dataset_id), dimension, level=level, coefficient=coefficient)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def per_system(dataset_id: str, run_ids: tuple[str, ...], dimensions: tuple[str, ...], coefficient: str, parse: str,
                systems: tuple[str, ...] | None) -> pd.DataFrame:
-    return views.per_system_table(ui.load_dataset(dataset_id), _runs(run_ids, parse), list(dimensions),
+    return alignment_views.per_system_table(ui.load_dataset(dataset_id), _runs(run_ids, parse), list(dimensions),
                                   coefficient=coefficient, systems=_systems(systems))
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def meta_correlation(dataset_id: str, run_ids: tuple[str, ...], dimensions: tuple[str, ...], coefficient: str,
                      parse: str, systems: tuple[str, ...] | None) -> pd.DataFrame:
-    return views.meta_correlation_table(ui.load_dataset(dataset_id), _runs(run_ids, parse), list(dimensions),
+    return alignment_views.meta_correlation_table(ui.load_dataset(dataset_id), _runs(run_ids, parse), list(dimensions),
                                         coefficient=coefficient, systems=_systems(systems))
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def correct_preferences(dataset_id: str, run_ids: tuple[str, ...], dimensions: tuple[str, ...], parse: str,
                         systems: tuple[str, ...] | None) -> pd.DataFrame:
-    return views.correct_preferences_table(ui.load_dataset(dataset_id), _runs(run_ids, parse), list(dimensions),
+    return alignment_views.correct_preferences_table(ui.load_dataset(dataset_id), _runs(run_ids, parse), list(dimensions),
                                            systems=_systems(systems))
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def reliability(dataset_id: str, rts_id: str, mcq_id: str, dimension: str, coefficient: str, parse: str):
-    return views.reliability_view(ui.load_dataset(dataset_id), ui.load_run(rts_id, parse),
+    return alignment_views.reliability_view(ui.load_dataset(dataset_id), ui.load_run(rts_id, parse),
                                   ui.load_run(mcq_id, parse), dimension, coefficient=coefficient)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def difficulty(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse: str,
                systems: tuple[str, ...] | None) -> pd.DataFrame:
-    return views.difficulty_table(ui.load_dataset(dataset_id), _runs(run_ids, parse), dimension,
+    return alignment_views.difficulty_table(ui.load_dataset(dataset_id), _runs(run_ids, parse), dimension,
                                   systems=_systems(systems))
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def writer_bias(dataset_id: str, run_id: str, dimension: str, parse: str) -> pd.DataFrame:
-    return views.writer_bias_table(ui.load_dataset(dataset_id), ui.load_run(run_id, parse), dimension)
+    return bias_views.writer_bias_table(ui.load_dataset(dataset_id), ui.load_run(run_id, parse), dimension)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def mean_scores(dataset_id: str, run_ids: tuple[str, ...], dimensions: tuple[str, ...], parse: str) -> pd.DataFrame:
-    return views.mean_scores_table(ui.load_dataset(dataset_id), _runs(run_ids, parse), list(dimensions))
+    return bias_views.mean_scores_table(ui.load_dataset(dataset_id), _runs(run_ids, parse), list(dimensions))
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def distributions(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse: str) -> pd.DataFrame:
-    return views.score_distribution_table(ui.load_dataset(dataset_id), _runs(run_ids, parse), dimension)
+    return bias_views.score_distribution_table(ui.load_dataset(dataset_id), _runs(run_ids, parse), dimension)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def position_bias(run_ids: tuple[str, ...], parse: str) -> pd.DataFrame:
-    return views.position_bias_table(_runs(run_ids, parse))
+    return bias_views.position_bias_table(_runs(run_ids, parse))
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def paired(dataset_id: str, run_a: str, run_b: str, dimension: str, level: str, coefficient: str, n_resamples: int,
            method: str, parse: str):
-    return views.paired_comparison(ui.load_dataset(dataset_id), ui.load_run(run_a, parse), ui.load_run(run_b, parse),
+    return compare_views.paired_comparison(ui.load_dataset(dataset_id), ui.load_run(run_a, parse), ui.load_run(run_b, parse),
                                    dimension, level=level, coefficient=coefficient, n_resamples=n_resamples,
                                    method=method)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def disagreements(dataset_id: str, run_a: str, run_b: str, dimension: str, parse: str, top: int) -> pd.DataFrame:
-    return views.disagreements(ui.load_dataset(dataset_id), ui.load_run(run_a, parse), ui.load_run(run_b, parse),
+    return compare_views.disagreements(ui.load_dataset(dataset_id), ui.load_run(run_a, parse), ui.load_run(run_b, parse),
                                dimension, top=top)
 
 

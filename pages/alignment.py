@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from evalcore import views
+from evalcore.views import alignment as alignment_views
 from pages import _compute as compute
 from pages import _shared as ui
 
@@ -68,7 +69,7 @@ with tab_of['Correlations']:
                 # The chart is opt-in: loading the charting library roughly doubles the time until this page's
                 # numbers appear (bench/bench_app_ready.py); the other tabs and the HTML report always have charts.
                 if st.toggle("Chart of the correlations with their 95% CIs", key="corr_chart", bind="query-params"):
-                    ui.chart(views.alignment_figure(table, coefficient), "correlations")
+                    ui.chart(alignment_views.alignment_figure(table, coefficient), "correlations")
         else:
             st.info("The selected runs are pairwise: see #CP below and position bias on the Bias page.")
 
@@ -82,7 +83,7 @@ with tab_of['Per system & meta-correlation']:
             if ps.empty:
                 st.info("Not enough systems for per-system correlations.")
             else:
-                ui.chart(views.per_system_box(ps, coefficient), "per_system")
+                ui.chart(alignment_views.per_system_box(ps, coefficient), "per_system")
                 ui.table(ps, f"per-system {coefficient}", "per_system")
 
                 st.subheader("Meta-correlation (003 Fig. 2-3)")
@@ -90,7 +91,7 @@ with tab_of['Per system & meta-correlation']:
                 if not mt.empty:
                     ui.table(mt, f"meta-correlation {coefficient}", "meta_correlation")
                     if (ps["dimension"] == ctx.dimension).any():
-                        ui.chart(views.meta_scatter(ps, mt, ctx.dimension, coefficient), "meta_scatter")
+                        ui.chart(alignment_views.meta_scatter(ps, mt, ctx.dimension, coefficient), "meta_scatter")
                     st.caption("M = corr(Q_i, P_i) over systems (003 Eq. 3). Near 0 is ideal; a negative M means the judge "
                                "agrees less with humans on better systems.")
 
@@ -114,7 +115,7 @@ with tab_of['#CP']:
 # -------------------------------------------------------------------------------------------- reliability
 with tab_of['RTS-MCQ reliability']:
     if tab_of['RTS-MCQ reliability'].open:
-        pairs = views.reliability_pairs([r for r in ctx.all_runs])
+        pairs = alignment_views.reliability_pairs([r for r in ctx.all_runs])
         if pairs:
             st.subheader("RTS-MCQ reliability (003 Eq. 4)")
             labels = {f"{a.run_id} + {b.run_id}": (a, b) for a, b in pairs}
@@ -140,5 +141,5 @@ with tab_of['Difficulty (002)']:
             if diff.empty:
                 st.info("Not enough pairs of outputs of the same document.")
             else:
-                ui.chart(views.difficulty_figure(diff), "difficulty")
+                ui.chart(alignment_views.difficulty_figure(diff), "difficulty")
                 ui.table(diff, f"pairwise tau by difficulty {ctx.dimension}", "difficulty")

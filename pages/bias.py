@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from evalcore import views
+from evalcore.views import bias as bias_views
+from evalcore.views import common as common_views
 from pages import _compute as compute
 from pages import _shared as ui
 
@@ -15,7 +16,7 @@ st.title("Bias")
 # ------------------------------------------------------------------------------ human- vs LLM-written (000 Fig. 2)
 st.subheader("Human-written vs LLM-written texts (000 Fig. 2)")
 WRITER_DATASET = "zhang_pairs"
-if ds.id != WRITER_DATASET and views.writer_column(ds) is None:
+if ds.id != WRITER_DATASET and bias_views.writer_column(ds) is None:
     st.info(f"This analysis needs pairs of human-written and LLM-written texts with the humans' preference: pick the "
             f"dataset **{WRITER_DATASET}** (Zhang et al. 2023) in the sidebar.")
 else:
@@ -25,7 +26,7 @@ else:
                 "G-Eval or RTS), a judge endpoint and the dimension, then press **Start scoring**; the run appears "
                 "here when it is done.")
     else:
-        labels = {r.run_id: views.run_label(r) for r in scored}
+        labels = {r.run_id: common_views.run_label(r) for r in scored}
         run_id = st.selectbox("Judge run", list(labels), key="bias_run",
                               bind="query-params")
         with st.spinner("Grouping by the humans' preference…"):
@@ -33,7 +34,7 @@ else:
         if wb.empty:
             st.info(ui.esc(f"Run {labels[run_id]} has no parsed scores on {ctx.dimension!r} for these pairs."))
         else:
-            ui.chart(views.writer_bias_figure(wb, labels[run_id]), "writer_bias")
+            ui.chart(bias_views.writer_bias_figure(wb, labels[run_id]), "writer_bias")
             ui.table(wb, f"writer bias {ctx.dimension}", "writer_bias")
             st.caption("Pairs are grouped by the majority of the annotators' votes (a tie when the votes cancel).")
 
@@ -49,9 +50,9 @@ if ui.need_runs(runs) and dims:
     if ms.empty:
         st.info("No scores to compare.")
     else:
-        ui.chart(views.mean_scores_figure(ms), "mean_scores")
+        ui.chart(bias_views.mean_scores_figure(ms), "mean_scores")
         if (ms["dimension"] == ctx.dimension).any():
-            ui.chart(views.mean_scores_system_figure(ms, ctx.dimension), "mean_scores_system")
+            ui.chart(bias_views.mean_scores_system_figure(ms, ctx.dimension), "mean_scores_system")
         ui.table(ms, "mean scores per system", "mean_scores")
         st.caption("Raw scores are only comparable when judge and humans use the same scale (G-Eval rates "
                    "fluency 1-3 while SummEval's humans rate 1-5).")
@@ -64,7 +65,7 @@ if runs:
     if dist.empty:
         st.info(ui.esc(f"No parsed scores on {ctx.dimension!r}."))
     else:
-        ui.chart(views.score_distribution_figure(dist, ctx.dimension), "distributions")
+        ui.chart(bias_views.score_distribution_figure(dist, ctx.dimension), "distributions")
         summary = dist.groupby(["run", "method"])["judge"].describe().reset_index()
         ui.table(summary, f"score distribution {ctx.dimension}", "distributions")
 
@@ -76,7 +77,7 @@ if not pw:
     st.info("No pairwise run on this dataset. Score one on the **Score** page with the H2H or Pairwise method "
             "(SummEval ships Shen et al.'s ChatGPT H2H run).")
 else:
-    labels = {r.run_id: views.run_label(r) for r in pw}
+    labels = {r.run_id: common_views.run_label(r) for r in pw}
     selected = [r.run_id for r in ctx.pairwise_runs]
     default = selected or list(labels)[:1]
     chosen = st.multiselect("Pairwise runs", list(labels), default=default,
@@ -87,7 +88,7 @@ else:
         if pb.empty:
             st.info("These runs hold no comparisons.")
         else:
-            ui.chart(views.position_bias_figure(pb), "position_bias")
+            ui.chart(bias_views.position_bias_figure(pb), "position_bias")
             ui.table(pb, "position bias", "position_bias")
             st.caption("Every pair is judged in both orders: an unbiased judge wins the first position half of the "
                        "decided comparisons and keeps its verdict when the order flips.")

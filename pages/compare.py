@@ -5,6 +5,8 @@ from __future__ import annotations
 import streamlit as st
 
 from evalcore import views
+from evalcore.views import common as common_views
+from evalcore.views import compare as compare_views
 from pages import _compute as compute
 from pages import _shared as ui
 
@@ -18,7 +20,7 @@ if len(candidates) < 2:
             "(for example the same method with two prompt versions, or two models).")
     st.stop()
 
-labels = {r.run_id: views.run_label(r) for r in candidates}
+labels = {r.run_id: common_views.run_label(r) for r in candidates}
 ids = list(labels)
 sel = [r for r in ctx.run_ids if r in labels]
 default_a = ids.index(sel[0]) if sel else 0
@@ -54,7 +56,7 @@ m1.metric("Run A", ui.fmt(res.statistic_a))
 m2.metric("Run B", ui.fmt(res.statistic_b))
 m3.metric("A − B", ui.fmt(res.difference), help=f"95% CI [{ui.fmt(res.ci_low)}, {ui.fmt(res.ci_high)}]")
 m4.metric("p-value", ui.fmt(res.pvalue, 4), help=f"{res.method}, n = {res.n}")
-summary = views.paired_summary(res, labels[run_a], labels[run_b])
+summary = compare_views.paired_summary(res, labels[run_a], labels[run_b])
 ui.table(summary, f"paired difference {ctx.dimension} {level} {coefficient}", "paired")
 
 st.subheader("Where the two runs disagree most")
@@ -69,7 +71,7 @@ ui.table(dis, f"disagreements {ctx.dimension}", "disagreements")
 st.caption("rank_gap: difference of the items' percentile ranks under the two runs (scales may differ).")
 
 item = st.selectbox("Show the texts of item", dis["item_id"].tolist(), key="item", bind="query-params")
-texts = views.item_texts(ds, item)
+texts = compare_views.item_texts(ds, item)
 row = dis[dis["item_id"] == item].iloc[0]
 st.text(f"Run A: {row['judge_a']:.4g}   Run B: {row['judge_b']:.4g}   human: {row['human']:.4g}")
 ui.plain("Evaluated output", texts.get("output", ""))

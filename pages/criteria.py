@@ -7,7 +7,7 @@ import dataclasses
 import pandas as pd
 import streamlit as st
 
-from evalcore import views
+from evalcore.views import criteria as criteria_views
 from evalcore.judge.store import default_store
 from evalcore.judge.types import Criteria
 from evalcore.methods import METHODS
@@ -131,7 +131,7 @@ method_name = m1.selectbox("Method", method_names, key="method", bind="query-par
 items = ds.items["item_id"].astype(str).tolist()[:200]
 item = m2.selectbox("Item", items, key="prompt_item", bind="query-params")
 try:
-    prompt = views.rendered_prompt(ds, method_name, item, criteria)
+    prompt = criteria_views.rendered_prompt(ds, method_name, item, criteria)
 except Exception as e:  # noqa: BLE001 - a method that cannot render this item says why
     st.warning(ui.esc(f"{method_name} cannot render a prompt here: {type(e).__name__}: {e}"))
 else:

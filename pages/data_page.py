@@ -5,7 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from evalcore import importers, views
+from evalcore import importers
+from evalcore.views import data as data_views
 from pages import _compute as compute
 from pages import _shared as ui
 
@@ -24,15 +25,15 @@ c3.metric("Systems", len(ds.systems))
 c4.metric("Annotators", len(ds.annotators))
 
 st.subheader("Dimensions")
-ui.table(views.dataset_overview(ds), f"{ds.id} dimensions", "dimensions")
+ui.table(data_views.dataset_overview(ds), f"{ds.id} dimensions", "dimensions")
 
 st.subheader("Preview")
 n_preview = st.number_input("Rows to preview", min_value=5, max_value=500, value=20, step=5, key="preview_rows",
                             bind="query-params")
-ui.table(views.preview_frame(ds, int(n_preview)), f"{ds.id} preview", "preview")
+ui.table(data_views.preview_frame(ds, int(n_preview)), f"{ds.id} preview", "preview")
 
 st.subheader("Rating distributions")
-ui.chart(views.rating_histogram(ds), "ratings")
+ui.chart(data_views.rating_histogram(ds), "ratings")
 
 st.subheader("Human agreement")
 if ds.annotations.empty:
@@ -44,7 +45,7 @@ else:
         st.info("No dimension has ratings from two or more annotators.")
     else:
         ui.table(alpha, f"{ds.id} krippendorff alpha", "agreement")
-        ui.chart(views.agreement_figure(alpha), "agreement")
+        ui.chart(data_views.agreement_figure(alpha), "agreement")
         st.caption("Interval-level alpha per annotator group; 95% CIs resample items.")
 
 if ds.citation or ds.origin:
@@ -151,7 +152,7 @@ if upload is not None:
             dim_names = list(mapping.dimensions)
             value_cols = [c for spec in mapping.dimensions.values()
                           for c in (spec.values() if isinstance(spec, dict) else [spec])]
-        lo_default, hi_default = views.scale_guess(raw, value_cols)
+        lo_default, hi_default = data_views.scale_guess(raw, value_cols)
         declare = st.checkbox("All dimensions are rated on one scale", value=True, key="map_declare_scale",
                               help="Untick to infer each dimension's scale from its ratings (noted on import).")
         if declare:

@@ -9,7 +9,9 @@ from typing import Any
 
 import streamlit as st
 
-from evalcore import views
+from evalcore.views import common as common_views
+from evalcore.views import criteria as criteria_views
+from evalcore.views import score as score_views
 from evalcore.judge.store import default_store
 from evalcore.methods import METHODS
 from pages import _compute as compute
@@ -159,7 +161,7 @@ if choice.endpoint is not None:
 if use_batch and replicas:
     st.caption("The Batch API sends one batch to the first endpoint; the replicas are used by online runs only.")
 criteria = {d: ui.current_criteria(ds, d, method_name) for d in dims}
-config = views.method_config(method_name, ds)
+config = criteria_views.method_config(method_name, ds)
 with st.expander("Criteria used (edit them on the Criteria page)"):
     for d, c in criteria.items():
         st.text(f"{d}: version {c.version_hash()}")
@@ -271,7 +273,7 @@ local = [r for r in ctx.all_runs if r.origin != "published"]
 if not local:
     st.info("No local run on this dataset yet.")
 else:
-    labels = {r.run_id: f"{views.run_label(r)}  ({r.run_id})" for r in local}
+    labels = {r.run_id: f"{common_views.run_label(r)}  ({r.run_id})" for r in local}
     rid = st.selectbox("Run", list(labels), key="local_run", bind="query-params")
     st.text(labels[rid])
     run = ui.load_run(rid, "robust")
@@ -320,7 +322,7 @@ else:
     r2.metric("Failed", info["failed"])
     r3.metric("Dimensions", ui.esc(", ".join(info["dimensions"]) or "-"))
     st.markdown("**Failures with their raw replies**")
-    fails = views.failures_table(run)
+    fails = score_views.failures_table(run)
     if fails.empty:
         st.caption("No failures.")
     else:

@@ -11,7 +11,8 @@ import pytest
 from scipy import stats
 
 from evalcore import runs as runs_mod
-from evalcore import views
+from evalcore.views import alignment as alignment_views
+from evalcore.views import report as report_views
 from evalcore.report import ReportFigure, ReportSection, ReportTable, format_cell, render_report
 
 GPT4_RTS = "summeval/shen-gpt-4-0314-rts"
@@ -25,10 +26,10 @@ EXTERNAL_LINK = re.compile(r"<link[^>]*\bhref\s*=\s*[\"']?\s*(https?:)?//", re.I
 def summeval_report():
     dataset = runs_mod.get_dataset("summeval")
     runs = [runs_mod.load_run(GPT4_RTS), runs_mod.load_run(CHATGPT_RTS)]
-    params = views.AnalysisParams(dataset_id="summeval", run_ids=[GPT4_RTS, CHATGPT_RTS], dimension="coherence",
+    params = report_views.AnalysisParams(dataset_id="summeval", run_ids=[GPT4_RTS, CHATGPT_RTS], dimension="coherence",
                                   level="summary", coefficient="kendall", n_resamples=20)
-    html = views.analysis_report(dataset, runs, params)
-    table = views.alignment_table(dataset, runs, "coherence", n_resamples=20)
+    html = report_views.analysis_report(dataset, runs, params)
+    table = alignment_views.alignment_table(dataset, runs, "coherence", n_resamples=20)
     return dataset, runs, html, table
 
 

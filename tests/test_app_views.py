@@ -7,7 +7,12 @@ import math
 import pandas as pd
 import pytest
 
-from evalcore import views
+from evalcore.views import alignment as alignment_views
+from evalcore.views import bias as bias_views
+from evalcore.views import common as common_views
+from evalcore.views import compare as compare_views
+from evalcore.views import criteria as criteria_views
+from evalcore.views import score as score_views
 from evalcore.model import Dataset, Dimension, Run
 
 
@@ -44,7 +49,7 @@ def pairs_dataset() -> Dataset:
 
 
 def test_majority_preference_per_pair(pairs_dataset):
-    p = views.human_preference_by_pair(pairs_dataset, "overall").set_index("pair_id")
+    p = bias_views.human_preference_by_pair(pairs_dataset, "overall").set_index("pair_id")
     assert p.loc["d1", "preferred"] == "a" and p.loc["d1", "votes"] == 1
     assert p.loc["d2", "preferred"] == "tie"
     assert p.loc["d3", "preferred"] == "b"
@@ -53,7 +58,7 @@ def test_majority_preference_per_pair(pairs_dataset):
 def test_writer_bias_groups_by_human_preference(pairs_dataset):
     run = Run(run_id="toy/r", dataset_id="toy", method="rts", model="m",
               judgments=judgments({"d1/h": 4, "d1/l": 5, "d2/h": 2, "d2/l": 3, "d3/h": 1, "d3/l": None}))
-    t = views.writer_bias_table(pairs_dataset, run, "overall").set_index("group")
+    t = bias_views.writer_bias_table(pairs_dataset, run, "overall").set_index("group")
     # d3's LLM summary failed to parse: the pair is left out rather than compared on one side only
     assert list(t.index) == ["human preferred", "equally good"]
     assert t.loc["human preferred", "human_written"] == 4 and t.loc["human preferred", "llm_written"] == 5
@@ -66,7 +71,7 @@ def test_disagreements_rank_items_by_percentile_gap(pairs_dataset):
             judgments=judgments({"d1/h": 1, "d1/l": 2, "d2/h": 3, "d2/l": 4}))
     b = Run(run_id="b", dataset_id="toy", method="explicit", model="m",
             judgments=judgments({"d1/h": 90, "d1/l": 20, "d2/h": 30, "d2/l": 40}))
-    d = views.disagreements(pairs_dataset, a, b, "overall", top=2)
+    d = compare_views.disagreements(pairs_dataset, a, b, "overall", top=2)
     # ranks (pct) under a: .25 .5 .75 1; under b: 1 .25 .5 .75 -> gaps .75 .25 .25 .25
     assert d["item_id"].tolist()[0] == "d1/h"
     assert d["rank_gap"].tolist()[0] == pytest.approx(0.75)
@@ -80,16 +85,16 @@ def test_reliability_pairs_match_prompt_variants():
 
     runs = [r("s/x-rts", "rts", "gpt"), r("s/x-mcq", "mcq", "gpt"), r("s/x-altrts", "rts", "gpt"),
             r("s/x-altmcq", "mcq", "gpt"), r("s/y-rts", "rts", "llama")]
-    pairs = {(a.run_id, b.run_id) for a, b in views.reliability_pairs(runs)}
+    pairs = {(a.run_id, b.run_id) for a, b in alignment_views.reliability_pairs(runs)}
     assert pairs == {("s/x-rts", "s/x-mcq"), ("s/x-altrts", "s/x-altmcq")}
 
 
 def test_default_runs_and_failures():
-    assert views.default_run_ids("summeval", ["summeval/shen-gpt-3.5-turbo-0301-rts", "x",
-                                              "summeval/shen-gpt-4-0314-rts"]) == list(views.DEFAULT_RUNS)
-    assert views.default_run_ids("other", ["o/1", "o/2"]) == ["o/1"]
+    assert common_views.default_run_ids("summeval", ["summeval/shen-gpt-3.5-turbo-0301-rts", "x",
+                                              "summeval/shen-gpt-4-0314-rts"]) == list(common_views.DEFAULT_RUNS)
+    assert common_views.default_run_ids("other", ["o/1", "o/2"]) == ["o/1"]
     run = Run(run_id="a", dataset_id="toy", method="rts", model="m", judgments=judgments({"x": 3, "y": None}))
-    f = views.failures_table(run)
+    f = score_views.failures_table(run)
     assert f["item_id"].tolist() == ["y"] and f["raw"].tolist() == ["no idea"]
 
 
@@ -100,16 +105,16 @@ def test_rendered_prompt_holds_the_item_text():
     ds = runs_mod.get_dataset("summeval")
     item = ds.items.iloc[0]
     criteria = presets.PRESETS["summeval"]["coherence"]
-    prompt = views.rendered_prompt(ds, "geval", item["item_id"], criteria)
+    prompt = criteria_views.rendered_prompt(ds, "geval", item["item_id"], criteria)
     assert item["output"].strip()[:80] in prompt
-    pair_prompt = views.rendered_prompt(ds, "h2h", item["item_id"], criteria)
+    pair_prompt = criteria_views.rendered_prompt(ds, "h2h", item["item_id"], criteria)
     assert item["output"].strip()[:80] in pair_prompt
 
 
 def test_scale_guess_prefers_the_usual_scale_the_values_fit():
     import pandas as pd
 
-    from evalcore.views import scale_guess
+    from evalcore.views.data import scale_guess
 
     raw = pd.DataFrame({"coh": ["2", "5", "3"], "flu": ["4", "4", "2"], "x": ["a", "b", "c"]})
     assert scale_guess(raw, ["coh", "flu"]) == (1.0, 5.0)  # ratings 2-5 are on a 1-5 scale

@@ -1,0 +1,101 @@
+"""Data page: the dataset, its rating distributions, inter-annotator agreement."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import plotly.express as px
+import plotly.graph_objects as go
+
+from evalcore.model import Dataset
+
+
+def dataset_overview(dataset: Dataset) -> pd.DataFrame:
+    """One row per dimension: scale, items rated, mean and sd of the gold human score."""
+    rows = []
+    for d in dataset.dimensions:
+        s = dataset.human_scores.loc[dataset.human_scores["dimension"] == d.name, "score"].astype(float)
+        rows.append({
+            "dimension": d.name,
+            "scale": f"{d.scale_min:g}-{d.scale_max:g}",
+            "items": int(s.notna().sum()),
+            "mean": float(s.mean()) if len(s) else math.nan,
+            "sd": float(s.std()) if len(s) > 1 else math.nan,
+            "description": d.description,
+        })
+    return pd.DataFrame(rows)
+
+
+def preview_frame(dataset: Dataset, n: int = 50) -> pd.DataFrame:
+    """The first items with their source and output text (shown in a dataframe: text, never HTML)."""
+    texts = dataset.texts()
+    cols = [c for c in ["item_id", "doc_id", "system_id", "output", "source", "context"] if c in texts.columns]
+    extra = [c for c in dataset.items.columns if c not in cols and c not in ("references",)]
+    return texts[cols + extra].head(n).reset_index(drop=True)
+
+
+def rating_histogram(dataset: Dataset) -> go.Figure:
+    """Distribution of the gold human score, one panel per dimension."""
+    hs = dataset.human_scores.copy()
+    hs["score"] = hs["score"].astype(float)
+    fig = px.histogram(hs, x="score", facet_col="dimension", facet_col_wrap=4, nbins=20,
+                       title=f"Human ratings on {dataset.name}")
+    fig.update_yaxes(matches=None)
+    fig.update_xaxes(matches=None)
+    fig.for_each_annotation(lambda a: a.update(text=a.text.split("=")[-1]))
+    return fig
+
+
+def agreement_table(dataset: Dataset, *, n_resamples: int = 1000) -> pd.DataFrame:
+    """Krippendorff's alpha (interval) per dimension and annotator group, with a bootstrap CI.
+
+    Empty when the dataset has no per-annotator ratings."""
+    from evalcore.meta.agreement import krippendorff_alpha
+
+    ann = dataset.annotations
+    if ann.empty:
+        return pd.DataFrame(columns=["dimension", "group", "alpha", "ci_low", "ci_high", "n_items", "n_annotators"])
+    rows = []
+    groups = [g for g in ann["group"].dropna().unique()] or [None]
+    for dim in dataset.dimension_names:
+        if not (ann["dimension"] == dim).any():
+            continue
+        for g in groups:
+            sub = ann[(ann["dimension"] == dim) & (ann["group"] == g)] if g is not None else ann
+            if sub.empty or sub["annotator"].nunique() < 2:
+                continue
+            r = krippendorff_alpha(ann, dim, group=g, n_resamples=n_resamples)
+            rows.append({"dimension": dim, "group": g if g is not None else "all", "alpha": r.alpha,
+                         "ci_low": r.ci_low, "ci_high": r.ci_high, "n_items": r.n_items,
+                         "n_annotators": r.n_annotators})
+    return pd.DataFrame(rows)
+
+
+def agreement_figure(table: pd.DataFrame) -> go.Figure:
+    t = table.copy()
+    fig = go.Figure()
+    for g, sub in t.groupby("group", sort=False):
+        fig.add_trace(go.Bar(
+            x=sub["dimension"], y=sub["alpha"], name=str(g),
+            error_y=dict(type="data", symmetric=False, array=(sub["ci_high"] - sub["alpha"]).tolist(),
+                         arrayminus=(sub["alpha"] - sub["ci_low"]).tolist()),
+        ))
+    fig.update_layout(barmode="group", title="Inter-annotator agreement (Krippendorff's alpha, interval)",
+                      yaxis_title="alpha", xaxis_title="dimension")
+    return fig
+
+
+def scale_guess(raw: pd.DataFrame, value_columns: list[str]) -> tuple[float, float]:
+    """The usual rating scale that the numeric values of ``value_columns`` fit in: 1-5, 0-1, 1-3, 1-10, 0-100, else
+    the data's own range. Used only to prefill the upload form; the user confirms it."""
+    values = pd.concat([pd.to_numeric(raw[c], errors="coerce") for c in value_columns if c in raw.columns]
+                       or [pd.Series(dtype=float)]).dropna()
+    if values.empty:
+        return 1.0, 5.0
+    lo, hi = float(values.min()), float(values.max())
+    for a, b in ((1, 5), (0, 1), (1, 3), (1, 10), (0, 100)):
+        if a <= lo and hi <= b:
+            return float(a), float(b)
+    return float(np.floor(lo)), float(np.ceil(hi))

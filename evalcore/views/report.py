@@ -1,0 +1,79 @@
+"""The HTML report of the current analysis (the sidebar's "Export report")."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from evalcore.model import Dataset, Run
+from evalcore.views.alignment import (
+    alignment_figure,
+    alignment_table,
+    ceiling_table,
+    correct_preferences_table,
+    meta_correlation_table,
+    meta_scatter,
+    per_system_box,
+    per_system_table,
+)
+from evalcore.views.common import run_label
+
+
+@dataclass
+class AnalysisParams:
+    dataset_id: str
+    run_ids: list[str]
+    dimension: str
+    level: str = "dataset"
+    coefficient: str = "spearman"
+    parse: str = "robust"
+    n_resamples: int = 1000
+    systems: list[str] | None = None
+
+
+def analysis_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams) -> list:
+    """The alignment analysis of the current view as report sections (tables + figures)."""
+    from evalcore.report import ReportFigure, ReportSection, ReportTable
+
+    sections = []
+    table = alignment_table(dataset, runs, p.dimension, n_resamples=p.n_resamples, systems=p.systems)
+    sec = ReportSection(title=f"Correlation with human ratings: {p.dimension}",
+                        text=f"Bootstrap 95% CIs over {p.n_resamples} resamples; parse mode {p.parse}. "
+                             "n = items (dataset level), documents (summary level) or systems (system level); "
+                             "skipped = documents with a constant side (summary level); "
+                             "dropped = items whose judge reply could not be parsed.")
+    if not table.empty:
+        sec.tables.append(ReportTable("Correlations", table))
+        sec.figures.append(ReportFigure("Correlation by level", alignment_figure(table, p.coefficient)))
+    ceiling = ceiling_table(dataset, p.dimension, level=p.level, coefficient=p.coefficient)
+    if not ceiling.empty:
+        sec.tables.append(ReportTable(f"Human ceiling ({p.level}, {p.coefficient})", ceiling))
+    sections.append(sec)
+
+    dims = [d for d in dataset.dimension_names if any(d in r.dimensions for r in runs)]
+    ps = per_system_table(dataset, runs, dims, coefficient=p.coefficient, systems=p.systems)
+    if not ps.empty:
+        mt = meta_correlation_table(dataset, runs, dims, coefficient=p.coefficient, systems=p.systems)
+        s2 = ReportSection(title="Per-system correlations and meta-correlation (003)")
+        s2.figures.append(ReportFigure("Per-system correlation", per_system_box(ps, p.coefficient)))
+        if not mt.empty:
+            s2.tables.append(ReportTable("Meta-correlation M", mt))
+            if (ps["dimension"] == p.dimension).any():
+                s2.figures.append(ReportFigure("Q_i vs P_i", meta_scatter(ps, mt, p.dimension, p.coefficient)))
+        s2.tables.append(ReportTable("Per-system correlation P_i", ps))
+        sections.append(s2)
+        cp = correct_preferences_table(dataset, runs, dims, systems=p.systems)
+        if not cp.empty:
+            sections.append(ReportSection(title="Correct preferences #CP (003 4.2.1)",
+                                          tables=[ReportTable("#CP", cp)]))
+    return sections
+
+
+def analysis_report(dataset: Dataset, runs: list[Run], p: AnalysisParams) -> str:
+    from evalcore.report import render_report
+
+    meta = {"dataset": f"{dataset.name} ({dataset.id})", "runs": ", ".join(run_label(r) for r in runs),
+            "dimension": p.dimension, "level": p.level, "coefficient": p.coefficient, "parse mode": p.parse,
+            "bootstrap resamples": p.n_resamples}
+    if p.systems:
+        meta["systems"] = ", ".join(p.systems)
+    return render_report(f"LLM-judge workbench: {dataset.name}", analysis_sections(dataset, runs, p), meta=meta)
