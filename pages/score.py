@@ -317,6 +317,15 @@ else:
                      f"cost {rid}", "run_cost")
             st.caption(("Scored through the Batch API: the Batch API columns apply. " if used is not stats else "")
                        + "Requests answered from the cache cost nothing and are not counted.")
+    if stats.get("endpoints"):
+        import pandas as pd
+
+        st.markdown("**Endpoints of this run** (requests answered by each, the capability probe included; "
+                    "`Store.answers` lists every scoring request with the endpoint that answered it)")
+        ui.table(pd.DataFrame([{"base URL": e["base_url"], "answered": e["answered"],
+                                "failed attempts": e["failed_attempts"], "answered 429": e.get("rate_limited", 0),
+                                "drained": "yes" if e["drained"] else "no", "why drained": e["drain_reason"] or "-"}
+                               for e in stats["endpoints"]]), f"endpoints {rid}", "endpoints")
     r1, r2, r3 = st.columns(3)
     r1.metric("Judgments", info["judgments"])
     r2.metric("Failed", info["failed"])

@@ -561,7 +561,7 @@ async def ascore_dataset(dataset: Dataset, *, method: Any, dimensions: Iterable[
             "cached_prompt_tokens": counts["cached_prompt_tokens"],
         }
         extra = getattr(client, "extra_stats", None)
-        run_stats.update(extra() if callable(extra) else {"rate_limited": client.limiter.stats.rate_limited}
+        run_stats.update(extra() if callable(extra) else client.limiter.stats.as_dict()
                          if hasattr(client, "limiter") else {})
         status = "cancelled" if cancelled else "done"
         store.finish_run(run_id, status=status, stats=run_stats)

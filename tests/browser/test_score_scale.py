@@ -50,6 +50,15 @@ def test_score_page_batch_option_and_cost_table(app, loopback, app_server):
     assert loopback.by_path.get(CHAT, 0) == chat_before  # the whole run went through /v1/batches
     rows = batch.batch_rows(Store(app_server.db_path), run_id)
     assert rows and all(r["status"] == "completed" and r["collected"] for r in rows)
+    # what the run used, as the batch replies reported it, priced online and through the Batch API
+    app.page.get_by_text("Tokens and cost of this run", exact=False).click()
+    app.idle()
+    block = app.page.locator('[data-testid="stHorizontalBlock"]').filter(has=app.page.locator(".st-key-csv_run_cost"))
+    used = {r["Tokens"]: r for r in app.grid(block.locator('[data-testid="stDataFrame"]').first)}
+    stats = Store(app_server.db_path).run_row(run_id)["stats"]["batch"]
+    assert used["prompt tokens (not cached)"]["Count"] == f"{stats['prompt_tokens']:,}"
+    assert used["completion tokens"]["Count"] == f"{stats['completion_tokens']:,}"
+    assert "the Batch API columns apply" in main.inner_text()
     app.screenshot("score-batch-done")
 
 
@@ -68,4 +77,8 @@ def test_score_page_replicas(app, loopback, app_server):
         app.idle()
         assert app.problems() == []
         assert loopback.requests_seen > before[0] and second.requests_seen > before[1]
+    block = app.page.locator('[data-testid="stHorizontalBlock"]').filter(has=app.page.locator(".st-key-csv_endpoints"))
+    shown = {r["base URL"]: r for r in app.grid(block.locator('[data-testid="stDataFrame"]').first)}
+    assert set(shown) == {loopback.base_url, second.base_url}
+    assert all(int(r["answered"]) > 0 and r["drained"] == "no" for r in shown.values())
     app.screenshot("score-replicas-done")
