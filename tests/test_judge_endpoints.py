@@ -217,3 +217,15 @@ def test_templates_put_the_shared_source_before_the_judged_text(method_name):
     assert source in shared, method_name
     judged = tasks[0].output_first if m.pairwise else tasks[0].output
     assert a.index(judged) > a.index(source)
+
+
+def test_a_rate_limited_replica_is_paced_not_drained(store):
+    from evalcore.testing.loopback_limits import RateLimit
+
+    ds = dataset(8, 5)
+    with serve(latency_s=0.02, rate_limit=RateLimit(rpm=600, burst_s=0.5)) as limited, serve(latency_s=0.02) as free:
+        run = score(ds, [ep(limited), ep(free)], store, concurrency=8)
+    assert (run.judgments["status"] == "ok").all()
+    by_url = {e["base_url"]: e for e in run.config["stats"]["endpoints"]}
+    assert not by_url[limited.base_url]["drained"] and not by_url[free.base_url]["drained"]
+    assert by_url[free.base_url]["answered"] > by_url[limited.base_url]["answered"] >= 1

@@ -5,10 +5,11 @@
 
 * **least outstanding requests**: each request goes to the live endpoint with the fewest requests assigned and not
   yet answered (ties: the one that got a request least recently), so a slow replica gets less work;
-* **draining**: a request that fails for a transient reason (connection, timeout, 429 or 5xx after the member's
-  own few retries) is sent again to another live endpoint; an endpoint that fails ``drain_after`` times in a row is
-  drained (no new work) and tried again after ``cooldown_s`` with a single request. The run fails a request only
-  when every endpoint is drained or ``max_failovers`` other endpoints failed it too;
+* **draining**: a request that fails for a transient reason (connection, timeout or 5xx after the member's own few
+  retries) is sent again to another live endpoint; an endpoint that fails ``drain_after`` times in a row is drained
+  (no new work) and tried again after ``cooldown_s`` with a single request. A 429 is not a failure of the endpoint:
+  the request is routed again (possibly to the same endpoint, whose limiter now paces it) and nothing is drained.
+  The run fails a request only when every endpoint is drained or after ``max_failovers`` further attempts;
 * **provenance**: each response carries ``answered_by`` (the base URL that answered), which the engine records.
 
 Replicas are assumed to serve the same model: cache keys use the FIRST endpoint's identity, so a later run with the
@@ -115,7 +116,6 @@ class EndpointPool:
             if m is None:
                 break
             i = self.members.index(m)
-            tried.add(i)
             half_open = m.drained_at is not None
             if half_open:
                 m.probing = True
@@ -130,6 +130,13 @@ class EndpointPool:
                     if half_open:
                         m.probing = False
                     raise
+                self.pool_stats.failovers += 1
+                if e.reason.startswith("HTTP 429"):
+                    # rate-limited, not broken: never drained for it; its limiter now paces it, so it may be
+                    # picked again (least outstanding decides)
+                    m.probing = False
+                    continue
+                tried.add(i)
                 m.consecutive_failures += 1
                 if half_open or m.consecutive_failures >= self.drain_after:
                     if m.drained_at is None:
@@ -137,7 +144,6 @@ class EndpointPool:
                     m.drained_at = time.monotonic()
                     m.drain_reason = e.reason
                 m.probing = False
-                self.pool_stats.failovers += 1
                 continue
             finally:
                 m.outstanding -= 1
@@ -151,7 +157,7 @@ class EndpointPool:
         if last is None:
             reasons = "; ".join(f"{m.endpoint.base_url}: {m.drain_reason}" for m in self.members if m.drain_reason)
             raise RequestFailed(f"every endpoint is drained ({reasons})", retryable=True)
-        n = len(tried)
+        n = max(len(tried), 1)
         raise RequestFailed(f"{last.reason} (on {n} endpoint{'s' if n > 1 else ''})", retryable=last.retryable)
 
     async def probe(self, send: Any = None) -> Capabilities:
