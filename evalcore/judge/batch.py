@@ -545,7 +545,7 @@ def score_dataset_batch(dataset: Any, *, wait: bool = True, poll_s: float = 30.0
                         progress: Callable[[BatchStatus], None] | None = None, **kw: Any) -> Collected:
     """``submit`` then (``wait``) ``collect``: the Batch API counterpart of ``runner.score_dataset``."""
     sub = submit(dataset, **kw)
-    if not wait:
+    if not wait and sub.batch_ids:  # nothing submitted (all cached): score it now
         return Collected(None, status(sub.run_id, store=kw.get("store"), api_key=kw.get("api_key")))
     return collect(sub.run_id, store=kw.get("store"), api_key=kw.get("api_key"), poll_s=poll_s, progress=progress,
                    dataset=dataset)

@@ -54,7 +54,7 @@ def score_batch(args: argparse.Namespace, *, dataset: Any, dims: list[str], crit
           f"({sub.cached} answered from the cache) {' '.join(sub.batch_ids)}", file=sys.stderr)
     if sub.note:
         print(f"note: {sub.note}", file=sys.stderr)
-    if args.no_wait:
+    if args.no_wait and sub.batch_ids:  # (nothing submitted: everything was cached, score it right away)
         if args.json:
             print(json.dumps({"run_id": sub.run_id, "batch_ids": sub.batch_ids, "requests": sub.requests,
                               "cached": sub.cached, "tasks": sub.tasks, "note": sub.note}, indent=2))
