@@ -250,6 +250,7 @@ if job is not None:
         ui.forget_runs()
         compute.forget_results()
         st.session_state["local_run"] = job.run_id  # show the run just scored below
+        st.session_state["_select_local_run"] = job.run_id  # (applied again right before the picker)
         st.rerun()
     else:
         frac, text = progress_line(job)
@@ -274,6 +275,9 @@ if not local:
     st.info("No local run on this dataset yet.")
 else:
     labels = {r.run_id: f"{common_views.run_label(r)}  ({r.run_id})" for r in local}
+    just_scored = st.session_state.pop("_select_local_run", None)
+    if just_scored in labels:
+        st.session_state["local_run"] = just_scored
     rid = st.selectbox("Run", list(labels), key="local_run", bind="query-params")
     st.text(labels[rid])
     run = ui.load_run(rid, "robust")
