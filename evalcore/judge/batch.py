@@ -23,11 +23,9 @@ alternatives, ``n``; no echo), noted in the run.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import io
 import json
 import logging
-import time
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Iterable
 
@@ -36,7 +34,7 @@ import openai
 from evalcore.judge import runner
 from evalcore.judge.client import Endpoint, JudgeClient, RequestFailed, RunStats, chat_response, completion_response
 from evalcore.judge.probes import ProbeSender
-from evalcore.judge.store import Store, canonical_json, default_store, now
+from evalcore.judge.store import Store, default_store, now
 from evalcore.judge.types import Capabilities, ChatRequest, CompletionRequest, Request, Response
 from evalcore.model import STATUS_OK, Run
 

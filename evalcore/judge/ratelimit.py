@@ -31,7 +31,7 @@ import json
 import re
 import time
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Mapping
 
 _DURATION_RE = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
@@ -124,7 +124,6 @@ class LimiterStats:
     limit_requests_per_min: float | None = None
     limit_tokens_per_min: float | None = None
     min_window: float | None = None
-    window_hist: list[float] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {"rate_limited": self.rate_limited, "window_decreases": self.decreases,
