@@ -197,3 +197,28 @@ def test_estimate_shows_batch_and_cached_prompt_prices(store):
     assert est.cost_usd_batch == pytest.approx(est.cost_usd / 2)
     # short prompts: below OpenAI's 1,024-token minimum, nothing is expected from the prompt cache
     assert est.cached_prompt_tokens == 0
+
+
+def test_cost_table_by_hand(tmp_path):
+    from evalcore.judge.cost import cost_table, load_prices
+
+    rows = {r["tokens"]: r for r in cost_table(1_000_000, 1_000_000, cached_prompt_tokens=400_000, model="gpt-4o")}
+    # gpt-4o: input 2.50, cached input 1.25, output 10.00 USD per 1M; the Batch API halves each
+    assert rows["prompt tokens (not cached)"]["usd"] == pytest.approx(0.6 * 2.50)
+    assert rows["prompt tokens (cached)"]["usd"] == pytest.approx(0.4 * 1.25)
+    assert rows["total"]["usd"] == pytest.approx(1.5 + 0.5 + 10.0)
+    assert rows["total"]["batch_usd"] == pytest.approx(0.75 + 0.25 + 5.0)
+    unknown = cost_table(10, 10, model="no-such-model")
+    assert unknown[-1]["usd"] is None and unknown[-1]["batch_usd"] is None
+    local = cost_table(10, 10, model="x", provider="vllm")
+    assert local[-1]["usd"] == 0.0
+    f = tmp_path / "prices.json"
+    f.write_text(json.dumps({"my-model": {"input": 1.0, "output": 2.0, "cached_input": 0.1, "batch_output": 0.5}}))
+    table = load_prices(f)
+    rows = {r["tokens"]: r for r in cost_table(1_000_000, 1_000_000, cached_prompt_tokens=1_000_000,
+                                                 model="my-model", prices=table)}
+    assert rows["prompt tokens (cached)"]["usd"] == pytest.approx(0.1)
+    assert rows["completion tokens"]["batch_usd"] == pytest.approx(0.5)
+    f.write_text(json.dumps({"my-model": {"input": 1.0, "output": 2.0, "cached_input": "cheap"}}))
+    with pytest.raises(ValueError, match="cached_input"):
+        load_prices(f)

@@ -101,11 +101,18 @@ def request_body(endpoint: Endpoint, request: Request) -> dict[str, Any]:
     return body
 
 
+def route_for(endpoint: Endpoint, request: Request) -> str:
+    """The batch line's ``url`` and the batch's ``endpoint``: OpenAI's "/v1/..." routes; Azure OpenAI's batch
+    takes them without the version prefix ("/chat/completions") and the deployment name as ``model``."""
+    route = ROUTES[request.kind]
+    return route.removeprefix("/v1") if endpoint.provider == "azure" else route
+
+
 def jsonl_lines(endpoint: Endpoint, keyed: Iterable[tuple[str, Request]]) -> dict[str, list[str]]:
     """route -> JSONL lines (custom_id = cache key)."""
     out: dict[str, list[str]] = {}
     for key, req in keyed:
-        route = ROUTES[req.kind]
+        route = route_for(endpoint, req)
         out.setdefault(route, []).append(json.dumps({"custom_id": key, "method": "POST", "url": route,
                                                      "body": request_body(endpoint, req)}, ensure_ascii=False))
     return out

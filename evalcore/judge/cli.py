@@ -3,6 +3,8 @@
     python -m evalcore score --dataset summeval --dimension coherence --method geval --model M --base-url URL
                              [--provider openai|azure|vllm|ollama|llamacpp] [--api-key-env VAR] [--limit N]
                              [--concurrency C] [--estimate-only] [--json] [--db PATH] [--run RUN_ID (resume)]
+                             [--base-url URL2 ... (replicas)] [--batch [--no-wait] [--poll S]] [--schedule S]
+    python -m evalcore batch status|collect|cancel RUN_ID      (Batch API runs: evalcore/judge/batch_cli.py)
     python -m evalcore steps --dataset D --dimension X --model M --base-url URL      (G-Eval auto-CoT)
     python -m evalcore export --run RUN_ID --format csv|jsonl [--out FILE]
 

@@ -275,6 +275,7 @@ class LoopbackServer:
             self.faults_served = {}
             self.prompt_log = []
             self._rng = random.Random(self._seed)
+            self.rate_limited = 0
 
     async def start_async(self) -> None:
         self._server = await asyncio.start_server(self._handle, self.host, self.port, backlog=1024)
