@@ -222,3 +222,33 @@ def test_cost_table_by_hand(tmp_path):
     f.write_text(json.dumps({"my-model": {"input": 1.0, "output": 2.0, "cached_input": "cheap"}}))
     with pytest.raises(ValueError, match="cached_input"):
         load_prices(f)
+
+
+def test_endpoint_without_a_batch_api_leaves_no_run(store):
+    """A server without /v1/files (here: a plain stub answering 404) is a clear error and no half-made run."""
+    import http.server
+    import threading
+
+    class NotFound(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 - http.server's naming
+            self.rfile.read(int(self.headers.get("content-length", 0)))
+            body = b'{"error": {"message": "no such route", "type": "not_found"}}'
+            self.send_response(404)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *a):
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), NotFound)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        endpoint = Endpoint(f"http://127.0.0.1:{httpd.server_address[1]}/v1", "m", provider="local")
+        with pytest.raises(RuntimeError, match="no Batch API"):
+            batch.submit(tiny_dataset(), method="geval", dimensions=["coherence"], criteria_by_dim=CRIT,
+                         endpoint=endpoint, store=store, run_id="tinybatch/x")
+    finally:
+        httpd.shutdown()
+    assert not store.run_exists("tinybatch/x") and batch.batch_rows(store, "tinybatch/x") == []

@@ -214,6 +214,7 @@ async def asubmit(dataset: Any, *, method: Any, dimensions: Iterable[str] | None
     hits = store.cache_has(list(keyed))
     missing = [(k, r) for k, r in keyed.items() if k not in hits]
     run_config = _run_config(work, endpoint, parse_mode=parse_mode, pairs=pairs, limit=limit, schedule=schedule)
+    existed = store.run_exists(run_id)
     store.create_run(run_id=run_id, dataset_id=dataset.id, method=m.name, model=endpoint.model, label=label,
                      config=run_config, parser=getattr(m, "parser", ""), status="batch-submitted")
     ids: list[str] = []
@@ -236,6 +237,16 @@ async def asubmit(dataset: Any, *, method: Any, dimensions: Iterable[str] | None
                                   (run_id, b.id, route, f.id, endpoint.api_key_env, b.status, len(chunk), 0, 0,
                                    None, None, None, 0, now(), now()))
                     ids.append(b.id)
+        except openai.APIStatusError as e:
+            if not ids and not existed:
+                store.delete_run(run_id)  # nothing was submitted: leave no half-made run behind
+            hint = " (this server has no Batch API: score online instead)" if e.status_code in (404, 405) else ""
+            raise RuntimeError(f"{endpoint.base_url}: the Batch API (files, batches) answered HTTP {e.status_code}"
+                               f"{hint}; {len(ids)} batch(es) were submitted before") from None
+        except BaseException:
+            if not ids and not existed:
+                store.delete_run(run_id)
+            raise
         finally:
             await client.aclose()
     run_config["batch"] = {"batch_ids": [b["batch_id"] for b in batch_rows(store, run_id)], "submitted": len(missing),
