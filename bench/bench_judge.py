@@ -7,8 +7,16 @@ a SEPARATE process (so the client's CPU time is the client's alone).
     capability probe, one extra round trip, and its SQLite writes), next to the bare loop's ratio;
 (b) client CPU time per judgment (time.process_time of this process), engine vs bare loop; target <= 1.5x;
 (c) a repeat run served wholly from the cache: requests made (must be 0) and wall time;
-(d) requests and completion tokens per judgment: G-Eval log-prob path vs the 20-sample path.
+(d) requests and completion tokens per judgment: G-Eval log-prob path vs the 20-sample path;
+(e) a rate-limited loopback (an RPM limit well below what concurrency 64 would send): the engine's throughput as a
+    share of the limit and its share of requests answered 429 (targets >= 90 %, <= 2 %), beside a bare loop at a
+    fixed concurrency of 64;
+(f) two loopback endpoints (replicas) vs one, same per-endpoint concurrency: wall time ratio (target <= 0.6);
+(g) the Batch API on the loopback: synchronous chat calls (must be 0) and scores identical to the online run;
+(h) share of prompt tokens served from the server's prefix cache (a prefix repeated from an earlier request),
+    SummEval listed system by system, sent as given vs grouped by shared prefix (documents together).
 Items: SummEval (coherence) from evalcore.datasets, the G-Eval prompt of evalcore.methods.
+    python bench/bench_judge.py --sections efgh     (only some sections; default: all)
 """
 
 from __future__ import annotations
@@ -35,9 +43,9 @@ from evalcore.methods import get_method  # noqa: E402
 from evalcore.methods.presets import PRESETS  # noqa: E402
 
 
-def start_server(latency: float) -> tuple[subprocess.Popen, str]:
+def start_server(latency: float, *extra: str) -> tuple[subprocess.Popen, str]:
     proc = subprocess.Popen([sys.executable, "-m", "evalcore.testing.loopback", "--port", "0", "--latency",
-                             str(latency)], stdout=subprocess.PIPE, text=True,
+                             str(latency), *extra], stdout=subprocess.PIPE, text=True,
                             cwd=str(Path(__file__).resolve().parents[1]))
     line = proc.stdout.readline().strip()
     if not line.startswith("LISTENING "):
@@ -49,6 +57,11 @@ def start_server(latency: float) -> tuple[subprocess.Popen, str]:
 def server_requests(base_url: str) -> int:
     with urllib.request.urlopen(base_url.rsplit("/v1", 1)[0] + "/_stats") as r:
         return int(json.load(r)["requests"])
+
+
+def server_stats(base_url: str) -> dict:
+    with urllib.request.urlopen(base_url.rsplit("/v1", 1)[0] + "/_stats") as r:
+        return json.load(r)
 
 
 async def bare_loop(base_url: str, requests: list, concurrency: int) -> int:
@@ -84,7 +97,17 @@ def main() -> int:
     ap.add_argument("--concurrency", type=int, default=64)
     ap.add_argument("--latency", type=float, default=1.0)
     ap.add_argument("--skip-samples", action="store_true", help="skip (d)'s 20-sample run")
+    ap.add_argument("--sections", default="abcdefgh", help="which sections to run, e.g. 'efgh' (default: all)")
     a = ap.parse_args()
+    if any(c in a.sections for c in "abcd"):
+        sections_abcd(a)
+    from bench_judge_scale import run_sections  # (e)-(h): rate limits, replicas, Batch API, prefix caching
+
+    run_sections(a.sections)
+    return 0
+
+
+def sections_abcd(a: argparse.Namespace) -> int:
 
     ds = load_dataset("summeval")
     crit = {"coherence": PRESETS["summeval"]["coherence"]}

@@ -53,13 +53,15 @@ def start(job: Job) -> None:
     p = job.params
 
     def target() -> None:
+        if p.get("batch"):
+            return batch_target(job)
         try:
             job.run = score_dataset(p["dataset"], method=p["method"], dimensions=p["dimensions"],
                                     criteria_by_dim=p["criteria"], endpoint=p["endpoint"], config=p["config"],
                                     api_key=p["api_key"], store=store, concurrency=p["concurrency"],
                                     limit=p["limit"], progress=lambda pr: setattr(job, "progress", pr),
                                     cancel=job.cancel, run_id=job.run_id, label=p["label"],
-                                    reprobe=p.get("reprobe", False))
+                                    reprobe=p.get("reprobe", False), schedule=p.get("schedule", "prefix"))
         except Exception as e:  # noqa: BLE001 - reported on the page with its reason
             job.error = redact(f"{type(e).__name__}: {e}", [p["api_key"]])
         finally:
@@ -72,6 +74,52 @@ def start(job: Job) -> None:
     job.started = time.monotonic()
     job.thread = threading.Thread(target=target, name=f"score-{job.run_id}", daemon=True)
     job.thread.start()
+
+
+def batch_target(job: Job) -> None:
+    """The Batch API path: submit, then check every few seconds until the batches end (Cancel stops waiting; the
+    batches go on and "Collect" below picks them up), then score the run from the batches' replies."""
+    from evalcore.judge import batch as batch_mod
+    from evalcore.judge.runner import Progress
+
+    p = job.params
+
+    def show(status: Any) -> None:
+        c = status.counts
+        job.progress = Progress(total=c["total"], done=c["completed"] + c["failed"], cached=0, failed=c["failed"],
+                                retrying=0, eta_s=None, elapsed_s=time.monotonic() - job.started)
+
+    try:
+        if not any(not b["collected"] for b in batch_mod.batch_rows(store, job.run_id)):  # else resume the wait
+            batch_mod.submit(p["dataset"], method=p["method"], dimensions=p["dimensions"],
+                             criteria_by_dim=p["criteria"], endpoint=p["endpoint"], config=p["config"],
+                             api_key=p["api_key"], store=store, limit=p["limit"], run_id=job.run_id,
+                             label=p["label"], schedule=p.get("schedule", "prefix"))
+        while not job.cancel.is_set():
+            col = batch_mod.collect(job.run_id, store=store, api_key=p["api_key"], wait=False, progress=show,
+                                    dataset=p["dataset"])
+            if col.run is not None:
+                job.run = col.run
+                break
+            job.cancel.wait(p.get("poll_s", 5.0))
+    except Exception as e:  # noqa: BLE001 - reported on the page with its reason
+        job.error = f"{type(e).__name__}: {e}"
+    finally:
+        job.finished = True
+
+
+def cost_frame(rows: list[dict[str, Any]]):
+    """The estimate's cost table for display: numbers formatted, 'unknown' where the model's price is unknown."""
+    import pandas as pd
+
+    def usd(x: Any, digits: int) -> str:
+        return "unknown" if x is None else f"{x:,.{digits}f}"
+
+    return pd.DataFrame([{"Tokens": r["tokens"], "Count": f"{r['count']:,}",
+                          "USD per 1M (online)": "" if r["tokens"] == "total" else usd(r["usd_per_1m"], 3),
+                          "USD (online)": usd(r["usd"], 4),
+                          "USD per 1M (Batch API)": "" if r["tokens"] == "total" else usd(r["batch_usd_per_1m"], 3),
+                          "USD (Batch API)": usd(r["batch_usd"], 4)} for r in rows])
 
 
 # --------------------------------------------------------------------------------------------------- settings
@@ -99,6 +147,23 @@ label = c5.text_input("Run label", key="run_label", placeholder="e.g. G-Eval, my
 reprobe = st.checkbox("Probe the endpoint's capabilities again", key="reprobe",
                       help="The capability probe (log-probs, n, echo) is cached like every call; probe again if the "
                            "server's settings changed behind the same URL and model.")
+c6, c7 = st.columns([2, 1])
+replica_text = c6.text_area("More replicas of this model (optional, one base URL per line)", key="replicas",
+                            height=68, placeholder="http://gpu2:8000/v1",
+                            help="Several servers of the same model without a load balancer: each request goes to the "
+                                 "one with the fewest outstanding requests; a failing one is drained. The first URL "
+                                 "(above) keys the cache.")
+use_batch = c7.checkbox("Use the OpenAI Batch API", key="use_batch", bind="query-params",
+                        help="Half price; results within 24 hours. The batch ids are kept with the run: you may close "
+                             "the app and collect the results later (below, or `python -m evalcore batch collect`).")
+replicas = [u.strip() for u in replica_text.splitlines() if u.strip()]
+endpoints = None
+if choice.endpoint is not None:
+    from dataclasses import replace as _replace
+
+    endpoints = [choice.endpoint] + [_replace(choice.endpoint, base_url=u) for u in replicas]
+if use_batch and replicas:
+    st.caption("The Batch API sends one batch to the first endpoint; the replicas are used by online runs only.")
 criteria = {d: ui.current_criteria(ds, d, method_name) for d in dims}
 config = criteria_views.method_config(method_name, ds)
 with st.expander("Criteria used (edit them on the Criteria page)"):
@@ -121,9 +186,16 @@ if choice.endpoint is not None and dims:
         e1.metric("Calls", f"{est.calls:,}")
         e2.metric("Cached", f"{est.cached:,}")
         e3.metric("Tokens (in / out max)", f"{est.prompt_tokens:,} / {est.completion_tokens:,}")
-        e4.metric("Cost (USD)", "unknown" if est.cost_usd is None else f"{est.cost_usd:,.2f}")
+        cost = est.cost_usd_batch if use_batch else est.cost_usd
+        e4.metric("Cost, Batch API (USD)" if use_batch else "Cost (USD)",
+                  "unknown" if cost is None else f"{cost:,.2f}" if cost >= 1 else f"{cost:.4f}")
         if est.note:
             st.caption(est.note)
+        with st.expander("Cost by kind of token: cached prompt tokens, online vs Batch API"):
+            ui.table(cost_frame(est.cost_rows), f"cost estimate {ds.id}", "cost_table")
+            st.caption("Cached prompt tokens: the expected prefix repeated from a recent request in the scheduled "
+                       "order (the provider's prompt cache: OpenAI caches prompts of 1,024 tokens or more). Completion "
+                       "tokens are an upper bound (max_tokens x samples).")
 
 # ------------------------------------------------------------------------------------------------------- run
 job: Job | None = st.session_state.get("_score_job")
@@ -139,7 +211,9 @@ if start_clicked:
               params=dict(dataset=ds, dataset_id=ds.id, method=method_name, dimensions=list(dims), criteria=criteria,
                           endpoint=choice.endpoint, config=config, api_key=choice.api_key,
                           concurrency=int(concurrency), limit=int(limit) or None, label=label,
-                          reprobe=bool(reprobe)))
+                          reprobe=bool(reprobe), batch=bool(use_batch)))
+    if endpoints is not None and len(endpoints) > 1 and not use_batch:
+        job.params["endpoint"] = endpoints
     st.session_state["_score_job"] = job
     start(job)
 
@@ -180,6 +254,7 @@ if job is not None:
         ui.forget_runs()
         compute.forget_results()
         st.session_state["local_run"] = job.run_id  # show the run just scored below
+        st.session_state["_select_local_run"] = job.run_id  # (applied again right before the picker)
         st.rerun()
     else:
         frac, text = progress_line(job)
@@ -225,6 +300,9 @@ if not local:
     st.info("No local run on this dataset yet.")
 else:
     labels = {r.run_id: f"{common_views.run_label(r)}  ({r.run_id})" + _status_note(r) for r in local}
+    just_scored = st.session_state.pop("_select_local_run", None)
+    if just_scored in labels:
+        st.session_state["local_run"] = just_scored
     rid = st.selectbox("Run", list(labels), key="local_run", bind="query-params")
     st.text(labels[rid])
     picked = next(r for r in local if r.run_id == rid)
@@ -234,6 +312,54 @@ else:
         st.code(_resume_command(picked), language="bash", wrap_lines=True)
     run = ui.load_run(rid, "robust")
     info = run.summary()
+    from evalcore.judge import batch as batch_mod
+
+    batches = batch_mod.batch_rows(store, rid)
+    if batches:
+        import pandas as pd
+
+        st.markdown("**Batches of this run (OpenAI Batch API)**")
+        ui.table(pd.DataFrame([{"batch": b["batch_id"], "status": b["status"], "requests": b["total"] or 0,
+                                "answered": b["completed"] or 0, "failed": b["failed"] or 0,
+                                "collected": "yes" if b["collected"] else "no"} for b in batches]),
+                 f"batches {rid}", "batches")
+        if any(not b["collected"] for b in batches) and not (job is not None and job.running):
+            if st.button("Check and collect batch results", key="collect_batches", disabled=not choice.ready):
+                try:
+                    col = batch_mod.collect(rid, store=store, api_key=choice.api_key, wait=False)
+                except Exception as e:  # noqa: BLE001 - shown with its reason
+                    st.error(ui.esc(f"Could not collect: {type(e).__name__}: {e}"))
+                else:
+                    if col.run is None:
+                        c = col.status.counts
+                        st.info(f"Still running: {c['completed']:,} of {c['total']:,} answered. Check again later.")
+                    else:
+                        ui.forget_runs()
+                        compute.forget_results()
+                        st.rerun()
+    stats = run.config.get("stats") or {}
+    used = stats.get("batch") if isinstance(stats.get("batch"), dict) and "prompt_tokens" in stats["batch"] else stats
+    if used.get("prompt_tokens"):
+        from evalcore.judge.cost import cost_table
+
+        ident = run.config.get("endpoint") or {}
+        with st.expander("Tokens and cost of this run (as the endpoint reported them)"):
+            ui.table(cost_frame(cost_table(int(used.get("prompt_tokens", 0)), int(used.get("completion_tokens", 0)),
+                                           cached_prompt_tokens=int(used.get("cached_prompt_tokens", 0)),
+                                           model=ident.get("model", run.model),
+                                           provider=ident.get("provider", "openai"))),
+                     f"cost {rid}", "run_cost")
+            st.caption(("Scored through the Batch API: the Batch API columns apply. " if used is not stats else "")
+                       + "Requests answered from the cache cost nothing and are not counted.")
+    if stats.get("endpoints"):
+        import pandas as pd
+
+        st.markdown("**Endpoints of this run** (requests answered by each, the capability probe included; "
+                    "`Store.answers` lists every scoring request with the endpoint that answered it)")
+        ui.table(pd.DataFrame([{"base URL": e["base_url"], "answered": e["answered"],
+                                "failed attempts": e["failed_attempts"], "answered 429": e.get("rate_limited", 0),
+                                "drained": "yes" if e["drained"] else "no", "why drained": e["drain_reason"] or "-"}
+                               for e in stats["endpoints"]]), f"endpoints {rid}", "endpoints")
     r1, r2, r3 = st.columns(3)
     r1.metric("Judgments", info["judgments"])
     r2.metric("Failed", info["failed"])

@@ -3,6 +3,8 @@
     python -m evalcore score --dataset summeval --dimension coherence --method geval --model M --base-url URL
                              [--provider openai|azure|vllm|ollama|llamacpp] [--api-key-env VAR] [--limit N]
                              [--concurrency C] [--estimate-only] [--json] [--db PATH] [--run RUN_ID (resume)]
+                             [--base-url URL2 ... (replicas)] [--batch [--no-wait] [--poll S]] [--schedule S]
+    python -m evalcore batch status|collect|cancel RUN_ID      (Batch API runs: evalcore/judge/batch_cli.py)
     python -m evalcore steps --dataset D --dimension X --model M --base-url URL [--timeout S] [--max-retries N]
                                                                                      (G-Eval auto-CoT)
     python -m evalcore export --run RUN_ID --format csv|jsonl [--out FILE]
@@ -16,6 +18,7 @@ Criteria for a dimension: the newest version saved in the store (``steps`` saves
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import sys
@@ -46,7 +49,8 @@ def _dataset(dataset_id: str, store):
 def _endpoint(args: argparse.Namespace):
     from evalcore.judge.client import endpoint_from_preset
 
-    return endpoint_from_preset(args.provider, model=args.model, base_url=args.base_url,
+    base_url = args.base_url[0] if isinstance(args.base_url, list) else args.base_url  # --base-url repeats
+    return endpoint_from_preset(args.provider, model=args.model, base_url=base_url,
                                 api_key_env=args.api_key_env, api_version=args.api_version)
 
 
@@ -101,11 +105,20 @@ def cmd_score(args: argparse.Namespace) -> int:
     endpoint = _endpoint(args)
     config = json.loads(args.config) if args.config else None
     pairs = _pairs_arg(args)
+    if isinstance(args.base_url, list) and len(args.base_url) > 1:  # several replicas: evalcore.judge.routing
+        endpoint = [endpoint] + [dataclasses.replace(endpoint, base_url=u) for u in args.base_url[1:]]
+    if getattr(args, "batch", False) and not args.estimate_only:
+        from evalcore.judge.batch_cli import score_batch
+
+        return score_batch(args, dataset=dataset, dims=dims, crit=crit, endpoint=endpoint, config=config,
+                           pairs=pairs, store=store)
     if args.estimate_only:
         est = runner.estimate(dataset, method=args.method, criteria_by_dim=crit, config=config, endpoint=endpoint,
                               store=store, limit=args.limit, dimensions=dims, pairs=pairs)
         out = {"tasks": est.tasks, "calls": est.calls, "cached": est.cached, "prompt_tokens": est.prompt_tokens,
-               "completion_tokens": est.completion_tokens, "cost_usd": est.cost_usd, "note": est.note}
+               "completion_tokens": est.completion_tokens, "cost_usd": est.cost_usd, "note": est.note,
+               "cached_prompt_tokens": est.cached_prompt_tokens, "cost_usd_batch": est.cost_usd_batch,
+               "cost_table": est.cost_rows}
         if args.json:
             print(json.dumps(out, indent=2))
         else:
@@ -113,6 +126,9 @@ def cmd_score(args: argparse.Namespace) -> int:
             print(f"{est.tasks} tasks, {est.calls} calls ({est.cached} cached), ~{est.prompt_tokens} prompt + "
                   f"<= {est.completion_tokens} completion tokens, cost {cost}" + (f"\nnote: {est.note}" if est.note
                                                                                  else ""))
+            from evalcore.judge.batch_cli import print_cost_table
+
+            print_cost_table(est.cost_rows)
         return 0
     bar = ProgressBar() if not args.quiet else None
     t0 = time.perf_counter()
@@ -121,7 +137,8 @@ def cmd_score(args: argparse.Namespace) -> int:
                                    endpoint=endpoint, config=config, store=store, concurrency=args.concurrency,
                                    limit=args.limit, progress=bar, run_id=args.run, pairs=pairs,
                                    parse_mode=args.parse, label=args.label or "", timeout_s=args.timeout,
-                                   max_retries=args.max_retries, reprobe=args.reprobe)
+                                   max_retries=args.max_retries, reprobe=args.reprobe,
+                                   schedule=getattr(args, "schedule", "prefix"))
     finally:
         if bar is not None:
             bar.close()
@@ -244,7 +261,9 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def _endpoint_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", required=True, help="model name (Azure: the deployment name)")
-    p.add_argument("--base-url", help="the endpoint's base URL (default: the provider preset's)")
+    p.add_argument("--base-url", action="append",
+                   help="the endpoint's base URL (default: the provider preset's); score: repeat it for several "
+                        "replicas of one model (least-outstanding-requests routing; the first keys the cache)")
     p.add_argument("--provider", default="openai", choices=["openai", "azure", "vllm", "ollama", "llamacpp"])
     p.add_argument("--api-key-env", help="environment variable holding the API key (default: the provider's)")
     p.add_argument("--api-version", help="Azure OpenAI api_version")
@@ -276,6 +295,9 @@ def register(subparsers: Any) -> None:
     s.add_argument("--quiet", action="store_true", help="no progress bar")
     s.add_argument("--reprobe", action="store_true",
                    help="probe the endpoint's capabilities again (the probe is cached like any request)")
+    from evalcore.judge import batch_cli
+
+    batch_cli.add_score_flags(s)  # --batch, --no-wait, --poll, --schedule
     s.set_defaults(func=cmd_score)
 
     t = subparsers.add_parser("steps", help="G-Eval auto-CoT: generate evaluation steps and save a criteria version")
@@ -292,6 +314,8 @@ def register(subparsers: Any) -> None:
     e.add_argument("--out", help="file to write (default stdout)")
     e.add_argument("--db", help="SQLite store (default $EVALCORE_DB or ~/.evalcore/evalcore.db)")
     e.set_defaults(func=cmd_export)
+
+    batch_cli.register(subparsers)  # batch status|collect|cancel RUN_ID
 
 
 def main(argv: list[str] | None = None) -> int:

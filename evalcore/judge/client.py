@@ -22,6 +22,7 @@ from typing import Any
 import openai
 
 from evalcore.judge.redact import redact, refuse_credentials
+from evalcore.judge.ratelimit import RateLimiter
 from evalcore.judge.types import (
     Capabilities,
     ChatRequest,
@@ -293,6 +294,8 @@ class JudgeClient:
         self._api_key = _key_for(endpoint, api_key)
         self._sem: asyncio.Semaphore | None = None
         self._client: Any = None
+        # reads rate-limit headers, paces attempts and keeps an AIMD window (no-op without such headers)
+        self.limiter = RateLimiter(concurrency)
 
     def redact(self, text: str | None) -> str:
         """``text`` without this client's key or any Bearer token / sk-style key (for stored or shown errors)."""
@@ -315,7 +318,9 @@ class JudgeClient:
                             self.stats.retrying_now += 1
                         state.retries += 1
 
-            http_client = _deadline_http_client(self.timeout_s, {"request": [on_request]})
+            hooks = self.limiter.hooks()
+            http_client = _deadline_http_client(self.timeout_s, {"request": [on_request] + hooks["request"],
+                                                                 "response": hooks["response"]})
             common = dict(api_key=self._api_key, max_retries=self.max_retries, timeout=self.timeout_s,
                           http_client=http_client)
             if self.endpoint.provider == "azure":
@@ -333,9 +338,7 @@ class JudgeClient:
 
     async def send(self, request: Request) -> Response:
         """Send one request (waiting for a concurrency slot); raise ``RequestFailed`` with a reason on failure."""
-        if self._sem is None:
-            self._sem = asyncio.Semaphore(self.concurrency)
-        async with self._sem:
+        async with self.limiter:  # the configured concurrency, lowered for a while after a 429 (AIMD)
             return await self._send_now(request)
 
     async def _send_now(self, request: Request) -> Response:
@@ -500,7 +503,12 @@ def _usage(raw: Any) -> dict[str, int]:
     u = getattr(raw, "usage", None)
     if u is None:
         return {}
-    return {k: int(getattr(u, k, 0) or 0) for k in ("prompt_tokens", "completion_tokens", "total_tokens")}
+    out = {k: int(getattr(u, k, 0) or 0) for k in ("prompt_tokens", "completion_tokens", "total_tokens")}
+    details = getattr(u, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None) if details is not None else None
+    if cached:  # prompt tokens the server served from its prefix cache (OpenAI prompt caching, vLLM APC)
+        out["cached_tokens"] = int(cached)
+    return out
 
 
 # ------------------------------------------------------------------------------------------------ (de)serialisation

@@ -5,6 +5,10 @@ extend them without editing code with a JSON file, ``{"model-prefix": {"input": 
 at ``$EVALCORE_PRICES`` (or ``~/.evalcore/prices.json``), or pass ``prices=`` to ``estimate``.
 A model matches the longest prefix in the table ("gpt-4o-mini-2024-07-18" -> "gpt-4o-mini").
 Local providers (vLLM, Ollama, llama.cpp) cost 0; an unknown hosted model gives ``None`` (unknown, not free).
+
+Two discounts (OpenAI's published rules; override per model with "cached_input", "batch_input", "batch_output"):
+prompt tokens served from the provider's prompt cache cost ``cached_input`` (gpt-4.1 family: 25 % of input; gpt-4o
+family and o-series: 50 %); the Batch API halves input and output prices (``BATCH_DISCOUNT``), cached input too.
 """
 
 from __future__ import annotations
@@ -16,20 +20,23 @@ from typing import Any
 
 # USD per 1M tokens: {"input": ..., "output": ...}
 PRICES: dict[str, dict[str, float]] = {
-    "gpt-4.1-nano": {"input": 0.10, "output": 0.40},
-    "gpt-4.1-mini": {"input": 0.40, "output": 1.60},
-    "gpt-4.1": {"input": 2.00, "output": 8.00},
-    "gpt-4o-mini": {"input": 0.15, "output": 0.60},
-    "gpt-4o": {"input": 2.50, "output": 10.00},
+    "gpt-4.1-nano": {"input": 0.10, "output": 0.40, "cached_input": 0.025},
+    "gpt-4.1-mini": {"input": 0.40, "output": 1.60, "cached_input": 0.10},
+    "gpt-4.1": {"input": 2.00, "output": 8.00, "cached_input": 0.50},
+    "gpt-4o-mini": {"input": 0.15, "output": 0.60, "cached_input": 0.075},
+    "gpt-4o": {"input": 2.50, "output": 10.00, "cached_input": 1.25},
     "gpt-4-turbo": {"input": 10.00, "output": 30.00},
     "gpt-4": {"input": 30.00, "output": 60.00},
     "gpt-3.5-turbo-instruct": {"input": 1.50, "output": 2.00},
     "gpt-3.5-turbo": {"input": 0.50, "output": 1.50},
     "davinci-002": {"input": 2.00, "output": 2.00},
     "babbage-002": {"input": 0.40, "output": 0.40},
-    "o3-mini": {"input": 1.10, "output": 4.40},
-    "o4-mini": {"input": 1.10, "output": 4.40},
+    "o3-mini": {"input": 1.10, "output": 4.40, "cached_input": 0.55},
+    "o4-mini": {"input": 1.10, "output": 4.40, "cached_input": 0.275},
 }
+
+BATCH_DISCOUNT = 0.5  # the Batch API: half price for input and output
+OPTIONAL_PRICES = ("cached_input", "batch_input", "batch_output")
 
 FREE_PROVIDERS = ("vllm", "ollama", "llamacpp", "local")
 
@@ -54,6 +61,11 @@ def load_prices(path: str | Path | None = None) -> dict[str, dict[str, float]]:
         if not (isinstance(entry, dict) and all(isinstance(entry.get(k), (int, float)) for k in ("input", "output"))):
             raise ValueError(f"price table {p}: entry {model!r} needs numeric 'input' and 'output' (USD per 1M tokens)")
         table[model] = {"input": float(entry["input"]), "output": float(entry["output"])}
+        for k in OPTIONAL_PRICES:
+            if k in entry:
+                if not isinstance(entry[k], (int, float)):
+                    raise ValueError(f"price table {p}: entry {model!r}: {k!r} must be a number (USD per 1M tokens)")
+                table[model][k] = float(entry[k])
     return table
 
 
@@ -74,3 +86,43 @@ def cost_usd(prompt_tokens: int, completion_tokens: int, *, model: str, provider
     if p is None:
         return None
     return (prompt_tokens * p["input"] + completion_tokens * p["output"]) / 1e6
+
+
+def unit_prices(model: str, *, provider: str = "openai", prices: dict[str, Any] | None = None,
+                batch: bool = False) -> dict[str, float] | None:
+    """USD per 1M tokens for prompt, cached prompt and completion tokens (None: unknown model).
+    A model without a cached-input price is charged the full input price for cached tokens (no discount assumed)."""
+    p = price_for(model, provider=provider, prices=prices)
+    if p is None:
+        return None
+    inp, out = float(p["input"]), float(p["output"])
+    cached = float(p.get("cached_input", inp))
+    if batch:
+        return {"input": float(p.get("batch_input", inp * BATCH_DISCOUNT)),
+                "cached_input": cached * BATCH_DISCOUNT,
+                "output": float(p.get("batch_output", out * BATCH_DISCOUNT))}
+    return {"input": inp, "cached_input": cached, "output": out}
+
+
+def cost_table(prompt_tokens: int, completion_tokens: int, *, cached_prompt_tokens: int = 0, model: str,
+               provider: str = "openai", prices: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Rows of a cost table: uncached prompt, cached prompt and completion tokens, then the total, each with its
+    price per 1M tokens and cost, online and through the Batch API (``None`` where the price is unknown).
+    ``prompt_tokens`` includes the cached ones, as the APIs' ``usage.prompt_tokens`` does."""
+    cached = max(0, min(int(cached_prompt_tokens), int(prompt_tokens)))
+    parts = [("prompt tokens (not cached)", int(prompt_tokens) - cached, "input"),
+             ("prompt tokens (cached)", cached, "cached_input"),
+             ("completion tokens", int(completion_tokens), "output")]
+    online = unit_prices(model, provider=provider, prices=prices)
+    batch = unit_prices(model, provider=provider, prices=prices, batch=True)
+    rows: list[dict[str, Any]] = []
+    for label, n, k in parts:
+        rows.append({"tokens": label, "count": n,
+                     "usd_per_1m": None if online is None else online[k],
+                     "usd": None if online is None else n * online[k] / 1e6,
+                     "batch_usd_per_1m": None if batch is None else batch[k],
+                     "batch_usd": None if batch is None else n * batch[k] / 1e6})
+    total = {"tokens": "total", "count": sum(r["count"] for r in rows), "usd_per_1m": None,
+             "usd": None if online is None else sum(r["usd"] for r in rows), "batch_usd_per_1m": None,
+             "batch_usd": None if batch is None else sum(r["batch_usd"] for r in rows)}
+    return rows + [total]

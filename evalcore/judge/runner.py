@@ -40,6 +40,10 @@ from evalcore.judge.client import (
     response_from_dict,
     response_to_dict,
 )
+from evalcore.judge.probes import ProbeSender
+from evalcore.judge.redact import redact
+from evalcore.judge.routing import make_client
+from evalcore.judge.schedule import order_tasks
 from evalcore.judge.store import Store, default_store, request_key
 from evalcore.judge.types import (
     Capabilities,
@@ -80,6 +84,11 @@ class Estimate:
     cost_usd: float | None  # None when the model's price is unknown
     tasks: int = 0  # items (or ordered pairs) x dimensions
     note: str = ""
+    # prompt tokens expected to be served from the provider's prompt cache (a prefix repeated from a recent request
+    # in the scheduled order; OpenAI's rule: prompts of >= 1,024 tokens, in 128-token steps); part of prompt_tokens
+    cached_prompt_tokens: int = 0
+    cost_usd_batch: float | None = None  # the same work through the Batch API
+    cost_rows: list = dataclasses.field(default_factory=list)  # evalcore.judge.cost.cost_table rows
 
 
 @dataclass(frozen=True)
@@ -326,7 +335,8 @@ async def _plan(m: Any, config: Any, sender: CachedSender, capabilities: Capabil
             raise ValueError("no capabilities given and no client to probe with")
         # The probe's replies are cached like any request (a repeated run costs nothing); ``reprobe`` asks again,
         # for a server whose settings changed behind the same URL and model.
-        caps = await _probe_or_explain(client, sender.refresh if reprobe else sender.send_and_cache)
+        # A rejected probe request (no echo, no completions route) is remembered too (evalcore.judge.probes).
+        caps = await _probe_or_explain(client, ProbeSender(sender, refresh=reprobe))
     planned, note = m.plan(config, caps)  # raises UnsupportedByEndpoint when there is no fallback
     return planned, note, caps
 
@@ -423,7 +433,9 @@ async def ascore_dataset(dataset: Dataset, *, method: Any, dimensions: Iterable[
                          limit: int | None = None, progress: Callable[[Progress], None] | None = None,
                          cancel: threading.Event | None = None, run_id: str | None = None, pairs: Any = None,
                          parse_mode: str = "robust", label: str = "", capabilities: Capabilities | None = None,
-                         max_retries: int = 6, timeout_s: float = 60.0, reprobe: bool = False) -> Run:
+                         max_retries: int = 6, timeout_s: float = 60.0, reprobe: bool = False,
+                         schedule: str = "prefix", client: Any = None, extra_config: dict[str, Any] | None = None
+                         ) -> Run:
     """The async form of ``score_dataset`` (same arguments)."""
     t_start = time.perf_counter()
     store = store or default_store()
@@ -431,8 +443,12 @@ async def ascore_dataset(dataset: Dataset, *, method: Any, dimensions: Iterable[
     dims = list(dimensions) if dimensions is not None else list(criteria_by_dim)
     crit = _criteria_for(m, dims, criteria_by_dim)
     requested = _config(m, config)
-    client = JudgeClient(endpoint, api_key=api_key, concurrency=concurrency, max_retries=max_retries,
-                         timeout_s=timeout_s)
+    endpoints = list(endpoint) if isinstance(endpoint, (list, tuple)) else [endpoint]
+    if client is None:  # several endpoints: an EndpointPool (evalcore.judge.routing); the first keys the cache
+        endpoint, client = make_client(endpoints, api_key=api_key, concurrency=concurrency, max_retries=max_retries,
+                                       timeout_s=timeout_s)
+    else:
+        endpoint = endpoints[0]
     sender = CachedSender(client, store, endpoint)
     lease = store.acquire_lease(run_id) if run_id else None  # one writer per run: a second process stops here
     try:
@@ -457,7 +473,11 @@ async def ascore_dataset(dataset: Dataset, *, method: Any, dimensions: Iterable[
             "max_retries": max_retries,
             "timeout_s": timeout_s,
             "estimator": getattr(planned, "estimator", ""),
+            "schedule": schedule,
         }
+        if len(endpoints) > 1:
+            run_config["endpoints"] = [e.identity() for e in endpoints]
+        run_config.update(extra_config or {})
         resumed = store.run_exists(run_id)
         store.create_run(run_id=run_id, dataset_id=dataset.id, method=m.name, model=endpoint.model, label=label,
                          config=run_config, parser=getattr(m, "parser", ""), status="running")
@@ -466,9 +486,12 @@ async def ascore_dataset(dataset: Dataset, *, method: Any, dimensions: Iterable[
         hashes = {d: c.version_hash() for d, c in crit.items()}
         done = store.done_keys(run_id, pairwise=m.pairwise)
         todo = [t for t in tasks if done.get(_task_key(t, hashes[t.dimension])) != STATUS_OK]
+        # longest shared prefix first: one document's items together, while the server's prefix cache is hot
+        todo = order_tasks(todo, lambda t: m.build_requests(t, crit[t.dimension], planned), schedule)
         already = len(tasks) - len(todo)
 
-        counts = {"done": already, "cached": 0, "failed": 0, "session_done": 0, "ok": already}
+        counts = {"done": already, "cached": 0, "failed": 0, "session_done": 0, "ok": already,
+                  "cached_prompt_tokens": 0}
         failfast = _FailFast(min(FAIL_FAST_AFTER, len(todo)))
         last_emit = [0.0]
 
@@ -488,7 +511,9 @@ async def ascore_dataset(dataset: Dataset, *, method: Any, dimensions: Iterable[
 
         async def one(task: ItemTask | PairTask) -> None:
             criteria = crit[task.dimension]
+            task_label = f"{task.pair_id}|{task.order}" if isinstance(task, PairTask) else task.item_id
             entries: list[dict[str, Any]] = []
+            answers: list[tuple] = []
             responses: list[Response] = []
             try:
                 requests = m.build_requests(task, criteria, planned)
@@ -504,6 +529,11 @@ async def ascore_dataset(dataset: Dataset, *, method: Any, dimensions: Iterable[
                     responses.append(resp)
                     if entry is not None:
                         entries.append(entry)
+                        cached_toks = int(resp.usage.get("cached_tokens", 0) or 0)
+                        counts["cached_prompt_tokens"] += cached_toks
+                        answers.append((entry["key"], task_label, task.dimension,
+                                        resp.answered_by or endpoint.base_url,
+                                        int(resp.usage.get("prompt_tokens", 0) or 0), cached_toks, resp.latency_s))
                 if errors:
                     e = errors[0]
                     reason = e.reason if isinstance(e, RequestFailed) else f"{type(e).__name__}: {e}"
@@ -534,15 +564,15 @@ async def ascore_dataset(dataset: Dataset, *, method: Any, dimensions: Iterable[
                                   if sum(len(r.choices) for r in responses) > 1
                                   else (responses[0].choices[0].text if responses else ""))
             row = {"dimension": task.dimension, "criteria_hash": hashes[task.dimension], "raw": raw,
-                   "value": outcome.value, "status": outcome.status, "reason": client.redact(outcome.reason),
+                   "value": outcome.value, "status": outcome.status, "reason": _redact(client, outcome.reason),
                    "estimator": outcome.estimator, "detail": outcome.detail}
             if isinstance(task, PairTask):
                 row.update(pair_id=task.pair_id, doc_id=task.doc_id, item_first=task.item_first,
                            item_second=task.item_second, order=task.order, verdict=outcome.verdict)
-                store.save_comparison(run_id, row, cache=entries)
+                store.save_comparison(run_id, row, cache=entries, answers=answers)
             else:
                 row.update(item_id=task.item_id)
-                store.save_judgment(run_id, row, cache=entries)
+                store.save_judgment(run_id, row, cache=entries, answers=answers)
             client.stats.cached += sum(1 for r in responses if r.cached)
             counts["done"] += 1
             counts["session_done"] += 1
@@ -569,7 +599,7 @@ async def ascore_dataset(dataset: Dataset, *, method: Any, dimensions: Iterable[
                 await one(t)
 
         emit(force=True)
-        n_workers = max(1, min(concurrency, len(todo)))
+        n_workers = max(1, min(getattr(client, "total_concurrency", concurrency), len(todo)))
         workers = [asyncio.ensure_future(worker()) for _ in range(n_workers)]
         cancelled = False
 
@@ -606,7 +636,11 @@ async def ascore_dataset(dataset: Dataset, *, method: Any, dimensions: Iterable[
             "ok": counts["ok"],
             "failed": counts["failed"],
             "resumed": resumed,
+            "cached_prompt_tokens": counts["cached_prompt_tokens"],
         }
+        extra = getattr(client, "extra_stats", None)
+        run_stats.update(extra() if callable(extra) else client.limiter.stats.as_dict()
+                         if hasattr(client, "limiter") else {})
         status = "cancelled" if cancelled else "stopped" if failfast.tripped else "done"
         store.finish_run(run_id, status=status, stats=run_stats)
         if failfast.tripped:
@@ -650,7 +684,8 @@ def score_dataset(dataset: Dataset, *, method: Any, dimensions: Iterable[str] | 
                   limit: int | None = None, progress: Callable[[Progress], None] | None = None,
                   cancel: threading.Event | None = None, run_id: str | None = None, pairs: Any = None,
                   parse_mode: str = "robust", label: str = "", capabilities: Capabilities | None = None,
-                  max_retries: int = 6, timeout_s: float = 60.0, reprobe: bool = False) -> Run:
+                  max_retries: int = 6, timeout_s: float = 60.0, reprobe: bool = False,
+                  schedule: str = "prefix") -> Run:
     """Score ``dataset`` on ``dimensions`` with ``method`` (a name or a Method object) and return the stored Run.
 
     ``config``: the method's config (dataclass or dict; default ``method.default_config()``); it is planned against
@@ -659,12 +694,16 @@ def score_dataset(dataset: Dataset, *, method: Any, dimensions: Iterable[str] | 
     "all" | [(system_a, system_b), ...] | {"sample": k, "seed": s}. ``run_id``: an existing id resumes that run.
     ``cancel``: set it to stop; finished judgments are kept and the run is marked "cancelled".
     ``reprobe``: probe the endpoint's capabilities again instead of reusing the cached probe.
+    ``endpoint`` may be a list of endpoints serving the same model (replicas): requests are routed to the one with
+    the fewest outstanding requests, a failing one is drained (``evalcore.judge.routing``); the first keys the cache.
+    ``schedule``: "prefix" (default) sends the requests sharing the longest prompt prefix together (one document's
+    items while the server's prefix cache is hot); "as-given" keeps the dataset's order.
     Raises ``UnsupportedByEndpoint`` when the method needs a capability the endpoint lacks and has no fallback."""
     return _run_sync(lambda: ascore_dataset(
         dataset, method=method, dimensions=dimensions, criteria_by_dim=criteria_by_dim, endpoint=endpoint,
         config=config, api_key=api_key, store=store, concurrency=concurrency, limit=limit, progress=progress,
         cancel=cancel, run_id=run_id, pairs=pairs, parse_mode=parse_mode, label=label, capabilities=capabilities,
-        max_retries=max_retries, timeout_s=timeout_s, reprobe=reprobe))
+        max_retries=max_retries, timeout_s=timeout_s, reprobe=reprobe, schedule=schedule))
 
 
 # ---------------------------------------------------------------------------------------------------- estimate
@@ -680,13 +719,15 @@ def _request_tokens(request: Request) -> tuple[int, int]:
 def estimate(dataset: Dataset, *, method: Any, criteria_by_dim: dict[str, Criteria], config: Any = None,
              endpoint: Endpoint, store: Store | None = None, limit: int | None = None,
              dimensions: Iterable[str] | None = None, pairs: Any = None, capabilities: Capabilities | None = None,
-             prices: dict[str, Any] | None = None) -> Estimate:
+             prices: dict[str, Any] | None = None, schedule: str = "prefix") -> Estimate:
     """Calls, tokens and cost a run would need, minus what the cache already holds. Makes no network call.
 
     Tokens are rough: prompt = characters / 4; completion = max_tokens x samples per uncached call (an upper
     bound: replies usually stop earlier). The config is planned against ``capabilities``, else against the
     endpoint's probe results if an earlier run left them in the cache, else taken as requested (noted)."""
     store = store or default_store()
+    if isinstance(endpoint, (list, tuple)):
+        endpoint = endpoint[0]  # replicas: the first one's identity keys the cache
     m = _method(method)
     dims = list(dimensions) if dimensions is not None else list(criteria_by_dim)
     crit = _criteria_for(m, dims, criteria_by_dim)
@@ -696,7 +737,7 @@ def estimate(dataset: Dataset, *, method: Any, criteria_by_dim: dict[str, Criter
     caps = capabilities
     if caps is None:
         try:
-            caps = _run_sync(lambda: JudgeClient.probe(_ProbeOnly(), send=sender.send_and_cache))
+            caps = _run_sync(lambda: JudgeClient.probe(_ProbeOnly(), send=ProbeSender(sender)))
         except RequestFailed:
             caps = None
     if caps is not None:
@@ -706,6 +747,7 @@ def estimate(dataset: Dataset, *, method: Any, criteria_by_dim: dict[str, Criter
         planned = requested
         note = "endpoint not probed yet: estimate assumes it supports the method as configured"
     tasks = build_tasks(dataset, m, dims, limit=limit, pairs=pairs)
+    tasks = order_tasks(tasks, lambda t: m.build_requests(t, crit[t.dimension], planned), schedule)
     reqs: list[Request] = []
     for t in tasks:
         reqs += m.build_requests(t, crit[t.dimension], planned)
@@ -720,10 +762,17 @@ def estimate(dataset: Dataset, *, method: Any, criteria_by_dim: dict[str, Criter
         prompt_tokens += p
         completion_tokens += c
     calls = len(uniq) - len(hits)
-    cost = cost_mod.cost_usd(prompt_tokens, completion_tokens, model=endpoint.model, provider=endpoint.provider,
-                             prices=prices)
+    from evalcore.judge.schedule import prompt_text, repeated_prefix_tokens
+
+    hosted = endpoint.provider not in cost_mod.FREE_PROVIDERS
+    cached_prompt, _ = repeated_prefix_tokens((prompt_text(r) for k, r in uniq.items() if k not in hits),
+                                              min_tokens=1024 if hosted else 0, step_tokens=128 if hosted else 16)
+    cached_prompt = min(cached_prompt, prompt_tokens)
+    rows = cost_mod.cost_table(prompt_tokens, completion_tokens, cached_prompt_tokens=cached_prompt,
+                               model=endpoint.model, provider=endpoint.provider, prices=prices)
     return Estimate(calls=calls, cached=len(reqs) - calls, prompt_tokens=prompt_tokens,
-                    completion_tokens=completion_tokens, cost_usd=cost, tasks=len(tasks), note=note)
+                    completion_tokens=completion_tokens, cost_usd=rows[-1]["usd"], tasks=len(tasks), note=note,
+                    cached_prompt_tokens=cached_prompt, cost_usd_batch=rows[-1]["batch_usd"], cost_rows=rows)
 
 
 class _ProbeOnly:
@@ -768,3 +817,10 @@ __all__ = [
     "agenerate_steps", "build_tasks", "item_tasks", "pair_tasks", "item_pairs", "CachedSender", "explain_failure",
     "new_run_id", "RunStats", "CHARS_PER_TOKEN",
 ]
+
+
+def _redact(client: Any, text: str | None) -> str | None:
+    """A stored reason without the key or any Bearer token: the client's own ``redact`` when it has one (it knows its
+    key), else the generic patterns (batch results, routed replicas)."""
+    own = getattr(client, "redact", None)
+    return own(text) if callable(own) else redact(text, [])

@@ -164,6 +164,10 @@ class Store:
             db["runs"].create_index(["dataset_id"], if_not_exists=True)
             db["leases"].create({"run_id": str, "pid": int, "host": str, "started": str, "since": str,
                                  "token": str}, pk="run_id", if_not_exists=True)
+            # which endpoint answered each request a run sent (several endpoints: evalcore.judge.routing)
+            db["answers"].create({"run_id": str, "key": str, "task": str, "dimension": str, "answered_by": str,
+                                  "prompt_tokens": int, "cached_tokens": int, "latency_s": float, "created_at": str},
+                                 pk=("run_id", "key", "task"), if_not_exists=True)
 
     # ------------------------------------------------------------------------------------------ cache
     def cache_get(self, key: str) -> dict[str, Any] | None:
@@ -242,7 +246,8 @@ class Store:
                        ' "order", criteria_hash, raw, verdict, value, status, reason, estimator, detail, created_at)'
                        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
 
-    def save_judgment(self, run_id: str, row: dict[str, Any], *, cache: list[dict[str, Any]] = ()) -> None:
+    def save_judgment(self, run_id: str, row: dict[str, Any], *, cache: list[dict[str, Any]] = (),
+                      answers: list[tuple] = ()) -> None:
         """One judgment (and the cache entries of the responses it came from) in one transaction."""
         value = row.get("value")
         value = None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
@@ -252,9 +257,12 @@ class Store:
         with self.write() as c:
             if cache_rows:
                 c.executemany(self._CACHE_SQL, cache_rows)
+            if answers:
+                c.executemany(self._ANSWER_SQL, [(run_id, *a, now()) for a in answers])
             c.execute(self._JUDGMENT_SQL, args)
 
-    def save_comparison(self, run_id: str, row: dict[str, Any], *, cache: list[dict[str, Any]] = ()) -> None:
+    def save_comparison(self, run_id: str, row: dict[str, Any], *, cache: list[dict[str, Any]] = (),
+                        answers: list[tuple] = ()) -> None:
         value = row.get("value")
         value = None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
         args = (run_id, row["pair_id"], row["doc_id"], row["item_first"], row["item_second"], row["dimension"],
@@ -264,7 +272,19 @@ class Store:
         with self.write() as c:
             if cache_rows:
                 c.executemany(self._CACHE_SQL, cache_rows)
+            if answers:
+                c.executemany(self._ANSWER_SQL, [(run_id, *a, now()) for a in answers])
             c.execute(self._COMPARISON_SQL, args)
+
+    # answers rows: (key, task, dimension, answered_by, prompt_tokens, cached_tokens, latency_s)
+    _ANSWER_SQL = ("INSERT OR REPLACE INTO answers (run_id, key, task, dimension, answered_by, prompt_tokens,"
+                   " cached_tokens, latency_s, created_at) VALUES (?,?,?,?,?,?,?,?,?)")
+
+    def answers(self, run_id: str) -> pd.DataFrame:
+        """Which endpoint answered each request the run sent (cache hits are not listed)."""
+        return pd.read_sql_query("SELECT key, task, dimension, answered_by, prompt_tokens, cached_tokens, latency_s,"
+                                 " created_at FROM answers WHERE run_id = ? ORDER BY created_at", self.conn,
+                                 params=(run_id,))
 
     def done_keys(self, run_id: str, *, pairwise: bool) -> dict[tuple, str]:
         """What a run already holds: key -> status. Items: (item_id, dimension, criteria_hash);
@@ -312,7 +332,7 @@ class Store:
 
     def delete_run(self, run_id: str) -> None:
         with self.write() as c:
-            for t in ("judgments", "comparisons", "runs"):
+            for t in ("judgments", "comparisons", "answers", "runs"):
                 c.execute(f"DELETE FROM {t} WHERE run_id = ?", (run_id,))
 
     # ------------------------------------------------------------------------------------------ imported runs

@@ -100,6 +100,7 @@ class Response:
     usage: dict[str, int] = field(default_factory=dict)  # prompt_tokens, completion_tokens, total_tokens
     latency_s: float = 0.0
     cached: bool = False
+    answered_by: str = ""  # the base URL that answered (filled by the engine; "" for cache hits)
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,9 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from evalcore.testing.loopback_batch import BatchService, BatchSwitches
+from evalcore.testing.loopback_limits import PrefixCache, RateLimit
+
 FAULT_KINDS = ("429", "500", "timeout", "drop", "malformed", "unparseable", "truncated", "refusal")
 # hostile endpoints (tests/hardening): a body dripped one byte at a time, a web page instead of JSON, a 401 that
 # echoes the caller's Authorization header, a reply without choices, a body that is not JSON at all
@@ -273,7 +276,9 @@ class LoopbackServer:
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, *, latency_s: float = 0.0,
                  faults: list[Fault] | None = None, scorer: Callable[..., Reply] | None = None,
-                 switches: Switches | None = None, seed: int = 0, model: str = "loopback-judge") -> None:
+                 switches: Switches | None = None, seed: int = 0, model: str = "loopback-judge",
+                 rate_limit: RateLimit | None = None, prefix_cache_tokens: int = 0,
+                 batch: BatchSwitches | None = None) -> None:
         self.host = host
         self.port = port
         self.latency_s = latency_s
@@ -292,6 +297,10 @@ class LoopbackServer:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
+        self.rate_limit = rate_limit  # RPM/TPM buckets; replies carry x-ratelimit-* headers (loopback_limits)
+        self.prefix_cache = PrefixCache(prefix_cache_tokens) if prefix_cache_tokens else None
+        self.batch_service = BatchService(self, batch)  # /v1/files and /v1/batches (loopback_batch)
+        self.rate_limited = 0  # requests answered 429 by the rate limit
 
     # -- lifecycle
     @property
@@ -305,6 +314,7 @@ class LoopbackServer:
             self.faults_served = {}
             self.prompt_log = []
             self._rng = random.Random(self._seed)
+            self.rate_limited = 0
 
     async def start_async(self) -> None:
         self._server = await asyncio.start_server(self._handle, self.host, self.port, backlog=1024)
@@ -371,7 +381,10 @@ class LoopbackServer:
                 length = int(headers.get("content-length", "0") or 0)
                 body = await reader.readexactly(length) if length else b""
                 _request_headers.set(headers)
-                result = await self._route(method, path.split("?")[0], body)
+                if self.batch_service.handles(path):
+                    result = await self.batch_service.route(method, path.split("?")[0], headers, body)
+                else:
+                    result = await self._route(method, path.split("?")[0], body)
                 if result is None:  # dropped connection
                     writer.transport.abort()
                     return
@@ -417,7 +430,7 @@ class LoopbackServer:
         if method == "GET" and path == "/_stats":
             with self._lock:
                 return 200, {"requests": self.requests_seen, "by_path": dict(self.by_path),
-                             "faults": dict(self.faults_served)}, {}
+                             "faults": dict(self.faults_served), "rate_limited": self.rate_limited}, {}
         if method == "POST" and path == "/_reset":
             self.reset()
             return 200, {"ok": True}, {}
@@ -438,6 +451,16 @@ class LoopbackServer:
             fault = self._pick_fault(ordinal, prompt)
             if fault is not None:
                 self.faults_served[fault.kind] = self.faults_served.get(fault.kind, 0) + 1
+        limit_headers: dict[str, str] = {}
+        if self.rate_limit is not None:
+            admitted, limit_headers = self.rate_limit.admit(self._token_cost(req, prompt))
+            if not admitted:
+                with self._lock:
+                    self.rate_limited += 1
+                return 429, {"error": {"message": "Rate limit reached (loopback RPM/TPM)", "type": "requests",
+                                       "code": "rate_limit_exceeded"}}, limit_headers
+        if self.prefix_cache is not None and fault is None:
+            req["_cached_tokens"] = self.prefix_cache.lookup_insert(prompt)
         if self.latency_s:
             await asyncio.sleep(self.latency_s)
         if fault is not None:
@@ -458,7 +481,13 @@ class LoopbackServer:
                 return hostile
         if not chat and self.switches.no_completions:
             return 404, {"error": {"message": "completions endpoint not available", "type": "not_found"}}, {}
-        return 200, (self._chat(req, prompt, fault) if chat else self._completion(req, prompt, fault)), {}
+        return 200, (self._chat(req, prompt, fault) if chat else self._completion(req, prompt, fault)), limit_headers
+
+    @staticmethod
+    def _token_cost(req: dict, prompt: str) -> float:
+        """What the rate limit counts: prompt tokens + max_tokens x n (counted before the request runs)."""
+        out = int(req.get("max_tokens") or req.get("max_completion_tokens") or 16) * int(req.get("n") or 1)
+        return len(re.findall(r"\S+", prompt)) + out
 
     def _pick_fault(self, ordinal: int, prompt: str) -> Fault | None:
         for f in self.faults:
@@ -492,10 +521,13 @@ class LoopbackServer:
                 out.append(r)
         return out
 
-    def _usage(self, prompt: str, replies: list[Reply], extra_prompt_tokens: int = 0) -> dict:
+    def _usage(self, prompt: str, replies: list[Reply], extra_prompt_tokens: int = 0, cached: int = 0) -> dict:
         p = len(re.findall(r"\S+", prompt)) + extra_prompt_tokens
         c = sum(len(r.tokens) for r in replies)
-        return {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c}
+        out = {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c}
+        if self.prefix_cache is not None:
+            out["prompt_tokens_details"] = {"cached_tokens": min(int(cached), p)}
+        return out
 
     def _chat(self, req: dict, prompt: str, fault: Fault | None) -> dict:
         n = 1 if self.switches.ignore_n else int(req.get("n") or 1)
@@ -514,7 +546,8 @@ class LoopbackServer:
             message = {"role": "assistant", "content": None if r.refusal else r.text, "refusal": r.refusal}
             choices.append({"index": i, "message": message, "logprobs": lp, "finish_reason": r.finish_reason})
         return {"id": f"chatcmpl-{_h(prompt, time.time()):x}", "object": "chat.completion", "created": int(time.time()),
-                "model": req.get("model", self.model), "choices": choices, "usage": self._usage(prompt, replies)}
+                "model": req.get("model", self.model), "choices": choices,
+                "usage": self._usage(prompt, replies, cached=req.get("_cached_tokens", 0))}
 
     def _completion(self, req: dict, prompt: str, fault: Fault | None) -> dict:
         n = 1 if self.switches.ignore_n else int(req.get("n") or 1)
@@ -546,15 +579,17 @@ class LoopbackServer:
                             else r.finish_reason})
         return {"id": f"cmpl-{_h(prompt):x}", "object": "text_completion", "created": int(time.time()),
                 "model": req.get("model", self.model), "choices": choices,
-                "usage": self._usage(prompt, replies if max_tokens > 0 else [])}
+                "usage": self._usage(prompt, replies if max_tokens > 0 else [], cached=req.get("_cached_tokens", 0))}
 
 
 def serve(host: str = "127.0.0.1", port: int = 0, *, latency_s: float = 0.0, faults: list[Fault] | None = None,
           scorer: Callable[..., Reply] | None = None, switches: Switches | None = None,
-          seed: int = 0) -> LoopbackServer:
+          seed: int = 0, rate_limit: RateLimit | None = None, prefix_cache_tokens: int = 0,
+          batch: BatchSwitches | None = None) -> LoopbackServer:
     """Start a loopback server on a background thread; use as a context manager (``with serve() as srv:``)."""
     return LoopbackServer(host, port, latency_s=latency_s, faults=faults, scorer=scorer, switches=switches,
-                          seed=seed).start()
+                          seed=seed, rate_limit=rate_limit, prefix_cache_tokens=prefix_cache_tokens,
+                          batch=batch).start()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -567,11 +602,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     for sw in ("no-logprobs", "ignore-n", "no-echo", "no-completions"):
         ap.add_argument(f"--{sw}", action="store_true")
+    ap.add_argument("--rpm", type=float, help="enforce a requests-per-minute limit (429 + x-ratelimit-* headers)")
+    ap.add_argument("--tpm", type=float, help="enforce a tokens-per-minute limit")
+    ap.add_argument("--burst-s", type=float, default=1.0, help="rate-limit bucket size in seconds of the limit")
+    ap.add_argument("--prefix-cache-tokens", type=int, default=0,
+                    help="simulate automatic prefix caching with this many tokens (reported as cached_tokens)")
+    ap.add_argument("--batch-line-delay", type=float, default=0.0, help="seconds per batch line")
+    ap.add_argument("--batch-fail-match", help="batch lines whose prompt contains this fail")
+    ap.add_argument("--batch-expire-after", type=int, help="batches expire after this many lines")
     a = ap.parse_args(argv)
     faults = [Fault(**f) for f in json.loads(a.faults)]
     switches = Switches(no_logprobs=a.no_logprobs, ignore_n=a.ignore_n, no_echo=a.no_echo,
                         no_completions=a.no_completions)
-    srv = LoopbackServer(a.host, a.port, latency_s=a.latency, faults=faults, switches=switches, seed=a.seed)
+    limit = RateLimit(rpm=a.rpm, tpm=a.tpm, burst_s=a.burst_s) if (a.rpm or a.tpm) else None
+    batch = BatchSwitches(line_delay_s=a.batch_line_delay, fail_match=a.batch_fail_match,
+                          expire_after=a.batch_expire_after)
+    srv = LoopbackServer(a.host, a.port, latency_s=a.latency, faults=faults, switches=switches, seed=a.seed,
+                         rate_limit=limit, prefix_cache_tokens=a.prefix_cache_tokens, batch=batch)
 
     async def run() -> None:
         await srv.start_async()
@@ -586,7 +633,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 __all__ = ["Fault", "Switches", "Reply", "LoopbackServer", "serve", "default_reply", "find_scale", "echo_logprobs",
-           "FAULT_KINDS"]
+           "FAULT_KINDS", "RateLimit", "BatchSwitches"]
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -1,0 +1,572 @@
+"""Scoring through the OpenAI Batch API: half the price, no rate-limit pressure, results within the completion window.
+
+``submit`` builds the same requests an online run would send (same method plan, same bodies), leaves out what the
+cache already answers, writes them as JSONL (``custom_id`` = the request's cache key), uploads the file through the
+Files API and creates one batch per API route (chat completions, completions). The batch ids are stored (table
+``batches``) with the run, so the process may exit: ``collect`` (``python -m evalcore batch collect RUN_ID``, in any
+later process) polls until the batches end, downloads the output and error files, stores every answered reply under
+its cache key (exactly where an online run would have put it: a later online run of the same work costs nothing) and
+then scores the run from the cache through the normal engine, so every item ends "ok" or "failed" with a reason:
+
+* a line the batch answered with an error: ``batch: HTTP 400: <message>``;
+* a line of an expired batch: ``batch expired: request not run within the completion window``;
+* a line of a cancelled batch the server never ran: ``batch cancelled: request not run``;
+* a batch that failed validation: ``batch failed: <errors>``.
+
+Submitting again under the same run id (``--run``) sends only what is still missing: failed and unprocessed items.
+
+Capabilities: a batch run sends no synchronous request, so it plans the method against the endpoint's cached probe
+when an earlier run left one, else against what the OpenAI API is documented to support (chat log-probs with 20
+alternatives, ``n``; no echo), noted in the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import logging
+from dataclasses import asdict, dataclass
+from typing import Any, Callable, Iterable
+
+import openai
+
+from evalcore.judge import runner
+from evalcore.judge.client import Endpoint, JudgeClient, RequestFailed, RunStats, chat_response, completion_response
+from evalcore.judge.probes import ProbeSender
+from evalcore.judge.store import Store, default_store, now
+from evalcore.judge.types import Capabilities, ChatRequest, CompletionRequest, Request, Response
+from evalcore.model import STATUS_OK, Run
+
+log = logging.getLogger(__name__)
+
+TERMINAL = ("completed", "failed", "expired", "cancelled")
+ROUTES = {"chat": "/v1/chat/completions", "completion": "/v1/completions"}
+MAX_LINES = 50_000  # the Batch API's limit of requests per batch
+# what the OpenAI API supports for chat models, used when no probe is cached (a batch run sends no probe)
+OPENAI_CAPABILITIES = Capabilities(chat_logprobs=True, top_logprobs=20, honours_n=True, echo_logprobs=False)
+
+
+# ------------------------------------------------------------------------------------------------ the store side
+def _ensure_table(store: Store) -> None:
+    if getattr(store, "_batches_ready", False):
+        return
+    with store.write():
+        store.db["batches"].create({"run_id": str, "batch_id": str, "route": str, "input_file_id": str,
+                                    "api_key_env": str, "status": str, "total": int, "completed": int, "failed": int,
+                                    "output_file_id": str, "error_file_id": str, "errors": str, "collected": int,
+                                    "created_at": str, "updated_at": str}, pk="batch_id", if_not_exists=True)
+        store.db["batches"].create_index(["run_id"], if_not_exists=True)
+    store._batches_ready = True  # type: ignore[attr-defined]
+
+
+def batch_rows(store: Store, run_id: str) -> list[dict[str, Any]]:
+    """The batches of a run, oldest first."""
+    _ensure_table(store)
+    cur = store.conn.execute("SELECT * FROM batches WHERE run_id = ? ORDER BY created_at, batch_id", (run_id,))
+    cols = [c[0] for c in cur.description]
+    return [dict(zip(cols, r)) for r in cur.fetchall()]
+
+
+def _update(store: Store, batch_id: str, **fields: Any) -> None:
+    sets = ", ".join(f"{k} = ?" for k in fields)
+    with store.write() as c:
+        c.execute(f"UPDATE batches SET {sets}, updated_at = ? WHERE batch_id = ?", (*fields.values(), now(), batch_id))
+
+
+# ------------------------------------------------------------------------------------------------ request bodies
+def request_body(endpoint: Endpoint, request: Request) -> dict[str, Any]:
+    """The JSON body of one request, exactly as ``JudgeClient`` sends it online (the batch line's ``body``)."""
+    if isinstance(request, ChatRequest):
+        body: dict[str, Any] = {"model": endpoint.model,
+                                "messages": [{"role": r, "content": c} for r, c in request.messages],
+                                "temperature": request.temperature, "top_p": request.top_p,
+                                "max_tokens": request.max_tokens, "n": request.n}
+        if request.logprobs:
+            body["logprobs"] = True
+            if request.top_logprobs:
+                body["top_logprobs"] = request.top_logprobs
+        if request.seed is not None:
+            body["seed"] = request.seed
+        if request.stop:
+            body["stop"] = list(request.stop)
+        return body
+    assert isinstance(request, CompletionRequest)
+    body = {"model": endpoint.model, "prompt": request.prompt, "max_tokens": request.max_tokens, "echo": request.echo,
+            "temperature": request.temperature, "n": request.n}
+    if request.logprobs is not None:
+        body["logprobs"] = request.logprobs
+    if request.seed is not None:
+        body["seed"] = request.seed
+    return body
+
+
+def route_for(endpoint: Endpoint, request: Request) -> str:
+    """The batch line's ``url`` and the batch's ``endpoint``: OpenAI's "/v1/..." routes; Azure OpenAI's batch
+    takes them without the version prefix ("/chat/completions") and the deployment name as ``model``."""
+    route = ROUTES[request.kind]
+    return route.removeprefix("/v1") if endpoint.provider == "azure" else route
+
+
+def jsonl_lines(endpoint: Endpoint, keyed: Iterable[tuple[str, Request]]) -> dict[str, list[str]]:
+    """route -> JSONL lines (custom_id = cache key)."""
+    out: dict[str, list[str]] = {}
+    for key, req in keyed:
+        route = route_for(endpoint, req)
+        out.setdefault(route, []).append(json.dumps({"custom_id": key, "method": "POST", "url": route,
+                                                     "body": request_body(endpoint, req)}, ensure_ascii=False))
+    return out
+
+
+def parse_reply(request: Request, body: dict[str, Any]) -> Response:
+    """A batch output line's ``response.body`` -> Response (as the online client converts it)."""
+    if isinstance(request, ChatRequest):
+        return chat_response(openai.types.chat.ChatCompletion.model_validate(body))
+    return completion_response(openai.types.Completion.model_validate(body),
+                               prompt=request.prompt if request.echo else None)
+
+
+# ------------------------------------------------------------------------------------------------ the run's work
+@dataclass
+class _Work:
+    dataset: Any
+    method: Any
+    dims: list[str]
+    crit: dict[str, Any]
+    requested: Any
+    planned: Any
+    caps: Capabilities
+    note: str
+    tasks: list[Any]
+
+
+def _dataset(dataset_id: str, store: Store) -> Any:
+    from evalcore.judge.cli import _dataset as load
+
+    return load(dataset_id, store)
+
+
+def _plan_offline(m: Any, requested: Any, sender: runner.CachedSender,
+                  capabilities: Capabilities | None) -> tuple[Any, str, Capabilities]:
+    caps = capabilities
+    how = ""
+    if caps is None:
+        try:
+            caps = runner._run_sync(lambda: JudgeClient.probe(runner._ProbeOnly(), send=ProbeSender(sender)))
+            how = "capabilities from the endpoint's cached probe"
+        except RequestFailed:
+            caps = OPENAI_CAPABILITIES
+            how = "no cached probe: planned for the OpenAI API's documented capabilities (chat log-probs, n)"
+    planned, note = m.plan(requested, caps)
+    return planned, "; ".join(x for x in (note, how) if x), caps
+
+
+def _requests_of(work: _Work, todo: list[Any]) -> list[Request]:
+    reqs: list[Request] = []
+    for t in todo:
+        try:
+            reqs += work.method.build_requests(t, work.crit[t.dimension], work.planned)
+        except Exception:  # noqa: BLE001 - the engine records this task's method error when it scores
+            continue
+    return reqs
+
+
+# ------------------------------------------------------------------------------------------------ submit
+@dataclass
+class Submitted:
+    run_id: str
+    batch_ids: list[str]
+    requests: int  # lines submitted
+    cached: int  # requests the cache already answered (not submitted)
+    tasks: int
+    note: str = ""
+
+
+async def asubmit(dataset: Any, *, method: Any, dimensions: Iterable[str] | None = None,
+                  criteria_by_dim: dict[str, Any], endpoint: Endpoint, config: Any = None, api_key: str | None = None,
+                  store: Store | None = None, limit: int | None = None, run_id: str | None = None, pairs: Any = None,
+                  parse_mode: str = "robust", label: str = "", capabilities: Capabilities | None = None,
+                  schedule: str = "prefix", completion_window: str = "24h", max_lines: int = MAX_LINES) -> Submitted:
+    """Write the run's uncached requests as batches and create them; returns at once (see ``collect``)."""
+    store = store or default_store()
+    _ensure_table(store)
+    if isinstance(endpoint, (list, tuple)):
+        endpoint = endpoint[0]  # a batch goes to one API
+    m = runner._method(method)
+    dims = list(dimensions) if dimensions is not None else list(criteria_by_dim)
+    crit = runner._criteria_for(m, dims, criteria_by_dim)
+    requested = runner._config(m, config)
+    sender = runner.CachedSender(None, store, endpoint)
+    planned, note, caps = _plan_offline(m, requested, sender, capabilities)
+    tasks = runner.build_tasks(dataset, m, dims, limit=limit, pairs=pairs)
+    run_id = run_id or runner.new_run_id(dataset.id, m.name, endpoint.model)
+    pending = [b for b in batch_rows(store, run_id) if not b["collected"]]
+    if pending:
+        raise RuntimeError(f"run {run_id} has batches not collected yet ({', '.join(b['batch_id'] for b in pending)})"
+                           f": run `python -m evalcore batch collect {run_id}` first")
+    hashes = {d: c.version_hash() for d, c in crit.items()}
+    done = store.done_keys(run_id, pairwise=m.pairwise) if store.run_exists(run_id) else {}
+    todo = [t for t in tasks if done.get(runner._task_key(t, hashes[t.dimension])) != STATUS_OK]
+    work = _Work(dataset, m, dims, crit, requested, planned, caps, note, tasks)
+    todo = runner.order_tasks(todo, lambda t: m.build_requests(t, crit[t.dimension], planned), schedule)
+    reqs = _requests_of(work, todo)
+    keyed = {sender.key(r): r for r in reqs}
+    hits = store.cache_has(list(keyed))
+    missing = [(k, r) for k, r in keyed.items() if k not in hits]
+    run_config = _run_config(work, endpoint, parse_mode=parse_mode, pairs=pairs, limit=limit, schedule=schedule)
+    existed = store.run_exists(run_id)
+    store.create_run(run_id=run_id, dataset_id=dataset.id, method=m.name, model=endpoint.model, label=label,
+                     config=run_config, parser=getattr(m, "parser", ""), status="batch-submitted")
+    ids: list[str] = []
+    if missing:
+        client = JudgeClient(endpoint, api_key=api_key, concurrency=4)
+        try:
+            api = client._openai()
+            for route, lines in jsonl_lines(endpoint, missing).items():
+                for i in range(0, len(lines), max_lines):
+                    chunk = lines[i:i + max_lines]
+                    data = ("\n".join(chunk) + "\n").encode()
+                    f = await api.files.create(file=(f"evalcore-{len(ids)}.jsonl", io.BytesIO(data)), purpose="batch")
+                    b = await api.batches.create(input_file_id=f.id, endpoint=route,
+                                                 completion_window=completion_window,
+                                                 metadata={"evalcore_run": run_id[:500]})
+                    with store.write() as c:
+                        c.execute("INSERT INTO batches (run_id, batch_id, route, input_file_id, api_key_env, status,"
+                                  " total, completed, failed, output_file_id, error_file_id, errors, collected,"
+                                  " created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                                  (run_id, b.id, route, f.id, endpoint.api_key_env, b.status, len(chunk), 0, 0,
+                                   None, None, None, 0, now(), now()))
+                    ids.append(b.id)
+        except openai.APIStatusError as e:
+            if not ids and not existed:
+                store.delete_run(run_id)  # nothing was submitted: leave no half-made run behind
+            hint = " (this server has no Batch API: score online instead)" if e.status_code in (404, 405) else ""
+            raise RuntimeError(f"{endpoint.base_url}: the Batch API (files, batches) answered HTTP {e.status_code}"
+                               f"{hint}; {len(ids)} batch(es) were submitted before") from None
+        except BaseException:
+            if not ids and not existed:
+                store.delete_run(run_id)
+            raise
+        finally:
+            await client.aclose()
+    run_config["batch"] = {"batch_ids": [b["batch_id"] for b in batch_rows(store, run_id)], "submitted": len(missing),
+                           "from_cache": len(keyed) - len(missing), "completion_window": completion_window}
+    store.create_run(run_id=run_id, dataset_id=dataset.id, method=m.name, model=endpoint.model, label=label,
+                     config=run_config, parser=getattr(m, "parser", ""), status="batch-submitted")
+    log.info("run %s: %d batch(es) submitted with %d requests (%d from the cache)", run_id, len(ids), len(missing),
+             len(keyed) - len(missing))
+    return Submitted(run_id=run_id, batch_ids=ids, requests=len(missing), cached=len(keyed) - len(missing),
+                     tasks=len(tasks), note=note)
+
+
+def _run_config(work: _Work, endpoint: Endpoint, **kw: Any) -> dict[str, Any]:
+    return {"method": work.method.name, "method_config": runner._config_dict(work.planned),
+            "requested_config": runner._config_dict(work.requested), "plan_note": work.note,
+            "capabilities": asdict(work.caps), "endpoint": endpoint.identity(),
+            "criteria": {d: {"hash": c.version_hash(), **asdict(c)} for d, c in work.crit.items()},
+            "parse_mode": kw["parse_mode"], "limit": kw["limit"], "schedule": kw["schedule"],
+            "pairs": runner.PairSelection.from_arg(kw["pairs"]).describe() if work.method.pairwise else None,
+            "estimator": getattr(work.planned, "estimator", ""), "mode": "batch"}
+
+
+# ------------------------------------------------------------------------------------------------ status / collect
+@dataclass
+class BatchStatus:
+    run_id: str
+    batches: list[dict[str, Any]]  # batch_id, status, total, completed, failed, collected
+
+    @property
+    def done(self) -> bool:
+        return all(b["status"] in TERMINAL for b in self.batches)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return {k: sum(int(b.get(k) or 0) for b in self.batches) for k in ("total", "completed", "failed")}
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"run_id": self.run_id, "done": self.done, **self.counts, "batches": self.batches}
+
+
+def _endpoint_of(store: Store, run_id: str, api_key_env: str | None = None) -> Endpoint:
+    row = store.run_row(run_id)
+    ident = row["config"].get("endpoint") or {}
+    rows = batch_rows(store, run_id)
+    env = api_key_env or (rows[0]["api_key_env"] if rows else None) or "OPENAI_API_KEY"
+    return Endpoint(base_url=ident.get("base_url", ""), model=ident.get("model", row["model"]), api_key_env=env,
+                    provider=ident.get("provider", "openai"), api_version=ident.get("api_version"))
+
+
+async def astatus(run_id: str, *, store: Store | None = None, api_key: str | None = None,
+                  api_key_env: str | None = None) -> BatchStatus:
+    """Ask the API where the run's batches are (and record it)."""
+    store = store or default_store()
+    rows = batch_rows(store, run_id)
+    if not rows:
+        if not store.run_exists(run_id):
+            raise KeyError(f"no run {run_id!r} in the store {store.path}")
+        return BatchStatus(run_id, [])
+    endpoint = _endpoint_of(store, run_id, api_key_env)
+    client = JudgeClient(endpoint, api_key=api_key, concurrency=4)
+    out = []
+    try:
+        api = client._openai()
+        for r in rows:
+            if r["collected"] or r["status"] in TERMINAL:
+                out.append(_public(r))
+                continue
+            b = await api.batches.retrieve(r["batch_id"])
+            rc = b.request_counts
+            fields = dict(status=b.status, completed=int(getattr(rc, "completed", 0) or 0),
+                          failed=int(getattr(rc, "failed", 0) or 0), output_file_id=b.output_file_id,
+                          error_file_id=b.error_file_id,
+                          errors=json.dumps([e.message for e in (b.errors.data or [])]) if b.errors else None)
+            if rc is not None and getattr(rc, "total", None):
+                fields["total"] = int(rc.total)
+            _update(store, r["batch_id"], **fields)
+            out.append(_public(r | fields))
+    finally:
+        await client.aclose()
+    return BatchStatus(run_id, out)
+
+
+def _public(r: dict[str, Any]) -> dict[str, Any]:
+    return {k: r.get(k) for k in ("batch_id", "route", "status", "total", "completed", "failed", "collected",
+                                  "output_file_id", "error_file_id", "errors")}
+
+
+async def acancel(run_id: str, *, store: Store | None = None, api_key: str | None = None,
+                  api_key_env: str | None = None) -> BatchStatus:
+    """Ask the API to cancel the run's unfinished batches (``collect`` then records what was not run)."""
+    store = store or default_store()
+    endpoint = _endpoint_of(store, run_id, api_key_env)
+    client = JudgeClient(endpoint, api_key=api_key, concurrency=4)
+    try:
+        api = client._openai()
+        for r in batch_rows(store, run_id):
+            if r["status"] not in TERMINAL and not r["collected"]:
+                b = await api.batches.cancel(r["batch_id"])
+                _update(store, r["batch_id"], status=b.status)
+    finally:
+        await client.aclose()
+    return await astatus(run_id, store=store, api_key=api_key, api_key_env=api_key_env)
+
+
+class BatchResults:
+    """Stands in for the client when a run is scored from its batches: every answered line is in the cache by then;
+    a request that is not gets its batch's reason (``send`` raises it), so the item fails with that reason."""
+
+    def __init__(self, reasons: dict[str, str], default: str, sender_key: Callable[[Request], str],
+                 extra: dict[str, Any]) -> None:
+        self.reasons = reasons
+        self.default = default
+        self.key = sender_key
+        self.stats = RunStats()
+        self.endpoint = None
+        self._extra = extra
+
+    async def send(self, request: Request) -> Response:
+        raise RequestFailed(self.reasons.get(self.key(request), self.default))
+
+    async def probe(self, send: Any = None) -> Capabilities:  # pragma: no cover - capabilities are always given
+        raise RequestFailed("a batch run sends no probe")
+
+    def extra_stats(self) -> dict[str, Any]:
+        return dict(self._extra)
+
+    async def aclose(self) -> None:
+        return None
+
+
+def _reason_for(line: dict[str, Any]) -> str:
+    err = line.get("error")
+    if err:
+        code = err.get("code") or ""
+        msg = err.get("message") or ""
+        if code == "batch_expired":
+            return "batch expired: request not run within the completion window"
+        if code == "batch_cancelled":
+            return "batch cancelled: request not run"
+        return f"batch error {code}: {msg[:200]}".strip()
+    resp = line.get("response") or {}
+    body = resp.get("body") or {}
+    msg = ""
+    if isinstance(body, dict):
+        msg = str((body.get("error") or {}).get("message") or "")
+    return f"batch: HTTP {resp.get('status_code')}" + (f": {msg[:200]}" if msg else "")
+
+
+async def _download(api: Any, file_id: str | None) -> list[dict[str, Any]]:
+    if not file_id:
+        return []
+    content = await api.files.content(file_id)
+    text = content.text if hasattr(content, "text") else content.read().decode()
+    out = []
+    for i, ln in enumerate(text.splitlines()):
+        if ln.strip():
+            try:
+                out.append(json.loads(ln))
+            except json.JSONDecodeError:
+                log.warning("batch file %s line %d is not JSON; skipped", file_id, i + 1)
+    return out
+
+
+@dataclass
+class Collected:
+    run: Run | None
+    status: BatchStatus
+
+
+async def acollect(run_id: str, *, store: Store | None = None, api_key: str | None = None,
+                   api_key_env: str | None = None, wait: bool = True, poll_s: float = 30.0,
+                   progress: Callable[[BatchStatus], None] | None = None, dataset: Any = None) -> Collected:
+    """Wait for the run's batches (unless ``wait=False``), store their replies in the cache and score the run.
+    Returns the scored Run, or ``run=None`` with the status when the batches are still running and wait is off."""
+    store = store or default_store()
+    while True:
+        st = await astatus(run_id, store=store, api_key=api_key, api_key_env=api_key_env)
+        if progress is not None:
+            progress(st)
+        if st.done or not wait:
+            break
+        await asyncio.sleep(poll_s)
+    if not st.done:
+        return Collected(None, st)
+    row = store.run_row(run_id)
+    cfg = row["config"]
+    endpoint = _endpoint_of(store, run_id, api_key_env)
+    ds = dataset if dataset is not None else _dataset(row["dataset_id"], store)
+    from evalcore.judge.types import Criteria
+
+    crit = {d: Criteria(**{k: v for k, v in c.items() if k != "hash"}) for d, c in cfg["criteria"].items()}
+    caps = Capabilities(**cfg["capabilities"])
+    m = runner._method(cfg["method"])
+    sender = runner.CachedSender(None, store, endpoint)
+    planned = runner._config(m, cfg["method_config"])
+    work_reqs = _requests_of(_Work(ds, m, list(crit), crit, None, planned, caps, "", []),
+                             runner.build_tasks(ds, m, list(crit), limit=cfg.get("limit"), pairs=_pairs(cfg)))
+    by_key = {sender.key(r): r for r in work_reqs}
+    reasons: dict[str, str] = {}
+    stored = answered = failed_lines = 0
+    tokens = {"prompt_tokens": 0, "completion_tokens": 0, "cached_prompt_tokens": 0}
+    client = JudgeClient(endpoint, api_key=api_key, concurrency=4)
+    try:
+        api = client._openai()
+        for b in batch_rows(store, run_id):
+            if b["collected"]:
+                continue
+            out_lines = await _download(api, b["output_file_id"])
+            err_lines = await _download(api, b["error_file_id"])
+            seen: set[str] = set()
+            entries = []
+            for line in out_lines + err_lines:
+                key = str(line.get("custom_id") or "")
+                seen.add(key)
+                req = by_key.get(key)
+                resp = line.get("response") or {}
+                if req is None:
+                    continue  # a line of another version of the work (criteria edited since): not ours to store
+                if resp.get("status_code") == 200 and not line.get("error"):
+                    try:
+                        r = parse_reply(req, resp.get("body") or {})
+                    except (ValueError, TypeError) as e:
+                        reasons[key] = f"batch: malformed response body ({type(e).__name__})"
+                        failed_lines += 1
+                        continue
+                    entries.append((key, req, r))
+                    answered += 1
+                    tokens["prompt_tokens"] += int(r.usage.get("prompt_tokens", 0) or 0)
+                    tokens["completion_tokens"] += int(r.usage.get("completion_tokens", 0) or 0)
+                    tokens["cached_prompt_tokens"] += int(r.usage.get("cached_tokens", 0) or 0)
+                else:
+                    reasons[key] = _reason_for(line)
+                    failed_lines += 1
+            not_run = {"expired": "batch expired: request not run within the completion window",
+                       "cancelled": "batch cancelled: request not run",
+                       "failed": f"batch failed: {b.get('errors') or 'rejected by the API'}"}.get(
+                b["status"], f"batch {b['status']}: request missing from its output")
+            for line in _input_keys(await _download_text(api, b["input_file_id"])):
+                if line not in seen:
+                    reasons.setdefault(line, not_run)
+            rows = [{"key": k, "endpoint": endpoint.identity(), "request": req.params(),
+                     "response": runner.response_to_dict(r), "latency_s": 0.0} for k, req, r in entries]
+            if rows:
+                with store.write() as c:
+                    c.executemany(store._CACHE_SQL, store._cache_rows(rows))
+            stored += len(rows)
+            _update(store, b["batch_id"], collected=1)
+    finally:
+        await client.aclose()
+    extra = {"batch": {"batch_ids": [b["batch_id"] for b in st.batches], "statuses": [b["status"] for b in st.batches],
+                       "answered_lines": answered, "failed_lines": failed_lines, **tokens,
+                       "not_run_lines": sum(1 for v in reasons.values() if "not run" in v or "missing" in v)}}
+    results = BatchResults(reasons, "not answered by the run's batches (submit again with --run to send it)",
+                           sender.key, extra)
+    run = await runner.ascore_dataset(
+        ds, method=m, dimensions=list(crit), criteria_by_dim=crit, endpoint=endpoint,
+        config=runner._config(m, cfg.get("requested_config") or cfg["method_config"]), store=store,
+        limit=cfg.get("limit"), run_id=run_id, pairs=_pairs(cfg), parse_mode=cfg.get("parse_mode", "robust"),
+        label=row.get("label") or "", capabilities=caps, client=results, schedule="as-given",
+        extra_config={"mode": "batch", "batch": {**(cfg.get("batch") or {}), **extra["batch"]},
+                      "plan_note": cfg.get("plan_note", ""), "requested_config": cfg.get("requested_config")})
+    return Collected(run, await astatus(run_id, store=store, api_key=api_key, api_key_env=api_key_env))
+
+
+async def _download_text(api: Any, file_id: str | None) -> str:
+    if not file_id:
+        return ""
+    content = await api.files.content(file_id)
+    return content.text if hasattr(content, "text") else content.read().decode()
+
+
+def _input_keys(text: str) -> list[str]:
+    keys = []
+    for ln in text.splitlines():
+        if ln.strip():
+            try:
+                keys.append(str(json.loads(ln).get("custom_id")))
+            except json.JSONDecodeError:
+                continue
+    return keys
+
+
+def _pairs(cfg: dict[str, Any]) -> Any:
+    p = cfg.get("pairs")
+    if not p:
+        return None
+    if p.get("mode") == "systems":
+        return [tuple(x) for x in p.get("systems") or []]
+    if p.get("mode") == "sample":
+        return {"sample": p.get("k", 0), "seed": p.get("seed", 0)}
+    return None
+
+
+# ------------------------------------------------------------------------------------------------ sync wrappers
+def submit(dataset: Any, **kw: Any) -> Submitted:
+    return runner._run_sync(lambda: asubmit(dataset, **kw))
+
+
+def status(run_id: str, **kw: Any) -> BatchStatus:
+    return runner._run_sync(lambda: astatus(run_id, **kw))
+
+
+def cancel(run_id: str, **kw: Any) -> BatchStatus:
+    return runner._run_sync(lambda: acancel(run_id, **kw))
+
+
+def collect(run_id: str, **kw: Any) -> Collected:
+    return runner._run_sync(lambda: acollect(run_id, **kw))
+
+
+def score_dataset_batch(dataset: Any, *, wait: bool = True, poll_s: float = 30.0,
+                        progress: Callable[[BatchStatus], None] | None = None, **kw: Any) -> Collected:
+    """``submit`` then (``wait``) ``collect``: the Batch API counterpart of ``runner.score_dataset``."""
+    sub = submit(dataset, **kw)
+    if not wait and sub.batch_ids:  # nothing submitted (all cached): score it now
+        return Collected(None, status(sub.run_id, store=kw.get("store"), api_key=kw.get("api_key")))
+    return collect(sub.run_id, store=kw.get("store"), api_key=kw.get("api_key"), poll_s=poll_s, progress=progress,
+                   dataset=dataset)
+
+
+__all__ = ["submit", "asubmit", "status", "astatus", "cancel", "acancel", "collect", "acollect",
+           "score_dataset_batch", "BatchStatus", "Submitted", "Collected", "request_body", "jsonl_lines",
+           "OPENAI_CAPABILITIES", "batch_rows"]

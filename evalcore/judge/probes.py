@@ -1,0 +1,84 @@
+"""The capability probe's requests, cached both ways.
+
+A probe request the endpoint answers is cached like any request (``cache`` table). A probe request the endpoint
+REJECTS (HTTP 400/404/405/422/501: the parameter or the route is not supported, e.g. no ``/v1/completions`` for the
+echo probe) is remembered too, in ``probe_failures``, with its reason: without it, every run against an endpoint
+without echo would send the echo probe again, and a fully cached repeat run would not be free. Transient failures
+(429, 5xx, timeouts) are never remembered. ``refresh=True`` (``--reprobe``) asks again and replaces both kinds.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evalcore.judge.client import RequestFailed
+from evalcore.judge.store import Store, canonical_json, now
+from evalcore.judge.types import Request, Response
+
+NOT_SUPPORTED = ("HTTP 400", "HTTP 404", "HTTP 405", "HTTP 422", "HTTP 501")
+
+
+def _ensure_table(store: Store) -> None:
+    if getattr(store, "_probe_failures_ready", False):
+        return
+    with store.write():
+        store.db["probe_failures"].create({"key": str, "endpoint": str, "request": str, "reason": str,
+                                           "created_at": str}, pk="key", if_not_exists=True)
+    store._probe_failures_ready = True  # type: ignore[attr-defined]
+
+
+def cached_failure(store: Store, key: str) -> str | None:
+    _ensure_table(store)
+    row = store.conn.execute("SELECT reason FROM probe_failures WHERE key = ?", (key,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def remember_failure(store: Store, key: str, *, endpoint: dict[str, Any], request: dict[str, Any],
+                     reason: str) -> None:
+    _ensure_table(store)
+    with store.write() as c:
+        c.execute("INSERT OR REPLACE INTO probe_failures (key, endpoint, request, reason, created_at)"
+                  " VALUES (?,?,?,?,?)", (key, canonical_json(endpoint), canonical_json(request), reason, now()))
+
+
+def forget_failure(store: Store, key: str) -> None:
+    _ensure_table(store)
+    with store.write() as c:
+        c.execute("DELETE FROM probe_failures WHERE key = ?", (key,))
+
+
+class ProbeSender:
+    """``send`` for ``JudgeClient.probe``: the response cache, then the remembered rejections, then the endpoint.
+
+    ``sender`` is the run's ``runner.CachedSender`` (its client may be None: cache only, as ``estimate`` uses it)."""
+
+    def __init__(self, sender: Any, *, refresh: bool = False) -> None:
+        self.sender = sender
+        self.refresh = refresh
+        self.sent = 0  # requests that went to the endpoint
+
+    async def __call__(self, request: Request) -> Response:
+        s = self.sender
+        key = s.key(request)
+        if not self.refresh:
+            hit = s.lookup(request)
+            if hit is not None:
+                return hit
+            reason = cached_failure(s.store, key)
+            if reason is not None:
+                raise RequestFailed(reason)
+        if s.client is None:
+            raise RequestFailed("not in the cache and no client to ask")
+        self.sent += 1
+        try:
+            resp = await (s.refresh(request) if self.refresh else s.send_and_cache(request))
+        except RequestFailed as e:
+            if e.reason.startswith(NOT_SUPPORTED):
+                remember_failure(s.store, key, endpoint=s.identity, request=request.params(), reason=e.reason)
+            raise
+        if self.refresh:
+            forget_failure(s.store, key)
+        return resp
+
+
+__all__ = ["ProbeSender", "NOT_SUPPORTED", "cached_failure", "remember_failure", "forget_failure"]

@@ -1,0 +1,338 @@
+"""Rate-limit-aware concurrency for one endpoint: read what the server says about its limits and pace to it.
+
+Hosted APIs announce their limits on every reply (OpenAI's names, also used by Azure and several gateways)::
+
+    x-ratelimit-limit-requests / -tokens       the per-minute limit
+    x-ratelimit-remaining-requests / -tokens   what is left in the server's bucket now
+    x-ratelimit-reset-requests / -tokens       how long until the bucket is full again ("1s", "6m0s", "120ms")
+    retry-after / retry-after-ms               on a 429: how long to wait
+
+``RateLimiter`` uses them in two ways:
+
+* **pacing** (once the limits are known): a local token bucket that refills at ``safety`` x the announced rate
+  (limit / 60 s; 99 %), holding ``burst_share`` of the server's burst capacity (inferred as ``remaining + reset x rate``:
+  requests leave here before they reach the server, so sends spread out here may arrive together), re-synchronised
+  downward on every reply with ``remaining - (sends since that request)``; every HTTP attempt (openai's own retries
+  included, through the httpx request hook) waits for a token before it goes out;
+* **additive increase, multiplicative decrease** (AIMD, as TCP's congestion control, Jacobson 1988) on a 429, at
+  most once per round of requests (a 429 for a request sent before the last decrease does not decrease again): when
+  the limits are known, the pacer's rate drops to 90 % and climbs back by 0.5 % per answer; when they are not, the
+  concurrency window halves and grows back by 1/window per answer, up to the configured concurrency. Every 429's
+  ``retry-after`` pauses every attempt.
+
+Without rate-limit headers (vLLM, Ollama, the loopback without limits) nothing is paced and the window stays at the
+configured concurrency, so an unlimited endpoint runs exactly as before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+_DURATION_RE = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
+
+
+def parse_duration(value: str | None) -> float | None:
+    """Seconds from OpenAI's reset format ("1s", "6m0s", "20ms", "1h2m3.5s") or a plain number of seconds."""
+    if value is None:
+        return None
+    v = str(value).strip()
+    if not v:
+        return None
+    try:
+        return max(0.0, float(v))
+    except ValueError:
+        pass
+    parts = _DURATION_RE.findall(v)
+    if not parts or "".join(a + b for a, b in parts) != v.replace(" ", ""):
+        return None
+    scale = {"ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+    return sum(float(a) * scale[b] for a, b in parts)
+
+
+def _num(value: str | None) -> float | None:
+    if value is None:
+        return None
+    try:
+        return float(str(value).strip())
+    except ValueError:
+        return None
+
+
+def retry_after_s(headers: Mapping[str, str]) -> float | None:
+    """``retry-after-ms`` (preferred, as openai-python does) or ``retry-after`` in seconds; None if absent."""
+    ms = _num(headers.get("retry-after-ms"))
+    if ms is not None:
+        return max(0.0, ms / 1000)
+    s = _num(headers.get("retry-after"))
+    return None if s is None else max(0.0, s)
+
+
+@dataclass
+class Limits:
+    """One reply's rate-limit headers (None where absent)."""
+
+    limit_requests: float | None = None
+    remaining_requests: float | None = None
+    reset_requests_s: float | None = None
+    limit_tokens: float | None = None
+    remaining_tokens: float | None = None
+    reset_tokens_s: float | None = None
+
+    @classmethod
+    def from_headers(cls, h: Mapping[str, str]) -> "Limits":
+        return cls(limit_requests=_num(h.get("x-ratelimit-limit-requests")),
+                   remaining_requests=_num(h.get("x-ratelimit-remaining-requests")),
+                   reset_requests_s=parse_duration(h.get("x-ratelimit-reset-requests")),
+                   limit_tokens=_num(h.get("x-ratelimit-limit-tokens")),
+                   remaining_tokens=_num(h.get("x-ratelimit-remaining-tokens")),
+                   reset_tokens_s=parse_duration(h.get("x-ratelimit-reset-tokens")))
+
+    @property
+    def any(self) -> bool:
+        return self.limit_requests is not None or self.limit_tokens is not None
+
+
+class _Bucket:
+    """The client's mirror of one server bucket (requests or tokens)."""
+
+    def __init__(self, rate_per_s: float, capacity: float) -> None:
+        self.rate = rate_per_s
+        self.capacity = max(1.0, capacity)
+        self.level = 0.0
+        self.t = time.monotonic()
+
+    def refill(self, now: float) -> None:
+        self.level = min(self.capacity, self.level + (now - self.t) * self.rate)
+        self.t = now
+
+    def wait_for(self, cost: float) -> float:
+        need = min(cost, self.capacity) - self.level
+        return 0.0 if need <= 0 else need / self.rate
+
+
+@dataclass
+class LimiterStats:
+    rate_limited: int = 0  # attempts answered 429
+    decreases: int = 0  # multiplicative decreases of the window
+    paced_wait_s: float = 0.0  # time attempts spent waiting for the pacer or a retry-after pause
+    limit_requests_per_min: float | None = None
+    limit_tokens_per_min: float | None = None
+    min_window: float | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"rate_limited": self.rate_limited, "window_decreases": self.decreases,
+                "paced_wait_s": round(self.paced_wait_s, 3), "limit_requests_per_min": self.limit_requests_per_min,
+                "limit_tokens_per_min": self.limit_tokens_per_min, "min_window": self.min_window}
+
+
+class RateLimiter:
+    """Paces HTTP attempts to an endpoint's announced limits and keeps an AIMD concurrency window."""
+
+    def __init__(self, max_concurrency: int, *, safety: float = 0.99, burst_share: float = 0.5,
+                 chars_per_token: float = 4.0) -> None:
+        self.max_concurrency = max(1, int(max_concurrency))
+        self.window = float(self.max_concurrency)
+        self.safety = safety
+        # the local bucket holds only part of the server's burst: requests leave here before they reach the server
+        # (new connections, the network), so sends that look spread out here may arrive together there
+        self.burst_share = burst_share
+        self.chars_per_token = chars_per_token
+        self.stats = LimiterStats()
+        self._inflight = 0
+        self._waiters: deque[asyncio.Future] = deque()
+        self._pace_lock: asyncio.Lock | None = None
+        self._req: _Bucket | None = None
+        self._tok: _Bucket | None = None
+        self._pause_until = 0.0
+        self._seq = 0  # attempts sent so far
+        self._sent_tokens: deque[tuple[int, float]] = deque(maxlen=4096)  # (seq, token cost) of recent sends
+        self._last_decrease_seq = -1
+        self._factor = 1.0  # the pacer's share of the announced rate, lowered after a 429 (AIMD on the rate)
+        self._base_rates: dict[str, float] = {}
+
+    def _apply_factor(self) -> None:
+        for name, b in (("req", self._req), ("tok", self._tok)):
+            if b is not None and name in self._base_rates:
+                b.rate = self._base_rates[name] * self.safety * self._factor
+
+    # ------------------------------------------------------------------ the concurrency window (logical requests)
+    async def acquire(self) -> None:
+        while self._inflight >= max(1, int(self.window)):
+            fut = asyncio.get_running_loop().create_future()
+            self._waiters.append(fut)
+            try:
+                await fut
+            except asyncio.CancelledError:
+                if fut in self._waiters:
+                    self._waiters.remove(fut)
+                elif fut.done() and not fut.cancelled():
+                    self._wake()  # woken, then cancelled: hand the slot to the next waiter
+                raise
+        self._inflight += 1
+
+    def release(self) -> None:
+        self._inflight -= 1
+        self._wake()
+
+    def _wake(self) -> None:
+        free = max(1, int(self.window)) - self._inflight
+        while free > 0 and self._waiters:
+            fut = self._waiters.popleft()
+            if not fut.done():
+                fut.set_result(None)
+                free -= 1
+
+    async def __aenter__(self) -> "RateLimiter":
+        await self.acquire()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        self.release()
+
+    # ------------------------------------------------------------------ each HTTP attempt (httpx event hooks)
+    def token_cost(self, body: bytes | None) -> float:
+        """What the server will count for a request: prompt tokens (characters / 4) + max_tokens x n, as OpenAI
+        counts a request against the token limit before it runs."""
+        if not body:
+            return 1.0
+        try:
+            req = json.loads(body)
+        except (ValueError, UnicodeDecodeError):
+            return len(body) / self.chars_per_token
+        if "messages" in req:
+            chars = sum(len(str(m.get("content") or "")) for m in req.get("messages") or [])
+        else:
+            p = req.get("prompt") or ""
+            chars = len(p) if isinstance(p, str) else sum(len(str(x)) for x in p)
+        out = int(req.get("max_tokens") or req.get("max_completion_tokens") or 16) * int(req.get("n") or 1)
+        return chars / self.chars_per_token + out
+
+    async def before_attempt(self, request: Any) -> None:
+        """Wait for a retry-after pause and for the pacer; then count the attempt as sent."""
+        cost = 1.0
+        if self._tok is not None:
+            cost = self.token_cost(getattr(request, "content", None))
+        if self._req is not None or self._tok is not None or self._pause_until > time.monotonic():
+            if self._pace_lock is None:
+                self._pace_lock = asyncio.Lock()
+            t0 = time.monotonic()
+            async with self._pace_lock:  # FIFO: one attempt waits for the next token at a time
+                while True:
+                    now = time.monotonic()
+                    wait = self._pause_until - now
+                    for b, c in ((self._req, 1.0), (self._tok, cost)):
+                        if b is not None:
+                            b.refill(now)
+                            wait = max(wait, b.wait_for(c))
+                    if wait <= 0:
+                        break
+                    await asyncio.sleep(wait)
+                if self._req is not None:
+                    self._req.level -= 1.0
+                if self._tok is not None:
+                    self._tok.level -= cost
+            self.stats.paced_wait_s += time.monotonic() - t0
+        self._seq += 1
+        self._sent_tokens.append((self._seq, cost))
+        try:
+            request.extensions["evalcore_seq"] = self._seq
+            request.extensions["evalcore_sent_at"] = time.monotonic()
+        except (AttributeError, TypeError):
+            pass
+
+    def after_attempt(self, status: int, headers: Mapping[str, str], seq: int | None = None,
+                      sent_at: float | None = None) -> None:
+        """Learn from one reply's headers; a 429 pauses everyone for retry-after and halves the window."""
+        lim = Limits.from_headers(headers)
+        if lim.any:
+            self._sync(lim, seq, sent_at)
+        if status == 429:
+            self.stats.rate_limited += 1
+            ra = retry_after_s(headers)
+            if ra is None:
+                ra = lim.reset_requests_s if lim.remaining_requests == 0 else None
+            if ra is not None:
+                self._pause_until = max(self._pause_until, time.monotonic() + min(ra, 120.0))
+            for b in (self._req, self._tok):
+                if b is not None:
+                    b.level = min(b.level, 0.0)
+            if seq is None or seq > self._last_decrease_seq:
+                self._last_decrease_seq = self._seq
+                self.stats.decreases += 1
+                if self._req is not None or self._tok is not None:
+                    # paced: the limits are known, so slow the pacer a little (not the window, which must stay
+                    # above rate x latency to reach the limit at all)
+                    self._factor = max(0.5, self._factor * 0.9)
+                    self._apply_factor()
+                else:
+                    self.window = max(1.0, self.window / 2)
+                    self.stats.min_window = (self.window if self.stats.min_window is None
+                                             else min(self.stats.min_window, self.window))
+        elif 200 <= status < 300:
+            if self.window < self.max_concurrency:
+                self.window = min(float(self.max_concurrency), self.window + 1.0 / max(self.window, 1.0))
+                self._wake()
+            if self._factor < 1.0:
+                self._factor = min(1.0, self._factor + 0.005)  # additive increase: +0.1 per 20 answers
+                self._apply_factor()
+
+    def _sync(self, lim: Limits, seq: int | None, sent_at: float | None = None) -> None:
+        """Lower the local buckets to what the server reported: its remaining count when it admitted the request,
+        minus what was sent since, plus what it has refilled since (credited from the send time at the paced rate,
+        a slight over-credit by the one-way network delay, covered by holding only part of the burst)."""
+        since = self._seq - seq if seq is not None else 0
+        age = max(0.0, time.monotonic() - sent_at) if sent_at is not None else 0.0
+        if lim.limit_requests:
+            rate = lim.limit_requests / 60.0
+            cap = (lim.remaining_requests or 0) + (lim.reset_requests_s or 0) * rate
+            cap = (min(cap, lim.limit_requests) if cap > 0 else lim.limit_requests) * self.burst_share
+            if self._req is None:
+                self._req = _Bucket(rate * self.safety, cap)
+                self._req.level = cap
+            self._base_rates["req"] = rate
+            self._req.rate = rate * self.safety * self._factor
+            self._req.capacity = max(1.0, cap)
+            self.stats.limit_requests_per_min = lim.limit_requests
+            if lim.remaining_requests is not None:
+                self._req.refill(time.monotonic())
+                self._req.level = min(self._req.level, lim.remaining_requests - since + age * self._req.rate)
+        if lim.limit_tokens:
+            rate = lim.limit_tokens / 60.0
+            cap = (lim.remaining_tokens or 0) + (lim.reset_tokens_s or 0) * rate
+            cap = (min(cap, lim.limit_tokens) if cap > 0 else lim.limit_tokens) * self.burst_share
+            if self._tok is None:
+                self._tok = _Bucket(rate * self.safety, cap)
+                self._tok.level = cap
+            self._base_rates["tok"] = rate
+            self._tok.rate = rate * self.safety * self._factor
+            self._tok.capacity = max(1.0, cap)
+            self.stats.limit_tokens_per_min = lim.limit_tokens
+            if lim.remaining_tokens is not None:
+                spent = sum(c for s, c in self._sent_tokens if seq is not None and s > seq)
+                self._tok.refill(time.monotonic())
+                self._tok.level = min(self._tok.level, lim.remaining_tokens - spent + age * self._tok.rate)
+
+    # ------------------------------------------------------------------ httpx hooks
+    def hooks(self) -> dict[str, list[Any]]:
+        async def on_request(request: Any) -> None:
+            await self.before_attempt(request)
+
+        async def on_response(response: Any) -> None:
+            seq = sent_at = None
+            try:
+                seq = response.request.extensions.get("evalcore_seq")
+                sent_at = response.request.extensions.get("evalcore_sent_at")
+            except (AttributeError, RuntimeError):
+                pass
+            self.after_attempt(response.status_code, response.headers, seq, sent_at)
+
+        return {"request": [on_request], "response": [on_response]}
+
+
+__all__ = ["RateLimiter", "Limits", "LimiterStats", "parse_duration", "retry_after_s"]
