@@ -5,6 +5,7 @@
     python -m evalcore meta --dataset summeval --run RUN_ID [--dimension D] [--level L] [--coefficient C]
                             [--parse robust|paper] [--resamples N] [--json]
     python -m evalcore score ... / steps ... / export ...      (judging engine, see evalcore/judge/cli.py)
+    python -m evalcore plan --dataset D --run R --dimension DIM [--coefficient C] [--half-width 0.05] [--json]
 
 With ``--json`` the result is one JSON document on stdout (keys documented in README.md).
 """
@@ -136,6 +137,51 @@ def cmd_meta(args: argparse.Namespace) -> int:
     return 0
 
 
+# --------------------------------------------------------------------------------------------------------- plan
+def cmd_plan(args: argparse.Namespace) -> int:
+    """How many labelled items a run's agreement with the labels needs (evalcore.labels.plan)."""
+    from evalcore import labels
+    from evalcore.judge.store import default_store
+
+    dataset = runs_mod.get_dataset(args.dataset, with_labels=False)
+    run = runs_mod.load_run(args.run, parse=args.parse)
+    if args.dimension not in dataset.dimension_names:
+        raise KeyError(f"dataset {args.dataset!r} has no dimension {args.dimension!r}; it has "
+                       f"{', '.join(dataset.dimension_names)}")
+    rows = default_store().label_rows(labels.base_id(args.dataset))
+    out = _clean(labels.plan(dataset, run, rows, args.dimension, coefficient=args.coefficient,
+                             half_width=args.half_width, reference=args.reference,
+                             random_only=not args.all_labels, assurance=args.assurance))
+    if args.json:
+        print(json.dumps(out, indent=2))
+        return 0
+    stat = "n/a" if out["statistic"] is None else f"{out['statistic']:.3f}"
+    hw = "n/a" if out["half_width_now"] is None else f"+/-{out['half_width_now']:.3f}"
+    print(f"{args.coefficient} of {args.run} with the {out['reference']} on {args.dimension} ({out['sample']}): "
+          f"{stat} {hw} from n = {out['n_now']}")
+    print(f"n needed for +/-{args.half_width:g}: {out['n_needed']}")
+    print(f"method: {out['method']}")
+    return 0
+
+
+def _register_plan(sub) -> None:
+    pl = sub.add_parser("plan", help="labels needed for a target CI half-width of a run's agreement with them")
+    pl.add_argument("--dataset", required=True)
+    pl.add_argument("--run", required=True)
+    pl.add_argument("--dimension", required=True)
+    pl.add_argument("--coefficient", choices=["spearman", "kendall", "pearson"], default="spearman")
+    pl.add_argument("--half-width", type=float, default=0.05, help="target half-width of the 95%% CI")
+    pl.add_argument("--reference", choices=["auto", "labels", "gold"], default="auto",
+                    help="auto (default): the labels made here if this dimension has any, else the gold scores")
+    pl.add_argument("--all-labels", action="store_true",
+                    help="use every label, not only the random part (biased when items were chosen by uncertainty)")
+    pl.add_argument("--assurance", type=float, default=0.95,
+                    help="probability that the planned n reaches the target (default 0.95)")
+    pl.add_argument("--parse", choices=["robust", "paper"], default="robust")
+    pl.add_argument("--json", action="store_true")
+    pl.set_defaults(func=cmd_plan)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m evalcore", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -167,6 +213,7 @@ def build_parser() -> argparse.ArgumentParser:
         judge_cli = None
     if judge_cli is not None:
         judge_cli.register(sub)
+    _register_plan(sub)
     return p
 
 
