@@ -331,7 +331,8 @@ def labels_alpha(rows: pd.DataFrame, dimension: str, *, level: str = "interval",
     ann = ann[ann["dimension"] == dimension]
     if ann["annotator"].nunique() < 2:
         return None
-    return krippendorff_alpha(ann, dimension, level_of_measurement=level, n_resamples=n_resamples)
+    with np.errstate(invalid="ignore", divide="ignore"):  # one value seen so far: alpha is NaN, not a warning
+        return krippendorff_alpha(ann, dimension, level_of_measurement=level, n_resamples=n_resamples)
 
 
 def agreement_frame(dataset: Dataset, run: Run, rows: pd.DataFrame | None, dimension: str, *,

@@ -92,7 +92,8 @@ def forget_cached_dataset() -> None:
     """Every page reads labels through the cached dataset: drop it (and results built on it) after a change."""
     ui.load_dataset.clear(ds_id)
     ui.load_dataset.clear(labels.view_id(ds_id))
-    ui.dataset_list.clear()
+    if store.labels_version(ds_id)[0] <= 1:  # the dataset's labels view appears or goes: list it again now
+        ui.dataset_list.clear()
     compute.agreement.clear()
     compute.ceiling.clear()
     compute.forget_results()
@@ -127,11 +128,12 @@ def labelling() -> None:
         st.info("Type your name in **Annotator** to start labelling.")
     else:
         prog = labels.annotator_progress(rows, annotator, dims, len(ds.items))
-        goal = int(st.number_input("Goal (labels)", min_value=1, max_value=max(1, prog.total),
+        g1, g2 = st.columns([1, 4], vertical_alignment="bottom")
+        goal = int(g1.number_input("Goal (labels)", min_value=1, max_value=max(1, prog.total),
                                    value=min(50, prog.total), key="label_goal", bind="query-params"))
-        st.progress(min(1.0, prog.labelled / goal),
-                    text=f"{prog.labelled} of {goal} labelled by {annotator} ({prog.skipped} skipped; "
-                         f"{len(ds.items)} items × {len(dims)} dimension(s) in all)")
+        g2.progress(min(1.0, prog.labelled / goal),
+                    text=ui.esc(f"{prog.labelled} of {goal} labelled by {annotator} ({prog.skipped} skipped; "
+                                f"{len(ds.items)} items x {len(dims)} dimension(s) in all)"))
         msg = st.session_state.pop("_label_msg", None)
         if msg:
             st.caption(ui.esc(msg))
@@ -154,10 +156,12 @@ def item_card(item_id: str, dimension: str, *, position: int) -> None:
     st.subheader(f"Item {position}", anchor=False)
     left, right = st.columns([3, 2])
     with left:
-        ui.plain("Source", str(row.get("source") or ""))
+        ui.plain("Output (rate this)", str(row.get("output") or ""))
+        st.caption("Source")
+        with st.container(height=320, key="label_source"):  # a long article scrolls here; the output stays in view
+            st.code(str(row.get("source") or "(empty)"), language=None, wrap_lines=True)
         if str(row.get("context") or "").strip():
             ui.plain("Context", str(row["context"]))
-        ui.plain("Output (rate this)", str(row.get("output") or ""))
     with right:
         st.markdown(f"**{ui.esc(dimension)}** · scale {d.scale_min:g} to {d.scale_max:g}")
         st.text(crit.definition if crit is not None and crit.definition else (d.description or dimension))
@@ -169,8 +173,7 @@ def item_card(item_id: str, dimension: str, *, position: int) -> None:
             for col, v in zip(cols, points):
                 key = str(int(v)) if 0 <= v <= 9 else None
                 col.button(f"{v:g}", key=f"label_rate_{int(v)}", shortcut=key, type="primary", width="stretch",
-                           on_click=save, args=(item_id, dimension, v, shown_at),
-                           help=f"Rate {v:g}" + (f" (key {key})" if key else ""))
+                           on_click=save, args=(item_id, dimension, v, shown_at))
         else:
             v = st.number_input(f"Rating ({d.scale_min:g}-{d.scale_max:g})", min_value=float(d.scale_min),
                                 max_value=float(d.scale_max), key=f"label_value::{item_id}::{dimension}")

@@ -30,7 +30,7 @@ def alpha_table(dataset: Dataset, rows: pd.DataFrame, dimensions: list[str], *, 
 
 
 def alpha_trajectory(dataset: Dataset, rows: pd.DataFrame, dimension: str, *, random_only: bool = True,
-                     level: str | None = None, max_points: int = 60) -> pd.DataFrame:
+                     level: str | None = None, max_points: int = 25) -> pd.DataFrame:
     """alpha (no CI) after each of the first k labels on the dimension, in the order they were saved: labels, alpha."""
     from evalcore.meta.agreement import krippendorff_alpha
 
@@ -46,7 +46,8 @@ def alpha_trajectory(dataset: Dataset, rows: pd.DataFrame, dimension: str, *, ra
         ann = ann[ann["dimension"] == dimension]
         if ann["annotator"].nunique() < 2:
             continue
-        a = krippendorff_alpha(ann, dimension, level_of_measurement=level).alpha
+        with np.errstate(invalid="ignore", divide="ignore"):  # early prefixes may hold one value only: alpha NaN
+            a = krippendorff_alpha(ann, dimension, level_of_measurement=level).alpha
         if math.isfinite(a):
             out.append({"labels": int((sub.iloc[:k]["skipped"] == 0).sum()), "alpha": a})
     return pd.DataFrame(out, columns=["labels", "alpha"])

@@ -1,0 +1,163 @@
+"""The Label page under AppTest: two annotators label 10 items each (two sessions at once), one reloads mid-way,
+nothing is lost; their alpha and the labels' correlation with a bundled run then appear on the Data and Alignment
+pages, equal to the figures computed here from the store with krippendorff and scipy."""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("streamlit")
+import streamlit as st  # noqa: E402
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+TIMEOUT = 90
+RUN = "summeval/shen-gpt-3.5-turbo-0301-rts"
+ANN = [1, 2, 3, 4, 5, 1, 2, 3, 4, 5]
+BOB = [1, 2, 3, 4, 4, 2, 2, 3, 5, 5]
+
+
+@pytest.fixture(autouse=True)
+def env(tmp_path, monkeypatch):
+    monkeypatch.setenv("EVALCORE_DB", str(tmp_path / "evalcore.db"))
+    monkeypatch.setenv("EVALCORE_RESAMPLES", "20")
+    for k in list(os.environ):
+        if k.startswith("OPENAI_") or k.startswith("AZURE_OPENAI"):
+            monkeypatch.delenv(k)
+    # AppTest runs the app in this process: datasets cached by earlier tests were read from other stores
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+
+def label_page(**query) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    for k, v in query.items():
+        at.query_params[k] = v
+    at.run()
+    at.switch_page("pages/label.py").run()
+    clean(at)
+    return at
+
+
+def clean(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def shown_output(at: AppTest) -> str:
+    """The output text on the card: the first st.code block (the source follows it)."""
+    return at.code[0].value
+
+
+def rate(at: AppTest, value: int) -> None:
+    at.button(key=f"label_rate_{value}").click().run()
+    clean(at)
+
+
+def frame_with(at: AppTest, *columns: str):
+    for d in at.dataframe:
+        if all(c in d.value.columns for c in columns):
+            return d.value
+    raise AssertionError(f"no table with {columns}: {[list(d.value.columns) for d in at.dataframe]}")
+
+
+def test_two_annotators_reload_and_every_page_sees_the_labels():
+    from scipy.stats import spearmanr
+
+    import krippendorff
+
+    from evalcore import labels, runs
+    from evalcore.judge.store import default_store
+
+    ds = runs.get_dataset("summeval", with_labels=False)
+    order = labels.random_order(ds)
+    outputs = ds.items.assign(item_id=ds.items["item_id"].astype(str)).set_index("item_id")["output"]
+
+    a = label_page(annotator="ann", label_dims="coherence")
+    b = label_page(annotator="bob", label_dims="coherence")
+    assert shown_output(a) == outputs[order[0]]  # the shared random order: both start on the same item
+    for k in range(5):  # the two sessions interleave, as two browser tabs would
+        assert shown_output(a) == outputs[order[k]]
+        rate(a, ANN[k])
+        if k == 2:
+            rate(b, BOB[k] % 5 + 1)  # bob mis-clicks, then undoes it
+            b.button(key="label_undo").click().run()
+        rate(b, BOB[k])
+    # ann reloads the page mid-way: a new session from the same URL continues where she stopped
+    a = label_page(annotator="ann", label_dims="coherence")
+    assert shown_output(a) == outputs[order[5]]
+    for k in range(5, 10):
+        rate(a, ANN[k])
+        rate(b, BOB[k])
+
+    rows = default_store().label_rows("summeval")
+    latest = labels.latest_labels(rows)
+    # 21 rows were written; bob's mis-click was undone (deleted); nothing else is missing
+    assert len(latest) == 20 and len(rows) == 20 and rows["label_id"].max() == 21
+    for name, values in (("ann", ANN), ("bob", BOB)):
+        mine = latest[latest["annotator"] == name].set_index("item_id")["value"]
+        assert [mine[i] for i in order[:10]] == values
+    assert sorted(rows.loc[rows["annotator"] == "ann", "position"]) == list(range(1, 11))
+
+    # the Label page's own alpha, live
+    expected_alpha = krippendorff.alpha(reliability_data=[ANN, BOB], level_of_measurement="interval")
+    shown = frame_with(a.run(), "alpha", "level")
+    assert math.isclose(shown["alpha"].iloc[0], expected_alpha, rel_tol=1e-9)
+    assert shown["n_items"].iloc[0] == 10
+
+    # the Data page of the labels view: the labels' alpha
+    d = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    d.query_params["dataset"] = "summeval@labels"
+    d.run()
+    clean(d)
+    agreement = frame_with(d, "alpha", "group")
+    row = agreement[agreement["group"] == labels.LABEL_GROUP].iloc[0]
+    assert math.isclose(row["alpha"], expected_alpha, rel_tol=1e-9) and row["n_items"] == 10
+    # Alignment on the labels view: the bundled run against the mean of the two annotators
+    al = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    al.query_params["dataset"] = "summeval@labels"
+    al.query_params["runs"] = [RUN]
+    al.run()
+    al.switch_page("pages/alignment.py").run()
+    clean(al)
+    table = frame_with(al, "run", "level", "coefficient", "statistic")
+    cell = table[(table["level"] == "dataset") & (table["coefficient"] == "spearman")].iloc[0]
+    judge = runs.load_run(RUN).scores("coherence").set_index("item_id")["judge"]
+    both = [i for i in order[:10] if i in judge.index]
+    mean = {i: (x + y) / 2 for i, x, y in zip(order[:10], ANN, BOB)}
+    expected = spearmanr([judge[i] for i in both], [mean[i] for i in both]).statistic
+    assert cell["n"] == len(both) and math.isclose(cell["statistic"], expected, rel_tol=1e-9)
+
+
+def test_label_page_texts_only_dataset_and_plan():
+    import pandas as pd
+
+    from evalcore.judge.store import default_store
+    from evalcore.model import Dataset, Dimension, empty_frame, HUMAN_SCORE_COLUMNS
+
+    docs = pd.DataFrame({"doc_id": ["d1", "d2"], "source": ["<b>src</b> one", "src two"], "references": [[], []],
+                         "context": ["", ""]})
+    items = pd.DataFrame({"item_id": ["a", "b", "c", "d"], "doc_id": ["d1", "d1", "d2", "d2"],
+                          "system_id": ["x", "y", "x", "y"], "output": ["out a", "out b", "out c", "out d"]})
+    default_store().save_dataset(Dataset(id="texts", name="Texts only", task="summarization",
+                                         dimensions=[Dimension("ok", 0, 1)], documents=docs, items=items,
+                                         human_scores=empty_frame(HUMAN_SCORE_COLUMNS)))
+    at = label_page(dataset="texts", annotator="ann", label_dims="ok")
+    assert [b.label for b in at.button if b.key and b.key.startswith("label_rate_")] == ["0", "1"]
+    sources = [c.value for c in at.code]
+    assert "<b>src</b> one" in sources or "src two" in sources  # texts as plain text blocks
+    at.button(key="label_rate_1").click().run()
+    at.button(key="label_skip").click().run()
+    clean(at)
+    rows = default_store().label_rows("texts")
+    assert rows["skipped"].tolist() == [0, 1]
+    assert any("1 of" in str(p.value) or "1 of" in str(getattr(p, "text", "")) for p in at.get("progress"))
+    # the label means become the texts-only dataset's human scores; the page says so
+    from evalcore import runs
+
+    assert runs.get_dataset("texts").human_scores["score"].tolist() == [1.0]
+    assert any("gets the mean of its random" in c.value for c in at.caption)
