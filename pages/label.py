@@ -23,7 +23,8 @@ st.title("Label")
 st.caption(ui.esc(f"Dataset {ds.name} ({ds_id}), picked in the sidebar. Judge scores are hidden while you label; "
                   "every rating is saved to the store the moment you give it (a reload or a crash loses nothing)."))
 
-ORDERS = {"random": "random (default)", "stratified": "stratified by system", "uncertain": "where the judge is least certain"}
+# (the URL holds the shown name: query-param binding writes a selectbox's formatted option)
+ORDERS = {"random": "random", "stratified": "stratified by system", "uncertain": "judge least certain"}
 c1, c2, c3 = st.columns([1, 2, 1])
 annotator = c1.text_input("Annotator", key="annotator", bind="query-params", placeholder="your name",
                           help="Your labels are kept under this name; several annotators can label the same items.")
@@ -32,7 +33,11 @@ dims = c2.multiselect("Dimensions to label", ds.dimension_names, default=[ds.dim
                       bind="query-params", help="Each item is rated on these, one after the other.")
 order_kind = c3.selectbox("Which item next", list(ORDERS), format_func=ORDERS.get, key="label_order",
                           bind="query-params",
-                          help="Every annotator follows the same order, so that items get several ratings.")
+                          help="random (default): a fixed random order, a random sample of the dataset. Stratified: "
+                               "the same, interleaved so every system is represented in proportion. Judge least "
+                               "certain: widest G-Eval score distribution or largest disagreement of two runs first "
+                               "(kept out of the estimates). Every annotator follows the same order, so that items "
+                               "get several ratings.")
 
 
 # ------------------------------------------------------------------------------------------------ item order

@@ -161,3 +161,69 @@ def test_label_page_texts_only_dataset_and_plan():
 
     assert runs.get_dataset("texts").human_scores["score"].tolist() == [1.0]
     assert any("gets the mean of its random" in c.value for c in at.caption)
+
+
+def test_orders_stratified_and_where_the_judge_is_least_certain():
+    """Stratified and uncertainty orders on the page: the item shown first is the one the library orders first, and
+    a label given under the uncertainty order is kept out of the random part (the page says so)."""
+    from evalcore import labels, runs
+    from evalcore.judge.store import default_store
+
+    ds = runs.get_dataset("summeval", with_labels=False)
+    outputs = ds.items.set_index("item_id")["output"]
+    at = label_page(annotator="ann", label_dims="coherence", label_order="stratified by system")
+    strat, rand = labels.stratified_order(ds), labels.random_order(ds)
+    assert shown_output(at) == outputs[strat[0]]
+    rate(at, 3)
+    assert strat[1] != rand[1] and shown_output(at) == outputs[strat[1]]
+    assert default_store().label_rows("summeval")["strategy"].tolist() == ["stratified"]
+
+    # a local G-Eval run whose score distributions are widest on three known items
+    store = default_store()
+    run_id = "summeval/local-geval-test"
+    store.create_run(run_id=run_id, dataset_id="summeval", method="geval", model="m", status="done")
+    widest = list(ds.items["item_id"][[7, 70, 700]])
+    for k, item in enumerate(ds.items["item_id"][:800]):
+        dist = {"1": 0.5, "5": 0.5} if item in widest else {"3": 0.9, "4": 0.1}
+        store.save_judgment(run_id, {"item_id": item, "dimension": "coherence", "raw": "3", "value": 3.0,
+                                     "status": "ok", "estimator": "geval", "detail": {"distribution": dist}})
+    st.cache_resource.clear()
+    at = label_page(annotator="ann", label_dims="coherence", label_order="judge least certain",
+                    label_uncertainty="G-Eval score distribution", label_geval_run=run_id)
+    first = shown_output(at)
+    assert first in {outputs[i] for i in widest}
+    rate(at, 4)
+    row = store.label_rows("summeval").iloc[-1]
+    assert row["strategy"] == f"uncertain:geval:{run_id}" and row["item_id"] in widest
+    assert any("chosen where the judge is least certain are left out" in c.value.replace("\\", "")
+               for c in at.caption)
+
+    # disagreement between two bundled runs
+    pair = ["summeval/shen-gpt-4-0314-rts", "summeval/shen-gpt-3.5-turbo-0301-rts"]
+    at = label_page(annotator="bob", label_dims="coherence", label_order="judge least certain",
+                    label_uncertainty="two runs disagreeing", label_disagree_runs=pair)
+    a, b = (runs.load_run(r) for r in pair)
+    top = labels.uncertain_order(ds, labels.run_disagreement(a, b, "coherence"))[0]
+    assert shown_output(at) == outputs[top]
+
+
+def test_export_reads_as_a_long_upload():
+    """The exported file is also a long-layout dataset file for the Data page's importer (annotator column)."""
+    import tempfile
+
+    from evalcore import importers, labels, runs
+    from evalcore.judge.store import default_store
+
+    ds = runs.get_dataset("summeval", with_labels=False)
+    store = default_store()
+    for name in ("ann", "bob"):
+        for k, item in enumerate(labels.random_order(ds)[:5]):
+            store.save_label("summeval", item, "coherence", name, k + 1)
+    path = Path(tempfile.mkdtemp()) / "labels.csv"
+    labels.export_frame(ds, store.label_rows("summeval")).to_csv(path, index=False)
+    mapping = importers.ColumnMapping(item_id="item_id", doc_id="doc_id", system_id="system_id", output="output",
+                                      source="source", dimension="dimension", value="value", annotator="annotator",
+                                      scales={"coherence": (1.0, 5.0)})
+    new = importers.load_user_dataset(path, mapping, name="labels again")
+    assert sorted(new.items["item_id"]) == sorted(labels.random_order(ds)[:5])
+    assert len(new.annotations) == 10 and set(new.annotations["annotator"]) == {"ann", "bob"}
