@@ -341,3 +341,24 @@ def test_cli_plan_json(tmp_path):
                           "summeval/shen-gpt-4-0314-rts", "--dimension", "nope", "--json"], cwd=REPO, env=env,
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "no dimension 'nope'" in bad.stderr
+
+
+def test_a_label_survives_the_process_being_killed(tmp_path):
+    """A label is committed before save_label returns: SIGKILL right after it (a crash) loses nothing."""
+    db = tmp_path / "crash.db"
+    code = ("import sys, time\n"
+            "from evalcore.judge.store import Store\n"
+            f"s = Store({str(db)!r})\n"
+            "for k in range(3):\n"
+            "    s.save_label('ds', f'i{k}', 'q', 'ann', k + 1)\n"
+            "print('saved', flush=True)\n"
+            "time.sleep(60)\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], cwd=REPO, stdout=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(REPO)})
+    try:
+        assert proc.stdout.readline().strip() == "saved"
+    finally:
+        proc.kill()  # SIGKILL: no cleanup, no close, no checkpoint
+        proc.wait(timeout=30)
+    rows = Store(db).label_rows("ds")
+    assert rows["value"].tolist() == [1.0, 2.0, 3.0]

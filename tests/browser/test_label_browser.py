@@ -50,12 +50,13 @@ def test_two_annotators_label_reload_and_pages_show_the_labels(open_app, app_ser
             a.heading("Label").wait_for()
             a.idle()
         assert card_output(a) == outputs[order[k]].strip()
+        assert card_output(b) == outputs[order[k]].strip()
+        # both act before either waits: the two sessions write to the store at the same time
         a.page.locator("body").press(str(ANN[k]))  # the rating's keyboard shortcut
-        saved_caption(a, k + 1).wait_for()
-        a.idle()
         b.page.locator(f".st-key-label_rate_{BOB[k]} button").click()  # a click on the rating button
-        saved_caption(b, k + 1).wait_for()
-        b.idle()
+        for app in (a, b):
+            saved_caption(app, k + 1).wait_for()
+            app.idle()
     assert a.problems() == [] and b.problems() == []
 
     rows = Store(app_server.db_path).label_rows("summeval")
@@ -75,6 +76,13 @@ def test_two_annotators_label_reload_and_pages_show_the_labels(open_app, app_ser
     shown = a.grid(block.locator('[data-testid="stDataFrame"]').first)
     assert math.isclose(float(shown[0]["alpha"]), expected_alpha, abs_tol=5e-4)
     a.screenshot("label-done")
+
+    # how many labels: open the plan for the bundled run (the labels so far give n and the CI half-width)
+    a.page.get_by_text("Plan the number of labelled items").click()
+    a.choose("Run", RUN)
+    a.page.get_by_text("CI half-width now").wait_for()
+    assert a.problems() == []
+    a.screenshot("label-plan")
 
     # Data page of the labels view: the labels' alpha
     a.open("?dataset=summeval%40labels", "Data")
