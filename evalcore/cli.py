@@ -6,6 +6,7 @@
                             [--parse robust|paper] [--resamples N] [--json]
     python -m evalcore score ... / steps ... / export ...      (judging engine, see evalcore/judge/cli.py)
     python -m evalcore plan --dataset D --run R --dimension DIM [--coefficient C] [--half-width 0.05] [--json]
+    python -m evalcore labels list|export|import [FILE] --dataset D [--json]
 
 With ``--json`` the result is one JSON document on stdout (keys documented in README.md).
 """
@@ -164,7 +165,52 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_labels(args: argparse.Namespace) -> int:
+    """The labels made on the Label page: a summary, export to CSV, re-import onto the same dataset."""
+    import pandas as pd
+
+    from evalcore import labels
+    from evalcore.judge.store import default_store
+
+    store = default_store()
+    dataset = runs_mod.get_dataset(labels.base_id(args.dataset), with_labels=False)
+    if args.action == "import":
+        if not args.file:
+            raise SystemExit("error: labels import needs the CSV file to read")
+        n = labels.import_labels(store, dataset, pd.read_csv(args.file), file=args.file)
+        print(json.dumps({"imported": n}) if args.json else f"imported {n} labels onto {dataset.id}")
+        return 0
+    rows = store.label_rows(dataset.id)
+    if args.action == "export":
+        frame = labels.export_frame(dataset, rows)
+        if args.file:
+            frame.to_csv(args.file, index=False)
+            print(f"wrote {len(frame)} labels to {args.file}", file=sys.stderr)
+        else:
+            frame.to_csv(sys.stdout, index=False)
+        return 0
+    latest = labels.latest_labels(rows)
+    rp = labels.random_part(rows)
+    out = {"dataset": dataset.id, "rows": int(len(rows)), "labels": int(len(latest)),
+           "random_part": int(sum((i, d) in rp for i, d in zip(latest["item_id"], latest["dimension"]))),
+           "annotators": {a: int(n) for a, n in latest.groupby("annotator").size().items()},
+           "dimensions": {d: int(n) for d, n in latest.groupby("dimension").size().items()}}
+    if args.json:
+        print(json.dumps(out, indent=2))
+    else:
+        print(f"{out['labels']} labels ({out['random_part']} in the random part) on {dataset.id} from "
+              f"{len(out['annotators'])} annotator(s): " + ", ".join(f"{a} {n}" for a, n in out["annotators"].items()))
+    return 0
+
+
 def _register_plan(sub) -> None:
+    lb = sub.add_parser("labels", help="labels made on the Label page: list, export, import")
+    lb.add_argument("action", choices=["list", "export", "import"])
+    lb.add_argument("file", nargs="?", help="CSV to write (export; stdout if omitted) or to read (import)")
+    lb.add_argument("--dataset", required=True)
+    lb.add_argument("--json", action="store_true")
+    lb.set_defaults(func=cmd_labels)
+
     pl = sub.add_parser("plan", help="labels needed for a target CI half-width of a run's agreement with them")
     pl.add_argument("--dataset", required=True)
     pl.add_argument("--run", required=True)
@@ -223,6 +269,9 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from evalcore.judge.types import UnsupportedByEndpoint
 
     errors: list[type[BaseException]] = [KeyError, DatasetValidationError, UnsupportedByEndpoint, FileNotFoundError]
+    from evalcore.labels import LabelImportError
+
+    errors.append(LabelImportError)
     try:
         from evalcore.judge.client import MissingApiKey
 

@@ -362,3 +362,26 @@ def test_a_label_survives_the_process_being_killed(tmp_path):
         proc.wait(timeout=30)
     rows = Store(db).label_rows("ds")
     assert rows["value"].tolist() == [1.0, 2.0, 3.0]
+
+
+def test_cli_labels_export_import_list(tmp_path):
+    db = tmp_path / "cli.db"
+    s = Store(db)
+    ds = runs.get_dataset("summeval", with_labels=False)
+    for k, item in enumerate(labels.random_order(ds)[:4]):
+        s.save_label("summeval", item, "coherence", "ann", k + 1)
+    s.close()
+    env = {**os.environ, "EVALCORE_DB": str(db), "PYTHONPATH": str(REPO)}
+
+    def cli(*a):
+        return subprocess.run([sys.executable, "-m", "evalcore", "labels", *a, "--dataset", "summeval"], cwd=REPO,
+                              env=env, capture_output=True, text=True, timeout=120)
+
+    out = tmp_path / "labels.csv"
+    assert cli("export", str(out)).returncode == 0
+    assert len(pd.read_csv(out)) == 4
+    Store(db).delete_labels("summeval")
+    done = cli("import", str(out), "--json")
+    assert done.returncode == 0 and json.loads(done.stdout) == {"imported": 4}
+    listed = json.loads(cli("list", "--json").stdout)
+    assert listed["labels"] == 4 and listed["annotators"] == {"ann": 4} and listed["random_part"] == 4
