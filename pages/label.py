@@ -126,7 +126,10 @@ def undo() -> None:
 
 
 # ---------------------------------------------------------------------------------------------------- labelling
-@st.fragment
+REFRESH_S = 30  # other annotators' labels show up in the statistics at least this often, without a click
+
+
+@st.fragment(run_every=REFRESH_S)
 def labelling() -> None:
     rows = store.label_rows(ds_id)
     if not annotator:
@@ -225,7 +228,8 @@ def statistics(rows: pd.DataFrame) -> None:
     else:
         ui.table(table, f"{ds_id} labels alpha", "label_alpha")
         st.caption(f"Krippendorff's alpha at each dimension's level (nominal for a two-point scale, else interval); "
-                   f"95% BCa CI over items, {ctx.n_resamples} resamples. Updates with every label saved, by anyone.")
+                   f"95% BCa CI over items, {ctx.n_resamples} resamples. Updates with every label saved, by anyone "
+                   f"(other annotators' labels appear within {REFRESH_S} s).")
         cur = table[table["dimension"] == dims[0]]
         if not traj.empty:
             ui.chart(label_views.alpha_figure(traj, cur.iloc[0] if len(cur) else None, dims[0]), "label_alpha")
