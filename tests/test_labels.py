@@ -14,6 +14,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as hs
 
 from evalcore import labels, runs
 from evalcore.judge.store import Store
@@ -337,10 +339,12 @@ def test_cli_plan_json(tmp_path):
     from evalcore.meta.planning import half_width
 
     assert math.isclose(doc["half_width_now"], float(half_width(doc["statistic"], 40, "kendall")), rel_tol=1e-9)
-    bad = subprocess.run([sys.executable, "-m", "evalcore", "plan", "--dataset", "summeval", "--run",
-                          "summeval/shen-gpt-4-0314-rts", "--dimension", "nope", "--json"], cwd=REPO, env=env,
-                         capture_output=True, text=True, timeout=120)
-    assert bad.returncode == 2 and "no dimension 'nope'" in bad.stderr
+    from evalcore import cli
+
+    with pytest.MonkeyPatch.context() as mp:  # the same command in this process: a clear one-line error
+        mp.setenv("EVALCORE_DB", str(db))
+        assert cli.main(["plan", "--dataset", "summeval", "--run", "summeval/shen-gpt-4-0314-rts", "--dimension",
+                         "nope", "--json"]) == 2
 
 
 def test_a_label_survives_the_process_being_killed(tmp_path):
@@ -364,24 +368,49 @@ def test_a_label_survives_the_process_being_killed(tmp_path):
     assert rows["value"].tolist() == [1.0, 2.0, 3.0]
 
 
-def test_cli_labels_export_import_list(tmp_path):
+def test_cli_labels_export_import_list(tmp_path, monkeypatch, capsys):
+    from evalcore import cli
+
     db = tmp_path / "cli.db"
+    monkeypatch.setenv("EVALCORE_DB", str(db))
     s = Store(db)
     ds = runs.get_dataset("summeval", with_labels=False)
     for k, item in enumerate(labels.random_order(ds)[:4]):
         s.save_label("summeval", item, "coherence", "ann", k + 1)
-    s.close()
-    env = {**os.environ, "EVALCORE_DB": str(db), "PYTHONPATH": str(REPO)}
-
-    def cli(*a):
-        return subprocess.run([sys.executable, "-m", "evalcore", "labels", *a, "--dataset", "summeval"], cwd=REPO,
-                              env=env, capture_output=True, text=True, timeout=120)
-
     out = tmp_path / "labels.csv"
-    assert cli("export", str(out)).returncode == 0
+    assert cli.main(["labels", "export", str(out), "--dataset", "summeval"]) == 0
     assert len(pd.read_csv(out)) == 4
-    Store(db).delete_labels("summeval")
-    done = cli("import", str(out), "--json")
-    assert done.returncode == 0 and json.loads(done.stdout) == {"imported": 4}
-    listed = json.loads(cli("list", "--json").stdout)
+    s.delete_labels("summeval")
+    capsys.readouterr()
+    assert cli.main(["labels", "import", str(out), "--dataset", "summeval", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"imported": 4}
+    assert cli.main(["labels", "list", "--dataset", "summeval", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
     assert listed["labels"] == 4 and listed["annotators"] == {"ann": 4} and listed["random_part"] == 4
+    assert cli.main(["labels", "import", str(tmp_path / "missing.csv"), "--dataset", "summeval"]) == 2
+
+
+@settings(max_examples=40, deadline=None)
+@given(ops=hs.lists(hs.tuples(hs.sampled_from(["ann", "bob"]), hs.sampled_from(["x", "y", "z"]),
+                              hs.sampled_from([None, 1.0, 2.0, 3.0, "undo"])), max_size=25))
+def test_latest_labels_match_a_simple_model(tmp_path_factory, ops):
+    """Any sequence of labels, skips and undos: the labels in force are those of a plain model in which each
+    annotator has a stack of actions, undo pops the top, and the latest non-skip action per item wins."""
+    store = Store(tmp_path_factory.mktemp("prop") / "p.db")
+    stacks: dict[str, list[tuple[str, float | None]]] = {"ann": [], "bob": []}
+    for annotator, item, v in ops:
+        if v == "undo":
+            store.undo_label("ds", annotator)
+            if stacks[annotator]:
+                stacks[annotator].pop()
+        else:
+            store.save_label("ds", item, "q", annotator, v, skipped=v is None)
+            stacks[annotator].append((item, v))
+    expected = {}
+    for annotator, stack in stacks.items():
+        for item, v in stack:
+            if v is not None:
+                expected[(annotator, item)] = v
+    got = labels.latest_labels(store.label_rows("ds"))
+    assert {(a, i): v for a, i, v in zip(got["annotator"], got["item_id"], got["value"])} == expected
+    store.close()
