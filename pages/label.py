@@ -150,7 +150,7 @@ def labelling() -> None:
             st.success("Every item in this order has your label on the chosen dimensions.")
             st.button("Undo", key="label_undo", shortcut="U", on_click=undo, icon=":material/undo:")
         else:
-            item_card(*task, position=prog.last_position + 1)
+            item_card(*task, position=order.index(task[0]) + 1)
     statistics(rows)
 
 
@@ -161,7 +161,9 @@ def item_card(item_id: str, dimension: str, *, position: int) -> None:
     shown_at = st.session_state.setdefault(shown_key, now())
     d = ds.dimension(dimension)
     crit = ui.current_criteria(ds, dimension)
-    st.subheader(f"Item {position}", anchor=False)
+    st.subheader(f"Item {position} of {len(order)}", anchor=False)
+    if len(dims) > 1:
+        st.caption(ui.esc(f"Dimension {dims.index(dimension) + 1} of {len(dims)} for this item."))
     left, right = st.columns([3, 2])
     with left:
         ui.plain("Output (rate this)", str(row.get("output") or ""))
@@ -183,10 +185,12 @@ def item_card(item_id: str, dimension: str, *, position: int) -> None:
                 col.button(f"{v:g}", key=f"label_rate_{int(v)}", shortcut=key, type="primary", width="stretch",
                            on_click=save, args=(item_id, dimension, v, shown_at))
         else:
-            v = st.number_input(f"Rating ({d.scale_min:g}-{d.scale_max:g})", min_value=float(d.scale_min),
-                                max_value=float(d.scale_max), key=f"label_value::{item_id}::{dimension}")
+            field = f"label_value::{item_id}::{dimension}"
+            st.number_input(f"Rating ({d.scale_min:g}-{d.scale_max:g})", min_value=float(d.scale_min),
+                            max_value=float(d.scale_max), key=field)
+            # the value is read when the click arrives, not when the button was drawn (the field may have changed)
             st.button("Save rating", key="label_save", shortcut="Ctrl+Enter", type="primary",
-                      on_click=save, args=(item_id, dimension, float(v), shown_at))
+                      on_click=lambda: save(item_id, dimension, float(st.session_state[field]), shown_at))
         b1, b2 = st.columns(2)
         b1.button("Skip", key="label_skip", shortcut="S", on_click=save, args=(item_id, dimension, None, shown_at),
                   icon=":material/skip_next:", width="stretch")

@@ -144,7 +144,8 @@ def test_label_page_texts_only_dataset_and_plan():
     items = pd.DataFrame({"item_id": ["a", "b", "c", "d"], "doc_id": ["d1", "d1", "d2", "d2"],
                           "system_id": ["x", "y", "x", "y"], "output": ["out a", "out b", "out c", "out d"]})
     default_store().save_dataset(Dataset(id="texts", name="Texts only", task="summarization",
-                                         dimensions=[Dimension("ok", 0, 1)], documents=docs, items=items,
+                                         dimensions=[Dimension("ok", 0, 1), Dimension("score", 0, 100)],
+                                         documents=docs, items=items,
                                          human_scores=empty_frame(HUMAN_SCORE_COLUMNS)))
     at = label_page(dataset="texts", annotator="ann", label_dims="ok")
     assert [b.label for b in at.button if b.key and b.key.startswith("label_rate_")] == ["0", "1"]
@@ -161,6 +162,15 @@ def test_label_page_texts_only_dataset_and_plan():
 
     assert runs.get_dataset("texts").human_scores["score"].tolist() == [1.0]
     assert any("gets the mean of its random" in c.value for c in at.caption)
+
+    # a 0-100 scale is rated with a number field and a save button, not 101 buttons
+    at = label_page(dataset="texts", annotator="bob", label_dims="score")
+    assert not [b for b in at.button if b.key and b.key.startswith("label_rate_")]
+    at.number_input(key=next(n.key for n in at.number_input if n.key.startswith("label_value"))).set_value(73).run()
+    at.button(key="label_save").click().run()
+    clean(at)
+    assert default_store().label_rows("texts").iloc[-1][["annotator", "dimension", "value"]].tolist() == \
+        ["bob", "score", 73.0]
 
 
 def test_orders_stratified_and_where_the_judge_is_least_certain():
