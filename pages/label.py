@@ -167,9 +167,13 @@ def item_card(item_id: str, dimension: str, *, position: int) -> None:
     left, right = st.columns([3, 2])
     with left:
         ui.plain("Output (rate this)", str(row.get("output") or ""))
-        st.caption("Source")
-        with st.container(height=320, key="label_source"):  # a long article scrolls here; the output stays in view
-            st.code(str(row.get("source") or "(empty)"), language=None, wrap_lines=True)
+        source = str(row.get("source") or "")
+        if len(source) > 800:  # a long article scrolls in its own box, so the output and the buttons stay in view
+            st.caption("Source")
+            with st.container(height=320, key="label_source"):
+                st.code(source, language=None, wrap_lines=True)
+        else:
+            ui.plain("Source", source)
         if str(row.get("context") or "").strip():
             ui.plain("Context", str(row["context"]))
     with right:
