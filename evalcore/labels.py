@@ -93,7 +93,7 @@ def as_annotations(rows: pd.DataFrame, *, random_only: bool = False) -> pd.DataF
     lab = latest_labels(rows)
     if random_only and not lab.empty:
         keep = random_part(rows)
-        lab = lab[[(i, d) in keep for i, d in zip(lab["item_id"], lab["dimension"])]]
+        lab = lab[[(str(i), d) in keep for i, d in zip(lab["item_id"].tolist(), lab["dimension"].tolist())]]
     out = pd.DataFrame({"item_id": lab["item_id"].astype(str), "dimension": lab["dimension"],
                         "annotator": lab["annotator"], "group": LABEL_GROUP, "value": lab["value"].astype(float)})
     return out[ANNOTATION_COLUMNS].reset_index(drop=True)
@@ -118,8 +118,9 @@ def merge_labels(dataset: Dataset, rows: pd.DataFrame) -> Dataset:
     if ann.empty:
         return dataset
     means = label_means(rows, random_only=True)
-    gold = set(zip(dataset.human_scores["item_id"].astype(str), dataset.human_scores["dimension"]))
-    new = means[[(i, d) not in gold for i, d in zip(means["item_id"], means["dimension"])]]
+    gold = dataset.human_scores[["item_id", "dimension"]].astype({"item_id": str}).drop_duplicates()
+    new = means.merge(gold, on=["item_id", "dimension"], how="left", indicator=True)  # an anti-join, vectorised
+    new = new[new["_merge"] == "left_only"].drop(columns="_merge")
     human = pd.concat([dataset.human_scores, new[HUMAN_SCORE_COLUMNS]], ignore_index=True) if len(new) \
         else dataset.human_scores
     if len(new):

@@ -266,11 +266,14 @@ def statistics(rows: pd.DataFrame) -> None:
             ui.chart(label_views.plan_figure(plan), "label_plan")
 
     st.subheader("Export and re-import", anchor=False)
-    export = labels.export_frame(ds, rows)
+    def export_csv() -> bytes:
+        # built when the button is pressed (on the download thread: plain evalcore calls only)
+        return labels.export_frame(ds, store.label_rows(ds_id)).to_csv(index=False).encode("utf-8")
+
     e1, e2 = st.columns([1, 2])
-    e1.download_button("Download labels (CSV)", data=export.to_csv(index=False).encode("utf-8"),
+    e1.download_button("Download labels (CSV)", data=export_csv,
                        file_name=f"labels-{ds_id}.csv", mime="text/csv", key="label_export",
-                       icon=":material/download:", disabled=export.empty,
+                       icon=":material/download:", disabled=rows.empty or bool((rows["skipped"] == 1).all()),
                        help="One row per item, dimension and annotator with the texts; re-imports here onto the "
                             "same dataset, and reads as a long-layout upload on the Data page.")
     up = e2.file_uploader("Re-import a labels file", type=["csv"], key="label_import")
