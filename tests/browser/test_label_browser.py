@@ -77,6 +77,15 @@ def test_two_annotators_label_reload_and_pages_show_the_labels(open_app, app_ser
     assert math.isclose(float(shown[0]["alpha"]), expected_alpha, abs_tol=5e-4)
     a.screenshot("label-done")
 
+    # the export: one row per item, dimension and annotator, with the texts
+    with a.page.expect_download() as dl:
+        a.page.get_by_role("button", name="Download labels (CSV)").click()
+    import pandas as pd
+
+    exported = pd.read_csv(dl.value.path())
+    assert len(exported) == 20 and set(exported["annotator"]) == {"ann", "bob"}
+    assert list(exported.columns) == labels.EXPORT_COLUMNS
+
     # how many labels: open the plan for the bundled run (the labels so far give n and the CI half-width)
     a.page.get_by_text("Plan the number of labelled items").click()
     a.choose("Run", RUN)
