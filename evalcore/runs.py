@@ -75,7 +75,8 @@ def _label_views(listed: list[dict], store=None) -> list[dict]:
 
     try:
         labelled = set(_store(store).labelled_datasets())
-    except Exception:  # noqa: BLE001 - logged by list_all_datasets' own store access
+    except Exception as e:  # noqa: BLE001 - an unreadable labels table must not hide the datasets
+        log.warning("labels unreadable, no labels views listed: %s: %s", type(e).__name__, e)
         return []
     out = []
     for entry in listed:
