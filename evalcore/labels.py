@@ -305,18 +305,28 @@ def annotator_progress(rows: pd.DataFrame, annotator: str, dimensions: list[str]
 
 
 def scale_points(dimension: Dimension) -> list[float] | None:
-    """The scale points a rating button stands for (1..5; 0/1), or None for a scale rated with a number field."""
+    """The scale points a rating button stands for (1..5; 0/1; a categorical dimension's categories, as codes), or
+    None for a scale rated with a number field."""
+    cats = getattr(dimension, "categories", ())
+    if cats:
+        return [float(v) for v in cats] if len(cats) <= MAX_BUTTON_POINTS else None
     lo, hi = float(dimension.scale_min), float(dimension.scale_max)
     if not (lo.is_integer() and hi.is_integer()) or hi - lo + 1 > MAX_BUTTON_POINTS or hi <= lo:
         return None
     return [float(v) for v in range(int(lo), int(hi) + 1)]
 
 
+def point_names(dimension: Dimension) -> list[str]:
+    """What each rating button says: the category's label ("pass"), else its number."""
+    pts = scale_points(dimension) or []
+    names = list(getattr(dimension, "category_names", ()) or ())
+    return names if len(names) == len(pts) else [f"{v:g}" for v in pts]
+
+
 def measurement_level(dimension: Dimension) -> str:
-    """Krippendorff's level for a dimension: nominal for a binary scale (two points), interval otherwise (rating
-    scales treated as numbers, as the Data page does)."""
-    pts = scale_points(dimension)
-    return "nominal" if pts is not None and len(pts) == 2 else "interval"
+    """Krippendorff's level for a dimension: the one its kind says (``Dimension.alpha_level``: interval, ordinal,
+    nominal for binary and nominal), as on the Data page."""
+    return getattr(dimension, "alpha_level", "interval")
 
 
 # ---------------------------------------------------------------------------------------------------- statistics
@@ -424,8 +434,11 @@ def import_labels(store, dataset: Dataset, frame: pd.DataFrame, *, file: str = "
         except (TypeError, ValueError):
             v = math.nan
         lo, hi = dims[r["dimension"]].scale
-        if math.isnan(v) or not lo <= v <= hi:
-            problems.append(f"{where}, column value: {r['value']!r} is not a rating on the {lo:g}-{hi:g} scale")
+        cats = getattr(dims[r["dimension"]], "categories", ())
+        if math.isnan(v) or not lo <= v <= hi or (cats and v not in cats):
+            what = (f"one of the categories {', '.join(f'{c:g}' for c in cats)}" if cats else
+                    f"a rating on the {lo:g}-{hi:g} scale")
+            problems.append(f"{where}, column value: {r['value']!r} is not {what}")
             continue
         if pd.isna(r["annotator"]) or not str(r["annotator"]).strip():
             problems.append(f"{where}, column annotator: empty")

@@ -112,7 +112,8 @@ def save(item_id: str, dimension: str, value: float | None, shown_at: str) -> No
     label_id = store.save_label(ds_id, item_id, dimension, annotator, value, skipped=value is None,
                                 strategy=strategy, shown_at=shown_at)
     forget_cached_dataset()
-    what = "skipped" if value is None else f"rated {value:g}"
+    names = dict(zip(labels.scale_points(ds.dimension(dimension)) or [], labels.point_names(ds.dimension(dimension))))
+    what = "skipped" if value is None else f"rated {names.get(value, format(value, 'g'))}"
     st.session_state["_label_msg"] = f"Saved: {dimension} {what} (label #{label_id})."
 
 
@@ -183,10 +184,13 @@ def item_card(item_id: str, dimension: str, *, position: int) -> None:
             st.caption(ui.esc(d.description))
         points = labels.scale_points(d)
         if points is not None:
+            names = labels.point_names(d)
+            # digit keys: the value itself on a numeric scale (1-5), the button's place for named categories
+            keys = [str(int(v)) if 0 <= v <= 9 and not d.labels else (str(i + 1) if i < 9 else None)
+                    for i, v in enumerate(points)]
             cols = st.columns(len(points))
-            for col, v in zip(cols, points):
-                key = str(int(v)) if 0 <= v <= 9 else None
-                col.button(f"{v:g}", key=f"label_rate_{int(v)}", shortcut=key, type="primary", width="stretch",
+            for col, v, name, key in zip(cols, points, names, keys):
+                col.button(name, key=f"label_rate_{int(v)}", shortcut=key, type="primary", width="stretch",
                            on_click=save, args=(item_id, dimension, v, shown_at))
         else:
             field = f"label_value::{item_id}::{dimension}"
@@ -199,8 +203,8 @@ def item_card(item_id: str, dimension: str, *, position: int) -> None:
         b1.button("Skip", key="label_skip", shortcut="S", on_click=save, args=(item_id, dimension, None, shown_at),
                   icon=":material/skip_next:", width="stretch")
         b2.button("Undo", key="label_undo", shortcut="U", on_click=undo, icon=":material/undo:", width="stretch")
-        st.caption("Keys: " + (", ".join(f"{int(p)}" for p in (points or []) if 0 <= p <= 9) or "Ctrl+Enter")
-                   + " rate · S skip · U undo (your last label or skip).")
+        st.caption(ui.esc("Keys: " + (", ".join(k for k in keys if k) if points is not None else "Ctrl+Enter")
+                          + " rate · S skip · U undo (your last label or skip)."))
 
 
 # -------------------------------------------------------------------------------------------------- statistics
@@ -235,7 +239,8 @@ def statistics(rows: pd.DataFrame) -> None:
         st.info("Alpha needs labels from at least two annotators on the same items.")
     else:
         ui.table(table, f"{ds_id} labels alpha", "label_alpha")
-        st.caption(f"Krippendorff's alpha at each dimension's level (nominal for a two-point scale, else interval); "
+        st.caption(f"Krippendorff's alpha at each dimension's level (its kind: interval, ordinal, or nominal for "
+                   f"binary and nominal labels, as on the Data page); "
                    f"95% BCa CI over items, {ctx.n_resamples} resamples. Updates with every label saved, by anyone "
                    f"(other annotators' labels appear within {REFRESH_S} s).")
         cur = table[table["dimension"] == dims[0]]

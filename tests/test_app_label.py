@@ -144,14 +144,17 @@ def test_label_page_texts_only_dataset_and_plan():
     items = pd.DataFrame({"item_id": ["a", "b", "c", "d"], "doc_id": ["d1", "d1", "d2", "d2"],
                           "system_id": ["x", "y", "x", "y"], "output": ["out a", "out b", "out c", "out d"]})
     default_store().save_dataset(Dataset(id="texts", name="Texts only", task="summarization",
-                                         dimensions=[Dimension("ok", 0, 1), Dimension("score", 0, 100)],
+                                         dimensions=[Dimension("ok", 0, 1, kind="binary", labels=("no", "yes")),
+                                                     Dimension("score", 0, 100)],
                                          documents=docs, items=items,
                                          human_scores=empty_frame(HUMAN_SCORE_COLUMNS)))
     at = label_page(dataset="texts", annotator="ann", label_dims="ok")
-    assert [b.label for b in at.button if b.key and b.key.startswith("label_rate_")] == ["0", "1"]
+    # a binary dimension with named labels: one button per label, the code stored
+    assert [b.label for b in at.button if b.key and b.key.startswith("label_rate_")] == ["no", "yes"]
     sources = [c.value for c in at.code]
     assert "<b>src</b> one" in sources or "src two" in sources  # texts as plain text blocks
     at.button(key="label_rate_1").click().run()
+    assert any("rated yes" in c.value for c in at.caption)
     at.button(key="label_skip").click().run()
     clean(at)
     rows = default_store().label_rows("texts")

@@ -234,8 +234,12 @@ def test_run_disagreement_uses_ranks():
 
 def test_scale_points_and_levels():
     assert labels.scale_points(Dimension("q", 1, 5)) == [1.0, 2.0, 3.0, 4.0, 5.0]
-    assert labels.measurement_level(Dimension("q", 0, 1)) == "nominal"
-    assert labels.measurement_level(Dimension("q", 1, 5)) == "interval"
+    assert labels.measurement_level(Dimension("q", 0, 1)) == "interval"  # the level follows the kind
+    assert labels.measurement_level(Dimension("q", 0, 1, kind="binary")) == "nominal"
+    assert labels.measurement_level(Dimension("q", 1, 5, kind="ordinal")) == "ordinal"
+    named = Dimension("verdict", 0, 1, kind="binary", labels=("fail", "pass"))
+    assert labels.scale_points(named) == [0.0, 1.0] and labels.point_names(named) == ["fail", "pass"]
+    assert labels.point_names(Dimension("q", 1, 3)) == ["1", "2", "3"]
     assert labels.scale_points(Dimension("q", 0, 100)) is None
     assert labels.scale_points(Dimension("q", 0, 0.5)) is None
 
