@@ -39,7 +39,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalcore.model import ANNOTATION_COLUMNS, HUMAN_SCORE_COLUMNS, Dataset, Dimension, Run
+from evalcore.model import (
+    ANNOTATION_COLUMNS,
+    HUMAN_SCORE_COLUMNS,
+    Dataset,
+    Dimension,
+    Run,
+)
 
 LABEL_GROUP = "labels"
 STRATEGIES = ("random", "stratified", "uncertain")
@@ -126,8 +132,8 @@ def merge_labels(dataset: Dataset, rows: pd.DataFrame) -> Dataset:
     if len(new):
         human = human.astype({"score": float})
     annotations = pd.concat([dataset.annotations, ann], ignore_index=True) if not dataset.annotations.empty else ann
-    info = {"annotators": sorted(ann["annotator"].unique()), "labels": int(len(ann)),
-            "human_scores_from_labels": int(len(new)), "gold_kept": int(len(means) - len(new))}
+    info = {"annotators": sorted(ann["annotator"].unique()), "labels": len(ann),
+            "human_scores_from_labels": len(new), "gold_kept": int(len(means) - len(new))}
     note = (f"Labels made here: {info['labels']} by {len(info['annotators'])} annotator(s), in the annotations as "
             f"group '{LABEL_GROUP}'. " + (f"{info['human_scores_from_labels']} item-dimension human scores are the "
                                           "mean of their labels (random part only; no gold score existed)."
@@ -150,7 +156,7 @@ def labels_view(dataset: Dataset, rows: pd.DataFrame) -> Dataset:
     meta = {k: v for k, v in dataset.meta.items() if k not in ("challenge_pairs", "system_mean_expert_score")}
     n_all = len(latest_labels(rows))
     meta["labels"] = {"annotators": sorted(ann["annotator"].unique()) if not ann.empty else [],
-                      "labels": int(len(ann)), "left_out_not_random": int(n_all - len(ann))}
+                      "labels": len(ann), "left_out_not_random": int(n_all - len(ann))}
     desc = (f"Labels made in this workbench on {dataset.name}: human scores are the mean of the labels (the dataset's "
             f"gold ratings are not used). {len(items)} items of the random part (drawn by the random or stratified "
             f"order); {n_all - len(ann)} label(s) of items chosen for judge uncertainty are left out, since they do "

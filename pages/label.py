@@ -3,7 +3,7 @@ labels a run's agreement needs, export and re-import. Every label is written to 
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pandas as pd
 import streamlit as st
@@ -52,7 +52,7 @@ def _order(dataset_id: str, kind: str, source: tuple, dimension: str, parse: str
         u = labels.run_disagreement(ui.load_run(source[1], parse), ui.load_run(source[2], parse), dimension)
     if u.empty:
         return [], 0
-    return labels.item_order(dataset, "uncertain", u), int(len(u))
+    return labels.item_order(dataset, "uncertain", u), len(u)
 
 
 strategy = order_kind
@@ -105,7 +105,7 @@ def forget_cached_dataset() -> None:
 
 
 def now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 def save(item_id: str, dimension: str, value: float | None, shown_at: str) -> None:
@@ -270,14 +270,19 @@ def statistics(rows: pd.DataFrame) -> None:
                               "judge failed on are left out."))
             ui.chart(label_views.plan_figure(plan), "label_plan")
 
+
+def export_and_import() -> None:
+    """Outside the auto-refreshing fragment: a refresh must not replace the button while a download is running."""
+    rows = store.label_rows(ds_id)
     st.subheader("Export and re-import", anchor=False)
+
     def export_csv() -> bytes:
         # built when the button is pressed (on the download thread: plain evalcore calls only)
         return labels.export_frame(ds, store.label_rows(ds_id)).to_csv(index=False).encode("utf-8")
 
     e1, e2 = st.columns([1, 2])
     e1.download_button("Download labels (CSV)", data=export_csv,
-                       file_name=f"labels-{ds_id}.csv", mime="text/csv", key="label_export",
+                       file_name=f"labels-{ds_id}.csv", mime="text/csv", key="label_export", on_click="ignore",
                        icon=":material/download:", disabled=rows.empty or bool((rows["skipped"] == 1).all()),
                        help="One row per item, dimension and annotator with the texts; re-imports here onto the "
                             "same dataset, and reads as a long-layout upload on the Data page.")
@@ -303,3 +308,4 @@ def _how_labels_join() -> str:
 
 
 labelling()
+export_and_import()

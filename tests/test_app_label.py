@@ -66,9 +66,8 @@ def frame_with(at: AppTest, *columns: str):
 
 
 def test_two_annotators_reload_and_every_page_sees_the_labels():
-    from scipy.stats import spearmanr
-
     import krippendorff
+    from scipy.stats import spearmanr
 
     from evalcore import labels, runs
     from evalcore.judge.store import default_store
@@ -137,7 +136,7 @@ def test_label_page_texts_only_dataset_and_plan():
     import pandas as pd
 
     from evalcore.judge.store import default_store
-    from evalcore.model import Dataset, Dimension, empty_frame, HUMAN_SCORE_COLUMNS
+    from evalcore.model import HUMAN_SCORE_COLUMNS, Dataset, Dimension, empty_frame
 
     docs = pd.DataFrame({"doc_id": ["d1", "d2"], "source": ["<b>src</b> one", "src two"], "references": [[], []],
                          "context": ["", ""]})

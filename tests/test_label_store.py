@@ -19,7 +19,7 @@ from hypothesis import strategies as hs
 
 from evalcore import labels, runs
 from evalcore.judge.store import Store
-from evalcore.model import HUMAN_SCORE_COLUMNS, Dataset, Dimension, Run, empty_frame
+from evalcore.model import HUMAN_SCORE_COLUMNS, Dataset, Dimension, Run
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -183,7 +183,7 @@ def plan_sample_size(judge, human, *, coefficient: str = "spearman", half_width:
     human = np.asarray(human, dtype=float)
     ok = np.isfinite(judge) & np.isfinite(human)
     judge, human = judge[ok], human[ok]
-    n = int(len(judge))
+    n = len(judge)
     r = statistic(judge, human, coefficient) if n >= min_n(coefficient) else math.nan
     if np.isfinite(r):
         lo, hi = (float(v) for v in fisher_interval(r, n, coefficient, confidence))

@@ -27,9 +27,8 @@ def saved_caption(app, n_labels: int):
 
 
 def test_two_annotators_label_reload_and_pages_show_the_labels(open_app, app_server):
-    from scipy.stats import spearmanr
-
     import krippendorff
+    from scipy.stats import spearmanr
 
     from evalcore import labels, runs
     from evalcore.judge.store import Store
