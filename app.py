@@ -35,6 +35,7 @@ PAGES = [
     st.Page("pages/alignment.py", title="Alignment", icon=":material/insights:", url_path="alignment"),
     st.Page("pages/bias.py", title="Bias", icon=":material/balance:", url_path="bias"),
     st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:", url_path="compare"),
+    st.Page("pages/label.py", title="Label", icon=":material/label:", url_path="label"),
 ]
 
 

@@ -6,6 +6,8 @@
                             [--parse robust|paper] [--resamples N] [--json]
     python -m evalcore score ... / steps ... / export ...      (judging engine, see evalcore/judge/cli.py)
     python -m evalcore import-dataset / import-run / export-run (your own data and run bundles, evalcore/import_cli.py)
+    python -m evalcore plan --dataset D --run R --dimension DIM [--coefficient C] [--half-width 0.05] [--json]
+    python -m evalcore labels list|export|import [FILE] --dataset D [--json]
 
 With ``--json`` the result is one JSON document on stdout (keys documented in README.md).
 """
@@ -181,6 +183,96 @@ def _print_label_agreement(a: dict[str, Any]) -> None:
         print(f"  calibration ({c['target']}, {c['n']} items): Brier {fmt(c['brier'])}, ECE {fmt(c['ece'])}")
 
 
+# --------------------------------------------------------------------------------------------------------- plan
+def cmd_plan(args: argparse.Namespace) -> int:
+    """How many labelled items a run's agreement with the labels needs (evalcore.labels.plan)."""
+    from evalcore import labels
+    from evalcore.judge.store import default_store
+
+    dataset = runs_mod.get_dataset(args.dataset, with_labels=False)
+    run = runs_mod.load_run(args.run, parse=args.parse)
+    if args.dimension not in dataset.dimension_names:
+        raise KeyError(f"dataset {args.dataset!r} has no dimension {args.dimension!r}; it has "
+                       f"{', '.join(dataset.dimension_names)}")
+    rows = default_store().label_rows(labels.base_id(args.dataset))
+    out = _clean(labels.plan(dataset, run, rows, args.dimension, coefficient=args.coefficient,
+                             half_width=args.half_width, reference=args.reference,
+                             random_only=not args.all_labels, assurance=args.assurance))
+    if args.json:
+        print(json.dumps(out, indent=2))
+        return 0
+    stat = "n/a" if out["statistic"] is None else f"{out['statistic']:.3f}"
+    hw = "n/a" if out["half_width_now"] is None else f"+/-{out['half_width_now']:.3f}"
+    print(f"{args.coefficient} of {args.run} with the {out['reference']} on {args.dimension} ({out['sample']}): "
+          f"{stat} {hw} from n = {out['n_now']}")
+    print(f"n needed for +/-{args.half_width:g}: {out['n_needed']}")
+    print(f"method: {out['method']}")
+    return 0
+
+
+def cmd_labels(args: argparse.Namespace) -> int:
+    """The labels made on the Label page: a summary, export to CSV, re-import onto the same dataset."""
+    import pandas as pd
+
+    from evalcore import labels
+    from evalcore.judge.store import default_store
+
+    store = default_store()
+    dataset = runs_mod.get_dataset(labels.base_id(args.dataset), with_labels=False)
+    if args.action == "import":
+        if not args.file:
+            raise SystemExit("error: labels import needs the CSV file to read")
+        n = labels.import_labels(store, dataset, pd.read_csv(args.file), file=args.file)
+        print(json.dumps({"imported": n}) if args.json else f"imported {n} labels onto {dataset.id}")
+        return 0
+    rows = store.label_rows(dataset.id)
+    if args.action == "export":
+        frame = labels.export_frame(dataset, rows)
+        if args.file:
+            frame.to_csv(args.file, index=False)
+            print(f"wrote {len(frame)} labels to {args.file}", file=sys.stderr)
+        else:
+            frame.to_csv(sys.stdout, index=False)
+        return 0
+    latest = labels.latest_labels(rows)
+    rp = labels.random_part(rows)
+    out = {"dataset": dataset.id, "rows": int(len(rows)), "labels": int(len(latest)),
+           "random_part": int(sum((i, d) in rp for i, d in zip(latest["item_id"], latest["dimension"]))),
+           "annotators": {a: int(n) for a, n in latest.groupby("annotator").size().items()},
+           "dimensions": {d: int(n) for d, n in latest.groupby("dimension").size().items()}}
+    if args.json:
+        print(json.dumps(out, indent=2))
+    else:
+        print(f"{out['labels']} labels ({out['random_part']} in the random part) on {dataset.id} from "
+              f"{len(out['annotators'])} annotator(s): " + ", ".join(f"{a} {n}" for a, n in out["annotators"].items()))
+    return 0
+
+
+def _register_plan(sub) -> None:
+    lb = sub.add_parser("labels", help="labels made on the Label page: list, export, import")
+    lb.add_argument("action", choices=["list", "export", "import"])
+    lb.add_argument("file", nargs="?", help="CSV to write (export; stdout if omitted) or to read (import)")
+    lb.add_argument("--dataset", required=True)
+    lb.add_argument("--json", action="store_true")
+    lb.set_defaults(func=cmd_labels)
+
+    pl = sub.add_parser("plan", help="labels needed for a target CI half-width of a run's agreement with them")
+    pl.add_argument("--dataset", required=True)
+    pl.add_argument("--run", required=True)
+    pl.add_argument("--dimension", required=True)
+    pl.add_argument("--coefficient", choices=["spearman", "kendall", "pearson"], default="spearman")
+    pl.add_argument("--half-width", type=float, default=0.05, help="target half-width of the 95%% CI")
+    pl.add_argument("--reference", choices=["auto", "labels", "gold"], default="auto",
+                    help="auto (default): the labels made here if this dimension has any, else the gold scores")
+    pl.add_argument("--all-labels", action="store_true",
+                    help="use every label, not only the random part (biased when items were chosen by uncertainty)")
+    pl.add_argument("--assurance", type=float, default=0.95,
+                    help="probability that the planned n reaches the target (default 0.95)")
+    pl.add_argument("--parse", choices=["robust", "paper"], default="robust")
+    pl.add_argument("--json", action="store_true")
+    pl.set_defaults(func=cmd_plan)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m evalcore", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -216,6 +308,7 @@ def build_parser() -> argparse.ArgumentParser:
     from evalcore import import_cli  # import-dataset, import-run, export-run
 
     import_cli.register(sub)
+    _register_plan(sub)
     return p
 
 
@@ -229,6 +322,9 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from evalcore.import_cli import CommandError
 
     errors += [BundleError, CommandError]
+    from evalcore.labels import LabelImportError
+
+    errors.append(LabelImportError)
     try:
         from evalcore.judge.client import MissingApiKey
 

@@ -27,12 +27,35 @@ def _store(store=None):
     return default_store()
 
 
-def get_dataset(dataset_id: str, store=None) -> Dataset:
-    """A bundled dataset, or a user dataset saved in the store."""
+def get_dataset(dataset_id: str, store=None, *, with_labels: bool = True) -> Dataset:
+    """A bundled dataset, or a user dataset saved in the store, with the labels made on the Label page merged in
+    (evalcore.labels.merge_labels: per-annotator ratings, and the label mean as the human score where an item has
+    no gold score). ``<id>@labels`` is the labels-only view of a dataset (evalcore.labels.labels_view)."""
+    from evalcore import labels
+
+    if labels.is_view(dataset_id):
+        base = _raw_dataset(labels.base_id(dataset_id), store)
+        return labels.labels_view(base, _label_rows(base.id, store))
+    ds = _raw_dataset(dataset_id, store)
+    if not with_labels:
+        return ds
+    rows = _label_rows(ds.id, store)
+    return labels.merge_labels(ds, rows) if len(rows) else ds
+
+
+def _raw_dataset(dataset_id: str, store=None) -> Dataset:
     bundled = {d["id"] for d in datasets.list_datasets()}
     if dataset_id in bundled:
         return datasets.load_dataset(dataset_id)
     return _store(store).load_dataset(dataset_id)
+
+
+def _label_rows(dataset_id: str, store=None) -> pd.DataFrame:
+    try:
+        return _store(store).label_rows(dataset_id)
+    except Exception as e:  # noqa: BLE001 - an unreadable local store must not hide the dataset itself
+        log.warning("labels unreadable, dataset %s shown without them: %s: %s", dataset_id, type(e).__name__, e)
+        return pd.DataFrame()
 
 
 def list_all_datasets(store=None) -> list[dict]:
@@ -41,11 +64,43 @@ def list_all_datasets(store=None) -> list[dict]:
         out += list(_store(store).list_datasets())
     except Exception as e:  # noqa: BLE001 - an unreadable local store must not hide the bundled data
         log.warning("local store unreadable, listing bundled datasets only: %s: %s", type(e).__name__, e)
+    out += _label_views(out, store)
+    return out
+
+
+def _label_views(listed: list[dict], store=None) -> list[dict]:
+    """``<id>@labels`` for each listed dataset with labels in the random part and gold scores of its own (without
+    gold, the labels already are the dataset's human scores)."""
+    from evalcore import labels
+
+    try:
+        labelled = set(_store(store).labelled_datasets())
+    except Exception as e:  # noqa: BLE001 - an unreadable labels table must not hide the datasets
+        log.warning("labels unreadable, no labels views listed: %s: %s", type(e).__name__, e)
+        return []
+    out = []
+    for entry in listed:
+        if entry["id"] not in labelled:
+            continue
+        base = get_dataset(entry["id"], store, with_labels=False)
+        if base.human_scores.empty:
+            continue
+        view = get_dataset(labels.view_id(entry["id"]), store)
+        if view.items.empty:
+            continue
+        out.append({"id": view.id, "name": view.name, "task": view.task, "items": int(len(view.items)),
+                    "systems": len(view.systems), "dimensions": view.dimension_names,
+                    "annotators": len(view.annotators), "runs": entry.get("runs", 0), "origin": "labels"})
     return out
 
 
 def list_runs(dataset_id: str, store=None) -> list[Run]:
     """Published runs shipped for a bundled dataset, then the store's runs (an uploaded dataset has only those)."""
+    from evalcore import labels
+
+    if labels.is_view(dataset_id):  # the labels view of a dataset is judged by that dataset's runs
+        # (a run scored on the view itself is stored under the view's id)
+        return list_runs(labels.base_id(dataset_id), store) + list(_store(store).list_runs(dataset_id))
     if dataset_id in datasets.DATASET_IDS:
         runs = list(datasets.list_bundled_runs(dataset_id))
         try:

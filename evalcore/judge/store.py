@@ -20,6 +20,7 @@ datasets     id, name, task, description, citation, origin, dimensions (JSON), m
              + the frames (documents, items, human_scores, annotations, preferences) as parquet blobs
 leases       run_id, pid, host, started (the process's start time, to tell a reused pid), since, token: the one
              process scoring a run; a "running" run whose holder is gone is listed "interrupted"
+labels       human labels made on the Label page, one row per label or skip (see "human labels" below)
 """
 
 from __future__ import annotations
@@ -429,7 +430,7 @@ class Store:
         if row is None:
             raise KeyError(f"no dataset {dataset_id!r} (neither bundled nor saved in {self.path})")
         d = dict(zip([c[0] for c in cur.description], row))
-        frames = {f: _frame_from_blob(d[f]) for f in FRAMES}
+        frames = {f: _with_columns(_frame_from_blob(d[f]), f) for f in FRAMES}
         return Dataset(id=d["id"], name=d["name"], task=d["task"],
                        dimensions=[Dimension(**x) for x in json.loads(d["dimensions"])],
                        description=d["description"] or "", citation=d["citation"] or "", origin=d["origin"] or "",
@@ -498,6 +499,108 @@ class Store:
         if held is None or process_alive(held["pid"], held["host"], held["started"] or "") is False:
             return "interrupted"
         return status
+    # ------------------------------------------------------------------------------------------ human labels
+    # labels  label_id (autoincrement), dataset_id, item_id, dimension, annotator, value (NULL for a skip), skipped,
+    #         strategy (how the item was chosen: random | stratified | uncertain:...), position (the annotator's
+    #         running count on the dataset: the order items were shown in), shown_at, created_at, session
+    # Append-only, the latest row of (dataset, item, dimension, annotator) winning (evalcore.labels.latest_labels).
+    # Why not a unique key with replace: two tabs of one annotator can each write a row without either replacing
+    # the other's (both are kept, the later wins, nothing is lost), a relabel keeps its history, and undo (delete the
+    # annotator's last row) brings the previous label of that item back instead of erasing it.
+    LABEL_COLUMNS = ["label_id", "dataset_id", "item_id", "dimension", "annotator", "value", "skipped", "strategy",
+                     "position", "shown_at", "created_at", "session"]
+
+    def _labels_table(self) -> None:
+        """Create the labels table on first use (kept out of _init_schema so this block stands alone)."""
+        if getattr(self, "_labels_ready", False):
+            return
+        with self.write() as c:
+            c.execute("CREATE TABLE IF NOT EXISTS labels (label_id INTEGER PRIMARY KEY AUTOINCREMENT,"
+                      " dataset_id TEXT NOT NULL, item_id TEXT NOT NULL, dimension TEXT NOT NULL,"
+                      " annotator TEXT NOT NULL, value REAL, skipped INTEGER NOT NULL DEFAULT 0,"
+                      " strategy TEXT NOT NULL DEFAULT 'random', position INTEGER NOT NULL, shown_at TEXT,"
+                      " created_at TEXT NOT NULL, session TEXT)")
+            c.execute("CREATE INDEX IF NOT EXISTS labels_by_annotator ON labels (dataset_id, annotator, label_id)")
+            c.execute("CREATE INDEX IF NOT EXISTS labels_by_item ON labels (dataset_id, dimension, item_id)")
+        self._labels_ready = True
+
+    def save_label(self, dataset_id: str, item_id: str, dimension: str, annotator: str, value: float | None, *,
+                   skipped: bool = False, strategy: str = "random", shown_at: str | None = None,
+                   session: str = "", created_at: str | None = None) -> int:
+        """One label (or a skip: value None, skipped=True) as one row, committed before returning; its label_id."""
+        if not annotator or not str(annotator).strip():
+            raise ValueError("a label needs an annotator name")
+        if value is None and not skipped:
+            raise ValueError("a label needs a value (or skipped=True)")
+        if value is not None and (isinstance(value, float) and math.isnan(value)):
+            raise ValueError("a label's value cannot be NaN")
+        self._labels_table()
+        with self.write() as c:
+            pos = c.execute("SELECT COALESCE(MAX(position), 0) + 1 FROM labels WHERE dataset_id = ? AND annotator = ?",
+                            (dataset_id, annotator)).fetchone()[0]
+            cur = c.execute("INSERT INTO labels (dataset_id, item_id, dimension, annotator, value, skipped, strategy,"
+                            " position, shown_at, created_at, session) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                            (dataset_id, str(item_id), dimension, annotator, None if value is None else float(value),
+                             int(bool(skipped)), strategy, int(pos), shown_at, created_at or now(), session))
+            return int(cur.lastrowid)
+
+    def undo_label(self, dataset_id: str, annotator: str, *, dimensions: list[str] | None = None
+                   ) -> dict[str, Any] | None:
+        """Delete the annotator's last row on the dataset (on ``dimensions`` if given); the deleted row, or None."""
+        self._labels_table()
+        where, args = "dataset_id = ? AND annotator = ?", [dataset_id, annotator]
+        if dimensions:
+            where += f" AND dimension IN ({','.join('?' * len(dimensions))})"
+            args += list(dimensions)
+        with self.write() as c:
+            cur = c.execute(f"SELECT * FROM labels WHERE {where} ORDER BY label_id DESC LIMIT 1", args)
+            row = cur.fetchone()
+            if row is None:
+                return None
+            d = dict(zip([x[0] for x in cur.description], row))
+            c.execute("DELETE FROM labels WHERE label_id = ?", (d["label_id"],))
+        return d
+
+    def label_rows(self, dataset_id: str | None = None) -> pd.DataFrame:
+        """Every label row (skips included) in the order written; LABEL_COLUMNS."""
+        self._labels_table()
+        where, args = ("WHERE dataset_id = ?", (dataset_id,)) if dataset_id is not None else ("", ())
+        frame = pd.read_sql_query(f"SELECT * FROM labels {where} ORDER BY label_id", self.conn, params=args)
+        frame["value"] = frame["value"].astype(float)
+        return frame[self.LABEL_COLUMNS]
+
+    def labels_version(self, dataset_id: str) -> tuple[int, int]:
+        """(row count, last label_id): changes whenever a label is written or undone (for cache keys)."""
+        self._labels_table()
+        n, last = self.conn.execute("SELECT count(*), COALESCE(MAX(label_id), 0) FROM labels WHERE dataset_id = ?",
+                                    (dataset_id,)).fetchone()
+        return int(n), int(last)
+
+    def labelled_datasets(self) -> list[str]:
+        """Ids of the datasets that have at least one (non-skip) label."""
+        self._labels_table()
+        return [r[0] for r in self.conn.execute(
+            "SELECT DISTINCT dataset_id FROM labels WHERE skipped = 0 ORDER BY dataset_id")]
+
+    def insert_labels(self, rows: list[dict[str, Any]]) -> int:
+        """Rows (as label_rows gives them, label_id ignored) in one transaction: all or nothing."""
+        self._labels_table()
+        args = [(r["dataset_id"], str(r["item_id"]), r["dimension"], r["annotator"],
+                 None if r.get("value") is None or (isinstance(r["value"], float) and math.isnan(r["value"]))
+                 else float(r["value"]), int(bool(r.get("skipped"))), r.get("strategy") or "random",
+                 int(r["position"]), r.get("shown_at"), r.get("created_at") or now(), r.get("session") or "")
+                for r in rows]
+        with self.write() as c:
+            c.executemany("INSERT INTO labels (dataset_id, item_id, dimension, annotator, value, skipped, strategy,"
+                          " position, shown_at, created_at, session) VALUES (?,?,?,?,?,?,?,?,?,?,?)", args)
+        return len(args)
+
+    def delete_labels(self, dataset_id: str, annotator: str | None = None) -> int:
+        self._labels_table()
+        where, args = ("dataset_id = ?", [dataset_id]) if annotator is None else \
+            ("dataset_id = ? AND annotator = ?", [dataset_id, annotator])
+        with self.write() as c:
+            return int(c.execute(f"DELETE FROM labels WHERE {where}", args).rowcount)
 
 
 def _current(frame: pd.DataFrame, hashes: dict[str, str | None], columns: list[str]) -> pd.DataFrame:
@@ -545,6 +648,22 @@ def _frame_from_blob(blob: bytes | None) -> pd.DataFrame:
                 and not isinstance(frame[col].iloc[0], str):
             frame[col] = [list(x) if x is not None else [] for x in frame[col]]
     return frame
+
+
+def _with_columns(frame: pd.DataFrame, name: str) -> pd.DataFrame:
+    """A frame with at least the model's columns: a dataset uploaded without ratings (texts only) has empty
+    human_scores/annotations, possibly saved without columns, and every reader selects them by name."""
+    from evalcore import model
+
+    columns = {"documents": model.DOCUMENT_COLUMNS, "items": model.ITEM_COLUMNS,
+               "human_scores": model.HUMAN_SCORE_COLUMNS, "annotations": model.ANNOTATION_COLUMNS,
+               "preferences": model.PREFERENCE_COLUMNS}[name]
+    missing = [c for c in columns if c not in frame.columns]
+    if not missing:
+        return frame
+    if not frame.empty:
+        return frame  # a non-empty frame lacking a column is the loader's error to report, not ours to hide
+    return empty_frame(list(frame.columns) + missing)
 
 
 _default: Store | None = None
