@@ -78,20 +78,6 @@ def format_rate(x: Any, *, missing: str = "n/a") -> str:
     return f"{100.0 * float(x):.1f}%"
 
 
-def format_number(x: Any, *, digits: int = 3, missing: str = "") -> str:
-    """A table number: integers as integers, other floats with ``digits`` decimals, a missing value as ``missing``."""
-    if _missing(x):
-        return missing
-    if isinstance(x, (bool, np.bool_)):
-        return str(bool(x))
-    if isinstance(x, (int, np.integer)) or (isinstance(x, (float, np.floating)) and float(x).is_integer()
-                                            and abs(x) < 1e15):
-        return f"{int(x):,}" if abs(int(x)) >= 10_000 else str(int(x))
-    if isinstance(x, (float, np.floating)):
-        return f"{float(x):.{digits}f}"
-    return str(x)
-
-
 # ------------------------------------------------------------------------------------------------------- tables
 
 
@@ -107,53 +93,41 @@ def is_rate_column(name: Any) -> bool:
 
 @dataclass
 class DisplayTable:
-    """A frame ready to show: missing cells blank (or "n/a" where ``notes`` says why), p-values and rates as text
-    or percent numbers; ``formats`` holds printf formats for the numeric columns left numeric (for the page's
-    column config)."""
+    """A frame ready to show: p-values as text, rates as percent numbers, text cells without None; ``formats``
+    holds printf formats for the numeric columns (the page's column config). Missing numbers stay missing: the
+    page shows them blank (``st.dataframe(placeholder="")``), never "None"."""
 
     frame: pd.DataFrame
     formats: dict[str, str] = field(default_factory=dict)
 
 
-def display_table(frame: pd.DataFrame, *, digits: int = 3, missing: str = "") -> DisplayTable:
+def display_table(frame: pd.DataFrame, *, digits: int = 3) -> DisplayTable:
     """The shown form of a result table.
 
-    * p-value columns: "<0.001" / "0.961" text; missing -> "n/a".
-    * rate columns (``*rate``): percent with one decimal; numeric (``%.1f%%``) when complete, else text.
-    * other numeric columns: numeric with ``digits`` decimals (integers as integers) when complete; a column with a
-      missing value becomes text with ``missing`` (default blank) in its gaps, so no cell reads "None".
-    * text columns: None/NaN -> ``missing``.
+    * p-value columns: "<0.001" / "0.961" text; a missing p-value -> "n/a".
+    * rate columns (``*rate``): percent with one decimal (the number times 100, format ``%.1f%%``).
+    * other float columns: ``digits`` decimals, or whole numbers (``%d``) when every value is whole.
+    * text columns: None/NaN -> "".
     """
     out = frame.copy()
     formats: dict[str, str] = {}
     for col in out.columns:
         s = out[col]
-        has_missing = bool(s.isna().any())
         if is_pvalue_column(col):
             out[col] = [format_pvalue(v) for v in s]
-        elif is_rate_column(col) and pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s):
-            if has_missing:
-                out[col] = [format_rate(v) for v in s]
-            else:
-                out[col] = s.astype(float) * 100.0
-                formats[str(col)] = "%.1f%%"
         elif pd.api.types.is_bool_dtype(s):
             continue
+        elif is_rate_column(col) and pd.api.types.is_numeric_dtype(s):
+            out[col] = s.astype(float) * 100.0
+            formats[str(col)] = "%.1f%%"
         elif pd.api.types.is_integer_dtype(s):
             formats[str(col)] = "%d"
         elif pd.api.types.is_float_dtype(s):
-            whole = bool(s.dropna().map(float.is_integer).all()) if s.notna().any() else False
-            if has_missing:
-                out[col] = [format_number(v, digits=digits, missing=missing) for v in s]
-            elif whole:
-                out[col] = s.astype("int64")
-                formats[str(col)] = "%d"
-            else:
-                formats[str(col)] = f"%.{digits}f"
-        elif has_missing:
+            present = s.dropna()
+            whole = len(present) > 0 and bool(np.all(np.mod(present.to_numpy(), 1) == 0))
+            formats[str(col)] = "%d" if whole else f"%.{digits}f"
+        elif s.isna().any():
             out[col] = ["" if _missing(v) else v for v in s]
-            if s.map(lambda v: _missing(v) or isinstance(v, (int, float, np.number))).all():
-                out[col] = [format_number(v, digits=digits, missing=missing) for v in s]
     return DisplayTable(frame=out, formats=formats)
 
 
