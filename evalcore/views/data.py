@@ -78,7 +78,8 @@ def rating_histogram(dataset: Dataset) -> go.Figure:
     for i, d in enumerate(dims):
         row, col = i // ncols + 1, i % ncols + 1
         bins = rating_bins(hs.loc[hs["dimension"] == d.name, "score"], d.scale_min, d.scale_max)
-        fig.add_trace(go.Bar(x=bins["score"], y=bins["count"], width=bins["width"], marker_color=HUMAN_COLOR,
+        fig.add_trace(go.Bar(x=bins["score"].tolist(), y=bins["count"].tolist(), width=bins["width"].tolist(),
+                             marker_color=HUMAN_COLOR,
                              name=d.name, showlegend=False,
                              hovertemplate="score %{x:.3g}: %{y} items<extra>" + d.name + "</extra>"),
                       row=row, col=col)

@@ -1,0 +1,146 @@
+"""evalcore.views.format (p-values, rates, blanks, citations), run colours, the Data page's histogram bins and the
+Alignment page's human-score bins: values checked by hand."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from evalcore.views import format as fmt
+from evalcore.views.common import RUN_PALETTE, label_colors, run_colors
+
+
+# ------------------------------------------------------------------------------------------------------ p-values
+
+
+@pytest.mark.parametrize("p, shown", [
+    (1e-59, "<0.001"), (0.0, "<0.001"), (0.000999, "<0.001"), (0.001, "0.001"), (0.9612, "0.961"),
+    (1.0, "1.000"), (0.05, "0.050"), (None, "n/a"), (float("nan"), "n/a"), (np.float64(0.25), "0.250"),
+])
+def test_pvalues_read_as_decimals_never_scientific(p, shown):
+    assert fmt.format_pvalue(p) == shown
+
+
+@given(st.floats(min_value=0.0, max_value=1.0, allow_nan=False))
+def test_pvalue_text_is_plain_and_close_to_the_value(p):
+    s = fmt.format_pvalue(p)
+    assert "e" not in s.lower()
+    if s == "<0.001":
+        assert p < 0.001
+    else:
+        assert abs(float(s) - p) <= 0.0005 + 1e-12
+
+
+def test_rates_are_percentages_with_one_decimal():
+    assert fmt.format_rate(0.32) == "32.0%"
+    assert fmt.format_rate(0.35159090909) == "35.2%"
+    assert fmt.format_rate(1) == "100.0%"
+    assert fmt.format_rate(None) == "n/a"
+
+
+def test_display_table_formats_pvalues_rates_and_blanks():
+    frame = pd.DataFrame({
+        "run": ["a", None], "statistic": [0.44393, math.nan], "n": [1200, 98], "pvalue": [4.1e-59, math.nan],
+        "flip_rate": [0.32, 0.2945], "challenge total": [11.0, math.nan], "note": [None, "n/a: M undefined"],
+    })
+    shown = fmt.display_table(frame)
+    f = shown.frame
+    assert f["pvalue"].tolist() == ["<0.001", "n/a"]
+    assert f["flip_rate"].tolist() == pytest.approx([32.0, 29.45])
+    assert shown.formats["flip_rate"] == "%.1f%%"
+    assert shown.formats["statistic"] == "%.3f"
+    assert shown.formats["n"] == "%d" and shown.formats["challenge total"] == "%d"
+    assert f["run"].tolist() == ["a", ""] and f["note"].tolist() == ["", "n/a: M undefined"]
+    # missing numbers stay missing (shown blank by the page), they are not turned into the text "None"
+    assert math.isnan(f["statistic"].iloc[1])
+    assert "None" not in f.astype(str).replace("nan", "").to_numpy().ravel().tolist()
+    assert frame["pvalue"].iloc[0] == 4.1e-59  # the raw frame (the CSV) is left alone
+
+
+def test_headings_name_the_paper():
+    assert fmt.cite("000", "Fig. 2") == "Liu et al. 2023, Fig. 2"
+    assert fmt.cite("003") == "Shen et al. 2023"
+    key = fmt.sources_key(["003", "000", "003"])
+    assert len(key) == 2 and key[0].startswith("Shen et al. 2023: ") and "G-Eval" in key[1]
+
+
+@pytest.mark.parametrize("top, step", [(0, 1), (3, 1), (6, 1), (7, 2), (12, 2), (13, 5), (390, 100),
+                                       (1306, 500)])
+def test_count_axis_steps_are_whole_numbers(top, step):
+    assert fmt.integer_dtick(top) == step
+
+
+# ------------------------------------------------------------------------------------------------------ colours
+
+
+class _R:
+    def __init__(self, run_id, label=""):
+        self.run_id, self.label, self.method, self.model = run_id, label, "rts", "m"
+
+
+def test_a_run_keeps_its_colour_whatever_else_is_selected():
+    every = [_R(f"ds/run-{i}") for i in range(5)]
+    full = run_colors(every)
+    assert len(set(full.values())) == 5 and set(full.values()) <= set(RUN_PALETTE)
+    # the pages key colours over all of a dataset's runs, so the same run has the same colour in any order
+    assert run_colors(list(reversed(every))) == full
+    labelled = [_R("ds/b", "B run"), _R("ds/a", "A run")]
+    assert label_colors(labelled) == {"A run": RUN_PALETTE[0], "B run": RUN_PALETTE[1]}
+
+
+# ----------------------------------------------------------------------------------------- Data page histogram
+
+
+def test_integer_ratings_get_one_bar_per_integer_with_whole_counts():
+    from evalcore.views.data import rating_bins
+
+    b = rating_bins(pd.Series([1, 2, 2, 5, 5, 5]), 1, 5)
+    assert b["score"].tolist() == [1, 2, 3, 4, 5]
+    assert b["count"].tolist() == [1, 2, 0, 0, 3]
+    assert b["count"].dtype.kind == "i"
+
+
+def test_means_of_three_ratings_get_one_bar_per_value():
+    from evalcore.views.data import rating_bins
+
+    v = pd.Series([1.0, 4 / 3, 4 / 3, 5.0, 14 / 3])
+    b = rating_bins(v, 1, 5)
+    assert b["count"].sum() == 5 and b["count"].tolist() == [1, 2, 1, 1]
+    assert b["width"].iloc[0] == pytest.approx(0.8 / 3)
+
+
+def test_summeval_histogram_panels_have_their_own_ticked_count_axes():
+    from evalcore import runs
+    from evalcore.views.data import rating_histogram
+
+    ds = runs.get_dataset("summeval")
+    fig = rating_histogram(ds)
+    tops = {t.name: int(max(t.y)) for t in fig.data}
+    hs = ds.human_scores
+    # the tallest bar of each panel, counted a second way
+    for dim, top in tops.items():
+        assert top == hs.loc[hs["dimension"] == dim, "score"].round(6).value_counts().max()
+    assert tops["consistency"] == 1306 and tops["coherence"] == 270
+    axes = [fig.layout[k] for k in fig.layout if k.startswith("yaxis")]
+    assert len(axes) == 4
+    assert all(a.showticklabels and a.title.text == "items" and a.matches is None for a in axes)
+    assert all(float(a.dtick).is_integer() for a in axes)
+    assert all(sum(t.y) == 1600 for t in fig.data)
+
+
+# ------------------------------------------------------------------------------------------ human score bins
+
+
+def test_human_scores_are_binned_on_whole_numbers_when_continuous():
+    from evalcore.views.alignment import human_score_bins
+
+    thirds = pd.Series([1, 4 / 3, 5 / 3, 2, 7 / 3, 8 / 3, 3, 10 / 3, 11 / 3, 4, 13 / 3, 14 / 3, 5])
+    bins = human_score_bins(thirds, scale=(1, 5))
+    assert bins.tolist() == ["[1, 2)"] * 3 + ["[2, 3)"] * 3 + ["[3, 4)"] * 3 + ["[4, 5]"] * 4
+    few = human_score_bins(pd.Series([1, 2, 3, 3]), scale=(1, 3))
+    assert few.tolist() == ["1", "2", "3", "3"]
