@@ -73,7 +73,7 @@ with tab_of['Correlations']:
                            "is in the exported report). n = items (dataset), documents used (summary) or systems "
                            "(system); skipped = documents where one side is constant (summary level); dropped = "
                            "replies that could not be parsed. A summary-level value is a mean of per-document "
-                           "correlations: it has no p-value (n/a).")
+                           "correlations: it has no p-value (blank), nor does the experts' mean in the ceiling table.")
                 st.markdown(f"**Human ceiling** ({level}, {coefficient}): each expert against the mean of the others")
                 ceil = compute.ceiling(ds.id, ctx.dimension, level, coefficient)
                 if ceil.empty:
@@ -102,9 +102,9 @@ with tab_of['Judge vs human scores']:
                 st.caption("One box per human score and run: a judge aligned with the humans climbs from left to "
                            "right, with little overlap between neighbouring boxes. Human scores that are means of "
                            "several ratings are binned (the last bin includes its upper end).")
-                summary = (items.groupby(["run", "human_bin", "bin_order"])["judge"]
+                summary = (items.groupby(["run", "human_bin", "bin_order"], sort=False)["judge"]
                            .describe()[["count", "mean", "std", "min", "50%", "max"]].reset_index()
-                           .sort_values(["bin_order", "run"]).drop(columns="bin_order")
+                           .sort_values("bin_order", kind="stable").drop(columns="bin_order")
                            .rename(columns={"50%": "median", "count": "items"}))
                 ui.table(summary, f"judge per human score {ctx.dimension}", "judge_by_human")
         else:

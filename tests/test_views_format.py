@@ -50,7 +50,7 @@ def test_display_table_formats_pvalues_rates_and_blanks():
     })
     shown = fmt.display_table(frame)
     f = shown.frame
-    assert f["pvalue"].tolist() == ["<0.001", "n/a"]
+    assert f["pvalue"].tolist() == ["<0.001", ""]
     assert f["flip_rate"].tolist() == pytest.approx([32.0, 29.45])
     assert shown.formats["flip_rate"] == "%.1f%%"
     assert shown.formats["statistic"] == "%.3f"

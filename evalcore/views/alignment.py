@@ -387,7 +387,7 @@ def judge_by_human_table(dataset: Dataset, runs: list[Run], dimension: str, *, s
     t["human_bin"] = human_score_bins(t["human"], scale=(dim.scale_min, dim.scale_max) if dim else None)
     order = t.groupby("human_bin")["human"].min().sort_values()
     t["bin_order"] = t["human_bin"].map({b: i for i, b in enumerate(order.index)})
-    return t.sort_values(["bin_order", "run"], kind="stable").reset_index(drop=True)
+    return t.sort_values("bin_order", kind="stable").reset_index(drop=True)  # runs in the order selected
 
 
 def judge_by_human_figure(table: pd.DataFrame, dimension: str, *, points: bool = False,

@@ -104,7 +104,7 @@ class DisplayTable:
 def display_table(frame: pd.DataFrame, *, digits: int = 3) -> DisplayTable:
     """The shown form of a result table.
 
-    * p-value columns: "<0.001" / "0.961" text; a missing p-value -> "n/a".
+    * p-value columns: "<0.001" / "0.961" text; a missing p-value -> blank.
     * rate columns (``*rate``): percent with one decimal (the number times 100, format ``%.1f%%``).
     * other float columns: ``digits`` decimals, or whole numbers (``%d``) when every value is whole.
     * text columns: None/NaN -> "".
@@ -114,7 +114,8 @@ def display_table(frame: pd.DataFrame, *, digits: int = 3) -> DisplayTable:
     for col in out.columns:
         s = out[col]
         if is_pvalue_column(col):
-            out[col] = [format_pvalue(v) for v in s]
+            # a p-value that does not exist (a mean of correlations) is blank; the page's caption says why
+            out[col] = [format_pvalue(v, missing="") for v in s]
         elif pd.api.types.is_bool_dtype(s):
             continue
         elif is_rate_column(col) and pd.api.types.is_numeric_dtype(s):
