@@ -144,3 +144,40 @@ def test_human_scores_are_binned_on_whole_numbers_when_continuous():
     assert bins.tolist() == ["[1, 2)"] * 3 + ["[2, 3)"] * 3 + ["[3, 4)"] * 3 + ["[4, 5]"] * 4
     few = human_score_bins(pd.Series([1, 2, 3, 3]), scale=(1, 3))
     assert few.tolist() == ["1", "2", "3", "3"]
+
+
+# ------------------------------------------------------------------------------------- n/a with the reason
+
+
+def _toy(judge_by_system: dict[str, list[float]], human_by_system: dict[str, list[float]]):
+    from evalcore.model import Dataset, Dimension, Run
+
+    rows, judg = [], []
+    for sid, js in judge_by_system.items():
+        for d, (j, h) in enumerate(zip(js, human_by_system[sid])):
+            rows.append({"item_id": f"d{d}/{sid}", "doc_id": f"d{d}", "system_id": sid, "output": "x", "h": h})
+            judg.append({"item_id": f"d{d}/{sid}", "dimension": "q", "raw": str(j), "value": j, "status": "ok",
+                         "reason": "", "estimator": ""})
+    items = pd.DataFrame(rows)
+    human = pd.DataFrame({"item_id": items["item_id"], "dimension": "q", "score": items["h"]})
+    docs = pd.DataFrame({"doc_id": sorted(items["doc_id"].unique())}).assign(source="s", references=[[]] * 3,
+                                                                              context="")
+    ds = Dataset(id="toy", name="toy", task="summarization", dimensions=[Dimension("q", 1, 5)], documents=docs,
+                 items=items.drop(columns="h"), human_scores=human)
+    return ds, Run(run_id="toy/r", dataset_id="toy", method="rts", model="m", judgments=pd.DataFrame(judg))
+
+
+def test_undefined_meta_correlation_says_why():
+    from evalcore.views.alignment import meta_correlation_table, per_system_table
+
+    # every system's judge agrees perfectly with the humans: every P_i = 1, so M = corr(Q, P) is undefined
+    ds, run = _toy({"A": [1, 2, 3], "B": [2, 3, 4], "C": [3, 4, 5]}, {"A": [1, 2, 3], "B": [2, 3, 4], "C": [3, 4, 5]})
+    m = meta_correlation_table(ds, [run], ["q"], coefficient="spearman")
+    assert math.isnan(m["M"].iloc[0]) and m["note"].iloc[0] == "n/a: M undefined, all P_i are equal"
+    assert fmt.display_table(m).frame["pvalue"].iloc[0] == ""
+    # a system whose judge gave one score to every item has no P_i
+    ds, run = _toy({"A": [1, 2, 3], "B": [4, 4, 4], "C": [3, 4, 5]}, {"A": [1, 2, 3], "B": [2, 3, 4], "C": [5, 4, 3]})
+    ps = per_system_table(ds, [run], ["q"], coefficient="spearman").set_index("system_id")
+    assert ps.loc["B", "note"] == "n/a: the judge gave every item the same score" and ps.loc["A", "note"] == ""
+    m = meta_correlation_table(ds, [run], ["q"], coefficient="spearman")
+    assert m["n_systems"].iloc[0] == 2 and m["dropped_systems"].iloc[0] == "B" and m["note"].iloc[0] == ""
