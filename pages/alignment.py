@@ -58,9 +58,9 @@ with tab_of['Correlations']:
     if tab_of['Correlations'].open:
         st.subheader("Correlation with human ratings")
         if runs:
-            # The headline chart sits above the table but is drawn after it: the table's numbers reach the browser
-            # first, and the chart (plotly's script loads on its first use) fills its slot when ready
-            # (bench/bench_app_ready.py times the table).
+            # The headline chart sits above the table but is sent after it, and drawn with Vega-Lite, not plotly:
+            # plotly's 4.7 MB script, parsed on the page's first chart, held the table back by seconds
+            # (bench/bench_app_ready.py times the table; see evalcore.views.alignment.headline_spec).
             headline = st.container()
             with st.spinner("Correlations with bootstrap confidence intervals…"):
                 table = compute.alignment(ds.id, run_ids, ctx.dimension, ctx.parse, ctx.n_resamples, sys_t)
@@ -81,8 +81,9 @@ with tab_of['Correlations']:
                 else:
                     ui.table(ceil, f"human ceiling {ctx.dimension} {level} {coefficient}", "ceiling")
                 with headline:
-                    ui.chart(alignment_views.headline_figure(table, ceil, level=level, coefficient=coefficient,
-                                                             colors=colors), "headline")
+                    st.vega_lite_chart(alignment_views.headline_spec(table, ceil, level=level,
+                                                                     coefficient=coefficient, colors=colors),
+                                       key="chart_headline", width="stretch")
         else:
             st.info("The selected runs are pairwise: see #CP below and position bias on the Bias page.")
 

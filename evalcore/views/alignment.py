@@ -97,6 +97,64 @@ def headline_figure(table: pd.DataFrame, ceiling: pd.DataFrame | None, *, level:
     return fig
 
 
+def headline_spec(table: pd.DataFrame, ceiling: pd.DataFrame | None, *, level: str, coefficient: str,
+                  colors: dict[str, str] | None = None) -> dict:
+    """``headline_figure`` as a Vega-Lite spec (a plain dict; the page draws it with ``st.vega_lite_chart``).
+
+    Why a second rendering: the page's first chart decides how soon its numbers appear. Plotly's browser bundle is
+    about 4.7 MB and, parsed on the page's first chart, held the correlation table back by seconds
+    (bench/bench_app_ready.py); Vega-Lite's is a sixth of that. The HTML report keeps the plotly figure."""
+    t = filter_correlations(table, level=level, coefficient=coefficient)
+    runs = [str(r) for r in t["run"]]
+    values = [{"run": str(r.run), "statistic": _num(r.statistic), "ci_low": _num(r.ci_low),
+               "ci_high": _num(r.ci_high)} for r in t.itertuples(index=False)]
+    palette = [(colors or {}).get(r, "#636EFA") for r in runs]
+    x_title = f"{coefficient} correlation with the human score"
+    color = {"field": "run", "type": "nominal", "legend": None,
+             "scale": {"domain": runs, "range": palette}}
+    y = {"field": "run", "type": "nominal", "title": "run", "sort": runs, "axis": {"labelLimit": 320}}
+    layers: list[dict] = []
+    if ceiling is not None and not ceiling.empty:
+        experts = ceiling[ceiling["annotator"] != "mean"]["statistic"].dropna()
+        mean = ceiling.loc[ceiling["annotator"] == "mean", "statistic"].dropna()
+        if len(experts):
+            layers.append({"data": {"values": [{"lo": float(experts.min()), "hi": float(experts.max())}]},
+                           "mark": {"type": "rect", "color": "grey", "opacity": 0.15},
+                           "encoding": {"x": {"field": "lo", "type": "quantitative"},
+                                        "x2": {"field": "hi"}}})
+        if len(mean):
+            m = float(mean.iloc[0])
+            ceiling_data = {"values": [{"ceiling": m, "label": f"human ceiling {m:.3f}"}]}
+            layers.append({"data": ceiling_data, "mark": {"type": "rule", "strokeDash": [6, 4], "color": "#555555",
+                                                          "size": 2},
+                           "encoding": {"x": {"field": "ceiling", "type": "quantitative"}}})
+            layers.append({"data": ceiling_data,
+                           "mark": {"type": "text", "align": "right", "baseline": "top", "dx": -4, "dy": 2,
+                                    "color": "#555555", "y": 0},
+                           "encoding": {"x": {"field": "ceiling", "type": "quantitative"},
+                                        "text": {"field": "label"}}})
+    tooltip = [{"field": "run"}, {"field": "statistic", "format": ".3f"}, {"field": "ci_low", "format": ".3f"},
+               {"field": "ci_high", "format": ".3f"}]
+    layers.append({"data": {"values": values}, "mark": {"type": "rule", "size": 2},
+                   "encoding": {"x": {"field": "ci_low", "type": "quantitative", "title": x_title,
+                                      "scale": {"zero": False}},
+                                "x2": {"field": "ci_high"}, "y": y, "color": color, "tooltip": tooltip}})
+    layers.append({"data": {"values": values}, "mark": {"type": "point", "filled": True, "size": 140,
+                                                        "opacity": 1},
+                   "encoding": {"x": {"field": "statistic", "type": "quantitative", "title": x_title},
+                                "y": y, "color": color, "tooltip": tooltip}})
+    return {
+        "$schema": "https://vega.github.io/schema/vega-lite/v5.json",
+        "title": f"{coefficient.title()} correlation with the human ratings, {level} level (95% CI)",
+        "height": {"step": 44},  # one band per run (a fixed height collapses the bands inside Streamlit)
+        "layer": layers,
+    }
+
+
+def _num(x) -> float | None:
+    return None if x is None or pd.isna(x) else float(x)
+
+
 def ceiling_table(dataset: Dataset, dimension: str, *, level: str, coefficient: str) -> pd.DataFrame:
     """Each expert against the mean of the others (the human ceiling), at the same level and coefficient."""
     from evalcore.meta.agreement import human_ceiling
