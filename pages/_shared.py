@@ -252,14 +252,14 @@ def preset_options(ds: Dataset, dimension: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for family, dims in presets.PRESETS.items():
         if dimension in dims:
-            out[f"G-Eval (000): {family}"] = dims[dimension]
+            out[f"G-Eval (Liu et al. 2023): {family}"] = dims[dimension]
     for family, dims in presets.SHEN_CRITERIA.items():
         if dimension in dims:
-            out[f"Shen et al. (003): {family}"] = dims[dimension]
+            out[f"Shen et al. 2023: {family}"] = dims[dimension]
     if ds.id == "fed_dialogue":
         c = presets.criteria_for("explicit", ds.id, dimension)
         if c is not None:
-            out["Chen et al. (002): FED"] = c
+            out["Chen et al. 2023: FED"] = c
     return out
 
 
