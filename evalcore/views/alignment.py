@@ -460,9 +460,11 @@ def judge_by_human_figure(table: pd.DataFrame, dimension: str, *, points: bool =
         color = (colors or {}).get(str(run))
         x = sub["human_bin"].map(ticks)
         if points:
+            # every item as a dot spread sideways (judge scores are often whole numbers, so dots would stack);
+            # a thin box outline stays for reference and gives the legend its colour swatch
             fig.add_trace(go.Box(x=x, y=sub["judge"], name=str(run), marker_color=color, boxpoints="all",
-                                 jitter=0.6, pointpos=0, fillcolor="rgba(0,0,0,0)", line_width=0,
-                                 marker=dict(size=4, opacity=0.5), customdata=sub[["item_id", "human"]],
+                                 jitter=1.0, pointpos=0, fillcolor="rgba(0,0,0,0)", line_width=1,
+                                 marker=dict(size=4, opacity=0.45), customdata=sub[["item_id", "human"]],
                                  hovertemplate="%{customdata[0]}<br>human %{customdata[1]:.3g}, judge %{y:.3g}"
                                                "<extra>" + str(run) + "</extra>"))
         else:

@@ -79,6 +79,12 @@ def test_alignment_headline_and_items(app):
     assert "None" not in grid_cells(app)
     app.screenshot("charts-alignment-items")
     assert app.problems() == []
+    app.page.get_by_text("Every item as a jittered dot", exact=True).click()
+    app.idle()
+    wait_for_charts(app, 1)
+    assert "items_points=true" in app.page.url  # the choice is part of the link
+    app.screenshot("charts-alignment-items-jitter")
+    assert app.problems() == []
 
 
 def test_bias_pages(app):
