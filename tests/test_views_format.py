@@ -181,3 +181,21 @@ def test_undefined_meta_correlation_says_why():
     assert ps.loc["B", "note"] == "n/a: the judge gave every item the same score" and ps.loc["A", "note"] == ""
     m = meta_correlation_table(ds, [run], ["q"], coefficient="spearman")
     assert m["n_systems"].iloc[0] == 2 and m["dropped_systems"].iloc[0] == "B" and m["note"].iloc[0] == ""
+
+
+def test_small_upload_histogram_counts_whole_items():
+    """Nine 1-5 ratings (a small upload): one bar per scale point, counts 0..3 on a 1-step axis, never 0.5."""
+    from evalcore.model import Dataset, Dimension
+    from evalcore.views.data import rating_histogram
+
+    ids = [f"d{i // 3}/s{i % 3}" for i in range(9)]
+    items = pd.DataFrame({"item_id": ids, "doc_id": [i.split("/")[0] for i in ids],
+                          "system_id": [i.split("/")[1] for i in ids], "output": "x"})
+    human = pd.DataFrame({"item_id": ids, "dimension": "coherence", "score": [1, 2, 3, 2, 3, 4, 3, 4, 5]})
+    docs = pd.DataFrame({"doc_id": ["d0", "d1", "d2"], "source": "s", "references": [[], [], []], "context": ""})
+    ds = Dataset(id="up", name="upload", task="summarization", dimensions=[Dimension("coherence", 1, 5)],
+                 documents=docs, items=items, human_scores=human)
+    fig = rating_histogram(ds)
+    assert list(fig.data[0].x) == [1, 2, 3, 4, 5] and list(fig.data[0].y) == [1, 2, 3, 2, 1]
+    assert fig.layout.yaxis.dtick == 1 and fig.layout.yaxis.tickformat == ",d"
+    assert fig.layout.xaxis.title.text == "score (1-5)" and fig.layout.yaxis.title.text == "items"
