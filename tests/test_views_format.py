@@ -79,8 +79,8 @@ def test_count_axis_steps_are_whole_numbers(top, step):
 
 
 class _R:
-    def __init__(self, run_id, label=""):
-        self.run_id, self.label, self.method, self.model = run_id, label, "rts", "m"
+    def __init__(self, run_id, label="", created_at=""):
+        self.run_id, self.label, self.method, self.model, self.created_at = run_id, label, "rts", "m", created_at
 
 
 def test_a_run_keeps_its_colour_whatever_else_is_selected():
@@ -89,6 +89,12 @@ def test_a_run_keeps_its_colour_whatever_else_is_selected():
     assert len(set(full.values())) == 5 and set(full.values()) <= set(RUN_PALETTE)
     # the pages key colours over all of a dataset's runs, so the same run has the same colour in any order
     assert run_colors(list(reversed(every))) == full
+    # a run scored later takes the next colour: the published runs (no creation time) keep theirs
+    later = run_colors(every + [_R("ds/a-local", created_at="2026-11-23T09:00:00")])
+    assert {k: later[k] for k in full} == full and later["ds/a-local"] == RUN_PALETTE[5]
+    newer = run_colors(every + [_R("ds/a-local", created_at="2026-11-23T09:00:00"),
+                                _R("ds/0-local", created_at="2026-11-23T10:00:00")])
+    assert newer["ds/a-local"] == RUN_PALETTE[5] and newer["ds/0-local"] == RUN_PALETTE[6]
     labelled = [_R("ds/b", "B run"), _R("ds/a", "A run")]
     assert label_colors(labelled) == {"A run": RUN_PALETTE[0], "B run": RUN_PALETTE[1]}
 

@@ -53,12 +53,18 @@ HUMAN_COLOR = "#555555"
 
 
 def run_colors(runs) -> dict[str, str]:
-    """{run_id: colour}: the runs sorted by id take the palette in turn.
+    """{run_id: colour}: the palette taken in turn, published runs first (by id), then local runs in the order they
+    were created, so a run scored later takes the next colour and never shifts the others'.
 
     Pass every run of the dataset (the sidebar's index), not just the selected ones: a run then keeps its colour
     whichever others are selected, on every page and in the report. Keyed by id; ``label_colors`` keys the same
-    colours by the run labels that tables and legends carry."""
-    ids = sorted({r if isinstance(r, str) else r.run_id for r in runs})
+    colours by the run labels that tables and legends carry. Run ids alone (strings) are taken as published."""
+    def order(r) -> tuple[str, str]:
+        if isinstance(r, str):
+            return "", r
+        return str(getattr(r, "created_at", "") or ""), r.run_id
+
+    ids = list(dict.fromkeys(order(r)[1] for r in sorted(runs, key=order)))
     return {rid: RUN_PALETTE[i % len(RUN_PALETTE)] for i, rid in enumerate(ids)}
 
 
