@@ -88,6 +88,11 @@ def writer_bias(dataset_id: str, run_id: str, dimension: str, parse: str) -> pd.
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
+def writer_pairs(dataset_id: str, run_id: str, dimension: str, parse: str) -> pd.DataFrame:
+    return bias_views.writer_bias_pairs(ui.load_dataset(dataset_id), ui.load_run(run_id, parse), dimension)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
 def mean_scores(dataset_id: str, run_ids: tuple[str, ...], dimensions: tuple[str, ...], parse: str) -> pd.DataFrame:
     return bias_views.mean_scores_table(ui.load_dataset(dataset_id), _runs(run_ids, parse), list(dimensions))
 
@@ -120,6 +125,6 @@ def forget_results() -> None:
     """After a local run gained judgments (a scoring run finished or was resumed): results cached under its id are
     stale. Human agreement does not depend on runs and stays cached."""
     for f in (alignment, per_system, meta_correlation, correct_preferences, reliability, difficulty, judge_by_human,
-              writer_bias,
+              writer_bias, writer_pairs,
               mean_scores, distributions, position_bias, paired, disagreements):
         f.clear()

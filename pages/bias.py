@@ -47,6 +47,9 @@ else:
                 st.caption("Each human-written response is paired with each model-written response to the same "
                            "context; the humans preferred the one with the higher gold score on this dimension "
                            "(equal scores: equally good). Means are over pairs.")
+            with st.expander("Every pair with the judge's two scores"):
+                ui.table(compute.writer_pairs(ds.id, run_id, ctx.dimension, ctx.parse),
+                         f"writer bias pairs {ctx.dimension}", "writer_pairs", height=300)
 
 runs = ctx.item_runs
 run_ids = tuple(r.run_id for r in runs)

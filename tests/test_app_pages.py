@@ -458,6 +458,12 @@ def test_bias_page_writer_bias_on_topical_chat():
     wb = frame_with(at, "group", "pairs", "human_written", "llm_written")
     assert wb["group"].tolist() == ["human preferred", "equally good", "LLM preferred"]
     assert wb["pairs"].sum() <= 480
+    pairs = frame_with(at, "human_item", "llm_item", "judge_human_written", "judge_llm_written")
+    assert len(pairs) == wb["pairs"].sum()  # every pair behind the means, with a CSV
+    means = pairs.groupby("group")[["judge_human_written", "judge_llm_written"]].mean()
+    assert means.loc["human preferred"].tolist() == pytest.approx(
+        wb.set_index("group").loc["human preferred", ["human_written", "llm_written"]].astype(float).tolist())
+    assert "csv_writer_pairs" in {b.key for b in at.get("download_button")}
     spec = chart_specs(at)[0]
     assert spec["layout"]["xaxis"]["title"]["text"] == "which text the humans preferred"
     assert [t["name"] for t in spec["data"]] == ["human-written", "LLM-written"]

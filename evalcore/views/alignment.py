@@ -34,6 +34,8 @@ def alignment_table(dataset: Dataset, runs: list[Run], dimension: str, *, n_resa
     table = pd.concat(parts, ignore_index=True)
     keep = ["run", "level", "coefficient", "statistic", "ci_low", "ci_high", "n", "skipped", "dropped", "pvalue",
             "run_id"]
+    if "ci_note" in table.columns and (table["ci_note"].fillna("") != "").any():
+        keep.append("ci_note")  # an estimate outside its own interval is said, beside it
     return table[[c for c in keep if c in table.columns]]
 
 
