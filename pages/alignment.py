@@ -131,7 +131,8 @@ with tab_of['Per system & meta-correlation']:
                     if (ps["dimension"] == ctx.dimension).any():
                         ui.chart(alignment_views.meta_scatter(ps, mt, ctx.dimension, coefficient, colors),
                                  "meta_scatter")
-                    st.caption(f"M = corr(Q_i, P_i) over systems ({cite('003', 'Eq. 3')}). Near 0 is ideal; a negative M means the judge "
+                    st.caption(f"M = corr(Q_i, P_i) over systems ({cite('003', 'Eq. 3')}). Near 0 is ideal; a "
+                               "negative M means the judge "
                                "agrees less with humans on better systems.")
 
 # ----------------------------------------------------------------------------------------------------- #CP

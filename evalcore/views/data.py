@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 import pandas as pd
-import plotly.express as px
 import plotly.graph_objects as go
 
 from evalcore.model import Dataset

@@ -43,11 +43,12 @@ def test_data_page_histograms(app):
     wait_for_charts(app, 1)
     chart = plotly_charts(app).first
     # one count axis per dimension, each with its own tick labels and title
-    y_titles = chart.evaluate("""el => [...el.querySelectorAll('text[class^="ytitle"], text[class^="y"][class$="title"]')]
+    y_titles = chart.evaluate("""el => [...el.querySelectorAll('text[class^="y"][class$="title"]')]
                                       .map(t => t.textContent)""")
     assert y_titles.count("items") == 4, y_titles
     ticks_per_axis = chart.evaluate(
-        """el => [...el.querySelectorAll('g.yaxislayer-above')].map(g => g.querySelectorAll('g[class^="y"][class$="tick"] text').length)""")
+        """el => [...el.querySelectorAll('g.yaxislayer-above')]
+                 .map(g => g.querySelectorAll('g[class^="y"][class$="tick"] text').length)""")
     assert len(ticks_per_axis) == 4 and all(n >= 2 for n in ticks_per_axis), ticks_per_axis
     labels = chart.evaluate("""el => [...el.querySelectorAll('g.yaxislayer-above g[class$="tick"] text')]
                                     .map(t => t.textContent)""")
