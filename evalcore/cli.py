@@ -153,6 +153,8 @@ def bias_report(dataset_id: str, run_id: str, *, dimension: str | None = None, p
 
     dataset = runs_mod.get_dataset(dataset_id)
     run = runs_mod.load_run(run_id, parse=parse)
+    if run.dataset_id and run.dataset_id != dataset_id:
+        raise KeyError(f"run {run_id} judged dataset {run.dataset_id!r}, not {dataset_id!r}")
     if dimension is not None and dimension not in dataset.dimension_names:
         raise KeyError(f"dimension {dimension!r} is not in {dataset_id}: {', '.join(dataset.dimension_names)}")
     dims = [dimension] if dimension else [d for d in dataset.dimension_names if d in run.dimensions]

@@ -146,3 +146,12 @@ def test_cli_bias_json_mirrors_the_bias_page():
     ms = pd.DataFrame(t["mean_scores"])
     assert set(ms["system_id"]) == set(runs.get_dataset("topical_chat").systems)
     assert {"dimension", "system_id", "judge", "human", "items", "failed"} <= set(ms.columns)
+
+
+def test_cli_bias_says_what_is_wrong():
+    bad = subprocess.run([sys.executable, "-m", "evalcore", "bias", "--dataset", "zhang_pairs", "--run", H2H],
+                         cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "judged dataset 'summeval', not 'zhang_pairs'" in bad.stderr
+    bad = subprocess.run([sys.executable, "-m", "evalcore", "bias", "--dataset", "summeval", "--run", H2H,
+                          "--dimension", "nope"], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "dimension 'nope' is not in summeval" in bad.stderr
