@@ -25,9 +25,12 @@ def wait_for_charts(app, n: int) -> None:
 
 
 def grid_cells(app) -> list[str]:
-    """Every cell text of every dataframe on the page (their accessible tables)."""
+    """Every cell text of every dataframe shown on the page (their accessible tables; one inside a closed expander
+    is not drawn)."""
     cells: list[str] = []
     for grid in app.page.locator('[data-testid="stDataFrame"]').all():
+        if not grid.is_visible():
+            continue
         for row in app.grid(grid):
             cells += list(row.values())
     return cells
