@@ -90,6 +90,12 @@ def test_alignment_headline_and_items(app):
     app.screenshot("charts-alignment-items-jitter")
     assert app.problems() == []
 
+    app.open("alignment?section=Per+system+%26+meta-correlation", "Alignment")
+    wait_for_charts(app, 2)
+    assert "None" not in grid_cells(app)
+    app.screenshot("charts-alignment-per-system")
+    assert app.problems() == []
+
 
 def test_bias_pages(app):
     app.open("bias", "Bias")
