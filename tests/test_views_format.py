@@ -47,6 +47,7 @@ def test_display_table_formats_pvalues_rates_and_blanks():
     frame = pd.DataFrame({
         "run": ["a", None], "statistic": [0.44393, math.nan], "n": [1200, 98], "pvalue": [4.1e-59, math.nan],
         "flip_rate": [0.32, 0.2945], "challenge total": [11.0, math.nan], "note": [None, "n/a: M undefined"],
+        "full %": [81.81818, 100.0],
     })
     shown = fmt.display_table(frame)
     f = shown.frame
@@ -54,6 +55,7 @@ def test_display_table_formats_pvalues_rates_and_blanks():
     assert f["flip_rate"].tolist() == pytest.approx([32.0, 29.45])
     assert shown.formats["flip_rate"] == "%.1f%%"
     assert shown.formats["statistic"] == "%.3f"
+    assert shown.formats["full %"] == "%.1f%%" and f["full %"].tolist() == [81.81818, 100.0]
     assert shown.formats["n"] == "%d" and shown.formats["challenge total"] == "%d"
     assert f["run"].tolist() == ["a", ""] and f["note"].tolist() == ["", "n/a: M undefined"]
     # missing numbers stay missing (shown blank by the page), they are not turned into the text "None"

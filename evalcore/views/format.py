@@ -91,6 +91,11 @@ def is_rate_column(name: Any) -> bool:
     return str(name).lower().endswith("rate")
 
 
+def is_percent_column(name: Any) -> bool:
+    """Columns already in percent (#CP's "full %", "challenge %")."""
+    return str(name).rstrip().endswith("%")
+
+
 @dataclass
 class DisplayTable:
     """A frame ready to show: p-values as text, rates as percent numbers, text cells without None; ``formats``
@@ -105,7 +110,8 @@ def display_table(frame: pd.DataFrame, *, digits: int = 3) -> DisplayTable:
     """The shown form of a result table.
 
     * p-value columns: "<0.001" / "0.961" text; a missing p-value -> blank.
-    * rate columns (``*rate``): percent with one decimal (the number times 100, format ``%.1f%%``).
+    * rate columns (``*rate``): percent with one decimal (the number times 100, format ``%.1f%%``); columns
+      already in percent (``* %``) get the same format.
     * other float columns: ``digits`` decimals, or whole numbers (``%d``) when every value is whole.
     * text columns: None/NaN -> "".
     """
@@ -120,6 +126,8 @@ def display_table(frame: pd.DataFrame, *, digits: int = 3) -> DisplayTable:
             continue
         elif is_rate_column(col) and pd.api.types.is_numeric_dtype(s):
             out[col] = s.astype(float) * 100.0
+            formats[str(col)] = "%.1f%%"
+        elif is_percent_column(col) and pd.api.types.is_numeric_dtype(s):
             formats[str(col)] = "%.1f%%"
         elif pd.api.types.is_integer_dtype(s):
             formats[str(col)] = "%d"
