@@ -103,8 +103,25 @@ def meta_report(dataset_id: str, run_id: str, *, dimensions: list[str] | None = 
             if covered:  # a partial run is counted on the challenge pairs it covers ("total" says how many)
                 ch = meta.correct_preferences(frame, pairs=covered)
                 entry["correct_preferences"]["challenge"] = {"correct": ch.correct, "total": ch.total}
+        _add_label_agreement(entry, dataset, run, dim, n_resamples=n_resamples, random_state=random_state)
         out["dimensions"][dim] = entry
     return _clean(out)
+
+
+def _add_label_agreement(entry: dict[str, Any], dataset, run, dim: str, *, n_resamples: int,
+                         random_state: int) -> None:
+    """Binary / nominal / ordinal dimensions: kappa, accuracy, P/R/F1, confusion matrix, calibration (issue 7.4)."""
+    if not dataset.dimension(dim).is_categorical:
+        return
+    from evalcore.meta import classification
+
+    try:
+        report = classification.label_agreement(dataset, run, dim, n_resamples=n_resamples,
+                                                 random_state=random_state)
+    except ValueError as e:  # labels that are no category of the dimension: say which, keep the rest of the report
+        entry["agreement"] = {"error": str(e)}
+        return
+    entry["agreement"] = classification.agreement_dict(report)
 
 
 def cmd_meta(args: argparse.Namespace) -> int:
@@ -134,7 +151,33 @@ def cmd_meta(args: argparse.Namespace) -> int:
             if "challenge" in cp:
                 line += f", challenge {cp['challenge']['correct']}/{cp['challenge']['total']}"
             print(line)
+        if "agreement" in e:
+            _print_label_agreement(e["agreement"])
     return 0
+
+
+def _print_label_agreement(a: dict[str, Any]) -> None:
+    if "error" in a:
+        print(f"label agreement: {a['error']}")
+        return
+
+    def fmt(x: dict[str, Any]) -> str:
+        v = "nan" if x["statistic"] is None else f"{x['statistic']:.3f}"
+        return v + (f" [{x['ci_low']:.3f}, {x['ci_high']:.3f}]" if x.get("ci_low") is not None else "")
+
+    print(f"{a['kind']} labels {a['labels']} (gold: {a['gold']}; {a['n']} items, {a['ties']} ties left out)")
+    for k in ("cohen_kappa", "weighted_kappa", "accuracy", "precision", "recall", "f1"):
+        if k in a:
+            print(f"  {k:<15}{fmt(a[k])}")
+    cm = a["confusion_matrix"]
+    width = max(8, *(len(x) + 2 for x in cm["labels"]))
+    print("  confusion (rows human, columns judge)")
+    print("  " + " " * width + "".join(f"{x:>{width}}" for x in cm["labels"]))
+    for name, row in zip(cm["labels"], cm["statistic"]):
+        print("  " + f"{name:>{width}}" + "".join(f"{v:>{width}}" for v in row))
+    if "calibration" in a:
+        c = a["calibration"]
+        print(f"  calibration ({c['target']}, {c['n']} items): Brier {fmt(c['brier'])}, ECE {fmt(c['ece'])}")
 
 
 # ------------------------------------------------------------------------------------------- bias (Bias page)

@@ -26,6 +26,8 @@ c4.metric("Annotators", len(ds.annotators))
 
 st.subheader("Dimensions")
 ui.table(data_views.dataset_overview(ds), f"{ds.id} dimensions", "dimensions")
+if any(d.is_categorical for d in ds.dimensions):  # label kinds (issue 7.4): categories, positive class, alpha level
+    ui.table(data_views.dimension_kinds(ds), f"{ds.id} label kinds", "label_kinds")
 
 st.subheader("Preview")
 n_preview = st.number_input("Rows to preview", min_value=5, max_value=500, value=20, step=5, key="preview_rows",
@@ -46,7 +48,8 @@ else:
     else:
         ui.table(alpha, f"{ds.id} krippendorff alpha", "agreement")
         ui.chart(data_views.agreement_figure(alpha), "agreement")
-        st.caption("Interval-level alpha per annotator group; 95% CIs resample items.")
+        st.caption("Alpha per annotator group at each dimension's level (column level: interval, ordinal, or "
+                   "nominal for binary and nominal labels); 95% CIs resample items.")
 
 if ds.citation or ds.origin:
     with st.expander("Source and citation"):
