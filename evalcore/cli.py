@@ -4,6 +4,7 @@
     python -m evalcore runs --dataset summeval [--json]
     python -m evalcore meta --dataset summeval --run RUN_ID [--dimension D] [--level L] [--coefficient C]
                             [--parse robust|paper] [--resamples N] [--json]
+    python -m evalcore bias --dataset summeval --run RUN_ID [--dimension D] [--parse robust|paper] [--json]
     python -m evalcore score ... / steps ... / export ...      (judging engine, see evalcore/judge/cli.py)
     python -m evalcore import-dataset / import-run / export-run (your own data and run bundles, evalcore/import_cli.py)
     python -m evalcore plan --dataset D --run R --dimension DIM [--coefficient C] [--half-width 0.05] [--json]
@@ -273,6 +274,89 @@ def _register_plan(sub) -> None:
     pl.set_defaults(func=cmd_plan)
 
 
+# ------------------------------------------------------------------------------------------- bias (Bias page)
+
+POSITION_BIAS_KEYS = ("first_position_win_rate", "tie_rate", "flip_rate", "inconsistent_rate", "n_pairs",
+                      "n_verdicts", "n_unreadable")
+
+
+def bias_report(dataset_id: str, run_id: str, *, dimension: str | None = None, parse: str = "robust"
+                ) -> dict[str, Any]:
+    """What the Bias page shows for one run, as a dict (``bias --json``): position bias per dimension and pooled
+    ("all": every (dimension, pair) once), writer bias rows (Liu et al. 2023 Fig. 2) and mean judge vs human score
+    rows per system (Shen et al. 2023 Fig. 4)."""
+    from evalcore.meta.pairwise import position_bias
+    from evalcore.views import bias as bias_views
+
+    dataset = runs_mod.get_dataset(dataset_id)
+    run = runs_mod.load_run(run_id, parse=parse)
+    if run.dataset_id and run.dataset_id != dataset_id:
+        raise KeyError(f"run {run_id} judged dataset {run.dataset_id!r}, not {dataset_id!r}")
+    if dimension is not None and dimension not in dataset.dimension_names:
+        raise KeyError(f"dimension {dimension!r} is not in {dataset_id}: {', '.join(dataset.dimension_names)}")
+    dims = [dimension] if dimension else [d for d in dataset.dimension_names if d in run.dimensions]
+    out: dict[str, Any] = {"dataset": dataset_id, "run": run_id, "parse": parse, "dimensions": dims,
+                           "position_bias": {}, "writer_bias": [], "mean_scores": []}
+    comps = run.comparisons
+    if not comps.empty:
+        if dimension:
+            comps = comps[comps["dimension"] == dimension]
+        for dim in dict.fromkeys(comps["dimension"].tolist()):
+            d = position_bias(comps, dimension=dim)
+            out["position_bias"][dim] = {k: d[k] for k in POSITION_BIAS_KEYS}
+        d = position_bias(comps)
+        out["position_bias"]["all"] = {k: d[k] for k in POSITION_BIAS_KEYS}
+    if not run.judgments.empty:
+        for dim in dims:
+            wb = bias_views.writer_bias_table(dataset, run, dim)
+            out["writer_bias"] += wb.to_dict(orient="records")
+        ms = bias_views.mean_scores_table(dataset, [run], dims)
+        if not ms.empty:
+            out["mean_scores"] = ms.drop(columns=["run"]).to_dict(orient="records")
+    return _clean(out)
+
+
+def cmd_bias(args: argparse.Namespace) -> int:
+    report = bias_report(args.dataset, args.run, dimension=args.dimension, parse=args.parse)
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return 0
+    print(f"{report['run']} on {report['dataset']} (parse={report['parse']})")
+    if report["position_bias"]:
+        print(f"\n== position bias\n{'dimension':<16}{'1st wins':>10}{'ties':>8}{'flip':>8}{'inconsistent':>14}"
+              f"{'pairs':>8}")
+        for dim, r in report["position_bias"].items():
+            cells = [r[k] for k in ("first_position_win_rate", "tie_rate", "flip_rate", "inconsistent_rate")]
+            pct = [f"{100 * v:.1f}%" if v is not None else "n/a" for v in cells]
+            print(f"{dim:<16}{pct[0]:>10}{pct[1]:>8}{pct[2]:>8}{pct[3]:>14}{r['n_pairs']:>8}")
+    if report["writer_bias"]:
+        print(f"\n== judge score of human- vs LLM-written texts, by the humans' preference\n"
+              f"{'dimension':<16}{'group':<18}{'pairs':>6}{'human':>8}{'LLM':>8}{'diff':>8}")
+        for r in report["writer_bias"]:
+            print(f"{r['dimension']:<16}{r['group']:<18}{r['pairs']:>6}{r['human_written']:>8.3f}"
+                  f"{r['llm_written']:>8.3f}{r['difference']:>8.3f}")
+    if report["mean_scores"]:
+        print(f"\n== mean judge vs mean human score per system\n{'dimension':<16}{'system':<28}{'judge':>8}"
+              f"{'human':>8}{'items':>7}{'failed':>7}")
+        for r in report["mean_scores"]:
+            judge = f"{r['judge']:.3f}" if r["judge"] is not None else "n/a"
+            print(f"{r['dimension']:<16}{str(r['system_id']):<28}{judge:>8}{r['human']:>8.3f}{r['items']:>7}"
+                  f"{r['failed']:>7}")
+    if not (report["position_bias"] or report["writer_bias"] or report["mean_scores"]):
+        print("nothing to show: the run has no comparisons and no parsed scores on these dimensions")
+    return 0
+
+
+def add_bias_command(sub) -> None:
+    b = sub.add_parser("bias", help="position bias, writer bias and mean scores of a run (the Bias page)")
+    b.add_argument("--dataset", required=True)
+    b.add_argument("--run", required=True)
+    b.add_argument("--dimension", help="one dimension (default: every dimension the run judged)")
+    b.add_argument("--parse", choices=["robust", "paper"], default="robust")
+    b.add_argument("--json", action="store_true")
+    b.set_defaults(func=cmd_bias)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m evalcore", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -297,6 +381,8 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples for the 95%% CIs")
     m.add_argument("--json", action="store_true")
     m.set_defaults(func=cmd_meta)
+
+    add_bias_command(sub)
 
     try:
         from evalcore.judge import cli as judge_cli

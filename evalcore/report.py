@@ -68,13 +68,21 @@ def format_cell(x: Any) -> str:
 def table_html(frame: pd.DataFrame) -> str:
     """An escaped HTML table (written by hand rather than DataFrame.to_html so every cell goes through one
     formatter and one escaper)."""
+    from evalcore.views.format import format_pvalue, format_rate, is_pvalue_column, is_rate_column
+
     cols = [str(c) for c in frame.columns]
     head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
+    # p-values as "<0.001"/"0.961" and rates as percentages, as on the pages
+    formatters = [(lambda v: format_pvalue(v, missing="")) if is_pvalue_column(c) else
+                  (lambda v: format_rate(v, missing="")) if is_rate_column(c) else format_cell for c in cols]
     rows = []
     for rec in frame.itertuples(index=False, name=None):
         cells = []
-        for v in rec:
-            text = format_cell(v)
+        for v, fmt in zip(rec, formatters):
+            try:
+                text = fmt(v)
+            except (TypeError, ValueError):
+                text = format_cell(v)
             cls = ' class="num"' if isinstance(v, (int, float)) and not isinstance(v, bool) else ""
             cells.append(f"<td{cls}>{html.escape(text)}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")

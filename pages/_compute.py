@@ -76,8 +76,20 @@ def difficulty(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse:
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
+def judge_by_human(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse: str,
+                   systems: tuple[str, ...] | None) -> pd.DataFrame:
+    return alignment_views.judge_by_human_table(ui.load_dataset(dataset_id), _runs(run_ids, parse), dimension,
+                                                systems=_systems(systems))
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
 def writer_bias(dataset_id: str, run_id: str, dimension: str, parse: str) -> pd.DataFrame:
     return bias_views.writer_bias_table(ui.load_dataset(dataset_id), ui.load_run(run_id, parse), dimension)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def writer_pairs(dataset_id: str, run_id: str, dimension: str, parse: str) -> pd.DataFrame:
+    return bias_views.writer_bias_pairs(ui.load_dataset(dataset_id), ui.load_run(run_id, parse), dimension)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -112,8 +124,9 @@ def disagreements(dataset_id: str, run_a: str, run_b: str, dimension: str, parse
 def forget_results() -> None:
     """After a local run gained judgments (a scoring run finished or was resumed): results cached under its id are
     stale. Human agreement does not depend on runs and stays cached."""
-    for f in (alignment, per_system, meta_correlation, correct_preferences, reliability, difficulty, writer_bias,
-              mean_scores, distributions, position_bias, paired, disagreements, label_agreements):
+    for f in (alignment, per_system, meta_correlation, correct_preferences, reliability, difficulty, judge_by_human,
+              writer_bias, writer_pairs, mean_scores, distributions, position_bias, paired, disagreements,
+              label_agreements):
         f.clear()
 
 

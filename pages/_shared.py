@@ -122,13 +122,17 @@ def table(frame: pd.DataFrame, name: str, key: str, *, height: int | str = "auto
     if frame is None or frame.empty:
         st.caption(esc(f"{name}: nothing to show."))
         return
-    # p-values span many orders of magnitude (1e-59 at dataset level): scientific notation keeps them readable
-    config = {c: st.column_config.NumberColumn(format="scientific") for c in frame.columns
-              if str(c).startswith("pvalue") or str(c).startswith("p_value")}
+    # shown: p-values as "<0.001"/"0.961", rates as percentages, blanks for missing cells (evalcore.views.format);
+    # the CSV keeps the raw numbers
+    from evalcore.views.format import display_table
+
+    shown = display_table(frame)
+    config = {c: st.column_config.NumberColumn(format=f) for c, f in shown.formats.items()}
     config.update(kw.pop("column_config", None) or {})
     left, right = st.columns([12, 2], vertical_alignment="top")
     with left:
-        st.dataframe(frame, hide_index=True, height=height, key=f"df_{key}", column_config=config or None, **kw)
+        st.dataframe(shown.frame, hide_index=True, height=height, key=f"df_{key}", column_config=config or None,
+                     placeholder="", **kw)
     with right:
         st.download_button("CSV", data=to_csv_safe(frame).encode("utf-8"), file_name=f"{_slug(name)}.csv",
                            mime="text/csv", key=f"csv_{key}", help=f"Download {name} as CSV", icon=":material/download:")
@@ -136,6 +140,14 @@ def table(frame: pd.DataFrame, name: str, key: str, *, height: int | str = "auto
 
 def chart(fig: Any, key: str) -> None:
     st.plotly_chart(fig, key=f"chart_{key}", width="stretch")
+
+
+def sources(*codes: str) -> None:
+    """The key to the papers a page's headings cite (evalcore.views.format.SOURCES)."""
+    from evalcore.views.format import sources_key
+
+    with st.expander("Sources cited on this page"):
+        st.text("\n".join(sources_key(codes)))
 
 
 def plain(label: str, text: str, key: str | None = None) -> None:
@@ -282,14 +294,14 @@ def preset_options(ds: Dataset, dimension: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for family, dims in presets.PRESETS.items():
         if dimension in dims:
-            out[f"G-Eval (000): {family}"] = dims[dimension]
+            out[f"G-Eval (Liu et al. 2023): {family}"] = dims[dimension]
     for family, dims in presets.SHEN_CRITERIA.items():
         if dimension in dims:
-            out[f"Shen et al. (003): {family}"] = dims[dimension]
+            out[f"Shen et al. 2023: {family}"] = dims[dimension]
     if ds.id == "fed_dialogue":
         c = presets.criteria_for("explicit", ds.id, dimension)
         if c is not None:
-            out["Chen et al. (002): FED"] = c
+            out["Chen et al. 2023: FED"] = c
     return out
 
 

@@ -6,6 +6,8 @@ import streamlit as st
 
 from evalcore import views
 from evalcore.views import alignment as alignment_views
+from evalcore.views import common as common_views
+from evalcore.views.format import cite, format_pvalue
 from pages import _compute as compute
 from pages import _shared as ui
 
@@ -30,10 +32,14 @@ dims = tuple(d for d in ds.dimension_names if any(d in r.dimensions for r in run
 
 if not ui.need_runs(runs + ctx.pairwise_runs):
     st.stop()
+# one colour per run on every chart (and in the report): keyed over all of the dataset's runs
+colors = common_views.label_colors(ctx.all_runs + [r for r in ctx.runs if r.run_id not in
+                                                   {a.run_id for a in ctx.all_runs}])
 
 # Each section runs only when its tab is open (st.tabs with on_change="rerun"): drawing every chart at once made the
 # page slow to appear in the browser. The open tab is part of the view, so it lives in the URL like the rest.
-SECTIONS = ["Correlations", "Per system & meta-correlation", "#CP", "RTS-MCQ reliability", "Difficulty (002)"]
+SECTIONS = ["Correlations", "Judge vs human scores", "Per system & meta-correlation", "#CP", "RTS-MCQ reliability",
+            "Difficulty"]
 wanted = st.query_params.get("section")
 if "section" not in st.session_state and wanted in SECTIONS:
     # seeded through session state, not ``default=``: a default that changes between runs changes the widget's
@@ -106,47 +112,81 @@ with tab_of['Correlations']:
         label_agreement_section()
         st.subheader("Correlation with human ratings")
         if runs:
+            # The headline chart sits above the table but is sent after it, and drawn with Vega-Lite, not plotly:
+            # plotly's 4.7 MB script, parsed on the page's first chart, held the table back by seconds
+            # (bench/bench_app_ready.py times the table; see evalcore.views.alignment.headline_spec).
+            headline = st.container()
             with st.spinner("Correlations with bootstrap confidence intervals…"):
                 table = compute.alignment(ds.id, run_ids, ctx.dimension, ctx.parse, ctx.n_resamples, sys_t)
             if table.empty:
                 st.info(ui.esc(f"None of the selected runs scored {ctx.dimension!r}."))
             else:
-                ui.table(table, f"correlations {ctx.dimension}", "correlations")
-                st.caption("n = items (dataset), documents used (summary) or systems (system); skipped = documents where "
-                           "one side is constant (summary level); dropped = replies that could not be parsed.")
+                shown = alignment_views.filter_correlations(table, level=level, coefficient=coefficient)
+                ui.table(shown, f"correlations {ctx.dimension} {level} {coefficient}", "correlations")
+                st.caption(f"{level} level, {coefficient} (pick them above; the CSV of every level and coefficient "
+                           "is in the exported report). n = items (dataset), documents used (summary) or systems "
+                           "(system); skipped = documents where one side is constant (summary level); dropped = "
+                           "replies that could not be parsed. A summary-level value is a mean of per-document "
+                           "correlations: it has no p-value (blank), nor does the experts' mean in the ceiling table.")
                 st.markdown(f"**Human ceiling** ({level}, {coefficient}): each expert against the mean of the others")
                 ceil = compute.ceiling(ds.id, ctx.dimension, level, coefficient)
                 if ceil.empty:
                     st.info("No per-annotator ratings for this dimension: no human ceiling.")
                 else:
                     ui.table(ceil, f"human ceiling {ctx.dimension} {level} {coefficient}", "ceiling")
-                # The chart is opt-in: loading the charting library roughly doubles the time until this page's
-                # numbers appear (bench/bench_app_ready.py); the other tabs and the HTML report always have charts.
-                if st.toggle("Chart of the correlations with their 95% CIs", key="corr_chart", bind="query-params"):
-                    ui.chart(alignment_views.alignment_figure(table, coefficient), "correlations")
+                with headline:
+                    st.vega_lite_chart(alignment_views.headline_spec(table, ceil, level=level,
+                                                                     coefficient=coefficient, colors=colors),
+                                       key="chart_headline", width="stretch")
         else:
             st.info("The selected runs are pairwise: see #CP below and position bias on the Bias page.")
+
+# --------------------------------------------------------------------------------------- judge vs human (items)
+with tab_of['Judge vs human scores']:
+    if tab_of['Judge vs human scores'].open:
+        st.subheader("Judge score per human score (items)")
+        if runs:
+            with st.spinner("Item scores…"):
+                items = compute.judge_by_human(ds.id, run_ids, ctx.dimension, ctx.parse, sys_t)
+            if items.empty:
+                st.info(ui.esc(f"None of the selected runs scored {ctx.dimension!r}."))
+            else:
+                as_points = st.toggle("Every item as a jittered dot", key="items_points", bind="query-params")
+                ui.chart(alignment_views.judge_by_human_figure(items, ctx.dimension, points=as_points,
+                                                               colors=colors), "judge_by_human")
+                st.caption("One box per human score and run: a judge aligned with the humans climbs from left to "
+                           "right, with little overlap between neighbouring boxes. Human scores that are means of "
+                           "several ratings are binned (the last bin includes its upper end).")
+                summary = (items.groupby(["run", "human_bin", "bin_order"], sort=False)["judge"]
+                           .describe()[["count", "mean", "std", "min", "50%", "max"]].reset_index()
+                           .sort_values("bin_order", kind="stable").drop(columns="bin_order")
+                           .rename(columns={"50%": "median", "count": "items"}))
+                ui.table(summary, f"judge per human score {ctx.dimension}", "judge_by_human")
+        else:
+            st.info("The selected runs are pairwise: they give verdicts on pairs, not scores per item.")
 
 # ------------------------------------------------------------------------------------------------ per system
 with tab_of['Per system & meta-correlation']:
     if tab_of['Per system & meta-correlation'].open:
         if runs and dims and len(ds.systems) > 2:
-            st.subheader("Per-system correlation (003 Fig. 1)")
+            st.subheader(f"Per-system correlation ({cite('003', 'Fig. 1')})")
             with st.spinner("Per-system correlations…"):
                 ps = compute.per_system(ds.id, run_ids, dims, coefficient, ctx.parse, sys_t)
             if ps.empty:
                 st.info("Not enough systems for per-system correlations.")
             else:
-                ui.chart(alignment_views.per_system_box(ps, coefficient), "per_system")
+                ui.chart(alignment_views.per_system_box(ps, coefficient, colors), "per_system")
                 ui.table(ps, f"per-system {coefficient}", "per_system")
 
-                st.subheader("Meta-correlation (003 Fig. 2-3)")
+                st.subheader(f"Meta-correlation ({cite('003', 'Fig. 2-3')})")
                 mt = compute.meta_correlation(ds.id, run_ids, dims, coefficient, ctx.parse, sys_t)
                 if not mt.empty:
                     ui.table(mt, f"meta-correlation {coefficient}", "meta_correlation")
                     if (ps["dimension"] == ctx.dimension).any():
-                        ui.chart(alignment_views.meta_scatter(ps, mt, ctx.dimension, coefficient), "meta_scatter")
-                    st.caption("M = corr(Q_i, P_i) over systems (003 Eq. 3). Near 0 is ideal; a negative M means the judge "
+                        ui.chart(alignment_views.meta_scatter(ps, mt, ctx.dimension, coefficient, colors),
+                                 "meta_scatter")
+                    st.caption(f"M = corr(Q_i, P_i) over systems ({cite('003', 'Eq. 3')}). Near 0 is ideal; a "
+                               "negative M means the judge "
                                "agrees less with humans on better systems.")
 
 # ----------------------------------------------------------------------------------------------------- #CP
@@ -154,7 +194,7 @@ with tab_of['#CP']:
     if tab_of['#CP'].open:
         cp_runs = runs + ctx.pairwise_runs
         if len(ds.systems) > 1 and dims + tuple(d for r in ctx.pairwise_runs for d in r.dimensions):
-            st.subheader("Correct preferences #CP (003 4.2.1)")
+            st.subheader(f"Correct preferences #CP ({cite('003', 'Sec. 4.2.1')})")
             cp_dims = tuple(dict.fromkeys(list(dims) + [d for r in ctx.pairwise_runs for d in r.dimensions
                                                          if d in ds.dimension_names]))
             with st.spinner("Counting correct system preferences…"):
@@ -164,14 +204,14 @@ with tab_of['#CP']:
             else:
                 ui.table(cp, "correct preferences", "cp")
                 st.caption("full: all pairs of systems (SummEval: the 66 pairs of the 12 abstractive systems); challenge: "
-                           "pairs adjacent in average human score (003 App. E).")
+                           f"pairs adjacent in average human score ({cite('003', 'App. E')}).")
 
 # -------------------------------------------------------------------------------------------- reliability
 with tab_of['RTS-MCQ reliability']:
     if tab_of['RTS-MCQ reliability'].open:
         pairs = alignment_views.reliability_pairs([r for r in ctx.all_runs])
         if pairs:
-            st.subheader("RTS-MCQ reliability (003 Eq. 4)")
+            st.subheader(f"RTS-MCQ reliability ({cite('003', 'Eq. 4')})")
             labels = {f"{a.run_id} + {b.run_id}": (a, b) for a, b in pairs}
             choice = st.selectbox("RTS and MCQ runs", list(labels), key="reliability_pair", bind="query-params")
             a, b = labels[choice]
@@ -179,21 +219,23 @@ with tab_of['RTS-MCQ reliability']:
                 with st.spinner("Reliability indicator…"):
                     rel = compute.reliability(ds.id, a.run_id, b.run_id, ctx.dimension, coefficient, ctx.parse)
                 m1, m2 = st.columns(2)
-                m1.metric("corr(R_i, P_i RTS)", ui.fmt(rel.corr_r_p_rts), help=f"p = {ui.fmt(rel.pvalue_rts, 3)}")
-                m2.metric("corr(R_i, P_i MCQ)", ui.fmt(rel.corr_r_p_mcq), help=f"p = {ui.fmt(rel.pvalue_mcq, 3)}")
+                m1.metric("corr(R_i, P_i RTS)", ui.fmt(rel.corr_r_p_rts), help=f"p = {format_pvalue(rel.pvalue_rts)}")
+                m2.metric("corr(R_i, P_i MCQ)", ui.fmt(rel.corr_r_p_mcq), help=f"p = {format_pvalue(rel.pvalue_mcq)}")
                 ui.table(rel.table, f"reliability {ctx.dimension}", "reliability")
             else:
                 st.info(ui.esc(f"These runs did not score {ctx.dimension!r}."))
 
 # ----------------------------------------------------------------------------------------------- difficulty
-with tab_of['Difficulty (002)']:
-    if tab_of['Difficulty (002)'].open:
+with tab_of['Difficulty']:
+    if tab_of['Difficulty'].open:
         if runs:
-            st.subheader("Pairwise agreement by difficulty (002)")
+            st.subheader(f"Pairwise agreement by difficulty ({cite('002')})")
             with st.spinner("Pairwise Kendall tau by difficulty…"):
                 diff = compute.difficulty(ds.id, run_ids, ctx.dimension, ctx.parse, sys_t)
             if diff.empty:
                 st.info("Not enough pairs of outputs of the same document.")
             else:
-                ui.chart(alignment_views.difficulty_figure(diff), "difficulty")
+                ui.chart(alignment_views.difficulty_figure(diff, colors), "difficulty")
                 ui.table(diff, f"pairwise tau by difficulty {ctx.dimension}", "difficulty")
+
+ui.sources("003", "002")

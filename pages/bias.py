@@ -6,6 +6,7 @@ import streamlit as st
 
 from evalcore.views import bias as bias_views
 from evalcore.views import common as common_views
+from evalcore.views.format import cite
 from pages import _compute as compute
 from pages import _shared as ui
 
@@ -13,12 +14,13 @@ ctx = ui.context()
 ds = ctx.dataset
 st.title("Bias")
 
-# ------------------------------------------------------------------------------ human- vs LLM-written (000 Fig. 2)
-st.subheader("Human-written vs LLM-written texts (000 Fig. 2)")
-WRITER_DATASET = "zhang_pairs"
-if ds.id != WRITER_DATASET and bias_views.writer_column(ds) is None:
-    st.info(f"This analysis needs pairs of human-written and LLM-written texts with the humans' preference: pick the "
-            f"dataset **{WRITER_DATASET}** (Zhang et al. 2023) in the sidebar.")
+# --------------------------------------------------------------- human- vs LLM-written (Liu et al. 2023, Fig. 2)
+st.subheader(f"Human-written vs LLM-written texts ({cite('000', 'Fig. 2')})")
+if not bias_views.has_writer_info(ds):
+    st.info("This analysis needs human-written and LLM-written texts of the same documents: pick **zhang_pairs** "
+            "(Zhang et al. 2023: freelance writers' and text-davinci-002's news summaries, with annotators' "
+            "preferences) or **topical_chat** (human-written and model-generated dialogue responses, with Chiang & "
+            "Lee's gpt-3.5 G-Eval run) in the sidebar.")
 else:
     scored = [r for r in ctx.all_runs if r.dataset_id == ds.id and r.method not in ("h2h", "pairwise")]
     if not scored:
@@ -32,40 +34,53 @@ else:
         with st.spinner("Grouping by the humans' preference…"):
             wb = compute.writer_bias(ds.id, run_id, ctx.dimension, ctx.parse)
         if wb.empty:
-            st.info(ui.esc(f"Run {labels[run_id]} has no parsed scores on {ctx.dimension!r} for these pairs."))
+            done = [d for d in ui.load_run(run_id, ctx.parse).dimensions if d in ds.dimension_names]
+            st.info(ui.esc(f"Run {labels[run_id]} has no parsed scores on {ctx.dimension!r} for these pairs.")
+                    + (f" It scored: {ui.esc(', '.join(done))} (pick one as the sidebar's Dimension)." if done else ""))
         else:
             ui.chart(bias_views.writer_bias_figure(wb, labels[run_id]), "writer_bias")
             ui.table(wb, f"writer bias {ctx.dimension}", "writer_bias")
-            st.caption("Pairs are grouped by the majority of the annotators' votes (a tie when the votes cancel).")
+            if wb["basis"].iloc[0] == "votes":
+                st.caption("Pairs are grouped by the majority of the annotators' votes (a tie when the votes "
+                           "cancel).")
+            else:
+                st.caption("Each human-written response is paired with each model-written response to the same "
+                           "context; the humans preferred the one with the higher gold score on this dimension "
+                           "(equal scores: equally good). Means are over pairs.")
+            with st.expander("Every pair with the judge's two scores"):
+                ui.table(compute.writer_pairs(ds.id, run_id, ctx.dimension, ctx.parse),
+                         f"writer bias pairs {ctx.dimension}", "writer_pairs", height=300)
 
 runs = ctx.item_runs
 run_ids = tuple(r.run_id for r in runs)
 dims = tuple(d for d in ds.dimension_names if any(d in r.dimensions for r in runs))
+colors = common_views.label_colors(ctx.all_runs + [r for r in ctx.runs if r.run_id not in
+                                                   {a.run_id for a in ctx.all_runs}])
 
-# ---------------------------------------------------------------------------------- judge vs human (003 Fig. 4)
-st.subheader("Mean judge score vs mean human score (003 Fig. 4)")
+# ---------------------------------------------------------------------- judge vs human (Shen et al. 2023, Fig. 4)
+st.subheader(f"Mean judge score vs mean human score ({cite('003', 'Fig. 4')})")
 if ui.need_runs(runs) and dims:
     with st.spinner("Means per system…"):
         ms = compute.mean_scores(ds.id, run_ids, dims, ctx.parse)
     if ms.empty:
         st.info("No scores to compare.")
     else:
-        ui.chart(bias_views.mean_scores_figure(ms), "mean_scores")
+        ui.chart(bias_views.mean_scores_figure(ms, colors), "mean_scores")
         if (ms["dimension"] == ctx.dimension).any():
-            ui.chart(bias_views.mean_scores_system_figure(ms, ctx.dimension), "mean_scores_system")
+            ui.chart(bias_views.mean_scores_system_figure(ms, ctx.dimension, colors), "mean_scores_system")
         ui.table(ms, "mean scores per system", "mean_scores")
         st.caption("Raw scores are only comparable when judge and humans use the same scale (G-Eval rates "
                    "fluency 1-3 while SummEval's humans rate 1-5).")
 
-# ------------------------------------------------------------------------------ distributions (002 Fig. 3-4)
-st.subheader("Score distributions per method (002 Fig. 3-4)")
+# ------------------------------------------------------------------ distributions (Chen et al. 2023, Fig. 3-4)
+st.subheader(f"Score distributions per method ({cite('002', 'Fig. 3-4')})")
 if runs:
     with st.spinner("Score distributions…"):
         dist = compute.distributions(ds.id, run_ids, ctx.dimension, ctx.parse)
     if dist.empty:
         st.info(ui.esc(f"No parsed scores on {ctx.dimension!r}."))
     else:
-        ui.chart(bias_views.score_distribution_figure(dist, ctx.dimension), "distributions")
+        ui.chart(bias_views.score_distribution_figure(dist, ctx.dimension, colors), "distributions")
         summary = dist.groupby(["run", "method"])["judge"].describe().reset_index()
         ui.table(summary, f"score distribution {ctx.dimension}", "distributions")
 
@@ -90,5 +105,10 @@ else:
         else:
             ui.chart(bias_views.position_bias_figure(pb), "position_bias")
             ui.table(pb, "position bias", "position_bias")
-            st.caption("Every pair is judged in both orders: an unbiased judge wins the first position half of the "
-                       "decided comparisons and keeps its verdict when the order flips.")
+            st.caption("Every pair is judged in both orders: an unbiased judge gives the first position half of "
+                       "the decided comparisons and keeps its verdict when the order flips. flip_rate: pairs where "
+                       "the same position won both times; inconsistent_rate: pairs whose two verdicts name "
+                       "different outcomes (a tie against a win included). The \"all\" row pools every "
+                       "(dimension, pair).")
+
+ui.sources("000", "003", "002", "zhang", "chiang")

@@ -8,6 +8,7 @@ from evalcore import views
 from evalcore.views import common as common_views
 from evalcore.views import compare as compare_views
 from pages import _compute as compute
+from evalcore.views.format import format_pvalue
 from pages import _shared as ui
 
 ctx = ui.context()
@@ -55,7 +56,7 @@ m1, m2, m3, m4 = st.columns(4)
 m1.metric("Run A", ui.fmt(res.statistic_a))
 m2.metric("Run B", ui.fmt(res.statistic_b))
 m3.metric("A − B", ui.fmt(res.difference), help=f"95% CI [{ui.fmt(res.ci_low)}, {ui.fmt(res.ci_high)}]")
-m4.metric("p-value", ui.fmt(res.pvalue, 4), help=f"{res.method}, n = {res.n}")
+m4.metric("p-value", format_pvalue(res.pvalue), help=f"{res.method}, n = {res.n}")
 summary = compare_views.paired_summary(res, labels[run_a], labels[run_b])
 ui.table(summary, f"paired difference {ctx.dimension} {level} {coefficient}", "paired")
 

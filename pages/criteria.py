@@ -139,3 +139,5 @@ except Exception as e:  # noqa: BLE001 - a method that cannot render this item s
     st.warning(ui.esc(f"{method_name} cannot render a prompt here: {type(e).__name__}: {e}"))
 else:
     st.code(prompt, language=None, wrap_lines=True)
+
+ui.sources("000", "003", "002")

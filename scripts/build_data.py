@@ -429,7 +429,10 @@ def build_topical_chat(root: Path, bundle: Bundle) -> dict[str, Any]:
         "citation": "\n".join([CITATIONS["usr"], CITATIONS["topical_chat"], CITATIONS["unieval"]]),
         "origin": origin_text(origin),
         "origins": [origin],
-        "meta": {"levels": ["turn", "summary", "system"], "annotators_per_item": 3},
+        # Which responses people wrote (USR: the original turn and a newly written one), for the human- vs
+        # model-written comparison of Liu et al. 2023 Fig. 2
+        "meta": {"levels": ["turn", "summary", "system"], "annotators_per_item": 3,
+                 "human_written_systems": ["Original Ground Truth", "New Human Generated"]},
     }
     add_dataset(bundle, manifest, {
         "documents": pd.DataFrame(list(documents.values())), "items": pd.DataFrame(items), "human_scores": human_df,

@@ -77,3 +77,27 @@ def test_format_cell():
     assert format_cell(None) == ""
     assert format_cell(3) == "3"
     assert format_cell(["a", 1.0]) == "a, 1.0000"
+
+
+def test_report_charts_use_the_pages_run_colours(summeval_report):
+    """A run has one colour in every chart of the report, the colour the pages give it."""
+    from evalcore.views.common import label_colors
+
+    dataset, runs, _, _ = summeval_report
+    expected = label_colors(runs_mod.list_runs("summeval"))
+    params = report_views.AnalysisParams(dataset_id="summeval", run_ids=[r.run_id for r in runs],
+                                         dimension="coherence", level="summary", coefficient="kendall",
+                                         n_resamples=20)
+    seen: dict[str, set] = {}
+    for section in report_views.analysis_sections(dataset, runs, params):
+        for fig in section.figures:
+            for trace in fig.figure.data:
+                name = str(trace.name or "").split(" (M=")[0]
+                if name in expected:
+                    colour = trace.marker.color if trace.marker is not None else None
+                    seen.setdefault(name, set()).add(colour)
+    assert set(seen) == {r.label for r in runs}
+    for name, colours in seen.items():
+        assert colours == {expected[name]}, (name, colours)
+    titles = [s.title for s in report_views.analysis_sections(dataset, runs, params)]
+    assert "Per-system correlations and meta-correlation (Shen et al. 2023)" in titles and "Sources" in titles

@@ -514,3 +514,15 @@ def test_an_estimate_outside_its_interval_is_flagged():
     assert "outside its bootstrap interval" in r.ci_note
     r2 = correlate(frame, level="dataset", coefficient="pearson", n_resamples=300)
     assert r2.ci_low <= r2.statistic <= r2.ci_high and r2.ci_note == ""
+
+
+def test_ci_note_ignores_rounding_at_the_interval_end():
+    """A system Spearman stored as 0.7999999999999999 beside an interval starting at 0.8 is inside it."""
+    from evalcore.meta.correlation import _ci_note
+
+    assert 0.7999999999999999 < 0.8  # the float the bug came from is really below the bound
+    assert _ci_note(0.7999999999999999, 0.8, 0.95) == ""
+    assert _ci_note(0.9500000000000001, 0.8, 0.95) == ""
+    assert "outside" in _ci_note(0.79, 0.8, 0.95)
+    assert "outside" in _ci_note(0.96, 0.8, 0.95)
+    assert _ci_note(float("nan"), 0.8, 0.95) == ""

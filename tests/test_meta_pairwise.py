@@ -118,3 +118,45 @@ def test_pairwise_kendall_by_difficulty_tertiles_and_sampling():
     assert t.loc["hard", "tau"] < t.loc["easy", "tau"]  # easier pairs are judged more reliably
     s = pairwise_kendall_by_difficulty(f, n_pairs=200, random_state=1).set_index("bucket")
     assert s.loc["all", "n_pairs"] == 200
+
+
+def _flip_counts_by_merge(c: pd.DataFrame) -> tuple[int, int, int]:
+    """(pairs, positional, inconsistent) counted a second way: join each pair's ab row to its ba row."""
+    ok = c[(c["status"] == "ok") & c["verdict"].isin(["first", "second", "tie"])]
+    ab = ok[ok["order"] == "ab"].set_index(["dimension", "pair_id"])["verdict"]
+    ba = ok[ok["order"] == "ba"].set_index(["dimension", "pair_id"])["verdict"]
+    j = pd.concat({"ab": ab, "ba": ba}, axis=1).dropna()
+    positional = int(((j["ab"] == j["ba"]) & (j["ab"] != "tie")).sum())
+    # the same system wins both times when the verdicts name opposite positions; a tie agrees only with a tie
+    swapped = j["ba"].map({"first": "second", "second": "first", "tie": "tie"})
+    inconsistent = int((j["ab"] != swapped).sum())
+    return len(j), positional, inconsistent
+
+
+def test_position_bias_pools_dimensions_by_dimension_and_pair():
+    """pair_id repeats across dimensions: the pooled row counts every (dimension, pair), not the last dimension."""
+    two = pd.concat([COMPARISONS, COMPARISONS.assign(dimension="fluency")], ignore_index=True)
+    pooled = position_bias(two)
+    one = position_bias(COMPARISONS)
+    assert pooled["n_pairs"] == 2 * one["n_pairs"] == 4
+    assert pooled["flip_rate"] == pytest.approx(one["flip_rate"])
+
+
+def test_position_bias_pooled_on_shen_h2h_run():
+    """Shen et al.'s gpt-3.5 H2H run (bundled): 1,100 pairs on each of four dimensions, 4,400 pooled."""
+    from evalcore import runs
+
+    c = runs.load_run("summeval/shen-gpt-3.5-turbo-0301-h2h").comparisons
+    per_dim = {d: position_bias(c, dimension=d) for d in sorted(c["dimension"].unique())}
+    pooled = position_bias(c)
+    assert [v["n_pairs"] for v in per_dim.values()] == [1100] * 4
+    assert pooled["n_pairs"] == sum(v["n_pairs"] for v in per_dim.values()) == 4400
+    for key, rate in (("flip_rate", "flip_rate"), ("inconsistent_rate", "inconsistent_rate")):
+        summed = sum(v[rate] * v["n_pairs"] for v in per_dim.values())
+        assert pooled[key] == pytest.approx(summed / 4400)
+    n, positional, inconsistent = _flip_counts_by_merge(c)
+    assert n == 4400
+    assert pooled["flip_rate"] == pytest.approx(positional / n) == pytest.approx(0.320, abs=5e-4)
+    assert pooled["inconsistent_rate"] == pytest.approx(inconsistent / n) == pytest.approx(0.352, abs=5e-4)
+    assert per_dim["relevance"]["flip_rate"] == pytest.approx(0.2945, abs=5e-5)
+    assert pooled["flip_rate"] != pytest.approx(per_dim["relevance"]["flip_rate"])

@@ -149,7 +149,8 @@ def position_bias(comparisons: pd.DataFrame, *, dimension=None) -> dict:
     (0.5 = no bias). tie_rate: ties among readable verdicts. flip_rate: of the pairs with both orders readable, the
     fraction where the verdict follows the position, not the text (the same position wins both times), so the
     preferred system flips with the order. inconsistent_rate: fraction of those pairs whose two verdicts do not name
-    the same outcome (includes a tie in one order and a win in the other). n_pairs: pairs with both orders readable.
+    the same outcome (includes a tie in one order and a win in the other). n_pairs: pairs with both orders readable,
+    a pair being (dimension, pair_id) when the frame holds several dimensions.
     """
     c = comparisons
     if dimension is not None and "dimension" in c.columns:
@@ -163,9 +164,14 @@ def position_bias(comparisons: pd.DataFrame, *, dimension=None) -> dict:
     ab = r["order"] == "ab"
     outcome = np.where(r["verdict"] == "tie", "tie",
                        np.where((r["verdict"] == "first") == ab, "a", "b"))
-    o = pd.DataFrame({"pair_id": r["pair_id"].to_numpy(), "order": r["order"].to_numpy(), "outcome": outcome,
-                      "verdict": r["verdict"].to_numpy()})
-    both = o.pivot_table(index="pair_id", columns="order", values=["outcome", "verdict"], aggfunc="last")
+    # A pair is one pair of texts judged on one dimension: pair_id repeats across dimensions (Shen's H2H run judges
+    # the same 1,100 pairs on four), so pooling over dimensions must key by both, or the "all" row would keep only
+    # the last dimension's verdicts.
+    dims = r["dimension"].astype(str).to_numpy() if "dimension" in r.columns else np.full(len(r), "")
+    o = pd.DataFrame({"dimension": dims, "pair_id": r["pair_id"].to_numpy(), "order": r["order"].to_numpy(),
+                      "outcome": outcome, "verdict": r["verdict"].to_numpy()})
+    both = o.pivot_table(index=["dimension", "pair_id"], columns="order", values=["outcome", "verdict"],
+                         aggfunc="last")
     if ("outcome", "ab") in both.columns and ("outcome", "ba") in both.columns:
         both = both.dropna()
         inconsistent = both[("outcome", "ab")] != both[("outcome", "ba")]

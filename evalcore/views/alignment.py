@@ -1,11 +1,13 @@
-"""Alignment page: correlation with the humans (levels x coefficients, CIs), the human ceiling, per-system
-correlations and the meta-correlation (003), #CP, RTS-MCQ reliability, pairwise agreement by difficulty (002)."""
+"""Alignment page: correlation with the humans (levels x coefficients, CIs) against the human ceiling, the judge's
+score per human score (item level), per-system correlations and the meta-correlation (Shen et al. 2023), #CP,
+RTS-MCQ reliability, pairwise agreement by difficulty (Chen et al. 2023)."""
 
 from __future__ import annotations
 
 import itertools
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
@@ -32,22 +34,127 @@ def alignment_table(dataset: Dataset, runs: list[Run], dimension: str, *, n_resa
     table = pd.concat(parts, ignore_index=True)
     keep = ["run", "level", "coefficient", "statistic", "ci_low", "ci_high", "n", "skipped", "dropped", "pvalue",
             "run_id"]
+    if "ci_note" in table.columns and (table["ci_note"].fillna("") != "").any():
+        keep.append("ci_note")  # an estimate outside its own interval is said, beside it
     return table[[c for c in keep if c in table.columns]]
 
 
-def alignment_figure(table: pd.DataFrame, coefficient: str) -> go.Figure:
+def alignment_figure(table: pd.DataFrame, coefficient: str, colors: dict[str, str] | None = None) -> go.Figure:
     """Correlation per level with its CI for one coefficient, one bar per run."""
     t = table[table["coefficient"] == coefficient]
     fig = go.Figure()
     for run, sub in t.groupby("run", sort=False):
         fig.add_trace(go.Bar(
-            x=sub["level"], y=sub["statistic"], name=str(run),
+            x=sub["level"], y=sub["statistic"], name=str(run), marker_color=(colors or {}).get(str(run)),
             error_y=dict(type="data", symmetric=False, array=(sub["ci_high"] - sub["statistic"]).tolist(),
                          arrayminus=(sub["statistic"] - sub["ci_low"]).tolist()),
         ))
     fig.update_layout(barmode="group", title=f"{coefficient.title()} correlation with human ratings (95% CI)",
                       yaxis_title=coefficient, xaxis_title="level")
     return fig
+
+
+def filter_correlations(table: pd.DataFrame, *, level: str | None = None, coefficient: str | None = None
+                        ) -> pd.DataFrame:
+    """The rows of ``alignment_table`` for the page's Level and Coefficient selectors (None keeps every value)."""
+    if table.empty:
+        return table
+    keep = pd.Series(True, index=table.index)
+    if level is not None:
+        keep &= table["level"] == level
+    if coefficient is not None:
+        keep &= table["coefficient"] == coefficient
+    return table[keep].reset_index(drop=True)
+
+
+def headline_figure(table: pd.DataFrame, ceiling: pd.DataFrame | None, *, level: str, coefficient: str,
+                    colors: dict[str, str] | None = None) -> go.Figure:
+    """The page's headline: each run's correlation with the humans (95% CI) at one level and coefficient, against
+    the human ceiling (each expert against the mean of the others, averaged; the band spans the experts)."""
+    t = filter_correlations(table, level=level, coefficient=coefficient)
+    fig = go.Figure()
+    for row in t.itertuples(index=False):
+        run = str(row.run)
+        lo = row.statistic - row.ci_low if pd.notna(row.ci_low) else 0.0
+        hi = row.ci_high - row.statistic if pd.notna(row.ci_high) else 0.0
+        fig.add_trace(go.Scatter(
+            x=[row.statistic], y=[run], mode="markers", name=run, marker=dict(size=12, color=(colors or {}).get(run)),
+            error_x=dict(type="data", symmetric=False, array=[hi], arrayminus=[lo], thickness=2, width=8),
+            hovertemplate=f"{run}<br>{coefficient} %{{x:.3f}} [{row.ci_low:.3f}, {row.ci_high:.3f}]<extra></extra>",
+        ))
+    if ceiling is not None and not ceiling.empty:
+        experts = ceiling[ceiling["annotator"] != "mean"]["statistic"].dropna()
+        mean = ceiling.loc[ceiling["annotator"] == "mean", "statistic"]
+        if len(experts):
+            fig.add_vrect(x0=float(experts.min()), x1=float(experts.max()), fillcolor="grey", opacity=0.15,
+                          line_width=0, layer="below")
+        if len(mean) and pd.notna(mean.iloc[0]):
+            fig.add_vline(x=float(mean.iloc[0]), line_dash="dash", line_color="#555555",
+                          annotation_text=f"human ceiling {float(mean.iloc[0]):.3f}",
+                          annotation_position="top")
+    fig.update_layout(title=f"{coefficient.title()} correlation with the human ratings, {level} level (95% CI)",
+                      xaxis_title=f"{coefficient} correlation with the human score", yaxis_title="run",
+                      showlegend=False, height=max(220, 90 + 60 * len(t)), margin=dict(l=10, r=30, t=60, b=40))
+    fig.update_yaxes(autorange="reversed")
+    return fig
+
+
+def headline_spec(table: pd.DataFrame, ceiling: pd.DataFrame | None, *, level: str, coefficient: str,
+                  colors: dict[str, str] | None = None) -> dict:
+    """``headline_figure`` as a Vega-Lite spec (a plain dict; the page draws it with ``st.vega_lite_chart``).
+
+    Why a second rendering: the page's first chart decides how soon its numbers appear. Plotly's browser bundle is
+    about 4.7 MB and, parsed on the page's first chart, held the correlation table back by seconds
+    (bench/bench_app_ready.py); Vega-Lite's is a sixth of that. The HTML report keeps the plotly figure."""
+    t = filter_correlations(table, level=level, coefficient=coefficient)
+    runs = [str(r) for r in t["run"]]
+    values = [{"run": str(r.run), "statistic": _num(r.statistic), "ci_low": _num(r.ci_low),
+               "ci_high": _num(r.ci_high)} for r in t.itertuples(index=False)]
+    palette = [(colors or {}).get(r, "#636EFA") for r in runs]
+    x_title = f"{coefficient} correlation with the human score"
+    color = {"field": "run", "type": "nominal", "legend": None,
+             "scale": {"domain": runs, "range": palette}}
+    y = {"field": "run", "type": "nominal", "title": "run", "sort": runs, "axis": {"labelLimit": 320}}
+    layers: list[dict] = []
+    if ceiling is not None and not ceiling.empty:
+        experts = ceiling[ceiling["annotator"] != "mean"]["statistic"].dropna()
+        mean = ceiling.loc[ceiling["annotator"] == "mean", "statistic"].dropna()
+        if len(experts):
+            layers.append({"data": {"values": [{"lo": float(experts.min()), "hi": float(experts.max())}]},
+                           "mark": {"type": "rect", "color": "grey", "opacity": 0.15},
+                           "encoding": {"x": {"field": "lo", "type": "quantitative"},
+                                        "x2": {"field": "hi"}}})
+        if len(mean):
+            m = float(mean.iloc[0])
+            ceiling_data = {"values": [{"ceiling": m, "label": f"human ceiling {m:.3f}"}]}
+            layers.append({"data": ceiling_data, "mark": {"type": "rule", "strokeDash": [6, 4], "color": "#555555",
+                                                          "size": 2},
+                           "encoding": {"x": {"field": "ceiling", "type": "quantitative"}}})
+            layers.append({"data": ceiling_data,
+                           "mark": {"type": "text", "align": "right", "baseline": "top", "dx": -4, "dy": 2,
+                                    "color": "#555555", "y": 0},
+                           "encoding": {"x": {"field": "ceiling", "type": "quantitative"},
+                                        "text": {"field": "label"}}})
+    tooltip = [{"field": "run"}, {"field": "statistic", "format": ".3f"}, {"field": "ci_low", "format": ".3f"},
+               {"field": "ci_high", "format": ".3f"}]
+    layers.append({"data": {"values": values}, "mark": {"type": "rule", "size": 2},
+                   "encoding": {"x": {"field": "ci_low", "type": "quantitative", "title": x_title,
+                                      "scale": {"zero": False}},
+                                "x2": {"field": "ci_high"}, "y": y, "color": color, "tooltip": tooltip}})
+    layers.append({"data": {"values": values}, "mark": {"type": "point", "filled": True, "size": 140,
+                                                        "opacity": 1},
+                   "encoding": {"x": {"field": "statistic", "type": "quantitative", "title": x_title},
+                                "y": y, "color": color, "tooltip": tooltip}})
+    return {
+        "$schema": "https://vega.github.io/schema/vega-lite/v5.json",
+        "title": f"{coefficient.title()} correlation with the human ratings, {level} level (95% CI)",
+        "height": {"step": 44},  # one band per run (a fixed height collapses the bands inside Streamlit)
+        "layer": layers,
+    }
+
+
+def _num(x) -> float | None:
+    return None if x is None or pd.isna(x) else float(x)
 
 
 def ceiling_table(dataset: Dataset, dimension: str, *, level: str, coefficient: str) -> pd.DataFrame:
@@ -82,15 +189,31 @@ def per_system_table(dataset: Dataset, runs: list[Run], dimensions: list[str], *
             t = per_system(frame, coefficient=coefficient).copy()
             t.insert(0, "run", labels[run_id])
             t.insert(1, "dimension", dim)
+            t["note"] = [_undefined_p_i(frame, sid) if not ok else "" for sid, ok in zip(t["system_id"], t["defined"])]
             parts.append(t)
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
-def per_system_box(table: pd.DataFrame, coefficient: str) -> go.Figure:
-    """003 Fig. 1: the spread of per-system correlations in each dimension (one box per run and dimension)."""
-    fig = px.box(table, x="dimension", y="correlation", color="run", points="all",
+def _undefined_p_i(frame: pd.DataFrame, system_id) -> str:
+    """Why P_i is undefined for a system: too few scored items, or one side constant."""
+    g = frame[(frame["system_id"] == system_id) & frame["judge"].notna()]
+    if len(g) < 2:
+        return f"n/a: {len(g)} scored item(s)"
+    if g["judge"].nunique() < 2:
+        return "n/a: the judge gave every item the same score"
+    if g["human"].nunique() < 2:
+        return "n/a: the humans gave every item the same score"
+    return "n/a: undefined"
+
+
+def per_system_box(table: pd.DataFrame, coefficient: str, colors: dict[str, str] | None = None) -> go.Figure:
+    """Shen et al. 2023 Fig. 1: the spread of per-system correlations in each dimension (a box per run and
+    dimension)."""
+    from evalcore.views.format import cite
+
+    fig = px.box(table, x="dimension", y="correlation", color="run", points="all", color_discrete_map=colors or {},
                  hover_data=["system_id"] if "system_id" in table.columns else None,
-                 title=f"Per-system {coefficient} correlation (003 Fig. 1)")
+                 title=f"Per-system {coefficient} correlation ({cite('003', 'Fig. 1')})")
     fig.update_layout(yaxis_title=f"{coefficient} per system (P_i)")
     return fig
 
@@ -108,21 +231,42 @@ def meta_correlation_table(dataset: Dataset, runs: list[Run], dimensions: list[s
                 continue
             r = meta_correlation(frame, coefficient=coefficient)
             rows.append({"run": labels[run_id], "dimension": dim, "M": r.statistic, "pvalue": r.pvalue,
-                         "n_systems": r.n_systems, "dropped_systems": ", ".join(map(str, r.dropped_systems))})
+                         "n_systems": r.n_systems, "dropped_systems": ", ".join(map(str, r.dropped_systems)),
+                         "note": _undefined_m(r) if pd.isna(r.statistic) else ""})
     return pd.DataFrame(rows)
 
 
-def meta_scatter(per_system: pd.DataFrame, meta_table: pd.DataFrame, dimension: str, coefficient: str) -> go.Figure:
-    """003 Fig. 2-3: system quality Q_i against the judge's per-system correlation P_i; M and p in the legend."""
+def _undefined_m(r) -> str:
+    """Why M (a correlation over systems of Q_i and P_i) is undefined."""
+    t = r.table[r.table["defined"]]
+    if len(t) < 3:
+        return f"n/a: P_i is defined for {len(t)} system(s), fewer than 3"
+    if t["correlation"].nunique() < 2:
+        return "n/a: M undefined, all P_i are equal"
+    if t["quality"].nunique() < 2:
+        return "n/a: M undefined, all Q_i are equal"
+    return "n/a: undefined"
+
+
+def meta_scatter(per_system: pd.DataFrame, meta_table: pd.DataFrame, dimension: str, coefficient: str,
+                 colors: dict[str, str] | None = None) -> go.Figure:
+    """Shen et al. 2023 Fig. 2-3: system quality Q_i against the judge's per-system correlation P_i; M and p in the
+    legend."""
+    from evalcore.views.format import cite, format_pvalue
+
     t = per_system[per_system["dimension"] == dimension].copy()
     fig = go.Figure()
     for run, sub in t.groupby("run", sort=False):
         m = meta_table[(meta_table["run"] == run) & (meta_table["dimension"] == dimension)]
-        tag = f" (M={m['M'].iloc[0]:.3f}, p={m['pvalue'].iloc[0]:.3g})" if len(m) else ""
+        tag = ""
+        if len(m):
+            mv = m["M"].iloc[0]
+            tag = (f" (M={mv:.3f}, p={format_pvalue(m['pvalue'].iloc[0])})" if pd.notna(mv)
+                   else f" ({m['note'].iloc[0]})" if "note" in m.columns else " (M undefined)")
         fig.add_trace(go.Scatter(x=sub["quality"], y=sub["correlation"], mode="markers+text",
                                  text=sub["system_id"].astype(str), textposition="top center",
-                                 name=f"{run}{tag}"))
-    fig.update_layout(title=f"Meta-correlation on {dimension}: Q_i vs P_i (003 Fig. 2-3)",
+                                 marker_color=(colors or {}).get(str(run)), name=f"{run}{tag}"))
+    fig.update_layout(title=f"Meta-correlation on {dimension}: Q_i vs P_i ({cite('003', 'Fig. 2-3')})",
                       xaxis_title="system quality Q_i (mean human score)",
                       yaxis_title=f"judge-human {coefficient} on the system (P_i)")
     return fig
@@ -249,10 +393,88 @@ def difficulty_table(dataset: Dataset, runs: list[Run], dimension: str, *, syste
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
-def difficulty_figure(table: pd.DataFrame) -> go.Figure:
-    fig = px.bar(table, x="bucket", y="tau", color="run", barmode="group",
+def difficulty_figure(table: pd.DataFrame, colors: dict[str, str] | None = None) -> go.Figure:
+    from evalcore.views.format import cite
+
+    fig = px.bar(table, x="bucket", y="tau", color="run", barmode="group", color_discrete_map=colors or {},
                  hover_data=[c for c in ("n_pairs",) if c in table.columns],
-                 title="Pairwise Kendall tau by difficulty (002)")
+                 title=f"Pairwise Kendall tau by difficulty ({cite('002')})")
+    fig.update_layout(xaxis_title="difficulty (gap between the two human scores)", yaxis_title="pairwise Kendall tau")
+    return fig
+
+
+# ------------------------------------------------------------------------------ judge score per human score
+
+
+def human_score_bins(human: pd.Series, *, scale: tuple[float, float] | None = None, max_values: int = 7,
+                     max_bins: int = 8) -> pd.Series:
+    """The human score as box-plot categories.
+
+    Up to ``max_values`` distinct scores (integer ratings; 1-3 means of 3 annotators) are each their own category.
+    More (SummEval's 1-5 means of 3 experts take 13 values) are binned: on whole numbers when the scale spans 3 to
+    ``max_bins`` units ("[1, 2)", ..., "[4, 5]"), else in ``max_bins`` equal-width bins; the last bin is closed."""
+    h = pd.to_numeric(human, errors="coerce")
+    values = np.sort(h.dropna().unique())
+    if len(values) <= max_values:
+        return h.map(lambda v: "" if pd.isna(v) else f"{v:.3g}")
+    lo, hi = float(values[0]), float(values[-1])
+    if scale is not None:
+        lo, hi = min(lo, float(scale[0])), max(hi, float(scale[1]))
+    if 3 <= hi - lo <= max_bins and float(lo).is_integer() and float(hi).is_integer():
+        edges = np.arange(lo, hi + 1)
+    else:
+        edges = np.linspace(lo, hi, max_bins + 1)
+    idx = np.clip(np.searchsorted(edges, h.to_numpy(), side="right") - 1, 0, len(edges) - 2)
+    labels = [f"[{edges[i]:.3g}, {edges[i + 1]:.3g}{']' if i == len(edges) - 2 else ')'}"
+              for i in range(len(edges) - 1)]
+    return pd.Series([labels[i] if pd.notna(v) else "" for i, v in zip(idx, h)], index=h.index)
+
+
+def judge_by_human_table(dataset: Dataset, runs: list[Run], dimension: str, *, systems: list[str] | None = None
+                         ) -> pd.DataFrame:
+    """Item-level judge and human scores of each run on one dimension, with the human score's bin (``human_bin``,
+    ordered by ``bin_order``). Items whose reply could not be parsed are left out (counted on the Score page)."""
+    labels = {r.run_id: run_label(r) for r in runs}
+    parts = []
+    for run_id, frame in frames_for(dataset, runs, dimension, systems=systems).items():
+        f = frame.dropna(subset=["judge", "human"])[["item_id", "system_id", "judge", "human"]].copy()
+        f.insert(0, "run", labels[run_id])
+        parts.append(f)
+    if not parts:
+        return pd.DataFrame(columns=["run", "item_id", "system_id", "judge", "human", "human_bin", "bin_order"])
+    t = pd.concat(parts, ignore_index=True)
+    dim = next((d for d in dataset.dimensions if d.name == dimension), None)
+    t["human_bin"] = human_score_bins(t["human"], scale=(dim.scale_min, dim.scale_max) if dim else None)
+    order = t.groupby("human_bin")["human"].min().sort_values()
+    t["bin_order"] = t["human_bin"].map({b: i for i, b in enumerate(order.index)})
+    return t.sort_values("bin_order", kind="stable").reset_index(drop=True)  # runs in the order selected
+
+
+def judge_by_human_figure(table: pd.DataFrame, dimension: str, *, points: bool = False,
+                          colors: dict[str, str] | None = None) -> go.Figure:
+    """Box plots of the judge's score for each human score (bin), one colour per run; ``points`` draws every item
+    as a jittered dot instead (the boxes hide how many items a bin holds)."""
+    order = table.drop_duplicates("human_bin").sort_values("bin_order")["human_bin"].tolist()
+    counts = table.groupby(["human_bin"])["item_id"].nunique()
+    ticks = {b: f"{b}<br>({counts.get(b, 0)} items)" for b in order}
+    fig = go.Figure()
+    for run, sub in table.groupby("run", sort=False):
+        color = (colors or {}).get(str(run))
+        x = sub["human_bin"].map(ticks)
+        if points:
+            # every item as a dot spread sideways (judge scores are often whole numbers, so dots would stack);
+            # a thin box outline stays for reference and gives the legend its colour swatch
+            fig.add_trace(go.Box(x=x, y=sub["judge"], name=str(run), marker_color=color, boxpoints="all",
+                                 jitter=1.0, pointpos=0, fillcolor="rgba(0,0,0,0)", line_width=1,
+                                 marker=dict(size=4, opacity=0.45), customdata=sub[["item_id", "human"]],
+                                 hovertemplate="%{customdata[0]}<br>human %{customdata[1]:.3g}, judge %{y:.3g}"
+                                               "<extra>" + str(run) + "</extra>"))
+        else:
+            fig.add_trace(go.Box(x=x, y=sub["judge"], name=str(run), marker_color=color, boxpoints="outliers"))
+    fig.update_layout(boxmode="group", title=f"Judge score per human score on {dimension} (items)",
+                      xaxis_title=f"human score on {dimension}", yaxis_title="judge score",
+                      legend_title_text="run")
+    fig.update_xaxes(categoryorder="array", categoryarray=[ticks[b] for b in order])
     return fig
 
 

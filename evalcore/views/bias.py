@@ -14,6 +14,7 @@ from evalcore.model import STATUS_OK, Dataset, Run
 from evalcore.views.common import frames_for, run_label
 
 WRITER_COLUMNS = ("written_by", "writer", "author", "source_type")
+GROUPS = ("human preferred", "equally good", "LLM preferred")
 
 
 def writer_column(dataset: Dataset) -> str | None:
@@ -23,12 +24,38 @@ def writer_column(dataset: Dataset) -> str | None:
     return None
 
 
+def human_written_systems(dataset: Dataset) -> list[str]:
+    """Systems whose outputs people wrote (dataset meta ``human_written_systems``: Topical-Chat's "Original Ground
+    Truth" and "New Human Generated" turns), present in the items."""
+    declared = [str(s) for s in (dataset.meta.get("human_written_systems") or [])]
+    return [s for s in declared if s in set(dataset.items["system_id"].astype(str))]
+
+
+def item_writers(dataset: Dataset, human_systems: list[str] | None = None) -> pd.Series:
+    """"human" or "llm" per item_id: from a writer attribute of the items (zhang_pairs' ``written_by``), else from
+    the systems known to be human-written (``human_systems``, default the dataset's ``human_written_systems``).
+    Empty when the dataset says neither."""
+    items = dataset.items.set_index("item_id")
+    col = writer_column(dataset)
+    if col is not None and human_systems is None:
+        return items[col].astype(str).map(lambda w: "human" if _is_human(w) else "llm")
+    systems = human_systems if human_systems is not None else human_written_systems(dataset)
+    if not systems:
+        return pd.Series(dtype=object)
+    return pd.Series(np.where(items["system_id"].astype(str).isin([str(s) for s in systems]), "human", "llm"),
+                     index=items.index)
+
+
+def has_writer_info(dataset: Dataset) -> bool:
+    return not item_writers(dataset).empty
+
+
 def human_preference_by_pair(dataset: Dataset, dimension: str | None = None) -> pd.DataFrame:
     """pair_id, item_a, item_b, preferred ("a" | "b" | "tie") by majority of the annotators' votes.
 
     Votes count +1 for a, -1 for b, 0 for a tie; the sign of the sum decides (a zero sum is a tie). The paper
-    (000 Sec. 4, after Zhang et al. 2023) groups pairs by the judges' preference; majority is how we aggregate
-    several judges of one pair."""
+    (Liu et al. 2023 Sec. 4, after Zhang et al. 2023) groups pairs by the judges' preference; majority is how we
+    aggregate several judges of one pair."""
     prefs = dataset.preferences
     if prefs.empty:
         return pd.DataFrame(columns=["pair_id", "doc_id", "item_a", "item_b", "preferred", "votes"])
@@ -41,43 +68,67 @@ def human_preference_by_pair(dataset: Dataset, dimension: str | None = None) -> 
     return out
 
 
-def writer_bias_table(dataset: Dataset, run: Run, dimension: str) -> pd.DataFrame:
-    """000 Fig. 2: mean judge score of human-written and LLM-written texts, grouped by which one the humans
-    preferred (human preferred / LLM preferred / equally good). Empty when the run did not score these items."""
-    col = writer_column(dataset)
-    if col is None or dataset.preferences.empty or run.judgments.empty:
+def writer_pairs(dataset: Dataset, dimension: str, *, human_systems: list[str] | None = None) -> pd.DataFrame:
+    """Pairs of a human-written and an LLM-written text of the same document, with which one the humans preferred.
+
+    Columns: pair_id, doc_id, human_item, llm_item, group (``GROUPS``), basis. With annotators' pairwise votes
+    (zhang_pairs) the majority decides (basis "votes"); otherwise every human-written output of a document is paired
+    with every model-written one and the higher gold score on ``dimension`` is preferred, an equal score "equally
+    good" (basis "human scores": Topical-Chat, whose scores are means of 3 annotators)."""
+    cols = ["pair_id", "doc_id", "human_item", "llm_item", "group", "basis"]
+    writers = item_writers(dataset, human_systems)
+    if writers.empty:
+        return pd.DataFrame(columns=cols)
+    rows = []
+    if not dataset.preferences.empty and human_systems is None:
+        for p in human_preference_by_pair(dataset, dimension).itertuples(index=False):
+            wa, wb = writers.get(p.item_a), writers.get(p.item_b)
+            if wa is None or wb is None or wa == wb:
+                continue
+            human_side = "a" if wa == "human" else "b"
+            human_item, llm_item = (p.item_a, p.item_b) if human_side == "a" else (p.item_b, p.item_a)
+            group = ("equally good" if p.preferred == "tie" else
+                     "human preferred" if p.preferred == human_side else "LLM preferred")
+            rows.append((p.pair_id, p.doc_id, human_item, llm_item, group, "votes"))
+        return pd.DataFrame(rows, columns=cols)
+    gold = dataset.human_scores
+    gold = gold[gold["dimension"] == dimension].set_index("item_id")["score"].astype(float)
+    items = dataset.items[["item_id", "doc_id"]].assign(writer=lambda f: f["item_id"].map(writers))
+    items = items[items["item_id"].isin(gold.index)]
+    for doc, g in items.groupby("doc_id", sort=True):
+        humans = g.loc[g["writer"] == "human", "item_id"].tolist()
+        llms = g.loc[g["writer"] == "llm", "item_id"].tolist()
+        for h in humans:
+            for m in llms:
+                gh, gm = gold[h], gold[m]
+                # scores are means of a few ratings (k/3): equal within rounding is a tie
+                group = ("equally good" if abs(gh - gm) < 1e-9 else
+                         "human preferred" if gh > gm else "LLM preferred")
+                rows.append((f"{h}|{m}", doc, h, m, group, "human scores"))
+    return pd.DataFrame(rows, columns=cols)
+
+
+def writer_bias_pairs(dataset: Dataset, run: Run, dimension: str, *,
+                      human_systems: list[str] | None = None) -> pd.DataFrame:
+    """``writer_pairs`` with the run's score of each side (judge_human_written, judge_llm_written); only pairs whose
+    two texts the judge scored (a partial run must not compare different sets of texts)."""
+    pairs = writer_pairs(dataset, dimension, human_systems=human_systems)
+    if pairs.empty or run.judgments.empty or dimension not in run.dimensions:
         return pd.DataFrame()
     scores = run.scores(dimension)
-    scores = scores[scores["status"] == STATUS_OK][["item_id", "judge"]]
-    if scores.empty:
-        return pd.DataFrame()
-    writer = dataset.items.set_index("item_id")[col].astype(str)
-    pairs = human_preference_by_pair(dataset, dimension)
-    rows = []
-    for p in pairs.itertuples(index=False):
-        wa, wb = writer.get(p.item_a), writer.get(p.item_b)
-        if wa is None or wb is None or wa == wb:
-            continue
-        human_side = "a" if _is_human(wa) else "b" if _is_human(wb) else None
-        if human_side is None:
-            continue
-        human_item = p.item_a if human_side == "a" else p.item_b
-        llm_item = p.item_b if human_side == "a" else p.item_a
-        if p.preferred == "tie":
-            group = "equally good"
-        elif p.preferred == human_side:
-            group = "human preferred"
-        else:
-            group = "LLM preferred"
-        rows.append({"pair_id": p.pair_id, "group": group, "human_item": human_item, "llm_item": llm_item})
-    if not rows:
-        return pd.DataFrame()
-    t = pd.DataFrame(rows)
-    s = scores.set_index("item_id")["judge"]
-    t["judge_human_written"] = t["human_item"].map(s)
-    t["judge_llm_written"] = t["llm_item"].map(s)
-    # only pairs where the judge scored both texts: a partial run must not compare different sets of articles
-    t = t.dropna(subset=["judge_human_written", "judge_llm_written"])
+    s = scores[scores["status"] == STATUS_OK].set_index("item_id")["judge"]
+    t = pairs.assign(judge_human_written=pairs["human_item"].map(s), judge_llm_written=pairs["llm_item"].map(s))
+    return t.dropna(subset=["judge_human_written", "judge_llm_written"]).reset_index(drop=True)
+
+
+def writer_bias_table(dataset: Dataset, run: Run, dimension: str, *,
+                      human_systems: list[str] | None = None) -> pd.DataFrame:
+    """Liu et al. 2023 Fig. 2: the judge's mean score of the human-written and the LLM-written text of each pair,
+    grouped by which one the humans preferred (human preferred / equally good / LLM preferred).
+
+    Works from items with a writer attribute (zhang_pairs) or from systems known to be human-written (Topical-Chat;
+    or ``human_systems``). Empty when the run did not score these items."""
+    t = writer_bias_pairs(dataset, run, dimension, human_systems=human_systems)
     if t.empty:
         return pd.DataFrame()
     agg = t.groupby("group").agg(
@@ -86,7 +137,9 @@ def writer_bias_table(dataset: Dataset, run: Run, dimension: str) -> pd.DataFram
         llm_written=("judge_llm_written", "mean"),
     ).reset_index()
     agg["difference"] = agg["human_written"] - agg["llm_written"]
-    order = {"human preferred": 0, "equally good": 1, "LLM preferred": 2}
+    agg.insert(0, "dimension", dimension)
+    agg["basis"] = t["basis"].iloc[0]
+    order = {g: i for i, g in enumerate(GROUPS)}
     return agg.sort_values("group", key=lambda x: x.map(order)).reset_index(drop=True)
 
 
@@ -96,12 +149,20 @@ def _is_human(writer: str) -> bool:
 
 
 def writer_bias_figure(table: pd.DataFrame, run_name: str) -> go.Figure:
+    from evalcore.views.common import HUMAN_COLOR
+    from evalcore.views.format import cite
+
+    x = [f"{g} ({n} pairs)" for g, n in zip(table["group"], table["pairs"])]
     fig = go.Figure([
-        go.Bar(x=table["group"], y=table["human_written"], name="human-written"),
-        go.Bar(x=table["group"], y=table["llm_written"], name="LLM-written"),
+        go.Bar(x=x, y=table["human_written"], name="human-written", marker_color=HUMAN_COLOR,
+               text=[f"{v:.2f}" for v in table["human_written"]], textposition="outside"),
+        go.Bar(x=x, y=table["llm_written"], name="LLM-written", marker_color="#EF553B",
+               text=[f"{v:.2f}" for v in table["llm_written"]], textposition="outside"),
     ])
-    fig.update_layout(barmode="group", title=f"{run_name}: mean judge score by the humans' preference (000 Fig. 2)",
-                      xaxis_title="humans preferred", yaxis_title="mean judge score")
+    fig.update_layout(barmode="group",
+                      title=f"{run_name}: mean judge score by the humans' preference ({cite('000', 'Fig. 2')})",
+                      xaxis_title="which text the humans preferred", yaxis_title="mean judge score",
+                      legend_title_text="text written by")
     return fig
 
 
@@ -120,29 +181,35 @@ def mean_scores_table(dataset: Dataset, runs: list[Run], dimensions: list[str]) 
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
-def mean_scores_figure(table: pd.DataFrame) -> go.Figure:
-    """003 Fig. 4: mean human score and mean judge score per dimension (means over systems' means)."""
+def mean_scores_figure(table: pd.DataFrame, colors: dict[str, str] | None = None) -> go.Figure:
+    """Shen et al. 2023 Fig. 4: mean human score and mean judge score per dimension (means over systems' means)."""
+    from evalcore.views.common import HUMAN_COLOR
+    from evalcore.views.format import cite
+
     per_dim = table.groupby(["run", "dimension"], sort=False).agg(judge=("judge", "mean"),
                                                                   human=("human", "mean")).reset_index()
     fig = go.Figure()
     human = per_dim.drop_duplicates("dimension")
-    fig.add_trace(go.Bar(x=human["dimension"], y=human["human"], name="human"))
+    fig.add_trace(go.Bar(x=human["dimension"], y=human["human"], name="human", marker_color=HUMAN_COLOR))
     for run, sub in per_dim.groupby("run", sort=False):
-        fig.add_trace(go.Bar(x=sub["dimension"], y=sub["judge"], name=str(run)))
-    fig.update_layout(barmode="group", title="Mean judge score vs mean human score (003 Fig. 4)",
-                      yaxis_title="mean score")
+        fig.add_trace(go.Bar(x=sub["dimension"], y=sub["judge"], name=str(run),
+                             marker_color=(colors or {}).get(str(run))))
+    fig.update_layout(barmode="group", title=f"Mean judge score vs mean human score ({cite('003', 'Fig. 4')})",
+                      xaxis_title="dimension", yaxis_title="mean score (over systems)", legend_title_text="rater")
     return fig
 
 
-def mean_scores_system_figure(table: pd.DataFrame, dimension: str) -> go.Figure:
+def mean_scores_system_figure(table: pd.DataFrame, dimension: str, colors: dict[str, str] | None = None
+                              ) -> go.Figure:
     t = table[table["dimension"] == dimension]
-    fig = px.scatter(t, x="human", y="judge", color="run", text="system_id",
+    fig = px.scatter(t, x="human", y="judge", color="run", text="system_id", color_discrete_map=colors or {},
                      title=f"Mean judge vs mean human score per system ({dimension})")
     lo = float(np.nanmin([t["human"].min(), t["judge"].min()])) if len(t) else 0.0
     hi = float(np.nanmax([t["human"].max(), t["judge"].max()])) if len(t) else 1.0
     fig.add_trace(go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", line=dict(dash="dot", color="grey"),
                              name="judge = human"))
     fig.update_traces(textposition="top center", selector=dict(mode="markers+text"))
+    fig.update_layout(xaxis_title="mean human score of the system", yaxis_title="mean judge score of the system")
     return fig
 
 
@@ -160,16 +227,32 @@ def score_distribution_table(dataset: Dataset, runs: list[Run], dimension: str) 
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
-def score_distribution_figure(table: pd.DataFrame, dimension: str) -> go.Figure:
-    """002 Fig. 3-4: how each method's scores are spread (a peaked distribution cannot rank texts)."""
-    fig = px.violin(table, x="run", y="judge", color="method", box=True, points=False,
-                    title=f"Distribution of judge scores on {dimension} (002 Fig. 3-4)")
-    fig.update_layout(xaxis_title="run", yaxis_title="judge score")
+def score_distribution_figure(table: pd.DataFrame, dimension: str, colors: dict[str, str] | None = None
+                              ) -> go.Figure:
+    """Chen et al. 2023 Fig. 3-4: how each run's scores are spread (a peaked distribution cannot rank texts).
+
+    The density is drawn over the scores seen only (``spanmode="hard"``): a kernel estimate left to run on would
+    draw scores below 1 and above 5 on a 1-5 scale, which no judge gave."""
+    from evalcore.views.format import cite
+
+    fig = go.Figure()
+    for run, sub in table.groupby("run", sort=False):
+        method = str(sub["method"].iloc[0])
+        fig.add_trace(go.Violin(x=[f"{run}"] * len(sub), y=sub["judge"], name=str(run), spanmode="hard",
+                                box_visible=True, meanline_visible=True, points=False,
+                                line_color=(colors or {}).get(str(run)),
+                                hovertemplate=f"{method}: %{{y}}<extra>{run}</extra>"))
+    lo, hi = float(table["judge"].min()), float(table["judge"].max())
+    pad = 0.05 * (hi - lo or 1.0)
+    fig.update_layout(title=f"Distribution of judge scores on {dimension} ({cite('002', 'Fig. 3-4')})",
+                      xaxis_title="run", yaxis_title="judge score", showlegend=False,
+                      yaxis_range=[lo - pad, hi + pad])
     return fig
 
 
 def position_bias_table(runs: list[Run]) -> pd.DataFrame:
-    """First-position win rate, tie rate and order-flip rate of each pairwise run, per dimension and overall."""
+    """First-position win rate, tie rate, flip and inconsistency rates of each pairwise run, per dimension and
+    pooled over dimensions ("all": every (dimension, pair) counted once, see meta.pairwise.position_bias)."""
     from evalcore.meta.pairwise import position_bias
 
     rows = []
@@ -190,9 +273,19 @@ def _scalar(v: Any) -> Any:
     return v
 
 
+POSITION_MEASURES = {"first_position_win_rate": "first position wins", "tie_rate": "ties",
+                     "flip_rate": "verdict follows the position", "inconsistent_rate": "inconsistent verdicts"}
+
+
 def position_bias_figure(table: pd.DataFrame) -> go.Figure:
-    rate_cols = [c for c in table.columns if c.endswith("rate")]
+    rate_cols = [c for c in POSITION_MEASURES if c in table.columns]
     long = table.melt(id_vars=["run", "dimension"], value_vars=rate_cols, var_name="measure", value_name="value")
+    long["value"] = 100.0 * long["value"]
+    long["measure"] = long["measure"].map(POSITION_MEASURES)
     fig = px.bar(long, x="dimension", y="value", color="measure", barmode="group", facet_col="run",
-                 title="Position bias of pairwise runs (0.5 first-position win rate = no bias)")
+                 title="Position bias of pairwise runs (50% first-position wins = no bias)",
+                 labels={"value": "% of verdicts or pairs", "dimension": "dimension", "measure": "measure"})
+    fig.add_hline(y=50, line_dash="dot", line_color="grey")
+    fig.update_yaxes(ticksuffix="%", range=[0, 100])
+    fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))
     return fig

@@ -40,3 +40,35 @@ def frames_for(dataset: Dataset, runs: list[Run], dimension: str, *, systems: li
         if not frame.empty:
             out[run.run_id] = frame
     return out
+
+
+# One colour per run in every chart of a page and of the report. The palette is Plotly's default followed by D3's
+# remaining hues, so a dataset's runs (SummEval ships ten) get distinct colours; the human ratings are drawn in
+# HUMAN_COLOR, which no run gets.
+RUN_PALETTE = (
+    "#636EFA", "#EF553B", "#00CC96", "#AB63FA", "#FFA15A", "#19D3F3", "#FF6692", "#B6E880", "#FF97FF", "#FECB52",
+    "#1F77B4", "#8C564B", "#BCBD22", "#17BECF", "#9467BD", "#D62728",
+)
+HUMAN_COLOR = "#555555"
+
+
+def run_colors(runs) -> dict[str, str]:
+    """{run_id: colour}: the palette taken in turn, published runs first (by id), then local runs in the order they
+    were created, so a run scored later takes the next colour and never shifts the others'.
+
+    Pass every run of the dataset (the sidebar's index), not just the selected ones: a run then keeps its colour
+    whichever others are selected, on every page and in the report. Keyed by id; ``label_colors`` keys the same
+    colours by the run labels that tables and legends carry. Run ids alone (strings) are taken as published."""
+    def order(r) -> tuple[str, str]:
+        if isinstance(r, str):
+            return "", r
+        return str(getattr(r, "created_at", "") or ""), r.run_id
+
+    ids = list(dict.fromkeys(order(r)[1] for r in sorted(runs, key=order)))
+    return {rid: RUN_PALETTE[i % len(RUN_PALETTE)] for i, rid in enumerate(ids)}
+
+
+def label_colors(runs) -> dict[str, str]:
+    """{run label: colour} for the runs given (Run objects), with the colours of ``run_colors``."""
+    by_id = run_colors(runs)
+    return {run_label(r): by_id[r.run_id] for r in runs}

@@ -36,17 +36,62 @@ def preview_frame(dataset: Dataset, n: int = 50) -> pd.DataFrame:
     return texts[cols + extra].head(n).reset_index(drop=True)
 
 
+def rating_bins(values: pd.Series, scale_min: float, scale_max: float) -> pd.DataFrame:
+    """Counts of one dimension's gold scores: ``score`` (bar centre), ``width``, ``count`` (whole numbers).
+
+    Integer ratings get one bar per integer of the scale (zeros included); means of a few annotators (1-5 means of 3
+    experts: steps of 1/3) get one bar per value taken, when there are at most 25; anything else 20 equal bins
+    over the scale. Counts are counted here, so an axis never shows a fractional count."""
+    v = pd.to_numeric(values, errors="coerce").dropna().astype(float)
+    if v.empty:
+        return pd.DataFrame(columns=["score", "width", "count"])
+    lo = min(float(scale_min), float(v.min()))
+    hi = max(float(scale_max), float(v.max()))
+    if (v == v.round()).all() and hi - lo <= 100:
+        centres = np.arange(math.floor(lo), math.floor(hi) + 1, dtype=float)
+        counts = v.round().value_counts().reindex(centres, fill_value=0)
+        return pd.DataFrame({"score": centres, "width": 0.8, "count": counts.to_numpy().astype(int)})
+    distinct = np.sort(v.round(9).unique())
+    if len(distinct) <= 25:
+        gap = float(np.diff(distinct).min()) if len(distinct) > 1 else 1.0
+        counts = v.round(9).value_counts().reindex(distinct, fill_value=0)
+        return pd.DataFrame({"score": distinct, "width": 0.8 * gap, "count": counts.to_numpy().astype(int)})
+    counts, edges = np.histogram(v, bins=20, range=(lo, hi))
+    return pd.DataFrame({"score": (edges[:-1] + edges[1:]) / 2, "width": 0.95 * (edges[1] - edges[0]),
+                         "count": counts.astype(int)})
+
+
 def rating_histogram(dataset: Dataset) -> go.Figure:
-    """Distribution of the gold human score, one panel per dimension."""
-    hs = dataset.human_scores.copy()
-    hs["score"] = hs["score"].astype(float)
+    """Distribution of the gold human score, one panel per dimension, each with its own count axis and ticks."""
+    from plotly.subplots import make_subplots
+
+    from evalcore.views.common import HUMAN_COLOR
+    from evalcore.views.format import integer_dtick
+
     if dataset.dimensions and all(d.is_categorical for d in dataset.dimensions):
+        hs = dataset.human_scores.copy()
+        hs["score"] = hs["score"].astype(float)
         return label_histogram(dataset, hs)
-    fig = px.histogram(hs, x="score", facet_col="dimension", facet_col_wrap=4, nbins=20,
-                       title=f"Human ratings on {dataset.name}")
-    fig.update_yaxes(matches=None)
-    fig.update_xaxes(matches=None)
-    fig.for_each_annotation(lambda a: a.update(text=a.text.split("=")[-1]))
+    dims = [d for d in dataset.dimensions
+            if (dataset.human_scores["dimension"] == d.name).any()] or list(dataset.dimensions)
+    ncols = min(4, max(1, len(dims)))
+    nrows = max(1, math.ceil(len(dims) / ncols))
+    fig = make_subplots(rows=nrows, cols=ncols, subplot_titles=[d.name for d in dims],
+                        horizontal_spacing=0.07, vertical_spacing=0.22 if nrows > 1 else 0.1)
+    hs = dataset.human_scores
+    for i, d in enumerate(dims):
+        row, col = i // ncols + 1, i % ncols + 1
+        bins = rating_bins(hs.loc[hs["dimension"] == d.name, "score"], d.scale_min, d.scale_max)
+        fig.add_trace(go.Bar(x=bins["score"].tolist(), y=bins["count"].tolist(), width=bins["width"].tolist(),
+                             marker_color=HUMAN_COLOR,
+                             name=d.name, showlegend=False,
+                             hovertemplate="score %{x:.3g}: %{y} items<extra>" + d.name + "</extra>"),
+                      row=row, col=col)
+        top = int(bins["count"].max()) if len(bins) else 1
+        fig.update_yaxes(title_text="items", dtick=integer_dtick(top), tickformat=",d", rangemode="tozero",
+                         showticklabels=True, row=row, col=col)
+        fig.update_xaxes(title_text=f"score ({d.scale_min:g}-{d.scale_max:g})", row=row, col=col)
+    fig.update_layout(title=f"Human ratings on {dataset.name}", bargap=0.1, height=max(320, 300 * nrows))
     return fig
 
 
@@ -131,6 +176,6 @@ def label_histogram(dataset: Dataset, hs: pd.DataFrame) -> go.Figure:
     fig = px.bar(t, x="label", y="items", facet_col="dimension", facet_col_wrap=4, text="items",
                  title=f"Human labels on {dataset.name}")
     fig.update_xaxes(matches=None, type="category", title_text="label")
-    fig.update_yaxes(title_text="items")
+    fig.update_yaxes(title_text="items", showticklabels=True, tickformat=",d")
     fig.for_each_annotation(lambda a: a.update(text=a.text.split("=")[-1]))
     return fig

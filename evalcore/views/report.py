@@ -10,12 +10,17 @@ from evalcore.views.alignment import (
     alignment_table,
     ceiling_table,
     correct_preferences_table,
+    filter_correlations,
+    headline_figure,
+    judge_by_human_figure,
+    judge_by_human_table,
     meta_correlation_table,
     meta_scatter,
     per_system_box,
     per_system_table,
 )
-from evalcore.views.common import run_label
+from evalcore.views.common import label_colors, run_label
+from evalcore.views.format import cite, sources_key
 
 
 @dataclass
@@ -35,37 +40,60 @@ def analysis_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams) -> l
     from evalcore.report import ReportFigure, ReportSection, ReportTable
 
     sections = label_sections(dataset, runs, p)  # binary / nominal / ordinal dimensions only (issue 7.4)
+    colors = report_colors(dataset, runs)
     table = alignment_table(dataset, runs, p.dimension, n_resamples=p.n_resamples, systems=p.systems)
     sec = ReportSection(title=f"Correlation with human ratings: {p.dimension}",
                         text=f"Bootstrap 95% CIs over {p.n_resamples} resamples; parse mode {p.parse}. "
                              "n = items (dataset level), documents (summary level) or systems (system level); "
                              "skipped = documents with a constant side (summary level); "
                              "dropped = items whose judge reply could not be parsed.")
-    if not table.empty:
-        sec.tables.append(ReportTable("Correlations", table))
-        sec.figures.append(ReportFigure("Correlation by level", alignment_figure(table, p.coefficient)))
     ceiling = ceiling_table(dataset, p.dimension, level=p.level, coefficient=p.coefficient)
+    if not table.empty:
+        if not filter_correlations(table, level=p.level, coefficient=p.coefficient).empty:
+            sec.figures.append(ReportFigure(f"Correlation against the human ceiling ({p.level}, {p.coefficient})",
+                                            headline_figure(table, ceiling, level=p.level,
+                                                            coefficient=p.coefficient, colors=colors)))
+        sec.tables.append(ReportTable("Correlations", table))
+        sec.figures.append(ReportFigure("Correlation by level", alignment_figure(table, p.coefficient, colors)))
     if not ceiling.empty:
         sec.tables.append(ReportTable(f"Human ceiling ({p.level}, {p.coefficient})", ceiling))
+    items = judge_by_human_table(dataset, runs, p.dimension, systems=p.systems)
+    if not items.empty:
+        sec.figures.append(ReportFigure("Judge score per human score (items)",
+                                        judge_by_human_figure(items, p.dimension, colors=colors)))
     sections.append(sec)
 
     dims = [d for d in dataset.dimension_names if any(d in r.dimensions for r in runs)]
     ps = per_system_table(dataset, runs, dims, coefficient=p.coefficient, systems=p.systems)
     if not ps.empty:
         mt = meta_correlation_table(dataset, runs, dims, coefficient=p.coefficient, systems=p.systems)
-        s2 = ReportSection(title="Per-system correlations and meta-correlation (003)")
-        s2.figures.append(ReportFigure("Per-system correlation", per_system_box(ps, p.coefficient)))
+        s2 = ReportSection(title=f"Per-system correlations and meta-correlation ({cite('003')})")
+        s2.figures.append(ReportFigure("Per-system correlation", per_system_box(ps, p.coefficient, colors)))
         if not mt.empty:
             s2.tables.append(ReportTable("Meta-correlation M", mt))
             if (ps["dimension"] == p.dimension).any():
-                s2.figures.append(ReportFigure("Q_i vs P_i", meta_scatter(ps, mt, p.dimension, p.coefficient)))
+                s2.figures.append(ReportFigure("Q_i vs P_i", meta_scatter(ps, mt, p.dimension, p.coefficient,
+                                                                          colors)))
         s2.tables.append(ReportTable("Per-system correlation P_i", ps))
         sections.append(s2)
         cp = correct_preferences_table(dataset, runs, dims, systems=p.systems)
         if not cp.empty:
-            sections.append(ReportSection(title="Correct preferences #CP (003 4.2.1)",
+            sections.append(ReportSection(title=f"Correct preferences #CP ({cite('003', 'Sec. 4.2.1')})",
                                           tables=[ReportTable("#CP", cp)]))
+        sections.append(ReportSection(title="Sources", text="\n".join(sources_key(["003"]))))
     return sections
+
+
+def report_colors(dataset: Dataset, runs: list[Run]) -> dict[str, str]:
+    """The pages' run colours: keyed over every run of the dataset, so the report matches the app."""
+    from evalcore import runs as runs_mod
+
+    try:
+        every = runs_mod.list_runs(dataset.id)
+    except (KeyError, OSError, ValueError):
+        every = []
+    known = {r.run_id for r in every}
+    return label_colors(list(every) + [r for r in runs if r.run_id not in known])
 
 
 def label_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams) -> list:
