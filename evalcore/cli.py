@@ -216,6 +216,7 @@ def cmd_labels(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from evalcore import labels
+    from evalcore.csvsafe import to_csv_safe
     from evalcore.judge.store import default_store
 
     store = default_store()
@@ -230,10 +231,11 @@ def cmd_labels(args: argparse.Namespace) -> int:
     if args.action == "export":
         frame = labels.export_frame(dataset, rows)
         if args.file:
-            frame.to_csv(args.file, index=False)
+            with open(args.file, "w", encoding="utf-8", newline="") as f:
+                f.write(to_csv_safe(frame))
             print(f"wrote {len(frame)} labels to {args.file}", file=sys.stderr)
         else:
-            frame.to_csv(sys.stdout, index=False)
+            sys.stdout.write(to_csv_safe(frame))
         return 0
     latest = labels.latest_labels(rows)
     rp = labels.random_part(rows)

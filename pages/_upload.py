@@ -190,7 +190,13 @@ def _import(upload: Any, mapping: importers.ColumnMapping, name: str, raw: pd.Da
     except importers.DatasetValidationError as e:
         show_problems(e)
         return
-    importers.save_import(result)
+    from evalcore.judge.store import StoreError
+
+    try:
+        importers.save_import(result)
+    except StoreError as e:  # unreadable or locked store: its message names the file and the way out
+        st.error(ui.esc(str(e)))
+        return
     ds = result.dataset
     ui.forget_runs()
     ui.load_dataset.clear()
@@ -227,9 +233,13 @@ def scores_form(upload: Any, dataset: Any) -> None:
         except importers.DatasetValidationError as e:
             show_problems(e, "scores_problems")
             return
-        from evalcore.judge.store import default_store
+        from evalcore.judge.store import StoreError, default_store
 
-        default_store().save_imported_run(imported.run)
+        try:
+            default_store().save_imported_run(imported.run)
+        except StoreError as e:  # unreadable or locked store: its message names the file and the way out
+            st.error(ui.esc(str(e)))
+            return
         ui.forget_runs()
         # the new run joins the runs already picked (all of this dataset)
         picked = [r for r in st.session_state.get("runs") or [] if r != imported.run.run_id]

@@ -278,7 +278,9 @@ def export_and_import() -> None:
 
     def export_csv() -> bytes:
         # built when the button is pressed (on the download thread: plain evalcore calls only)
-        return labels.export_frame(ds, store.label_rows(ds_id)).to_csv(index=False).encode("utf-8")
+        from evalcore.csvsafe import to_csv_safe
+
+        return to_csv_safe(labels.export_frame(ds, store.label_rows(ds_id))).encode("utf-8")
 
     e1, e2 = st.columns([1, 2])
     e1.download_button("Download labels (CSV)", data=export_csv,

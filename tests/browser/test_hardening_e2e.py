@@ -20,7 +20,7 @@ def test_credentials_in_a_shared_link_leave_the_address_bar(app, loopback, app_s
     app.open(f"score?{q}", "Score")
     app.page.wait_for_function("() => !window.location.search.includes('s3cret')", timeout=10_000)
     assert "s3cret" not in app.page.url and urllib.parse.quote(loopback.base_url, safe="") in app.page.url
-    assert app.page.get_by_role("textbox", name="Base URL").input_value() == loopback.base_url
+    assert app.page.get_by_role("textbox", name="Base URL", exact=True).input_value() == loopback.base_url
     assert app.page.get_by_role("textbox", name="API key").input_value() == "s3cret"
     assert app.problems() == []
     app.screenshot("hardening-credentials-moved")
@@ -31,7 +31,7 @@ def test_credentials_typed_in_the_field_are_moved_then_a_run_stores_none(app, lo
     app.open("score?model=loopback-judge&limit=2", "Score")
     app.type_into("Base URL", f"http://bob:t0psecret@{host}")
     app.page.wait_for_function("() => !window.location.search.includes('t0psecret')", timeout=10_000)
-    assert app.page.get_by_role("textbox", name="Base URL").input_value() == loopback.base_url
+    assert app.page.get_by_role("textbox", name="Base URL", exact=True).input_value() == loopback.base_url
     app.page.get_by_role("button", name="Start scoring").click()
     app.page.get_by_text("Done.", exact=True).wait_for(timeout=120_000)
     app.idle()
