@@ -26,17 +26,24 @@ import asyncio
 import io
 import json
 import logging
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 import openai
 
 from evalcore.judge import runner
-from evalcore.judge.client import Endpoint, JudgeClient, RequestFailed, RunStats, chat_response, completion_response
-from evalcore.judge.probes import ProbeSender
+from evalcore.judge.client import (  # request_body: the one builder of a request's JSON, online and batched
+    Endpoint,
+    JudgeClient,
+    RequestFailed,
+    RunStats,
+    chat_response,
+    completion_response,
+    request_body,
+)
 from evalcore.judge.store import Store, default_store, now
-from evalcore.judge.types import Capabilities, ChatRequest, CompletionRequest, Request, Response
-from evalcore.model import STATUS_OK, Run
+from evalcore.judge.types import Capabilities, ChatRequest, Request, Response
+from evalcore.model import Run
 
 log = logging.getLogger(__name__)
 
@@ -74,33 +81,7 @@ def _update(store: Store, batch_id: str, **fields: Any) -> None:
         c.execute(f"UPDATE batches SET {sets}, updated_at = ? WHERE batch_id = ?", (*fields.values(), now(), batch_id))
 
 
-# ------------------------------------------------------------------------------------------------ request bodies
-def request_body(endpoint: Endpoint, request: Request) -> dict[str, Any]:
-    """The JSON body of one request, exactly as ``JudgeClient`` sends it online (the batch line's ``body``)."""
-    if isinstance(request, ChatRequest):
-        body: dict[str, Any] = {"model": endpoint.model,
-                                "messages": [{"role": r, "content": c} for r, c in request.messages],
-                                "temperature": request.temperature, "top_p": request.top_p,
-                                "max_tokens": request.max_tokens, "n": request.n}
-        if request.logprobs:
-            body["logprobs"] = True
-            if request.top_logprobs:
-                body["top_logprobs"] = request.top_logprobs
-        if request.seed is not None:
-            body["seed"] = request.seed
-        if request.stop:
-            body["stop"] = list(request.stop)
-        return body
-    assert isinstance(request, CompletionRequest)
-    body = {"model": endpoint.model, "prompt": request.prompt, "max_tokens": request.max_tokens, "echo": request.echo,
-            "temperature": request.temperature, "n": request.n}
-    if request.logprobs is not None:
-        body["logprobs"] = request.logprobs
-    if request.seed is not None:
-        body["seed"] = request.seed
-    return body
-
-
+# ------------------------------------------------------------------------------------------------ batch lines
 def route_for(endpoint: Endpoint, request: Request) -> str:
     """The batch line's ``url`` and the batch's ``endpoint``: OpenAI's "/v1/..." routes; Azure OpenAI's batch
     takes them without the version prefix ("/chat/completions") and the deployment name as ``model``."""
@@ -127,19 +108,6 @@ def parse_reply(request: Request, body: dict[str, Any]) -> Response:
 
 
 # ------------------------------------------------------------------------------------------------ the run's work
-@dataclass
-class _Work:
-    dataset: Any
-    method: Any
-    dims: list[str]
-    crit: dict[str, Any]
-    requested: Any
-    planned: Any
-    caps: Capabilities
-    note: str
-    tasks: list[Any]
-
-
 def _dataset(dataset_id: str, store: Store) -> Any:
     from evalcore.judge.cli import _dataset as load
 
@@ -151,21 +119,21 @@ def _plan_offline(m: Any, requested: Any, sender: runner.CachedSender,
     caps = capabilities
     how = ""
     if caps is None:
-        try:
-            caps = runner._run_sync(lambda: JudgeClient.probe(runner._ProbeOnly(), send=ProbeSender(sender)))
+        caps = runner.cached_probe(sender)
+        if caps is not None:
             how = "capabilities from the endpoint's cached probe"
-        except RequestFailed:
+        else:
             caps = OPENAI_CAPABILITIES
             how = "no cached probe: planned for the OpenAI API's documented capabilities (chat log-probs, n)"
     planned, note = m.plan(requested, caps)
     return planned, "; ".join(x for x in (note, how) if x), caps
 
 
-def _requests_of(work: _Work, todo: list[Any]) -> list[Request]:
+def _requests_of(m: Any, crit: dict[str, Any], planned: Any, tasks: list[Any]) -> list[Request]:
     reqs: list[Request] = []
-    for t in todo:
+    for t in tasks:
         try:
-            reqs += work.method.build_requests(t, work.crit[t.dimension], work.planned)
+            reqs += m.build_requests(t, crit[t.dimension], planned)
         except Exception:  # noqa: BLE001 - the engine records this task's method error when it scores
             continue
     return reqs
@@ -192,10 +160,7 @@ async def asubmit(dataset: Any, *, method: Any, dimensions: Iterable[str] | None
     _ensure_table(store)
     if isinstance(endpoint, (list, tuple)):
         endpoint = endpoint[0]  # a batch goes to one API
-    m = runner._method(method)
-    dims = list(dimensions) if dimensions is not None else list(criteria_by_dim)
-    crit = runner._criteria_for(m, dims, criteria_by_dim)
-    requested = runner._config(m, config)
+    m, dims, crit, requested = runner._resolve(method, dimensions, criteria_by_dim, config)
     sender = runner.CachedSender(None, store, endpoint)
     planned, note, caps = _plan_offline(m, requested, sender, capabilities)
     tasks = runner.build_tasks(dataset, m, dims, limit=limit, pairs=pairs)
@@ -204,51 +169,21 @@ async def asubmit(dataset: Any, *, method: Any, dimensions: Iterable[str] | None
     if pending:
         raise RuntimeError(f"run {run_id} has batches not collected yet ({', '.join(b['batch_id'] for b in pending)})"
                            f": run `python -m evalcore batch collect {run_id}` first")
-    hashes = {d: c.version_hash() for d, c in crit.items()}
     done = store.done_keys(run_id, pairwise=m.pairwise) if store.run_exists(run_id) else {}
-    todo = [t for t in tasks if done.get(runner._task_key(t, hashes[t.dimension])) != STATUS_OK]
-    work = _Work(dataset, m, dims, crit, requested, planned, caps, note, tasks)
-    todo = runner.order_tasks(todo, lambda t: m.build_requests(t, crit[t.dimension], planned), schedule)
-    reqs = _requests_of(work, todo)
-    keyed = {sender.key(r): r for r in reqs}
+    todo = runner.pending_tasks(tasks, done, m, crit, planned, schedule)
+    keyed = {sender.key(r): r for r in _requests_of(m, crit, planned, todo)}
     hits = store.cache_has(list(keyed))
     missing = [(k, r) for k, r in keyed.items() if k not in hits]
-    run_config = _run_config(work, endpoint, parse_mode=parse_mode, pairs=pairs, limit=limit, schedule=schedule)
+    run_config = runner.run_config(m, planned=planned, requested=requested, note=note, caps=caps, endpoint=endpoint,
+                                   crit=crit, parse_mode=parse_mode, pairs=pairs, limit=limit, schedule=schedule)
+    run_config["mode"] = "batch"
     existed = store.run_exists(run_id)
     store.create_run(run_id=run_id, dataset_id=dataset.id, method=m.name, model=endpoint.model, label=label,
                      config=run_config, parser=getattr(m, "parser", ""), status="batch-submitted")
     ids: list[str] = []
     if missing:
-        client = JudgeClient(endpoint, api_key=api_key, concurrency=4)
-        try:
-            api = client._openai()
-            for route, lines in jsonl_lines(endpoint, missing).items():
-                for i in range(0, len(lines), max_lines):
-                    chunk = lines[i:i + max_lines]
-                    data = ("\n".join(chunk) + "\n").encode()
-                    f = await api.files.create(file=(f"evalcore-{len(ids)}.jsonl", io.BytesIO(data)), purpose="batch")
-                    b = await api.batches.create(input_file_id=f.id, endpoint=route,
-                                                 completion_window=completion_window,
-                                                 metadata={"evalcore_run": run_id[:500]})
-                    with store.write() as c:
-                        c.execute("INSERT INTO batches (run_id, batch_id, route, input_file_id, api_key_env, status,"
-                                  " total, completed, failed, output_file_id, error_file_id, errors, collected,"
-                                  " created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                                  (run_id, b.id, route, f.id, endpoint.api_key_env, b.status, len(chunk), 0, 0,
-                                   None, None, None, 0, now(), now()))
-                    ids.append(b.id)
-        except openai.APIStatusError as e:
-            if not ids and not existed:
-                store.delete_run(run_id)  # nothing was submitted: leave no half-made run behind
-            hint = " (this server has no Batch API: score online instead)" if e.status_code in (404, 405) else ""
-            raise RuntimeError(f"{endpoint.base_url}: the Batch API (files, batches) answered HTTP {e.status_code}"
-                               f"{hint}; {len(ids)} batch(es) were submitted before") from None
-        except BaseException:
-            if not ids and not existed:
-                store.delete_run(run_id)
-            raise
-        finally:
-            await client.aclose()
+        await _create_batches(store, endpoint, api_key, run_id, missing, ids, max_lines=max_lines,
+                              completion_window=completion_window, existed=existed)
     run_config["batch"] = {"batch_ids": [b["batch_id"] for b in batch_rows(store, run_id)], "submitted": len(missing),
                            "from_cache": len(keyed) - len(missing), "completion_window": completion_window}
     store.create_run(run_id=run_id, dataset_id=dataset.id, method=m.name, model=endpoint.model, label=label,
@@ -259,14 +194,40 @@ async def asubmit(dataset: Any, *, method: Any, dimensions: Iterable[str] | None
                      tasks=len(tasks), note=note)
 
 
-def _run_config(work: _Work, endpoint: Endpoint, **kw: Any) -> dict[str, Any]:
-    return {"method": work.method.name, "method_config": runner._config_dict(work.planned),
-            "requested_config": runner._config_dict(work.requested), "plan_note": work.note,
-            "capabilities": asdict(work.caps), "endpoint": endpoint.identity(),
-            "criteria": {d: {"hash": c.version_hash(), **asdict(c)} for d, c in work.crit.items()},
-            "parse_mode": kw["parse_mode"], "limit": kw["limit"], "schedule": kw["schedule"],
-            "pairs": runner.PairSelection.from_arg(kw["pairs"]).describe() if work.method.pairwise else None,
-            "estimator": getattr(work.planned, "estimator", ""), "mode": "batch"}
+async def _create_batches(store: Store, endpoint: Endpoint, api_key: str | None, run_id: str,
+                          missing: list[tuple[str, Request]], ids: list[str], *, max_lines: int,
+                          completion_window: str, existed: bool) -> None:
+    """Upload the JSONL files and create the batches (at most ``max_lines`` lines each), recording each batch id
+    in ``ids`` and the store as it is made. A failure before the first batch leaves no new run behind."""
+    client = JudgeClient(endpoint, api_key=api_key, concurrency=4)
+    try:
+        api = client._openai()
+        for route, lines in jsonl_lines(endpoint, missing).items():
+            for i in range(0, len(lines), max_lines):
+                chunk = lines[i:i + max_lines]
+                data = ("\n".join(chunk) + "\n").encode()
+                f = await api.files.create(file=(f"evalcore-{len(ids)}.jsonl", io.BytesIO(data)), purpose="batch")
+                b = await api.batches.create(input_file_id=f.id, endpoint=route, completion_window=completion_window,
+                                             metadata={"evalcore_run": run_id[:500]})
+                with store.write() as c:
+                    c.execute("INSERT INTO batches (run_id, batch_id, route, input_file_id, api_key_env, status,"
+                              " total, completed, failed, output_file_id, error_file_id, errors, collected,"
+                              " created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                              (run_id, b.id, route, f.id, endpoint.api_key_env, b.status, len(chunk), 0, 0,
+                               None, None, None, 0, now(), now()))
+                ids.append(b.id)
+    except openai.APIStatusError as e:
+        if not ids and not existed:
+            store.delete_run(run_id)  # nothing was submitted: leave no half-made run behind
+        hint = " (this server has no Batch API: score online instead)" if e.status_code in (404, 405) else ""
+        raise RuntimeError(f"{endpoint.base_url}: the Batch API (files, batches) answered HTTP {e.status_code}"
+                           f"{hint}; {len(ids)} batch(es) were submitted before") from None
+    except BaseException:
+        if not ids and not existed:
+            store.delete_run(run_id)
+        raise
+    finally:
+        await client.aclose()
 
 
 # ------------------------------------------------------------------------------------------------ status / collect
@@ -377,15 +338,19 @@ class BatchResults:
         return None
 
 
+EXPIRED = "batch expired: request not run within the completion window"
+CANCELLED = "batch cancelled: request not run"
+
+
 def _reason_for(line: dict[str, Any]) -> str:
     err = line.get("error")
     if err:
         code = err.get("code") or ""
         msg = err.get("message") or ""
         if code == "batch_expired":
-            return "batch expired: request not run within the completion window"
+            return EXPIRED
         if code == "batch_cancelled":
-            return "batch cancelled: request not run"
+            return CANCELLED
         return f"batch error {code}: {msg[:200]}".strip()
     resp = line.get("response") or {}
     body = resp.get("body") or {}
@@ -395,120 +360,11 @@ def _reason_for(line: dict[str, Any]) -> str:
     return f"batch: HTTP {resp.get('status_code')}" + (f": {msg[:200]}" if msg else "")
 
 
-async def _download(api: Any, file_id: str | None) -> list[dict[str, Any]]:
-    if not file_id:
-        return []
-    content = await api.files.content(file_id)
-    text = content.text if hasattr(content, "text") else content.read().decode()
-    out = []
-    for i, ln in enumerate(text.splitlines()):
-        if ln.strip():
-            try:
-                out.append(json.loads(ln))
-            except json.JSONDecodeError:
-                log.warning("batch file %s line %d is not JSON; skipped", file_id, i + 1)
-    return out
-
-
-@dataclass
-class Collected:
-    run: Run | None
-    status: BatchStatus
-
-
-async def acollect(run_id: str, *, store: Store | None = None, api_key: str | None = None,
-                   api_key_env: str | None = None, wait: bool = True, poll_s: float = 30.0,
-                   progress: Callable[[BatchStatus], None] | None = None, dataset: Any = None) -> Collected:
-    """Wait for the run's batches (unless ``wait=False``), store their replies in the cache and score the run.
-    Returns the scored Run, or ``run=None`` with the status when the batches are still running and wait is off."""
-    store = store or default_store()
-    while True:
-        st = await astatus(run_id, store=store, api_key=api_key, api_key_env=api_key_env)
-        if progress is not None:
-            progress(st)
-        if st.done or not wait:
-            break
-        await asyncio.sleep(poll_s)
-    if not st.done:
-        return Collected(None, st)
-    row = store.run_row(run_id)
-    cfg = row["config"]
-    endpoint = _endpoint_of(store, run_id, api_key_env)
-    ds = dataset if dataset is not None else _dataset(row["dataset_id"], store)
-    from evalcore.judge.types import Criteria
-
-    crit = {d: Criteria(**{k: v for k, v in c.items() if k != "hash"}) for d, c in cfg["criteria"].items()}
-    caps = Capabilities(**cfg["capabilities"])
-    m = runner._method(cfg["method"])
-    sender = runner.CachedSender(None, store, endpoint)
-    planned = runner._config(m, cfg["method_config"])
-    work_reqs = _requests_of(_Work(ds, m, list(crit), crit, None, planned, caps, "", []),
-                             runner.build_tasks(ds, m, list(crit), limit=cfg.get("limit"), pairs=_pairs(cfg)))
-    by_key = {sender.key(r): r for r in work_reqs}
-    reasons: dict[str, str] = {}
-    stored = answered = failed_lines = 0
-    tokens = {"prompt_tokens": 0, "completion_tokens": 0, "cached_prompt_tokens": 0}
-    client = JudgeClient(endpoint, api_key=api_key, concurrency=4)
-    try:
-        api = client._openai()
-        for b in batch_rows(store, run_id):
-            if b["collected"]:
-                continue
-            out_lines = await _download(api, b["output_file_id"])
-            err_lines = await _download(api, b["error_file_id"])
-            seen: set[str] = set()
-            entries = []
-            for line in out_lines + err_lines:
-                key = str(line.get("custom_id") or "")
-                seen.add(key)
-                req = by_key.get(key)
-                resp = line.get("response") or {}
-                if req is None:
-                    continue  # a line of another version of the work (criteria edited since): not ours to store
-                if resp.get("status_code") == 200 and not line.get("error"):
-                    try:
-                        r = parse_reply(req, resp.get("body") or {})
-                    except (ValueError, TypeError) as e:
-                        reasons[key] = f"batch: malformed response body ({type(e).__name__})"
-                        failed_lines += 1
-                        continue
-                    entries.append((key, req, r))
-                    answered += 1
-                    tokens["prompt_tokens"] += int(r.usage.get("prompt_tokens", 0) or 0)
-                    tokens["completion_tokens"] += int(r.usage.get("completion_tokens", 0) or 0)
-                    tokens["cached_prompt_tokens"] += int(r.usage.get("cached_tokens", 0) or 0)
-                else:
-                    reasons[key] = _reason_for(line)
-                    failed_lines += 1
-            not_run = {"expired": "batch expired: request not run within the completion window",
-                       "cancelled": "batch cancelled: request not run",
-                       "failed": f"batch failed: {b.get('errors') or 'rejected by the API'}"}.get(
-                b["status"], f"batch {b['status']}: request missing from its output")
-            for line in _input_keys(await _download_text(api, b["input_file_id"])):
-                if line not in seen:
-                    reasons.setdefault(line, not_run)
-            rows = [{"key": k, "endpoint": endpoint.identity(), "request": req.params(),
-                     "response": runner.response_to_dict(r), "latency_s": 0.0} for k, req, r in entries]
-            if rows:
-                with store.write() as c:
-                    c.executemany(store._CACHE_SQL, store._cache_rows(rows))
-            stored += len(rows)
-            _update(store, b["batch_id"], collected=1)
-    finally:
-        await client.aclose()
-    extra = {"batch": {"batch_ids": [b["batch_id"] for b in st.batches], "statuses": [b["status"] for b in st.batches],
-                       "answered_lines": answered, "failed_lines": failed_lines, **tokens,
-                       "not_run_lines": sum(1 for v in reasons.values() if "not run" in v or "missing" in v)}}
-    results = BatchResults(reasons, "not answered by the run's batches (submit again with --run to send it)",
-                           sender.key, extra)
-    run = await runner.ascore_dataset(
-        ds, method=m, dimensions=list(crit), criteria_by_dim=crit, endpoint=endpoint,
-        config=runner._config(m, cfg.get("requested_config") or cfg["method_config"]), store=store,
-        limit=cfg.get("limit"), run_id=run_id, pairs=_pairs(cfg), parse_mode=cfg.get("parse_mode", "robust"),
-        label=row.get("label") or "", capabilities=caps, client=results, schedule="as-given",
-        extra_config={"mode": "batch", "batch": {**(cfg.get("batch") or {}), **extra["batch"]},
-                      "plan_note": cfg.get("plan_note", ""), "requested_config": cfg.get("requested_config")})
-    return Collected(run, await astatus(run_id, store=store, api_key=api_key, api_key_env=api_key_env))
+def _not_run_reason(batch: dict[str, Any]) -> str:
+    """Why a line of ``batch`` that is in neither its output nor its error file has no reply."""
+    return {"expired": EXPIRED, "cancelled": CANCELLED,
+            "failed": f"batch failed: {batch.get('errors') or 'rejected by the API'}"}.get(
+        batch["status"], f"batch {batch['status']}: request missing from its output")
 
 
 async def _download_text(api: Any, file_id: str | None) -> str:
@@ -516,6 +372,17 @@ async def _download_text(api: Any, file_id: str | None) -> str:
         return ""
     content = await api.files.content(file_id)
     return content.text if hasattr(content, "text") else content.read().decode()
+
+
+async def _download(api: Any, file_id: str | None) -> list[dict[str, Any]]:
+    out = []
+    for i, ln in enumerate((await _download_text(api, file_id)).splitlines()):
+        if ln.strip():
+            try:
+                out.append(json.loads(ln))
+            except json.JSONDecodeError:
+                log.warning("batch file %s line %d is not JSON; skipped", file_id, i + 1)
+    return out
 
 
 def _input_keys(text: str) -> list[str]:
@@ -527,6 +394,159 @@ def _input_keys(text: str) -> list[str]:
             except json.JSONDecodeError:
                 continue
     return keys
+
+
+@dataclass
+class Collected:
+    run: Run | None
+    status: BatchStatus
+
+
+@dataclass
+class _Recorded:
+    """A batch run as its record describes it: the method, its planned config, the criteria, the capabilities."""
+
+    cfg: dict[str, Any]
+    method: Any
+    crit: dict[str, Any]
+    caps: Capabilities
+    planned: Any
+
+    @classmethod
+    def of(cls, cfg: dict[str, Any]) -> _Recorded:
+        from evalcore.judge.types import Criteria
+
+        crit = {d: Criteria(**{k: v for k, v in c.items() if k != "hash"}) for d, c in cfg["criteria"].items()}
+        caps = Capabilities(**cfg["capabilities"])
+        m = runner._method(cfg["method"])
+        return cls(cfg, m, crit, caps, runner._config(m, cfg["method_config"]))
+
+    def requests(self, dataset: Any) -> list[Request]:
+        """The requests of the run's whole work, as submitted (a batch line's custom_id is one of their keys)."""
+        tasks = runner.build_tasks(dataset, self.method, list(self.crit), limit=self.cfg.get("limit"),
+                                   pairs=_pairs(self.cfg))
+        return _requests_of(self.method, self.crit, self.planned, tasks)
+
+
+@dataclass
+class _Tally:
+    """What the batches' output and error lines said, line by line."""
+
+    reasons: dict[str, str] = field(default_factory=dict)  # cache key -> why the request has no reply
+    answered: int = 0
+    failed_lines: int = 0
+    tokens: dict[str, int] = field(default_factory=lambda: {"prompt_tokens": 0, "completion_tokens": 0,
+                                                            "cached_prompt_tokens": 0})
+
+    def reply(self, key: str, request: Request, line: dict[str, Any]) -> Response | None:
+        """The line's reply, or None with the reason recorded (an error line, a malformed body)."""
+        resp = line.get("response") or {}
+        if resp.get("status_code") != 200 or line.get("error"):
+            self.reasons[key] = _reason_for(line)
+            self.failed_lines += 1
+            return None
+        try:
+            r = parse_reply(request, resp.get("body") or {})
+        except (ValueError, TypeError) as e:
+            self.reasons[key] = f"batch: malformed response body ({type(e).__name__})"
+            self.failed_lines += 1
+            return None
+        self.answered += 1
+        self.tokens["prompt_tokens"] += int(r.usage.get("prompt_tokens", 0) or 0)
+        self.tokens["completion_tokens"] += int(r.usage.get("completion_tokens", 0) or 0)
+        self.tokens["cached_prompt_tokens"] += int(r.usage.get("cached_tokens", 0) or 0)
+        return r
+
+    def stats(self, st: BatchStatus) -> dict[str, Any]:
+        """The run's ``batch`` stats (recorded with the run's own)."""
+        return {"batch": {"batch_ids": [b["batch_id"] for b in st.batches],
+                          "statuses": [b["status"] for b in st.batches], "answered_lines": self.answered,
+                          "failed_lines": self.failed_lines, **self.tokens,
+                          "not_run_lines": sum(1 for v in self.reasons.values() if "not run" in v or "missing" in v)}}
+
+
+async def acollect(run_id: str, *, store: Store | None = None, api_key: str | None = None,
+                   api_key_env: str | None = None, wait: bool = True, poll_s: float = 30.0,
+                   progress: Callable[[BatchStatus], None] | None = None, dataset: Any = None) -> Collected:
+    """Wait for the run's batches (unless ``wait=False``), store their replies in the cache and score the run.
+    Returns the scored Run, or ``run=None`` with the status when the batches are still running and wait is off."""
+    store = store or default_store()
+    st = await _await_batches(run_id, store=store, api_key=api_key, api_key_env=api_key_env, wait=wait,
+                              poll_s=poll_s, progress=progress)
+    if not st.done:
+        return Collected(None, st)
+    row = store.run_row(run_id)
+    endpoint = _endpoint_of(store, run_id, api_key_env)
+    ds = dataset if dataset is not None else _dataset(row["dataset_id"], store)
+    recorded = _Recorded.of(row["config"])
+    sender = runner.CachedSender(None, store, endpoint)
+    by_key = {sender.key(r): r for r in recorded.requests(ds)}
+    tally = _Tally()
+    client = JudgeClient(endpoint, api_key=api_key, concurrency=4)
+    try:
+        api = client._openai()
+        for b in batch_rows(store, run_id):
+            if not b["collected"]:
+                await _collect_batch(api, store, b, endpoint, by_key, tally)
+    finally:
+        await client.aclose()
+    results = BatchResults(tally.reasons, "not answered by the run's batches (submit again with --run to send it)",
+                           sender.key, tally.stats(st))
+    run = await _score_from_cache(store, run_id, row, ds, recorded, endpoint, results)
+    return Collected(run, await astatus(run_id, store=store, api_key=api_key, api_key_env=api_key_env))
+
+
+async def _await_batches(run_id: str, *, store: Store, api_key: str | None, api_key_env: str | None, wait: bool,
+                         poll_s: float, progress: Callable[[BatchStatus], None] | None) -> BatchStatus:
+    """The batches' status, polled every ``poll_s`` until they all ended (once only when ``wait`` is off)."""
+    while True:
+        st = await astatus(run_id, store=store, api_key=api_key, api_key_env=api_key_env)
+        if progress is not None:
+            progress(st)
+        if st.done or not wait:
+            return st
+        await asyncio.sleep(poll_s)
+
+
+async def _collect_batch(api: Any, store: Store, b: dict[str, Any], endpoint: Endpoint,
+                         by_key: dict[str, Request], tally: _Tally) -> None:
+    """Store one ended batch's replies under their cache keys (where an online run would have put them), note why
+    each other line of it has none, and mark the batch collected."""
+    seen: set[str] = set()
+    entries = []
+    for line in await _download(api, b["output_file_id"]) + await _download(api, b["error_file_id"]):
+        key = str(line.get("custom_id") or "")
+        seen.add(key)
+        req = by_key.get(key)
+        if req is None:
+            continue  # a line of another version of the work (criteria edited since): not ours to store
+        reply = tally.reply(key, req, line)
+        if reply is not None:
+            entries.append((key, req, reply))
+    not_run = _not_run_reason(b)
+    for key in _input_keys(await _download_text(api, b["input_file_id"])):
+        if key not in seen:
+            tally.reasons.setdefault(key, not_run)
+    rows = [{"key": k, "endpoint": endpoint.identity(), "request": req.params(),
+             "response": runner.response_to_dict(r), "latency_s": 0.0} for k, req, r in entries]
+    if rows:
+        with store.write() as c:
+            c.executemany(store._CACHE_SQL, store._cache_rows(rows))
+    _update(store, b["batch_id"], collected=1)
+
+
+async def _score_from_cache(store: Store, run_id: str, row: dict[str, Any], ds: Any, recorded: _Recorded,
+                            endpoint: Endpoint, results: BatchResults) -> Run:
+    """Score the run through the normal engine: every reply is in the cache now; ``results`` fails the rest with
+    their batch's reason."""
+    m, cfg = recorded.method, recorded.cfg
+    return await runner.ascore_dataset(
+        ds, method=m, dimensions=list(recorded.crit), criteria_by_dim=recorded.crit, endpoint=endpoint,
+        config=runner._config(m, cfg.get("requested_config") or cfg["method_config"]), store=store,
+        limit=cfg.get("limit"), run_id=run_id, pairs=_pairs(cfg), parse_mode=cfg.get("parse_mode", "robust"),
+        label=row.get("label") or "", capabilities=recorded.caps, client=results, schedule="as-given",
+        extra_config={"mode": "batch", "batch": {**(cfg.get("batch") or {}), **results.extra_stats()["batch"]},
+                      "plan_note": cfg.get("plan_note", ""), "requested_config": cfg.get("requested_config")})
 
 
 def _pairs(cfg: dict[str, Any]) -> Any:

@@ -281,6 +281,34 @@ def _deadline_http_client(deadline_s: float, hooks: dict[str, list[Any]]) -> Any
     return openai.DefaultAsyncHttpxClient(event_hooks=hooks, transport=_DeadlineTransport(inner, deadline_s))
 
 
+def request_body(endpoint: Endpoint, request: Request) -> dict[str, Any]:
+    """The JSON body of one request: what ``JudgeClient`` sends online and what a Batch API line carries as its
+    ``body`` (one builder, so a batched request is answered under the same cache key as the online one)."""
+    if isinstance(request, ChatRequest):
+        body: dict[str, Any] = {"model": endpoint.model,
+                                "messages": [{"role": r, "content": c} for r, c in request.messages],
+                                "temperature": request.temperature, "top_p": request.top_p,
+                                "max_tokens": request.max_tokens, "n": request.n}
+        if request.logprobs:
+            body["logprobs"] = True
+            if request.top_logprobs:
+                body["top_logprobs"] = request.top_logprobs
+        if request.seed is not None:
+            body["seed"] = request.seed
+        if request.stop:
+            body["stop"] = list(request.stop)
+        return body
+    if not isinstance(request, CompletionRequest):
+        raise TypeError(f"not a request: {type(request).__name__}")
+    body = {"model": endpoint.model, "prompt": request.prompt, "max_tokens": request.max_tokens, "echo": request.echo,
+            "temperature": request.temperature, "n": request.n}
+    if request.logprobs is not None:
+        body["logprobs"] = request.logprobs
+    if request.seed is not None:
+        body["seed"] = request.seed
+    return body
+
+
 class JudgeClient:
     """Wraps ``openai.AsyncOpenAI`` / ``AsyncAzureOpenAI`` with a semaphore, retry counting and type conversion."""
 
@@ -349,30 +377,10 @@ class JudgeClient:
         self.stats.requests += 1
         try:
             if isinstance(request, ChatRequest):
-                kw: dict[str, Any] = dict(
-                    model=self.endpoint.model,
-                    messages=[{"role": r, "content": c} for r, c in request.messages],
-                    temperature=request.temperature, top_p=request.top_p, max_tokens=request.max_tokens,
-                    n=request.n,
-                )
-                if request.logprobs:
-                    kw["logprobs"] = True
-                    if request.top_logprobs:
-                        kw["top_logprobs"] = request.top_logprobs
-                if request.seed is not None:
-                    kw["seed"] = request.seed
-                if request.stop:
-                    kw["stop"] = list(request.stop)
-                raw = await client.chat.completions.create(**kw)
+                raw = await client.chat.completions.create(**request_body(self.endpoint, request))
                 resp = chat_response(_expect_json(raw, self.endpoint))
             elif isinstance(request, CompletionRequest):
-                kw = dict(model=self.endpoint.model, prompt=request.prompt, max_tokens=request.max_tokens,
-                          echo=request.echo, temperature=request.temperature, n=request.n)
-                if request.logprobs is not None:
-                    kw["logprobs"] = request.logprobs
-                if request.seed is not None:
-                    kw["seed"] = request.seed
-                raw = await client.completions.create(**kw)
+                raw = await client.completions.create(**request_body(self.endpoint, request))
                 resp = completion_response(_expect_json(raw, self.endpoint),
                                            prompt=request.prompt if request.echo else None)
             else:
@@ -536,5 +544,5 @@ def response_from_dict(d: dict[str, Any], *, latency_s: float = 0.0, cached: boo
 __all__ = [
     "Endpoint", "PRESETS", "endpoint_from_preset", "JudgeClient", "RunStats", "RequestFailed", "MissingApiKey",
     "EndpointUnusable",
-    "chat_response", "completion_response", "response_to_dict", "response_from_dict",
+    "chat_response", "completion_response", "response_to_dict", "response_from_dict", "request_body",
 ]

@@ -427,6 +427,341 @@ def new_run_id(dataset_id: str, method: str, model: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------------- scoring
+def _resolve(method: Any, dimensions: Iterable[str] | None, criteria_by_dim: dict[str, Criteria],
+             config: Any) -> tuple[Any, list[str], dict[str, Criteria], Any]:
+    """(method object, dimensions, their criteria, the requested config): what a run, an estimate and a batch
+    submission all start from."""
+    m = _method(method)
+    dims = list(dimensions) if dimensions is not None else list(criteria_by_dim)
+    return m, dims, _criteria_for(m, dims, criteria_by_dim), _config(m, config)
+
+
+def _requests_by_task(m: Any, crit: dict[str, Criteria], planned: Any) -> Callable[[Any], list[Request]]:
+    return lambda t: m.build_requests(t, crit[t.dimension], planned)
+
+
+def pending_tasks(tasks: list[Any], done: dict[tuple, str], m: Any, crit: dict[str, Criteria], planned: Any,
+                  schedule: str) -> list[Any]:
+    """The tasks without a current "ok" judgment in ``done`` (``Store.done_keys``), in the ``schedule``'s order:
+    "prefix" puts the longest shared prompt prefix first (one document's items together, while the server's prefix
+    cache is hot)."""
+    hashes = {d: c.version_hash() for d, c in crit.items()}
+    todo = [t for t in tasks if done.get(_task_key(t, hashes[t.dimension])) != STATUS_OK]
+    return order_tasks(todo, _requests_by_task(m, crit, planned), schedule)
+
+
+def run_config(m: Any, *, planned: Any, requested: Any, note: str, caps: Capabilities, endpoint: Endpoint,
+               crit: dict[str, Criteria], parse_mode: str, pairs: Any, limit: int | None, schedule: str
+               ) -> dict[str, Any]:
+    """What a run records about how it was made (the online and the batch runs alike)."""
+    return {
+        "method": m.name,
+        "method_config": _config_dict(planned),
+        "requested_config": _config_dict(requested),
+        "plan_note": note,
+        "capabilities": asdict(caps),
+        "endpoint": endpoint.identity(),
+        "criteria": {d: {"hash": c.version_hash(), **asdict(c)} for d, c in crit.items()},
+        "parse_mode": parse_mode,
+        "pairs": PairSelection.from_arg(pairs).describe() if m.pairwise else None,
+        "limit": limit,
+        "estimator": getattr(planned, "estimator", ""),
+        "schedule": schedule,
+    }
+
+
+@dataclass
+class _Counts:
+    """Tasks of this run so far (``done`` and ``ok`` include the ones judged in earlier sessions)."""
+
+    done: int = 0
+    ok: int = 0
+    cached: int = 0  # tasks whose every response came from the cache
+    failed: int = 0
+    session_done: int = 0
+    cached_prompt_tokens: int = 0  # prompt tokens the server served from its prefix cache
+
+
+@dataclass
+class _Replies:
+    """What one task's requests brought back: the responses, their new cache entries and answers rows, the errors."""
+
+    responses: list[Response] = dataclasses.field(default_factory=list)
+    entries: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    answers: list[tuple] = dataclasses.field(default_factory=list)
+    errors: list[BaseException] = dataclasses.field(default_factory=list)
+
+
+class ScoringRun:
+    """One ``ascore_dataset`` call, step by step: ``plan`` (probe the endpoint, fit the method's config),
+    ``open`` (create or resume the run record under its lease), ``select`` (what is left to judge, in schedule
+    order), ``dispatch`` (workers judge tasks through the cached sender and the client: one endpoint, a replica
+    pool, or a batch's results), ``finish`` (stats and final status: done, cancelled, or stopped by fail-fast)."""
+
+    def __init__(self, dataset: Dataset, *, method: Any, dimensions: Iterable[str] | None,
+                 criteria_by_dim: dict[str, Criteria], endpoint: Endpoint | list[Endpoint], config: Any,
+                 api_key: str | None, store: Store | None, concurrency: int, limit: int | None,
+                 progress: Callable[[Progress], None] | None, cancel: threading.Event | None, run_id: str | None,
+                 pairs: Any, parse_mode: str, label: str, capabilities: Capabilities | None, max_retries: int,
+                 timeout_s: float, reprobe: bool, schedule: str, client: Any,
+                 extra_config: dict[str, Any] | None) -> None:
+        self.t_start = time.perf_counter()
+        self.dataset, self.store = dataset, store or default_store()
+        self.m, self.dims, self.crit, self.requested = _resolve(method, dimensions, criteria_by_dim, config)
+        self.endpoints = list(endpoint) if isinstance(endpoint, (list, tuple)) else [endpoint]
+        if client is None:  # several endpoints: an EndpointPool (evalcore.judge.routing); the first keys the cache
+            self.endpoint, self.client = make_client(self.endpoints, api_key=api_key, concurrency=concurrency,
+                                                     max_retries=max_retries, timeout_s=timeout_s)
+        else:
+            self.endpoint, self.client = self.endpoints[0], client
+        self.sender = CachedSender(self.client, self.store, self.endpoint)
+        self.concurrency, self.limit, self.pairs, self.schedule = concurrency, limit, pairs, schedule
+        self.max_retries, self.timeout_s = max_retries, timeout_s
+        self.capabilities, self.reprobe = capabilities, reprobe
+        self.progress, self.cancel, self.run_id = progress, cancel, run_id
+        self.parse_mode, self.label, self.extra_config = parse_mode, label, extra_config
+        self.hashes = {d: c.version_hash() for d, c in self.crit.items()}
+        self.cancelled = False
+        self._last_emit = 0.0
+
+    async def run(self) -> Run:
+        lease = self.store.acquire_lease(self.run_id) if self.run_id else None  # one writer per run
+        try:
+            await self.plan()
+            lease = self.open(lease)
+            self.select()
+            await self.dispatch()
+            return self.finish()
+        finally:
+            _release(self.store, lease)
+            await self.client.aclose()
+
+    # ------------------------------------------------------------------------------------------ set-up steps
+    async def plan(self) -> None:
+        self.planned, self.note, self.caps = await _plan(self.m, self.requested, self.sender, self.capabilities,
+                                                         self.client, self.reprobe)
+        self.probe_stats = dataclasses.replace(self.client.stats)
+
+    def open(self, lease: dict[str, Any] | None) -> dict[str, Any]:
+        """Build the tasks, name the run, take its lease (a second process stops here), write its record."""
+        m, store = self.m, self.store
+        self.tasks = build_tasks(self.dataset, m, self.dims, limit=self.limit, pairs=self.pairs)
+        self.run_id = self.run_id or new_run_id(self.dataset.id, m.name, self.endpoint.model)
+        lease = lease or store.acquire_lease(self.run_id)
+        config = run_config(m, planned=self.planned, requested=self.requested, note=self.note, caps=self.caps,
+                            endpoint=self.endpoint, crit=self.crit, parse_mode=self.parse_mode, pairs=self.pairs,
+                            limit=self.limit, schedule=self.schedule)
+        config.update(concurrency=self.concurrency, max_retries=self.max_retries, timeout_s=self.timeout_s)
+        if len(self.endpoints) > 1:
+            config["endpoints"] = [e.identity() for e in self.endpoints]
+        config.update(self.extra_config or {})
+        self.resumed = store.run_exists(self.run_id)
+        store.create_run(run_id=self.run_id, dataset_id=self.dataset.id, method=m.name, model=self.endpoint.model,
+                         label=self.label, config=config, parser=getattr(m, "parser", ""), status="running")
+        log.info("run %s: %d tasks, method %s on %s (%s)%s", self.run_id, len(self.tasks), m.name,
+                 self.endpoint.identity(), self.note or "as configured", " (resumed)" if self.resumed else "")
+        return lease
+
+    def select(self) -> None:
+        """What is left: tasks without a current "ok" judgment (a resumed run skips the rest)."""
+        done = self.store.done_keys(self.run_id, pairwise=self.m.pairwise)
+        self.todo = pending_tasks(self.tasks, done, self.m, self.crit, self.planned, self.schedule)
+        self.already = len(self.tasks) - len(self.todo)
+        self.counts = _Counts(done=self.already, ok=self.already)
+        self.failfast = _FailFast(min(FAIL_FAST_AFTER, len(self.todo)))
+
+    def emit(self, force: bool = False) -> None:
+        """Report progress (at most every 0.1 s unless ``force``)."""
+        if self.progress is None:
+            return
+        t = time.perf_counter()
+        if not force and t - self._last_emit < 0.1:
+            return
+        self._last_emit = t
+        c, total = self.counts, len(self.tasks)
+        elapsed = t - self.t_start
+        remaining = total - c.done
+        rate = c.session_done / elapsed if elapsed > 0 and c.session_done else 0.0
+        eta = remaining / rate if rate > 0 else (0.0 if remaining == 0 else None)
+        self.progress(Progress(total=total, done=c.done, cached=c.cached, failed=c.failed,
+                               retrying=max(0, self.client.stats.retrying_now), eta_s=eta, elapsed_s=elapsed))
+
+    # ------------------------------------------------------------------------------------------ dispatch
+    async def dispatch(self) -> None:
+        """Judge the remaining tasks with bounded concurrency until done, cancelled or stopped by fail-fast."""
+        queue: asyncio.Queue = asyncio.Queue()
+        for t in self.todo:
+            queue.put_nowait(t)
+
+        async def worker() -> None:
+            while not ((self.cancel is not None and self.cancel.is_set()) or self.failfast.tripped):
+                try:
+                    t = queue.get_nowait()
+                except asyncio.QueueEmpty:
+                    return
+                await self.judge(t)
+
+        self.emit(force=True)
+        n_workers = max(1, min(getattr(self.client, "total_concurrency", self.concurrency), len(self.todo)))
+        workers = [asyncio.ensure_future(worker()) for _ in range(n_workers)]
+        watcher = asyncio.ensure_future(self._watch_cancel(workers)) if self.cancel is not None else None
+        try:
+            results = await asyncio.gather(*workers, return_exceptions=True)
+        finally:
+            if watcher is not None:
+                watcher.cancel()
+        for r in results:
+            if isinstance(r, BaseException) and not isinstance(r, asyncio.CancelledError):
+                raise r
+        if self.cancel is not None and self.cancel.is_set():
+            self.cancelled = True
+        self.emit(force=True)
+
+    async def _watch_cancel(self, workers: list[asyncio.Future]) -> None:
+        while True:
+            await asyncio.sleep(0.05)
+            if self.cancel.is_set():
+                self.cancelled = True
+                for w in workers:
+                    w.cancel()
+                return
+
+    # ------------------------------------------------------------------------------------------ one task
+    async def judge(self, task: ItemTask | PairTask) -> None:
+        """Send one task's requests, score the replies, store the judgment with its cache entries, count it."""
+        replies = _Replies()
+        try:
+            requests = self.m.build_requests(task, self.crit[task.dimension], self.planned)
+            await self._fetch(task, requests, replies)
+            outcome = self._score(task, requests, replies)
+        except asyncio.CancelledError:
+            raise
+        except UnsupportedByEndpoint:
+            raise
+        except Exception as e:  # noqa: BLE001 - a method bug must fail this item with a reason, not the run
+            log.warning("method error on %s: %s", getattr(task, "item_id", getattr(task, "pair_id", "?")), e)
+            outcome = Outcome(value=None, status=STATUS_FAILED, reason=f"method error: {type(e).__name__}: {e}")
+        outcome = _checked(outcome)
+        self._save(task, outcome, replies)
+        self._count(outcome, replies.responses)
+
+    async def _fetch(self, task: ItemTask | PairTask, requests: list[Request], replies: _Replies) -> None:
+        task_label = f"{task.pair_id}|{task.order}" if isinstance(task, PairTask) else task.item_id
+        results = await asyncio.gather(*(self.sender.fetch(r) for r in requests), return_exceptions=True)
+        for res in results:
+            if isinstance(res, BaseException):
+                if isinstance(res, asyncio.CancelledError):
+                    raise res
+                replies.errors.append(res)
+                continue
+            resp, entry = res
+            replies.responses.append(resp)
+            if entry is not None:
+                replies.entries.append(entry)
+                cached_toks = int(resp.usage.get("cached_tokens", 0) or 0)
+                self.counts.cached_prompt_tokens += cached_toks
+                replies.answers.append((entry["key"], task_label, task.dimension,
+                                        resp.answered_by or self.endpoint.base_url,
+                                        int(resp.usage.get("prompt_tokens", 0) or 0), cached_toks, resp.latency_s))
+
+    def _score(self, task: ItemTask | PairTask, requests: list[Request], replies: _Replies) -> Outcome:
+        if replies.errors:
+            e = replies.errors[0]
+            reason = e.reason if isinstance(e, RequestFailed) else f"{type(e).__name__}: {e}"
+            if len(requests) > 1:
+                reason += f" ({len(replies.errors)} of {len(requests)} requests failed)"
+            self.failfast.failure(reason)
+            return Outcome(value=None, status=STATUS_FAILED, reason=reason,
+                           estimator=getattr(self.planned, "estimator", ""))
+        self.failfast.success()
+        outcome = self.m.score(task, self.crit[task.dimension], self.planned, replies.responses,
+                               parse_mode=self.parse_mode)
+        return explain_failure(outcome, replies.responses)
+
+    def _save(self, task: ItemTask | PairTask, outcome: Outcome, replies: _Replies) -> None:
+        """The judgment (or comparison) row and its responses' cache entries, in one transaction."""
+        row = {"dimension": task.dimension, "criteria_hash": self.hashes[task.dimension],
+               "raw": _raw_text(outcome, replies.responses), "value": outcome.value, "status": outcome.status,
+               "reason": _redact(self.client, outcome.reason), "estimator": outcome.estimator,
+               "detail": outcome.detail}
+        if isinstance(task, PairTask):
+            row.update(pair_id=task.pair_id, doc_id=task.doc_id, item_first=task.item_first,
+                       item_second=task.item_second, order=task.order, verdict=outcome.verdict)
+            self.store.save_comparison(self.run_id, row, cache=replies.entries, answers=replies.answers)
+        else:
+            row.update(item_id=task.item_id)
+            self.store.save_judgment(self.run_id, row, cache=replies.entries, answers=replies.answers)
+
+    def _count(self, outcome: Outcome, responses: list[Response]) -> None:
+        c = self.counts
+        self.client.stats.cached += sum(1 for r in responses if r.cached)
+        c.done += 1
+        c.session_done += 1
+        if responses and all(r.cached for r in responses):
+            c.cached += 1
+        if outcome.status != STATUS_OK:
+            c.failed += 1
+        else:
+            c.ok += 1
+        self.emit()
+
+    # ------------------------------------------------------------------------------------------ the end
+    def finish(self) -> Run:
+        """Record the run's stats and status; a fail-fast stop raises ``EndpointUnusable`` after recording it."""
+        stats = self._stats()
+        status = "cancelled" if self.cancelled else "stopped" if self.failfast.tripped else "done"
+        self.store.finish_run(self.run_id, status=status, stats=stats)
+        ff = self.failfast
+        if ff.tripped:
+            raise EndpointUnusable(
+                f"run {self.run_id} stopped: its first {ff.seen} request{'s' * (ff.seen != 1)} all failed the "
+                f"same way and none succeeded: {ff.tripped}{_url_hint(ff.tripped)}. Fix the endpoint, "
+                f"then resume the run (CLI: --run {self.run_id}).")
+        log.info("run %s %s: %s", self.run_id, status, {k: stats[k] for k in ("requests", "cached", "retries",
+                                                                               "failures", "wall_s")})
+        return self.store.load_run(self.run_id)
+
+    def _stats(self) -> dict[str, Any]:
+        client, c = self.client, self.counts
+        client.stats.wall_s = time.perf_counter() - self.t_start
+        stats = client.stats.as_dict() | {
+            "probe_requests": self.probe_stats.requests,
+            "tasks": len(self.tasks),
+            "skipped_already_done": self.already,
+            "judged_this_session": c.session_done,
+            "tasks_from_cache": c.cached,
+            "ok": c.ok,
+            "failed": c.failed,
+            "resumed": self.resumed,
+            "cached_prompt_tokens": c.cached_prompt_tokens,
+        }
+        extra = getattr(client, "extra_stats", None)  # a replica pool's or a batch's own figures
+        stats.update(extra() if callable(extra) else client.limiter.stats.as_dict()
+                     if hasattr(client, "limiter") else {})
+        return stats
+
+
+def _checked(outcome: Outcome) -> Outcome:
+    """An outcome the engine can store: status "ok" or "failed", and an "ok" always with a value."""
+    if outcome.status not in (STATUS_OK, STATUS_FAILED):
+        outcome = dataclasses.replace(outcome, status=STATUS_FAILED,
+                                      reason=f"method returned status {outcome.status!r}")
+    if outcome.status == STATUS_OK and (outcome.value is None or
+                                        (isinstance(outcome.value, float) and math.isnan(outcome.value))):
+        outcome = dataclasses.replace(outcome, status=STATUS_FAILED, value=None,
+                                      reason=outcome.reason or "method gave no value")
+    return outcome
+
+
+def _raw_text(outcome: Outcome, responses: list[Response]) -> str:
+    """What the judgment stores as the judge's reply: the method's own, else the reply, else all replies as JSON."""
+    if outcome.raw:
+        return outcome.raw
+    if sum(len(r.choices) for r in responses) > 1:
+        return json.dumps([c.text for r in responses for c in r.choices], ensure_ascii=False)
+    return responses[0].choices[0].text if responses else ""
+
+
 async def ascore_dataset(dataset: Dataset, *, method: Any, dimensions: Iterable[str] | None = None,
                          criteria_by_dim: dict[str, Criteria], endpoint: Endpoint, config: Any = None,
                          api_key: str | None = None, store: Store | None = None, concurrency: int = 16,
@@ -436,224 +771,15 @@ async def ascore_dataset(dataset: Dataset, *, method: Any, dimensions: Iterable[
                          max_retries: int = 6, timeout_s: float = 60.0, reprobe: bool = False,
                          schedule: str = "prefix", client: Any = None, extra_config: dict[str, Any] | None = None
                          ) -> Run:
-    """The async form of ``score_dataset`` (same arguments)."""
-    t_start = time.perf_counter()
-    store = store or default_store()
-    m = _method(method)
-    dims = list(dimensions) if dimensions is not None else list(criteria_by_dim)
-    crit = _criteria_for(m, dims, criteria_by_dim)
-    requested = _config(m, config)
-    endpoints = list(endpoint) if isinstance(endpoint, (list, tuple)) else [endpoint]
-    if client is None:  # several endpoints: an EndpointPool (evalcore.judge.routing); the first keys the cache
-        endpoint, client = make_client(endpoints, api_key=api_key, concurrency=concurrency, max_retries=max_retries,
-                                       timeout_s=timeout_s)
-    else:
-        endpoint = endpoints[0]
-    sender = CachedSender(client, store, endpoint)
-    lease = store.acquire_lease(run_id) if run_id else None  # one writer per run: a second process stops here
-    try:
-        planned, note, caps = await _plan(m, requested, sender, capabilities, client, reprobe)
-        probe_stats = dataclasses.replace(client.stats)
-        tasks = build_tasks(dataset, m, dims, limit=limit, pairs=pairs)
-        run_id = run_id or new_run_id(dataset.id, m.name, endpoint.model)
-        lease = lease or store.acquire_lease(run_id)
-        selection = PairSelection.from_arg(pairs).describe() if m.pairwise else None
-        run_config = {
-            "method": m.name,
-            "method_config": _config_dict(planned),
-            "requested_config": _config_dict(requested),
-            "plan_note": note,
-            "capabilities": asdict(caps),
-            "endpoint": endpoint.identity(),
-            "criteria": {d: {"hash": c.version_hash(), **asdict(c)} for d, c in crit.items()},
-            "parse_mode": parse_mode,
-            "pairs": selection,
-            "limit": limit,
-            "concurrency": concurrency,
-            "max_retries": max_retries,
-            "timeout_s": timeout_s,
-            "estimator": getattr(planned, "estimator", ""),
-            "schedule": schedule,
-        }
-        if len(endpoints) > 1:
-            run_config["endpoints"] = [e.identity() for e in endpoints]
-        run_config.update(extra_config or {})
-        resumed = store.run_exists(run_id)
-        store.create_run(run_id=run_id, dataset_id=dataset.id, method=m.name, model=endpoint.model, label=label,
-                         config=run_config, parser=getattr(m, "parser", ""), status="running")
-        log.info("run %s: %d tasks, method %s on %s (%s)%s", run_id, len(tasks), m.name, endpoint.identity(),
-                 note or "as configured", " (resumed)" if resumed else "")
-        hashes = {d: c.version_hash() for d, c in crit.items()}
-        done = store.done_keys(run_id, pairwise=m.pairwise)
-        todo = [t for t in tasks if done.get(_task_key(t, hashes[t.dimension])) != STATUS_OK]
-        # longest shared prefix first: one document's items together, while the server's prefix cache is hot
-        todo = order_tasks(todo, lambda t: m.build_requests(t, crit[t.dimension], planned), schedule)
-        already = len(tasks) - len(todo)
-
-        counts = {"done": already, "cached": 0, "failed": 0, "session_done": 0, "ok": already,
-                  "cached_prompt_tokens": 0}
-        failfast = _FailFast(min(FAIL_FAST_AFTER, len(todo)))
-        last_emit = [0.0]
-
-        def emit(force: bool = False) -> None:
-            if progress is None:
-                return
-            t = time.perf_counter()
-            if not force and t - last_emit[0] < 0.1:
-                return
-            last_emit[0] = t
-            elapsed = t - t_start
-            remaining = len(tasks) - counts["done"]
-            rate = counts["session_done"] / elapsed if elapsed > 0 and counts["session_done"] else 0.0
-            eta = remaining / rate if rate > 0 else (0.0 if remaining == 0 else None)
-            progress(Progress(total=len(tasks), done=counts["done"], cached=counts["cached"], failed=counts["failed"],
-                              retrying=max(0, client.stats.retrying_now), eta_s=eta, elapsed_s=elapsed))
-
-        async def one(task: ItemTask | PairTask) -> None:
-            criteria = crit[task.dimension]
-            task_label = f"{task.pair_id}|{task.order}" if isinstance(task, PairTask) else task.item_id
-            entries: list[dict[str, Any]] = []
-            answers: list[tuple] = []
-            responses: list[Response] = []
-            try:
-                requests = m.build_requests(task, criteria, planned)
-                results = await asyncio.gather(*(sender.fetch(r) for r in requests), return_exceptions=True)
-                errors = []
-                for res in results:
-                    if isinstance(res, BaseException):
-                        if isinstance(res, asyncio.CancelledError):
-                            raise res
-                        errors.append(res)
-                        continue
-                    resp, entry = res
-                    responses.append(resp)
-                    if entry is not None:
-                        entries.append(entry)
-                        cached_toks = int(resp.usage.get("cached_tokens", 0) or 0)
-                        counts["cached_prompt_tokens"] += cached_toks
-                        answers.append((entry["key"], task_label, task.dimension,
-                                        resp.answered_by or endpoint.base_url,
-                                        int(resp.usage.get("prompt_tokens", 0) or 0), cached_toks, resp.latency_s))
-                if errors:
-                    e = errors[0]
-                    reason = e.reason if isinstance(e, RequestFailed) else f"{type(e).__name__}: {e}"
-                    if len(requests) > 1:
-                        reason += f" ({len(errors)} of {len(requests)} requests failed)"
-                    failfast.failure(reason)
-                    outcome = Outcome(value=None, status=STATUS_FAILED, reason=reason,
-                                      estimator=getattr(planned, "estimator", ""))
-                else:
-                    failfast.success()
-                    outcome = m.score(task, criteria, planned, responses, parse_mode=parse_mode)
-                    outcome = explain_failure(outcome, responses)
-            except asyncio.CancelledError:
-                raise
-            except UnsupportedByEndpoint:
-                raise
-            except Exception as e:  # noqa: BLE001 - a method bug must fail this item with a reason, not the run
-                log.warning("method error on %s: %s", getattr(task, "item_id", getattr(task, "pair_id", "?")), e)
-                outcome = Outcome(value=None, status=STATUS_FAILED, reason=f"method error: {type(e).__name__}: {e}")
-            if outcome.status not in (STATUS_OK, STATUS_FAILED):
-                outcome = dataclasses.replace(outcome, status=STATUS_FAILED,
-                                              reason=f"method returned status {outcome.status!r}")
-            if outcome.status == STATUS_OK and (outcome.value is None or
-                                                (isinstance(outcome.value, float) and math.isnan(outcome.value))):
-                outcome = dataclasses.replace(outcome, status=STATUS_FAILED, value=None,
-                                              reason=outcome.reason or "method gave no value")
-            raw = outcome.raw or (json.dumps([c.text for r in responses for c in r.choices], ensure_ascii=False)
-                                  if sum(len(r.choices) for r in responses) > 1
-                                  else (responses[0].choices[0].text if responses else ""))
-            row = {"dimension": task.dimension, "criteria_hash": hashes[task.dimension], "raw": raw,
-                   "value": outcome.value, "status": outcome.status, "reason": _redact(client, outcome.reason),
-                   "estimator": outcome.estimator, "detail": outcome.detail}
-            if isinstance(task, PairTask):
-                row.update(pair_id=task.pair_id, doc_id=task.doc_id, item_first=task.item_first,
-                           item_second=task.item_second, order=task.order, verdict=outcome.verdict)
-                store.save_comparison(run_id, row, cache=entries, answers=answers)
-            else:
-                row.update(item_id=task.item_id)
-                store.save_judgment(run_id, row, cache=entries, answers=answers)
-            client.stats.cached += sum(1 for r in responses if r.cached)
-            counts["done"] += 1
-            counts["session_done"] += 1
-            if responses and all(r.cached for r in responses):
-                counts["cached"] += 1
-            if outcome.status != STATUS_OK:
-                counts["failed"] += 1
-            else:
-                counts["ok"] += 1
-            emit()
-
-        queue: asyncio.Queue = asyncio.Queue()
-        for t in todo:
-            queue.put_nowait(t)
-
-        async def worker() -> None:
-            while True:
-                if (cancel is not None and cancel.is_set()) or failfast.tripped:
-                    return
-                try:
-                    t = queue.get_nowait()
-                except asyncio.QueueEmpty:
-                    return
-                await one(t)
-
-        emit(force=True)
-        n_workers = max(1, min(getattr(client, "total_concurrency", concurrency), len(todo)))
-        workers = [asyncio.ensure_future(worker()) for _ in range(n_workers)]
-        cancelled = False
-
-        async def watch() -> None:
-            nonlocal cancelled
-            while True:
-                await asyncio.sleep(0.05)
-                if cancel is not None and cancel.is_set():
-                    cancelled = True
-                    for w in workers:
-                        w.cancel()
-                    return
-
-        watcher = asyncio.ensure_future(watch()) if cancel is not None else None
-        try:
-            results = await asyncio.gather(*workers, return_exceptions=True)
-        finally:
-            if watcher is not None:
-                watcher.cancel()
-        for r in results:
-            if isinstance(r, BaseException) and not isinstance(r, asyncio.CancelledError):
-                raise r
-        if cancel is not None and cancel.is_set():
-            cancelled = True
-        emit(force=True)
-        stats = client.stats
-        stats.wall_s = time.perf_counter() - t_start
-        run_stats = stats.as_dict() | {
-            "probe_requests": probe_stats.requests,
-            "tasks": len(tasks),
-            "skipped_already_done": already,
-            "judged_this_session": counts["session_done"],
-            "tasks_from_cache": counts["cached"],
-            "ok": counts["ok"],
-            "failed": counts["failed"],
-            "resumed": resumed,
-            "cached_prompt_tokens": counts["cached_prompt_tokens"],
-        }
-        extra = getattr(client, "extra_stats", None)
-        run_stats.update(extra() if callable(extra) else client.limiter.stats.as_dict()
-                         if hasattr(client, "limiter") else {})
-        status = "cancelled" if cancelled else "stopped" if failfast.tripped else "done"
-        store.finish_run(run_id, status=status, stats=run_stats)
-        if failfast.tripped:
-            raise EndpointUnusable(
-                f"run {run_id} stopped: its first {failfast.seen} request{'s' * (failfast.seen != 1)} all failed the "
-                f"same way and none succeeded: {failfast.tripped}{_url_hint(failfast.tripped)}. Fix the endpoint, "
-                f"then resume the run (CLI: --run {run_id}).")
-        log.info("run %s %s: %s", run_id, status, {k: run_stats[k] for k in ("requests", "cached", "retries",
-                                                                               "failures", "wall_s")})
-        return store.load_run(run_id)
-    finally:
-        _release(store, lease)
-        await client.aclose()
+    """The async form of ``score_dataset`` (same arguments; ``client`` replaces the endpoint's client, e.g. a
+    batch's results; ``extra_config`` is merged into the run's recorded config)."""
+    run = ScoringRun(dataset, method=method, dimensions=dimensions, criteria_by_dim=criteria_by_dim,
+                     endpoint=endpoint, config=config, api_key=api_key, store=store, concurrency=concurrency,
+                     limit=limit, progress=progress, cancel=cancel, run_id=run_id, pairs=pairs,
+                     parse_mode=parse_mode, label=label, capabilities=capabilities, max_retries=max_retries,
+                     timeout_s=timeout_s, reprobe=reprobe, schedule=schedule, client=client,
+                     extra_config=extra_config)
+    return await run.run()
 
 
 def _run_sync(coro_factory: Callable[[], Any]) -> Any:
@@ -728,18 +854,10 @@ def estimate(dataset: Dataset, *, method: Any, criteria_by_dim: dict[str, Criter
     store = store or default_store()
     if isinstance(endpoint, (list, tuple)):
         endpoint = endpoint[0]  # replicas: the first one's identity keys the cache
-    m = _method(method)
-    dims = list(dimensions) if dimensions is not None else list(criteria_by_dim)
-    crit = _criteria_for(m, dims, criteria_by_dim)
-    requested = _config(m, config)
+    m, dims, crit, requested = _resolve(method, dimensions, criteria_by_dim, config)
     sender = CachedSender(None, store, endpoint)
     note = ""
-    caps = capabilities
-    if caps is None:
-        try:
-            caps = _run_sync(lambda: JudgeClient.probe(_ProbeOnly(), send=ProbeSender(sender)))
-        except RequestFailed:
-            caps = None
+    caps = capabilities if capabilities is not None else cached_probe(sender)
     if caps is not None:
         planned, plan_note = m.plan(requested, caps)
         note = plan_note
@@ -747,7 +865,7 @@ def estimate(dataset: Dataset, *, method: Any, criteria_by_dim: dict[str, Criter
         planned = requested
         note = "endpoint not probed yet: estimate assumes it supports the method as configured"
     tasks = build_tasks(dataset, m, dims, limit=limit, pairs=pairs)
-    tasks = order_tasks(tasks, lambda t: m.build_requests(t, crit[t.dimension], planned), schedule)
+    tasks = order_tasks(tasks, _requests_by_task(m, crit, planned), schedule)
     reqs: list[Request] = []
     for t in tasks:
         reqs += m.build_requests(t, crit[t.dimension], planned)
@@ -780,6 +898,15 @@ class _ProbeOnly:
 
     async def send(self, request: Request) -> Response:  # pragma: no cover - send is always given
         raise RequestFailed("not cached")
+
+
+def cached_probe(sender: CachedSender) -> Capabilities | None:
+    """The endpoint's capabilities from an earlier run's probe replies in the cache; None when there are none.
+    Sends nothing (an estimate, a batch submission)."""
+    try:
+        return _run_sync(lambda: JudgeClient.probe(_ProbeOnly(), send=ProbeSender(sender)))
+    except RequestFailed:
+        return None
 
 
 # ---------------------------------------------------------------------------------------------------- G-Eval auto-CoT
@@ -815,7 +942,7 @@ def generate_steps(criteria: Criteria, *, endpoint: Endpoint, api_key: str | Non
 __all__ = [
     "Progress", "Estimate", "PairSelection", "score_dataset", "ascore_dataset", "estimate", "generate_steps",
     "agenerate_steps", "build_tasks", "item_tasks", "pair_tasks", "item_pairs", "CachedSender", "explain_failure",
-    "new_run_id", "RunStats", "CHARS_PER_TOKEN",
+    "new_run_id", "RunStats", "CHARS_PER_TOKEN", "ScoringRun", "pending_tasks", "run_config", "cached_probe",
 ]
 
 
