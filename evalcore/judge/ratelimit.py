@@ -32,7 +32,7 @@ import re
 import time
 from collections import deque
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 _DURATION_RE = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
 
@@ -286,37 +286,33 @@ class RateLimiter:
         """Lower the local buckets to what the server reported: its remaining count when it admitted the request,
         minus what was sent since, plus what it has refilled since (credited from the send time at the paced rate,
         a slight over-credit by the one-way network delay, covered by holding only part of the burst)."""
-        since = self._seq - seq if seq is not None else 0
         age = max(0.0, time.monotonic() - sent_at) if sent_at is not None else 0.0
         if lim.limit_requests:
-            rate = lim.limit_requests / 60.0
-            cap = (lim.remaining_requests or 0) + (lim.reset_requests_s or 0) * rate
-            cap = (min(cap, lim.limit_requests) if cap > 0 else lim.limit_requests) * self.burst_share
-            if self._req is None:
-                self._req = _Bucket(rate * self.safety, cap)
-                self._req.level = cap
-            self._base_rates["req"] = rate
-            self._req.rate = rate * self.safety * self._factor
-            self._req.capacity = max(1.0, cap)
             self.stats.limit_requests_per_min = lim.limit_requests
-            if lim.remaining_requests is not None:
-                self._req.refill(time.monotonic())
-                self._req.level = min(self._req.level, lim.remaining_requests - since + age * self._req.rate)
+            self._req = self._synced(self._req, "req", lim.limit_requests, lim.remaining_requests,
+                                     lim.reset_requests_s, lambda: self._seq - seq if seq is not None else 0, age)
         if lim.limit_tokens:
-            rate = lim.limit_tokens / 60.0
-            cap = (lim.remaining_tokens or 0) + (lim.reset_tokens_s or 0) * rate
-            cap = (min(cap, lim.limit_tokens) if cap > 0 else lim.limit_tokens) * self.burst_share
-            if self._tok is None:
-                self._tok = _Bucket(rate * self.safety, cap)
-                self._tok.level = cap
-            self._base_rates["tok"] = rate
-            self._tok.rate = rate * self.safety * self._factor
-            self._tok.capacity = max(1.0, cap)
             self.stats.limit_tokens_per_min = lim.limit_tokens
-            if lim.remaining_tokens is not None:
-                spent = sum(c for s, c in self._sent_tokens if seq is not None and s > seq)
-                self._tok.refill(time.monotonic())
-                self._tok.level = min(self._tok.level, lim.remaining_tokens - spent + age * self._tok.rate)
+            self._tok = self._synced(self._tok, "tok", lim.limit_tokens, lim.remaining_tokens, lim.reset_tokens_s,
+                                     lambda: sum(c for s, c in self._sent_tokens if seq is not None and s > seq), age)
+
+    def _synced(self, bucket: _Bucket | None, name: str, limit: float, remaining: float | None,
+                reset_s: float | None, used_since: Callable[[], float], age: float) -> _Bucket:
+        """One bucket (requests or tokens per minute) set to the announced rate and burst, its level lowered to
+        ``remaining - used_since() + age x rate`` when the server reported what remains."""
+        rate = limit / 60.0
+        cap = (remaining or 0) + (reset_s or 0) * rate
+        cap = (min(cap, limit) if cap > 0 else limit) * self.burst_share
+        if bucket is None:
+            bucket = _Bucket(rate * self.safety, cap)
+            bucket.level = cap
+        self._base_rates[name] = rate
+        bucket.rate = rate * self.safety * self._factor
+        bucket.capacity = max(1.0, cap)
+        if remaining is not None:
+            bucket.refill(time.monotonic())
+            bucket.level = min(bucket.level, remaining - used_since() + age * bucket.rate)
+        return bucket
 
     # ------------------------------------------------------------------ httpx hooks
     def hooks(self) -> dict[str, list[Any]]:

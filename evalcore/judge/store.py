@@ -78,6 +78,12 @@ def _json_default(x: Any) -> Any:
     return str(x)
 
 
+def _value(row: dict[str, Any]) -> float | None:
+    """A row's score as stored: a float, or NULL for none or NaN."""
+    value = row.get("value")
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
+
+
 def _dumps(x: Any) -> str:
     return json.dumps(x, ensure_ascii=False, default=_json_default)
 
@@ -250,32 +256,29 @@ class Store:
     def save_judgment(self, run_id: str, row: dict[str, Any], *, cache: list[dict[str, Any]] = (),
                       answers: list[tuple] = ()) -> None:
         """One judgment (and the cache entries of the responses it came from) in one transaction."""
-        value = row.get("value")
-        value = None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
+        value = _value(row)
         args = (run_id, row["item_id"], row["dimension"], row.get("criteria_hash", ""), row.get("raw", ""), value,
                 row["status"], row.get("reason", ""), row.get("estimator", ""), _dumps(row.get("detail") or {}), now())
-        cache_rows = self._cache_rows(list(cache))
-        with self.write() as c:
-            if cache_rows:
-                c.executemany(self._CACHE_SQL, cache_rows)
-            if answers:
-                c.executemany(self._ANSWER_SQL, [(run_id, *a, now()) for a in answers])
-            c.execute(self._JUDGMENT_SQL, args)
+        self._save_with_cache(run_id, self._JUDGMENT_SQL, args, cache, answers)
 
     def save_comparison(self, run_id: str, row: dict[str, Any], *, cache: list[dict[str, Any]] = (),
                         answers: list[tuple] = ()) -> None:
-        value = row.get("value")
-        value = None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
+        value = _value(row)
         args = (run_id, row["pair_id"], row["doc_id"], row["item_first"], row["item_second"], row["dimension"],
                 row["order"], row.get("criteria_hash", ""), row.get("raw", ""), row.get("verdict"), value,
                 row["status"], row.get("reason", ""), row.get("estimator", ""), _dumps(row.get("detail") or {}), now())
+        self._save_with_cache(run_id, self._COMPARISON_SQL, args, cache, answers)
+
+    def _save_with_cache(self, run_id: str, sql: str, args: tuple, cache: list[dict[str, Any]],
+                         answers: list[tuple]) -> None:
+        """One judgment or comparison row with its responses' cache entries and answers rows, in one transaction."""
         cache_rows = self._cache_rows(list(cache))
         with self.write() as c:
             if cache_rows:
                 c.executemany(self._CACHE_SQL, cache_rows)
             if answers:
                 c.executemany(self._ANSWER_SQL, [(run_id, *a, now()) for a in answers])
-            c.execute(self._COMPARISON_SQL, args)
+            c.execute(sql, args)
 
     # answers rows: (key, task, dimension, answered_by, prompt_tokens, cached_tokens, latency_s)
     _ANSWER_SQL = ("INSERT OR REPLACE INTO answers (run_id, key, task, dimension, answered_by, prompt_tokens,"
