@@ -8,6 +8,7 @@ from evalcore import views
 from evalcore.views import alignment as alignment_views
 from pages import _compute as compute
 from pages import _shared as ui
+from pages import _url as url
 
 ctx = ui.context()
 ds = ctx.dataset
@@ -16,11 +17,11 @@ st.caption(f"Dimension **{ui.esc(ctx.dimension)}** · parse mode **{ctx.parse}**
            "(change them in the sidebar)")
 
 c1, c2, c3 = st.columns([1, 1, 2])
-level = c1.selectbox("Level", list(views.LEVELS), key="level", bind="query-params",
+level = c1.selectbox("Level", list(views.LEVELS), key=url.key("level", views.LEVELS[0], options=views.LEVELS),
                      help="dataset: all items pooled; summary: per document, averaged; system: per-system means")
-coefficient = c2.selectbox("Coefficient", list(views.COEFFICIENTS), index=1, key="coefficient",
-                           bind="query-params", help="Kendall is tau-b")
-systems = c3.multiselect("Systems (empty = all)", ds.systems, key="systems", bind="query-params",
+coefficient = c2.selectbox("Coefficient", list(views.COEFFICIENTS), help="Kendall is tau-b",
+                           key=url.key("coefficient", views.COEFFICIENTS[1], options=views.COEFFICIENTS))
+systems = c3.multiselect("Systems (empty = all)", ds.systems, key=url.key("systems", [], options=ds.systems),
                          help="Restrict every statistic on this page to these systems")
 sys_t = tuple(systems) if systems else None
 
@@ -34,17 +35,7 @@ if not ui.need_runs(runs + ctx.pairwise_runs):
 # Each section runs only when its tab is open (st.tabs with on_change="rerun"): drawing every chart at once made the
 # page slow to appear in the browser. The open tab is part of the view, so it lives in the URL like the rest.
 SECTIONS = ["Correlations", "Per system & meta-correlation", "#CP", "RTS-MCQ reliability", "Difficulty (002)"]
-wanted = st.query_params.get("section")
-if "section" not in st.session_state and wanted in SECTIONS:
-    # seeded through session state, not ``default=``: a default that changes between runs changes the widget's
-    # identity, and the user's next tab click would be lost
-    st.session_state["section"] = wanted
-tabs = st.tabs(SECTIONS, key="section", on_change="rerun")
-open_section = st.session_state.get("section") or SECTIONS[0]
-if open_section == SECTIONS[0]:
-    st.query_params.pop("section", None)
-else:
-    st.query_params["section"] = open_section
+tabs = st.tabs(SECTIONS, key=url.key("section", SECTIONS[0], options=SECTIONS), on_change="rerun")
 tab_of = dict(zip(SECTIONS, tabs))
 
 # ----------------------------------------------------------------------------------------------- correlations
@@ -68,7 +59,7 @@ with tab_of['Correlations']:
                     ui.table(ceil, f"human ceiling {ctx.dimension} {level} {coefficient}", "ceiling")
                 # The chart is opt-in: loading the charting library roughly doubles the time until this page's
                 # numbers appear (bench/bench_app_ready.py); the other tabs and the HTML report always have charts.
-                if st.toggle("Chart of the correlations with their 95% CIs", key="corr_chart", bind="query-params"):
+                if st.toggle("Chart of the correlations with their 95% CIs", key=url.key("corr_chart", False)):
                     ui.chart(alignment_views.alignment_figure(table, coefficient), "correlations")
         else:
             st.info("The selected runs are pairwise: see #CP below and position bias on the Bias page.")
@@ -119,7 +110,8 @@ with tab_of['RTS-MCQ reliability']:
         if pairs:
             st.subheader("RTS-MCQ reliability (003 Eq. 4)")
             labels = {f"{a.run_id} + {b.run_id}": (a, b) for a, b in pairs}
-            choice = st.selectbox("RTS and MCQ runs", list(labels), key="reliability_pair", bind="query-params")
+            choice = st.selectbox("RTS and MCQ runs", list(labels),
+                                  key=url.key("reliability_pair", list(labels)[0], options=labels))
             a, b = labels[choice]
             if ctx.dimension in a.dimensions or not a.dimensions:
                 with st.spinner("Reliability indicator…"):

@@ -16,6 +16,7 @@ from evalcore.judge.store import default_store
 from evalcore.methods import METHODS
 from pages import _compute as compute
 from pages import _shared as ui
+from pages import _url as url
 
 ctx = ui.context()
 ds = ctx.dataset
@@ -81,16 +82,17 @@ if not choice.ready:
 st.subheader("What to score")
 method_names = list(METHODS)
 c1, c2, c3 = st.columns(3)
-method_name = c1.selectbox("Method", method_names, key="method", bind="query-params",
+method_name = c1.selectbox("Method", method_names, key=url.key("method", method_names[0], options=method_names),
                            help=", ".join(f"{n}: {getattr(m, 'label', n)}" for n, m in METHODS.items()))
-dims = c2.multiselect("Dimensions to score", ds.dimension_names, default=[ctx.dimension], key="score_dims",
-                      bind="query-params")
+dims = c2.multiselect("Dimensions to score", ds.dimension_names,
+                      key=url.key("score_dims", [ctx.dimension], options=ds.dimension_names))
 method = METHODS[method_name]
 limit = c3.number_input("Pairs (0 = all)" if method.pairwise else "Items (0 = all)", min_value=0,
-                        max_value=max(len(ds.items), 1) * 10, value=0, step=10, key="limit", bind="query-params")
+                        max_value=max(len(ds.items), 1) * 10, step=10,
+                        key=url.key("limit", 0, bounds=(0, max(len(ds.items), 1) * 10)))
 c4, c5 = st.columns([1, 3])
-concurrency = c4.number_input("Concurrent requests", min_value=1, max_value=128, value=8, key="concurrency",
-                              bind="query-params")
+concurrency = c4.number_input("Concurrent requests", min_value=1, max_value=128,
+                              key=url.key("concurrency", 8, bounds=(1, 128)))
 label = c5.text_input("Run label", key="run_label", placeholder="e.g. G-Eval, my steps v2")
 reprobe = st.checkbox("Probe the endpoint's capabilities again", key="reprobe",
                       help="The capability probe (log-probs, n, echo) is cached like every call; probe again if the "
@@ -176,6 +178,8 @@ if job is not None:
         ui.forget_runs()
         compute.forget_results()
         st.session_state["local_run"] = job.run_id  # show the run just scored below
+        if job.run is not None:  # and analyse it: it joins the sidebar's runs (pages/_nav.py adds it)
+            st.session_state.setdefault("_pending_runs", []).append(job.run_id)
         st.rerun()
     else:
         frac, text = progress_line(job)
@@ -200,7 +204,7 @@ if not local:
     st.info("No local run on this dataset yet.")
 else:
     labels = {r.run_id: f"{common_views.run_label(r)}  ({r.run_id})" for r in local}
-    rid = st.selectbox("Run", list(labels), key="local_run", bind="query-params")
+    rid = st.selectbox("Run", list(labels), key=url.key("local_run", list(labels)[0], options=labels))
     st.text(labels[rid])
     run = ui.load_run(rid, "robust")
     info = run.summary()

@@ -19,7 +19,7 @@ APP = str(Path(__file__).resolve().parents[1] / "app.py")
 TIMEOUT = 60  # seconds per script run: the first run imports scipy/plotly and loads SummEval on 2 busy cores
 
 PAGES = {
-    "data": "pages/data_page.py",
+    "data": "pages/data.py",
     "criteria": "pages/criteria.py",
     "score": "pages/score.py",
     "alignment": "pages/alignment.py",
@@ -134,7 +134,6 @@ def test_every_analysis_page_renders_with_real_numbers():
     assert_clean(at)
     assert len(plotly_charts(at)) == 1
     link = new_app(corr_chart="true")  # a share link with the chart shown
-    link.run()
     goto(link, "alignment")
     assert link.toggle(key="corr_chart").value is True and len(plotly_charts(link)) == 1
     # every table has its CSV download beside it
@@ -178,13 +177,11 @@ def test_criteria_and_score_pages_without_endpoint():
 def test_state_is_restored_from_query_params():
     at = new_app(dataset="summeval", runs=[CHATGPT_RTS], dimension="fluency", level="system",
                  coefficient="kendall", parse="paper", resamples="30", systems=["M8", "M9", "M10", "M11"])
-    at.run()
-    assert_clean(at)
+    goto(at, "alignment")  # the link names its page: /alignment?dataset=...
     assert at.sidebar.multiselect(key="runs").value == [CHATGPT_RTS]
     assert at.sidebar.selectbox(key="dimension").value == "fluency"
     assert at.sidebar.radio(key="parse").value == "paper"
     assert at.sidebar.number_input(key="resamples").value == 30
-    goto(at, "alignment")
     assert at.selectbox(key="level").value == "system"
     assert at.selectbox(key="coefficient").value == "kendall"
     assert at.multiselect(key="systems").value == ["M8", "M9", "M10", "M11"]
@@ -331,7 +328,6 @@ def test_alignment_page_reproduces_shen_published_cp():
     """003's ChatGPT RTS #CP on the 66 abstractive pairs (coherence 54, consistency 56, fluency 62, relevance 62;
     7 of 11 challenge pairs on average) under Shen's parse rule, with the H2H run beside it."""
     at = new_app(runs=[CHATGPT_RTS, CHATGPT_H2H], parse="paper", section="#CP")  # a share link to the #CP tab
-    at.run()
     goto(at, "alignment")
     cp = frame_with(at, "run", "dimension", "full correct", "challenge correct").set_index(["run", "dimension"])
     rts = cp.loc[cp.index.get_level_values("run").str.contains("RTS")].droplevel("run")

@@ -9,6 +9,7 @@ from evalcore import importers
 from evalcore.views import data as data_views
 from pages import _compute as compute
 from pages import _shared as ui
+from pages import _url as url
 
 ctx = ui.context()
 ds = ctx.dataset
@@ -28,8 +29,8 @@ st.subheader("Dimensions")
 ui.table(data_views.dataset_overview(ds), f"{ds.id} dimensions", "dimensions")
 
 st.subheader("Preview")
-n_preview = st.number_input("Rows to preview", min_value=5, max_value=500, value=20, step=5, key="preview_rows",
-                            bind="query-params")
+n_preview = st.number_input("Rows to preview", min_value=5, max_value=500, step=5,
+                            key=url.key("preview_rows", 20, bounds=(5, 500)))
 ui.table(data_views.preview_frame(ds, int(n_preview)), f"{ds.id} preview", "preview")
 
 st.subheader("Rating distributions")
