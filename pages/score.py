@@ -105,6 +105,28 @@ with st.expander("Criteria used (edit them on the Criteria page)"):
         ui.plain("Definition", c.definition)
 
 # --------------------------------------------------------------------------------------------------- estimate
+def show_estimate(est) -> None:
+    """What a run would ask for: requests (duplicates and cache hits apart from what goes out), then tokens and cost
+    of the calls that go out."""
+    st.subheader("Estimate")
+    st.markdown("**Requests**")
+    r1, r2, r3, r4 = st.columns(4)
+    r1.metric("Requests", f"{est.requests:,}", help="items (or ordered pairs) x dimensions x requests per task")
+    r2.metric("Duplicate outputs", f"{est.duplicates:,}",
+              help="requests identical to another one of this run (the same text to rate): sent once, the copies "
+                   "read the reply back")
+    r3.metric("Cache hits", f"{est.cache_hits:,}", help="replies an earlier run already stored: not sent again")
+    r4.metric("Calls to send", f"{est.calls:,}", help="requests - duplicate outputs - cache hits")
+    st.markdown("**Tokens and cost** (of the calls to send)")
+    t1, t2, t3, _ = st.columns(4)
+    t1.metric("Prompt tokens", f"{est.prompt_tokens:,}", help="characters / 4: a rough count")
+    t2.metric("Completion tokens (max)", f"{est.completion_tokens:,}", help="max_tokens x samples: an upper bound")
+    t3.metric("Cost (USD)", "unknown" if est.cost_usd is None else f"{est.cost_usd:,.2f}",
+              help="unknown when the model's price is not in the price list")
+    if est.note:
+        st.caption(ui.esc(est.note))
+
+
 if choice.endpoint is not None and dims:
     from evalcore.judge.runner import estimate
 
@@ -115,13 +137,7 @@ if choice.endpoint is not None and dims:
     except Exception as e:  # noqa: BLE001 - e.g. the method is unsupported by this endpoint
         st.warning(ui.esc(f"No estimate: {type(e).__name__}: {e}"))
     else:
-        e1, e2, e3, e4 = st.columns(4)
-        e1.metric("Calls", f"{est.calls:,}")
-        e2.metric("Cached", f"{est.cached:,}")
-        e3.metric("Tokens (in / out max)", f"{est.prompt_tokens:,} / {est.completion_tokens:,}")
-        e4.metric("Cost (USD)", "unknown" if est.cost_usd is None else f"{est.cost_usd:,.2f}")
-        if est.note:
-            st.caption(est.note)
+        show_estimate(est)
 
 # ------------------------------------------------------------------------------------------------------- run
 job: Job | None = st.session_state.get("_score_job")

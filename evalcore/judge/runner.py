@@ -79,6 +79,9 @@ class Estimate:
     cost_usd: float | None  # None when the model's price is unknown
     tasks: int = 0  # items (or ordered pairs) x dimensions
     note: str = ""
+    requests: int = 0  # every request the run builds (calls + cached)
+    duplicates: int = 0  # requests identical to an earlier one of the same run: sent once, the rest read back
+    cache_hits: int = 0  # distinct requests whose reply an earlier run left in the cache (cached = duplicates + these)
 
 
 @dataclass(frozen=True)
@@ -640,7 +643,8 @@ def estimate(dataset: Dataset, *, method: Any, criteria_by_dim: dict[str, Criter
     cost = cost_mod.cost_usd(prompt_tokens, completion_tokens, model=endpoint.model, provider=endpoint.provider,
                              prices=prices)
     return Estimate(calls=calls, cached=len(reqs) - calls, prompt_tokens=prompt_tokens,
-                    completion_tokens=completion_tokens, cost_usd=cost, tasks=len(tasks), note=note)
+                    completion_tokens=completion_tokens, cost_usd=cost, tasks=len(tasks), note=note,
+                    requests=len(reqs), duplicates=len(reqs) - len(uniq), cache_hits=len(hits))
 
 
 class _ProbeOnly:
