@@ -48,10 +48,20 @@ def load_run(run_id: str, parse: str) -> Run:
     return runs_mod.load_run(run_id, parse=parse)
 
 
+@st.cache_resource(show_spinner=False, max_entries=256)
+def run_dimensions(run_id: str) -> tuple[str, ...]:
+    """The dimensions a run scored, without parsing it (an unreadable run has none here; loading it says why)."""
+    try:
+        return tuple(runs_mod.run_dimensions(run_id))
+    except Exception:  # noqa: BLE001 - runs_by_ids reports the error when the run is loaded
+        return ()
+
+
 def forget_runs() -> None:
     """After a scoring run or an upload: the run lists and local runs may have changed."""
     run_index.clear()
     load_run.clear()
+    run_dimensions.clear()
     dataset_list.clear()
 
 
@@ -60,14 +70,28 @@ def forget_runs() -> None:
 
 @dataclass
 class Context:
+    """What the sidebar chose. The selected runs are loaded when a page first asks for ``runs`` (the Data page
+    never does, so it shows without parsing them)."""
+
     dataset_id: str
     dataset: Dataset
     run_ids: list[str]
-    runs: list[Run]
     dimension: str
     parse: str
     n_resamples: int
     all_runs: list[Run] = field(default_factory=list)  # every run of the dataset (index objects, no values)
+    _runs: list[Run] | None = field(default=None, repr=False)
+
+    @property
+    def runs(self) -> list[Run]:
+        if self._runs is None:
+            with st.spinner("Loading runs…"):
+                self._runs = runs_by_ids(self.run_ids, self.parse)
+        return self._runs
+
+    @property
+    def runs_if_loaded(self) -> list[Run] | None:
+        return self._runs
 
     @property
     def item_runs(self) -> list[Run]:

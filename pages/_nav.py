@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from evalcore import views
+from evalcore import runs as runs_mod
+from evalcore.parsers import PARSE_MODES
 from evalcore.views import common as common_views
-from evalcore.views import report as report_views
 from pages import _loaders as ui
 from pages import _url as url
 
@@ -42,15 +42,9 @@ def _to_first_page() -> None:
 FIRST_PAGE_ALIAS = st.Page(_to_first_page, title="Data", url_path="data", visibility="hidden")
 
 
-def _view_value(key: str, allowed: tuple[str, ...], default: str) -> str:
-    """A page widget's value for the report: its state if the page ran in this session, else the URL's."""
-    v = st.session_state.get(key) or st.query_params.get(key)
-    return v if v in allowed else default
-
-
-def default_dimension(dimensions: list[str], runs) -> str:
+def default_dimension(dimensions: list[str], run_ids: list[str]) -> str:
     """The dimension a dataset opens on: the first one a selected run scored, else the dataset's first."""
-    scored = {d for r in runs for d in r.dimensions}
+    scored = {d for r in run_ids for d in ui.run_dimensions(r)}
     return next((d for d in dimensions if d in scored), dimensions[0])
 
 
@@ -96,49 +90,50 @@ def sidebar() -> ui.Context:
         labels = {r.run_id: common_views.run_label(r) for r in index}
         chosen = _runs_picker(dataset_id, run_ids, labels)
 
-        # The parse mode is drawn below the dimension but read first: the runs it loads tell which dimension a
-        # newly opened dataset starts on.
-        parse_modes = list(views.PARSE_MODES)
-        parse = st.session_state[url.key("parse", parse_modes[0], options=parse_modes)]
-        with st.spinner("Loading runs…"):
-            runs = ui.runs_by_ids(chosen, parse)
-
         dims = dataset.dimension_names
-        default_dim = default_dimension(dims, runs)
+        default_dim = default_dimension(dims, chosen)
         opened = st.session_state.get("_dimension_for")
         if opened is not None and opened != dataset_id:
             st.session_state["dimension"] = default_dim  # another dataset: start on a dimension its runs scored
         st.session_state["_dimension_for"] = dataset_id
         dimension = st.selectbox("Dimension", dims, key=url.key("dimension", default_dim, options=dims))
-        st.radio("Parse mode", parse_modes, key="parse", horizontal=True,
-                 help="robust (default): unreadable replies are failures, excluded and counted. "
-                      "paper: the published scripts' own parse rules, to reproduce their numbers. Applies to the "
-                      "published runs; a run scored here keeps the mode it was scored with.")
+        parse_modes = list(PARSE_MODES)
+        parse = st.radio("Parse mode", parse_modes, key=url.key("parse", parse_modes[0], options=parse_modes),
+                         horizontal=True,
+                         help="robust (default): unreadable replies are failures, excluded and counted. "
+                              "paper: the published scripts' own parse rules, to reproduce their numbers. Applies to "
+                              "the published runs; a run scored here keeps the mode it was scored with.")
         n_resamples = int(st.number_input("Bootstrap resamples", min_value=10, max_value=100_000, step=100,
                                           key=url.key("resamples", ui.default_resamples(), bounds=(10, 100_000))))
-        ctx = ui.Context(dataset_id=dataset_id, dataset=dataset, run_ids=chosen, runs=runs,
-                         dimension=dimension, parse=parse, n_resamples=n_resamples, all_runs=index)
+        ctx = ui.Context(dataset_id=dataset_id, dataset=dataset, run_ids=chosen, dimension=dimension, parse=parse, n_resamples=n_resamples, all_runs=index)
         _export_button(ctx)
     return ctx
 
 
 def _export_button(ctx: ui.Context) -> None:
-    dataset = ctx.dataset
-    params = report_views.AnalysisParams(
-        dataset_id=ctx.dataset_id, run_ids=ctx.run_ids, dimension=ctx.dimension,
-        level=_view_value("level", views.LEVELS, "dataset"),
-        coefficient=_view_value("coefficient", views.COEFFICIENTS, "spearman"),
-        parse=ctx.parse, n_resamples=ctx.n_resamples,
-        systems=[s for s in (st.session_state.get("systems") or st.query_params.get_all("systems"))
-                 if s in dataset.systems] or None)
-    item_runs = [r for r in ctx.runs if not r.judgments.empty or not r.comparisons.empty]
+    # The page's own controls, as this run knows them: its widget state if it ran in this session, else the URL's.
+    view = {k: st.session_state.get(k) or st.query_params.get(k) for k in ("level", "coefficient")}
+    systems = list(st.session_state.get("systems") or st.query_params.get_all("systems"))
 
     def build_report() -> str:
-        # Runs on Streamlit's download thread: plain evalcore calls only, no st.* here.
-        return report_views.analysis_report(dataset, item_runs, params)
+        # Runs on Streamlit's download thread: plain evalcore calls only, no st.* here. The statistics modules
+        # load here, not in every run of the sidebar (the Data page needs none of them).
+        from evalcore.meta.correlation import COEFFICIENTS, LEVELS
+        from evalcore.views import report as report_views
+
+        params = report_views.AnalysisParams(
+            dataset_id=ctx.dataset_id, run_ids=ctx.run_ids, dimension=ctx.dimension,
+            level=view["level"] if view["level"] in LEVELS else "dataset",
+            coefficient=view["coefficient"] if view["coefficient"] in COEFFICIENTS else "spearman",
+            parse=ctx.parse, n_resamples=ctx.n_resamples,
+            systems=[s for s in systems if s in ctx.dataset.systems] or None)
+        loaded = ctx.runs_if_loaded
+        runs = loaded if loaded is not None else [runs_mod.load_run(r, parse=ctx.parse) for r in ctx.run_ids]
+        item_runs = [r for r in runs if not r.judgments.empty or not r.comparisons.empty]
+        return report_views.analysis_report(ctx.dataset, item_runs, params)
 
     st.download_button("Export report", data=build_report, file_name=f"{APP_NAME.lower()}-{ctx.dataset_id}.html",
-                       mime="text/html", key="export_report", icon=":material/download:", disabled=not item_runs,
+                       mime="text/html", key="export_report", icon=":material/download:", disabled=not ctx.run_ids,
                        help="One self-contained HTML file (tables and interactive charts, opens offline) "
                             "of the current analysis.")
 
