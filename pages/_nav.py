@@ -60,6 +60,7 @@ def _dataset_picker() -> str:
     pending = st.session_state.pop("_pending_dataset", None)
     if pending in ids:  # set by the Data page after an upload, before the widget exists in this run
         st.session_state["dataset"] = pending
+        url.key("dataset", default, options=ids)  # to the URL at once
     dataset_id = st.selectbox("Dataset", ids, key="dataset")
     st.text(names.get(dataset_id, dataset_id))  # a user dataset's name: shown as text, never Markdown
     return dataset_id
@@ -71,6 +72,7 @@ def _runs_picker(dataset_id: str, run_ids: list[str], labels: dict[str, str]) ->
     added = [r for r in st.session_state.pop("_pending_runs", []) if r in run_ids]
     if added:
         st.session_state["runs"] = list(dict.fromkeys(list(st.session_state["runs"]) + added))
+        url.key("runs", common_views.default_run_ids(dataset_id, run_ids), options=run_ids)  # to the URL at once
     chosen = st.multiselect("Runs", run_ids, key="runs", placeholder="Pick judge runs",
                             help="Judge runs to analyse: published runs shipped with the data and your own.")
     if chosen:

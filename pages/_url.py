@@ -8,10 +8,11 @@ runs are scored. So the app keeps the URL itself:
 * ``key("level", "dataset", options=LEVELS)`` before a widget created with ``key=`` (and no ``index=``,
   ``value=`` or ``default=`` of its own): the first time the key is met in a session its value comes from the URL,
   else from ``default``; a value that is no longer allowed (another dataset was picked) falls back to ``default``.
-  It returns the key, so the call reads ``st.selectbox("Level", LEVELS, key=url.key("level", "dataset", ...))``.
-* ``sync()`` after the page ran (pages/_nav.py does it): the URL becomes every key met in this run with its
-  current value, defaults included, and nothing else. A list that is empty is written as ``?runs=`` so that
-  "no runs" stays explicit.
+  The value is written to the URL right away (defaults too), so a page that stops early (``st.stop()``, after
+  which Streamlit sends nothing more) still has its state in the URL. It returns the key, so the call reads
+  ``st.selectbox("Level", LEVELS, key=url.key("level", "dataset", ...))``. A list that is empty is written as
+  ``?runs=`` so that "no runs" stays explicit.
+* ``sync()`` after the page ran (pages/_nav.py does it): parameters that no widget of this run owns are dropped.
 
 The API key field never goes through here.
 """
@@ -86,7 +87,17 @@ def key(name: str, default: Any, *, options: Iterable | None = None,
         else:
             state[name] = _copy(default)
     state.setdefault(_SEEN, {})[name] = default
+    _write(name, _encode(state[name]))
     return name
+
+
+def _write(name: str, value: list[str] | str) -> None:
+    qp = st.query_params
+    if qp.get_all(name) != (value if isinstance(value, list) else [value]):
+        try:
+            qp[name] = value
+        except Exception:  # noqa: BLE001 - a parameter bound to a widget (bind="query-params") is Streamlit's
+            pass
 
 
 def _copy(value: Any) -> Any:
@@ -118,17 +129,5 @@ def sync() -> None:
             del qp[name]
         except Exception:  # noqa: BLE001 - a parameter bound to a widget (bind="query-params") is Streamlit's
             pass
-    changed = {}
-    for name, value in wanted.items():
-        now = qp.get_all(name)
-        if now != (value if isinstance(value, list) else [value]):
-            changed[name] = value
-    if changed:
-        try:
-            qp.update(changed)
-        except Exception:  # noqa: BLE001 - same: leave bound parameters to Streamlit, set the others
-            for name, value in changed.items():
-                try:
-                    qp[name] = value
-                except Exception:  # noqa: BLE001
-                    pass
+    for name, value in wanted.items():  # values changed after their widget's key() call (a page's own reset)
+        _write(name, value)
