@@ -14,4 +14,5 @@ if str(ROOT) not in sys.path:  # evalcore from the checkout even when the packag
 
 from pages import _nav  # noqa: E402
 
-_nav.main()
+if __name__ == "__main__":  # streamlit runs this file as __main__; a multiprocessing child re-imports it as __mp_main__
+    _nav.main()

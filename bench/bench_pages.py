@@ -1,11 +1,13 @@
 """How long each page of the app takes to show its first content in a browser, cold and warm.
 
-    python bench/bench_pages.py [--pages data,alignment] [--warm 3] [--resamples N] [--dataset summeval]
+    python bench/bench_pages.py [--pages data,alignment] [--warm 3] [--resamples N] [--app-dir DIR]
 
 For every page: COLD is the first visit to that page's URL on a fresh server (new process: imports, data loading,
 every st.cache empty); WARM is a later visit to the same URL in a new browser context (a new Streamlit session on the
 same server: its caches are filled), median of ``--warm`` visits. Each visit opens the page's own URL with nothing
-in the query string (the app's defaults: SummEval with Shen et al.'s GPT-4 and ChatGPT RTS runs).
+in the query string (the app's defaults: SummEval with Shen et al.'s GPT-4 and ChatGPT RTS runs); the Data page is
+the app's default page, opened at "/". ``--app-dir`` times another checkout of the app (e.g. an older commit
+unpacked with ``git archive``) with the same browser, for a before/after ratio on the same machine and load.
 
 "First content" is the first thing on the page a researcher came for (``FIRST_CONTENT`` below: the Data page's
 dimensions table, the Alignment page's correlation table, ...), measured from ``page.goto``; "done" is when the
@@ -39,9 +41,10 @@ FIRST_CONTENT = {
 }
 
 
-def _browser_helpers():
-    """The browser tests' conftest, loaded by path (it is not a package): same app start, same chromium flags."""
-    path = REPO_ROOT / "tests" / "browser" / "conftest.py"
+def _browser_helpers(app_dir: Path = REPO_ROOT):
+    """The browser tests' conftest, loaded by path (it is not a package): same app start, same chromium flags. Its
+    ``start_app`` starts the app of the checkout it belongs to."""
+    path = app_dir / "tests" / "browser" / "conftest.py"
     spec = importlib.util.spec_from_file_location("judgescope_browser_conftest", path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
@@ -57,7 +60,7 @@ def visit(browser, helpers, url: str, path: str) -> tuple[float, float]:
         page = context.new_page()
         first = page.locator(FIRST_CONTENT[path]).first
         t0 = time.perf_counter()
-        page.goto(f"{url}/{path}")
+        page.goto(f"{url}/{'' if path == 'data' else path}")
         first.wait_for(state="attached", timeout=180_000)
         first_s = time.perf_counter() - t0
         helpers.wait_for_idle(page, timeout_ms=180_000, settle_ms=300)
@@ -75,13 +78,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pages", default=",".join(FIRST_CONTENT), help="comma-separated URL paths (default: all)")
     ap.add_argument("--warm", type=int, default=3, help="warm visits per page (default 3)")
     ap.add_argument("--resamples", type=int, default=None, help="bootstrap resamples (default: the app's, 1000)")
+    ap.add_argument("--app-dir", type=Path, default=REPO_ROOT, help="checkout whose app is timed (default: this one)")
     args = ap.parse_args(argv)
     pages = [p.strip() for p in args.pages.split(",") if p.strip()]
     unknown = [p for p in pages if p not in FIRST_CONTENT]
     if unknown:
         ap.error(f"unknown page(s) {unknown}; known: {', '.join(FIRST_CONTENT)}")
 
-    helpers = _browser_helpers()
+    helpers = _browser_helpers(args.app_dir.resolve())
     reason = helpers.chromium_missing_reason()
     if reason:
         print(f"cannot run: {reason}")
@@ -111,7 +115,8 @@ def main(argv: list[str] | None = None) -> int:
 
     resamples = args.resamples if args.resamples is not None else "app default (1000)"
     print()
-    print(f"First content per page (s), default view (SummEval, 2 runs), bootstrap resamples: {resamples}")
+    print(f"First content per page (s), app in {args.app_dir.resolve()}, default view (SummEval, 2 runs), "
+          f"bootstrap resamples: {resamples}")
     print(f"{'page':<11}{'cold':>7}{'target':>8}{'ratio':>7}  {'warm (median)':>14}{'target':>8}{'ratio':>7}"
           f"  {'done cold':>10}{'done warm':>10}  verdict")
     missed = 0
