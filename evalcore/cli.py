@@ -5,6 +5,7 @@
     python -m evalcore meta --dataset summeval --run RUN_ID [--dimension D] [--level L] [--coefficient C]
                             [--parse robust|paper] [--resamples N] [--json]
     python -m evalcore score ... / steps ... / export ...      (judging engine, see evalcore/judge/cli.py)
+    python -m evalcore import-dataset / import-run / export-run (your own data and run bundles, evalcore/import_cli.py)
 
 With ``--json`` the result is one JSON document on stdout (keys documented in README.md).
 """
@@ -50,12 +51,13 @@ def cmd_datasets(args: argparse.Namespace) -> int:
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
-    rows = [r.summary() | {"parser": r.parser} for r in runs_mod.list_runs(args.dataset)]
+    rows = [r.summary() | {"parser": r.parser, "status": r.config.get("status") or "done"}
+            for r in runs_mod.list_runs(args.dataset)]
     if args.json:
         print(json.dumps(_clean(rows), indent=2))
         return 0
     for r in rows:
-        print(f"{r['run_id']:<48} {r['method']:<10} {r['model']:<26} {r['origin']}")
+        print(f"{r['run_id']:<48} {r['method']:<10} {r['model']:<26} {r['origin']:<10} {r['status']}")
     return 0
 
 
@@ -102,8 +104,25 @@ def meta_report(dataset_id: str, run_id: str, *, dimensions: list[str] | None = 
             if covered:  # a partial run is counted on the challenge pairs it covers ("total" says how many)
                 ch = meta.correct_preferences(frame, pairs=covered)
                 entry["correct_preferences"]["challenge"] = {"correct": ch.correct, "total": ch.total}
+        _add_label_agreement(entry, dataset, run, dim, n_resamples=n_resamples, random_state=random_state)
         out["dimensions"][dim] = entry
     return _clean(out)
+
+
+def _add_label_agreement(entry: dict[str, Any], dataset, run, dim: str, *, n_resamples: int,
+                         random_state: int) -> None:
+    """Binary / nominal / ordinal dimensions: kappa, accuracy, P/R/F1, confusion matrix, calibration (issue 7.4)."""
+    if not dataset.dimension(dim).is_categorical:
+        return
+    from evalcore.meta import classification
+
+    try:
+        report = classification.label_agreement(dataset, run, dim, n_resamples=n_resamples,
+                                                 random_state=random_state)
+    except ValueError as e:  # labels that are no category of the dimension: say which, keep the rest of the report
+        entry["agreement"] = {"error": str(e)}
+        return
+    entry["agreement"] = classification.agreement_dict(report)
 
 
 def cmd_meta(args: argparse.Namespace) -> int:
@@ -133,7 +152,33 @@ def cmd_meta(args: argparse.Namespace) -> int:
             if "challenge" in cp:
                 line += f", challenge {cp['challenge']['correct']}/{cp['challenge']['total']}"
             print(line)
+        if "agreement" in e:
+            _print_label_agreement(e["agreement"])
     return 0
+
+
+def _print_label_agreement(a: dict[str, Any]) -> None:
+    if "error" in a:
+        print(f"label agreement: {a['error']}")
+        return
+
+    def fmt(x: dict[str, Any]) -> str:
+        v = "nan" if x["statistic"] is None else f"{x['statistic']:.3f}"
+        return v + (f" [{x['ci_low']:.3f}, {x['ci_high']:.3f}]" if x.get("ci_low") is not None else "")
+
+    print(f"{a['kind']} labels {a['labels']} (gold: {a['gold']}; {a['n']} items, {a['ties']} ties left out)")
+    for k in ("cohen_kappa", "weighted_kappa", "accuracy", "precision", "recall", "f1"):
+        if k in a:
+            print(f"  {k:<15}{fmt(a[k])}")
+    cm = a["confusion_matrix"]
+    width = max(8, *(len(x) + 2 for x in cm["labels"]))
+    print("  confusion (rows human, columns judge)")
+    print("  " + " " * width + "".join(f"{x:>{width}}" for x in cm["labels"]))
+    for name, row in zip(cm["labels"], cm["statistic"]):
+        print("  " + f"{name:>{width}}" + "".join(f"{v:>{width}}" for v in row))
+    if "calibration" in a:
+        c = a["calibration"]
+        print(f"  calibration ({c['target']}, {c['n']} items): Brier {fmt(c['brier'])}, ECE {fmt(c['ece'])}")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -167,6 +212,10 @@ def build_parser() -> argparse.ArgumentParser:
         judge_cli = None
     if judge_cli is not None:
         judge_cli.register(sub)
+
+    from evalcore import import_cli  # import-dataset, import-run, export-run
+
+    import_cli.register(sub)
     return p
 
 
@@ -176,13 +225,30 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from evalcore.judge.types import UnsupportedByEndpoint
 
     errors: list[type[BaseException]] = [KeyError, DatasetValidationError, UnsupportedByEndpoint, FileNotFoundError]
+    from evalcore.bundles import BundleError
+    from evalcore.import_cli import CommandError
+
+    errors += [BundleError, CommandError]
     try:
         from evalcore.judge.client import MissingApiKey
 
         errors.append(MissingApiKey)
     except ImportError:
         pass
+    errors += _hardening_errors()
     return tuple(errors)
+
+
+def _hardening_errors() -> list[type[BaseException]]:
+    """A broken or locked store, a run another process holds, an unusable endpoint, credentials in a URL, a
+    request that failed for good: each says what to do in one line (issue 9)."""
+    try:
+        from evalcore.judge.client import EndpointUnusable, RequestFailed
+        from evalcore.judge.redact import CredentialsInUrl
+        from evalcore.judge.store import RunLeased, StoreError
+    except ImportError:
+        return []
+    return [StoreError, RunLeased, EndpointUnusable, CredentialsInUrl, RequestFailed]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -191,7 +257,9 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except _user_errors() as e:
         msg = e.args[0] if isinstance(e, KeyError) and e.args else e
-        print(f"error: {msg}", file=sys.stderr)
+        from evalcore.judge.redact import redact
+
+        print(f"error: {redact(str(msg))}", file=sys.stderr)
         return 2
 
 

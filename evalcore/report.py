@@ -82,7 +82,9 @@ def table_html(frame: pd.DataFrame) -> str:
 
 
 def _csv_link(frame: pd.DataFrame, name: str) -> str:
-    data = base64.b64encode(frame.to_csv(index=False).encode("utf-8")).decode("ascii")
+    from evalcore.csvsafe import to_csv_safe
+
+    data = base64.b64encode(to_csv_safe(frame).encode("utf-8")).decode("ascii")
     safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in name)[:60] or "table"
     return f'<a class="csv" download="{safe}.csv" href="data:text/csv;base64,{data}">CSV</a>'
 

@@ -113,5 +113,13 @@ def forget_results() -> None:
     """After a local run gained judgments (a scoring run finished or was resumed): results cached under its id are
     stale. Human agreement does not depend on runs and stays cached."""
     for f in (alignment, per_system, meta_correlation, correct_preferences, reliability, difficulty, writer_bias,
-              mean_scores, distributions, position_bias, paired, disagreements):
+              mean_scores, distributions, position_bias, paired, disagreements, label_agreements):
         f.clear()
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def label_agreements(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse: str, n_resamples: int,
+                     systems: tuple[str, ...] | None) -> dict:
+    """Kappa, confusion matrix and calibration per run on a binary / nominal / ordinal dimension (issue 7.4)."""
+    return alignment_views.label_agreements(ui.load_dataset(dataset_id), _runs(run_ids, parse), dimension,
+                                            n_resamples=n_resamples, systems=_systems(systems))

@@ -20,6 +20,8 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from evalcore.csvsafe import to_csv_safe
+from evalcore.judge.redact import split_credentials
 from evalcore.model import Dataset, Run
 from pages import _nav
 from pages import _url as url
@@ -28,8 +30,11 @@ from pages._loaders import (  # noqa: F401 - the pages reach the loaders through
 
 
 def context() -> Context:
-    """The sidebar's shared state (dataset, runs, dimension, parse mode, resamples): every page's first call."""
-    return _nav.context()
+    """The sidebar's shared state (dataset, runs, dimension, parse mode, resamples): every page's first call. A store
+    that cannot be read is said here once, at the top of every page."""
+    ctx = _nav.context()
+    store_banner()
+    return ctx
 
 
 # ------------------------------------------------------------------------------------------------------ display
@@ -48,7 +53,7 @@ def table(frame: pd.DataFrame, name: str, key: str, *, height: int | str = "auto
     with left:
         st.dataframe(frame, hide_index=True, height=height, key=f"df_{key}", column_config=config or None, **kw)
     with right:
-        st.download_button("CSV", data=frame.to_csv(index=False).encode("utf-8"), file_name=f"{_slug(name)}.csv",
+        st.download_button("CSV", data=to_csv_safe(frame).encode("utf-8"), file_name=f"{_slug(name)}.csv",
                            mime="text/csv", key=f"csv_{key}", help=f"Download {name} as CSV", icon=":material/download:")
 
 
@@ -118,12 +123,15 @@ def endpoint_form(where: str = "main") -> EndpointChoice:
     from evalcore.judge.client import LOCAL_PROVIDERS, PRESETS, endpoint_from_preset
 
     presets = list(PRESETS)
+    _move_url_credentials()
     c1, c2, c3 = st.columns([1, 2, 1])
     preset = c1.selectbox("Endpoint preset", presets, key=url.key("endpoint", presets[0], options=presets))
-    env_base = os.environ.get("OPENAI_BASE_URL", "")
+    env_base, env_secret = split_credentials(os.environ.get("OPENAI_BASE_URL", ""))
     preset_base = env_base if (preset == "openai" and env_base) else PRESETS[preset].base_url
     base_url = c2.text_input("Base URL", key=url.key("base_url", ""), placeholder=preset_base,
                              help="Empty: the preset's URL (for openai, $OPENAI_BASE_URL when set)")
+    if split_credentials(base_url)[1] is not None:
+        st.rerun()  # a link's value seeds the bound field on the first run, over the state set above: draw it again
     model = c3.text_input("Model", key=url.key("model", os.environ.get("OPENAI_MODEL", "")),
                           placeholder="e.g. gpt-4o-mini", help="Azure: the deployment name")
     key_env = PRESETS[preset].api_key_env
@@ -136,9 +144,46 @@ def endpoint_form(where: str = "main") -> EndpointChoice:
         problems.append("no model named")
     else:
         endpoint = endpoint_from_preset(preset, model=model.strip(), base_url=(base_url.strip() or preset_base))
+    if base_url.strip() and st.session_state.get("_url_credentials_moved") == base_url.strip():
+        st.info("The base URL carried credentials (user:password@): they were taken out of the URL (which is "
+                "kept in the page's link and the run's record) and put in the API key field, which is never stored.")
+        _clean_address_bar(base_url.strip())
+    if preset == "openai" and env_secret and not api_key and not base_url.strip():
+        api_key = env_secret  # $OPENAI_BASE_URL carried the key: use it, never show or store it
     if not api_key and not os.environ.get(key_env) and PRESETS[preset].provider not in LOCAL_PROVIDERS:
         problems.append(f"no API key (field empty and ${key_env} not set)")
     return EndpointChoice(endpoint=endpoint, api_key=api_key or None, problems=problems)
+
+
+def _clean_address_bar(clean: str) -> None:
+    """Rewrite the browser's address bar when it still shows credentials in ``base_url``.
+
+    Streamlit writes a bound field's corrected value back to the link, except on the first run of a browser session
+    opened straight on a page (a shared link, see app.py's note on the legacy first run): there the address bar
+    keeps what the link or the typing put there. A one-pixel iframe (same origin as the app) replaces the
+    parameter in place with ``history.replaceState``; nothing reloads."""
+    import json
+
+    value = json.dumps(clean).replace("<", "\\u003c")  # typed text inside a script: a JSON string, no "</script>"
+    st.iframe("<script>(function(){var w=window.parent,u=new URL(w.location.href),b=u.searchParams.get('base_url');"
+              "if(b&&b.indexOf('@')>=0){u.searchParams.set('base_url'," + value + ");"
+              "w.history.replaceState(w.history.state,'',u.toString());}})();</script>", height=1)
+
+
+def _move_url_credentials() -> None:
+    """A base URL typed (or linked) as ``http://user:key@host/v1``: take the userinfo out before the URL-bound field
+    is drawn, so it never reaches the page's link, the cache key or the run record; the secret goes to the API key
+    field (session memory only). Runs before the widget exists in this run, when its state may still be set."""
+    typed = st.session_state.get("base_url")
+    if typed is None:
+        typed = st.query_params.get("base_url")
+    clean, secret = split_credentials(typed or "")
+    if secret is None:
+        return
+    st.session_state["base_url"] = clean  # the bound field then writes the clean URL back to the link
+    if not st.session_state.get("api_key"):
+        st.session_state["api_key"] = secret
+    st.session_state["_url_credentials_moved"] = clean.strip()  # said while the field holds this URL
 
 
 # ----------------------------------------------------------------------------------------------------- criteria
@@ -165,11 +210,14 @@ def preset_options(ds: Dataset, dimension: str) -> dict[str, Any]:
 def default_criteria(ds: Dataset, dimension: str, method: str = "geval"):
     """The criteria a dimension starts with: the newest saved version, else the method's paper preset for this
     dataset, else one written from the dataset's own dimension description."""
-    from evalcore.judge.store import default_store
+    from evalcore.judge.store import StoreError, default_store
     from evalcore.judge.types import Criteria
     from evalcore.methods import presets
 
-    saved = default_store().load_criteria(ds.id, dimension)
+    try:
+        saved = default_store().load_criteria(ds.id, dimension)
+    except StoreError:  # the banner says why; the presets still work
+        saved = None
     if saved is not None:
         return saved
     preset = presets.criteria_for(method, ds.id, dimension)
@@ -196,3 +244,47 @@ def current_criteria(ds: Dataset, dimension: str, method: str = "geval"):
 
 def remember_criteria(ds: Dataset, criteria) -> None:
     st.session_state.setdefault("_criteria", {})[(ds.id, criteria.dimension)] = criteria
+
+
+# ------------------------------------------------------------------------------------------ a broken store (issue 9)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _store_problem(path: str, stamp: tuple) -> str | None:
+    from evalcore.judge.store import store_problem
+
+    return store_problem(path)
+
+
+def store_problem() -> str | None:
+    """Why the local store cannot be used (checked again whenever the file changes), or None."""
+    from evalcore.judge.store import default_path
+
+    path = default_path()
+    try:
+        st_ = path.stat()
+        stamp = (st_.st_size, st_.st_mtime_ns)
+    except OSError:
+        stamp = (None, None)
+    return _store_problem(str(path), stamp)
+
+
+def store_banner() -> None:
+    """One banner at the top of every page while the store cannot be read: what it is, and the way out."""
+    problem = store_problem()
+    if problem:
+        st.error(esc(problem[:1].upper() + problem[1:]) + "\n\nUntil then, datasets uploaded here and runs scored "
+                 "here are not listed, and scoring and saving criteria are off; the bundled data and published runs "
+                 "work as usual.", icon=":material/database:")
+
+
+def store_or_none():
+    """The default store, or None when it cannot be used (the banner has said why)."""
+    from evalcore.judge.store import StoreError, default_store
+
+    if store_problem():
+        return None
+    try:
+        return default_store()
+    except StoreError:
+        return None

@@ -38,9 +38,63 @@ SECTIONS = ["Correlations", "Per system & meta-correlation", "#CP", "RTS-MCQ rel
 tabs = st.tabs(SECTIONS, key=url.key("section", SECTIONS[0], options=SECTIONS), on_change="rerun")
 tab_of = dict(zip(SECTIONS, tabs))
 
+
+# ------------------------------------------------------------------------------------ label agreement (issue 7.4)
+def label_agreement_section() -> None:
+    """Binary / nominal / ordinal dimension: kappa & co with CIs, the confusion matrix, calibration."""
+    dim = ds.dimension(ctx.dimension)
+    if not dim.is_categorical or not runs:
+        return
+    st.subheader(f"Agreement on {dim.kind} labels")
+    with st.spinner("Kappa, confusion matrices and calibration with bootstrap CIs…"):
+        try:
+            reports = compute.label_agreements(ds.id, run_ids, ctx.dimension, ctx.parse, ctx.n_resamples, sys_t)
+        except ValueError as e:  # e.g. an annotator's value that is no category of the dimension
+            st.warning(ui.esc(f"No label agreement for {ctx.dimension!r}: {e}"))
+            return
+    if not reports:
+        st.info(ui.esc(f"None of the selected runs scored {ctx.dimension!r}."))
+        return
+    stats = alignment_views.label_agreement_table(reports)
+    undefined = stats[stats["value"].isna()]
+    ui.table(stats[stats["value"].notna()], f"label agreement {ctx.dimension}", "label_agreement")
+    if not undefined.empty:  # e.g. precision of a class the judge never chose: no value, rather than a 0
+        st.caption(ui.esc("Undefined here (a class never chosen by the judge or by the humans): "
+                          + "; ".join(f"{r.run}: {r.statistic}" for r in undefined.itertuples())))
+    first = next(iter(reports.values()))
+    st.caption(ui.esc(f"Human label: {first.gold}. Categories: {', '.join(first.labels)}"
+                      + (f" (positive class: {first.positive})" if first.positive else "")
+                      + ". 95% CIs resample documents; n = items compared, dropped = judge replies that could not "
+                        "be read, ties = items whose annotators tie (no majority), left out."))
+    if dim.kind == "nominal":
+        st.caption("Nominal labels have no order: the correlations further down treat their codes as numbers and "
+                   "mean little here; read kappa and the confusion matrix.")
+    names = list(reports)
+    picked = (st.selectbox("Confusion matrix of", names, key=url.key("confusion_run", names[0], options=names))
+              if len(names) > 1 else names[0])
+    ui.chart(alignment_views.confusion_figure(reports[picked], picked), "confusion")
+    per_annotator = alignment_views.per_annotator_kappa_table(reports)
+    if not per_annotator.empty:
+        st.markdown("**The judge against each annotator** (Cohen's kappa)")
+        ui.table(per_annotator, f"kappa per annotator {ctx.dimension}", "kappa_per_annotator")
+        alpha = compute.agreement(ds.id, ctx.n_resamples)  # the Data page's table: same numbers, same cache
+        alpha = alpha[alpha["dimension"] == ctx.dimension] if not alpha.empty else alpha
+        for r in alpha.itertuples():
+            st.caption(ui.esc(f"The annotators among themselves ({r.group}): Krippendorff's alpha ({r.level}) "
+                              f"{ui.fmt(r.alpha)} [{ui.fmt(r.ci_low)}, {ui.fmt(r.ci_high)}], {r.n_items} items."))
+    cal = alignment_views.calibration_table(reports)
+    if not cal.empty:
+        st.markdown("**Calibration of the judge's probabilities**")
+        ui.table(cal, f"calibration {ctx.dimension}", "calibration")
+        ui.chart(alignment_views.reliability_figure(reports), "reliability")
+        st.caption("Brier score: mean squared error of the probability (0 is best). ECE: share-weighted gap between "
+                   "predicted probability and observed frequency over 10 equal-width bins.")
+
+
 # ----------------------------------------------------------------------------------------------- correlations
 with tab_of['Correlations']:
     if tab_of['Correlations'].open:
+        label_agreement_section()
         st.subheader("Correlation with human ratings")
         if runs:
             with st.spinner("Correlations with bootstrap confidence intervals…"):

@@ -7,8 +7,8 @@ import dataclasses
 import pandas as pd
 import streamlit as st
 
+from evalcore.judge.redact import redact
 from evalcore.views import criteria as criteria_views
-from evalcore.judge.store import default_store
 from evalcore.judge.types import Criteria
 from evalcore.methods import METHODS
 from pages import _shared as ui
@@ -17,7 +17,7 @@ from pages import _url as url
 ctx = ui.context()
 ds = ctx.dataset
 dim = ctx.dimension
-store = default_store()
+store = ui.store_or_none()  # None: the store cannot be read (the banner says why); presets still work
 st.title("Criteria")
 st.caption(f"Dataset **{ui.esc(ds.id)}** · dimension **{ui.esc(dim)}** (change it in the sidebar)")
 
@@ -72,7 +72,8 @@ if criteria.scale_min >= criteria.scale_max:
 
 b1, b2 = st.columns([1, 3], vertical_alignment="bottom")
 note = b2.text_input("Version note", key="version_note", placeholder="what changed (optional)")
-if b1.button("Save version", key="save_criteria", type="primary", disabled=criteria.scale_min >= criteria.scale_max):
+if b1.button("Save version", key="save_criteria", type="primary",
+             disabled=criteria.scale_min >= criteria.scale_max or store is None):
     h = store.save_criteria(ds.id, criteria, note=note)
     st.success(f"Saved version {h}.")
 
@@ -81,7 +82,7 @@ with st.expander("Generate evaluation steps with the judge (G-Eval auto-CoT)"):
     choice = ui.endpoint_form("criteria")
     if not choice.ready:
         st.info(ui.HOW_TO_CONFIGURE)
-    if st.button("Generate evaluation steps", key="generate_steps", disabled=not choice.ready):
+    if st.button("Generate evaluation steps", key="generate_steps", disabled=not choice.ready or store is None):
         from evalcore.judge.runner import generate_steps
 
         try:
@@ -89,7 +90,7 @@ with st.expander("Generate evaluation steps with the judge (G-Eval auto-CoT)"):
                 new = generate_steps(dataclasses.replace(criteria, steps=""), endpoint=choice.endpoint,
                                      api_key=choice.api_key, store=store, dataset_id=ds.id)
         except Exception as e:  # noqa: BLE001 - shown to the user with its reason; nothing is saved
-            st.error(ui.esc(f"Could not generate steps: {type(e).__name__}: {e}"))
+            st.error(ui.esc(redact(f"Could not generate steps: {type(e).__name__}: {e}", [choice.api_key])))
         else:
             st.session_state["_crit_pending"] = new
             st.session_state["_crit_msg"] = f"Generated steps saved as version {new.version_hash()}."
@@ -100,8 +101,10 @@ if msg:
 
 # ----------------------------------------------------------------------------------------------------- versions
 st.subheader("Saved versions")
-versions = store.list_criteria_versions(ds.id, dim)
-if not versions:
+versions = store.list_criteria_versions(ds.id, dim) if store is not None else []
+if store is None:
+    st.caption("Saved versions are kept in the local store, which cannot be read (see the message above).")
+elif not versions:
     st.info("No saved version of these criteria yet: press **Save version**.")
 else:
     vt = pd.DataFrame([{"version": v["hash"], "saved": v["created_at"], "note": v["note"],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from dataclasses import dataclass, field
@@ -9,10 +10,10 @@ from typing import Any
 
 import streamlit as st
 
+from evalcore.judge.redact import redact
 from evalcore.views import common as common_views
 from evalcore.views import criteria as criteria_views
 from evalcore.views import score as score_views
-from evalcore.judge.store import default_store
 from evalcore.methods import METHODS
 from pages import _compute as compute
 from pages import _shared as ui
@@ -20,8 +21,11 @@ from pages import _url as url
 
 ctx = ui.context()
 ds = ctx.dataset
-store = default_store()
+store = ui.store_or_none()
 st.title("Score")
+if store is None:
+    st.info("Scoring needs the local store (every judge call is cached there): see the message above.")
+    st.stop()
 
 
 @dataclass
@@ -58,7 +62,7 @@ def start(job: Job) -> None:
                                     cancel=job.cancel, run_id=job.run_id, label=p["label"],
                                     reprobe=p.get("reprobe", False))
         except Exception as e:  # noqa: BLE001 - reported on the page with its reason
-            job.error = f"{type(e).__name__}: {e}"
+            job.error = redact(f"{type(e).__name__}: {e}", [p["api_key"]])
         finally:
             job.finished = True
 
@@ -214,14 +218,40 @@ if job is not None:
                 st.rerun()
 
 # ------------------------------------------------------------------------------------------------ local runs
+def _resume_command(run) -> str:
+    import shlex
+
+    cfg, ep = run.config, run.config.get("endpoint") or {}
+    args = ["python", "-m", "evalcore", "score", "--dataset", run.dataset_id, "--method", run.method,
+            "--model", run.model, "--provider", ep.get("provider", "openai"), "--base-url", ep.get("base_url", "")]
+    for dim in (cfg.get("criteria") or {}):
+        args += ["--dimension", dim]
+    if cfg.get("limit"):
+        args += ["--limit", cfg["limit"]]  # without it the resume would score the whole dataset
+    if cfg.get("requested_config"):
+        args += ["--config", json.dumps(cfg["requested_config"])]
+    return " ".join(shlex.quote(str(a)) for a in args + ["--run", run.run_id])
+
+
+def _status_note(run) -> str:
+    """Only what needs saying: a run whose process is gone is "interrupted" (resume it), not "running" forever."""
+    status = run.config.get("status")
+    return f"  [{status}]" if status in ("interrupted", "running", "cancelled", "stopped") else ""
+
+
 st.subheader("Runs scored here")
 local = [r for r in ctx.all_runs if r.origin != "published"]
 if not local:
     st.info("No local run on this dataset yet.")
 else:
-    labels = {r.run_id: f"{common_views.run_label(r)}  ({r.run_id})" for r in local}
+    labels = {r.run_id: f"{common_views.run_label(r)}  ({r.run_id})" + _status_note(r) for r in local}
     rid = st.selectbox("Run", list(labels), key=url.key("local_run", list(labels)[0], options=labels))
     st.text(labels[rid])
+    picked = next(r for r in local if r.run_id == rid)
+    if picked.config.get("status") in ("interrupted", "stopped"):
+        st.caption(f"This run is {picked.config['status']}: its finished judgments are kept. Resume it from the "
+                   "command line (answered requests come from the cache):")
+        st.code(_resume_command(picked), language="bash", wrap_lines=True)
     run = ui.load_run(rid, "robust")
     info = run.summary()
     r1, r2, r3 = st.columns(3)

@@ -240,8 +240,10 @@ def test_uploaded_dataset_texts_are_shown_as_text_and_saved_in_store():
     at.file_uploader(key="upload").upload("hostile.csv", _hostile_csv(), "text/csv")
     at.run()
     assert_clean(at)
-    assert at.selectbox(key="map_output").value == "output"
-    assert at.selectbox(key="map_doc_id").value == "doc_id"
+    # every column has a role, guessed from its name and values
+    assert at.selectbox(key="role_output").value == "output"
+    assert at.selectbox(key="role_doc_id").value == "doc_id"
+    assert at.selectbox(key="role_coherence").value == "human"
     at.button(key="import_dataset").click().run()
     assert_clean(at)
     new_id = at.sidebar.selectbox(key="dataset").value

@@ -261,7 +261,7 @@ def test_references_from_json_list_separator_plain_text_and_several_columns():
             b'd3,A,x,[CNN] starts with a bracket,,3\n'
             b'd4,A,x,,,3\n')
     m = ColumnMapping(doc_id="doc", system_id="system", output="out", reference=["ref", "ref2"],
-                      dimensions={"coherence": "coh"})
+                      dimensions={"coherence": "coh"}, scales={"coherence": (1, 5)})  # all 3: not inferable
     ds = load_user_dataset(data, m, filename="refs.csv")
     refs = dict(zip(ds.documents["doc_id"], ds.documents["references"]))
     assert refs == {"d1": ["r one", "r two"], "d2": ["r three", "r four", "r five"],
@@ -272,7 +272,8 @@ def test_references_from_json_list_separator_plain_text_and_several_columns():
 def test_script_output_text_stays_verbatim():
     xss = "<script>alert(1)</script>"
     records = [{"doc": "d1", "system": "A", "out": xss, "src": "<b>bold</b> &amp; co", "coh": 3}]
-    m = ColumnMapping(doc_id="doc", system_id="system", output="out", source="src", dimensions={"coherence": "coh"})
+    m = ColumnMapping(doc_id="doc", system_id="system", output="out", source="src", dimensions={"coherence": "coh"},
+                      scales={"coherence": (1, 5)})
     for data, fname in ((json.dumps(records).encode(), "x.json"),
                         (f"doc,system,out,src,coh\nd1,A,{xss},<b>bold</b> &amp; co,3\n".encode(), "x.csv")):
         ds = load_user_dataset(data, m, filename=fname)
@@ -590,10 +591,12 @@ def test_wide_and_long_reshaping_give_identical_human_scores(table):
     long_lines = [json.dumps({**{c: r[c] for c in base}, "dimension": d, "value": r[d]})
                   for d in reversed(dims) for r in reversed(rows)]  # another row order on purpose
     common = dict(doc_id="doc", system_id="system", output="out", annotator="annotator", group="group")
-    ds_wide = load_user_dataset(wide.getvalue().encode(), ColumnMapping(**common, dimensions={d: d for d in dims}),
+    scales = {d: (1, 5) for d in dims}  # declared: a single rating (or equal ones) cannot tell the scale
+    ds_wide = load_user_dataset(wide.getvalue().encode(),
+                                ColumnMapping(**common, dimensions={d: d for d in dims}, scales=scales),
                                 filename="wide.csv")
     ds_long = load_user_dataset("\n".join(long_lines).encode(),
-                                ColumnMapping(**common, dimension="dimension", value="value"),
+                                ColumnMapping(**common, dimension="dimension", value="value", scales=scales),
                                 filename="long.jsonl")
 
     def scores(ds):

@@ -3,7 +3,8 @@
     python -m evalcore score --dataset summeval --dimension coherence --method geval --model M --base-url URL
                              [--provider openai|azure|vllm|ollama|llamacpp] [--api-key-env VAR] [--limit N]
                              [--concurrency C] [--estimate-only] [--json] [--db PATH] [--run RUN_ID (resume)]
-    python -m evalcore steps --dataset D --dimension X --model M --base-url URL      (G-Eval auto-CoT)
+    python -m evalcore steps --dataset D --dimension X --model M --base-url URL [--timeout S] [--max-retries N]
+                                                                                     (G-Eval auto-CoT)
     python -m evalcore export --run RUN_ID --format csv|jsonl [--out FILE]
 
 The API key is read from the environment variable named by ``--api-key-env`` (default: the provider's, e.g.
@@ -15,7 +16,6 @@ Criteria for a dimension: the newest version saved in the store (``steps`` saves
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import math
 import sys
@@ -149,7 +149,8 @@ def cmd_steps(args: argparse.Namespace) -> int:
     store = _store(args)
     dataset = _dataset(args.dataset, store)
     base = criteria_for(dataset, args.dimension, store)
-    out = runner.generate_steps(base, endpoint=_endpoint(args), store=store, dataset_id=dataset.id)
+    out = runner.generate_steps(base, endpoint=_endpoint(args), store=store, dataset_id=dataset.id,
+                                timeout_s=args.timeout, max_retries=args.max_retries)
     if args.json:
         print(json.dumps({"dataset": dataset.id, "dimension": args.dimension, "hash": out.version_hash(),
                           "steps": out.steps}, indent=2))
@@ -166,7 +167,10 @@ EXPORT_PAIR_COLUMNS = ["run_id", "pair_id", "doc_id", "item_first", "item_second
 
 
 def export_rows(run, dataset=None) -> tuple[list[str], list[dict[str, Any]]]:
-    """One row per judgment (or per ordered comparison) with the item's document and system."""
+    """One row per judgment (or per ordered comparison) with the item's document and system. Reasons are redacted
+    again on the way out: a store written before keys were redacted may still hold an echoed one."""
+    from evalcore.judge.redact import redact
+
     systems: dict[str, tuple[str, str]] = {}
     if dataset is not None:
         systems = {str(i): (str(d), str(s)) for i, d, s in
@@ -180,13 +184,13 @@ def export_rows(run, dataset=None) -> tuple[list[str], list[dict[str, Any]]]:
                          "system_second": systems.get(r["item_second"], ("", ""))[1],
                          "dimension": r["dimension"], "order": r["order"], "verdict": r.get("verdict"),
                          "score": _num(r.get("value")), "estimator": r.get("estimator", ""), "status": r["status"],
-                         "reason": r.get("reason", ""), "raw": r.get("raw", "")})
+                         "reason": redact(r.get("reason", "")), "raw": r.get("raw", "")})
         return EXPORT_PAIR_COLUMNS, rows
     for r in run.judgments.to_dict(orient="records"):
         doc, sysid = systems.get(str(r["item_id"]), ("", ""))
         rows.append({"run_id": run.run_id, "item_id": r["item_id"], "doc_id": doc, "system_id": sysid,
                      "dimension": r["dimension"], "score": _num(r.get("value")), "estimator": r.get("estimator", ""),
-                     "status": r["status"], "reason": r.get("reason", ""), "raw": r.get("raw", "")})
+                     "status": r["status"], "reason": redact(r.get("reason", "")), "raw": r.get("raw", "")})
     return EXPORT_COLUMNS, rows
 
 
@@ -224,10 +228,9 @@ def cmd_export(args: argparse.Namespace) -> int:
     out = open(args.out, "w", newline="", encoding="utf-8") if args.out else sys.stdout
     try:
         if args.format == "csv":
-            w = csv.DictWriter(out, fieldnames=columns)
-            w.writeheader()
-            for r in rows:
-                w.writerow({k: ("" if v is None else v) for k, v in r.items()})
+            from evalcore.csvsafe import write_rows
+
+            write_rows(out, columns, rows)  # formula-like text cells quoted (CSV injection)
         else:
             for r in rows:
                 out.write(json.dumps(_clean(r), ensure_ascii=False) + "\n")
@@ -267,7 +270,8 @@ def register(subparsers: Any) -> None:
     s.add_argument("--pairs", nargs="+", metavar="SYS_A,SYS_B", help="pairwise: only these system pairs")
     s.add_argument("--pair-sample", type=int, help="pairwise: a random sample of K pairs")
     s.add_argument("--pair-seed", type=int, default=0)
-    s.add_argument("--timeout", type=float, default=60.0, help="seconds per HTTP attempt")
+    s.add_argument("--timeout", type=float, default=60.0,
+                   help="seconds per HTTP attempt, the whole answer included (a dripping server is cut off)")
     s.add_argument("--max-retries", type=int, default=6)
     s.add_argument("--quiet", action="store_true", help="no progress bar")
     s.add_argument("--reprobe", action="store_true",
@@ -278,6 +282,8 @@ def register(subparsers: Any) -> None:
     t.add_argument("--dataset", required=True)
     t.add_argument("--dimension", required=True)
     _endpoint_args(t)
+    t.add_argument("--timeout", type=float, default=60.0, help="seconds per HTTP attempt, the whole answer included")
+    t.add_argument("--max-retries", type=int, default=6)
     t.set_defaults(func=cmd_steps)
 
     e = subparsers.add_parser("export", help="export a run's judgments, one row per judgment")

@@ -21,6 +21,7 @@ from typing import Any
 
 import openai
 
+from evalcore.judge.redact import redact, refuse_credentials
 from evalcore.judge.types import (
     Capabilities,
     ChatRequest,
@@ -45,6 +46,10 @@ class Endpoint:
     api_key_env: str = "OPENAI_API_KEY"
     provider: str = "openai"  # "openai" | "azure" | "vllm" | "ollama" | "llamacpp" | "local"
     api_version: str | None = None  # Azure OpenAI only
+
+    def __post_init__(self) -> None:
+        # user:password@ in the URL would be stored in cache keys and run configs: refuse it (evalcore.judge.redact)
+        refuse_credentials(self.base_url)
 
     def identity(self) -> dict[str, Any]:
         """What goes in cache keys and run records: provider, base_url, model (and Azure's api_version)."""
@@ -99,6 +104,11 @@ class RequestFailed(RuntimeError):
         self.retryable = retryable
 
 
+class EndpointUnusable(RuntimeError):
+    """The endpoint cannot be used at all (down, wrong URL or key): every probe or every first request failed the
+    same way. ``str()`` is the one line to show; the run stops instead of failing every item."""
+
+
 @dataclass
 class RunStats:
     """Counters for one run (or one client's lifetime)."""
@@ -143,24 +153,131 @@ def _key_for(endpoint: Endpoint, api_key: str | None) -> str:
     )
 
 
-def _describe_error(err: BaseException) -> str:
-    """A short reason for a judgment record. Never includes request headers (where the key lives)."""
+def _describe_error(err: BaseException, retries: int | None = None) -> str:
+    """A short reason for a judgment record. Never includes request headers (where the key lives).
+    "after retries" only when retries were made (``retries`` None: unknown, assumed made)."""
+    after = " after retries" if retries is None or retries > 0 else ""
     if isinstance(err, openai.APITimeoutError):
-        return "HTTP timeout after retries"
+        return "HTTP timeout" + (after or " (no complete answer within the timeout; not retried)")
     if isinstance(err, openai.APIConnectionError):
-        return "connection failed after retries"
+        return f"connection failed{after} ({_cause(err)})"
     if isinstance(err, openai.APIStatusError):
+        too_long = _retry_after_over_limit(err)
+        if too_long is not None:
+            return (f"HTTP {err.status_code}: the server asked to wait {too_long:g} s before retrying (Retry-After), "
+                    f"over the {_MAX_RETRY_AFTER_S:g} s this client waits; not retried: try again later")
         msg = ""
         try:
             body = err.body if isinstance(err.body, dict) else {}
             msg = str(body.get("message") or (body.get("error") or {}).get("message") or "")
         except (AttributeError, TypeError):  # an error body of an unexpected shape: no message
             msg = ""
-        retried = " after retries" if err.status_code in (408, 409, 429) or err.status_code >= 500 else ""
+        retried = after if err.status_code in (408, 409, 429) or err.status_code >= 500 else ""
         return f"HTTP {err.status_code}{retried}" + (f": {msg[:200]}" if msg else "")
     if isinstance(err, (ValueError, openai.APIResponseValidationError)):
+        if str(getattr(err, "doc", "") or "").lstrip().startswith("<"):
+            return "the endpoint returned HTML, not JSON (a web page: is the base URL the API's, usually .../v1?)"
+        if type(err) is ValueError and str(err) == "response has no choices":
+            return "malformed response body (ValueError): the answer has no choices"
         return f"malformed response body ({type(err).__name__})"
     return f"{type(err).__name__}: {str(err)[:200]}"
+
+
+# openai-python follows a server's Retry-After up to two minutes and does not retry when it asks for more
+_MAX_RETRY_AFTER_S = 120.0
+
+
+def _retry_after_over_limit(err: Any) -> float | None:
+    """The server's Retry-After (seconds) when it is over what openai-python waits, else None."""
+    headers = getattr(getattr(err, "response", None), "headers", None)
+    if headers is None:
+        return None
+    for name, div in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        try:
+            value = float(headers.get(name)) / div
+        except (TypeError, ValueError):
+            continue
+        return value if value > _MAX_RETRY_AFTER_S else None
+    return None
+
+
+def _cause(err: BaseException) -> str:
+    inner = err.__cause__ or err.__context__
+    return f"{type(inner).__name__}: {str(inner)[:160]}" if inner is not None else str(err)[:160]
+
+
+def _expect_json(raw: Any, endpoint: "Endpoint") -> Any:
+    """openai-python hands back the body as text when the server did not answer JSON (a web page at the URL)."""
+    if not isinstance(raw, (str, bytes)):
+        return raw
+    text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+    kind = "HTML" if text.lstrip().startswith("<") else "text"
+    base = endpoint.base_url.rstrip("/")
+    if base.endswith("/v1"):
+        hint = f"a web page, not the API: check the host and port of {base}"
+    else:
+        hint = f"is {base} the API's base URL? OpenAI-compatible APIs usually live under /v1: try {base}/v1"
+    raise RequestFailed(f"the endpoint returned {kind}, not JSON ({hint})")
+
+
+class _DeadlineTransport:
+    """An httpx transport that gives every HTTP attempt one total deadline, body included.
+
+    httpx's read timeout restarts with every byte, so a server that drips a byte a second keeps an attempt alive
+    for as long as it likes; here the whole attempt (connect, headers, body) must finish within ``deadline_s`` or
+    it is a timeout, which openai-python retries like any other."""
+
+    def __init__(self, inner: Any, deadline_s: float) -> None:
+        self._inner = inner
+        self._deadline_s = deadline_s
+
+    async def handle_async_request(self, request: Any) -> Any:
+        httpx = _httpx()
+        if not request.url.path.rstrip("/").endswith("completions"):
+            # judge calls only: file uploads and downloads (batches) may rightly take longer than one judgment
+            return await self._inner.handle_async_request(request)
+
+        async def whole() -> Any:
+            resp = await self._inner.handle_async_request(request)
+            try:
+                body = b"".join([chunk async for chunk in resp.aiter_raw()])
+            finally:
+                await resp.aclose()
+            return httpx.Response(resp.status_code, headers=resp.headers, content=body, request=request,
+                                   extensions=resp.extensions)
+
+        try:
+            return await asyncio.wait_for(whole(), self._deadline_s)
+        except asyncio.TimeoutError:
+            raise httpx.ReadTimeout(f"no complete answer within {self._deadline_s:g} s", request=request) from None
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> "_DeadlineTransport":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.aclose()
+
+
+def _httpx() -> Any:
+    """The HTTP library openai-python is built on: httpx2 in recent releases, httpx before."""
+    try:
+        import httpx2
+
+        return httpx2
+    except ImportError:  # pragma: no cover - older openai
+        import httpx
+
+        return httpx
+
+
+def _deadline_http_client(deadline_s: float, hooks: dict[str, list[Any]]) -> Any:
+    from openai._constants import DEFAULT_CONNECTION_LIMITS
+
+    inner = _httpx().AsyncHTTPTransport(limits=DEFAULT_CONNECTION_LIMITS)
+    return openai.DefaultAsyncHttpxClient(event_hooks=hooks, transport=_DeadlineTransport(inner, deadline_s))
 
 
 class JudgeClient:
@@ -176,6 +293,10 @@ class JudgeClient:
         self._api_key = _key_for(endpoint, api_key)
         self._sem: asyncio.Semaphore | None = None
         self._client: Any = None
+
+    def redact(self, text: str | None) -> str:
+        """``text`` without this client's key or any Bearer token / sk-style key (for stored or shown errors)."""
+        return redact(text, [self._api_key])
 
     def __repr__(self) -> str:  # no key in reprs (tracebacks, logs)
         return f"JudgeClient({self.endpoint.identity()!r}, concurrency={self.concurrency})"
@@ -194,7 +315,7 @@ class JudgeClient:
                             self.stats.retrying_now += 1
                         state.retries += 1
 
-            http_client = openai.DefaultAsyncHttpxClient(event_hooks={"request": [on_request]})
+            http_client = _deadline_http_client(self.timeout_s, {"request": [on_request]})
             common = dict(api_key=self._api_key, max_retries=self.max_retries, timeout=self.timeout_s,
                           http_client=http_client)
             if self.endpoint.provider == "azure":
@@ -240,7 +361,7 @@ class JudgeClient:
                 if request.stop:
                     kw["stop"] = list(request.stop)
                 raw = await client.chat.completions.create(**kw)
-                resp = chat_response(raw)
+                resp = chat_response(_expect_json(raw, self.endpoint))
             elif isinstance(request, CompletionRequest):
                 kw = dict(model=self.endpoint.model, prompt=request.prompt, max_tokens=request.max_tokens,
                           echo=request.echo, temperature=request.temperature, n=request.n)
@@ -249,12 +370,16 @@ class JudgeClient:
                 if request.seed is not None:
                     kw["seed"] = request.seed
                 raw = await client.completions.create(**kw)
-                resp = completion_response(raw, prompt=request.prompt if request.echo else None)
+                resp = completion_response(_expect_json(raw, self.endpoint),
+                                           prompt=request.prompt if request.echo else None)
             else:
                 raise TypeError(f"not a request: {type(request).__name__}")
+        except RequestFailed:
+            self.stats.failures += 1
+            raise
         except (openai.APIError, ValueError) as err:
             self.stats.failures += 1
-            raise RequestFailed(_describe_error(err),
+            raise RequestFailed(redact(_describe_error(err, state.retries), [self._api_key]),
                                 retryable=isinstance(err, (openai.APIConnectionError, openai.RateLimitError,
                                                            openai.InternalServerError))) from None
         finally:
@@ -402,5 +527,6 @@ def response_from_dict(d: dict[str, Any], *, latency_s: float = 0.0, cached: boo
 
 __all__ = [
     "Endpoint", "PRESETS", "endpoint_from_preset", "JudgeClient", "RunStats", "RequestFailed", "MissingApiKey",
+    "EndpointUnusable",
     "chat_response", "completion_response", "response_to_dict", "response_from_dict",
 ]

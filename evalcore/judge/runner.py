@@ -33,6 +33,7 @@ from typing import Any, Callable, Iterable
 from evalcore.judge import cost as cost_mod
 from evalcore.judge.client import (
     Endpoint,
+    EndpointUnusable,
     JudgeClient,
     RequestFailed,
     RunStats,
@@ -328,9 +329,80 @@ async def _plan(m: Any, config: Any, sender: CachedSender, capabilities: Capabil
             raise ValueError("no capabilities given and no client to probe with")
         # The probe's replies are cached like any request (a repeated run costs nothing); ``reprobe`` asks again,
         # for a server whose settings changed behind the same URL and model.
-        caps = await client.probe(send=sender.refresh if reprobe else sender.send_and_cache)
+        caps = await _probe_or_explain(client, sender.refresh if reprobe else sender.send_and_cache)
     planned, note = m.plan(config, caps)  # raises UnsupportedByEndpoint when there is no fallback
     return planned, note, caps
+
+
+async def _probe_or_explain(client: JudgeClient, send: Callable[[Request], Any]) -> Capabilities:
+    """The capability probe, or ``EndpointUnusable`` (one line, no traceback) when the endpoint is down or every
+    probe request failed for a reason other than a rejected parameter."""
+    failures: list[str] = []
+    answered = [0]
+
+    async def recording(req: Request) -> Response:
+        try:
+            resp = await send(req)
+        except RequestFailed as e:
+            failures.append(e.reason)
+            raise
+        answered[0] += 1
+        return resp
+
+    where = f"the endpoint {client.endpoint.base_url} (model {client.endpoint.model})"
+    try:
+        caps = await client.probe(send=recording)
+    except RequestFailed as e:
+        raise EndpointUnusable(f"{where} did not answer the capability probe: {e.reason}{_url_hint(e.reason)}") \
+            from None
+    rejected = [f for f in failures if f.startswith(("HTTP 400", "HTTP 422"))]
+    if failures and not answered[0] and not rejected:
+        raise EndpointUnusable(f"{where} failed every probe request: {failures[0]}{_url_hint(failures[0])}")
+    return caps
+
+
+def _url_hint(reason: str) -> str:
+    if reason.startswith(("HTTP 404", "HTTP 405")):
+        return " (is the base URL right? OpenAI-compatible APIs usually end in /v1)"
+    return ""
+
+
+FAIL_FAST_AFTER = 8  # a run stops when its first N requests all fail the same way and none succeeded
+
+
+class _FailFast:
+    """Stop early when every request fails the same way (endpoint down, wrong key or model, a web page at the URL):
+    N identical failures in a row from the start, with no success, end the run instead of failing every item."""
+
+    def __init__(self, window: int) -> None:
+        self.window = max(1, window)
+        self.kinds: set[str] = set()
+        self.seen = 0
+        self.succeeded = False
+        self.tripped: str | None = None
+
+    @staticmethod
+    def kind(reason: str) -> str:
+        m = re.match(r"HTTP \d{3}", reason)
+        return m.group() if m else re.split(r"[(:]", reason, maxsplit=1)[0].strip()
+
+    def failure(self, reason: str) -> None:
+        if self.succeeded or self.tripped:
+            return
+        self.kinds.add(self.kind(reason))
+        self.seen += 1
+        if self.seen >= self.window and len(self.kinds) == 1:
+            self.tripped = reason
+
+    def success(self) -> None:
+        self.succeeded = True
+
+
+def _release(store: Store, lease: dict[str, Any] | None) -> None:
+    try:
+        store.release_lease(lease)
+    except Exception as e:  # noqa: BLE001 - a store that broke mid-run: the lease's process is gone soon anyway
+        log.warning("could not release the lease of run %s: %s", (lease or {}).get("run_id"), e)
 
 
 def _criteria_for(m: Any, dimensions: list[str], criteria_by_dim: dict[str, Criteria]) -> dict[str, Criteria]:
@@ -365,11 +437,13 @@ async def ascore_dataset(dataset: Dataset, *, method: Any, dimensions: Iterable[
     client = JudgeClient(endpoint, api_key=api_key, concurrency=concurrency, max_retries=max_retries,
                          timeout_s=timeout_s)
     sender = CachedSender(client, store, endpoint)
+    lease = store.acquire_lease(run_id) if run_id else None  # one writer per run: a second process stops here
     try:
         planned, note, caps = await _plan(m, requested, sender, capabilities, client, reprobe)
         probe_stats = dataclasses.replace(client.stats)
         tasks = build_tasks(dataset, m, dims, limit=limit, pairs=pairs)
         run_id = run_id or new_run_id(dataset.id, m.name, endpoint.model)
+        lease = lease or store.acquire_lease(run_id)
         selection = PairSelection.from_arg(pairs).describe() if m.pairwise else None
         run_config = {
             "method": m.name,
@@ -398,6 +472,7 @@ async def ascore_dataset(dataset: Dataset, *, method: Any, dimensions: Iterable[
         already = len(tasks) - len(todo)
 
         counts = {"done": already, "cached": 0, "failed": 0, "session_done": 0, "ok": already}
+        failfast = _FailFast(min(FAIL_FAST_AFTER, len(todo)))
         last_emit = [0.0]
 
         def emit(force: bool = False) -> None:
@@ -437,9 +512,11 @@ async def ascore_dataset(dataset: Dataset, *, method: Any, dimensions: Iterable[
                     reason = e.reason if isinstance(e, RequestFailed) else f"{type(e).__name__}: {e}"
                     if len(requests) > 1:
                         reason += f" ({len(errors)} of {len(requests)} requests failed)"
+                    failfast.failure(reason)
                     outcome = Outcome(value=None, status=STATUS_FAILED, reason=reason,
                                       estimator=getattr(planned, "estimator", ""))
                 else:
+                    failfast.success()
                     outcome = m.score(task, criteria, planned, responses, parse_mode=parse_mode)
                     outcome = explain_failure(outcome, responses)
             except asyncio.CancelledError:
@@ -460,7 +537,7 @@ async def ascore_dataset(dataset: Dataset, *, method: Any, dimensions: Iterable[
                                   if sum(len(r.choices) for r in responses) > 1
                                   else (responses[0].choices[0].text if responses else ""))
             row = {"dimension": task.dimension, "criteria_hash": hashes[task.dimension], "raw": raw,
-                   "value": outcome.value, "status": outcome.status, "reason": outcome.reason,
+                   "value": outcome.value, "status": outcome.status, "reason": client.redact(outcome.reason),
                    "estimator": outcome.estimator, "detail": outcome.detail}
             if isinstance(task, PairTask):
                 row.update(pair_id=task.pair_id, doc_id=task.doc_id, item_first=task.item_first,
@@ -486,7 +563,7 @@ async def ascore_dataset(dataset: Dataset, *, method: Any, dimensions: Iterable[
 
         async def worker() -> None:
             while True:
-                if cancel is not None and cancel.is_set():
+                if (cancel is not None and cancel.is_set()) or failfast.tripped:
                     return
                 try:
                     t = queue.get_nowait()
@@ -533,12 +610,18 @@ async def ascore_dataset(dataset: Dataset, *, method: Any, dimensions: Iterable[
             "failed": counts["failed"],
             "resumed": resumed,
         }
-        status = "cancelled" if cancelled else "done"
+        status = "cancelled" if cancelled else "stopped" if failfast.tripped else "done"
         store.finish_run(run_id, status=status, stats=run_stats)
+        if failfast.tripped:
+            raise EndpointUnusable(
+                f"run {run_id} stopped: its first {failfast.seen} request{'s' * (failfast.seen != 1)} all failed the "
+                f"same way and none succeeded: {failfast.tripped}{_url_hint(failfast.tripped)}. Fix the endpoint, "
+                f"then resume the run (CLI: --run {run_id}).")
         log.info("run %s %s: %s", run_id, status, {k: run_stats[k] for k in ("requests", "cached", "retries",
                                                                                "failures", "wall_s")})
         return store.load_run(run_id)
     finally:
+        _release(store, lease)
         await client.aclose()
 
 
@@ -677,11 +760,11 @@ async def agenerate_steps(criteria: Criteria, *, endpoint: Endpoint, api_key: st
 
 
 def generate_steps(criteria: Criteria, *, endpoint: Endpoint, api_key: str | None = None, store: Store | None = None,
-                   dataset_id: str | None = None) -> Criteria:
+                   dataset_id: str | None = None, timeout_s: float = 60.0, max_retries: int = 6) -> Criteria:
     """G-Eval auto-CoT (000 §2): ask the judge for evaluation steps; returns the criteria with ``steps`` filled
     (and saves that version under ``dataset_id`` when given)."""
     return _run_sync(lambda: agenerate_steps(criteria, endpoint=endpoint, api_key=api_key, store=store,
-                                             dataset_id=dataset_id))
+                                             dataset_id=dataset_id, timeout_s=timeout_s, max_retries=max_retries))
 
 
 __all__ = [

@@ -18,6 +18,8 @@ comparisons  run_id, pair_id, doc_id, item_first, item_second, dimension, order,
 criteria     dataset_id, dimension, hash, task_introduction, definition, scale_min, scale_max, steps, note, created_at
 datasets     id, name, task, description, citation, origin, dimensions (JSON), meta (JSON), created_at,
              + the frames (documents, items, human_scores, annotations, preferences) as parquet blobs
+leases       run_id, pid, host, started (the process's start time, to tell a reused pid), since, token: the one
+             process scoring a run; a "running" run whose holder is gone is listed "interrupted"
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import io
 import json
 import math
 import os
+import socket
 import sqlite3
 import threading
 from dataclasses import asdict
@@ -159,6 +162,8 @@ class Store:
                                    "origin": str, "dimensions": str, "meta": str, "created_at": str,
                                    **{f: bytes for f in FRAMES}}, pk="id", if_not_exists=True)
             db["runs"].create_index(["dataset_id"], if_not_exists=True)
+            db["leases"].create({"run_id": str, "pid": int, "host": str, "started": str, "since": str,
+                                 "token": str}, pk="run_id", if_not_exists=True)
 
     # ------------------------------------------------------------------------------------------ cache
     def cache_get(self, key: str) -> dict[str, Any] | None:
@@ -273,7 +278,7 @@ class Store:
     def _run_from_row(self, d: dict[str, Any]) -> Run:
         cfg = dict(d["config"])
         cfg.setdefault("stats", d.get("stats") or {})
-        cfg.setdefault("status", d.get("status"))
+        cfg["status"] = self.live_status(d["run_id"], d.get("status"))
         return Run(run_id=d["run_id"], dataset_id=d["dataset_id"], method=d["method"], model=d["model"],
                    label=d["label"] or "", config=cfg, parser=d["parser"] or "", origin="local",
                    created_at=d["created_at"] or "")
@@ -309,6 +314,42 @@ class Store:
         with self.write() as c:
             for t in ("judgments", "comparisons", "runs"):
                 c.execute(f"DELETE FROM {t} WHERE run_id = ?", (run_id,))
+
+    # ------------------------------------------------------------------------------------------ imported runs
+    def save_imported_run(self, run: Run, *, status: str = "done", criteria: list[dict[str, Any]] = ()) -> None:
+        """A whole run brought from a file (judge scores, a run bundle) in one transaction: it replaces any run with
+        the same id, so importing again never leaves a mix of old and new judgments."""
+        stats = dict(run.config.get("stats") or {})
+        config = {k: v for k, v in run.config.items() if k not in ("stats", "status")}
+        rows = []
+        for r in run.judgments.to_dict("records"):
+            v = r.get("value")
+            v = None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
+            rows.append((run.run_id, r["item_id"], r["dimension"], r.get("criteria_hash") or "", r.get("raw") or "",
+                         v, r["status"], r.get("reason") or "", r.get("estimator") or "",
+                         _dumps(r.get("detail") or {}), r.get("created_at") or now()))
+        comparisons = []
+        for r in run.comparisons.to_dict("records"):
+            v = r.get("value")
+            v = None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
+            comparisons.append((run.run_id, r["pair_id"], r["doc_id"], r["item_first"], r["item_second"],
+                                r["dimension"], r["order"], r.get("criteria_hash") or "", r.get("raw") or "",
+                                r.get("verdict"), v, r["status"], r.get("reason") or "", r.get("estimator") or "",
+                                _dumps(r.get("detail") or {}), r.get("created_at") or now()))
+        with self.write() as c:
+            for t in ("judgments", "comparisons", "runs"):
+                c.execute(f"DELETE FROM {t} WHERE run_id = ?", (run.run_id,))
+            c.execute("INSERT INTO runs (run_id, dataset_id, method, model, label, config, parser, created_at,"
+                      " updated_at, status, stats) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                      (run.run_id, run.dataset_id, run.method, run.model, run.label, _dumps(config), run.parser,
+                       run.created_at or now(), now(), status, _dumps(stats)))
+            for cr in criteria:
+                c.execute("INSERT OR IGNORE INTO criteria (dataset_id, dimension, hash, task_introduction, definition,"
+                          " scale_min, scale_max, steps, note, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                          tuple(cr[k] for k in ("dataset_id", "dimension", "hash", "task_introduction", "definition",
+                                                "scale_min", "scale_max", "steps", "note", "created_at")))
+            c.executemany(self._JUDGMENT_SQL, rows)
+            c.executemany(self._COMPARISON_SQL, comparisons)
 
     # ------------------------------------------------------------------------------------------ criteria versions
     def save_criteria(self, dataset_id: str, criteria: Criteria, *, note: str = "") -> str:
@@ -391,6 +432,53 @@ class Store:
         with self.write() as c:
             c.execute("DELETE FROM datasets WHERE id = ?", (dataset_id,))
 
+    # ------------------------------------------------------------------------------ health, leases (issue 9)
+    def check(self, *, full_up_to_bytes: int = 256 * 2**20) -> None:
+        """Read every page (``PRAGMA quick_check``, for a file up to ``full_up_to_bytes``; a bigger one reads the
+        tables the app lists: runs, datasets, criteria, leases); raise StoreUnreadable unless all is well."""
+        size = self.path.stat().st_size if self.path.exists() else 0
+        if size > full_up_to_bytes:
+            for table in ("runs", "datasets", "criteria", "leases"):
+                self.conn.execute(f"SELECT count(*), max(rowid) FROM {table}").fetchall()
+            return
+        rows = [r[0] for r in self.conn.execute("PRAGMA quick_check").fetchall()]
+        if rows != ["ok"]:
+            raise StoreUnreadable(unreadable_message(self.path, "; ".join(str(r) for r in rows[:3])), path=self.path,
+                                  detail="; ".join(str(r) for r in rows))
+
+    def acquire_lease(self, run_id: str) -> dict[str, Any]:
+        """Take the run's lease for this process (one writer per run): raise ``RunLeased`` when a live process holds
+        it; a lease whose process is gone (killed) is taken over. Returns the lease (pass it to ``release_lease``)."""
+        import uuid
+
+        mine = {"run_id": run_id, "pid": os.getpid(), "host": _HOST, "started": _proc_start(os.getpid()),
+                "since": now(), "token": uuid.uuid4().hex}
+        with self.write() as c:
+            held = _lease_row(c, run_id)
+            if held is not None and process_alive(held["pid"], held["host"], held["started"] or "") is not False:
+                raise RunLeased(run_id, held)
+            c.execute("INSERT OR REPLACE INTO leases (run_id, pid, host, started, since, token) VALUES (?,?,?,?,?,?)",
+                      tuple(mine[k] for k in ("run_id", "pid", "host", "started", "since", "token")))
+        return mine
+
+    def release_lease(self, lease: dict[str, Any] | None) -> None:
+        if lease is None:
+            return
+        with self.write() as c:
+            c.execute("DELETE FROM leases WHERE run_id = ? AND token = ?", (lease["run_id"], lease["token"]))
+
+    def lease_holder(self, run_id: str) -> dict[str, Any] | None:
+        return _lease_row(self.conn, run_id)
+
+    def live_status(self, run_id: str, status: str | None) -> str | None:
+        """A run stored as "running" whose process is gone (killed, crashed) is "interrupted"."""
+        if status != "running":
+            return status
+        held = _lease_row(self.conn, run_id)
+        if held is None or process_alive(held["pid"], held["host"], held["started"] or "") is False:
+            return "interrupted"
+        return status
+
 
 def _current(frame: pd.DataFrame, hashes: dict[str, str | None], columns: list[str]) -> pd.DataFrame:
     """Keep rows under each dimension's current criteria hash; decode detail; the model's column order."""
@@ -453,3 +541,177 @@ def default_store() -> Store:
 
 
 __all__ = ["Store", "default_store", "request_key", "canonical_json", "criteria_diff"]
+
+
+# ------------------------------------------------------------------------------------------ hardening (issue 9)
+# A store that cannot be read, or stays locked, raises one of these instead of a bare sqlite3 error: the message
+# names the file and the way out. One writer per run: a lease row (pid, host, since) that a second process meets.
+
+class StoreError(RuntimeError):
+    """The local store cannot be used; ``str()`` is the one line to show."""
+
+    def __init__(self, message: str, *, path: Path, detail: str = "") -> None:
+        super().__init__(message)
+        self.path = path
+        self.detail = detail
+
+
+class StoreUnreadable(StoreError):
+    """Corrupt, truncated, not a database, or not openable."""
+
+
+class StoreLocked(StoreError):
+    """Another process held the write lock for longer than the busy timeout."""
+
+
+class RunLeased(RuntimeError):
+    """Another live process is scoring this run (one writer per run)."""
+
+    def __init__(self, run_id: str, holder: dict[str, Any]) -> None:
+        who = "another thread of this process" if _is_this_process(holder) else "another process"
+        super().__init__(f"run {run_id!r} is being scored by {who} (pid {holder['pid']} on {holder['host']}) since "
+                         f"{holder['since']}; wait for it to finish, or stop it (a lease whose process is gone is "
+                         f"taken over)")
+        self.run_id = run_id
+        self.holder = holder
+
+
+_UNREADABLE_CODES = ("SQLITE_NOTADB", "SQLITE_CORRUPT", "SQLITE_IOERR", "SQLITE_CANTOPEN", "SQLITE_READONLY",
+                     "SQLITE_FULL", "SQLITE_PERM", "SQLITE_AUTH")
+_UNREADABLE_TEXTS = ("file is not a database", "malformed", "disk i/o error", "unable to open database",
+                     "readonly database", "database or disk is full")
+
+
+def _sqlite_cause(err: BaseException) -> sqlite3.Error | None:
+    """The sqlite3 error behind ``err`` (pandas wraps it in its own DatabaseError), or None."""
+    seen = 0
+    while err is not None and seen < 5:
+        if isinstance(err, sqlite3.Error):
+            return err
+        err = err.__cause__ or err.__context__
+        seen += 1
+    return None
+
+
+def store_error(path: Path, err: sqlite3.Error) -> StoreError | None:
+    """The StoreError that explains ``err`` for the store at ``path``, or None (an error of another kind)."""
+    code = str(getattr(err, "sqlite_errorname", "") or "")
+    text = str(err)
+    low = text.lower()
+    if code.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "database is locked" in low or "database table is locked" \
+            in low:
+        return StoreLocked(
+            f"the local store {path} stayed locked for more than {BUSY_TIMEOUT_S:g} s: another process (a scoring "
+            f"run, the app) is writing to it. Wait for it and try again, or use another store (--db or "
+            f"EVALCORE_DB).", path=path, detail=text)
+    if code.startswith(_UNREADABLE_CODES) or any(t in low for t in _UNREADABLE_TEXTS):
+        return StoreUnreadable(unreadable_message(path, text), path=path, detail=text)
+    return None
+
+
+def unreadable_message(path: Path, detail: str) -> str:
+    return (f"the local store {path} cannot be read ({detail}). It is only a cache of judge replies, your runs, "
+            f"uploads and criteria versions: move it aside (mv '{path}' '{path}.broken'; what it held stays in "
+            f"that file) and the app and CLI start a fresh one, or point EVALCORE_DB (CLI: --db) at another file.")
+
+
+def _guarded(fn: Any) -> Any:
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(self: "Store", *args: Any, **kw: Any) -> Any:
+        try:
+            return fn(self, *args, **kw)
+        except StoreError:
+            raise
+        except Exception as e:
+            cause = _sqlite_cause(e)
+            translated = store_error(Path(getattr(self, "path", "?")), cause) if cause is not None else None
+            if translated is None:
+                raise
+            raise translated from e
+
+    return wrapper
+
+
+def store_problem(path: str | Path | None = None) -> str | None:
+    """None when the store at ``path`` (default: the default store's) opens and passes ``PRAGMA quick_check``,
+    else the one-line message to show (the app's banner)."""
+    st = None
+    try:
+        st = Store(path) if path is not None else default_store()
+        st.check()
+    except StoreError as e:
+        return str(e)
+    finally:
+        if st is not None and path is not None:
+            st.close()
+    return None
+
+
+def default_path() -> Path:
+    """Where the default store lives: ``$EVALCORE_DB`` or ``~/.evalcore/evalcore.db``."""
+    return Path(os.environ.get("EVALCORE_DB") or Path.home() / ".evalcore" / "evalcore.db")
+
+
+# ---------------------------------------------------------------------------------------- leases (one writer per run)
+_HOST = socket.gethostname()
+_LEASE_TOKEN_LOCK = threading.Lock()
+
+
+def _proc_start(pid: int) -> str:
+    """The process's start time in clock ticks since boot (Linux /proc), to tell a reused pid apart; "" elsewhere."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        return fields[19].decode()
+    except (OSError, IndexError):
+        return ""
+
+
+def _proc_state(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0].decode()
+    except (OSError, IndexError):
+        return ""
+
+
+def process_alive(pid: int, host: str, started: str = "") -> bool | None:
+    """True/False for a process on this host; None when it runs on another host (cannot be checked from here)."""
+    if host != _HOST:
+        return None
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except (OverflowError, ValueError):
+        return False
+    if _proc_state(int(pid)) in ("Z", "X"):  # killed, not yet reaped by its parent
+        return False
+    if started and _proc_start(int(pid)) not in ("", started):
+        return False  # the pid was reused by another process
+    return True
+
+
+def _is_this_process(holder: dict[str, Any]) -> bool:
+    return holder.get("host") == _HOST and int(holder.get("pid", -1)) == os.getpid()
+
+
+def _lease_row(c: sqlite3.Connection, run_id: str) -> dict[str, Any] | None:
+    cur = c.execute("SELECT run_id, pid, host, started, since, token FROM leases WHERE run_id = ?", (run_id,))
+    row = cur.fetchone()
+    return None if row is None else dict(zip([d[0] for d in cur.description], row))
+
+
+# every public method (and the connection properties) turns a sqlite error of a broken or locked store into the
+# StoreError that names the file and the way out
+for _name in [n for n, v in list(vars(Store).items()) if callable(v) and (not n.startswith("_") or n == "__init__")]:
+    setattr(Store, _name, _guarded(getattr(Store, _name)))
+for _name in ("conn", "db"):  # properties: the first statement on a broken file fails here
+    _prop = vars(Store)[_name]
+    setattr(Store, _name, property(_guarded(_prop.fget)))
+__all__ += ["StoreError", "StoreUnreadable", "StoreLocked", "RunLeased", "store_problem", "store_error",
+            "process_alive", "default_path"]

@@ -3,7 +3,10 @@
 Correlations at dataset / summary / system level with document-bootstrap CIs (correlation), Shen et al.'s
 system-wise analyses (systems: per-system correlation, meta-correlation, #CP, reliability), pairwise analyses
 (pairwise: H2H, position bias, 002's pairwise Kendall by difficulty), annotator agreement and the human ceiling
-(agreement), and paired comparison of two judges (compare). Pure functions over DataFrames; no Streamlit.
+(agreement), paired comparison of two judges (compare), and kappa / F1 / confusion matrix / calibration for
+binary, nominal and ordinal labels (classification: import it as evalcore.meta.classification; it is not loaded
+here because scikit-learn adds half a second to every import of evalcore.meta). Pure functions over DataFrames;
+no Streamlit.
 """
 
 from evalcore.meta.agreement import AlphaResult, human_ceiling, krippendorff_alpha, reliability_matrix

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextvars
 import hashlib
 import json
 import math
@@ -40,6 +41,10 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 FAULT_KINDS = ("429", "500", "timeout", "drop", "malformed", "unparseable", "truncated", "refusal")
+# hostile endpoints (tests/hardening): a body dripped one byte at a time, a web page instead of JSON, a 401 that
+# echoes the caller's Authorization header, a reply without choices, a body that is not JSON at all
+HOSTILE_KINDS = ("drip", "html", "key_echo", "empty_choices", "garbage")
+FAULT_KINDS = FAULT_KINDS + HOSTILE_KINDS
 
 REFUSAL_TEXT = "I'm sorry, but I can't help with that request."
 UNPARSEABLE_TEXT = "The text reads well overall, though some parts could be tighter."
@@ -56,6 +61,7 @@ class Fault:
     match: str | None = None  # prompts containing this substring always get it
     retry_after: float | None = 1.0  # seconds, for "429"
     hang_s: float = 30.0  # for "timeout": longer than the client's timeout
+    drip_s: float = 1.0  # for "drip": seconds between two bytes of the body
 
     def __post_init__(self) -> None:
         if self.kind not in FAULT_KINDS:
@@ -71,6 +77,39 @@ class Switches:
     ignore_n: bool = False  # always one choice
     no_echo: bool = False  # completions ignore echo (no prompt log-probs)
     no_completions: bool = False  # /v1/completions answers 404
+
+
+_request_headers: contextvars.ContextVar[dict[str, str]] = contextvars.ContextVar("loopback_headers", default={})
+
+
+@dataclass
+class _Drip:
+    """A body sent one byte per ``interval_s`` (the "drip" fault)."""
+
+    data: bytes
+    interval_s: float
+
+
+def _hostile(fault: Fault, chat: bool, model: str) -> tuple[int, Any, dict[str, str]] | None:
+    """The reply of a hostile-endpoint fault, or None when ``fault`` is not one."""
+    if fault.kind == "html":
+        page = b"<!DOCTYPE html><html><head><title>Welcome</title></head><body><h1>It works!</h1></body></html>"
+        return 200, page, {"Content-Type": "text/html; charset=utf-8"}
+    if fault.kind == "key_echo":
+        auth = _request_headers.get().get("authorization", "")
+        return 401, {"error": {"message": f"Invalid key: {auth}", "type": "invalid_request_error",
+                               "code": "invalid_api_key"}}, {}
+    if fault.kind == "empty_choices":
+        return 200, {"id": "x", "object": "chat.completion" if chat else "text_completion", "created": 0,
+                     "model": model, "choices": [], "usage": {"prompt_tokens": 1, "completion_tokens": 0,
+                                                              "total_tokens": 1}}, {}
+    if fault.kind == "garbage":
+        return 200, b"\x00\x93 this is not json at all }{", {}
+    if fault.kind == "drip":
+        body = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": model, "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": "3"}, "finish_reason": "stop"}]}).encode()
+        return 200, _Drip(body, fault.drip_s), {}
+    return None
 
 
 def _h(*parts: Any) -> int:
@@ -331,19 +370,31 @@ class LoopbackServer:
                     headers[k.strip().lower()] = v.strip()
                 length = int(headers.get("content-length", "0") or 0)
                 body = await reader.readexactly(length) if length else b""
+                _request_headers.set(headers)
                 result = await self._route(method, path.split("?")[0], body)
                 if result is None:  # dropped connection
                     writer.transport.abort()
                     return
                 status, payload, extra = result
+                drip = payload if isinstance(payload, _Drip) else None
+                payload = drip.data if drip is not None else payload
                 data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
                 reason = {200: "OK", 400: "Bad Request", 404: "Not Found", 429: "Too Many Requests",
                           500: "Internal Server Error"}.get(status, "Error")
-                head = [f"HTTP/1.1 {status} {reason}", "Content-Type: application/json",
+                extra = dict(extra)
+                head = [f"HTTP/1.1 {status} {reason}", f"Content-Type: {extra.pop('Content-Type', 'application/json')}",
                         f"Content-Length: {len(data)}"]
                 head += [f"{k}: {v}" for k, v in extra.items()]
                 close = headers.get("connection", "").lower() == "close"
                 head.append("Connection: close" if close else "Connection: keep-alive")
+                if drip is not None:  # headers at once, then the body a byte at a time
+                    writer.write(("\r\n".join(head) + "\r\n\r\n").encode())
+                    for i in range(len(data)):
+                        await writer.drain()
+                        await asyncio.sleep(drip.interval_s)
+                        writer.write(data[i:i + 1])
+                    await writer.drain()
+                    continue
                 writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + data)
                 await writer.drain()
                 if close:
@@ -402,6 +453,9 @@ class LoopbackServer:
                 return None
             if fault.kind == "malformed":
                 return 200, b'{"id": "x", "choices": [{"index": 0, "message": ', {}
+            hostile = _hostile(fault, chat, self.model)
+            if hostile is not None:
+                return hostile
         if not chat and self.switches.no_completions:
             return 404, {"error": {"message": "completions endpoint not available", "type": "not_found"}}, {}
         return 200, (self._chat(req, prompt, fault) if chat else self._completion(req, prompt, fault)), {}

@@ -254,3 +254,116 @@ def difficulty_figure(table: pd.DataFrame) -> go.Figure:
                  hover_data=[c for c in ("n_pairs",) if c in table.columns],
                  title="Pairwise Kendall tau by difficulty (002)")
     return fig
+
+
+# ------------------------------------------------------------------------------------ categorical labels (issue 7.4)
+
+
+def label_agreements(dataset: Dataset, runs: list[Run], dimension: str, *, n_resamples: int = 1000,
+                     systems: list[str] | None = None) -> dict:
+    """run label -> evalcore.meta.classification.LabelAgreement for every per-item run that judged a binary,
+    nominal or ordinal ``dimension``; {} for an interval dimension."""
+    from evalcore.meta.classification import label_agreement
+
+    if not dataset.dimension(dimension).is_categorical:
+        return {}
+    out = {}
+    for run in runs:
+        if run.judgments.empty or dimension not in run.dimensions:
+            continue
+        out[run_label(run)] = label_agreement(dataset, run, dimension, n_resamples=n_resamples, systems=systems,
+                                              human_alpha=False)  # the page shows the Data page's alpha
+    return out
+
+
+STATISTIC_NAMES = {"cohen_kappa": "Cohen's kappa", "weighted_kappa": "quadratic-weighted kappa",
+                   "accuracy": "accuracy", "precision": "precision", "recall": "recall", "f1": "F1"}
+
+
+def label_agreement_table(reports: dict) -> pd.DataFrame:
+    """One row per run and statistic: value, 95% CI, items compared, failed parses, ties left out."""
+    rows = []
+    for run, rep in reports.items():
+        r = rep.result
+        for key, e in r.estimates().items():
+            what = STATISTIC_NAMES[key]
+            if key in ("precision", "recall", "f1"):
+                what += f" ({rep.positive})" if r.average == "binary" else " (macro)"
+            rows.append({"run": run, "statistic": what, "value": e.statistic, "ci_low": e.ci_low,
+                         "ci_high": e.ci_high, "n": r.n, "dropped": r.dropped + r.invalid, "ties": rep.ties + r.human_ties,
+                         "gold": rep.gold})
+    return pd.DataFrame(rows)
+
+
+def per_annotator_kappa_table(reports: dict) -> pd.DataFrame:
+    """The judge against each annotator on its own (kappa with CI, accuracy)."""
+    parts = []
+    for run, rep in reports.items():
+        if rep.per_annotator.empty:
+            continue
+        t = rep.per_annotator.copy()
+        t.insert(0, "run", run)
+        parts.append(t)
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
+
+def confusion_figure(report, run: str) -> go.Figure:
+    """The confusion matrix as a heatmap: judge label across, human label down, each cell's count written in it."""
+    r = report.result
+    labels = [str(x) for x in r.labels]
+    z = r.confusion.astype(int)
+    share = z / z.sum(axis=1, keepdims=True).clip(min=1)
+    text = [[f"{z[i, j]}<br>({100 * share[i, j]:.0f}% of row)" for j in range(len(labels))]
+            for i in range(len(labels))]
+    fig = go.Figure(go.Heatmap(
+        z=z.tolist(), x=labels, y=labels, text=text, texttemplate="%{text}", textfont={"size": 15},
+        colorscale="Blues", zmin=0, showscale=True,
+        colorbar=dict(title="items"),
+        hovertemplate="human %{y}, judge %{x}: %{z} items<extra></extra>",
+    ))
+    fig.update_layout(title=f"Confusion matrix: {run} ({r.n} items)",
+                      xaxis_title="judge label", yaxis_title="human label",
+                      xaxis=dict(type="category", side="bottom"),
+                      yaxis=dict(type="category", autorange="reversed"), height=360 + 40 * len(labels))
+    return fig
+
+
+def calibration_table(reports: dict) -> pd.DataFrame:
+    """Brier score and ECE (with CIs) of every run that gave probabilities."""
+    rows = []
+    for run, rep in reports.items():
+        c = rep.calibration
+        if c is None:
+            continue
+        for name, e in (("Brier score", c.brier), ("ECE (10 bins)", c.ece)):
+            rows.append({"run": run, "statistic": name, "value": e.statistic, "ci_low": e.ci_low,
+                         "ci_high": e.ci_high, "n": c.n, "target": c.target})
+    return pd.DataFrame(rows)
+
+
+def reliability_figure(reports: dict) -> go.Figure:
+    """The reliability diagram: mean predicted probability against the observed frequency per bin, one line per run,
+    the diagonal is perfect calibration; marker size follows the bin's item count."""
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="perfectly calibrated",
+                             line=dict(dash="dash", color="gray")))
+    target = "positive class"
+    for run, rep in reports.items():
+        c = rep.calibration
+        if c is None or c.bins.empty:
+            continue
+        target = c.target
+        b = c.bins
+        fig.add_trace(go.Scatter(
+            x=b["mean_predicted"], y=b["fraction_positive"], mode="lines+markers", name=f"{run} (ECE {c.ece.statistic:.3f})",
+            marker=dict(size=(6 + 14 * (b["count"] / b["count"].max()) ** 0.5).tolist()),
+            customdata=b[["count", "lower", "upper"]].to_numpy(),
+            hovertemplate="bin %{customdata[1]:.1f}-%{customdata[2]:.1f}: %{customdata[0]} items<br>"
+                          "predicted %{x:.3f}, observed %{y:.3f}<extra></extra>",
+        ))
+    what = "positive (human) label" if target == "positive class" else "judge's label is right"
+    fig.update_layout(title=f"Reliability diagram ({target})",
+                      xaxis_title="judge's predicted probability (bin mean)",
+                      yaxis_title=f"observed frequency: {what}",
+                      xaxis={"range": [-0.02, 1.02]}, yaxis={"range": [-0.03, 1.05]})
+    return fig

@@ -40,6 +40,8 @@ def rating_histogram(dataset: Dataset) -> go.Figure:
     """Distribution of the gold human score, one panel per dimension."""
     hs = dataset.human_scores.copy()
     hs["score"] = hs["score"].astype(float)
+    if dataset.dimensions and all(d.is_categorical for d in dataset.dimensions):
+        return label_histogram(dataset, hs)
     fig = px.histogram(hs, x="score", facet_col="dimension", facet_col_wrap=4, nbins=20,
                        title=f"Human ratings on {dataset.name}")
     fig.update_yaxes(matches=None)
@@ -49,14 +51,16 @@ def rating_histogram(dataset: Dataset) -> go.Figure:
 
 
 def agreement_table(dataset: Dataset, *, n_resamples: int = 1000) -> pd.DataFrame:
-    """Krippendorff's alpha (interval) per dimension and annotator group, with a bootstrap CI.
+    """Krippendorff's alpha per dimension and annotator group, with a bootstrap CI, at the level that matches the
+    dimension's kind (interval, ordinal, or nominal for binary/nominal labels; column ``level``).
 
     Empty when the dataset has no per-annotator ratings."""
     from evalcore.meta.agreement import krippendorff_alpha
 
     ann = dataset.annotations
     if ann.empty:
-        return pd.DataFrame(columns=["dimension", "group", "alpha", "ci_low", "ci_high", "n_items", "n_annotators"])
+        return pd.DataFrame(columns=["dimension", "group", "alpha", "ci_low", "ci_high", "n_items", "n_annotators",
+                                     "level"])
     rows = []
     groups = [g for g in ann["group"].dropna().unique()] or [None]
     for dim in dataset.dimension_names:
@@ -66,10 +70,11 @@ def agreement_table(dataset: Dataset, *, n_resamples: int = 1000) -> pd.DataFram
             sub = ann[(ann["dimension"] == dim) & (ann["group"] == g)] if g is not None else ann
             if sub.empty or sub["annotator"].nunique() < 2:
                 continue
-            r = krippendorff_alpha(ann, dim, group=g, n_resamples=n_resamples)
+            level = dataset.dimension(dim).alpha_level  # nominal for binary/nominal labels, ordinal, interval
+            r = krippendorff_alpha(ann, dim, group=g, n_resamples=n_resamples, level_of_measurement=level)
             rows.append({"dimension": dim, "group": g if g is not None else "all", "alpha": r.alpha,
                          "ci_low": r.ci_low, "ci_high": r.ci_high, "n_items": r.n_items,
-                         "n_annotators": r.n_annotators})
+                         "n_annotators": r.n_annotators, "level": level})
     return pd.DataFrame(rows)
 
 
@@ -82,7 +87,8 @@ def agreement_figure(table: pd.DataFrame) -> go.Figure:
             error_y=dict(type="data", symmetric=False, array=(sub["ci_high"] - sub["alpha"]).tolist(),
                          arrayminus=(sub["alpha"] - sub["ci_low"]).tolist()),
         ))
-    fig.update_layout(barmode="group", title="Inter-annotator agreement (Krippendorff's alpha, interval)",
+    levels = sorted(set(t["level"])) if "level" in t.columns else ["interval"]
+    fig.update_layout(barmode="group", title=f"Inter-annotator agreement (Krippendorff's alpha, {', '.join(levels)})",
                       yaxis_title="alpha", xaxis_title="dimension")
     return fig
 
@@ -99,3 +105,32 @@ def scale_guess(raw: pd.DataFrame, value_columns: list[str]) -> tuple[float, flo
         if a <= lo and hi <= b:
             return float(a), float(b)
     return float(np.floor(lo)), float(np.ceil(hi))
+
+
+def dimension_kinds(dataset: Dataset) -> pd.DataFrame:
+    """Label kind of each dimension: kind, its categories (labels with their codes) and alpha's level."""
+    rows = []
+    for d in dataset.dimensions:
+        cats = ", ".join(f"{n} = {c:g}" if d.labels else n for n, c in zip(d.category_names, d.categories))
+        rows.append({"dimension": d.name, "kind": d.kind,
+                     "categories": cats or f"numbers {d.scale_min:g}-{d.scale_max:g}",
+                     "positive class": d.positive or "", "alpha level": d.alpha_level})
+    return pd.DataFrame(rows)
+
+
+def label_histogram(dataset: Dataset, hs: pd.DataFrame) -> go.Figure:
+    """Categorical dimensions: how many items have each label (labels on the axis, not their codes)."""
+    parts = []
+    for d in dataset.dimensions:
+        sub = hs[hs["dimension"] == d.name]
+        names = dict(zip(d.categories, d.category_names))
+        counts = sub["score"].map(names).value_counts()
+        parts.append(pd.DataFrame({"dimension": d.name, "label": list(d.category_names),
+                                   "items": [int(counts.get(n, 0)) for n in d.category_names]}))
+    t = pd.concat(parts, ignore_index=True)
+    fig = px.bar(t, x="label", y="items", facet_col="dimension", facet_col_wrap=4, text="items",
+                 title=f"Human labels on {dataset.name}")
+    fig.update_xaxes(matches=None, type="category", title_text="label")
+    fig.update_yaxes(title_text="items")
+    fig.for_each_annotation(lambda a: a.update(text=a.text.split("=")[-1]))
+    return fig

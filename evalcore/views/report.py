@@ -34,7 +34,7 @@ def analysis_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams) -> l
     """The alignment analysis of the current view as report sections (tables + figures)."""
     from evalcore.report import ReportFigure, ReportSection, ReportTable
 
-    sections = []
+    sections = label_sections(dataset, runs, p)  # binary / nominal / ordinal dimensions only (issue 7.4)
     table = alignment_table(dataset, runs, p.dimension, n_resamples=p.n_resamples, systems=p.systems)
     sec = ReportSection(title=f"Correlation with human ratings: {p.dimension}",
                         text=f"Bootstrap 95% CIs over {p.n_resamples} resamples; parse mode {p.parse}. "
@@ -66,6 +66,34 @@ def analysis_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams) -> l
             sections.append(ReportSection(title="Correct preferences #CP (003 4.2.1)",
                                           tables=[ReportTable("#CP", cp)]))
     return sections
+
+
+def label_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams) -> list:
+    """Kappa & co, the confusion matrices and calibration of a categorical dimension as report sections."""
+    from evalcore.report import ReportFigure, ReportSection, ReportTable
+    from evalcore.views.alignment import (
+        calibration_table, confusion_figure, label_agreement_table, label_agreements, per_annotator_kappa_table,
+        reliability_figure,
+    )
+
+    reports = label_agreements(dataset, runs, p.dimension, n_resamples=p.n_resamples, systems=p.systems)
+    if not reports:
+        return []
+    first = next(iter(reports.values()))
+    sec = ReportSection(title=f"Agreement on {first.kind} labels: {p.dimension}",
+                        text=f"Human label: {first.gold}. Bootstrap 95% CIs over documents ({p.n_resamples} "
+                             "resamples). Confusion matrices: rows = human label, columns = judge label.")
+    sec.tables.append(ReportTable("Label agreement", label_agreement_table(reports)))
+    for run, rep in reports.items():
+        sec.figures.append(ReportFigure(f"Confusion matrix: {run}", confusion_figure(rep, run)))
+    per_annotator = per_annotator_kappa_table(reports)
+    if not per_annotator.empty:
+        sec.tables.append(ReportTable("The judge against each annotator", per_annotator))
+    cal = calibration_table(reports)
+    if not cal.empty:
+        sec.tables.append(ReportTable("Calibration", cal))
+        sec.figures.append(ReportFigure("Reliability diagram", reliability_figure(reports)))
+    return [sec]
 
 
 def analysis_report(dataset: Dataset, runs: list[Run], p: AnalysisParams) -> str:

@@ -144,7 +144,7 @@ def test_dataset_text_is_shown_as_text_not_html(app):
         'd2,sysB,"Rain fell all week.","Weather happened.",2\n'
     )
     app.open("", "Data")
-    uploader = app.page.locator('[data-testid="stFileUploader"] input[type="file"]')
+    uploader = app.page.locator('.st-key-upload input[type="file"]')  # the dataset uploader (not the scores one)
     uploader.set_input_files({"name": "xss.csv", "mimeType": "text/csv", "buffer": csv.encode()})
     app.page.get_by_role("button", name="Import dataset").wait_for()
     app.idle()

@@ -1,0 +1,229 @@
+"""``python -m evalcore import-dataset / import-run / export-run``: bringing a researcher's own work in and moving runs.
+
+    python -m evalcore import-dataset FILE --name NAME [--scale DIM=LO:HI]... [--kind DIM=KIND]...
+                                      [--judge COLUMN[=DIM]]... [--json]
+    python -m evalcore import-run FILE --dataset ID --name NAME [--dimension DIM] [--score COLUMN] [--json]
+    python -m evalcore export-run RUN_ID --out FILE.jsonl [--with-dataset | --without-dataset] [--json]
+
+``import-run`` takes a judge-score file (keyed by item_id or doc_id + system_id) or a run bundle written by
+``export-run``. Mistakes (a bad file, an unknown column or dataset) print one message and exit with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from typing import Any
+
+from evalcore.model import LABEL_KINDS
+
+
+class CommandError(ValueError):
+    """A mistake in the command line (unknown column, malformed option): printed as one line, exit status 2."""
+
+
+def _pair(text: str, what: str) -> tuple[str, str]:
+    if "=" not in text:
+        raise argparse.ArgumentTypeError(f"{what} must look like DIM=VALUE, got {text!r}")
+    k, v = text.rsplit("=", 1)
+    if not k.strip():
+        raise argparse.ArgumentTypeError(f"{what} needs a dimension name before '=', got {text!r}")
+    return k.strip(), v.strip()
+
+
+def scale_arg(text: str) -> tuple[str, tuple[float, float]]:
+    dim, value = _pair(text, "--scale")
+    try:
+        lo, hi = (float(x) for x in value.split(":"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--scale {text!r}: the scale must look like LO:HI, e.g. coherence=1:5")
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise argparse.ArgumentTypeError(f"--scale {text!r}: need finite LO < HI")
+    return dim, (lo, hi)
+
+
+def kind_arg(text: str) -> tuple[str, str]:
+    dim, kind = _pair(text, "--kind")
+    if kind not in LABEL_KINDS:
+        raise argparse.ArgumentTypeError(f"--kind {text!r}: the kind must be one of {', '.join(LABEL_KINDS)}")
+    return dim, kind
+
+
+def judge_arg(text: str) -> tuple[str, str | None]:
+    if "=" in text:
+        col, dim = text.rsplit("=", 1)
+        return col, dim or None
+    return text, None
+
+
+# ---------------------------------------------------------------------------------------------------- import-dataset
+
+
+def mapping_for_cli(frame: Any, judges: list[tuple[str, str | None]], scales: dict,
+                    kinds: dict) -> tuple[Any, list[str]]:
+    """The guessed mapping with the command line's judge columns, scales and kinds applied (+ notes on changes)."""
+    from evalcore.importers import (
+        JudgeColumn,
+        guess_columns,
+        mapping_from_guesses,
+        suggest_mapping,
+    )
+
+    mapping = suggest_mapping(frame.columns, frame.head(1000))
+    guesses = guess_columns(frame, mapping)
+    by_col = {g.column: g for g in guesses}
+    notes: list[str] = []
+    if judges:
+        for col, dim in judges:
+            if col not in by_col:
+                raise CommandError(f"--judge {col!r}: no such column; the columns are "
+                                   f"{', '.join(map(repr, by_col))}")
+        named = {c for c, _ in judges}
+        for g in guesses:
+            if g.role == "judge" and g.column not in named:
+                g.role = "ignored"
+                notes.append(f"column {g.column!r} looks like a judge score but is not named by --judge: ignored")
+        for col, dim in judges:
+            g = by_col[col]
+            g.dimension = dim or (g.dimension if g.role in ("judge", "human") else "")
+            g.role, g.annotator = "judge", ""
+            if not g.dimension and mapping.shape == "wide":
+                humans = {h.dimension or h.column for h in guesses if h.role == "human"}
+                g.dimension = next(iter(humans)) if len(humans) == 1 else ""
+    try:
+        out = mapping_from_guesses(guesses, scales=dict(scales), kinds=dict(kinds))
+    except ValueError as e:
+        raise CommandError(str(e)) from None
+    out.judges = [JudgeColumn(j.column, j.dimension, j.name) for j in out.judges]
+    notes += _default_scales(frame, out)
+    return out, notes
+
+
+def _default_scales(frame: Any, mapping: Any) -> list[str]:
+    """A dimension without --scale gets the scale the Data page would prefill (the usual scale its human ratings fit
+    in), so the CLI and the page import the same file as the same dataset. Not when its ratings are all equal (or
+    absent): then the importer asks for the scale rather than guess one."""
+    import numpy as np
+
+    from evalcore.importers import usual_scale
+    from evalcore.importers.mapping import human_values
+
+    notes = []
+    for dim, values in human_values(frame, mapping).items():
+        finite = values[np.isfinite(values)]
+        if dim in mapping.scales or not dim.strip() or len(np.unique(finite)) < 2:
+            continue
+        lo, hi = usual_scale(finite)
+        mapping.scales[dim] = (lo, hi)
+        notes.append(f"no --scale for {dim!r}: {lo:g}-{hi:g} assumed, the usual scale its ratings "
+                     f"({finite.min():g} to {finite.max():g}) fit in; declare it with --scale {dim}=LO:HI")
+    return notes
+
+
+def cmd_import_dataset(args: argparse.Namespace) -> int:
+    from evalcore.importers import import_table, read_table, save_import
+
+    frame = read_table(args.file)
+    mapping, notes = mapping_for_cli(frame, args.judge or [], dict(args.scale or []), dict(args.kind or []))
+    result = import_table(args.file, mapping, name=args.name)
+    save_import(result)
+    summary = result.summary()
+    summary["warnings"] = notes + summary["warnings"]
+    if args.json:
+        print(json.dumps(summary, indent=2, ensure_ascii=False))
+        return 0
+    ds = result.dataset
+    print(f"imported {ds.name!r} as {ds.id}: {len(ds.items)} items, {len(ds.systems)} systems, dimensions "
+          f"{', '.join(f'{d.name} ({d.scale_min:g}-{d.scale_max:g}, {d.kind})' for d in ds.dimensions)}")
+    for r in result.runs:
+        ok = int((r.judgments["status"] == "ok").sum())
+        print(f"run {r.run_id}: {ok} of {len(r.judgments)} judge scores")
+    for n in ds.meta.get("import_notes", []):
+        print(f"note: {n}")
+    for w in summary["warnings"]:
+        print(f"warning: {w}")
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------------- import-run
+
+
+def cmd_import_run(args: argparse.Namespace) -> int:
+    from evalcore import bundles
+
+    if bundles.is_bundle(args.file):
+        out = bundles.import_bundle(args.file, dataset_id=args.dataset, name=args.name)
+    else:
+        out = _import_scores(args)
+    if args.json:
+        print(json.dumps(out, indent=2, ensure_ascii=False))
+        return 0
+    print(f"run {out['run']}: {out['judgments']} judgments imported"
+          + (f" (dataset {out['dataset']} imported from the bundle)" if out.get("dataset_imported") else ""))
+    for w in out.get("warnings", []):
+        print(f"warning: {w}")
+    return 0
+
+
+def _import_scores(args: argparse.Namespace) -> dict[str, Any]:
+    from evalcore import runs as runs_mod
+    from evalcore.importers import load_run_scores
+    from evalcore.judge.store import default_store
+
+    if not args.dataset or not args.name:
+        raise CommandError("a judge-score file needs --dataset ID (the dataset it scores) and --name NAME (the run)")
+    dataset = runs_mod.get_dataset(args.dataset)
+    imported = load_run_scores(args.file, dataset, name=args.name, dimension=args.dimension,
+                               score_column=args.score)
+    default_store().save_imported_run(imported.run)
+    return {"run": imported.run.run_id, "judgments": len(imported.run.judgments), "unmatched": 0,
+            "dataset": dataset.id, "coverage": imported.coverage, "warnings": imported.warnings}
+
+
+# ---------------------------------------------------------------------------------------------------- export-run
+
+
+def cmd_export_run(args: argparse.Namespace) -> int:
+    from evalcore import bundles
+
+    out = bundles.export_run(args.run_id, args.out, with_dataset=args.with_dataset)
+    if args.json:
+        print(json.dumps(out, indent=2, ensure_ascii=False))
+    else:
+        print(f"wrote {out['out']}: run {out['run']}, {out['judgments']} judgments, {out['comparisons']} comparisons"
+              + (f", with dataset {out['dataset']}" if out["carries_dataset"] else ""))
+    return 0
+
+
+def register(sub: Any) -> None:
+    d = sub.add_parser("import-dataset", help="import a human-rated file (and its judge-score columns as runs)")
+    d.add_argument("file")
+    d.add_argument("--name", required=True, help="the dataset's name")
+    d.add_argument("--scale", type=scale_arg, action="append", metavar="DIM=LO:HI",
+                   help="a dimension's rating scale (else inferred from the ratings, with a note)")
+    d.add_argument("--kind", type=kind_arg, action="append", metavar="DIM=KIND",
+                   help=f"a dimension's label kind: {', '.join(LABEL_KINDS)} (default interval)")
+    d.add_argument("--judge", type=judge_arg, action="append", metavar="COLUMN[=DIM]",
+                   help="a judge-score column, imported as a run (default: the columns guessed as judge scores)")
+    d.add_argument("--json", action="store_true")
+    d.set_defaults(func=cmd_import_dataset)
+
+    r = sub.add_parser("import-run", help="import a judge-score file or a run bundle as a run")
+    r.add_argument("file")
+    r.add_argument("--dataset", help="the dataset the scores are for")
+    r.add_argument("--name", help="the run's name")
+    r.add_argument("--dimension", help="the dimension scored (when the file has no dimension column)")
+    r.add_argument("--score", help="the column holding the scores (default: score, value, judge, ...)")
+    r.add_argument("--json", action="store_true")
+    r.set_defaults(func=cmd_import_run)
+
+    e = sub.add_parser("export-run", help="write a run (judgments, replies, config, criteria) to a bundle file")
+    e.add_argument("run_id")
+    e.add_argument("--out", required=True)
+    g = e.add_mutually_exclusive_group()
+    g.add_argument("--with-dataset", dest="with_dataset", action="store_true", default=None,
+                   help="carry the dataset (default for uploaded datasets)")
+    g.add_argument("--without-dataset", dest="with_dataset", action="store_false")
+    e.add_argument("--json", action="store_true")
+    e.set_defaults(func=cmd_export_run)

@@ -1,0 +1,164 @@
+"""The import entry points: a table -> a Dataset and the runs of its judge-score columns, checked as a whole.
+
+:func:`import_table` either returns everything (:class:`ImportResult`) or raises :class:`DatasetValidationError`
+listing every problem found (file, row, column, what is wrong): an invalid file imports nothing. :func:`save_import`
+writes a result to the store. The dataset id is ``"user-" + sha256(file bytes + mapping JSON)[:12]``, so re-uploading
+the same file with the same mapping gives the same id; judge-score runs get ids derived from it and their names.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from evalcore.importers import dataset as build
+from evalcore.importers.judge_scores import column_runs
+from evalcore.importers.mapping import ColumnMapping
+from evalcore.importers.problems import (
+    ROW_CONVENTIONS,
+    DatasetValidationError,
+    Problems,
+)
+from evalcore.importers.readers import read, resolve_source
+from evalcore.model import Dataset, Run
+
+NEAR_DUPLICATE_COLUMNS = ("system_id", "doc_id", "item_id", "annotator", "dimension")
+
+
+@dataclass
+class ImportResult:
+    dataset: Dataset
+    runs: list[Run] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def summary(self) -> dict[str, Any]:
+        """The CLI's --json document."""
+        return {"dataset": self.dataset.id, "runs": [r.run_id for r in self.runs], "items": len(self.dataset.items),
+                "dimensions": self.dataset.dimension_names, "warnings": list(self.warnings)}
+
+
+def near_duplicates(values: pd.Series, what: str, limit: int = 5) -> list[str]:
+    """Warnings for distinct ids that differ only by surrounding/inner whitespace, case or leading zeros
+    (``gpt`` vs ``gpt ``, ``Doc7`` vs ``doc07``): they are imported as different ids, which is rarely meant."""
+    uniq = pd.Series(pd.unique(values.dropna()), dtype="str")
+    if len(uniq) < 2:
+        return []
+    key = (uniq.str.strip().str.casefold().str.replace(r"\s+", " ", regex=True)
+           .str.replace(r"(?<!\d)0+(?=\d)", "", regex=True))
+    clash = key.duplicated(keep=False).to_numpy()
+    if not clash.any():
+        return []
+    groups = uniq[clash].groupby(key[clash].to_numpy(), sort=False).agg(list)
+    clashes = [g for g in groups if len(g) > 1]
+    out = [f"{what}: {' and '.join(map(repr, g[:4]))} differ only by whitespace, case or leading zeros; they are "
+           f"imported as {len(g)} different {what} values (fix the file if they are the same)" for g in clashes[:limit]]
+    if len(clashes) > limit:
+        out.append(f"{what}: {len(clashes) - limit} more groups of {what} values differ only by whitespace, case or "
+                   "leading zeros")
+    return out
+
+
+def _id_warnings(check: build.TableCheck, ratings: build.Ratings) -> list[str]:
+    found = {"system_id": check.system, "doc_id": pd.Series(check.doc_names, dtype="str"),
+             "annotator": pd.Series(check.ann_names, dtype="str"),
+             "dimension": pd.Series(ratings.dimension_order, dtype="str")}
+    if check.col(check.mapping.item_id):
+        found["item_id"] = pd.Series(check.item_names, dtype="str")
+    return [w for what in NEAR_DUPLICATE_COLUMNS if what in found for w in near_duplicates(found[what], what)]
+
+
+def import_table(source: Any, mapping: ColumnMapping, *, filename: str | None = None, name: str | None = None,
+                 task: str = "user dataset", table: pd.DataFrame | None = None) -> ImportResult:
+    """Import a human-rated table (and its judge-score columns, ``mapping.judges``), or raise
+    DatasetValidationError listing every problem. ``source``: a path, bytes (with ``filename``), a ``(bytes,
+    filename)`` pair, or an upload object with ``getvalue()`` and ``name``. ``table``: the table
+    :func:`read_table` already read from these bytes (the app keeps it), so the file is not parsed twice."""
+    fname, data = resolve_source(source, filename)
+    if table is not None and table.attrs.get("format") in ROW_CONVENTIONS:
+        frame, fmt, read_problems = table, table.attrs["format"], []
+    else:
+        frame, fmt, read_problems = read(fname, data)
+    unit, convention = ROW_CONVENTIONS[fmt]
+    problems = Problems(fname, unit)
+    problems.extend(read_problems)
+    if frame is None:
+        raise DatasetValidationError(problems.sorted(), convention=convention)
+    build.check_mapping(mapping, [str(c) for c in frame.columns], problems)
+    if len(frame) == 0:
+        problems.add("-", "-", "the file has no data rows", block=Problems.READ)
+    check = build.TableCheck(frame, mapping, problems)
+    check.identities()
+    check.item_consistency()
+    check.documents()
+    check.annotators()
+    ratings = check.ratings()
+    notes: list[str] = []
+    dimensions = check.dimensions(ratings, notes)
+    file_hash = hashlib.sha256(data)
+    file_digest = file_hash.hexdigest()
+    id_hash = file_hash.copy()
+    id_hash.update(mapping.to_json().encode("utf-8"))  # = sha256(file bytes + mapping JSON), without a copy
+    digest = id_hash.hexdigest()
+    dataset_id = f"user-{digest[:12]}"
+    runs = column_runs(check, dataset_id, [d.name for d in dimensions], Path(fname).name, file_digest, problems)
+    if problems:
+        raise DatasetValidationError(problems.sorted(), convention=convention)
+
+    items = build.items_frame(check)
+    documents = build.documents_frame(check)
+    human = build.human_scores_frame(check, ratings, notes)
+    annotations = build.annotations_frame(check, ratings)
+    if ratings.missing:
+        notes.append(f"{ratings.missing} blank rating cells were treated as not rated")
+    warnings = _id_warnings(check, ratings)
+    if frame.attrs.get("delimiter", ",") != "," and fmt == "csv":
+        notes.append(f"fields are separated by {frame.attrs['delimiter']!r} (detected from the header line)")
+    ds = Dataset(
+        id=dataset_id, name=name or Path(fname).stem, task=task, dimensions=dimensions, documents=documents,
+        items=items, human_scores=human, annotations=annotations,
+        description=f"Imported from {Path(fname).name}: {len(items)} items, {len(documents)} documents, "
+                    f"{items['system_id'].nunique()} systems, {len(dimensions)} dimensions.",
+        origin=f"uploaded file {Path(fname).name} (sha256 {file_digest})",
+        meta={"source_file": Path(fname).name, "sha256": file_digest, "format": fmt, "shape": mapping.shape,
+              "row_convention": convention, "mapping": mapping.to_dict(), "import_notes": notes,
+              "import_warnings": warnings},
+    )
+    return ImportResult(ds, runs, warnings + [w for r in runs for w in _run_warnings(r)])
+
+
+def _run_warnings(run: Run) -> list[str]:
+    failed = int((run.judgments["status"] != "ok").sum())
+    if not failed:
+        return []
+    return [f"run {run.label!r}: {failed} of {len(run.judgments)} cells hold no usable number (counted as failed "
+            "judgments)"]
+
+
+def load_user_dataset(source: Any, mapping: ColumnMapping, *, filename: str | None = None, name: str | None = None,
+                      task: str = "user dataset") -> Dataset:
+    """Import a human-rated table as a Dataset, or raise DatasetValidationError listing every problem.
+
+    Per-annotator ratings go to ``annotations`` (group from the group column, else ``mapping.default_group``);
+    ``human_scores`` is, per item and dimension, the mean over the "expert" group's ratings when there are any, else
+    over all annotators' ratings. Judge-score columns (``mapping.judges``) are checked too; their runs come with
+    :func:`import_table`."""
+    return import_table(source, mapping, filename=filename, name=name, task=task).dataset
+
+
+def save_import(result: ImportResult, store: Any = None) -> None:
+    """Write the dataset and its judge-score runs (replacing earlier imports of the same ids)."""
+    if store is None:
+        from evalcore.judge.store import default_store
+
+        store = default_store()
+    store.save_dataset(result.dataset, overwrite=True)
+    save_runs(result.runs, store)
+
+
+def save_runs(runs: list[Run], store: Any) -> None:
+    for run in runs:
+        store.save_imported_run(run)

@@ -1,0 +1,511 @@
+"""A checked table -> :class:`evalcore.model.Dataset`, column by column (no Python loop over rows).
+
+:class:`TableCheck` runs the checks in named steps over whole columns: identifiers, texts, the same item and document
+repeated consistently, annotators, every rating cell, duplicates. Each step adds :class:`Problem` s with the row
+(as a person counts it) and column; they are sorted back into reading order at the end. Only a table without a
+single problem is built into a Dataset.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from evalcore.importers.cells import (
+    blank_mask,
+    by_unique,
+    fmt,
+    id_column,
+    rating_column,
+    references,
+    text_column,
+)
+from evalcore.importers.mapping import PREFERRED_GROUP, ColumnMapping
+from evalcore.importers.problems import Problems
+from evalcore.model import (
+    ANNOTATION_COLUMNS,
+    DOCUMENT_COLUMNS,
+    HUMAN_SCORE_COLUMNS,
+    ITEM_COLUMNS,
+    LABEL_KINDS,
+    Dimension,
+)
+
+# the order of the checks within one row, as problems are listed
+PHASE = {"doc_id": 0, "system_id": 1, "item_id": 2, "output": 3, "item": 4, "source": 5.0, "references": 5.1,
+         "context": 5.2, "annotator": 6, "dimension": 7, "rating": 8}
+
+
+def valid_scale(scale: Any) -> tuple[float, float] | None:
+    try:
+        lo, hi = float(scale[0]), float(scale[1])
+    except (TypeError, ValueError, IndexError, KeyError):
+        return None
+    return (lo, hi) if math.isfinite(lo) and math.isfinite(hi) and lo < hi and len(scale) == 2 else None
+
+
+def check_mapping(mapping: ColumnMapping, columns: list[str], problems: Problems) -> None:
+    def whole(column: str, message: str) -> None:
+        problems.add("-", column, message, block=Problems.READ)
+
+    for role, what in (("doc_id", "the document (source text) each output was generated from"),
+                       ("system_id", "the system that produced each output"),
+                       ("output", "the rated text")):
+        if getattr(mapping, role) is None:
+            whole("-", f"no column is mapped to {role} ({what})")
+    shape = mapping.shape
+    if shape == "unknown":
+        if mapping.dimensions:
+            whole("-", "both dimension columns (wide) and a dimension/value column pair (long) are mapped; "
+                       "choose one shape")
+        else:
+            whole("-", "no ratings are mapped: map dimension columns (wide) or a dimension and a value column (long)")
+    elif shape == "long":
+        if mapping.dimension is None:
+            whole("-", "long shape needs a dimension column (which quality each row rates)")
+        if mapping.value is None:
+            whole("-", "long shape needs a value column (the rating)")
+    if any(isinstance(s, dict) for s in mapping.dimensions.values()) and mapping.annotator is not None:
+        whole(mapping.annotator, "per-annotator dimension columns and an annotator column cannot be combined")
+    if mapping.group is not None and mapping.annotator is None:
+        whole(mapping.group, "a group column is mapped but no annotator column")
+    for dim, spec in mapping.dimensions.items():
+        if isinstance(spec, dict) and not spec:
+            whole("-", f"dimension {dim!r} maps no annotator columns")
+    for dim, scale in mapping.scales.items():
+        try:
+            lo, hi = float(scale[0]), float(scale[1])
+        except (TypeError, ValueError, IndexError):
+            whole("-", f"scale for {dim!r} must be (min, max) numbers, got {scale!r}")
+            continue
+        if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+            whole("-", f"scale for {dim!r} must have min < max, got ({fmt(lo)}, {fmt(hi)})")
+        if shape == "wide" and dim not in mapping.dimensions:
+            whole("-", f"a scale is declared for {dim!r}, which is not a mapped dimension "
+                       f"({', '.join(map(repr, mapping.dimensions)) or 'none'})")
+    for dim, kind in mapping.kinds.items():
+        if kind not in LABEL_KINDS:
+            whole("-", f"kind of {dim!r} must be one of {', '.join(LABEL_KINDS)}, not {kind!r}")
+        elif shape == "wide" and dim not in mapping.dimensions:
+            whole("-", f"a kind is declared for {dim!r}, which is not a mapped dimension "
+                       f"({', '.join(map(repr, mapping.dimensions)) or 'none'})")
+    present = set(columns)
+    seen: dict[str, str] = {}
+    for role, col in mapping.column_fields():
+        if col not in present:
+            shown = ", ".join(map(repr, columns[:30])) + (" ..." if len(columns) > 30 else "")
+            whole(col, f"column {col!r} (mapped as {role}) is not in the file; its columns are: {shown}")
+        elif role.startswith("judge") and col in seen:
+            whole(col, f"column {col!r} is mapped as {seen[col]} and as {role}")
+        seen.setdefault(col, role)
+
+
+def first_index(codes: np.ndarray, sel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For the selected rows: (the distinct codes, the row index where each first occurs)."""
+    idx = np.flatnonzero(sel)
+    u, first = np.unique(codes[idx], return_index=True)
+    return u, idx[first]
+
+
+@dataclass
+class Ratings:
+    """Every rating cell that passed its checks: one row per (item, dimension, annotator), as integer codes into
+    the check's item, dimension, annotator and group names."""
+
+    frame: pd.DataFrame  # pos, spec, item, dim, ann, grp, value
+    dimension_order: list[str]
+    bad_dimensions: set[str] = field(default_factory=set)
+    missing: int = 0
+
+
+class TableCheck:
+    """The checks and the build, step by step, over one read table. Identifiers are factorized once into integer
+    codes (first appearance order), so grouping and duplicate checks never hash strings twice."""
+
+    def __init__(self, frame: pd.DataFrame, mapping: ColumnMapping, problems: Problems) -> None:
+        self.frame, self.mapping, self.problems = frame, mapping, problems
+        self.unit = problems.unit
+        self.n = len(frame)
+        self.rows = frame.index.to_numpy()
+        self.present = {str(c) for c in frame.columns}
+        self.has_annotators = mapping.annotator is not None or any(
+            isinstance(s, dict) for s in mapping.dimensions.values())
+        self.scales = {d: sc for d, sc in ((d, valid_scale(s)) for d, s in mapping.scales.items()) if sc is not None}
+
+    def col(self, c: str | None) -> str | None:
+        return c if c is not None and c in self.present else None
+
+    def report_rows(self, mask: np.ndarray, column: str, message: str | list[str], phase: float) -> None:
+        rows = self.rows[mask]
+        messages = [message] * len(rows) if isinstance(message, str) else message
+        for r, m in zip(rows.tolist(), messages):
+            self.problems.add(r, column, m, phase=phase)
+
+    # ------------------------------------------------------------------------------------------------ identities
+    def identities(self) -> None:
+        m, f = self.mapping, self.frame
+
+        def none() -> pd.Series:  # an unmapped column: every cell missing
+            return pd.Series(np.full(self.n, np.nan), index=f.index).astype("str")
+
+        self.doc = id_column(f[m.doc_id]) if self.col(m.doc_id) else none()
+        self.system = id_column(f[m.system_id]) if self.col(m.system_id) else none()
+        for c, s, what in ((self.col(m.doc_id), self.doc, "doc_id"), (self.col(m.system_id), self.system, "system_id")):
+            if c:
+                self.report_rows(s.isna().to_numpy(), c, f"missing {what} (empty cell)", PHASE[what])
+        if self.col(m.item_id):
+            self.item = id_column(f[m.item_id])
+            self.report_rows(self.item.isna().to_numpy(), m.item_id, "missing item_id (empty cell)", PHASE["item_id"])
+        else:
+            self.item = self.doc + "/" + self.system
+        c_out = self.col(m.output)
+        self.output = text_column(f[c_out]) if c_out else none()
+        if c_out:
+            self.report_rows(blank_mask(f[c_out]), c_out, "empty output text", PHASE["output"])
+        self.attributes = {c: f[c].where(~blank_mask(f[c])) for c in m.attributes if c in self.present}
+        self.item_code, self.item_names = pd.factorize(self.item)
+        self.doc_code, self.doc_names = pd.factorize(self.doc)
+        self.valid_item = (self.item_code >= 0) & self.doc.notna().to_numpy() & self.system.notna().to_numpy()
+
+    def _conflicts(self, codes: np.ndarray, values: pd.Series, ok: np.ndarray, *, first_of_key: bool
+                   ) -> tuple[np.ndarray, np.ndarray]:
+        """Rows whose value differs from the first value given for their key: (mask, the row to compare with:
+        the key's first row, or the row of the key's first value)."""
+        mask = np.zeros(self.n, bool)
+        against = np.zeros(self.n, np.int64)
+        sel = ok & (codes >= 0) & values.notna().to_numpy()
+        if not sel.any():
+            return mask, against
+        idx = np.flatnonzero(sel)
+        u, first, inv = np.unique(codes[idx], return_index=True, return_inverse=True)
+        first_row = idx[first][inv]
+        value_code, _ = pd.factorize(values)  # compare codes, not long texts
+        differs = value_code[idx] != value_code[first_row]
+        if not differs.any():
+            return mask, against
+        mask[idx[differs]] = True
+        if first_of_key:
+            ku, kfirst = first_index(codes, ok & (codes >= 0))
+            by_code = np.zeros(int(codes.max()) + 1, np.int64)
+            by_code[ku] = self.rows[kfirst]
+            against[mask] = by_code[codes[mask]]
+        else:
+            against[mask] = self.rows[first_row[differs]]
+        return mask, against
+
+    def item_consistency(self) -> None:
+        m = self.mapping
+        fields = [("output", self.col(m.output), self.output)]
+        if self.col(m.item_id):
+            fields = [("doc_id", self.col(m.doc_id), self.doc), ("system_id", self.col(m.system_id), self.system)] \
+                + fields
+        fields += [(f"attribute {a!r}", a, s) for a, s in self.attributes.items()]
+        for i, (what, column, values) in enumerate(fields):
+            if not column:
+                continue
+            mask, against = self._conflicts(self.item_code, values, self.valid_item, first_of_key=True)
+            items = self.item[mask].tolist()
+            self.report_rows(mask, column, [f"item {it!r} has a different {what} here than on {self.unit} {r}"
+                                            for it, r in zip(items, against[mask].tolist())], PHASE["item"] + i / 100)
+
+    # ------------------------------------------------------------------------------------------------ documents
+    def documents(self) -> None:
+        m, f = self.mapping, self.frame
+        ok = self.doc_code >= 0
+        self.source = self._doc_text(self.col(m.source), "source text", "source", ok)
+        self.context = self._doc_text(self.col(m.context), "context", "context", ok)
+        refs_cols = [c for c in m.references if c in self.present]
+        self.refs = None
+        if refs_cols:
+            parts = [by_unique(f[c], references) for c in refs_cols]
+            refs = parts[0] if len(parts) == 1 else pd.Series(
+                [sum(t, ()) for t in zip(*parts)], index=f.index, dtype=object)
+            refs = refs.where(refs.map(len) > 0)
+            mask, against = self._conflicts(self.doc_code, refs, ok, first_of_key=False)
+            docs = self.doc[mask].tolist()
+            self.report_rows(mask, refs_cols[0], [f"document {d!r} has different references here than on "
+                                                  f"{self.unit} {r}" for d, r in zip(docs, against[mask].tolist())],
+                             PHASE["references"])
+            self.refs = refs
+
+    def _doc_text(self, column: str | None, what: str, phase: str, ok: np.ndarray) -> pd.Series | None:
+        if not column:
+            return None
+        values = text_column(self.frame[column])
+        values = values.where(values != "")
+        mask, against = self._conflicts(self.doc_code, values, ok, first_of_key=False)
+        docs = self.doc[mask].tolist()
+        self.report_rows(mask, column, [f"document {d!r} has a different {what} here than on {self.unit} {r}"
+                                        for d, r in zip(docs, against[mask].tolist())], PHASE[phase])
+        return values
+
+    # ------------------------------------------------------------------------------------------------ ratings
+    def annotators(self) -> None:
+        m, f = self.mapping, self.frame
+        self.ann_code = np.full(self.n, -1, np.int64)
+        self.ann_names: list[str] = []
+        self.grp_code = np.zeros(self.n, np.int64)
+        self.grp_names: list[str] = [m.default_group]
+        c_ann = self.col(m.annotator)
+        if c_ann:
+            ann = id_column(f[c_ann])
+            self.report_rows(ann.isna().to_numpy(), c_ann, "missing annotator (empty cell)", PHASE["annotator"])
+            self.ann_code, names = pd.factorize(ann)
+            self.ann_names = [str(x) for x in names]
+            c_grp = self.col(m.group)
+            if c_grp:
+                self.grp_code, names = pd.factorize(id_column(f[c_grp]).fillna(m.default_group))
+                self.grp_names = [str(x) for x in names]
+
+    def _code(self, names: list[str], name: str) -> int:
+        if name not in names:
+            names.append(name)
+        return names.index(name)
+
+    def _cells(self) -> tuple[list[pd.DataFrame], list[str]]:
+        """One frame per rating column: pos, spec, dim, ann, grp, value, blank, why, column."""
+        m, f = self.mapping, self.frame
+        pos = np.arange(self.n)
+        parts: list[pd.DataFrame] = []
+        order: list[str] = []
+        if m.shape == "wide":
+            specs = [(dim, ann, c) for dim, spec in m.dimensions.items()
+                     for ann, c in (spec.items() if isinstance(spec, dict) else [(None, spec)])]
+            order = list(m.dimensions)
+            for i, (dim, ann, c) in enumerate(specs):
+                if c not in self.present:
+                    continue
+                values, blank, why = rating_column(f[c])
+                fixed = ann is not None
+                parts.append(pd.DataFrame({
+                    "pos": pos, "spec": i, "dim": order.index(dim), "column": c, "value": values, "blank": blank,
+                    "why": why.to_numpy(),
+                    "ann": np.full(self.n, self._code(self.ann_names, str(ann))) if fixed else self.ann_code,
+                    "grp": np.full(self.n, self._code(self.grp_names, m.default_group)) if fixed else self.grp_code}))
+        elif m.shape == "long" and self.col(m.dimension) and self.col(m.value):
+            dim_code, names = pd.factorize(id_column(f[m.dimension]))
+            missing = dim_code < 0
+            self.report_rows(missing, m.dimension, "missing dimension name (empty cell)", PHASE["dimension"])
+            order = [str(x) for x in names]
+            values, blank, why = rating_column(f[m.value])
+            keep = ~missing
+            parts.append(pd.DataFrame({
+                "pos": pos[keep], "spec": 0, "dim": dim_code[keep], "column": m.value, "value": values[keep],
+                "blank": blank[keep], "why": why.to_numpy()[keep], "ann": self.ann_code[keep],
+                "grp": self.grp_code[keep]}))
+        return parts, order
+
+    def ratings(self) -> Ratings:
+        parts, order = self._cells()
+        self.dimension_names = order
+        if not parts:
+            return Ratings(pd.DataFrame({c: pd.Series(dtype=t) for c, t in (
+                ("pos", "int64"), ("spec", "int64"), ("item", "int64"), ("dim", "int64"), ("ann", "int64"),
+                ("grp", "int64"), ("value", "float64"))}), order)
+        cells = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+        out = Ratings(cells, order)
+        dims = np.asarray(order, dtype=object)
+        dim = cells["dim"].to_numpy()
+        why = cells["why"].to_numpy()
+        bad_why = pd.notna(why)
+        self._cell_problems(cells, bad_why, why)
+        blank = cells["blank"].to_numpy(dtype=bool) & ~bad_why
+        if self.mapping.allow_missing_ratings:
+            out.missing = int(blank.sum())
+        else:
+            self._cell_problems(cells, blank, [
+                f"empty rating for {d!r} (set allow_missing_ratings to treat a blank cell as not rated)"
+                for d in dims[dim[blank]]])
+        good = ~bad_why & ~blank
+        bad = bad_why | (blank & (not self.mapping.allow_missing_ratings))
+        in_scale = self._scale_check(cells, good, dims)
+        bad |= good & ~in_scale
+        good &= in_scale
+        pos = cells["pos"].to_numpy()
+        item = self.item_code[pos]
+        known = self.valid_item[pos]
+        if self.mapping.annotator is not None:
+            known &= cells["ann"].to_numpy() >= 0
+        bad |= good & ~known
+        good &= known
+        cells = cells.assign(item=item)
+        unique = self._duplicates(cells, good, dims)
+        bad |= good & ~unique
+        out.bad_dimensions |= set(dims[np.unique(dim[bad])].tolist()) if len(dims) else set()
+        good &= unique
+        out.frame = cells[good][["pos", "spec", "item", "dim", "ann", "grp", "value"]]
+        return out
+
+    def _cell_problems(self, cells: pd.DataFrame, mask: np.ndarray, messages: Any) -> None:
+        if not mask.any():
+            return
+        sub = cells[mask]
+        msgs = list(messages[mask]) if isinstance(messages, np.ndarray) else list(messages)
+        for pos, spec, column, msg in zip(sub["pos"].tolist(), sub["spec"].tolist(), sub["column"].tolist(), msgs):
+            self.problems.add(int(self.rows[pos]), column, msg, phase=PHASE["rating"] + spec / 10_000)
+
+    def _scale_check(self, cells: pd.DataFrame, good: np.ndarray, dims: np.ndarray) -> np.ndarray:
+        if not self.scales or not len(dims):
+            return np.ones(len(cells), bool)
+        bounds = np.array([self.scales.get(d, (np.nan, np.nan)) for d in dims], dtype=float)
+        code = cells["dim"].to_numpy()
+        lo, hi = bounds[code, 0], bounds[code, 1]
+        v = cells["value"].to_numpy()
+        with np.errstate(invalid="ignore"):
+            outside = good & ~np.isnan(lo) & ((v < lo) | (v > hi))
+        self._cell_problems(cells, outside, [
+            f"rating {fmt(x)} is outside the declared scale {fmt(a)}-{fmt(b)} for {d!r}"
+            for x, a, b, d in zip(v[outside], lo[outside], hi[outside], dims[code[outside]])])
+        return ~outside
+
+    def _duplicates(self, cells: pd.DataFrame, good: np.ndarray, dims: np.ndarray) -> np.ndarray:
+        """The second and later ratings of one (item, dimension[, annotator]) in reading order are problems."""
+        idx = np.flatnonzero(good)
+        order = idx[np.lexsort((cells["spec"].to_numpy()[idx], cells["pos"].to_numpy()[idx]))]
+        n_dims, n_ann = max(len(dims), 1), len(self.ann_names) + 1
+        key = cells["item"].to_numpy()[order].astype(np.int64) * n_dims + cells["dim"].to_numpy()[order]
+        if self.has_annotators:
+            key = key * n_ann + (cells["ann"].to_numpy()[order] + 1)
+        u, first, inv = np.unique(key, return_index=True, return_inverse=True)
+        dup = np.ones(len(order), bool)
+        dup[first] = False
+        if not dup.any():
+            return np.ones(len(cells), bool)
+        first_pos = cells["pos"].to_numpy()[order[first[inv]]]
+        d = order[dup]
+        item_names = np.asarray(self.item_names, dtype=object)
+        ann_names = np.asarray(self.ann_names + [""], dtype=object)
+        msgs = [f"duplicate rating: item {i!r}, dimension {dm!r}"
+                + (f", annotator {a!r}" if self.has_annotators else "")
+                + f" was already rated on {self.unit} {int(self.rows[p])}"
+                for i, dm, a, p in zip(item_names[cells["item"].to_numpy()[d]], dims[cells["dim"].to_numpy()[d]],
+                                       ann_names[cells["ann"].to_numpy()[d]], first_pos[dup])]
+        mask = np.zeros(len(cells), bool)
+        mask[d] = True
+        by_index = dict(zip(d.tolist(), msgs))
+        self._cell_problems(cells, mask, [by_index[i] for i in np.flatnonzero(mask).tolist()])
+        return ~mask
+
+    # ------------------------------------------------------------------------------------------------ dimensions
+    def dimensions(self, ratings: Ratings, notes: list[str]) -> list[Dimension]:
+        m = self.mapping
+        order = ratings.dimension_order
+        if m.shape == "long" and self.n:
+            found = ", ".join(map(repr, order)) or "none"
+            for dim in self.scales:
+                if dim.strip() and dim not in order:
+                    self.problems.add("-", "-", f"a scale is declared for {dim!r}, but no row rates that dimension "
+                                                f"(dimensions found: {found})", block=Problems.AFTER)
+        values = ratings.frame.groupby("dim", sort=True)["value"].agg(["min", "max", "count"])
+        out: list[Dimension] = []
+        for code, dim in enumerate(order):
+            kind = m.kinds.get(dim, "interval")
+            kind = kind if kind in LABEL_KINDS else "interval"
+            column = m.dimensions.get(dim) if m.shape == "wide" else m.value
+            column = column if isinstance(column, str) else "-"
+            if dim in self.scales:
+                lo, hi = self.scales[dim]
+                out.append(Dimension(dim, lo, hi, f"scale {fmt(lo)}-{fmt(hi)} (declared)", kind))
+            elif code in values.index and values.loc[code, "min"] < values.loc[code, "max"]:
+                lo, hi = float(values.loc[code, "min"]), float(values.loc[code, "max"])
+                notes.append(f"scale of {dim!r} inferred from the data as {fmt(lo)}-{fmt(hi)} (the lowest and highest "
+                             "rating given); declare it if the scale is wider")
+                out.append(Dimension(dim, lo, hi, f"scale {fmt(lo)}-{fmt(hi)} (inferred from the data)", kind))
+            elif code in values.index and dim not in ratings.bad_dimensions:
+                self.problems.add("-", column, f"every rating of {dim!r} is {fmt(values.loc[code, 'min'])} "
+                                               f"({int(values.loc[code, 'count'])} ratings), so its scale cannot be "
+                                               "inferred from them; declare the scale (e.g. 1-5)", block=Problems.AFTER)
+            elif code not in values.index and dim not in ratings.bad_dimensions and self.n \
+                    and not self.problems.any_whole_file():
+                self.problems.add("-", column, f"dimension {dim!r} has no ratings at all, so its scale cannot be "
+                                               "inferred; declare it", block=Problems.AFTER)
+        return out
+
+
+# ---------------------------------------------------------------------------------------------------- building
+# (only a table without problems is built: every row has its item, document and system)
+
+
+def _first_values(codes: np.ndarray, n_codes: int, values: pd.Series) -> pd.Series:
+    """Per code, the first non-missing value (missing where the code has none), in the values' own dtype."""
+    u, first = first_index(codes, values.notna().to_numpy() & (codes >= 0))
+    pos = np.full(n_codes, -1, np.int64)
+    pos[u] = first
+    taken = values.iloc[np.where(pos >= 0, pos, 0)].reset_index(drop=True) if len(values) else values
+    return taken.where(pos >= 0) if (pos < 0).any() else taken
+
+
+def _column(series: pd.Series, positions: np.ndarray) -> pd.Series:
+    return series.iloc[positions].reset_index(drop=True)
+
+
+def items_frame(check: TableCheck) -> pd.DataFrame:
+    u, first = first_index(check.item_code, check.item_code >= 0)
+    items = pd.DataFrame({"item_id": _column(check.item, first), "doc_id": _column(check.doc, first),
+                          "system_id": _column(check.system, first), "output": _column(check.output, first)})
+    for a, s in check.attributes.items():
+        items[a] = _first_values(check.item_code, len(u), s).astype(object).to_numpy()
+    return items[ITEM_COLUMNS + list(check.attributes)]
+
+
+def documents_frame(check: TableCheck) -> pd.DataFrame:
+    u, first = first_index(check.doc_code, check.doc_code >= 0)
+    docs = pd.DataFrame({"doc_id": _column(check.doc, first)})
+    for name, values in (("source", check.source), ("context", check.context)):
+        docs[name] = "" if values is None else _first_values(check.doc_code, len(u), values).fillna("")
+    refs = None if check.refs is None else _first_values(check.doc_code, len(u), check.refs)
+    docs["references"] = [[] for _ in range(len(docs))] if refs is None else [
+        list(v) if isinstance(v, tuple) else [] for v in refs]
+    return docs[DOCUMENT_COLUMNS]
+
+
+def human_scores_frame(check: TableCheck, ratings: Ratings, notes: list[str]) -> pd.DataFrame:
+    """Per item and dimension: the mean of the expert group's ratings when there are any, else of everyone's.
+    The values of a cell are summed in sorted order, so the same ratings give bit-identical scores whatever the
+    table's shape or row order. Rows come item by item (first appearance), dimension by dimension."""
+    r = ratings.frame
+    preferred_group = np.array([g.strip().lower() == PREFERRED_GROUP for g in check.grp_names] or [False])
+    pref = preferred_group[r["grp"].to_numpy()]
+    n_dims = max(len(ratings.dimension_order), 1)
+    key = r["item"].to_numpy().astype(np.int64) * n_dims + r["dim"].to_numpy()
+    u, inv = np.unique(key, return_inverse=True)
+    has_pref = np.bincount(inv, weights=pref, minlength=len(u)) > 0
+    use = pref | ~has_pref[inv]
+    v, k = r["value"].to_numpy()[use], inv[use]
+    order = np.lexsort((v, k))
+    v, k = v[order], k[order]
+    starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
+    sums = np.add.reduceat(v, starts) if len(v) else np.array([])
+    counts = np.diff(np.r_[starts, len(v)])
+    item_ids = pd.Series(check.item_names).take(u // n_dims).reset_index(drop=True)
+    scores = pd.DataFrame({"item_id": item_ids.to_numpy(),
+                           "dimension": np.asarray(ratings.dimension_order, dtype=object)[u % n_dims]
+                           if len(u) else np.array([], dtype=object),
+                           "score": (sums / counts).astype("float64")})
+    if check.has_annotators:
+        any_preferred = bool(pref.any())
+        if any_preferred:
+            fallback = int((~has_pref).sum())
+            notes.append(f"human scores are the mean of the {PREFERRED_GROUP!r} group's ratings"
+                         + (f" ({fallback} item-dimension cells without expert ratings use all annotators)"
+                            if fallback else ""))
+        else:
+            notes.append("human scores are the mean over all annotators' ratings")
+    return scores[HUMAN_SCORE_COLUMNS]
+
+
+def annotations_frame(check: TableCheck, ratings: Ratings) -> pd.DataFrame:
+    if not check.has_annotators:
+        return pd.DataFrame({c: pd.Series(dtype="object") for c in ANNOTATION_COLUMNS})
+    r = ratings.frame.sort_values(["pos", "spec"], kind="stable")
+    out = pd.DataFrame({
+        "item_id": pd.Series(check.item_names).take(r["item"].to_numpy()).to_numpy(),
+        "dimension": np.asarray(ratings.dimension_order, dtype=object)[r["dim"].to_numpy()],
+        "annotator": np.asarray(check.ann_names + [""], dtype=object)[r["ann"].to_numpy()],
+        "group": np.asarray(check.grp_names, dtype=object)[r["grp"].to_numpy()],
+        "value": r["value"].to_numpy(dtype="float64")})
+    return out[ANNOTATION_COLUMNS]

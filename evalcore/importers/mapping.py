@@ -1,0 +1,539 @@
+"""Which column holds what: :class:`ColumnMapping`, the guess that prefills it, and what the guess shows.
+
+Every column gets a role: an identifier (item, document, system), a text (output, source, reference, context), an
+annotator or group column, a human rating (per dimension, optionally per annotator), a judge score (which becomes a
+run: it needs no scale, any real number is valid), a long table's dimension or value column, an item attribute, or
+ignored. :func:`suggest_mapping` guesses from names and a sample of values, conservatively: a column becomes a judge
+score when its name says so (``gpt4_score``, ``nll``, ``bleu``...) or when it holds negative numbers, which human
+rating scales rarely do. :func:`guess_columns` shows the guess per column (role, range, distinct values) before
+anything is imported, and :func:`scale_prefill` proposes each dimension's scale from its human-rating columns alone.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from evalcore.importers.cells import is_blank, parse_rating, rating_column
+from evalcore.model import LABEL_KINDS
+
+DEFAULT_GROUP = "annotator"
+PREFERRED_GROUP = "expert"
+
+
+@dataclass
+class JudgeColumn:
+    """A column of judge scores: it becomes a run named ``name`` (default: the column) scoring ``dimension``.
+    In a long table the dimension comes from each row's dimension cell and ``dimension`` stays None."""
+
+    column: str
+    dimension: str | None = None
+    name: str = ""
+
+    @property
+    def run_name(self) -> str:
+        return self.name or self.column
+
+
+@dataclass
+class ColumnMapping:
+    """Which column of the user's table holds what.
+
+    Identity and text fields name one column each (``reference`` may name several: their references are
+    concatenated). Ratings are either WIDE (``dimensions``: dimension name -> column, or dimension name ->
+    {annotator name -> column}) or LONG (``dimension`` and ``value`` columns). ``annotator`` / ``group`` name columns
+    of per-annotator rows; ``default_group`` is the group given to annotators without one. ``scales`` declares each
+    dimension's rating scale; a dimension without one gets the min/max seen in the data (and the Dataset says so).
+    ``kinds`` gives a dimension's label kind (interval by default; ordinal, binary, nominal). ``judges`` are judge-score
+    columns, each imported as a run. ``allow_missing_ratings`` lets a blank rating cell mean "not rated".
+    """
+
+    doc_id: str | None = None
+    system_id: str | None = None
+    output: str | None = None
+    source: str | None = None
+    reference: str | list[str] | None = None
+    context: str | None = None
+    item_id: str | None = None
+    dimensions: dict[str, str | dict[str, str]] = field(default_factory=dict)
+    dimension: str | None = None
+    value: str | None = None
+    annotator: str | None = None
+    group: str | None = None
+    attributes: list[str] = field(default_factory=list)
+    scales: dict[str, tuple[float, float]] = field(default_factory=dict)
+    default_group: str = DEFAULT_GROUP
+    allow_missing_ratings: bool = False
+    kinds: dict[str, str] = field(default_factory=dict)
+    judges: list[JudgeColumn] = field(default_factory=list)
+
+    @property
+    def shape(self) -> str:
+        """"wide", "long", or "unknown" when neither (or both) kinds of rating column are mapped."""
+        wide = bool(self.dimensions)
+        long = self.dimension is not None or self.value is not None
+        if wide and not long:
+            return "wide"
+        if long and not wide:
+            return "long"
+        return "unknown"
+
+    @property
+    def references(self) -> list[str]:
+        if self.reference is None:
+            return []
+        return [self.reference] if isinstance(self.reference, str) else list(self.reference)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["scales"] = {k: [float(lo), float(hi)] for k, (lo, hi) in sorted(self.scales.items())}
+        return d
+
+    def to_json(self) -> str:
+        """Canonical JSON (sorted keys) of what defines the human ratings: part of the dataset id, so the same upload
+        and mapping give the same id. Judge columns are left out: the same human ratings are the same dataset
+        whichever judge scores came with them, and their runs attach to it."""
+        d = self.to_dict()
+        d.pop("judges")
+        d["kinds"] = {k: v for k, v in sorted(d["kinds"].items()) if v != "interval"}  # the default says nothing
+        if not d["kinds"]:
+            d.pop("kinds")  # ids of datasets imported before label kinds existed stay the same
+        return json.dumps(d, sort_keys=True, ensure_ascii=False)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ColumnMapping:
+        d = dict(d)
+        d["scales"] = {k: (float(v[0]), float(v[1])) for k, v in (d.get("scales") or {}).items()}
+        d["attributes"] = list(d.get("attributes") or [])
+        d["dimensions"] = dict(d.get("dimensions") or {})
+        d["kinds"] = dict(d.get("kinds") or {})
+        d["judges"] = [j if isinstance(j, JudgeColumn) else JudgeColumn(**j) for j in d.get("judges") or []]
+        return cls(**d)
+
+    def rating_columns(self) -> dict[str, list[str]]:
+        """dimension -> the columns holding its human ratings (wide), or {"": [value column]} (long)."""
+        if self.shape == "long":
+            return {"": [self.value]} if self.value else {}
+        return {dim: list(spec.values()) if isinstance(spec, dict) else [spec] for dim, spec in self.dimensions.items()}
+
+    def column_fields(self) -> list[tuple[str, str]]:
+        """(what it is mapped as, column name) for every mapped column."""
+        out: list[tuple[str, str]] = []
+        for name in ("item_id", "doc_id", "system_id", "output", "source", "context", "dimension", "value",
+                     "annotator", "group"):
+            col = getattr(self, name)
+            if col is not None:
+                out.append((name, col))
+        out += [("reference", c) for c in self.references]
+        out += [("attribute", c) for c in self.attributes]
+        for dim, spec in self.dimensions.items():
+            if isinstance(spec, dict):
+                out += [(f"dimension {dim!r}, annotator {ann!r}", c) for ann, c in spec.items()]
+            else:
+                out.append((f"dimension {dim!r}", spec))
+        out += [(f"judge score {j.run_name!r}", j.column) for j in self.judges]
+        return out
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Guessing a mapping from column names
+
+
+def _norm(name: Any) -> str:
+    return re.sub(r"[^0-9a-z]+", "_", str(name).strip().lower()).strip("_")
+
+
+# Ordered by preference: the first alias present wins.
+_ALIASES: dict[str, list[str]] = {
+    "item_id": ["item_id", "itemid", "item", "example_id", "sample_id", "instance_id", "uid"],
+    "doc_id": ["doc_id", "docid", "document_id", "doc", "document", "id", "article_id", "source_id", "dialogue_id",
+               "dialog_id", "conversation_id", "context_id", "input_id"],
+    "system_id": ["system_id", "system", "model", "model_id", "model_name", "system_name", "sys", "sys_id",
+                  "generator"],
+    "output": ["output", "summary", "response", "system_output", "hypothesis", "hyp", "generation", "generated_text",
+               "candidate", "prediction", "completion", "decoded"],
+    "source": ["source", "article", "src", "document_text", "dialogue", "dialog", "source_text", "article_text",
+               "input", "conversation", "dialogue_history", "history"],
+    "reference": ["reference", "references", "ref", "refs", "reference_summary", "reference_summaries", "gold",
+                  "target"],
+    "context": ["context", "fact", "facts", "knowledge"],
+    "attributes": ["written_by", "writer", "author_type", "system_type", "model_type", "model_family"],
+    "annotator": ["annotator", "annotator_id", "rater", "rater_id", "worker", "worker_id", "annotator_name"],
+    "group": ["group", "annotator_group", "annotator_type", "rater_group", "rater_type", "worker_type"],
+    "dimension": ["dimension", "aspect", "criterion", "criteria", "metric", "quality_dimension"],
+    "value": ["value", "score", "rating", "human_score", "human_rating"],
+}
+
+# canonical dimension name -> names and abbreviations seen in released datasets
+_DIMENSION_ALIASES: dict[str, list[str]] = {
+    "coherence": ["coherence", "coh", "coherent"],
+    "consistency": ["consistency", "con", "cons", "consistent"],
+    "fluency": ["fluency", "flu", "fluent"],
+    "relevance": ["relevance", "rel", "relevant"],
+    "naturalness": ["naturalness", "nat", "natural"],
+    "engagingness": ["engagingness", "engaging", "eng"],
+    "groundedness": ["groundedness", "grounded", "gro"],
+    "understandability": ["understandability", "understandable", "und"],
+    "maintains_context": ["maintains_context"],
+    "interestingness": ["interestingness", "interesting"],
+    "uses_knowledge": ["uses_knowledge"],
+    "overall": ["overall", "overall_quality", "overall_score"],
+    "informativeness": ["informativeness", "informative", "inf"],
+    "faithfulness": ["faithfulness", "faithful"],
+    "factuality": ["factuality", "factual", "factual_consistency", "factuality_score"],
+    "grammaticality": ["grammaticality", "grammar", "grammatical"],
+    "readability": ["readability"],
+    "correctness": ["correctness", "correct"],
+    "helpfulness": ["helpfulness", "helpful"],
+    "harmlessness": ["harmlessness", "harmless"],
+    "adequacy": ["adequacy"],
+    "specificity": ["specificity", "specific"],
+    "accuracy": ["accuracy"],
+}
+_DIMENSION_LOOKUP = {alias: canon for canon, aliases in _DIMENSION_ALIASES.items() for alias in aliases}
+
+
+def _dimension_of(norm_name: str) -> str | None:
+    """The canonical dimension a (normalised) column name denotes, allowing "_score"/"_rating"/"human_" around it."""
+    candidates = [norm_name]
+    for prefix in ("human_", "avg_", "mean_", "expert_"):
+        if norm_name.startswith(prefix):
+            candidates.append(norm_name[len(prefix):])
+    for suffix in ("_score", "_rating", "_avg", "_mean"):
+        candidates += [c[: -len(suffix)] for c in list(candidates) if c.endswith(suffix)]
+    for c in candidates:
+        if c in _DIMENSION_LOOKUP:
+            return _DIMENSION_LOOKUP[c]
+    return None
+
+
+def _per_annotator_dimension(norm_name: str) -> tuple[str, str] | None:
+    """("coherence", "a1") for names like coherence_a1, coh_1, coherence2, coherence_expert_3."""
+    # the longest leading part that names a dimension, followed by an annotator tag that ends in a number
+    for cut in range(len(norm_name) - 1, 0, -1):
+        head, tail = norm_name[:cut].rstrip("_"), norm_name[cut:].lstrip("_")
+        if tail and re.fullmatch(r"(?:[a-z]+_?)?\d+", tail):
+            dim = _dimension_of(head)
+            if dim is not None:
+                return dim, tail
+    return None
+
+
+def suggest_mapping(columns: Iterable[Any], sample: pd.DataFrame | None = None) -> ColumnMapping:
+    """Guess a ColumnMapping from column names (for prefilling a form; the user confirms it).
+
+    Long shape is guessed when both a dimension-like column (dimension/aspect/criterion/metric) and a value-like
+    column (value/score/rating) exist; otherwise columns named after known dimensions (coherence, coh, fluency, ...)
+    become wide dimensions, names like ``coherence_a1`` / ``coh_2`` become per-annotator columns, and, given a
+    ``sample`` of the table, any other unmapped column whose values are all numbers becomes a dimension too, or a
+    judge score (``judges``) when its name says judge or metric (``gpt4_score``, ``nll``) or it holds negative
+    numbers. Scales are not set here (see :func:`scale_prefill`).
+    """
+    cols = [str(c) for c in columns]
+    by_norm: dict[str, str] = {}
+    for c in cols:
+        by_norm.setdefault(_norm(c), c)
+    used: set[str] = set()
+
+    def pick(role: str) -> str | None:
+        for alias in _ALIASES[role]:
+            c = by_norm.get(alias)
+            if c is not None and c not in used:
+                used.add(c)
+                return c
+        return None
+
+    m = ColumnMapping()
+    # Order matters: the most specific roles claim their columns first ("document_text" is a source, "id" a doc_id).
+    m.item_id = pick("item_id")
+    m.doc_id = pick("doc_id")
+    m.system_id = pick("system_id")
+    m.output = pick("output")
+    m.source = pick("source")
+    m.context = pick("context")
+    m.reference = pick("reference")
+    m.annotator = pick("annotator")
+    m.group = pick("group")
+    m.attributes = [by_norm[a] for a in _ALIASES["attributes"] if a in by_norm and by_norm[a] not in used]
+    used |= set(m.attributes)
+
+    dim_col = next((by_norm[a] for a in _ALIASES["dimension"] if a in by_norm and by_norm[a] not in used), None)
+    val_col = next((by_norm[a] for a in _ALIASES["value"] if a in by_norm and by_norm[a] not in used), None)
+    if dim_col is not None and val_col is not None:
+        m.dimension, m.value = dim_col, val_col
+        used |= {dim_col, val_col}
+        if sample is not None:  # a long table's judge columns score the dimension each row names
+            for c in cols:
+                if c not in used and c in sample.columns and is_judge_name(c) and _sample_numbers(sample, c):
+                    m.judges.append(JudgeColumn(c))
+                    used.add(c)
+    else:
+        m.dimensions = _wide_dimensions(cols, used, m, sample, val_col)
+    if m.group is not None and m.annotator is None and not any(isinstance(s, dict) for s in m.dimensions.values()):
+        m.group = None  # a group without annotators means nothing
+    if m.shape == "wide" and len(m.dimensions) == 1:
+        only = next(iter(m.dimensions))
+        for j in m.judges:
+            j.dimension = j.dimension or only
+    return m
+
+
+def _wide_dimensions(cols: list[str], used: set[str], m: ColumnMapping, sample: pd.DataFrame | None,
+                     val_col: str | None) -> dict[str, str | dict[str, str]]:
+    """Wide rating columns by name (``coh``, ``coherence_a1``), then by value: a numeric column is a human rating,
+    unless its name says judge or metric, or it holds negative numbers (then it is a judge score, ``m.judges``)."""
+    dims: dict[str, str | dict[str, str]] = {}
+    for c in cols:
+        if c in used:
+            continue
+        n = _norm(c)
+        dim = _dimension_of(n)
+        if dim is not None and is_judge_name(c):
+            m.judges.append(JudgeColumn(c, dim))  # "gpt4_coherence": a judge's coherence score
+            used.add(c)
+        elif dim is not None and dim not in dims:
+            dims[dim] = c
+            used.add(c)
+        elif (per := _per_annotator_dimension(n) if m.annotator is None else None) is not None:
+            d, ann = per
+            spec = dims.get(d)
+            if not isinstance(spec, dict):
+                if isinstance(spec, str):
+                    used.discard(spec)  # per-annotator columns carry more than a precomputed mean
+                spec = {}
+                dims[d] = spec
+            spec[ann] = c
+            used.add(c)
+    for c in cols if sample is not None else []:
+        numbers = _sample_numbers(sample, c) if c not in used and c in sample.columns else None
+        if numbers:
+            if is_judge_name(c) or min(numbers) < 0:
+                m.judges.append(JudgeColumn(c))
+            else:
+                dims[c] = c
+            used.add(c)
+    if not dims and val_col is not None:
+        dims["overall"] = val_col  # a lone "score"/"rating" column is one overall judgement
+        used.add(val_col)
+    return dims
+
+
+def _sample_numbers(sample: pd.DataFrame, column: str) -> list[float] | None:
+    return _numeric_values([v for v in sample[column].tolist() if not is_blank(v)])
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Judge-score columns: named like a judge or a metric, or holding negative numbers
+
+_JUDGE_TOKENS = {
+    "judge", "gpt", "gpt4", "gpt35", "chatgpt", "llm", "claude", "llama", "mistral", "gemini", "qwen", "geval",
+    "metric", "bleu", "rouge", "rouge1", "rouge2", "rougel", "bertscore", "bartscore", "nll", "loglik", "logprob",
+    "loglikelihood", "perplexity", "ppl", "unieval", "comet", "moverscore", "chrf", "meteor", "factcc", "summac",
+    "auto", "automatic", "predicted",
+}
+
+
+def is_judge_name(column: str) -> bool:
+    n = _norm(column)
+    tokens = set(n.split("_")) | {n.replace("_", "")}
+    return bool(tokens & _JUDGE_TOKENS) or n.startswith(("g_eval", "log_prob", "log_lik", "bert_score", "bart_score"))
+
+
+def _numeric_values(values: list[Any]) -> list[float] | None:
+    """The numbers among non-blank cells, or None when any non-blank cell is not a number."""
+    out = []
+    for v in values:
+        x, why = parse_rating(v)
+        if why is not None:
+            return None
+        if x is not None:
+            out.append(x)
+    return out
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# The guess, column by column, as the upload form shows it
+
+ROLES: dict[str, str] = {
+    "item_id": "item id", "doc_id": "document id", "system_id": "system", "output": "output (the rated text)",
+    "source": "source text", "reference": "reference", "context": "context", "annotator": "annotator",
+    "group": "annotator group", "attribute": "item attribute", "human": "human rating", "judge": "judge score",
+    "dimension": "dimension name (long table)", "value": "rating value (long table)", "ignored": "ignored",
+}
+_SINGLE_ROLES = ("item_id", "doc_id", "system_id", "output", "source", "context", "annotator", "group", "dimension",
+                 "value")
+
+
+@dataclass
+class ColumnGuess:
+    """One column: its role, what the role needs (dimension, annotator, run name), and what it holds."""
+
+    column: str
+    role: str = "ignored"
+    dimension: str = ""  # human rating / judge score: the dimension it rates
+    annotator: str = ""  # human rating: whose ratings the column holds ("" = one rating per row)
+    run_name: str = ""  # judge score: the run it becomes
+    numbers: int = 0  # cells holding a finite number
+    blanks: int = 0
+    distinct: int = 0
+    lo: float | None = None
+    hi: float | None = None
+    example: str = ""
+
+    def stats_row(self) -> dict[str, Any]:
+        rng = "no numbers" if self.lo is None else f"{self.lo:g} to {self.hi:g}"
+        return {"column": self.column, "guessed role": ROLES[self.role], "dimension": self.dimension,
+                "numbers": self.numbers, "blank": self.blanks, "distinct values": self.distinct, "range": rng,
+                "example": self.example}
+
+
+def _column_stats(g: ColumnGuess, col: pd.Series) -> None:
+    """Counts and range from pandas' C routines only (no per-cell Python: the file may have a million rows)."""
+    if pd.api.types.is_numeric_dtype(col.dtype) and not pd.api.types.is_bool_dtype(col.dtype):
+        values = col.to_numpy(dtype="float64", na_value=np.nan)
+    else:
+        try:
+            values = pd.to_numeric(col.astype("str").str.strip() if col.dtype == object else col.str.strip(),
+                                   errors="coerce").to_numpy(dtype="float64", na_value=np.nan)
+        except (TypeError, ValueError, AttributeError):
+            values = np.full(len(col), np.nan)
+    finite = values[np.isfinite(values)]
+    g.numbers = len(finite)
+    if len(finite):
+        g.lo, g.hi = float(finite.min()), float(finite.max())
+    try:
+        g.blanks = int(col.isna().sum() + (col.astype("str").str.strip() == "").sum()) if col.dtype != object \
+            else int(sum(is_blank(v) for v in col))
+        g.distinct = int(col.nunique(dropna=True))
+    except TypeError:  # unhashable cells (lists)
+        g.distinct = int(col.astype("str").nunique())
+    first = next((v for v in col.head(50) if not is_blank(v) if not isinstance(v, list)), None)
+    g.example = "" if first is None else str(first)[:60]
+
+
+def guess_columns(frame: pd.DataFrame, mapping: ColumnMapping | None = None) -> list[ColumnGuess]:
+    """Every column with its role (from ``mapping``, else the conservative guess) and what it holds."""
+    mapping = mapping or suggest_mapping(frame.columns, frame.head(1000))
+    roles: dict[str, ColumnGuess] = {str(c): ColumnGuess(str(c)) for c in frame.columns}
+    for role in _SINGLE_ROLES:
+        col = getattr(mapping, role)
+        if col in roles:
+            roles[col].role = role
+    for c in mapping.references:
+        if c in roles:
+            roles[c].role = "reference"
+    for c in mapping.attributes:
+        if c in roles:
+            roles[c].role = "attribute"
+    for dim, spec in mapping.dimensions.items():
+        for ann, c in (spec.items() if isinstance(spec, dict) else [("", spec)]):
+            if c in roles:
+                roles[c].role, roles[c].dimension, roles[c].annotator = "human", dim, ann
+    for j in mapping.judges:
+        if j.column in roles:
+            roles[j.column].role, roles[j.column].dimension, roles[j.column].run_name = \
+                "judge", j.dimension or "", j.run_name
+    for c, g in roles.items():
+        _column_stats(g, frame[c])
+    return list(roles.values())
+
+
+def mapping_from_guesses(guesses: list[ColumnGuess], **options: Any) -> ColumnMapping:
+    """The mapping the (possibly edited) column roles describe. ``options`` are ColumnMapping's other fields
+    (scales, kinds, allow_missing_ratings, default_group). A role that takes one column and is given several
+    raises ValueError naming them."""
+    m = ColumnMapping(**options)
+    refs: list[str] = []
+    for role in _SINGLE_ROLES:
+        cols = [g.column for g in guesses if g.role == role]
+        if len(cols) > 1:
+            raise ValueError(f"{len(cols)} columns are mapped as {ROLES[role]} ({', '.join(map(repr, cols))}); "
+                             "one column can hold it")
+        setattr(m, role, cols[0] if cols else None)
+    for g in guesses:
+        if g.role == "reference":
+            refs.append(g.column)
+        elif g.role == "attribute":
+            m.attributes.append(g.column)
+        elif g.role == "human":
+            dim = g.dimension.strip() or g.column
+            if g.annotator.strip():
+                spec = m.dimensions.setdefault(dim, {})
+                if isinstance(spec, str):
+                    raise ValueError(f"dimension {dim!r} has both one column of ratings ({spec!r}) and per-annotator "
+                                     f"columns ({g.column!r})")
+                spec[g.annotator.strip()] = g.column
+            elif dim in m.dimensions:
+                raise ValueError(f"columns {m.dimensions[dim]!r} and {g.column!r} both rate {dim!r}; give each its "
+                                 "annotator, or another dimension")
+            else:
+                m.dimensions[dim] = g.column
+        elif g.role == "judge":
+            m.judges.append(JudgeColumn(g.column, g.dimension.strip() or None, g.run_name.strip()))
+    m.reference = refs[0] if len(refs) == 1 else (refs or None)
+    return m
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Scale and kind prefill: from the human-rating columns alone
+
+USUAL_SCALES = ((1, 5), (0, 1), (1, 3), (1, 4), (1, 6), (1, 7), (0, 5), (0, 10), (1, 10), (0, 100), (1, 100))
+
+
+def usual_scale(values: np.ndarray) -> tuple[float, float]:
+    """The first usual rating scale the finite values fit in (1-5, 0-1, 1-3, 1-4, 1-6, 1-7, 0-5, 0-10, 1-10, 0-100,
+    1-100), else the values' own range widened to whole numbers; 1-5 when there are none."""
+    values = values[np.isfinite(values)]
+    if not len(values):
+        return 1.0, 5.0
+    lo, hi = float(values.min()), float(values.max())
+    for a, b in USUAL_SCALES:
+        if a <= lo and hi <= b:
+            return float(a), float(b)
+    lo_i, hi_i = float(math.floor(lo)), float(math.ceil(hi))
+    return (lo_i, hi_i) if lo_i < hi_i else (lo_i - 1, hi_i + 1)
+
+
+def human_values(frame: pd.DataFrame, mapping: ColumnMapping) -> dict[str, np.ndarray]:
+    """dimension -> the numbers in its human-rating cells (non-numbers, blanks and non-finite values left out)."""
+    out: dict[str, np.ndarray] = {}
+    if mapping.shape == "long":
+        if mapping.dimension not in frame.columns or mapping.value not in frame.columns:
+            return out
+        values, _, _ = rating_column(frame[mapping.value])
+        dims = frame[mapping.dimension].astype("str").str.strip()
+        ok = (frame[mapping.dimension].notna() & (dims != "")).to_numpy()
+        for dim, group in pd.Series(values[ok]).groupby(dims[ok].to_numpy(), sort=False):
+            out[str(dim)] = group.to_numpy()
+        return out
+    for dim, cols in mapping.rating_columns().items():
+        parts = [rating_column(frame[c])[0] for c in cols if c in frame.columns]
+        out[dim] = np.concatenate(parts) if parts else np.array([])
+    return out
+
+
+def scale_prefill(frame: pd.DataFrame, mapping: ColumnMapping) -> dict[str, tuple[float, float]]:
+    """Each dimension's usual scale from its own human ratings (judge scores play no part)."""
+    return {dim: usual_scale(v) for dim, v in human_values(frame, mapping).items()}
+
+
+def kind_prefill(frame: pd.DataFrame, mapping: ColumnMapping) -> dict[str, str]:
+    """"binary" for a dimension whose ratings are all 0 or 1, else "interval" (the user says ordinal/nominal)."""
+    out = {}
+    for dim, v in human_values(frame, mapping).items():
+        v = v[np.isfinite(v)]
+        out[dim] = "binary" if len(v) and set(np.unique(v)) <= {0.0, 1.0} and len(np.unique(v)) == 2 else "interval"
+    return out
+
+
+def check_kind(kind: str) -> str:
+    if kind not in LABEL_KINDS:
+        raise ValueError(f"kind must be one of {', '.join(LABEL_KINDS)}, not {kind!r}")
+    return kind

@@ -1,0 +1,490 @@
+"""Reading an uploaded file (CSV, TSV, JSON, JSONL, Parquet) into a table whose index is the row number a person
+finds in the file.
+
+CSV/TSV go through pyarrow's multithreaded C reader, every cell read as text exactly as written; the line each
+record starts on is found from the bytes with numpy (newlines outside quotes end records). Only a file pyarrow
+cannot read cleanly (a ragged row, bad bytes) is read again with Python's csv module, which names the exact line.
+The delimiter is sniffed from the header line, so a semicolon-separated export works. JSONL goes through pyarrow's
+JSON reader when its records are flat and typed consistently, else line by line with the json module.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from evalcore.importers.problems import ROW_CONVENTIONS, DatasetValidationError, Problem
+
+FORMATS: dict[str, str] = {
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".json": "json",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+}
+MAX_CELL_BYTES = 10 * 1024 * 1024  # a text cell may hold up to 10 MB (a long document, a whole dialogue)
+_BLOCK_BYTES = 1 << 25  # pyarrow's block must hold the largest record
+DELIMITERS = (",", ";", "\t", "|")
+
+
+def detect_format(filename: str) -> str | None:
+    """Format name from a file name's extension ("csv", "tsv", "json", "jsonl", "parquet"), or None."""
+    return FORMATS.get(Path(filename).suffix.lower())
+
+
+def resolve_source(source: Any, filename: str | None = None) -> tuple[str, bytes]:
+    """(name used in messages, file bytes) from a path, bytes (+ filename), a (bytes, filename) pair, or an upload."""
+    if isinstance(source, tuple) and len(source) == 2 and isinstance(source[0], (bytes, bytearray)):
+        data, name = source
+        return str(filename or name), bytes(data)
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        if not filename:
+            raise ValueError("bytes given without a filename: pass filename=... so the format can be detected")
+        return filename, bytes(source)
+    if isinstance(source, (str, os.PathLike)):
+        try:
+            data = Path(source).read_bytes()
+        except OSError as e:
+            raise DatasetValidationError(
+                [Problem(str(filename or source), "-", "-", f"cannot read the file: {e.strerror or e}")]
+            ) from None
+        return str(filename or source), data
+    if hasattr(source, "getvalue") or hasattr(source, "read"):  # Streamlit's UploadedFile or a binary file object
+        data = source.getvalue() if hasattr(source, "getvalue") else source.read()
+        name = filename or getattr(source, "name", None)
+        if not name:
+            raise ValueError("file object without a name: pass filename=... so the format can be detected")
+        if isinstance(data, str):
+            data = data.encode("utf-8")
+        return str(name), bytes(data)
+    raise TypeError(f"cannot read a dataset from {type(source).__name__}: give a path, bytes or (bytes, filename)")
+
+
+# ------------------------------------------------------------------------------------------------------ helpers
+
+
+def _decode(name: str, data: bytes, unit: str) -> tuple[str | None, list[Problem]]:
+    try:
+        return data.decode("utf-8-sig"), []
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        bad = data[e.start: e.start + 1].hex()
+        return None, [Problem(
+            name, line if unit == "line" else "-", "-",
+            f"the file is not UTF-8 text (byte 0x{bad} on physical line {line}, offset {e.start}); "
+            "save it as UTF-8 (in Excel: 'CSV UTF-8') and upload again", unit)]
+
+
+def _nul_problem(name: str, data: bytes, unit: str) -> list[Problem]:
+    at = data.find(b"\x00")
+    if at < 0:
+        return []
+    line = data.count(b"\n", 0, at) + 1
+    return [Problem(name, line if unit == "line" else "-", "-",
+                    f"the file holds a NUL byte (offset {at}, physical line {line}): it is binary or not UTF-8 "
+                    "(UTF-16?); save it as UTF-8 text and upload again", unit)]
+
+
+def unique_header(name: str, header: list[str], unit: str) -> tuple[list[str], list[Problem]]:
+    problems: list[Problem] = []
+    out: list[str] = []
+    seen: dict[str, int] = {}
+    for i, h in enumerate(header, start=1):
+        if h == "":
+            h = f"(unnamed column {i})"  # spreadsheets leave trailing header cells blank; they cannot be mapped anyway
+        if h in seen:
+            problems.append(Problem(name, 1, h, f"the header names column {h!r} twice (columns {seen[h]} and {i})",
+                                    unit))
+            h = f"{h} (column {i})"  # keep the table readable so the rows can still be checked
+        seen.setdefault(h, i)
+        out.append(h)
+    return out, problems
+
+
+def sniff_delimiter(header_line: str, fmt: str) -> str:
+    """The delimiter the header line uses most (outside quotes); a comma on a tie or when none is present."""
+    if fmt == "tsv":
+        return "\t"
+    outside = header_line.split('"')[::2]
+    counts = {d: sum(part.count(d) for part in outside) for d in DELIMITERS}
+    best = max(DELIMITERS, key=lambda d: (counts[d], d == ","))
+    return best if counts[best] > 0 else ","
+
+
+def _record_lines(data: bytes, n_records: int) -> np.ndarray:
+    """The physical line (1-based) each non-blank record starts on: newlines outside double quotes end records."""
+    if data.count(b"\n") + (0 if data.endswith(b"\n") else 1) == n_records:
+        # as many lines as records: no blank line, no line break inside quotes (both would leave fewer records)
+        return np.arange(1, n_records + 1, dtype=np.int64)
+    buf = np.frombuffer(data, dtype=np.uint8)
+    nl = np.flatnonzero(buf == 10)
+    quotes = np.flatnonzero(buf == 34)
+    ends = nl[(np.searchsorted(quotes, nl) & 1) == 0]  # an even number of quotes before it: outside a field
+    starts = np.concatenate(([0], ends + 1))
+    stops = np.concatenate((ends, [len(buf)]))
+    length = stops - starts
+    first = buf[np.minimum(starts, max(len(buf) - 1, 0))] if len(buf) else np.zeros(len(starts), np.uint8)
+    blank = (length == 0) | ((length == 1) & (first == 13))
+    starts = starts[~blank]
+    return np.searchsorted(nl, starts) + 1
+
+
+# ------------------------------------------------------------------------------------------------------ CSV/TSV
+
+
+def _read_delimited_fast(data: bytes, header: list[str], delimiter: str) -> pd.DataFrame | None:
+    """Every cell as text via pyarrow; None when the file needs the exact (slow) reader to explain itself."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    invalid: list[Any] = []
+
+    def on_invalid(row: Any) -> str:
+        invalid.append(row)
+        return "skip"
+
+    try:
+        table = pacsv.read_csv(
+            io.BytesIO(data),
+            # one thread: on a shared machine pyarrow's threads cost more than they bring, and fewer chunks make
+            # the conversion to pandas cheap; a file without quotes cannot hold a line break inside a value
+            read_options=pacsv.ReadOptions(column_names=header, skip_rows=1, block_size=_BLOCK_BYTES,
+                                           use_threads=False),
+            parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=b'"' in data,
+                                             invalid_row_handler=on_invalid),
+            convert_options=pacsv.ConvertOptions(column_types={h: pa.string() for h in header},
+                                                 strings_can_be_null=False, quoted_strings_can_be_null=False))
+    except (pa.ArrowException, ValueError):
+        return None
+    if invalid:
+        return None
+    return table.to_pandas()
+
+
+def _read_delimited_exact(name: str, text: str, delimiter: str, unit: str) -> tuple[pd.DataFrame | None,
+                                                                                   list[Problem]]:
+    """Python's csv module, record by record: slow, but names the line of every ragged row."""
+    problems: list[Problem] = []
+    csv.field_size_limit(MAX_CELL_BYTES)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    header: list[str] | None = None
+    rows: list[list[str]] = []
+    line_numbers: list[int] = []
+    last_line = 0
+    try:
+        for record in reader:
+            start = last_line + 1  # the physical line this record starts on (quoted fields may span lines)
+            last_line = reader.line_num
+            if not record or (len(record) == 1 and record[0] == "" and header is not None):
+                continue  # blank line
+            if header is None:
+                header, header_problems = unique_header(name, record, unit)
+                problems += header_problems
+                continue
+            if len(record) > len(header):
+                if any(x != "" for x in record[len(header):]):
+                    problems.append(Problem(
+                        name, start, "-",
+                        f"this row has {len(record)} fields but the header has {len(header)} "
+                        "(an unquoted delimiter or line break in a text?)", unit))
+                record = record[: len(header)]
+            elif len(record) < len(header):
+                problems.append(Problem(
+                    name, start, "-",
+                    f"this row has {len(record)} fields but the header has {len(header)} "
+                    "(an unquoted line break in a text, or missing cells?)", unit))
+                record = record + [""] * (len(header) - len(record))
+            rows.append(record)
+            line_numbers.append(start)
+    except csv.Error as e:
+        problems.append(Problem(name, reader.line_num, "-", f"cannot parse this line: {e}", unit))
+    if header is None:
+        problems.append(Problem(name, "-", "-", "the file is empty (no header line)", unit))
+        return None, problems
+    frame = pd.DataFrame(rows, columns=header, dtype=object) if rows else pd.DataFrame(
+        {h: pd.Series(dtype=object) for h in header})
+    frame = frame.astype("str") if rows else frame
+    frame.index = pd.Index(line_numbers, name=unit, dtype="int64")
+    return frame, problems
+
+
+def _header_record(data: bytes, delimiter_fmt: str) -> tuple[str, list[str]] | None:
+    """The header line's text and fields (None when the first line is not a complete header record)."""
+    end = data.find(b"\n")
+    first = data if end < 0 else data[:end]
+    try:
+        line = first.decode("utf-8-sig").rstrip("\r")
+    except UnicodeDecodeError:
+        return None
+    if line.count('"') % 2:
+        return None  # a header with a line break inside quotes: let the exact reader handle it
+    delimiter = sniff_delimiter(line, delimiter_fmt)
+    fields = next(csv.reader([line], delimiter=delimiter), [])
+    return delimiter, fields
+
+
+def _cell_size_problems(name: str, frame: pd.DataFrame, unit: str) -> list[Problem]:
+    import pyarrow.compute as pc
+
+    problems = []
+    for c in frame.columns:
+        col = frame[c]
+        to_arrow = getattr(col.array, "__arrow_array__", None)
+        if to_arrow is None or len(col) == 0:
+            continue
+        lengths = pc.utf8_length(to_arrow())
+        longest = pc.max(lengths).as_py()
+        if longest is None or longest <= MAX_CELL_BYTES:
+            continue  # the usual case: one pass in Arrow, nothing converted
+        big = np.asarray(lengths.to_numpy(zero_copy_only=False), dtype="float64")
+        for pos in np.flatnonzero(big > MAX_CELL_BYTES)[:10]:
+            problems.append(Problem(name, int(frame.index[pos]), str(c),
+                                    f"this cell holds {big[pos] / 1e6:.1f} million characters, over the 10 MB "
+                                    "a cell may hold", unit))
+    return problems
+
+
+def read_delimited(name: str, data: bytes, fmt: str, unit: str) -> tuple[pd.DataFrame | None, list[Problem]]:
+    problems = _nul_problem(name, data, unit)
+    if problems:
+        return None, problems
+    head = _header_record(data, fmt)
+    if head is not None and head[1] and data[:1] not in (b"\n", b"\r"):
+        delimiter, fields = head
+        header, problems = unique_header(name, fields, unit)
+        frame = _read_delimited_fast(data, header, delimiter)
+        lines = _record_lines(data, len(frame) + 1) if frame is not None else np.array([])
+        if frame is not None and len(frame) == len(lines) - 1:
+            frame.index = pd.Index(lines[1:].astype("int64"), name=unit)
+            frame.attrs["delimiter"] = delimiter
+            return frame, problems + _cell_size_problems(name, frame, unit)
+    text, problems = _decode(name, data, unit)
+    if text is None:
+        return None, problems
+    delimiter = sniff_delimiter(text.split("\n", 1)[0], fmt)
+    frame, problems = _read_delimited_exact(name, text, delimiter, unit)
+    if frame is not None:
+        frame.attrs["delimiter"] = delimiter
+    return frame, problems
+
+
+# ------------------------------------------------------------------------------------------------------ JSON
+
+
+def _cell(v: Any) -> Any:
+    """A JSON value as a cell: scalars and lists of strings as they are, anything nested as its JSON text."""
+    if isinstance(v, (dict, list)):
+        if isinstance(v, list) and all(isinstance(x, str) for x in v):
+            return v
+        try:
+            return json.dumps(v, ensure_ascii=False)
+        except (RecursionError, ValueError):
+            return "(a JSON value nested too deeply to show)"
+    return v
+
+
+def _records_frame(records: list[dict[str, Any]], numbers: list[int], unit: str) -> pd.DataFrame:
+    columns: dict[str, None] = {}
+    for r in records:
+        for k in r:
+            columns.setdefault(str(k), None)
+    data = {c: pd.Series([_cell(r.get(c)) for r in records], dtype=object) for c in columns}
+    frame = pd.DataFrame(data) if data else pd.DataFrame(index=range(len(records)))
+    frame.index = pd.Index(numbers, name=unit, dtype="int64")
+    return frame
+
+
+_TOO_DEEP = "nested more deeply than the reader allows (about 1,000 levels); flatten it"
+
+
+def read_json(name: str, text: str, unit: str) -> tuple[pd.DataFrame | None, list[Problem]]:
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as e:
+        return None, [Problem(name, "-", "-", f"not valid JSON: {e.msg} at line {e.lineno}, column {e.colno}", unit)]
+    except RecursionError:
+        return None, [Problem(name, "-", "-", f"the JSON is {_TOO_DEEP}", unit)]
+    except ValueError as e:  # e.g. an integer over Python's 4,300-digit limit
+        return None, [Problem(name, "-", "-", f"not readable JSON: {e}", unit)]
+    if isinstance(obj, dict) and isinstance(obj.get("records"), list):
+        raw = obj["records"]
+    elif isinstance(obj, list):
+        raw = obj
+    else:
+        return None, [Problem(name, "-", "-",
+                              'expected a JSON list of records or an object {"records": [...]}', unit)]
+    problems = [
+        Problem(name, i, "-", f"record {i} is a JSON {type(r).__name__}, not an object with named fields", unit)
+        for i, r in enumerate(raw, start=1) if not isinstance(r, dict)
+    ]
+    records = [r for r in raw if isinstance(r, dict)]
+    numbers = [i for i, r in enumerate(raw, start=1) if isinstance(r, dict)]
+    return _records_frame(records, numbers, unit), problems
+
+
+def _read_jsonl_fast(data: bytes) -> pd.DataFrame | None:
+    """Flat, consistently typed JSONL via pyarrow; None when anything is unusual (the exact reader explains it)."""
+    import pyarrow as pa
+    import pyarrow.json as pajson
+
+    try:
+        table = pajson.read_json(io.BytesIO(data), read_options=pajson.ReadOptions(block_size=_BLOCK_BYTES))
+    except (pa.ArrowException, ValueError):
+        return None
+    for f in table.schema:
+        t = f.type
+        flat = pa.types.is_string(t) or pa.types.is_integer(t) or pa.types.is_floating(t) \
+            or pa.types.is_boolean(t) or pa.types.is_null(t)
+        strings = pa.types.is_list(t) and pa.types.is_string(t.value_type)
+        if not (flat or strings):
+            return None
+        if pa.types.is_floating(t):
+            import pyarrow.compute as pc
+
+            if pc.any(pc.is_inf(table[f.name])).as_py():
+                return None  # an integer too large for a double became inf: the exact reader says which
+    frame = table.to_pandas()
+    for c in frame.columns:
+        if frame[c].dtype == object:  # list columns come back as numpy arrays
+            frame[c] = [list(v) if isinstance(v, np.ndarray) else v for v in frame[c]]
+    return frame
+
+
+def read_jsonl(name: str, data: bytes, unit: str) -> tuple[pd.DataFrame | None, list[Problem]]:
+    problems = _nul_problem(name, data, unit)
+    if problems:
+        return None, problems
+    frame = _read_jsonl_fast(data) if data.strip() else None
+    if frame is not None:
+        frame.index = pd.Index(np.arange(1, len(frame) + 1, dtype="int64"), name=unit)
+        return frame, []
+    text, problems = _decode(name, data, unit)
+    if text is None:
+        return None, problems
+    records: list[dict[str, Any]] = []
+    numbers: list[int] = []
+    n = 0
+    for line_no, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        n += 1
+        try:
+            r = json.loads(line)
+        except json.JSONDecodeError as e:
+            problems.append(Problem(name, n, "-", f"malformed JSON on line {line_no}: {e.msg} (column {e.colno})",
+                                    unit))
+            continue
+        except RecursionError:
+            problems.append(Problem(name, n, "-", f"line {line_no} is {_TOO_DEEP}", unit))
+            continue
+        except ValueError as e:  # e.g. an integer over Python's 4,300-digit limit
+            problems.append(Problem(name, n, "-", f"line {line_no} is not readable JSON: {e}", unit))
+            continue
+        if not isinstance(r, dict):
+            problems.append(Problem(name, n, "-",
+                                    f"line {line_no} is a JSON {type(r).__name__}, not an object with named fields",
+                                    unit))
+            continue
+        records.append(r)
+        numbers.append(n)
+    return _records_frame(records, numbers, unit), problems
+
+
+# ------------------------------------------------------------------------------------------------------ Parquet
+
+
+def read_parquet(name: str, data: bytes, unit: str) -> tuple[pd.DataFrame | None, list[Problem]]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(io.BytesIO(data))
+    except (pa.ArrowException, OSError, ValueError) as e:
+        return None, [Problem(name, "-", "-", f"not a readable Parquet file: {e}", unit)]
+    for i, f in enumerate(table.schema):
+        if pa.types.is_decimal(f.type):  # decimal128 ratings: exact decimals, read as doubles like any number
+            table = table.set_column(i, f.name, table.column(i).cast(pa.float64()))
+    frame = table.to_pandas()
+    header, problems = unique_header(name, [str(c) for c in frame.columns], unit)
+    frame.columns = header
+    frame.index = pd.Index(np.arange(1, len(frame) + 1, dtype="int64"), name=unit)
+    return frame, problems
+
+
+# ------------------------------------------------------------------------------------------------------ entry
+
+
+def read(name: str, data: bytes) -> tuple[pd.DataFrame | None, str, list[Problem]]:
+    """The raw table (index = row numbers as a person counts them; None if unreadable), its format, read problems.
+
+    Raises at once only for an unknown file type. Problems in a table that could still be read (a ragged CSV row, a
+    malformed JSONL line) come back with the table, so the rows can be checked too and every problem reported.
+    """
+    fmt = detect_format(name)
+    if fmt is None:
+        raise DatasetValidationError([Problem(
+            name, "-", "-",
+            f"unknown file type {Path(name).suffix or '(no extension)'!r}; use one of {', '.join(sorted(FORMATS))}")])
+    unit, convention = ROW_CONVENTIONS[fmt]
+    if fmt == "parquet":
+        frame, problems = read_parquet(name, data, unit)
+    elif fmt in ("csv", "tsv"):
+        frame, problems = read_delimited(name, data, fmt, unit)
+    elif fmt == "jsonl":
+        frame, problems = read_jsonl(name, data, unit)
+    else:
+        problems = _nul_problem(name, data, unit)
+        text, more = (None, []) if problems else _decode(name, data, unit)
+        problems += more
+        frame = None
+        if text is not None:
+            frame, problems = read_json(name, text, unit)
+    if frame is not None:
+        frame.attrs["format"] = fmt
+        frame.attrs["row_convention"] = convention
+    return frame, fmt, problems
+
+
+def read_table(source: Any, *, filename: str | None = None) -> pd.DataFrame:
+    """The uploaded table as it is (for a preview), index = row numbers as the importer reports them.
+
+    ``source`` is a path, bytes (with ``filename``), a ``(bytes, filename)`` pair, or an upload object with
+    ``getvalue()`` and ``name`` (Streamlit's UploadedFile). CSV/TSV cells are strings exactly as in the file.
+    Raises DatasetValidationError when the file cannot be read at all (encoding, malformed JSON, ...).
+    """
+    name, data = resolve_source(source, filename)
+    frame, fmt, problems = read(name, data)
+    if problems or frame is None:
+        raise DatasetValidationError(problems, convention=ROW_CONVENTIONS[fmt][1])
+    return frame
+
+
+def _display(v: Any) -> str:
+    try:
+        return str(v)
+    except ValueError:
+        return "(an integer of more than 4,300 digits)"
+
+
+def preview_frame(frame: pd.DataFrame, n: int = 20) -> pd.DataFrame:
+    """The first ``n`` rows, safe to show in a grid: mixed-type JSON columns (a 400-digit integer, nested values)
+    become their text, long cells are cut to 2,000 characters."""
+    head = frame.head(n).copy()
+    for c in head.columns:
+        col = head[c]
+        if col.dtype == object:
+            head[c] = [None if v is None else (v if isinstance(v, str) else json.dumps(v, default=str)
+                                               if isinstance(v, list) else _display(v)) for v in col]
+            col = head[c]
+        if col.dtype == object or pd.api.types.is_string_dtype(col.dtype):
+            head[c] = [v[:2000] + " …" if isinstance(v, str) and len(v) > 2000 else v for v in col]
+    return head

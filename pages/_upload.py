@@ -1,0 +1,256 @@
+"""The Data page's upload forms: a human-rated file (every column gets a role; judge-score columns become runs), and a
+judge-score file for the dataset in use. Thin: the guess, the checks and the import are ``evalcore.importers``.
+
+An uploaded file is read once: the table is cached by the sha256 of its bytes (computed once per upload), so a
+widget change reruns the page without reading or guessing again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from evalcore import importers
+from evalcore.model import LABEL_KINDS
+from pages import _shared as ui
+
+ROLE_KEYS = list(importers.ROLES)
+# widget keys that belong to one uploaded file: dropped when another file is uploaded
+FILE_KEYS = ("role_", "dim_", "ann_", "run_", "scale_min_", "scale_max_", "kind_", "_prefill_")
+SCALE_LIMIT = 1e15  # the number inputs hold finite numbers a browser can show exactly
+
+
+def _digest(upload: Any) -> str:
+    """sha256 of the upload's bytes, computed once per uploaded file (not on every rerun)."""
+    memo = st.session_state.setdefault("_upload_digests", {})
+    key = getattr(upload, "file_id", None) or (upload.name, upload.size)
+    if key not in memo:
+        if len(memo) >= 8:  # uploads of this session: the dataset file and the judge-score file, a few past ones
+            memo.pop(next(iter(memo)))
+        memo[key] = hashlib.sha256(upload.getvalue()).hexdigest()
+    return memo[key]
+
+
+@st.cache_resource(show_spinner="Reading the file…", max_entries=4)
+def read_upload(digest: str, name: str, _data: bytes) -> tuple[pd.DataFrame | None, Any]:
+    """(table, None) or (None, DatasetValidationError): cached by content hash, shared read-only."""
+    try:
+        return importers.read_table(_data, filename=name), None
+    except importers.DatasetValidationError as e:
+        return None, e
+
+
+@st.cache_resource(show_spinner="Looking at the columns…", max_entries=4)
+def column_guess(digest: str, _frame: pd.DataFrame) -> list[importers.ColumnGuess]:
+    return importers.guess_columns(_frame)
+
+
+def show_problems(err: importers.DatasetValidationError, key: str = "upload_problems") -> None:
+    """Every problem with file, row and column, inline (st.error), plus the table of them."""
+    lines = [str(p) for p in err.problems[: importers.MAX_PROBLEMS_SHOWN]]
+    more = len(err.problems) - len(lines)
+    head = f"{len(err.problems)} problem(s) found, nothing was imported"
+    if err.convention:
+        head += f" ({err.convention})"
+    st.error(head + ":\n\n" + "\n".join(f"- {ui.esc(x)}" for x in lines) + (f"\n- … and {more} more" if more else ""))
+    frame = pd.DataFrame([{"file": p.file, "row": str(p.row), "column": p.column, "problem": p.message}
+                          for p in err.problems])
+    ui.table(frame, "upload problems", key)
+
+
+def _forget_other_file(digest: str) -> None:
+    if st.session_state.get("_upload_digest") != digest:
+        for k in [k for k in st.session_state if isinstance(k, str) and k.startswith(FILE_KEYS)]:
+            del st.session_state[k]
+        st.session_state["_upload_digest"] = digest
+
+
+# ------------------------------------------------------------------------------------------------ dataset upload
+
+
+def _role_row(g: importers.ColumnGuess, has_long: bool) -> importers.ColumnGuess:
+    """One column's row of the form: name and what it holds, its role, and what the role needs."""
+    c = st.columns([3, 2, 2, 2], vertical_alignment="bottom")
+    rng = "" if g.lo is None else f" · {g.lo:g} to {g.hi:g}"
+    c[0].text(f"{g.column}\n{g.numbers} numbers{rng} · {g.distinct} distinct · {g.blanks} blank")
+    role = c[1].selectbox(f"Role of {g.column}", ROLE_KEYS, index=ROLE_KEYS.index(g.role),
+                          key=f"role_{g.column}", format_func=importers.ROLES.get, label_visibility="collapsed")
+    out = importers.ColumnGuess(g.column, role)
+    if role == "human":
+        out.dimension = c[2].text_input("Dimension", value=g.dimension or g.column, key=f"dim_{g.column}",
+                                        placeholder="dimension")
+        out.annotator = c[3].text_input("Annotator (optional)", value=g.annotator, key=f"ann_{g.column}",
+                                        placeholder="one rating per row")
+    elif role == "judge":
+        if not has_long:
+            out.dimension = c[2].text_input("Dimension it scores", value=g.dimension, key=f"dim_{g.column}",
+                                            placeholder="dimension")
+        out.run_name = c[3].text_input("Run name", value=g.run_name or g.column, key=f"run_{g.column}")
+    return out
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def near_duplicates(digest: str, column: str, what: str, _raw: pd.DataFrame) -> list[str]:
+    return importers.near_duplicates(_raw[column].astype("str").where(_raw[column].notna()), what)
+
+
+def _id_warnings(raw: pd.DataFrame, mapping: importers.ColumnMapping, digest: str) -> None:
+    """Ids that differ only by whitespace, case or leading zeros, said before the import (they would become
+    different systems, documents or annotators)."""
+    for what in ("system_id", "doc_id", "item_id", "annotator"):
+        col = getattr(mapping, what)
+        if col in raw.columns:
+            for w in near_duplicates(digest, col, what, raw):
+                st.warning(ui.esc(w))
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def prefills(digest: str, mapping_json: str, _raw: pd.DataFrame, _mapping: importers.ColumnMapping
+             ) -> tuple[dict, dict]:
+    """Scale and kind prefill per dimension, once per file and choice of columns."""
+    return importers.scale_prefill(_raw, _mapping), importers.kind_prefill(_raw, _mapping)
+
+
+def _scale_inputs(raw: pd.DataFrame, mapping: importers.ColumnMapping, digest: str) -> None:
+    """Per dimension: label kind and rating scale, prefilled from its own human-rating columns. When the columns
+    behind a dimension change, its prefill (and the inputs) follow."""
+    prefill, kinds = prefills(digest, mapping.to_json(), raw, mapping)
+    if not prefill:
+        return
+    st.markdown("**Rating scale and label kind per dimension** (prefilled from the human ratings; judge scores "
+                "need no scale)")
+    for dim, (lo, hi) in prefill.items():
+        if not dim.strip():
+            continue
+        lo, hi = max(-SCALE_LIMIT, lo), min(SCALE_LIMIT, hi)
+        sig = (lo, hi, kinds.get(dim))
+        if st.session_state.get(f"_prefill_{dim}") != sig:  # the columns changed: prefill again
+            st.session_state[f"_prefill_{dim}"] = sig
+            st.session_state[f"scale_min_{dim}"], st.session_state[f"scale_max_{dim}"] = float(lo), float(hi)
+            st.session_state[f"kind_{dim}"] = kinds.get(dim, "interval")
+        c = st.columns([3, 2, 2, 2], vertical_alignment="bottom")
+        c[0].text(dim)
+        kind = c[1].selectbox(f"Kind · {dim}", LABEL_KINDS, key=f"kind_{dim}")
+        smin = c[2].number_input(f"Scale min · {dim}", key=f"scale_min_{dim}", min_value=-SCALE_LIMIT,
+                                 max_value=SCALE_LIMIT)
+        smax = c[3].number_input(f"Scale max · {dim}", key=f"scale_max_{dim}", min_value=-SCALE_LIMIT,
+                                 max_value=SCALE_LIMIT)
+        mapping.scales[dim] = (float(smin), float(smax))
+        mapping.kinds[dim] = kind
+
+
+def dataset_form(upload: Any) -> None:
+    digest = _digest(upload)
+    _forget_other_file(digest)
+    raw, err = read_upload(digest, upload.name, upload.getvalue())
+    if err is not None:
+        show_problems(err)
+        return
+    delim = raw.attrs.get("delimiter")
+    st.text(f"{upload.name}: {len(raw)} rows, {len(raw.columns)} columns"
+            + (f", fields separated by {delim!r}" if delim and delim != "," else ""))
+    done = st.session_state.get("_imported_digest") == digest
+    # once imported, the form folds away (open it to import the file again with other roles)
+    with st.expander("Preview, column roles, scales and import" + (" (imported)" if done else ""), expanded=not done):
+        _form(upload, raw, digest)
+
+
+def _form(upload: Any, raw: pd.DataFrame, digest: str) -> None:
+    st.dataframe(importers.preview_frame(raw, 20), key="upload_preview")
+    guesses = column_guess(digest, raw)
+    st.markdown("**What each column holds, and its role** (a conservative guess from names and values: correct it)")
+    ui.table(pd.DataFrame([g.stats_row() for g in guesses]), f"{upload.name} columns", "upload_columns")
+    head = st.columns([3, 2, 2, 2])
+    for col, text in zip(head, ("column: what it holds", "role", "dimension", "annotator / run name")):
+        col.caption(text)
+    has_long = any(g.role in ("dimension", "value") for g in guesses)
+    chosen = [_role_row(g, has_long or any(st.session_state.get(f"role_{x.column}") == "dimension"
+                                           for x in guesses)) for g in guesses]
+    try:
+        mapping = importers.mapping_from_guesses(chosen)
+    except ValueError as e:
+        st.error(ui.esc(str(e)))
+        return
+    _id_warnings(raw, mapping, digest)
+    _scale_inputs(raw, mapping, digest)
+    mapping.allow_missing_ratings = bool(st.checkbox("A blank rating means 'not rated'", key="map_allow_missing"))
+    name = st.text_input("Dataset name", value=Path(upload.name).stem, key="upload_name")
+    if st.button("Import dataset", key="import_dataset", type="primary"):
+        _import(upload, mapping, name or Path(upload.name).stem, raw)
+
+
+def _import(upload: Any, mapping: importers.ColumnMapping, name: str, raw: pd.DataFrame) -> None:
+    try:
+        with st.spinner("Validating and importing…"):
+            result = importers.import_table((upload.getvalue(), upload.name), mapping, name=name, table=raw)
+    except importers.DatasetValidationError as e:
+        show_problems(e)
+        return
+    importers.save_import(result)
+    ds = result.dataset
+    ui.forget_runs()
+    ui.load_dataset.clear()
+    st.session_state["_imported_digest"] = _digest(upload)
+    st.session_state["_pending_dataset"] = ds.id
+    st.session_state["_pending_runs"] = [r.run_id for r in result.runs]
+    runs = f" and {len(result.runs)} judge run(s): {', '.join(r.label for r in result.runs)}" if result.runs else ""
+    st.session_state["_imported"] = (f"Imported {ds.name!r} as {ds.id}: {len(ds.items)} items, dimensions "
+                                     f"{', '.join(ds.dimension_names)}{runs}.")
+    st.session_state["_import_warnings"] = result.warnings
+    st.rerun()
+
+
+# ------------------------------------------------------------------------------------------------ judge scores
+
+
+def scores_form(upload: Any, dataset: Any) -> None:
+    """A judge-score file for the dataset in use: keyed by item_id or doc_id + system_id (+ dimension)."""
+    digest = _digest(upload)
+    raw, err = read_upload(digest, upload.name, upload.getvalue())
+    if err is not None:
+        show_problems(err, "scores_problems")
+        return
+    st.text(f"{upload.name}: {len(raw)} rows, {len(raw.columns)} columns")
+    st.dataframe(importers.preview_frame(raw, 10), key="scores_preview")
+    c = st.columns(2)
+    name = c[0].text_input("Run name", value=Path(upload.name).stem, key="scores_name")
+    dims = dataset.dimension_names
+    dim = c[1].selectbox("Dimension (when the file has no dimension column)", dims, key="scores_dimension")
+    if st.button("Import judge scores", key="import_scores", type="primary"):
+        try:
+            imported = importers.load_run_scores((upload.getvalue(), upload.name), dataset, name=name or upload.name,
+                                                 dimension=None if _has_dimension_column(upload) else dim)
+        except importers.DatasetValidationError as e:
+            show_problems(e, "scores_problems")
+            return
+        from evalcore.judge.store import default_store
+
+        default_store().save_imported_run(imported.run)
+        ui.forget_runs()
+        # the new run joins the runs already picked (all of this dataset)
+        picked = [r for r in st.session_state.get("runs") or [] if r != imported.run.run_id]
+        st.session_state["_pending_runs"] = [*picked, imported.run.run_id]
+        st.session_state["_imported"] = (f"Imported run {imported.run.label!r} ({imported.run.run_id}): "
+                                         f"{len(imported.run.judgments)} judgments.")
+        st.session_state["_import_warnings"] = imported.warnings
+        st.rerun()
+
+
+def _has_dimension_column(upload: Any) -> bool:
+    raw, _ = read_upload(_digest(upload), upload.name, upload.getvalue())
+    if raw is None:
+        return False
+    return any(importers.suggest_mapping(raw.columns).dimension == c for c in raw.columns) or any(
+        str(c).strip().lower() in ("dimension", "aspect", "criterion") for c in raw.columns)
+
+
+def messages() -> None:
+    msg = st.session_state.pop("_imported", None)
+    if msg:
+        st.success(ui.esc(msg))
+    for w in st.session_state.pop("_import_warnings", None) or []:
+        st.warning(ui.esc(w))
