@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import re
+import time
 
 import pytest
 
@@ -191,10 +192,20 @@ def score_on_score_page(app, loopback, n_items: int) -> str:
     app.choose("Method", "rts")
     app.type_into("Items (0 = all)", str(n_items))
     app.page.get_by_role("heading", name="Estimate", level=3).wait_for()
+    main = app.page.locator('[data-testid="stMain"]')
+    before = re.search(r"Run (\S+/rts-loopback-judge\S+)", main.inner_text())
     app.page.get_by_role("button", name="Start scoring").click()
-    app.page.get_by_text("Done.", exact=True).wait_for(timeout=120_000)
+    # wait for this run's "Done.", not the one a previous run left on the page
+    deadline = time.monotonic() + 120
+    while True:
+        found = re.search(r"Run (\S+/rts-loopback-judge\S+)", main.inner_text())
+        if found and (before is None or found.group(1) != before.group(1)) and \
+                app.page.get_by_text("Done.", exact=True).count():
+            break
+        assert time.monotonic() < deadline, "the scoring run did not finish within 120 s"
+        app.page.wait_for_timeout(250)
     app.idle()
-    return re.search(r"Run (\S+/rts-loopback-judge\S+)", app.page.locator('[data-testid="stMain"]').inner_text()).group(1)
+    return found.group(1)
 
 
 def test_copied_link_survives_scoring_another_run(app, open_app, loopback):
