@@ -63,6 +63,8 @@ def test_binary_dataset_shows_kappa_confusion_matrix_and_calibration():
     # Data page: the label kinds and alpha at the nominal level
     kinds = _frame_with(at, "kind", "categories", "alpha level")
     assert kinds.iloc[0]["kind"] == "binary" and kinds.iloc[0]["positive class"] == "pass"
+    at.session_state["data_section"] = "Human agreement"  # the agreement tab runs when opened
+    at.run()
     alpha = _frame_with(at, "alpha", "level")
     assert alpha.iloc[0]["level"] == "nominal"
 
