@@ -105,13 +105,13 @@ def check_mapping(mapping: ColumnMapping, columns: list[str], problems: Problems
             continue
         if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
             whole("-", f"scale for {dim!r} must have min < max, got ({fmt(lo)}, {fmt(hi)})")
-        if shape in ("wide", "texts") and dim not in declared:
+        if shape != "long" and dim not in declared:
             whole("-", f"a scale is declared for {dim!r}, which is not a mapped dimension ({known}); a dimension "
                        "without a rating column is declared as unrated (CLI: --dimension)")
     for dim, kind in mapping.kinds.items():
         if kind not in LABEL_KINDS:
             whole("-", f"kind of {dim!r} must be one of {', '.join(LABEL_KINDS)}, not {kind!r}")
-        elif shape in ("wide", "texts") and dim not in declared:
+        elif shape != "long" and dim not in declared:
             whole("-", f"a kind is declared for {dim!r}, which is not a mapped dimension ({known})")
     _check_labels(mapping, shape, declared, known, whole)
     _check_unrated(mapping, whole)
@@ -128,7 +128,7 @@ def check_mapping(mapping: ColumnMapping, columns: list[str], problems: Problems
 
 def _check_labels(mapping: ColumnMapping, shape: str, declared: set[str], known: str, whole: Any) -> None:
     for dim, labels in mapping.labels.items():
-        if shape in ("wide", "texts") and dim not in declared:
+        if shape != "long" and dim not in declared:
             whole("-", f"labels are declared for {dim!r}, which is not a mapped dimension ({known})")
             continue
         kind = mapping.kind_of(dim)
@@ -185,6 +185,7 @@ class TableCheck:
         self.scales = {d: sc for d, sc in ((d, valid_scale(s)) for d, s in mapping.scales.items()) if sc is not None}
         self.labelled: dict[str, Dimension] = {}  # dimensions rated in words: their labels (categories.py)
         self.label_warnings: list[str] = []
+        self.unlabelled: set[str] = set()  # categorical dimensions whose words give no labels (one problem says why)
 
     def col(self, c: str | None) -> str | None:
         return c if c is not None and c in self.present else None
@@ -400,6 +401,7 @@ class TableCheck:
                                                   f"{len(counts)} different words: {shown}; declare its labels (the "
                                                   f"allowed words, e.g. --labels {dim}=fail,pass) or another kind",
                                   block=Problems.READ)
+                self.unlabelled.add(dim)
                 continue
             self.labelled[dim] = label_dimension(dim, kind, labels, f"labels {', '.join(labels)} (the words found)")
 
@@ -431,7 +433,9 @@ class TableCheck:
                 ("pos", "int64"), ("spec", "int64"), ("item", "int64"), ("dim", "int64"), ("ann", "int64"),
                 ("grp", "int64"), ("value", "float64"))}), order)
         cells = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
-        out = Ratings(cells, order)
+        if self.unlabelled:  # their cells are not checked one by one: the whole-column problem says what to do
+            cells = cells[~cells["dim"].isin([order.index(d) for d in self.unlabelled])].reset_index(drop=True)
+        out = Ratings(cells, order, bad_dimensions=set(self.unlabelled))
         dims = np.asarray(order, dtype=object)
         dim = cells["dim"].to_numpy()
         why = cells["why"].to_numpy()

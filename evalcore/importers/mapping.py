@@ -418,7 +418,7 @@ class ColumnGuess:
     labels: tuple[str, ...] = ()  # ... and its words, in code order (binary: negative, positive)
 
     def stats_row(self) -> dict[str, Any]:
-        rng = "no numbers" if self.lo is None else f"{self.lo:g} to {self.hi:g}"
+        rng = ("words" if self.labels else "no numbers") if self.lo is None else f"{self.lo:g} to {self.hi:g}"
         return {"column": self.column, "guessed role": ROLES[self.role], "dimension": self.dimension,
                 "kind": self.kind, "labels": ", ".join(self.labels), "numbers": self.numbers, "blank": self.blanks,
                 "distinct values": self.distinct, "range": rng, "example": self.example}
