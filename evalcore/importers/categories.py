@@ -51,12 +51,19 @@ def fold(word: str) -> str:
 
 
 def is_word(v) -> bool:
-    """A non-blank cell that holds no number (booleans are words here: true/false)."""
+    """A non-blank cell that holds no number (booleans are words here: true/false). "inf", "nan" and 1e400 read as
+    numbers, not words: such a cell is a bad rating, which the import reports with its row."""
     if is_blank(v):
         return False
     if isinstance(v, (bool, np.bool_)):
         return True
-    return parse_rating(v)[1] is not None
+    if parse_rating(v)[1] is None:
+        return False
+    try:
+        float(str(v).strip())
+    except ValueError:
+        return True
+    return False
 
 
 def word_counts(column: pd.Series) -> Counter:
@@ -85,6 +92,26 @@ def holds_words(column: pd.Series) -> bool:
         except TypeError:  # unhashable cells (lists)
             pass
     return bool(len(column)) and bool(by_unique(column, is_word).any())
+
+
+def only_words(column: pd.Series) -> bool:
+    """Whether the column has words and every non-blank cell is one: a column to GUESS as labels. Numbers with a
+    stray word ("four") are numbers with a bad cell, not labels."""
+    if pd.api.types.is_bool_dtype(column.dtype):
+        return bool(column.notna().any())
+    if pd.api.types.is_numeric_dtype(column.dtype):
+        return False
+    column = column.dropna()
+    if column.dtype == object:  # JSON cells: look at the distinct ones only
+        try:
+            column = pd.Series(pd.unique(column), dtype=object)
+        except TypeError:  # unhashable cells (lists): no labels there
+            return False
+    if not len(column):
+        return False
+    flags = by_unique(column, is_word).astype(bool)
+    blank = by_unique(column, is_blank).astype(bool)
+    return bool(flags.any()) and bool((flags | blank).all())
 
 
 def spellings(counts: Counter) -> dict[str, list[str]]:

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalcore.importers.categories import derived_labels, holds_words, looks_like_labels, word_counts
+from evalcore.importers.categories import derived_labels, looks_like_labels, only_words, word_counts
 from evalcore.importers.cells import is_blank, parse_rating, rating_column
 from evalcore.model import CATEGORICAL_KINDS, LABEL_KINDS
 
@@ -479,7 +479,7 @@ def guess_columns(frame: pd.DataFrame, mapping: ColumnMapping | None = None) -> 
 
 def _word_guess(g: ColumnGuess, col: pd.Series, mapping: ColumnMapping) -> None:
     """A rating column of words: its kind (as declared, else binary for two words, nominal for more) and labels."""
-    if g.numbers == len(col) - g.blanks or not holds_words(col):
+    if g.numbers == len(col) - g.blanks or not only_words(col):
         return
     counts = word_counts(col)
     dim = g.dimension or g.column
@@ -581,12 +581,12 @@ def human_words(frame: pd.DataFrame, mapping: ColumnMapping) -> dict[str, Any]:
             return out
         dims = frame[mapping.dimension].astype("str").str.strip()
         for dim, rows in frame[mapping.value].groupby(dims.to_numpy(), sort=False):
-            if str(dim) and holds_words(rows):
+            if str(dim) and only_words(rows):
                 out[str(dim)] = word_counts(rows)
         return out
     for dim, cols in mapping.rating_columns().items():
         cols = [c for c in cols if c in frame.columns]
-        if any(holds_words(frame[c]) for c in cols):
+        if any(only_words(frame[c]) for c in cols):
             out[dim] = sum((word_counts(frame[c]) for c in cols), Counter())
     return out
 
