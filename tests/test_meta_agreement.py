@@ -308,3 +308,16 @@ def test_jackknife_replicate_left_with_one_value_is_undefined(level):
     assert np.isnan(jack[pat.of_unit[2]]) and np.isnan(package_alpha(np.delete(data, 2, axis=1), pat.values, level))
     assert jack[pat.of_unit[0]] == pytest.approx(package_alpha(np.delete(data, 0, axis=1), pat.values, level),
                                                  abs=1e-9)
+
+
+def test_many_annotators_patterns_beyond_the_integer_key():
+    """30 annotators on 1-5: (v + 1)^30 overflows one int64 key, so patterns are found row-wise; same alphas."""
+    rng = np.random.default_rng(5)
+    data = np.clip(rng.integers(1, 6, 12)[None, :] + rng.integers(-1, 2, (30, 12)), 1, 5).astype(float)
+    data[rng.random(data.shape) < 0.4] = np.nan
+    domain = np.unique(data[~np.isnan(data)])
+    pat = rating_patterns(data, domain)
+    assert pat.n_patterns == (np.sum(~np.isnan(data), axis=0) >= 2).sum()  # all distinct here
+    for level in LEVEL_NAMES:
+        got = alpha_from_pattern_weights(pat, pat.multiplicity[None, :], level)[0]
+        assert got == pytest.approx(package_alpha(data, domain, level), abs=1e-9)
