@@ -130,7 +130,7 @@ def test_alpha_bca_interval_equals_scipy_bootstrap():
         return np.array([package_alpha(row) for row in idx])
 
     ci = st.bootstrap((np.arange(k),), statistic, vectorized=True, n_resamples=150, method="BCa",
-                      rng=np.random.default_rng(4)).confidence_interval
+                      random_state=np.random.default_rng(4)).confidence_interval
     weights = np.stack([np.bincount(row, minlength=k) for row in np.concatenate(drawn)])
     boot = alpha_from_unit_weights(data, domain, weights, "interval")
     jack = jackknife_values(k, lambda w: alpha_from_unit_weights(data, domain, w, "interval"))
