@@ -231,6 +231,11 @@ def _form(upload: Any, raw: pd.DataFrame, digest: str) -> None:
     mapping.allow_missing_ratings = bool(st.checkbox("A blank rating means 'not rated'", key="map_allow_missing"))
     name = st.text_input("Dataset name", value=Path(upload.name).stem, key="upload_name")
     if st.button("Import dataset", key="import_dataset", type="primary"):
+        if not mapping.rating_columns() and not mapping.unrated:
+            st.error("No rating column is mapped and no dimension is declared: give a column the role 'human "
+                     "rating', or name the dimensions to rate in the app (above, 'Dimensions to rate in the app') "
+                     "to label these texts on the Label page. Nothing was imported.")
+            return
         _import(upload, mapping, name or Path(upload.name).stem, raw)
 
 

@@ -5,7 +5,6 @@ pages, equal to the figures computed here from the store with krippendorff and s
 from __future__ import annotations
 
 import math
-import os
 from pathlib import Path
 
 import pytest
@@ -21,16 +20,7 @@ ANN = [1, 2, 3, 4, 5, 1, 2, 3, 4, 5]
 BOB = [1, 2, 3, 4, 4, 2, 2, 3, 5, 5]
 
 
-@pytest.fixture(autouse=True)
-def env(tmp_path, monkeypatch):
-    monkeypatch.setenv("EVALCORE_DB", str(tmp_path / "evalcore.db"))
-    monkeypatch.setenv("EVALCORE_RESAMPLES", "20")
-    for k in list(os.environ):
-        if k.startswith("OPENAI_") or k.startswith("AZURE_OPENAI"):
-            monkeypatch.delenv(k)
-    # AppTest runs the app in this process: datasets cached by earlier tests were read from other stores
-    st.cache_data.clear()
-    st.cache_resource.clear()
+pytestmark = pytest.mark.usefixtures("first_start")  # tests/conftest.py
 
 
 def label_page(**query) -> AppTest:

@@ -8,7 +8,6 @@ AppTest, as in test_app_pages.py: a temporary store, few resamples, no OPENAI_* 
 from __future__ import annotations
 
 import ast
-import os
 import time
 from pathlib import Path
 
@@ -29,19 +28,7 @@ GPT4_RTS = "summeval/shen-gpt-4-0314-rts"
 CHATGPT_RTS = "summeval/shen-gpt-3.5-turbo-0301-rts"
 
 
-@pytest.fixture(autouse=True)
-def first_start_env(tmp_path, monkeypatch):
-    monkeypatch.setenv("EVALCORE_DB", str(tmp_path / "evalcore.db"))
-    monkeypatch.setenv("EVALCORE_RESAMPLES", "20")
-    for k in list(os.environ):
-        if k.startswith("OPENAI_") or k.startswith("AZURE_OPENAI"):
-            monkeypatch.delenv(k)
-    yield
-    # the app's caches live in this process: runs listed from this test's store must not leak into the next test
-    import streamlit as st
-
-    st.cache_data.clear()
-    st.cache_resource.clear()
+pytestmark = pytest.mark.usefixtures("first_start")  # tests/conftest.py
 
 
 def open_link(page: str | None = None, **query) -> AppTest:

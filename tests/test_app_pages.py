@@ -31,14 +31,7 @@ CHATGPT_RTS = "summeval/shen-gpt-3.5-turbo-0301-rts"
 CHATGPT_H2H = "summeval/shen-gpt-3.5-turbo-0301-h2h"
 
 
-@pytest.fixture(autouse=True)
-def first_start_env(tmp_path, monkeypatch):
-    """A fresh store, small bootstrap, and no judge credentials: what a first start looks like."""
-    monkeypatch.setenv("EVALCORE_DB", str(tmp_path / "evalcore.db"))
-    monkeypatch.setenv("EVALCORE_RESAMPLES", "20")
-    for k in list(os.environ):
-        if k.startswith("OPENAI_") or k.startswith("AZURE_OPENAI"):
-            monkeypatch.delenv(k)
+pytestmark = pytest.mark.usefixtures("first_start")  # tests/conftest.py
 
 
 def new_app(**query) -> AppTest:

@@ -5,7 +5,6 @@ for a file of texts only. What the page imports equals what the library imports 
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pandas as pd
@@ -21,17 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 WORDS = ROOT / "tests" / "fixtures" / "words"
 
 
-@pytest.fixture(autouse=True)
-def env(tmp_path, monkeypatch):
-    monkeypatch.setenv("EVALCORE_DB", str(tmp_path / "page.db"))
-    monkeypatch.setenv("EVALCORE_RESAMPLES", "20")
-    for k in list(os.environ):
-        if k.startswith("OPENAI_") or k.startswith("AZURE_OPENAI"):
-            monkeypatch.delenv(k)
-    import streamlit as st
-
-    st.cache_data.clear()
-    st.cache_resource.clear()
+pytestmark = pytest.mark.usefixtures("first_start")  # tests/conftest.py
 
 
 def upload(name: str) -> AppTest:
@@ -46,7 +35,7 @@ def upload(name: str) -> AppTest:
 def imported(at: AppTest, tmp_path: Path):
     at.button(key="import_dataset").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
-    store = Store(tmp_path / "page.db")
+    store = Store(tmp_path / "evalcore.db")
     return store.load_dataset(at.sidebar.selectbox(key="dataset").value)
 
 
@@ -103,8 +92,8 @@ def test_texts_only_without_a_declared_dimension_says_how_to_declare_one(tmp_pat
     at.button(key="import_dataset").click().run()
     assert not at.exception
     text = " ".join(e.value for e in at.error)
-    assert "no ratings are mapped" in text and "Store(tmp_path" not in text
-    assert Store(tmp_path / "page.db").list_datasets() == []
+    assert "no dimension is declared" in text and "Dimensions to rate in the app" in text
+    assert Store(tmp_path / "evalcore.db").list_datasets() == []
 
 
 @pytest.mark.parametrize("cells, labels", [
