@@ -183,7 +183,7 @@ def item_card(item_id: str, dimension: str, *, position: int) -> None:
         what = (f"{d.kind}: {' / '.join(d.labels)}" if d.labels else f"scale {d.scale_min:g} to {d.scale_max:g}")
         st.markdown(f"**{ui.esc(dimension)}** · {ui.esc(what)}")
         st.text(crit.definition if crit is not None and crit.definition else (d.description or dimension))
-        if d.description and crit is not None and crit.definition:
+        if d.description and crit is not None and crit.definition and d.description not in crit.definition:
             st.caption(ui.esc(d.description))
         points = labels.scale_points(d)
         if points is not None:
