@@ -180,7 +180,8 @@ def item_card(item_id: str, dimension: str, *, position: int) -> None:
         if str(row.get("context") or "").strip():
             ui.plain("Context", str(row["context"]))
     with right:
-        st.markdown(f"**{ui.esc(dimension)}** · scale {d.scale_min:g} to {d.scale_max:g}")
+        what = (f"{d.kind}: {' / '.join(d.labels)}" if d.labels else f"scale {d.scale_min:g} to {d.scale_max:g}")
+        st.markdown(f"**{ui.esc(dimension)}** · {ui.esc(what)}")
         st.text(crit.definition if crit is not None and crit.definition else (d.description or dimension))
         if d.description and crit is not None and crit.definition:
             st.caption(ui.esc(d.description))
@@ -275,7 +276,6 @@ def statistics(rows: pd.DataFrame) -> None:
 
 def export_and_import() -> None:
     """Outside the auto-refreshing fragment: a refresh must not replace the button while a download is running."""
-    rows = store.label_rows(ds_id)
     st.subheader("Export and re-import", anchor=False)
 
     def export_csv() -> bytes:
@@ -287,9 +287,12 @@ def export_and_import() -> None:
     e1, e2 = st.columns([1, 2])
     e1.download_button("Download labels (CSV)", data=export_csv,
                        file_name=f"labels-{ds_id}.csv", mime="text/csv", key="label_export", on_click="ignore",
-                       icon=":material/download:", disabled=rows.empty or bool((rows["skipped"] == 1).all()),
-                       help="One row per item, dimension and annotator with the texts; re-imports here onto the "
-                            "same dataset, and reads as a long-layout upload on the Data page.")
+                       icon=":material/download:",
+                       # not disabled while empty: labels given since this part last ran (the labelling fragment
+                       # reruns alone) are in the file, which is built when the button is pressed
+                       help="One row per item, dimension and annotator with the texts, every label saved so far; "
+                            "re-imports here onto the same dataset, and reads as a long-layout upload on the Data "
+                            "page.")
     up = e2.file_uploader("Re-import a labels file", type=["csv"], key="label_import")
     if up is not None and st.button("Import labels", key="label_import_go"):
         try:
