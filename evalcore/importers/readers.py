@@ -234,15 +234,19 @@ def _header_record(data: bytes, delimiter_fmt: str) -> tuple[str, list[str]] | N
 
 
 def _cell_size_problems(name: str, frame: pd.DataFrame, unit: str) -> list[Problem]:
+    import pyarrow as pa
     import pyarrow.compute as pc
 
     problems = []
     for c in frame.columns:
         col = frame[c]
-        to_arrow = getattr(col.array, "__arrow_array__", None)
-        if to_arrow is None or len(col) == 0:
+        if len(col) == 0:
             continue
-        lengths = pc.utf8_length(to_arrow())
+        to_arrow = getattr(col.array, "__arrow_array__", None)
+        # pandas before 3 hands pyarrow's text back as object columns, which have no Arrow array to measure
+        text = to_arrow() if to_arrow is not None else pa.array(col.to_numpy(dtype=object), type=pa.string(),
+                                                                from_pandas=True)
+        lengths = pc.utf8_length(text)
         longest = pc.max(lengths).as_py()
         if longest is None or longest <= MAX_CELL_BYTES:
             continue  # the usual case: one pass in Arrow, nothing converted

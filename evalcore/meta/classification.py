@@ -552,7 +552,11 @@ def judge_labels(dataset: Dataset, run: Run, dimension: str, *, systems: list[st
         if has.any():
             mat = pm.loc[frame.loc[has, "item_id"]].to_numpy(dtype=float)
             pick = (mat[:, 1] >= 0.5).astype(int) if dim.kind == "binary" else mat.argmax(axis=1)
-            frame.loc[has, "judge"] = np.asarray(dim.categories)[pick]
+            # positional, not frame.loc[has, ...] = array: pandas 1.5.0 scrambles an array set through an
+            # all-True mask (pandas GH 48701)
+            judge = frame["judge"].to_numpy(dtype=float, copy=True)
+            judge[has] = np.asarray(dim.categories, dtype=float)[pick]
+            frame["judge"] = judge
     return frame.reset_index(drop=True), probs
 
 
