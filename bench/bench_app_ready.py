@@ -31,7 +31,7 @@ TARGET_COLD_S = 10.0
 def _browser_helpers():
     """The browser tests' conftest, loaded by path (it is not a package): same app start, same chromium flags."""
     path = REPO_ROOT / "tests" / "browser" / "conftest.py"
-    spec = importlib.util.spec_from_file_location("judgebench_browser_conftest", path)
+    spec = importlib.util.spec_from_file_location("judgescope_browser_conftest", path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
             warmup.goto("about:blank")
             warmup.close()
             for i in range(args.cold):
-                with tempfile.TemporaryDirectory(prefix="judgebench-bench-") as tmp:
+                with tempfile.TemporaryDirectory(prefix="judgescope-bench-") as tmp:
                     t0 = time.perf_counter()
                     server = helpers.start_app(Path(tmp), resamples=args.resamples)
                     starts.append(time.perf_counter() - t0)

@@ -1,9 +1,14 @@
 """``python -m evalcore import-dataset / import-run / export-run``: bringing a researcher's own work in and moving runs.
 
     python -m evalcore import-dataset FILE --name NAME [--scale DIM=LO:HI]... [--kind DIM=KIND]...
+                                      [--labels DIM=L1,L2,...]... [--dimension DIM[=LO:HI]]...
                                       [--judge COLUMN[=DIM]]... [--json]
     python -m evalcore import-run FILE --dataset ID --name NAME [--dimension DIM] [--score COLUMN] [--json]
     python -m evalcore export-run RUN_ID --out FILE.jsonl [--with-dataset | --without-dataset] [--json]
+
+Ratings written as words (pass/fail, yes/no, A/B/tie) import as labels of a binary or nominal dimension (guessed
+for a column of a few verdict words, or ``--kind``); ``--labels`` sets their order (a binary dimension's last label is
+its positive class). ``--dimension`` declares a dimension with no rating column (texts to label on the Label page).
 
 ``import-run`` takes a judge-score file (keyed by item_id or doc_id + system_id) or a run bundle written by
 ``export-run``. Mistakes (a bad file, an unknown column or dataset) print one message and exit with status 2.
@@ -50,6 +55,25 @@ def kind_arg(text: str) -> tuple[str, str]:
     return dim, kind
 
 
+def labels_arg(text: str) -> tuple[str, list[str]]:
+    dim, value = _pair(text, "--labels")
+    labels = [x.strip() for x in value.split(",")]
+    if len(labels) < 2 or not all(labels):
+        raise argparse.ArgumentTypeError(f"--labels {text!r}: give at least two non-empty labels separated by "
+                                         "commas, e.g. verdict=fail,pass (binary: negative first, positive last)")
+    return dim, labels
+
+
+def dimension_arg(text: str) -> tuple[str, tuple[float, float] | None]:
+    """``DIM`` or ``DIM=LO:HI``: a dimension with no rating column (texts to label), with its scale."""
+    if "=" not in text:
+        if not text.strip():
+            raise argparse.ArgumentTypeError("--dimension needs a dimension name")
+        return text.strip(), None
+    dim, scale = scale_arg(text)
+    return dim, scale
+
+
 def judge_arg(text: str) -> tuple[str, str | None]:
     if "=" in text:
         col, dim = text.rsplit("=", 1)
@@ -60,9 +84,10 @@ def judge_arg(text: str) -> tuple[str, str | None]:
 # ---------------------------------------------------------------------------------------------------- import-dataset
 
 
-def mapping_for_cli(frame: Any, judges: list[tuple[str, str | None]], scales: dict,
-                    kinds: dict) -> tuple[Any, list[str]]:
-    """The guessed mapping with the command line's judge columns, scales and kinds applied (+ notes on changes)."""
+def mapping_for_cli(frame: Any, judges: list[tuple[str, str | None]], scales: dict, kinds: dict,
+                    labels: dict | None = None, declared: list | None = None) -> tuple[Any, list[str]]:
+    """The guessed mapping with the command line's judge columns, scales, kinds, labels and declared (unrated)
+    dimensions applied (+ notes on what was guessed or changed)."""
     from evalcore.importers import (
         JudgeColumn,
         guess_columns,
@@ -92,12 +117,47 @@ def mapping_for_cli(frame: Any, judges: list[tuple[str, str | None]], scales: di
                 humans = {h.dimension or h.column for h in guesses if h.role == "human"}
                 g.dimension = next(iter(humans)) if len(humans) == 1 else ""
     try:
-        out = mapping_from_guesses(guesses, scales=dict(scales), kinds=dict(kinds))
+        out = mapping_from_guesses(guesses, scales=dict(scales), kinds=dict(kinds), labels=dict(labels or {}))
     except ValueError as e:
         raise CommandError(str(e)) from None
     out.judges = [JudgeColumn(j.column, j.dimension, j.name) for j in out.judges]
+    notes += _declared_dimensions(out, declared or [])
+    notes += _word_kinds(frame, out)
     notes += _default_scales(frame, out)
     return out, notes
+
+
+def _declared_dimensions(mapping: Any, declared: list[tuple[str, tuple[float, float] | None]]) -> list[str]:
+    """``--dimension DIM[=LO:HI]``: a dimension without a rating column becomes unrated (texts to label); for one
+    the file rates, it only declares the scale."""
+    notes = []
+    for dim, scale in declared:
+        if dim in mapping.dimensions:
+            notes.append(f"--dimension {dim!r}: the file rates it (columns {mapping.rating_columns()[dim]}); "
+                         "its ratings are imported")
+        elif dim not in mapping.unrated:
+            mapping.unrated.append(dim)
+        if scale is not None:
+            mapping.scales[dim] = scale
+    return notes
+
+
+def _word_kinds(frame: Any, mapping: Any) -> list[str]:
+    """A dimension rated in words with no --kind gets the kind the Data page would prefill (binary for two words,
+    nominal for more) and says which labels, in which order, it found."""
+    from evalcore.importers import kind_prefill, label_prefill
+
+    kinds, labels = kind_prefill(frame, mapping), label_prefill(frame, mapping)
+    notes = []
+    for dim, found in labels.items():
+        if dim in mapping.kinds:
+            continue
+        mapping.kinds[dim] = kinds[dim]
+        where = "" if mapping.labels.get(dim) else f"; set the order with --labels {dim}={','.join(found)}"
+        positive = f", positive class {found[-1]!r}" if kinds[dim] == "binary" else ""
+        notes.append(f"the ratings of {dim!r} are words: imported as {kinds[dim]} labels {', '.join(found)} (codes "
+                     f"0-{len(found) - 1}{positive}){where}")
+    return notes
 
 
 def _default_scales(frame: Any, mapping: Any) -> list[str]:
@@ -125,7 +185,8 @@ def cmd_import_dataset(args: argparse.Namespace) -> int:
     from evalcore.importers import import_table, read_table, save_import
 
     frame = read_table(args.file)
-    mapping, notes = mapping_for_cli(frame, args.judge or [], dict(args.scale or []), dict(args.kind or []))
+    mapping, notes = mapping_for_cli(frame, args.judge or [], dict(args.scale or []), dict(args.kind or []),
+                                     dict(args.labels or []), list(args.dimension or []))
     result = import_table(args.file, mapping, name=args.name)
     save_import(result)
     summary = result.summary()
@@ -135,7 +196,7 @@ def cmd_import_dataset(args: argparse.Namespace) -> int:
         return 0
     ds = result.dataset
     print(f"imported {ds.name!r} as {ds.id}: {len(ds.items)} items, {len(ds.systems)} systems, dimensions "
-          f"{', '.join(f'{d.name} ({d.scale_min:g}-{d.scale_max:g}, {d.kind})' for d in ds.dimensions)}")
+          f"{', '.join(_dimension_text(d) for d in ds.dimensions)}")
     for r in result.runs:
         ok = int((r.judgments["status"] == "ok").sum())
         print(f"run {r.run_id}: {ok} of {len(r.judgments)} judge scores")
@@ -144,6 +205,12 @@ def cmd_import_dataset(args: argparse.Namespace) -> int:
     for w in summary["warnings"]:
         print(f"warning: {w}")
     return 0
+
+
+def _dimension_text(d: Any) -> str:
+    if d.labels:
+        return f"{d.name} ({d.kind}: {', '.join(d.labels)})"
+    return f"{d.name} ({d.scale_min:g}-{d.scale_max:g}, {d.kind})"
 
 
 # ---------------------------------------------------------------------------------------------------- import-run
@@ -204,6 +271,12 @@ def register(sub: Any) -> None:
                    help="a dimension's rating scale (else inferred from the ratings, with a note)")
     d.add_argument("--kind", type=kind_arg, action="append", metavar="DIM=KIND",
                    help=f"a dimension's label kind: {', '.join(LABEL_KINDS)} (default interval)")
+    d.add_argument("--labels", type=labels_arg, action="append", metavar="DIM=L1,L2,...",
+                   help="a categorical dimension's labels in order (words in the file are matched ignoring case and "
+                        "surrounding spaces); for a binary dimension: negative first, the last is the positive class")
+    d.add_argument("--dimension", type=dimension_arg, action="append", metavar="DIM[=LO:HI]",
+                   help="a dimension with no rating column (texts to label on the Label page), with its scale; or "
+                        "give --kind DIM=binary|nominal and --labels DIM=... instead of a scale")
     d.add_argument("--judge", type=judge_arg, action="append", metavar="COLUMN[=DIM]",
                    help="a judge-score column, imported as a run (default: the columns guessed as judge scores)")
     d.add_argument("--json", action="store_true")

@@ -143,3 +143,21 @@ def score_frame(dataset: Dataset, run: Run, dimension: str, *, systems: list[str
     if systems is not None:
         frame = frame[frame["system_id"].isin(systems)]
     return frame[["item_id", "doc_id", "system_id", "judge", "human"]].reset_index(drop=True)
+
+
+def run_dimensions(run_id: str, *, store=None) -> list[str]:
+    """The dimensions a run scored, read without parsing its replies (one column of a bundled run's file, or a
+    DISTINCT query on the store): what the app needs to open a dataset on a dimension its runs scored."""
+    if run_id.startswith(PUBLISHED_PREFIXES):
+        entry = next((e for e in datasets._run_entries() if e["run_id"] == run_id), None)
+        if entry is not None:
+            import pyarrow.compute as pc
+            import pyarrow.parquet as pq
+
+            column = pq.read_table(datasets._path(entry["file"]), columns=["dimension"])["dimension"]
+            return [str(d) for d in pc.unique(column).to_pylist()]
+    conn = _store(store).conn
+    rows = conn.execute("SELECT dimension FROM (SELECT DISTINCT dimension FROM judgments WHERE run_id = ? UNION "
+                        "SELECT DISTINCT dimension FROM comparisons WHERE run_id = ?) ORDER BY dimension",
+                        (run_id, run_id)).fetchall()
+    return [r[0] for r in rows]

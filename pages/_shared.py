@@ -2,9 +2,9 @@
 
 Conventions the pages keep:
 
-* Every piece of view state is a widget with ``key=`` and ``bind="query-params"``: the key IS the query parameter,
-  so a copied URL reopens the same view (Streamlit syncs the URL and restores the widget from it).
-  The API key field is the one exception: it is never bound, never stored.
+* Every piece of view state is a widget created with ``key=url.key(name, default, ...)`` (pages/_url.py) and no
+  default of its own: the key IS the query parameter, every run writes the whole state to the URL (defaults too),
+  so a copied URL reopens the same view. The API key field is the one exception: never in the URL, never stored.
 * Dataset texts and judge replies are shown with ``st.text`` / ``st.code`` / ``st.dataframe`` only, never through
   Markdown or HTML.
 * Results are cached by ids and parameters (``st.cache_data``); loaded datasets and runs are cached as resources
@@ -14,104 +14,27 @@ Conventions the pages keep:
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 import streamlit as st
 
-from evalcore import runs as runs_mod
 from evalcore.csvsafe import to_csv_safe
 from evalcore.judge.redact import split_credentials
 from evalcore.model import Dataset, Run
-
-
-def default_resamples() -> int:
-    """Bootstrap resamples: 1000 unless EVALCORE_RESAMPLES says otherwise (tests set a small number)."""
-    try:
-        return max(10, int(os.environ.get("EVALCORE_RESAMPLES", "1000")))
-    except ValueError:
-        return 1000
-
-
-# ----------------------------------------------------------------------------------------------- cached loading
-
-
-@st.cache_data(show_spinner=False, ttl=30)
-def dataset_list() -> list[dict]:
-    return runs_mod.list_all_datasets()
-
-
-@st.cache_resource(show_spinner=False, max_entries=16)
-def load_dataset(dataset_id: str) -> Dataset:
-    return runs_mod.get_dataset(dataset_id)
-
-
-@st.cache_resource(show_spinner=False, ttl=30)
-def run_index(dataset_id: str) -> list[Run]:
-    """The runs of a dataset (bundled and local), without their values: cheap, for pickers."""
-    return runs_mod.list_runs(dataset_id)
-
-
-@st.cache_resource(show_spinner=False, max_entries=64)
-def load_run(run_id: str, parse: str) -> Run:
-    return runs_mod.load_run(run_id, parse=parse)
-
-
-def forget_runs() -> None:
-    """After a scoring run or an upload: the run lists and local runs may have changed."""
-    run_index.clear()
-    load_run.clear()
-    dataset_list.clear()
-
-
-# --------------------------------------------------------------------------------------------- the shared context
-
-
-@dataclass
-class Context:
-    dataset_id: str
-    dataset: Dataset
-    run_ids: list[str]
-    runs: list[Run]
-    dimension: str
-    parse: str
-    n_resamples: int
-    all_runs: list[Run] = field(default_factory=list)  # every run of the dataset (index objects, no values)
-
-    @property
-    def item_runs(self) -> list[Run]:
-        return [r for r in self.runs if not r.judgments.empty]
-
-    @property
-    def pairwise_runs(self) -> list[Run]:
-        return [r for r in self.runs if not r.comparisons.empty]
+from pages import _nav
+from pages import _url as url
+from pages._loaders import (  # noqa: F401 - the pages reach the loaders through this module
+    Context, dataset_list, default_resamples, esc, forget_runs, load_dataset, load_run, run_index, runs_by_ids)
 
 
 def context() -> Context:
-    """The sidebar's shared state. Normally app.py built it in this run before running the page. In Streamlit's
-    legacy folder-based first run (see app.py) the page runs without app.py, so build navigation and sidebar here."""
-    from streamlit.runtime.pages_manager import PagesManager
-
-    if PagesManager.uses_pages_directory:
-        import app
-
-        app.main(run_page=False)
-    ctx = st.session_state.get("_ctx")
-    if ctx is None:
-        st.error("Open the app with `streamlit run app.py`.")
-        st.stop()
+    """The sidebar's shared state (dataset, runs, dimension, parse mode, resamples): every page's first call. A store
+    that cannot be read is said here once, at the top of every page."""
+    ctx = _nav.context()
+    store_banner()
     return ctx
-
-
-def runs_by_ids(run_ids: list[str], parse: str) -> list[Run]:
-    out = []
-    for rid in run_ids:
-        try:
-            out.append(load_run(rid, parse))
-        except Exception as e:  # noqa: BLE001 - one unreadable run must not take the page down
-            st.warning(esc(f"Run {rid} could not be loaded: {e}"))
-    return out
 
 
 # ------------------------------------------------------------------------------------------------------ display
@@ -161,15 +84,6 @@ def _slug(name: str) -> str:
     while "--" in s:
         s = s.replace("--", "-")
     return s or "table"
-
-
-_MD_SPECIAL = set("\\`*_{}[]()#+-.!|<>~$:")
-
-
-def esc(text: object) -> str:
-    """Dataset-derived text (dimension names, run labels, file names, error messages quoting cells) placed inside
-    a Markdown-rendered element: every Markdown/HTML character is backslash-escaped so it shows as typed."""
-    return "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in str(text))
 
 
 def need_runs(runs: list[Run], what: str = "per-item scores") -> bool:
@@ -223,14 +137,14 @@ def endpoint_form(where: str = "main") -> EndpointChoice:
     presets = list(PRESETS)
     _move_url_credentials()
     c1, c2, c3 = st.columns([1, 2, 1])
-    preset = c1.selectbox("Endpoint preset", presets, key="endpoint", bind="query-params")
+    preset = c1.selectbox("Endpoint preset", presets, key=url.key("endpoint", presets[0], options=presets))
     env_base, env_secret = split_credentials(os.environ.get("OPENAI_BASE_URL", ""))
     preset_base = env_base if (preset == "openai" and env_base) else PRESETS[preset].base_url
-    base_url = c2.text_input("Base URL", key="base_url", bind="query-params", placeholder=preset_base,
+    base_url = c2.text_input("Base URL", key=url.key("base_url", ""), placeholder=preset_base,
                              help="Empty: the preset's URL (for openai, $OPENAI_BASE_URL when set)")
     if split_credentials(base_url)[1] is not None:
         st.rerun()  # a link's value seeds the bound field on the first run, over the state set above: draw it again
-    model = c3.text_input("Model", value=os.environ.get("OPENAI_MODEL", ""), key="model", bind="query-params",
+    model = c3.text_input("Model", key=url.key("model", os.environ.get("OPENAI_MODEL", "")),
                           placeholder="e.g. gpt-4o-mini", help="Azure: the deployment name")
     key_env = PRESETS[preset].api_key_env
     api_key = st.text_input("API key", type="password", key="api_key",

@@ -20,7 +20,8 @@ from pages import _shared as ui
 
 ROLE_KEYS = list(importers.ROLES)
 # widget keys that belong to one uploaded file: dropped when another file is uploaded
-FILE_KEYS = ("role_", "dim_", "ann_", "run_", "scale_min_", "scale_max_", "kind_", "_prefill_")
+FILE_KEYS = ("role_", "dim_", "ann_", "run_", "scale_min_", "scale_max_", "kind_", "labels_", "_prefill_",
+             "unrated_")
 SCALE_LIMIT = 1e15  # the number inputs hold finite numbers a browser can show exactly
 
 
@@ -75,7 +76,7 @@ def _forget_other_file(digest: str) -> None:
 def _role_row(g: importers.ColumnGuess, has_long: bool) -> importers.ColumnGuess:
     """One column's row of the form: name and what it holds, its role, and what the role needs."""
     c = st.columns([3, 2, 2, 2], vertical_alignment="bottom")
-    rng = "" if g.lo is None else f" · {g.lo:g} to {g.hi:g}"
+    rng = f" · {g.lo:g} to {g.hi:g}" if g.lo is not None else f" · words: {', '.join(g.labels)}" if g.labels else ""
     c[0].text(f"{g.column}\n{g.numbers} numbers{rng} · {g.distinct} distinct · {g.blanks} blank")
     role = c[1].selectbox(f"Role of {g.column}", ROLE_KEYS, index=ROLE_KEYS.index(g.role),
                           key=f"role_{g.column}", format_func=importers.ROLES.get, label_visibility="collapsed")
@@ -110,15 +111,27 @@ def _id_warnings(raw: pd.DataFrame, mapping: importers.ColumnMapping, digest: st
 
 @st.cache_resource(show_spinner=False, max_entries=32)
 def prefills(digest: str, mapping_json: str, _raw: pd.DataFrame, _mapping: importers.ColumnMapping
-             ) -> tuple[dict, dict]:
-    """Scale and kind prefill per dimension, once per file and choice of columns."""
-    return importers.scale_prefill(_raw, _mapping), importers.kind_prefill(_raw, _mapping)
+             ) -> tuple[dict, dict, dict]:
+    """Scale, kind and (for ratings written as words) label prefill per dimension, once per file and choice of
+    columns."""
+    return (importers.scale_prefill(_raw, _mapping), importers.kind_prefill(_raw, _mapping),
+            importers.label_prefill(_raw, _mapping))
+
+
+def _labels_input(dim: str, words: tuple[str, ...]) -> list[str]:
+    """The categories of a dimension rated in words, in order (the last one of a binary dimension is its positive
+    class), prefilled from the file: the --labels of the CLI."""
+    typed = st.text_input(f"Labels in order · {dim}", key=f"labels_{dim}",
+                          help="Comma-separated, in order: the codes are 0, 1, … For a binary dimension the last "
+                               "label is the positive class (precision, recall and F1 are about it). Spelling "
+                               "variants in the file (Pass, pass ) are read as the label they fold to.")
+    return [w.strip() for w in typed.split(",") if w.strip()] or list(words)
 
 
 def _scale_inputs(raw: pd.DataFrame, mapping: importers.ColumnMapping, digest: str) -> None:
     """Per dimension: label kind and rating scale, prefilled from its own human-rating columns. When the columns
     behind a dimension change, its prefill (and the inputs) follow."""
-    prefill, kinds = prefills(digest, mapping.to_json(), raw, mapping)
+    prefill, kinds, words = prefills(digest, mapping.to_json(), raw, mapping)
     if not prefill:
         return
     st.markdown("**Rating scale and label kind per dimension** (prefilled from the human ratings; judge scores "
@@ -127,11 +140,12 @@ def _scale_inputs(raw: pd.DataFrame, mapping: importers.ColumnMapping, digest: s
         if not dim.strip():
             continue
         lo, hi = max(-SCALE_LIMIT, lo), min(SCALE_LIMIT, hi)
-        sig = (lo, hi, kinds.get(dim))
+        sig = (lo, hi, kinds.get(dim), words.get(dim))
         if st.session_state.get(f"_prefill_{dim}") != sig:  # the columns changed: prefill again
             st.session_state[f"_prefill_{dim}"] = sig
             st.session_state[f"scale_min_{dim}"], st.session_state[f"scale_max_{dim}"] = float(lo), float(hi)
             st.session_state[f"kind_{dim}"] = kinds.get(dim, "interval")
+            st.session_state[f"labels_{dim}"] = ", ".join(words.get(dim, ()))
         c = st.columns([3, 2, 2, 2], vertical_alignment="bottom")
         c[0].text(dim)
         kind = c[1].selectbox(f"Kind · {dim}", LABEL_KINDS, key=f"kind_{dim}")
@@ -141,6 +155,42 @@ def _scale_inputs(raw: pd.DataFrame, mapping: importers.ColumnMapping, digest: s
                                  max_value=SCALE_LIMIT)
         mapping.scales[dim] = (float(smin), float(smax))
         mapping.kinds[dim] = kind
+        if dim in words:  # rated in words: the categories and their order
+            labels = _labels_input(dim, words[dim])
+            mapping.labels[dim] = labels
+            mapping.scales[dim] = (0.0, float(len(labels) - 1))  # the codes of the labels
+
+
+def _unrated_inputs(mapping: importers.ColumnMapping, texts_only: bool) -> None:
+    """Dimensions with no rating column yet, to be rated on the Label page: a file of texts only, or one more
+    dimension beside the rated ones (the CLI's --dimension, --kind and --labels)."""
+    with st.expander("Dimensions to rate in the app (no rating column yet)", expanded=texts_only):
+        st.caption("Texts to label on the Label page: name each dimension and give its scale (interval or ordinal) "
+                   "or its labels in order (binary and nominal, e.g. 'fail, pass': the last label of a binary "
+                   "dimension is its positive class).")
+        n = int(st.number_input("Dimensions to add", min_value=0, max_value=12, value=1 if texts_only else 0,
+                                key="unrated_n"))
+        for i in range(n):
+            c = st.columns([3, 2, 1, 1, 3], vertical_alignment="bottom")
+            dim = c[0].text_input(f"Dimension {i + 1}", key=f"unrated_dim_{i}", placeholder="e.g. faithfulness")
+            kind = c[1].selectbox(f"Kind {i + 1}", LABEL_KINDS, key=f"unrated_kind_{i}")
+            lo = c[2].number_input(f"Min {i + 1}", value=1.0, key=f"unrated_min_{i}",
+                                   disabled=kind in ("binary", "nominal"))
+            hi = c[3].number_input(f"Max {i + 1}", value=5.0, key=f"unrated_max_{i}",
+                                   disabled=kind in ("binary", "nominal"))
+            typed = c[4].text_input(f"Labels in order {i + 1}", key=f"unrated_labels_{i}",
+                                    placeholder="e.g. fail, pass", disabled=kind not in ("binary", "nominal"))
+            dim = dim.strip()
+            if not dim:
+                continue
+            mapping.unrated.append(dim)
+            mapping.kinds[dim] = kind
+            labels = [w.strip() for w in typed.split(",") if w.strip()] if kind in ("binary", "nominal") else []
+            if labels:
+                mapping.labels[dim] = labels
+                mapping.scales[dim] = (0.0, float(len(labels) - 1))
+            elif kind not in ("binary", "nominal"):
+                mapping.scales[dim] = (float(lo), float(hi))
 
 
 def dataset_form(upload: Any) -> None:
@@ -177,9 +227,15 @@ def _form(upload: Any, raw: pd.DataFrame, digest: str) -> None:
         return
     _id_warnings(raw, mapping, digest)
     _scale_inputs(raw, mapping, digest)
+    _unrated_inputs(mapping, texts_only=not mapping.rating_columns())
     mapping.allow_missing_ratings = bool(st.checkbox("A blank rating means 'not rated'", key="map_allow_missing"))
     name = st.text_input("Dataset name", value=Path(upload.name).stem, key="upload_name")
     if st.button("Import dataset", key="import_dataset", type="primary"):
+        if not mapping.rating_columns() and not mapping.unrated:
+            st.error("No rating column is mapped and no dimension is declared: give a column the role 'human "
+                     "rating', or name the dimensions to rate in the app (above, 'Dimensions to rate in the app') "
+                     "to label these texts on the Label page. Nothing was imported.")
+            return
         _import(upload, mapping, name or Path(upload.name).stem, raw)
 
 

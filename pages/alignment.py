@@ -10,6 +10,7 @@ from evalcore.views import common as common_views
 from evalcore.views.format import cite, format_pvalue
 from pages import _compute as compute
 from pages import _shared as ui
+from pages import _url as url
 
 ctx = ui.context()
 ds = ctx.dataset
@@ -18,11 +19,11 @@ st.caption(f"Dimension **{ui.esc(ctx.dimension)}** · parse mode **{ctx.parse}**
            "(change them in the sidebar)")
 
 c1, c2, c3 = st.columns([1, 1, 2])
-level = c1.selectbox("Level", list(views.LEVELS), key="level", bind="query-params",
+level = c1.selectbox("Level", list(views.LEVELS), key=url.key("level", views.LEVELS[0], options=views.LEVELS),
                      help="dataset: all items pooled; summary: per document, averaged; system: per-system means")
-coefficient = c2.selectbox("Coefficient", list(views.COEFFICIENTS), index=1, key="coefficient",
-                           bind="query-params", help="Kendall is tau-b")
-systems = c3.multiselect("Systems (empty = all)", ds.systems, key="systems", bind="query-params",
+coefficient = c2.selectbox("Coefficient", list(views.COEFFICIENTS), help="Kendall is tau-b",
+                           key=url.key("coefficient", views.COEFFICIENTS[1], options=views.COEFFICIENTS))
+systems = c3.multiselect("Systems (empty = all)", ds.systems, key=url.key("systems", [], options=ds.systems),
                          help="Restrict every statistic on this page to these systems")
 sys_t = tuple(systems) if systems else None
 
@@ -40,17 +41,7 @@ colors = common_views.label_colors(ctx.all_runs + [r for r in ctx.runs if r.run_
 # page slow to appear in the browser. The open tab is part of the view, so it lives in the URL like the rest.
 SECTIONS = ["Correlations", "Judge vs human scores", "Per system & meta-correlation", "#CP", "RTS-MCQ reliability",
             "Difficulty"]
-wanted = st.query_params.get("section")
-if "section" not in st.session_state and wanted in SECTIONS:
-    # seeded through session state, not ``default=``: a default that changes between runs changes the widget's
-    # identity, and the user's next tab click would be lost
-    st.session_state["section"] = wanted
-tabs = st.tabs(SECTIONS, key="section", on_change="rerun")
-open_section = st.session_state.get("section") or SECTIONS[0]
-if open_section == SECTIONS[0]:
-    st.query_params.pop("section", None)
-else:
-    st.query_params["section"] = open_section
+tabs = st.tabs(SECTIONS, key=url.key("section", SECTIONS[0], options=SECTIONS), on_change="rerun")
 tab_of = dict(zip(SECTIONS, tabs))
 
 
@@ -85,7 +76,7 @@ def label_agreement_section() -> None:
         st.caption("Nominal labels have no order: the correlations further down treat their codes as numbers and "
                    "mean little here; read kappa and the confusion matrix.")
     names = list(reports)
-    picked = (st.selectbox("Confusion matrix of", names, key="confusion_run", bind="query-params")
+    picked = (st.selectbox("Confusion matrix of", names, key=url.key("confusion_run", names[0], options=names))
               if len(names) > 1 else names[0])
     ui.chart(alignment_views.confusion_figure(reports[picked], picked), "confusion")
     per_annotator = alignment_views.per_annotator_kappa_table(reports)
@@ -151,7 +142,7 @@ with tab_of['Judge vs human scores']:
             if items.empty:
                 st.info(ui.esc(f"None of the selected runs scored {ctx.dimension!r}."))
             else:
-                as_points = st.toggle("Every item as a jittered dot", key="items_points", bind="query-params")
+                as_points = st.toggle("Every item as a jittered dot", key=url.key("items_points", False))
                 ui.chart(alignment_views.judge_by_human_figure(items, ctx.dimension, points=as_points,
                                                                colors=colors), "judge_by_human")
                 st.caption("One box per human score and run: a judge aligned with the humans climbs from left to "
@@ -213,7 +204,8 @@ with tab_of['RTS-MCQ reliability']:
         if pairs:
             st.subheader(f"RTS-MCQ reliability ({cite('003', 'Eq. 4')})")
             labels = {f"{a.run_id} + {b.run_id}": (a, b) for a, b in pairs}
-            choice = st.selectbox("RTS and MCQ runs", list(labels), key="reliability_pair", bind="query-params")
+            choice = st.selectbox("RTS and MCQ runs", list(labels),
+                                  key=url.key("reliability_pair", list(labels)[0], options=labels))
             a, b = labels[choice]
             if ctx.dimension in a.dimensions or not a.dimensions:
                 with st.spinner("Reliability indicator…"):

@@ -9,6 +9,7 @@ from evalcore.views import common as common_views
 from evalcore.views.format import cite
 from pages import _compute as compute
 from pages import _shared as ui
+from pages import _url as url
 
 ctx = ui.context()
 ds = ctx.dataset
@@ -29,8 +30,7 @@ else:
                 "here when it is done.")
     else:
         labels = {r.run_id: common_views.run_label(r) for r in scored}
-        run_id = st.selectbox("Judge run", list(labels), key="bias_run",
-                              bind="query-params")
+        run_id = st.selectbox("Judge run", list(labels), key=url.key("bias_run", list(labels)[0], options=labels))
         with st.spinner("Grouping by the humans' preference…"):
             wb = compute.writer_bias(ds.id, run_id, ctx.dimension, ctx.parse)
         if wb.empty:
@@ -95,8 +95,7 @@ else:
     labels = {r.run_id: common_views.run_label(r) for r in pw}
     selected = [r.run_id for r in ctx.pairwise_runs]
     default = selected or list(labels)[:1]
-    chosen = st.multiselect("Pairwise runs", list(labels), default=default,
-                            key="bias_pairwise", bind="query-params")
+    chosen = st.multiselect("Pairwise runs", list(labels), key=url.key("bias_pairwise", default, options=labels))
     if chosen:
         with st.spinner("Position bias…"):
             pb = compute.position_bias(tuple(chosen), ctx.parse)

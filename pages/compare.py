@@ -10,6 +10,7 @@ from evalcore.views import compare as compare_views
 from pages import _compute as compute
 from evalcore.views.format import format_pvalue
 from pages import _shared as ui
+from pages import _url as url
 
 ctx = ui.context()
 ds = ctx.dataset
@@ -24,16 +25,17 @@ if len(candidates) < 2:
 labels = {r.run_id: common_views.run_label(r) for r in candidates}
 ids = list(labels)
 sel = [r for r in ctx.run_ids if r in labels]
-default_a = ids.index(sel[0]) if sel else 0
-default_b = ids.index(sel[1]) if len(sel) > 1 else (1 if default_a != 1 else 0)
+default_a = sel[0] if sel else ids[0]
+default_b = sel[1] if len(sel) > 1 else next(i for i in ids if i != default_a)
 
 c1, c2 = st.columns(2)
-run_a = c1.selectbox("Run A", ids, index=default_a, key="run_a", bind="query-params")
-run_b = c2.selectbox("Run B", ids, index=default_b, key="run_b", bind="query-params")
+run_a = c1.selectbox("Run A", ids, key=url.key("run_a", default_a, options=ids))
+run_b = c2.selectbox("Run B", ids, key=url.key("run_b", default_b, options=ids))
 c3, c4, c5 = st.columns(3)
-level = c3.selectbox("Level", list(views.LEVELS), key="level", bind="query-params")
-coefficient = c4.selectbox("Coefficient", list(views.COEFFICIENTS), index=1, key="coefficient", bind="query-params")
-test = c5.selectbox("Test", ["bootstrap", "permutation"], key="test", bind="query-params",
+level = c3.selectbox("Level", list(views.LEVELS), key=url.key("level", views.LEVELS[0], options=views.LEVELS))
+coefficient = c4.selectbox("Coefficient", list(views.COEFFICIENTS),
+                           key=url.key("coefficient", views.COEFFICIENTS[1], options=views.COEFFICIENTS))
+test = c5.selectbox("Test", ["bootstrap", "permutation"], key=url.key("test", "bootstrap", options=("bootstrap", "permutation")),
                     help="bootstrap: documents resampled jointly for both runs; permutation: A/B labels swapped per "
                          "document")
 
@@ -61,8 +63,7 @@ summary = compare_views.paired_summary(res, labels[run_a], labels[run_b])
 ui.table(summary, f"paired difference {ctx.dimension} {level} {coefficient}", "paired")
 
 st.subheader("Where the two runs disagree most")
-top = st.number_input("Items to show", min_value=5, max_value=200, value=20, step=5, key="top",
-                      bind="query-params")
+top = st.number_input("Items to show", min_value=5, max_value=200, step=5, key=url.key("top", 20, bounds=(5, 200)))
 with st.spinner("Ranking disagreements…"):
     dis = compute.disagreements(ds.id, run_a, run_b, ctx.dimension, ctx.parse, int(top))
 if dis.empty:
@@ -71,7 +72,8 @@ if dis.empty:
 ui.table(dis, f"disagreements {ctx.dimension}", "disagreements")
 st.caption("rank_gap: difference of the items' percentile ranks under the two runs (scales may differ).")
 
-item = st.selectbox("Show the texts of item", dis["item_id"].tolist(), key="item", bind="query-params")
+item = st.selectbox("Show the texts of item", dis["item_id"].tolist(),
+                    key=url.key("item", dis["item_id"].iloc[0], options=dis["item_id"].tolist()))
 texts = compare_views.item_texts(ds, item)
 row = dis[dis["item_id"] == item].iloc[0]
 st.text(f"Run A: {row['judge_a']:.4g}   Run B: {row['judge_b']:.4g}   human: {row['human']:.4g}")

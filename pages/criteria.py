@@ -12,6 +12,7 @@ from evalcore.views import criteria as criteria_views
 from evalcore.judge.types import Criteria
 from evalcore.methods import METHODS
 from pages import _shared as ui
+from pages import _url as url
 
 ctx = ui.context()
 ds = ctx.dataset
@@ -44,7 +45,7 @@ options = ui.preset_options(ds, dim)
 if options:
     names = list(options)
     p1, p2 = st.columns([3, 1], vertical_alignment="bottom")
-    preset = p1.selectbox("Preset from the papers", names, key="preset", bind="query-params",
+    preset = p1.selectbox("Preset from the papers", names, key=url.key("preset", names[0], options=names),
                           help="G-Eval's Appendix A prompts (SummEval, Topical-Chat), Shen et al.'s definitions, "
                                "Chen et al.'s FED definitions")
     if p2.button("Load preset", key="load_preset"):
@@ -117,8 +118,9 @@ else:
         st.session_state["diff_a"] = hashes[min(1, len(hashes) - 1)]
     st.session_state["_versions_seen"] = (ds.id, dim, tuple(hashes))
     v1, v2, v3 = st.columns([2, 2, 1], vertical_alignment="bottom")
-    old = v1.selectbox("Diff from version", hashes, index=min(1, len(hashes) - 1), key="diff_a", bind="query-params")
-    new = v2.selectbox("to version", hashes, index=0, key="diff_b", bind="query-params")
+    old = v1.selectbox("Diff from version", hashes,
+                       key=url.key("diff_a", hashes[min(1, len(hashes) - 1)], options=hashes))
+    new = v2.selectbox("to version", hashes, key=url.key("diff_b", hashes[0], options=hashes))
     if v3.button("Load this version", key="load_version"):
         st.session_state["_crit_pending"] = store.load_criteria(ds.id, dim, new)
         st.rerun()
@@ -129,10 +131,10 @@ else:
 st.subheader("Full prompt for one item")
 method_names = list(METHODS)
 m1, m2 = st.columns(2)
-method_name = m1.selectbox("Method", method_names, key="method", bind="query-params",
+method_name = m1.selectbox("Method", method_names, key=url.key("method", method_names[0], options=method_names),
                            help=", ".join(f"{n}: {getattr(m, 'label', n)}" for n, m in METHODS.items()))
 items = ds.items["item_id"].astype(str).tolist()[:200]
-item = m2.selectbox("Item", items, key="prompt_item", bind="query-params")
+item = m2.selectbox("Item", items, key=url.key("prompt_item", items[0], options=items))
 try:
     prompt = criteria_views.rendered_prompt(ds, method_name, item, criteria)
 except Exception as e:  # noqa: BLE001 - a method that cannot render this item says why

@@ -13,6 +13,7 @@ from evalcore.judge.store import default_store
 from evalcore.views import label as label_views
 from pages import _compute as compute
 from pages import _shared as ui
+from pages import _url as url
 
 ctx = ui.context()
 store = default_store()
@@ -23,16 +24,16 @@ st.title("Label")
 st.caption(ui.esc(f"Dataset {ds.name} ({ds_id}), picked in the sidebar. Judge scores are hidden while you label; "
                   "every rating is saved to the store the moment you give it (a reload or a crash loses nothing)."))
 
-# (the URL holds the shown name: query-param binding writes a selectbox's formatted option)
 ORDERS = {"random": "random", "stratified": "stratified by system", "uncertain": "judge least certain"}
 c1, c2, c3 = st.columns([1, 2, 1])
-annotator = c1.text_input("Annotator", key="annotator", bind="query-params", placeholder="your name",
+annotator = c1.text_input("Annotator", key=url.key("annotator", ""), placeholder="your name",
                           help="Your labels are kept under this name; several annotators can label the same items.")
 annotator = (annotator or "").strip()
-dims = c2.multiselect("Dimensions to label", ds.dimension_names, default=[ds.dimension_names[0]], key="label_dims",
-                      bind="query-params", help="Each item is rated on these, one after the other.")
-order_kind = c3.selectbox("Which item next", list(ORDERS), format_func=ORDERS.get, key="label_order",
-                          bind="query-params",
+dims = c2.multiselect("Dimensions to label", ds.dimension_names,
+                      key=url.key("label_dims", [ds.dimension_names[0]], options=ds.dimension_names),
+                      help="Each item is rated on these, one after the other.")
+order_kind = c3.selectbox("Which item next", list(ORDERS), format_func=ORDERS.get, 
+                          key=url.key("label_order", "random", options=list(ORDERS)),
                           help="random (default): a fixed random order, a random sample of the dataset. Stratified: "
                                "the same, interleaved so every system is represented in proportion. Judge least "
                                "certain: widest G-Eval score distribution or largest disagreement of two runs first "
@@ -60,17 +61,17 @@ source: tuple = ()
 if order_kind == "uncertain":
     item_runs = [r for r in ctx.all_runs if r.method not in ("h2h", "pairwise")]
     u1, u2 = st.columns([1, 2])
-    how = u1.radio("Judge uncertainty from", ["G-Eval score distribution", "two runs disagreeing"],
-                   key="label_uncertainty", bind="query-params")
+    sources = ["G-Eval score distribution", "two runs disagreeing"]
+    how = u1.radio("Judge uncertainty from", sources, key=url.key("label_uncertainty", sources[0], options=sources))
     ids = [r.run_id for r in item_runs]
     if how == "G-Eval score distribution":
         gevals = [r.run_id for r in item_runs if r.method == "geval"]
-        pick = u2.selectbox("G-Eval run (its score distributions)", gevals, key="label_geval_run",
-                            bind="query-params")
+        pick = u2.selectbox("G-Eval run (its score distributions)", gevals,
+                            key=url.key("label_geval_run", gevals[0], options=gevals) if gevals else "label_geval_run")
         source = ("geval", pick) if pick else ()
     else:
-        pair = u2.multiselect("Two runs to compare", ids, max_selections=2, key="label_disagree_runs",
-                              bind="query-params")
+        pair = u2.multiselect("Two runs to compare", ids, max_selections=2,
+                              key=url.key("label_disagree_runs", [], options=ids))
         source = ("disagree", *pair) if len(pair) == 2 else ()
     if not source:
         st.info("Pick the run(s) the judge's uncertainty comes from (a G-Eval run scored here keeps its score "
@@ -139,7 +140,8 @@ def labelling() -> None:
         prog = labels.annotator_progress(rows, annotator, dims, len(ds.items))
         g1, g2 = st.columns([1, 4], vertical_alignment="bottom")
         goal = int(g1.number_input("Goal (labels)", min_value=1, max_value=max(1, prog.total),
-                                   value=min(50, prog.total), key="label_goal", bind="query-params"))
+                                   key=url.key("label_goal", max(1, min(50, prog.total)),
+                                               bounds=(1, max(1, prog.total)))))
         g2.progress(min(1.0, prog.labelled / goal),
                     text=ui.esc(f"{prog.labelled} of {goal} labelled by {annotator} ({prog.skipped} skipped; "
                                 f"{len(ds.items)} items x {len(dims)} dimension(s) in all)"))
@@ -178,9 +180,10 @@ def item_card(item_id: str, dimension: str, *, position: int) -> None:
         if str(row.get("context") or "").strip():
             ui.plain("Context", str(row["context"]))
     with right:
-        st.markdown(f"**{ui.esc(dimension)}** · scale {d.scale_min:g} to {d.scale_max:g}")
+        what = (f"{d.kind}: {' / '.join(d.labels)}" if d.labels else f"scale {d.scale_min:g} to {d.scale_max:g}")
+        st.markdown(f"**{ui.esc(dimension)}** · {ui.esc(what)}")
         st.text(crit.definition if crit is not None and crit.definition else (d.description or dimension))
-        if d.description and crit is not None and crit.definition:
+        if d.description and crit is not None and crit.definition and d.description not in crit.definition:
             st.caption(ui.esc(d.description))
         points = labels.scale_points(d)
         if points is not None:
@@ -228,7 +231,7 @@ def statistics(rows: pd.DataFrame) -> None:
     version = store.labels_version(ds_id)
     st.divider()
     st.subheader("Agreement among annotators", anchor=False)
-    random_only = st.toggle("Random part only", value=True, key="label_random_only", bind="query-params",
+    random_only = st.toggle("Random part only", key=url.key("label_random_only", True),
                             help="Leave out items chosen where the judge is least certain (they are not a random "
                                  "sample of the dataset).")
     st.caption(ui.esc(label_views.sample_note(rows, dims)) if random_only else
@@ -252,12 +255,12 @@ def statistics(rows: pd.DataFrame) -> None:
     with st.expander("Plan the number of labelled items"):
         runs = [r.run_id for r in ctx.all_runs if r.method not in ("h2h", "pairwise")]
         p1, p2, p3, p4 = st.columns(4)
-        run_id = p1.selectbox("Run", runs, key="plan_run", bind="query-params")
-        pdim = p2.selectbox("Dimension", dims, key="plan_dimension", bind="query-params")
-        coef = p3.selectbox("Coefficient", ["spearman", "kendall", "pearson"], key="plan_coefficient",
-                            bind="query-params")
-        target = float(p4.number_input("Target CI half-width", min_value=0.005, max_value=0.5, value=0.05,
-                                       step=0.01, format="%.3f", key="plan_half_width", bind="query-params"))
+        run_id = p1.selectbox("Run", runs, key=url.key("plan_run", runs[0], options=runs) if runs else "plan_run")
+        pdim = p2.selectbox("Dimension", dims, key=url.key("plan_dimension", dims[0], options=dims))
+        coefs = ["spearman", "kendall", "pearson"]
+        coef = p3.selectbox("Coefficient", coefs, key=url.key("plan_coefficient", coefs[0], options=coefs))
+        target = float(p4.number_input("Target CI half-width", min_value=0.005, max_value=0.5, step=0.01,
+                                       format="%.3f", key=url.key("plan_half_width", 0.05, bounds=(0.005, 0.5))))
         if run_id:
             plan = _plan(ds_id, run_id, pdim, coef, target, ctx.parse, version)
             m1, m2, m3, m4 = st.columns(4)
@@ -273,7 +276,6 @@ def statistics(rows: pd.DataFrame) -> None:
 
 def export_and_import() -> None:
     """Outside the auto-refreshing fragment: a refresh must not replace the button while a download is running."""
-    rows = store.label_rows(ds_id)
     st.subheader("Export and re-import", anchor=False)
 
     def export_csv() -> bytes:
@@ -285,9 +287,12 @@ def export_and_import() -> None:
     e1, e2 = st.columns([1, 2])
     e1.download_button("Download labels (CSV)", data=export_csv,
                        file_name=f"labels-{ds_id}.csv", mime="text/csv", key="label_export", on_click="ignore",
-                       icon=":material/download:", disabled=rows.empty or bool((rows["skipped"] == 1).all()),
-                       help="One row per item, dimension and annotator with the texts; re-imports here onto the "
-                            "same dataset, and reads as a long-layout upload on the Data page.")
+                       icon=":material/download:",
+                       # not disabled while empty: labels given since this part last ran (the labelling fragment
+                       # reruns alone) are in the file, which is built when the button is pressed
+                       help="One row per item, dimension and annotator with the texts, every label saved so far; "
+                            "re-imports here onto the same dataset, and reads as a long-layout upload on the Data "
+                            "page.")
     up = e2.file_uploader("Re-import a labels file", type=["csv"], key="label_import")
     if up is not None and st.button("Import labels", key="label_import_go"):
         try:

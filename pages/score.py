@@ -17,6 +17,7 @@ from evalcore.views import score as score_views
 from evalcore.methods import METHODS
 from pages import _compute as compute
 from pages import _shared as ui
+from pages import _url as url
 
 ctx = ui.context()
 ds = ctx.dataset
@@ -133,16 +134,17 @@ if not choice.ready:
 st.subheader("What to score")
 method_names = list(METHODS)
 c1, c2, c3 = st.columns(3)
-method_name = c1.selectbox("Method", method_names, key="method", bind="query-params",
+method_name = c1.selectbox("Method", method_names, key=url.key("method", method_names[0], options=method_names),
                            help=", ".join(f"{n}: {getattr(m, 'label', n)}" for n, m in METHODS.items()))
-dims = c2.multiselect("Dimensions to score", ds.dimension_names, default=[ctx.dimension], key="score_dims",
-                      bind="query-params")
+dims = c2.multiselect("Dimensions to score", ds.dimension_names,
+                      key=url.key("score_dims", [ctx.dimension], options=ds.dimension_names))
 method = METHODS[method_name]
 limit = c3.number_input("Pairs (0 = all)" if method.pairwise else "Items (0 = all)", min_value=0,
-                        max_value=max(len(ds.items), 1) * 10, value=0, step=10, key="limit", bind="query-params")
+                        max_value=max(len(ds.items), 1) * 10, step=10,
+                        key=url.key("limit", 0, bounds=(0, max(len(ds.items), 1) * 10)))
 c4, c5 = st.columns([1, 3])
-concurrency = c4.number_input("Concurrent requests", min_value=1, max_value=128, value=8, key="concurrency",
-                              bind="query-params")
+concurrency = c4.number_input("Concurrent requests", min_value=1, max_value=128,
+                              key=url.key("concurrency", 8, bounds=(1, 128)))
 label = c5.text_input("Run label", key="run_label", placeholder="e.g. G-Eval, my steps v2")
 reprobe = st.checkbox("Probe the endpoint's capabilities again", key="reprobe",
                       help="The capability probe (log-probs, n, echo) is cached like every call; probe again if the "
@@ -153,7 +155,7 @@ replica_text = c6.text_area("More replicas of this model (optional, one base URL
                             help="Several servers of the same model without a load balancer: each request goes to the "
                                  "one with the fewest outstanding requests; a failing one is drained. The first URL "
                                  "(above) keys the cache.")
-use_batch = c7.checkbox("Use the OpenAI Batch API", key="use_batch", bind="query-params",
+use_batch = c7.checkbox("Use the OpenAI Batch API", key=url.key("use_batch", False),
                         help="Half price; results within 24 hours. The batch ids are kept with the run: you may close "
                              "the app and collect the results later (below, or `python -m evalcore batch collect`).")
 replicas = [u.strip() for u in replica_text.splitlines() if u.strip()]
@@ -172,6 +174,35 @@ with st.expander("Criteria used (edit them on the Criteria page)"):
         ui.plain("Definition", c.definition)
 
 # --------------------------------------------------------------------------------------------------- estimate
+def show_estimate(est, *, use_batch: bool = False) -> None:
+    """What a run would ask for: requests (duplicates and cache hits apart from what goes out), then tokens and cost
+    of the calls that go out (online, or through the Batch API)."""
+    st.subheader("Estimate")
+    st.markdown("**Requests**")
+    r1, r2, r3, r4 = st.columns(4)
+    r1.metric("Requests", f"{est.requests:,}", help="items (or ordered pairs) x dimensions x requests per task")
+    r2.metric("Duplicate outputs", f"{est.duplicates:,}",
+              help="requests identical to another one of this run (the same text to rate): sent once, the copies "
+                   "read the reply back")
+    r3.metric("Cache hits", f"{est.cache_hits:,}", help="replies an earlier run already stored: not sent again")
+    r4.metric("Calls to send", f"{est.calls:,}", help="requests - duplicate outputs - cache hits")
+    st.markdown("**Tokens and cost** (of the calls to send)")
+    t1, t2, t3, _ = st.columns(4)
+    t1.metric("Prompt tokens", f"{est.prompt_tokens:,}", help="characters / 4: a rough count")
+    t2.metric("Completion tokens (max)", f"{est.completion_tokens:,}", help="max_tokens x samples: an upper bound")
+    cost = est.cost_usd_batch if use_batch else est.cost_usd
+    t3.metric("Cost, Batch API (USD)" if use_batch else "Cost (USD)",
+              "unknown" if cost is None else f"{cost:,.2f}" if cost >= 1 else f"{cost:.4f}",
+              help="unknown when the model's price is not in the price list")
+    if est.note:
+        st.caption(ui.esc(est.note))
+    with st.expander("Cost by kind of token: cached prompt tokens, online vs Batch API"):
+        ui.table(cost_frame(est.cost_rows), "cost estimate", "cost_table")
+        st.caption("Cached prompt tokens: the expected prefix repeated from a recent request in the scheduled "
+                   "order (the provider's prompt cache: OpenAI caches prompts of 1,024 tokens or more). Completion "
+                   "tokens are an upper bound (max_tokens x samples).")
+
+
 if choice.endpoint is not None and dims:
     from evalcore.judge.runner import estimate
 
@@ -182,20 +213,7 @@ if choice.endpoint is not None and dims:
     except Exception as e:  # noqa: BLE001 - e.g. the method is unsupported by this endpoint
         st.warning(ui.esc(f"No estimate: {type(e).__name__}: {e}"))
     else:
-        e1, e2, e3, e4 = st.columns(4)
-        e1.metric("Calls", f"{est.calls:,}")
-        e2.metric("Cached", f"{est.cached:,}")
-        e3.metric("Tokens (in / out max)", f"{est.prompt_tokens:,} / {est.completion_tokens:,}")
-        cost = est.cost_usd_batch if use_batch else est.cost_usd
-        e4.metric("Cost, Batch API (USD)" if use_batch else "Cost (USD)",
-                  "unknown" if cost is None else f"{cost:,.2f}" if cost >= 1 else f"{cost:.4f}")
-        if est.note:
-            st.caption(est.note)
-        with st.expander("Cost by kind of token: cached prompt tokens, online vs Batch API"):
-            ui.table(cost_frame(est.cost_rows), f"cost estimate {ds.id}", "cost_table")
-            st.caption("Cached prompt tokens: the expected prefix repeated from a recent request in the scheduled "
-                       "order (the provider's prompt cache: OpenAI caches prompts of 1,024 tokens or more). Completion "
-                       "tokens are an upper bound (max_tokens x samples).")
+        show_estimate(est, use_batch=bool(use_batch))
 
 # ------------------------------------------------------------------------------------------------------- run
 job: Job | None = st.session_state.get("_score_job")
@@ -254,7 +272,8 @@ if job is not None:
         ui.forget_runs()
         compute.forget_results()
         st.session_state["local_run"] = job.run_id  # show the run just scored below
-        st.session_state["_select_local_run"] = job.run_id  # (applied again right before the picker)
+        if job.run is not None:  # and analyse it: it joins the sidebar's runs (pages/_nav.py adds it)
+            st.session_state.setdefault("_pending_runs", []).append(job.run_id)
         st.rerun()
     else:
         frac, text = progress_line(job)
@@ -300,10 +319,7 @@ if not local:
     st.info("No local run on this dataset yet.")
 else:
     labels = {r.run_id: f"{common_views.run_label(r)}  ({r.run_id})" + _status_note(r) for r in local}
-    just_scored = st.session_state.pop("_select_local_run", None)
-    if just_scored in labels:
-        st.session_state["local_run"] = just_scored
-    rid = st.selectbox("Run", list(labels), key="local_run", bind="query-params")
+    rid = st.selectbox("Run", list(labels), key=url.key("local_run", list(labels)[0], options=labels))
     st.text(labels[rid])
     picked = next(r for r in local if r.run_id == rid)
     if picked.config.get("status") in ("interrupted", "stopped"):

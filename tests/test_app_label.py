@@ -5,7 +5,6 @@ pages, equal to the figures computed here from the store with krippendorff and s
 from __future__ import annotations
 
 import math
-import os
 from pathlib import Path
 
 import pytest
@@ -21,24 +20,14 @@ ANN = [1, 2, 3, 4, 5, 1, 2, 3, 4, 5]
 BOB = [1, 2, 3, 4, 4, 2, 2, 3, 5, 5]
 
 
-@pytest.fixture(autouse=True)
-def env(tmp_path, monkeypatch):
-    monkeypatch.setenv("EVALCORE_DB", str(tmp_path / "evalcore.db"))
-    monkeypatch.setenv("EVALCORE_RESAMPLES", "20")
-    for k in list(os.environ):
-        if k.startswith("OPENAI_") or k.startswith("AZURE_OPENAI"):
-            monkeypatch.delenv(k)
-    # AppTest runs the app in this process: datasets cached by earlier tests were read from other stores
-    st.cache_data.clear()
-    st.cache_resource.clear()
+pytestmark = pytest.mark.usefixtures("first_start")  # tests/conftest.py
 
 
 def label_page(**query) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     for k, v in query.items():
         at.query_params[k] = v
-    at.run()
-    at.switch_page("pages/label.py").run()
+    at.switch_page("pages/label.py").run()  # a link to the page (the Data page keeps only its own parameters)
     clean(at)
     return at
 
@@ -111,6 +100,7 @@ def test_two_annotators_reload_and_every_page_sees_the_labels():
     # the Data page of the labels view: the labels' alpha
     d = AppTest.from_file(APP, default_timeout=TIMEOUT)
     d.query_params["dataset"] = "summeval@labels"
+    d.query_params["data_section"] = "Human agreement"
     d.run()
     clean(d)
     agreement = frame_with(d, "alpha", "group")
@@ -183,7 +173,7 @@ def test_orders_stratified_and_where_the_judge_is_least_certain():
 
     ds = runs.get_dataset("summeval", with_labels=False)
     outputs = ds.items.set_index("item_id")["output"]
-    at = label_page(annotator="ann", label_dims="coherence", label_order="stratified by system")
+    at = label_page(annotator="ann", label_dims="coherence", label_order="stratified")
     strat, rand = labels.stratified_order(ds), labels.random_order(ds)
     assert shown_output(at) == outputs[strat[0]]
     k = next(i for i in range(16) if strat[i] != rand[i])  # where the two orders part
@@ -202,7 +192,7 @@ def test_orders_stratified_and_where_the_judge_is_least_certain():
         store.save_judgment(run_id, {"item_id": item, "dimension": "coherence", "raw": "3", "value": 3.0,
                                      "status": "ok", "estimator": "geval", "detail": {"distribution": dist}})
     st.cache_resource.clear()
-    at = label_page(annotator="ann", label_dims="coherence", label_order="judge least certain",
+    at = label_page(annotator="ann", label_dims="coherence", label_order="uncertain",
                     label_uncertainty="G-Eval score distribution", label_geval_run=run_id)
     first = shown_output(at)
     assert first in {outputs[i] for i in widest}
@@ -214,7 +204,7 @@ def test_orders_stratified_and_where_the_judge_is_least_certain():
 
     # disagreement between two bundled runs
     pair = ["summeval/shen-gpt-4-0314-rts", "summeval/shen-gpt-3.5-turbo-0301-rts"]
-    at = label_page(annotator="bob", label_dims="coherence", label_order="judge least certain",
+    at = label_page(annotator="bob", label_dims="coherence", label_order="uncertain",
                     label_uncertainty="two runs disagreeing", label_disagree_runs=pair)
     a, b = (runs.load_run(r) for r in pair)
     top = labels.uncertain_order(ds, labels.run_disagreement(a, b, "coherence"))[0]

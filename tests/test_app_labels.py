@@ -63,6 +63,8 @@ def test_binary_dataset_shows_kappa_confusion_matrix_and_calibration():
     # Data page: the label kinds and alpha at the nominal level
     kinds = _frame_with(at, "kind", "categories", "alpha level")
     assert kinds.iloc[0]["kind"] == "binary" and kinds.iloc[0]["positive class"] == "pass"
+    at.session_state["data_section"] = "Human agreement"  # the agreement tab runs when opened
+    at.run()
     alpha = _frame_with(at, "alpha", "level")
     assert alpha.iloc[0]["level"] == "nominal"
 
@@ -140,7 +142,7 @@ def test_every_page_renders_on_a_categorical_dataset(kind):
     at.query_params["dataset"] = ds.id
     at.run()
     _clean(at)
-    for page in ("criteria", "score", "alignment", "bias", "compare", "data_page"):
+    for page in ("criteria", "score", "alignment", "bias", "compare", "data"):
         at.switch_page(f"pages/{page}.py").run()
         _clean(at)
         if page == "alignment":

@@ -141,7 +141,8 @@ def test_library_cli_and_data_page_give_the_same_dataset_and_runs(tmp_path, monk
     out = json.loads(cli("import-dataset", str(WIDE), "--name", "my study", "--scale", "coherence=1:5",
                          "--json", db=cli_db, subprocess_=True).stdout)
     assert out == {"dataset": ds.id, "runs": [r.run_id for r in result.runs], "items": 48,
-                   "dimensions": ["coherence"], "warnings": []}
+                   "dimensions": ["coherence"], "warnings": [], "kinds": {"coherence": "interval"}, "labels": {},
+                   "unrated": []}
     # without --scale the CLI takes the scale the page prefills (and says so): the same dataset again
     again = json.loads(cli("import-dataset", str(WIDE), "--name", "my study", "--json", db=tmp_path / "c2.db").stdout)
     assert again["dataset"] == ds.id and again["runs"] == out["runs"]

@@ -13,7 +13,6 @@ import json
 import os
 from pathlib import Path
 
-import pandas as pd
 import pytest
 
 from evalcore import datasets

@@ -71,7 +71,7 @@ def test_bca_interval_of_the_difference_equals_scipy_bootstrap():
         return out if np.ndim(idx) == 2 else out[0]
 
     ci = st.bootstrap((np.arange(10),), statistic, vectorized=True, n_resamples=150, method="BCa",
-                      rng=np.random.default_rng(2)).confidence_interval
+                      random_state=np.random.default_rng(2)).confidence_interval
     idx = np.concatenate(drawn)
     pa, pb = corr.prepare_frame(a), corr.prepare_frame(b)
     boot = (corr.bootstrap_distribution(pa, level="dataset", coefficient="spearman", indices=idx)

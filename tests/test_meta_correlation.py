@@ -340,7 +340,7 @@ def scipy_bca_with_captured_resamples(n_docs, statistic_of_indices, n_resamples=
         return statistic_of_indices(idx)
 
     res = st.bootstrap((np.arange(n_docs),), statistic, vectorized=True, n_resamples=n_resamples, method="BCa",
-                       rng=np.random.default_rng(seed))
+                       random_state=np.random.default_rng(seed))
     return res.confidence_interval, np.concatenate(drawn)
 
 

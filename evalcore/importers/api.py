@@ -16,14 +16,10 @@ from typing import Any
 import pandas as pd
 
 from evalcore.importers import dataset as build
+from evalcore.importers.cells import near_keys
 from evalcore.importers.judge_scores import column_runs
 from evalcore.importers.mapping import ColumnMapping
-from evalcore.importers.problems import (
-    ROW_CONVENTIONS,
-    DatasetValidationError,
-    Problems,
-)
-from evalcore.importers.readers import read, resolve_source
+from evalcore.importers.readers import open_upload
 from evalcore.model import Dataset, Run
 
 NEAR_DUPLICATE_COLUMNS = ("system_id", "doc_id", "item_id", "annotator", "dimension")
@@ -37,8 +33,13 @@ class ImportResult:
 
     def summary(self) -> dict[str, Any]:
         """The CLI's --json document."""
-        return {"dataset": self.dataset.id, "runs": [r.run_id for r in self.runs], "items": len(self.dataset.items),
-                "dimensions": self.dataset.dimension_names, "warnings": list(self.warnings)}
+        ds = self.dataset
+        rated = set(ds.human_scores["dimension"])
+        return {"dataset": ds.id, "runs": [r.run_id for r in self.runs], "items": len(ds.items),
+                "dimensions": ds.dimension_names, "warnings": list(self.warnings),
+                "kinds": {d.name: d.kind for d in ds.dimensions},
+                "labels": {d.name: list(d.labels) for d in ds.dimensions if d.labels},
+                "unrated": [d.name for d in ds.dimensions if d.name not in rated]}
 
 
 def near_duplicates(values: pd.Series, what: str, limit: int = 5) -> list[str]:
@@ -47,8 +48,7 @@ def near_duplicates(values: pd.Series, what: str, limit: int = 5) -> list[str]:
     uniq = pd.Series(pd.unique(values.dropna()), dtype="str")
     if len(uniq) < 2:
         return []
-    key = (uniq.str.strip().str.casefold().str.replace(r"\s+", " ", regex=True)
-           .str.replace(r"(?<!\d)0+(?=\d)", "", regex=True))
+    key = near_keys(uniq)
     clash = key.duplicated(keep=False).to_numpy()
     if not clash.any():
         return []
@@ -77,19 +77,9 @@ def import_table(source: Any, mapping: ColumnMapping, *, filename: str | None = 
     DatasetValidationError listing every problem. ``source``: a path, bytes (with ``filename``), a ``(bytes,
     filename)`` pair, or an upload object with ``getvalue()`` and ``name``. ``table``: the table
     :func:`read_table` already read from these bytes (the app keeps it), so the file is not parsed twice."""
-    fname, data = resolve_source(source, filename)
-    if table is not None and table.attrs.get("format") in ROW_CONVENTIONS:
-        frame, fmt, read_problems = table, table.attrs["format"], []
-    else:
-        frame, fmt, read_problems = read(fname, data)
-    unit, convention = ROW_CONVENTIONS[fmt]
-    problems = Problems(fname, unit)
-    problems.extend(read_problems)
-    if frame is None:
-        raise DatasetValidationError(problems.sorted(), convention=convention)
+    upload = open_upload(source, filename, table=table)
+    fname, data, frame, fmt, problems = upload.name, upload.data, upload.frame, upload.format, upload.problems
     build.check_mapping(mapping, [str(c) for c in frame.columns], problems)
-    if len(frame) == 0:
-        problems.add("-", "-", "the file has no data rows", block=Problems.READ)
     check = build.TableCheck(frame, mapping, problems)
     check.identities()
     check.item_consistency()
@@ -104,9 +94,8 @@ def import_table(source: Any, mapping: ColumnMapping, *, filename: str | None = 
     id_hash.update(mapping.to_json().encode("utf-8"))  # = sha256(file bytes + mapping JSON), without a copy
     digest = id_hash.hexdigest()
     dataset_id = f"user-{digest[:12]}"
-    runs = column_runs(check, dataset_id, [d.name for d in dimensions], Path(fname).name, file_digest, problems)
-    if problems:
-        raise DatasetValidationError(problems.sorted(), convention=convention)
+    runs = column_runs(check, dataset_id, dimensions, Path(fname).name, file_digest, problems)
+    upload.raise_if_problems()
 
     items = build.items_frame(check)
     documents = build.documents_frame(check)
@@ -114,17 +103,21 @@ def import_table(source: Any, mapping: ColumnMapping, *, filename: str | None = 
     annotations = build.annotations_frame(check, ratings)
     if ratings.missing:
         notes.append(f"{ratings.missing} blank rating cells were treated as not rated")
-    warnings = _id_warnings(check, ratings)
+    warnings = check.label_warnings + _id_warnings(check, ratings)
     if frame.attrs.get("delimiter", ",") != "," and fmt == "csv":
         notes.append(f"fields are separated by {frame.attrs['delimiter']!r} (detected from the header line)")
+    unrated = [d.name for d in dimensions if not (human["dimension"] == d.name).any()]
+    if unrated:
+        notes.append(f"no ratings yet for {', '.join(map(repr, unrated))}: label them on the Label page")
     ds = Dataset(
         id=dataset_id, name=name or Path(fname).stem, task=task, dimensions=dimensions, documents=documents,
         items=items, human_scores=human, annotations=annotations,
         description=f"Imported from {Path(fname).name}: {len(items)} items, {len(documents)} documents, "
-                    f"{items['system_id'].nunique()} systems, {len(dimensions)} dimensions.",
+                    f"{items['system_id'].nunique()} systems, {len(dimensions)} dimensions"
+                    + (f" ({len(unrated)} with no ratings yet, to label)." if unrated else "."),
         origin=f"uploaded file {Path(fname).name} (sha256 {file_digest})",
         meta={"source_file": Path(fname).name, "sha256": file_digest, "format": fmt, "shape": mapping.shape,
-              "row_convention": convention, "mapping": mapping.to_dict(), "import_notes": notes,
+              "row_convention": upload.convention, "mapping": mapping.to_dict(), "import_notes": notes,
               "import_warnings": warnings},
     )
     return ImportResult(ds, runs, warnings + [w for r in runs for w in _run_warnings(r)])
@@ -150,13 +143,15 @@ def load_user_dataset(source: Any, mapping: ColumnMapping, *, filename: str | No
 
 
 def save_import(result: ImportResult, store: Any = None) -> None:
-    """Write the dataset and its judge-score runs (replacing earlier imports of the same ids)."""
+    """Write the dataset and its judge-score runs (replacing earlier imports of the same ids) in one transaction:
+    if any write fails, nothing of this import is left in the store (an earlier import of the same ids stays)."""
     if store is None:
         from evalcore.judge.store import default_store
 
         store = default_store()
-    store.save_dataset(result.dataset, overwrite=True)
-    save_runs(result.runs, store)
+    with store.write():  # the store's writes below join this transaction (Store.write is re-entrant)
+        store.save_dataset(result.dataset, overwrite=True)
+        save_runs(result.runs, store)
 
 
 def save_runs(runs: list[Run], store: Any) -> None:

@@ -110,6 +110,14 @@ def parse_rating(v: Any) -> tuple[float | None, str | None]:
     return x, None
 
 
+def near_keys(values: pd.Series) -> pd.Series:
+    """What identifiers that differ only by whitespace, case or leading zeros (``gpt`` vs ``gpt ``, ``Doc7`` vs
+    ``doc07``) have in common: the key both the dataset's near-duplicate warning and a judge-score file's unmatched-key
+    hint compare."""
+    return (values.astype("str").str.strip().str.casefold().str.replace(r"\s+", " ", regex=True)
+            .str.replace(r"(?<!\d)0+(?=\d)", "", regex=True))
+
+
 def fmt(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else repr(float(x))
 

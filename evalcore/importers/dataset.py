@@ -9,6 +9,7 @@ single problem is built into a Dataset.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +25,17 @@ from evalcore.importers.cells import (
     references,
     text_column,
 )
+from evalcore.importers.categories import (
+    declared_problem,
+    derived_labels,
+    encode_column,
+    folded_warning,
+    holds_words,
+    is_word,
+    label_dimension,
+    spellings,
+    word_counts,
+)
 from evalcore.importers.mapping import PREFERRED_GROUP, ColumnMapping
 from evalcore.importers.problems import Problems
 from evalcore.model import (
@@ -31,10 +43,13 @@ from evalcore.model import (
     DOCUMENT_COLUMNS,
     HUMAN_SCORE_COLUMNS,
     ITEM_COLUMNS,
+    CATEGORICAL_KINDS,
     LABEL_KINDS,
     Dimension,
 )
 
+# words in an interval dimension's cells are hinted to be labels when there are at most this many distinct ones
+MAX_HINTED_LABELS = 20
 # the order of the checks within one row, as problems are listed
 PHASE = {"doc_id": 0, "system_id": 1, "item_id": 2, "output": 3, "item": 4, "source": 5.0, "references": 5.1,
          "context": 5.2, "annotator": 6, "dimension": 7, "rating": 8}
@@ -63,7 +78,11 @@ def check_mapping(mapping: ColumnMapping, columns: list[str], problems: Problems
             whole("-", "both dimension columns (wide) and a dimension/value column pair (long) are mapped; "
                        "choose one shape")
         else:
-            whole("-", "no ratings are mapped: map dimension columns (wide) or a dimension and a value column (long)")
+            whole("-", "no ratings are mapped: map dimension columns (wide) or a dimension and a value column (long); "
+                       "for texts with no ratings yet (to label in the app), declare the dimensions to label, each "
+                       "with its scale or kind and labels (CLI: --dimension helpfulness=1:5, or --dimension safe "
+                       "--kind safe=binary --labels safe=unsafe,safe; library: ColumnMapping.unrated and scales, or "
+                       "kinds and labels)")
     elif shape == "long":
         if mapping.dimension is None:
             whole("-", "long shape needs a dimension column (which quality each row rates)")
@@ -76,6 +95,8 @@ def check_mapping(mapping: ColumnMapping, columns: list[str], problems: Problems
     for dim, spec in mapping.dimensions.items():
         if isinstance(spec, dict) and not spec:
             whole("-", f"dimension {dim!r} maps no annotator columns")
+    declared = set(mapping.dimensions) | set(mapping.unrated)
+    known = ", ".join(map(repr, list(mapping.dimensions) + list(mapping.unrated))) or "none"
     for dim, scale in mapping.scales.items():
         try:
             lo, hi = float(scale[0]), float(scale[1])
@@ -84,15 +105,16 @@ def check_mapping(mapping: ColumnMapping, columns: list[str], problems: Problems
             continue
         if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
             whole("-", f"scale for {dim!r} must have min < max, got ({fmt(lo)}, {fmt(hi)})")
-        if shape == "wide" and dim not in mapping.dimensions:
-            whole("-", f"a scale is declared for {dim!r}, which is not a mapped dimension "
-                       f"({', '.join(map(repr, mapping.dimensions)) or 'none'})")
+        if shape != "long" and dim not in declared:
+            whole("-", f"a scale is declared for {dim!r}, which is not a mapped dimension ({known}); a dimension "
+                       "without a rating column is declared as unrated (CLI: --dimension)")
     for dim, kind in mapping.kinds.items():
         if kind not in LABEL_KINDS:
             whole("-", f"kind of {dim!r} must be one of {', '.join(LABEL_KINDS)}, not {kind!r}")
-        elif shape == "wide" and dim not in mapping.dimensions:
-            whole("-", f"a kind is declared for {dim!r}, which is not a mapped dimension "
-                       f"({', '.join(map(repr, mapping.dimensions)) or 'none'})")
+        elif shape != "long" and dim not in declared:
+            whole("-", f"a kind is declared for {dim!r}, which is not a mapped dimension ({known})")
+    _check_labels(mapping, shape, declared, known, whole)
+    _check_unrated(mapping, whole)
     present = set(columns)
     seen: dict[str, str] = {}
     for role, col in mapping.column_fields():
@@ -102,6 +124,32 @@ def check_mapping(mapping: ColumnMapping, columns: list[str], problems: Problems
         elif role.startswith("judge") and col in seen:
             whole(col, f"column {col!r} is mapped as {seen[col]} and as {role}")
         seen.setdefault(col, role)
+
+
+def _check_labels(mapping: ColumnMapping, shape: str, declared: set[str], known: str, whole: Any) -> None:
+    for dim, labels in mapping.labels.items():
+        if shape != "long" and dim not in declared:
+            whole("-", f"labels are declared for {dim!r}, which is not a mapped dimension ({known})")
+            continue
+        kind = mapping.kind_of(dim)
+        why = declared_problem(dim, list(labels), kind) if kind in LABEL_KINDS else None
+        if why:
+            whole("-", why)
+
+
+def _check_unrated(mapping: ColumnMapping, whole: Any) -> None:
+    """Dimensions declared without a rating column: a name, not also mapped, and a scale or kind + labels."""
+    for dim in mapping.unrated:
+        if not str(dim).strip():
+            whole("-", "a dimension declared without ratings has an empty name")
+        elif dim in mapping.dimensions:
+            whole("-", f"dimension {dim!r} is declared as unrated and also mapped to rating columns; choose one")
+        elif dim not in mapping.scales and not mapping.labels.get(dim):
+            whole("-", f"dimension {dim!r} has no rating column, so its scale cannot be inferred: declare its scale "
+                       f"(CLI: --dimension {dim}=1:5) or a categorical kind and its labels (CLI: --kind {dim}=binary "
+                       f"--labels {dim}=no,yes; the last label of a binary dimension is the positive class)")
+    if len(set(mapping.unrated)) != len(mapping.unrated):
+        whole("-", f"a dimension is declared twice: {list(mapping.unrated)}")
 
 
 def first_index(codes: np.ndarray, sel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -135,6 +183,9 @@ class TableCheck:
         self.has_annotators = mapping.annotator is not None or any(
             isinstance(s, dict) for s in mapping.dimensions.values())
         self.scales = {d: sc for d, sc in ((d, valid_scale(s)) for d, s in mapping.scales.items()) if sc is not None}
+        self.labelled: dict[str, Dimension] = {}  # dimensions rated in words: their labels (categories.py)
+        self.label_warnings: list[str] = []
+        self.unlabelled: set[str] = set()  # categorical dimensions whose words give no labels (one problem says why)
 
     def col(self, c: str | None) -> str | None:
         return c if c is not None and c in self.present else None
@@ -279,7 +330,7 @@ class TableCheck:
             for i, (dim, ann, c) in enumerate(specs):
                 if c not in self.present:
                     continue
-                values, blank, why = rating_column(f[c])
+                values, blank, why = self._rating_cells(f[c], dim, c)
                 fixed = ann is not None
                 parts.append(pd.DataFrame({
                     "pos": pos, "spec": i, "dim": order.index(dim), "column": c, "value": values, "blank": blank,
@@ -287,11 +338,17 @@ class TableCheck:
                     "ann": np.full(self.n, self._code(self.ann_names, str(ann))) if fixed else self.ann_code,
                     "grp": np.full(self.n, self._code(self.grp_names, m.default_group)) if fixed else self.grp_code}))
         elif m.shape == "long" and self.col(m.dimension) and self.col(m.value):
-            dim_code, names = pd.factorize(id_column(f[m.dimension]))
+            dim_code, names = self.long_dims
             missing = dim_code < 0
             self.report_rows(missing, m.dimension, "missing dimension name (empty cell)", PHASE["dimension"])
             order = [str(x) for x in names]
             values, blank, why = rating_column(f[m.value])
+            for code, dim in enumerate(order):
+                if dim in self.labelled:
+                    rows = dim_code == code
+                    values[rows], blank[rows], why[rows] = \
+                        (x.to_numpy() if isinstance(x, pd.Series) else x
+                         for x in self._rating_cells(f[m.value][rows], dim, m.value))
             keep = ~missing
             parts.append(pd.DataFrame({
                 "pos": pos[keep], "spec": 0, "dim": dim_code[keep], "column": m.value, "value": values[keep],
@@ -299,15 +356,86 @@ class TableCheck:
                 "grp": self.grp_code[keep]}))
         return parts, order
 
+    # ------------------------------------------------------------------------------------------------ words
+    def _dimension_cells(self) -> dict[str, list[tuple[str, pd.Series]]]:
+        """dimension -> (column, its rating cells) pairs, as mapped."""
+        m, f = self.mapping, self.frame
+        if m.shape == "wide":
+            return {dim: [(c, f[c]) for c in (spec.values() if isinstance(spec, dict) else [spec]) if c in self.present]
+                    for dim, spec in m.dimensions.items()}
+        if m.shape != "long" or not (self.col(m.dimension) and self.col(m.value)):
+            return {}
+        self.long_dims = pd.factorize(id_column(f[m.dimension]))
+        codes, names = self.long_dims
+        return {str(d): [(m.value, f[m.value][codes == i])] for i, d in enumerate(names)}
+
+    def label_plan(self) -> None:
+        """Which dimensions are rated in words, and their labels: declared, or the words of a categorical
+        dimension's cells. Words in an interval dimension get one hint (their cells are "not a number")."""
+        m = self.mapping
+        for dim, columns in self._dimension_cells().items():
+            kind = m.kind_of(dim)
+            declared = m.labels.get(dim)
+            if kind in CATEGORICAL_KINDS and declared:
+                if declared_problem(dim, list(declared), kind) is None:
+                    self.labelled[dim] = label_dimension(dim, kind, declared, f"labels {', '.join(declared)} "
+                                                                              "(declared)")
+                continue
+            worded = [c for c, cells in columns if holds_words(cells)]
+            if not worded:
+                continue
+            counts = sum((word_counts(cells) for _, cells in columns), Counter())
+            shown = ", ".join(f"{w!r} ({n})" for w, n in counts.most_common(8)) + (" ..." if len(counts) > 8 else "")
+            if kind not in CATEGORICAL_KINDS:
+                if any(is_word(w) is False for w in counts) or len(spellings(counts)) > MAX_HINTED_LABELS:
+                    continue  # numbers with a stray word ("four"), or free text: the cells say "not a number"
+                self.problems.add("-", worded[0], f"the ratings of {dim!r} are words ({shown}), not numbers: to "
+                                                  f"import them as labels, declare its kind binary or nominal (CLI: "
+                                                  f"--kind {dim}=binary, and --labels {dim}=NEGATIVE,POSITIVE to set "
+                                                  "the order)", block=Problems.READ)
+                continue
+            try:
+                labels = derived_labels(counts, kind)
+            except ValueError:
+                self.problems.add("-", worded[0], f"{dim!r} is declared {kind} but its ratings hold "
+                                                  f"{len(counts)} different words: {shown}; declare its labels (the "
+                                                  f"allowed words, e.g. --labels {dim}=fail,pass) or another kind",
+                                  block=Problems.READ)
+                self.unlabelled.add(dim)
+                continue
+            self.labelled[dim] = label_dimension(dim, kind, labels, f"labels {', '.join(labels)} (the words found)")
+
+    def _rating_cells(self, column: pd.Series, dim: str, name: str) -> tuple[np.ndarray, np.ndarray, pd.Series]:
+        """(values, blank, why) of one column's cells for ``dim``: numbers, or codes of its labels."""
+        if dim not in self.labelled:
+            return rating_column(column)
+        d = self.labelled[dim]
+        enc = encode_column(column, d)
+        if (w := folded_warning(name, enc.folded)) is not None:
+            self.label_warnings.append(w)
+        why = pd.Series([None] * len(column), index=column.index, dtype=object)
+        if enc.unknown.any():
+            allowed = ", ".join(map(repr, d.labels))
+            source = "declared labels" if self.mapping.labels.get(dim) else "labels"
+            why[enc.unknown] = [f"rating {str(v)[:40]!r} is not one of the {source} of {dim!r}: {allowed}"
+                                for v in column[enc.unknown]]
+        return enc.values, enc.blank, why
+
     def ratings(self) -> Ratings:
+        self.label_plan()
+        self.declared_scales = dict(self.scales)
+        self.scales = {d: sc for d, sc in self.scales.items() if d not in self.labelled}  # codes: checked as labels
         parts, order = self._cells()
+        order = order + [d for d in self.mapping.unrated if d not in order]
         self.dimension_names = order
         if not parts:
             return Ratings(pd.DataFrame({c: pd.Series(dtype=t) for c, t in (
                 ("pos", "int64"), ("spec", "int64"), ("item", "int64"), ("dim", "int64"), ("ann", "int64"),
                 ("grp", "int64"), ("value", "float64"))}), order)
         cells = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
-        out = Ratings(cells, order)
+        if self.unlabelled:  # their cells are not checked one by one: the whole-column problem says what to do
+            cells = cells[~cells["dim"].isin([order.index(d) for d in self.unlabelled])].reset_index(drop=True)
+        out = Ratings(cells, order, bad_dimensions=set(self.unlabelled))
         dims = np.asarray(order, dtype=object)
         dim = cells["dim"].to_numpy()
         why = cells["why"].to_numpy()
@@ -397,17 +525,21 @@ class TableCheck:
         if m.shape == "long" and self.n:
             found = ", ".join(map(repr, order)) or "none"
             for dim in self.scales:
-                if dim.strip() and dim not in order:
+                if dim.strip() and dim not in order and dim not in m.unrated:
                     self.problems.add("-", "-", f"a scale is declared for {dim!r}, but no row rates that dimension "
                                                 f"(dimensions found: {found})", block=Problems.AFTER)
         values = ratings.frame.groupby("dim", sort=True)["value"].agg(["min", "max", "count"])
         out: list[Dimension] = []
         for code, dim in enumerate(order):
-            kind = m.kinds.get(dim, "interval")
+            kind = m.kind_of(dim)
             kind = kind if kind in LABEL_KINDS else "interval"
             column = m.dimensions.get(dim) if m.shape == "wide" else m.value
             column = column if isinstance(column, str) else "-"
-            if dim in self.scales:
+            if dim in self.labelled:
+                out.extend(self._labelled_dimension(dim, column))
+            elif dim in m.unrated and code not in values.index:
+                out.extend(self._unrated_dimension(dim, kind))
+            elif dim in self.scales:
                 lo, hi = self.scales[dim]
                 out.append(Dimension(dim, lo, hi, f"scale {fmt(lo)}-{fmt(hi)} (declared)", kind))
             elif code in values.index and values.loc[code, "min"] < values.loc[code, "max"]:
@@ -424,6 +556,31 @@ class TableCheck:
                 self.problems.add("-", column, f"dimension {dim!r} has no ratings at all, so its scale cannot be "
                                                "inferred; declare it", block=Problems.AFTER)
         return out
+
+
+    def _labelled_dimension(self, dim: str, column: str) -> list[Dimension]:
+        d = self.labelled[dim]
+        scale = self.declared_scales.get(dim)
+        if scale is not None and scale != d.scale:
+            self.problems.add("-", column, f"{dim!r} is rated in words, stored as the codes of its labels "
+                                           f"({', '.join(f'{n} = {i}' for i, n in enumerate(d.labels))}); its declared "
+                                           f"scale {fmt(scale[0])}-{fmt(scale[1])} does not apply: leave it out",
+                              block=Problems.AFTER)
+            return []
+        return [d]
+
+    def _unrated_dimension(self, dim: str, kind: str) -> list[Dimension]:
+        """A dimension declared without ratings (texts to label): from its labels, else its declared scale."""
+        labels = self.mapping.labels.get(dim)
+        try:
+            if labels and kind in CATEGORICAL_KINDS:
+                return [label_dimension(dim, kind, labels, f"labels {', '.join(labels)} (declared; no ratings yet)")]
+            if dim in self.scales:
+                lo, hi = self.scales[dim]
+                return [Dimension(dim, lo, hi, f"scale {fmt(lo)}-{fmt(hi)} (declared; no ratings yet)", kind)]
+        except ValueError as e:  # e.g. a binary kind over a scale of equal ends: the model says why
+            self.problems.add("-", "-", str(e), block=Problems.AFTER)
+        return []  # what is missing was reported by check_mapping
 
 
 # ---------------------------------------------------------------------------------------------------- building

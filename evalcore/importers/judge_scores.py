@@ -20,15 +20,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalcore.importers.cells import id_column, rating_column
+from evalcore.importers.categories import encode_column
+from evalcore.importers.cells import id_column, near_keys, rating_column
 from evalcore.importers.mapping import JudgeColumn, _norm, suggest_mapping
-from evalcore.importers.problems import (
-    ROW_CONVENTIONS,
-    DatasetValidationError,
-    Problems,
-)
-from evalcore.importers.readers import read, resolve_source
-from evalcore.model import JUDGMENT_COLUMNS, STATUS_FAILED, STATUS_OK, Dataset, Run
+from evalcore.importers.problems import Problems
+from evalcore.importers.readers import open_upload
+from evalcore.model import JUDGMENT_COLUMNS, STATUS_FAILED, STATUS_OK, Dataset, Dimension, Run
 
 METHOD = "imported"  # Run.method of judge scores brought from a file
 ESTIMATOR = "score as given"
@@ -63,6 +60,29 @@ def judgments_from_cells(items: np.ndarray, dims: np.ndarray, column: pd.Series)
                          "estimator": ESTIMATOR})[JUDGMENT_COLUMNS]
 
 
+def verdict_words(frame: pd.DataFrame, column: pd.Series, rows: np.ndarray, dimensions: dict[str, Dimension],
+                  name: str, problems: Problems) -> pd.DataFrame:
+    """Judge verdicts written as words (pass/fail, A/B/tie) for a dimension with labels: the code of the label they
+    name (``Dimension.encode``: case and surrounding spaces ignored), a judgment like any score. A word that is no
+    label of its dimension is a problem naming its row (a blank cell stays a failed judgment: no verdict given).
+    ``frame``: judgments_from_cells of ``column``, row for row; ``rows``: the rows as a person counts them."""
+    dims = frame["dimension"].to_numpy(dtype=object)
+    failed = (frame["status"] != STATUS_OK).to_numpy() & (frame["raw"].str.strip() != "").to_numpy()
+    for dim in [d for d in pd.unique(dims[failed]) if d in dimensions and dimensions[d].labels]:
+        sel = failed & (dims == dim)
+        d = dimensions[dim]
+        enc = encode_column(column[sel], d)
+        idx = np.flatnonzero(sel)
+        ok = idx[~np.isnan(enc.values)]
+        frame.loc[ok, "value"] = enc.values[~np.isnan(enc.values)]
+        frame.loc[ok, ["status", "reason"]] = [STATUS_OK, ""]
+        for r, v in zip(rows[idx[enc.unknown]].tolist(), column[sel][enc.unknown].tolist()):
+            problems.add(int(r), name, f"judge verdict {str(v)[:40]!r} is not one of the labels of {dim!r}: "
+                                       f"{', '.join(map(repr, d.labels))} (leave the cell blank where the judge gave "
+                                       "no verdict)", phase=9)
+    return frame
+
+
 def _dedupe(frame: pd.DataFrame, rows: np.ndarray, column: str, unit: str, problems: Problems) -> pd.DataFrame:
     """The same (item, dimension) on several rows (per-annotator rows) must carry the same score; keep the first."""
     key = ["item_id", "dimension"]
@@ -76,9 +96,10 @@ def _dedupe(frame: pd.DataFrame, rows: np.ndarray, column: str, unit: str, probl
     return frame[~frame.duplicated(key, keep="first")].drop(columns="_row").reset_index(drop=True)
 
 
-def column_runs(check: Any, dataset_id: str, dimension_names: list[str], source_file: str, digest: str,
+def column_runs(check: Any, dataset_id: str, dimensions: list[Dimension], source_file: str, digest: str,
                 problems: Problems) -> list[Run]:
-    """The runs of the mapping's judge columns, from a table the dataset checks have run over."""
+    """The runs of the mapping's judge columns, from a table the dataset checks have run over (verdict words map
+    through their dimension's labels)."""
     m = check.mapping
     runs: list[Run] = []
     names: dict[str, str] = {}
@@ -91,7 +112,7 @@ def column_runs(check: Any, dataset_id: str, dimension_names: list[str], source_
                                         f"{j.run_name!r}; name them apart", block=Problems.AFTER)
             continue
         names[rid] = j.column
-        frame = _column_frame(check, j, dimension_names, problems)
+        frame = _column_frame(check, j, dimensions, problems)
         if frame is None:
             continue
         runs.append(_run(rid, dataset_id, j.run_name, frame,
@@ -99,8 +120,10 @@ def column_runs(check: Any, dataset_id: str, dimension_names: list[str], source_
     return runs
 
 
-def _column_frame(check: Any, j: JudgeColumn, dimension_names: list[str], problems: Problems) -> pd.DataFrame | None:
+def _column_frame(check: Any, j: JudgeColumn, dimensions: list[Dimension], problems: Problems
+                  ) -> pd.DataFrame | None:
     m = check.mapping
+    dimension_names = [d.name for d in dimensions]
     ok = check.valid_item.copy()
     if m.shape == "long":
         dims = id_column(check.frame[m.dimension]).to_numpy() if m.dimension in check.present else None
@@ -117,6 +140,7 @@ def _column_frame(check: Any, j: JudgeColumn, dimension_names: list[str], proble
         dims = np.full(len(check.frame), dim, dtype=object)
     col = check.frame[j.column][ok]
     frame = judgments_from_cells(check.item.to_numpy()[ok], dims[ok], col)
+    frame = verdict_words(frame, col, check.rows[ok], {d.name: d for d in dimensions}, j.column, problems)
     frame = _dedupe(frame, check.rows[ok], j.column, check.unit, problems)
     if not (frame["status"] == STATUS_OK).any() and len(frame):
         problems.add("-", j.column, f"judge column {j.column!r} holds no number at all (first cell: "
@@ -138,7 +162,8 @@ def _run(run_id: str, dataset_id: str, name: str, judgments: pd.DataFrame, origi
 # A judge-score file for a dataset already imported
 
 
-_SCORE_ALIASES = ("judge_score", "judge", "score", "value", "prediction", "predicted", "pred", "rating", "metric")
+_SCORE_ALIASES = ("judge_score", "judge", "score", "value", "prediction", "predicted", "pred", "rating", "metric",
+                  "verdict", "label", "judgment", "judgement", "decision", "preference", "winner")
 _RAW_ALIASES = ("raw", "reply", "raw_reply", "judge_reply", "response_text")
 
 
@@ -210,13 +235,12 @@ def _keys(frame: pd.DataFrame, dataset: Dataset, problems: Problems, unit: str) 
 def _near_match_hint(dataset: Dataset):
     """A function giving " (the dataset has ...)" when an unmatched key differs from an item's only by whitespace,
     case or leading zeros."""
-    def norm(x: Any) -> str:
-        return re.sub(r"(?<!\d)0+(?=\d)", "", re.sub(r"\s+", " ", str(x).strip().casefold()))
-
-    known = {(norm(d), norm(s)): (d, s) for d, s in zip(dataset.items["doc_id"], dataset.items["system_id"])}
+    items = dataset.items
+    known = dict(zip(zip(near_keys(items["doc_id"]), near_keys(items["system_id"])),
+                     zip(items["doc_id"], items["system_id"])))
 
     def hint(doc: Any, system: Any) -> str:
-        near = known.get((norm(doc), norm(system)))
+        near = known.get(tuple(near_keys(pd.Series([doc, system], dtype=object))))
         return (f" (the dataset has doc_id {near[0]!r} and system_id {near[1]!r}: whitespace, case or leading zeros "
                 "differ)") if near else ""
 
@@ -250,27 +274,20 @@ def load_run_scores(source: Any, dataset: Dataset, *, name: str, dimension: str 
                     score_column: str | None = None, filename: str | None = None) -> ImportedRun:
     """A judge-score file for ``dataset`` as a run named ``name``, or DatasetValidationError with every problem
     (each key that matches no item among them)."""
-    fname, data = resolve_source(source, filename)
-    frame, fmt, read_problems = read(fname, data)
-    unit, convention = ROW_CONVENTIONS[fmt]
-    problems = Problems(fname, unit)
-    problems.extend(read_problems)
-    if frame is None:
-        raise DatasetValidationError(problems.sorted(), convention=convention)
-    if len(frame) == 0:
-        problems.add("-", "-", "the file has no data rows", block=Problems.READ)
+    upload = open_upload(source, filename)
+    fname, data, frame, problems, unit = upload.name, upload.data, upload.frame, upload.problems, upload.problems.unit
     items, used = _keys(frame, dataset, problems, unit)
     dims = _dimensions(frame, dataset, dimension, used, problems)
     score = _score_column(frame, used, score_column, problems)
-    if problems or score is None:
-        raise DatasetValidationError(problems.sorted(), convention=convention)
+    upload.raise_if_problems()
     judgments = judgments_from_cells(items, dims, frame[score])
+    judgments = verdict_words(judgments, frame[score], frame.index.to_numpy(),
+                              {d.name: d for d in dataset.dimensions}, score, problems)
     raw_col = _pick([str(c) for c in frame.columns], _RAW_ALIASES, used | {score})
     if raw_col is not None:
         judgments["raw"] = [r if r else s for r, s in zip(_raw_text(frame[raw_col]), judgments["raw"])]
     judgments = _dedupe(judgments, frame.index.to_numpy(), score, unit, problems)
-    if problems:
-        raise DatasetValidationError(problems.sorted(), convention=convention)
+    upload.raise_if_problems()
     digest = hashlib.sha256(data).hexdigest()
     run = _run(run_id_for(dataset.id, name), dataset.id, name, judgments,
                {"file": Path(fname).name, "sha256": digest, "column": score})

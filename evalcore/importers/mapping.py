@@ -21,8 +21,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evalcore.importers.categories import derived_labels, looks_like_labels, only_words, word_counts
 from evalcore.importers.cells import is_blank, parse_rating, rating_column
-from evalcore.model import LABEL_KINDS
+from evalcore.model import CATEGORICAL_KINDS, LABEL_KINDS
 
 DEFAULT_GROUP = "annotator"
 PREFERRED_GROUP = "expert"
@@ -51,8 +52,12 @@ class ColumnMapping:
     {annotator name -> column}) or LONG (``dimension`` and ``value`` columns). ``annotator`` / ``group`` name columns
     of per-annotator rows; ``default_group`` is the group given to annotators without one. ``scales`` declares each
     dimension's rating scale; a dimension without one gets the min/max seen in the data (and the Dataset says so).
-    ``kinds`` gives a dimension's label kind (interval by default; ordinal, binary, nominal). ``judges`` are judge-score
-    columns, each imported as a run. ``allow_missing_ratings`` lets a blank rating cell mean "not rated".
+    ``kinds`` gives a dimension's label kind (interval by default; ordinal, binary, nominal). ``labels`` names a
+    categorical dimension's categories in order (for binary: negative, positive; evalcore.importers.categories): its
+    cells may then be words, imported as codes; a categorical dimension whose cells hold words gets them as labels
+    without it. ``unrated`` declares dimensions that have no rating column yet (texts to label in the app): each
+    needs a scale (``scales``) or a categorical kind with ``labels``. ``judges`` are judge-score columns, each imported
+    as a run. ``allow_missing_ratings`` lets a blank rating cell mean "not rated".
     """
 
     doc_id: str | None = None
@@ -73,16 +78,21 @@ class ColumnMapping:
     allow_missing_ratings: bool = False
     kinds: dict[str, str] = field(default_factory=dict)
     judges: list[JudgeColumn] = field(default_factory=list)
+    labels: dict[str, list[str]] = field(default_factory=dict)
+    unrated: list[str] = field(default_factory=list)
 
     @property
     def shape(self) -> str:
-        """"wide", "long", or "unknown" when neither (or both) kinds of rating column are mapped."""
+        """"wide", "long", "texts" (no rating column, only ``unrated`` dimensions: texts to label), or "unknown" when
+        neither (or both) kinds of rating column are mapped."""
         wide = bool(self.dimensions)
         long = self.dimension is not None or self.value is not None
         if wide and not long:
             return "wide"
         if long and not wide:
             return "long"
+        if not wide and not long and self.unrated:
+            return "texts"
         return "unknown"
 
     @property
@@ -103,8 +113,9 @@ class ColumnMapping:
         d = self.to_dict()
         d.pop("judges")
         d["kinds"] = {k: v for k, v in sorted(d["kinds"].items()) if v != "interval"}  # the default says nothing
-        if not d["kinds"]:
-            d.pop("kinds")  # ids of datasets imported before label kinds existed stay the same
+        for key in ("kinds", "labels", "unrated"):
+            if not d[key]:
+                d.pop(key)  # ids of datasets imported before these options existed stay the same
         return json.dumps(d, sort_keys=True, ensure_ascii=False)
 
     @classmethod
@@ -114,8 +125,18 @@ class ColumnMapping:
         d["attributes"] = list(d.get("attributes") or [])
         d["dimensions"] = dict(d.get("dimensions") or {})
         d["kinds"] = dict(d.get("kinds") or {})
+        d["labels"] = {k: [str(x) for x in v] for k, v in (d.get("labels") or {}).items()}
+        d["unrated"] = list(d.get("unrated") or [])
         d["judges"] = [j if isinstance(j, JudgeColumn) else JudgeColumn(**j) for j in d.get("judges") or []]
         return cls(**d)
+
+    def kind_of(self, dimension: str) -> str:
+        """The dimension's label kind: declared, else binary for two declared labels, nominal for more, else
+        interval."""
+        if self.kinds.get(dimension):
+            return self.kinds[dimension]
+        labels = self.labels.get(dimension)
+        return ("binary" if len(labels) == 2 else "nominal") if labels else "interval"
 
     def rating_columns(self) -> dict[str, list[str]]:
         """dimension -> the columns holding its human ratings (wide), or {"": [value column]} (long)."""
@@ -319,6 +340,13 @@ def _wide_dimensions(cols: list[str], used: set[str], m: ColumnMapping, sample: 
             else:
                 dims[c] = c
             used.add(c)
+        elif c not in used and c in sample.columns and looks_like_labels(word_counts(sample[c]), c):
+            # a column of a few verdict words (pass/fail, A/B/tie): human labels, or a judge's when named so
+            if is_judge_name(c):
+                m.judges.append(JudgeColumn(c))
+            else:
+                dims[c] = c
+            used.add(c)
     if not dims and val_col is not None:
         dims["overall"] = val_col  # a lone "score"/"rating" column is one overall judgement
         used.add(val_col)
@@ -386,12 +414,14 @@ class ColumnGuess:
     lo: float | None = None
     hi: float | None = None
     example: str = ""
+    kind: str = ""  # human rating / judge score of words: the guessed label kind (binary, nominal)
+    labels: tuple[str, ...] = ()  # ... and its words, in code order (binary: negative, positive)
 
     def stats_row(self) -> dict[str, Any]:
-        rng = "no numbers" if self.lo is None else f"{self.lo:g} to {self.hi:g}"
+        rng = ("words" if self.labels else "no numbers") if self.lo is None else f"{self.lo:g} to {self.hi:g}"
         return {"column": self.column, "guessed role": ROLES[self.role], "dimension": self.dimension,
-                "numbers": self.numbers, "blank": self.blanks, "distinct values": self.distinct, "range": rng,
-                "example": self.example}
+                "kind": self.kind, "labels": ", ".join(self.labels), "numbers": self.numbers, "blank": self.blanks,
+                "distinct values": self.distinct, "range": rng, "example": self.example}
 
 
 def _column_stats(g: ColumnGuess, col: pd.Series) -> None:
@@ -442,7 +472,28 @@ def guess_columns(frame: pd.DataFrame, mapping: ColumnMapping | None = None) -> 
                 "judge", j.dimension or "", j.run_name
     for c, g in roles.items():
         _column_stats(g, frame[c])
+        if g.role in ("human", "judge", "value"):
+            _word_guess(g, frame[c], mapping)
     return list(roles.values())
+
+
+def _word_guess(g: ColumnGuess, col: pd.Series, mapping: ColumnMapping) -> None:
+    """A rating column of words: its kind (as declared, else binary for two words, nominal for more) and labels."""
+    if g.numbers == len(col) - g.blanks or not only_words(col):
+        return
+    counts = word_counts(col)
+    dim = g.dimension or g.column
+    kind = mapping.kinds.get(dim) if mapping.kinds.get(dim) in CATEGORICAL_KINDS else None
+    declared = mapping.labels.get(dim)
+    if declared:
+        g.kind, g.labels = kind or ("binary" if len(declared) == 2 else "nominal"), tuple(declared)
+        return
+    n = len({w.strip().lower() for w in counts})
+    kind = kind or ("binary" if n == 2 else "nominal")
+    try:
+        g.kind, g.labels = kind, derived_labels(counts, kind)
+    except ValueError:  # a binary dimension with three words: shown as nominal, the import will say why
+        g.kind, g.labels = "nominal", derived_labels(counts, "nominal")
 
 
 def mapping_from_guesses(guesses: list[ColumnGuess], **options: Any) -> ColumnMapping:
@@ -519,17 +570,63 @@ def human_values(frame: pd.DataFrame, mapping: ColumnMapping) -> dict[str, np.nd
     return out
 
 
+def human_words(frame: pd.DataFrame, mapping: ColumnMapping) -> dict[str, Any]:
+    """dimension -> how often each word occurs in its human-rating cells, for the dimensions whose cells hold words
+    (a Counter of spellings; numbers-only dimensions are left out)."""
+    from collections import Counter
+
+    out: dict[str, Any] = {}
+    if mapping.shape == "long":
+        if mapping.dimension not in frame.columns or mapping.value not in frame.columns:
+            return out
+        dims = frame[mapping.dimension].astype("str").str.strip()
+        for dim, rows in frame[mapping.value].groupby(dims.to_numpy(), sort=False):
+            if str(dim) and only_words(rows):
+                out[str(dim)] = word_counts(rows)
+        return out
+    for dim, cols in mapping.rating_columns().items():
+        cols = [c for c in cols if c in frame.columns]
+        if any(only_words(frame[c]) for c in cols):
+            out[dim] = sum((word_counts(frame[c]) for c in cols), Counter())
+    return out
+
+
+def label_prefill(frame: pd.DataFrame, mapping: ColumnMapping) -> dict[str, tuple[str, ...]]:
+    """The labels of each dimension whose human ratings are words: declared (``mapping.labels``), else the words in
+    the order ``labels_from_values`` gives (negative first for yes/no, pass/fail, true/false)."""
+    out = {}
+    kinds = kind_prefill(frame, mapping)
+    for dim, counts in human_words(frame, mapping).items():
+        if mapping.labels.get(dim):
+            out[dim] = tuple(mapping.labels[dim])
+            continue
+        try:
+            out[dim] = derived_labels(counts, kinds[dim])
+        except ValueError:  # a binary kind declared over three words: the import says so
+            out[dim] = derived_labels(counts, "nominal")
+    return out
+
+
 def scale_prefill(frame: pd.DataFrame, mapping: ColumnMapping) -> dict[str, tuple[float, float]]:
-    """Each dimension's usual scale from its own human ratings (judge scores play no part)."""
-    return {dim: usual_scale(v) for dim, v in human_values(frame, mapping).items()}
+    """Each dimension's usual scale from its own human ratings (judge scores play no part); for a dimension rated
+    in words, the codes of its labels, 0..K-1."""
+    out = {dim: usual_scale(v) for dim, v in human_values(frame, mapping).items()}
+    for dim, labels in label_prefill(frame, mapping).items():
+        out[dim] = (0.0, float(len(labels) - 1))
+    return out
 
 
 def kind_prefill(frame: pd.DataFrame, mapping: ColumnMapping) -> dict[str, str]:
-    """"binary" for a dimension whose ratings are all 0 or 1, else "interval" (the user says ordinal/nominal)."""
+    """"binary" for a dimension whose ratings are all 0 or 1, or two words (pass/fail); "nominal" for more words
+    (A/B/tie); else "interval" (the user says ordinal). A categorical kind the mapping declares is kept."""
     out = {}
     for dim, v in human_values(frame, mapping).items():
         v = v[np.isfinite(v)]
         out[dim] = "binary" if len(v) and set(np.unique(v)) <= {0.0, 1.0} and len(np.unique(v)) == 2 else "interval"
+    for dim, counts in human_words(frame, mapping).items():
+        declared = mapping.kinds.get(dim)
+        n = len(mapping.labels.get(dim) or {w.strip().lower() for w in counts})
+        out[dim] = declared if declared in CATEGORICAL_KINDS else ("binary" if n == 2 else "nominal")
     return out
 
 

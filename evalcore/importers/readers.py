@@ -14,13 +14,14 @@ import csv
 import io
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from evalcore.importers.problems import ROW_CONVENTIONS, DatasetValidationError, Problem
+from evalcore.importers.problems import ROW_CONVENTIONS, DatasetValidationError, Problem, Problems
 
 FORMATS: dict[str, str] = {
     ".csv": "csv",
@@ -233,15 +234,19 @@ def _header_record(data: bytes, delimiter_fmt: str) -> tuple[str, list[str]] | N
 
 
 def _cell_size_problems(name: str, frame: pd.DataFrame, unit: str) -> list[Problem]:
+    import pyarrow as pa
     import pyarrow.compute as pc
 
     problems = []
     for c in frame.columns:
         col = frame[c]
-        to_arrow = getattr(col.array, "__arrow_array__", None)
-        if to_arrow is None or len(col) == 0:
+        if len(col) == 0:
             continue
-        lengths = pc.utf8_length(to_arrow())
+        to_arrow = getattr(col.array, "__arrow_array__", None)
+        # pandas before 3 hands pyarrow's text back as object columns, which have no Arrow array to measure
+        text = to_arrow() if to_arrow is not None else pa.array(col.to_numpy(dtype=object), type=pa.string(),
+                                                                from_pandas=True)
+        lengths = pc.utf8_length(text)
         longest = pc.max(lengths).as_py()
         if longest is None or longest <= MAX_CELL_BYTES:
             continue  # the usual case: one pass in Arrow, nothing converted
@@ -488,3 +493,41 @@ def preview_frame(frame: pd.DataFrame, n: int = 20) -> pd.DataFrame:
         if col.dtype == object or pd.api.types.is_string_dtype(col.dtype):
             head[c] = [v[:2000] + " …" if isinstance(v, str) and len(v) > 2000 else v for v in col]
     return head
+
+
+@dataclass
+class Upload:
+    """An uploaded file read for checking: its name and bytes, the table (never None), its format, and the
+    problems found so far (reading ones first). Both the dataset importer and the judge-score importer start
+    here."""
+
+    name: str
+    data: bytes
+    frame: pd.DataFrame
+    format: str
+    convention: str
+    problems: Problems
+
+    def raise_if_problems(self) -> None:
+        """DatasetValidationError listing every problem found so far, if there is one."""
+        if self.problems:
+            raise DatasetValidationError(self.problems.sorted(), convention=self.convention)
+
+
+def open_upload(source: Any, filename: str | None = None, *, table: pd.DataFrame | None = None) -> Upload:
+    """Read ``source`` for checking, or raise DatasetValidationError when no table can be read at all. ``table``:
+    the table :func:`read_table` already read from these bytes (the app keeps it), so the file is not parsed twice.
+    A table without data rows is a problem (the checks still run, so every problem is listed)."""
+    name, data = resolve_source(source, filename)
+    if table is not None and table.attrs.get("format") in ROW_CONVENTIONS:
+        frame, fmt, read_problems = table, table.attrs["format"], []
+    else:
+        frame, fmt, read_problems = read(name, data)
+    unit, convention = ROW_CONVENTIONS[fmt]
+    problems = Problems(name, unit)
+    problems.extend(read_problems)
+    if frame is None:
+        raise DatasetValidationError(problems.sorted(), convention=convention)
+    if len(frame) == 0:
+        problems.add("-", "-", "the file has no data rows", block=Problems.READ)
+    return Upload(name, data, frame, fmt, convention, problems)

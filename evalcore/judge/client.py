@@ -190,7 +190,7 @@ _MAX_RETRY_AFTER_S = 120.0
 
 def _retry_after_over_limit(err: Any) -> float | None:
     """The server's Retry-After (seconds) when it is over what openai-python waits, else None."""
-    headers = getattr(getattr(err, "response", None), "headers", None)
+    headers = getattr(getattr(err, "response", err), "headers", None)  # an error, or a reply itself
     if headers is None:
         return None
     for name, div in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
@@ -200,6 +200,18 @@ def _retry_after_over_limit(err: Any) -> float | None:
             continue
         return value if value > _MAX_RETRY_AFTER_S else None
     return None
+
+
+def _no_retry_past_limit(resp: Any) -> Any:
+    """The reply's headers, with ``x-should-retry: false`` when the server asks for a longer wait than this client
+    waits. Why: openai-python from about 1.60 gives up on such a Retry-After by itself, older releases retry with
+    their own back-off (and the rate limiter would pause every attempt for two minutes); the header, which
+    openai-python has honoured since 1.0, makes every supported release give up at once."""
+    headers = resp.headers
+    if resp.status_code == 429 and _retry_after_over_limit(resp) is not None:
+        headers = headers.copy()
+        headers["x-should-retry"] = "false"
+    return headers
 
 
 def _cause(err: BaseException) -> str:
@@ -244,8 +256,8 @@ class _DeadlineTransport:
                 body = b"".join([chunk async for chunk in resp.aiter_raw()])
             finally:
                 await resp.aclose()
-            return httpx.Response(resp.status_code, headers=resp.headers, content=body, request=request,
-                                   extensions=resp.extensions)
+            return httpx.Response(resp.status_code, headers=_no_retry_past_limit(resp), content=body,
+                                  request=request, extensions=resp.extensions)
 
         try:
             return await asyncio.wait_for(whole(), self._deadline_s)

@@ -257,8 +257,10 @@ class RateLimiter:
             ra = retry_after_s(headers)
             if ra is None:
                 ra = lim.reset_requests_s if lim.remaining_requests == 0 else None
-            if ra is not None:
-                self._pause_until = max(self._pause_until, time.monotonic() + min(ra, 120.0))
+            if ra is not None and ra <= 120.0:
+                # a longer wait is not retried at all (the reply fails with the server's reason: client.py), so it
+                # must not hold the other requests back either
+                self._pause_until = max(self._pause_until, time.monotonic() + ra)
             for b in (self._req, self._tok):
                 if b is not None:
                     b.level = min(b.level, 0.0)

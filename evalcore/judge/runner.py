@@ -89,6 +89,9 @@ class Estimate:
     cached_prompt_tokens: int = 0
     cost_usd_batch: float | None = None  # the same work through the Batch API
     cost_rows: list = dataclasses.field(default_factory=list)  # evalcore.judge.cost.cost_table rows
+    requests: int = 0  # every request the run builds (calls + cached)
+    duplicates: int = 0  # requests identical to an earlier one of the same run: sent once, the rest read back
+    cache_hits: int = 0  # distinct requests whose reply an earlier run left in the cache (cached = duplicates + these)
 
 
 @dataclass(frozen=True)
@@ -890,7 +893,8 @@ def estimate(dataset: Dataset, *, method: Any, criteria_by_dim: dict[str, Criter
                                model=endpoint.model, provider=endpoint.provider, prices=prices)
     return Estimate(calls=calls, cached=len(reqs) - calls, prompt_tokens=prompt_tokens,
                     completion_tokens=completion_tokens, cost_usd=rows[-1]["usd"], tasks=len(tasks), note=note,
-                    cached_prompt_tokens=cached_prompt, cost_usd_batch=rows[-1]["batch_usd"], cost_rows=rows)
+                    cached_prompt_tokens=cached_prompt, cost_usd_batch=rows[-1]["batch_usd"], cost_rows=rows,
+                    requests=len(reqs), duplicates=len(reqs) - len(uniq), cache_hits=len(hits))
 
 
 class _ProbeOnly:

@@ -124,7 +124,12 @@ class Store:
 
     @contextlib.contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction. Re-entrant: inside an open one (this thread's connection), the block joins it, so
+        several writes (a dataset and its runs, evalcore.importers.save_import) commit or roll back together."""
         c = self.conn
+        if c.in_transaction:
+            yield c
+            return
         c.execute("BEGIN IMMEDIATE")
         try:
             yield c

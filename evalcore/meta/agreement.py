@@ -7,13 +7,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import krippendorff
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 
-from evalcore.meta.correlation import (
-    CI_METHODS, COEFFICIENTS, LEVELS, _check_choice, bootstrap_interval, correlate, jackknife_values,
-)
+from evalcore.meta.correlation import CI_METHODS, COEFFICIENTS, LEVELS, _check_choice, bootstrap_interval, correlate
+from evalcore.meta.resampling import BLOCK_CELLS, bootstrap_group_counts
 
 ALPHA_LEVELS = ("interval", "ordinal", "nominal", "ratio")
 
@@ -65,92 +64,300 @@ def reliability_matrix(annotations: pd.DataFrame, dimension, *, group=None) -> p
 def krippendorff_alpha(annotations: pd.DataFrame, dimension, *, group=None, level_of_measurement: str = "interval",
                        n_resamples: int = 0, confidence_level: float = 0.95, random_state=0,
                        ci_method: str = "bca") -> AlphaResult:
-    """Krippendorff's alpha (``krippendorff`` package) among the annotators of ``group`` (None = all) on one dimension.
+    """Krippendorff's alpha among the annotators of ``group`` (None = all) on one dimension.
 
     ``level_of_measurement``: "interval" (default; Likert means treated as numbers) or "ordinal" (only the order of
     the scale points matters), also "nominal"/"ratio". ``n_resamples`` > 0 adds a bootstrap interval over items
     (units, i.e. the reliability matrix's columns, resampled with replacement, the value domain held fixed): BCa by
-    default (``ci_method="bca"``; Efron 1987, acceleration from the jackknife leaving out one item at a time, all
-    through alpha_from_unit_weights; see evalcore.meta.correlation.bca_levels), or ``"percentile"``.
+    default (``ci_method="bca"``; Efron 1987, acceleration from the jackknife leaving out one item at a time; see
+    evalcore.meta.correlation.bca_levels), or ``"percentile"``.
+
+    The estimate, every resample and every jackknife replicate come from the coincidence matrix summed over
+    ``rating_patterns`` (alpha_from_pattern_weights), so the cost is linear in the number of items; the
+    ``krippendorff`` package is the reference the tests hold every one of them to (1e-9).
     """
     _check_choice(level_of_measurement, ALPHA_LEVELS, "level_of_measurement")
     _check_choice(ci_method, CI_METHODS, "ci_method")
     m = reliability_matrix(annotations, dimension, group=group)
     data = m.to_numpy(dtype=float)
     domain = np.unique(data[~np.isnan(data)])
-    pairable = (~np.isnan(data)).sum(axis=0) >= 2  # items rated by one annotator carry no agreement information
-    if domain.size < 2 or pairable.sum() < 1:
+    pat = rating_patterns(data, domain)
+    if domain.size < 2 or pat.n_patterns < 1:  # items rated by one annotator carry no agreement information
         alpha = float("nan")
     else:
-        alpha = float(krippendorff.alpha(reliability_data=data, value_domain=domain,
-                                         level_of_measurement=level_of_measurement))
+        alpha = float(alpha_from_pattern_weights(pat, pat.multiplicity[None, :], level_of_measurement)[0])
     lo = hi = float("nan")
     used_method = ci_method
     if n_resamples > 0 and not np.isnan(alpha):
-        rng = np.random.default_rng(random_state)
-        k = data.shape[1]
-        weights = np.stack([np.bincount(rng.integers(0, k, size=k), minlength=k) for _ in range(n_resamples)])
-        boot = alpha_from_unit_weights(data, domain, weights, level_of_measurement)
-        # The jackknife over the same unit as the bootstrap (items): each leave-one-out replicate is a weight row
-        # with one item at 0. Items rated once leave alpha unchanged; they are jackknifed like the others.
-        jack = (jackknife_values(k, lambda w: alpha_from_unit_weights(data, domain, w, level_of_measurement))
-                if ci_method == "bca" else None)
+        # The same draws as bootstrap_indices(n_items, n_resamples, random_state), counted per pattern.
+        weights = bootstrap_group_counts(pat.of_unit, pat.n_patterns, n_resamples, random_state)
+        boot = alpha_from_pattern_weights(pat, weights, level_of_measurement)
+        # The jackknife over the same unit as the bootstrap (items). Items rated once leave alpha unchanged; they
+        # are jackknifed like the others.
+        jack = None
+        if ci_method == "bca":
+            per_pattern = jackknife_pattern_alphas(pat, level_of_measurement)
+            jack = np.where(pat.of_unit >= 0, per_pattern[np.maximum(pat.of_unit, 0)] if len(per_pattern) else alpha,
+                            alpha)
         lo, hi, _, used_method = bootstrap_interval(boot, confidence_level=confidence_level, method=ci_method,
                                                     estimate=alpha, jackknife=jack)
-    return AlphaResult(alpha=alpha, ci_low=lo, ci_high=hi, n_items=int(pairable.sum()), n_annotators=int(data.shape[0]),
-                       level_of_measurement=level_of_measurement, n_resamples=int(n_resamples),
-                       confidence_level=float(confidence_level), ci_method=used_method)
+    return AlphaResult(alpha=alpha, ci_low=lo, ci_high=hi, n_items=int((pat.of_unit >= 0).sum()),
+                       n_annotators=int(data.shape[0]), level_of_measurement=level_of_measurement,
+                       n_resamples=int(n_resamples), confidence_level=float(confidence_level), ci_method=used_method)
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Alpha from the coincidence matrix, for many weightings of the units at once
+#
+# Krippendorff (2011, "Computing Krippendorff's alpha-reliability") writes alpha = 1 - (n - 1) sum_ck o_ck delta_ck
+# / sum_ck n_c n_k delta_ck, where the coincidence matrix o_ck is a SUM over units u of (n_uc n_uk - [c=k] n_uc) /
+# (m_u - 1) (n_uc: how many of unit u's m_u pairable values are c) and n_c = sum_k o_ck = sum_u n_uc. A resample of
+# units with multiplicities w is therefore a weighted sum of per-unit terms, and units with the same multiset of
+# ratings (a "pattern": on a 1-5 scale with 3 annotators there are at most 50) have the same terms. Everything below
+# works on patterns, with the terms each level needs:
+# - interval (delta = (c - k)^2): the disagreement within a unit is 2 m_u sum_i (x_i - mean_u)^2 / (m_u - 1) and
+#   the expected one is 2 (n sum_c n_c c^2 - (sum_c n_c c)^2), i.e. sums of powers of the values, whatever the number of distinct
+#   values (continuous ratings included: no binning);
+# - nominal and ratio: delta is fixed, so each pattern's observed disagreement is one number and the expected one
+#   is a quadratic form of the resample's value counts N_c;
+# - ordinal: delta_ck = (sum_{g=c..k} n_g - (n_c + n_k)/2)^2 = (M_k - M_c)^2 with M_c = cumsum(N)_c - N_c / 2 (the
+#   value's mid-rank), which depends on the resample's counts: interval on the mid-rank scale of each resample.
+# The krippendorff package is the reference (tests/test_meta_agreement.py: every resample, every level).
+
+
+@dataclass(frozen=True)
+class RatingPatterns:
+    """The pairable units (items rated at least twice) of a reliability matrix, grouped by multiset of ratings."""
+
+    values: np.ndarray        # the value domain, sorted (v,)
+    counts: sp.csr_matrix     # patterns x v: n_pc, how many of a unit's ratings are value c
+    m: np.ndarray             # patterns: pairable ratings per unit (>= 2)
+    multiplicity: np.ndarray  # patterns: how many units of the data have the pattern
+    of_unit: np.ndarray       # units (columns of the data): pattern code, -1 for a unit rated fewer than twice
+
+    @property
+    def n_patterns(self) -> int:
+        return len(self.m)
+
+
+def rating_patterns(data: np.ndarray, domain: np.ndarray) -> RatingPatterns:
+    """Group the columns (units) of ``data`` (annotators x units, NaN = not rated) by their multiset of ratings."""
+    values = np.asarray(domain, dtype=float)
+    data = np.asarray(data, dtype=float)
+    v = values.size
+    rated = ~np.isnan(data)
+    code = np.full(data.shape, v, dtype=np.int64)  # v = not rated (sorts last)
+    if v:
+        pos = np.minimum(np.searchsorted(values, data[rated]), v - 1)
+        if not np.array_equal(values[pos], data[rated]):
+            raise ValueError("rating_patterns: a rating is not in the value domain")
+        code[rated] = pos
+    elif rated.any():
+        raise ValueError("rating_patterns: ratings but an empty value domain")
+    n_units, n_annotators = data.shape[1], data.shape[0]
+    pairable = rated.sum(axis=0) >= 2
+    of_unit = np.full(n_units, -1, dtype=np.int64)
+    units = np.sort(code.T[pairable], axis=1)
+    if len(units):
+        if float(v + 1) ** n_annotators < 2.0 ** 62:  # one integer per sorted row: a 1-D unique, much faster
+            key = units @ ((v + 1) ** np.arange(n_annotators, dtype=np.int64))
+            _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+            patterns = units[first]
+        else:
+            patterns, inverse = np.unique(units, axis=0, return_inverse=True)
+        of_unit[pairable] = np.asarray(inverse).ravel()
+    else:
+        patterns = np.empty((0, n_annotators), dtype=np.int64)
+    n_pat = len(patterns)
+    rows = np.repeat(np.arange(n_pat), n_annotators)
+    cols = patterns.ravel()
+    keep = cols < v
+    counts = sp.csr_matrix((np.ones(int(keep.sum())), (rows[keep], cols[keep])), shape=(n_pat, v))
+    counts.sum_duplicates()
+    counts.sort_indices()
+    m = np.asarray(counts.sum(axis=1), dtype=float).ravel()
+    multiplicity = np.bincount(of_unit[pairable], minlength=n_pat).astype(float)
+    return RatingPatterns(values=values, counts=counts, m=m, multiplicity=multiplicity, of_unit=of_unit)
+
+
+@dataclass(frozen=True)
+class _PatternTerms:
+    """What a level needs of each pattern, independent of the weights."""
+
+    observed: np.ndarray | None  # per pattern: sum_ck o_ck delta_ck of one unit (None: ordinal, depends on weights)
+    s1: np.ndarray | None = None  # interval: sum of a unit's centred values
+    s2: np.ndarray | None = None  # interval: sum of their squares
+    delta: np.ndarray | None = None  # ratio: the v x v metric (nominal's 1 - [c = k] is used in closed form)
+
+
+def _row_of_nonzeros(counts: sp.csr_matrix) -> np.ndarray:
+    return np.repeat(np.arange(counts.shape[0]), np.diff(counts.indptr))
+
+
+def _pairs_within_rows(counts: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray]:
+    """All ordered pairs (i, j) of stored entries that share a row (i = j included): positions into counts.data."""
+    per_row = np.diff(counts.indptr)
+    row = _row_of_nonzeros(counts)
+    q = per_row[row]  # each entry pairs with every entry of its row
+    first = np.repeat(np.arange(len(row)), q)
+    offset = np.arange(len(first)) - np.repeat(np.cumsum(q) - q, q)
+    second = np.repeat(counts.indptr[row], q) + offset
+    return first, second
+
+
+def _ratio_metric(values: np.ndarray) -> np.ndarray:
+    c, k = np.meshgrid(values, values, indexing="ij")
+    with np.errstate(invalid="ignore", divide="ignore"):  # 0 where c + k = 0 (both 0: no difference)
+        return np.where(c + k == 0, 0.0, ((c - k) / (c + k)) ** 2)
+
+
+def _center(pat: RatingPatterns) -> float:
+    total = pat.multiplicity @ pat.m
+    return float(pat.multiplicity @ (pat.counts @ pat.values) / total) if total else 0.0
+
+
+def _pattern_terms(pat: RatingPatterns, level: str) -> _PatternTerms:
+    counts, m = pat.counts, pat.m
+    row = _row_of_nonzeros(counts)
+    n = counts.data
+    cols = counts.indices
+    if level == "interval":
+        # centred on the data's mean so that n S2 - S1^2 does not cancel (interval delta ignores a shift)
+        x = pat.values - _center(pat)
+        s1 = counts @ x
+        s2 = counts @ (x * x)
+        dev = x[cols] - (s1 / m)[row]
+        within = np.bincount(row, weights=n * dev * dev, minlength=len(m))
+        return _PatternTerms(observed=2.0 * m * within / (m - 1), s1=s1, s2=s2)
+    if level == "ordinal":
+        return _PatternTerms(observed=None)
+    if level == "nominal":
+        same = np.bincount(row, weights=n * n, minlength=len(m))
+        return _PatternTerms(observed=(m * m - same) / (m - 1))
+    delta = _ratio_metric(pat.values)
+    i, j = _pairs_within_rows(counts)
+    within = np.bincount(row[i], weights=n[i] * n[j] * delta[cols[i], cols[j]], minlength=len(m))
+    return _PatternTerms(observed=within / (m - 1), delta=delta)
+
+
+def _defined(pat: RatingPatterns, W: np.ndarray) -> np.ndarray:
+    """Resamples with at least two distinct values among their pairable ratings (alpha is NaN otherwise)."""
+    distinct = np.diff(pat.counts.indptr)
+    mixed = distinct >= 2
+    ok = (W[:, mixed] > 0).any(axis=1)
+    single = ~mixed
+    if single.any():
+        value = pat.counts.indices[pat.counts.indptr[:-1][single]]
+        present = W[:, single] > 0
+        lo = np.where(present, value, np.iinfo(np.int64).max).min(axis=1)
+        hi = np.where(present, value, -1).max(axis=1)
+        ok |= hi > lo
+    return ok
+
+
+def _alpha_block(pat: RatingPatterns, terms: _PatternTerms, W: np.ndarray, level: str) -> np.ndarray:
+    n = W @ pat.m
+    if level == "interval":
+        s1, s2 = W @ terms.s1, W @ terms.s2
+        observed = W @ terms.observed
+        expected = 2.0 * (n * s2 - s1 * s1)
+    else:
+        N = np.asarray((pat.counts.T @ W.T).T)  # resamples x v: the value counts n_c
+        if level == "ordinal":
+            M = np.cumsum(N, axis=1) - N / 2 - n[:, None] / 2  # mid-ranks, centred
+            expected = 2.0 * (n * (N * M * M).sum(axis=1) - (N * M).sum(axis=1) ** 2)
+            mixed = np.diff(pat.counts.indptr) >= 2  # a unit with one value has no disagreement, on any scale
+            cm, mm = pat.counts[mixed], pat.m[mixed]
+            a1 = np.asarray(cm @ M.T)  # mixed patterns x resamples
+            a2 = np.asarray(cm @ (M * M).T)
+            per = 2.0 * (mm[:, None] * a2 - a1 * a1) / (mm - 1)[:, None]
+            observed = (W[:, mixed] * per.T).sum(axis=1)
+        elif level == "nominal":
+            observed = W @ terms.observed
+            expected = n * n - (N * N).sum(axis=1)
+        else:
+            observed = W @ terms.observed
+            expected = (N * (N @ terms.delta)).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        alpha = 1.0 - (n - 1) * observed / expected
+    alpha[~_defined(pat, W)] = np.nan
+    return alpha
+
+
+def alpha_from_pattern_weights(pat: RatingPatterns, weights: np.ndarray, level_of_measurement: str) -> np.ndarray:
+    """Krippendorff's alpha for many weightings of the units at once: ``weights`` is resamples x patterns (how many
+    units of each pattern the resample holds; ``pat.multiplicity`` is the data itself). One alpha per row, NaN where
+    undefined (fewer than two distinct values). Time linear in the patterns, rows processed in blocks."""
+    _check_choice(level_of_measurement, ALPHA_LEVELS, "level_of_measurement")
+    W = np.atleast_2d(np.asarray(weights, dtype=float))
+    if W.shape[1] != pat.n_patterns:
+        raise ValueError(f"weights have {W.shape[1]} columns for {pat.n_patterns} patterns")
+    if pat.n_patterns == 0:
+        return np.full(len(W), np.nan)
+    terms = _pattern_terms(pat, level_of_measurement)
+    width = max(pat.n_patterns, pat.values.size, 1)
+    step = max(1, BLOCK_CELLS // width)
+    return np.concatenate([_alpha_block(pat, terms, W[s:s + step], level_of_measurement)
+                           for s in range(0, len(W), step)]) if len(W) else np.empty(0)
+
+
+def jackknife_pattern_alphas(pat: RatingPatterns, level_of_measurement: str) -> np.ndarray:
+    """Alpha with one unit of each pattern left out (one value per pattern; every unit of a pattern gives the same).
+
+    Interval, nominal and ratio: the totals minus the pattern's terms, linear in the patterns. Ordinal: the
+    mid-ranks move with every left-out unit, so the replicates go through alpha_from_pattern_weights (patterns x
+    patterns weights, in blocks): quadratic in the number of patterns, which is small on a rating scale (at most 50
+    for 3 annotators on 1-5) but not for continuous ratings (use ci_method="percentile" there, or interval).
+    """
+    _check_choice(level_of_measurement, ALPHA_LEVELS, "level_of_measurement")
+    P = pat.n_patterns
+    if P == 0:
+        return np.empty(0)
+    base = pat.multiplicity
+    if level_of_measurement == "ordinal":
+        step = max(1, BLOCK_CELLS // max(P, pat.values.size))
+        parts = []
+        for s in range(0, P, step):
+            rows = np.arange(s, min(P, s + step))
+            W = np.tile(base, (len(rows), 1))
+            W[np.arange(len(rows)), rows] -= 1.0
+            parts.append(alpha_from_pattern_weights(pat, W, "ordinal"))
+        return np.concatenate(parts)
+    terms = _pattern_terms(pat, level_of_measurement)
+    counts = pat.counts
+    n_full = base @ pat.m
+    n = n_full - pat.m
+    observed = base @ terms.observed - terms.observed
+    N = counts.T @ base  # value counts of the data (v,)
+    if level_of_measurement == "interval":
+        s1 = base @ terms.s1 - terms.s1
+        s2 = base @ terms.s2 - terms.s2
+        expected = 2.0 * (n * s2 - s1 * s1)
+    else:
+        # (N - n_p)' delta (N - n_p) = N' delta N - 2 n_p' (delta N) + n_p' delta n_p, the last being the pattern's
+        # own observed disagreement times (m_p - 1) since delta_cc = 0
+        dN = n_full - N if level_of_measurement == "nominal" else terms.delta @ N
+        expected = N @ dN - 2.0 * (counts @ dN) + terms.observed * (pat.m - 1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        alpha = 1.0 - (n - 1) * observed / expected
+    # defined: at least two values keep a positive count once the unit is out
+    row = _row_of_nonzeros(counts)
+    emptied = np.bincount(row, weights=(counts.data >= N[counts.indices]).astype(float), minlength=P)
+    alpha[(N > 0).sum() - emptied < 2] = np.nan
+    return alpha
 
 
 def alpha_from_unit_weights(data: np.ndarray, domain: np.ndarray, weights: np.ndarray,
                             level_of_measurement: str) -> np.ndarray:
-    """Krippendorff's alpha for many resamples of units at once.
-
-    Why by hand: the bootstrap needs ~1,000 alphas per dimension and the package computes one at a time (about 13 s
-    for SummEval's Data page). Alpha is a function of the coincidence matrix o_ck, which is a SUM over units of
-    (n_uc n_uk - [c=k] n_uc) / (m_u - 1) (Krippendorff 2011, "Computing Krippendorff's alpha-reliability", eq. for
-    o_ck). A resample of units with multiplicities w is therefore w @ per-unit coincidences, for all resamples in one
-    matrix product; alpha = 1 - (n - 1) sum(o * delta) / sum(n_c n_k delta) with the metric delta of the level.
-    Checked against ``krippendorff.alpha`` on every resample in tests/test_meta_agreement.py.
-
-    data: annotators x units; domain: the sorted value domain; weights: resamples x units (counts).
-    Returns one alpha per resample (NaN where it is undefined: a resample with a single observed value).
-    """
-    values = np.asarray(domain, dtype=float)
-    v = values.size
-    idx = np.searchsorted(values, data)
-    counts = np.zeros((data.shape[1], v))
-    for row_idx, row in zip(idx, data):
-        ok = ~np.isnan(row)
-        np.add.at(counts, (np.nonzero(ok)[0], row_idx[ok]), 1.0)
-    m = counts.sum(axis=1)
-    pairable = m >= 2
-    counts, m, w = counts[pairable], m[pairable], np.asarray(weights, dtype=float)[:, pairable]
-    per_unit = (counts[:, :, None] * counts[:, None, :] - counts[:, :, None] * np.eye(v)[None]) / (m - 1)[:, None, None]
-    o = (w @ per_unit.reshape(len(m), v * v)).reshape(-1, v, v)  # resamples x v x v
-    n_c = o.sum(axis=2)
-    n = n_c.sum(axis=1)
-    c, k = np.meshgrid(values, values, indexing="ij")
-    if level_of_measurement == "interval":
-        delta = np.broadcast_to((c - k) ** 2, o.shape)
-    elif level_of_measurement == "nominal":
-        delta = np.broadcast_to((c != k).astype(float), o.shape)
-    elif level_of_measurement == "ratio":
-        with np.errstate(invalid="ignore", divide="ignore"):
-            r = np.where(c + k == 0, 0.0, ((c - k) / (c + k)) ** 2)
-        delta = np.broadcast_to(r, o.shape)
-    else:  # ordinal: (sum of n_g from c to k - (n_c + n_k) / 2) ** 2, which depends on each resample's marginals
-        cum = np.cumsum(n_c, axis=1)
-        lo_i, hi_i = np.minimum(*np.meshgrid(np.arange(v), np.arange(v), indexing="ij")), \
-            np.maximum(*np.meshgrid(np.arange(v), np.arange(v), indexing="ij"))
-        between = cum[:, hi_i] - cum[:, lo_i] + n_c[:, lo_i]
-        delta = (between - (n_c[:, :, None] + n_c[:, None, :]) / 2) ** 2
-    observed = (o * delta).sum(axis=(1, 2))
-    expected = (n_c[:, :, None] * n_c[:, None, :] * delta).sum(axis=(1, 2))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        alpha = 1.0 - (n - 1) * observed / expected
-    alpha[(n_c > 0).sum(axis=1) < 2] = np.nan
-    return alpha
+    """Krippendorff's alpha for many resamples of units at once (weights: resamples x units, counts; data:
+    annotators x units; domain: the sorted value domain). One alpha per resample, NaN where undefined. The units
+    are grouped into rating_patterns and their weights summed per pattern (alpha_from_pattern_weights)."""
+    pat = rating_patterns(data, domain)
+    W = np.atleast_2d(np.asarray(weights, dtype=float))
+    ok = pat.of_unit >= 0
+    onehot = sp.csr_matrix((np.ones(int(ok.sum())), (np.nonzero(ok)[0], pat.of_unit[ok])),
+                           shape=(len(pat.of_unit), pat.n_patterns))
+    return alpha_from_pattern_weights(pat, np.asarray((onehot.T @ W.T).T), level_of_measurement)
 
 
 HUMAN_CEILING_COLUMNS = ["annotator", "statistic", "ci_low", "ci_high", "pvalue", "n", "skipped", "n_items", "level",

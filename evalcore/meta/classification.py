@@ -18,8 +18,8 @@ a class the judge never predicts has no precision and a class the humans never c
 the macro average: scikit-learn's ``zero_division=np.nan``), which a bootstrap resample that loses a rare class would
 otherwise turn into a spurious 0.
 
-Confidence intervals: bootstrap over *documents*, as for correlations (evalcore.meta.correlation: same resampling,
-``bootstrap_indices`` / ``resample_counts``, and the same BCa interval with the jackknife over documents). Every
+Confidence intervals: bootstrap over *documents*, as for correlations (evalcore.meta.resampling: same resampling,
+``bootstrap_counts``, and the same BCa interval with the jackknife over documents). Every
 statistic here is a function of the confusion matrix, so a resample is (counts of each document) @ (each document's
 confusion table), all resamples in one product; the statistics are then computed from the stacked matrices by the
 textbook formulas (``stats_from_confusion``; Cohen 1960 and 1968 for kappa and weighted kappa), which the tests check
@@ -47,9 +47,8 @@ from sklearn.metrics import (
     accuracy_score, brier_score_loss, cohen_kappa_score, confusion_matrix, precision_recall_fscore_support,
 )
 
-from evalcore.meta.correlation import (
-    CI_METHODS, _check_choice, bootstrap_indices, bootstrap_interval, jackknife_counts, resample_counts,
-)
+from evalcore.meta.correlation import CI_METHODS, _check_choice, bootstrap_interval
+from evalcore.meta.resampling import bootstrap_counts, jackknife_blocks
 from evalcore.model import CATEGORICAL_KINDS, Dataset, Dimension, Run
 
 STATISTICS = ("cohen_kappa", "weighted_kappa", "accuracy", "precision", "recall", "f1")
@@ -312,8 +311,7 @@ def classify(frame: pd.DataFrame, *, categories, kind: str, labels=None, n_resam
     lo_cells = hi_cells = np.full((p.k, p.k), np.nan)
     intervals: dict[str, tuple[float, float, str]] = {}
     if n_resamples > 0 and p.n_docs > 0:
-        C = confusion_from_counts(p, resample_counts(bootstrap_indices(p.n_docs, n_resamples, random_state),
-                                                     p.n_docs))
+        C = confusion_from_counts(p, bootstrap_counts(p.n_docs, n_resamples, random_state))
         boot = stats_from_confusion(C, average=average)
         jack = (stats_from_confusion(_jackknife_confusions(p), average=average) if ci_method == "bca" else None)
         for s in STATISTICS:
@@ -338,14 +336,8 @@ def classify(frame: pd.DataFrame, *, categories, kind: str, labels=None, n_resam
 
 
 def _jackknife_confusions(p: PreparedLabels) -> np.ndarray:
-    return np.concatenate([confusion_from_counts(p, c) for c in _jackknife_blocks(p.n_docs)]) if p.n_docs else \
+    return np.concatenate([confusion_from_counts(p, c) for c in jackknife_blocks(p.n_docs)]) if p.n_docs else \
         np.zeros((0, p.k, p.k))
-
-
-def _jackknife_blocks(n_docs: int):
-    step = max(1, 4_000_000 // max(1, n_docs))
-    for s in range(0, n_docs, step):
-        yield jackknife_counts(n_docs, s, s + step)
 
 
 # ----------------------------------------------------------------------------------------------- gold labels
@@ -430,7 +422,7 @@ def calibration(y, prob, doc=None, *, n_bins: int = 10, target: str = "positive 
         sq = np.bincount(codes, weights=(p - y) ** 2, minlength=d)
         cell = codes * n_bins + binid
         per = [np.bincount(cell, weights=w, minlength=d * n_bins).reshape(d, n_bins) for w in (None, y, p)]
-        W = resample_counts(bootstrap_indices(d, n_resamples, random_state), d)
+        W = bootstrap_counts(d, n_resamples, random_state)
         n_b, y_b, p_b = (W @ x for x in per)
         with np.errstate(invalid="ignore", divide="ignore"):
             total_b = n_b.sum(axis=1)
@@ -560,7 +552,11 @@ def judge_labels(dataset: Dataset, run: Run, dimension: str, *, systems: list[st
         if has.any():
             mat = pm.loc[frame.loc[has, "item_id"]].to_numpy(dtype=float)
             pick = (mat[:, 1] >= 0.5).astype(int) if dim.kind == "binary" else mat.argmax(axis=1)
-            frame.loc[has, "judge"] = np.asarray(dim.categories)[pick]
+            # positional, not frame.loc[has, ...] = array: pandas 1.5.0 scrambles an array set through an
+            # all-True mask (pandas GH 48701)
+            judge = frame["judge"].to_numpy(dtype=float, copy=True)
+            judge[has] = np.asarray(dim.categories, dtype=float)[pick]
+            frame["judge"] = judge
     return frame.reset_index(drop=True), probs
 
 

@@ -30,8 +30,9 @@ import scipy.stats as st
 from evalcore.meta.correlation import (
     CI_METHODS, COEFFICIENTS, LEVELS, PreparedFrame, _check_choice, _system_sums, bootstrap_distribution,
     bootstrap_indices, bootstrap_interval, jackknife_distribution, jackknife_values, per_document, point_estimate,
-    prepare_frame, resample_counts, rows_correlation, scipy_correlation, snap_ties,
+    prepare_frame, rows_correlation, scipy_correlation, snap_ties,
 )
+from evalcore.meta.resampling import bootstrap_counts
 
 METHODS = ("bootstrap", "permutation")
 
@@ -180,7 +181,7 @@ def paired_difference(frame_a: pd.DataFrame, frame_b: pd.DataFrame, *, level: st
         stat_a = float(ra[used].mean()) if k else float("nan")
         stat_b = float(rb[used].mean()) if k else float("nan")
         n = int(k)
-        C = resample_counts(bootstrap_indices(pa.n_docs, n_resamples, random_state), pa.n_docs)
+        C = bootstrap_counts(pa.n_docs, n_resamples, random_state)
         delta, weight = (ra - rb) * used, used.astype(float)
 
         def of_counts(C):

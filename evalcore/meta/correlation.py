@@ -60,6 +60,10 @@ import scipy.sparse as sp
 import scipy.special as special
 import scipy.stats as st
 
+from evalcore.meta.resampling import (  # noqa: F401  (re-exported: evalcore.meta and callers import them here)
+    BLOCK_CELLS, bootstrap_indices, jackknife_counts, jackknife_values, resample_counts,
+)
+
 COEFFICIENTS = ("pearson", "spearman", "kendall")  # kendall = tau-b
 LEVELS = ("dataset", "summary", "system")
 CI_METHODS = ("bca", "percentile")
@@ -70,7 +74,7 @@ REQUIRED_COLUMNS = ("doc_id", "system_id", "judge", "human")
 # resampling; dataset-level Spearman then uses item weights and Kendall the exact slow path (scipy per resample).
 MAX_KENDALL_TABLE_CELLS = 50_000
 # Largest number of float64 cells one vectorised block may hold (about 32 MB); bigger work is chunked over resamples.
-_BLOCK_CELLS = 4_000_000
+_BLOCK_CELLS = BLOCK_CELLS
 # Bootstrap values within this distance (relative to max(1, |estimate|)) of the estimate count as ties with it in
 # BCa's bias correction: the vectorised paths and scipy can round the same correlation differently in the last bits.
 _TIE_RTOL = 1e-12
@@ -271,23 +275,6 @@ def _rows_undefined(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
         cx = np.nanmax(X, axis=1) == np.nanmin(X, axis=1)
         cy = np.nanmax(Y, axis=1) == np.nanmin(Y, axis=1)
     return (n < 2) | cx | cy
-
-
-# --------------------------------------------------------------------------------------------------------------------
-# Resampling documents
-
-
-def bootstrap_indices(n_docs: int, n_resamples: int, random_state=0) -> np.ndarray:
-    """(n_resamples x n_docs) document indices drawn with replacement; deterministic for a given random_state."""
-    rng = np.random.default_rng(random_state)
-    return rng.integers(0, n_docs, size=(n_resamples, n_docs))
-
-
-def resample_counts(indices: np.ndarray, n_docs: int) -> np.ndarray:
-    """How many times each document is drawn in each resample: (n_resamples x n_docs) float matrix."""
-    b = indices.shape[0]
-    flat = (indices + (np.arange(b) * n_docs)[:, None]).ravel()
-    return np.bincount(flat, minlength=b * n_docs).reshape(b, n_docs).astype(float)
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -546,23 +533,6 @@ def bootstrap_distribution(p: PreparedFrame, *, level: str, coefficient: str, in
     """The statistic on every document resample in ``indices`` (resamples x docs); NaN where undefined."""
     return distribution_from_counts(p, level=level, coefficient=coefficient,
                                     counts=resample_counts(indices, p.n_docs), skip_constant=skip_constant)
-
-
-def jackknife_counts(n_units: int, start: int = 0, stop: int | None = None) -> np.ndarray:
-    """Rows ``start:stop`` of the leave-one-out count matrix: row i holds every unit once except unit i (0)."""
-    stop = n_units if stop is None else min(stop, n_units)
-    C = np.ones((max(0, stop - start), n_units))
-    rows = np.arange(start, stop)
-    C[rows - start, rows] = 0.0
-    return C
-
-
-def jackknife_values(n_units: int, statistic_of_counts) -> np.ndarray:
-    """``statistic_of_counts(C)`` over all n_units leave-one-out rows, in blocks (the full matrix is n_units^2)."""
-    step = max(1, _BLOCK_CELLS // max(1, n_units))
-    parts = [np.asarray(statistic_of_counts(jackknife_counts(n_units, s, s + step)), dtype=float)
-             for s in range(0, n_units, step)]
-    return np.concatenate(parts) if parts else np.empty(0)
 
 
 def jackknife_distribution(p: PreparedFrame, *, level: str, coefficient: str, skip_constant: bool = True

@@ -6,7 +6,6 @@ figures here means the same analysis feeds the report and is testable without a 
 objects (``Dataset``, ``Run``) and the view's parameters; caching by ids is the app's business.
 """
 
-from evalcore.meta.correlation import COEFFICIENTS, LEVELS  # noqa: F401 - the pages' pickers
 from evalcore.parsers import PARSE_MODES  # noqa: F401
 from evalcore.views.common import (  # noqa: F401
     DEFAULT_DATASET,
@@ -15,3 +14,13 @@ from evalcore.views.common import (  # noqa: F401
     frames_for,
     run_label,
 )
+
+
+def __getattr__(name: str):
+    """``COEFFICIENTS`` and ``LEVELS`` (the pages' pickers) load the statistics module (scipy) on first use only
+    (PEP 562), so that a page without statistics, e.g. the app's Data page, does not wait for scipy to import."""
+    if name in ("COEFFICIENTS", "LEVELS"):
+        from evalcore.meta import correlation
+
+        return getattr(correlation, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

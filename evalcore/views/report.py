@@ -132,4 +132,4 @@ def analysis_report(dataset: Dataset, runs: list[Run], p: AnalysisParams) -> str
             "bootstrap resamples": p.n_resamples}
     if p.systems:
         meta["systems"] = ", ".join(p.systems)
-    return render_report(f"LLM-judge workbench: {dataset.name}", analysis_sections(dataset, runs, p), meta=meta)
+    return render_report(f"JudgeScope: {dataset.name}", analysis_sections(dataset, runs, p), meta=meta)

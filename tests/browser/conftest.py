@@ -165,7 +165,7 @@ def stop_app(server: AppServer) -> None:
 @contextlib.contextmanager
 def running_app(workdir: Path | None = None, *, resamples: int | None = None) -> Iterator[AppServer]:
     own_dir = workdir is None
-    workdir = Path(tempfile.mkdtemp(prefix="judgebench-app-")) if own_dir else workdir
+    workdir = Path(tempfile.mkdtemp(prefix="judgescope-app-")) if own_dir else workdir
     server = start_app(workdir, resamples=resamples)
     try:
         yield server

@@ -42,7 +42,7 @@ def grid_beside(app, csv_key: str) -> list[dict[str, str]]:
 
 
 def test_data_page_histograms(app):
-    app.open("", "Data")
+    app.open("?data_section=Rating+distributions", "Data")  # the histograms are drawn on their tab
     wait_for_charts(app, 1)
     chart = plotly_charts(app).first
     # one count axis per dimension, each with its own tick labels and title

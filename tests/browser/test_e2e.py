@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import re
+import time
 
 import pytest
 
@@ -176,3 +177,85 @@ def test_dataset_text_is_shown_as_text_not_html(app):
     assert main.locator("b", has_text="bold").count() == 0
     assert main.locator('img[src="x"]').count() == 0
     assert app.page.locator("script", has_text="__xss").count() == 0
+
+
+# ------------------------------------------------------------------------------------------- share links (issue 8)
+
+
+def score_on_score_page(app, loopback, n_items: int) -> str:
+    """Score the first ``n_items`` of the dataset in use with the loopback judge (RTS) from the Score page; the run id."""
+    app.nav("Score")
+    app.type_into("Base URL", loopback.base_url)
+    app.type_into("Model", "loopback-judge")
+    app.choose("Endpoint preset", "vllm")
+    app.choose("Method", "rts")
+    app.type_into("Items (0 = all)", str(n_items))
+    app.page.get_by_role("heading", name="Estimate", level=3).wait_for()
+    main = app.page.locator('[data-testid="stMain"]')
+    before = re.search(r"Run (\S+/rts-loopback-judge\S+)", main.inner_text())
+    app.page.get_by_role("button", name="Start scoring").click()
+    # wait for this run's "Done.", not the one a previous run left on the page
+    deadline = time.monotonic() + 120
+    while True:
+        found = re.search(r"Run (\S+/rts-loopback-judge\S+)", main.inner_text())
+        if found and (before is None or found.group(1) != before.group(1)) and \
+                app.page.get_by_text("Done.", exact=True).count():
+            break
+        assert time.monotonic() < deadline, "the scoring run did not finish within 120 s"
+        app.page.wait_for_timeout(250)
+    app.idle()
+    return found.group(1)
+
+
+def test_copied_link_survives_scoring_another_run(app, open_app, loopback):
+    """zhang_pairs ships no run, so it opens on its newest local run. Score one, copy the Alignment page's URL, score
+    another (it joins the selection in this session, and is now the newest), then open the copied link in a fresh
+    browser context: the same runs and the same view as when it was copied, not the new default."""
+    app.open("alignment?dataset=zhang_pairs", "Alignment")
+    first = score_on_score_page(app, loopback, 4)
+    app.screenshot("score-estimate-and-done")
+    assert app.multiselect_values("Runs") == [first]  # selected in the same session
+    app.nav("Alignment")
+    app.choose("Coefficient", "kendall")
+    copied = app.page.url
+    runs_then = app.multiselect_values("Runs")
+    dim_then = app.selected("Dimension")
+    assert "coefficient=kendall" in copied and "dataset=zhang_pairs" in copied, copied
+    assert f"runs={first.replace('/', '%2F')}" in copied, copied
+
+    second = score_on_score_page(app, loopback, 6)
+    assert second != first
+    # the finished run is selected in the sidebar of the same session, and the URL says so
+    assert app.multiselect_values("Runs") == [first, second]
+    assert f"runs={second.replace('/', '%2F')}" in app.page.url
+    app.screenshot("score-done-run-selected")
+    fresh = open_app()
+    fresh.open("alignment?dataset=zhang_pairs", "Alignment")
+    assert fresh.multiselect_values("Runs") == [second]  # without the link's runs, the newest run is the default
+
+    other = open_app()  # a new browser context: nothing shared but the copied link
+    other.page.goto(copied)
+    other.heading("Alignment").wait_for()
+    other.idle()
+    assert other.problems() == []
+    assert other.multiselect_values("Runs") == runs_then == [first]
+    assert other.selected("Dataset") == "zhang_pairs"
+    assert other.selected("Dimension") == dim_then
+    assert other.selected("Coefficient") == "kendall"
+    assert other.page.url == copied  # nothing added, nothing dropped
+    other.screenshot("alignment-copied-link-after-scoring")
+
+
+def test_data_path_opens_the_data_page(open_app):
+    """/data (the Data page's own name) opens the Data page with the link's state, not "Page not found"."""
+    page = open_app()
+    page.page.goto(f"{page.base_url}/data?dataset=topical_chat&data_section=Human+agreement")
+    page.heading("Data").wait_for()
+    page.idle()
+    assert page.problems() == []
+    assert page.selected("Dataset") == "topical_chat"
+    # Topical-Chat opens on a dimension its bundled G-Eval run scored, not on "understandability"
+    assert page.selected("Dimension") == "naturalness"
+    assert "data_section=Human+agreement" in page.page.url or "data_section=Human%20agreement" in page.page.url
+    page.page.get_by_role("tab", name="Human agreement", selected=True).wait_for()
+    page.screenshot("data-topical-chat-agreement")

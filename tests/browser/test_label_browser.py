@@ -93,7 +93,7 @@ def test_two_annotators_label_reload_and_pages_show_the_labels(open_app, app_ser
     a.screenshot("label-plan")
 
     # Data page of the labels view: the labels' alpha
-    a.open("?dataset=summeval%40labels", "Data")
+    a.open("?dataset=summeval%40labels&data_section=Human+agreement", "Data")
     a.heading("Human agreement", level=3).wait_for()
     a.idle()
     assert a.problems() == []

@@ -155,13 +155,12 @@ def test_score_page_moves_url_credentials_out_of_the_field(tmp_path, monkeypatch
     monkeypatch.setenv("EVALCORE_RESAMPLES", "10")
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
     at.query_params.update({"base_url": "http://alice:s3cret@127.0.0.1:9/v1", "model": "loop-model", "limit": "2"})
-    at.run()
-    at.switch_page("pages/score.py").run()
+    at.switch_page("pages/score.py").run()  # the link names its page: /score?base_url=...
     assert not at.exception, [e.value for e in at.exception]
     assert at.text_input(key="base_url").value == "http://127.0.0.1:9/v1"
     assert at.text_input(key="api_key").value == "s3cret"
     assert any("taken out of the URL" in i.value for i in at.info)
-    assert {m.label: m.value for m in at.metric}["Calls"] == "2"  # the endpoint was built from the clean URL
+    assert {m.label: m.value for m in at.metric}["Calls to send"] == "2"  # the endpoint was built from the clean URL
     assert not at.button(key="start_scoring").disabled
     assert b"s3cret" not in files_bytes(tmp_path)
 

@@ -271,8 +271,8 @@ def test_app_pages_show_the_banner_and_no_exception_on_a_broken_store(tmp_path, 
     monkeypatch.setenv("EVALCORE_RESAMPLES", "10")
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
     at.run()
-    for page in ("pages/data_page.py", "pages/criteria.py", "pages/score.py"):
-        if page != "pages/data_page.py":
+    for page in ("pages/data.py", "pages/criteria.py", "pages/score.py"):
+        if page != "pages/data.py":
             at.switch_page(page).run()
         assert not at.exception, (page, [e.value for e in at.exception])
         banners = [e.value for e in at.error if "cannot be read" in e.value]

@@ -6,9 +6,9 @@ from __future__ import annotations
 import streamlit as st
 
 from evalcore.views import data as data_views
-from pages import _compute as compute
 from pages import _shared as ui
 from pages import _upload as upload_ui
+from pages import _url as url
 
 ctx = ui.context()
 ds = ctx.dataset
@@ -49,27 +49,39 @@ ui.table(data_views.dataset_overview(ds), f"{ds.id} dimensions", "dimensions")
 if any(d.is_categorical for d in ds.dimensions):  # label kinds (issue 7.4): categories, positive class, alpha level
     ui.table(data_views.dimension_kinds(ds), f"{ds.id} label kinds", "label_kinds")
 
-st.subheader("Preview")
-n_preview = st.number_input("Rows to preview", min_value=5, max_value=500, value=20, step=5, key="preview_rows",
-                            bind="query-params")
-ui.table(data_views.preview_frame(ds, int(n_preview)), f"{ds.id} preview", "preview")
+# The sections below the dimensions table are tabs that run only when open (st.tabs with on_change="rerun"), as on
+# the Alignment page: drawing the charts in the same run as the first table kept the browser busy for seconds
+# before the table showed (bench/bench_pages.py), and the agreement bootstrap runs only when asked for (cached).
+SECTIONS = ["Preview", "Rating distributions", "Human agreement"]
+tab_of = dict(zip(SECTIONS, st.tabs(SECTIONS, key=url.key("data_section", SECTIONS[0], options=SECTIONS),
+                                    on_change="rerun")))
 
-st.subheader("Rating distributions")
-ui.chart(data_views.rating_histogram(ds), "ratings")
+with tab_of["Preview"]:
+    if tab_of["Preview"].open:
+        n_preview = st.number_input("Rows to preview", min_value=5, max_value=500, step=5,
+                                    key=url.key("preview_rows", 20, bounds=(5, 500)))
+        ui.table(data_views.preview_frame(ds, int(n_preview)), f"{ds.id} preview", "preview")
 
-st.subheader("Human agreement")
-if ds.annotations.empty:
-    st.info("This dataset has no per-annotator ratings, so inter-annotator agreement cannot be computed.")
-else:
-    with st.spinner(f"Krippendorff's alpha with {ctx.n_resamples} bootstrap resamples…"):
-        alpha = compute.agreement(ds.id, ctx.n_resamples)
-    if alpha.empty:
-        st.info("No dimension has ratings from two or more annotators.")
-    else:
-        ui.table(alpha, f"{ds.id} krippendorff alpha", "agreement")
-        ui.chart(data_views.agreement_figure(alpha), "agreement")
-        st.caption("Alpha per annotator group at each dimension's level (column level: interval, ordinal, or "
-                   "nominal for binary and nominal labels); 95% CIs resample items.")
+with tab_of["Rating distributions"]:
+    if tab_of["Rating distributions"].open:
+        ui.chart(data_views.rating_histogram(ds), "ratings")
+
+with tab_of["Human agreement"]:
+    if tab_of["Human agreement"].open:
+        if ds.annotations.empty:
+            st.info("This dataset has no per-annotator ratings, so inter-annotator agreement cannot be computed.")
+        else:
+            from pages import _compute as compute  # the statistics (scipy) load when this tab first opens
+
+            with st.spinner(f"Krippendorff's alpha with {ctx.n_resamples} bootstrap resamples…"):
+                alpha = compute.agreement(ds.id, ctx.n_resamples)
+            if alpha.empty:
+                st.info("No dimension has ratings from two or more annotators.")
+            else:
+                ui.table(alpha, f"{ds.id} krippendorff alpha", "agreement")
+                ui.chart(data_views.agreement_figure(alpha), "agreement")
+                st.caption("Alpha per annotator group at each dimension's level (column level: interval, ordinal, "
+                           "or nominal for binary and nominal labels); 95% CIs resample items.")
 
 if ds.citation or ds.origin:
     with st.expander("Source and citation"):

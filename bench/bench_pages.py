@@ -1,0 +1,138 @@
+"""How long each page of the app takes to show its first content in a browser, cold and warm.
+
+    python bench/bench_pages.py [--pages data,alignment] [--warm 3] [--resamples N] [--app-dir DIR]
+
+For every page: COLD is the first visit to that page's URL on a fresh server (new process: imports, data loading,
+every st.cache empty); WARM is a later visit to the same URL in a new browser context (a new Streamlit session on the
+same server: its caches are filled), median of ``--warm`` visits. Each visit opens the page's own URL with nothing
+in the query string (the app's defaults: SummEval with Shen et al.'s GPT-4 and ChatGPT RTS runs); the Data page is
+the app's default page, opened at "/". ``--app-dir`` times another checkout of the app (e.g. an older commit
+unpacked with ``git archive``) with the same browser, for a before/after ratio on the same machine and load.
+
+"First content" is the first thing on the page a researcher came for (``FIRST_CONTENT`` below: the Data page's
+dimensions table, the Alignment page's correlation table, ...), measured from ``page.goto``; "done" is when the
+script run has finished (everything below drawn too). Targets (issue 8): the Data page's first table under 2 s
+warm, every page's first content under 6 s cold. The app and chromium start as in the browser tests
+(tests/browser/conftest.py): a temporary store, no OPENAI_* variable, Debian's chromium.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+TARGET_COLD_S = 6.0
+TARGET_WARM_S = {"data": 2.0}  # the issue names a warm target for the Data page only
+
+# page URL path -> CSS locator of its first content
+FIRST_CONTENT = {
+    "data": '[data-testid="stHorizontalBlock"]:has(.st-key-csv_dimensions) [data-testid="stDataFrame"] tbody tr',
+    "criteria": '[data-testid="stTextArea"] textarea',
+    "score": '[data-testid="stSelectbox"]:has(input[aria-label="Method"])',
+    "alignment": '[data-testid="stHorizontalBlock"]:has(.st-key-csv_correlations) [data-testid="stDataFrame"] tbody tr',
+    "bias": '[data-testid="stPlotlyChart"], [data-testid="stMain"] [data-testid="stAlert"]',
+    "compare": '[data-testid="stMetric"]',
+}
+
+
+def _browser_helpers(app_dir: Path = REPO_ROOT):
+    """The browser tests' conftest, loaded by path (it is not a package): same app start, same chromium flags. Its
+    ``start_app`` starts the app of the checkout it belongs to."""
+    path = app_dir / "tests" / "browser" / "conftest.py"
+    spec = importlib.util.spec_from_file_location("judgescope_browser_conftest", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def visit(browser, helpers, url: str, path: str) -> tuple[float, float]:
+    """Seconds from navigation to (first content attached, script run finished) in a new browser context."""
+    context = browser.new_context(viewport=helpers.VIEWPORT)
+    context.set_default_timeout(180_000)
+    try:
+        page = context.new_page()
+        first = page.locator(FIRST_CONTENT[path]).first
+        t0 = time.perf_counter()
+        page.goto(f"{url}/{'' if path == 'data' else path}")
+        first.wait_for(state="attached", timeout=180_000)
+        first_s = time.perf_counter() - t0
+        helpers.wait_for_idle(page, timeout_ms=180_000, settle_ms=300)
+        done_s = time.perf_counter() - t0 - 0.3  # the settle period is part of the wait, not of the page's work
+        problems = helpers.AppPage(page, url).problems()
+        if problems:
+            raise RuntimeError(f"/{path} shows errors: {[p[:200] for p in problems]}")
+        return first_s, max(done_s, first_s)
+    finally:
+        context.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--pages", default=",".join(FIRST_CONTENT), help="comma-separated URL paths (default: all)")
+    ap.add_argument("--warm", type=int, default=3, help="warm visits per page (default 3)")
+    ap.add_argument("--resamples", type=int, default=None, help="bootstrap resamples (default: the app's, 1000)")
+    ap.add_argument("--app-dir", type=Path, default=REPO_ROOT, help="checkout whose app is timed (default: this one)")
+    args = ap.parse_args(argv)
+    pages = [p.strip() for p in args.pages.split(",") if p.strip()]
+    unknown = [p for p in pages if p not in FIRST_CONTENT]
+    if unknown:
+        ap.error(f"unknown page(s) {unknown}; known: {', '.join(FIRST_CONTENT)}")
+
+    helpers = _browser_helpers(args.app_dir.resolve())
+    reason = helpers.chromium_missing_reason()
+    if reason:
+        print(f"cannot run: {reason}")
+        return 2
+    from playwright.sync_api import sync_playwright
+
+    rows = []
+    with sync_playwright() as pw:
+        browser = helpers.launch_chromium(pw)
+        try:
+            warmup = browser.new_page()  # chromium's own first-page costs are not the app's
+            warmup.goto("about:blank")
+            warmup.close()
+            for path in pages:
+                with tempfile.TemporaryDirectory(prefix="judgescope-bench-") as tmp:
+                    server = helpers.start_app(Path(tmp), resamples=args.resamples)
+                    try:
+                        cold = visit(browser, helpers, server.url, path)
+                        warm = [visit(browser, helpers, server.url, path) for _ in range(args.warm)]
+                    finally:
+                        helpers.stop_app(server)
+                rows.append((path, cold, warm))
+                print(f"  /{path}: cold {cold[0]:.2f} s, warm {', '.join(f'{w[0]:.2f}' for w in warm)} s",
+                      flush=True)
+        finally:
+            browser.close()
+
+    resamples = args.resamples if args.resamples is not None else "app default (1000)"
+    print()
+    print(f"First content per page (s), app in {args.app_dir.resolve()}, default view (SummEval, 2 runs), "
+          f"bootstrap resamples: {resamples}")
+    print(f"{'page':<11}{'cold':>7}{'target':>8}{'ratio':>7}  {'warm (median)':>14}{'target':>8}{'ratio':>7}"
+          f"  {'done cold':>10}{'done warm':>10}  verdict")
+    missed = 0
+    for path, cold, warm in rows:
+        w_first = statistics.median(w[0] for w in warm) if warm else float("nan")
+        w_done = statistics.median(w[1] for w in warm) if warm else float("nan")
+        w_target = TARGET_WARM_S.get(path)
+        ok = cold[0] < TARGET_COLD_S and (w_target is None or w_first < w_target)
+        missed += not ok
+        wt = f"{w_target:>6.1f} s{w_first / w_target:>7.2f}" if w_target else f"{'-':>8}{'-':>7}"
+        print(f"/{path:<10}{cold[0]:>7.2f}{TARGET_COLD_S:>6.1f} s{cold[0] / TARGET_COLD_S:>7.2f}  {w_first:>14.2f}{wt}"
+              f"  {cold[1]:>10.2f}{w_done:>10.2f}  {'ok' if ok else 'MISSED'}")
+    print("COLD: first visit on a fresh server (server start to health not counted). WARM: a new browser context "
+          "on the same server. done: the script run has finished.")
+    return 0 if not missed else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,121 @@
+"""Cached loaders and the shared sidebar context: what pages/_nav.py (navigation, sidebar) needs, with no import of
+pages/_shared.py, so that neither imports the other. Pages reach all of it through pages/_shared.py.
+
+Loaded datasets and runs are cached as resources (they are read-only here); the lists of datasets and runs expire
+after 30 s, and ``forget_runs()`` drops them at once after a scoring run or an upload.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+import streamlit as st
+
+from evalcore import runs as runs_mod
+from evalcore.model import Dataset, Run
+
+
+def default_resamples() -> int:
+    """Bootstrap resamples: 1000 unless EVALCORE_RESAMPLES says otherwise (tests set a small number)."""
+    try:
+        return max(10, int(os.environ.get("EVALCORE_RESAMPLES", "1000")))
+    except ValueError:
+        return 1000
+
+
+# ----------------------------------------------------------------------------------------------- cached loading
+
+
+@st.cache_data(show_spinner=False, ttl=30)
+def dataset_list() -> list[dict]:
+    return runs_mod.list_all_datasets()
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def load_dataset(dataset_id: str) -> Dataset:
+    return runs_mod.get_dataset(dataset_id)
+
+
+@st.cache_resource(show_spinner=False, ttl=30)
+def run_index(dataset_id: str) -> list[Run]:
+    """The runs of a dataset (bundled and local), without their values: cheap, for pickers."""
+    return runs_mod.list_runs(dataset_id)
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def load_run(run_id: str, parse: str) -> Run:
+    return runs_mod.load_run(run_id, parse=parse)
+
+
+@st.cache_resource(show_spinner=False, max_entries=256)
+def run_dimensions(run_id: str) -> tuple[str, ...]:
+    """The dimensions a run scored, without parsing it (an unreadable run has none here; loading it says why)."""
+    try:
+        return tuple(runs_mod.run_dimensions(run_id))
+    except Exception:  # noqa: BLE001 - runs_by_ids reports the error when the run is loaded
+        return ()
+
+
+def forget_runs() -> None:
+    """After a scoring run or an upload: the run lists and local runs may have changed."""
+    run_index.clear()
+    load_run.clear()
+    run_dimensions.clear()
+    dataset_list.clear()
+
+
+# --------------------------------------------------------------------------------------------- the shared context
+
+
+@dataclass
+class Context:
+    """What the sidebar chose. The selected runs are loaded when a page first asks for ``runs`` (the Data page
+    never does, so it shows without parsing them)."""
+
+    dataset_id: str
+    dataset: Dataset
+    run_ids: list[str]
+    dimension: str
+    parse: str
+    n_resamples: int
+    all_runs: list[Run] = field(default_factory=list)  # every run of the dataset (index objects, no values)
+    _runs: list[Run] | None = field(default=None, repr=False)
+
+    @property
+    def runs(self) -> list[Run]:
+        if self._runs is None:
+            with st.spinner("Loading runs…"):
+                self._runs = runs_by_ids(self.run_ids, self.parse)
+        return self._runs
+
+    @property
+    def runs_if_loaded(self) -> list[Run] | None:
+        return self._runs
+
+    @property
+    def item_runs(self) -> list[Run]:
+        return [r for r in self.runs if not r.judgments.empty]
+
+    @property
+    def pairwise_runs(self) -> list[Run]:
+        return [r for r in self.runs if not r.comparisons.empty]
+
+
+def runs_by_ids(run_ids: list[str], parse: str) -> list[Run]:
+    out = []
+    for rid in run_ids:
+        try:
+            out.append(load_run(rid, parse))
+        except Exception as e:  # noqa: BLE001 - one unreadable run must not take the page down
+            st.warning(esc(f"Run {rid} could not be loaded: {e}"))
+    return out
+
+
+_MD_SPECIAL = set("\\`*_{}[]()#+-.!|<>~$:")
+
+
+def esc(text: object) -> str:
+    """Dataset-derived text (dimension names, run labels, file names, error messages quoting cells) placed inside
+    a Markdown-rendered element: every Markdown/HTML character is backslash-escaped so it shows as typed."""
+    return "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in str(text))

@@ -1,0 +1,171 @@
+"""JudgeScope's navigation and sidebar: the one place that builds them. ``app.py`` calls ``main()``; pages call
+``pages/_shared.context()``, which comes here. This module imports pages/_loaders and pages/_url only: no cycle.
+
+Adding a page: append its ``st.Page`` to ``PAGES``. Its file must be named after its URL path (``pages/<url>.py``):
+when a ``pages/`` folder sits beside the main script, Streamlit (still in 1.67) serves the first run of a server
+process, and every run under ``AppTest``, with its legacy folder-based navigation, which runs ``pages/<url path>.py``
+on its own, without app.py. ``context()`` notices and runs ``main()`` from there: this navigation resolves the same
+URL to the same page (same name, so the same widget ids as in later runs) and runs it, sidebar first.
+
+The first page is the default one, served at "/". Streamlit gives a default page no other path, so ``/data`` (its
+file's name, what a user types) is a hidden page that forwards to "/" with the same query string.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from evalcore import runs as runs_mod
+from evalcore.parsers import PARSE_MODES
+from evalcore.views import common as common_views
+from pages import _loaders as ui
+from pages import _url as url
+
+APP_NAME = "JudgeScope"
+
+PAGES = [
+    st.Page("pages/data.py", title="Data", icon=":material/table:", url_path="data-home", default=True),
+    st.Page("pages/criteria.py", title="Criteria", icon=":material/edit_note:", url_path="criteria"),
+    st.Page("pages/score.py", title="Score", icon=":material/play_circle:", url_path="score"),
+    st.Page("pages/alignment.py", title="Alignment", icon=":material/insights:", url_path="alignment"),
+    st.Page("pages/bias.py", title="Bias", icon=":material/balance:", url_path="bias"),
+    st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:", url_path="compare"),
+    st.Page("pages/label.py", title="Label", icon=":material/label:", url_path="label"),
+]
+
+
+def _to_first_page() -> None:
+    """/data: forward to the first page at "/", keeping the query string (the link keeps its state)."""
+    qp = st.query_params
+    st.switch_page(PAGES[0], query_params=[(k, v) for k in qp for v in qp.get_all(k)])
+
+
+FIRST_PAGE_ALIAS = st.Page(_to_first_page, title="Data", url_path="data", visibility="hidden")
+
+
+def default_dimension(dimensions: list[str], run_ids: list[str]) -> str:
+    """The dimension a dataset opens on: the first one a selected run scored, else the dataset's first."""
+    scored = {d for r in run_ids for d in ui.run_dimensions(r)}
+    return next((d for d in dimensions if d in scored), dimensions[0])
+
+
+def _dataset_picker() -> str:
+    datasets = ui.dataset_list()
+    ids = [d["id"] for d in datasets]
+    names = {d["id"]: d.get("name") or d["id"] for d in datasets}
+    if not ids:
+        st.error("No dataset found: the bundled data (data/) is missing. Run scripts/build_data.py.")
+        st.stop()
+    default = common_views.DEFAULT_DATASET if common_views.DEFAULT_DATASET in ids else ids[0]
+    url.key("dataset", default, options=ids)
+    pending = st.session_state.pop("_pending_dataset", None)
+    if pending in ids:  # set by the Data page after an upload, before the widget exists in this run
+        st.session_state["dataset"] = pending
+        url.key("dataset", default, options=ids)  # to the URL at once
+    dataset_id = st.selectbox("Dataset", ids, key="dataset")
+    st.text(names.get(dataset_id, dataset_id))  # a user dataset's name: shown as text, never Markdown
+    return dataset_id
+
+
+def _runs_picker(dataset_id: str, run_ids: list[str], labels: dict[str, str]) -> list[str]:
+    url.key("runs", common_views.default_run_ids(dataset_id, run_ids), options=run_ids)
+    # A run that finished on the Score page joins the selection (set there; the widget exists only from here on).
+    added = [r for r in st.session_state.pop("_pending_runs", []) if r in run_ids]
+    if added:
+        st.session_state["runs"] = list(dict.fromkeys(list(st.session_state["runs"]) + added))
+        url.key("runs", common_views.default_run_ids(dataset_id, run_ids), options=run_ids)  # to the URL at once
+    chosen = st.multiselect("Runs", run_ids, key="runs", placeholder="Pick judge runs",
+                            help="Judge runs to analyse: published runs shipped with the data and your own.")
+    if chosen:
+        st.text("\n".join(f"• {labels.get(r, r)}" for r in chosen))
+    return list(chosen)
+
+
+def sidebar() -> ui.Context:
+    with st.sidebar:
+        st.markdown(f"### {APP_NAME}")
+        dataset_id = _dataset_picker()
+        with st.spinner("Loading dataset…"):
+            dataset = ui.load_dataset(dataset_id)
+
+        index = ui.run_index(dataset_id)
+        run_ids = [r.run_id for r in index]
+        labels = {r.run_id: common_views.run_label(r) for r in index}
+        chosen = _runs_picker(dataset_id, run_ids, labels)
+
+        dims = dataset.dimension_names
+        default_dim = default_dimension(dims, chosen)
+        opened = st.session_state.get("_dimension_for")
+        if opened is not None and opened != dataset_id:
+            st.session_state["dimension"] = default_dim  # another dataset: start on a dimension its runs scored
+        st.session_state["_dimension_for"] = dataset_id
+        dimension = st.selectbox("Dimension", dims, key=url.key("dimension", default_dim, options=dims))
+        parse_modes = list(PARSE_MODES)
+        parse = st.radio("Parse mode", parse_modes, key=url.key("parse", parse_modes[0], options=parse_modes),
+                         horizontal=True,
+                         help="robust (default): unreadable replies are failures, excluded and counted. "
+                              "paper: the published scripts' own parse rules, to reproduce their numbers. Applies to "
+                              "the published runs; a run scored here keeps the mode it was scored with.")
+        n_resamples = int(st.number_input("Bootstrap resamples", min_value=10, max_value=100_000, step=100,
+                                          key=url.key("resamples", ui.default_resamples(), bounds=(10, 100_000))))
+        ctx = ui.Context(dataset_id=dataset_id, dataset=dataset, run_ids=chosen, dimension=dimension, parse=parse, n_resamples=n_resamples, all_runs=index)
+        _export_button(ctx)
+    return ctx
+
+
+def _export_button(ctx: ui.Context) -> None:
+    # The page's own controls, as this run knows them: its widget state if it ran in this session, else the URL's.
+    view = {k: st.session_state.get(k) or st.query_params.get(k) for k in ("level", "coefficient")}
+    systems = list(st.session_state.get("systems") or st.query_params.get_all("systems"))
+
+    def build_report() -> str:
+        # Runs on Streamlit's download thread: plain evalcore calls only, no st.* here. The statistics modules
+        # load here, not in every run of the sidebar (the Data page needs none of them).
+        from evalcore.meta.correlation import COEFFICIENTS, LEVELS
+        from evalcore.views import report as report_views
+
+        params = report_views.AnalysisParams(
+            dataset_id=ctx.dataset_id, run_ids=ctx.run_ids, dimension=ctx.dimension,
+            level=view["level"] if view["level"] in LEVELS else "dataset",
+            coefficient=view["coefficient"] if view["coefficient"] in COEFFICIENTS else "spearman",
+            parse=ctx.parse, n_resamples=ctx.n_resamples,
+            systems=[s for s in systems if s in ctx.dataset.systems] or None)
+        loaded = ctx.runs_if_loaded
+        runs = loaded if loaded is not None else [runs_mod.load_run(r, parse=ctx.parse) for r in ctx.run_ids]
+        item_runs = [r for r in runs if not r.judgments.empty or not r.comparisons.empty]
+        return report_views.analysis_report(ctx.dataset, item_runs, params)
+
+    st.download_button("Export report", data=build_report, file_name=f"{APP_NAME.lower()}-{ctx.dataset_id}.html",
+                       mime="text/html", key="export_report", icon=":material/download:", disabled=not ctx.run_ids,
+                       help="One self-contained HTML file (tables and interactive charts, opens offline) "
+                            "of the current analysis.")
+
+
+def context() -> ui.Context:
+    """The sidebar's state for the page that is running (pages/_shared.context() is this)."""
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory:
+        # Legacy first run: this page file was run on its own. Run the app as app.py would (its st.navigation
+        # ends the legacy mode), this page included, then stop this outer run, which has drawn nothing yet.
+        main()
+        st.stop()
+    ctx = st.session_state.get("_ctx")
+    if ctx is None:
+        st.error("Open the app with `streamlit run app.py`.")
+        st.stop()
+    return ctx
+
+
+def main() -> None:
+    """Navigation, sidebar, the chosen page; then the URL is made to carry the whole view (pages/_url.py)."""
+    st.set_page_config(page_title=APP_NAME, page_icon=":material/balance:", layout="wide")
+    page = st.navigation([*PAGES, FIRST_PAGE_ALIAS])
+    url.begin()
+    if page is FIRST_PAGE_ALIAS or page.url_path == FIRST_PAGE_ALIAS.url_path:
+        _to_first_page()
+    st.session_state["_ctx"] = sidebar()
+    try:
+        page.run()
+    finally:
+        url.sync()
