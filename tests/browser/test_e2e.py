@@ -158,9 +158,11 @@ def test_dataset_text_is_shown_as_text_not_html(app):
     assert app.selected("Dataset").startswith("user-"), app.selected("Dataset")
     app.page.get_by_text('xss <img src=x onerror="window.__xss=2"> test', exact=True).first.wait_for()
 
-    # The Data page's preview grid holds the text verbatim.
-    cells = app.page.locator('[data-testid="stDataFrame"] td').all_text_contents()
-    assert XSS in cells
+    # The Data page's preview grid holds the text verbatim. Wait for the cell itself: the grids of the run before the
+    # import (the bundled dataset's) can still be on screen while the new run draws.
+    cell = app.page.locator('[data-testid="stDataFrame"] td', has_text=XSS).first
+    cell.wait_for(state="attached")
+    assert cell.text_content() == XSS
 
     # The Criteria page renders the full prompt for the first item, which is the one carrying the markup.
     app.nav("Criteria")
