@@ -3,8 +3,12 @@
     python bench/bench_pages.py [--pages data,alignment] [--warm 3] [--resamples N] [--app-dir DIR]
 
 For every page: COLD is the first visit to that page's URL on a fresh server (new process: imports, data loading,
-every st.cache empty); WARM is a later visit to the same URL in a new browser context (a new Streamlit session on the
-same server: its caches are filled), median of ``--warm`` visits. Each visit opens the page's own URL with nothing
+every st.cache empty) in a fresh browser profile. WARM is a later visit to the same URL on the same server (a new
+Streamlit session: its caches are filled) from a browser that has opened the app before: a new tab of one browser
+context, so Streamlit's own static files (hashed, served "immutable") come from the browser's HTTP cache, as for a
+researcher who reloads the page or opens a shared link. FRESH PROFILE is the same warm-server visit from a new
+browser context each time (no HTTP cache: Streamlit's JavaScript is downloaded and compiled again). Medians of
+``--warm`` visits of each kind. Each visit opens the page's own URL with nothing
 in the query string (the app's defaults: SummEval with Shen et al.'s GPT-4 and ChatGPT RTS runs); the Data page is
 the app's default page, opened at "/". ``--app-dir`` times another checkout of the app (e.g. an older commit
 unpacked with ``git archive``) with the same browser, for a before/after ratio on the same machine and load.
@@ -32,7 +36,7 @@ TARGET_WARM_S = {"data": 2.0}  # the issue names a warm target for the Data page
 
 # page URL path -> CSS locator of its first content
 FIRST_CONTENT = {
-    "data": '[data-testid="stHorizontalBlock"]:has(.st-key-csv_dimensions) [data-testid="stDataFrame"] tbody tr',
+    "data": '[data-testid="stHorizontalBlock"]:has(.st-key-csv_dimensions) [data-testid="stTable"] tbody tr',
     "criteria": '[data-testid="stTextArea"] textarea',
     "score": '[data-testid="stSelectbox"]:has(input[aria-label="Method"])',
     "alignment": '[data-testid="stHorizontalBlock"]:has(.st-key-csv_correlations) [data-testid="stDataFrame"] tbody tr',
@@ -52,12 +56,10 @@ def _browser_helpers(app_dir: Path = REPO_ROOT):
     return module
 
 
-def visit(browser, helpers, url: str, path: str) -> tuple[float, float]:
-    """Seconds from navigation to (first content attached, script run finished) in a new browser context."""
-    context = browser.new_context(viewport=helpers.VIEWPORT)
-    context.set_default_timeout(180_000)
+def visit(context, helpers, url: str, path: str) -> tuple[float, float]:
+    """Seconds from navigation to (first content attached, script run finished) in a new tab of ``context``."""
+    page = context.new_page()
     try:
-        page = context.new_page()
         first = page.locator(FIRST_CONTENT[path]).first
         t0 = time.perf_counter()
         page.goto(f"{url}/{'' if path == 'data' else path}")
@@ -70,7 +72,39 @@ def visit(browser, helpers, url: str, path: str) -> tuple[float, float]:
             raise RuntimeError(f"/{path} shows errors: {[p[:200] for p in problems]}")
         return first_s, max(done_s, first_s)
     finally:
+        page.close()
+
+
+def visit_fresh(browser, helpers, url: str, path: str) -> tuple[float, float]:
+    """A visit from a new browser context: nothing cached in the browser."""
+    context = new_context(browser, helpers)
+    try:
+        return visit(context, helpers, url, path)
+    finally:
         context.close()
+
+
+def new_context(browser, helpers):
+    context = browser.new_context(viewport=helpers.VIEWPORT)
+    context.set_default_timeout(180_000)
+    return context
+
+
+def page_times(browser, helpers, path: str, n_warm: int, resamples: int | None) -> dict[str, list]:
+    """Cold, warm (returning browser) and fresh-profile visits of one page on one fresh server."""
+    with tempfile.TemporaryDirectory(prefix="judgescope-bench-") as tmp:
+        server = helpers.start_app(Path(tmp), resamples=resamples)
+        try:
+            returning = new_context(browser, helpers)
+            try:
+                cold = visit(returning, helpers, server.url, path)  # also fills this context's HTTP cache
+                warm = [visit(returning, helpers, server.url, path) for _ in range(n_warm)]
+            finally:
+                returning.close()
+            fresh = [visit_fresh(browser, helpers, server.url, path) for _ in range(n_warm)]
+        finally:
+            helpers.stop_app(server)
+    return {"cold": cold, "warm": warm, "fresh": fresh}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -92,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from playwright.sync_api import sync_playwright
 
-    rows = []
+    rows: list[tuple[str, dict]] = []
     with sync_playwright() as pw:
         browser = helpers.launch_chromium(pw)
         try:
@@ -100,16 +134,10 @@ def main(argv: list[str] | None = None) -> int:
             warmup.goto("about:blank")
             warmup.close()
             for path in pages:
-                with tempfile.TemporaryDirectory(prefix="judgescope-bench-") as tmp:
-                    server = helpers.start_app(Path(tmp), resamples=args.resamples)
-                    try:
-                        cold = visit(browser, helpers, server.url, path)
-                        warm = [visit(browser, helpers, server.url, path) for _ in range(args.warm)]
-                    finally:
-                        helpers.stop_app(server)
-                rows.append((path, cold, warm))
-                print(f"  /{path}: cold {cold[0]:.2f} s, warm {', '.join(f'{w[0]:.2f}' for w in warm)} s",
-                      flush=True)
+                t = page_times(browser, helpers, path, args.warm, args.resamples)
+                rows.append((path, t))
+                print(f"  /{path}: cold {t['cold'][0]:.2f} s, warm {', '.join(f'{w[0]:.2f}' for w in t['warm'])} s,"
+                      f" fresh profile {', '.join(f'{w[0]:.2f}' for w in t['fresh'])} s", flush=True)
         finally:
             browser.close()
 
@@ -118,19 +146,22 @@ def main(argv: list[str] | None = None) -> int:
     print(f"First content per page (s), app in {args.app_dir.resolve()}, default view (SummEval, 2 runs), "
           f"bootstrap resamples: {resamples}")
     print(f"{'page':<11}{'cold':>7}{'target':>8}{'ratio':>7}  {'warm (median)':>14}{'target':>8}{'ratio':>7}"
-          f"  {'done cold':>10}{'done warm':>10}  verdict")
+          f"  {'fresh profile':>14}  {'done cold':>10}{'done warm':>10}  verdict")
     missed = 0
-    for path, cold, warm in rows:
-        w_first = statistics.median(w[0] for w in warm) if warm else float("nan")
-        w_done = statistics.median(w[1] for w in warm) if warm else float("nan")
+    for path, t in rows:
+        cold = t["cold"]
+        w_first, w_done = (statistics.median(w[i] for w in t["warm"]) for i in (0, 1))
+        f_first = statistics.median(w[0] for w in t["fresh"])
         w_target = TARGET_WARM_S.get(path)
         ok = cold[0] < TARGET_COLD_S and (w_target is None or w_first < w_target)
         missed += not ok
         wt = f"{w_target:>6.1f} s{w_first / w_target:>7.2f}" if w_target else f"{'-':>8}{'-':>7}"
         print(f"/{path:<10}{cold[0]:>7.2f}{TARGET_COLD_S:>6.1f} s{cold[0] / TARGET_COLD_S:>7.2f}  {w_first:>14.2f}{wt}"
-              f"  {cold[1]:>10.2f}{w_done:>10.2f}  {'ok' if ok else 'MISSED'}")
-    print("COLD: first visit on a fresh server (server start to health not counted). WARM: a new browser context "
-          "on the same server. done: the script run has finished.")
+              f"  {f_first:>14.2f}  {cold[1]:>10.2f}{w_done:>10.2f}  {'ok' if ok else 'MISSED'}")
+    print("COLD: first visit on a fresh server, fresh browser profile (server start to health not counted). WARM: a "
+          "later visit, new session, from a browser that has opened the app before (its HTTP cache holds Streamlit's "
+          "static files). FRESH PROFILE: a warm-server visit from a new browser context (no HTTP cache). done: the "
+          "script run has finished.")
     return 0 if not missed else 1
 
 

@@ -61,6 +61,21 @@ def table(frame: pd.DataFrame, name: str, key: str, *, height: int | str = "auto
                            mime="text/csv", key=f"csv_{key}", help=f"Download {name} as CSV", icon=":material/download:")
 
 
+def static_table(frame: pd.DataFrame, name: str, key: str) -> None:
+    """A small table drawn as plain HTML (``st.table``), with its CSV download beside it. For a page's first table
+    of a few rows: the browser draws it without loading the data grid, which is most of the time a visit takes before
+    the Data page shows its dimensions (bench/bench_pages.py). Larger or sortable tables use ``table``."""
+    if frame is None or frame.empty:
+        st.caption(esc(f"{name}: nothing to show."))
+        return
+    from evalcore.views.format import display_table
+
+    left, right = st.columns([12, 2], vertical_alignment="top")
+    left.table(display_table(frame).as_text(), hide_index=True)
+    right.download_button("CSV", data=to_csv_safe(frame).encode("utf-8"), file_name=f"{_slug(name)}.csv",
+                          mime="text/csv", key=f"csv_{key}", help=f"Download {name} as CSV", icon=":material/download:")
+
+
 def chart(fig: Any, key: str) -> None:
     st.plotly_chart(fig, key=f"chart_{key}", width="stretch")
 

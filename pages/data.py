@@ -45,9 +45,9 @@ c3.metric("Systems", len(ds.systems))
 c4.metric("Annotators", len(ds.annotators))
 
 st.subheader("Dimensions")
-ui.table(data_views.dataset_overview(ds), f"{ds.id} dimensions", "dimensions")
+ui.static_table(data_views.dataset_overview(ds), f"{ds.id} dimensions", "dimensions")
 if any(d.is_categorical for d in ds.dimensions):  # label kinds (issue 7.4): categories, positive class, alpha level
-    ui.table(data_views.dimension_kinds(ds), f"{ds.id} label kinds", "label_kinds")
+    ui.static_table(data_views.dimension_kinds(ds), f"{ds.id} label kinds", "label_kinds")
 
 # The sections below the dimensions table are tabs that run only when open (st.tabs with on_change="rerun"), as on
 # the Alignment page: drawing the charts in the same run as the first table kept the browser busy for seconds

@@ -90,6 +90,12 @@ def test_first_start_opens_on_summeval_with_shen_rts_runs():
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Items"] == "1600" and metrics["Systems"] == "16"
     assert at.file_uploader(key="upload") is not None
+    # the dimensions table is a static table (drawn without the data grid), its numbers formatted as on every page
+    dims = at.table[0].value.set_index("dimension")
+    assert list(dims.index) == ["coherence", "consistency", "fluency", "relevance"]
+    assert dims.loc["coherence", "scale"] == "1-5" and dims.loc["coherence", "items"] == "1600"
+    assert dims.loc["coherence", "mean"] == "3.413" and dims.loc["consistency", "sd"] == "0.918"
+    no_none_cells(at)
     # the charts and the agreement bootstrap run when their tab is opened (the first table shows without them)
     assert len(plotly_charts(at)) == 0 and frame_with(at, "item_id", "output") is not None
     at.session_state["data_section"] = "Rating distributions"
@@ -413,6 +419,9 @@ def no_none_cells(at: AppTest) -> None:
             if v[c].dtype == object:
                 assert not v[c].map(lambda x: x is None or (isinstance(x, float) and x != x)).any(), (c, v)
         assert d.proto.placeholder == "" if hasattr(d.proto, "placeholder") else True
+    for t in at.table:  # static tables hold text: no "None"/"nan" cell either
+        cells = t.value.astype(str).to_numpy().ravel().tolist()
+        assert not {"None", "nan", "NaN", "<NA>"} & set(cells), t.value
 
 
 def test_alignment_selectors_filter_and_items_chart():

@@ -62,6 +62,12 @@ def test_display_table_formats_pvalues_rates_and_blanks():
     assert math.isnan(f["statistic"].iloc[1])
     assert "None" not in f.astype(str).replace("nan", "").to_numpy().ravel().tolist()
     assert frame["pvalue"].iloc[0] == 4.1e-59  # the raw frame (the CSV) is left alone
+    # as text (a static table): the same formats applied by hand, missing numbers blank
+    text = shown.as_text()
+    assert text["statistic"].tolist() == ["0.444", ""] and text["n"].tolist() == ["1200", "98"]
+    assert text["flip_rate"].tolist() == ["32.0%", "29.4%"]  # 29.45 in binary is just under 29.45
+    assert text["challenge total"].tolist() == ["11", ""] and text["pvalue"].tolist() == ["<0.001", ""]
+    assert text["run"].tolist() == ["a", ""] and text["full %"].tolist() == ["81.8%", "100.0%"]
 
 
 def test_headings_name_the_paper():

@@ -105,6 +105,14 @@ class DisplayTable:
     frame: pd.DataFrame
     formats: dict[str, str] = field(default_factory=dict)
 
+    def as_text(self) -> pd.DataFrame:
+        """Every cell as the text a reader sees (formats applied, missing numbers blank): for a static table, which
+        takes no column formats."""
+        out = self.frame.copy()
+        for col, fmt in self.formats.items():
+            out[col] = ["" if _missing(v) else fmt % v for v in out[col]]
+        return out.astype(object).where(out.notna(), "")
+
 
 def display_table(frame: pd.DataFrame, *, digits: int = 3) -> DisplayTable:
     """The shown form of a result table.
