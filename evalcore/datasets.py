@@ -32,7 +32,7 @@ from typing import Any
 import pandas as pd
 import pyarrow.parquet as pq
 
-from evalcore import parsers
+from evalcore import parsed_cache, parsers
 from evalcore.model import (
     ANNOTATION_COLUMNS,
     COMPARISON_COLUMNS,
@@ -277,17 +277,49 @@ def _parse_comparisons(raw: pd.DataFrame, mode: str) -> pd.DataFrame:
     return out[COMPARISON_COLUMNS].reset_index(drop=True)
 
 
+def _raw_replies(entry: dict[str, Any]) -> pd.DataFrame:
+    if entry["kind"] == "comparisons":
+        return _parquet(entry["file"], [c for c in COMPARISON_COLUMNS if c not in ("verdict", "status", "reason")])
+    return _parquet(entry["file"], ["item_id", "dimension", "raw"])
+
+
+def parse_bundled(entry: dict[str, Any], raw: pd.DataFrame, mode: str) -> pd.DataFrame:
+    """The run's table with its replies parsed now (what ``scripts/build_parsed.py`` stores)."""
+    if entry["kind"] == "comparisons":
+        return _parse_comparisons(raw, mode)
+    return _parse_judgments(raw, entry, mode)
+
+
+def parse_fingerprint(entry: dict[str, Any], mode: str) -> str:
+    """What a pre-parsed file of this run must carry to be used (evalcore.parsed_cache)."""
+    glue = [_scale_for, _parse_judgments, _parse_comparisons, parse_bundled, _with_parsed]
+    return parsed_cache.fingerprint(DATA_DIR, entry, mode, glue)
+
+
+def _with_parsed(entry: dict[str, Any], raw: pd.DataFrame, mode: str) -> pd.DataFrame:
+    """The run's table: the pre-parsed columns when data/parsed holds a current file for them, else parsed now."""
+    comparisons = entry["kind"] == "comparisons"
+    columns = parsed_cache.COMPARISON_PARSED if comparisons else parsed_cache.JUDGMENT_PARSED
+    cached = parsed_cache.read(parsed_cache.parsed_path(DATA_DIR, entry, mode), parse_fingerprint(entry, mode),
+                               columns, len(raw))
+    if cached is None:
+        return parse_bundled(entry, raw, mode)
+    out = raw.reset_index(drop=True).copy()
+    for c in columns:
+        out[c] = cached[c]
+    return out[COMPARISON_COLUMNS if comparisons else JUDGMENT_COLUMNS]
+
+
 @functools.lru_cache(maxsize=64)
 def _parsed_run(run_id: str, mode: str) -> Run:
     entry = _run_entry(run_id)
     run = _bare_run(entry)
     run.config["parse_mode"] = mode
+    table = _with_parsed(entry, _raw_replies(entry), mode)
     if entry["kind"] == "comparisons":
-        raw = _parquet(entry["file"], [c for c in COMPARISON_COLUMNS if c not in ("verdict", "status", "reason")])
-        run.comparisons = _parse_comparisons(raw, mode)
+        run.comparisons = table
     else:
-        raw = _parquet(entry["file"], ["item_id", "dimension", "raw"])
-        run.judgments = _parse_judgments(raw, entry, mode)
+        run.judgments = table
     return run
 
 

@@ -944,8 +944,11 @@ shipping them in a product of your own.
 Layout: `datasets/<id>/dataset.json` (dimensions, description, citation, origin, meta, counts) and
 `datasets/<id>/<table>.parquet` (zstd) with the column conventions of `evalcore/model.py`; `runs/manifest.json`
 (every published run and its configuration) and `runs/<dataset>__<run>.parquet` holding the judges' raw replies only.
-Scores and verdicts are not stored: `evalcore.datasets.load_bundled_run(run_id, parse=...)` parses the replies with
+Scores and verdicts are derived: `evalcore.datasets.load_bundled_run(run_id, parse=...)` parses the replies with
 `evalcore.parsers` under the requested mode ("robust" default, or "paper" to reproduce a paper's rule).
+`parsed/<dataset>__<run>.<mode>.parquet`, written by `python scripts/build_parsed.py` (not by this script), holds
+those parsed columns ahead of time, each file with a fingerprint of the parser and the replies it was made from; a
+file that does not match is ignored and the replies are parsed again (evalcore/parsed_cache.py).
 """
 
 
