@@ -292,14 +292,13 @@ def parse_bundled(entry: dict[str, Any], raw: pd.DataFrame, mode: str) -> pd.Dat
 
 def parse_fingerprint(entry: dict[str, Any], mode: str) -> str:
     """What a pre-parsed file of this run must carry to be used (evalcore.parsed_cache)."""
-    glue = [_scale_for, _parse_judgments, _parse_comparisons, parse_bundled, _with_parsed]
+    glue = (_scale_for, _parse_judgments, _parse_comparisons, parse_bundled, _with_parsed)
     return parsed_cache.fingerprint(DATA_DIR, entry, mode, glue)
 
 
 def _with_parsed(entry: dict[str, Any], raw: pd.DataFrame, mode: str) -> pd.DataFrame:
     """The run's table: the pre-parsed columns when data/parsed holds a current file for them, else parsed now."""
-    comparisons = entry["kind"] == "comparisons"
-    columns = parsed_cache.COMPARISON_PARSED if comparisons else parsed_cache.JUDGMENT_PARSED
+    columns = parsed_cache.parsed_columns(entry)
     cached = parsed_cache.read(parsed_cache.parsed_path(DATA_DIR, entry, mode), parse_fingerprint(entry, mode),
                                columns, len(raw))
     if cached is None:
@@ -307,7 +306,7 @@ def _with_parsed(entry: dict[str, Any], raw: pd.DataFrame, mode: str) -> pd.Data
     out = raw.reset_index(drop=True).copy()
     for c in columns:
         out[c] = cached[c]
-    return out[COMPARISON_COLUMNS if comparisons else JUDGMENT_COLUMNS]
+    return out[COMPARISON_COLUMNS if entry["kind"] == "comparisons" else JUDGMENT_COLUMNS]
 
 
 @functools.lru_cache(maxsize=64)

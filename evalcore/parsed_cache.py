@@ -16,6 +16,7 @@ Each file holds, row for row with the raw file, the columns that parsing adds: `
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import inspect
 import json
@@ -33,20 +34,35 @@ JUDGMENT_PARSED = ["value", "status", "reason", "estimator"]
 COMPARISON_PARSED = ["verdict", "status", "reason"]
 
 
+def parsed_columns(entry: dict[str, Any]) -> list[str]:
+    """The columns parsing adds to this run's raw table (what a pre-parsed file holds)."""
+    return COMPARISON_PARSED if entry["kind"] == "comparisons" else JUDGMENT_PARSED
+
+
 def parsed_path(data_dir: Path, entry: dict[str, Any], mode: str) -> Path:
     return data_dir / "parsed" / f"{Path(entry['file']).stem}.{mode}.parquet"
 
 
-def fingerprint(data_dir: Path, entry: dict[str, Any], mode: str, glue: list[Callable[..., Any]]) -> str:
-    """sha256 over the parser's source, the functions that apply it (``glue``), the manifest entry, the raw file and
-    the mode: any change to one of them makes a pre-parsed file stale."""
+@functools.lru_cache(maxsize=8)
+def _code_digest(glue: tuple[Callable[..., Any], ...]) -> str:
+    """sha256 of the parser's source and of the functions that apply it; "" when there is no source to read."""
     h = hashlib.sha256()
     try:
         h.update(Path(parsers.__file__).read_bytes())
         for fn in glue:
             h.update(inspect.getsource(fn).encode("utf-8"))
-    except (OSError, TypeError):  # no source to hash (a bytecode-only install): never trust a pre-parsed file
+    except (OSError, TypeError):  # a bytecode-only install: never trust a pre-parsed file
         return ""
+    return h.hexdigest()
+
+
+def fingerprint(data_dir: Path, entry: dict[str, Any], mode: str, glue: tuple[Callable[..., Any], ...]) -> str:
+    """sha256 over the parser's source, the functions that apply it (``glue``), the manifest entry, the raw file and
+    the mode: any change to one of them makes a pre-parsed file stale."""
+    code = _code_digest(glue)
+    if not code:
+        return ""
+    h = hashlib.sha256(code.encode("ascii"))
     h.update(json.dumps(entry, sort_keys=True).encode("utf-8"))
     h.update((data_dir / entry["file"]).read_bytes())
     h.update(mode.encode("utf-8"))

@@ -56,9 +56,14 @@ def table(frame: pd.DataFrame, name: str, key: str, *, height: int | str = "auto
     with left:
         st.dataframe(shown.frame, hide_index=True, height=height, key=f"df_{key}", column_config=config or None,
                      placeholder="", **kw)
-    with right:
-        st.download_button("CSV", data=to_csv_safe(frame).encode("utf-8"), file_name=f"{_slug(name)}.csv",
-                           mime="text/csv", key=f"csv_{key}", help=f"Download {name} as CSV", icon=":material/download:")
+    _csv_button(right, frame, name, key)
+
+
+def _csv_button(container: Any, frame: pd.DataFrame, name: str, key: str) -> None:
+    """The raw numbers of a shown table as CSV (formula-like cells quoted), beside it."""
+    container.download_button("CSV", data=to_csv_safe(frame).encode("utf-8"), file_name=f"{_slug(name)}.csv",
+                              mime="text/csv", key=f"csv_{key}", help=f"Download {name} as CSV",
+                              icon=":material/download:")
 
 
 def static_table(frame: pd.DataFrame, name: str, key: str) -> None:
@@ -72,8 +77,7 @@ def static_table(frame: pd.DataFrame, name: str, key: str) -> None:
 
     left, right = st.columns([12, 2], vertical_alignment="top")
     left.table(display_table(frame).as_text(), hide_index=True)
-    right.download_button("CSV", data=to_csv_safe(frame).encode("utf-8"), file_name=f"{_slug(name)}.csv",
-                          mime="text/csv", key=f"csv_{key}", help=f"Download {name} as CSV", icon=":material/download:")
+    _csv_button(right, frame, name, key)
 
 
 def chart(fig: Any, key: str) -> None:

@@ -25,8 +25,7 @@ def stale_files() -> list[tuple[dict, str, Path]]:
     """(manifest entry, mode, path) of every pre-parsed file that is missing or does not match this checkout."""
     out = []
     for entry in datasets._run_entries():
-        columns = (parsed_cache.COMPARISON_PARSED if entry["kind"] == "comparisons"
-                   else parsed_cache.JUDGMENT_PARSED)
+        columns = parsed_cache.parsed_columns(entry)
         n_rows = len(datasets._raw_replies(entry))
         for mode in parsers.PARSE_MODES:
             path = parsed_cache.parsed_path(datasets.DATA_DIR, entry, mode)
@@ -55,9 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     for entry, mode, path in stale:
         t0 = time.perf_counter()
         table = datasets.parse_bundled(entry, datasets._raw_replies(entry), mode)
-        columns = (parsed_cache.COMPARISON_PARSED if entry["kind"] == "comparisons"
-                   else parsed_cache.JUDGMENT_PARSED)
-        parsed_cache.write(path, table, columns, datasets.parse_fingerprint(entry, mode))
+        parsed_cache.write(path, table, parsed_cache.parsed_columns(entry), datasets.parse_fingerprint(entry, mode))
         print(f"{path.relative_to(datasets.DATA_DIR)}: {len(table)} rows parsed in {time.perf_counter() - t0:.2f} s")
     for path in extra:
         path.unlink()
