@@ -30,7 +30,7 @@ import json
 import re
 import shutil
 import sys
-from collections import Counter, defaultdict
+from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -242,7 +242,8 @@ def add_dataset(bundle: Bundle, manifest: dict[str, Any], tables: dict[str, pd.D
 ABSTRACTIVE = ("M8", "M9", "M10", "M11", "M12", "M13", "M14", "M15", "M17", "M20", "M22", "M23")
 
 
-def build_summeval(root: Path, bundle: Bundle) -> dict[str, Any]:
+def _summeval_bart(root: Path) -> tuple[list[dict], pd.DataFrame, pd.DataFrame]:
+    """Documents, items and gold scores (the expert means) from BARTScore's SummEval table."""
     bart_path = root / "neulab__BARTScore/SUM/SummEval/data.json"
     bart = read_json(bart_path)
     check(len(bart) == 100, f"{bart_path}: expected 100 documents, found {len(bart)}")
@@ -264,11 +265,12 @@ def build_summeval(root: Path, bundle: Bundle) -> dict[str, Any]:
                 score = float(s["scores"][dim])
                 check(1.0 <= score <= 5.0, f"{bart_path}: {item_id}: {dim} score {score} outside 1-5")
                 human.append({"item_id": item_id, "dimension": dim, "score": score})
-    items_df = pd.DataFrame(items)
-    human_df = pd.DataFrame(human)
-    gold = {(r["item_id"], r["dimension"]): r["score"] for r in human}
+    return documents, pd.DataFrame(items), pd.DataFrame(human)
 
-    # Per-annotator ratings, 12 abstractive systems only.
+
+def _summeval_annotations(root: Path, gold: dict[tuple[str, str], float]) -> pd.DataFrame:
+    """Per-annotator ratings (12 abstractive systems only) from Shen et al.'s files, checked against the gold."""
+    bart_path = root / "neulab__BARTScore/SUM/SummEval/data.json"
     ann_dir = root / "DAMO-NLP-SG__LLM_summeval/model_output_annotations"
     annotations = []
     seen: set[str] = set()
@@ -300,11 +302,14 @@ def build_summeval(root: Path, bundle: Bundle) -> dict[str, Any]:
                                         "group": "crowd", "value": float(v[dim])})
     check(len(seen) == 1200, f"{ann_dir}: expected 1200 annotated summaries, found {len(seen)}")
     ann_df = pd.DataFrame(annotations)
-    ann_df = ann_df.sort_values(["item_id", "dimension", "annotator"], kind="stable",
-                                key=lambda c: c.map(natural_key) if c.name == "annotator" else c)
+    return ann_df.sort_values(["item_id", "dimension", "annotator"], kind="stable",
+                              key=lambda c: c.map(natural_key) if c.name == "annotator" else c)
 
-    # Challenge pairs (003 App. E): the 12 abstractive systems sorted by average expert score over all four
-    # dimensions, best first; each adjacent pair (better, worse) is one challenge pair.
+
+def _summeval_challenge_pairs(root: Path, human_df: pd.DataFrame,
+                              items_df: pd.DataFrame) -> tuple[list[list[str]], pd.Series]:
+    """Challenge pairs (003 App. E): the 12 abstractive systems sorted by average expert score over all four
+    dimensions, best first; each adjacent pair (better, worse) is one challenge pair. Also the system means."""
     abstr = human_df.merge(items_df[["item_id", "system_id"]], on="item_id")
     abstr = abstr[abstr["system_id"].isin(ABSTRACTIVE)]
     means = abstr.groupby("system_id")["score"].mean().sort_values(ascending=False, kind="stable")
@@ -315,7 +320,21 @@ def build_summeval(root: Path, bundle: Bundle) -> dict[str, Any]:
     released = sorted({tuple(p.name.split("_")[0].split("-")) for p in res_dir.glob("*.result")})
     check(sorted(tuple(p) for p in challenge) == released,
           f"{res_dir}: challenge pairs {challenge} do not match the released H2H pairs {released}")
+    return challenge, means
 
+
+def build_summeval(root: Path, bundle: Bundle) -> dict[str, Any]:
+    documents, items_df, human_df = _summeval_bart(root)
+    gold = {(r.item_id, r.dimension): r.score for r in human_df.itertuples()}
+    ann_df = _summeval_annotations(root, gold)
+    challenge, means = _summeval_challenge_pairs(root, human_df, items_df)
+    add_dataset(bundle, _summeval_manifest(challenge, means), {
+        "documents": pd.DataFrame(documents), "items": items_df, "human_scores": human_df, "annotations": ann_df,
+    })
+    return {"items": set(items_df["item_id"]), "challenge_pairs": challenge}
+
+
+def _summeval_manifest(challenge: list[list[str]], means: pd.Series) -> dict[str, Any]:
     origins = [
         origin_of("neulab__BARTScore", "SUM/SummEval/data.pkl (converted to JSON)"),
         origin_of("DAMO-NLP-SG__LLM_summeval", "model_output_annotations/M*_outputs_annotations.jsonl"),
@@ -357,10 +376,7 @@ def build_summeval(root: Path, bundle: Bundle) -> dict[str, Any]:
             "levels": ["dataset", "summary", "system"],
         },
     }
-    add_dataset(bundle, manifest, {
-        "documents": pd.DataFrame(documents), "items": items_df, "human_scores": human_df, "annotations": ann_df,
-    })
-    return {"items": set(items_df["item_id"]), "challenge_pairs": challenge}
+    return manifest
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -580,12 +596,20 @@ ZHANG_DIMS = {"overall": "overall_writer_better", "informative": "informative_wr
 ZHANG_LLM = "text-davinci-002"
 
 
-def build_zhang(root: Path, bundle: Bundle) -> None:
-    folder = "Tiiiger__benchmark_llm_summarization"
-    rel = "pairwise_evaluation_results.json"
-    path = root / folder / rel
-    rows = read_json(path)
-    check(len(rows) == 599, f"{path}: expected 599 judgments, found {len(rows)}")
+def _zhang_preference(path: Path, i: int, key: str, v: Any) -> str:
+    """A released vote: True = the writer's summary, False = the LLM's, "Equally Good" = tie."""
+    if v is True:
+        return "a"
+    if v is False:
+        return "b"
+    if v == "Equally Good":
+        return "tie"
+    raise BuildError(f"{path}[{i}]: {key} = {v!r}, expected True, False or 'Equally Good'")
+
+
+def _zhang_judgments(path: Path, rows: list[dict]) -> tuple[dict[str, dict[str, Any]], list[dict], dict[str, str]]:
+    """The released judgments grouped by (article, writer) pair, every vote as a preference row, and the
+    evaluators' short ids (first 8 hex digits) with their full ids."""
 
     def short(full: str, kind: str, registry: dict[str, str]) -> str:
         s = full.replace("-", "")[:8]
@@ -615,19 +639,15 @@ def build_zhang(root: Path, bundle: Bundle) -> None:
         check((doc_id, ev) not in seen_judgment, f"{path}[{i}]: evaluator judged the same pair twice")
         seen_judgment.add((doc_id, ev))
         for dim, key in ZHANG_DIMS.items():
-            v = r[key]
-            if v is True:
-                pref = "a"
-            elif v is False:
-                pref = "b"
-            elif v == "Equally Good":
-                pref = "tie"
-            else:
-                raise BuildError(f"{path}[{i}]: {key} = {v!r}, expected True, False or 'Equally Good'")
+            pref = _zhang_preference(path, i, key, r[key])
             p["votes"][dim].append(pref)
             preferences.append({"pair_id": doc_id, "doc_id": doc_id, "item_a": writer_item, "item_b": llm_item,
                                 "dimension": dim, "annotator": ev, "preferred": pref})
+    return pairs, preferences, evaluators
 
+
+def _zhang_tables(pairs: dict[str, dict[str, Any]]) -> tuple[list[dict], list[dict], list[dict]]:
+    """Documents, items (writer and LLM summary per pair) and the derived preference-share scores."""
     documents, items, human = [], [], []
     for doc_id in sorted(pairs):
         p = pairs[doc_id]
@@ -644,6 +664,17 @@ def build_zhang(root: Path, bundle: Bundle) -> None:
             share_a = sum(1.0 if v == "a" else 0.5 if v == "tie" else 0.0 for v in votes) / len(votes)
             human.append({"item_id": writer_item, "dimension": dim, "score": share_a})
             human.append({"item_id": llm_item, "dimension": dim, "score": 1.0 - share_a})
+    return documents, items, human
+
+
+def build_zhang(root: Path, bundle: Bundle) -> None:
+    folder = "Tiiiger__benchmark_llm_summarization"
+    rel = "pairwise_evaluation_results.json"
+    path = root / folder / rel
+    rows = read_json(path)
+    check(len(rows) == 599, f"{path}: expected 599 judgments, found {len(rows)}")
+    pairs, preferences, evaluators = _zhang_judgments(path, rows)
+    documents, items, human = _zhang_tables(pairs)
     pref_df = pd.DataFrame(preferences).sort_values(["pair_id", "dimension", "annotator"], kind="stable")
     origin = origin_of(folder, rel)
     manifest = {
@@ -726,7 +757,6 @@ def read_reply_file(path: Path) -> tuple[dict[str, str], int]:
 
 def build_shen_runs(root: Path, bundle: Bundle, summeval: dict[str, Any]) -> list[dict[str, Any]]:
     folder = "DAMO-NLP-SG__LLM_summeval"
-    base = root / folder / "eval_model_generations"
     known_items = summeval["items"]
     runs = []
     for evaluator, suffix, slug, method, parser, label_suffix in SHEN_ITEM_RUNS:
