@@ -84,8 +84,12 @@ with tab_of["Human agreement"]:
                            "or nominal for binary and nominal labels); 95% CIs resample items.")
 
 if ds.citation or ds.origin:
-    with st.expander("Source and citation"):
-        if ds.origin:
-            st.text(ds.origin)
-        if ds.citation:
-            st.code(ds.citation, language=None, wrap_lines=True)
+    # Drawn only when opened: st.code's highlighter is a 1.5 MB script, and the browser holds back the whole first
+    # render (the dimensions table included) until it is compiled, about 0.4 s even from the HTTP cache.
+    source = st.expander("Source and citation", key=url.key("data_source_open", False), on_change="rerun")
+    if source.open:
+        with source:
+            if ds.origin:
+                st.text(ds.origin)
+            if ds.citation:
+                st.code(ds.citation, language=None, wrap_lines=True)

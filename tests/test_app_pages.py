@@ -106,6 +106,13 @@ def test_first_start_opens_on_summeval_with_shen_rts_runs():
     at.run()
     assert_clean(at)
     assert len(plotly_charts(at)) == 1 and len(frame_with(at, "dimension", "group", "alpha")) == 8  # 4 dimensions x (crowd, expert)
+    # the source and citation are drawn when their expander is opened (st.code's highlighter would hold back the
+    # first render), and the open state is in the URL like every other view setting
+    assert not at.code and at.query_params["data_source_open"] in ("false", ["false"])
+    at.session_state["data_source_open"] = True
+    at.run()
+    assert_clean(at)
+    assert len(at.code) == 1 and "Fabbri" in at.code[0].value and at.query_params["data_source_open"] in ("true", ["true"])
 
 
 def test_every_analysis_page_renders_with_real_numbers():
