@@ -42,8 +42,7 @@ def context() -> Context:
 
 def table(frame: pd.DataFrame, name: str, key: str, *, height: int | str = "auto", **kw: Any) -> None:
     """A dataframe with its CSV download right beside it (file name from ``name``)."""
-    if frame is None or frame.empty:
-        st.caption(esc(f"{name}: nothing to show."))
+    if _nothing_to_show(frame, name):
         return
     # shown: p-values as "<0.001"/"0.961", rates as percentages, blanks for missing cells (evalcore.views.format);
     # the CSV keeps the raw numbers
@@ -59,6 +58,14 @@ def table(frame: pd.DataFrame, name: str, key: str, *, height: int | str = "auto
     _csv_button(right, frame, name, key)
 
 
+def _nothing_to_show(frame: pd.DataFrame | None, name: str) -> bool:
+    """An empty table is said in words, not drawn as an empty grid."""
+    if frame is None or frame.empty:
+        st.caption(esc(f"{name}: nothing to show."))
+        return True
+    return False
+
+
 def _csv_button(container: Any, frame: pd.DataFrame, name: str, key: str) -> None:
     """The raw numbers of a shown table as CSV (formula-like cells quoted), beside it."""
     container.download_button("CSV", data=to_csv_safe(frame).encode("utf-8"), file_name=f"{_slug(name)}.csv",
@@ -70,8 +77,7 @@ def static_table(frame: pd.DataFrame, name: str, key: str) -> None:
     """A small table drawn as plain HTML (``st.table``), with its CSV download beside it. For a page's first table
     of a few rows: the browser draws it without loading the data grid, which is most of the time a visit takes before
     the Data page shows its dimensions (bench/bench_pages.py). Larger or sortable tables use ``table``."""
-    if frame is None or frame.empty:
-        st.caption(esc(f"{name}: nothing to show."))
+    if _nothing_to_show(frame, name):
         return
     from evalcore.views.format import display_table
 

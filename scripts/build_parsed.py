@@ -44,7 +44,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--check", action="store_true", help="only list missing or stale files")
     args = ap.parse_args(argv)
     stale = stale_files()
-    extra = sorted(p for p in (datasets.DATA_DIR / "parsed").glob("*.parquet") if p not in expected_files())
+    expected = expected_files()
+    extra = sorted(p for p in (datasets.DATA_DIR / "parsed").glob("*.parquet") if p not in expected)
     if args.check:
         for _, mode, path in stale:
             print(f"missing or stale: {path.relative_to(datasets.DATA_DIR)}")
@@ -59,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     for path in extra:
         path.unlink()
         print(f"removed {path.relative_to(datasets.DATA_DIR)} (no bundled run)")
-    print(f"{len(stale)} file(s) written, {len(expected_files()) - len(stale)} already current")
+    print(f"{len(stale)} file(s) written, {len(expected) - len(stale)} already current")
     return 0
 
 

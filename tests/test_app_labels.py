@@ -39,7 +39,8 @@ def _frame_with(at: AppTest, *columns: str):
     for d in [*at.dataframe, *at.table]:  # grids and static tables (the Data page's dimension tables)
         if all(c in d.value.columns for c in columns):
             return d.value
-    raise AssertionError(f"no table with columns {columns}; tables: {[list(d.value.columns) for d in at.dataframe]}")
+    shown = [list(d.value.columns) for d in [*at.dataframe, *at.table]]
+    raise AssertionError(f"no table with columns {columns}; tables: {shown}")
 
 
 def _clean(at: AppTest) -> None:
