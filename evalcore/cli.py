@@ -415,8 +415,9 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     errors.append(LabelImportError)
     try:
         from evalcore.judge.client import MissingApiKey
+        from evalcore.judge.trust import UntrustedEndpoint
 
-        errors.append(MissingApiKey)
+        errors += [MissingApiKey, UntrustedEndpoint]
     except ImportError:
         pass
     errors += _hardening_errors()

@@ -50,8 +50,11 @@ def _endpoint(args: argparse.Namespace):
     from evalcore.judge.client import endpoint_from_preset
 
     base_url = args.base_url[0] if isinstance(args.base_url, list) else args.base_url  # --base-url repeats
-    return endpoint_from_preset(args.provider, model=args.model, base_url=base_url,
-                                api_key_env=args.api_key_env, api_version=args.api_version)
+    ep = endpoint_from_preset(args.provider, model=args.model, base_url=base_url,
+                              api_key_env=args.api_key_env, api_version=args.api_version)
+    # The command line is the operator's own: its --base-url may receive the environment's key
+    # (evalcore.judge.trust). Pages never build an endpoint this way.
+    return dataclasses.replace(ep, operator_configured=True)
 
 
 def criteria_for(dataset, dimension: str, store, *, version: str | None = None) -> Criteria:
