@@ -10,6 +10,7 @@ from typing import Any
 
 import streamlit as st
 
+from evalcore.judge import trust
 from evalcore.judge.redact import redact
 from evalcore.views import common as common_views
 from evalcore.views import criteria as criteria_views
@@ -285,7 +286,12 @@ if job is not None:
         else:
             st.success("Done.")
         if job.error or job.cancel.is_set():
-            if st.button("Resume", key="resume_scoring", disabled=not choice.ready,
+            first = job.params["endpoint"]
+            elsewhere = trust.typed_key_elsewhere((first[0] if isinstance(first, list) else first).base_url,
+                                                  choice.typed_for)
+            if elsewhere:
+                st.caption(ui.esc(elsewhere))
+            if st.button("Resume", key="resume_scoring", disabled=not choice.ready or bool(elsewhere),
                          help="Continue the same run: finished judgments are not requested again"):
                 job.params["api_key"] = choice.api_key
                 start(job)
@@ -340,7 +346,12 @@ else:
                                 "collected": "yes" if b["collected"] else "no"} for b in batches]),
                  f"batches {rid}", "batches")
         if any(not b["collected"] for b in batches) and not (job is not None and job.running):
-            if st.button("Check and collect batch results", key="collect_batches", disabled=not choice.ready):
+            recorded = (run.config.get("endpoint") or {}).get("base_url", "")
+            mismatch = trust.typed_key_elsewhere(recorded, choice.typed_for)
+            if mismatch:
+                st.caption(ui.esc(mismatch))
+            if st.button("Check and collect batch results", key="collect_batches",
+                         disabled=not choice.ready or bool(mismatch)):
                 try:
                     col = batch_mod.collect(rid, store=store, api_key=choice.api_key, wait=False)
                 except Exception as e:  # noqa: BLE001 - shown with its reason

@@ -88,3 +88,13 @@ def refusal(base_url: str, key_env: str) -> str:
     return (f"{host_of(base_url)} is not an endpoint this server's operator configured, so the server's key "
             f"(${key_env}) is not sent there. Type your own API key to use it, or (operator) add its base URL to "
             f"${ALLOWED_ENV} or set it as $OPENAI_BASE_URL.")
+
+
+def typed_key_elsewhere(recorded_url: str, typed_for_url: str | None) -> str | None:
+    """A key typed for one endpoint never goes to another: the reason to refuse when a recorded endpoint (a batch
+    run's, collected later) is not the one the key was typed for, else None."""
+    if typed_for_url is None or normalize(recorded_url) == normalize(typed_for_url):
+        return None
+    return (f"This run's endpoint is {host_of(recorded_url)}, and the key you typed is for "
+            f"{host_of(typed_for_url)}: a typed key is only sent to the endpoint it was typed for. To go on, set "
+            f"the endpoint above to {recorded_url.rstrip('/')} and type that endpoint's key.")
