@@ -140,6 +140,7 @@ class EndpointChoice:
     api_key: str | None  # from the password field only (the client reads the env var itself)
     problems: list[str]
     base_url: str = ""  # where requests go (shown on the page), model named or not
+    refused: str | None = None  # why the server's key may not go to base_url (evalcore.judge.trust)
 
     @property
     def typed_for(self) -> str | None:
@@ -214,11 +215,26 @@ def endpoint_form(where: str = "main") -> EndpointChoice:
         source, problem = "with the key in the server's $OPENAI_BASE_URL: the operator's endpoint", None
     else:
         source, problem = key_source(target, api_key or None, LOCAL_PROVIDERS)
+    refused = problem if problem and "operator configured" in problem else None
     if problem:
         problems.append(problem)
     else:
-        st.caption(esc(f"Requests go to {target.base_url.rstrip('/')} ({source})."))
-    return EndpointChoice(endpoint=endpoint, api_key=api_key or None, problems=problems, base_url=target.base_url)
+        shown = target.base_url.rstrip("/").replace("`", "%60")  # a code span: shown as typed, never a link
+        st.caption(f"Requests go to `{shown}` ({esc(source)}).")
+    return EndpointChoice(endpoint=endpoint, api_key=api_key or None, problems=problems, base_url=target.base_url,
+                          refused=refused)
+
+
+def endpoint_help(choice: EndpointChoice) -> None:
+    """Under the endpoint fields when nothing can be sent yet: the refusal, or how to configure a judge."""
+    if choice.ready:
+        return
+    if choice.refused:
+        st.warning(esc(choice.refused))
+        return
+    st.info(HOW_TO_CONFIGURE)
+    if choice.problems:
+        st.caption("Missing: " + esc("; ".join(choice.problems)))
 
 
 def key_source(endpoint: Any, typed: str | None, local_providers: tuple[str, ...]) -> tuple[str, str | None]:

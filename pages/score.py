@@ -127,10 +127,7 @@ def cost_frame(rows: list[dict[str, Any]]):
 # --------------------------------------------------------------------------------------------------- settings
 st.subheader("Judge endpoint")
 choice = ui.endpoint_form("score")
-if not choice.ready:
-    st.info(ui.HOW_TO_CONFIGURE)
-    if choice.problems:
-        st.caption("Missing: " + "; ".join(choice.problems))
+ui.endpoint_help(choice)
 
 st.subheader("What to score")
 method_names = list(METHODS)

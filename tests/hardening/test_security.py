@@ -185,7 +185,7 @@ def test_score_page_moves_typed_credentials_out_of_the_field(tmp_path, monkeypat
     assert at.text_input(key="base_url").value == "http://127.0.0.1:9/v1"
     assert at.text_input(key="api_key").value == "s3cret"
     assert any("taken out of the URL" in i.value for i in at.info)
-    assert any("Requests go to http://127.0.0.1:9/v1 (with the key you typed" in c.value.replace("\\", "")
+    assert any("Requests go to `http://127.0.0.1:9/v1` (with the key you typed" in c.value.replace("\\", "")
                for c in at.caption)
     assert {m.label: m.value for m in at.metric}["Calls to send"] == "2"  # the endpoint was built from the clean URL
     assert not at.button(key="start_scoring").disabled

@@ -13,8 +13,9 @@ from evalcore.judge import batch, runner, trust
 from evalcore.judge.client import Endpoint, JudgeClient
 from evalcore.judge.store import Store
 from evalcore.testing.loopback import serve
+from evalcore.testing.sink import Attacker
 
-from _judging import CAPS, CRITERIA, Attacker, OneShot, dataset
+from _judging import CAPS, CRITERIA, OneShot, dataset
 
 CANARY = "sk-canary-server-key-0123456789"
 
