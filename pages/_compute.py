@@ -136,3 +136,23 @@ def label_agreements(dataset_id: str, run_ids: tuple[str, ...], dimension: str, 
     """Kappa, confusion matrix and calibration per run on a binary / nominal / ordinal dimension (issue 7.4)."""
     return alignment_views.label_agreements(ui.load_dataset(dataset_id), _runs(run_ids, parse), dimension,
                                             n_resamples=n_resamples, systems=_systems(systems))
+
+
+def score_estimate(ds, method: str, criteria: dict, config, endpoint, limit: int | None, dimensions: list[str]):
+    """The Score page's estimate, planned once per plan and shared by every session for a minute (issue 21,
+    item 2): a link to the largest plan (h2h on every dimension, every pair) builds its requests once, not on every
+    rerun of every visitor. The minute keeps the cache hits it counts close to the store's."""
+    import json
+
+    crit_key = tuple(sorted((d, c.version_hash()) for d, c in criteria.items()))
+    return _score_estimate(ds.id, method, crit_key, repr(config), json.dumps(endpoint.identity(), sort_keys=True),
+                           limit, tuple(dimensions), _ds=ds, _criteria=criteria, _config=config, _endpoint=endpoint)
+
+
+@st.cache_data(show_spinner=False, max_entries=32, ttl=60)
+def _score_estimate(dataset_id: str, method: str, criteria_key: tuple, config_key: str, endpoint_key: str,
+                    limit: int | None, dimensions: tuple[str, ...], *, _ds, _criteria, _config, _endpoint):
+    from evalcore.judge.runner import estimate
+
+    return estimate(_ds, method=method, criteria_by_dim=_criteria, config=_config, endpoint=_endpoint,
+                    store=ui.store_or_none(), limit=limit, dimensions=list(dimensions))

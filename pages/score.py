@@ -201,26 +201,55 @@ def show_estimate(est, *, use_batch: bool = False) -> None:
                    "tokens are an upper bound (max_tokens x samples).")
 
 
+est = None
 if choice.endpoint is not None and dims:
-    from evalcore.judge.runner import estimate
-
     try:
         with st.spinner("Estimating calls and cost…"):
-            est = estimate(ds, method=method_name, criteria_by_dim=criteria, config=config, endpoint=choice.endpoint,
-                           store=store, limit=int(limit) or None, dimensions=dims)
+            est = compute.score_estimate(ds, method_name, criteria, config, choice.endpoint, int(limit) or None,
+                                         list(dims))
     except Exception as e:  # noqa: BLE001 - e.g. the method is unsupported by this endpoint
         st.warning(ui.esc(f"No estimate: {type(e).__name__}: {e}"))
     else:
         show_estimate(est, use_batch=bool(use_batch))
+
+
+def spending_gate(est) -> bool:
+    """Issue 21, item 12: a costly (or unknown-cost) run starts only once confirmed, naming cost, requests and host;
+    the operator's cap refuses what would pass it. True when the run may start."""
+    from evalcore.judge import spending
+    from evalcore.judge.client import LOCAL_PROVIDERS
+
+    if est is None:
+        return False  # no estimate, no run: the reason is shown above
+    cost = est.cost_usd_batch if use_batch else est.cost_usd
+    d = spending.decide(cost, est.calls, local=choice.endpoint.provider in LOCAL_PROVIDERS,
+                        spent_usd=st.session_state.get("_spent_usd", 0.0),
+                        confirm_over=spending.confirm_threshold(), cap=spending.spending_cap())
+    if not d.allowed:
+        st.session_state.pop("_spend_sig", None)
+        st.error(ui.esc(d.reason))
+        return False
+    if not d.needs_confirmation:
+        st.session_state.pop("_spend_sig", None)  # a confirmation is never carried over to a later plan
+        return True
+    sig = (ds.id, method_name, tuple(dims), int(limit), bool(use_batch), choice.endpoint.base_url, est.calls, cost)
+    if st.session_state.get("_spend_sig") != sig:  # another plan: asked again, never carried over
+        st.session_state["_spend_sig"] = sig
+        st.session_state["confirm_spend"] = False
+    return st.checkbox(f"Send {est.calls:,} requests to {trust.host_of(choice.endpoint.base_url)} for an estimated "
+                       f"{spending.usd(cost)} ({d.reason}): I confirm", key="confirm_spend")
 
 # ------------------------------------------------------------------------------------------------------- run
 job: Job | None = st.session_state.get("_score_job")
 if job is not None and job.params.get("dataset_id") != ds.id:
     job = None if not job.running else job
 
+may_spend = choice.ready and bool(dims) and spending_gate(est)
 start_clicked = st.button("Start scoring", key="start_scoring", type="primary",
-                          disabled=not choice.ready or not dims or (job is not None and job.running))
+                          disabled=not may_spend or (job is not None and job.running))
 if start_clicked:
+    cost = est.cost_usd_batch if use_batch else est.cost_usd
+    st.session_state["_spent_usd"] = st.session_state.get("_spent_usd", 0.0) + (cost or 0.0)
     from evalcore.judge.runner import new_run_id
 
     job = Job(run_id=new_run_id(ds.id, method_name, choice.endpoint.model),

@@ -320,6 +320,15 @@ class AppPage:
             }"""
         )
 
+    def start_scoring(self) -> None:
+        """Press "Start scoring", first ticking the spending confirmation when the page asks for one (a paid
+        provider's model of unknown price, or an estimate above $EVALCORE_CONFIRM_USD: evalcore.judge.spending)."""
+        confirm = self.page.get_by_text("I confirm", exact=False)
+        if confirm.count():
+            confirm.first.click()
+            self.idle()
+        self.page.get_by_role("button", name="Start scoring").click()
+
     def problems(self) -> list[str]:
         """Texts of Streamlit exception boxes and error alerts on the page (there should be none)."""
         boxes = self.page.locator('[data-testid="stException"], [data-testid="stAlertContentError"]')

@@ -77,7 +77,7 @@ def test_crafted_links_never_send_the_server_key_to_an_attackers_host(browser, k
     app.type_into("Base URL", loopback.base_url)
     app.type_into("Model", "loopback-judge")
     expect(app.page.get_by_text("with the server's $OPENAI_API_KEY").first).to_be_visible()
-    app.page.get_by_role("button", name="Start scoring").click()
+    app.start_scoring()
     app.page.get_by_text("Done.", exact=True).wait_for(timeout=120_000)
     app.idle()
     assert app.problems() == []
@@ -93,7 +93,7 @@ def test_credentials_typed_in_the_field_are_moved_then_a_run_stores_none(app, lo
     app.type_into("Base URL", f"http://bob:t0psecret@{host}")
     app.page.wait_for_function("() => !window.location.search.includes('t0psecret')", timeout=10_000)
     assert app.page.get_by_role("textbox", name="Base URL", exact=True).input_value() == loopback.base_url
-    app.page.get_by_role("button", name="Start scoring").click()
+    app.start_scoring()
     app.page.get_by_text("Done.", exact=True).wait_for(timeout=120_000)
     app.idle()
     assert app.problems() == [] and "t0psecret" not in app.page.url

@@ -188,6 +188,7 @@ def test_score_page_moves_typed_credentials_out_of_the_field(tmp_path, monkeypat
     assert any("Requests go to `http://127.0.0.1:9/v1` (with the key you typed" in c.value.replace("\\", "")
                for c in at.caption)
     assert {m.label: m.value for m in at.metric}["Calls to send"] == "2"  # the endpoint was built from the clean URL
+    at.checkbox(key="confirm_spend").check().run()  # a paid provider's model of unknown price: confirmed first
     assert not at.button(key="start_scoring").disabled
     assert b"s3cret" not in files_bytes(tmp_path)
 
