@@ -67,3 +67,16 @@ def test_the_operators_cap_refuses_a_run_above_it(tmp_path, monkeypatch):
     at = _score_page(tmp_path, monkeypatch, EVALCORE_MAX_COST_USD="2")
     assert at.button(key="start_scoring").disabled
     assert any("cap of $2.00 per session" in e.value.replace("\\", "") for e in at.error)
+
+
+def test_a_link_cannot_ask_for_unbounded_resamples(tmp_path, monkeypatch):
+    """/alignment?resamples=100000 (12x the work of the default, issue 21 item 2): out of bounds, the default."""
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("EVALCORE_DB", str(tmp_path / "app.db"))
+    monkeypatch.setenv("EVALCORE_RESAMPLES", "10")
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.query_params.update({"resamples": "100000"})
+    at.run()
+    assert not at.exception
+    assert at.number_input(key="resamples").value == 10 and at.query_params["resamples"] in ("10", ["10"])
