@@ -214,7 +214,7 @@ async def _create_batches(store: Store, endpoint: Endpoint, api_key: str | None,
                               " total, completed, failed, output_file_id, error_file_id, errors, collected,"
                               " created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                               (run_id, b.id, route, f.id, endpoint.api_key_env, b.status, len(chunk), 0, 0,
-                               None, None, None, 0, now(), now()))
+                               b.output_file_id, b.error_file_id, _errors_text(b, client), 0, now(), now()))
                 ids.append(b.id)
     except openai.APIStatusError as e:
         if not ids and not existed:
@@ -246,6 +246,12 @@ class BatchStatus:
 
     def as_dict(self) -> dict[str, Any]:
         return {"run_id": self.run_id, "done": self.done, **self.counts, "batches": self.batches}
+
+
+def _errors_text(b: Any, client: JudgeClient) -> str | None:
+    """A batch's validation errors as stored: each message redacted (a server may echo the key in it)."""
+    errs = getattr(getattr(b, "errors", None), "data", None)
+    return json.dumps([client.redact(e.message) for e in errs]) if errs else None
 
 
 def _endpoint_of(store: Store, run_id: str, api_key_env: str | None = None,
@@ -286,8 +292,7 @@ async def astatus(run_id: str, *, store: Store | None = None, api_key: str | Non
             rc = b.request_counts
             fields = dict(status=b.status, completed=int(getattr(rc, "completed", 0) or 0),
                           failed=int(getattr(rc, "failed", 0) or 0), output_file_id=b.output_file_id,
-                          error_file_id=b.error_file_id,
-                          errors=json.dumps([e.message for e in (b.errors.data or [])]) if b.errors else None)
+                          error_file_id=b.error_file_id, errors=_errors_text(b, client))
             if rc is not None and getattr(rc, "total", None):
                 fields["total"] = int(rc.total)
             _update(store, r["batch_id"], **fields)

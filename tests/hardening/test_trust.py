@@ -7,6 +7,8 @@ tests/browser/test_hardening_e2e.py."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from evalcore.judge import batch, runner, trust
@@ -135,3 +137,27 @@ def test_batch_cli_sends_the_server_key_to_a_recorded_endpoint_only_when_named_a
         capsys.readouterr()
         assert main(["batch", "status", sub.run_id, "--db", db, "--base-url", srv.base_url + "/", "--json"]) == 0
         assert sub.batch_ids[0] in capsys.readouterr().out
+
+
+def test_a_key_echoed_in_a_batchs_errors_is_stored_redacted(server_key, capsys):
+    """Issue 21, item 5: a server that repeats the caller's key in a failed batch's errors; neither the store, nor
+    `batch status --json`, nor the Score page's table (it shows the stored text) carry it."""
+    from evalcore.cli import main
+    from evalcore.judge.redact import MASK
+    from evalcore.testing.loopback import BatchSwitches
+
+    ds = dataset(3)
+    server_key.save_dataset(ds)
+    typed = "sk-typed-visitor-key-abcdef123456"
+    with serve(batch=BatchSwitches(echo_key=True)) as srv:
+        sub = batch.submit(ds, method=OneShot(), criteria_by_dim=CRITERIA, endpoint=Endpoint(srv.base_url, "m"),
+                           api_key=typed, store=server_key, capabilities=CAPS)
+        st = batch.status(sub.run_id, store=server_key, api_key=typed)
+        assert st.batches[0]["status"] == "failed" and MASK in st.batches[0]["errors"]
+        server_key.close()
+        assert main(["batch", "status", sub.run_id, "--db", str(server_key.path), "--json",
+                     "--base-url", srv.base_url]) == 0
+    out = capsys.readouterr()
+    assert json.loads(out.out)["batches"][0]["errors"] == json.dumps([f"rejected Bearer {MASK}"])
+    assert typed not in out.out + out.err
+    assert typed.encode() not in b"".join(p.read_bytes() for p in server_key.path.parent.glob("judge.db*"))
