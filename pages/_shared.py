@@ -87,7 +87,10 @@ def static_table(frame: pd.DataFrame, name: str, key: str) -> None:
 
 
 def chart(fig: Any, key: str) -> None:
-    st.plotly_chart(fig, key=f"chart_{key}", width="stretch")
+    """Every chart on every page: texts from the data shown as typed, never as links or markup."""
+    from evalcore.chartsafe import plain_figure
+
+    st.plotly_chart(plain_figure(fig), key=f"chart_{key}", width="stretch")
 
 
 def sources(*codes: str) -> None:
