@@ -14,6 +14,7 @@ Conventions the pages keep:
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,7 +70,7 @@ def _nothing_to_show(frame: pd.DataFrame | None, name: str) -> bool:
 def _csv_button(container: Any, frame: pd.DataFrame, name: str, key: str) -> None:
     """The raw numbers of a shown table as CSV (formula-like cells quoted), beside it."""
     container.download_button("CSV", data=to_csv_safe(frame).encode("utf-8"), file_name=f"{_slug(name)}.csv",
-                              mime="text/csv", key=f"csv_{key}", help=f"Download {name} as CSV",
+                              mime="text/csv", key=f"csv_{key}", help=f"Download {esc(name)} as CSV",
                               icon=":material/download:")
 
 
@@ -82,8 +83,28 @@ def static_table(frame: pd.DataFrame, name: str, key: str) -> None:
     from evalcore.views.format import display_table
 
     left, right = st.columns([12, 2], vertical_alignment="top")
-    left.table(display_table(frame).as_text(), hide_index=True)
+    left.table(markdown_safe(display_table(frame).as_text()), hide_index=True)
     _csv_button(right, frame, name, key)
+
+
+def markdown_safe(frame: pd.DataFrame) -> pd.DataFrame:
+    """``st.table`` renders every cell and header as Markdown: an uploaded dimension name ``![x](https://...)``
+    would make every visitor's browser fetch the image. Every text cell and header escaped (``esc``): shown as typed,
+    no image, link or autolink."""
+    def safe(v: Any) -> Any:
+        return esc(v) if isinstance(v, str) and _MARKUP.search(v) else v
+
+    out = frame.copy()
+    out.columns = [safe(c) for c in out.columns]
+    for c in out.columns:
+        if out[c].dtype == object:
+            out[c] = [safe(v) for v in out[c]]
+    return out
+
+
+# what Markdown could read as markup, a link or an autolink in a cell; plain words and numbers ("1-5", "3.413") are
+# left as they are (the table's copy and the tests read them as shown)
+_MARKUP = re.compile(r"[\[\]()!<>*_`~#|$\\&]|://|www\.|@|^\s*[-+>=]\s|^\s*\d+[.)]\s", re.IGNORECASE)
 
 
 def chart(fig: Any, key: str) -> None:

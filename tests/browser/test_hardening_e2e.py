@@ -99,3 +99,37 @@ def test_credentials_typed_in_the_field_are_moved_then_a_run_stores_none(app, lo
     assert app.problems() == [] and "t0psecret" not in app.page.url
     assert b"t0psecret" not in _stored_bytes(app_server) and b"s3cret" not in _stored_bytes(app_server)
     assert "t0psecret" not in app_server.log_tail(1_000_000)
+
+
+def test_uploaded_names_are_shown_as_text_not_markdown(app, app_server, tmp_path):
+    """Issue 21, item 7: a dimension named ``![x](http://ATTACKER/p.png) www.evil.example`` and a system id holding
+    a link: on the Data, Label and Alignment pages no visitor's browser fetches the image, and nothing becomes a
+    link (Markdown image, Markdown link, bare-URL autolink, plotly <a href>)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from conftest import REPO_ROOT
+
+    from evalcore.testing.sink import Attacker
+
+    with Attacker() as bad:
+        host = bad.base_url.split("//", 1)[1].split("/", 1)[0]
+        dim = f"![x](http://{host}/p.png) www.evil.example"
+        system = f'<a href="http://{host}/phish">M1</a>'
+        rows = [f"d{d},{system if s == 'A' else 'M2'},src {d},out {d}{s},{(d + (s == 'A')) % 5 + 1}"
+                for d in range(1, 5) for s in "AB"]
+        path = tmp_path / "md.csv"
+        path.write_text(f"doc_id,system_id,source,output,{dim}\n" + "\n".join(rows) + "\n")
+        env = {**os.environ, "EVALCORE_DB": str(app_server.db_path)}
+        out = subprocess.run([sys.executable, "-m", "evalcore", "import-dataset", str(path), "--name", "markdown",
+                              "--json"], cwd=REPO_ROOT, env=env, capture_output=True, text=True, check=True)
+        ds_id = json.loads(out.stdout)["dataset"]
+        for page, heading in (("data", "Data"), ("label", "Label")):
+            app.open(f"{page}?dataset={ds_id}", heading)
+            app.idle()
+            links = app.page.locator(f'a[href*="{host}"], img[src*="{host}"], a[href*="evil.example"]')
+            assert links.count() == 0, page
+            app.screenshot(f"hardening-markdown-{page}")
+        assert bad.connections == 0
