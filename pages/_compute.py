@@ -37,8 +37,11 @@ def alignment(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse: 
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def ceiling(dataset_id: str, dimension: str, level: str, coefficient: str) -> pd.DataFrame:
-    return alignment_views.ceiling_table(ui.load_dataset(dataset_id), dimension, level=level, coefficient=coefficient)
+def ceiling(dataset_id: str, run_ids: tuple[str, ...], dimension: str, level: str, coefficient: str, parse: str,
+            n_resamples: int, systems: tuple[str, ...] | None) -> pd.DataFrame:
+    """The human ceiling on each run's items (issue 18.1), with its interval."""
+    return alignment_views.run_ceilings(ui.load_dataset(dataset_id), _runs(run_ids, parse), dimension, level=level,
+                                        coefficient=coefficient, systems=_systems(systems), n_resamples=n_resamples)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

@@ -119,12 +119,17 @@ with tab_of['Correlations']:
                            "(system); skipped = documents where one side is constant (summary level); dropped = "
                            "replies that could not be parsed. A summary-level value is a mean of per-document "
                            "correlations: it has no p-value (blank), nor does the experts' mean in the ceiling table.")
-                st.markdown(f"**Human ceiling** ({level}, {coefficient}): each expert against the mean of the others")
-                ceil = compute.ceiling(ds.id, ctx.dimension, level, coefficient)
+                st.markdown(f"**Human ceiling** ({level}, {coefficient}) on each run's items: each expert against "
+                            "the mean of the others, on exactly the items (and systems) the run is correlated on")
+                with st.spinner("Human ceiling with bootstrap intervals…"):
+                    ceil = compute.ceiling(ds.id, run_ids, ctx.dimension, level, coefficient, ctx.parse,
+                                           ctx.n_resamples, sys_t)
                 if ceil.empty:
                     st.info("No per-annotator ratings for this dimension: no human ceiling.")
                 else:
                     ui.table(ceil, f"human ceiling {ctx.dimension} {level} {coefficient}", "ceiling")
+                    st.caption("mean = the experts' mean (the grey tick in the chart above); its 95% CI resamples "
+                               "documents, the same draw for every expert.")
                 with headline:
                     st.vega_lite_chart(alignment_views.headline_spec(table, ceil, level=level,
                                                                      coefficient=coefficient, colors=colors),

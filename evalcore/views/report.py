@@ -8,7 +8,7 @@ from evalcore.model import Dataset, Run
 from evalcore.views.alignment import (
     alignment_figure,
     alignment_table,
-    ceiling_table,
+    run_ceilings,
     correct_preferences_table,
     filter_correlations,
     headline_figure,
@@ -47,7 +47,8 @@ def analysis_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams) -> l
                              "n = items (dataset level), documents (summary level) or systems (system level); "
                              "skipped = documents with a constant side (summary level); "
                              "dropped = items whose judge reply could not be parsed.")
-    ceiling = ceiling_table(dataset, p.dimension, level=p.level, coefficient=p.coefficient)
+    ceiling = run_ceilings(dataset, runs, p.dimension, level=p.level, coefficient=p.coefficient, systems=p.systems,
+                           n_resamples=p.n_resamples)
     if not table.empty:
         if not filter_correlations(table, level=p.level, coefficient=p.coefficient).empty:
             sec.figures.append(ReportFigure(f"Correlation against the human ceiling ({p.level}, {p.coefficient})",
@@ -56,7 +57,7 @@ def analysis_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams) -> l
         sec.tables.append(ReportTable("Correlations", table))
         sec.figures.append(ReportFigure("Correlation by level", alignment_figure(table, p.coefficient, colors)))
     if not ceiling.empty:
-        sec.tables.append(ReportTable(f"Human ceiling ({p.level}, {p.coefficient})", ceiling))
+        sec.tables.append(ReportTable(f"Human ceiling ({p.level}, {p.coefficient}) on each run's items", ceiling))
     items = judge_by_human_table(dataset, runs, p.dimension, systems=p.systems)
     if not items.empty:
         sec.figures.append(ReportFigure("Judge score per human score (items)",
