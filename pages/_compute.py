@@ -31,9 +31,16 @@ def agreement(dataset_id: str, n_resamples: int) -> pd.DataFrame:
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def alignment(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse: str, n_resamples: int,
-              systems: tuple[str, ...] | None) -> pd.DataFrame:
+              systems: tuple[str, ...] | None, ci_resampling: str = "documents") -> pd.DataFrame:
     return alignment_views.alignment_table(ui.load_dataset(dataset_id), _runs(run_ids, parse), dimension,
-                                 n_resamples=n_resamples, systems=_systems(systems))
+                                 n_resamples=n_resamples, systems=_systems(systems), ci_resampling=ci_resampling)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def support_notes(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse: str,
+                  systems: tuple[str, ...] | None) -> list[str]:
+    return alignment_views.support_notes(ui.load_dataset(dataset_id), _runs(run_ids, parse), dimension,
+                                         systems=_systems(systems))
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

@@ -26,6 +26,17 @@ coefficient = c2.selectbox("Coefficient", list(views.COEFFICIENTS), help="Kendal
 systems = c3.multiselect("Systems (empty = all)", ds.systems, key=url.key("systems", [], options=ds.systems),
                          help="Restrict every statistic on this page to these systems")
 sys_t = tuple(systems) if systems else None
+RESAMPLING = ("documents", "both")
+ci_resampling = "documents"
+if level == "system":
+    from evalcore.meta.inference import CI_RESAMPLING_HELP
+
+    ci_resampling = st.radio(
+        "System-level interval resamples", list(RESAMPLING), horizontal=True,
+        key=url.key("ci_resampling", RESAMPLING[0], options=RESAMPLING),
+        format_func=lambda v: {"documents": "documents (systems fixed)", "both": "systems and documents"}[v],
+        help="documents: " + CI_RESAMPLING_HELP["documents"] + ". both: " + CI_RESAMPLING_HELP["both"] + ".")
+    st.caption(ui.esc(f"This interval: {CI_RESAMPLING_HELP[ci_resampling]}."))
 
 runs = ctx.item_runs
 run_ids = tuple(r.run_id for r in runs)
@@ -108,7 +119,10 @@ with tab_of['Correlations']:
             # (bench/bench_app_ready.py times the table; see evalcore.views.alignment.headline_spec).
             headline = st.container()
             with st.spinner("Correlations with bootstrap confidence intervals…"):
-                table = compute.alignment(ds.id, run_ids, ctx.dimension, ctx.parse, ctx.n_resamples, sys_t)
+                table = compute.alignment(ds.id, run_ids, ctx.dimension, ctx.parse, ctx.n_resamples, sys_t,
+                                          ci_resampling)
+            for note in compute.support_notes(ds.id, run_ids, ctx.dimension, ctx.parse, sys_t):
+                st.warning(ui.esc(note))
             if table.empty:
                 st.info(ui.esc(f"None of the selected runs scored {ctx.dimension!r}."))
             else:
@@ -118,7 +132,9 @@ with tab_of['Correlations']:
                            "is in the exported report). n = items (dataset), documents used (summary) or systems "
                            "(system); skipped = documents where one side is constant (summary level); dropped = "
                            "replies that could not be parsed. A summary-level value is a mean of per-document "
-                           "correlations: it has no p-value (blank), nor does the experts' mean in the ceiling table.")
+                           "correlations: it has no p-value (blank), nor does the experts' mean in the ceiling table. "
+                           "pvalue_method: below 30 pairs the p-value is a permutation test (exact, every ordering, "
+                           "up to 9 pairs), never the t approximation.")
                 st.markdown(f"**Human ceiling** ({level}, {coefficient}) on each run's items: each expert against "
                             "the mean of the others, on exactly the items (and systems) the run is correlated on")
                 with st.spinner("Human ceiling with bootstrap intervals…"):

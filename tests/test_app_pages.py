@@ -505,3 +505,23 @@ def test_data_page_histograms_have_own_ticked_axes():
     assert all(a.get("showticklabels") is True and a["title"]["text"] == "items" for a in yaxes)
     assert max(max(t["y"]) for t in spec["data"]) == 1306  # consistency's tallest bar, on its own axis
     no_none_cells(at)
+
+
+def test_alignment_boot_both_choice_and_few_systems_warning():
+    """Issue 18.3/18.5: the system level says what its interval resamples and lets you pick boot-both; a run
+    filtered to three systems carries a visible warning; the ceiling is per run, on the run's items."""
+    at = new_app(level="system", coefficient="kendall", systems=["M8", "M9", "M10"])
+    goto(at, "alignment")
+    assert_clean(at)
+    radio = at.radio(key="ci_resampling")
+    assert radio.value == "documents"
+    assert any("rests on 3 system" in w.value for w in at.warning)
+    corr = frame_with(at, "run_id", "level", "ci_resampling")
+    assert set(corr["ci_resampling"]) == {"documents"} and set(corr["pvalue_method"]) == {"exact"}
+    ceiling = frame_with(at, "run", "annotator", "statistic")
+    assert set(ceiling["run"]) == set(corr["run"]) and (ceiling["n"].astype(float) == 3).all()
+    radio.set_value("both").run()
+    assert_clean(at)
+    assert set(frame_with(at, "run_id", "level", "ci_resampling")["ci_resampling"]) == {"both"}
+    assert any("Deutsch" in c.value for c in at.caption)
+    no_none_cells(at)

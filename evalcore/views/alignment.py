@@ -18,14 +18,15 @@ from evalcore.views.common import frames_for, run_label
 
 
 def alignment_table(dataset: Dataset, runs: list[Run], dimension: str, *, n_resamples: int = 1000,
-                    systems: list[str] | None = None) -> pd.DataFrame:
-    """Correlation of each run with the humans: level x coefficient, with CI, n, skipped and dropped counts."""
+                    systems: list[str] | None = None, ci_resampling: str = "documents") -> pd.DataFrame:
+    """Correlation of each run with the humans: level x coefficient, with CI, n, skipped and dropped counts.
+    ``ci_resampling``: the system level's interval, "documents" or "both" (evalcore.meta.inference)."""
     from evalcore.meta.correlation import correlation_table
 
     labels = {r.run_id: run_label(r) for r in runs}
     parts = []
     for run_id, frame in frames_for(dataset, runs, dimension, systems=systems).items():
-        t = correlation_table(frame, n_resamples=n_resamples)
+        t = correlation_table(frame, n_resamples=n_resamples, ci_resampling=ci_resampling)
         t.insert(0, "run", labels[run_id])
         t.insert(1, "run_id", run_id)
         parts.append(t)
@@ -33,10 +34,24 @@ def alignment_table(dataset: Dataset, runs: list[Run], dimension: str, *, n_resa
         return pd.DataFrame()
     table = pd.concat(parts, ignore_index=True)
     keep = ["run", "level", "coefficient", "statistic", "ci_low", "ci_high", "n", "skipped", "dropped", "pvalue",
-            "run_id"]
+            "pvalue_method", "ci_resampling", "run_id"]
     if "ci_note" in table.columns and (table["ci_note"].fillna("") != "").any():
         keep.append("ci_note")  # an estimate outside its own interval is said, beside it
     return table[[c for c in keep if c in table.columns]]
+
+
+def support_notes(dataset: Dataset, runs: list[Run], dimension: str, *, systems: list[str] | None = None
+                  ) -> list[str]:
+    """One sentence per run whose figures rest on fewer than 10 documents or 5 systems (evalcore.meta.inference)."""
+    from evalcore.meta.inference import Support, support_warnings
+
+    labels = {r.run_id: run_label(r) for r in runs}
+    notes = []
+    for run_id, frame in frames_for(dataset, runs, dimension, systems=systems).items():
+        scored = frame[frame["judge"].notna()]
+        for w in support_warnings(Support(int(scored["doc_id"].nunique()), int(scored["system_id"].nunique()))):
+            notes.append(f"{labels[run_id]}: {w}")
+    return notes
 
 
 def alignment_figure(table: pd.DataFrame, coefficient: str, colors: dict[str, str] | None = None) -> go.Figure:

@@ -83,6 +83,8 @@ def format_rate(x: Any, *, missing: str = "n/a") -> str:
 
 def is_pvalue_column(name: Any) -> bool:
     n = str(name).lower()
+    if n.endswith("_method"):  # pvalue_method: how the p-value was computed (text)
+        return False
     return n in ("p", "pvalue", "p_value", "p-value") or n.startswith("pvalue") or n.startswith("p_value")
 
 
