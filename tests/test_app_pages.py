@@ -166,6 +166,11 @@ def test_every_analysis_page_renders_with_real_numbers():
     assert at.selectbox(key="run_b").value == CHATGPT_RTS
     assert {m.label for m in at.metric} >= {"Run A", "Run B", "A − B", "p-value"}
     assert len(frame_with(at, "judge_a", "judge_b", "rank_gap")) == 20
+    # issue 18.4: the test of equal correlation comes first; the permutation test is named for its null
+    test = at.selectbox(key="test")
+    assert test.options[0] == "equal correlation (paired bootstrap)"
+    assert test.options[1] == "exchangeable judges (permutation)"
+    assert any("correlate equally well" in c.value for c in at.caption)
 
 
 def test_criteria_and_score_pages_without_endpoint():
