@@ -530,3 +530,17 @@ def test_alignment_boot_both_choice_and_few_systems_warning():
     assert set(frame_with(at, "run_id", "level", "ci_resampling")["ci_resampling"]) == {"both"}
     assert any("Deutsch" in c.value for c in at.caption)
     no_none_cells(at)
+
+
+def test_score_page_samples_whole_documents():
+    """Issue 18.5: the Score page scores K whole documents (seeded); Items = N says it covers few documents."""
+    at = new_app()
+    at.run()
+    goto(at, "score")
+    at.number_input(key="sample_docs").set_value(5).run()
+    assert_clean(at)
+    note = next(c.value for c in at.caption if "whole documents" in c.value)
+    assert "Scoring 5 whole documents (80 items" in note.replace("\\", "") and "fewer than 10" in note
+    at.number_input(key="sample_docs").set_value(0).run()
+    at.number_input(key="limit").set_value(20).run()
+    assert any("first N rows" in c.value for c in at.caption)

@@ -4,9 +4,10 @@ warnings a figure owes its reader when it rests on few documents or systems.
 Why a permutation p-value: at the system level n is the number of systems (4 to 16 in the bundled data). scipy's
 default p-values for Pearson and Spearman come from a t approximation, which at n = 4 gives "p = 0" for a perfect
 ranking while the exact two-sided minimum is 2 / 4! = 1/12 (no ranking of 4 systems can be rarer than the identity
-and its reverse). Below ``PERMUTATION_MAX_N`` pairs the p-value comes from ``scipy.stats.permutation_test`` pairing
+and its reverse). Below ``PERMUTATION_MAX_N`` pairs the p-value comes from ``scipy.stats.permutation_test``, pairing
 the judge's values with every ordering of the human ones: exact (every one of the n! orderings) up to
-``EXACT_MAX_N`` pairs, else ``PERMUTATION_RESAMPLES`` seeded random orderings (p = (hits + 1) / (resamples + 1), never 0).
+``EXACT_MAX_N`` pairs, else ``PERMUTATION_RESAMPLES`` seeded random orderings (p = (hits + 1) /
+(resamples + 1), never 0).
 Two-sided as scipy defines it: twice the smaller one-sided p, at most 1. Kendall's scipy p-value is already exact
 without ties (its ``method="auto"``); with ties it goes through the same permutation test.
 
