@@ -67,9 +67,12 @@ def cmd_runs(args: argparse.Namespace) -> int:
 def meta_report(dataset_id: str, run_id: str, *, dimensions: list[str] | None = None,
                 levels: tuple[str, ...] | None = None, coefficients: tuple[str, ...] | None = None,
                 parse: str = "robust", n_resamples: int = 1000, random_state: int = 0,
-                systems: list[str] | None = None, ci_resampling: str = "documents") -> dict[str, Any]:
+                systems: list[str] | None = None, ci_resampling: str = "documents",
+                summary_constant: str = "skip") -> dict[str, Any]:
     """Everything ``meta`` prints, as a dict (the CLI's --json output). ``systems`` restricts the run and its human
-    ceiling to those systems; ``ci_resampling`` is the system level's interval ("documents" or "both")."""
+    ceiling to those systems; ``ci_resampling`` is the system level's interval ("documents" or "both");
+    ``summary_constant``: a document where either side is constant is skipped ("skip", G-Eval's rule, default) or
+    counts as correlation 0 ("zero") at the summary level."""
     from evalcore import meta
     from evalcore.meta.inference import CI_RESAMPLING_HELP
 
@@ -81,25 +84,30 @@ def meta_report(dataset_id: str, run_id: str, *, dimensions: list[str] | None = 
     challenge = [tuple(p) for p in dataset.meta.get("challenge_pairs", [])]
     if n_resamples < 0:
         raise ValueError(f"--resamples must be 0 or more, got {n_resamples}")
+    if summary_constant not in ("skip", "zero"):
+        raise ValueError(f"--summary-constant must be skip or zero, got {summary_constant!r}")
+    skip_constant = summary_constant == "skip"
     if systems is not None:
         unknown = sorted(set(systems) - set(map(str, dataset.systems)))
         if unknown:
             raise KeyError(f"dataset {dataset_id!r} has no system {unknown[0]!r}; it has "
                            f"{', '.join(map(str, dataset.systems))}")
     out: dict[str, Any] = {"dataset": dataset_id, "run": run_id, "parse": parse, "n_resamples": n_resamples,
-                           "systems": systems, "ci_resampling": ci_resampling,
+                           "systems": systems, "ci_resampling": ci_resampling, "summary_constant": summary_constant,
                            "ci_resampling_means": CI_RESAMPLING_HELP[ci_resampling], "dimensions": {}}
     if run.judgments.empty:
         raise SystemExit(f"run {run_id} has no per-item judgments (pairwise run): see the Alignment page / meta.pairwise")
     for dim in dims:
         frame = runs_mod.score_frame(dataset, run, dim, systems=systems)
         table = meta.correlation_table(frame, levels=levels, coefficients=coefficients, n_resamples=n_resamples,
-                                       random_state=random_state, ci_resampling=ci_resampling)
+                                       random_state=random_state, ci_resampling=ci_resampling,
+                                       skip_constant=skip_constant)
         entry: dict[str, Any] = {
             "items": int(len(frame)),
             "failed": int(frame["judge"].isna().sum()),
             "correlations": table.to_dict(orient="records"),
-            "human_ceiling": _ceiling_rows(dataset, frame, dim, levels, coefficients, n_resamples, random_state),
+            "human_ceiling": _ceiling_rows(dataset, frame, dim, levels, coefficients, n_resamples, random_state,
+                                           skip_constant),
             "warnings": _support_warnings(frame, levels),
         }
         if frame["system_id"].nunique() > 1:
@@ -125,8 +133,8 @@ def meta_report(dataset_id: str, run_id: str, *, dimensions: list[str] | None = 
     return _clean(out)
 
 
-def _ceiling_rows(dataset, frame, dim: str, levels, coefficients, n_resamples: int, random_state: int
-                  ) -> list[dict[str, Any]]:
+def _ceiling_rows(dataset, frame, dim: str, levels, coefficients, n_resamples: int, random_state: int,
+                  skip_constant: bool = True) -> list[dict[str, Any]]:
     """The human ceiling on exactly the run's scored items: the experts' mean per level x coefficient."""
     from evalcore.views.alignment import ceiling_table
 
@@ -134,7 +142,8 @@ def _ceiling_rows(dataset, frame, dim: str, levels, coefficients, n_resamples: i
     rows = []
     for lv in levels:
         for co in coefficients:
-            t = ceiling_table(dataset, dim, level=lv, coefficient=co, item_ids=items, n_resamples=n_resamples)
+            t = ceiling_table(dataset, dim, level=lv, coefficient=co, item_ids=items, n_resamples=n_resamples,
+                              skip_constant=skip_constant)
             if t.empty:
                 return []
             m = t[t["annotator"] == "mean"].iloc[0]
@@ -176,7 +185,7 @@ def cmd_meta(args: argparse.Namespace) -> int:
         coefficients=(args.coefficient,) if args.coefficient else None,
         parse=args.parse, n_resamples=args.resamples,
         systems=[s.strip() for s in args.systems.split(",") if s.strip()] if args.systems else None,
-        ci_resampling=args.ci_resampling,
+        ci_resampling=args.ci_resampling, summary_constant=args.summary_constant,
     )
     if args.json:
         print(json.dumps(report, indent=2))
@@ -433,6 +442,9 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--ci-resampling", choices=["documents", "both"], default="documents",
                    help="system-level interval: resample documents (systems fixed, default) or both systems and "
                         "documents (Deutsch et al. 2021 boot-both)")
+    m.add_argument("--summary-constant", choices=["skip", "zero"], default="skip",
+                   help="summary level: a document where either side is constant is skipped (default, G-Eval's "
+                        "script) or counts as correlation 0; either way `skipped` counts them")
     m.add_argument("--json", action="store_true")
     m.set_defaults(func=cmd_meta)
 

@@ -31,9 +31,11 @@ def agreement(dataset_id: str, n_resamples: int) -> pd.DataFrame:
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def alignment(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse: str, n_resamples: int,
-              systems: tuple[str, ...] | None, ci_resampling: str = "documents") -> pd.DataFrame:
+              systems: tuple[str, ...] | None, ci_resampling: str = "documents",
+              skip_constant: bool = True) -> pd.DataFrame:
     return alignment_views.alignment_table(ui.load_dataset(dataset_id), _runs(run_ids, parse), dimension,
-                                 n_resamples=n_resamples, systems=_systems(systems), ci_resampling=ci_resampling)
+                                 n_resamples=n_resamples, systems=_systems(systems), ci_resampling=ci_resampling,
+                                 skip_constant=skip_constant)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -45,10 +47,11 @@ def support_notes(dataset_id: str, run_ids: tuple[str, ...], dimension: str, par
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def ceiling(dataset_id: str, run_ids: tuple[str, ...], dimension: str, level: str, coefficient: str, parse: str,
-            n_resamples: int, systems: tuple[str, ...] | None) -> pd.DataFrame:
+            n_resamples: int, systems: tuple[str, ...] | None, skip_constant: bool = True) -> pd.DataFrame:
     """The human ceiling on each run's items (issue 18.1), with its interval."""
     return alignment_views.run_ceilings(ui.load_dataset(dataset_id), _runs(run_ids, parse), dimension, level=level,
-                                        coefficient=coefficient, systems=_systems(systems), n_resamples=n_resamples)
+                                        coefficient=coefficient, systems=_systems(systems), n_resamples=n_resamples,
+                                        skip_constant=skip_constant)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

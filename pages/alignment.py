@@ -37,6 +37,17 @@ if level == "system":
         format_func=lambda v: {"documents": "documents (systems fixed)", "both": "systems and documents"}[v],
         help="documents: " + CI_RESAMPLING_HELP["documents"] + ". both: " + CI_RESAMPLING_HELP["both"] + ".")
     st.caption(ui.esc(f"This interval: {CI_RESAMPLING_HELP[ci_resampling]}."))
+CONSTANT = ("skip", "zero")
+summary_constant = "skip"
+if level == "summary":
+    summary_constant = st.radio(
+        "Documents where one side is constant", list(CONSTANT), horizontal=True,
+        key=url.key("summary_constant", CONSTANT[0], options=CONSTANT),
+        format_func=lambda v: {"skip": "skipped (G-Eval's script)", "zero": "counted as correlation 0"}[v],
+        help="A document whose judge (or human) scores are all equal has no correlation. Skipping it (the default, "
+             "as G-Eval's released script does) can flatter a judge that often gives all outputs the same score; "
+             "counting it as 0 does not. The skipped column counts them either way.")
+skip_constant = summary_constant == "skip"
 
 runs = ctx.item_runs
 run_ids = tuple(r.run_id for r in runs)
@@ -120,7 +131,7 @@ with tab_of['Correlations']:
             headline = st.container()
             with st.spinner("Correlations with bootstrap confidence intervals…"):
                 table = compute.alignment(ds.id, run_ids, ctx.dimension, ctx.parse, ctx.n_resamples, sys_t,
-                                          ci_resampling)
+                                          ci_resampling, skip_constant)
             for note in compute.support_notes(ds.id, run_ids, ctx.dimension, ctx.parse, sys_t):
                 st.warning(ui.esc(note))
             if table.empty:
@@ -139,7 +150,7 @@ with tab_of['Correlations']:
                             "the mean of the others, on exactly the items (and systems) the run is correlated on")
                 with st.spinner("Human ceiling with bootstrap intervals…"):
                     ceil = compute.ceiling(ds.id, run_ids, ctx.dimension, level, coefficient, ctx.parse,
-                                           ctx.n_resamples, sys_t)
+                                           ctx.n_resamples, sys_t, skip_constant)
                 if ceil.empty:
                     st.info("No per-annotator ratings for this dimension: no human ceiling.")
                 else:

@@ -544,3 +544,17 @@ def test_score_page_samples_whole_documents():
     at.number_input(key="sample_docs").set_value(0).run()
     at.number_input(key="limit").set_value(20).run()
     assert any("first N rows" in c.value for c in at.caption)
+
+
+def test_alignment_summary_constant_choice():
+    """Issue 18.6: at the summary level the page offers both rules for constant documents and applies them."""
+    at = new_app(level="summary", coefficient="pearson", resamples="20")
+    goto(at, "alignment")
+    radio = at.radio(key="summary_constant")
+    assert radio.value == "skip"
+    skip = frame_with(at, "run_id", "level", "statistic").set_index("run_id")
+    radio.set_value("zero").run()
+    assert_clean(at)
+    zero = frame_with(at, "run_id", "level", "statistic").set_index("run_id")
+    assert (zero["n"].astype(int) >= skip["n"].astype(int)).all()
+    assert (zero["statistic"] != skip["statistic"]).any()

@@ -145,3 +145,22 @@ def test_meta_bad_numbers_are_one_line_errors(capsys):
     assert "--resamples must be 0 or more" in capsys.readouterr().err
     assert main(["meta", "--dataset", "summeval", "--run", SHEN_RTS, "--systems", "M8,NOPE"]) == 2
     assert "no system 'NOPE'" in capsys.readouterr().err
+
+
+def test_meta_summary_constant_zero_counts_constant_documents_as_zero(capsys):
+    """Issue 18.6: --summary-constant zero averages over every document, a constant one as 0 (by hand with scipy)."""
+    args = ["meta", "--dataset", "summeval", "--run", SHEN_RTS, "--dimension", "consistency", "--level", "summary",
+            "--coefficient", "pearson", "--resamples", "0"]
+    skip = run_json(capsys, *args)["dimensions"]["consistency"]["correlations"][0]
+    zero_out = run_json(capsys, *args, "--summary-constant", "zero")
+    zero = zero_out["dimensions"]["consistency"]["correlations"][0]
+    frame = score_frame(load_dataset("summeval"), load_bundled_run(SHEN_RTS), "consistency").dropna(subset=["judge"])
+    per_doc = []
+    for _, g in frame.groupby("doc_id"):
+        constant = g["judge"].nunique() < 2 or g["human"].nunique() < 2
+        per_doc.append(np.nan if constant else st.pearsonr(g["judge"], g["human"]).statistic)
+    per_doc = np.array(per_doc)
+    assert np.isnan(per_doc).sum() == skip["skipped"] > 0
+    assert skip["statistic"] == pytest.approx(np.nanmean(per_doc), abs=1e-12)
+    assert zero["statistic"] == pytest.approx(np.nan_to_num(per_doc).mean(), abs=1e-12)
+    assert zero_out["summary_constant"] == "zero" and zero["skip_constant"] is False

@@ -18,7 +18,8 @@ from evalcore.views.common import frames_for, run_label
 
 
 def alignment_table(dataset: Dataset, runs: list[Run], dimension: str, *, n_resamples: int = 1000,
-                    systems: list[str] | None = None, ci_resampling: str = "documents") -> pd.DataFrame:
+                    systems: list[str] | None = None, ci_resampling: str = "documents",
+                    skip_constant: bool = True) -> pd.DataFrame:
     """Correlation of each run with the humans: level x coefficient, with CI, n, skipped and dropped counts.
     ``ci_resampling``: the system level's interval, "documents" or "both" (evalcore.meta.inference)."""
     from evalcore.meta.correlation import correlation_table
@@ -26,7 +27,8 @@ def alignment_table(dataset: Dataset, runs: list[Run], dimension: str, *, n_resa
     labels = {r.run_id: run_label(r) for r in runs}
     parts = []
     for run_id, frame in frames_for(dataset, runs, dimension, systems=systems).items():
-        t = correlation_table(frame, n_resamples=n_resamples, ci_resampling=ci_resampling)
+        t = correlation_table(frame, n_resamples=n_resamples, ci_resampling=ci_resampling,
+                              skip_constant=skip_constant)
         t.insert(0, "run", labels[run_id])
         t.insert(1, "run_id", run_id)
         parts.append(t)
@@ -192,7 +194,7 @@ def ceiling_group(dataset: Dataset, dimension: str):
 
 
 def ceiling_table(dataset: Dataset, dimension: str, *, level: str, coefficient: str, item_ids=None,
-                  n_resamples: int = 0) -> pd.DataFrame:
+                  n_resamples: int = 0, skip_constant: bool = True) -> pd.DataFrame:
     """Each expert against the mean of the others (the human ceiling), at the same level and coefficient, on
     ``item_ids`` (None: every rated item)."""
     from evalcore.meta.agreement import human_ceiling
@@ -201,14 +203,16 @@ def ceiling_table(dataset: Dataset, dimension: str, *, level: str, coefficient: 
     if group is None:
         return pd.DataFrame()
     t = human_ceiling(dataset.annotations, dataset.items, dimension, group=group, level=level,
-                      coefficient=coefficient, item_ids=item_ids, n_resamples=n_resamples)
+                      coefficient=coefficient, item_ids=item_ids, n_resamples=n_resamples,
+                      skip_constant=skip_constant)
     t = t.copy()
     t.insert(0, "group", group)
     return t
 
 
 def run_ceilings(dataset: Dataset, runs: list[Run], dimension: str, *, level: str, coefficient: str,
-                 systems: list[str] | None = None, n_resamples: int = 0) -> pd.DataFrame:
+                 systems: list[str] | None = None, n_resamples: int = 0, skip_constant: bool = True
+                 ) -> pd.DataFrame:
     """The human ceiling on exactly the items each run is correlated on (its scored items, in the selected
     systems): one block of rows (each expert, then their mean) per run, with a ``run`` column."""
     labels = {r.run_id: run_label(r) for r in runs}
@@ -216,7 +220,7 @@ def run_ceilings(dataset: Dataset, runs: list[Run], dimension: str, *, level: st
     for run_id, frame in frames_for(dataset, runs, dimension, systems=systems).items():
         items = frame.loc[frame["judge"].notna(), "item_id"]
         t = ceiling_table(dataset, dimension, level=level, coefficient=coefficient, item_ids=items,
-                          n_resamples=n_resamples)
+                          n_resamples=n_resamples, skip_constant=skip_constant)
         if t.empty:
             continue
         t.insert(0, "run", labels[run_id])
