@@ -164,3 +164,13 @@ def test_meta_summary_constant_zero_counts_constant_documents_as_zero(capsys):
     assert skip["statistic"] == pytest.approx(np.nanmean(per_doc), abs=1e-12)
     assert zero["statistic"] == pytest.approx(np.nan_to_num(per_doc).mean(), abs=1e-12)
     assert zero_out["summary_constant"] == "zero" and zero["skip_constant"] is False
+
+
+def test_plan_bad_targets_are_one_line_errors(capsys):
+    """Issue 18.7/18.14: plan --half-width 0 and --assurance 0.3 are refused with a reason, not a traceback."""
+    base = ["plan", "--dataset", "summeval", "--run", SHEN_RTS, "--dimension", "coherence"]
+    assert main([*base, "--half-width", "0"]) == 2
+    assert "half-width must be between 0 and 1" in capsys.readouterr().err
+    assert main([*base, "--assurance", "0.3"]) == 2
+    err = capsys.readouterr().err
+    assert "assurance must be at least 0.5" in err and "Traceback" not in err

@@ -213,3 +213,12 @@ def test_small_upload_histogram_counts_whole_items():
     assert list(fig.data[0].x) == [1, 2, 3, 4, 5] and list(fig.data[0].y) == [1, 2, 3, 2, 1]
     assert fig.layout.yaxis.dtick == 1 and fig.layout.yaxis.tickformat == ",d"
     assert fig.layout.xaxis.title.text == "score (1-5)" and fig.layout.yaxis.title.text == "items"
+
+
+def test_quantile_columns_are_not_percentages():
+    """Issue 18.7: describe()'s "25%"/"50%"/"75%" hold judge scores, not percentages."""
+    summary = pd.Series([1.0, 2.0, 2.0, 4.0, 5.0]).describe().to_frame().T
+    shown = fmt.display_table(summary)
+    assert not any(v.endswith("%%") for k, v in shown.formats.items() if k in ("25%", "50%", "75%"))
+    assert shown.formats["25%"] == "%d" and shown.frame["75%"].tolist() == [4.0]
+    assert fmt.is_percent_column("full %") and not fmt.is_percent_column("50%")
