@@ -94,9 +94,6 @@ def label_agreement_section() -> None:
                       + (f" (positive class: {first.positive})" if first.positive else "")
                       + ". 95% CIs resample documents; n = items compared, dropped = judge replies that could not "
                         "be read, ties = items whose annotators tie (no majority), left out."))
-    if dim.kind == "nominal":
-        st.caption("Nominal labels have no order: the correlations further down treat their codes as numbers and "
-                   "mean little here; read kappa and the confusion matrix.")
     names = list(reports)
     picked = (st.selectbox("Confusion matrix of", names, key=url.key("confusion_run", names[0], options=names))
               if len(names) > 1 else names[0])
@@ -123,8 +120,15 @@ def label_agreement_section() -> None:
 with tab_of['Correlations']:
     if tab_of['Correlations'].open:
         label_agreement_section()
-        st.subheader("Correlation with human ratings")
-        if runs:
+        nominal = ds.dimension(ctx.dimension).kind == "nominal"
+        if nominal and runs:
+            # issue 18.7: codes of unordered categories (A/B/tie) have no mean and no correlation; a Spearman of
+            # codes against a "ceiling" reads as a result and is none
+            st.info("Nominal labels have no order: no correlations, means or human ceiling are computed on their "
+                    "codes. Read kappa, accuracy and the confusion matrix above.")
+        else:
+            st.subheader("Correlation with human ratings")
+        if runs and not nominal:
             # The headline chart sits above the table but is sent after it, and drawn with Vega-Lite, not plotly:
             # plotly's 4.7 MB script, parsed on the page's first chart, held the table back by seconds
             # (bench/bench_app_ready.py times the table; see evalcore.views.alignment.headline_spec).
@@ -161,7 +165,7 @@ with tab_of['Correlations']:
                     st.vega_lite_chart(alignment_views.headline_spec(table, ceil, level=level,
                                                                      coefficient=coefficient, colors=colors),
                                        key="chart_headline", width="stretch")
-        else:
+        elif not runs:
             st.info("The selected runs are pairwise: see #CP below and position bias on the Bias page.")
 
 # --------------------------------------------------------------------------------------- judge vs human (items)
