@@ -558,3 +558,15 @@ def test_alignment_summary_constant_choice():
     zero = frame_with(at, "run_id", "level", "statistic").set_index("run_id")
     assert (zero["n"].astype(int) >= skip["n"].astype(int)).all()
     assert (zero["statistic"] != skip["statistic"]).any()
+
+
+def test_level_and_coefficient_are_kept_between_alignment_and_compare():
+    """Issue 18.9: the level and coefficient picked on Alignment are Compare's too, and still there on return."""
+    at = new_app(resamples="20")
+    goto(at, "alignment")
+    at.selectbox(key="level").set_value("system").run()
+    at.selectbox(key="coefficient").set_value("kendall").run()
+    goto(at, "compare")
+    assert (at.selectbox(key="level").value, at.selectbox(key="coefficient").value) == ("system", "kendall")
+    goto(at, "alignment")
+    assert (at.selectbox(key="level").value, at.selectbox(key="coefficient").value) == ("system", "kendall")
