@@ -22,15 +22,15 @@ if len(candidates) < 2:
             "(for example the same method with two prompt versions, or two models).")
     st.stop()
 
-labels = {r.run_id: common_views.run_label(r) for r in candidates}
+labels = common_views.run_names(candidates)
 ids = list(labels)
 sel = [r for r in ctx.run_ids if r in labels]
 default_a = sel[0] if sel else ids[0]
 default_b = sel[1] if len(sel) > 1 else next(i for i in ids if i != default_a)
 
 c1, c2 = st.columns(2)
-run_a = c1.selectbox("Run A", ids, key=url.key("run_a", default_a, options=ids))
-run_b = c2.selectbox("Run B", ids, key=url.key("run_b", default_b, options=ids))
+run_a = c1.selectbox("Run A", ids, key=url.key("run_a", default_a, options=ids), format_func=labels.get)
+run_b = c2.selectbox("Run B", ids, key=url.key("run_b", default_b, options=ids), format_func=labels.get)
 c3, c4, c5 = st.columns(3)
 level = c3.selectbox("Level", list(views.LEVELS), key=url.key("level", views.LEVELS[0], options=views.LEVELS))
 coefficient = c4.selectbox("Coefficient", list(views.COEFFICIENTS),

@@ -346,9 +346,11 @@ local = [r for r in ctx.all_runs if r.origin != "published"]
 if not local:
     st.info("No local run on this dataset yet.")
 else:
-    labels = {r.run_id: f"{common_views.run_label(r)}  ({r.run_id})" + _status_note(r) for r in local}
-    rid = st.selectbox("Run", list(labels), key=url.key("local_run", list(labels)[0], options=labels))
-    st.text(labels[rid])
+    names = common_views.run_names(local)
+    labels = {r.run_id: names[r.run_id] + _status_note(r) for r in local}
+    rid = st.selectbox("Run", list(labels), key=url.key("local_run", list(labels)[0], options=labels),
+                       format_func=labels.get)
+    st.text(f"{labels[rid]}  (id {rid})")
     picked = next(r for r in local if r.run_id == rid)
     if picked.config.get("status") in ("interrupted", "stopped"):
         st.caption(f"This run is {picked.config['status']}: its finished judgments are kept. Resume it from the "

@@ -568,5 +568,9 @@ def test_level_and_coefficient_are_kept_between_alignment_and_compare():
     at.selectbox(key="coefficient").set_value("kendall").run()
     goto(at, "compare")
     assert (at.selectbox(key="level").value, at.selectbox(key="coefficient").value) == ("system", "kendall")
+    # issue 18.10: the pickers show the runs' names, not their ids
+    assert at.selectbox(key="run_a").options[0] == "Shen et al. · gpt-4-0314 · RTS"
+    assert not any("/" in o for o in at.selectbox(key="run_a").options)
+    assert not any("/" in o for o in at.sidebar.multiselect(key="runs").options)
     goto(at, "alignment")
     assert (at.selectbox(key="level").value, at.selectbox(key="coefficient").value) == ("system", "kendall")
