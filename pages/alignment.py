@@ -165,6 +165,9 @@ with tab_of['Correlations']:
                     st.vega_lite_chart(alignment_views.headline_spec(table, ceil, level=level,
                                                                      coefficient=coefficient, colors=colors),
                                        key="chart_headline", width="stretch")
+                    if not ceil.empty:
+                        st.caption("Dot and line: each run's correlation and its 95% CI. Grey tick and dashed line: "
+                                   "the human ceiling on that run's own items, and its 95% CI.")
         elif not runs:
             st.info("The selected runs are pairwise: see #CP below and position bias on the Bias page.")
 
