@@ -574,3 +574,14 @@ def test_level_and_coefficient_are_kept_between_alignment_and_compare():
     assert not any("/" in o for o in at.sidebar.multiselect(key="runs").options)
     goto(at, "alignment")
     assert (at.selectbox(key="level").value, at.selectbox(key="coefficient").value) == ("system", "kendall")
+
+
+def test_first_open_says_what_is_loaded_and_where_the_answer_is():
+    """Issue 18.15: the landing page says in two lines what is loaded, that the answer is on Alignment, and how to
+    bring your own data or judge."""
+    at = new_app()
+    at.run()
+    assert_clean(at)
+    text = "\n".join(i.value for i in at.info)
+    assert "SummEval" in text and "1,600 rated outputs of 16 systems" in text.replace("\\", "")
+    assert "Alignment" in text and "Bring your own data" in text and "Score" in text
