@@ -100,20 +100,24 @@ def headline_figure(table: pd.DataFrame, ceiling: pd.DataFrame | None, *, level:
             error_x=dict(type="data", symmetric=False, array=[hi], arrayminus=[lo], thickness=2, width=8),
             hovertemplate=f"{run}<br>{coefficient} %{{x:.3f}} [{row.ci_low:.3f}, {row.ci_high:.3f}]<extra></extra>",
         ))
-    for row in ceiling_means(ceiling).itertuples(index=False):
+    for first_ceiling, row in zip([True] + [False] * len(t), ceiling_means(ceiling).itertuples(index=False)):
         lo = row.statistic - row.ci_low if pd.notna(row.ci_low) else 0.0
         hi = row.ci_high - row.statistic if pd.notna(row.ci_high) else 0.0
         fig.add_trace(go.Scatter(
-            x=[row.statistic], y=[str(row.run)], mode="markers", name=f"human ceiling ({row.run})",
+            x=[row.statistic], y=[str(row.run)], mode="markers", name="human ceiling on the run's items (95% CI)",
+            legendgroup="ceiling", showlegend=bool(first_ceiling),
             marker=dict(size=12, symbol="line-ns-open", color=HUMAN_CEILING_COLOR, line=dict(width=3)),
             error_x=dict(type="data", symmetric=False, array=[hi], arrayminus=[lo], thickness=1,
                          color=HUMAN_CEILING_COLOR),
             hovertemplate=f"human ceiling on {row.run}'s items %{{x:.3f}}<extra></extra>",
         ))
+    # the run names are the y axis labels: automargin keeps them whole (issue 18.13: clipped to "'S"); the legend
+    # names each run's colour and the ceiling's marker
     fig.update_layout(title=f"{coefficient.title()} correlation with the human ratings, {level} level (95% CI)",
                       xaxis_title=f"{coefficient} correlation with the human score", yaxis_title="run",
-                      showlegend=False, height=max(220, 90 + 60 * len(t)), margin=dict(l=10, r=30, t=60, b=40))
-    fig.update_yaxes(autorange="reversed")
+                      showlegend=True, legend=dict(orientation="h", yanchor="top", y=-0.25, x=0),
+                      height=max(260, 150 + 60 * len(t)), margin=dict(l=10, r=30, t=60, b=40))
+    fig.update_yaxes(autorange="reversed", automargin=True, type="category")
     return fig
 
 
