@@ -31,14 +31,27 @@ def agreement(dataset_id: str, n_resamples: int) -> pd.DataFrame:
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def alignment(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse: str, n_resamples: int,
-              systems: tuple[str, ...] | None) -> pd.DataFrame:
+              systems: tuple[str, ...] | None, ci_resampling: str = "documents",
+              skip_constant: bool = True) -> pd.DataFrame:
     return alignment_views.alignment_table(ui.load_dataset(dataset_id), _runs(run_ids, parse), dimension,
-                                 n_resamples=n_resamples, systems=_systems(systems))
+                                 n_resamples=n_resamples, systems=_systems(systems), ci_resampling=ci_resampling,
+                                 skip_constant=skip_constant)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def ceiling(dataset_id: str, dimension: str, level: str, coefficient: str) -> pd.DataFrame:
-    return alignment_views.ceiling_table(ui.load_dataset(dataset_id), dimension, level=level, coefficient=coefficient)
+def support_notes(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse: str,
+                  systems: tuple[str, ...] | None) -> list[str]:
+    return alignment_views.support_notes(ui.load_dataset(dataset_id), _runs(run_ids, parse), dimension,
+                                         systems=_systems(systems))
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def ceiling(dataset_id: str, run_ids: tuple[str, ...], dimension: str, level: str, coefficient: str, parse: str,
+            n_resamples: int, systems: tuple[str, ...] | None, skip_constant: bool = True) -> pd.DataFrame:
+    """The human ceiling on each run's items (issue 18.1), with its interval."""
+    return alignment_views.run_ceilings(ui.load_dataset(dataset_id), _runs(run_ids, parse), dimension, level=level,
+                                        coefficient=coefficient, systems=_systems(systems), n_resamples=n_resamples,
+                                        skip_constant=skip_constant)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -144,8 +157,12 @@ def score_estimate(ds, method: str, criteria: dict, config, endpoint, limit: int
     rerun of every visitor. The minute keeps the cache hits it counts close to the store's."""
     import json
 
+    import hashlib
+
     crit_key = tuple(sorted((d, c.version_hash()) for d, c in criteria.items()))
-    return _score_estimate(ds.id, method, crit_key, repr(config), json.dumps(endpoint.identity(), sort_keys=True),
+    # a sample of whole documents (score --sample-docs) is the same dataset id with fewer items: keyed by its items
+    items_key = hashlib.sha256("\x1f".join(map(str, ds.items["item_id"])).encode()).hexdigest()
+    return _score_estimate(f"{ds.id}:{items_key}", method, crit_key, repr(config), json.dumps(endpoint.identity(), sort_keys=True),
                            limit, tuple(dimensions), _ds=ds, _criteria=criteria, _config=config, _endpoint=endpoint)
 
 

@@ -75,6 +75,7 @@ def _runs_picker(dataset_id: str, run_ids: list[str], labels: dict[str, str]) ->
         st.session_state["runs"] = list(dict.fromkeys(list(st.session_state["runs"]) + added))
         url.key("runs", common_views.default_run_ids(dataset_id, run_ids), options=run_ids)  # to the URL at once
     chosen = st.multiselect("Runs", run_ids, key="runs", placeholder="Pick judge runs",
+                            format_func=lambda r: labels.get(r, r),
                             help="Judge runs to analyse: published runs shipped with the data and your own.")
     if chosen:
         st.text("\n".join(f"• {labels.get(r, r)}" for r in chosen))
@@ -90,7 +91,7 @@ def sidebar() -> ui.Context:
 
         index = ui.run_index(dataset_id)
         run_ids = [r.run_id for r in index]
-        labels = {r.run_id: common_views.run_label(r) for r in index}
+        labels = common_views.run_names(index)
         chosen = _runs_picker(dataset_id, run_ids, labels)
 
         dims = dataset.dimension_names

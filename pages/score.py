@@ -140,6 +140,32 @@ method = METHODS[method_name]
 limit = c3.number_input("Pairs (0 = all)" if method.pairwise else "Items (0 = all)", min_value=0,
                         max_value=max(len(ds.items), 1) * 10, step=10,
                         key=url.key("limit", 0, bounds=(0, max(len(ds.items), 1) * 10)))
+n_docs = int(ds.items["doc_id"].nunique())
+d1, d2, d3 = st.columns(3)
+sample_docs = d1.number_input("Whole documents (0 = all)", min_value=0, max_value=n_docs, step=1,
+                              key=url.key("sample_docs", 0, bounds=(0, n_docs)), disabled=method.pairwise,
+                              help="Score K documents with every system's output for each, drawn at random (seeded): "
+                                   "every interval resamples documents, so a partial run should cover whole documents")
+sample_seed = d2.number_input("Seed", min_value=0, max_value=2**31 - 1, key=url.key("sample_seed", 0,
+                                                                                     bounds=(0, 2**31 - 1)),
+                              disabled=not sample_docs)
+SAMPLE_HOW = ("random", "stratified")
+sample_how = d3.selectbox("Documents drawn", SAMPLE_HOW, key=url.key("sample_how", "random", options=SAMPLE_HOW),
+                          disabled=not sample_docs,
+                          help="stratified: one document from each of K strata of the documents' mean human score")
+score_ds = ds
+if sample_docs and not method.pairwise:
+    from evalcore.sampling import documents_subset, sample_documents
+
+    picked = sample_documents(ds, int(sample_docs), seed=int(sample_seed), how=sample_how,
+                              dimension=(dims or [None])[0])
+    score_ds = documents_subset(ds, picked)
+    limit = 0  # the documents decide the items
+    st.caption(ui.esc(f"Scoring {len(picked)} whole documents ({len(score_ds.items)} items, {sample_how}, seed "
+                      f"{int(sample_seed)})" + ("; fewer than 10 documents: every interval will be unreliable."
+                                                if len(picked) < 10 else ".")))
+elif limit and not method.pairwise:
+    st.caption("Items = N scores the first N rows: a few documents only. Prefer whole documents (above).")
 c4, c5 = st.columns([1, 3])
 concurrency = c4.number_input("Concurrent requests", min_value=1, max_value=128,
                               key=url.key("concurrency", 8, bounds=(1, 128)))
@@ -205,8 +231,8 @@ est = None
 if choice.endpoint is not None and dims:
     try:
         with st.spinner("Estimating calls and cost…"):
-            est = compute.score_estimate(ds, method_name, criteria, config, choice.endpoint, int(limit) or None,
-                                         list(dims))
+            est = compute.score_estimate(score_ds, method_name, criteria, config, choice.endpoint,
+                                         int(limit) or None, list(dims))
     except Exception as e:  # noqa: BLE001 - e.g. the method is unsupported by this endpoint
         st.warning(ui.esc(f"No estimate: {type(e).__name__}: {e}"))
     else:
@@ -253,7 +279,8 @@ if start_clicked:
     from evalcore.judge.runner import new_run_id
 
     job = Job(run_id=new_run_id(ds.id, method_name, choice.endpoint.model),
-              params=dict(dataset=ds, dataset_id=ds.id, method=method_name, dimensions=list(dims), criteria=criteria,
+              params=dict(dataset=score_ds, dataset_id=ds.id, method=method_name, dimensions=list(dims),
+                          criteria=criteria,
                           endpoint=choice.endpoint, config=config, api_key=choice.api_key,
                           concurrency=int(concurrency), limit=int(limit) or None, label=label,
                           reprobe=bool(reprobe), batch=bool(use_batch)))
@@ -350,9 +377,11 @@ local = [r for r in ctx.all_runs if r.origin != "published"]
 if not local:
     st.info("No local run on this dataset yet.")
 else:
-    labels = {r.run_id: f"{common_views.run_label(r)}  ({r.run_id})" + _status_note(r) for r in local}
-    rid = st.selectbox("Run", list(labels), key=url.key("local_run", list(labels)[0], options=labels))
-    st.text(labels[rid])
+    names = common_views.run_names(local)
+    labels = {r.run_id: names[r.run_id] + _status_note(r) for r in local}
+    rid = st.selectbox("Run", list(labels), key=url.key("local_run", list(labels)[0], options=labels),
+                       format_func=labels.get)
+    st.text(f"{labels[rid]}  (id {rid})")
     picked = next(r for r in local if r.run_id == rid)
     if picked.config.get("status") in ("interrupted", "stopped"):
         st.caption(f"This run is {picked.config['status']}: its finished judgments are kept. Resume it from the "

@@ -67,6 +67,7 @@ from evalcore.meta.resampling import (  # noqa: F401  (re-exported: evalcore.met
 COEFFICIENTS = ("pearson", "spearman", "kendall")  # kendall = tau-b
 LEVELS = ("dataset", "summary", "system")
 CI_METHODS = ("bca", "percentile")
+CI_RESAMPLING = ("documents", "both")  # see evalcore.meta.inference
 
 REQUIRED_COLUMNS = ("doc_id", "system_id", "judge", "human")
 
@@ -100,6 +101,12 @@ class CorrelationResult:
     # resampling documents adds noise to the system means and pulls every resampled correlation one way (the bias
     # is then so large, |z0| > 1.96, that neither the percentile nor the BCa interval covers the estimate).
     ci_note: str = ""
+    # How the p-value was computed (evalcore.meta.inference.correlation_pvalue): "exact permutation",
+    # "permutation (9999 resamples)", "exact" (Kendall, no ties) or "asymptotic"; "" where there is none.
+    pvalue_method: str = ""
+    # What the interval resamples: "documents" (systems held fixed) or "both" (systems and documents, Deutsch et al.
+    # 2021 boot-both; system level only, percentile interval).
+    ci_resampling: str = "documents"
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -569,6 +576,17 @@ def point_estimate(p: PreparedFrame, *, level: str, coefficient: str, skip_const
     return stat, pv, p.n_systems, 0
 
 
+def level_values(p: PreparedFrame, *, level: str, coefficient: str) -> tuple[np.ndarray, np.ndarray]:
+    """The (judge, human) pairs a dataset- or system-level correlation is computed on (system level: the system
+    means, ties snapped for the rank coefficients as in point_estimate)."""
+    if level == "dataset":
+        return p.x, p.y
+    mx, my = system_means(p)
+    if coefficient != "pearson":
+        mx, my = snap_ties(mx)[0], snap_ties(my)[0]
+    return mx, my
+
+
 def percentile_interval(values: np.ndarray, confidence_level: float) -> tuple[float, float, int]:
     """(low, high, undefined count): the percentile bootstrap interval over the defined resamples."""
     ok = values[~np.isnan(values)]
@@ -644,12 +662,24 @@ def bootstrap_interval(values: np.ndarray, *, confidence_level: float, method: s
 
 def _correlate_prepared(p: PreparedFrame, *, level: str, coefficient: str, n_resamples: int,
                         confidence_level: float, skip_constant: bool, random_state,
-                        ci_method: str = "bca") -> CorrelationResult:
+                        ci_method: str = "bca", ci_resampling: str = "documents") -> CorrelationResult:
+    from evalcore.meta import inference
+
     stat, pv, n, skipped = point_estimate(p, level=level, coefficient=coefficient, skip_constant=skip_constant)
+    pv_method = ""
+    if pv is not None:
+        pv, pv_method = inference.correlation_pvalue(*level_values(p, level=level, coefficient=coefficient),
+                                                     coefficient, random_state=random_state)
     lo = hi = float("nan")
     undefined = 0
     used_method = ci_method
-    if n_resamples > 0 and p.n_docs > 0:
+    both = ci_resampling == "both" and level == "system"
+    if both and n_resamples > 0 and p.n_docs > 0:
+        lo, hi, undefined = inference.boot_both_interval(p, coefficient, n_resamples=n_resamples,
+                                                         confidence_level=confidence_level,
+                                                         random_state=random_state)
+        used_method = "percentile"
+    elif n_resamples > 0 and p.n_docs > 0:
         idx = bootstrap_indices(p.n_docs, n_resamples, random_state)
         dist = bootstrap_distribution(p, level=level, coefficient=coefficient, indices=idx,
                                       skip_constant=skip_constant)
@@ -661,7 +691,8 @@ def _correlate_prepared(p: PreparedFrame, *, level: str, coefficient: str, n_res
         statistic=float(stat), ci_low=lo, ci_high=hi, n=int(n), skipped=int(skipped), dropped=p.dropped,
         level=level, coefficient=coefficient, pvalue=None if pv is None else float(pv), n_resamples=int(n_resamples),
         confidence_level=float(confidence_level), skip_constant=bool(skip_constant), undefined_resamples=undefined,
-        ci_method=used_method, ci_note=_ci_note(float(stat), lo, hi),
+        ci_method=used_method, ci_note=_ci_note(float(stat), lo, hi), pvalue_method=pv_method,
+        ci_resampling="both" if both else "documents",
     )
 
 
@@ -681,7 +712,8 @@ def _ci_note(stat: float, lo: float, hi: float) -> str:
 
 
 def _check_args(level: str, coefficient: str, n_resamples: int, confidence_level: float,
-                ci_method: str = "bca") -> None:
+                ci_method: str = "bca", ci_resampling: str = "documents") -> None:
+    _check_choice(ci_resampling, CI_RESAMPLING, "ci_resampling")
     _check_choice(level, LEVELS, "level")
     _check_choice(coefficient, COEFFICIENTS, "coefficient")
     _check_choice(ci_method, CI_METHODS, "ci_method")
@@ -693,23 +725,27 @@ def _check_args(level: str, coefficient: str, n_resamples: int, confidence_level
 
 def correlate(frame: pd.DataFrame, *, level: str = "dataset", coefficient: str = "spearman", n_resamples: int = 1000,
               confidence_level: float = 0.95, skip_constant: bool = True, random_state=0,
-              ci_method: str = "bca") -> CorrelationResult:
+              ci_method: str = "bca", ci_resampling: str = "documents") -> CorrelationResult:
     """Correlation of ``judge`` with ``human`` at one level, with a document-bootstrap CI (BCa by default).
+
+    ``ci_resampling="both"`` gives the system level the boot-both interval instead (systems and documents resampled
+    together, evalcore.meta.inference); other levels always resample documents. p-values at small n are permutation
+    p-values (``pvalue_method`` says which).
 
     ``n_resamples=0`` skips the interval (ci_low/ci_high NaN). ``ci_method``: "bca" (default) or "percentile"; the
     result's ``ci_method`` says which was used (BCa falls back to percentile where it is undefined). See the module
     docstring for the levels, the ``skip_constant`` convention and how the interval is computed.
     """
-    _check_args(level, coefficient, n_resamples, confidence_level, ci_method)
+    _check_args(level, coefficient, n_resamples, confidence_level, ci_method, ci_resampling)
     p = prepare_frame(frame)
     return _correlate_prepared(p, level=level, coefficient=coefficient, n_resamples=n_resamples,
                                confidence_level=confidence_level, skip_constant=skip_constant,
-                               random_state=random_state, ci_method=ci_method)
+                               random_state=random_state, ci_method=ci_method, ci_resampling=ci_resampling)
 
 
 def correlation_table(frame: pd.DataFrame, *, levels=LEVELS, coefficients=COEFFICIENTS, n_resamples: int = 1000,
                       skip_constant: bool = True, random_state=0, confidence_level: float = 0.95,
-                      ci_method: str = "bca") -> pd.DataFrame:
+                      ci_method: str = "bca", ci_resampling: str = "documents") -> pd.DataFrame:
     """One row per level x coefficient; columns are the CorrelationResult fields.
 
     Every cell uses the same document resamples (same random_state), so cells are comparable resample by resample.
@@ -717,12 +753,12 @@ def correlation_table(frame: pd.DataFrame, *, levels=LEVELS, coefficients=COEFFI
     """
     for lv in levels:
         for co in coefficients:
-            _check_args(lv, co, n_resamples, confidence_level, ci_method)
+            _check_args(lv, co, n_resamples, confidence_level, ci_method, ci_resampling)
     p = prepare_frame(frame)
     rows = [
         asdict(_correlate_prepared(p, level=lv, coefficient=co, n_resamples=n_resamples,
                                    confidence_level=confidence_level, skip_constant=skip_constant,
-                                   random_state=random_state, ci_method=ci_method))
+                                   random_state=random_state, ci_method=ci_method, ci_resampling=ci_resampling))
         for lv in levels for co in coefficients
     ]
     return pd.DataFrame(rows, columns=[f.name for f in fields(CorrelationResult)])

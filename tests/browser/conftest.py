@@ -285,6 +285,19 @@ class AppPage:
             has=self.page.get_by_role("combobox", name=label, exact=True))
         return widget.locator('[data-tag] span[title]').evaluate_all("els => els.map(e => e.title)")
 
+    def selected_runs(self) -> list[str]:
+        """The run ids selected in the sidebar, read from the URL (the chips show the runs' names, not their ids)."""
+        from urllib.parse import parse_qs, urlparse
+
+        return [r for r in parse_qs(urlparse(self.page.url).query, keep_blank_values=True).get("runs", []) if r]
+
+    def select_only_run(self, run_id: str, name: str) -> None:
+        """Drop every selected run, then pick ``run_id`` by the name its chip and option show."""
+        for chip in self.multiselect_values("Runs"):
+            self.remove_from_multiselect(chip)
+        self.add_to_multiselect("Runs", name)
+        assert self.selected_runs() == [run_id], (self.selected_runs(), run_id)
+
     def selected(self, label: str) -> str:
         return self.page.get_by_role("combobox", name=label, exact=True).input_value()
 
