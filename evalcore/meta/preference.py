@@ -151,7 +151,7 @@ def judge_outcomes(comparisons: pd.DataFrame, dimension: str | None = None) -> p
     out = pd.DataFrame(list(rows.values()))
     verdicts, whys = [], []
     for r in out.itertuples(index=False):
-        present = [o for o in ("ab", "ba") if getattr(r, f"status_{o}") is not None]
+        present = [o for o in ("ab", "ba") if pd.notna(getattr(r, f"status_{o}"))]
         if any(getattr(r, f"status_{o}") == "unreadable" for o in present):
             verdicts.append(None)
             whys.append("unreadable")
@@ -347,7 +347,7 @@ def _ranking_correlation(human: pd.DataFrame, judge: pd.DataFrame, models: list[
     with np.errstate(invalid="ignore", divide="ignore"):
         hw, jw = hp.sum(0) / hn.sum(0), jp.sum(0) / jn.sum(0)
     ok = np.isfinite(hw) & np.isfinite(jw)
-    if ok.sum() < 3:
+    if ok.sum() < 3 or np.ptp(hw[ok]) == 0 or np.ptp(jw[ok]) == 0:  # too few models, or a constant ranking
         return Stat(math.nan, math.nan, math.nan, int(ok.sum()))
     point = float(sps.spearmanr(hw[ok], jw[ok]).statistic)
     counts = bootstrap_counts(len(docs), n_resamples, random_state)
