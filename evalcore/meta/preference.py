@@ -24,6 +24,7 @@ Conventions (each cited where it follows a paper):
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -96,12 +97,18 @@ def _codes(labels) -> np.ndarray:
     return np.array([index[x] for x in labels], dtype=int)
 
 
+def _kappa(x, y) -> float:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # one category on both sides: undefined, and NaN says so
+        return float(cohen_kappa_score(list(x), list(y), labels=list(OUTCOMES)))
+
+
 def kappa_stat(docs, human, judge, *, n_resamples: int = N_RESAMPLES, random_state=0) -> Stat:
     """Cohen's kappa over A / B / tie (scikit-learn's point estimate; bootstrap over documents)."""
     human, judge = list(human), list(judge)
     if not human:
         return Stat(math.nan, math.nan, math.nan, 0)
-    point = float(cohen_kappa_score(human, judge, labels=list(OUTCOMES)))
+    point = _kappa(human, judge)
     codes, g = _doc_codes(docs)
     cell = _codes(human) * 3 + _codes(judge)
     per_doc = np.zeros((g, 9))
@@ -211,7 +218,7 @@ def annotator_kappas(preferences: pd.DataFrame) -> list[dict]:
     out = []
     for a, b in combinations(names, 2):
         both = wide[[a, b]].dropna()
-        k = float(cohen_kappa_score(both[a], both[b], labels=list(OUTCOMES))) if len(both) else math.nan
+        k = _kappa(both[a], both[b]) if len(both) else math.nan
         out.append({"a": a, "b": b, "kappa": _num(k), "n": int(len(both))})
     return out
 
