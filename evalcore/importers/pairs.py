@@ -331,7 +331,7 @@ def import_verdicts(source: Any, dataset: Dataset, *, name: str, dimension: str 
                      "dimension": dim, "order": order, "raw": raw, "verdict": verdict,
                      "status": "ok" if verdict else "failed", "reason": "" if verdict else "no verdict in the file"})
     if unknown:
-        shown = ", ".join(f"{k!r} (row {v})" for k, v in list(unknown.items())[:10])
+        shown = ", ".join(f"{k!r} ({problems.unit} {v})" for k, v in list(unknown.items())[:10])
         more = f" and {len(unknown) - 10} more" if len(unknown) > 10 else ""
         problems.add("-", roles["pair_id"], f"{len(unknown)} pair ids are not pairs of dataset {dataset.id!r}: "
                                             f"{shown}{more}", block=Problems.AFTER)
