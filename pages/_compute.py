@@ -136,3 +136,11 @@ def label_agreements(dataset_id: str, run_ids: tuple[str, ...], dimension: str, 
     """Kappa, confusion matrix and calibration per run on a binary / nominal / ordinal dimension (issue 7.4)."""
     return alignment_views.label_agreements(ui.load_dataset(dataset_id), _runs(run_ids, parse), dimension,
                                             n_resamples=n_resamples, systems=_systems(systems))
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def pairwise(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse: str, n_resamples: int) -> dict:
+    from evalcore.views import preference as preference_views
+
+    return preference_views.summaries(ui.load_dataset(dataset_id), _runs(run_ids, parse), dimension,
+                                      n_resamples=n_resamples)
