@@ -273,6 +273,8 @@ def pairwise_section() -> None:
         if not kappas.empty:
             st.markdown("**Cohen's kappa between annotators**")
             ui.table(kappas, "annotator kappa", "annotator_kappa")
+            if kappas["cohen_kappa"].isna().any():
+                st.caption("Blank: undefined (the two annotators' shared votes hold one outcome only).")
         st.markdown("**The judge against each annotator**")
         ui.table(preference_views.per_annotator_table({picked: first}), "judge per annotator", "pairwise_per_ann")
     models = preference_views.model_table(sums)

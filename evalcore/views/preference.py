@@ -162,3 +162,19 @@ def win_rate_figure(models: pd.DataFrame, run: str) -> go.Figure:
                       yaxis_title="judge's win rate (ties 0.5)", xaxis={"range": [0, 1]}, yaxis={"range": [0, 1]},
                       height=420)
     return fig
+
+
+def votes_overview(dataset: Dataset) -> pd.DataFrame:
+    """Per dimension of pairwise votes: pairs, votes, annotators and the share of each outcome (the Data page)."""
+    p = dataset.preferences
+    rows = []
+    for dim, g in p.groupby("dimension", sort=False):
+        shares = g["preferred"].value_counts(normalize=True)
+        row = {"dimension": dim, "pairs": g["pair_id"].nunique(), "votes": len(g),
+               "annotators": g["annotator"].nunique(), "votes_per_pair": len(g) / g["pair_id"].nunique(),
+               "a_share": shares.get("a", 0.0), "b_share": shares.get("b", 0.0), "tie_share": shares.get("tie", 0.0)}
+        if "tie_variant" in g.columns:
+            variants = g.loc[g["tie_variant"].fillna("") != "", "tie_variant"].value_counts()
+            row["tie_variants"] = ", ".join(f"{k}: {v}" for k, v in variants.items()) or "-"
+        rows.append(row)
+    return pd.DataFrame(rows)
