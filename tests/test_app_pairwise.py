@@ -48,3 +48,18 @@ def test_other_alignment_tabs_on_llmbar(section):
     at.run()
     at.switch_page(PAGES["alignment"]).run()
     assert_clean(at)
+
+
+def test_report_has_the_pairwise_section():
+    from evalcore import datasets
+    from evalcore.views.report import AnalysisParams, pairwise_sections
+
+    ds = datasets.load_dataset("llmbar_natural")
+    runs = [datasets.load_bundled_run("llmbar_natural/llmbar-gpt-4-vanilla-norules")]
+    [sec] = pairwise_sections(ds, runs, AnalysisParams("llmbar_natural", [runs[0].run_id], "preference",
+                                                       n_resamples=20))
+    table = next(t.frame for t in sec.tables if t.title == "Pairwise agreement")
+    got = dict(zip(table["statistic"], table["value"]))
+    # LLMBar statistics.json (GPT-4, Vanilla_NoRules): correct_False 92, correct_True 95, correct_both 92, equal 97
+    assert got["accuracy, A shown first"] == 0.92 and got["accuracy, B shown first"] == 0.95
+    assert got["right in both orders"] == 0.92 and got["positional agreement (same winner in both orders)"] == 0.97
