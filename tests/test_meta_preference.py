@@ -222,3 +222,17 @@ def test_pandalm_annotator_kappas_and_majority_counts():
     run = datasets.load_bundled_run("pandalm/pandalm-gpt-3.5-turbo")
     j = P.judge_outcomes(run.comparisons)
     assert (j["why"] == "unreadable").sum() == 25  # 'garbage' replies: counted, never read as a verdict
+
+
+def test_a_run_naming_pairs_its_own_way_is_aligned_to_the_votes():
+    # a run scored here names the pair "p1/b|p1/a" and shows p1/b first in its "ab": that is the votes' order ba
+    own = pd.DataFrame([{"pair_id": "p1/b|p1/a", "doc_id": "d1", "item_first": "p1/b", "item_second": "p1/a",
+                         "dimension": "preference", "order": "ab", "raw": "A", "verdict": "first", "status": "ok",
+                         "reason": ""},
+                        {"pair_id": "p1/b|p1/a", "doc_id": "d1", "item_first": "p1/a", "item_second": "p1/b",
+                         "dimension": "preference", "order": "ba", "raw": "B", "verdict": "second", "status": "ok",
+                         "reason": ""}])
+    aligned = P.align_to_preferences(own, HUMANS)
+    assert aligned["pair_id"].tolist() == ["p1", "p1"] and aligned["order"].tolist() == ["ba", "ab"]
+    j = P.judge_outcomes(aligned).set_index("pair_id")
+    assert j.loc["p1", "verdict"] == "b"  # p1/b won in both orders

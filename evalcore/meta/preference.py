@@ -430,6 +430,28 @@ def self_preference(preferences: pd.DataFrame, judged: pd.DataFrame, items: pd.D
 # ---------------------------------------------------------------------------------------------- everything at once
 
 
+def align_to_preferences(comparisons: pd.DataFrame, preferences: pd.DataFrame) -> pd.DataFrame:
+    """The comparisons with the pair ids and orientation of the annotated pairs they judged.
+
+    A judge run (scored here, or imported) may name a pair differently ("item|item") or show the pair's item_b as
+    its "ab" first: a comparison of the same two items gets the preference's pair_id, and its order is what was
+    shown first relative to the preference's item_a ("ab" when item_a came first). Comparisons of pairs nobody voted
+    on keep their ids (counted as not annotated)."""
+    if comparisons.empty or preferences.empty:
+        return comparisons
+    pairs = preferences.drop_duplicates("pair_id")
+    by_items = {frozenset((a, b)): (pid, a) for pid, a, b in zip(pairs["pair_id"], pairs["item_a"], pairs["item_b"])}
+    c = comparisons.copy()
+    hits = [by_items.get(frozenset((f, s))) for f, s in zip(c["item_first"], c["item_second"])]
+    known = np.array([h is not None for h in hits], dtype=bool)
+    if known.any():
+        c.loc[known, "pair_id"] = [h[0] for h in hits if h is not None]
+        c.loc[known, "order"] = ["ab" if f == h[1] else "ba" for f, h in zip(c.loc[known, "item_first"],
+                                                                             [h for h in hits if h is not None])]
+    return c
+
+
+
 def _dicts(stats: dict[str, Stat]) -> dict:
     return {k: v.as_dict() for k, v in stats.items()}
 
@@ -446,6 +468,7 @@ def pairwise_summary(preferences: pd.DataFrame, comparisons: pd.DataFrame, items
     prefs = preferences[preferences["dimension"] == dimension] if "dimension" in preferences.columns else preferences
     if prefs.empty:
         raise ValueError(f"no human preferences on dimension {dimension!r}")
+    comparisons = align_to_preferences(comparisons, prefs)
     judged = judge_outcomes(comparisons, dimension)
     annotated = set(prefs["pair_id"])
     judged_here = judged[judged["pair_id"].isin(annotated)]
