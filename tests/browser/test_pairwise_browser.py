@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 import shutil
 
 import pytest
@@ -42,7 +43,7 @@ def _save(app, name: str) -> None:
     shutil.copy(path, f"/tmp/{name}.png")
 
 
-def test_mtbench_upload_verdicts_then_pairwise_alignment(app):
+def test_mtbench_upload_verdicts_then_pairwise_alignment(app, loopback, app_server):
     data = _csv(HEADER, ROWS)
     expected = import_pairs((data, "mtbench_human.csv"), name="mtbench_human").dataset
     pids = list(dict.fromkeys(expected.preferences["pair_id"]))
@@ -92,3 +93,40 @@ def test_mtbench_upload_verdicts_then_pairwise_alignment(app):
     assert shown["positional agreement (same winner in both orders)"] == pytest.approx(
         want["positional_agreement"]["statistic"], abs=5e-4)
     _save(app, "pairwise-alignment")
+
+    # Judge the annotated pairs here, through the loopback, with the MT-Bench prompt in both orders (the default)
+    app.nav("Score")
+    app.type_into("Base URL", loopback.base_url)
+    app.type_into("Model", "loopback-judge")
+    app.type_into("API key", "sk-test-not-a-real-key")
+    app.choose("Method", "mtbench")
+    assert app.multiselect_values("Presentation orders") == ["ab", "ba"]
+    before = loopback.by_path.get("/v1/chat/completions", 0)
+    app.page.get_by_role("button", name="Start scoring").click()
+    app.page.get_by_text("Done.", exact=True).wait_for(timeout=120_000)
+    app.idle()
+    assert app.problems() == []
+    sent = loopback.by_path.get("/v1/chat/completions", 0) - before
+    main_text = app.page.locator('[data-testid="stMain"]').inner_text()
+    run_id = re.search(r"Run (user-\S+)", main_text).group(1)
+    from evalcore.judge.store import Store
+
+    run = Store(app_server.db_path).load_run(run_id)
+    # only the 3 annotated pairs, each in both orders (the rain/drops pair nobody voted on is not sent); the rest of
+    # what was sent are the endpoint's capability probes
+    assert len(run.comparisons) == 6 and set(run.comparisons["order"]) == {"ab", "ba"}
+    voted = {frozenset(x) for x in zip(expected.preferences["item_a"], expected.preferences["item_b"])}
+    assert {frozenset(x) for x in zip(run.comparisons["item_first"], run.comparisons["item_second"])} == voted
+    assert 6 <= sent <= 6 + 4, sent
+    _save(app, "pairwise-score-done")
+    if run_id not in app.multiselect_values("Runs"):  # a finished run joins the selection by itself
+        app.add_to_multiselect("Runs", run_id)
+    app.nav("Alignment")
+    app.heading("Pairwise preferences: judge vs human votes", level=3).wait_for()
+    app.idle()
+    assert app.problems() == []
+    rows = app.grid(app.page.locator('[data-testid="stHorizontalBlock"]').filter(
+        has=app.page.locator(".st-key-csv_pairwise_agreement")).locator('[data-testid="stDataFrame"]').first)
+    shown_runs = {r["run"] for r in rows}  # the grid renders its first rows: both runs are among them
+    assert run_id in shown_runs and any("my-judge" in r for r in shown_runs), shown_runs
+    _save(app, "pairwise-alignment-two-runs")
