@@ -178,14 +178,20 @@ def judge_outcomes(comparisons: pd.DataFrame, dimension: str | None = None) -> p
 
 def majority_votes(preferences: pd.DataFrame) -> pd.DataFrame:
     """pair_id, doc_id, item_a, item_b, majority ("tie" when the top votes are tied), n_votes."""
-    rows = []
-    for pid, g in preferences.groupby("pair_id", sort=False):
-        counts = g["preferred"].value_counts()
-        top = counts[counts == counts.max()].index.tolist()
-        rows.append({"pair_id": pid, "doc_id": g["doc_id"].iloc[0], "item_a": g["item_a"].iloc[0],
-                     "item_b": g["item_b"].iloc[0], "majority": top[0] if len(top) == 1 else "tie",
-                     "n_votes": len(g)})
-    return pd.DataFrame(rows, columns=["pair_id", "doc_id", "item_a", "item_b", "majority", "n_votes"])
+    cols = ["pair_id", "doc_id", "item_a", "item_b", "majority", "n_votes"]
+    if preferences.empty:
+        return pd.DataFrame(columns=cols)
+    counts = pd.crosstab(preferences["pair_id"], preferences["preferred"]).reindex(columns=list(OUTCOMES),
+                                                                                   fill_value=0)
+    top = counts.to_numpy()
+    best = top.max(axis=1, keepdims=True)
+    unique = (top == best).sum(axis=1) == 1
+    majority = np.where(unique, np.array(OUTCOMES, dtype=object)[top.argmax(axis=1)], "tie")
+    first = preferences.drop_duplicates("pair_id").set_index("pair_id").reindex(counts.index)
+    out = pd.DataFrame({"pair_id": counts.index, "doc_id": first["doc_id"].to_numpy(),
+                        "item_a": first["item_a"].to_numpy(), "item_b": first["item_b"].to_numpy(),
+                        "majority": majority, "n_votes": top.sum(axis=1)})
+    return out[cols].reset_index(drop=True)
 
 
 # ---------------------------------------------------------------------------------------------- agreements
@@ -202,13 +208,12 @@ def agreement(docs, human, judge, *, ties: bool, n_resamples: int = N_RESAMPLES,
 
 def vote_pairs(preferences: pd.DataFrame) -> pd.DataFrame:
     """All pairs of different annotators' votes on the same pair: pair_id, doc_id, vote_1, vote_2."""
-    rows = []
-    for pid, g in preferences.groupby("pair_id", sort=False):
-        votes = list(zip(g["annotator"], g["preferred"]))
-        for (a1, v1), (a2, v2) in combinations(votes, 2):
-            if a1 != a2:
-                rows.append((pid, g["doc_id"].iloc[0], v1, v2))
-    return pd.DataFrame(rows, columns=["pair_id", "doc_id", "vote_1", "vote_2"])
+    v = preferences[["pair_id", "doc_id", "annotator", "preferred"]].reset_index(drop=True)
+    v["k"] = np.arange(len(v))
+    m = v.merge(v, on="pair_id", suffixes=("_1", "_2"))
+    m = m[(m["k_1"] < m["k_2"]) & (m["annotator_1"] != m["annotator_2"])]
+    return pd.DataFrame({"pair_id": m["pair_id"].to_numpy(), "doc_id": m["doc_id_1"].to_numpy(),
+                         "vote_1": m["preferred_1"].to_numpy(), "vote_2": m["preferred_2"].to_numpy()})
 
 
 def annotator_kappas(preferences: pd.DataFrame) -> list[dict]:
