@@ -353,17 +353,41 @@ def bias_report(dataset_id: str, run_id: str, *, dimension: str | None = None, p
             comps = comps[comps["dimension"] == dimension]
         for dim in dict.fromkeys(comps["dimension"].tolist()):
             d = position_bias(comps, dimension=dim)
-            out["position_bias"][dim] = {k: d[k] for k in POSITION_BIAS_KEYS}
+            out["position_bias"][dim] = {k: d[k] for k in POSITION_BIAS_KEYS} | _first_position_ci(comps, dim)
         d = position_bias(comps)
-        out["position_bias"]["all"] = {k: d[k] for k in POSITION_BIAS_KEYS}
+        out["position_bias"]["all"] = {k: d[k] for k in POSITION_BIAS_KEYS} | _first_position_ci(comps, None)
     if not run.judgments.empty:
+        out["verbosity"], out["self_preference"] = {}, {}
         for dim in dims:
             wb = bias_views.writer_bias_table(dataset, run, dim)
             out["writer_bias"] += wb.to_dict(orient="records")
+            _score_biases(out, dataset, run, dim)
         ms = bias_views.mean_scores_table(dataset, [run], dims)
         if not ms.empty:
             out["mean_scores"] = ms.drop(columns=["run"]).to_dict(orient="records")
     return _clean(out)
+
+
+def _first_position_ci(comps, dimension: str | None) -> dict[str, Any]:
+    from evalcore.meta.preference import position_bias_stat
+
+    st = position_bias_stat(comps, dimension)
+    return {"first_position_ci_low": st.ci_low, "first_position_ci_high": st.ci_high}
+
+
+def _score_biases(out: dict[str, Any], dataset, run, dim: str) -> None:
+    """Verbosity (judge-human residual vs output length) and self-preference of a score run on one dimension."""
+    from evalcore.meta import preference
+
+    if dataset.human_scores.empty or not (dataset.human_scores["dimension"] == dim).any():
+        return
+    frame = runs_mod.score_frame(dataset, run, dim)
+    lengths = dataset.items.drop_duplicates("item_id").set_index("item_id")["output"].astype(str).str.len()
+    out["verbosity"][dim] = {"residual_length_spearman": preference.score_verbosity(frame, lengths).as_dict()}
+    sp = preference.score_self_preference(frame, run.model)
+    if sp is not None:
+        out["self_preference"][dim] = {"family": sp["family"], "residual_own": sp["residual_own"].as_dict(),
+                                       "residual_other": sp["residual_other"].as_dict()}
 
 
 def cmd_bias(args: argparse.Namespace) -> int:

@@ -236,3 +236,26 @@ def test_a_run_naming_pairs_its_own_way_is_aligned_to_the_votes():
     assert aligned["pair_id"].tolist() == ["p1", "p1"] and aligned["order"].tolist() == ["ba", "ab"]
     j = P.judge_outcomes(aligned).set_index("pair_id")
     assert j.loc["p1", "verdict"] == "b"  # p1/b won in both orders
+
+
+def test_score_run_verbosity_and_self_preference():
+    # the judge adds the output's length to the humans' score: its residual grows with length
+    rng = np.random.default_rng(3)
+    n = 60
+    lengths = pd.Series(rng.integers(10, 400, n), index=[f"i{k}" for k in range(n)])
+    human = rng.normal(3, 1, n)
+    frame = pd.DataFrame({"item_id": lengths.index, "doc_id": [f"d{k // 3}" for k in range(n)],
+                          "system_id": ["gpt-4" if k % 2 else "llama-2" for k in range(n)], "human": human,
+                          "judge": human + lengths.to_numpy() / 100})
+    v = P.score_verbosity(frame, lengths, n_resamples=100)
+    res = P.score_residuals(frame)["residual"]
+    assert v.statistic == pytest.approx(sps.spearmanr(res, lengths.to_numpy()).statistic) and v.statistic > 0.5
+    assert v.ci_low <= v.statistic <= v.ci_high and v.n == n
+    # a gpt judge: its own family's items get +1 on top
+    frame["judge"] = human + np.where(frame["system_id"] == "gpt-4", 1.0, 0.0)
+    sp = P.score_self_preference(frame, "gpt-4o-mini", n_resamples=50)
+    res = P.score_residuals(frame).set_index("item_id")["residual"]
+    own = frame.set_index("item_id")["system_id"] == "gpt-4"
+    assert sp["family"] == "gpt" and sp["residual_own"].statistic == pytest.approx(res[own].mean())
+    assert sp["residual_own"].statistic > sp["residual_other"].statistic
+    assert P.score_self_preference(frame, "claude-3") is None

@@ -512,3 +512,54 @@ def pairwise_summary(preferences: pd.DataFrame, comparisons: pd.DataFrame, items
                                    "human_win_rate_own": sp["human_win_rate_own"].as_dict()}
     out["bias"] = bias
     return out
+
+
+# ---------------------------------------------------------------------------------------------- score runs
+
+
+def _z(x: np.ndarray) -> np.ndarray:
+    sd = x.std()
+    return (x - x.mean()) / sd if sd > 0 else np.zeros_like(x)
+
+
+def score_residuals(frame: pd.DataFrame) -> pd.DataFrame:
+    """A score run's items with both sides standardised (z-scores: judge and humans may use different scales) and
+    the residual judge - human: doc_id, system_id, residual (items with no judge value left out)."""
+    f = frame[pd.to_numeric(frame["judge"], errors="coerce").notna()].copy()
+    f["residual"] = _z(f["judge"].to_numpy(float)) - _z(f["human"].to_numpy(float))
+    return f
+
+
+def score_verbosity(frame: pd.DataFrame, lengths: pd.Series, *, n_resamples: int = N_RESAMPLES,
+                    random_state=0) -> Stat:
+    """Verbosity bias of a score run: Spearman correlation of the judge-human residual (z-scores) with the output's
+    length in characters, CI over documents. Above 0: the judge rates longer outputs higher than the humans do."""
+    f = score_residuals(frame)
+    f["length"] = lengths.reindex(f["item_id"]).to_numpy(dtype=float)
+    f = f[np.isfinite(f["length"])]
+    if len(f) < 3 or f["length"].nunique() < 2 or f["residual"].nunique() < 2:
+        return Stat(math.nan, math.nan, math.nan, len(f))
+    point = float(sps.spearmanr(f["residual"], f["length"]).statistic)
+    codes, g = _doc_codes(f["doc_id"])
+    rng = np.random.default_rng(random_state)
+    members = [np.flatnonzero(codes == k) for k in range(g)]
+    r, ln = f["residual"].to_numpy(), f["length"].to_numpy()
+    boot = np.full(n_resamples, np.nan)
+    for b in range(n_resamples):  # a rank correlation does not decompose over documents: recomputed per resample
+        idx = np.concatenate([members[k] for k in rng.integers(0, g, g)])
+        if np.ptp(r[idx]) > 0 and np.ptp(ln[idx]) > 0:
+            boot[b] = sps.spearmanr(r[idx], ln[idx]).statistic
+    lo, hi = _interval(boot)
+    return Stat(point, lo, hi, len(f))
+
+
+def score_self_preference(frame: pd.DataFrame, judge_model: str, **boot) -> dict | None:
+    """Self-preference of a score run: the mean judge-human residual (z-scores) on outputs of the judge's own model
+    family, beside the same on the other outputs (CI over documents). None when no output is of that family."""
+    fam = model_family(judge_model)
+    f = score_residuals(frame)
+    own = f["system_id"].astype(str).map(model_family) == fam
+    if not own.any() or own.all():
+        return None
+    return {"family": fam, "residual_own": ratio_stat(f.loc[own, "doc_id"], f.loc[own, "residual"], **boot),
+            "residual_other": ratio_stat(f.loc[~own, "doc_id"], f.loc[~own, "residual"], **boot)}
