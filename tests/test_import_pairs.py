@@ -162,3 +162,16 @@ def test_cli_bad_file_writes_nothing(tmp_path):
     from evalcore.judge.store import Store
 
     assert not [d for d in Store(db).list_datasets()]
+
+
+def test_anonymous_votes_and_a_pair_id_naming_two_pairs(tmp_path):
+    rows = [["p1", "Q", "x", "y", "a"], ["p1", "Q", "x", "y", "b"], ["p2", "Q", "x", "z", "tie"]]
+    res = import_pairs(write_csv(tmp_path / "anon.csv", ["pair_id", "prompt", "output_a", "output_b", "winner"], rows),
+                       name="anon")
+    assert res.dataset.preferences["annotator"].tolist() == ["vote-1", "vote-2", "vote-1"]
+    assert res.dataset.preferences["pair_id"].tolist() == ["p1", "p1", "p2"]
+    assert any("anonymous" in w for w in res.warnings)
+    rows[2][0] = "p1"
+    with pytest.raises(DatasetValidationError, match=r"line 4, column 'pair_id': pair id 'p1' names another pair"):
+        import_pairs(write_csv(tmp_path / "bad.csv", ["pair_id", "prompt", "output_a", "output_b", "winner"], rows),
+                     name="bad")

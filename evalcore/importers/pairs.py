@@ -167,7 +167,7 @@ class _Builder:
         self.documents: dict[str, str] = {}
         self.items: dict[tuple[str, str, str], dict[str, Any]] = {}
         self.pairs: dict[tuple, tuple[str, str, str]] = {}  # key -> (pair_id, item_a, item_b)
-        self.named_pairs: dict[str, tuple[str, str]] = {}
+        self.named_pairs: dict[str, tuple[str, frozenset]] = {}
 
     def doc(self, prompt: str, turn: str) -> str:
         doc_id = "doc-" + hashlib.sha1(f"{prompt}\x1f{turn}".encode("utf-8")).hexdigest()[:10]
@@ -196,6 +196,7 @@ def _read_rows(frame: pd.DataFrame, m: PairMapping, problems: Problems, dimensio
     b = _Builder()
     prefs: list[dict[str, Any]] = []
     seen_vote: dict[tuple[str, str], Any] = {}
+    anonymous: dict[str, int] = {}
     for pos, (row_no, r) in enumerate(frame.iterrows()):
         prompt = _text(r[m.prompt])
         if m.input and _text(r[m.input]).strip():
@@ -209,7 +210,12 @@ def _read_rows(frame: pd.DataFrame, m: PairMapping, problems: Problems, dimensio
         doc_id = b.doc(prompt, turn)
         ia = b.item(doc_id, _text(r[m.model_a]) if m.model_a else "", out_a)
         ib = b.item(doc_id, _text(r[m.model_b]) if m.model_b else "", out_b)
-        pid, flipped = b.pair(doc_id, ia, ib, _text(r[m.pair_id]) if m.pair_id else "")
+        given = _text(r[m.pair_id]).strip() if m.pair_id else ""
+        if given and b.named_pairs.setdefault(given, (doc_id, frozenset((ia, ib)))) != (doc_id, frozenset((ia, ib))):
+            problems.add(row_no, m.pair_id, f"pair id {given!r} names another pair of outputs (or another prompt) "
+                                            "than on its first row")
+            continue
+        pid, flipped = b.pair(doc_id, ia, ib, given)
         for col in m.winners:
             try:
                 w = _winner(r[col])
@@ -222,7 +228,13 @@ def _read_rows(frame: pd.DataFrame, m: PairMapping, problems: Problems, dimensio
             preferred, variant = w
             if flipped and preferred in ("a", "b"):
                 preferred = "b" if preferred == "a" else "a"
-            annotator = col if m.wide else (_text(r[m.annotator]) if m.annotator else "annotator")
+            if m.wide:
+                annotator = col
+            elif m.annotator:
+                annotator = _text(r[m.annotator])
+            else:  # anonymous votes (Arena-style): the k-th vote on a pair is "vote-k"
+                anonymous[pid] = anonymous.get(pid, 0) + 1
+                annotator = f"vote-{anonymous[pid]}"
             if (pid, annotator) in seen_vote:
                 problems.add(row_no, col, f"annotator {annotator!r} already voted on this pair "
                                           f"(row {seen_vote[(pid, annotator)]})")
@@ -259,6 +271,9 @@ def import_pairs(source: Any, *, name: str | None = None, winners: list[str] | N
     blank = len(frame) * len(m.winners) - len(p)
     if blank:
         warnings.append(f"{blank} blank winner cells were taken as no vote")
+    if not m.wide and not m.annotator:
+        warnings.append("no annotator column: the votes are anonymous, the k-th vote on a pair is counted as "
+                        "annotator 'vote-k'")
     if not (m.model_a and m.model_b):
         warnings.append("no model_a / model_b columns: per-model win rates and self-preference need them")
     ds = Dataset(
