@@ -151,25 +151,43 @@ def label_agreements(dataset_id: str, run_ids: tuple[str, ...], dimension: str, 
                                             n_resamples=n_resamples, systems=_systems(systems))
 
 
-def score_estimate(ds, method: str, criteria: dict, config, endpoint, limit: int | None, dimensions: list[str]):
+def score_estimate(ds, method: str, criteria: dict, config, endpoint, limit: int | None, dimensions: list[str],
+                   pairs: dict | None = None):
     """The Score page's estimate, planned once per plan and shared by every session for a minute (issue 21,
     item 2): a link to the largest plan (h2h on every dimension, every pair) builds its requests once, not on every
     rerun of every visitor. The minute keeps the cache hits it counts close to the store's."""
-    import json
-
     import hashlib
+    import json
 
     crit_key = tuple(sorted((d, c.version_hash()) for d, c in criteria.items()))
     # a sample of whole documents (score --sample-docs) is the same dataset id with fewer items: keyed by its items
     items_key = hashlib.sha256("\x1f".join(map(str, ds.items["item_id"])).encode()).hexdigest()
-    return _score_estimate(f"{ds.id}:{items_key}", method, crit_key, repr(config), json.dumps(endpoint.identity(), sort_keys=True),
-                           limit, tuple(dimensions), _ds=ds, _criteria=criteria, _config=config, _endpoint=endpoint)
+    return _score_estimate(f"{ds.id}:{items_key}", method, crit_key, repr(config),
+                           json.dumps(endpoint.identity(), sort_keys=True), limit, tuple(dimensions),
+                           json.dumps(pairs, sort_keys=True), _ds=ds, _criteria=criteria, _config=config,
+                           _endpoint=endpoint, _pairs=pairs)
 
 
 @st.cache_data(show_spinner=False, max_entries=32, ttl=60)
 def _score_estimate(dataset_id: str, method: str, criteria_key: tuple, config_key: str, endpoint_key: str,
-                    limit: int | None, dimensions: tuple[str, ...], *, _ds, _criteria, _config, _endpoint):
+                    limit: int | None, dimensions: tuple[str, ...], pairs_key: str, *, _ds, _criteria, _config,
+                    _endpoint, _pairs):
     from evalcore.judge.runner import estimate
 
     return estimate(_ds, method=method, criteria_by_dim=_criteria, config=_config, endpoint=_endpoint,
-                    store=ui.store_or_none(), limit=limit, dimensions=list(dimensions))
+                    store=ui.store_or_none(), limit=limit, dimensions=list(dimensions), pairs=_pairs)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def pairwise(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse: str, n_resamples: int) -> dict:
+    from evalcore.views import preference as preference_views
+
+    return preference_views.summaries(ui.load_dataset(dataset_id), _runs(run_ids, parse), dimension,
+                                      n_resamples=n_resamples)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def score_bias(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse: str, n_resamples: int
+               ) -> pd.DataFrame:
+    return bias_views.score_bias_table(ui.load_dataset(dataset_id), _runs(run_ids, parse), dimension,
+                                       n_resamples=n_resamples)

@@ -63,7 +63,8 @@ def start(job: Job) -> None:
                                     api_key=p["api_key"], store=store, concurrency=p["concurrency"],
                                     limit=p["limit"], progress=lambda pr: setattr(job, "progress", pr),
                                     cancel=job.cancel, run_id=job.run_id, label=p["label"],
-                                    reprobe=p.get("reprobe", False), schedule=p.get("schedule", "prefix"))
+                                    reprobe=p.get("reprobe", False), schedule=p.get("schedule", "prefix"),
+                                    pairs=p.get("pairs"))
         except Exception as e:  # noqa: BLE001 - reported on the page with its reason
             job.error = redact(f"{type(e).__name__}: {e}", [p["api_key"]])
         finally:
@@ -96,7 +97,7 @@ def batch_target(job: Job) -> None:
             batch_mod.submit(p["dataset"], method=p["method"], dimensions=p["dimensions"],
                              criteria_by_dim=p["criteria"], endpoint=p["endpoint"], config=p["config"],
                              api_key=p["api_key"], store=store, limit=p["limit"], run_id=job.run_id,
-                             label=p["label"], schedule=p.get("schedule", "prefix"))
+                             label=p["label"], schedule=p.get("schedule", "prefix"), pairs=p.get("pairs"))
         while not job.cancel.is_set():
             col = batch_mod.collect(job.run_id, store=store, api_key=p["api_key"], wait=False, progress=show,
                                     dataset=p["dataset"])
@@ -166,6 +167,17 @@ if sample_docs and not method.pairwise:
                                                 if len(picked) < 10 else ".")))
 elif limit and not method.pairwise:
     st.caption("Items = N scores the first N rows: a few documents only. Prefer whole documents (above).")
+pairs = None
+if method.pairwise:  # which presentation orders, and whether only the pairs the humans voted on
+    o1, o2 = st.columns([1, 2])
+    ORDERS = ["ab", "ba"]
+    orders = o1.multiselect("Presentation orders", ORDERS, key=url.key("orders", ORDERS, options=ORDERS),
+                            help="ab: output A shown first; ba: output B first. Both (default) give one verdict per "
+                                 "pair as MT-Bench does, and measure position bias.")
+    has_votes = not ds.preferences.empty
+    every = o2.checkbox("Also pairs nobody voted on", key=url.key("all_pairs", False), disabled=not has_votes,
+                        help="On a dataset of pairwise votes only the voted pairs are sent unless this is ticked.")
+    pairs = {"orders": orders or ORDERS, **({"annotated": False} if every else {})}
 c4, c5 = st.columns([1, 3])
 concurrency = c4.number_input("Concurrent requests", min_value=1, max_value=128,
                               key=url.key("concurrency", 8, bounds=(1, 128)))
@@ -232,7 +244,7 @@ if choice.endpoint is not None and dims:
     try:
         with st.spinner("Estimating calls and cost…"):
             est = compute.score_estimate(score_ds, method_name, criteria, config, choice.endpoint,
-                                         int(limit) or None, list(dims))
+                                         int(limit) or None, list(dims), pairs=pairs)
     except Exception as e:  # noqa: BLE001 - e.g. the method is unsupported by this endpoint
         st.warning(ui.esc(f"No estimate: {type(e).__name__}: {e}"))
     else:
@@ -283,7 +295,7 @@ if start_clicked:
                           criteria=criteria,
                           endpoint=choice.endpoint, config=config, api_key=choice.api_key,
                           concurrency=int(concurrency), limit=int(limit) or None, label=label,
-                          reprobe=bool(reprobe), batch=bool(use_batch)))
+                          reprobe=bool(reprobe), batch=bool(use_batch), pairs=pairs))
     if endpoints is not None and len(endpoints) > 1 and not use_batch:
         job.params["endpoint"] = endpoints
     st.session_state["_score_job"] = job

@@ -566,11 +566,14 @@ def _pairs(cfg: dict[str, Any]) -> Any:
     p = cfg.get("pairs")
     if not p:
         return None
+    # the presentation orders and the annotated-pairs choice, when the run recorded them (older runs did not)
+    extra = {k: p[k] for k in ("orders", "annotated") if p.get(k) is not None}
     if p.get("mode") == "systems":
-        return [tuple(x) for x in p.get("systems") or []]
+        systems = [tuple(x) for x in p.get("systems") or []]
+        return {"systems": systems, **extra} if extra else systems
     if p.get("mode") == "sample":
-        return {"sample": p.get("k", 0), "seed": p.get("seed", 0)}
-    return None
+        return {"sample": p.get("k", 0), "seed": p.get("seed", 0), **extra}
+    return extra or None
 
 
 # ------------------------------------------------------------------------------------------------ sync wrappers
