@@ -60,6 +60,7 @@ import scipy.sparse as sp
 import scipy.special as special
 import scipy.stats as st
 
+from evalcore.meta import fastboot
 from evalcore.meta.resampling import (  # noqa: F401  (re-exported: evalcore.meta and callers import them here)
     BLOCK_CELLS, bootstrap_indices, jackknife_counts, jackknife_values, resample_counts,
 )
@@ -357,8 +358,8 @@ def snap_ties(M: np.ndarray, rtol: float = 1e-9) -> np.ndarray:
     return out
 
 
-def _boot_system(p: PreparedFrame, coefficient: str, C: np.ndarray) -> np.ndarray:
-    sx, sy, n = _system_sums(p)
+def _boot_system(p: PreparedFrame, coefficient: str, C: np.ndarray, sums=None) -> np.ndarray:
+    sx, sy, n = _system_sums(p) if sums is None else sums
     cn = C @ n
     with np.errstate(invalid="ignore", divide="ignore"):
         mx = np.where(cn > 0, (C @ sx) / cn, np.nan)  # a system absent from a resample is left out of that resample
@@ -377,15 +378,23 @@ def _levels(v: np.ndarray) -> tuple[np.ndarray, int]:
     return codes.astype(np.int64), len(uniq)
 
 
-def _constant_resamples(p: PreparedFrame, C: np.ndarray) -> np.ndarray:
-    """True where the resampled judge or human values are all equal (the coefficient is then undefined)."""
-    out = np.zeros(C.shape[0], dtype=bool)
-    drawn = C > 0
+def _doc_ranges(p: PreparedFrame) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per document, (lowest, highest) judge value and the same for human values."""
+    out = []
     for v in (p.x, p.y):
         lo = np.full(p.n_docs, np.inf)
         hi = np.full(p.n_docs, -np.inf)
         np.minimum.at(lo, p.doc, v)
         np.maximum.at(hi, p.doc, v)
+        out.append((lo, hi))
+    return out
+
+
+def _constant_resamples(p: PreparedFrame, C: np.ndarray, ranges=None) -> np.ndarray:
+    """True where the resampled judge or human values are all equal (the coefficient is then undefined)."""
+    out = np.zeros(C.shape[0], dtype=bool)
+    drawn = C > 0
+    for lo, hi in ranges if ranges is not None else _doc_ranges(p):
         rhi = np.where(drawn, hi[None, :], -np.inf).max(axis=1)
         rlo = np.where(drawn, lo[None, :], np.inf).min(axis=1)
         out |= rhi == rlo
@@ -503,16 +512,77 @@ def _boot_dataset_explicit(p: PreparedFrame, C: np.ndarray, coefficient: str) ->
     return out
 
 
-def _boot_dataset(p: PreparedFrame, coefficient: str, C: np.ndarray) -> np.ndarray:
-    fits = _table_fits(p)
-    if coefficient == "pearson":
-        out = _boot_dataset_pearson(p, C)
-    elif coefficient == "spearman":
-        out = _boot_dataset_tables(p, C, spearman_from_tables) if fits else _boot_dataset_spearman_items(p, C)
-    else:
-        out = _boot_dataset_tables(p, C, kendall_from_tables) if fits else _boot_dataset_explicit(p, C, "kendall")
-    out[_constant_resamples(p, C)] = np.nan
+def _items_in_blocks(C: np.ndarray, doc: np.ndarray, of_weights) -> np.ndarray:
+    """``of_weights(W)`` over row blocks of the item weights W = C[:, doc], about BLOCK_CELLS cells at a time."""
+    out = np.empty(C.shape[0])
+    step = max(1, _BLOCK_CELLS // max(1, len(doc)))
+    for s in range(0, C.shape[0], step):
+        out[s:s + step] = of_weights(C[s:s + step][:, doc])
     return out
+
+
+def _dataset_spearman_replicates(p: PreparedFrame):
+    """Spearman per replicate as the weighted Pearson of weighted mid-ranks (fastboot.WeightedRanks), items put in
+    judge order once so the judge side needs no reordering per replicate."""
+    perm = np.argsort(p.x, kind="stable")
+    doc = p.doc[perm]
+    rx, ry = fastboot.WeightedRanks(p.x[perm]), fastboot.WeightedRanks(p.y[perm])
+    return lambda C: _items_in_blocks(C, doc, lambda W: fastboot.weighted_pearson(W, rx.midranks(W), ry.midranks(W)))
+
+
+def _dataset_kendall_replicates(p: PreparedFrame):
+    """Kendall tau-b per replicate: level by level over the side with fewer distinct values (fastboot.WeightedKendall);
+    the exact slow path (scipy per resample) when both sides have many."""
+    nx, ny = fastboot.n_distinct(p.x), fastboot.n_distinct(p.y)
+    if min(nx, ny) > fastboot.KENDALL_MAX_LEVELS:
+        return lambda C: _boot_dataset_explicit(p, C, "kendall")
+    kd = fastboot.WeightedKendall(p.x, p.y) if ny <= nx else fastboot.WeightedKendall(p.y, p.x)
+    doc = p.doc[kd.order]
+    return lambda C: _items_in_blocks(C, doc, kd.tau_b)
+
+
+def _dataset_replicates(p: PreparedFrame, coefficient: str):
+    """A function counts (rows x docs) -> the dataset-level statistic per row, everything that does not depend on
+    the weights (sorts, levels, per-document sums) prepared once."""
+    if coefficient == "pearson":
+        of_counts = lambda C: _boot_dataset_pearson(p, C)  # noqa: E731  (per-document sums: cheap already)
+    elif _table_fits(p):
+        from_tables = spearman_from_tables if coefficient == "spearman" else kendall_from_tables
+        of_counts = lambda C: _boot_dataset_tables(p, C, from_tables)  # noqa: E731
+    elif coefficient == "spearman":
+        of_counts = _dataset_spearman_replicates(p)
+    else:
+        of_counts = _dataset_kendall_replicates(p)
+    ranges = _doc_ranges(p)
+
+    def replicates(C: np.ndarray) -> np.ndarray:
+        out = of_counts(C)
+        out[_constant_resamples(p, C, ranges)] = np.nan
+        return out
+
+    return replicates
+
+
+def _boot_dataset(p: PreparedFrame, coefficient: str, C: np.ndarray) -> np.ndarray:
+    return _dataset_replicates(p, coefficient)(C)
+
+
+def replicate_function(p: PreparedFrame, *, level: str, coefficient: str, skip_constant: bool = True):
+    """A function counts (rows x docs: how often each document is in the multiset) -> the statistic per row (NaN
+    where undefined), with the per-frame work done once, so bootstrap and jackknife blocks share it."""
+    if level == "dataset":
+        return _dataset_replicates(p, coefficient)
+    if level == "summary":
+        vals, used = _summary_values(p, coefficient, skip_constant)
+        num, den = vals * used, used.astype(float)
+
+        def summary(C: np.ndarray) -> np.ndarray:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return (C @ num) / (C @ den)
+
+        return summary
+    sums = _system_sums(p)
+    return lambda C: _boot_system(p, coefficient, C, sums)
 
 
 def distribution_from_counts(p: PreparedFrame, *, level: str, coefficient: str, counts: np.ndarray,
@@ -521,11 +591,7 @@ def distribution_from_counts(p: PreparedFrame, *, level: str, coefficient: str, 
     non-negative integers, not necessarily summing to n_docs); NaN where undefined. Bootstrap resamples and jackknife
     (leave-one-out) replicates both go through here."""
     C = np.asarray(counts, dtype=float)
-    if level == "dataset":
-        return _boot_dataset(p, coefficient, C)
-    if level == "summary":
-        return _boot_summary(p, coefficient, C, skip_constant)
-    return _boot_system(p, coefficient, C)
+    return replicate_function(p, level=level, coefficient=coefficient, skip_constant=skip_constant)(C)
 
 
 def bootstrap_distribution(p: PreparedFrame, *, level: str, coefficient: str, indices: np.ndarray,
@@ -535,11 +601,18 @@ def bootstrap_distribution(p: PreparedFrame, *, level: str, coefficient: str, in
                                     counts=resample_counts(indices, p.n_docs), skip_constant=skip_constant)
 
 
+def _over_blocks(of_counts, blocks) -> np.ndarray:
+    parts = [np.asarray(of_counts(C), dtype=float) for C in blocks]
+    return np.concatenate(parts) if parts else np.empty(0)
+
+
 def jackknife_distribution(p: PreparedFrame, *, level: str, coefficient: str, skip_constant: bool = True
                            ) -> np.ndarray:
-    """The statistic with each document left out in turn (n_docs values; NaN where undefined)."""
-    return jackknife_values(p.n_docs, lambda C: distribution_from_counts(
-        p, level=level, coefficient=coefficient, counts=C, skip_constant=skip_constant))
+    """The jackknife replicates behind BCa's acceleration (NaN where undefined): each document left out in turn
+    (n_docs values), or beyond fastboot.JACKKNIFE_MAX_UNITS documents each of fastboot.JACKKNIFE_GROUPS groups of
+    documents left out in turn (see fastboot.jackknife_count_blocks)."""
+    of_counts = replicate_function(p, level=level, coefficient=coefficient, skip_constant=skip_constant)
+    return _over_blocks(of_counts, fastboot.jackknife_count_blocks(p.n_docs))
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -650,13 +723,14 @@ def _correlate_prepared(p: PreparedFrame, *, level: str, coefficient: str, n_res
     undefined = 0
     used_method = ci_method
     if n_resamples > 0 and p.n_docs > 0:
-        idx = bootstrap_indices(p.n_docs, n_resamples, random_state)
-        dist = bootstrap_distribution(p, level=level, coefficient=coefficient, indices=idx,
-                                      skip_constant=skip_constant)
-        jack = (jackknife_distribution(p, level=level, coefficient=coefficient, skip_constant=skip_constant)
-                if ci_method == "bca" else None)
+        # The same resamples as bootstrap_indices(n_docs, n_resamples, random_state), drawn in blocks.
+        of_counts = replicate_function(p, level=level, coefficient=coefficient, skip_constant=skip_constant)
+        dist = _over_blocks(of_counts, fastboot.count_blocks(p.n_docs, n_resamples, random_state))
+        jack = (_over_blocks(of_counts, fastboot.jackknife_count_blocks(p.n_docs)) if ci_method == "bca" else None)
         lo, hi, undefined, used_method = bootstrap_interval(dist, confidence_level=confidence_level, method=ci_method,
                                                             estimate=stat, jackknife=jack)
+        if used_method == "bca" and fastboot.jackknife_label(p.n_docs):
+            used_method = f"bca ({fastboot.jackknife_label(p.n_docs)})"
     return CorrelationResult(
         statistic=float(stat), ci_low=lo, ci_high=hi, n=int(n), skipped=int(skipped), dropped=p.dropped,
         level=level, coefficient=coefficient, pvalue=None if pv is None else float(pv), n_resamples=int(n_resamples),

@@ -1,0 +1,208 @@
+"""Document-bootstrap and jackknife replicates of correlations whose cost stays linear in the items.
+
+A replicate (bootstrap resample or jackknife replicate) is a row of integer *weights* per document (how often the
+document is in the multiset); an item's weight is its document's. This module holds what lets the statistics be
+computed from those weights without repeating items and without re-sorting per replicate:
+
+- ``count_blocks``: the bootstrap's count rows in blocks of about BLOCK_CELLS cells, drawn from exactly the stream
+  ``bootstrap_indices`` uses (so a seed gives the same resamples as before, whatever the block size), with memory
+  flat in the number of resamples.
+- ``jackknife_groups`` / ``jackknife_count_blocks``: the jackknife for BCa's acceleration. Up to
+  JACKKNIFE_MAX_UNITS documents it leaves one document out at a time (as before); beyond, it is the grouped
+  (delete-d) jackknife: documents are dealt at random (fixed seed) into JACKKNIFE_GROUPS groups of (almost) equal
+  size and one group is left out at a time. The skewness estimate a = sum d^3 / (6 (sum d^2)^1.5) is the same
+  functional of the influence values either way (for a mean, group sums of d iid influences give skew / sqrt(n),
+  as single ones do; Efron & Tibshirani 1993, sec. 11.5 on the delete-d jackknife), at a cost of G replicates
+  instead of n_docs.
+- ``WeightedRanks``: mid-ranks of one side inside every weighted multiset from one global sort: the cumulative
+  weight at the end of each tie group is the number of elements <= that value, so mid-rank = (# strictly smaller) +
+  (weight of the tie group + 1) / 2, O(n) per replicate.
+- ``weighted_kendall_numerator``: concordant minus discordant pairs of a weighted multiset, with one side sorted
+  once and the other side's few distinct levels (a rating scale): for each level m, the cumulative weight of level-m
+  items strictly before each item in the sorted order gives its pairs with level m, O(n x levels) per replicate.
+
+Every function takes a block ``W`` (replicates x items) of item weights and returns one value per row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import scipy.sparse as sp
+
+from evalcore.meta import resampling
+from evalcore.meta.resampling import jackknife_blocks, resample_counts
+
+# Up to this many documents the jackknife leaves one document out at a time (the classical BCa acceleration).
+JACKKNIFE_MAX_UNITS = 2_000
+# Beyond it, documents are dealt into this many groups and one group is left out at a time.
+JACKKNIFE_GROUPS = 500
+# Seed of the deal into groups: fixed, so an analysis (and two runs compared on the same documents) is repeatable.
+JACKKNIFE_GROUP_SEED = 0
+# The level-by-level Kendall needs one side with at most this many distinct values (a rating scale, or means of a
+# few ratings); with more on both sides, callers fall back to explicit resampling.
+KENDALL_MAX_LEVELS = 64
+
+
+def count_blocks(n_units: int, n_resamples: int, random_state=0) -> Iterator[np.ndarray]:
+    """The rows of ``bootstrap_counts(n_units, n_resamples, random_state)`` in consecutive blocks."""
+    if n_units == 0:
+        return
+    rng = np.random.default_rng(random_state)
+    step = max(1, resampling.BLOCK_CELLS // n_units)
+    for s in range(0, n_resamples, step):
+        b = min(step, n_resamples - s)
+        yield resample_counts(rng.integers(0, n_units, size=(b, n_units)), n_units)
+
+
+def jackknife_groups(n_units: int) -> np.ndarray | None:
+    """Each unit's jackknife group (0..JACKKNIFE_GROUPS-1), or None where the jackknife leaves one unit out."""
+    if n_units <= JACKKNIFE_MAX_UNITS:
+        return None
+    perm = np.random.default_rng(JACKKNIFE_GROUP_SEED).permutation(n_units)
+    groups = np.empty(n_units, dtype=np.int64)
+    groups[perm] = np.arange(n_units) % JACKKNIFE_GROUPS
+    return groups
+
+
+def jackknife_label(n_units: int) -> str:
+    """How the jackknife behind BCa's acceleration was made, for ``ci_method`` ("" = leave one document out)."""
+    if jackknife_groups(n_units) is None:
+        return ""
+    return f"grouped jackknife: {JACKKNIFE_GROUPS} groups of documents"
+
+
+def jackknife_count_blocks(n_units: int) -> Iterator[np.ndarray]:
+    """Count rows of the jackknife replicates, in blocks: leave-one-out rows, or one row per group left out."""
+    groups = jackknife_groups(n_units)
+    if groups is None:
+        yield from jackknife_blocks(n_units)
+        return
+    step = max(1, resampling.BLOCK_CELLS // n_units)
+    for s in range(0, JACKKNIFE_GROUPS, step):
+        g = np.arange(s, min(s + step, JACKKNIFE_GROUPS))
+        yield (groups[None, :] != g[:, None]).astype(float)
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Weighted ranks and pair counts over a fixed sort
+
+
+def _ties(sorted_values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(group of each sorted position, first position of each group, last position of each group)."""
+    new = np.ones(len(sorted_values), dtype=bool)
+    new[1:] = sorted_values[1:] != sorted_values[:-1]
+    group = np.cumsum(new) - 1
+    first = np.flatnonzero(new)
+    last = np.append(first[1:] - 1, len(sorted_values) - 1)
+    return group, first, last
+
+
+class WeightedRanks:
+    """Mid-ranks of the values ``v`` inside weighted multisets, from one sort of ``v``."""
+
+    def __init__(self, v: np.ndarray):
+        self.order = np.argsort(v, kind="stable")
+        self.group, _, self.last = _ties(v[self.order])
+        self.n_levels = len(self.last)
+        self.identity = bool(np.array_equal(self.order, np.arange(len(v))))
+        # Few levels: the weight of each level is one sparse product (no per-replicate sort or scatter).
+        self.onehot = None
+        if self.n_levels <= KENDALL_MAX_LEVELS:
+            code = np.empty(len(v), dtype=np.int64)
+            code[self.order] = self.group
+            self.code = code
+            self.onehot = sp.csr_matrix((np.ones(len(v)), (np.arange(len(v)), code)), shape=(len(v), self.n_levels))
+
+    def level_weights(self, W: np.ndarray) -> np.ndarray:
+        """(replicates x levels) total weight of each distinct value."""
+        if self.onehot is not None:
+            return np.asarray((self.onehot.T @ W.T).T)
+        cum = np.cumsum(W[:, self.order], axis=1)[:, self.last]
+        return np.diff(cum, axis=1, prepend=0.0)
+
+    def midranks(self, W: np.ndarray) -> np.ndarray:
+        """(replicates x items) mid-rank of every item in each weighted multiset (ties share their mid-rank)."""
+        if self.onehot is not None:
+            tot = self.level_weights(W)
+            rank = np.cumsum(tot, axis=1) - (tot - 1.0) / 2.0
+            return rank[:, self.code]
+        Ws = W if self.identity else W[:, self.order]
+        cum = np.cumsum(Ws, axis=1)
+        if self.n_levels == W.shape[1]:  # no ties: the group is the item
+            ranks_sorted = cum - (Ws - 1.0) / 2.0
+        else:
+            end = cum[:, self.last]
+            tot = np.diff(end, axis=1, prepend=0.0)
+            ranks_sorted = (end - (tot - 1.0) / 2.0)[:, self.group]
+        if self.identity:
+            return ranks_sorted
+        out = np.empty_like(ranks_sorted)
+        out[:, self.order] = ranks_sorted
+        return out
+
+
+def weighted_pearson(W: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Pearson r of the rows of a and b (replicates x items, or items broadcast) with item weights W."""
+    n = W.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ma = (W * a).sum(axis=1) / n
+        mb = (W * b).sum(axis=1) / n
+        ac = a - ma[:, None]
+        bc = b - mb[:, None]
+        r = (W * ac * bc).sum(axis=1) / np.sqrt((W * ac * ac).sum(axis=1) * (W * bc * bc).sum(axis=1))
+    return np.clip(r, -1.0, 1.0)
+
+
+class WeightedKendall:
+    """Kendall tau-b of weighted multisets of (x, y) pairs, one side sorted once, the other with few levels.
+
+    ``sorted_side`` is sorted once; ``levels_side`` must have at most KENDALL_MAX_LEVELS distinct values. The caller
+    passes weights in the *sorted* order (``self.order``).
+    """
+
+    def __init__(self, sorted_side: np.ndarray, levels_side: np.ndarray):
+        self.order = np.argsort(sorted_side, kind="stable")
+        s = sorted_side[self.order]
+        self.group, self.first, self.last = _ties(s)
+        self.s_ties = len(self.last) < len(s)
+        self.start = self.first[self.group]  # first position of each item's tie group on the sorted side
+        codes, uniq = _codes(levels_side[self.order])
+        self.codes = codes
+        self.n_levels = len(uniq)
+        self.masks = [(codes == m).astype(float) for m in range(self.n_levels)]
+        self.signs = [np.sign(codes - m).astype(float) for m in range(self.n_levels)]
+
+    def tau_b(self, W: np.ndarray) -> np.ndarray:
+        """tau-b of each row of W (replicates x items, items in ``self.order``)."""
+        con_minus_dis = np.zeros(W.shape[0])
+        level_tot = np.empty((W.shape[0], self.n_levels))
+        for m in range(self.n_levels):
+            Wm = W * self.masks[m]
+            cum = np.cumsum(Wm, axis=1)
+            level_tot[:, m] = cum[:, -1]
+            # weight of level-m items strictly before each item on the sorted side (its tie group excluded)
+            before = cum[:, self.start] - Wm[:, self.start] if self.s_ties else cum - Wm
+            con_minus_dis += np.einsum("ij,ij->i", W * self.signs[m], before)
+        n = W.sum(axis=1)
+        n0 = n * (n - 1.0) / 2.0
+        if self.s_ties:
+            end = np.cumsum(W, axis=1)[:, self.last]
+            tot = np.diff(end, axis=1, prepend=0.0)
+        else:
+            tot = W
+        n1 = (tot * (tot - 1.0) / 2.0).sum(axis=1)
+        n2 = (level_tot * (level_tot - 1.0) / 2.0).sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            tau = con_minus_dis / np.sqrt((n0 - n1) * (n0 - n2))
+        return np.clip(tau, -1.0, 1.0)
+
+
+def _codes(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    uniq, codes = np.unique(v, return_inverse=True)
+    return codes.astype(np.int64), uniq
+
+
+def n_distinct(v: np.ndarray) -> int:
+    return len(np.unique(v))
