@@ -515,19 +515,19 @@ def _boot_dataset_explicit(p: PreparedFrame, C: np.ndarray, coefficient: str) ->
 def _items_in_blocks(C: np.ndarray, doc: np.ndarray, of_weights) -> np.ndarray:
     """``of_weights(W)`` over row blocks of the item weights W = C[:, doc], about BLOCK_CELLS cells at a time."""
     out = np.empty(C.shape[0])
-    step = max(1, _BLOCK_CELLS // max(1, len(doc)))
+    step = max(1, fastboot.ITEM_BLOCK_CELLS // max(1, len(doc)))
     for s in range(0, C.shape[0], step):
         out[s:s + step] = of_weights(C[s:s + step][:, doc])
     return out
 
 
 def _dataset_spearman_replicates(p: PreparedFrame):
-    """Spearman per replicate as the weighted Pearson of weighted mid-ranks (fastboot.WeightedRanks), items put in
-    judge order once so the judge side needs no reordering per replicate."""
-    perm = np.argsort(p.x, kind="stable")
-    doc = p.doc[perm]
-    rx, ry = fastboot.WeightedRanks(p.x[perm]), fastboot.WeightedRanks(p.y[perm])
-    return lambda C: _items_in_blocks(C, doc, lambda W: fastboot.weighted_pearson(W, rx.midranks(W), ry.midranks(W)))
+    """Spearman per replicate as the weighted Pearson of weighted mid-ranks (fastboot.WeightedSpearman), the side
+    with more distinct values sorted once."""
+    ws = (fastboot.WeightedSpearman(p.x, p.y) if fastboot.n_distinct(p.x) >= fastboot.n_distinct(p.y)
+          else fastboot.WeightedSpearman(p.y, p.x))
+    doc = p.doc[ws.order]
+    return lambda C: _items_in_blocks(C, doc, ws.rho)
 
 
 def _dataset_kendall_replicates(p: PreparedFrame):
@@ -717,7 +717,7 @@ def bootstrap_interval(values: np.ndarray, *, confidence_level: float, method: s
 
 def _correlate_prepared(p: PreparedFrame, *, level: str, coefficient: str, n_resamples: int,
                         confidence_level: float, skip_constant: bool, random_state,
-                        ci_method: str = "bca") -> CorrelationResult:
+                        ci_method: str = "bca", drawn: list[np.ndarray] | None = None) -> CorrelationResult:
     stat, pv, n, skipped = point_estimate(p, level=level, coefficient=coefficient, skip_constant=skip_constant)
     lo = hi = float("nan")
     undefined = 0
@@ -725,7 +725,9 @@ def _correlate_prepared(p: PreparedFrame, *, level: str, coefficient: str, n_res
     if n_resamples > 0 and p.n_docs > 0:
         # The same resamples as bootstrap_indices(n_docs, n_resamples, random_state), drawn in blocks.
         of_counts = replicate_function(p, level=level, coefficient=coefficient, skip_constant=skip_constant)
-        dist = _over_blocks(of_counts, fastboot.count_blocks(p.n_docs, n_resamples, random_state))
+        blocks = ((B.astype(float) for B in drawn) if drawn is not None
+                  else fastboot.count_blocks(p.n_docs, n_resamples, random_state))
+        dist = _over_blocks(of_counts, blocks)
         jack = (_over_blocks(of_counts, fastboot.jackknife_count_blocks(p.n_docs)) if ci_method == "bca" else None)
         lo, hi, undefined, used_method = bootstrap_interval(dist, confidence_level=confidence_level, method=ci_method,
                                                             estimate=stat, jackknife=jack)
@@ -793,10 +795,18 @@ def correlation_table(frame: pd.DataFrame, *, levels=LEVELS, coefficients=COEFFI
         for co in coefficients:
             _check_args(lv, co, n_resamples, confidence_level, ci_method)
     p = prepare_frame(frame)
+    # The resamples are drawn once for all cells, kept as small integers (a document drawn more than 255 times in
+    # one resample is beyond any realistic frame; counts are checked).
+    drawn = None
+    if n_resamples > 0 and p.n_docs > 0:
+        drawn = [B.astype(np.uint8) for B in fastboot.count_blocks(p.n_docs, n_resamples, random_state)
+                 if B.max() <= 255] or None
+        if drawn is not None and sum(len(B) for B in drawn) != n_resamples:
+            drawn = None
     rows = [
         asdict(_correlate_prepared(p, level=lv, coefficient=co, n_resamples=n_resamples,
                                    confidence_level=confidence_level, skip_constant=skip_constant,
-                                   random_state=random_state, ci_method=ci_method))
+                                   random_state=random_state, ci_method=ci_method, drawn=drawn))
         for lv in levels for co in coefficients
     ]
     return pd.DataFrame(rows, columns=[f.name for f in fields(CorrelationResult)])

@@ -37,12 +37,16 @@ from evalcore.meta.resampling import jackknife_blocks, resample_counts
 # Up to this many documents the jackknife leaves one document out at a time (the classical BCa acceleration).
 JACKKNIFE_MAX_UNITS = 2_000
 # Beyond it, documents are dealt into this many groups and one group is left out at a time.
-JACKKNIFE_GROUPS = 500
+JACKKNIFE_GROUPS = 200
 # Seed of the deal into groups: fixed, so an analysis (and two runs compared on the same documents) is repeatable.
 JACKKNIFE_GROUP_SEED = 0
 # The level-by-level Kendall needs one side with at most this many distinct values (a rating scale, or means of a
 # few ratings); with more on both sides, callers fall back to explicit resampling.
 KENDALL_MAX_LEVELS = 64
+# A side with at most this many distinct values gets its ranks per level (one sparse product per replicate).
+FEW_LEVELS = 64
+# Item-level kernels work on blocks of about this many cells: a few MB, so the passes over a block stay in cache.
+ITEM_BLOCK_CELLS = 1 << 18
 
 
 def count_blocks(n_units: int, n_resamples: int, random_state=0) -> Iterator[np.ndarray]:
@@ -104,12 +108,18 @@ class WeightedRanks:
 
     def __init__(self, v: np.ndarray):
         self.order = np.argsort(v, kind="stable")
-        self.group, _, self.last = _ties(v[self.order])
+        self.group, first, self.last = _ties(v[self.order])
         self.n_levels = len(self.last)
         self.identity = bool(np.array_equal(self.order, np.arange(len(v))))
+        # Sorted positions inside tie groups of two or more, with their group's first and last position: only
+        # those need the group's mid-rank; every other item's mid-rank is its cumulative weight - (weight - 1) / 2.
+        size = (self.last - first + 1)[self.group]
+        self.tied = np.flatnonzero(size > 1)
+        self.tied_first = first[self.group[self.tied]]
+        self.tied_last = self.last[self.group[self.tied]]
         # Few levels: the weight of each level is one sparse product (no per-replicate sort or scatter).
         self.onehot = None
-        if self.n_levels <= KENDALL_MAX_LEVELS:
+        if self.n_levels <= FEW_LEVELS:
             code = np.empty(len(v), dtype=np.int64)
             code[self.order] = self.group
             self.code = code
@@ -130,12 +140,10 @@ class WeightedRanks:
             return rank[:, self.code]
         Ws = W if self.identity else W[:, self.order]
         cum = np.cumsum(Ws, axis=1)
-        if self.n_levels == W.shape[1]:  # no ties: the group is the item
-            ranks_sorted = cum - (Ws - 1.0) / 2.0
-        else:
-            end = cum[:, self.last]
-            tot = np.diff(end, axis=1, prepend=0.0)
-            ranks_sorted = (end - (tot - 1.0) / 2.0)[:, self.group]
+        ranks_sorted = cum - (Ws - 1.0) / 2.0
+        if len(self.tied):
+            below = cum[:, self.tied_first] - Ws[:, self.tied_first]  # weight strictly below the tie group
+            ranks_sorted[:, self.tied] = (below + cum[:, self.tied_last] + 1.0) / 2.0
         if self.identity:
             return ranks_sorted
         out = np.empty_like(ranks_sorted)
@@ -156,47 +164,96 @@ def weighted_pearson(W: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 class WeightedKendall:
-    """Kendall tau-b of weighted multisets of (x, y) pairs, one side sorted once, the other with few levels.
+    """Kendall tau-b of weighted multisets of (x, y) pairs: x sorted once, y with few distinct levels.
 
-    ``sorted_side`` is sorted once; ``levels_side`` must have at most KENDALL_MAX_LEVELS distinct values. The caller
-    passes weights in the *sorted* order (``self.order``).
+    concordant - discordant = sum over levels l of sum_{i in l} W_i (F_i + G_i - W_<l), where F_i (G_i) is the
+    weight of lower-level items with x < x_i (x <= x_i): each lower item j counts +1 when x_j < x_i, -1 when
+    x_j > x_i and 0 when tied. F and G are read from one cumulative sum over the lower-level items in x order, at
+    positions (how many lower items lie before i) fixed by the sort, so a replicate costs O(n x levels / 2) and needs
+    no sort. The caller passes weights in x order (``self.order``).
     """
 
-    def __init__(self, sorted_side: np.ndarray, levels_side: np.ndarray):
-        self.order = np.argsort(sorted_side, kind="stable")
-        s = sorted_side[self.order]
-        self.group, self.first, self.last = _ties(s)
-        self.s_ties = len(self.last) < len(s)
-        self.start = self.first[self.group]  # first position of each item's tie group on the sorted side
-        codes, uniq = _codes(levels_side[self.order])
-        self.codes = codes
+    def __init__(self, x: np.ndarray, y: np.ndarray):
+        self.order = np.argsort(x, kind="stable")
+        xs = x[self.order]
+        group, first, last = _ties(xs)
+        # Items inside tie groups of x (two or more equal values), for the pairs tied in x (n1): the group weights
+        # come from those items alone (np.add.reduceat over their consecutive runs), singletons from W^2.
+        size = (last - first + 1)[group]
+        self.x_tied = np.flatnonzero(size > 1)
+        big = np.flatnonzero(last > first)
+        self.x_tie_starts = np.searchsorted(self.x_tied, first[big])
+        codes, uniq = _codes(y[self.order])
         self.n_levels = len(uniq)
-        self.masks = [(codes == m).astype(float) for m in range(self.n_levels)]
-        self.signs = [np.sign(codes - m).astype(float) for m in range(self.n_levels)]
+        self.levels = []  # per level: (its positions, lower positions, # lower before, # lower before or tied)
+        for m in range(self.n_levels):
+            here = np.flatnonzero(codes == m)
+            lower = np.flatnonzero(codes < m)
+            lt = np.searchsorted(xs[lower], xs[here], side="left")
+            le = np.searchsorted(xs[lower], xs[here], side="right")
+            self.levels.append((here, lower, lt, le))
 
     def tau_b(self, W: np.ndarray) -> np.ndarray:
         """tau-b of each row of W (replicates x items, items in ``self.order``)."""
-        con_minus_dis = np.zeros(W.shape[0])
-        level_tot = np.empty((W.shape[0], self.n_levels))
-        for m in range(self.n_levels):
-            Wm = W * self.masks[m]
-            cum = np.cumsum(Wm, axis=1)
-            level_tot[:, m] = cum[:, -1]
-            # weight of level-m items strictly before each item on the sorted side (its tie group excluded)
-            before = cum[:, self.start] - Wm[:, self.start] if self.s_ties else cum - Wm
-            con_minus_dis += np.einsum("ij,ij->i", W * self.signs[m], before)
-        n = W.sum(axis=1)
+        b = W.shape[0]
+        con_minus_dis = np.zeros(b)
+        level_tot = np.empty((b, self.n_levels))
+        for m, (here, lower, lt, le) in enumerate(self.levels):
+            Wh = W[:, here]
+            level_tot[:, m] = Wh.sum(axis=1)
+            if len(lower) == 0:
+                continue
+            cz = np.zeros((b, len(lower) + 1))
+            np.cumsum(W[:, lower], axis=1, out=cz[:, 1:])
+            reach = cz[:, lt] + cz[:, le] - cz[:, -1:]
+            con_minus_dis += np.einsum("ij,ij->i", Wh, reach)
+        n = level_tot.sum(axis=1)
+        sq = np.einsum("ij,ij->i", W, W)  # sum over x tie groups of (group weight)^2, singletons first
+        if len(self.x_tied):
+            Wt = W[:, self.x_tied]
+            tot = np.add.reduceat(Wt, self.x_tie_starts, axis=1)
+            sq += (tot * tot).sum(axis=1) - np.einsum("ij,ij->i", Wt, Wt)
         n0 = n * (n - 1.0) / 2.0
-        if self.s_ties:
-            end = np.cumsum(W, axis=1)[:, self.last]
-            tot = np.diff(end, axis=1, prepend=0.0)
-        else:
-            tot = W
-        n1 = (tot * (tot - 1.0) / 2.0).sum(axis=1)
+        n1 = (sq - n) / 2.0
         n2 = (level_tot * (level_tot - 1.0) / 2.0).sum(axis=1)
         with np.errstate(invalid="ignore", divide="ignore"):
             tau = con_minus_dis / np.sqrt((n0 - n1) * (n0 - n2))
         return np.clip(tau, -1.0, 1.0)
+
+
+class WeightedSpearman:
+    """Spearman rho of weighted multisets of (x, y) pairs: Pearson of the weighted mid-ranks, x sorted once.
+
+    The mean mid-rank of a multiset of N elements is (N + 1) / 2 whatever the ties, so only sum W rx ry,
+    sum W rx^2 and sum W ry^2 are needed. When y has few levels its ranks are per level: sum W rx ry =
+    sum_l rank_l (sum_{i in l} W_i rx_i) and sum W ry^2 = sum_l tot_l rank_l^2, without an items-long y rank vector.
+    The caller passes weights in x order (``self.order``).
+    """
+
+    def __init__(self, x: np.ndarray, y: np.ndarray):
+        self.order = np.argsort(x, kind="stable")
+        self.rx = WeightedRanks(x[self.order])
+        self.ry = WeightedRanks(y[self.order])
+
+    def rho(self, W: np.ndarray) -> np.ndarray:
+        rx = self.rx.midranks(W)
+        q = W * rx
+        sxx = np.einsum("ij,ij->i", q, rx)
+        if self.ry.onehot is not None:
+            tot = self.ry.level_weights(W)
+            n = tot.sum(axis=1)
+            rank = np.cumsum(tot, axis=1) - (tot - 1.0) / 2.0
+            sxy = (np.asarray((self.ry.onehot.T @ q.T).T) * rank).sum(axis=1)
+            syy = (tot * rank * rank).sum(axis=1)
+        else:
+            ry = self.ry.midranks(W)
+            n = W.sum(axis=1)
+            sxy = np.einsum("ij,ij->i", q, ry)
+            syy = np.einsum("ij,ij->i", W * ry, ry)
+        m2 = n * ((n + 1.0) / 2.0) ** 2
+        with np.errstate(invalid="ignore", divide="ignore"):
+            r = (sxy - m2) / np.sqrt((sxx - m2) * (syy - m2))
+        return np.clip(r, -1.0, 1.0)
 
 
 def _codes(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
