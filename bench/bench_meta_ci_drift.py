@@ -30,8 +30,11 @@ from evalcore.runs import score_frame
 out = {}
 for ds_id in datasets.DATASET_IDS:
     ds = datasets.load_dataset(ds_id)
-    for run in datasets.list_bundled_runs(ds_id):
-        for dim in (run.dimensions() if callable(run.dimensions) else run.dimensions):
+    for listed in datasets.list_bundled_runs(ds_id):
+        run = datasets.load_bundled_run(listed.run_id)
+        if run.is_pairwise:
+            continue
+        for dim in sorted(set(run.judgments["dimension"]) & set(ds.dimension_names)):
             try:
                 frame = score_frame(ds, run, dim)
             except Exception:
