@@ -513,11 +513,16 @@ def _boot_dataset_explicit(p: PreparedFrame, C: np.ndarray, coefficient: str) ->
 
 
 def _items_in_blocks(C: np.ndarray, doc: np.ndarray, of_weights) -> np.ndarray:
-    """``of_weights(W)`` over row blocks of the item weights W = C[:, doc], about BLOCK_CELLS cells at a time."""
+    """``of_weights(W)`` over row blocks of the item weights W = C[:, doc], fastboot.ITEM_BLOCK_CELLS cells at a
+    time, on fastboot.workers() threads (numpy releases the GIL in these loops)."""
     out = np.empty(C.shape[0])
     step = max(1, fastboot.ITEM_BLOCK_CELLS // max(1, len(doc)))
-    for s in range(0, C.shape[0], step):
+    starts = list(range(0, C.shape[0], step))
+
+    def one(s: int) -> None:
         out[s:s + step] = of_weights(C[s:s + step][:, doc])
+
+    fastboot.run_blocks(one, starts)
     return out
 
 
@@ -602,7 +607,10 @@ def bootstrap_distribution(p: PreparedFrame, *, level: str, coefficient: str, in
 
 
 def _over_blocks(of_counts, blocks) -> np.ndarray:
-    parts = [np.asarray(of_counts(C), dtype=float) for C in blocks]
+    parts = []
+    for C in blocks:
+        fastboot.checkpoint()
+        parts.append(np.asarray(of_counts(C), dtype=float))
     return np.concatenate(parts) if parts else np.empty(0)
 
 

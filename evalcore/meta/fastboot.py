@@ -26,7 +26,11 @@ Every function takes a block ``W`` (replicates x items) of item weights and retu
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -50,6 +54,49 @@ FEW_LEVELS = 64
 DENSE_LEVELS = 0
 # Item-level kernels work on blocks of about this many cells: a few MB, so the passes over a block stay in cache.
 ITEM_BLOCK_CELLS = 1 << 18
+
+
+# A caller's stop point, called between blocks of replicates (a few milliseconds of work apart): it may raise to abandon
+# the computation (the app's pages raise Streamlit's stop when the session that asked has gone or asked for a
+# rerun). Context-local, so concurrent callers (one thread per browser session) each have their own.
+_STOP_POINT: ContextVar[Callable[[], None] | None] = ContextVar("evalcore_stop_point", default=None)
+
+
+@contextmanager
+def stop_point(check: Callable[[], None]):
+    """Within this block, ``check()`` is called between blocks of bootstrap / jackknife replicates."""
+    token = _STOP_POINT.set(check)
+    try:
+        yield
+    finally:
+        _STOP_POINT.reset(token)
+
+
+def checkpoint() -> None:
+    """Give the caller's stop point (if any) a chance to abandon the computation."""
+    check = _STOP_POINT.get()
+    if check is not None:
+        check()
+
+
+def workers() -> int:
+    """Threads for the item-level kernels: the machine's cores, at most 4 (memory bandwidth is shared)."""
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+def run_blocks(one: Callable[[int], None], starts: list[int]) -> None:
+    """``one(s)`` for every block start, ``workers()`` at a time; the stop point is consulted between rounds in the
+    caller's thread (the context holding it)."""
+    n = workers()
+    if n == 1 or len(starts) < 2 * n:
+        for s in starts:
+            checkpoint()
+            one(s)
+        return
+    with ThreadPoolExecutor(n) as pool:
+        for i in range(0, len(starts), n):
+            checkpoint()
+            list(pool.map(one, starts[i:i + n]))
 
 
 def count_blocks(n_units: int, n_resamples: int, random_state=0) -> Iterator[np.ndarray]:
