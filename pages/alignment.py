@@ -137,9 +137,12 @@ with tab_of['Correlations']:
             # plotly's 4.7 MB script, parsed on the page's first chart, held the table back by seconds
             # (bench/bench_app_ready.py times the table; see evalcore.views.alignment.headline_spec).
             headline = st.container()
-            with st.spinner("Correlations with bootstrap confidence intervals…"):
-                table = compute.alignment(ds.id, run_ids, ctx.dimension, ctx.parse, ctx.n_resamples, sys_t,
-                                          ci_resampling, skip_constant)
+            # Only the cell on show (level x coefficient) is computed: one ninth of the full table, which matters on
+            # a large dataset; each cell is cached for every session, so switching back costs nothing.
+            with st.spinner(f"{level}-level {coefficient} correlations with {ctx.n_resamples} bootstrap "
+                            "resamples…"):
+                table = compute.alignment_cell(ds.id, run_ids, ctx.dimension, ctx.parse, ctx.n_resamples, sys_t,
+                                               level, coefficient, ci_resampling, skip_constant)
             for note in compute.support_notes(ds.id, run_ids, ctx.dimension, ctx.parse, sys_t):
                 st.warning(ui.esc(note))
             if table.empty:
