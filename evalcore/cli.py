@@ -96,7 +96,11 @@ def meta_report(dataset_id: str, run_id: str, *, dimensions: list[str] | None = 
                            "systems": systems, "ci_resampling": ci_resampling, "summary_constant": summary_constant,
                            "ci_resampling_means": CI_RESAMPLING_HELP[ci_resampling], "dimensions": {}}
     if run.judgments.empty:
-        raise SystemExit(f"run {run_id} has no per-item judgments (pairwise run): see the Alignment page / meta.pairwise")
+        if dataset.preferences.empty:
+            raise SystemExit(f"run {run_id} has no per-item judgments (pairwise run) and dataset {dataset_id} has no "
+                             "pairwise preferences to compare its verdicts with")
+        return _clean(_pairwise_meta(out, dataset, run, dimensions, n_resamples=n_resamples,
+                                     random_state=random_state))
     for dim in dims:
         frame = runs_mod.score_frame(dataset, run, dim, systems=systems)
         table = meta.correlation_table(frame, levels=levels, coefficients=coefficients, n_resamples=n_resamples,
@@ -163,6 +167,20 @@ def _support_warnings(frame, levels) -> list[str]:
                             levels=levels)
 
 
+def _pairwise_meta(out: dict[str, Any], dataset, run, dimensions: list[str] | None, *, n_resamples: int,
+                   random_state: int) -> dict[str, Any]:
+    """``dimensions.<dim>.pairwise`` for a pairwise run on a dataset with human preferences (README "Pairwise")."""
+    from evalcore.meta.preference import pairwise_summary
+
+    judged = set(run.comparisons["dimension"])
+    dims = dimensions or [d for d in dict.fromkeys(dataset.preferences["dimension"]) if d in judged]
+    for dim in dims:
+        out["dimensions"][dim] = {"pairwise": pairwise_summary(
+            dataset.preferences, run.comparisons, dataset.items, dimension=dim, judge_model=run.model,
+            n_resamples=n_resamples, random_state=random_state)}
+    return out
+
+
 def _add_label_agreement(entry: dict[str, Any], dataset, run, dim: str, *, n_resamples: int,
                          random_state: int) -> None:
     """Binary / nominal / ordinal dimensions: kappa, accuracy, P/R/F1, confusion matrix, calibration (issue 7.4)."""
@@ -194,6 +212,9 @@ def cmd_meta(args: argparse.Namespace) -> int:
         return 0
     print(f"{report['run']} on {report['dataset']} (parse={report['parse']}, {report['n_resamples']} resamples)")
     for dim, e in report["dimensions"].items():
+        if "pairwise" in e:
+            _print_pairwise(dim, e["pairwise"])
+            continue
         print(f"\n== {dim}: {e['items']} items, {e['failed']} failed parses")
         print(f"{'level':<9}{'coef':<10}{'value':>8}  {'95% CI':<17}{'n':>6}{'skipped':>9}")
         for r in e["correlations"]:
@@ -217,6 +238,33 @@ def cmd_meta(args: argparse.Namespace) -> int:
         if "agreement" in e:
             _print_label_agreement(e["agreement"])
     return 0
+
+
+PAIRWISE_LINES = (("agreement.with_ties", "judge vs every vote, with ties (S1)"),
+                  ("agreement.without_ties", "judge vs every vote, without ties (S2)"),
+                  ("human_human.with_ties", "human vs human, with ties"),
+                  ("human_human.without_ties", "human vs human, without ties"),
+                  ("accuracy", "judge vs majority: accuracy"), ("cohen_kappa", "judge vs majority: Cohen's kappa"),
+                  ("accuracy_ab", "accuracy, A shown first"), ("accuracy_ba", "accuracy, B shown first"),
+                  ("both_orders_correct", "right in both orders"), ("positional_agreement", "positional agreement"))
+
+
+def _print_pairwise(dim: str, p: dict[str, Any]) -> None:
+    c = p["counts"]
+    print(f"\n== {dim}: {c['pairs']} pairs, {c['votes']} votes by {len(c['annotators'])} annotators; "
+          f"{c['with_verdict']} pairs with a judge verdict ({c['unreadable']} unreadable, {c['missing_order']} "
+          f"missing an order)")
+    for key, label in PAIRWISE_LINES:
+        block, _, sub = key.partition(".")
+        x = p.get(block)
+        x = x.get(sub) if (x is not None and sub) else x
+        if x is None or x.get("statistic") is None:
+            continue
+        ci = f"[{x['ci_low']:.3f}, {x['ci_high']:.3f}]" if x.get("ci_low") is not None else "-"
+        print(f"{label:<42}{x['statistic']:>8.3f}  {ci:<17}{x['n']:>6}")
+    for k in p.get("annotator_kappa", []):
+        kappa = "nan" if k["kappa"] is None else f"{k['kappa']:.3f}"
+        print(f"Cohen's kappa {k['a']} vs {k['b']}: {kappa} (n={k['n']})")
 
 
 def _print_label_agreement(a: dict[str, Any]) -> None:
@@ -364,17 +412,41 @@ def bias_report(dataset_id: str, run_id: str, *, dimension: str | None = None, p
             comps = comps[comps["dimension"] == dimension]
         for dim in dict.fromkeys(comps["dimension"].tolist()):
             d = position_bias(comps, dimension=dim)
-            out["position_bias"][dim] = {k: d[k] for k in POSITION_BIAS_KEYS}
+            out["position_bias"][dim] = {k: d[k] for k in POSITION_BIAS_KEYS} | _first_position_ci(comps, dim)
         d = position_bias(comps)
-        out["position_bias"]["all"] = {k: d[k] for k in POSITION_BIAS_KEYS}
+        out["position_bias"]["all"] = {k: d[k] for k in POSITION_BIAS_KEYS} | _first_position_ci(comps, None)
     if not run.judgments.empty:
+        out["verbosity"], out["self_preference"] = {}, {}
         for dim in dims:
             wb = bias_views.writer_bias_table(dataset, run, dim)
             out["writer_bias"] += wb.to_dict(orient="records")
+            _score_biases(out, dataset, run, dim)
         ms = bias_views.mean_scores_table(dataset, [run], dims)
         if not ms.empty:
             out["mean_scores"] = ms.drop(columns=["run"]).to_dict(orient="records")
     return _clean(out)
+
+
+def _first_position_ci(comps, dimension: str | None) -> dict[str, Any]:
+    from evalcore.meta.preference import position_bias_stat
+
+    st = position_bias_stat(comps, dimension)
+    return {"first_position_ci_low": st.ci_low, "first_position_ci_high": st.ci_high}
+
+
+def _score_biases(out: dict[str, Any], dataset, run, dim: str) -> None:
+    """Verbosity (judge-human residual vs output length) and self-preference of a score run on one dimension."""
+    from evalcore.meta import preference
+
+    if dataset.human_scores.empty or not (dataset.human_scores["dimension"] == dim).any():
+        return
+    frame = runs_mod.score_frame(dataset, run, dim)
+    lengths = dataset.items.drop_duplicates("item_id").set_index("item_id")["output"].astype(str).str.len()
+    out["verbosity"][dim] = {"residual_length_spearman": preference.score_verbosity(frame, lengths).as_dict()}
+    sp = preference.score_self_preference(frame, run.model)
+    if sp is not None:
+        out["self_preference"][dim] = {"family": sp["family"], "residual_own": sp["residual_own"].as_dict(),
+                                       "residual_other": sp["residual_other"].as_dict()}
 
 
 def cmd_bias(args: argparse.Namespace) -> int:
@@ -481,8 +553,9 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     errors.append(LabelImportError)
     try:
         from evalcore.judge.client import MissingApiKey
+        from evalcore.judge.trust import UntrustedEndpoint
 
-        errors.append(MissingApiKey)
+        errors += [MissingApiKey, UntrustedEndpoint]
     except ImportError:
         pass
     errors += _hardening_errors()

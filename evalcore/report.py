@@ -22,6 +22,8 @@ from typing import Any
 
 import pandas as pd
 
+from evalcore.chartsafe import plain_figure
+
 FLOAT_FORMAT = "{:.4f}"
 
 
@@ -157,7 +159,7 @@ def render_report(title: str, sections: list[ReportSection], *, meta: dict[str, 
             if f.note:
                 parts.append(f'<p class="note">{html.escape(f.note)}</p>')
             # The first chart carries plotly.js itself; the others reuse it. No CDN: the file must open offline.
-            parts.append(f.figure.to_html(full_html=False, include_plotlyjs=not plotly_included,
+            parts.append(plain_figure(f.figure).to_html(full_html=False, include_plotlyjs=not plotly_included,
                                           config={"displaylogo": False}))
             plotly_included = True
         parts.append("</section>")

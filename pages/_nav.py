@@ -107,8 +107,8 @@ def sidebar() -> ui.Context:
                          help="robust (default): unreadable replies are failures, excluded and counted. "
                               "paper: the published scripts' own parse rules, to reproduce their numbers. Applies to "
                               "the published runs; a run scored here keeps the mode it was scored with.")
-        n_resamples = int(st.number_input("Bootstrap resamples", min_value=10, max_value=100_000, step=100,
-                                          key=url.key("resamples", ui.default_resamples(), bounds=(10, 100_000))))
+        n_resamples = int(st.number_input("Bootstrap resamples", min_value=10, max_value=10_000, step=100,
+                                          key=url.key("resamples", ui.default_resamples(), bounds=(10, 10_000))))
         ctx = ui.Context(dataset_id=dataset_id, dataset=dataset, run_ids=chosen, dimension=dimension, parse=parse, n_resamples=n_resamples, all_runs=index)
         _export_button(ctx)
     return ctx

@@ -7,6 +7,7 @@ import streamlit as st
 from evalcore import views
 from evalcore.views import alignment as alignment_views
 from evalcore.views import common as common_views
+from evalcore.views import preference as preference_views
 from evalcore.views.format import cite, format_pvalue
 from pages import _compute as compute
 from pages import _shared as ui
@@ -62,8 +63,11 @@ colors = common_views.label_colors(ctx.all_runs + [r for r in ctx.runs if r.run_
 # Each section runs only when its tab is open (st.tabs with on_change="rerun"): drawing every chart at once made the
 # page slow to appear in the browser. The open tab is part of the view, so it lives in the URL like the rest.
 SECTIONS = ["Correlations", "Judge vs human scores", "Per system & meta-correlation", "#CP", "RTS-MCQ reliability",
-            "Difficulty"]
-tabs = st.tabs(SECTIONS, key=url.key("section", SECTIONS[0], options=SECTIONS), on_change="rerun")
+            "Difficulty", "Pairwise preferences"]
+# a dataset of human pairwise votes (PandaLM, LLMBar, an MT-Bench upload) opens on what it is about
+has_preferences = not ds.preferences.empty
+tabs = st.tabs(SECTIONS, key=url.key("section", SECTIONS[-1] if has_preferences else SECTIONS[0], options=SECTIONS),
+               on_change="rerun")
 tab_of = dict(zip(SECTIONS, tabs))
 
 
@@ -133,9 +137,12 @@ with tab_of['Correlations']:
             # plotly's 4.7 MB script, parsed on the page's first chart, held the table back by seconds
             # (bench/bench_app_ready.py times the table; see evalcore.views.alignment.headline_spec).
             headline = st.container()
-            with st.spinner("Correlations with bootstrap confidence intervals…"):
-                table = compute.alignment(ds.id, run_ids, ctx.dimension, ctx.parse, ctx.n_resamples, sys_t,
-                                          ci_resampling, skip_constant)
+            # Only the cell on show (level x coefficient) is computed: one ninth of the full table, which matters on
+            # a large dataset; each cell is cached for every session, so switching back costs nothing.
+            with st.spinner(f"{level}-level {coefficient} correlations with {ctx.n_resamples} bootstrap "
+                            "resamples…"):
+                table = compute.alignment_cell(ds.id, run_ids, ctx.dimension, ctx.parse, ctx.n_resamples, sys_t,
+                                               level, coefficient, ci_resampling, skip_constant)
             for note in compute.support_notes(ds.id, run_ids, ctx.dimension, ctx.parse, sys_t):
                 st.warning(ui.esc(note))
             if table.empty:
@@ -223,7 +230,8 @@ with tab_of['Per system & meta-correlation']:
 with tab_of['#CP']:
     if tab_of['#CP'].open:
         cp_runs = runs + ctx.pairwise_runs
-        if len(ds.systems) > 1 and dims + tuple(d for r in ctx.pairwise_runs for d in r.dimensions):
+        if len(ds.systems) > 1 and not ds.human_scores.empty and dims + tuple(d for r in ctx.pairwise_runs
+                                                                               for d in r.dimensions):
             st.subheader(f"Correct preferences #CP ({cite('003', 'Sec. 4.2.1')})")
             cp_dims = tuple(dict.fromkeys(list(dims) + [d for r in ctx.pairwise_runs for d in r.dimensions
                                                          if d in ds.dimension_names]))
@@ -268,5 +276,71 @@ with tab_of['Difficulty']:
             else:
                 ui.chart(alignment_views.difficulty_figure(diff, colors), "difficulty")
                 ui.table(diff, f"pairwise tau by difficulty {ctx.dimension}", "difficulty")
+
+# ------------------------------------------------------------------------------------ pairwise preferences
+def pairwise_section() -> None:
+    """Judge verdicts on annotated pairs against the human votes, as MT-Bench, PandaLM and LLMBar report them."""
+    st.subheader("Pairwise preferences: judge vs human votes")
+    if not has_preferences:
+        st.info("This dataset has no pairwise human votes: import some with the Data page's upload (a file with a "
+                "prompt, two outputs and a winner column) or `python -m evalcore import-pairs`.")
+        return
+    prs = preference_views.pairwise_runs(ctx.pairwise_runs, ctx.dimension)
+    if not prs:
+        st.info(ui.esc(f"No selected run gave pairwise verdicts on {ctx.dimension!r}: pick one in the sidebar, "
+                       "import one (`python -m evalcore import-verdicts`) or judge the pairs on the Score page."))
+        return
+    with st.spinner("Agreements with bootstrap CIs over prompts…"):
+        sums = compute.pairwise(ds.id, tuple(r.run_id for r in prs), ctx.dimension, ctx.parse, ctx.n_resamples)
+    table = preference_views.agreement_table(sums)
+    ui.chart(preference_views.agreement_figure(table, colors), "pairwise_agreement")
+    ui.table(table, f"pairwise agreement {ctx.dimension}", "pairwise_agreement")
+    st.caption("One judge verdict per pair: in both orders, the verdict when they agree, else a tie (Zheng et al. "
+               "2023, MT-Bench Sec. 4.2). With ties (S1) every vote counts, tie being a third class; without ties "
+               "(S2) leaves out the votes where either side says tie. Majority: the most frequent vote (a tie when "
+               "the top votes tie). Per-order accuracy, right in both orders and positional agreement as LLMBar's "
+               "statistics.json. n = votes, pairs or vote pairs counted; 95% CIs resample prompts.")
+    ui.table(preference_views.counts_table(sums), "pairwise counts", "pairwise_counts")
+    st.caption("unreadable: pairs with a verdict that could not be read (never guessed); missing_order: pairs of a "
+               "both-orders run judged in one order only. Neither has a combined verdict.")
+    names = list(sums)
+    picked = (st.selectbox("Run for the confusion matrix and win rates", names,
+                           key=url.key("pairwise_run", names[0], options=names)) if len(names) > 1 else names[0])
+    first = sums[picked]
+    c1, c2 = st.columns(2)
+    with c1:
+        ui.chart(preference_views.confusion_figure(first, picked), "pairwise_confusion")
+    kappas = preference_views.annotator_kappa_table(first)
+    with c2:
+        if not kappas.empty:
+            st.markdown("**Cohen's kappa between annotators**")
+            ui.table(kappas, "annotator kappa", "annotator_kappa")
+            if kappas["cohen_kappa"].isna().any():
+                st.caption("Blank: undefined (the two annotators' shared votes hold one outcome only).")
+        st.markdown("**The judge against each annotator**")
+        ui.table(preference_views.per_annotator_table({picked: first}), "judge per annotator", "pairwise_per_ann")
+    models = preference_views.model_table(sums)
+    if not models.empty:
+        st.markdown("**Win rates per model** (ties count 0.5)")
+        ui.chart(preference_views.win_rate_figure(models, picked), "pairwise_win_rates")
+        ui.table(models, "win rates per model", "pairwise_models")
+        rho = (first.get("models") or {}).get("ranking_spearman") or {}
+        if rho.get("statistic") is not None:
+            st.caption(ui.esc(f"Ranking by win rate: Spearman correlation of the humans' and the judge's per-model "
+                              f"win rates {ui.fmt(rho['statistic'])} [{ui.fmt(rho['ci_low'])}, "
+                              f"{ui.fmt(rho['ci_high'])}] over {rho['n']} models."))
+    bias = preference_views.bias_table(sums)
+    if not bias.empty:
+        st.markdown("**Bias**")
+        ui.table(bias, "pairwise bias", "pairwise_bias")
+        st.caption("Position: 0.5 means no preference for the first-shown output. Verbosity (AlpacaEval's "
+                   "\"prefer longer\"): decisive verdicts for the longer output (characters), beside the humans' share. "
+                   "Self-preference: the judge's win rate for outputs of its own model family against others, beside "
+                   "the humans' win rate for the same outputs.")
+
+
+with tab_of['Pairwise preferences']:
+    if tab_of['Pairwise preferences'].open:
+        pairwise_section()
 
 ui.sources("003", "002")

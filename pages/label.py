@@ -202,7 +202,7 @@ def item_card(item_id: str, dimension: str, *, position: int) -> None:
             cols = st.columns(len(points))
             for col, v, name, key in zip(cols, points, names, keys):
                 # a numeric point's button says "rate 3", not "3 3" (its label next to its shortcut: issue 18.11)
-                col.button(name if d.labels else f"rate {name}", key=f"label_rate_{int(v)}", shortcut=key,
+                col.button(ui.esc(name) if d.labels else f"rate {name}", key=f"label_rate_{int(v)}", shortcut=key,
                            type="primary", width="stretch", on_click=save,
                            args=(item_id, dimension, v, shown_at, annotator))
         else:

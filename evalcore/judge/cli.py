@@ -50,8 +50,11 @@ def _endpoint(args: argparse.Namespace):
     from evalcore.judge.client import endpoint_from_preset
 
     base_url = args.base_url[0] if isinstance(args.base_url, list) else args.base_url  # --base-url repeats
-    return endpoint_from_preset(args.provider, model=args.model, base_url=base_url,
-                                api_key_env=args.api_key_env, api_version=args.api_version)
+    ep = endpoint_from_preset(args.provider, model=args.model, base_url=base_url,
+                              api_key_env=args.api_key_env, api_version=args.api_version)
+    # The command line is the operator's own: its --base-url may receive the environment's key
+    # (evalcore.judge.trust). Pages never build an endpoint this way.
+    return dataclasses.replace(ep, operator_configured=True)
 
 
 def criteria_for(dataset, dimension: str, store, *, version: str | None = None) -> Criteria:
@@ -171,11 +174,17 @@ def _sampled(dataset, args: argparse.Namespace):
 
 
 def _pairs_arg(args: argparse.Namespace) -> Any:
+    extra: dict[str, Any] = {}
+    if getattr(args, "orders", None):
+        extra["orders"] = [o.strip() for o in args.orders.split(",") if o.strip()]
+    if getattr(args, "all_pairs", False):
+        extra["annotated"] = False
     if getattr(args, "pair_sample", None):
-        return {"sample": args.pair_sample, "seed": args.pair_seed}
+        return {"sample": args.pair_sample, "seed": args.pair_seed, **extra}
     if getattr(args, "pairs", None):
-        return [p.split(",", 1) for p in args.pairs]
-    return None
+        chosen = [p.split(",", 1) for p in args.pairs]
+        return {"systems": chosen, **extra} if extra else chosen
+    return extra or None
 
 
 def cmd_steps(args: argparse.Namespace) -> int:
@@ -294,7 +303,7 @@ def register(subparsers: Any) -> None:
     s = subparsers.add_parser("score", help="score a dataset with an LLM judge (resumable, cached)")
     s.add_argument("--dataset", required=True)
     s.add_argument("--dimension", action="append", help="repeat for several; default all of the dataset's")
-    s.add_argument("--method", required=True, help="geval, explicit, implicit, rts, mcq, pairwise, h2h, gptscore")
+    s.add_argument("--method", required=True, help="geval, explicit, implicit, rts, mcq, pairwise, h2h, mtbench, gptscore")
     _endpoint_args(s)
     s.add_argument("--limit", type=int, help="first N items (pairwise: first N pairs, both orders); a partial run "
                    "is better drawn with --sample-docs")
@@ -313,6 +322,10 @@ def register(subparsers: Any) -> None:
     s.add_argument("--pairs", nargs="+", metavar="SYS_A,SYS_B", help="pairwise: only these system pairs")
     s.add_argument("--pair-sample", type=int, help="pairwise: a random sample of K pairs")
     s.add_argument("--pair-seed", type=int, default=0)
+    s.add_argument("--orders", default="ab,ba",
+                   help="pairwise: presentation orders to judge, 'ab' (A first), 'ba' or 'ab,ba' (default: both)")
+    s.add_argument("--all-pairs", action="store_true",
+                   help="pairwise on a dataset with human votes: judge every same-prompt pair, not only the voted ones")
     s.add_argument("--timeout", type=float, default=60.0,
                    help="seconds per HTTP attempt, the whole answer included (a dripping server is cut off)")
     s.add_argument("--max-retries", type=int, default=6)

@@ -60,6 +60,7 @@ import scipy.sparse as sp
 import scipy.special as special
 import scipy.stats as st
 
+from evalcore.meta import fastboot
 from evalcore.meta.resampling import (  # noqa: F401  (re-exported: evalcore.meta and callers import them here)
     BLOCK_CELLS, bootstrap_indices, jackknife_counts, jackknife_values, resample_counts,
 )
@@ -364,8 +365,8 @@ def snap_ties(M: np.ndarray, rtol: float = 1e-9) -> np.ndarray:
     return out
 
 
-def _boot_system(p: PreparedFrame, coefficient: str, C: np.ndarray) -> np.ndarray:
-    sx, sy, n = _system_sums(p)
+def _boot_system(p: PreparedFrame, coefficient: str, C: np.ndarray, sums=None) -> np.ndarray:
+    sx, sy, n = _system_sums(p) if sums is None else sums
     cn = C @ n
     with np.errstate(invalid="ignore", divide="ignore"):
         mx = np.where(cn > 0, (C @ sx) / cn, np.nan)  # a system absent from a resample is left out of that resample
@@ -384,15 +385,23 @@ def _levels(v: np.ndarray) -> tuple[np.ndarray, int]:
     return codes.astype(np.int64), len(uniq)
 
 
-def _constant_resamples(p: PreparedFrame, C: np.ndarray) -> np.ndarray:
-    """True where the resampled judge or human values are all equal (the coefficient is then undefined)."""
-    out = np.zeros(C.shape[0], dtype=bool)
-    drawn = C > 0
+def _doc_ranges(p: PreparedFrame) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per document, (lowest, highest) judge value and the same for human values."""
+    out = []
     for v in (p.x, p.y):
         lo = np.full(p.n_docs, np.inf)
         hi = np.full(p.n_docs, -np.inf)
         np.minimum.at(lo, p.doc, v)
         np.maximum.at(hi, p.doc, v)
+        out.append((lo, hi))
+    return out
+
+
+def _constant_resamples(p: PreparedFrame, C: np.ndarray, ranges=None) -> np.ndarray:
+    """True where the resampled judge or human values are all equal (the coefficient is then undefined)."""
+    out = np.zeros(C.shape[0], dtype=bool)
+    drawn = C > 0
+    for lo, hi in ranges if ranges is not None else _doc_ranges(p):
         rhi = np.where(drawn, hi[None, :], -np.inf).max(axis=1)
         rlo = np.where(drawn, lo[None, :], np.inf).min(axis=1)
         out |= rhi == rlo
@@ -510,16 +519,82 @@ def _boot_dataset_explicit(p: PreparedFrame, C: np.ndarray, coefficient: str) ->
     return out
 
 
-def _boot_dataset(p: PreparedFrame, coefficient: str, C: np.ndarray) -> np.ndarray:
-    fits = _table_fits(p)
-    if coefficient == "pearson":
-        out = _boot_dataset_pearson(p, C)
-    elif coefficient == "spearman":
-        out = _boot_dataset_tables(p, C, spearman_from_tables) if fits else _boot_dataset_spearman_items(p, C)
-    else:
-        out = _boot_dataset_tables(p, C, kendall_from_tables) if fits else _boot_dataset_explicit(p, C, "kendall")
-    out[_constant_resamples(p, C)] = np.nan
+def _items_in_blocks(C: np.ndarray, doc: np.ndarray, of_weights) -> np.ndarray:
+    """``of_weights(W)`` over row blocks of the item weights W = C[:, doc], fastboot.ITEM_BLOCK_CELLS cells at a
+    time, on fastboot.workers() threads (numpy releases the GIL in these loops)."""
+    out = np.empty(C.shape[0])
+    step = max(1, fastboot.ITEM_BLOCK_CELLS // max(1, len(doc)))
+    starts = list(range(0, C.shape[0], step))
+
+    def one(s: int) -> None:
+        out[s:s + step] = of_weights(C[s:s + step][:, doc])
+
+    fastboot.run_blocks(one, starts)
     return out
+
+
+def _dataset_spearman_replicates(p: PreparedFrame):
+    """Spearman per replicate as the weighted Pearson of weighted mid-ranks (fastboot.WeightedSpearman), the side
+    with more distinct values sorted once."""
+    ws = (fastboot.WeightedSpearman(p.x, p.y) if fastboot.n_distinct(p.x) >= fastboot.n_distinct(p.y)
+          else fastboot.WeightedSpearman(p.y, p.x))
+    doc = p.doc[ws.order]
+    return lambda C: _items_in_blocks(C, doc, ws.rho)
+
+
+def _dataset_kendall_replicates(p: PreparedFrame):
+    """Kendall tau-b per replicate: level by level over the side with fewer distinct values (fastboot.WeightedKendall);
+    the exact slow path (scipy per resample) when both sides have many."""
+    nx, ny = fastboot.n_distinct(p.x), fastboot.n_distinct(p.y)
+    if min(nx, ny) > fastboot.KENDALL_MAX_LEVELS:
+        return lambda C: _boot_dataset_explicit(p, C, "kendall")
+    kd = fastboot.WeightedKendall(p.x, p.y) if ny <= nx else fastboot.WeightedKendall(p.y, p.x)
+    doc = p.doc[kd.order]
+    return lambda C: _items_in_blocks(C, doc, kd.tau_b)
+
+
+def _dataset_replicates(p: PreparedFrame, coefficient: str):
+    """A function counts (rows x docs) -> the dataset-level statistic per row, everything that does not depend on
+    the weights (sorts, levels, per-document sums) prepared once."""
+    if coefficient == "pearson":
+        of_counts = lambda C: _boot_dataset_pearson(p, C)  # noqa: E731  (per-document sums: cheap already)
+    elif _table_fits(p):
+        from_tables = spearman_from_tables if coefficient == "spearman" else kendall_from_tables
+        of_counts = lambda C: _boot_dataset_tables(p, C, from_tables)  # noqa: E731
+    elif coefficient == "spearman":
+        of_counts = _dataset_spearman_replicates(p)
+    else:
+        of_counts = _dataset_kendall_replicates(p)
+    ranges = _doc_ranges(p)
+
+    def replicates(C: np.ndarray) -> np.ndarray:
+        out = of_counts(C)
+        out[_constant_resamples(p, C, ranges)] = np.nan
+        return out
+
+    return replicates
+
+
+def _boot_dataset(p: PreparedFrame, coefficient: str, C: np.ndarray) -> np.ndarray:
+    return _dataset_replicates(p, coefficient)(C)
+
+
+def replicate_function(p: PreparedFrame, *, level: str, coefficient: str, skip_constant: bool = True):
+    """A function counts (rows x docs: how often each document is in the multiset) -> the statistic per row (NaN
+    where undefined), with the per-frame work done once, so bootstrap and jackknife blocks share it."""
+    if level == "dataset":
+        return _dataset_replicates(p, coefficient)
+    if level == "summary":
+        vals, used = _summary_values(p, coefficient, skip_constant)
+        num, den = vals * used, used.astype(float)
+
+        def summary(C: np.ndarray) -> np.ndarray:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return (C @ num) / (C @ den)
+
+        return summary
+    sums = _system_sums(p)
+    return lambda C: _boot_system(p, coefficient, C, sums)
 
 
 def distribution_from_counts(p: PreparedFrame, *, level: str, coefficient: str, counts: np.ndarray,
@@ -528,11 +603,7 @@ def distribution_from_counts(p: PreparedFrame, *, level: str, coefficient: str, 
     non-negative integers, not necessarily summing to n_docs); NaN where undefined. Bootstrap resamples and jackknife
     (leave-one-out) replicates both go through here."""
     C = np.asarray(counts, dtype=float)
-    if level == "dataset":
-        return _boot_dataset(p, coefficient, C)
-    if level == "summary":
-        return _boot_summary(p, coefficient, C, skip_constant)
-    return _boot_system(p, coefficient, C)
+    return replicate_function(p, level=level, coefficient=coefficient, skip_constant=skip_constant)(C)
 
 
 def bootstrap_distribution(p: PreparedFrame, *, level: str, coefficient: str, indices: np.ndarray,
@@ -542,11 +613,21 @@ def bootstrap_distribution(p: PreparedFrame, *, level: str, coefficient: str, in
                                     counts=resample_counts(indices, p.n_docs), skip_constant=skip_constant)
 
 
+def _over_blocks(of_counts, blocks) -> np.ndarray:
+    parts = []
+    for C in blocks:
+        fastboot.checkpoint()
+        parts.append(np.asarray(of_counts(C), dtype=float))
+    return np.concatenate(parts) if parts else np.empty(0)
+
+
 def jackknife_distribution(p: PreparedFrame, *, level: str, coefficient: str, skip_constant: bool = True
                            ) -> np.ndarray:
-    """The statistic with each document left out in turn (n_docs values; NaN where undefined)."""
-    return jackknife_values(p.n_docs, lambda C: distribution_from_counts(
-        p, level=level, coefficient=coefficient, counts=C, skip_constant=skip_constant))
+    """The jackknife replicates behind BCa's acceleration (NaN where undefined): each document left out in turn
+    (n_docs values), or beyond fastboot.JACKKNIFE_MAX_UNITS documents each of fastboot.JACKKNIFE_GROUPS groups of
+    documents left out in turn (see fastboot.jackknife_count_blocks)."""
+    of_counts = replicate_function(p, level=level, coefficient=coefficient, skip_constant=skip_constant)
+    return _over_blocks(of_counts, fastboot.jackknife_count_blocks(p.n_docs))
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -662,7 +743,8 @@ def bootstrap_interval(values: np.ndarray, *, confidence_level: float, method: s
 
 def _correlate_prepared(p: PreparedFrame, *, level: str, coefficient: str, n_resamples: int,
                         confidence_level: float, skip_constant: bool, random_state,
-                        ci_method: str = "bca", ci_resampling: str = "documents") -> CorrelationResult:
+                        ci_method: str = "bca", ci_resampling: str = "documents",
+                        drawn: list[np.ndarray] | None = None) -> CorrelationResult:
     from evalcore.meta import inference
 
     stat, pv, n, skipped = point_estimate(p, level=level, coefficient=coefficient, skip_constant=skip_constant)
@@ -680,13 +762,16 @@ def _correlate_prepared(p: PreparedFrame, *, level: str, coefficient: str, n_res
                                                          random_state=random_state)
         used_method = "percentile"
     elif n_resamples > 0 and p.n_docs > 0:
-        idx = bootstrap_indices(p.n_docs, n_resamples, random_state)
-        dist = bootstrap_distribution(p, level=level, coefficient=coefficient, indices=idx,
-                                      skip_constant=skip_constant)
-        jack = (jackknife_distribution(p, level=level, coefficient=coefficient, skip_constant=skip_constant)
-                if ci_method == "bca" else None)
+        # The same resamples as bootstrap_indices(n_docs, n_resamples, random_state), drawn in blocks.
+        of_counts = replicate_function(p, level=level, coefficient=coefficient, skip_constant=skip_constant)
+        blocks = ((B.astype(float) for B in drawn) if drawn is not None
+                  else fastboot.count_blocks(p.n_docs, n_resamples, random_state))
+        dist = _over_blocks(of_counts, blocks)
+        jack = (_over_blocks(of_counts, fastboot.jackknife_count_blocks(p.n_docs)) if ci_method == "bca" else None)
         lo, hi, undefined, used_method = bootstrap_interval(dist, confidence_level=confidence_level, method=ci_method,
                                                             estimate=stat, jackknife=jack)
+        if used_method == "bca" and fastboot.jackknife_label(p.n_docs):
+            used_method = f"bca ({fastboot.jackknife_label(p.n_docs)})"
     return CorrelationResult(
         statistic=float(stat), ci_low=lo, ci_high=hi, n=int(n), skipped=int(skipped), dropped=p.dropped,
         level=level, coefficient=coefficient, pvalue=None if pv is None else float(pv), n_resamples=int(n_resamples),
@@ -755,10 +840,19 @@ def correlation_table(frame: pd.DataFrame, *, levels=LEVELS, coefficients=COEFFI
         for co in coefficients:
             _check_args(lv, co, n_resamples, confidence_level, ci_method, ci_resampling)
     p = prepare_frame(frame)
+    # The resamples are drawn once for all cells, kept as small integers (a document drawn more than 255 times in
+    # one resample is beyond any realistic frame; counts are checked).
+    drawn = None
+    if n_resamples > 0 and p.n_docs > 0:
+        drawn = [B.astype(np.uint8) for B in fastboot.count_blocks(p.n_docs, n_resamples, random_state)
+                 if B.max() <= 255] or None
+        if drawn is not None and sum(len(B) for B in drawn) != n_resamples:
+            drawn = None
     rows = [
         asdict(_correlate_prepared(p, level=lv, coefficient=co, n_resamples=n_resamples,
                                    confidence_level=confidence_level, skip_constant=skip_constant,
-                                   random_state=random_state, ci_method=ci_method, ci_resampling=ci_resampling))
+                                   random_state=random_state, ci_method=ci_method, ci_resampling=ci_resampling,
+                                   drawn=drawn))
         for lv in levels for co in coefficients
     ]
     return pd.DataFrame(rows, columns=[f.name for f in fields(CorrelationResult)])

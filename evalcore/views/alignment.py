@@ -19,16 +19,21 @@ from evalcore.views.common import frames_for, run_label
 
 def alignment_table(dataset: Dataset, runs: list[Run], dimension: str, *, n_resamples: int = 1000,
                     systems: list[str] | None = None, ci_resampling: str = "documents",
-                    skip_constant: bool = True) -> pd.DataFrame:
+                    skip_constant: bool = True, levels: tuple[str, ...] | None = None,
+                    coefficients: tuple[str, ...] | None = None) -> pd.DataFrame:
     """Correlation of each run with the humans: level x coefficient, with CI, n, skipped and dropped counts.
-    ``ci_resampling``: the system level's interval, "documents" or "both" (evalcore.meta.inference)."""
-    from evalcore.meta.correlation import correlation_table
+    ``ci_resampling``: the system level's interval, "documents" or "both" (evalcore.meta.inference).
+
+    ``levels`` / ``coefficients`` restrict the cells computed (default: all), so a page can compute the one cell it
+    shows first: on 200,000 items one cell takes seconds, the full table nine times that."""
+    from evalcore.meta.correlation import COEFFICIENTS, LEVELS, correlation_table
 
     labels = {r.run_id: run_label(r) for r in runs}
     parts = []
     for run_id, frame in frames_for(dataset, runs, dimension, systems=systems).items():
         t = correlation_table(frame, n_resamples=n_resamples, ci_resampling=ci_resampling,
-                              skip_constant=skip_constant)
+                              skip_constant=skip_constant, levels=levels or LEVELS,
+                              coefficients=coefficients or COEFFICIENTS)
         t.insert(0, "run", labels[run_id])
         t.insert(1, "run_id", run_id)
         parts.append(t)

@@ -41,6 +41,7 @@ def analysis_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams) -> l
     from evalcore.report import ReportFigure, ReportSection, ReportTable
 
     sections = label_sections(dataset, runs, p)  # binary / nominal / ordinal dimensions only (issue 7.4)
+    sections += pairwise_sections(dataset, runs, p)  # human pairwise votes and a judge's A / B / tie verdicts
     colors = report_colors(dataset, runs)
     table = alignment_table(dataset, runs, p.dimension, n_resamples=p.n_resamples, systems=p.systems)
     sec = ReportSection(title=f"Correlation with human ratings: {p.dimension}",
@@ -170,6 +171,41 @@ def label_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams) -> list
     if not cal.empty:
         sec.tables.append(ReportTable("Calibration", cal))
         sec.figures.append(ReportFigure("Reliability diagram", reliability_figure(reports)))
+    return [sec]
+
+
+def pairwise_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams) -> list:
+    """The Alignment page's Pairwise preferences tab as a report section (absent without votes and verdicts)."""
+    from evalcore.report import ReportFigure, ReportSection, ReportTable
+    from evalcore.views import preference as pv
+
+    sums = pv.summaries(dataset, runs, p.dimension, n_resamples=p.n_resamples)
+    if not sums:
+        return []
+    sec = ReportSection(title=f"Pairwise preferences: {p.dimension}",
+                        text="One judge verdict per pair (both orders: the verdict when they agree, else a tie; Zheng "
+                             "et al. 2023 Sec. 4.2). With ties (S1) / without ties (S2); majority vote; per-order "
+                             "accuracy, right in both orders and positional agreement as LLMBar's statistics.json. "
+                             f"95% percentile bootstrap CIs over prompts ({p.n_resamples} resamples).")
+    table = pv.agreement_table(sums)
+    sec.figures.append(ReportFigure("Agreement with human votes", pv.agreement_figure(table, report_colors(dataset,
+                                                                                                          runs))))
+    sec.tables.append(ReportTable("Pairwise agreement", table))
+    sec.tables.append(ReportTable("Counts", pv.counts_table(sums)))
+    first_run, first = next(iter(sums.items()))
+    kappas = pv.annotator_kappa_table(first)
+    if not kappas.empty:
+        sec.tables.append(ReportTable("Cohen's kappa between annotators", kappas))
+    sec.tables.append(ReportTable("The judge against each annotator", pv.per_annotator_table(sums)))
+    for run, s in sums.items():
+        sec.figures.append(ReportFigure(f"Confusion matrix: {run}", pv.confusion_figure(s, run)))
+    models = pv.model_table(sums)
+    if not models.empty:
+        sec.tables.append(ReportTable("Win rates per model (ties 0.5)", models))
+        sec.figures.append(ReportFigure(f"Win rate per model: {first_run}", pv.win_rate_figure(models, first_run)))
+    bias = pv.bias_table(sums)
+    if not bias.empty:
+        sec.tables.append(ReportTable("Bias: position, verbosity, self-preference", bias))
     return [sec]
 
 

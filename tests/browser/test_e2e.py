@@ -70,7 +70,7 @@ def test_score_against_loopback_then_alignment(app, loopback, app_server):
     assert app.multiselect_values("Dimensions to score") == ["coherence"]
     seen_before = loopback.requests_seen
 
-    app.page.get_by_role("button", name="Start scoring").click()
+    app.start_scoring()
     app.page.get_by_text("Done.", exact=True).wait_for(timeout=120_000)
     app.idle()
     assert app.problems() == []
@@ -197,7 +197,7 @@ def score_on_score_page(app, loopback, n_items: int) -> str:
     app.page.get_by_role("heading", name="Estimate", level=3).wait_for()
     main = app.page.locator('[data-testid="stMain"]')
     before = re.search(r"Run (\S+/rts-loopback-judge\S+)", main.inner_text())
-    app.page.get_by_role("button", name="Start scoring").click()
+    app.start_scoring()
     # wait for this run's "Done.", not the one a previous run left on the page
     deadline = time.monotonic() + 120
     while True:
