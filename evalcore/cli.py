@@ -66,9 +66,15 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 def meta_report(dataset_id: str, run_id: str, *, dimensions: list[str] | None = None,
                 levels: tuple[str, ...] | None = None, coefficients: tuple[str, ...] | None = None,
-                parse: str = "robust", n_resamples: int = 1000, random_state: int = 0) -> dict[str, Any]:
-    """Everything ``meta`` prints, as a dict (the CLI's --json output)."""
+                parse: str = "robust", n_resamples: int = 1000, random_state: int = 0,
+                systems: list[str] | None = None, ci_resampling: str = "documents",
+                summary_constant: str = "skip") -> dict[str, Any]:
+    """Everything ``meta`` prints, as a dict (the CLI's --json output). ``systems`` restricts the run and its human
+    ceiling to those systems; ``ci_resampling`` is the system level's interval ("documents" or "both");
+    ``summary_constant``: a document where either side is constant is skipped ("skip", G-Eval's rule, default) or
+    counts as correlation 0 ("zero") at the summary level."""
     from evalcore import meta
+    from evalcore.meta.inference import CI_RESAMPLING_HELP
 
     dataset = runs_mod.get_dataset(dataset_id)
     run = runs_mod.load_run(run_id, parse=parse)
@@ -76,8 +82,19 @@ def meta_report(dataset_id: str, run_id: str, *, dimensions: list[str] | None = 
     levels = levels or meta.LEVELS
     coefficients = coefficients or meta.COEFFICIENTS
     challenge = [tuple(p) for p in dataset.meta.get("challenge_pairs", [])]
+    if n_resamples < 0:
+        raise ValueError(f"--resamples must be 0 or more, got {n_resamples}")
+    if summary_constant not in ("skip", "zero"):
+        raise ValueError(f"--summary-constant must be skip or zero, got {summary_constant!r}")
+    skip_constant = summary_constant == "skip"
+    if systems is not None:
+        unknown = sorted(set(systems) - set(map(str, dataset.systems)))
+        if unknown:
+            raise KeyError(f"dataset {dataset_id!r} has no system {unknown[0]!r}; it has "
+                           f"{', '.join(map(str, dataset.systems))}")
     out: dict[str, Any] = {"dataset": dataset_id, "run": run_id, "parse": parse, "n_resamples": n_resamples,
-                           "dimensions": {}}
+                           "systems": systems, "ci_resampling": ci_resampling, "summary_constant": summary_constant,
+                           "ci_resampling_means": CI_RESAMPLING_HELP[ci_resampling], "dimensions": {}}
     if run.judgments.empty:
         if dataset.preferences.empty:
             raise SystemExit(f"run {run_id} has no per-item judgments (pairwise run) and dataset {dataset_id} has no "
@@ -85,13 +102,17 @@ def meta_report(dataset_id: str, run_id: str, *, dimensions: list[str] | None = 
         return _clean(_pairwise_meta(out, dataset, run, dimensions, n_resamples=n_resamples,
                                      random_state=random_state))
     for dim in dims:
-        frame = runs_mod.score_frame(dataset, run, dim)
+        frame = runs_mod.score_frame(dataset, run, dim, systems=systems)
         table = meta.correlation_table(frame, levels=levels, coefficients=coefficients, n_resamples=n_resamples,
-                                       random_state=random_state)
+                                       random_state=random_state, ci_resampling=ci_resampling,
+                                       skip_constant=skip_constant)
         entry: dict[str, Any] = {
             "items": int(len(frame)),
             "failed": int(frame["judge"].isna().sum()),
             "correlations": table.to_dict(orient="records"),
+            "human_ceiling": _ceiling_rows(dataset, frame, dim, levels, coefficients, n_resamples, random_state,
+                                           skip_constant),
+            "warnings": _support_warnings(frame, levels),
         }
         if frame["system_id"].nunique() > 1:
             entry["per_system"] = {c: meta.per_system(frame, coefficient=c).to_dict(orient="records")
@@ -114,6 +135,34 @@ def meta_report(dataset_id: str, run_id: str, *, dimensions: list[str] | None = 
         _add_label_agreement(entry, dataset, run, dim, n_resamples=n_resamples, random_state=random_state)
         out["dimensions"][dim] = entry
     return _clean(out)
+
+
+def _ceiling_rows(dataset, frame, dim: str, levels, coefficients, n_resamples: int, random_state: int,
+                  skip_constant: bool = True) -> list[dict[str, Any]]:
+    """The human ceiling on exactly the run's scored items: the experts' mean per level x coefficient."""
+    from evalcore.views.alignment import ceiling_table
+
+    items = frame.loc[frame["judge"].notna(), "item_id"]
+    rows = []
+    for lv in levels:
+        for co in coefficients:
+            t = ceiling_table(dataset, dim, level=lv, coefficient=co, item_ids=items, n_resamples=n_resamples,
+                              skip_constant=skip_constant)
+            if t.empty:
+                return []
+            m = t[t["annotator"] == "mean"].iloc[0]
+            rows.append({"level": lv, "coefficient": co, "statistic": m["statistic"], "ci_low": m["ci_low"],
+                         "ci_high": m["ci_high"], "n": m["n"], "n_items": int(m["n_items"]),
+                         "group": t["group"].iloc[0], "annotators": int((t["annotator"] != "mean").sum())})
+    return rows
+
+
+def _support_warnings(frame, levels) -> list[str]:
+    from evalcore.meta.inference import Support, support_warnings
+
+    scored = frame[frame["judge"].notna()]
+    return support_warnings(Support(int(scored["doc_id"].nunique()), int(scored["system_id"].nunique())),
+                            levels=levels)
 
 
 def _pairwise_meta(out: dict[str, Any], dataset, run, dimensions: list[str] | None, *, n_resamples: int,
@@ -153,6 +202,8 @@ def cmd_meta(args: argparse.Namespace) -> int:
         levels=(args.level,) if args.level else None,
         coefficients=(args.coefficient,) if args.coefficient else None,
         parse=args.parse, n_resamples=args.resamples,
+        systems=[s.strip() for s in args.systems.split(",") if s.strip()] if args.systems else None,
+        ci_resampling=args.ci_resampling, summary_constant=args.summary_constant,
     )
     if args.json:
         print(json.dumps(report, indent=2))
@@ -168,6 +219,12 @@ def cmd_meta(args: argparse.Namespace) -> int:
             ci = f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]" if r["ci_low"] is not None else "-"
             val = f"{r['statistic']:.3f}" if r["statistic"] is not None else "nan"
             print(f"{r['level']:<9}{r['coefficient']:<10}{val:>8}  {ci:<17}{r['n']:>6}{r['skipped']:>9}")
+        for r in e["human_ceiling"]:
+            ci = f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]" if r["ci_low"] is not None else "-"
+            val = f"{r['statistic']:.3f}" if r["statistic"] is not None else "nan"
+            print(f"human ceiling {r['level']} {r['coefficient']}: {val} {ci} (n = {r['n']})")
+        for w in e["warnings"]:
+            print(f"warning: {w}")
         if "meta_correlation" in e:
             for c, m in e["meta_correlation"].items():
                 print(f"meta-correlation M ({c}): {m['statistic']:.3f} (p={m['pvalue']:.3g}, {m['n_systems']} systems)")
@@ -453,6 +510,13 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--parse", choices=["robust", "paper"], default="robust",
                    help="robust (default, failures excluded and counted) or the paper's own parse rule")
     m.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples for the 95%% CIs")
+    m.add_argument("--systems", help="comma-separated system ids: the run and its human ceiling on these only")
+    m.add_argument("--ci-resampling", choices=["documents", "both"], default="documents",
+                   help="system-level interval: resample documents (systems fixed, default) or both systems and "
+                        "documents (Deutsch et al. 2021 boot-both)")
+    m.add_argument("--summary-constant", choices=["skip", "zero"], default="skip",
+                   help="summary level: a document where either side is constant is skipped (default, G-Eval's "
+                        "script) or counts as correlation 0; either way `skipped` counts them")
     m.add_argument("--json", action="store_true")
     m.set_defaults(func=cmd_meta)
 
@@ -477,7 +541,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from evalcore.importers import DatasetValidationError
     from evalcore.judge.types import UnsupportedByEndpoint
 
-    errors: list[type[BaseException]] = [KeyError, DatasetValidationError, UnsupportedByEndpoint, FileNotFoundError]
+    errors: list[type[BaseException]] = [KeyError, ValueError, DatasetValidationError, UnsupportedByEndpoint, FileNotFoundError]
     from evalcore.bundles import BundleError
     from evalcore.import_cli import CommandError
 
@@ -487,8 +551,9 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     errors.append(LabelImportError)
     try:
         from evalcore.judge.client import MissingApiKey
+        from evalcore.judge.trust import UntrustedEndpoint
 
-        errors.append(MissingApiKey)
+        errors += [MissingApiKey, UntrustedEndpoint]
     except ImportError:
         pass
     errors += _hardening_errors()

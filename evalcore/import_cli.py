@@ -118,6 +118,11 @@ def mapping_for_cli(frame: Any, judges: list[tuple[str, str | None]], scales: di
             if not g.dimension and mapping.shape == "wide":
                 humans = {h.dimension or h.column for h in guesses if h.role == "human"}
                 g.dimension = next(iter(humans)) if len(humans) == 1 else ""
+    for dim, kind in kinds.items():  # --kind names a word column the guess left aside: it is a rating (issue 18.14)
+        g = by_col.get(dim)
+        if g is not None and g.role not in ("human", "judge") and kind != "interval":
+            notes.append(f"column {dim!r} (guessed {g.role}) is imported as {kind} ratings, as --kind says")
+            g.role, g.dimension, g.annotator = "human", dim, ""
     try:
         out = mapping_from_guesses(guesses, scales=dict(scales), kinds=dict(kinds), labels=dict(labels or {}))
     except ValueError as e:

@@ -27,6 +27,28 @@ coefficient = c2.selectbox("Coefficient", list(views.COEFFICIENTS), help="Kendal
 systems = c3.multiselect("Systems (empty = all)", ds.systems, key=url.key("systems", [], options=ds.systems),
                          help="Restrict every statistic on this page to these systems")
 sys_t = tuple(systems) if systems else None
+RESAMPLING = ("documents", "both")
+ci_resampling = "documents"
+if level == "system":
+    from evalcore.meta.inference import CI_RESAMPLING_HELP
+
+    ci_resampling = st.radio(
+        "System-level interval resamples", list(RESAMPLING), horizontal=True,
+        key=url.key("ci_resampling", RESAMPLING[0], options=RESAMPLING),
+        format_func=lambda v: {"documents": "documents (systems fixed)", "both": "systems and documents"}[v],
+        help="documents: " + CI_RESAMPLING_HELP["documents"] + ". both: " + CI_RESAMPLING_HELP["both"] + ".")
+    st.caption(ui.esc(f"This interval: {CI_RESAMPLING_HELP[ci_resampling]}."))
+CONSTANT = ("skip", "zero")
+summary_constant = "skip"
+if level == "summary":
+    summary_constant = st.radio(
+        "Documents where one side is constant", list(CONSTANT), horizontal=True,
+        key=url.key("summary_constant", CONSTANT[0], options=CONSTANT),
+        format_func=lambda v: {"skip": "skipped (G-Eval's script)", "zero": "counted as correlation 0"}[v],
+        help="A document whose judge (or human) scores are all equal has no correlation. Skipping it (the default, "
+             "as G-Eval's released script does) can flatter a judge that often gives all outputs the same score; "
+             "counting it as 0 does not. The skipped column counts them either way.")
+skip_constant = summary_constant == "skip"
 
 runs = ctx.item_runs
 run_ids = tuple(r.run_id for r in runs)
@@ -76,9 +98,6 @@ def label_agreement_section() -> None:
                       + (f" (positive class: {first.positive})" if first.positive else "")
                       + ". 95% CIs resample documents; n = items compared, dropped = judge replies that could not "
                         "be read, ties = items whose annotators tie (no majority), left out."))
-    if dim.kind == "nominal":
-        st.caption("Nominal labels have no order: the correlations further down treat their codes as numbers and "
-                   "mean little here; read kappa and the confusion matrix.")
     names = list(reports)
     picked = (st.selectbox("Confusion matrix of", names, key=url.key("confusion_run", names[0], options=names))
               if len(names) > 1 else names[0])
@@ -105,14 +124,27 @@ def label_agreement_section() -> None:
 with tab_of['Correlations']:
     if tab_of['Correlations'].open:
         label_agreement_section()
-        st.subheader("Correlation with human ratings")
-        if runs:
+        nominal = ds.dimension(ctx.dimension).kind == "nominal"
+        if nominal and runs:
+            # issue 18.7: codes of unordered categories (A/B/tie) have no mean and no correlation; a Spearman of
+            # codes against a "ceiling" reads as a result and is none
+            st.info("Nominal labels have no order: no correlations, means or human ceiling are computed on their "
+                    "codes. Read kappa, accuracy and the confusion matrix above.")
+        else:
+            st.subheader("Correlation with human ratings")
+        if runs and not nominal:
             # The headline chart sits above the table but is sent after it, and drawn with Vega-Lite, not plotly:
             # plotly's 4.7 MB script, parsed on the page's first chart, held the table back by seconds
             # (bench/bench_app_ready.py times the table; see evalcore.views.alignment.headline_spec).
             headline = st.container()
-            with st.spinner("Correlations with bootstrap confidence intervals…"):
-                table = compute.alignment(ds.id, run_ids, ctx.dimension, ctx.parse, ctx.n_resamples, sys_t)
+            # Only the cell on show (level x coefficient) is computed: one ninth of the full table, which matters on
+            # a large dataset; each cell is cached for every session, so switching back costs nothing.
+            with st.spinner(f"{level}-level {coefficient} correlations with {ctx.n_resamples} bootstrap "
+                            "resamples…"):
+                table = compute.alignment_cell(ds.id, run_ids, ctx.dimension, ctx.parse, ctx.n_resamples, sys_t,
+                                               level, coefficient, ci_resampling, skip_constant)
+            for note in compute.support_notes(ds.id, run_ids, ctx.dimension, ctx.parse, sys_t):
+                st.warning(ui.esc(note))
             if table.empty:
                 st.info(ui.esc(f"None of the selected runs scored {ctx.dimension!r}."))
             else:
@@ -122,18 +154,28 @@ with tab_of['Correlations']:
                            "is in the exported report). n = items (dataset), documents used (summary) or systems "
                            "(system); skipped = documents where one side is constant (summary level); dropped = "
                            "replies that could not be parsed. A summary-level value is a mean of per-document "
-                           "correlations: it has no p-value (blank), nor does the experts' mean in the ceiling table.")
-                st.markdown(f"**Human ceiling** ({level}, {coefficient}): each expert against the mean of the others")
-                ceil = compute.ceiling(ds.id, ctx.dimension, level, coefficient)
+                           "correlations: it has no p-value (blank), nor does the experts' mean in the ceiling table. "
+                           "pvalue_method: below 30 pairs the p-value is a permutation test (exact, every ordering, "
+                           "up to 9 pairs), never the t approximation.")
+                st.markdown(f"**Human ceiling** ({level}, {coefficient}) on each run's items: each expert against "
+                            "the mean of the others, on exactly the items (and systems) the run is correlated on")
+                with st.spinner("Human ceiling with bootstrap intervals…"):
+                    ceil = compute.ceiling(ds.id, run_ids, ctx.dimension, level, coefficient, ctx.parse,
+                                           ctx.n_resamples, sys_t, skip_constant)
                 if ceil.empty:
                     st.info("No per-annotator ratings for this dimension: no human ceiling.")
                 else:
                     ui.table(ceil, f"human ceiling {ctx.dimension} {level} {coefficient}", "ceiling")
+                    st.caption("mean = the experts' mean (the grey tick in the chart above); its 95% CI resamples "
+                               "documents, the same draw for every expert.")
                 with headline:
                     st.vega_lite_chart(alignment_views.headline_spec(table, ceil, level=level,
                                                                      coefficient=coefficient, colors=colors),
                                        key="chart_headline", width="stretch")
-        else:
+                    if not ceil.empty:
+                        st.caption("Dot and line: each run's correlation and its 95% CI. Grey tick and dashed line: "
+                                   "the human ceiling on that run's own items, and its 95% CI.")
+        elif not runs:
             st.info("The selected runs are pairwise: see #CP below and position bias on the Bias page.")
 
 # --------------------------------------------------------------------------------------- judge vs human (items)

@@ -15,6 +15,13 @@ ctx = ui.context()
 ds = ctx.dataset
 
 st.title("Data")
+# Orientation on first open (issue 18.15): what is loaded, where the answer is, how to bring your own.
+n_runs = len(ctx.run_ids)
+st.info(ui.esc(f"Loaded: {ds.name}, {len(ds.items):,} rated outputs of {len(ds.systems)} systems, with "
+               f"{n_runs} judge run(s) selected in the sidebar. How far each judge agrees with the humans, against "
+               "the human ceiling, is on the Alignment page.")
+        + "  \nTo use your own ratings, upload a file below (**Bring your own data**); to judge with your own "
+          "model, set its endpoint on the **Score** page.", icon=":material/info:")
 upload_ui.messages()
 
 # ----------------------------------------------------------------------------------------------------- upload

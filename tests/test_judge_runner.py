@@ -123,7 +123,8 @@ def store(tmp_path):
 
 
 def ep(srv) -> Endpoint:
-    return Endpoint(srv.base_url, "loop-model", api_key_env="EVALCORE_TEST_KEY", provider="openai")
+    return Endpoint(srv.base_url, "loop-model", api_key_env="EVALCORE_TEST_KEY", provider="openai",
+                    operator_configured=True)  # the test is the operator: evalcore.judge.trust
 
 
 def test_fault_injection_every_item_scored_or_failed_with_reason(store):

@@ -50,8 +50,11 @@ def _endpoint(args: argparse.Namespace):
     from evalcore.judge.client import endpoint_from_preset
 
     base_url = args.base_url[0] if isinstance(args.base_url, list) else args.base_url  # --base-url repeats
-    return endpoint_from_preset(args.provider, model=args.model, base_url=base_url,
-                                api_key_env=args.api_key_env, api_version=args.api_version)
+    ep = endpoint_from_preset(args.provider, model=args.model, base_url=base_url,
+                              api_key_env=args.api_key_env, api_version=args.api_version)
+    # The command line is the operator's own: its --base-url may receive the environment's key
+    # (evalcore.judge.trust). Pages never build an endpoint this way.
+    return dataclasses.replace(ep, operator_configured=True)
 
 
 def criteria_for(dataset, dimension: str, store, *, version: str | None = None) -> Criteria:
@@ -100,6 +103,7 @@ def cmd_score(args: argparse.Namespace) -> int:
 
     store = _store(args)
     dataset = _dataset(args.dataset, store)
+    dataset = _sampled(dataset, args)
     dims = args.dimension or dataset.dimension_names
     crit = {d: criteria_for(dataset, d, store, version=args.criteria_version) for d in dims}
     endpoint = _endpoint(args)
@@ -150,6 +154,23 @@ def cmd_score(args: argparse.Namespace) -> int:
     else:
         print(run.run_id)
     return 0
+
+
+def _sampled(dataset, args: argparse.Namespace):
+    """``--sample-docs K``: the dataset restricted to K whole documents (all their systems), seeded
+    (evalcore.sampling); the run is stored against the full dataset."""
+    k = getattr(args, "sample_docs", None)
+    if k is None:
+        return dataset
+    if args.limit is not None:
+        raise ValueError("use either --sample-docs (whole documents) or --limit (first N items), not both")
+    from evalcore.sampling import documents_subset, sample_documents
+
+    docs = sample_documents(dataset, k, seed=args.seed, how=args.sample_how,
+                            dimension=(args.dimension or [None])[0])
+    print(f"scoring {len(docs)} documents ({args.sample_how}, seed {args.seed}): " + ", ".join(map(str, docs)),
+          file=sys.stderr)
+    return documents_subset(dataset, docs)
 
 
 def _pairs_arg(args: argparse.Namespace) -> Any:
@@ -284,7 +305,13 @@ def register(subparsers: Any) -> None:
     s.add_argument("--dimension", action="append", help="repeat for several; default all of the dataset's")
     s.add_argument("--method", required=True, help="geval, explicit, implicit, rts, mcq, pairwise, h2h, mtbench, gptscore")
     _endpoint_args(s)
-    s.add_argument("--limit", type=int, help="first N items (pairwise: first N pairs, both orders)")
+    s.add_argument("--limit", type=int, help="first N items (pairwise: first N pairs, both orders); a partial run "
+                   "is better drawn with --sample-docs")
+    s.add_argument("--sample-docs", type=int, metavar="K",
+                   help="score K whole documents (every system's output for each), drawn at random with --seed")
+    s.add_argument("--seed", type=int, default=0, help="seed of --sample-docs (default 0)")
+    s.add_argument("--sample-how", choices=["random", "stratified"], default="random",
+                   help="stratified: one document from each of K strata of the documents' mean human score")
     s.add_argument("--concurrency", type=int, default=16)
     s.add_argument("--estimate-only", action="store_true", help="print calls/tokens/cost and exit (no request)")
     s.add_argument("--run", help="resume this run id (its cached and finished work is not repeated)")
