@@ -54,6 +54,9 @@ FIRST_CONTENT = {
     "compare": '[data-testid="stMetric"]',
 }
 
+# --big only: the Label page's first item to rate (with an annotator name in the URL)
+BIG_ONLY = {"label": ('[data-testid="stHeading"]:has-text("Item ")', "&annotator=bench")}
+
 
 def _browser_helpers(app_dir: Path = REPO_ROOT):
     """The browser tests' conftest, loaded by path (it is not a package): same app start, same chromium flags. Its
@@ -165,9 +168,10 @@ def big_dataset_times(browser, helpers, n_items: int, pages: list[str], resample
                     second = subprocess.Popen([sys.executable, __file__, "--second-session", server.url],
                                               stdout=subprocess.PIPE, text=True)
                 t0 = time.perf_counter()
-                page.goto(f"{server.url}/{path}?dataset={dataset_id}")
+                locator, extra_query = BIG_ONLY.get(path, (FIRST_CONTENT.get(path), ""))
+                page.goto(f"{server.url}/{path}?dataset={dataset_id}{extra_query}")
                 try:
-                    page.locator(FIRST_CONTENT[path]).first.wait_for(state="attached", timeout=BIG_TIMEOUT_MS)
+                    page.locator(locator).first.wait_for(state="attached", timeout=BIG_TIMEOUT_MS)
                 except Exception:
                     page.screenshot(path=f"/tmp/judgescope-big-{path}-timeout.png", full_page=True)
                     raise
@@ -206,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--resamples", type=int, default=None, help="bootstrap resamples (default: the app's, 1000)")
     ap.add_argument("--app-dir", type=Path, default=REPO_ROOT, help="checkout whose app is timed (default: this one)")
     ap.add_argument("--big", type=int, default=0, help="time the pages on a synthetic dataset of this many items")
-    ap.add_argument("--big-pages", default="alignment,data,bias,compare")
+    ap.add_argument("--big-pages", default="alignment,data,bias,compare,label")
     ap.add_argument("--second-session", help=argparse.SUPPRESS)  # child: the concurrent Data page visit
     args = ap.parse_args(argv)
     if args.second_session:
