@@ -49,9 +49,6 @@ JACKKNIFE_GROUP_SEED = 0
 KENDALL_MAX_LEVELS = 64
 # A side with at most this many distinct values gets its ranks per level (one sparse product per replicate).
 FEW_LEVELS = 64
-# ... and with at most this many, a dense items x levels indicator (0: never; measured slower than the sparse
-# product on 200,000 items x 5 levels, the dense matrix being read whole per replicate).
-DENSE_LEVELS = 0
 # Item-level kernels work on blocks of about this many cells: a few MB, so the passes over a block stay in cache.
 ITEM_BLOCK_CELLS = 1 << 18
 
@@ -175,8 +172,6 @@ class WeightedRanks:
             code[self.order] = self.group
             self.code = code
             self.onehot = sp.csr_matrix((np.ones(len(v)), (np.arange(len(v)), code)), shape=(len(v), self.n_levels))
-            # a rating scale: a dense indicator matrix, so level sums are one BLAS product (items x levels doubles)
-            self.dense = self.onehot.toarray() if self.n_levels <= DENSE_LEVELS else None
             self.onehot_t = self.onehot.T.tocsr()
 
     def level_weights(self, W: np.ndarray) -> np.ndarray:
@@ -188,8 +183,6 @@ class WeightedRanks:
 
     def level_sums(self, M: np.ndarray) -> np.ndarray:
         """(rows x levels) sum of each row of M over the items of each level (needs few levels)."""
-        if self.dense is not None:
-            return M @ self.dense
         return np.stack([self.onehot_t @ row for row in M])  # sparse mat-vec per row: no copy of M
 
     def midranks(self, W: np.ndarray) -> np.ndarray:
@@ -221,18 +214,6 @@ class WeightedRanks:
             below = cum[:, self.tied_first] - Ws[:, self.tied_first]  # weight strictly below the tie group
             ranks_sorted[:, self.tied] = (below + cum[:, self.tied_last] + 1.0) / 2.0
         return ranks_sorted
-
-
-def weighted_pearson(W: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Pearson r of the rows of a and b (replicates x items, or items broadcast) with item weights W."""
-    n = W.sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        ma = (W * a).sum(axis=1) / n
-        mb = (W * b).sum(axis=1) / n
-        ac = a - ma[:, None]
-        bc = b - mb[:, None]
-        r = (W * ac * bc).sum(axis=1) / np.sqrt((W * ac * ac).sum(axis=1) * (W * bc * bc).sum(axis=1))
-    return np.clip(r, -1.0, 1.0)
 
 
 class WeightedKendall:
