@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -260,6 +261,16 @@ def _generic_annotator_column(norm_name: str) -> tuple[str, str] | None:
     return (mt["head"], mt["tag"]) if mt else None
 
 
+def _generic_annotator_groups(cols: list[str], used: set[str]) -> dict[str, tuple[str, str]]:
+    """The columns that are one annotator's rating of a dimension of any name: at least two columns of plain names
+    sharing the head (``quality_ann1``, ``quality_ann2``). One column, or a name that only normalises to that shape
+    (``=cmd|' /C calc'!A0`` reads ``cmd_c_calc_a0``), stays a dimension of its own, named as in the file."""
+    found = {c: _generic_annotator_column(_norm(c)) for c in cols
+             if c not in used and re.fullmatch(r"[A-Za-z][A-Za-z0-9_ -]*", str(c))}
+    heads = Counter(g[0] for g in found.values() if g is not None)
+    return {c: g for c, g in found.items() if g is not None and heads[g[0]] >= 2}
+
+
 def _per_annotator_dimension(norm_name: str) -> tuple[str, str] | None:
     """("coherence", "a1") for names like coherence_a1, coh_1, coherence2, coherence_expert_3."""
     # the longest leading part that names a dimension, followed by an annotator tag that ends in a number
@@ -343,6 +354,7 @@ def _wide_dimensions(cols: list[str], used: set[str], m: ColumnMapping, sample: 
     """Wide rating columns by name (``coh``, ``coherence_a1``), then by value: a numeric column is a human rating,
     unless its name says judge or metric, or it holds negative numbers (then it is a judge score, ``m.judges``)."""
     dims: dict[str, str | dict[str, str]] = {}
+    generic = _generic_annotator_groups(cols, used)
     for c in cols:
         if c in used:
             continue
@@ -357,7 +369,7 @@ def _wide_dimensions(cols: list[str], used: set[str], m: ColumnMapping, sample: 
             dims[dim] = c
             used.add(c)
         elif m.annotator is None and ((per := _per_annotator_dimension(n)) is not None
-                                      or (per := _generic_annotator_column(n)) is not None):
+                                      or (per := generic.get(c)) is not None):
             d, ann = per
             spec = dims.get(d)
             if not isinstance(spec, dict):

@@ -1,7 +1,7 @@
 """Upload bombs are refused from what the file says about itself, before they are materialised (issue 21, item 3).
 
 Each bomb is imported in a child process (``import-dataset``, the path the Data page's upload takes too) whose peak
-resident memory is read from the kernel (``ru_maxrss``): the refusal must come with a clear message naming the file
+resident memory is read from the kernel (``VmHWM``): the refusal must come with a clear message naming the file
 and the limit, nothing written to the store, and a peak far below what decoding would take."""
 
 from __future__ import annotations
@@ -22,11 +22,12 @@ from evalcore.importers.budget import UploadBudget, arrow_decoded_bytes
 from _judging import ROOT
 
 CHILD = textwrap.dedent("""
-    import json, os, resource, sys
+    import json, os, sys
     os.environ["EVALCORE_DB"] = sys.argv[2]
     from evalcore.cli import main
     code = main(["import-dataset", sys.argv[1], "--name", "bomb", "--json"])
-    peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    # VmHWM, not ru_maxrss: ru_maxrss survives exec, so a child of a big pytest process would report the parent's
+    peak_mib = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM")) / 1024
     print(json.dumps({"code": code, "peak_mib": peak_mib}), file=sys.stderr)
 """)
 
