@@ -38,7 +38,7 @@ import openai  # noqa: E402
 from evalcore.datasets import load_dataset  # noqa: E402
 from evalcore.judge import runner  # noqa: E402
 from evalcore.judge.client import Endpoint  # noqa: E402
-from evalcore.judge.store import Store  # noqa: E402
+from evalcore.store import Store  # noqa: E402
 from evalcore.methods import get_method  # noqa: E402
 from evalcore.methods.presets import PRESETS  # noqa: E402
 
@@ -121,7 +121,7 @@ def sections_abcd(a: argparse.Namespace) -> int:
     try:
         endpoint = Endpoint(base_url, "loop", provider="local")
         cfg = geval.default_config()
-        from evalcore.judge.types import Capabilities
+        from evalcore.types import Capabilities
 
         planned, _ = geval.plan(cfg, Capabilities(chat_logprobs=True, top_logprobs=20, honours_n=True,
                                                   echo_logprobs=True))

@@ -247,8 +247,8 @@ def preset_options(ds: Dataset, dimension: str) -> dict[str, Any]:
 def default_criteria(ds: Dataset, dimension: str, method: str = "geval"):
     """The criteria a dimension starts with: the newest saved version, else the method's paper preset for this
     dataset, else one written from the dataset's own dimension description."""
-    from evalcore.judge.store import StoreError, default_store
-    from evalcore.judge.types import Criteria
+    from evalcore.store import StoreError, default_store
+    from evalcore.types import Criteria
     from evalcore.methods import presets
 
     try:
@@ -288,14 +288,14 @@ def remember_criteria(ds: Dataset, criteria) -> None:
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def _store_problem(path: str, stamp: tuple) -> str | None:
-    from evalcore.judge.store import store_problem
+    from evalcore.store import store_problem
 
     return store_problem(path)
 
 
 def store_problem() -> str | None:
     """Why the local store cannot be used (checked again whenever the file changes), or None."""
-    from evalcore.judge.store import default_path
+    from evalcore.store import default_path
 
     path = default_path()
     try:
@@ -317,7 +317,7 @@ def store_banner() -> None:
 
 def store_or_none():
     """The default store, or None when it cannot be used (the banner has said why)."""
-    from evalcore.judge.store import StoreError, default_store
+    from evalcore.store import StoreError, default_store
 
     if store_problem():
         return None

@@ -246,7 +246,7 @@ def _import(upload: Any, mapping: importers.ColumnMapping, name: str, raw: pd.Da
     except importers.DatasetValidationError as e:
         show_problems(e)
         return
-    from evalcore.judge.store import StoreError
+    from evalcore.store import StoreError
 
     try:
         importers.save_import(result)
@@ -289,7 +289,7 @@ def scores_form(upload: Any, dataset: Any) -> None:
         except importers.DatasetValidationError as e:
             show_problems(e, "scores_problems")
             return
-        from evalcore.judge.store import StoreError, default_store
+        from evalcore.store import StoreError, default_store
 
         try:
             default_store().save_imported_run(imported.run)

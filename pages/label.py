@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from evalcore import labels
-from evalcore.judge.store import default_store
+from evalcore.store import default_store
 from evalcore.views import label as label_views
 from pages import _compute as compute
 from pages import _shared as ui

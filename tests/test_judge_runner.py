@@ -19,8 +19,8 @@ import pytest
 from evalcore.judge import runner
 from evalcore.judge.cli import export_rows
 from evalcore.judge.client import Endpoint
-from evalcore.judge.store import Store
-from evalcore.judge.types import (
+from evalcore.store import Store
+from evalcore.types import (
     Capabilities,
     ChatRequest,
     Criteria,
@@ -210,7 +210,7 @@ sys.path.insert(0, {str(Path(__file__).parents[1])!r})
 from test_judge_runner import TinyMethod, tiny_dataset, CRIT
 from evalcore.judge import runner
 from evalcore.judge.client import Endpoint
-from evalcore.judge.store import Store
+from evalcore.store import Store
 runner.score_dataset(tiny_dataset(10, 4), method=TinyMethod(), criteria_by_dim={{"coherence": CRIT["coherence"]}},
                      endpoint=Endpoint(sys.argv[1], "loop-model", provider="openai"), api_key="k",
                      store=Store({str(store.path)!r}), concurrency=2, run_id="tiny/killed")

@@ -8,8 +8,8 @@ import threading
 
 import pandas as pd
 
-from evalcore.judge.store import Store, canonical_json, criteria_diff, request_key
-from evalcore.judge.types import ChatRequest, Criteria
+from evalcore.store import Store, canonical_json, criteria_diff, request_key
+from evalcore.types import ChatRequest, Criteria
 from evalcore.model import Dataset, Dimension
 
 

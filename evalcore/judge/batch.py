@@ -41,8 +41,8 @@ from evalcore.judge.client import (  # request_body: the one builder of a reques
     completion_response,
     request_body,
 )
-from evalcore.judge.store import Store, default_store, now
-from evalcore.judge.types import Capabilities, ChatRequest, Request, Response
+from evalcore.store import Store, default_store
+from evalcore.types import Capabilities, ChatRequest, Request, Response
 from evalcore.model import Run
 
 log = logging.getLogger(__name__)
@@ -55,30 +55,9 @@ OPENAI_CAPABILITIES = Capabilities(chat_logprobs=True, top_logprobs=20, honours_
 
 
 # ------------------------------------------------------------------------------------------------ the store side
-def _ensure_table(store: Store) -> None:
-    if getattr(store, "_batches_ready", False):
-        return
-    with store.write():
-        store.db["batches"].create({"run_id": str, "batch_id": str, "route": str, "input_file_id": str,
-                                    "api_key_env": str, "status": str, "total": int, "completed": int, "failed": int,
-                                    "output_file_id": str, "error_file_id": str, "errors": str, "collected": int,
-                                    "created_at": str, "updated_at": str}, pk="batch_id", if_not_exists=True)
-        store.db["batches"].create_index(["run_id"], if_not_exists=True)
-    store._batches_ready = True  # type: ignore[attr-defined]
-
-
 def batch_rows(store: Store, run_id: str) -> list[dict[str, Any]]:
     """The batches of a run, oldest first."""
-    _ensure_table(store)
-    cur = store.conn.execute("SELECT * FROM batches WHERE run_id = ? ORDER BY created_at, batch_id", (run_id,))
-    cols = [c[0] for c in cur.description]
-    return [dict(zip(cols, r)) for r in cur.fetchall()]
-
-
-def _update(store: Store, batch_id: str, **fields: Any) -> None:
-    sets = ", ".join(f"{k} = ?" for k in fields)
-    with store.write() as c:
-        c.execute(f"UPDATE batches SET {sets}, updated_at = ? WHERE batch_id = ?", (*fields.values(), now(), batch_id))
+    return store.batch_rows(run_id)
 
 
 # ------------------------------------------------------------------------------------------------ batch lines
@@ -157,7 +136,6 @@ async def asubmit(dataset: Any, *, method: Any, dimensions: Iterable[str] | None
                   schedule: str = "prefix", completion_window: str = "24h", max_lines: int = MAX_LINES) -> Submitted:
     """Write the run's uncached requests as batches and create them; returns at once (see ``collect``)."""
     store = store or default_store()
-    _ensure_table(store)
     if isinstance(endpoint, (list, tuple)):
         endpoint = endpoint[0]  # a batch goes to one API
     m, dims, crit, requested = runner._resolve(method, dimensions, criteria_by_dim, config)
@@ -209,12 +187,8 @@ async def _create_batches(store: Store, endpoint: Endpoint, api_key: str | None,
                 f = await api.files.create(file=(f"evalcore-{len(ids)}.jsonl", io.BytesIO(data)), purpose="batch")
                 b = await api.batches.create(input_file_id=f.id, endpoint=route, completion_window=completion_window,
                                              metadata={"evalcore_run": run_id[:500]})
-                with store.write() as c:
-                    c.execute("INSERT INTO batches (run_id, batch_id, route, input_file_id, api_key_env, status,"
-                              " total, completed, failed, output_file_id, error_file_id, errors, collected,"
-                              " created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                              (run_id, b.id, route, f.id, endpoint.api_key_env, b.status, len(chunk), 0, 0,
-                               None, None, None, 0, now(), now()))
+                store.add_batch(run_id, b.id, route=route, input_file_id=f.id, api_key_env=endpoint.api_key_env,
+                                status=b.status, total=len(chunk))
                 ids.append(b.id)
     except openai.APIStatusError as e:
         if not ids and not existed:
@@ -283,7 +257,7 @@ async def astatus(run_id: str, *, store: Store | None = None, api_key: str | Non
                           errors=json.dumps([e.message for e in (b.errors.data or [])]) if b.errors else None)
             if rc is not None and getattr(rc, "total", None):
                 fields["total"] = int(rc.total)
-            _update(store, r["batch_id"], **fields)
+            store.update_batch(r["batch_id"], **fields)
             out.append(_public(r | fields))
     finally:
         await client.aclose()
@@ -306,7 +280,7 @@ async def acancel(run_id: str, *, store: Store | None = None, api_key: str | Non
         for r in batch_rows(store, run_id):
             if r["status"] not in TERMINAL and not r["collected"]:
                 b = await api.batches.cancel(r["batch_id"])
-                _update(store, r["batch_id"], status=b.status)
+                store.update_batch(r["batch_id"], status=b.status)
     finally:
         await client.aclose()
     return await astatus(run_id, store=store, api_key=api_key, api_key_env=api_key_env)
@@ -414,7 +388,7 @@ class _Recorded:
 
     @classmethod
     def of(cls, cfg: dict[str, Any]) -> _Recorded:
-        from evalcore.judge.types import Criteria
+        from evalcore.types import Criteria
 
         crit = {d: Criteria(**{k: v for k, v in c.items() if k != "hash"}) for d, c in cfg["criteria"].items()}
         caps = Capabilities(**cfg["capabilities"])
@@ -529,10 +503,8 @@ async def _collect_batch(api: Any, store: Store, b: dict[str, Any], endpoint: En
             tally.reasons.setdefault(key, not_run)
     rows = [{"key": k, "endpoint": endpoint.identity(), "request": req.params(),
              "response": runner.response_to_dict(r), "latency_s": 0.0} for k, req, r in entries]
-    if rows:
-        with store.write() as c:
-            c.executemany(store._CACHE_SQL, store._cache_rows(rows))
-    _update(store, b["batch_id"], collected=1)
+    store.cache_put_many(rows)
+    store.update_batch(b["batch_id"], collected=1)
 
 
 async def _score_from_cache(store: Store, run_id: str, row: dict[str, Any], ds: Any, recorded: _Recorded,

@@ -26,11 +26,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from evalcore.judge.types import Criteria
+from evalcore.types import Criteria
 
 
 def _store(args: argparse.Namespace):
-    from evalcore.judge.store import Store, default_store
+    from evalcore.store import Store, default_store
 
     return Store(args.db) if getattr(args, "db", None) else default_store()
 

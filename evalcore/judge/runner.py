@@ -44,8 +44,8 @@ from evalcore.judge.probes import ProbeSender
 from evalcore.judge.redact import redact
 from evalcore.judge.routing import make_client
 from evalcore.judge.schedule import order_tasks
-from evalcore.judge.store import Store, default_store, request_key
-from evalcore.judge.types import (
+from evalcore.store import Store, default_store, request_key
+from evalcore.types import (
     Capabilities,
     ChatRequest,
     CompletionRequest,

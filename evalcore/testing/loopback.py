@@ -290,6 +290,8 @@ class LoopbackServer:
         self._seed = seed
         self._lock = threading.Lock()
         self.requests_seen = 0  # every POST attempt, faults included
+        self.in_flight = 0  # requests being answered now (the server's loop only: no lock)
+        self.peak_in_flight = 0  # the most answered at once: how parallel the client was, measured without a clock
         self.by_path: dict[str, int] = {}
         self.faults_served: dict[str, int] = {}
         self.prompt_log: list[str] = []  # sha256 of each attempt's prompt (what was asked, in order)
@@ -310,6 +312,7 @@ class LoopbackServer:
     def reset(self) -> None:
         with self._lock:
             self.requests_seen = 0
+            self.peak_in_flight = 0
             self.by_path = {}
             self.faults_served = {}
             self.prompt_log = []
@@ -381,10 +384,15 @@ class LoopbackServer:
                 length = int(headers.get("content-length", "0") or 0)
                 body = await reader.readexactly(length) if length else b""
                 _request_headers.set(headers)
-                if self.batch_service.handles(path):
-                    result = await self.batch_service.route(method, path.split("?")[0], headers, body)
-                else:
-                    result = await self._route(method, path.split("?")[0], body)
+                self.in_flight += 1
+                self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+                try:
+                    if self.batch_service.handles(path):
+                        result = await self.batch_service.route(method, path.split("?")[0], headers, body)
+                    else:
+                        result = await self._route(method, path.split("?")[0], body)
+                finally:
+                    self.in_flight -= 1
                 if result is None:  # dropped connection
                     writer.transport.abort()
                     return

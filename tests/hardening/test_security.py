@@ -16,7 +16,7 @@ from evalcore.csvsafe import neutralise, rows_to_csv, safe_cell, to_csv_safe
 from evalcore.judge import runner
 from evalcore.judge.client import Endpoint, EndpointUnusable
 from evalcore.judge.redact import MASK, CredentialsInUrl, redact, split_credentials
-from evalcore.judge.store import Store
+from evalcore.store import Store
 from evalcore.testing.loopback import Fault, serve
 
 from _judging import CAPS, CRITERIA, KEY_ENV, ROOT, SECRET, OneShot, dataset, endpoint, files_bytes, integrity_ok
