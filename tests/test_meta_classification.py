@@ -502,7 +502,7 @@ def test_html_report_has_the_label_section():
     assert "Agreement on binary labels: faithful" in html
     assert "Confusion matrix: synthetic judge" in html and "Reliability diagram" in html
     rep = label_agreement(ds, run, "faithful", n_resamples=0)
-    from evalcore.report import format_cell
+    from evalcore.views.html_report import format_cell
 
     assert f"<td>{format_cell(rep.result.cohen_kappa.statistic)}</td>" in html.replace(' class="num"', "")
 

@@ -88,9 +88,9 @@ def parse_reply(request: Request, body: dict[str, Any]) -> Response:
 
 # ------------------------------------------------------------------------------------------------ the run's work
 def _dataset(dataset_id: str, store: Store) -> Any:
-    from evalcore.judge.cli import _dataset as load
+    from evalcore import runs
 
-    return load(dataset_id, store)
+    return runs.get_dataset(dataset_id, store, with_labels=False)
 
 
 def _plan_offline(m: Any, requested: Any, sender: runner.CachedSender,

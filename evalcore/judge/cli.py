@@ -36,14 +36,9 @@ def _store(args: argparse.Namespace):
 
 
 def _dataset(dataset_id: str, store):
-    try:
-        from evalcore import datasets
+    from evalcore import runs
 
-        if dataset_id in {d["id"] for d in datasets.list_datasets()}:
-            return datasets.load_dataset(dataset_id)
-    except ImportError:
-        pass
-    return store.load_dataset(dataset_id)
+    return runs.get_dataset(dataset_id, store, with_labels=False)
 
 
 def _endpoint(args: argparse.Namespace):

@@ -37,7 +37,7 @@ class AnalysisParams:
 
 def analysis_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams) -> list:
     """The alignment analysis of the current view as report sections (tables + figures)."""
-    from evalcore.report import ReportFigure, ReportSection, ReportTable
+    from evalcore.views.html_report import ReportFigure, ReportSection, ReportTable
 
     sections = label_sections(dataset, runs, p)  # binary / nominal / ordinal dimensions only (issue 7.4)
     colors = report_colors(dataset, runs)
@@ -98,7 +98,7 @@ def report_colors(dataset: Dataset, runs: list[Run]) -> dict[str, str]:
 
 def label_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams) -> list:
     """Kappa & co, the confusion matrices and calibration of a categorical dimension as report sections."""
-    from evalcore.report import ReportFigure, ReportSection, ReportTable
+    from evalcore.views.html_report import ReportFigure, ReportSection, ReportTable
     from evalcore.views.alignment import (
         calibration_table, confusion_figure, label_agreement_table, label_agreements, per_annotator_kappa_table,
         reliability_figure,
@@ -125,7 +125,7 @@ def label_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams) -> list
 
 
 def analysis_report(dataset: Dataset, runs: list[Run], p: AnalysisParams) -> str:
-    from evalcore.report import render_report
+    from evalcore.views.html_report import render_report
 
     meta = {"dataset": f"{dataset.name} ({dataset.id})", "runs": ", ".join(run_label(r) for r in runs),
             "dimension": p.dimension, "level": p.level, "coefficient": p.coefficient, "parse mode": p.parse,

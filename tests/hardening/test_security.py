@@ -101,7 +101,7 @@ def test_cli_export_csv_neutralises_hostile_names(tmp_path, monkeypatch):
 
 
 def test_report_csv_links_are_neutralised():
-    from evalcore.report import _csv_link
+    from evalcore.views.html_report import _csv_link
 
     link = _csv_link(pd.DataFrame({"system": ["@SUM(1,2)"], "r": [0.5]}), "table")
     data = base64.b64decode(re.search(r"base64,([^\"]+)", link).group(1)).decode()
