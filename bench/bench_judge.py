@@ -117,7 +117,6 @@ def sections_abcd(a: argparse.Namespace) -> int:
     ideal = n / a.concurrency * a.latency
     proc, base_url = start_server(a.latency)
     tmp = Path(tempfile.mkdtemp(prefix="bench_judge_"))
-    rows: list[tuple[str, str]] = []
     try:
         endpoint = Endpoint(base_url, "loop", provider="local")
         cfg = geval.default_config()

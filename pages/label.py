@@ -32,7 +32,7 @@ annotator = (annotator or "").strip()
 dims = c2.multiselect("Dimensions to label", ds.dimension_names,
                       key=url.key("label_dims", [ds.dimension_names[0]], options=ds.dimension_names),
                       help="Each item is rated on these, one after the other.")
-order_kind = c3.selectbox("Which item next", list(ORDERS), format_func=ORDERS.get, 
+order_kind = c3.selectbox("Which item next", list(ORDERS), format_func=ORDERS.get,
                           key=url.key("label_order", "random", options=list(ORDERS)),
                           help="random (default): a fixed random order, a random sample of the dataset. Stratified: "
                                "the same, interleaved so every system is represented in proportion. Judge least "

@@ -8,7 +8,6 @@ AppTest, as in test_app_pages.py: a temporary store, few resamples, no OPENAI_* 
 from __future__ import annotations
 
 import ast
-import time
 from pathlib import Path
 
 import pytest
