@@ -245,32 +245,15 @@ def preset_options(ds: Dataset, dimension: str) -> dict[str, Any]:
 
 
 def default_criteria(ds: Dataset, dimension: str, method: str = "geval"):
-    """The criteria a dimension starts with: the newest saved version, else the method's paper preset for this
-    dataset, else one written from the dataset's own dimension description."""
+    """The criteria a dimension starts with: the library's one rule (evalcore.judge.spec.default_criteria), which
+    the CLI's ``score`` uses too."""
+    from evalcore.judge import spec
     from evalcore.store import StoreError, default_store
-    from evalcore.types import Criteria
-    from evalcore.methods import presets
 
     try:
-        saved = default_store().load_criteria(ds.id, dimension)
+        return spec.default_criteria(ds, dimension, method, default_store())
     except StoreError:  # the banner says why; the presets still work
-        saved = None
-    if saved is not None:
-        return saved
-    preset = presets.criteria_for(method, ds.id, dimension)
-    if preset is not None:
-        return preset
-    d = ds.dimension(dimension)
-    lo, hi = int(d.scale_min), int(d.scale_max)
-    if hi - lo < 2:
-        # a human score that is a share or a binary label (zhang_pairs: preference share 0-1) gives the judge no
-        # usable rating scale; G-Eval rated such texts 1-5 (000 Sec. 4) and rank correlations do not mind
-        lo, hi = 1, 5
-    return Criteria(dimension=dimension,
-                    task_introduction=f"You will be given one {ds.task} output. Your task is to rate it on one "
-                                      f"metric.",
-                    definition=f"{dimension.replace('_', ' ').title()}: {d.description or dimension}",
-                    scale_min=lo, scale_max=hi)
+        return spec.default_criteria(ds, dimension, method, None)
 
 
 def current_criteria(ds: Dataset, dimension: str, method: str = "geval"):

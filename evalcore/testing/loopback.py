@@ -278,7 +278,7 @@ class LoopbackServer:
                  faults: list[Fault] | None = None, scorer: Callable[..., Reply] | None = None,
                  switches: Switches | None = None, seed: int = 0, model: str = "loopback-judge",
                  rate_limit: RateLimit | None = None, prefix_cache_tokens: int = 0,
-                 batch: BatchSwitches | None = None) -> None:
+                 batch: BatchSwitches | None = None, record_bodies: bool = False) -> None:
         self.host = host
         self.port = port
         self.latency_s = latency_s
@@ -295,6 +295,8 @@ class LoopbackServer:
         self.by_path: dict[str, int] = {}
         self.faults_served: dict[str, int] = {}
         self.prompt_log: list[str] = []  # sha256 of each attempt's prompt (what was asked, in order)
+        self.record_bodies = record_bodies
+        self.bodies: list[tuple[str, bytes]] = []  # (path, body) of each scoring POST, when record_bodies
         self._server: asyncio.base_events.Server | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -316,6 +318,7 @@ class LoopbackServer:
             self.by_path = {}
             self.faults_served = {}
             self.prompt_log = []
+            self.bodies = []
             self._rng = random.Random(self._seed)
             self.rate_limited = 0
 
@@ -456,6 +459,8 @@ class LoopbackServer:
             ordinal = self.requests_seen
             self.by_path[path] = self.by_path.get(path, 0) + 1
             self.prompt_log.append(hashlib.sha256(prompt.encode()).hexdigest())
+            if self.record_bodies:
+                self.bodies.append((path, body))
             fault = self._pick_fault(ordinal, prompt)
             if fault is not None:
                 self.faults_served[fault.kind] = self.faults_served.get(fault.kind, 0) + 1
@@ -593,11 +598,12 @@ class LoopbackServer:
 def serve(host: str = "127.0.0.1", port: int = 0, *, latency_s: float = 0.0, faults: list[Fault] | None = None,
           scorer: Callable[..., Reply] | None = None, switches: Switches | None = None,
           seed: int = 0, rate_limit: RateLimit | None = None, prefix_cache_tokens: int = 0,
-          batch: BatchSwitches | None = None) -> LoopbackServer:
-    """Start a loopback server on a background thread; use as a context manager (``with serve() as srv:``)."""
+          batch: BatchSwitches | None = None, record_bodies: bool = False) -> LoopbackServer:
+    """Start a loopback server on a background thread; use as a context manager (``with serve() as srv:``).
+    ``record_bodies``: keep every scoring request's raw body in ``srv.bodies`` (tests comparing what was sent)."""
     return LoopbackServer(host, port, latency_s=latency_s, faults=faults, scorer=scorer, switches=switches,
                           seed=seed, rate_limit=rate_limit, prefix_cache_tokens=prefix_cache_tokens,
-                          batch=batch).start()
+                          batch=batch, record_bodies=record_bodies).start()
 
 
 def main(argv: list[str] | None = None) -> int:
