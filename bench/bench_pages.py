@@ -1,6 +1,15 @@
 """How long each page of the app takes to show its first content in a browser, cold and warm.
 
     python bench/bench_pages.py [--pages data,alignment] [--warm 3] [--resamples N] [--app-dir DIR]
+    python bench/bench_pages.py --big 200000 [--big-pages alignment,data,bias,compare]
+
+``--big N`` (issue 19): N synthetic items (bench/bench_meta_scale.py's seeded generator: N / 10 documents x 10
+systems, 1-5 human ratings, a continuous judge column and a 1-5 judge column, imported with ``python -m evalcore
+import-dataset`` into the temporary store) and, on one fresh server, the first content of each page of
+``--big-pages`` on that dataset from a fresh session (the Alignment page's first content: its correlation table;
+its chart is sent with it). While the first Alignment visit computes, a second browser session opens the Data page
+(SummEval, the default) and its first-content time is printed too: the server must keep answering other users.
+Screenshots go to /tmp/judgescope-big-<page>.png.
 
 For every page: COLD is the first visit to that page's URL on a fresh server (new process: imports, data loading,
 every st.cache empty) in a fresh browser profile. WARM is a later visit to the same URL on the same server (a new
@@ -107,12 +116,86 @@ def page_times(browser, helpers, path: str, n_warm: int, resamples: int | None) 
     return {"cold": cold, "warm": warm, "fresh": fresh}
 
 
+def import_big_dataset(workdir: Path, n_items: int) -> str:
+    """Write the synthetic N-item CSV and import it into ``workdir/evalcore.db`` (the store start_app uses)."""
+    import json
+    import os
+    import subprocess
+
+    sys.path.insert(0, str(REPO_ROOT / "bench"))
+    from bench_meta_scale import synthetic_frame
+
+    import numpy as np
+
+    f = synthetic_frame(n_items)
+    rng = np.random.default_rng(1)
+    csv = workdir / "big.csv"
+    f.assign(doc_id="doc" + f["doc_id"].astype(str), system_id="sys" + f["system_id"].astype(str),
+             summary="summary " + f["item_id"].astype(str), judge_geval=f["judge"].round(4),
+             judge_likert=np.clip(np.round(f["human"] + rng.normal(0, 1, len(f))), 1, 5)) \
+        .rename(columns={"system_id": "system", "human": "quality"}) \
+        .drop(columns=["item_id", "judge"]).to_csv(csv, index=False)
+    env = dict(os.environ, EVALCORE_DB=str(workdir / "evalcore.db"), PYTHONPATH=str(REPO_ROOT))
+    t0 = time.perf_counter()
+    out = subprocess.run([sys.executable, "-m", "evalcore", "import-dataset", str(csv), "--name", f"big{n_items}",
+                          "--scale", "quality=1:5", "--judge", "judge_geval=quality", "--judge", "judge_likert=quality",
+                          "--json"], cwd=REPO_ROOT, env=env, capture_output=True, text=True, check=True)
+    dataset_id = json.loads(out.stdout)["dataset"]
+    print(f"  imported {n_items:,} items as {dataset_id} in {time.perf_counter() - t0:.1f} s", flush=True)
+    return dataset_id
+
+
+def big_dataset_times(browser, helpers, n_items: int, pages: list[str], resamples: int | None) -> None:
+    """First content of each page on the big dataset from a fresh session; the Data page of a second session while
+    the first Alignment visit computes."""
+    import threading
+
+    with tempfile.TemporaryDirectory(prefix="judgescope-big-") as tmp:
+        dataset_id = import_big_dataset(Path(tmp), n_items)
+        server = helpers.start_app(Path(tmp), resamples=resamples)
+        try:
+            for path in pages:
+                context = new_context(browser, helpers)
+                page = context.new_page()
+                other: dict[str, float] = {}
+                if path == "alignment":
+                    # a second user's Data page while this one computes (own Playwright thread: sync API per thread)
+                    def second_session():
+                        from playwright.sync_api import sync_playwright as spw
+                        with spw() as pw2:
+                            b2 = helpers.launch_chromium(pw2)
+                            try:
+                                time.sleep(1.0)
+                                c2 = new_context(b2, helpers)
+                                other["data"] = visit(c2, helpers, server.url, "data")[0]
+                            finally:
+                                b2.close()
+                    worker = threading.Thread(target=second_session)
+                    worker.start()
+                t0 = time.perf_counter()
+                page.goto(f"{server.url}/{path}?dataset={dataset_id}")
+                page.locator(FIRST_CONTENT[path]).first.wait_for(state="attached", timeout=600_000)
+                first = time.perf_counter() - t0
+                helpers.wait_for_idle(page, timeout_ms=600_000, settle_ms=300)
+                done = time.perf_counter() - t0
+                page.screenshot(path=f"/tmp/judgescope-big-{path}.png", full_page=True)
+                if path == "alignment":
+                    worker.join()
+                extra = f"; meanwhile a second session's Data page: {other['data']:.2f} s" if other else ""
+                print(f"  big /{path}: first content {first:.2f} s, done {done:.2f} s{extra}", flush=True)
+                context.close()
+        finally:
+            helpers.stop_app(server)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--pages", default=",".join(FIRST_CONTENT), help="comma-separated URL paths (default: all)")
     ap.add_argument("--warm", type=int, default=3, help="warm visits per page (default 3)")
     ap.add_argument("--resamples", type=int, default=None, help="bootstrap resamples (default: the app's, 1000)")
     ap.add_argument("--app-dir", type=Path, default=REPO_ROOT, help="checkout whose app is timed (default: this one)")
+    ap.add_argument("--big", type=int, default=0, help="time the pages on a synthetic dataset of this many items")
+    ap.add_argument("--big-pages", default="alignment,data,bias,compare")
     args = ap.parse_args(argv)
     pages = [p.strip() for p in args.pages.split(",") if p.strip()]
     unknown = [p for p in pages if p not in FIRST_CONTENT]
@@ -133,6 +216,10 @@ def main(argv: list[str] | None = None) -> int:
             warmup = browser.new_page()  # chromium's own first-page costs are not the app's
             warmup.goto("about:blank")
             warmup.close()
+            if args.big:
+                big_dataset_times(browser, helpers, args.big, [p for p in args.big_pages.split(",") if p],
+                                  args.resamples)
+                return 0
             for path in pages:
                 t = page_times(browser, helpers, path, args.warm, args.resamples)
                 rows.append((path, t))

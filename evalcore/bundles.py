@@ -247,6 +247,13 @@ def _target_dataset(bundle: Bundle, store: Any, name: str) -> tuple[Dataset, boo
                 f"(name {want['name']!r}, {want['items']} items{src}), which this store does not have: import that "
                 f"dataset first (python -m evalcore import-dataset FILE --name {want['name']!r}, with the same file "
                 "and options), or export the run again with its dataset")
+        if bundle.dataset_id in {d["id"] for d in bundled.list_datasets()}:
+            raise BundleError(f"{name}: dataset {bundle.dataset_id!r} ships with every installation: a bundle "
+                              "cannot replace it")
+        carried = items_sha256(bundle.dataset)
+        if carried != want["items_sha256"]:  # the items the run was scored on are the ones carried, or none
+            raise BundleError(f"{name}: the dataset it carries has other items (sha256 {carried[:12]}) than the "
+                              f"run {bundle.run_id!r} says it was scored on ({want['items_sha256'][:12]})")
         store.save_dataset(bundle.dataset)
         return bundle.dataset, True
     if items_sha256(have) != want["items_sha256"]:
@@ -276,15 +283,33 @@ def import_bundle(path: str | Path, *, store: Any = None, dataset_id: str | None
     _check_items(bundle, st, str(path))
     dataset, imported = _target_dataset(bundle, st, str(path))
     head = bundle.header["run"]
-    run = Run(run_id=head["run_id"], dataset_id=head["dataset_id"], method=head["method"], model=head["model"],
+    run_id = _free_run_id(head["run_id"], head["dataset_id"], st)
+    run = Run(run_id=run_id, dataset_id=head["dataset_id"], method=head["method"], model=head["model"],
               label=name or head["label"], config={**head["config"], "stats": head.get("stats") or {}},
               parser=head["parser"], created_at=head.get("created_at") or "",
               judgments=pd.DataFrame(bundle.judgments).drop(columns="type", errors="ignore"),
               comparisons=pd.DataFrame(bundle.comparisons).drop(columns="type", errors="ignore"))
     st.save_imported_run(run, status=head.get("status") or "done",
                          criteria=[{k: v for k, v in c.items() if k != "type"} for c in bundle.criteria])
-    return {"run": run.run_id, "judgments": len(bundle.judgments), "comparisons": len(bundle.comparisons),
-            "unmatched": 0, "dataset": dataset.id, "dataset_imported": imported}
+    out = {"run": run.run_id, "judgments": len(bundle.judgments), "comparisons": len(bundle.comparisons),
+           "unmatched": 0, "dataset": dataset.id, "dataset_imported": imported}
+    if run_id != head["run_id"]:
+        out["renamed_from"] = head["run_id"]
+        out["warnings"] = [f"a run {head['run_id']!r} exists already (in this store or shipped with the app): the "
+                           f"bundle was imported as {run_id!r}, and the existing run is unchanged"]
+    return out
+
+
+def _free_run_id(run_id: str, dataset_id: str, store: Any) -> str:
+    """``run_id`` unless a run of that id exists (another user's, or a published one): then a new id beside it, so
+    an import never replaces a run (issue 21, item 9)."""
+    shipped = dataset_id in {d["id"] for d in bundled.list_datasets()}
+    published = {r.run_id for r in bundled.list_bundled_runs(dataset_id)} if shipped else set()
+    candidate, n = run_id, 0
+    while store.run_exists(candidate) or candidate in published:
+        n += 1
+        candidate = f"{run_id}-import{n}"
+    return candidate
 
 
 def _check_items(bundle: Bundle, store: Any, name: str) -> None:

@@ -66,9 +66,15 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 def meta_report(dataset_id: str, run_id: str, *, dimensions: list[str] | None = None,
                 levels: tuple[str, ...] | None = None, coefficients: tuple[str, ...] | None = None,
-                parse: str = "robust", n_resamples: int = 1000, random_state: int = 0) -> dict[str, Any]:
-    """Everything ``meta`` prints, as a dict (the CLI's --json output)."""
+                parse: str = "robust", n_resamples: int = 1000, random_state: int = 0,
+                systems: list[str] | None = None, ci_resampling: str = "documents",
+                summary_constant: str = "skip") -> dict[str, Any]:
+    """Everything ``meta`` prints, as a dict (the CLI's --json output). ``systems`` restricts the run and its human
+    ceiling to those systems; ``ci_resampling`` is the system level's interval ("documents" or "both");
+    ``summary_constant``: a document where either side is constant is skipped ("skip", G-Eval's rule, default) or
+    counts as correlation 0 ("zero") at the summary level."""
     from evalcore import meta
+    from evalcore.meta.inference import CI_RESAMPLING_HELP
 
     dataset = runs_mod.get_dataset(dataset_id)
     run = runs_mod.load_run(run_id, parse=parse)
@@ -76,18 +82,37 @@ def meta_report(dataset_id: str, run_id: str, *, dimensions: list[str] | None = 
     levels = levels or meta.LEVELS
     coefficients = coefficients or meta.COEFFICIENTS
     challenge = [tuple(p) for p in dataset.meta.get("challenge_pairs", [])]
+    if n_resamples < 0:
+        raise ValueError(f"--resamples must be 0 or more, got {n_resamples}")
+    if summary_constant not in ("skip", "zero"):
+        raise ValueError(f"--summary-constant must be skip or zero, got {summary_constant!r}")
+    skip_constant = summary_constant == "skip"
+    if systems is not None:
+        unknown = sorted(set(systems) - set(map(str, dataset.systems)))
+        if unknown:
+            raise KeyError(f"dataset {dataset_id!r} has no system {unknown[0]!r}; it has "
+                           f"{', '.join(map(str, dataset.systems))}")
     out: dict[str, Any] = {"dataset": dataset_id, "run": run_id, "parse": parse, "n_resamples": n_resamples,
-                           "dimensions": {}}
+                           "systems": systems, "ci_resampling": ci_resampling, "summary_constant": summary_constant,
+                           "ci_resampling_means": CI_RESAMPLING_HELP[ci_resampling], "dimensions": {}}
     if run.judgments.empty:
-        raise SystemExit(f"run {run_id} has no per-item judgments (pairwise run): see the Alignment page / meta.pairwise")
+        if dataset.preferences.empty:
+            raise SystemExit(f"run {run_id} has no per-item judgments (pairwise run) and dataset {dataset_id} has no "
+                             "pairwise preferences to compare its verdicts with")
+        return _clean(_pairwise_meta(out, dataset, run, dimensions, n_resamples=n_resamples,
+                                     random_state=random_state))
     for dim in dims:
-        frame = runs_mod.score_frame(dataset, run, dim)
+        frame = runs_mod.score_frame(dataset, run, dim, systems=systems)
         table = meta.correlation_table(frame, levels=levels, coefficients=coefficients, n_resamples=n_resamples,
-                                       random_state=random_state)
+                                       random_state=random_state, ci_resampling=ci_resampling,
+                                       skip_constant=skip_constant)
         entry: dict[str, Any] = {
             "items": int(len(frame)),
             "failed": int(frame["judge"].isna().sum()),
             "correlations": table.to_dict(orient="records"),
+            "human_ceiling": _ceiling_rows(dataset, frame, dim, levels, coefficients, n_resamples, random_state,
+                                           skip_constant),
+            "warnings": _support_warnings(frame, levels),
         }
         if frame["system_id"].nunique() > 1:
             entry["per_system"] = {c: meta.per_system(frame, coefficient=c).to_dict(orient="records")
@@ -110,6 +135,48 @@ def meta_report(dataset_id: str, run_id: str, *, dimensions: list[str] | None = 
         _add_label_agreement(entry, dataset, run, dim, n_resamples=n_resamples, random_state=random_state)
         out["dimensions"][dim] = entry
     return _clean(out)
+
+
+def _ceiling_rows(dataset, frame, dim: str, levels, coefficients, n_resamples: int, random_state: int,
+                  skip_constant: bool = True) -> list[dict[str, Any]]:
+    """The human ceiling on exactly the run's scored items: the experts' mean per level x coefficient."""
+    from evalcore.views.alignment import ceiling_table
+
+    items = frame.loc[frame["judge"].notna(), "item_id"]
+    rows = []
+    for lv in levels:
+        for co in coefficients:
+            t = ceiling_table(dataset, dim, level=lv, coefficient=co, item_ids=items, n_resamples=n_resamples,
+                              skip_constant=skip_constant)
+            if t.empty:
+                return []
+            m = t[t["annotator"] == "mean"].iloc[0]
+            rows.append({"level": lv, "coefficient": co, "statistic": m["statistic"], "ci_low": m["ci_low"],
+                         "ci_high": m["ci_high"], "n": m["n"], "n_items": int(m["n_items"]),
+                         "group": t["group"].iloc[0], "annotators": int((t["annotator"] != "mean").sum())})
+    return rows
+
+
+def _support_warnings(frame, levels) -> list[str]:
+    from evalcore.meta.inference import Support, support_warnings
+
+    scored = frame[frame["judge"].notna()]
+    return support_warnings(Support(int(scored["doc_id"].nunique()), int(scored["system_id"].nunique())),
+                            levels=levels)
+
+
+def _pairwise_meta(out: dict[str, Any], dataset, run, dimensions: list[str] | None, *, n_resamples: int,
+                   random_state: int) -> dict[str, Any]:
+    """``dimensions.<dim>.pairwise`` for a pairwise run on a dataset with human preferences (README "Pairwise")."""
+    from evalcore.meta.preference import pairwise_summary
+
+    judged = set(run.comparisons["dimension"])
+    dims = dimensions or [d for d in dict.fromkeys(dataset.preferences["dimension"]) if d in judged]
+    for dim in dims:
+        out["dimensions"][dim] = {"pairwise": pairwise_summary(
+            dataset.preferences, run.comparisons, dataset.items, dimension=dim, judge_model=run.model,
+            n_resamples=n_resamples, random_state=random_state)}
+    return out
 
 
 def _add_label_agreement(entry: dict[str, Any], dataset, run, dim: str, *, n_resamples: int,
@@ -135,18 +202,29 @@ def cmd_meta(args: argparse.Namespace) -> int:
         levels=(args.level,) if args.level else None,
         coefficients=(args.coefficient,) if args.coefficient else None,
         parse=args.parse, n_resamples=args.resamples,
+        systems=[s.strip() for s in args.systems.split(",") if s.strip()] if args.systems else None,
+        ci_resampling=args.ci_resampling, summary_constant=args.summary_constant,
     )
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
     print(f"{report['run']} on {report['dataset']} (parse={report['parse']}, {report['n_resamples']} resamples)")
     for dim, e in report["dimensions"].items():
+        if "pairwise" in e:
+            _print_pairwise(dim, e["pairwise"])
+            continue
         print(f"\n== {dim}: {e['items']} items, {e['failed']} failed parses")
         print(f"{'level':<9}{'coef':<10}{'value':>8}  {'95% CI':<17}{'n':>6}{'skipped':>9}")
         for r in e["correlations"]:
             ci = f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]" if r["ci_low"] is not None else "-"
             val = f"{r['statistic']:.3f}" if r["statistic"] is not None else "nan"
             print(f"{r['level']:<9}{r['coefficient']:<10}{val:>8}  {ci:<17}{r['n']:>6}{r['skipped']:>9}")
+        for r in e["human_ceiling"]:
+            ci = f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]" if r["ci_low"] is not None else "-"
+            val = f"{r['statistic']:.3f}" if r["statistic"] is not None else "nan"
+            print(f"human ceiling {r['level']} {r['coefficient']}: {val} {ci} (n = {r['n']})")
+        for w in e["warnings"]:
+            print(f"warning: {w}")
         if "meta_correlation" in e:
             for c, m in e["meta_correlation"].items():
                 print(f"meta-correlation M ({c}): {m['statistic']:.3f} (p={m['pvalue']:.3g}, {m['n_systems']} systems)")
@@ -158,6 +236,33 @@ def cmd_meta(args: argparse.Namespace) -> int:
         if "agreement" in e:
             _print_label_agreement(e["agreement"])
     return 0
+
+
+PAIRWISE_LINES = (("agreement.with_ties", "judge vs every vote, with ties (S1)"),
+                  ("agreement.without_ties", "judge vs every vote, without ties (S2)"),
+                  ("human_human.with_ties", "human vs human, with ties"),
+                  ("human_human.without_ties", "human vs human, without ties"),
+                  ("accuracy", "judge vs majority: accuracy"), ("cohen_kappa", "judge vs majority: Cohen's kappa"),
+                  ("accuracy_ab", "accuracy, A shown first"), ("accuracy_ba", "accuracy, B shown first"),
+                  ("both_orders_correct", "right in both orders"), ("positional_agreement", "positional agreement"))
+
+
+def _print_pairwise(dim: str, p: dict[str, Any]) -> None:
+    c = p["counts"]
+    print(f"\n== {dim}: {c['pairs']} pairs, {c['votes']} votes by {len(c['annotators'])} annotators; "
+          f"{c['with_verdict']} pairs with a judge verdict ({c['unreadable']} unreadable, {c['missing_order']} "
+          f"missing an order)")
+    for key, label in PAIRWISE_LINES:
+        block, _, sub = key.partition(".")
+        x = p.get(block)
+        x = x.get(sub) if (x is not None and sub) else x
+        if x is None or x.get("statistic") is None:
+            continue
+        ci = f"[{x['ci_low']:.3f}, {x['ci_high']:.3f}]" if x.get("ci_low") is not None else "-"
+        print(f"{label:<42}{x['statistic']:>8.3f}  {ci:<17}{x['n']:>6}")
+    for k in p.get("annotator_kappa", []):
+        kappa = "nan" if k["kappa"] is None else f"{k['kappa']:.3f}"
+        print(f"Cohen's kappa {k['a']} vs {k['b']}: {kappa} (n={k['n']})")
 
 
 def _print_label_agreement(a: dict[str, Any]) -> None:
@@ -305,17 +410,41 @@ def bias_report(dataset_id: str, run_id: str, *, dimension: str | None = None, p
             comps = comps[comps["dimension"] == dimension]
         for dim in dict.fromkeys(comps["dimension"].tolist()):
             d = position_bias(comps, dimension=dim)
-            out["position_bias"][dim] = {k: d[k] for k in POSITION_BIAS_KEYS}
+            out["position_bias"][dim] = {k: d[k] for k in POSITION_BIAS_KEYS} | _first_position_ci(comps, dim)
         d = position_bias(comps)
-        out["position_bias"]["all"] = {k: d[k] for k in POSITION_BIAS_KEYS}
+        out["position_bias"]["all"] = {k: d[k] for k in POSITION_BIAS_KEYS} | _first_position_ci(comps, None)
     if not run.judgments.empty:
+        out["verbosity"], out["self_preference"] = {}, {}
         for dim in dims:
             wb = bias_views.writer_bias_table(dataset, run, dim)
             out["writer_bias"] += wb.to_dict(orient="records")
+            _score_biases(out, dataset, run, dim)
         ms = bias_views.mean_scores_table(dataset, [run], dims)
         if not ms.empty:
             out["mean_scores"] = ms.drop(columns=["run"]).to_dict(orient="records")
     return _clean(out)
+
+
+def _first_position_ci(comps, dimension: str | None) -> dict[str, Any]:
+    from evalcore.meta.preference import position_bias_stat
+
+    st = position_bias_stat(comps, dimension)
+    return {"first_position_ci_low": st.ci_low, "first_position_ci_high": st.ci_high}
+
+
+def _score_biases(out: dict[str, Any], dataset, run, dim: str) -> None:
+    """Verbosity (judge-human residual vs output length) and self-preference of a score run on one dimension."""
+    from evalcore.meta import preference
+
+    if dataset.human_scores.empty or not (dataset.human_scores["dimension"] == dim).any():
+        return
+    frame = runs_mod.score_frame(dataset, run, dim)
+    lengths = dataset.items.drop_duplicates("item_id").set_index("item_id")["output"].astype(str).str.len()
+    out["verbosity"][dim] = {"residual_length_spearman": preference.score_verbosity(frame, lengths).as_dict()}
+    sp = preference.score_self_preference(frame, run.model)
+    if sp is not None:
+        out["self_preference"][dim] = {"family": sp["family"], "residual_own": sp["residual_own"].as_dict(),
+                                       "residual_other": sp["residual_other"].as_dict()}
 
 
 def cmd_bias(args: argparse.Namespace) -> int:
@@ -381,6 +510,13 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--parse", choices=["robust", "paper"], default="robust",
                    help="robust (default, failures excluded and counted) or the paper's own parse rule")
     m.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples for the 95%% CIs")
+    m.add_argument("--systems", help="comma-separated system ids: the run and its human ceiling on these only")
+    m.add_argument("--ci-resampling", choices=["documents", "both"], default="documents",
+                   help="system-level interval: resample documents (systems fixed, default) or both systems and "
+                        "documents (Deutsch et al. 2021 boot-both)")
+    m.add_argument("--summary-constant", choices=["skip", "zero"], default="skip",
+                   help="summary level: a document where either side is constant is skipped (default, G-Eval's "
+                        "script) or counts as correlation 0; either way `skipped` counts them")
     m.add_argument("--json", action="store_true")
     m.set_defaults(func=cmd_meta)
 
@@ -405,7 +541,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from evalcore.importers import DatasetValidationError
     from evalcore.types import UnsupportedByEndpoint
 
-    errors: list[type[BaseException]] = [KeyError, DatasetValidationError, UnsupportedByEndpoint, FileNotFoundError]
+    errors: list[type[BaseException]] = [KeyError, ValueError, DatasetValidationError, UnsupportedByEndpoint, FileNotFoundError]
     from evalcore.bundles import BundleError
     from evalcore.import_cli import CommandError
 
@@ -415,8 +551,9 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     errors.append(LabelImportError)
     try:
         from evalcore.judge.client import MissingApiKey
+        from evalcore.judge.trust import UntrustedEndpoint
 
-        errors.append(MissingApiKey)
+        errors += [MissingApiKey, UntrustedEndpoint]
     except ImportError:
         pass
     errors += _hardening_errors()

@@ -52,7 +52,8 @@ from evalcore.model import (
 __all__ = ["DATA_DIR", "DATASET_IDS", "list_datasets", "load_dataset", "list_bundled_runs", "load_bundled_run"]
 
 DATA_DIR: Path = Path(os.environ.get("EVALCORE_DATA_DIR") or Path(__file__).resolve().parent.parent / "data")
-DATASET_IDS: tuple[str, ...] = ("summeval", "topical_chat", "qags_cnndm", "qags_xsum", "fed_dialogue", "zhang_pairs")
+DATASET_IDS: tuple[str, ...] = ("summeval", "topical_chat", "qags_cnndm", "qags_xsum", "fed_dialogue", "zhang_pairs",
+                                 "pandalm", "llmbar_natural")
 
 _TABLES: dict[str, list[str]] = {
     "documents": DOCUMENT_COLUMNS,

@@ -5,6 +5,8 @@
                                       [--judge COLUMN[=DIM]]... [--json]
     python -m evalcore import-run FILE --dataset ID --name NAME [--dimension DIM] [--score COLUMN] [--json]
     python -m evalcore export-run RUN_ID --out FILE.jsonl [--with-dataset | --without-dataset] [--json]
+    python -m evalcore import-pairs FILE --name NAME [--winner COLUMN]... [--dimension DIM] [--json]
+    python -m evalcore import-verdicts FILE --dataset ID --name NAME [--dimension DIM] [--json]
 
 Ratings written as words (pass/fail, yes/no, A/B/tie) import as labels of a binary or nominal dimension (guessed
 for a column of a few verdict words, or ``--kind``); ``--labels`` sets their order (a binary dimension's last label is
@@ -116,6 +118,11 @@ def mapping_for_cli(frame: Any, judges: list[tuple[str, str | None]], scales: di
             if not g.dimension and mapping.shape == "wide":
                 humans = {h.dimension or h.column for h in guesses if h.role == "human"}
                 g.dimension = next(iter(humans)) if len(humans) == 1 else ""
+    for dim, kind in kinds.items():  # --kind names a word column the guess left aside: it is a rating (issue 18.14)
+        g = by_col.get(dim)
+        if g is not None and g.role not in ("human", "judge") and kind != "interval":
+            notes.append(f"column {dim!r} (guessed {g.role}) is imported as {kind} ratings, as --kind says")
+            g.role, g.dimension, g.annotator = "human", dim, ""
     try:
         out = mapping_from_guesses(guesses, scales=dict(scales), kinds=dict(kinds), labels=dict(labels or {}))
     except ValueError as e:
@@ -248,6 +255,44 @@ def _import_scores(args: argparse.Namespace) -> dict[str, Any]:
             "dataset": dataset.id, "coverage": imported.coverage, "warnings": imported.warnings}
 
 
+# ---------------------------------------------------------------------------------------------------- pairwise
+
+
+def cmd_import_pairs(args: argparse.Namespace) -> int:
+    from evalcore.importers.pairs import import_pairs, save_pairs
+
+    result = import_pairs(args.file, name=args.name, winners=args.winner or None, dimension=args.dimension)
+    save_pairs(result)
+    summary = result.summary()
+    if args.json:
+        print(json.dumps(summary, indent=2, ensure_ascii=False))
+        return 0
+    print(f"imported {args.name!r} as {summary['dataset']}: {summary['pairs']} pairs, {summary['votes']} votes by "
+          f"{len(summary['annotators'])} annotators, {len(summary['models'])} models")
+    for w in summary["warnings"]:
+        print(f"warning: {w}")
+    return 0
+
+
+def cmd_import_verdicts(args: argparse.Namespace) -> int:
+    from evalcore import runs as runs_mod
+    from evalcore.importers.pairs import import_verdicts
+    from evalcore.store import default_store
+
+    dataset = runs_mod.get_dataset(args.dataset)
+    if dataset.preferences.empty:
+        raise CommandError(f"dataset {args.dataset!r} has no pairwise preferences: import them with import-pairs")
+    run = import_verdicts(args.file, dataset, name=args.name, dimension=args.dimension)
+    default_store().save_imported_run(run)
+    failed = int((run.comparisons["status"] != "ok").sum())
+    out = {"run": run.run_id, "verdicts": len(run.comparisons), "unmatched": 0, "unreadable": failed}
+    if args.json:
+        print(json.dumps(out, indent=2, ensure_ascii=False))
+        return 0
+    print(f"run {out['run']}: {out['verdicts']} verdicts imported ({failed} unreadable, counted as failures)")
+    return 0
+
+
 # ---------------------------------------------------------------------------------------------------- export-run
 
 
@@ -290,6 +335,23 @@ def register(sub: Any) -> None:
     r.add_argument("--score", help="the column holding the scores (default: score, value, judge, ...)")
     r.add_argument("--json", action="store_true")
     r.set_defaults(func=cmd_import_run)
+
+    pp = sub.add_parser("import-pairs", help="import pairwise human preferences (MT-Bench, Arena, PandaLM style)")
+    pp.add_argument("file")
+    pp.add_argument("--name", required=True, help="the dataset's name")
+    pp.add_argument("--winner", action="append", metavar="COLUMN",
+                    help="a column holding votes (several: one per annotator, the column name naming the annotator)")
+    pp.add_argument("--dimension", default="preference", help="what the votes judge (default: preference)")
+    pp.add_argument("--json", action="store_true")
+    pp.set_defaults(func=cmd_import_pairs)
+
+    v = sub.add_parser("import-verdicts", help="import a judge's pairwise verdicts (pair_id, order, verdict[, raw])")
+    v.add_argument("file")
+    v.add_argument("--dataset", required=True, help="the pairwise dataset the verdicts are for")
+    v.add_argument("--name", required=True, help="the run's name")
+    v.add_argument("--dimension", help="the dimension judged (default: preference, or the dataset's only one)")
+    v.add_argument("--json", action="store_true")
+    v.set_defaults(func=cmd_import_verdicts)
 
     e = sub.add_parser("export-run", help="write a run (judgments, replies, config, criteria) to a bundle file")
     e.add_argument("run_id")

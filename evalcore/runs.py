@@ -15,8 +15,7 @@ from evalcore.model import Dataset, Run
 
 log = logging.getLogger(__name__)
 
-PUBLISHED_PREFIXES = tuple(f"{d}/" for d in ("summeval", "topical_chat", "qags_cnndm", "qags_xsum", "fed_dialogue",
-                                              "zhang_pairs"))
+PUBLISHED_PREFIXES = tuple(f"{d}/" for d in datasets.DATASET_IDS)
 
 
 def _store(store=None):

@@ -75,6 +75,7 @@ def _runs_picker(dataset_id: str, run_ids: list[str], labels: dict[str, str]) ->
         st.session_state["runs"] = list(dict.fromkeys(list(st.session_state["runs"]) + added))
         url.key("runs", common_views.default_run_ids(dataset_id, run_ids), options=run_ids)  # to the URL at once
     chosen = st.multiselect("Runs", run_ids, key="runs", placeholder="Pick judge runs",
+                            format_func=lambda r: labels.get(r, r),
                             help="Judge runs to analyse: published runs shipped with the data and your own.")
     if chosen:
         st.text("\n".join(f"• {labels.get(r, r)}" for r in chosen))
@@ -90,7 +91,7 @@ def sidebar() -> ui.Context:
 
         index = ui.run_index(dataset_id)
         run_ids = [r.run_id for r in index]
-        labels = {r.run_id: common_views.run_label(r) for r in index}
+        labels = common_views.run_names(index)
         chosen = _runs_picker(dataset_id, run_ids, labels)
 
         dims = dataset.dimension_names
@@ -106,8 +107,8 @@ def sidebar() -> ui.Context:
                          help="robust (default): unreadable replies are failures, excluded and counted. "
                               "paper: the published scripts' own parse rules, to reproduce their numbers. Applies to "
                               "the published runs; a run scored here keeps the mode it was scored with.")
-        n_resamples = int(st.number_input("Bootstrap resamples", min_value=10, max_value=100_000, step=100,
-                                          key=url.key("resamples", ui.default_resamples(), bounds=(10, 100_000))))
+        n_resamples = int(st.number_input("Bootstrap resamples", min_value=10, max_value=10_000, step=100,
+                                          key=url.key("resamples", ui.default_resamples(), bounds=(10, 10_000))))
         ctx = ui.Context(dataset_id=dataset_id, dataset=dataset, run_ids=chosen, dimension=dimension, parse=parse, n_resamples=n_resamples, all_runs=index)
         _export_button(ctx)
     return ctx

@@ -14,6 +14,7 @@ Conventions the pages keep:
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +25,6 @@ from evalcore.csvsafe import to_csv_safe
 from evalcore.judge.redact import split_credentials
 from evalcore.model import Dataset, Run
 from pages import _nav
-from pages import _url as url
 from pages._loaders import (  # noqa: F401 - the pages reach the loaders through this module
     Context, dataset_list, default_resamples, esc, forget_runs, load_dataset, load_run, run_index, runs_by_ids)
 
@@ -69,7 +69,7 @@ def _nothing_to_show(frame: pd.DataFrame | None, name: str) -> bool:
 def _csv_button(container: Any, frame: pd.DataFrame, name: str, key: str) -> None:
     """The raw numbers of a shown table as CSV (formula-like cells quoted), beside it."""
     container.download_button("CSV", data=to_csv_safe(frame).encode("utf-8"), file_name=f"{_slug(name)}.csv",
-                              mime="text/csv", key=f"csv_{key}", help=f"Download {name} as CSV",
+                              mime="text/csv", key=f"csv_{key}", help=f"Download {esc(name)} as CSV",
                               icon=":material/download:")
 
 
@@ -82,12 +82,35 @@ def static_table(frame: pd.DataFrame, name: str, key: str) -> None:
     from evalcore.views.format import display_table
 
     left, right = st.columns([12, 2], vertical_alignment="top")
-    left.table(display_table(frame).as_text(), hide_index=True)
+    left.table(markdown_safe(display_table(frame).as_text()), hide_index=True)
     _csv_button(right, frame, name, key)
 
 
+def markdown_safe(frame: pd.DataFrame) -> pd.DataFrame:
+    """``st.table`` renders every cell and header as Markdown: an uploaded dimension name ``![x](https://...)``
+    would make every visitor's browser fetch the image. Every text cell and header escaped (``esc``): shown as typed,
+    no image, link or autolink."""
+    def safe(v: Any) -> Any:
+        return esc(v) if isinstance(v, str) and _MARKUP.search(v) else v
+
+    out = frame.copy()
+    out.columns = [safe(c) for c in out.columns]
+    for c in out.columns:
+        if out[c].dtype == object:
+            out[c] = [safe(v) for v in out[c]]
+    return out
+
+
+# what Markdown could read as markup, a link or an autolink in a cell; plain words and numbers ("1-5", "3.413") are
+# left as they are (the table's copy and the tests read them as shown)
+_MARKUP = re.compile(r"[\[\]()!<>*_`~#|$\\&]|://|www\.|@|^\s*[-+>=]\s|^\s*\d+[.)]\s", re.IGNORECASE)
+
+
 def chart(fig: Any, key: str) -> None:
-    st.plotly_chart(fig, key=f"chart_{key}", width="stretch")
+    """Every chart on every page: texts from the data shown as typed, never as links or markup."""
+    from evalcore.chartsafe import plain_figure
+
+    st.plotly_chart(plain_figure(fig), key=f"chart_{key}", width="stretch")
 
 
 def sources(*codes: str) -> None:
@@ -139,6 +162,13 @@ class EndpointChoice:
     endpoint: Any  # evalcore.judge.client.Endpoint | None
     api_key: str | None  # from the password field only (the client reads the env var itself)
     problems: list[str]
+    base_url: str = ""  # where requests go (shown on the page), model named or not
+    refused: str | None = None  # why the server's key may not go to base_url (evalcore.judge.trust)
+
+    @property
+    def typed_for(self) -> str | None:
+        """The base URL the typed key belongs to (None when no key was typed): it is sent nowhere else."""
+        return self.base_url if self.api_key else None
 
     @property
     def ready(self) -> bool:
@@ -155,72 +185,107 @@ HOW_TO_CONFIGURE = (
 )
 
 
+_ENDPOINT_FIELDS = ("endpoint", "base_url", "model", "api_key")
+_SAVED = "_judge_endpoint"  # the fields' values, kept in this session's memory across pages
+
+
+def _restore_endpoint_fields() -> None:
+    """One endpoint per browser session, shared by every page (Score, Criteria): Streamlit drops a widget's state
+    when a page without it runs, so the fields are copied to a plain session key and seeded from it. Session memory
+    only: never in the URL (a link must not choose where requests, and a key, go), never stored."""
+    saved = st.session_state.get(_SAVED, {})
+    for k in _ENDPOINT_FIELDS:
+        if k not in st.session_state and k in saved:
+            st.session_state[k] = saved[k]
+
+
 def endpoint_form(where: str = "main") -> EndpointChoice:
-    """Preset, base URL, model, API key. Bound to the URL except the key, which is never stored anywhere."""
+    """Preset, base URL, model, API key: this session's own, never in the URL (evalcore.judge.trust)."""
     from evalcore.judge.client import LOCAL_PROVIDERS, PRESETS, endpoint_from_preset
 
     presets = list(PRESETS)
-    _move_url_credentials()
+    _restore_endpoint_fields()
+    _move_typed_credentials()
+    if st.session_state.get("endpoint") not in presets:
+        st.session_state["endpoint"] = presets[0]
+    st.session_state.setdefault("model", os.environ.get("OPENAI_MODEL", ""))
     c1, c2, c3 = st.columns([1, 2, 1])
-    preset = c1.selectbox("Endpoint preset", presets, key=url.key("endpoint", presets[0], options=presets))
+    preset = c1.selectbox("Endpoint preset", presets, key="endpoint")
     env_base, env_secret = split_credentials(os.environ.get("OPENAI_BASE_URL", ""))
     preset_base = env_base if (preset == "openai" and env_base) else PRESETS[preset].base_url
-    base_url = c2.text_input("Base URL", key=url.key("base_url", ""), placeholder=preset_base,
-                             help="Empty: the preset's URL (for openai, $OPENAI_BASE_URL when set)")
-    if split_credentials(base_url)[1] is not None:
-        st.rerun()  # a link's value seeds the bound field on the first run, over the state set above: draw it again
-    model = c3.text_input("Model", key=url.key("model", os.environ.get("OPENAI_MODEL", "")),
-                          placeholder="e.g. gpt-4o-mini", help="Azure: the deployment name")
+    base_url = c2.text_input("Base URL", key="base_url", placeholder=preset_base,
+                             help="Empty: the preset's URL (for openai, $OPENAI_BASE_URL when set). Kept for this "
+                                  "browser session, on every page; never in a link.")
+    model = c3.text_input("Model", key="model", placeholder="e.g. gpt-4o-mini", help="Azure: the deployment name")
     key_env = PRESETS[preset].api_key_env
     api_key = st.text_input("API key", type="password", key="api_key",
                             help=f"Kept in this browser session's memory only: never saved, never in the URL. "
-                                 f"Empty: read from ${key_env}.")
-    problems = []
+                                 f"Empty: the server's ${key_env}, sent only to an endpoint the server's operator "
+                                 "configured.")
+    st.session_state[_SAVED] = {k: st.session_state.get(k) for k in _ENDPOINT_FIELDS}
+    if st.session_state.get("_credentials_moved") == base_url.strip() and base_url.strip():
+        st.info("The base URL carried credentials (user:password@): they were taken out of the URL (which is "
+                "kept in the run's record) and put in the API key field, which is never stored.")
+    problems: list[str] = []
     endpoint = None
     if not model.strip():
         problems.append("no model named")
     else:
         endpoint = endpoint_from_preset(preset, model=model.strip(), base_url=(base_url.strip() or preset_base))
-    if base_url.strip() and st.session_state.get("_url_credentials_moved") == base_url.strip():
-        st.info("The base URL carried credentials (user:password@): they were taken out of the URL (which is "
-                "kept in the page's link and the run's record) and put in the API key field, which is never stored.")
-        _clean_address_bar(base_url.strip())
+    target = endpoint or endpoint_from_preset(preset, model="-", base_url=(base_url.strip() or preset_base))
     if preset == "openai" and env_secret and not api_key and not base_url.strip():
-        api_key = env_secret  # $OPENAI_BASE_URL carried the key: use it, never show or store it
-    if not api_key and not os.environ.get(key_env) and PRESETS[preset].provider not in LOCAL_PROVIDERS:
-        problems.append(f"no API key (field empty and ${key_env} not set)")
-    return EndpointChoice(endpoint=endpoint, api_key=api_key or None, problems=problems)
+        api_key = env_secret  # $OPENAI_BASE_URL carried the key: the operator's endpoint; never shown or stored
+        source, problem = "with the key in the server's $OPENAI_BASE_URL: the operator's endpoint", None
+    else:
+        source, problem = key_source(target, api_key or None, LOCAL_PROVIDERS)
+    refused = problem if problem and "operator configured" in problem else None
+    if problem:
+        problems.append(problem)
+    else:
+        shown = target.base_url.rstrip("/").replace("`", "%60")  # a code span: shown as typed, never a link
+        st.caption(f"Requests go to `{shown}` ({esc(source)}).")
+    return EndpointChoice(endpoint=endpoint, api_key=api_key or None, problems=problems, base_url=target.base_url,
+                          refused=refused)
 
 
-def _clean_address_bar(clean: str) -> None:
-    """Rewrite the browser's address bar when it still shows credentials in ``base_url``.
-
-    Streamlit writes a bound field's corrected value back to the link, except on the first run of a browser session
-    opened straight on a page (a shared link, see app.py's note on the legacy first run): there the address bar
-    keeps what the link or the typing put there. A one-pixel iframe (same origin as the app) replaces the
-    parameter in place with ``history.replaceState``; nothing reloads."""
-    import json
-
-    value = json.dumps(clean).replace("<", "\\u003c")  # typed text inside a script: a JSON string, no "</script>"
-    st.iframe("<script>(function(){var w=window.parent,u=new URL(w.location.href),b=u.searchParams.get('base_url');"
-              "if(b&&b.indexOf('@')>=0){u.searchParams.set('base_url'," + value + ");"
-              "w.history.replaceState(w.history.state,'',u.toString());}})();</script>", height=1)
+def endpoint_help(choice: EndpointChoice) -> None:
+    """Under the endpoint fields when nothing can be sent yet: the refusal, or how to configure a judge."""
+    if choice.ready:
+        return
+    if choice.refused:
+        st.warning(esc(choice.refused))
+        return
+    st.info(HOW_TO_CONFIGURE)
+    if choice.problems:
+        st.caption("Missing: " + esc("; ".join(choice.problems)))
 
 
-def _move_url_credentials() -> None:
-    """A base URL typed (or linked) as ``http://user:key@host/v1``: take the userinfo out before the URL-bound field
-    is drawn, so it never reaches the page's link, the cache key or the run record; the secret goes to the API key
-    field (session memory only). Runs before the widget exists in this run, when its state may still be set."""
-    typed = st.session_state.get("base_url")
-    if typed is None:
-        typed = st.query_params.get("base_url")
-    clean, secret = split_credentials(typed or "")
+def key_source(endpoint: Any, typed: str | None, local_providers: tuple[str, ...]) -> tuple[str, str | None]:
+    """(which key the requests carry, in words; the reason they cannot be sent, or None)."""
+    from evalcore.judge import trust
+
+    if typed:
+        return "with the key you typed, kept in this session only", None
+    if os.environ.get(endpoint.api_key_env):
+        if trust.server_key_allowed(endpoint.base_url, endpoint.api_key_env):
+            return f"with the server's ${endpoint.api_key_env}: an endpoint the operator configured", None
+        if endpoint.provider not in local_providers:
+            return "", trust.refusal(endpoint.base_url, endpoint.api_key_env)
+    if endpoint.provider in local_providers:
+        return "a local server: no key is sent", None
+    return "", f"no API key (field empty and ${endpoint.api_key_env} not set)"
+
+
+def _move_typed_credentials() -> None:
+    """A base URL typed as ``http://user:key@host/v1``: take the userinfo out before the field is drawn, so it never
+    reaches the cache key or the run record; the secret goes to the API key field (session memory only)."""
+    clean, secret = split_credentials(st.session_state.get("base_url") or "")
     if secret is None:
         return
-    st.session_state["base_url"] = clean  # the bound field then writes the clean URL back to the link
+    st.session_state["base_url"] = clean
     if not st.session_state.get("api_key"):
         st.session_state["api_key"] = secret
-    st.session_state["_url_credentials_moved"] = clean.strip()  # said while the field holds this URL
+    st.session_state["_credentials_moved"] = clean.strip()  # said while the field holds this URL
 
 
 # ----------------------------------------------------------------------------------------------------- criteria

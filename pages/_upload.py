@@ -15,6 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from evalcore import importers
+from evalcore.importers import pairs
 from evalcore.model import LABEL_KINDS
 from pages import _shared as ui
 
@@ -204,6 +205,11 @@ def dataset_form(upload: Any) -> None:
     st.text(f"{upload.name}: {len(raw)} rows, {len(raw.columns)} columns"
             + (f", fields separated by {delim!r}" if delim and delim != "," else ""))
     done = st.session_state.get("_imported_digest") == digest
+    if pairs.looks_pairwise(raw.columns):
+        with st.expander("Pairwise preferences: preview, roles and import" + (" (imported)" if done else ""),
+                         expanded=not done):
+            _pairs_form(upload, raw, digest)
+        return
     # once imported, the form folds away (open it to import the file again with other roles)
     with st.expander("Preview, column roles, scales and import" + (" (imported)" if done else ""), expanded=not done):
         _form(upload, raw, digest)
@@ -266,6 +272,75 @@ def _import(upload: Any, mapping: importers.ColumnMapping, name: str, raw: pd.Da
     st.rerun()
 
 
+# ------------------------------------------------------------------------------------------------ pairwise
+
+
+def _pairs_form(upload: Any, raw: pd.DataFrame, digest: str) -> None:
+    """A file of pairwise votes (a prompt, two outputs, one winner column or one per annotator)."""
+    st.dataframe(importers.preview_frame(raw, 20), key="upload_preview")
+    guess = pairs.guess_pair_mapping(raw.columns)
+    roles = {"prompt": guess.prompt, "extra input": guess.input, "output A": guess.output_a,
+             "output B": guess.output_b, "model A": guess.model_a, "model B": guess.model_b, "pair id": guess.pair_id,
+             "turn": guess.turn, "annotator": guess.annotator}
+    st.markdown("**Read as pairwise preferences** (columns recognised by name)")
+    ui.table(pd.DataFrame([{"role": k, "column": v} for k, v in roles.items() if v]), "pairwise roles",
+             "pairs_roles")
+    columns = [str(c) for c in raw.columns]
+    winners = st.multiselect("Winner column(s): one, or one per annotator", columns, default=guess.winners,
+                             key="pairs_winners")
+    c = st.columns(2)
+    dimension = c[0].text_input("Dimension the votes judge", value=pairs.DEFAULT_DIMENSION, key="pairs_dimension")
+    name = c[1].text_input("Dataset name", value=Path(upload.name).stem, key="upload_name")
+    if st.button("Import pairwise preferences", key="import_pairs", type="primary"):
+        try:
+            with st.spinner("Validating and importing…"):
+                result = pairs.import_pairs((upload.getvalue(), upload.name), name=name or Path(upload.name).stem,
+                                            winners=winners or None, dimension=dimension or pairs.DEFAULT_DIMENSION,
+                                            table=raw)
+        except importers.DatasetValidationError as e:
+            show_problems(e)
+            return
+        from evalcore.store import StoreError
+
+        try:
+            pairs.save_pairs(result)
+        except StoreError as e:
+            st.error(ui.esc(str(e)))
+            return
+        s = result.summary()
+        ui.forget_runs()
+        ui.load_dataset.clear()
+        st.session_state["_imported_digest"] = digest
+        st.session_state["_pending_dataset"] = s["dataset"]
+        st.session_state["_imported"] = (f"Imported {result.dataset.name!r} as {s['dataset']}: {s['pairs']} pairs, "
+                                         f"{s['votes']} votes by {len(s['annotators'])} annotators, "
+                                         f"{len(s['models'])} models.")
+        st.session_state["_import_warnings"] = result.warnings
+        st.rerun()
+
+
+def _verdicts_import(upload: Any, dataset: Any, name: str) -> None:
+    try:
+        run = pairs.import_verdicts((upload.getvalue(), upload.name), dataset, name=name)
+    except importers.DatasetValidationError as e:
+        show_problems(e, "scores_problems")
+        return
+    from evalcore.store import StoreError, default_store
+
+    try:
+        default_store().save_imported_run(run)
+    except StoreError as e:
+        st.error(ui.esc(str(e)))
+        return
+    ui.forget_runs()
+    picked = [r for r in st.session_state.get("runs") or [] if r != run.run_id]
+    st.session_state["_pending_runs"] = [*picked, run.run_id]
+    failed = int((run.comparisons["status"] != "ok").sum())
+    st.session_state["_imported"] = (f"Imported run {run.label!r} ({run.run_id}): {len(run.comparisons)} pairwise "
+                                     f"verdicts ({failed} unreadable).")
+    st.rerun()
+
+
 # ------------------------------------------------------------------------------------------------ judge scores
 
 
@@ -282,7 +357,13 @@ def scores_form(upload: Any, dataset: Any) -> None:
     name = c[0].text_input("Run name", value=Path(upload.name).stem, key="scores_name")
     dims = dataset.dimension_names
     dim = c[1].selectbox("Dimension (when the file has no dimension column)", dims, key="scores_dimension")
+    verdicts = not dataset.preferences.empty and {"order", "verdict"} <= {str(x).strip().lower() for x in raw.columns}
+    if verdicts:
+        st.caption("Read as a judge's pairwise verdicts: pair_id, order (ab / ba), verdict (a / b / tie or 1 / 2 / 0).")
     if st.button("Import judge scores", key="import_scores", type="primary"):
+        if verdicts:
+            _verdicts_import(upload, dataset, name or upload.name)
+            return
         try:
             imported = importers.load_run_scores((upload.getvalue(), upload.name), dataset, name=name or upload.name,
                                                  dimension=None if _has_dimension_column(upload) else dim)

@@ -86,6 +86,12 @@ def key(name: str, default: Any, *, options: Iterable | None = None,
             state[name] = kept if kept else _copy(default)
         else:
             state[name] = _copy(default)
+    else:
+        # Re-set the value as the app's own: a widget of another page with the same key (Level, Coefficient on
+        # Alignment and Compare) has another widget id, and Streamlit would give the new widget its default
+        # instead of the value picked there (issue 18.9). Streamlit's documented way to carry a widget's value
+        # across pages.
+        state[name] = state[name]
     state.setdefault(_SEEN, {})[name] = default
     _write(name, _encode(state[name]))
     return name

@@ -7,6 +7,7 @@ import streamlit as st
 from evalcore import views
 from evalcore.views import alignment as alignment_views
 from evalcore.views import common as common_views
+from evalcore.views import preference as preference_views
 from evalcore.views.format import cite, format_pvalue
 from pages import _compute as compute
 from pages import _shared as ui
@@ -26,6 +27,28 @@ coefficient = c2.selectbox("Coefficient", list(views.COEFFICIENTS), help="Kendal
 systems = c3.multiselect("Systems (empty = all)", ds.systems, key=url.key("systems", [], options=ds.systems),
                          help="Restrict every statistic on this page to these systems")
 sys_t = tuple(systems) if systems else None
+RESAMPLING = ("documents", "both")
+ci_resampling = "documents"
+if level == "system":
+    from evalcore.meta.inference import CI_RESAMPLING_HELP
+
+    ci_resampling = st.radio(
+        "System-level interval resamples", list(RESAMPLING), horizontal=True,
+        key=url.key("ci_resampling", RESAMPLING[0], options=RESAMPLING),
+        format_func=lambda v: {"documents": "documents (systems fixed)", "both": "systems and documents"}[v],
+        help="documents: " + CI_RESAMPLING_HELP["documents"] + ". both: " + CI_RESAMPLING_HELP["both"] + ".")
+    st.caption(ui.esc(f"This interval: {CI_RESAMPLING_HELP[ci_resampling]}."))
+CONSTANT = ("skip", "zero")
+summary_constant = "skip"
+if level == "summary":
+    summary_constant = st.radio(
+        "Documents where one side is constant", list(CONSTANT), horizontal=True,
+        key=url.key("summary_constant", CONSTANT[0], options=CONSTANT),
+        format_func=lambda v: {"skip": "skipped (G-Eval's script)", "zero": "counted as correlation 0"}[v],
+        help="A document whose judge (or human) scores are all equal has no correlation. Skipping it (the default, "
+             "as G-Eval's released script does) can flatter a judge that often gives all outputs the same score; "
+             "counting it as 0 does not. The skipped column counts them either way.")
+skip_constant = summary_constant == "skip"
 
 runs = ctx.item_runs
 run_ids = tuple(r.run_id for r in runs)
@@ -40,8 +63,11 @@ colors = common_views.label_colors(ctx.all_runs + [r for r in ctx.runs if r.run_
 # Each section runs only when its tab is open (st.tabs with on_change="rerun"): drawing every chart at once made the
 # page slow to appear in the browser. The open tab is part of the view, so it lives in the URL like the rest.
 SECTIONS = ["Correlations", "Judge vs human scores", "Per system & meta-correlation", "#CP", "RTS-MCQ reliability",
-            "Difficulty"]
-tabs = st.tabs(SECTIONS, key=url.key("section", SECTIONS[0], options=SECTIONS), on_change="rerun")
+            "Difficulty", "Pairwise preferences"]
+# a dataset of human pairwise votes (PandaLM, LLMBar, an MT-Bench upload) opens on what it is about
+has_preferences = not ds.preferences.empty
+tabs = st.tabs(SECTIONS, key=url.key("section", SECTIONS[-1] if has_preferences else SECTIONS[0], options=SECTIONS),
+               on_change="rerun")
 tab_of = dict(zip(SECTIONS, tabs))
 
 
@@ -72,9 +98,6 @@ def label_agreement_section() -> None:
                       + (f" (positive class: {first.positive})" if first.positive else "")
                       + ". 95% CIs resample documents; n = items compared, dropped = judge replies that could not "
                         "be read, ties = items whose annotators tie (no majority), left out."))
-    if dim.kind == "nominal":
-        st.caption("Nominal labels have no order: the correlations further down treat their codes as numbers and "
-                   "mean little here; read kappa and the confusion matrix.")
     names = list(reports)
     picked = (st.selectbox("Confusion matrix of", names, key=url.key("confusion_run", names[0], options=names))
               if len(names) > 1 else names[0])
@@ -101,14 +124,27 @@ def label_agreement_section() -> None:
 with tab_of['Correlations']:
     if tab_of['Correlations'].open:
         label_agreement_section()
-        st.subheader("Correlation with human ratings")
-        if runs:
+        nominal = ds.dimension(ctx.dimension).kind == "nominal"
+        if nominal and runs:
+            # issue 18.7: codes of unordered categories (A/B/tie) have no mean and no correlation; a Spearman of
+            # codes against a "ceiling" reads as a result and is none
+            st.info("Nominal labels have no order: no correlations, means or human ceiling are computed on their "
+                    "codes. Read kappa, accuracy and the confusion matrix above.")
+        else:
+            st.subheader("Correlation with human ratings")
+        if runs and not nominal:
             # The headline chart sits above the table but is sent after it, and drawn with Vega-Lite, not plotly:
             # plotly's 4.7 MB script, parsed on the page's first chart, held the table back by seconds
             # (bench/bench_app_ready.py times the table; see evalcore.views.alignment.headline_spec).
             headline = st.container()
-            with st.spinner("Correlations with bootstrap confidence intervals…"):
-                table = compute.alignment(ds.id, run_ids, ctx.dimension, ctx.parse, ctx.n_resamples, sys_t)
+            # Only the cell on show (level x coefficient) is computed: one ninth of the full table, which matters on
+            # a large dataset; each cell is cached for every session, so switching back costs nothing.
+            with st.spinner(f"{level}-level {coefficient} correlations with {ctx.n_resamples} bootstrap "
+                            "resamples…"):
+                table = compute.alignment_cell(ds.id, run_ids, ctx.dimension, ctx.parse, ctx.n_resamples, sys_t,
+                                               level, coefficient, ci_resampling, skip_constant)
+            for note in compute.support_notes(ds.id, run_ids, ctx.dimension, ctx.parse, sys_t):
+                st.warning(ui.esc(note))
             if table.empty:
                 st.info(ui.esc(f"None of the selected runs scored {ctx.dimension!r}."))
             else:
@@ -118,18 +154,28 @@ with tab_of['Correlations']:
                            "is in the exported report). n = items (dataset), documents used (summary) or systems "
                            "(system); skipped = documents where one side is constant (summary level); dropped = "
                            "replies that could not be parsed. A summary-level value is a mean of per-document "
-                           "correlations: it has no p-value (blank), nor does the experts' mean in the ceiling table.")
-                st.markdown(f"**Human ceiling** ({level}, {coefficient}): each expert against the mean of the others")
-                ceil = compute.ceiling(ds.id, ctx.dimension, level, coefficient)
+                           "correlations: it has no p-value (blank), nor does the experts' mean in the ceiling table. "
+                           "pvalue_method: below 30 pairs the p-value is a permutation test (exact, every ordering, "
+                           "up to 9 pairs), never the t approximation.")
+                st.markdown(f"**Human ceiling** ({level}, {coefficient}) on each run's items: each expert against "
+                            "the mean of the others, on exactly the items (and systems) the run is correlated on")
+                with st.spinner("Human ceiling with bootstrap intervals…"):
+                    ceil = compute.ceiling(ds.id, run_ids, ctx.dimension, level, coefficient, ctx.parse,
+                                           ctx.n_resamples, sys_t, skip_constant)
                 if ceil.empty:
                     st.info("No per-annotator ratings for this dimension: no human ceiling.")
                 else:
                     ui.table(ceil, f"human ceiling {ctx.dimension} {level} {coefficient}", "ceiling")
+                    st.caption("mean = the experts' mean (the grey tick in the chart above); its 95% CI resamples "
+                               "documents, the same draw for every expert.")
                 with headline:
                     st.vega_lite_chart(alignment_views.headline_spec(table, ceil, level=level,
                                                                      coefficient=coefficient, colors=colors),
                                        key="chart_headline", width="stretch")
-        else:
+                    if not ceil.empty:
+                        st.caption("Dot and line: each run's correlation and its 95% CI. Grey tick and dashed line: "
+                                   "the human ceiling on that run's own items, and its 95% CI.")
+        elif not runs:
             st.info("The selected runs are pairwise: see #CP below and position bias on the Bias page.")
 
 # --------------------------------------------------------------------------------------- judge vs human (items)
@@ -184,7 +230,8 @@ with tab_of['Per system & meta-correlation']:
 with tab_of['#CP']:
     if tab_of['#CP'].open:
         cp_runs = runs + ctx.pairwise_runs
-        if len(ds.systems) > 1 and dims + tuple(d for r in ctx.pairwise_runs for d in r.dimensions):
+        if len(ds.systems) > 1 and not ds.human_scores.empty and dims + tuple(d for r in ctx.pairwise_runs
+                                                                               for d in r.dimensions):
             st.subheader(f"Correct preferences #CP ({cite('003', 'Sec. 4.2.1')})")
             cp_dims = tuple(dict.fromkeys(list(dims) + [d for r in ctx.pairwise_runs for d in r.dimensions
                                                          if d in ds.dimension_names]))
@@ -229,5 +276,71 @@ with tab_of['Difficulty']:
             else:
                 ui.chart(alignment_views.difficulty_figure(diff, colors), "difficulty")
                 ui.table(diff, f"pairwise tau by difficulty {ctx.dimension}", "difficulty")
+
+# ------------------------------------------------------------------------------------ pairwise preferences
+def pairwise_section() -> None:
+    """Judge verdicts on annotated pairs against the human votes, as MT-Bench, PandaLM and LLMBar report them."""
+    st.subheader("Pairwise preferences: judge vs human votes")
+    if not has_preferences:
+        st.info("This dataset has no pairwise human votes: import some with the Data page's upload (a file with a "
+                "prompt, two outputs and a winner column) or `python -m evalcore import-pairs`.")
+        return
+    prs = preference_views.pairwise_runs(ctx.pairwise_runs, ctx.dimension)
+    if not prs:
+        st.info(ui.esc(f"No selected run gave pairwise verdicts on {ctx.dimension!r}: pick one in the sidebar, "
+                       "import one (`python -m evalcore import-verdicts`) or judge the pairs on the Score page."))
+        return
+    with st.spinner("Agreements with bootstrap CIs over prompts…"):
+        sums = compute.pairwise(ds.id, tuple(r.run_id for r in prs), ctx.dimension, ctx.parse, ctx.n_resamples)
+    table = preference_views.agreement_table(sums)
+    ui.chart(preference_views.agreement_figure(table, colors), "pairwise_agreement")
+    ui.table(table, f"pairwise agreement {ctx.dimension}", "pairwise_agreement")
+    st.caption("One judge verdict per pair: in both orders, the verdict when they agree, else a tie (Zheng et al. "
+               "2023, MT-Bench Sec. 4.2). With ties (S1) every vote counts, tie being a third class; without ties "
+               "(S2) leaves out the votes where either side says tie. Majority: the most frequent vote (a tie when "
+               "the top votes tie). Per-order accuracy, right in both orders and positional agreement as LLMBar's "
+               "statistics.json. n = votes, pairs or vote pairs counted; 95% CIs resample prompts.")
+    ui.table(preference_views.counts_table(sums), "pairwise counts", "pairwise_counts")
+    st.caption("unreadable: pairs with a verdict that could not be read (never guessed); missing_order: pairs of a "
+               "both-orders run judged in one order only. Neither has a combined verdict.")
+    names = list(sums)
+    picked = (st.selectbox("Run for the confusion matrix and win rates", names,
+                           key=url.key("pairwise_run", names[0], options=names)) if len(names) > 1 else names[0])
+    first = sums[picked]
+    c1, c2 = st.columns(2)
+    with c1:
+        ui.chart(preference_views.confusion_figure(first, picked), "pairwise_confusion")
+    kappas = preference_views.annotator_kappa_table(first)
+    with c2:
+        if not kappas.empty:
+            st.markdown("**Cohen's kappa between annotators**")
+            ui.table(kappas, "annotator kappa", "annotator_kappa")
+            if kappas["cohen_kappa"].isna().any():
+                st.caption("Blank: undefined (the two annotators' shared votes hold one outcome only).")
+        st.markdown("**The judge against each annotator**")
+        ui.table(preference_views.per_annotator_table({picked: first}), "judge per annotator", "pairwise_per_ann")
+    models = preference_views.model_table(sums)
+    if not models.empty:
+        st.markdown("**Win rates per model** (ties count 0.5)")
+        ui.chart(preference_views.win_rate_figure(models, picked), "pairwise_win_rates")
+        ui.table(models, "win rates per model", "pairwise_models")
+        rho = (first.get("models") or {}).get("ranking_spearman") or {}
+        if rho.get("statistic") is not None:
+            st.caption(ui.esc(f"Ranking by win rate: Spearman correlation of the humans' and the judge's per-model "
+                              f"win rates {ui.fmt(rho['statistic'])} [{ui.fmt(rho['ci_low'])}, "
+                              f"{ui.fmt(rho['ci_high'])}] over {rho['n']} models."))
+    bias = preference_views.bias_table(sums)
+    if not bias.empty:
+        st.markdown("**Bias**")
+        ui.table(bias, "pairwise bias", "pairwise_bias")
+        st.caption("Position: 0.5 means no preference for the first-shown output. Verbosity (AlpacaEval's "
+                   "\"prefer longer\"): decisive verdicts for the longer output (characters), beside the humans' share. "
+                   "Self-preference: the judge's win rate for outputs of its own model family against others, beside "
+                   "the humans' win rate for the same outputs.")
+
+
+with tab_of['Pairwise preferences']:
+    if tab_of['Pairwise preferences'].open:
+        pairwise_section()
 
 ui.sources("003", "002")

@@ -72,6 +72,21 @@ if ui.need_runs(runs) and dims:
         st.caption("Raw scores are only comparable when judge and humans use the same scale (G-Eval rates "
                    "fluency 1-3 while SummEval's humans rate 1-5).")
 
+# ------------------------------------------------------------------------ verbosity and self-preference (scores)
+st.subheader("Verbosity and self-preference of score runs")
+if runs:
+    with st.spinner("Residuals against length and model family…"):
+        sb = compute.score_bias(ds.id, run_ids, ctx.dimension, ctx.parse, ctx.n_resamples)
+    if sb.empty:
+        st.info(ui.esc(f"No score run with human scores on {ctx.dimension!r}."))
+    else:
+        ui.table(sb, f"score bias {ctx.dimension}", "score_bias")
+        st.caption("Residual = judge z-score - human z-score of an item (both sides standardised, so scales need not "
+                   "match). Verbosity: its Spearman correlation with the output's length in characters (above 0: "
+                   "the judge favours longer outputs more than the humans). Self-preference: the mean residual on "
+                   "outputs of the judge's model family beside the others (absent when the dataset has none). "
+                   "95% CIs resample documents. Pairwise runs: see the Alignment page's Pairwise tab.")
+
 # ------------------------------------------------------------------ distributions (Chen et al. 2023, Fig. 3-4)
 st.subheader(f"Score distributions per method ({cite('002', 'Fig. 3-4')})")
 if runs:

@@ -22,22 +22,29 @@ if len(candidates) < 2:
             "(for example the same method with two prompt versions, or two models).")
     st.stop()
 
-labels = {r.run_id: common_views.run_label(r) for r in candidates}
+labels = common_views.run_names(candidates)
 ids = list(labels)
 sel = [r for r in ctx.run_ids if r in labels]
 default_a = sel[0] if sel else ids[0]
 default_b = sel[1] if len(sel) > 1 else next(i for i in ids if i != default_a)
 
 c1, c2 = st.columns(2)
-run_a = c1.selectbox("Run A", ids, key=url.key("run_a", default_a, options=ids))
-run_b = c2.selectbox("Run B", ids, key=url.key("run_b", default_b, options=ids))
+run_a = c1.selectbox("Run A", ids, key=url.key("run_a", default_a, options=ids), format_func=labels.get)
+run_b = c2.selectbox("Run B", ids, key=url.key("run_b", default_b, options=ids), format_func=labels.get)
 c3, c4, c5 = st.columns(3)
 level = c3.selectbox("Level", list(views.LEVELS), key=url.key("level", views.LEVELS[0], options=views.LEVELS))
 coefficient = c4.selectbox("Coefficient", list(views.COEFFICIENTS),
                            key=url.key("coefficient", views.COEFFICIENTS[1], options=views.COEFFICIENTS))
-test = c5.selectbox("Test", ["bootstrap", "permutation"], key=url.key("test", "bootstrap", options=("bootstrap", "permutation")),
-                    help="bootstrap: documents resampled jointly for both runs; permutation: A/B labels swapped per "
-                         "document")
+TEST_NAMES = {"bootstrap": "equal correlation (paired bootstrap)",
+              "permutation": "exchangeable judges (permutation)"}
+test = c5.selectbox("Test", list(TEST_NAMES), key=url.key("test", "bootstrap", options=tuple(TEST_NAMES)),
+                    format_func=TEST_NAMES.get,
+                    help="equal correlation (paired bootstrap): documents resampled jointly for both runs; tests "
+                         "whether the two runs correlate equally well with the humans (its size is checked by "
+                         "simulation in tests/test_meta_compare.py). exchangeable judges (permutation): A/B scores "
+                         "swapped per document; tests the stronger null that the two judges' scores are "
+                         "interchangeable, so it can reject when the correlations are equal but the judges differ "
+                         "(scale, ties, spread)")
 
 if run_a == run_b:
     st.warning("Pick two different runs.")
@@ -61,6 +68,17 @@ m3.metric("A − B", ui.fmt(res.difference), help=f"95% CI [{ui.fmt(res.ci_low)}
 m4.metric("p-value", format_pvalue(res.pvalue), help=f"{res.method}, n = {res.n}")
 summary = compare_views.paired_summary(res, labels[run_a], labels[run_b])
 ui.table(summary, f"paired difference {ctx.dimension} {level} {coefficient}", "paired")
+if test == "bootstrap":
+    answers = "The p-value answers: do the two runs correlate equally well with the humans? "
+else:
+    answers = ("The p-value answers: are the two judges' scores interchangeable? A small p does not by itself say "
+               "that one correlates better with the humans; read the paired bootstrap for that. ")
+items_note = "Both runs are compared on the same items (those both parsed)"
+if level == "summary":
+    items_note += (", and at the summary level averaged over the documents where both runs' correlations are "
+                   "defined, so a run's figure here can differ from the Alignment page, which averages each run over "
+                   "its own defined documents")
+st.caption(ui.esc(f"Test: {TEST_NAMES[test]}. {answers}{items_note}."))
 
 st.subheader("Where the two runs disagree most")
 top = st.number_input("Items to show", min_value=5, max_value=200, step=5, key=url.key("top", 20, bounds=(5, 200)))

@@ -80,8 +80,7 @@ if b1.button("Save version", key="save_criteria", type="primary",
 # ------------------------------------------------------------------------------------------- generate the steps
 with st.expander("Generate evaluation steps with the judge (G-Eval auto-CoT)"):
     choice = ui.endpoint_form("criteria")
-    if not choice.ready:
-        st.info(ui.HOW_TO_CONFIGURE)
+    ui.endpoint_help(choice)
     if st.button("Generate evaluation steps", key="generate_steps", disabled=not choice.ready or store is None):
         from evalcore.judge.runner import generate_steps
 

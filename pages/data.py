@@ -6,6 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from evalcore.views import data as data_views
+from evalcore.views import preference as preference_views
 from pages import _shared as ui
 from pages import _upload as upload_ui
 from pages import _url as url
@@ -14,6 +15,13 @@ ctx = ui.context()
 ds = ctx.dataset
 
 st.title("Data")
+# Orientation on first open (issue 18.15): what is loaded, where the answer is, how to bring your own.
+n_runs = len(ctx.run_ids)
+st.info(ui.esc(f"Loaded: {ds.name}, {len(ds.items):,} rated outputs of {len(ds.systems)} systems, with "
+               f"{n_runs} judge run(s) selected in the sidebar. How far each judge agrees with the humans, against "
+               "the human ceiling, is on the Alignment page.")
+        + "  \nTo use your own ratings, upload a file below (**Bring your own data**); to judge with your own "
+          "model, set its endpoint on the **Score** page.", icon=":material/info:")
 upload_ui.messages()
 
 # ----------------------------------------------------------------------------------------------------- upload
@@ -42,10 +50,14 @@ c1, c2, c3, c4 = st.columns(4)
 c1.metric("Items", len(ds.items))
 c2.metric("Documents", ds.items["doc_id"].nunique())
 c3.metric("Systems", len(ds.systems))
-c4.metric("Annotators", len(ds.annotators))
+annotators = set(ds.annotators) | set(ds.preferences["annotator"]) if not ds.preferences.empty else ds.annotators
+c4.metric("Annotators", len(annotators))
 
 st.subheader("Dimensions")
 ui.static_table(data_views.dataset_overview(ds), f"{ds.id} dimensions", "dimensions")
+if not ds.preferences.empty:  # pairwise votes (A / B / tie): what the Alignment page's Pairwise tab compares with
+    st.markdown("**Pairwise votes**")
+    ui.static_table(preference_views.votes_overview(ds), f"{ds.id} pairwise votes", "pairwise_votes")
 if any(d.is_categorical for d in ds.dimensions):  # label kinds (issue 7.4): categories, positive class, alpha level
     ui.static_table(data_views.dimension_kinds(ds), f"{ds.id} label kinds", "label_kinds")
 

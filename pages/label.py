@@ -193,7 +193,7 @@ def item_card(item_id: str, dimension: str, *, position: int) -> None:
                     for i, v in enumerate(points)]
             cols = st.columns(len(points))
             for col, v, name, key in zip(cols, points, names, keys):
-                col.button(name, key=f"label_rate_{int(v)}", shortcut=key, type="primary", width="stretch",
+                col.button(ui.esc(name), key=f"label_rate_{int(v)}", shortcut=key, type="primary", width="stretch",
                            on_click=save, args=(item_id, dimension, v, shown_at))
         else:
             field = f"label_value::{item_id}::{dimension}"

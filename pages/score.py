@@ -7,6 +7,7 @@ from typing import Any
 
 import streamlit as st
 
+from evalcore.judge import trust
 from evalcore.judge.job import ScoringJob
 from evalcore.judge.spec import EngineOptions, ScoringSpec
 from evalcore.views import common as common_views
@@ -43,10 +44,7 @@ def cost_frame(rows: list[dict[str, Any]]):
 # --------------------------------------------------------------------------------------------------- settings
 st.subheader("Judge endpoint")
 choice = ui.endpoint_form("score")
-if not choice.ready:
-    st.info(ui.HOW_TO_CONFIGURE)
-    if choice.problems:
-        st.caption("Missing: " + "; ".join(choice.problems))
+ui.endpoint_help(choice)
 
 st.subheader("What to score")
 method_names = list(METHODS)
@@ -59,6 +57,43 @@ method = METHODS[method_name]
 limit = c3.number_input("Pairs (0 = all)" if method.pairwise else "Items (0 = all)", min_value=0,
                         max_value=max(len(ds.items), 1) * 10, step=10,
                         key=url.key("limit", 0, bounds=(0, max(len(ds.items), 1) * 10)))
+n_docs = int(ds.items["doc_id"].nunique())
+d1, d2, d3 = st.columns(3)
+sample_docs = d1.number_input("Whole documents (0 = all)", min_value=0, max_value=n_docs, step=1,
+                              key=url.key("sample_docs", 0, bounds=(0, n_docs)), disabled=method.pairwise,
+                              help="Score K documents with every system's output for each, drawn at random (seeded): "
+                                   "every interval resamples documents, so a partial run should cover whole documents")
+sample_seed = d2.number_input("Seed", min_value=0, max_value=2**31 - 1, key=url.key("sample_seed", 0,
+                                                                                     bounds=(0, 2**31 - 1)),
+                              disabled=not sample_docs)
+SAMPLE_HOW = ("random", "stratified")
+sample_how = d3.selectbox("Documents drawn", SAMPLE_HOW, key=url.key("sample_how", "random", options=SAMPLE_HOW),
+                          disabled=not sample_docs,
+                          help="stratified: one document from each of K strata of the documents' mean human score")
+score_ds = ds
+if sample_docs and not method.pairwise:
+    from evalcore.sampling import documents_subset, sample_documents
+
+    picked = sample_documents(ds, int(sample_docs), seed=int(sample_seed), how=sample_how,
+                              dimension=(dims or [None])[0])
+    score_ds = documents_subset(ds, picked)
+    limit = 0  # the documents decide the items
+    st.caption(ui.esc(f"Scoring {len(picked)} whole documents ({len(score_ds.items)} items, {sample_how}, seed "
+                      f"{int(sample_seed)})" + ("; fewer than 10 documents: every interval will be unreliable."
+                                                if len(picked) < 10 else ".")))
+elif limit and not method.pairwise:
+    st.caption("Items = N scores the first N rows: a few documents only. Prefer whole documents (above).")
+pairs = None
+if method.pairwise:  # which presentation orders, and whether only the pairs the humans voted on
+    o1, o2 = st.columns([1, 2])
+    ORDERS = ["ab", "ba"]
+    orders = o1.multiselect("Presentation orders", ORDERS, key=url.key("orders", ORDERS, options=ORDERS),
+                            help="ab: output A shown first; ba: output B first. Both (default) give one verdict per "
+                                 "pair as MT-Bench does, and measure position bias.")
+    has_votes = not ds.preferences.empty
+    every = o2.checkbox("Also pairs nobody voted on", key=url.key("all_pairs", False), disabled=not has_votes,
+                        help="On a dataset of pairwise votes only the voted pairs are sent unless this is ticked.")
+    pairs = {"orders": orders or ORDERS, **({"annotated": False} if every else {})}
 c4, c5 = st.columns([1, 3])
 concurrency = c4.number_input("Concurrent requests", min_value=1, max_value=128,
                               key=url.key("concurrency", 8, bounds=(1, 128)))
@@ -120,32 +155,61 @@ def show_estimate(est, *, use_batch: bool = False) -> None:
                    "tokens are an upper bound (max_tokens x samples).")
 
 
+est = None
 if choice.endpoint is not None and dims:
-    from evalcore.judge.runner import estimate
-
     try:
         with st.spinner("Estimating calls and cost…"):
-            est = estimate(ds, method=method_name, criteria_by_dim=criteria, config=config, endpoint=choice.endpoint,
-                           store=store, limit=int(limit) or None, dimensions=dims)
+            est = compute.score_estimate(score_ds, method_name, criteria, config, choice.endpoint,
+                                         int(limit) or None, list(dims), pairs=pairs)
     except Exception as e:  # noqa: BLE001 - e.g. the method is unsupported by this endpoint
         st.warning(ui.esc(f"No estimate: {type(e).__name__}: {e}"))
     else:
         show_estimate(est, use_batch=bool(use_batch))
+
+
+def spending_gate(est) -> bool:
+    """Issue 21, item 12: a costly (or unknown-cost) run starts only once confirmed, naming cost, requests and host;
+    the operator's cap refuses what would pass it. True when the run may start."""
+    from evalcore.judge import spending
+    from evalcore.judge.client import LOCAL_PROVIDERS
+
+    if est is None:
+        return False  # no estimate, no run: the reason is shown above
+    cost = est.cost_usd_batch if use_batch else est.cost_usd
+    d = spending.decide(cost, est.calls, local=choice.endpoint.provider in LOCAL_PROVIDERS,
+                        spent_usd=st.session_state.get("_spent_usd", 0.0),
+                        confirm_over=spending.confirm_threshold(), cap=spending.spending_cap())
+    if not d.allowed:
+        st.session_state.pop("_spend_sig", None)
+        st.error(ui.esc(d.reason))
+        return False
+    if not d.needs_confirmation:
+        st.session_state.pop("_spend_sig", None)  # a confirmation is never carried over to a later plan
+        return True
+    sig = (ds.id, method_name, tuple(dims), int(limit), bool(use_batch), choice.endpoint.base_url, est.calls, cost)
+    if st.session_state.get("_spend_sig") != sig:  # another plan: asked again, never carried over
+        st.session_state["_spend_sig"] = sig
+        st.session_state["confirm_spend"] = False
+    return st.checkbox(f"Send {est.calls:,} requests to {trust.host_of(choice.endpoint.base_url)} for an estimated "
+                       f"{spending.usd(cost)} ({d.reason}): I confirm", key="confirm_spend")
 
 # ------------------------------------------------------------------------------------------------------- run
 job: ScoringJob | None = st.session_state.get("_score_job")
 if job is not None and job.dataset_id != ds.id:
     job = None if not job.running else job
 
+may_spend = choice.ready and bool(dims) and spending_gate(est)
 start_clicked = st.button("Start scoring", key="start_scoring", type="primary",
-                          disabled=not choice.ready or not dims or (job is not None and job.running))
+                          disabled=not may_spend or (job is not None and job.running))
 if start_clicked:
+    cost = est.cost_usd_batch if use_batch else est.cost_usd
+    st.session_state["_spent_usd"] = st.session_state.get("_spent_usd", 0.0) + (cost or 0.0)
     from evalcore.judge.runner import new_run_id
 
     several = endpoints is not None and len(endpoints) > 1 and not use_batch
     job = ScoringJob(run_id=new_run_id(ds.id, method_name, choice.endpoint.model),
-                     spec=ScoringSpec(ds, method_name, list(dims), criteria, config, limit=int(limit) or None,
-                                      label=label),
+                     spec=ScoringSpec(score_ds, method_name, list(dims), criteria, config, limit=int(limit) or None,
+                                      pairs=pairs, label=label),
                      engine=EngineOptions(endpoints if several else choice.endpoint, api_key=choice.api_key,
                                           concurrency=int(concurrency), reprobe=bool(reprobe)),
                      store=store, batch=bool(use_batch))
@@ -202,7 +266,12 @@ if job is not None:
         else:
             st.success("Done.")
         if job.error or job.cancel.is_set():
-            if st.button("Resume", key="resume_scoring", disabled=not choice.ready,
+            first = job.params["endpoint"]
+            elsewhere = trust.typed_key_elsewhere((first[0] if isinstance(first, list) else first).base_url,
+                                                  choice.typed_for)
+            if elsewhere:
+                st.caption(ui.esc(elsewhere))
+            if st.button("Resume", key="resume_scoring", disabled=not choice.ready or bool(elsewhere),
                          help="Continue the same run: finished judgments are not requested again"):
                 job.resume(choice.api_key)
                 st.rerun()
@@ -234,9 +303,11 @@ local = [r for r in ctx.all_runs if r.origin != "published"]
 if not local:
     st.info("No local run on this dataset yet.")
 else:
-    labels = {r.run_id: f"{common_views.run_label(r)}  ({r.run_id})" + _status_note(r) for r in local}
-    rid = st.selectbox("Run", list(labels), key=url.key("local_run", list(labels)[0], options=labels))
-    st.text(labels[rid])
+    names = common_views.run_names(local)
+    labels = {r.run_id: names[r.run_id] + _status_note(r) for r in local}
+    rid = st.selectbox("Run", list(labels), key=url.key("local_run", list(labels)[0], options=labels),
+                       format_func=labels.get)
+    st.text(f"{labels[rid]}  (id {rid})")
     picked = next(r for r in local if r.run_id == rid)
     if picked.config.get("status") in ("interrupted", "stopped"):
         st.caption(f"This run is {picked.config['status']}: its finished judgments are kept. Resume it from the "
@@ -256,7 +327,12 @@ else:
                                 "collected": "yes" if b["collected"] else "no"} for b in batches]),
                  f"batches {rid}", "batches")
         if any(not b["collected"] for b in batches) and not (job is not None and job.running):
-            if st.button("Check and collect batch results", key="collect_batches", disabled=not choice.ready):
+            recorded = (run.config.get("endpoint") or {}).get("base_url", "")
+            mismatch = trust.typed_key_elsewhere(recorded, choice.typed_for)
+            if mismatch:
+                st.caption(ui.esc(mismatch))
+            if st.button("Check and collect batch results", key="collect_batches",
+                         disabled=not choice.ready or bool(mismatch)):
                 try:
                     col = batch_mod.collect(rid, store=store, api_key=choice.api_key, wait=False)
                 except Exception as e:  # noqa: BLE001 - shown with its reason

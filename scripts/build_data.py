@@ -80,6 +80,16 @@ SOURCES: dict[str, dict[str, str]] = {
         "commit": "90084422bb32e89f77109dce578d0bd1db3912c4",
         "license": "none stated (no LICENSE file; README silent)",
     },
+    "WeOpenML__PandaLM": {
+        "repo": "WeOpenML/PandaLM",
+        "commit": "3871806e72b4832f815ecafd24d3503c73403f48",
+        "license": "Apache-2.0",
+    },
+    "princeton-nlp__LLMBar": {
+        "repo": "princeton-nlp/LLMBar",
+        "commit": "900616bff90b6c6c8e1681f7d079250637c55992",
+        "license": "MIT",
+    },
 }
 
 CITATIONS: dict[str, str] = {
@@ -128,6 +138,15 @@ CITATIONS: dict[str, str] = {
     "chiang_lee": (
         "Chiang, C.-H., & Lee, H.-y. (2023). A Closer Look into Using Large Language Models for Automatic Evaluation. "
         "Findings of the Association for Computational Linguistics: EMNLP 2023."
+    ),
+    "pandalm": (
+        "Wang, Y., Yu, Z., Zeng, Z., Yang, L., Wang, C., Chen, H., Jiang, C., Xie, R., Wang, J., Xie, X., Ye, W., "
+        "Zhang, S., & Zhang, Y. (2024). PandaLM: An Automatic Evaluation Benchmark for LLM Instruction Tuning "
+        "Optimization. International Conference on Learning Representations (ICLR 2024)."
+    ),
+    "llmbar": (
+        "Zeng, Z., Yu, J., Gao, T., Meng, Y., Goyal, T., & Chen, D. (2024). Evaluating Large Language Models at "
+        "Evaluating Instruction Following. International Conference on Learning Representations (ICLR 2024)."
     ),
     "geval": (
         "Liu, Y., Iter, D., Xu, Y., Wang, S., Xu, R., & Zhu, C. (2023). G-Eval: NLG Evaluation using GPT-4 with Better "
@@ -714,6 +733,232 @@ def build_zhang(root: Path, bundle: Bundle) -> None:
 
 
 # --------------------------------------------------------------------------------------------------------------------
+# 6. Pairwise preference sets: PandaLM's test set (3 annotators, ties) and LLMBar Natural (gold label)
+# --------------------------------------------------------------------------------------------------------------------
+
+PREFERENCE_DIM = ("preference", 0, 1, "Which of two outputs for the same prompt is better (a / b / tie); the votes "
+                  "are in the preferences table. There are no per-item scores: see the pairwise statistics.")
+
+
+def prompt_doc_id(prefix: str, prompt: str) -> str:
+    # A stable id from the prompt text (the same prompt under several pairs is one document).
+    return f"{prefix}-" + hashlib.sha1(prompt.encode("utf-8")).hexdigest()[:10]
+
+
+class PairTables:
+    """Documents and items of a pairwise set, the same (prompt, system, output) becoming one item."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        self.documents: dict[str, str] = {}
+        self.items: dict[str, dict[str, Any]] = {}
+        self.text_of: dict[tuple[str, str, str], str] = {}
+
+    def item(self, path: Path, where: str, prompt: str, system: str, output: str) -> tuple[str, str]:
+        # Keyed by system too: two models that happen to write the same text (e.g. "True") stay two items, so
+        # per-model win rates keep their attribution.
+        doc_id = prompt_doc_id(self.prefix, prompt)
+        self.documents.setdefault(doc_id, prompt)
+        key = (doc_id, system, output)
+        if key not in self.text_of:
+            digest = hashlib.sha1(f"{system}\x1f{output}".encode("utf-8")).hexdigest()[:8]
+            item_id = f"{doc_id}/{digest}"
+            check(item_id not in self.items, f"{path}{where}: item id collision {item_id}")
+            self.text_of[key] = item_id
+            self.items[item_id] = {"item_id": item_id, "doc_id": doc_id, "system_id": system, "output": output}
+        return doc_id, self.text_of[key]
+
+    def frames(self) -> tuple[pd.DataFrame, pd.DataFrame]:
+        docs = pd.DataFrame([{"doc_id": d, "source": s, "references": [], "context": ""}
+                             for d, s in sorted(self.documents.items())])
+        items = pd.DataFrame([self.items[k] for k in sorted(self.items)])
+        return docs, items
+
+
+def pandalm_prompt(r: dict[str, Any]) -> str:
+    return r["instruction"] + ("\n\n" + r["input"] if r["input"] else "")
+
+
+PANDALM_VOTE = {0: "tie", 1: "a", 2: "b"}
+
+
+def pandalm_text(v: Any) -> str:
+    # Six responses (idx 157-164) are JSON booleans in the release, the models having answered "True": kept as text.
+    return str(v) if isinstance(v, bool) else v
+
+
+def _pandalm_pairs(path: Path, rows: list[dict]) -> tuple[PairTables, list[dict], list[dict]]:
+    tables = PairTables("pl")
+    pairs, prefs = [], []
+    for i, r in enumerate(rows):
+        check(r["idx"] == i, f"{path}[{i}]: idx {r['idx']} out of sequence")
+        models = r["cmp_key"].split("_")
+        check(len(models) == 2, f"{path}[{i}]: cmp_key {r['cmp_key']!r} does not name two models")
+        out1, out2 = pandalm_text(r["response1"]), pandalm_text(r["response2"])
+        check(isinstance(out1, str) and isinstance(out2, str), f"{path}[{i}]: a response is not text")
+        check(out1 != out2, f"{path}[{i}]: identical responses")
+        prompt = pandalm_prompt(r)
+        doc_id, item_a = tables.item(path, f"[{i}]", prompt, models[0], out1)
+        _, item_b = tables.item(path, f"[{i}]", prompt, models[1], out2)
+        pair_id = f"pandalm-{i:04d}"
+        pairs.append({"pair_id": pair_id, "doc_id": doc_id, "item_a": item_a, "item_b": item_b})
+        for k in (1, 2, 3):
+            v = r[f"annotator{k}"]
+            check(v in PANDALM_VOTE, f"{path}[{i}]: annotator{k} = {v!r}, expected 0, 1 or 2")
+            prefs.append({"pair_id": pair_id, "doc_id": doc_id, "item_a": item_a, "item_b": item_b,
+                          "dimension": "preference", "annotator": f"annotator{k}", "preferred": PANDALM_VOTE[v]})
+    return tables, pairs, prefs
+
+
+def build_pandalm(root: Path, bundle: Bundle) -> dict[str, Any]:
+    folder = "WeOpenML__PandaLM"
+    rel = "data/testset-v1.json"
+    path = root / folder / rel
+    rows = read_json(path)
+    check(len(rows) == 999, f"{path}: expected 999 pairs, found {len(rows)}")
+    tables, pairs, prefs = _pandalm_pairs(path, rows)
+    docs, items = tables.frames()
+    origin = origin_of(folder, rel)
+    manifest = {
+        "id": "pandalm",
+        "name": "PandaLM test set (999 pairs, 3 annotators)",
+        "task": "instruction following pairs",
+        "dimensions": dims_json([PREFERENCE_DIM]),
+        "description": (
+            "PandaLM's human-annotated test set: 999 pairs of responses by two of five instruction-tuned 7B models "
+            "(bloom-7b, cerebras-gpt-6.7B, llama-7b, opt-7b, pythia-6.9b; 10 model pairs) to the same "
+            "self-instruct task, each judged by 3 annotators: response 1 better, response 2 better or a tie "
+            "(released codes 1 / 2 / 0, stored as a / b / tie). The prompt (document) is the instruction followed "
+            "by the input; item_a is response 1, written by the first model of cmp_key. The same (prompt, model, "
+            "response) under several pairs is one item. Six responses released as JSON booleans are kept as the text "
+            "'True'. No per-item scores: the preferences table holds every vote."
+        ),
+        "citation": CITATIONS["pandalm"],
+        "origin": origin_text(origin),
+        "origins": [origin],
+        "meta": {"levels": ["pair"], "pairs": len(pairs), "annotators": ["annotator1", "annotator2", "annotator3"],
+                 "published_annotator_kappa": {"annotator1-annotator2": 0.85, "annotator1-annotator3": 0.88,
+                                               "annotator2-annotator3": 0.86}},
+    }
+    add_dataset(bundle, manifest, {"documents": docs, "items": items,
+                                   "human_scores": pd.DataFrame(columns=["item_id", "dimension", "score"]),
+                                   "preferences": pd.DataFrame(prefs)})
+    return {"pairs": pairs}
+
+
+def build_pandalm_gpt(root: Path, bundle: Bundle, pandalm: dict[str, Any]) -> dict[str, Any]:
+    folder = "WeOpenML__PandaLM"
+    rel = "data/gpt-3.5-turbo-testset-v1.json"
+    path = root / folder / rel
+    rows = read_json(path)
+    check(len(rows) == len(pandalm["pairs"]), f"{path}: expected {len(pandalm['pairs'])} verdicts, found {len(rows)}")
+    out = []
+    for i, (r, p) in enumerate(zip(rows, pandalm["pairs"])):
+        check(r["idx"] == i, f"{path}[{i}]: idx {r['idx']} does not follow the test set")
+        check(r["gpt_result"] in ("1", "2", "Tie", "garbage"), f"{path}[{i}]: gpt_result {r['gpt_result']!r}")
+        # Shown once, response 1 first: order "ab". "garbage" stays as released: the parser counts it as unreadable.
+        out.append({"pair_id": p["pair_id"], "doc_id": p["doc_id"], "item_first": p["item_a"],
+                    "item_second": p["item_b"], "dimension": "preference", "order": "ab", "raw": r["gpt_result"]})
+    run_id = "pandalm/pandalm-gpt-3.5-turbo"
+    frame = pd.DataFrame(out)
+    bundle.parquet(run_file(run_id), frame)
+    return {
+        "run_id": run_id, "dataset_id": "pandalm", "method": "pairwise", "model": "gpt-3.5-turbo",
+        "label": "PandaLM authors · gpt-3.5-turbo · pairwise (one order)", "parser": "pairwise",
+        "origin": "published", "created_at": "", "kind": "comparisons", "file": run_file(run_id), "rows": len(frame),
+        "config": {
+            "origin": origin_of(folder, rel), "paper": "PandaLM (Wang et al. 2024)", "citation": CITATIONS["pandalm"],
+            "model": "gpt-3.5-turbo", "method": "pairwise", "parser": "pairwise", "n": 1,
+            "orders": {"ab": "response 1 shown first (the only order released)"},
+            "raw": "gpt_result as released: '1', '2', 'Tie' or 'garbage' (unreadable, counted as a failure)",
+        },
+    }
+
+
+LLMBAR_RUNS = [("GPT-4", "gpt-4"), ("ChatGPT-0301", "gpt-3.5-turbo-0301")]
+LLMBAR_VARIANTS = {"Vanilla_NoRules": "Vanilla", "Vanilla": "Vanilla+Rules"}
+
+
+def build_llmbar(root: Path, bundle: Bundle) -> dict[str, Any]:
+    folder = "princeton-nlp__LLMBar"
+    rel = "Dataset/LLMBar/Natural/dataset.json"
+    path = root / folder / rel
+    rows = read_json(path)
+    check(len(rows) == 100, f"{path}: expected 100 pairs, found {len(rows)}")
+    tables = PairTables("lb")
+    pairs, prefs = [], []
+    for i, r in enumerate(rows):
+        check(r["label"] in (1, 2), f"{path}[{i}]: label {r['label']!r}, expected 1 or 2")
+        check(r["output_1"] != r["output_2"], f"{path}[{i}]: identical outputs")
+        doc_id, item_a = tables.item(path, f"[{i}]", r["input"], "unknown", r["output_1"])
+        _, item_b = tables.item(path, f"[{i}]", r["input"], "unknown", r["output_2"])
+        pair_id = f"llmbar-natural-{i:03d}"
+        pairs.append({"pair_id": pair_id, "doc_id": doc_id, "item_a": item_a, "item_b": item_b,
+                      "input": r["input"], "output_1": r["output_1"]})
+        prefs.append({"pair_id": pair_id, "doc_id": doc_id, "item_a": item_a, "item_b": item_b,
+                      "dimension": "preference", "annotator": "gold", "preferred": "a" if r["label"] == 1 else "b"})
+    docs, items = tables.frames()
+    origin = origin_of(folder, rel)
+    manifest = {
+        "id": "llmbar_natural",
+        "name": "LLMBar Natural (100 pairs, gold label)",
+        "task": "instruction following pairs",
+        "dimensions": dims_json([PREFERENCE_DIM]),
+        "description": (
+            "LLMBar's Natural set: 100 instructions, each with two outputs of which exactly one follows the "
+            "instruction (the gold label, checked by the authors; no ties). item_a is output_1. The systems that "
+            "wrote the outputs are not released (system_id 'unknown'). The published runs hold GPT-4's and "
+            "ChatGPT-0301's verdicts with the Vanilla and Vanilla+Rules prompts in both orders."
+        ),
+        "citation": CITATIONS["llmbar"],
+        "origin": origin_text(origin),
+        "origins": [origin],
+        "meta": {"levels": ["pair"], "pairs": len(pairs), "annotators": ["gold"]},
+    }
+    add_dataset(bundle, manifest, {"documents": docs, "items": items,
+                                   "human_scores": pd.DataFrame(columns=["item_id", "dimension", "score"]),
+                                   "preferences": pd.DataFrame(prefs)})
+    return {"pairs": pairs}
+
+
+def _llmbar_run(root: Path, bundle: Bundle, llmbar: dict[str, Any], evaluator: str, model: str,
+                variant: str) -> dict[str, Any]:
+    folder = "princeton-nlp__LLMBar"
+    rel = f"Dataset/LLMBar/Natural/evaluators/{evaluator}/{variant}/result.json"
+    path = root / folder / rel
+    rows = read_json(path)
+    check(len(rows) == len(llmbar["pairs"]), f"{path}: expected {len(llmbar['pairs'])} records, found {len(rows)}")
+    out = []
+    for i, (r, p) in enumerate(zip(rows, llmbar["pairs"])):
+        check(r["input"] == p["input"] and r["output_1"] == p["output_1"], f"{path}[{i}]: not the dataset's pair")
+        sample = r["results"][0]  # statistics.json counts the first sample
+        for key, order in (("swap = False", "ab"), ("swap = True", "ba")):
+            first, second = (p["item_a"], p["item_b"]) if order == "ab" else (p["item_b"], p["item_a"])
+            out.append({"pair_id": p["pair_id"], "doc_id": p["doc_id"], "item_first": first, "item_second": second,
+                        "dimension": "preference", "order": order, "raw": sample[key]["completion"][0]})
+    slug = variant.lower().replace("_", "-")
+    run_id = f"llmbar_natural/llmbar-{model}-{slug}"
+    frame = pd.DataFrame(out)
+    bundle.parquet(run_file(run_id), frame)
+    return {
+        "run_id": run_id, "dataset_id": "llmbar_natural", "method": "pairwise", "model": model,
+        "label": f"LLMBar authors · {model} · {LLMBAR_VARIANTS[variant]} (both orders)", "parser": "pairwise",
+        "origin": "published", "created_at": "", "kind": "comparisons", "file": run_file(run_id), "rows": len(frame),
+        "config": {
+            "origin": origin_of(folder, rel), "paper": "LLMBar (Zeng et al. 2024)", "citation": CITATIONS["llmbar"],
+            "model": model, "method": "pairwise", "parser": "pairwise", "n": 1, "prompt_strategy": variant,
+            "orders": {"ab": "swap = False: output_1 shown as Output (a)", "ba": "swap = True: output_2 shown first"},
+            "raw": "the completion of the first sample ('Output (a)' / 'Output (b)')",
+        },
+    }
+
+
+def build_llmbar_runs(root: Path, bundle: Bundle, llmbar: dict[str, Any]) -> list[dict[str, Any]]:
+    return [_llmbar_run(root, bundle, llmbar, evaluator, model, variant)
+            for evaluator, model in LLMBAR_RUNS for variant in LLMBAR_VARIANTS]
+
+
+# --------------------------------------------------------------------------------------------------------------------
 # Published runs
 # --------------------------------------------------------------------------------------------------------------------
 
@@ -1024,6 +1269,10 @@ def render_readme(dataset_manifests: list[dict[str, Any]], runs: list[dict[str, 
     out.append("Chiang & Lee's run: cite " + CITATIONS["chiang_lee"] + " and " + CITATIONS["geval"] + " 20 samples "
                "per item at temperature 1; a few items per dimension are absent because the authors dropped "
                "failed calls.\n")
+    out.append("PandaLM's run: cite " + CITATIONS["pandalm"] + " ChatGPT's verdicts were released for one order "
+               "(response 1 first); 25 verdicts read 'garbage' and are counted as unreadable, never as a tie.\n")
+    out.append("LLMBar's runs: cite " + CITATIONS["llmbar"] + " Both orders of the first sample of each record, "
+               "which is what the authors' statistics.json counts.\n")
     out.append("## Files\n")
     out.append("| file | bytes |\n|---|---|")
     for path in sorted(sizes):
@@ -1047,9 +1296,13 @@ def build(root: Path) -> dict[str, bytes]:
     runs = build_shen_runs(root, bundle, summeval)
     runs.append(build_shen_h2h(root, bundle, summeval))
     runs.append(build_chiang_lee(root, bundle, topical))
+    pandalm = build_pandalm(root, bundle)
+    runs.append(build_pandalm_gpt(root, bundle, pandalm))
+    runs += build_llmbar_runs(root, bundle, build_llmbar(root, bundle))
     bundle.json("runs/manifest.json", {"runs": runs})
     manifests = [json.loads(bundle.files[f"datasets/{d}/dataset.json"]) for d in
-                 ("summeval", "topical_chat", "qags_cnndm", "qags_xsum", "fed_dialogue", "zhang_pairs")]
+                 ("summeval", "topical_chat", "qags_cnndm", "qags_xsum", "fed_dialogue", "zhang_pairs", "pandalm",
+                  "llmbar_natural")]
     sizes = {k: len(v) for k, v in bundle.files.items()}
     bundle.text("README.md", render_readme(manifests, runs, sizes))
     return bundle.files

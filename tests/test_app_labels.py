@@ -150,6 +150,12 @@ def test_every_page_renders_on_a_categorical_dataset(kind):
             assert any(s.value == f"Agreement on {kind} labels" for s in at.subheader)
             shown = _frame_with(at, "run", "statistic", "value")
             assert shown["value"].notna().all()  # undefined statistics are listed in a caption, not as "None"
+            tables = [list(d.value.columns) for d in at.dataframe]
+            if kind == "nominal":  # issue 18.7: no correlation or ceiling of unordered codes
+                assert not any("coefficient" in cols for cols in tables), tables
+                assert any("no correlations" in i.value for i in at.info)
+            else:
+                assert any("coefficient" in cols for cols in tables), tables
 
 
 def test_two_runs_each_have_their_confusion_matrix():

@@ -166,6 +166,11 @@ def test_every_analysis_page_renders_with_real_numbers():
     assert at.selectbox(key="run_b").value == CHATGPT_RTS
     assert {m.label for m in at.metric} >= {"Run A", "Run B", "A − B", "p-value"}
     assert len(frame_with(at, "judge_a", "judge_b", "rank_gap")) == 20
+    # issue 18.4: the test of equal correlation comes first; the permutation test is named for its null
+    test = at.selectbox(key="test")
+    assert test.options[0] == "equal correlation (paired bootstrap)"
+    assert test.options[1] == "exchangeable judges (permutation)"
+    assert any("correlate equally well" in c.value for c in at.caption)
 
 
 def test_criteria_and_score_pages_without_endpoint():
@@ -505,3 +510,78 @@ def test_data_page_histograms_have_own_ticked_axes():
     assert all(a.get("showticklabels") is True and a["title"]["text"] == "items" for a in yaxes)
     assert max(max(t["y"]) for t in spec["data"]) == 1306  # consistency's tallest bar, on its own axis
     no_none_cells(at)
+
+
+def test_alignment_boot_both_choice_and_few_systems_warning():
+    """Issue 18.3/18.5: the system level says what its interval resamples and lets you pick boot-both; a run
+    filtered to three systems carries a visible warning; the ceiling is per run, on the run's items."""
+    at = new_app(level="system", coefficient="kendall", systems=["M8", "M9", "M10"])
+    goto(at, "alignment")
+    assert_clean(at)
+    radio = at.radio(key="ci_resampling")
+    assert radio.value == "documents"
+    assert any("rests on 3 system" in w.value for w in at.warning)
+    corr = frame_with(at, "run_id", "level", "ci_resampling")
+    assert set(corr["ci_resampling"]) == {"documents"} and set(corr["pvalue_method"]) == {"exact"}
+    ceiling = frame_with(at, "run", "annotator", "statistic")
+    assert set(ceiling["run"]) == set(corr["run"]) and (ceiling["n"].astype(float) == 3).all()
+    radio.set_value("both").run()
+    assert_clean(at)
+    assert set(frame_with(at, "run_id", "level", "ci_resampling")["ci_resampling"]) == {"both"}
+    assert any("Deutsch" in c.value for c in at.caption)
+    no_none_cells(at)
+
+
+def test_score_page_samples_whole_documents():
+    """Issue 18.5: the Score page scores K whole documents (seeded); Items = N says it covers few documents."""
+    at = new_app()
+    at.run()
+    goto(at, "score")
+    at.number_input(key="sample_docs").set_value(5).run()
+    assert_clean(at)
+    note = next(c.value for c in at.caption if "whole documents" in c.value)
+    assert "Scoring 5 whole documents (80 items" in note.replace("\\", "") and "fewer than 10" in note
+    at.number_input(key="sample_docs").set_value(0).run()
+    at.number_input(key="limit").set_value(20).run()
+    assert any("first N rows" in c.value for c in at.caption)
+
+
+def test_alignment_summary_constant_choice():
+    """Issue 18.6: at the summary level the page offers both rules for constant documents and applies them."""
+    at = new_app(level="summary", coefficient="pearson", resamples="20")
+    goto(at, "alignment")
+    radio = at.radio(key="summary_constant")
+    assert radio.value == "skip"
+    skip = frame_with(at, "run_id", "level", "statistic").set_index("run_id")
+    radio.set_value("zero").run()
+    assert_clean(at)
+    zero = frame_with(at, "run_id", "level", "statistic").set_index("run_id")
+    assert (zero["n"].astype(int) >= skip["n"].astype(int)).all()
+    assert (zero["statistic"] != skip["statistic"]).any()
+
+
+def test_level_and_coefficient_are_kept_between_alignment_and_compare():
+    """Issue 18.9: the level and coefficient picked on Alignment are Compare's too, and still there on return."""
+    at = new_app(resamples="20")
+    goto(at, "alignment")
+    at.selectbox(key="level").set_value("system").run()
+    at.selectbox(key="coefficient").set_value("kendall").run()
+    goto(at, "compare")
+    assert (at.selectbox(key="level").value, at.selectbox(key="coefficient").value) == ("system", "kendall")
+    # issue 18.10: the pickers show the runs' names, not their ids
+    assert at.selectbox(key="run_a").options[0] == "Shen et al. · gpt-4-0314 · RTS"
+    assert not any("/" in o for o in at.selectbox(key="run_a").options)
+    assert not any("/" in o for o in at.sidebar.multiselect(key="runs").options)
+    goto(at, "alignment")
+    assert (at.selectbox(key="level").value, at.selectbox(key="coefficient").value) == ("system", "kendall")
+
+
+def test_first_open_says_what_is_loaded_and_where_the_answer_is():
+    """Issue 18.15: the landing page says in two lines what is loaded, that the answer is on Alignment, and how to
+    bring your own data or judge."""
+    at = new_app()
+    at.run()
+    assert_clean(at)
+    text = "\n".join(i.value for i in at.info)
+    assert "SummEval" in text and "1,600 rated outputs of 16 systems" in text.replace("\\", "")
+    assert "Alignment" in text and "Bring your own data" in text and "Score" in text

@@ -101,3 +101,24 @@ def test_report_charts_use_the_pages_run_colours(summeval_report):
         assert colours == {expected[name]}, (name, colours)
     titles = [s.title for s in report_views.analysis_sections(dataset, runs, params)]
     assert "Per-system correlations and meta-correlation (Shen et al. 2023)" in titles and "Sources" in titles
+
+
+def test_report_has_bias_and_compare_sections_whole_counts_and_a_readable_forest(summeval_report):
+    """Issue 18.13: no "1200.0000" / "83.3333"; Bias and Compare sections; run names whole and a legend on the
+    forest plot."""
+    dataset, runs, html, _ = summeval_report
+    assert "1200.0000" not in html and ".3333%" not in html
+    assert re.search(r"<td class=\"num\">\d+\.\d%</td>", html)  # #CP's "full %" as a percentage
+    assert "<h2>Bias</h2>" in html and "<h2>Compare</h2>" in html
+    assert "its p-value tests equal correlation" in html
+    from evalcore.views.compare import paired_comparison
+
+    res = paired_comparison(dataset, runs[0], runs[1], "coherence", level="summary", coefficient="kendall",
+                            n_resamples=20)
+    assert format_cell(res.difference) in html
+    table = alignment_views.alignment_table(dataset, runs, "coherence", n_resamples=0)
+    ceiling = alignment_views.run_ceilings(dataset, runs, "coherence", level="summary", coefficient="kendall")
+    fig = alignment_views.headline_figure(table, ceiling, level="summary", coefficient="kendall")
+    assert fig.layout.showlegend and fig.layout.yaxis.automargin
+    assert {t.y[0] for t in fig.data} == {"Shen et al. · gpt-4-0314 · RTS", "Shen et al. · gpt-3.5-turbo-0301 · RTS"}
+    assert sum(bool(t.showlegend) for t in fig.data if t.legendgroup == "ceiling") == 1

@@ -5,7 +5,9 @@ from pathlib import Path
 import subprocess
 import sys
 
+import numpy as np
 import pytest
+import scipy.stats as st
 
 from evalcore import meta
 from evalcore.cli import main
@@ -112,3 +114,63 @@ def test_an_unreadable_store_is_reported_not_fatal_for_bundled_data(tmp_path, ca
         assert {d["id"] for d in list_all_datasets(store=Broken())} >= {"summeval"}
         assert list_runs("summeval", store=Broken())
     assert caplog.text.count("disk I/O error") == 2
+
+
+def test_meta_on_four_systems_gives_exact_pvalue_warning_and_a_ceiling_on_the_same_items(capsys):
+    """Issue 18.1/18.2: --systems filters the run and its ceiling; 4 systems get an exact p-value and a warning."""
+    four = ["M8", "M9", "M10", "M11"]
+    out = run_json(capsys, "meta", "--dataset", "summeval", "--run", SHEN_RTS, "--dimension", "coherence",
+                   "--coefficient", "spearman", "--systems", ",".join(four), "--resamples", "30")
+    entry = out["dimensions"]["coherence"]
+    assert entry["items"] == 400 and out["systems"] == four
+    system = next(r for r in entry["correlations"] if r["level"] == "system")
+    assert system["n"] == 4 and system["pvalue_method"] == "exact permutation"
+    assert system["pvalue"] >= 1 / 12 - 1e-12  # no p below the exact minimum of 4 systems
+    assert any("4 system(s)" in w for w in entry["warnings"])
+    # the ceiling by hand: each expert against the mean of the other two on the 400 items of these systems
+    ds = load_dataset("summeval")
+    ann = ds.annotations[(ds.annotations["dimension"] == "coherence") & (ds.annotations["group"] == "expert")]
+    items = ds.items[ds.items["system_id"].isin(four)]["item_id"]
+    wide = ann[ann["item_id"].isin(items)].pivot(index="item_id", columns="annotator", values="value")
+    by_hand = np.mean([st.spearmanr(wide[a], wide.drop(columns=a).mean(axis=1)).statistic for a in wide.columns])
+    ceiling = {r["level"]: r for r in entry["human_ceiling"]}
+    assert ceiling["dataset"]["statistic"] == pytest.approx(by_hand, abs=1e-12)
+    assert ceiling["dataset"]["n"] == 400 and ceiling["system"]["n"] == 4
+    assert ceiling["dataset"]["ci_low"] < ceiling["dataset"]["statistic"] < ceiling["dataset"]["ci_high"]
+    assert set(ceiling["dataset"]) >= {"level", "coefficient", "statistic", "ci_low", "ci_high", "n"}
+
+
+def test_meta_bad_numbers_are_one_line_errors(capsys):
+    assert main(["meta", "--dataset", "summeval", "--run", SHEN_RTS, "--resamples", "-5"]) == 2
+    assert "--resamples must be 0 or more" in capsys.readouterr().err
+    assert main(["meta", "--dataset", "summeval", "--run", SHEN_RTS, "--systems", "M8,NOPE"]) == 2
+    assert "no system 'NOPE'" in capsys.readouterr().err
+
+
+def test_meta_summary_constant_zero_counts_constant_documents_as_zero(capsys):
+    """Issue 18.6: --summary-constant zero averages over every document, a constant one as 0 (by hand with scipy)."""
+    args = ["meta", "--dataset", "summeval", "--run", SHEN_RTS, "--dimension", "consistency", "--level", "summary",
+            "--coefficient", "pearson", "--resamples", "0"]
+    skip = run_json(capsys, *args)["dimensions"]["consistency"]["correlations"][0]
+    zero_out = run_json(capsys, *args, "--summary-constant", "zero")
+    zero = zero_out["dimensions"]["consistency"]["correlations"][0]
+    frame = score_frame(load_dataset("summeval"), load_bundled_run(SHEN_RTS), "consistency").dropna(subset=["judge"])
+    per_doc = []
+    for _, g in frame.groupby("doc_id"):
+        constant = g["judge"].nunique() < 2 or g["human"].nunique() < 2
+        per_doc.append(np.nan if constant else st.pearsonr(g["judge"], g["human"]).statistic)
+    per_doc = np.array(per_doc)
+    assert np.isnan(per_doc).sum() == skip["skipped"] > 0
+    assert skip["statistic"] == pytest.approx(np.nanmean(per_doc), abs=1e-12)
+    assert zero["statistic"] == pytest.approx(np.nan_to_num(per_doc).mean(), abs=1e-12)
+    assert zero_out["summary_constant"] == "zero" and zero["skip_constant"] is False
+
+
+def test_plan_bad_targets_are_one_line_errors(capsys):
+    """Issue 18.7/18.14: plan --half-width 0 and --assurance 0.3 are refused with a reason, not a traceback."""
+    base = ["plan", "--dataset", "summeval", "--run", SHEN_RTS, "--dimension", "coherence"]
+    assert main([*base, "--half-width", "0"]) == 2
+    assert "half-width must be between 0 and 1" in capsys.readouterr().err
+    assert main([*base, "--assurance", "0.3"]) == 2
+    err = capsys.readouterr().err
+    assert "assurance must be at least 0.5" in err and "Traceback" not in err

@@ -114,7 +114,7 @@ def test_correct_preferences_agree_with_library_version():
 def test_dataset_ids_and_listing():
     listed = datasets.list_datasets()
     assert [d["id"] for d in listed] == ["summeval", "topical_chat", "qags_cnndm", "qags_xsum", "fed_dialogue",
-                                         "zhang_pairs"]
+                                         "zhang_pairs", "pandalm", "llmbar_natural"]
     by_id = {d["id"]: d for d in listed}
     assert by_id["summeval"]["items"] == 1600 and by_id["summeval"]["systems"] == 16
     assert by_id["summeval"]["annotators"] == 8 and by_id["summeval"]["runs"] == 10
@@ -134,6 +134,12 @@ def test_every_dataset_is_well_formed(dataset_id):
     assert ds.items["item_id"].is_unique and ds.documents["doc_id"].is_unique
     assert set(ds.items["doc_id"]) == set(ds.documents["doc_id"])
     assert all(isinstance(r, list) for r in ds.documents["references"])
+    assert ds.citation and ds.origin and ds.description
+    if ds.human_scores.empty:  # a pairwise set: its votes are the preferences, over items it holds
+        assert len(ds.preferences) and set(ds.preferences["item_a"]) | set(ds.preferences["item_b"]) == set(
+            ds.items["item_id"])
+        assert set(ds.preferences["preferred"]) <= {"a", "b", "tie"}
+        return
     assert (ds.items["item_id"] == ds.items["doc_id"] + "/" + ds.items["system_id"]).all()
     assert set(ds.human_scores["item_id"]) <= set(ds.items["item_id"])
     assert not ds.human_scores.duplicated(["item_id", "dimension"]).any()

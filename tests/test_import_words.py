@@ -470,3 +470,25 @@ def test_encode_then_decode_gives_back_the_word_whatever_its_case_and_spaces(lab
     # the labels derived from the styled words are the same set, whatever spellings were seen
     derived = derived_labels(word_counts(pd.Series(styled, dtype="str")), "nominal")
     assert sorted(x.lower() for x in derived) == sorted(set(chosen))
+
+
+def test_kind_declares_a_word_column_of_any_name_a_rating(tmp_path):
+    """Issue 18.14: ``--kind tone=nominal`` imports a word column the guess left aside (its name says neither label
+    nor class), with codes checked against the CSV's words."""
+    words = ["sharp", "vague", "mixed"]
+    rows = [{"doc_id": f"d{d}", "system_id": f"S{s}", "summary": f"text {d} {s}", "tone": words[(d + s) % 3]}
+            for d in range(4) for s in range(3)]
+    path = tmp_path / "tone.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    db = tmp_path / "s.db"
+    rc, out, err = cli("import-dataset", str(path), "--name", "tone", db=db)
+    assert rc == 2 and "no ratings are mapped" in err
+    rc, out, err = cli("import-dataset", str(path), "--name", "tone", "--kind", "tone=nominal", db=db)
+    assert rc == 0, err
+    assert "tone (nominal: mixed, sharp, vague)" in out and "as --kind says" in out + err
+    ds = runs_mod.get_dataset(stored_datasets(db)[0], Store(db))
+    dim = ds.dimension("tone")
+    human = ds.human_scores.set_index("item_id")["score"]
+    for r in rows:
+        item = ds.items[(ds.items["doc_id"] == r["doc_id"]) & (ds.items["system_id"] == r["system_id"])]["item_id"]
+        assert dim.labels[int(human[item.iloc[0]])] == r["tone"]

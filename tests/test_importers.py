@@ -645,3 +645,32 @@ def test_expert_group_is_matched_case_insensitively_and_attributes_fill_from_lat
     assert ds.human_scores["score"].tolist() == [4.0]
     assert ds.items["who"].tolist() == ["model"]
     assert ds.annotations["group"].tolist() == ["Expert", "crowd"]  # stored as written
+
+
+def test_judge_named_gpt4_dimension_and_wide_annotators_of_any_name(tmp_path):
+    """Issue 18.14: ``gpt4_coherence`` scores ``coherence``; ``quality_ann1..3`` are one dimension with three
+    annotators (not three dimensions), whatever the dimension is called; ``gpt4_quality`` scores it."""
+    import pandas as pd
+
+    from evalcore.importers import suggest_mapping
+    from evalcore.importers.api import import_table
+
+    rows = []
+    for d in range(3):
+        for s in range(2):
+            rows.append({"doc_id": f"d{d}", "system_id": f"S{s}", "summary": f"text {d} {s}",
+                         "quality_ann1": 1 + d, "quality_ann2": 2 + s, "quality_ann3": 3,
+                         "coherence": 1 + s + d, "gpt4_coherence": 2.5 + d, "gpt4_quality": 1.5 + s})
+    frame = pd.DataFrame(rows)
+    path = tmp_path / "wide.csv"
+    frame.to_csv(path, index=False)
+    m = suggest_mapping(frame.columns, frame)
+    assert m.dimensions["quality"] == {"ann1": "quality_ann1", "ann2": "quality_ann2", "ann3": "quality_ann3"}
+    assert m.dimensions["coherence"] == "coherence"
+    assert {j.column: j.dimension for j in m.judges} == {"gpt4_coherence": "coherence", "gpt4_quality": "quality"}
+    m.scales = {"quality": (1, 5), "coherence": (1, 5)}
+    result = import_table(str(path), m)
+    ann = result.dataset.annotations
+    assert ann[ann["dimension"] == "quality"]["annotator"].nunique() == 3
+    assert sorted(result.dataset.dimension_names) == ["coherence", "quality"]
+    assert {d for r in result.runs for d in r.dimensions} == {"coherence", "quality"}

@@ -123,7 +123,8 @@ def store(tmp_path):
 
 
 def ep(srv) -> Endpoint:
-    return Endpoint(srv.base_url, "loop-model", api_key_env="EVALCORE_TEST_KEY", provider="openai")
+    return Endpoint(srv.base_url, "loop-model", api_key_env="EVALCORE_TEST_KEY", provider="openai",
+                    operator_configured=True)  # the test is the operator: evalcore.judge.trust
 
 
 def test_fault_injection_every_item_scored_or_failed_with_reason(store):
@@ -325,7 +326,8 @@ def test_pairwise_both_orders_and_pair_selection(store):
     c = run.comparisons
     assert len(c) == 10 and set(c["order"]) == {"ab", "ba"} and c["status"].eq("ok").all()
     assert set(c["verdict"]) <= {"first", "second", "tie"}
-    assert run.config["pairs"] == {"mode": "sample", "systems": [], "k": 5, "seed": 1}
+    assert run.config["pairs"] == {"mode": "sample", "systems": [], "k": 5, "seed": 1, "annotated": None,
+                                   "orders": ["ab", "ba"]}
 
 
 def test_cli_score_estimate_and_export(tmp_path, monkeypatch):

@@ -132,7 +132,12 @@ def test_dataset_level_pools_items_and_counts_dropped():
     ok = TOY.dropna(subset=["judge"])
     ref = st.kendalltau(ok.judge, ok.human)
     assert r.statistic == pytest.approx(ref.statistic, abs=1e-12)
-    assert r.pvalue == pytest.approx(ref.pvalue, abs=1e-12)
+    # 9 pairs: the exact permutation p-value (issue 18.2), every one of the 9! orderings; scipy's asymptotic
+    # p-value (0.084) is half of it here
+    y = ok.human.to_numpy(float)
+    exact = st.permutation_test((ok.judge.to_numpy(float),), lambda a: st.kendalltau(a, y).statistic,
+                                permutation_type="pairings", n_resamples=np.inf)
+    assert r.pvalue == pytest.approx(exact.pvalue, abs=1e-12) and r.pvalue_method == "exact permutation"
     assert (r.n, r.dropped) == (9, 1)
     assert math.isnan(r.ci_low) and math.isnan(r.ci_high)
 

@@ -81,10 +81,10 @@ def prompt_of(request) -> str:
 
 
 def test_registry_names_and_attributes():
-    assert set(METHODS) == {"geval", "explicit", "implicit", "rts", "mcq", "pairwise", "h2h", "gptscore"}
+    assert set(METHODS) == {"geval", "explicit", "implicit", "rts", "mcq", "pairwise", "h2h", "gptscore", "mtbench"}
     for name, m in METHODS.items():
         assert m.name == name
-        assert m.pairwise == (name in ("pairwise", "h2h"))
+        assert m.pairwise == (name in ("pairwise", "h2h", "mtbench"))
         config = m.default_config()
         assert m.requirements(config) <= set(CAPABILITY_NAMES)
         # the config a run records survives a JSON round trip

@@ -213,3 +213,37 @@ def test_small_upload_histogram_counts_whole_items():
     assert list(fig.data[0].x) == [1, 2, 3, 4, 5] and list(fig.data[0].y) == [1, 2, 3, 2, 1]
     assert fig.layout.yaxis.dtick == 1 and fig.layout.yaxis.tickformat == ",d"
     assert fig.layout.xaxis.title.text == "score (1-5)" and fig.layout.yaxis.title.text == "items"
+
+
+def test_quantile_columns_are_not_percentages():
+    """Issue 18.7: describe()'s "25%"/"50%"/"75%" hold judge scores, not percentages."""
+    summary = pd.Series([1.0, 2.0, 2.0, 4.0, 5.0]).describe().to_frame().T
+    shown = fmt.display_table(summary)
+    assert not any(v.endswith("%%") for k, v in shown.formats.items() if k in ("25%", "50%", "75%"))
+    assert shown.formats["25%"] == "%d" and shown.frame["75%"].tolist() == [4.0]
+    assert fmt.is_percent_column("full %") and not fmt.is_percent_column("50%")
+
+
+def test_run_names_are_the_labels_people_gave_and_stay_distinct():
+    """Issue 18.10: pickers show names, not ids; two runs of one name are told apart by the end of their ids; no two
+    palette colours are near-identical (two pinks were)."""
+    from types import SimpleNamespace
+
+    from evalcore.views.common import run_names
+
+    runs = [SimpleNamespace(run_id="summeval/geval-m-20261124-144845-ee30a6", label="G-Eval v2", method="geval",
+                            model="m"),
+            SimpleNamespace(run_id="summeval/geval-m-20261124-150000-ab12cd", label="G-Eval v2", method="geval",
+                            model="m"),
+            SimpleNamespace(run_id="summeval/rts-x", label="", method="rts", model="gpt-4")]
+    names = run_names(runs)
+    assert names == {"summeval/geval-m-20261124-144845-ee30a6": "G-Eval v2 (ee30a6)",
+                     "summeval/geval-m-20261124-150000-ab12cd": "G-Eval v2 (ab12cd)", "summeval/rts-x": "rts · gpt-4"}
+    import colorsys
+    import itertools
+
+    assert "#FF97FF" not in RUN_PALETTE and len(set(RUN_PALETTE)) == len(RUN_PALETTE)
+    hls = {c: colorsys.rgb_to_hls(*(int(c[i:i + 2], 16) / 255 for i in (1, 3, 5))) for c in RUN_PALETTE}
+    for a, b in itertools.combinations(RUN_PALETTE, 2):
+        dh = abs(hls[a][0] - hls[b][0])
+        assert min(dh, 1 - dh) >= 0.04 or abs(hls[a][1] - hls[b][1]) >= 0.12, (a, b)

@@ -235,6 +235,31 @@ def _dimension_of(norm_name: str) -> str | None:
     return None
 
 
+def _judge_dimension(norm_name: str) -> str | None:
+    """The dimension a judge column scores, its judge or metric tokens set aside: ``gpt4_coherence``,
+    ``coherence_gpt4``, ``geval_gpt_4_fluency_score`` (issue 18.14: ``gpt4_coherence`` was not mapped to
+    ``coherence`` and the first import failed)."""
+    tokens = norm_name.split("_")
+    for i in range(1, len(tokens)):
+        for part in ("_".join(tokens[i:]), "_".join(tokens[:-i])):
+            dim = _dimension_of(part)
+            if dim is not None:
+                return dim
+    return None
+
+
+# Tags that mark a column as one annotator's rating: quality_ann1, fluency_rater_2, overall_worker3, helpful_a1
+_ANNOTATOR_TAG = re.compile(r"(?P<head>[a-z][a-z0-9_]*?)_(?P<tag>(?:ann|annotator|rater|worker|expert|a|r)_?\d+)")
+
+
+def _generic_annotator_column(norm_name: str) -> tuple[str, str] | None:
+    """("quality", "ann1") for ``quality_ann1``: any dimension name followed by an annotator tag, so wide annotator
+    columns group into one dimension whatever it is called (not only the known names _per_annotator_dimension
+    reads)."""
+    mt = _ANNOTATOR_TAG.fullmatch(norm_name)
+    return (mt["head"], mt["tag"]) if mt else None
+
+
 def _per_annotator_dimension(norm_name: str) -> tuple[str, str] | None:
     """("coherence", "a1") for names like coherence_a1, coh_1, coherence2, coherence_expert_3."""
     # the longest leading part that names a dimension, followed by an annotator tag that ends in a number
@@ -303,6 +328,13 @@ def suggest_mapping(columns: Iterable[Any], sample: pd.DataFrame | None = None) 
         only = next(iter(m.dimensions))
         for j in m.judges:
             j.dimension = j.dimension or only
+    if m.shape == "wide":  # "gpt4_quality" scores the dimension "quality" the annotator columns define
+        for j in m.judges:
+            if j.dimension is None:
+                tokens = _norm(j.column).split("_")
+                j.dimension = next((d for i in range(1, len(tokens))
+                                    for d in ("_".join(tokens[i:]), "_".join(tokens[:-i])) if d in m.dimensions),
+                                   None)
     return m
 
 
@@ -316,13 +348,16 @@ def _wide_dimensions(cols: list[str], used: set[str], m: ColumnMapping, sample: 
             continue
         n = _norm(c)
         dim = _dimension_of(n)
+        if dim is None and is_judge_name(c):
+            dim = _judge_dimension(n)
         if dim is not None and is_judge_name(c):
             m.judges.append(JudgeColumn(c, dim))  # "gpt4_coherence": a judge's coherence score
             used.add(c)
         elif dim is not None and dim not in dims:
             dims[dim] = c
             used.add(c)
-        elif (per := _per_annotator_dimension(n) if m.annotator is None else None) is not None:
+        elif m.annotator is None and ((per := _per_annotator_dimension(n)) is not None
+                                      or (per := _generic_annotator_column(n)) is not None):
             d, ann = per
             spec = dims.get(d)
             if not isinstance(spec, dict):

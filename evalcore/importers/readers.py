@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from evalcore.importers.problems import ROW_CONVENTIONS, DatasetValidationError, Problem, Problems
+from evalcore.importers.budget import UploadBudget, arrow_decoded_bytes
 
 FORMATS: dict[str, str] = {
     ".csv": "csv",
@@ -263,6 +264,10 @@ def read_delimited(name: str, data: bytes, fmt: str, unit: str) -> tuple[pd.Data
     if problems:
         return None, problems
     head = _header_record(data, fmt)
+    if head is not None:
+        too_wide = UploadBudget.from_env().shape_problem(0, len(head[1]))
+        if too_wide:
+            return None, [Problem(name, 1, "-", too_wide, unit)]
     if head is not None and head[1] and data[:1] not in (b"\n", b"\r"):
         delimiter, fields = head
         header, problems = unique_header(name, fields, unit)
@@ -411,8 +416,20 @@ def read_parquet(name: str, data: bytes, unit: str) -> tuple[pd.DataFrame | None
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    budget = UploadBudget.from_env()
     try:
-        table = pq.read_table(io.BytesIO(data))
+        meta = pq.ParquetFile(io.BytesIO(data)).metadata
+        too_big = budget.shape_problem(meta.num_rows, meta.num_columns)
+        if too_big:
+            return None, [Problem(name, "-", "-", too_big, unit)]
+        # text columns read dictionary-encoded: what they decode to is counted before anything is decoded
+        texts = [f.name for f in pq.ParquetFile(io.BytesIO(data)).schema_arrow
+                 if pa.types.is_string(f.type) or pa.types.is_large_string(f.type) or pa.types.is_binary(f.type)]
+        table = pq.read_table(io.BytesIO(data), read_dictionary=texts)
+        too_big = budget.bytes_problem(arrow_decoded_bytes(table))
+        if too_big:
+            return None, [Problem(name, "-", "-", too_big, unit)]
+        table = _decode_dictionaries(table)
     except (pa.ArrowException, OSError, ValueError) as e:
         return None, [Problem(name, "-", "-", f"not a readable Parquet file: {e}", unit)]
     for i, f in enumerate(table.schema):
@@ -423,6 +440,15 @@ def read_parquet(name: str, data: bytes, unit: str) -> tuple[pd.DataFrame | None
     frame.columns = header
     frame.index = pd.Index(np.arange(1, len(frame) + 1, dtype="int64"), name=unit)
     return frame, problems
+
+
+def _decode_dictionaries(table):
+    import pyarrow as pa
+
+    for i, f in enumerate(table.schema):
+        if pa.types.is_dictionary(f.type):
+            table = table.set_column(i, f.name, table.column(i).cast(f.type.value_type))
+    return table
 
 
 # ------------------------------------------------------------------------------------------------------ entry
@@ -454,6 +480,9 @@ def read(name: str, data: bytes) -> tuple[pd.DataFrame | None, str, list[Problem
         if text is not None:
             frame, problems = read_json(name, text, unit)
     if frame is not None:
+        too_big = UploadBudget.from_env().shape_problem(len(frame), len(frame.columns))
+        if too_big:
+            return None, fmt, [Problem(name, "-", "-", too_big, unit)]
         frame.attrs["format"] = fmt
         frame.attrs["row_convention"] = convention
     return frame, fmt, problems

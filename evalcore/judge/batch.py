@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterable
 
 import openai
 
-from evalcore.judge import runner
+from evalcore.judge import runner, trust
 from evalcore.judge.client import (  # request_body: the one builder of a request's JSON, online and batched
     Endpoint,
     JudgeClient,
@@ -188,7 +188,8 @@ async def _create_batches(store: Store, endpoint: Endpoint, api_key: str | None,
                 b = await api.batches.create(input_file_id=f.id, endpoint=route, completion_window=completion_window,
                                              metadata={"evalcore_run": run_id[:500]})
                 store.add_batch(run_id, b.id, route=route, input_file_id=f.id, api_key_env=endpoint.api_key_env,
-                                status=b.status, total=len(chunk))
+                                status=b.status, total=len(chunk), output_file_id=b.output_file_id,
+                                error_file_id=b.error_file_id, errors=_errors_text(b, client))
                 ids.append(b.id)
     except openai.APIStatusError as e:
         if not ids and not existed:
@@ -222,17 +223,30 @@ class BatchStatus:
         return {"run_id": self.run_id, "done": self.done, **self.counts, "batches": self.batches}
 
 
-def _endpoint_of(store: Store, run_id: str, api_key_env: str | None = None) -> Endpoint:
+def _errors_text(b: Any, client: JudgeClient) -> str | None:
+    """A batch's validation errors as stored: each message redacted (a server may echo the key in it)."""
+    errs = getattr(getattr(b, "errors", None), "data", None)
+    return json.dumps([client.redact(e.message) for e in errs]) if errs else None
+
+
+def _endpoint_of(store: Store, run_id: str, api_key_env: str | None = None,
+                 confirmed_base_url: str | None = None) -> Endpoint:
+    """The endpoint the run's batches were submitted to, as recorded. The server's key goes there only when the
+    operator configured it, or confirmed it by naming it again (``confirmed_base_url``, the command line's
+    ``--base-url``): a recorded URL may be another user's host (evalcore.judge.trust)."""
     row = store.run_row(run_id)
     ident = row["config"].get("endpoint") or {}
     rows = batch_rows(store, run_id)
     env = api_key_env or (rows[0]["api_key_env"] if rows else None) or "OPENAI_API_KEY"
-    return Endpoint(base_url=ident.get("base_url", ""), model=ident.get("model", row["model"]), api_key_env=env,
-                    provider=ident.get("provider", "openai"), api_version=ident.get("api_version"))
+    base = ident.get("base_url", "")
+    confirmed = confirmed_base_url is not None and trust.normalize(confirmed_base_url) == trust.normalize(base)
+    return Endpoint(base_url=base, model=ident.get("model", row["model"]), api_key_env=env,
+                    provider=ident.get("provider", "openai"), api_version=ident.get("api_version"),
+                    operator_configured=confirmed)
 
 
 async def astatus(run_id: str, *, store: Store | None = None, api_key: str | None = None,
-                  api_key_env: str | None = None) -> BatchStatus:
+                  api_key_env: str | None = None, confirmed_base_url: str | None = None) -> BatchStatus:
     """Ask the API where the run's batches are (and record it)."""
     store = store or default_store()
     rows = batch_rows(store, run_id)
@@ -240,7 +254,7 @@ async def astatus(run_id: str, *, store: Store | None = None, api_key: str | Non
         if not store.run_exists(run_id):
             raise KeyError(f"no run {run_id!r} in the store {store.path}")
         return BatchStatus(run_id, [])
-    endpoint = _endpoint_of(store, run_id, api_key_env)
+    endpoint = _endpoint_of(store, run_id, api_key_env, confirmed_base_url)
     client = JudgeClient(endpoint, api_key=api_key, concurrency=4)
     out = []
     try:
@@ -253,8 +267,7 @@ async def astatus(run_id: str, *, store: Store | None = None, api_key: str | Non
             rc = b.request_counts
             fields = dict(status=b.status, completed=int(getattr(rc, "completed", 0) or 0),
                           failed=int(getattr(rc, "failed", 0) or 0), output_file_id=b.output_file_id,
-                          error_file_id=b.error_file_id,
-                          errors=json.dumps([e.message for e in (b.errors.data or [])]) if b.errors else None)
+                          error_file_id=b.error_file_id, errors=_errors_text(b, client))
             if rc is not None and getattr(rc, "total", None):
                 fields["total"] = int(rc.total)
             store.update_batch(r["batch_id"], **fields)
@@ -270,10 +283,10 @@ def _public(r: dict[str, Any]) -> dict[str, Any]:
 
 
 async def acancel(run_id: str, *, store: Store | None = None, api_key: str | None = None,
-                  api_key_env: str | None = None) -> BatchStatus:
+                  api_key_env: str | None = None, confirmed_base_url: str | None = None) -> BatchStatus:
     """Ask the API to cancel the run's unfinished batches (``collect`` then records what was not run)."""
     store = store or default_store()
-    endpoint = _endpoint_of(store, run_id, api_key_env)
+    endpoint = _endpoint_of(store, run_id, api_key_env, confirmed_base_url)
     client = JudgeClient(endpoint, api_key=api_key, concurrency=4)
     try:
         api = client._openai()
@@ -440,7 +453,8 @@ class _Tally:
 
 
 async def acollect(run_id: str, *, store: Store | None = None, api_key: str | None = None,
-                   api_key_env: str | None = None, wait: bool = True, poll_s: float = 30.0,
+                   api_key_env: str | None = None, confirmed_base_url: str | None = None, wait: bool = True,
+                   poll_s: float = 30.0,
                    progress: Callable[[BatchStatus], None] | None = None, dataset: Any = None) -> Collected:
     """Wait for the run's batches (unless ``wait=False``), store their replies in the cache and score the run.
     Returns the scored Run, or ``run=None`` with the status when the batches are still running and wait is off."""
@@ -450,7 +464,7 @@ async def acollect(run_id: str, *, store: Store | None = None, api_key: str | No
     if not st.done:
         return Collected(None, st)
     row = store.run_row(run_id)
-    endpoint = _endpoint_of(store, run_id, api_key_env)
+    endpoint = _endpoint_of(store, run_id, api_key_env, confirmed_base_url)
     ds = dataset if dataset is not None else _dataset(row["dataset_id"], store)
     recorded = _Recorded.of(row["config"])
     sender = runner.CachedSender(None, store, endpoint)
@@ -525,11 +539,14 @@ def _pairs(cfg: dict[str, Any]) -> Any:
     p = cfg.get("pairs")
     if not p:
         return None
+    # the presentation orders and the annotated-pairs choice, when the run recorded them (older runs did not)
+    extra = {k: p[k] for k in ("orders", "annotated") if p.get(k) is not None}
     if p.get("mode") == "systems":
-        return [tuple(x) for x in p.get("systems") or []]
+        systems = [tuple(x) for x in p.get("systems") or []]
+        return {"systems": systems, **extra} if extra else systems
     if p.get("mode") == "sample":
-        return {"sample": p.get("k", 0), "seed": p.get("seed", 0)}
-    return None
+        return {"sample": p.get("k", 0), "seed": p.get("seed", 0), **extra}
+    return extra or None
 
 
 # ------------------------------------------------------------------------------------------------ sync wrappers
@@ -553,10 +570,14 @@ def score_dataset_batch(dataset: Any, *, wait: bool = True, poll_s: float = 30.0
                         progress: Callable[[BatchStatus], None] | None = None, **kw: Any) -> Collected:
     """``submit`` then (``wait``) ``collect``: the Batch API counterpart of ``runner.score_dataset``."""
     sub = submit(dataset, **kw)
+    ep = kw["endpoint"]
+    # the endpoint just submitted to, if the caller's own: the same one is asked again (not a recorded stranger's)
+    confirmed = ep.base_url if ep.operator_configured else None
     if not wait and sub.batch_ids:  # nothing submitted (all cached): score it now
-        return Collected(None, status(sub.run_id, store=kw.get("store"), api_key=kw.get("api_key")))
+        return Collected(None, status(sub.run_id, store=kw.get("store"), api_key=kw.get("api_key"),
+                                      confirmed_base_url=confirmed))
     return collect(sub.run_id, store=kw.get("store"), api_key=kw.get("api_key"), poll_s=poll_s, progress=progress,
-                   dataset=dataset)
+                   dataset=dataset, confirmed_base_url=confirmed)
 
 
 __all__ = ["submit", "asubmit", "status", "astatus", "cancel", "acancel", "collect", "acollect",

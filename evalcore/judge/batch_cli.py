@@ -61,7 +61,7 @@ def score_batch(args: argparse.Namespace, *, spec: Any, engine: Any, store: Any)
             print(sub.run_id)
         return 0
     col = batch.collect(sub.run_id, store=store, poll_s=args.poll, dataset=dataset,
-                        progress=None if args.quiet else _line)
+                        confirmed_base_url=engine.first_endpoint.base_url, progress=None if args.quiet else _line)
     if not args.quiet:
         sys.stderr.write("\n")
     _print_run(col.run, args.json, {"batch": col.status.as_dict()})
@@ -73,7 +73,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
     from evalcore.judge.cli import _store
 
     store = _store(args)
-    kw = dict(store=store, api_key_env=args.api_key_env)
+    kw = dict(store=store, api_key_env=args.api_key_env, confirmed_base_url=args.base_url)
     if args.action == "status":
         _print_status(batch.status(args.run_id, **kw), args.json)
         return 0
@@ -108,6 +108,9 @@ def register(subparsers: Any) -> None:
     b.add_argument("--no-wait", action="store_true", help="collect: return the status if not finished")
     b.add_argument("--poll", type=float, default=30.0, help="collect: seconds between status checks")
     b.add_argument("--api-key-env", help="environment variable with the API key (default: the one used to submit)")
+    b.add_argument("--base-url", help="the run's recorded base URL, named again to confirm that the environment's "
+                                      "key may go there (needed unless it is $OPENAI_BASE_URL or in "
+                                      "$EVALCORE_ALLOWED_ENDPOINTS)")
     b.add_argument("--db", help="SQLite store (default $EVALCORE_DB or ~/.evalcore/evalcore.db)")
     b.add_argument("--json", action="store_true")
     b.add_argument("--quiet", action="store_true", help="no progress line")

@@ -45,8 +45,11 @@ def _endpoint(args: argparse.Namespace):
     from evalcore.judge.client import endpoint_from_preset
 
     base_url = args.base_url[0] if isinstance(args.base_url, list) else args.base_url  # --base-url repeats
-    return endpoint_from_preset(args.provider, model=args.model, base_url=base_url,
-                                api_key_env=args.api_key_env, api_version=args.api_version)
+    ep = endpoint_from_preset(args.provider, model=args.model, base_url=base_url,
+                              api_key_env=args.api_key_env, api_version=args.api_version)
+    # The command line is the operator's own: its --base-url may receive the environment's key
+    # (evalcore.judge.trust). Pages never build an endpoint this way.
+    return dataclasses.replace(ep, operator_configured=True)
 
 
 def criteria_for(dataset, dimension: str, store, *, version: str | None = None, method: str = "geval") -> Criteria:
@@ -99,6 +102,7 @@ def cmd_score(args: argparse.Namespace) -> int:
 
     store = _store(args)
     dataset = _dataset(args.dataset, store)
+    dataset = _sampled(dataset, args)
     spec, engine = spec_from_args(args, dataset, store)
     if getattr(args, "batch", False) and not args.estimate_only:
         from evalcore.judge.batch_cli import score_batch
@@ -140,12 +144,35 @@ def _print_estimate(est, as_json: bool) -> int:
     return 0
 
 
+def _sampled(dataset, args: argparse.Namespace):
+    """``--sample-docs K``: the dataset restricted to K whole documents (all their systems), seeded
+    (evalcore.sampling); the run is stored against the full dataset."""
+    k = getattr(args, "sample_docs", None)
+    if k is None:
+        return dataset
+    if args.limit is not None:
+        raise ValueError("use either --sample-docs (whole documents) or --limit (first N items), not both")
+    from evalcore.sampling import documents_subset, sample_documents
+
+    docs = sample_documents(dataset, k, seed=args.seed, how=args.sample_how,
+                            dimension=(args.dimension or [None])[0])
+    print(f"scoring {len(docs)} documents ({args.sample_how}, seed {args.seed}): " + ", ".join(map(str, docs)),
+          file=sys.stderr)
+    return documents_subset(dataset, docs)
+
+
 def _pairs_arg(args: argparse.Namespace) -> Any:
+    extra: dict[str, Any] = {}
+    if getattr(args, "orders", None):
+        extra["orders"] = [o.strip() for o in args.orders.split(",") if o.strip()]
+    if getattr(args, "all_pairs", False):
+        extra["annotated"] = False
     if getattr(args, "pair_sample", None):
-        return {"sample": args.pair_sample, "seed": args.pair_seed}
+        return {"sample": args.pair_sample, "seed": args.pair_seed, **extra}
     if getattr(args, "pairs", None):
-        return [p.split(",", 1) for p in args.pairs]
-    return None
+        chosen = [p.split(",", 1) for p in args.pairs]
+        return {"systems": chosen, **extra} if extra else chosen
+    return extra or None
 
 
 def cmd_steps(args: argparse.Namespace) -> int:
@@ -264,9 +291,15 @@ def register(subparsers: Any) -> None:
     s = subparsers.add_parser("score", help="score a dataset with an LLM judge (resumable, cached)")
     s.add_argument("--dataset", required=True)
     s.add_argument("--dimension", action="append", help="repeat for several; default all of the dataset's")
-    s.add_argument("--method", required=True, help="geval, explicit, implicit, rts, mcq, pairwise, h2h, gptscore")
+    s.add_argument("--method", required=True, help="geval, explicit, implicit, rts, mcq, pairwise, h2h, mtbench, gptscore")
     _endpoint_args(s)
-    s.add_argument("--limit", type=int, help="first N items (pairwise: first N pairs, both orders)")
+    s.add_argument("--limit", type=int, help="first N items (pairwise: first N pairs, both orders); a partial run "
+                   "is better drawn with --sample-docs")
+    s.add_argument("--sample-docs", type=int, metavar="K",
+                   help="score K whole documents (every system's output for each), drawn at random with --seed")
+    s.add_argument("--seed", type=int, default=0, help="seed of --sample-docs (default 0)")
+    s.add_argument("--sample-how", choices=["random", "stratified"], default="random",
+                   help="stratified: one document from each of K strata of the documents' mean human score")
     s.add_argument("--concurrency", type=int, default=16)
     s.add_argument("--estimate-only", action="store_true", help="print calls/tokens/cost and exit (no request)")
     s.add_argument("--run", help="resume this run id (its cached and finished work is not repeated)")
@@ -277,6 +310,10 @@ def register(subparsers: Any) -> None:
     s.add_argument("--pairs", nargs="+", metavar="SYS_A,SYS_B", help="pairwise: only these system pairs")
     s.add_argument("--pair-sample", type=int, help="pairwise: a random sample of K pairs")
     s.add_argument("--pair-seed", type=int, default=0)
+    s.add_argument("--orders", default="ab,ba",
+                   help="pairwise: presentation orders to judge, 'ab' (A first), 'ba' or 'ab,ba' (default: both)")
+    s.add_argument("--all-pairs", action="store_true",
+                   help="pairwise on a dataset with human votes: judge every same-prompt pair, not only the voted ones")
     s.add_argument("--timeout", type=float, default=60.0,
                    help="seconds per HTTP attempt, the whole answer included (a dripping server is cut off)")
     s.add_argument("--max-retries", type=int, default=6)

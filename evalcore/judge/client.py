@@ -16,11 +16,12 @@ import contextvars
 import logging
 import os
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import openai
 
+from evalcore.judge import trust
 from evalcore.judge.redact import redact, refuse_credentials
 from evalcore.judge.ratelimit import RateLimiter
 from evalcore.types import (
@@ -47,6 +48,9 @@ class Endpoint:
     api_key_env: str = "OPENAI_API_KEY"
     provider: str = "openai"  # "openai" | "azure" | "vllm" | "ollama" | "llamacpp" | "local"
     api_version: str | None = None  # Azure OpenAI only
+    # Set only by the operator's own tools (the command line): the server's key may go here even when the URL is in
+    # no allow-list. Not part of the identity, never stored, never set from a page (evalcore.judge.trust).
+    operator_configured: bool = field(default=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         # user:password@ in the URL would be stored in cache keys and run configs: refuse it (evalcore.judge.redact)
@@ -140,11 +144,16 @@ _current: contextvars.ContextVar[_Attempts | None] = contextvars.ContextVar("eva
 
 
 def _key_for(endpoint: Endpoint, api_key: str | None) -> str:
+    """The key this client sends: the one typed for this endpoint, else the environment's key only where the
+    operator configured the endpoint (evalcore.judge.trust), else a local server's placeholder; else refused."""
     if api_key:
         return api_key
     key = os.environ.get(endpoint.api_key_env, "")
     if key:
-        return key
+        if endpoint.operator_configured or trust.server_key_allowed(endpoint.base_url, endpoint.api_key_env):
+            return key
+        if endpoint.provider not in LOCAL_PROVIDERS:
+            raise trust.UntrustedEndpoint(trust.refusal(endpoint.base_url, endpoint.api_key_env))
     if endpoint.provider in LOCAL_PROVIDERS:
         return "not-needed"  # local servers usually accept any key; openai's client insists on a non-empty one
     raise MissingApiKey(

@@ -96,34 +96,53 @@ class Estimate:
 
 @dataclass(frozen=True)
 class PairSelection:
-    """Which pairs of items of the same document a pairwise method judges (each in both orders).
+    """Which pairs of items of the same document a pairwise method judges, and in which presentation orders.
 
     mode "all": every pair of items per document; "systems": the pairs whose systems are a given (system_a,
-    system_b); "sample": ``k`` pairs drawn at random (``seed``) from all same-document pairs of the dataset."""
+    system_b); "sample": ``k`` pairs drawn at random (``seed``) from all same-document pairs of the dataset.
+    ``annotated``: judge only the pairs humans voted on (the dataset's ``preferences`` on that dimension), so no
+    pair the humans did not judge is sent; None (default) = yes when the dataset has votes on the dimension.
+    ``orders``: "ab" (item a shown first) and/or "ba"; both by default (position bias needs both)."""
 
     mode: str = "all"
     systems: tuple[tuple[str, str], ...] = ()
     k: int = 0
     seed: int = 0
+    annotated: bool | None = None
+    orders: tuple[str, ...] = ("ab", "ba")
+
+    def __post_init__(self) -> None:
+        bad = [o for o in self.orders if o not in ("ab", "ba")]
+        if bad or not self.orders:
+            raise ValueError(f"orders must be 'ab' and/or 'ba', got {list(self.orders)}")
 
     @classmethod
     def from_arg(cls, pairs: Any) -> "PairSelection":
         if pairs is None or pairs == "all":
             return cls()
+        if pairs == "annotated":
+            return cls(annotated=True)
         if isinstance(pairs, PairSelection):
             return pairs
         if isinstance(pairs, dict):
+            extra = {k: pairs[k] for k in ("annotated",) if k in pairs}
+            if "orders" in pairs:
+                extra["orders"] = tuple(pairs["orders"])
             if "sample" in pairs:
-                return cls(mode="sample", k=int(pairs["sample"]), seed=int(pairs.get("seed", 0)))
-            if "systems" in pairs:
-                return cls(mode="systems", systems=tuple(tuple(p) for p in pairs["systems"]))
+                sel = cls(mode="sample", k=int(pairs["sample"]), seed=int(pairs.get("seed", 0)))
+            elif "systems" in pairs:
+                sel = cls(mode="systems", systems=tuple((str(a), str(b)) for a, b in pairs["systems"]))
+            else:
+                sel = cls()
+            return dataclasses.replace(sel, **extra)
         if isinstance(pairs, (list, tuple)) and all(isinstance(p, (list, tuple)) and len(p) == 2 for p in pairs):
             return cls(mode="systems", systems=tuple((str(a), str(b)) for a, b in pairs))
-        raise ValueError(f"pairs must be 'all', a list of (system_a, system_b), or {{'sample': k, 'seed': s}}; "
-                         f"got {pairs!r}")
+        raise ValueError(f"pairs must be 'all', 'annotated', a list of (system_a, system_b), or {{'sample': k, "
+                         f"'seed': s}} (optionally with 'orders' and 'annotated'); got {pairs!r}")
 
     def describe(self) -> dict[str, Any]:
-        return {"mode": self.mode, "systems": [list(p) for p in self.systems], "k": self.k, "seed": self.seed}
+        return {"mode": self.mode, "systems": [list(p) for p in self.systems], "k": self.k, "seed": self.seed,
+                "annotated": self.annotated, "orders": list(self.orders)}
 
 
 # ---------------------------------------------------------------------------------------------------- tasks
@@ -203,19 +222,51 @@ def item_pairs(dataset: Dataset, selection: PairSelection, *, limit: int | None 
     return pairs
 
 
+def annotated_pairs(dataset: Dataset, dimension: str, selection: PairSelection, *, limit: int | None = None
+                    ) -> list[tuple[Any, Any]]:
+    """The pairs humans voted on for ``dimension`` (item_a, item_b as in the preferences), in the votes' order,
+    narrowed by the selection's systems / sample and ``limit`` like :func:`item_pairs`."""
+    p = dataset.preferences
+    p = p[p["dimension"] == dimension].drop_duplicates("pair_id")
+    rows = {str(r.item_id): r for r in dataset.texts().itertuples(index=False)}
+    pairs = [(rows[a], rows[b]) for a, b in zip(p["item_a"].astype(str), p["item_b"].astype(str))
+             if a in rows and b in rows]
+    if selection.mode == "systems":
+        wanted = {frozenset(x) for x in selection.systems}
+        pairs = [(a, b) for a, b in pairs if frozenset((a.system_id, b.system_id)) in wanted]
+    if selection.mode == "sample":
+        rng = random.Random(selection.seed)
+        idx = sorted(rng.sample(range(len(pairs)), min(selection.k, len(pairs))))
+        pairs = [pairs[i] for i in idx]
+    return pairs[:limit] if limit is not None else pairs
+
+
+def _use_annotated(dataset: Dataset, dimension: str, selection: PairSelection) -> bool:
+    has_votes = not dataset.preferences.empty and (dataset.preferences["dimension"] == dimension).any()
+    if selection.annotated and not has_votes:
+        raise ValueError(f"dataset {dataset.id!r} has no pairwise votes on {dimension!r} to judge")
+    return has_votes if selection.annotated is None else bool(selection.annotated)
+
+
 def pair_tasks(dataset: Dataset, dimension: str, selection: PairSelection, *, limit: int | None = None
                ) -> list[PairTask]:
-    """Both presentation orders of every selected pair ("ab": a first, "ba": b first): 003 H2H judges each pair
-    twice with the order swapped, and position bias can only be measured that way."""
+    """The selected pairs in the selected presentation orders ("ab": a first, "ba": b first; both by default: 003
+    H2H judges each pair twice with the order swapped, and position bias can only be measured that way). On a
+    dataset with human votes on ``dimension``, only the voted pairs (unless ``selection.annotated`` is False)."""
     out = []
-    for a, b in item_pairs(dataset, selection, limit=limit):
+    chosen = (annotated_pairs(dataset, dimension, selection, limit=limit) if _use_annotated(dataset, dimension,
+                                                                                            selection)
+              else item_pairs(dataset, selection, limit=limit))
+    for a, b in chosen:
         pair_id = f"{a.item_id}|{b.item_id}"
         common = dict(pair_id=pair_id, doc_id=str(a.doc_id), dimension=dimension, source=_text(a.source),
                       references=_refs(getattr(a, "references", None)), context=_text(getattr(a, "context", "")))
-        out.append(PairTask(item_first=str(a.item_id), item_second=str(b.item_id), output_first=_text(a.output),
-                            output_second=_text(b.output), order="ab", **common))
-        out.append(PairTask(item_first=str(b.item_id), item_second=str(a.item_id), output_first=_text(b.output),
-                            output_second=_text(a.output), order="ba", **common))
+        if "ab" in selection.orders:
+            out.append(PairTask(item_first=str(a.item_id), item_second=str(b.item_id), output_first=_text(a.output),
+                                output_second=_text(b.output), order="ab", **common))
+        if "ba" in selection.orders:
+            out.append(PairTask(item_first=str(b.item_id), item_second=str(a.item_id), output_first=_text(b.output),
+                                output_second=_text(a.output), order="ba", **common))
     return out
 
 

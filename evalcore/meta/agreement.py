@@ -361,13 +361,17 @@ def alpha_from_unit_weights(data: np.ndarray, domain: np.ndarray, weights: np.nd
 
 
 HUMAN_CEILING_COLUMNS = ["annotator", "statistic", "ci_low", "ci_high", "pvalue", "n", "skipped", "n_items", "level",
-                         "coefficient"]
+                         "coefficient", "pvalue_method"]
 
 
 def human_ceiling(annotations: pd.DataFrame, items: pd.DataFrame, dimension, *, group="expert",
                   level: str = "dataset", coefficient: str = "spearman", n_resamples: int = 0,
-                  skip_constant: bool = True, random_state=0) -> pd.DataFrame:
+                  skip_constant: bool = True, random_state=0, item_ids=None) -> pd.DataFrame:
     """How well one annotator agrees with the others: the ceiling to hold a judge to.
+
+    ``item_ids`` restricts every row to those items (a run's scored items: the ceiling is then computed on exactly
+    what the run is correlated on). With ``n_resamples`` > 0 the "mean" row gets an interval too, from document
+    resamples shared by all annotators (evalcore.meta.ceiling).
 
     Each annotator of ``group`` (None = everyone) plays the judge against the mean of the OTHER annotators of the
     group on the items they both cover, with the same level and coefficient as the judge's correlation (see
@@ -388,10 +392,13 @@ def human_ceiling(annotations: pd.DataFrame, items: pd.DataFrame, dimension, *, 
     unknown = m.columns.difference(info.index)
     if len(unknown):
         raise ValueError(f"annotations: item {unknown[0]!r} is not in the items table")
+    if item_ids is not None:
+        m = m.loc[:, m.columns.isin(pd.Index(item_ids))]
     data = m.to_numpy(dtype=float)
     totals = np.nansum(data, axis=0)
     counts = (~np.isnan(data)).sum(axis=0)
     rows = []
+    frames = []
     for i, annotator in enumerate(m.index):
         own = data[i]
         has_own = ~np.isnan(own)
@@ -402,13 +409,27 @@ def human_ceiling(annotations: pd.DataFrame, items: pd.DataFrame, dimension, *, 
         frame = pd.DataFrame({"item_id": ids, "doc_id": info.loc[ids, "doc_id"].to_numpy(),
                               "system_id": info.loc[ids, "system_id"].to_numpy(), "judge": own[ok],
                               "human": others_mean})
+        if frame.empty:
+            continue
+        frames.append(frame)
         res = correlate(frame, level=level, coefficient=coefficient, n_resamples=n_resamples,
                         skip_constant=skip_constant, random_state=random_state)
         rows.append({"annotator": annotator, "statistic": res.statistic, "ci_low": res.ci_low, "ci_high": res.ci_high,
                      "pvalue": res.pvalue, "n": res.n, "skipped": res.skipped, "n_items": int(ok.sum()),
-                     "level": level, "coefficient": coefficient})
+                     "level": level, "coefficient": coefficient, "pvalue_method": res.pvalue_method})
+    if not rows:
+        return pd.DataFrame(columns=HUMAN_CEILING_COLUMNS)
     stats = np.array([r["statistic"] for r in rows], dtype=float)
-    rows.append({"annotator": "mean", "statistic": float(np.nanmean(stats)) if np.isfinite(stats).any() else np.nan,
-                 "ci_low": np.nan, "ci_high": np.nan, "pvalue": np.nan, "n": np.nan, "skipped": np.nan,
-                 "n_items": int(max(r["n_items"] for r in rows)), "level": level, "coefficient": coefficient})
+    mean = float(np.nanmean(stats)) if np.isfinite(stats).any() else np.nan
+    lo = hi = np.nan
+    if n_resamples > 0 and np.isfinite(stats).all():
+        from evalcore.meta.ceiling import mean_ceiling_interval
+
+        lo, hi, _ = mean_ceiling_interval(frames, mean, level=level, coefficient=coefficient,
+                                          n_resamples=n_resamples, random_state=random_state,
+                                          skip_constant=skip_constant)
+    rows.append({"annotator": "mean", "statistic": mean, "ci_low": lo, "ci_high": hi, "pvalue": np.nan,
+                 "n": max(r["n"] for r in rows), "skipped": np.nan,
+                 "n_items": int(max(r["n_items"] for r in rows)), "level": level, "coefficient": coefficient,
+                 "pvalue_method": ""})
     return pd.DataFrame(rows, columns=HUMAN_CEILING_COLUMNS)

@@ -60,6 +60,7 @@ import scipy.sparse as sp
 import scipy.special as special
 import scipy.stats as st
 
+from evalcore.meta import fastboot
 from evalcore.meta.resampling import (  # noqa: F401  (re-exported: evalcore.meta and callers import them here)
     BLOCK_CELLS, bootstrap_indices, jackknife_counts, jackknife_values, resample_counts,
 )
@@ -67,6 +68,7 @@ from evalcore.meta.resampling import (  # noqa: F401  (re-exported: evalcore.met
 COEFFICIENTS = ("pearson", "spearman", "kendall")  # kendall = tau-b
 LEVELS = ("dataset", "summary", "system")
 CI_METHODS = ("bca", "percentile")
+CI_RESAMPLING = ("documents", "both")  # see evalcore.meta.inference
 
 REQUIRED_COLUMNS = ("doc_id", "system_id", "judge", "human")
 
@@ -100,6 +102,12 @@ class CorrelationResult:
     # resampling documents adds noise to the system means and pulls every resampled correlation one way (the bias
     # is then so large, |z0| > 1.96, that neither the percentile nor the BCa interval covers the estimate).
     ci_note: str = ""
+    # How the p-value was computed (evalcore.meta.inference.correlation_pvalue): "exact permutation",
+    # "permutation (9999 resamples)", "exact" (Kendall, no ties) or "asymptotic"; "" where there is none.
+    pvalue_method: str = ""
+    # What the interval resamples: "documents" (systems held fixed) or "both" (systems and documents, Deutsch et al.
+    # 2021 boot-both; system level only, percentile interval).
+    ci_resampling: str = "documents"
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -357,8 +365,8 @@ def snap_ties(M: np.ndarray, rtol: float = 1e-9) -> np.ndarray:
     return out
 
 
-def _boot_system(p: PreparedFrame, coefficient: str, C: np.ndarray) -> np.ndarray:
-    sx, sy, n = _system_sums(p)
+def _boot_system(p: PreparedFrame, coefficient: str, C: np.ndarray, sums=None) -> np.ndarray:
+    sx, sy, n = _system_sums(p) if sums is None else sums
     cn = C @ n
     with np.errstate(invalid="ignore", divide="ignore"):
         mx = np.where(cn > 0, (C @ sx) / cn, np.nan)  # a system absent from a resample is left out of that resample
@@ -377,15 +385,23 @@ def _levels(v: np.ndarray) -> tuple[np.ndarray, int]:
     return codes.astype(np.int64), len(uniq)
 
 
-def _constant_resamples(p: PreparedFrame, C: np.ndarray) -> np.ndarray:
-    """True where the resampled judge or human values are all equal (the coefficient is then undefined)."""
-    out = np.zeros(C.shape[0], dtype=bool)
-    drawn = C > 0
+def _doc_ranges(p: PreparedFrame) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per document, (lowest, highest) judge value and the same for human values."""
+    out = []
     for v in (p.x, p.y):
         lo = np.full(p.n_docs, np.inf)
         hi = np.full(p.n_docs, -np.inf)
         np.minimum.at(lo, p.doc, v)
         np.maximum.at(hi, p.doc, v)
+        out.append((lo, hi))
+    return out
+
+
+def _constant_resamples(p: PreparedFrame, C: np.ndarray, ranges=None) -> np.ndarray:
+    """True where the resampled judge or human values are all equal (the coefficient is then undefined)."""
+    out = np.zeros(C.shape[0], dtype=bool)
+    drawn = C > 0
+    for lo, hi in ranges if ranges is not None else _doc_ranges(p):
         rhi = np.where(drawn, hi[None, :], -np.inf).max(axis=1)
         rlo = np.where(drawn, lo[None, :], np.inf).min(axis=1)
         out |= rhi == rlo
@@ -503,16 +519,82 @@ def _boot_dataset_explicit(p: PreparedFrame, C: np.ndarray, coefficient: str) ->
     return out
 
 
-def _boot_dataset(p: PreparedFrame, coefficient: str, C: np.ndarray) -> np.ndarray:
-    fits = _table_fits(p)
-    if coefficient == "pearson":
-        out = _boot_dataset_pearson(p, C)
-    elif coefficient == "spearman":
-        out = _boot_dataset_tables(p, C, spearman_from_tables) if fits else _boot_dataset_spearman_items(p, C)
-    else:
-        out = _boot_dataset_tables(p, C, kendall_from_tables) if fits else _boot_dataset_explicit(p, C, "kendall")
-    out[_constant_resamples(p, C)] = np.nan
+def _items_in_blocks(C: np.ndarray, doc: np.ndarray, of_weights) -> np.ndarray:
+    """``of_weights(W)`` over row blocks of the item weights W = C[:, doc], fastboot.ITEM_BLOCK_CELLS cells at a
+    time, on fastboot.workers() threads (numpy releases the GIL in these loops)."""
+    out = np.empty(C.shape[0])
+    step = max(1, fastboot.ITEM_BLOCK_CELLS // max(1, len(doc)))
+    starts = list(range(0, C.shape[0], step))
+
+    def one(s: int) -> None:
+        out[s:s + step] = of_weights(C[s:s + step][:, doc])
+
+    fastboot.run_blocks(one, starts)
     return out
+
+
+def _dataset_spearman_replicates(p: PreparedFrame):
+    """Spearman per replicate as the weighted Pearson of weighted mid-ranks (fastboot.WeightedSpearman), the side
+    with more distinct values sorted once."""
+    ws = (fastboot.WeightedSpearman(p.x, p.y) if fastboot.n_distinct(p.x) >= fastboot.n_distinct(p.y)
+          else fastboot.WeightedSpearman(p.y, p.x))
+    doc = p.doc[ws.order]
+    return lambda C: _items_in_blocks(C, doc, ws.rho)
+
+
+def _dataset_kendall_replicates(p: PreparedFrame):
+    """Kendall tau-b per replicate: level by level over the side with fewer distinct values (fastboot.WeightedKendall);
+    the exact slow path (scipy per resample) when both sides have many."""
+    nx, ny = fastboot.n_distinct(p.x), fastboot.n_distinct(p.y)
+    if min(nx, ny) > fastboot.KENDALL_MAX_LEVELS:
+        return lambda C: _boot_dataset_explicit(p, C, "kendall")
+    kd = fastboot.WeightedKendall(p.x, p.y) if ny <= nx else fastboot.WeightedKendall(p.y, p.x)
+    doc = p.doc[kd.order]
+    return lambda C: _items_in_blocks(C, doc, kd.tau_b)
+
+
+def _dataset_replicates(p: PreparedFrame, coefficient: str):
+    """A function counts (rows x docs) -> the dataset-level statistic per row, everything that does not depend on
+    the weights (sorts, levels, per-document sums) prepared once."""
+    if coefficient == "pearson":
+        of_counts = lambda C: _boot_dataset_pearson(p, C)  # noqa: E731  (per-document sums: cheap already)
+    elif _table_fits(p):
+        from_tables = spearman_from_tables if coefficient == "spearman" else kendall_from_tables
+        of_counts = lambda C: _boot_dataset_tables(p, C, from_tables)  # noqa: E731
+    elif coefficient == "spearman":
+        of_counts = _dataset_spearman_replicates(p)
+    else:
+        of_counts = _dataset_kendall_replicates(p)
+    ranges = _doc_ranges(p)
+
+    def replicates(C: np.ndarray) -> np.ndarray:
+        out = of_counts(C)
+        out[_constant_resamples(p, C, ranges)] = np.nan
+        return out
+
+    return replicates
+
+
+def _boot_dataset(p: PreparedFrame, coefficient: str, C: np.ndarray) -> np.ndarray:
+    return _dataset_replicates(p, coefficient)(C)
+
+
+def replicate_function(p: PreparedFrame, *, level: str, coefficient: str, skip_constant: bool = True):
+    """A function counts (rows x docs: how often each document is in the multiset) -> the statistic per row (NaN
+    where undefined), with the per-frame work done once, so bootstrap and jackknife blocks share it."""
+    if level == "dataset":
+        return _dataset_replicates(p, coefficient)
+    if level == "summary":
+        vals, used = _summary_values(p, coefficient, skip_constant)
+        num, den = vals * used, used.astype(float)
+
+        def summary(C: np.ndarray) -> np.ndarray:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return (C @ num) / (C @ den)
+
+        return summary
+    sums = _system_sums(p)
+    return lambda C: _boot_system(p, coefficient, C, sums)
 
 
 def distribution_from_counts(p: PreparedFrame, *, level: str, coefficient: str, counts: np.ndarray,
@@ -521,11 +603,7 @@ def distribution_from_counts(p: PreparedFrame, *, level: str, coefficient: str, 
     non-negative integers, not necessarily summing to n_docs); NaN where undefined. Bootstrap resamples and jackknife
     (leave-one-out) replicates both go through here."""
     C = np.asarray(counts, dtype=float)
-    if level == "dataset":
-        return _boot_dataset(p, coefficient, C)
-    if level == "summary":
-        return _boot_summary(p, coefficient, C, skip_constant)
-    return _boot_system(p, coefficient, C)
+    return replicate_function(p, level=level, coefficient=coefficient, skip_constant=skip_constant)(C)
 
 
 def bootstrap_distribution(p: PreparedFrame, *, level: str, coefficient: str, indices: np.ndarray,
@@ -535,11 +613,21 @@ def bootstrap_distribution(p: PreparedFrame, *, level: str, coefficient: str, in
                                     counts=resample_counts(indices, p.n_docs), skip_constant=skip_constant)
 
 
+def _over_blocks(of_counts, blocks) -> np.ndarray:
+    parts = []
+    for C in blocks:
+        fastboot.checkpoint()
+        parts.append(np.asarray(of_counts(C), dtype=float))
+    return np.concatenate(parts) if parts else np.empty(0)
+
+
 def jackknife_distribution(p: PreparedFrame, *, level: str, coefficient: str, skip_constant: bool = True
                            ) -> np.ndarray:
-    """The statistic with each document left out in turn (n_docs values; NaN where undefined)."""
-    return jackknife_values(p.n_docs, lambda C: distribution_from_counts(
-        p, level=level, coefficient=coefficient, counts=C, skip_constant=skip_constant))
+    """The jackknife replicates behind BCa's acceleration (NaN where undefined): each document left out in turn
+    (n_docs values), or beyond fastboot.JACKKNIFE_MAX_UNITS documents each of fastboot.JACKKNIFE_GROUPS groups of
+    documents left out in turn (see fastboot.jackknife_count_blocks)."""
+    of_counts = replicate_function(p, level=level, coefficient=coefficient, skip_constant=skip_constant)
+    return _over_blocks(of_counts, fastboot.jackknife_count_blocks(p.n_docs))
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -567,6 +655,17 @@ def point_estimate(p: PreparedFrame, *, level: str, coefficient: str, skip_const
         mx, my = snap_ties(mx)[0], snap_ties(my)[0]
     stat, pv = scipy_correlation(mx, my, coefficient)
     return stat, pv, p.n_systems, 0
+
+
+def level_values(p: PreparedFrame, *, level: str, coefficient: str) -> tuple[np.ndarray, np.ndarray]:
+    """The (judge, human) pairs a dataset- or system-level correlation is computed on (system level: the system
+    means, ties snapped for the rank coefficients as in point_estimate)."""
+    if level == "dataset":
+        return p.x, p.y
+    mx, my = system_means(p)
+    if coefficient != "pearson":
+        mx, my = snap_ties(mx)[0], snap_ties(my)[0]
+    return mx, my
 
 
 def percentile_interval(values: np.ndarray, confidence_level: float) -> tuple[float, float, int]:
@@ -644,24 +743,41 @@ def bootstrap_interval(values: np.ndarray, *, confidence_level: float, method: s
 
 def _correlate_prepared(p: PreparedFrame, *, level: str, coefficient: str, n_resamples: int,
                         confidence_level: float, skip_constant: bool, random_state,
-                        ci_method: str = "bca") -> CorrelationResult:
+                        ci_method: str = "bca", ci_resampling: str = "documents",
+                        drawn: list[np.ndarray] | None = None) -> CorrelationResult:
+    from evalcore.meta import inference
+
     stat, pv, n, skipped = point_estimate(p, level=level, coefficient=coefficient, skip_constant=skip_constant)
+    pv_method = ""
+    if pv is not None:
+        pv, pv_method = inference.correlation_pvalue(*level_values(p, level=level, coefficient=coefficient),
+                                                     coefficient, random_state=random_state)
     lo = hi = float("nan")
     undefined = 0
     used_method = ci_method
-    if n_resamples > 0 and p.n_docs > 0:
-        idx = bootstrap_indices(p.n_docs, n_resamples, random_state)
-        dist = bootstrap_distribution(p, level=level, coefficient=coefficient, indices=idx,
-                                      skip_constant=skip_constant)
-        jack = (jackknife_distribution(p, level=level, coefficient=coefficient, skip_constant=skip_constant)
-                if ci_method == "bca" else None)
+    both = ci_resampling == "both" and level == "system"
+    if both and n_resamples > 0 and p.n_docs > 0:
+        lo, hi, undefined = inference.boot_both_interval(p, coefficient, n_resamples=n_resamples,
+                                                         confidence_level=confidence_level,
+                                                         random_state=random_state)
+        used_method = "percentile"
+    elif n_resamples > 0 and p.n_docs > 0:
+        # The same resamples as bootstrap_indices(n_docs, n_resamples, random_state), drawn in blocks.
+        of_counts = replicate_function(p, level=level, coefficient=coefficient, skip_constant=skip_constant)
+        blocks = ((B.astype(float) for B in drawn) if drawn is not None
+                  else fastboot.count_blocks(p.n_docs, n_resamples, random_state))
+        dist = _over_blocks(of_counts, blocks)
+        jack = (_over_blocks(of_counts, fastboot.jackknife_count_blocks(p.n_docs)) if ci_method == "bca" else None)
         lo, hi, undefined, used_method = bootstrap_interval(dist, confidence_level=confidence_level, method=ci_method,
                                                             estimate=stat, jackknife=jack)
+        if used_method == "bca" and fastboot.jackknife_label(p.n_docs):
+            used_method = f"bca ({fastboot.jackknife_label(p.n_docs)})"
     return CorrelationResult(
         statistic=float(stat), ci_low=lo, ci_high=hi, n=int(n), skipped=int(skipped), dropped=p.dropped,
         level=level, coefficient=coefficient, pvalue=None if pv is None else float(pv), n_resamples=int(n_resamples),
         confidence_level=float(confidence_level), skip_constant=bool(skip_constant), undefined_resamples=undefined,
-        ci_method=used_method, ci_note=_ci_note(float(stat), lo, hi),
+        ci_method=used_method, ci_note=_ci_note(float(stat), lo, hi), pvalue_method=pv_method,
+        ci_resampling="both" if both else "documents",
     )
 
 
@@ -681,7 +797,8 @@ def _ci_note(stat: float, lo: float, hi: float) -> str:
 
 
 def _check_args(level: str, coefficient: str, n_resamples: int, confidence_level: float,
-                ci_method: str = "bca") -> None:
+                ci_method: str = "bca", ci_resampling: str = "documents") -> None:
+    _check_choice(ci_resampling, CI_RESAMPLING, "ci_resampling")
     _check_choice(level, LEVELS, "level")
     _check_choice(coefficient, COEFFICIENTS, "coefficient")
     _check_choice(ci_method, CI_METHODS, "ci_method")
@@ -693,23 +810,27 @@ def _check_args(level: str, coefficient: str, n_resamples: int, confidence_level
 
 def correlate(frame: pd.DataFrame, *, level: str = "dataset", coefficient: str = "spearman", n_resamples: int = 1000,
               confidence_level: float = 0.95, skip_constant: bool = True, random_state=0,
-              ci_method: str = "bca") -> CorrelationResult:
+              ci_method: str = "bca", ci_resampling: str = "documents") -> CorrelationResult:
     """Correlation of ``judge`` with ``human`` at one level, with a document-bootstrap CI (BCa by default).
+
+    ``ci_resampling="both"`` gives the system level the boot-both interval instead (systems and documents resampled
+    together, evalcore.meta.inference); other levels always resample documents. p-values at small n are permutation
+    p-values (``pvalue_method`` says which).
 
     ``n_resamples=0`` skips the interval (ci_low/ci_high NaN). ``ci_method``: "bca" (default) or "percentile"; the
     result's ``ci_method`` says which was used (BCa falls back to percentile where it is undefined). See the module
     docstring for the levels, the ``skip_constant`` convention and how the interval is computed.
     """
-    _check_args(level, coefficient, n_resamples, confidence_level, ci_method)
+    _check_args(level, coefficient, n_resamples, confidence_level, ci_method, ci_resampling)
     p = prepare_frame(frame)
     return _correlate_prepared(p, level=level, coefficient=coefficient, n_resamples=n_resamples,
                                confidence_level=confidence_level, skip_constant=skip_constant,
-                               random_state=random_state, ci_method=ci_method)
+                               random_state=random_state, ci_method=ci_method, ci_resampling=ci_resampling)
 
 
 def correlation_table(frame: pd.DataFrame, *, levels=LEVELS, coefficients=COEFFICIENTS, n_resamples: int = 1000,
                       skip_constant: bool = True, random_state=0, confidence_level: float = 0.95,
-                      ci_method: str = "bca") -> pd.DataFrame:
+                      ci_method: str = "bca", ci_resampling: str = "documents") -> pd.DataFrame:
     """One row per level x coefficient; columns are the CorrelationResult fields.
 
     Every cell uses the same document resamples (same random_state), so cells are comparable resample by resample.
@@ -717,12 +838,21 @@ def correlation_table(frame: pd.DataFrame, *, levels=LEVELS, coefficients=COEFFI
     """
     for lv in levels:
         for co in coefficients:
-            _check_args(lv, co, n_resamples, confidence_level, ci_method)
+            _check_args(lv, co, n_resamples, confidence_level, ci_method, ci_resampling)
     p = prepare_frame(frame)
+    # The resamples are drawn once for all cells, kept as small integers (a document drawn more than 255 times in
+    # one resample is beyond any realistic frame; counts are checked).
+    drawn = None
+    if n_resamples > 0 and p.n_docs > 0:
+        drawn = [B.astype(np.uint8) for B in fastboot.count_blocks(p.n_docs, n_resamples, random_state)
+                 if B.max() <= 255] or None
+        if drawn is not None and sum(len(B) for B in drawn) != n_resamples:
+            drawn = None
     rows = [
         asdict(_correlate_prepared(p, level=lv, coefficient=co, n_resamples=n_resamples,
                                    confidence_level=confidence_level, skip_constant=skip_constant,
-                                   random_state=random_state, ci_method=ci_method))
+                                   random_state=random_state, ci_method=ci_method, ci_resampling=ci_resampling,
+                                   drawn=drawn))
         for lv in levels for co in coefficients
     ]
     return pd.DataFrame(rows, columns=[f.name for f in fields(CorrelationResult)])

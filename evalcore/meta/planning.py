@@ -175,10 +175,22 @@ def method_text(coefficient: str, confidence: float, assurance: float) -> str:
             "independent items assumed")
 
 
+def check_targets(half_width: float, assurance: float) -> None:
+    """A target the planner can honour, or a ValueError saying why not (issue 18.7/18.14: a half-width of 0 ended in
+    a traceback; an assurance below 0.5 was silently planned at 0.5 while the text claimed the request)."""
+    if not (isinstance(half_width, (int, float)) and math.isfinite(half_width) and 0 < half_width < 1):
+        raise ValueError(f"half-width must be between 0 and 1 (a correlation's CI half-width), got {half_width}")
+    if not (isinstance(assurance, (int, float)) and 0.5 <= assurance < 1):
+        raise ValueError(f"assurance must be at least 0.5 and below 1 (the probability that the planned n reaches "
+                         f"the target; below 0.5 would plan for a wider interval than the estimate gives), got "
+                         f"{assurance}")
+
+
 def plan_sample_size(judge, human, *, coefficient: str = "spearman", half_width: float = 0.05,
                      confidence: float = 0.95, assurance: float = 0.95) -> PlanResult:
     """The current estimate and its CI half-width from paired scores, and the n for a target half-width."""
     _check(coefficient)
+    check_targets(half_width, assurance)
     judge = np.asarray(judge, dtype=float)
     human = np.asarray(human, dtype=float)
     ok = np.isfinite(judge) & np.isfinite(human)

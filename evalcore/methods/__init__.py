@@ -4,6 +4,7 @@ editable (every template is a config field or a ``Criteria``).
     geval     G-Eval, 000                  explicit  Explicit Score, 002     implicit  Implicit Score, 002
     rts       Reason-then-Score, 003       mcq       MCQ scoring, 003        pairwise  Pairwise Comparison, 002
     h2h       Head-to-head, 003            gptscore  GPTScore, 004
+    mtbench   MT-Bench pairwise judge (Zheng et al. 2023), with or without a reference answer
 
 ``get_method(name)`` returns the method object (see ``base.Method``); ``render_prompt`` the full prompt text.
 """
@@ -21,11 +22,12 @@ from evalcore.methods.gptscore import METHOD as _gptscore
 from evalcore.methods.h2h import METHOD as _h2h
 from evalcore.methods.implicit import METHOD as _implicit
 from evalcore.methods.mcq import METHOD as _mcq
+from evalcore.methods.mtbench import METHOD as _mtbench
 from evalcore.methods.pairwise import METHOD as _pairwise
 from evalcore.methods.rts import METHOD as _rts
 
 METHODS: dict[str, Method] = {
-    m.name: m for m in (_geval, _explicit, _implicit, _rts, _mcq, _pairwise, _h2h, _gptscore)
+    m.name: m for m in (_geval, _explicit, _implicit, _rts, _mcq, _pairwise, _h2h, _gptscore, _mtbench)
 }
 
 

@@ -17,11 +17,12 @@ class BatchesStore(Connection):
         return self.rows("SELECT * FROM batches WHERE run_id = ? ORDER BY created_at, batch_id", (run_id,))
 
     def add_batch(self, run_id: str, batch_id: str, *, route: str, input_file_id: str, api_key_env: str | None,
-                  status: str, total: int) -> None:
+                  status: str, total: int, output_file_id: str | None = None, error_file_id: str | None = None,
+                  errors: str | None = None) -> None:
         stamp = now()
         row = {"run_id": run_id, "batch_id": batch_id, "route": route, "input_file_id": input_file_id,
                "api_key_env": api_key_env, "status": status, "total": total, "completed": 0, "failed": 0,
-               "output_file_id": None, "error_file_id": None, "errors": None, "collected": 0,
+               "output_file_id": output_file_id, "error_file_id": error_file_id, "errors": errors, "collected": 0,
                "created_at": stamp, "updated_at": stamp}
         with self.write():
             self.db["batches"].insert(row)

@@ -186,6 +186,10 @@ def default_reply(prompt: str, *, sample: int = 0, temperature: float = 0.0) -> 
         return options[base]
 
     low = prompt.lower()
+    # MT-Bench pairwise judge (Zheng et al. 2023): a short explanation, then "[[A]]", "[[B]]" or "[[C]]"
+    if "[[a]]" in low and "[[b]]" in low and "[[c]]" in low:
+        chosen = pick(["A", "B", "C"], key % 3)
+        return Reply(_plain(f"Both answers address the question; weighing them as asked: [[{chosen}]]"))
     # pairwise: two texts to compare (002 options (A)(B)(C); 003 H2H "Summary #1 / #2 / tie")
     if ("(a)" in low and "(b)" in low and "(c)" in low) or ("#1" in prompt and "#2" in prompt):
         options = ["A", "B", "C"]

@@ -31,6 +31,7 @@ class BatchSwitches:
     fail_match: str | None = None  # lines whose prompt contains this substring fail (HTTP 400 in the error file)
     fail_fraction: float = 0.0  # a share of lines fail, decided by the prompt's hash
     expire_after: int | None = None  # the batch expires after processing this many lines
+    echo_key: bool = False  # the batch fails validation with an error text that repeats the caller's Authorization
 
 
 def _frac(*parts: Any) -> float:
@@ -141,6 +142,10 @@ class BatchService:
                  "request_counts": {"total": len(lines), "completed": 0, "failed": 0},
                  "metadata": req.get("metadata") or {}}
             self.batches[bid] = b
+            if self.switches.echo_key:  # a hostile or careless server: the key comes back in the batch's errors
+                b.update(status="failed", failed_at=now, errors={"object": "list", "data": [
+                    {"code": "invalid_auth", "message": f"rejected {headers.get('authorization', '')}"}]})
+                return 200, dict(b), {}
             asyncio.get_running_loop().create_task(self._process(bid, lines))
             return 200, dict(b), {}
         b = self.batches.get(parts[2]) if len(parts) > 2 else None

@@ -18,14 +18,22 @@ from evalcore.views.common import frames_for, run_label
 
 
 def alignment_table(dataset: Dataset, runs: list[Run], dimension: str, *, n_resamples: int = 1000,
-                    systems: list[str] | None = None) -> pd.DataFrame:
-    """Correlation of each run with the humans: level x coefficient, with CI, n, skipped and dropped counts."""
-    from evalcore.meta.correlation import correlation_table
+                    systems: list[str] | None = None, ci_resampling: str = "documents",
+                    skip_constant: bool = True, levels: tuple[str, ...] | None = None,
+                    coefficients: tuple[str, ...] | None = None) -> pd.DataFrame:
+    """Correlation of each run with the humans: level x coefficient, with CI, n, skipped and dropped counts.
+    ``ci_resampling``: the system level's interval, "documents" or "both" (evalcore.meta.inference).
+
+    ``levels`` / ``coefficients`` restrict the cells computed (default: all), so a page can compute the one cell it
+    shows first: on 200,000 items one cell takes seconds, the full table nine times that."""
+    from evalcore.meta.correlation import COEFFICIENTS, LEVELS, correlation_table
 
     labels = {r.run_id: run_label(r) for r in runs}
     parts = []
     for run_id, frame in frames_for(dataset, runs, dimension, systems=systems).items():
-        t = correlation_table(frame, n_resamples=n_resamples)
+        t = correlation_table(frame, n_resamples=n_resamples, ci_resampling=ci_resampling,
+                              skip_constant=skip_constant, levels=levels or LEVELS,
+                              coefficients=coefficients or COEFFICIENTS)
         t.insert(0, "run", labels[run_id])
         t.insert(1, "run_id", run_id)
         parts.append(t)
@@ -33,10 +41,24 @@ def alignment_table(dataset: Dataset, runs: list[Run], dimension: str, *, n_resa
         return pd.DataFrame()
     table = pd.concat(parts, ignore_index=True)
     keep = ["run", "level", "coefficient", "statistic", "ci_low", "ci_high", "n", "skipped", "dropped", "pvalue",
-            "run_id"]
+            "pvalue_method", "ci_resampling", "run_id"]
     if "ci_note" in table.columns and (table["ci_note"].fillna("") != "").any():
         keep.append("ci_note")  # an estimate outside its own interval is said, beside it
     return table[[c for c in keep if c in table.columns]]
+
+
+def support_notes(dataset: Dataset, runs: list[Run], dimension: str, *, systems: list[str] | None = None
+                  ) -> list[str]:
+    """One sentence per run whose figures rest on fewer than 10 documents or 5 systems (evalcore.meta.inference)."""
+    from evalcore.meta.inference import Support, support_warnings
+
+    labels = {r.run_id: run_label(r) for r in runs}
+    notes = []
+    for run_id, frame in frames_for(dataset, runs, dimension, systems=systems).items():
+        scored = frame[frame["judge"].notna()]
+        for w in support_warnings(Support(int(scored["doc_id"].nunique()), int(scored["system_id"].nunique()))):
+            notes.append(f"{labels[run_id]}: {w}")
+    return notes
 
 
 def alignment_figure(table: pd.DataFrame, coefficient: str, colors: dict[str, str] | None = None) -> go.Figure:
@@ -70,7 +92,8 @@ def filter_correlations(table: pd.DataFrame, *, level: str | None = None, coeffi
 def headline_figure(table: pd.DataFrame, ceiling: pd.DataFrame | None, *, level: str, coefficient: str,
                     colors: dict[str, str] | None = None) -> go.Figure:
     """The page's headline: each run's correlation with the humans (95% CI) at one level and coefficient, against
-    the human ceiling (each expert against the mean of the others, averaged; the band spans the experts)."""
+    the human ceiling on that run's items (each expert against the mean of the others, averaged; grey tick and its
+    95% CI), ``ceiling`` being a ``run_ceilings`` table."""
     t = filter_correlations(table, level=level, coefficient=coefficient)
     fig = go.Figure()
     for row in t.itertuples(index=False):
@@ -82,20 +105,24 @@ def headline_figure(table: pd.DataFrame, ceiling: pd.DataFrame | None, *, level:
             error_x=dict(type="data", symmetric=False, array=[hi], arrayminus=[lo], thickness=2, width=8),
             hovertemplate=f"{run}<br>{coefficient} %{{x:.3f}} [{row.ci_low:.3f}, {row.ci_high:.3f}]<extra></extra>",
         ))
-    if ceiling is not None and not ceiling.empty:
-        experts = ceiling[ceiling["annotator"] != "mean"]["statistic"].dropna()
-        mean = ceiling.loc[ceiling["annotator"] == "mean", "statistic"]
-        if len(experts):
-            fig.add_vrect(x0=float(experts.min()), x1=float(experts.max()), fillcolor="grey", opacity=0.15,
-                          line_width=0, layer="below")
-        if len(mean) and pd.notna(mean.iloc[0]):
-            fig.add_vline(x=float(mean.iloc[0]), line_dash="dash", line_color="#555555",
-                          annotation_text=f"human ceiling {float(mean.iloc[0]):.3f}",
-                          annotation_position="top")
+    for first_ceiling, row in zip([True] + [False] * len(t), ceiling_means(ceiling).itertuples(index=False)):
+        lo = row.statistic - row.ci_low if pd.notna(row.ci_low) else 0.0
+        hi = row.ci_high - row.statistic if pd.notna(row.ci_high) else 0.0
+        fig.add_trace(go.Scatter(
+            x=[row.statistic], y=[str(row.run)], mode="markers", name="human ceiling on the run's items (95% CI)",
+            legendgroup="ceiling", showlegend=bool(first_ceiling),
+            marker=dict(size=12, symbol="line-ns-open", color=HUMAN_CEILING_COLOR, line=dict(width=3)),
+            error_x=dict(type="data", symmetric=False, array=[hi], arrayminus=[lo], thickness=1,
+                         color=HUMAN_CEILING_COLOR),
+            hovertemplate=f"human ceiling on {row.run}'s items %{{x:.3f}}<extra></extra>",
+        ))
+    # the run names are the y axis labels: automargin keeps them whole (issue 18.13: clipped to "'S"); the legend
+    # names each run's colour and the ceiling's marker
     fig.update_layout(title=f"{coefficient.title()} correlation with the human ratings, {level} level (95% CI)",
                       xaxis_title=f"{coefficient} correlation with the human score", yaxis_title="run",
-                      showlegend=False, height=max(220, 90 + 60 * len(t)), margin=dict(l=10, r=30, t=60, b=40))
-    fig.update_yaxes(autorange="reversed")
+                      showlegend=True, legend=dict(orientation="h", yanchor="top", y=-0.25, x=0),
+                      height=max(260, 150 + 60 * len(t)), margin=dict(l=10, r=30, t=60, b=40))
+    fig.update_yaxes(autorange="reversed", automargin=True, type="category")
     return fig
 
 
@@ -116,25 +143,19 @@ def headline_spec(table: pd.DataFrame, ceiling: pd.DataFrame | None, *, level: s
              "scale": {"domain": runs, "range": palette}}
     y = {"field": "run", "type": "nominal", "title": "run", "sort": runs, "axis": {"labelLimit": 320}}
     layers: list[dict] = []
-    if ceiling is not None and not ceiling.empty:
-        experts = ceiling[ceiling["annotator"] != "mean"]["statistic"].dropna()
-        mean = ceiling.loc[ceiling["annotator"] == "mean", "statistic"].dropna()
-        if len(experts):
-            layers.append({"data": {"values": [{"lo": float(experts.min()), "hi": float(experts.max())}]},
-                           "mark": {"type": "rect", "color": "grey", "opacity": 0.15},
-                           "encoding": {"x": {"field": "lo", "type": "quantitative"},
-                                        "x2": {"field": "hi"}}})
-        if len(mean):
-            m = float(mean.iloc[0])
-            ceiling_data = {"values": [{"ceiling": m, "label": f"human ceiling {m:.3f}"}]}
-            layers.append({"data": ceiling_data, "mark": {"type": "rule", "strokeDash": [6, 4], "color": "#555555",
-                                                          "size": 2},
-                           "encoding": {"x": {"field": "ceiling", "type": "quantitative"}}})
-            layers.append({"data": ceiling_data,
-                           "mark": {"type": "text", "align": "right", "baseline": "top", "dx": -4, "dy": 2,
-                                    "color": "#555555", "y": 0},
-                           "encoding": {"x": {"field": "ceiling", "type": "quantitative"},
-                                        "text": {"field": "label"}}})
+    means = ceiling_means(ceiling)
+    if not means.empty:
+        cvals = [{"run": str(r.run), "ceiling": _num(r.statistic), "ceiling_low": _num(r.ci_low),
+                  "ceiling_high": _num(r.ci_high)} for r in means.itertuples(index=False)]
+        ctip = [{"field": "run"}, {"field": "ceiling", "format": ".3f", "title": "human ceiling on these items"},
+                {"field": "ceiling_low", "format": ".3f"}, {"field": "ceiling_high", "format": ".3f"}]
+        layers.append({"data": {"values": cvals}, "mark": {"type": "rule", "color": HUMAN_CEILING_COLOR, "size": 1,
+                                                           "strokeDash": [4, 3]},
+                       "encoding": {"x": {"field": "ceiling_low", "type": "quantitative"},
+                                    "x2": {"field": "ceiling_high"}, "y": y, "tooltip": ctip}})
+        layers.append({"data": {"values": cvals}, "mark": {"type": "tick", "color": HUMAN_CEILING_COLOR,
+                                                           "thickness": 3},
+                       "encoding": {"x": {"field": "ceiling", "type": "quantitative"}, "y": y, "tooltip": ctip}})
     tooltip = [{"field": "run"}, {"field": "statistic", "format": ".3f"}, {"field": "ci_low", "format": ".3f"},
                {"field": "ci_high", "format": ".3f"}]
     layers.append({"data": {"values": values}, "mark": {"type": "rule", "size": 2},
@@ -153,26 +174,67 @@ def headline_spec(table: pd.DataFrame, ceiling: pd.DataFrame | None, *, level: s
     }
 
 
+HUMAN_CEILING_COLOR = "#555555"
+
+
+def ceiling_means(ceiling: pd.DataFrame | None) -> pd.DataFrame:
+    """The "mean" rows of ``run_ceilings`` (one per run: the ceiling on that run's items, with its interval)."""
+    if ceiling is None or ceiling.empty or "run" not in ceiling.columns:
+        return pd.DataFrame(columns=["run", "statistic", "ci_low", "ci_high"])
+    return ceiling[ceiling["annotator"] == "mean"].reset_index(drop=True)
+
+
 def _num(x) -> float | None:
     return None if x is None or pd.isna(x) else float(x)
 
 
-def ceiling_table(dataset: Dataset, dimension: str, *, level: str, coefficient: str) -> pd.DataFrame:
-    """Each expert against the mean of the others (the human ceiling), at the same level and coefficient."""
-    from evalcore.meta.agreement import human_ceiling
-
+def ceiling_group(dataset: Dataset, dimension: str):
+    """The annotator group the ceiling is computed in ("expert" where there is one), or None when fewer than two
+    annotators rated this dimension."""
     ann = dataset.annotations
     if ann.empty or not (ann["dimension"] == dimension).any():
-        return pd.DataFrame()
+        return None
     groups = list(ann.loc[ann["dimension"] == dimension, "group"].dropna().unique())
     group = "expert" if "expert" in groups else (groups[0] if groups else None)
     sub = ann[(ann["dimension"] == dimension) & (ann["group"] == group)] if group is not None else ann
     if sub["annotator"].nunique() < 2:
+        return None
+    return group
+
+
+def ceiling_table(dataset: Dataset, dimension: str, *, level: str, coefficient: str, item_ids=None,
+                  n_resamples: int = 0, skip_constant: bool = True) -> pd.DataFrame:
+    """Each expert against the mean of the others (the human ceiling), at the same level and coefficient, on
+    ``item_ids`` (None: every rated item)."""
+    from evalcore.meta.agreement import human_ceiling
+
+    group = ceiling_group(dataset, dimension)
+    if group is None:
         return pd.DataFrame()
-    t = human_ceiling(ann, dataset.items, dimension, group=group, level=level, coefficient=coefficient)
+    t = human_ceiling(dataset.annotations, dataset.items, dimension, group=group, level=level,
+                      coefficient=coefficient, item_ids=item_ids, n_resamples=n_resamples,
+                      skip_constant=skip_constant)
     t = t.copy()
     t.insert(0, "group", group)
     return t
+
+
+def run_ceilings(dataset: Dataset, runs: list[Run], dimension: str, *, level: str, coefficient: str,
+                 systems: list[str] | None = None, n_resamples: int = 0, skip_constant: bool = True
+                 ) -> pd.DataFrame:
+    """The human ceiling on exactly the items each run is correlated on (its scored items, in the selected
+    systems): one block of rows (each expert, then their mean) per run, with a ``run`` column."""
+    labels = {r.run_id: run_label(r) for r in runs}
+    parts = []
+    for run_id, frame in frames_for(dataset, runs, dimension, systems=systems).items():
+        items = frame.loc[frame["judge"].notna(), "item_id"]
+        t = ceiling_table(dataset, dimension, level=level, coefficient=coefficient, item_ids=items,
+                          n_resamples=n_resamples, skip_constant=skip_constant)
+        if t.empty:
+            continue
+        t.insert(0, "run", labels[run_id])
+        parts.append(t)
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
 def per_system_table(dataset: Dataset, runs: list[Run], dimensions: list[str], *, coefficient: str,

@@ -254,6 +254,7 @@ def position_bias_table(runs: list[Run]) -> pd.DataFrame:
     """First-position win rate, tie rate, flip and inconsistency rates of each pairwise run, per dimension and
     pooled over dimensions ("all": every (dimension, pair) counted once, see meta.pairwise.position_bias)."""
     from evalcore.meta.pairwise import position_bias
+    from evalcore.meta.preference import position_bias_stat
 
     rows = []
     for run in runs:
@@ -263,8 +264,38 @@ def position_bias_table(runs: list[Run]) -> pd.DataFrame:
         for dim in list(dict.fromkeys(comps["dimension"].tolist())) + [None]:
             sub = comps if dim is None else comps[comps["dimension"] == dim]
             d = position_bias(sub)
-            rows.append({"run": run_label(run), "dimension": dim or "all", **{k: _scalar(v) for k, v in d.items()}})
+            ci = position_bias_stat(sub)  # the first-position win rate's 95% CI over documents
+            rows.append({"run": run_label(run), "dimension": dim or "all", **{k: _scalar(v) for k, v in d.items()},
+                         "first_position_ci_low": ci.ci_low, "first_position_ci_high": ci.ci_high})
     return pd.DataFrame(rows)
+
+
+def score_bias_table(dataset: Dataset, runs: list[Run], dimension: str, *, n_resamples: int = 1000
+                     ) -> pd.DataFrame:
+    """Verbosity and self-preference of score runs on one dimension (evalcore.meta.preference): the Spearman
+    correlation of the judge-human residual (z-scores) with output length, and the mean residual on outputs of the
+    judge's own model family beside the other outputs, each with its 95% CI over documents."""
+    from evalcore import runs as runs_mod
+    from evalcore.meta import preference
+
+    cols = ["run", "statistic", "value", "ci_low", "ci_high", "n"]
+    if dataset.human_scores.empty or not (dataset.human_scores["dimension"] == dimension).any():
+        return pd.DataFrame(columns=cols)
+    lengths = dataset.items.drop_duplicates("item_id").set_index("item_id")["output"].astype(str).str.len()
+    rows = []
+    for run in runs:
+        if run.judgments.empty or dimension not in run.dimensions:
+            continue
+        frame = runs_mod.score_frame(dataset, run, dimension)
+        stats = {"verbosity: residual vs length (Spearman)": preference.score_verbosity(frame, lengths,
+                                                                                        n_resamples=n_resamples)}
+        sp = preference.score_self_preference(frame, run.model, n_resamples=n_resamples)
+        if sp is not None:
+            stats[f"self-preference: mean residual, {sp['family']} outputs"] = sp["residual_own"]
+            stats["self-preference: mean residual, other outputs"] = sp["residual_other"]
+        rows += [{"run": run_label(run), "statistic": k, "value": v.statistic, "ci_low": v.ci_low,
+                  "ci_high": v.ci_high, "n": v.n} for k, v in stats.items()]
+    return pd.DataFrame(rows, columns=cols)
 
 
 def _scalar(v: Any) -> Any:

@@ -19,6 +19,16 @@ def run_label(run: Run) -> str:
     return f"{run.method} · {run.model}" if run.model else run.run_id
 
 
+def run_names(runs) -> dict[str, str]:
+    """{run_id: the name people gave it} for pickers and chips; where two runs share a name, the end of the id tells
+    them apart (issue 18.10: selectors showed ids such as ``summeval/geval-fake-judge-20261124-144845-ee30a6``)."""
+    names = {r.run_id: run_label(r) for r in runs}
+    counts: dict[str, int] = {}
+    for n in names.values():
+        counts[n] = counts.get(n, 0) + 1
+    return {rid: n if counts[n] == 1 else f"{n} ({rid.rsplit('-', 1)[-1]})" for rid, n in names.items()}
+
+
 def default_run_ids(dataset_id: str, available: list[str]) -> list[str]:
     """The runs preselected when a dataset opens: Shen's GPT-4 and ChatGPT RTS runs on SummEval, otherwise the
     first run there is (so every analysis page has something to show)."""
@@ -42,12 +52,14 @@ def frames_for(dataset: Dataset, runs: list[Run], dimension: str, *, systems: li
     return out
 
 
-# One colour per run in every chart of a page and of the report. The palette is Plotly's default followed by D3's
-# remaining hues, so a dataset's runs (SummEval ships ten) get distinct colours; the human ratings are drawn in
+# One colour per run in every chart of a page and of the report. The palette is Plotly's default (its second pink,
+# #FF97FF, too close to #FF6692, replaced by brown: issue 18.10) followed by darker hues chosen so that no two
+# colours share a hue (within 0.04) at a similar lightness (within 0.12), so a dataset's runs (SummEval ships ten)
+# get distinct colours; the human ratings are drawn in
 # HUMAN_COLOR, which no run gets.
 RUN_PALETTE = (
-    "#636EFA", "#EF553B", "#00CC96", "#AB63FA", "#FFA15A", "#19D3F3", "#FF6692", "#B6E880", "#FF97FF", "#FECB52",
-    "#1F77B4", "#8C564B", "#BCBD22", "#17BECF", "#9467BD", "#D62728",
+    "#636EFA", "#EF553B", "#00CC96", "#AB63FA", "#FFA15A", "#19D3F3", "#FF6692", "#B6E880", "#8C564B", "#FECB52",
+    "#1F77B4", "#BCBD22", "#2CA02C", "#7F3C8D", "#000080", "#808000",
 )
 HUMAN_COLOR = "#555555"
 

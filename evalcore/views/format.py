@@ -83,6 +83,8 @@ def format_rate(x: Any, *, missing: str = "n/a") -> str:
 
 def is_pvalue_column(name: Any) -> bool:
     n = str(name).lower()
+    if n.endswith("_method"):  # pvalue_method: how the p-value was computed (text)
+        return False
     return n in ("p", "pvalue", "p_value", "p-value") or n.startswith("pvalue") or n.startswith("p_value")
 
 
@@ -92,8 +94,13 @@ def is_rate_column(name: Any) -> bool:
 
 
 def is_percent_column(name: Any) -> bool:
-    """Columns already in percent (#CP's "full %", "challenge %")."""
-    return str(name).rstrip().endswith("%")
+    """Columns already in percent (#CP's "full %", "challenge %"). Not pandas' quantile labels ("25%", "50%",
+    "75%" from ``describe()``): those columns hold values on the data's scale (issue 18.7: judge-score quartiles
+    read "1.0% 2.0% 4.0%")."""
+    n = str(name).strip()
+    if n[:-1].replace(".", "", 1).isdigit():
+        return False
+    return n.endswith("%")
 
 
 @dataclass

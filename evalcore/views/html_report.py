@@ -22,6 +22,8 @@ from typing import Any
 
 import pandas as pd
 
+from evalcore.chartsafe import plain_figure
+
 FLOAT_FORMAT = "{:.4f}"
 
 
@@ -65,16 +67,37 @@ def format_cell(x: Any) -> str:
     return str(x)
 
 
+def _whole_column(col: pd.Series) -> bool:
+    """A float column whose every value is a whole number (counts such as n, which a NaN made float)."""
+    if not pd.api.types.is_float_dtype(col):
+        return False
+    v = col.dropna().to_numpy()
+    return len(v) > 0 and bool((v == v.round()).all())
+
+
+def _whole_cell(x: Any) -> str:
+    return "" if x is None or (isinstance(x, float) and math.isnan(x)) else str(int(x))
+
+
+def _percent_cell(x: Any) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return ""
+    return f"{float(x):.1f}%"
+
+
 def table_html(frame: pd.DataFrame) -> str:
     """An escaped HTML table (written by hand rather than DataFrame.to_html so every cell goes through one
     formatter and one escaper)."""
-    from evalcore.views.format import format_pvalue, format_rate, is_pvalue_column, is_rate_column
+    from evalcore.views.format import format_pvalue, format_rate, is_percent_column, is_pvalue_column, is_rate_column
 
     cols = [str(c) for c in frame.columns]
     head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
-    # p-values as "<0.001"/"0.961" and rates as percentages, as on the pages
+    # p-values as "<0.001"/"0.961", rates and percent columns as percentages, counts held as floats as whole
+    # numbers, as on the pages (issue 18.13: "1200.0000", "83.3333")
     formatters = [(lambda v: format_pvalue(v, missing="")) if is_pvalue_column(c) else
-                  (lambda v: format_rate(v, missing="")) if is_rate_column(c) else format_cell for c in cols]
+                  (lambda v: format_rate(v, missing="")) if is_rate_column(c) else
+                  _percent_cell if is_percent_column(c) else
+                  _whole_cell if _whole_column(frame.iloc[:, i]) else format_cell for i, c in enumerate(cols)]
     rows = []
     for rec in frame.itertuples(index=False, name=None):
         cells = []
@@ -136,7 +159,7 @@ def render_report(title: str, sections: list[ReportSection], *, meta: dict[str, 
             if f.note:
                 parts.append(f'<p class="note">{html.escape(f.note)}</p>')
             # The first chart carries plotly.js itself; the others reuse it. No CDN: the file must open offline.
-            parts.append(f.figure.to_html(full_html=False, include_plotlyjs=not plotly_included,
+            parts.append(plain_figure(f.figure).to_html(full_html=False, include_plotlyjs=not plotly_included,
                                           config={"displaylogo": False}))
             plotly_included = True
         parts.append("</section>")

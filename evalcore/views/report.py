@@ -8,7 +8,7 @@ from evalcore.model import Dataset, Run
 from evalcore.views.alignment import (
     alignment_figure,
     alignment_table,
-    ceiling_table,
+    run_ceilings,
     correct_preferences_table,
     filter_correlations,
     headline_figure,
@@ -18,6 +18,7 @@ from evalcore.views.alignment import (
     meta_scatter,
     per_system_box,
     per_system_table,
+    support_notes,
 )
 from evalcore.views.common import label_colors, run_label
 from evalcore.views.format import cite, sources_key
@@ -40,6 +41,7 @@ def analysis_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams) -> l
     from evalcore.views.html_report import ReportFigure, ReportSection, ReportTable
 
     sections = label_sections(dataset, runs, p)  # binary / nominal / ordinal dimensions only (issue 7.4)
+    sections += pairwise_sections(dataset, runs, p)  # human pairwise votes and a judge's A / B / tie verdicts
     colors = report_colors(dataset, runs)
     table = alignment_table(dataset, runs, p.dimension, n_resamples=p.n_resamples, systems=p.systems)
     sec = ReportSection(title=f"Correlation with human ratings: {p.dimension}",
@@ -47,7 +49,8 @@ def analysis_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams) -> l
                              "n = items (dataset level), documents (summary level) or systems (system level); "
                              "skipped = documents with a constant side (summary level); "
                              "dropped = items whose judge reply could not be parsed.")
-    ceiling = ceiling_table(dataset, p.dimension, level=p.level, coefficient=p.coefficient)
+    ceiling = run_ceilings(dataset, runs, p.dimension, level=p.level, coefficient=p.coefficient, systems=p.systems,
+                           n_resamples=p.n_resamples)
     if not table.empty:
         if not filter_correlations(table, level=p.level, coefficient=p.coefficient).empty:
             sec.figures.append(ReportFigure(f"Correlation against the human ceiling ({p.level}, {p.coefficient})",
@@ -56,7 +59,10 @@ def analysis_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams) -> l
         sec.tables.append(ReportTable("Correlations", table))
         sec.figures.append(ReportFigure("Correlation by level", alignment_figure(table, p.coefficient, colors)))
     if not ceiling.empty:
-        sec.tables.append(ReportTable(f"Human ceiling ({p.level}, {p.coefficient})", ceiling))
+        sec.tables.append(ReportTable(f"Human ceiling ({p.level}, {p.coefficient}) on each run's items", ceiling))
+    notes = support_notes(dataset, runs, p.dimension, systems=p.systems)
+    if notes:  # what a figure rests on, as the page says it (issue 18.5)
+        sec.text += "\nWarning: " + "\nWarning: ".join(notes)
     items = judge_by_human_table(dataset, runs, p.dimension, systems=p.systems)
     if not items.empty:
         sec.figures.append(ReportFigure("Judge score per human score (items)",
@@ -80,8 +86,52 @@ def analysis_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams) -> l
         if not cp.empty:
             sections.append(ReportSection(title=f"Correct preferences #CP ({cite('003', 'Sec. 4.2.1')})",
                                           tables=[ReportTable("#CP", cp)]))
+    sections += bias_sections(dataset, runs, p) + compare_sections(dataset, runs, p)
+    if not ps.empty:
         sections.append(ReportSection(title="Sources", text="\n".join(sources_key(["003"]))))
     return sections
+
+
+def bias_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams) -> list:
+    """The Bias page's tables (issue 18.13: the report had no Bias section): mean judge vs mean human score per
+    system (003 Fig. 4) and position bias of pairwise runs."""
+    from evalcore.views.html_report import ReportFigure, ReportSection, ReportTable
+    from evalcore.views.bias import mean_scores_figure, mean_scores_table, position_bias_table
+
+    dims = [d for d in dataset.dimension_names if any(d in r.dimensions for r in runs)]
+    means = mean_scores_table(dataset, runs, dims)
+    pos = position_bias_table(runs)
+    if means.empty and pos.empty:
+        return []
+    sec = ReportSection(title="Bias", text="Mean judge score vs mean human score per system (judge scales may "
+                                           "differ from the human scale); position bias of pairwise runs.")
+    if not means.empty:
+        sec.figures.append(ReportFigure("Mean judge vs mean human score", mean_scores_figure(
+            means, report_colors(dataset, runs))))
+        sec.tables.append(ReportTable("Mean scores per system", means))
+    if not pos.empty:
+        sec.tables.append(ReportTable("Position bias", pos))
+    return [sec]
+
+
+def compare_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams) -> list:
+    """The Compare page's test for the first two per-item runs that scored the dimension (issue 18.13): the paired
+    bootstrap of the difference in correlation with the humans, the test of equal correlation."""
+    from evalcore.views.html_report import ReportSection, ReportTable
+    from evalcore.views.compare import paired_comparison, paired_summary
+
+    scored = [r for r in runs if not r.judgments.empty and p.dimension in r.dimensions]
+    if len(scored) < 2:
+        return []
+    a, b = scored[:2]
+    res = paired_comparison(dataset, a, b, p.dimension, level=p.level, coefficient=p.coefficient,
+                            n_resamples=p.n_resamples)
+    text = (f"{run_label(a)} vs {run_label(b)} on {p.dimension}, {p.level} level, {p.coefficient}: paired "
+            f"bootstrap over documents ({p.n_resamples} resamples) of the difference in correlation with the humans; "
+            "its p-value tests equal correlation. Both runs on the items both parsed"
+            + (", averaged over the documents where both are defined." if p.level == "summary" else "."))
+    return [ReportSection(title="Compare", text=text,
+                          tables=[ReportTable("Paired difference", paired_summary(res, run_label(a), run_label(b)))])]
 
 
 def report_colors(dataset: Dataset, runs: list[Run]) -> dict[str, str]:
@@ -121,6 +171,41 @@ def label_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams) -> list
     if not cal.empty:
         sec.tables.append(ReportTable("Calibration", cal))
         sec.figures.append(ReportFigure("Reliability diagram", reliability_figure(reports)))
+    return [sec]
+
+
+def pairwise_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams) -> list:
+    """The Alignment page's Pairwise preferences tab as a report section (absent without votes and verdicts)."""
+    from evalcore.views.html_report import ReportFigure, ReportSection, ReportTable
+    from evalcore.views import preference as pv
+
+    sums = pv.summaries(dataset, runs, p.dimension, n_resamples=p.n_resamples)
+    if not sums:
+        return []
+    sec = ReportSection(title=f"Pairwise preferences: {p.dimension}",
+                        text="One judge verdict per pair (both orders: the verdict when they agree, else a tie; Zheng "
+                             "et al. 2023 Sec. 4.2). With ties (S1) / without ties (S2); majority vote; per-order "
+                             "accuracy, right in both orders and positional agreement as LLMBar's statistics.json. "
+                             f"95% percentile bootstrap CIs over prompts ({p.n_resamples} resamples).")
+    table = pv.agreement_table(sums)
+    sec.figures.append(ReportFigure("Agreement with human votes", pv.agreement_figure(table, report_colors(dataset,
+                                                                                                          runs))))
+    sec.tables.append(ReportTable("Pairwise agreement", table))
+    sec.tables.append(ReportTable("Counts", pv.counts_table(sums)))
+    first_run, first = next(iter(sums.items()))
+    kappas = pv.annotator_kappa_table(first)
+    if not kappas.empty:
+        sec.tables.append(ReportTable("Cohen's kappa between annotators", kappas))
+    sec.tables.append(ReportTable("The judge against each annotator", pv.per_annotator_table(sums)))
+    for run, s in sums.items():
+        sec.figures.append(ReportFigure(f"Confusion matrix: {run}", pv.confusion_figure(s, run)))
+    models = pv.model_table(sums)
+    if not models.empty:
+        sec.tables.append(ReportTable("Win rates per model (ties 0.5)", models))
+        sec.figures.append(ReportFigure(f"Win rate per model: {first_run}", pv.win_rate_figure(models, first_run)))
+    bias = pv.bias_table(sums)
+    if not bias.empty:
+        sec.tables.append(ReportTable("Bias: position, verbosity, self-preference", bias))
     return [sec]
 
 

@@ -97,7 +97,7 @@ class AppServer:
             return ""
 
 
-def app_env(db_path: Path, *, resamples: int | None = None) -> dict[str, str]:
+def app_env(db_path: Path, *, resamples: int | None = None, extra: dict[str, str] | None = None) -> dict[str, str]:
     """The environment the app runs in: a temporary store and no OpenAI credentials or endpoints.
 
     ``resamples`` sets the app's default number of bootstrap resamples (``EVALCORE_RESAMPLES``, read by
@@ -111,10 +111,12 @@ def app_env(db_path: Path, *, resamples: int | None = None) -> dict[str, str]:
     env["PYTHONUNBUFFERED"] = "1"
     # The app must find evalcore from the checkout even when the package is not pip-installed.
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH", "")) if p)
+    env.update(extra or {})  # e.g. a canary OPENAI_API_KEY (tests/browser/test_hardening_e2e.py)
     return env
 
 
-def start_app(workdir: Path, *, resamples: int | None = None, timeout_s: float = APP_START_TIMEOUT_S) -> AppServer:
+def start_app(workdir: Path, *, resamples: int | None = None, timeout_s: float = APP_START_TIMEOUT_S,
+              extra_env: dict[str, str] | None = None) -> AppServer:
     """Start the app from the repo root on a free port with a store under ``workdir``; return once it is healthy."""
     workdir.mkdir(parents=True, exist_ok=True)
     db_path = workdir / "evalcore.db"
@@ -129,7 +131,7 @@ def start_app(workdir: Path, *, resamples: int | None = None, timeout_s: float =
     ]
     log = open(log_path, "wb")
     process = subprocess.Popen(
-        cmd, cwd=REPO_ROOT, env=app_env(db_path, resamples=resamples), stdout=log, stderr=subprocess.STDOUT,
+        cmd, cwd=REPO_ROOT, env=app_env(db_path, resamples=resamples, extra=extra_env), stdout=log, stderr=subprocess.STDOUT,
         start_new_session=True,
     )
     log.close()  # the child holds its own handle
@@ -283,6 +285,19 @@ class AppPage:
             has=self.page.get_by_role("combobox", name=label, exact=True))
         return widget.locator('[data-tag] span[title]').evaluate_all("els => els.map(e => e.title)")
 
+    def selected_runs(self) -> list[str]:
+        """The run ids selected in the sidebar, read from the URL (the chips show the runs' names, not their ids)."""
+        from urllib.parse import parse_qs, urlparse
+
+        return [r for r in parse_qs(urlparse(self.page.url).query, keep_blank_values=True).get("runs", []) if r]
+
+    def select_only_run(self, run_id: str, name: str) -> None:
+        """Drop every selected run, then pick ``run_id`` by the name its chip and option show."""
+        for chip in self.multiselect_values("Runs"):
+            self.remove_from_multiselect(chip)
+        self.add_to_multiselect("Runs", name)
+        assert self.selected_runs() == [run_id], (self.selected_runs(), run_id)
+
     def selected(self, label: str) -> str:
         return self.page.get_by_role("combobox", name=label, exact=True).input_value()
 
@@ -317,6 +332,15 @@ class AppPage:
                 });
             }"""
         )
+
+    def start_scoring(self) -> None:
+        """Press "Start scoring", first ticking the spending confirmation when the page asks for one (a paid
+        provider's model of unknown price, or an estimate above $EVALCORE_CONFIRM_USD: evalcore.judge.spending)."""
+        confirm = self.page.get_by_text("I confirm", exact=False)
+        if confirm.count():
+            confirm.first.click()
+            self.idle()
+        self.page.get_by_role("button", name="Start scoring").click()
 
     def problems(self) -> list[str]:
         """Texts of Streamlit exception boxes and error alerts on the page (there should be none)."""

@@ -37,7 +37,7 @@ def test_upload_wide_file_with_two_judge_columns_then_alignment(app):
     assert app.problems() == []
     app.screenshot("byo-imported")
 
-    runs = app.multiselect_values("Runs")
+    runs = app.selected_runs()
     assert len(runs) == 2 and {r.rsplit("/", 1)[1] for r in runs} == {"scores-gpt4_score", "scores-nll"}, runs
     sidebar = app.page.locator('[data-testid="stSidebar"]')
     sidebar.get_by_text("my_study", exact=True).first.wait_for()  # the dataset's name, not only its id

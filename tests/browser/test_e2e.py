@@ -70,7 +70,7 @@ def test_score_against_loopback_then_alignment(app, loopback, app_server):
     assert app.multiselect_values("Dimensions to score") == ["coherence"]
     seen_before = loopback.requests_seen
 
-    app.page.get_by_role("button", name="Start scoring").click()
+    app.start_scoring()
     app.page.get_by_text("Done.", exact=True).wait_for(timeout=120_000)
     app.idle()
     assert app.problems() == []
@@ -81,10 +81,12 @@ def test_score_against_loopback_then_alignment(app, loopback, app_server):
     app.screenshot("score-done")
 
     # Analyse only the new run: drop the preselected published runs, add ours, open Alignment in the same session.
-    for rid in app.multiselect_values("Runs"):
-        app.remove_from_multiselect(rid)
-    app.add_to_multiselect("Runs", run_id)
-    assert app.multiselect_values("Runs") == [run_id]
+    from evalcore.runs import list_runs
+    from evalcore.views.common import run_names
+
+    names = run_names(list_runs("summeval", Store(app_server.db_path)))
+    app.select_only_run(run_id, names[run_id])  # the chips show names (issue 18.10)
+    assert app.multiselect_values("Runs") == [names[run_id]]
     app.nav("Alignment")
     app.heading("Correlation with human ratings", level=3).wait_for()
     assert app.problems() == []
@@ -114,7 +116,7 @@ def test_share_link_reopens_same_view(app, open_app):
     app.choose("Coefficient", "kendall")
     url = app.page.url
     assert "dimension=fluency" in url and "level=summary" in url and "coefficient=kendall" in url, url
-    runs = app.multiselect_values("Runs")
+    runs = app.selected_runs()
     assert runs == list(DEFAULT_RUNS)
 
     other = open_app()  # a new browser context: nothing shared but the link
@@ -126,7 +128,7 @@ def test_share_link_reopens_same_view(app, open_app):
     assert other.selected("Dimension") == "fluency"
     assert other.selected("Level") == "summary"
     assert other.selected("Coefficient") == "kendall"
-    assert other.multiselect_values("Runs") == runs
+    assert other.selected_runs() == runs
     # The page computes what the controls say: its caption and the human-ceiling title follow the link.
     other.page.get_by_text("Dimension fluency", exact=False).first.wait_for()
     other.page.get_by_text("Human ceiling (summary, kendall)", exact=False).first.wait_for()
@@ -195,7 +197,7 @@ def score_on_score_page(app, loopback, n_items: int) -> str:
     app.page.get_by_role("heading", name="Estimate", level=3).wait_for()
     main = app.page.locator('[data-testid="stMain"]')
     before = re.search(r"Run (\S+/rts-loopback-judge\S+)", main.inner_text())
-    app.page.get_by_role("button", name="Start scoring").click()
+    app.start_scoring()
     # wait for this run's "Done.", not the one a previous run left on the page
     deadline = time.monotonic() + 120
     while True:
@@ -216,11 +218,11 @@ def test_copied_link_survives_scoring_another_run(app, open_app, loopback):
     app.open("alignment?dataset=zhang_pairs", "Alignment")
     first = score_on_score_page(app, loopback, 4)
     app.screenshot("score-estimate-and-done")
-    assert app.multiselect_values("Runs") == [first]  # selected in the same session
+    assert app.selected_runs() == [first]  # selected in the same session
     app.nav("Alignment")
     app.choose("Coefficient", "kendall")
     copied = app.page.url
-    runs_then = app.multiselect_values("Runs")
+    runs_then = app.selected_runs()
     dim_then = app.selected("Dimension")
     assert "coefficient=kendall" in copied and "dataset=zhang_pairs" in copied, copied
     assert f"runs={first.replace('/', '%2F')}" in copied, copied
@@ -228,19 +230,19 @@ def test_copied_link_survives_scoring_another_run(app, open_app, loopback):
     second = score_on_score_page(app, loopback, 6)
     assert second != first
     # the finished run is selected in the sidebar of the same session, and the URL says so
-    assert app.multiselect_values("Runs") == [first, second]
+    assert app.selected_runs() == [first, second]
     assert f"runs={second.replace('/', '%2F')}" in app.page.url
     app.screenshot("score-done-run-selected")
     fresh = open_app()
     fresh.open("alignment?dataset=zhang_pairs", "Alignment")
-    assert fresh.multiselect_values("Runs") == [second]  # without the link's runs, the newest run is the default
+    assert fresh.selected_runs() == [second]  # without the link's runs, the newest run is the default
 
     other = open_app()  # a new browser context: nothing shared but the copied link
     other.page.goto(copied)
     other.heading("Alignment").wait_for()
     other.idle()
     assert other.problems() == []
-    assert other.multiselect_values("Runs") == runs_then == [first]
+    assert other.selected_runs() == runs_then == [first]
     assert other.selected("Dataset") == "zhang_pairs"
     assert other.selected("Dimension") == dim_then
     assert other.selected("Coefficient") == "kendall"

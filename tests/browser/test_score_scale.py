@@ -40,7 +40,7 @@ def test_score_page_batch_option_and_cost_table(app, loopback, app_server):
     assert all("None" not in v and v.lower() != "nan" for r in rows.values() for v in r.values())
     app.screenshot("score-batch-estimate")
     chat_before = loopback.by_path.get(CHAT, 0)
-    app.page.get_by_role("button", name="Start scoring").click()
+    app.start_scoring()
     app.page.get_by_text("Done.", exact=True).wait_for(timeout=120_000)
     app.idle()
     assert app.problems() == []
@@ -72,7 +72,7 @@ def test_score_page_replicas(app, loopback, app_server):
         box.press("Control+Enter")
         app.idle()
         before = (loopback.requests_seen, second.requests_seen)
-        app.page.get_by_role("button", name="Start scoring").click()
+        app.start_scoring()
         app.page.get_by_text("Done.", exact=True).wait_for(timeout=120_000)
         app.idle()
         assert app.problems() == []

@@ -68,6 +68,9 @@ CRITERIA = {"coherence": Criteria("coherence", "Rate a summary.", "coherence def
 
 
 def endpoint(srv, **kw) -> Endpoint:
+    """The loopback as the operator's own endpoint (a library caller's, like the command line's): the environment's
+    key may go there (evalcore.judge.trust). tests/hardening/test_trust.py covers endpoints that are not."""
+    kw.setdefault("operator_configured", True)
     return Endpoint(kw.pop("base_url", srv.base_url), "loop-model", api_key_env=KEY_ENV, provider="openai", **kw)
 
 
@@ -87,3 +90,4 @@ def files_bytes(*dirs: Path) -> bytes:
             if p.is_file():
                 out += p.read_bytes()
     return out
+

@@ -99,7 +99,7 @@ def test_drip_is_cut_at_the_deadline(env):
 def test_endpoint_down_stops_before_anything_is_stored(env):
     port = _free_port()
     store = Store(env / "judge.db")
-    ep = Endpoint(f"http://127.0.0.1:{port}/v1", "m", api_key_env=KEY_ENV)
+    ep = Endpoint(f"http://127.0.0.1:{port}/v1", "m", api_key_env=KEY_ENV, operator_configured=True)
     with pytest.raises(EndpointUnusable, match=r"did not answer the capability probe: connection failed"):
         runner.score_dataset(dataset(3), method=OneShot(), criteria_by_dim=CRITERIA, endpoint=ep, store=store,
                              max_retries=0, timeout_s=1)

@@ -145,22 +145,50 @@ def test_cli_refuses_credentials_in_base_url(tmp_path, capsys, monkeypatch):
     assert b"s3cret" not in files_bytes(tmp_path)
 
 
-def test_score_page_moves_url_credentials_out_of_the_field(tmp_path, monkeypatch):
-    """A link whose base URL is http://alice:s3cret@host/v1: the field keeps the URL without them, the key field
-    gets the secret (session memory only), the endpoint is usable (the estimate shows), nothing is stored. The
-    address bar and a whole run are checked in a real browser: tests/browser/test_hardening_e2e.py."""
+def test_score_page_ignores_a_links_endpoint(tmp_path, monkeypatch):
+    """A link naming an endpoint and model (/score?base_url=http://ATTACKER/v1&model=...) chooses nothing: the fields
+    keep this session's own values (the preset's URL), the parameters leave the URL, and with the server's key set
+    the page says where requests would go before anything is sent."""
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("EVALCORE_DB", str(tmp_path / "app.db"))
+    monkeypatch.setenv("EVALCORE_RESAMPLES", "10")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-canary-0123456789")
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
+    at.query_params.update({"base_url": "http://alice:s3cret@127.0.0.1:9/v1", "model": "loop-model",
+                            "endpoint": "vllm", "limit": "2"})
+    at.switch_page("pages/score.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.text_input(key="base_url").value == ""
+    assert at.text_input(key="model").value == ""
+    assert at.selectbox(key="endpoint").value == "openai"
+    assert at.text_input(key="api_key").value == ""
+    for name in ("base_url", "model", "endpoint"):
+        assert name not in at.query_params
+    assert at.button(key="start_scoring").disabled  # no model named: nothing can start
+    assert b"s3cret" not in files_bytes(tmp_path)
+
+
+def test_score_page_moves_typed_credentials_out_of_the_field(tmp_path, monkeypatch):
+    """A base URL typed as http://alice:s3cret@host/v1: the field keeps the URL without them, the key field gets the
+    secret (session memory only), the endpoint is usable (the estimate shows), nothing is stored."""
     from streamlit.testing.v1 import AppTest
 
     monkeypatch.setenv("EVALCORE_DB", str(tmp_path / "app.db"))
     monkeypatch.setenv("EVALCORE_RESAMPLES", "10")
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
-    at.query_params.update({"base_url": "http://alice:s3cret@127.0.0.1:9/v1", "model": "loop-model", "limit": "2"})
-    at.switch_page("pages/score.py").run()  # the link names its page: /score?base_url=...
+    at.query_params.update({"limit": "2"})
+    at.switch_page("pages/score.py").run()
+    at.text_input(key="base_url").input("http://alice:s3cret@127.0.0.1:9/v1").run()
+    at.text_input(key="model").input("loop-model").run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.text_input(key="base_url").value == "http://127.0.0.1:9/v1"
     assert at.text_input(key="api_key").value == "s3cret"
     assert any("taken out of the URL" in i.value for i in at.info)
+    assert any("Requests go to `http://127.0.0.1:9/v1` (with the key you typed" in c.value.replace("\\", "")
+               for c in at.caption)
     assert {m.label: m.value for m in at.metric}["Calls to send"] == "2"  # the endpoint was built from the clean URL
+    at.checkbox(key="confirm_spend").check().run()  # a paid provider's model of unknown price: confirmed first
     assert not at.button(key="start_scoring").disabled
     assert b"s3cret" not in files_bytes(tmp_path)
 

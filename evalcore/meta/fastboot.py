@@ -1,0 +1,338 @@
+"""Document-bootstrap and jackknife replicates of correlations whose cost stays linear in the items.
+
+A replicate (bootstrap resample or jackknife replicate) is a row of integer *weights* per document (how often the
+document is in the multiset); an item's weight is its document's. This module holds what lets the statistics be
+computed from those weights without repeating items and without re-sorting per replicate:
+
+- ``count_blocks``: the bootstrap's count rows in blocks of about BLOCK_CELLS cells, drawn from exactly the stream
+  ``bootstrap_indices`` uses (so a seed gives the same resamples as before, whatever the block size), with memory
+  flat in the number of resamples.
+- ``jackknife_groups`` / ``jackknife_count_blocks``: the jackknife for BCa's acceleration. Up to
+  JACKKNIFE_MAX_UNITS documents it leaves one document out at a time (as before); beyond, it is the grouped
+  (delete-d) jackknife: documents are dealt at random (fixed seed) into JACKKNIFE_GROUPS groups of (almost) equal
+  size and one group is left out at a time. The skewness estimate a = sum d^3 / (6 (sum d^2)^1.5) is the same
+  functional of the influence values either way (for a mean, group sums of d iid influences give skew / sqrt(n),
+  as single ones do; Efron & Tibshirani 1993, sec. 11.5 on the delete-d jackknife), at a cost of G replicates
+  instead of n_docs.
+- ``WeightedRanks``: mid-ranks of one side inside every weighted multiset from one global sort: the cumulative
+  weight at the end of each tie group is the number of elements <= that value, so mid-rank = (# strictly smaller) +
+  (weight of the tie group + 1) / 2, O(n) per replicate.
+- ``weighted_kendall_numerator``: concordant minus discordant pairs of a weighted multiset, with one side sorted
+  once and the other side's few distinct levels (a rating scale): for each level m, the cumulative weight of level-m
+  items strictly before each item in the sorted order gives its pairs with level m, O(n x levels) per replicate.
+
+Every function takes a block ``W`` (replicates x items) of item weights and returns one value per row.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+import numpy as np
+import scipy.sparse as sp
+
+from evalcore.meta import resampling
+from evalcore.meta.resampling import jackknife_blocks, resample_counts
+
+# Up to this many documents the jackknife leaves one document out at a time (the classical BCa acceleration).
+JACKKNIFE_MAX_UNITS = 2_000
+# Beyond it, documents are dealt into this many groups and one group is left out at a time.
+JACKKNIFE_GROUPS = 200
+# Seed of the deal into groups: fixed, so an analysis (and two runs compared on the same documents) is repeatable.
+JACKKNIFE_GROUP_SEED = 0
+# The level-by-level Kendall needs one side with at most this many distinct values (a rating scale, or means of a
+# few ratings); with more on both sides, callers fall back to explicit resampling.
+KENDALL_MAX_LEVELS = 64
+# A side with at most this many distinct values gets its ranks per level (one sparse product per replicate).
+FEW_LEVELS = 64
+# ... and with at most this many, a dense items x levels indicator (0: never; measured slower than the sparse
+# product on 200,000 items x 5 levels, the dense matrix being read whole per replicate).
+DENSE_LEVELS = 0
+# Item-level kernels work on blocks of about this many cells: a few MB, so the passes over a block stay in cache.
+ITEM_BLOCK_CELLS = 1 << 18
+
+
+# A caller's stop point, called between blocks of replicates (a few milliseconds of work apart): it may raise to abandon
+# the computation (the app's pages raise Streamlit's stop when the session that asked has gone or asked for a
+# rerun). Context-local, so concurrent callers (one thread per browser session) each have their own.
+_STOP_POINT: ContextVar[Callable[[], None] | None] = ContextVar("evalcore_stop_point", default=None)
+
+
+@contextmanager
+def stop_point(check: Callable[[], None]):
+    """Within this block, ``check()`` is called between blocks of bootstrap / jackknife replicates."""
+    token = _STOP_POINT.set(check)
+    try:
+        yield
+    finally:
+        _STOP_POINT.reset(token)
+
+
+def checkpoint() -> None:
+    """Give the caller's stop point (if any) a chance to abandon the computation."""
+    check = _STOP_POINT.get()
+    if check is not None:
+        check()
+
+
+def workers() -> int:
+    """Threads for the item-level kernels: the machine's cores, at most 4 (memory bandwidth is shared)."""
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+def run_blocks(one: Callable[[int], None], starts: list[int]) -> None:
+    """``one(s)`` for every block start, ``workers()`` at a time; the stop point is consulted between rounds in the
+    caller's thread (the context holding it)."""
+    n = workers()
+    if n == 1 or len(starts) < 2 * n:
+        for s in starts:
+            checkpoint()
+            one(s)
+        return
+    with ThreadPoolExecutor(n) as pool:
+        for i in range(0, len(starts), n):
+            checkpoint()
+            list(pool.map(one, starts[i:i + n]))
+
+
+def count_blocks(n_units: int, n_resamples: int, random_state=0) -> Iterator[np.ndarray]:
+    """The rows of ``bootstrap_counts(n_units, n_resamples, random_state)`` in consecutive blocks."""
+    if n_units == 0:
+        return
+    rng = np.random.default_rng(random_state)
+    step = max(1, resampling.BLOCK_CELLS // n_units)
+    for s in range(0, n_resamples, step):
+        b = min(step, n_resamples - s)
+        yield resample_counts(rng.integers(0, n_units, size=(b, n_units)), n_units)
+
+
+def jackknife_groups(n_units: int) -> np.ndarray | None:
+    """Each unit's jackknife group (0..JACKKNIFE_GROUPS-1), or None where the jackknife leaves one unit out."""
+    if n_units <= JACKKNIFE_MAX_UNITS:
+        return None
+    perm = np.random.default_rng(JACKKNIFE_GROUP_SEED).permutation(n_units)
+    groups = np.empty(n_units, dtype=np.int64)
+    groups[perm] = np.arange(n_units) % JACKKNIFE_GROUPS
+    return groups
+
+
+def jackknife_label(n_units: int) -> str:
+    """How the jackknife behind BCa's acceleration was made, for ``ci_method`` ("" = leave one document out)."""
+    if jackknife_groups(n_units) is None:
+        return ""
+    return f"grouped jackknife: {JACKKNIFE_GROUPS} groups of documents"
+
+
+def jackknife_count_blocks(n_units: int) -> Iterator[np.ndarray]:
+    """Count rows of the jackknife replicates, in blocks: leave-one-out rows, or one row per group left out."""
+    groups = jackknife_groups(n_units)
+    if groups is None:
+        yield from jackknife_blocks(n_units)
+        return
+    step = max(1, resampling.BLOCK_CELLS // n_units)
+    for s in range(0, JACKKNIFE_GROUPS, step):
+        g = np.arange(s, min(s + step, JACKKNIFE_GROUPS))
+        yield (groups[None, :] != g[:, None]).astype(float)
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Weighted ranks and pair counts over a fixed sort
+
+
+def _ties(sorted_values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(group of each sorted position, first position of each group, last position of each group)."""
+    new = np.ones(len(sorted_values), dtype=bool)
+    new[1:] = sorted_values[1:] != sorted_values[:-1]
+    group = np.cumsum(new) - 1
+    first = np.flatnonzero(new)
+    last = np.append(first[1:] - 1, len(sorted_values) - 1)
+    return group, first, last
+
+
+class WeightedRanks:
+    """Mid-ranks of the values ``v`` inside weighted multisets, from one sort of ``v``."""
+
+    def __init__(self, v: np.ndarray):
+        self.order = np.argsort(v, kind="stable")
+        self.group, first, self.last = _ties(v[self.order])
+        self.first = first
+        self.n_levels = len(self.last)
+        self.identity = bool(np.array_equal(self.order, np.arange(len(v))))
+        # Sorted positions inside tie groups of two or more, with their group's first and last position: only
+        # those need the group's mid-rank; every other item's mid-rank is its cumulative weight - (weight - 1) / 2.
+        size = (self.last - first + 1)[self.group]
+        self.tied = np.flatnonzero(size > 1)
+        self.tied_first = first[self.group[self.tied]]
+        self.tied_last = self.last[self.group[self.tied]]
+        # Few levels: the weight of each level is one sparse product (no per-replicate sort or scatter).
+        self.onehot = None
+        if self.n_levels <= FEW_LEVELS:
+            code = np.empty(len(v), dtype=np.int64)
+            code[self.order] = self.group
+            self.code = code
+            self.onehot = sp.csr_matrix((np.ones(len(v)), (np.arange(len(v)), code)), shape=(len(v), self.n_levels))
+            # a rating scale: a dense indicator matrix, so level sums are one BLAS product (items x levels doubles)
+            self.dense = self.onehot.toarray() if self.n_levels <= DENSE_LEVELS else None
+            self.onehot_t = self.onehot.T.tocsr()
+
+    def level_weights(self, W: np.ndarray) -> np.ndarray:
+        """(replicates x levels) total weight of each distinct value."""
+        if self.onehot is not None:
+            return self.level_sums(W)
+        cum = np.cumsum(W[:, self.order], axis=1)[:, self.last]
+        return np.diff(cum, axis=1, prepend=0.0)
+
+    def level_sums(self, M: np.ndarray) -> np.ndarray:
+        """(rows x levels) sum of each row of M over the items of each level (needs few levels)."""
+        if self.dense is not None:
+            return M @ self.dense
+        return np.stack([self.onehot_t @ row for row in M])  # sparse mat-vec per row: no copy of M
+
+    def midranks(self, W: np.ndarray) -> np.ndarray:
+        """(replicates x items) mid-rank of every item in each weighted multiset (ties share their mid-rank)."""
+        if self.onehot is not None:
+            tot = self.level_weights(W)
+            rank = np.cumsum(tot, axis=1) - (tot - 1.0) / 2.0
+            return rank[:, self.code]
+        Ws = W if self.identity else W[:, self.order]
+        if len(self.tied) > len(self.group) // 4:
+            # many ties (scores rounded to a few decimals): rank the distinct values, then hand them out
+            tot = np.add.reduceat(Ws, self.first, axis=1)
+            rank = np.cumsum(tot, axis=1) - (tot - 1.0) / 2.0
+            ranks_sorted = rank[:, self.group]
+        else:
+            ranks_sorted = self._ranks_few_ties(Ws)
+        if self.identity:
+            return ranks_sorted
+        out = np.empty_like(ranks_sorted)
+        out[:, self.order] = ranks_sorted
+        return out
+
+    def _ranks_few_ties(self, Ws: np.ndarray) -> np.ndarray:
+        """Mid-ranks in sorted order when most values are distinct: cumulative weight - (weight - 1) / 2, then the
+        few tie groups' items set to their group's mid-rank."""
+        cum = np.cumsum(Ws, axis=1)
+        ranks_sorted = cum - (Ws - 1.0) / 2.0
+        if len(self.tied):
+            below = cum[:, self.tied_first] - Ws[:, self.tied_first]  # weight strictly below the tie group
+            ranks_sorted[:, self.tied] = (below + cum[:, self.tied_last] + 1.0) / 2.0
+        return ranks_sorted
+
+
+def weighted_pearson(W: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Pearson r of the rows of a and b (replicates x items, or items broadcast) with item weights W."""
+    n = W.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ma = (W * a).sum(axis=1) / n
+        mb = (W * b).sum(axis=1) / n
+        ac = a - ma[:, None]
+        bc = b - mb[:, None]
+        r = (W * ac * bc).sum(axis=1) / np.sqrt((W * ac * ac).sum(axis=1) * (W * bc * bc).sum(axis=1))
+    return np.clip(r, -1.0, 1.0)
+
+
+class WeightedKendall:
+    """Kendall tau-b of weighted multisets of (x, y) pairs: x sorted once, y with few distinct levels.
+
+    concordant - discordant = sum over levels l of sum_{i in l} W_i (F_i + G_i - W_<l), where F_i (G_i) is the
+    weight of lower-level items with x < x_i (x <= x_i): each lower item j counts +1 when x_j < x_i, -1 when
+    x_j > x_i and 0 when tied. F and G are read from one cumulative sum over the lower-level items in x order, at
+    positions (how many lower items lie before i) fixed by the sort, so a replicate costs O(n x levels / 2) and needs
+    no sort. The caller passes weights in x order (``self.order``).
+    """
+
+    def __init__(self, x: np.ndarray, y: np.ndarray):
+        self.order = np.argsort(x, kind="stable")
+        xs = x[self.order]
+        group, first, last = _ties(xs)
+        # Items inside tie groups of x (two or more equal values), for the pairs tied in x (n1): the group weights
+        # come from those items alone (np.add.reduceat over their consecutive runs), singletons from W^2.
+        size = (last - first + 1)[group]
+        self.x_tied = np.flatnonzero(size > 1)
+        big = np.flatnonzero(last > first)
+        self.x_tie_starts = np.searchsorted(self.x_tied, first[big])
+        codes, uniq = _codes(y[self.order])
+        self.n_levels = len(uniq)
+        self.levels = []  # per level: (its positions, lower positions, # lower before, # lower before or tied)
+        for m in range(self.n_levels):
+            here = np.flatnonzero(codes == m)
+            lower = np.flatnonzero(codes < m)
+            lt = np.searchsorted(xs[lower], xs[here], side="left")
+            le = np.searchsorted(xs[lower], xs[here], side="right")
+            self.levels.append((here, lower, lt, le))
+
+    def tau_b(self, W: np.ndarray) -> np.ndarray:
+        """tau-b of each row of W (replicates x items, items in ``self.order``)."""
+        b = W.shape[0]
+        con_minus_dis = np.zeros(b)
+        level_tot = np.empty((b, self.n_levels))
+        for m, (here, lower, lt, le) in enumerate(self.levels):
+            Wh = W[:, here]
+            level_tot[:, m] = Wh.sum(axis=1)
+            if len(lower) == 0:
+                continue
+            cz = np.zeros((b, len(lower) + 1))
+            np.cumsum(W[:, lower], axis=1, out=cz[:, 1:])
+            reach = cz[:, lt] + cz[:, le] - cz[:, -1:]
+            con_minus_dis += np.einsum("ij,ij->i", Wh, reach)
+        n = level_tot.sum(axis=1)
+        sq = np.einsum("ij,ij->i", W, W)  # sum over x tie groups of (group weight)^2, singletons first
+        if len(self.x_tied):
+            Wt = W[:, self.x_tied]
+            tot = np.add.reduceat(Wt, self.x_tie_starts, axis=1)
+            sq += (tot * tot).sum(axis=1) - np.einsum("ij,ij->i", Wt, Wt)
+        n0 = n * (n - 1.0) / 2.0
+        n1 = (sq - n) / 2.0
+        n2 = (level_tot * (level_tot - 1.0) / 2.0).sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            tau = con_minus_dis / np.sqrt((n0 - n1) * (n0 - n2))
+        return np.clip(tau, -1.0, 1.0)
+
+
+class WeightedSpearman:
+    """Spearman rho of weighted multisets of (x, y) pairs: Pearson of the weighted mid-ranks, x sorted once.
+
+    The mean mid-rank of a multiset of N elements is (N + 1) / 2 whatever the ties, so only sum W rx ry,
+    sum W rx^2 and sum W ry^2 are needed. When y has few levels its ranks are per level: sum W rx ry =
+    sum_l rank_l (sum_{i in l} W_i rx_i) and sum W ry^2 = sum_l tot_l rank_l^2, without an items-long y rank vector.
+    The caller passes weights in x order (``self.order``).
+    """
+
+    def __init__(self, x: np.ndarray, y: np.ndarray):
+        self.order = np.argsort(x, kind="stable")
+        self.rx = WeightedRanks(x[self.order])
+        self.ry = WeightedRanks(y[self.order])
+
+    def rho(self, W: np.ndarray) -> np.ndarray:
+        rx = self.rx.midranks(W)
+        q = W * rx
+        sxx = np.einsum("ij,ij->i", q, rx)
+        if self.ry.onehot is not None:
+            both = self.ry.level_sums(np.concatenate([W, q]))
+            tot, qsum = both[:len(W)], both[len(W):]
+            n = tot.sum(axis=1)
+            rank = np.cumsum(tot, axis=1) - (tot - 1.0) / 2.0
+            sxy = (qsum * rank).sum(axis=1)
+            syy = (tot * rank * rank).sum(axis=1)
+        else:
+            ry = self.ry.midranks(W)
+            n = W.sum(axis=1)
+            sxy = np.einsum("ij,ij->i", q, ry)
+            syy = np.einsum("ij,ij->i", W * ry, ry)
+        m2 = n * ((n + 1.0) / 2.0) ** 2
+        with np.errstate(invalid="ignore", divide="ignore"):
+            r = (sxy - m2) / np.sqrt((sxx - m2) * (syy - m2))
+        return np.clip(r, -1.0, 1.0)
+
+
+def _codes(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    uniq, codes = np.unique(v, return_inverse=True)
+    return codes.astype(np.int64), uniq
+
+
+def n_distinct(v: np.ndarray) -> int:
+    return len(np.unique(v))

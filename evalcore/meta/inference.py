@@ -1,0 +1,162 @@
+"""Small-n inference for correlations: permutation p-values, the boot-both interval at the system level, and the
+warnings a figure owes its reader when it rests on few documents or systems.
+
+Why a permutation p-value: at the system level n is the number of systems (4 to 16 in the bundled data). scipy's
+default p-values for Pearson and Spearman come from a t approximation, which at n = 4 gives "p = 0" for a perfect
+ranking while the exact two-sided minimum is 2 / 4! = 1/12 (no ranking of 4 systems can be rarer than the identity
+and its reverse). Below ``PERMUTATION_MAX_N`` pairs the p-value comes from ``scipy.stats.permutation_test``, pairing
+the judge's values with every ordering of the human ones: exact (every one of the n! orderings) up to
+``EXACT_MAX_N`` pairs, else ``PERMUTATION_RESAMPLES`` seeded random orderings (p = (hits + 1) /
+(resamples + 1), never 0).
+Two-sided as scipy defines it: twice the smaller one-sided p, at most 1. Kendall's scipy p-value is already exact
+without ties (its ``method="auto"``); with ties it goes through the same permutation test.
+
+Boot-both (Deutsch, Dror & Roth 2021, "Statistical Analysis of Summarization Evaluation Metrics using Resampling
+Methods", TACL 9, Sec. 4: BOOT-BOTH): a system-level correlation has two sources of sampling error, the documents
+and the systems. The document bootstrap (the default everywhere else) holds the systems fixed: its interval answers
+"how would this figure move with other documents for *these* systems?". Boot-both draws systems and documents
+with replacement together: its interval answers "how would it move with other documents *and other systems* like
+these?", the question a p-value over systems answers too, and is wider. Percentile interval, as in the paper.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.stats as st
+
+from evalcore.meta.correlation import (  # noqa: F401  (CI_RESAMPLING re-exported)
+    CI_RESAMPLING, PreparedFrame, percentile_interval, rows_correlation, scipy_correlation,
+)
+
+# Pairs below this count get a permutation p-value (system level: systems; dataset level: items).
+PERMUTATION_MAX_N = 30
+PERMUTATION_RESAMPLES = 9999
+# Up to this many pairs every ordering is enumerated (9! = 362,880 orderings, well under a second vectorised).
+EXACT_MAX_N = 9
+
+CI_RESAMPLING_HELP = {
+    "documents": "documents resampled, systems held fixed: how the figure moves with other documents for these "
+                 "systems",
+    "both": "systems and documents resampled together (Deutsch et al. 2021 boot-both): how it moves with other "
+            "documents and other systems like these; system level only",
+}
+
+MIN_DOCUMENTS = 10
+MIN_SYSTEMS = 5
+
+
+def _permutation_rows(coefficient: str, y: np.ndarray):
+    """A vectorised statistic for scipy.stats.permutation_test: the correlation of each permuted x with y."""
+    def statistic(x, axis=-1):
+        x = np.moveaxis(np.asarray(x, dtype=float), axis, -1)
+        shape = x.shape[:-1]
+        X = x.reshape(-1, x.shape[-1])
+        Y = np.broadcast_to(y, X.shape).copy()
+        return rows_correlation(X, Y, coefficient).reshape(shape)
+    return statistic
+
+
+def correlation_pvalue(x, y, coefficient: str, *, random_state=0) -> tuple[float, str]:
+    """(p-value, how it was computed) for the correlation of x with y: "exact permutation", "permutation (9999
+    resamples)", "exact" (Kendall without ties, scipy), or "asymptotic" (scipy's default, n >= PERMUTATION_MAX_N).
+    (nan, "") where the correlation is undefined."""
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    stat, pv = scipy_correlation(x, y, coefficient)
+    n = len(x)
+    if math.isnan(stat):
+        return float("nan"), ""
+    if n >= PERMUTATION_MAX_N:
+        return pv, "asymptotic"
+    if coefficient == "kendall" and len(np.unique(x)) == n and len(np.unique(y)) == n:
+        return float(st.kendalltau(x, y, method="exact").pvalue), "exact"
+    exact = n <= EXACT_MAX_N
+    kwargs = dict(permutation_type="pairings", vectorized=True, alternative="two-sided",
+                  n_resamples=np.inf if exact else PERMUTATION_RESAMPLES)
+    try:  # scipy >= 1.15 names the generator rng; older releases random_state
+        res = st.permutation_test((x,), _permutation_rows(coefficient, y), rng=np.random.default_rng(random_state),
+                                  **kwargs)
+    except TypeError:
+        res = st.permutation_test((x,), _permutation_rows(coefficient, y),
+                                  random_state=np.random.default_rng(random_state), **kwargs)
+    return float(min(1.0, res.pvalue)), ("exact permutation" if exact else
+                                         f"permutation ({PERMUTATION_RESAMPLES} resamples)")
+
+
+# ---------------------------------------------------------------------------------------------------- boot-both
+
+
+def doc_system_sums(p: PreparedFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(docs x systems) sums of judge values, of human values, and item counts."""
+    shape = (p.n_docs, p.n_systems)
+    sx = np.zeros(shape)
+    sy = np.zeros(shape)
+    cnt = np.zeros(shape)
+    np.add.at(sx, (p.doc, p.system), p.x)
+    np.add.at(sy, (p.doc, p.system), p.y)
+    np.add.at(cnt, (p.doc, p.system), 1.0)
+    return sx, sy, cnt
+
+
+def boot_both_draws(n_docs: int, n_systems: int, n_resamples: int, random_state=0
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """(documents drawn: resamples x n_docs, systems drawn: resamples x n_systems), both with replacement, from one
+    generator in that order (the test redraws them the same way)."""
+    rng = np.random.default_rng(random_state)
+    docs = rng.integers(0, n_docs, size=(n_resamples, n_docs))
+    systems = rng.integers(0, n_systems, size=(n_resamples, n_systems))
+    return docs, systems
+
+
+def boot_both_distribution(p: PreparedFrame, coefficient: str, n_resamples: int, random_state=0) -> np.ndarray:
+    """The system-level correlation in every boot-both resample (NaN where undefined: e.g. one distinct system
+    drawn, or a drawn system with no item in the drawn documents)."""
+    sx, sy, cnt = doc_system_sums(p)
+    docs, systems = boot_both_draws(p.n_docs, p.n_systems, n_resamples, random_state)
+    C = np.zeros((n_resamples, p.n_docs))
+    np.add.at(C, (np.repeat(np.arange(n_resamples), p.n_docs), docs.ravel()), 1.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mx = (C @ sx) / (C @ cnt)  # resamples x systems: each system's mean over the drawn documents
+        my = (C @ sy) / (C @ cnt)
+    rows = np.arange(n_resamples)[:, None]
+    X = mx[rows, systems]
+    Y = my[rows, systems]
+    out = np.full(n_resamples, np.nan)
+    ok = ~np.isnan(X).any(axis=1)
+    if ok.any():
+        out[ok] = rows_correlation(X[ok], Y[ok], coefficient)
+    return out
+
+
+def boot_both_interval(p: PreparedFrame, coefficient: str, *, n_resamples: int, confidence_level: float = 0.95,
+                       random_state=0) -> tuple[float, float, int]:
+    """(low, high, undefined resamples): the boot-both percentile interval of the system-level correlation."""
+    dist = boot_both_distribution(p, coefficient, n_resamples, random_state)
+    return percentile_interval(dist, confidence_level)
+
+
+# ---------------------------------------------------------------------------------------------------- warnings
+
+
+@dataclass(frozen=True)
+class Support:
+    """What a run's figures rest on: documents and systems with at least one scored item."""
+
+    n_documents: int
+    n_systems: int
+
+
+def support_warnings(support: Support, *, levels=("dataset", "summary", "system")) -> list[str]:
+    """The sentences a reader is owed: an interval on fewer than MIN_DOCUMENTS documents, a system figure on fewer
+    than MIN_SYSTEMS systems."""
+    out = []
+    if support.n_documents < MIN_DOCUMENTS:
+        out.append(f"every interval rests on {support.n_documents} document(s) (fewer than {MIN_DOCUMENTS}): "
+                   "the bootstrap resamples documents, so the intervals are unreliable")
+    if "system" in levels and support.n_systems < MIN_SYSTEMS:
+        extra = " (with 2 systems a correlation is always +1 or -1)" if support.n_systems <= 2 else ""
+        out.append(f"the system level rests on {support.n_systems} system(s) (fewer than {MIN_SYSTEMS}){extra}")
+    return out

@@ -1,0 +1,180 @@
+"""Frames and figures for pairwise preferences (the Alignment page's "Pairwise preferences" tab and the report):
+thin layouts of what :func:`evalcore.meta.preference.pairwise_summary` computes."""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from evalcore.meta.preference import pairwise_summary
+from evalcore.model import Dataset, Run
+
+TABLE_COLUMNS = ["run", "statistic", "value", "ci_low", "ci_high", "n"]
+
+# (key in the summary, what to call it), in the order the field reports them.
+STATISTICS = (
+    ("agreement.with_ties", "judge vs every vote, with ties (S1)"),
+    ("agreement.without_ties", "judge vs every vote, without ties (S2)"),
+    ("accuracy", "judge vs majority: accuracy"),
+    ("cohen_kappa", "judge vs majority: Cohen's kappa"),
+    ("accuracy_ab", "accuracy, A shown first"),
+    ("accuracy_ba", "accuracy, B shown first"),
+    ("both_orders_correct", "right in both orders"),
+    ("positional_agreement", "positional agreement (same winner in both orders)"),
+)
+HUMAN_STATISTICS = (("human_human.with_ties", "human vs human, with ties"),
+                    ("human_human.without_ties", "human vs human, without ties"))
+BIAS_STATISTICS = (("bias.position_first_win_rate", "position: share of decisive verdicts for the first shown"),
+                   ("bias.judge_prefers_longer", "verbosity: judge's decisive verdicts for the longer output"),
+                   ("bias.humans_prefer_longer", "verbosity: humans' decisive votes for the longer output"),
+                   ("bias.self_preference.judge_win_rate_own", "self-preference: judge's win rate for its family"),
+                   ("bias.self_preference.human_win_rate_own", "self-preference: humans' win rate for that family"))
+
+
+def pairwise_runs(runs: list[Run], dimension: str) -> list[Run]:
+    return [r for r in runs if not r.comparisons.empty and (r.comparisons["dimension"] == dimension).any()]
+
+
+def summaries(dataset: Dataset, runs: list[Run], dimension: str, *, n_resamples: int = 1000) -> dict[str, dict]:
+    """run id -> pairwise_summary, for the runs with verdicts on ``dimension`` (none without human preferences)."""
+    prefs = dataset.preferences
+    if prefs.empty or not (prefs["dimension"] == dimension).any():
+        return {}
+    return {r.run_id: pairwise_summary(prefs, r.comparisons, dataset.items, dimension=dimension,
+                                       judge_model=r.model, n_resamples=n_resamples)
+            for r in pairwise_runs(runs, dimension)}
+
+
+def _get(summary: dict, key: str) -> dict | None:
+    x: object = summary
+    for part in key.split("."):
+        if not isinstance(x, dict) or part not in x:
+            return None
+        x = x[part]
+    return x if isinstance(x, dict) and "statistic" in x else None
+
+
+def _rows(run: str, summary: dict, stats) -> list[dict]:
+    out = []
+    for key, label in stats:
+        x = _get(summary, key)
+        if x is not None and x["statistic"] is not None:
+            out.append({"run": run, "statistic": label, "value": x["statistic"], "ci_low": x["ci_low"],
+                        "ci_high": x["ci_high"], "n": x["n"]})
+    return out
+
+
+def agreement_table(sums: dict[str, dict]) -> pd.DataFrame:
+    """One row per run and statistic, then the humans among themselves (once: they do not depend on the run)."""
+    rows = [r for run, s in sums.items() for r in _rows(run, s, STATISTICS)]
+    if sums:
+        rows += _rows("humans", next(iter(sums.values())), HUMAN_STATISTICS)
+    return pd.DataFrame(rows, columns=TABLE_COLUMNS)
+
+
+def bias_table(sums: dict[str, dict]) -> pd.DataFrame:
+    return pd.DataFrame([r for run, s in sums.items() for r in _rows(run, s, BIAS_STATISTICS)], columns=TABLE_COLUMNS)
+
+
+def counts_table(sums: dict[str, dict]) -> pd.DataFrame:
+    cols = ["run", "pairs", "votes", "annotators", "judged_pairs", "with_verdict", "unreadable", "missing_order",
+            "orders"]
+    rows = [{"run": run, **{k: (", ".join(v) if isinstance(v, list) else v) for k, v in s["counts"].items()}}
+            for run, s in sums.items()]
+    for r in rows:
+        r["annotators"] = len(r["annotators"].split(", ")) if r["annotators"] else 0
+    return pd.DataFrame(rows, columns=cols)
+
+
+def annotator_kappa_table(summary: dict) -> pd.DataFrame:
+    return pd.DataFrame([{"annotator_1": k["a"], "annotator_2": k["b"], "cohen_kappa": k["kappa"], "pairs": k["n"]}
+                         for k in summary.get("annotator_kappa", [])],
+                        columns=["annotator_1", "annotator_2", "cohen_kappa", "pairs"])
+
+
+def per_annotator_table(sums: dict[str, dict]) -> pd.DataFrame:
+    rows = []
+    for run, s in sums.items():
+        for a in s.get("per_annotator", []):
+            rows.append({"run": run, "annotator": a["annotator"], "with_ties": a["with_ties"]["statistic"],
+                         "without_ties": a["without_ties"]["statistic"], "cohen_kappa": a["cohen_kappa"]["statistic"],
+                         "n": a["with_ties"]["n"]})
+    return pd.DataFrame(rows, columns=["run", "annotator", "with_ties", "without_ties", "cohen_kappa", "n"])
+
+
+def model_table(sums: dict[str, dict]) -> pd.DataFrame:
+    rows = []
+    for run, s in sums.items():
+        for m in (s.get("models") or {}).get("per_model", []):
+            h, j = m["human_win_rate"], m["judge_win_rate"]
+            rows.append({"run": run, "model": m["model"], "human_win_rate": h["statistic"],
+                         "human_ci_low": h["ci_low"], "human_ci_high": h["ci_high"], "judge_win_rate": j["statistic"],
+                         "judge_ci_low": j["ci_low"], "judge_ci_high": j["ci_high"], "human_votes": h["n"],
+                         "judge_verdicts": j["n"]})
+    return pd.DataFrame(rows, columns=["run", "model", "human_win_rate", "human_ci_low", "human_ci_high",
+                                       "judge_win_rate", "judge_ci_low", "judge_ci_high", "human_votes",
+                                       "judge_verdicts"])
+
+
+def agreement_figure(table: pd.DataFrame, colors: dict[str, str] | None = None) -> go.Figure:
+    """Each statistic as a dot with its 95% CI, one colour per run (humans in grey)."""
+    fig = go.Figure()
+    for run, sub in table.groupby("run", sort=False):
+        color = "#7f7f7f" if run == "humans" else (colors or {}).get(run)
+        fig.add_trace(go.Scatter(
+            x=sub["value"], y=sub["statistic"], mode="markers", name=str(run),
+            marker={"size": 10, "color": color},
+            error_x={"type": "data", "symmetric": False, "array": (sub["ci_high"] - sub["value"]).tolist(),
+                     "arrayminus": (sub["value"] - sub["ci_low"]).tolist()},
+            hovertemplate="%{y}: %{x:.3f}<extra>" + str(run) + "</extra>"))
+    fig.update_layout(xaxis_title="value (95% bootstrap CI over prompts)", yaxis_title="statistic",
+                      yaxis={"autorange": "reversed"}, height=140 + 34 * table["statistic"].nunique(),
+                      legend_title_text="run", margin={"l": 10, "r": 10, "t": 30, "b": 10})
+    return fig
+
+
+def confusion_figure(summary: dict, run: str) -> go.Figure:
+    cm = summary["confusion_matrix"]
+    labels = cm["labels"]
+    fig = go.Figure(go.Heatmap(z=cm["counts"], x=labels, y=labels, colorscale="Blues", showscale=False,
+                               text=cm["counts"], texttemplate="%{text}",
+                               hovertemplate="majority %{y}, judge %{x}: %{z}<extra></extra>"))
+    fig.update_layout(title=f"{run}: judge vs majority vote", xaxis_title="judge's verdict",
+                      yaxis_title="humans' majority vote", yaxis={"autorange": "reversed"}, height=360)
+    return fig
+
+
+def win_rate_figure(models: pd.DataFrame, run: str) -> go.Figure:
+    """Per model: the humans' win rate against the judge's (ties count 0.5); the diagonal is perfect agreement."""
+    sub = models[models["run"] == run]
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", line={"dash": "dot", "color": "#bbbbbb"},
+                             showlegend=False, hoverinfo="skip"))
+    fig.add_trace(go.Scatter(
+        x=sub["human_win_rate"], y=sub["judge_win_rate"], mode="markers+text", text=sub["model"],
+        textposition="top center", showlegend=False, marker={"size": 10},
+        error_x={"type": "data", "symmetric": False, "array": (sub["human_ci_high"] - sub["human_win_rate"]).tolist(),
+                 "arrayminus": (sub["human_win_rate"] - sub["human_ci_low"]).tolist()},
+        error_y={"type": "data", "symmetric": False, "array": (sub["judge_ci_high"] - sub["judge_win_rate"]).tolist(),
+                 "arrayminus": (sub["judge_win_rate"] - sub["judge_ci_low"]).tolist()},
+        hovertemplate="%{text}: humans %{x:.3f}, judge %{y:.3f}<extra></extra>"))
+    fig.update_layout(title=f"{run}: win rate per model", xaxis_title="humans' win rate (ties 0.5)",
+                      yaxis_title="judge's win rate (ties 0.5)", xaxis={"range": [0, 1]}, yaxis={"range": [0, 1]},
+                      height=420)
+    return fig
+
+
+def votes_overview(dataset: Dataset) -> pd.DataFrame:
+    """Per dimension of pairwise votes: pairs, votes, annotators and the share of each outcome (the Data page)."""
+    p = dataset.preferences
+    rows = []
+    for dim, g in p.groupby("dimension", sort=False):
+        shares = g["preferred"].value_counts(normalize=True)
+        row = {"dimension": dim, "pairs": g["pair_id"].nunique(), "votes": len(g),
+               "annotators": g["annotator"].nunique(), "votes_per_pair": len(g) / g["pair_id"].nunique(),
+               "a_share": shares.get("a", 0.0), "b_share": shares.get("b", 0.0), "tie_share": shares.get("tie", 0.0)}
+        if "tie_variant" in g.columns:
+            variants = g.loc[g["tie_variant"].fillna("") != "", "tie_variant"].value_counts()
+            row["tie_variants"] = ", ".join(f"{k}: {v}" for k, v in variants.items()) or "-"
+        rows.append(row)
+    return pd.DataFrame(rows)
