@@ -391,15 +391,7 @@ class LoopbackServer:
                 length = int(headers.get("content-length", "0") or 0)
                 body = await reader.readexactly(length) if length else b""
                 _request_headers.set(headers)
-                self.in_flight += 1
-                self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
-                try:
-                    if self.batch_service.handles(path):
-                        result = await self.batch_service.route(method, path.split("?")[0], headers, body)
-                    else:
-                        result = await self._route(method, path.split("?")[0], body)
-                finally:
-                    self.in_flight -= 1
+                result = await self._answer(method, path.split("?")[0], headers, body)
                 if result is None:  # dropped connection
                     writer.transport.abort()
                     return
@@ -438,6 +430,17 @@ class LoopbackServer:
                 writer.close()
             except Exception:  # noqa: BLE001
                 pass
+
+    async def _answer(self, method: str, path: str, headers: dict[str, str], body: bytes):
+        """The reply to one request (None: drop the connection), counting the requests answered at once."""
+        self.in_flight += 1
+        self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+        try:
+            if self.batch_service.handles(path):
+                return await self.batch_service.route(method, path, headers, body)
+            return await self._route(method, path, body)
+        finally:
+            self.in_flight -= 1
 
     async def _route(self, method: str, path: str, body: bytes):
         if method == "GET" and path.rstrip("/") == "/v1/models":
