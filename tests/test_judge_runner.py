@@ -341,7 +341,7 @@ def test_cli_score_estimate_and_export(tmp_path, monkeypatch):
 
     p = argparse.ArgumentParser()
     cli.register(p.add_subparsers(dest="command"))
-    monkeypatch.setattr(runner, "_method", lambda m: TinyMethod() if m == "tiny" else m)
+    monkeypatch.setattr(runner, "method_of", lambda m: TinyMethod() if m == "tiny" else m)
     with serve() as srv:
         base = ["--dataset", "tiny", "--dimension", "coherence", "--method", "tiny", "--model", "loop",
                 "--base-url", srv.base_url, "--provider", "vllm", "--db", str(db)]

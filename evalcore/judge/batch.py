@@ -138,7 +138,7 @@ async def asubmit(dataset: Any, *, method: Any, dimensions: Iterable[str] | None
     store = store or default_store()
     if isinstance(endpoint, (list, tuple)):
         endpoint = endpoint[0]  # a batch goes to one API
-    m, dims, crit, requested = runner._resolve(method, dimensions, criteria_by_dim, config)
+    m, dims, crit, requested = runner.resolve(method, dimensions, criteria_by_dim, config)
     sender = runner.CachedSender(None, store, endpoint)
     planned, note, caps = _plan_offline(m, requested, sender, capabilities)
     tasks = runner.build_tasks(dataset, m, dims, limit=limit, pairs=pairs)
@@ -405,8 +405,8 @@ class _Recorded:
 
         crit = {d: Criteria(**{k: v for k, v in c.items() if k != "hash"}) for d, c in cfg["criteria"].items()}
         caps = Capabilities(**cfg["capabilities"])
-        m = runner._method(cfg["method"])
-        return cls(cfg, m, crit, caps, runner._config(m, cfg["method_config"]))
+        m = runner.method_of(cfg["method"])
+        return cls(cfg, m, crit, caps, runner.method_config_of(m, cfg["method_config"]))
 
     def requests(self, dataset: Any) -> list[Request]:
         """The requests of the run's whole work, as submitted (a batch line's custom_id is one of their keys)."""
@@ -528,7 +528,7 @@ async def _score_from_cache(store: Store, run_id: str, row: dict[str, Any], ds: 
     m, cfg = recorded.method, recorded.cfg
     return await runner.ascore_dataset(
         ds, method=m, dimensions=list(recorded.crit), criteria_by_dim=recorded.crit, endpoint=endpoint,
-        config=runner._config(m, cfg.get("requested_config") or cfg["method_config"]), store=store,
+        config=runner.method_config_of(m, cfg.get("requested_config") or cfg["method_config"]), store=store,
         limit=cfg.get("limit"), run_id=run_id, pairs=_pairs(cfg), parse_mode=cfg.get("parse_mode", "robust"),
         label=row.get("label") or "", capabilities=recorded.caps, client=results, schedule="as-given",
         extra_config={"mode": "batch", "batch": {**(cfg.get("batch") or {}), **results.extra_stats()["batch"]},
@@ -551,19 +551,19 @@ def _pairs(cfg: dict[str, Any]) -> Any:
 
 # ------------------------------------------------------------------------------------------------ sync wrappers
 def submit(dataset: Any, **kw: Any) -> Submitted:
-    return runner._run_sync(lambda: asubmit(dataset, **kw))
+    return runner.run_sync(lambda: asubmit(dataset, **kw))
 
 
 def status(run_id: str, **kw: Any) -> BatchStatus:
-    return runner._run_sync(lambda: astatus(run_id, **kw))
+    return runner.run_sync(lambda: astatus(run_id, **kw))
 
 
 def cancel(run_id: str, **kw: Any) -> BatchStatus:
-    return runner._run_sync(lambda: acancel(run_id, **kw))
+    return runner.run_sync(lambda: acancel(run_id, **kw))
 
 
 def collect(run_id: str, **kw: Any) -> Collected:
-    return runner._run_sync(lambda: acollect(run_id, **kw))
+    return runner.run_sync(lambda: acollect(run_id, **kw))
 
 
 def score_dataset_batch(dataset: Any, *, wait: bool = True, poll_s: float = 30.0,

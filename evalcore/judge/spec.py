@@ -51,15 +51,20 @@ def default_criteria(dataset: Dataset, dimension: str, method: str, store: Any =
     return preset if preset is not None else dataset_criteria(dataset, dimension)
 
 
-def method_config(method: str, dataset: Dataset, overrides: dict[str, Any] | None = None) -> Any:
+def method_config(method: Any, dataset: Dataset, overrides: dict[str, Any] | None = None) -> Any:
     """A method's config for a dataset: the paper's labels ("Article"/"Summary", ...) and, where the paper published
     them for this dataset, its own prompts; ``overrides`` (field -> value, the CLI's ``--config``) on top."""
-    from evalcore.methods import get_method, presets
+    from evalcore.judge import runner
+    from evalcore.methods import METHODS, presets
 
-    config = presets.config_for(method, dataset.id, task=dataset.task, dimensions=dataset.dimension_names)
+    m = runner.method_of(method)
+    if isinstance(method, str) and method in METHODS:
+        config = presets.config_for(method, dataset.id, task=dataset.task, dimensions=dataset.dimension_names)
+    else:  # a method object, or a name only the engine knows: its own default
+        config = m.default_config()
     if not overrides:
         return config
-    loader = getattr(get_method(method), "load_config", None)  # JSON lists back to the config's tuples
+    loader = getattr(m, "load_config", None)  # JSON lists back to the config's tuples
     if loader is None:
         return dataclasses.replace(config, **overrides)
     return loader({**dataclasses.asdict(config), **overrides})
