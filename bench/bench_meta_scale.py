@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -122,7 +123,8 @@ def main() -> None:
     if args.one:
         print(json.dumps(run_size(args.one, args.resamples, args.scipy_budget)))
         return
-    print(f"bench_meta_scale: {args.resamples} resamples, BCa, 95%")
+    print(f"bench_meta_scale: {args.resamples} resamples, BCa, 95%; load average {os.getloadavg()[0]:.1f} on "
+          f"{os.cpu_count()} cores (others' work slows every figure; scipy's time is a yardstick of it)")
     for n in args.sizes:
         out = subprocess.run([sys.executable, __file__, "--one", str(n), "--resamples", str(args.resamples),
                               "--scipy-budget", str(args.scipy_budget)], capture_output=True, text=True)

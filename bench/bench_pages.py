@@ -41,6 +41,7 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 TARGET_COLD_S = 6.0
+BIG_TIMEOUT_MS = 600_000
 TARGET_WARM_S = {"data": 2.0}  # the issue names a warm target for the Data page only
 
 # page URL path -> CSS locator of its first content
@@ -52,6 +53,9 @@ FIRST_CONTENT = {
     "bias": '[data-testid="stPlotlyChart"], [data-testid="stMain"] [data-testid="stAlert"]',
     "compare": '[data-testid="stMetric"]',
 }
+
+# --big only: the Label page's first item to rate (with an annotator name in the URL)
+BIG_ONLY = {"label": ('[data-testid="stHeading"]:has-text("Item ")', "&annotator=bench")}
 
 
 def _browser_helpers(app_dir: Path = REPO_ROOT):
@@ -148,7 +152,7 @@ def import_big_dataset(workdir: Path, n_items: int) -> str:
 def big_dataset_times(browser, helpers, n_items: int, pages: list[str], resamples: int | None) -> None:
     """First content of each page on the big dataset from a fresh session; the Data page of a second session while
     the first Alignment visit computes."""
-    import threading
+    import subprocess
 
     with tempfile.TemporaryDirectory(prefix="judgescope-big-") as tmp:
         dataset_id = import_big_dataset(Path(tmp), n_items)
@@ -158,34 +162,45 @@ def big_dataset_times(browser, helpers, n_items: int, pages: list[str], resample
                 context = new_context(browser, helpers)
                 page = context.new_page()
                 other: dict[str, float] = {}
+                second = None
                 if path == "alignment":
-                    # a second user's Data page while this one computes (own Playwright thread: sync API per thread)
-                    def second_session():
-                        from playwright.sync_api import sync_playwright as spw
-                        with spw() as pw2:
-                            b2 = helpers.launch_chromium(pw2)
-                            try:
-                                time.sleep(1.0)
-                                c2 = new_context(b2, helpers)
-                                other["data"] = visit(c2, helpers, server.url, "data")[0]
-                            finally:
-                                b2.close()
-                    worker = threading.Thread(target=second_session)
-                    worker.start()
+                    # a second user's Data page while this one computes: its own process and browser
+                    second = subprocess.Popen([sys.executable, __file__, "--second-session", server.url],
+                                              stdout=subprocess.PIPE, text=True)
                 t0 = time.perf_counter()
-                page.goto(f"{server.url}/{path}?dataset={dataset_id}")
-                page.locator(FIRST_CONTENT[path]).first.wait_for(state="attached", timeout=600_000)
+                locator, extra_query = BIG_ONLY.get(path, (FIRST_CONTENT.get(path), ""))
+                page.goto(f"{server.url}/{path}?dataset={dataset_id}{extra_query}")
+                try:
+                    page.locator(locator).first.wait_for(state="attached", timeout=BIG_TIMEOUT_MS)
+                except Exception:
+                    page.screenshot(path=f"/tmp/judgescope-big-{path}-timeout.png", full_page=True)
+                    raise
                 first = time.perf_counter() - t0
                 helpers.wait_for_idle(page, timeout_ms=600_000, settle_ms=300)
                 done = time.perf_counter() - t0
                 page.screenshot(path=f"/tmp/judgescope-big-{path}.png", full_page=True)
-                if path == "alignment":
-                    worker.join()
+                if second is not None:
+                    out, _ = second.communicate(timeout=600)
+                    other["data"] = float(out.strip().splitlines()[-1])
                 extra = f"; meanwhile a second session's Data page: {other['data']:.2f} s" if other else ""
                 print(f"  big /{path}: first content {first:.2f} s, done {done:.2f} s{extra}", flush=True)
                 context.close()
         finally:
             helpers.stop_app(server)
+
+
+def second_session(url: str) -> None:
+    """Open the Data page one second from now in a browser of this process; print its first-content seconds."""
+    from playwright.sync_api import sync_playwright
+
+    helpers = _browser_helpers()
+    time.sleep(1.0)
+    with sync_playwright() as pw:
+        browser = helpers.launch_chromium(pw)
+        try:
+            print(f"{visit(new_context(browser, helpers), helpers, url, 'data')[0]:.3f}", flush=True)
+        finally:
+            browser.close()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -195,8 +210,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--resamples", type=int, default=None, help="bootstrap resamples (default: the app's, 1000)")
     ap.add_argument("--app-dir", type=Path, default=REPO_ROOT, help="checkout whose app is timed (default: this one)")
     ap.add_argument("--big", type=int, default=0, help="time the pages on a synthetic dataset of this many items")
-    ap.add_argument("--big-pages", default="alignment,data,bias,compare")
+    ap.add_argument("--big-pages", default="alignment,data,bias,compare,label")
+    ap.add_argument("--second-session", help=argparse.SUPPRESS)  # child: the concurrent Data page visit
     args = ap.parse_args(argv)
+    if args.second_session:
+        second_session(args.second_session)
+        return 0
     pages = [p.strip() for p in args.pages.split(",") if p.strip()]
     unknown = [p for p in pages if p not in FIRST_CONTENT]
     if unknown:

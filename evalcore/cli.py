@@ -139,12 +139,14 @@ def meta_report(dataset_id: str, run_id: str, *, dimensions: list[str] | None = 
 
 def _ceiling_rows(dataset, frame, dim: str, levels, coefficients, n_resamples: int, random_state: int,
                   skip_constant: bool = True) -> list[dict[str, Any]]:
-    """The human ceiling on exactly the run's scored items: the experts' mean per level x coefficient."""
-    from evalcore.views.alignment import ceiling_table
+    """The human ceiling on exactly the items the run is correlated on (its parsed items; at the summary level
+    with constant documents skipped, the documents its correlation is defined on): the experts' mean per level x
+    coefficient."""
+    from evalcore.views.alignment import ceiling_table, correlated_items
 
-    items = frame.loc[frame["judge"].notna(), "item_id"]
     rows = []
     for lv in levels:
+        items = correlated_items(frame, level=lv, skip_constant=skip_constant)
         for co in coefficients:
             t = ceiling_table(dataset, dim, level=lv, coefficient=co, item_ids=items, n_resamples=n_resamples,
                               skip_constant=skip_constant)

@@ -1,7 +1,7 @@
 """JudgeScope's navigation and sidebar: the one place that builds them. ``app.py`` calls ``main()``; pages call
 ``pages/_shared.context()``, which comes here. This module imports pages/_loaders and pages/_url only: no cycle.
 
-Adding a page: append its ``st.Page`` to ``PAGES``. Its file must be named after its URL path (``pages/<url>.py``):
+Adding a page: append it to ``PAGE_SPECS``. Its file must be named after its URL path (``pages/<url>.py``):
 when a ``pages/`` folder sits beside the main script, Streamlit (still in 1.67) serves the first run of a server
 process, and every run under ``AppTest``, with its legacy folder-based navigation, which runs ``pages/<url path>.py``
 on its own, without app.py. ``context()`` notices and runs ``main()`` from there: this navigation resolves the same
@@ -23,24 +23,34 @@ from pages import _url as url
 
 APP_NAME = "JudgeScope"
 
-PAGES = [
-    st.Page("pages/data.py", title="Data", icon=":material/table:", url_path="data-home", default=True),
-    st.Page("pages/criteria.py", title="Criteria", icon=":material/edit_note:", url_path="criteria"),
-    st.Page("pages/score.py", title="Score", icon=":material/play_circle:", url_path="score"),
-    st.Page("pages/alignment.py", title="Alignment", icon=":material/insights:", url_path="alignment"),
-    st.Page("pages/bias.py", title="Bias", icon=":material/balance:", url_path="bias"),
-    st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:", url_path="compare"),
-    st.Page("pages/label.py", title="Label", icon=":material/label:", url_path="label"),
+# (file, title, icon, url path): the navigation's pages in order; the first is the default one, served at "/".
+PAGE_SPECS = [
+    ("pages/data.py", "Data", ":material/table:", "data-home"),
+    ("pages/criteria.py", "Criteria", ":material/edit_note:", "criteria"),
+    ("pages/score.py", "Score", ":material/play_circle:", "score"),
+    ("pages/alignment.py", "Alignment", ":material/insights:", "alignment"),
+    ("pages/bias.py", "Bias", ":material/balance:", "bias"),
+    ("pages/compare.py", "Compare", ":material/compare_arrows:", "compare"),
+    ("pages/label.py", "Label", ":material/label:", "label"),
 ]
+FIRST_PAGE_ALIAS_PATH = "data"
+
+
+def pages() -> list:
+    """Fresh ``st.Page`` objects for this run. Never module-level ones: ``st.navigation`` marks the page it returns
+    as callable on the object itself, so objects shared by every session let one session's run unmark another's
+    (six sessions opened at once: "This page cannot be called directly", issue 21 item 11)."""
+    return [st.Page(f, title=t, icon=i, url_path=u, default=(n == 0)) for n, (f, t, i, u) in enumerate(PAGE_SPECS)]
 
 
 def _to_first_page() -> None:
     """/data: forward to the first page at "/", keeping the query string (the link keeps its state)."""
     qp = st.query_params
-    st.switch_page(PAGES[0], query_params=[(k, v) for k in qp for v in qp.get_all(k)])
+    st.switch_page(pages()[0], query_params=[(k, v) for k in qp for v in qp.get_all(k)])
 
 
-FIRST_PAGE_ALIAS = st.Page(_to_first_page, title="Data", url_path="data", visibility="hidden")
+def _first_page_alias():
+    return st.Page(_to_first_page, title="Data", url_path=FIRST_PAGE_ALIAS_PATH, visibility="hidden")
 
 
 def default_dimension(dimensions: list[str], run_ids: list[str]) -> str:
@@ -161,9 +171,9 @@ def context() -> ui.Context:
 def main() -> None:
     """Navigation, sidebar, the chosen page; then the URL is made to carry the whole view (pages/_url.py)."""
     st.set_page_config(page_title=APP_NAME, page_icon=":material/balance:", layout="wide")
-    page = st.navigation([*PAGES, FIRST_PAGE_ALIAS])
+    page = st.navigation([*pages(), _first_page_alias()])
     url.begin()
-    if page is FIRST_PAGE_ALIAS or page.url_path == FIRST_PAGE_ALIAS.url_path:
+    if page.url_path == FIRST_PAGE_ALIAS_PATH:
         _to_first_page()
     st.session_state["_ctx"] = sidebar()
     try:

@@ -86,13 +86,30 @@ with st.expander("Generate evaluation steps with the judge (G-Eval auto-CoT)"):
 
         try:
             with st.spinner(f"Asking {choice.endpoint.model} for evaluation steps…"):
+                # not saved here (dataset_id=None): the steps are shown first, and kept only when the user takes
+                # them and saves a version (issue 18.12)
                 new = generate_steps(dataclasses.replace(criteria, steps=""), endpoint=choice.endpoint,
-                                     api_key=choice.api_key, store=store, dataset_id=ds.id)
+                                     api_key=choice.api_key, store=store, dataset_id=None)
         except Exception as e:  # noqa: BLE001 - shown to the user with its reason; nothing is saved
             st.error(ui.esc(redact(f"Could not generate steps: {type(e).__name__}: {e}", [choice.api_key])))
         else:
-            st.session_state["_crit_pending"] = new
-            st.session_state["_crit_msg"] = f"Generated steps saved as version {new.version_hash()}."
+            st.session_state["_crit_preview"] = (dim, new.steps)
+            st.rerun()
+    preview = st.session_state.get("_crit_preview")
+    if preview is not None and preview[0] == dim:
+        st.text_area("Generated steps (preview: not saved, not in the field yet)", value=preview[1], disabled=True,
+                     height=160, key="crit_preview_text")
+        problem = criteria_views.steps_problem(preview[1])
+        if problem:
+            st.warning(ui.esc(f"Look before using them: {problem}."))
+        u1, u2 = st.columns(2)
+        if u1.button("Use these steps", key="use_steps"):
+            st.session_state["_crit_pending"] = dataclasses.replace(criteria, steps=preview[1])
+            st.session_state.pop("_crit_preview", None)
+            st.session_state["_crit_msg"] = "Generated steps put in the field: edit them, then press Save version."
+            st.rerun()
+        if u2.button("Discard", key="discard_steps"):
+            st.session_state.pop("_crit_preview", None)
             st.rerun()
 msg = st.session_state.pop("_crit_msg", None)
 if msg:

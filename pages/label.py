@@ -26,9 +26,14 @@ st.caption(ui.esc(f"Dataset {ds.name} ({ds_id}), picked in the sidebar. Judge sc
 
 ORDERS = {"random": "random", "stratified": "stratified by system", "uncertain": "judge least certain"}
 c1, c2, c3 = st.columns([1, 2, 1])
-annotator = c1.text_input("Annotator", key=url.key("annotator", ""), placeholder="your name",
-                          help="Your labels are kept under this name; several annotators can label the same items.")
-annotator = (annotator or "").strip()
+# A form: the name changes only when submitted (Enter or the button). Typed straight into the field, digit keys meant
+# as ratings used to extend the name ("carol4") and the next click started a new annotator at item 1 (issue 18.11).
+with c1.form("annotator_form", border=False, enter_to_submit=True):
+    st.text_input("Annotator", key=url.key("annotator", ""), placeholder="your name",
+                  help="Your labels are kept under this name; several annotators can label the same items. Press "
+                       "Enter (or Start) to begin; the digit keys rate once you are on an item.")
+    st.form_submit_button("Start labelling", key="label_start")
+annotator = (st.session_state.get("annotator") or "").strip()
 dims = c2.multiselect("Dimensions to label", ds.dimension_names,
                       key=url.key("label_dims", [ds.dimension_names[0]], options=ds.dimension_names),
                       help="Each item is rated on these, one after the other.")
@@ -109,8 +114,10 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-def save(item_id: str, dimension: str, value: float | None, shown_at: str) -> None:
-    label_id = store.save_label(ds_id, item_id, dimension, annotator, value, skipped=value is None,
+def save(item_id: str, dimension: str, value: float | None, shown_at: str, who: str) -> None:
+    """Save under ``who``, the annotator named on the card when it was drawn (not whatever the name field says when
+    the click arrives)."""
+    label_id = store.save_label(ds_id, item_id, dimension, who, value, skipped=value is None,
                                 strategy=strategy, shown_at=shown_at)
     forget_cached_dataset()
     names = dict(zip(labels.scale_points(ds.dimension(dimension)) or [], labels.point_names(ds.dimension(dimension))))
@@ -160,11 +167,12 @@ def labelling() -> None:
 def item_card(item_id: str, dimension: str, *, position: int) -> None:
     texts = ds.texts()
     row = texts[texts["item_id"].astype(str) == item_id].iloc[0]
-    shown_key = f"_shown::{item_id}::{dimension}"
+    shown_key = f"_shown::{annotator}::{item_id}::{dimension}"  # each annotator's own time (issue 18.11)
     shown_at = st.session_state.setdefault(shown_key, now())
     d = ds.dimension(dimension)
     crit = ui.current_criteria(ds, dimension)
     st.subheader(f"Item {position} of {len(order)}", anchor=False)
+    st.caption(ui.esc(f"Labelling as {annotator}."))
     if len(dims) > 1:
         st.caption(ui.esc(f"Dimension {dims.index(dimension) + 1} of {len(dims)} for this item."))
     left, right = st.columns([3, 2])
@@ -193,17 +201,21 @@ def item_card(item_id: str, dimension: str, *, position: int) -> None:
                     for i, v in enumerate(points)]
             cols = st.columns(len(points))
             for col, v, name, key in zip(cols, points, names, keys):
-                col.button(ui.esc(name), key=f"label_rate_{int(v)}", shortcut=key, type="primary", width="stretch",
-                           on_click=save, args=(item_id, dimension, v, shown_at))
+                # a numeric point's button says "rate 3", not "3 3" (its label next to its shortcut: issue 18.11)
+                col.button(ui.esc(name) if d.labels else f"rate {name}", key=f"label_rate_{int(v)}", shortcut=key,
+                           type="primary", width="stretch", on_click=save,
+                           args=(item_id, dimension, v, shown_at, annotator))
         else:
             field = f"label_value::{item_id}::{dimension}"
             st.number_input(f"Rating ({d.scale_min:g}-{d.scale_max:g})", min_value=float(d.scale_min),
                             max_value=float(d.scale_max), key=field)
             # the value is read when the click arrives, not when the button was drawn (the field may have changed)
             st.button("Save rating", key="label_save", shortcut="Ctrl+Enter", type="primary",
-                      on_click=lambda: save(item_id, dimension, float(st.session_state[field]), shown_at))
+                      on_click=lambda: save(item_id, dimension, float(st.session_state[field]), shown_at,
+                                            annotator))
         b1, b2 = st.columns(2)
-        b1.button("Skip", key="label_skip", shortcut="S", on_click=save, args=(item_id, dimension, None, shown_at),
+        b1.button("Skip", key="label_skip", shortcut="S", on_click=save,
+                  args=(item_id, dimension, None, shown_at, annotator),
                   icon=":material/skip_next:", width="stretch")
         b2.button("Undo", key="label_undo", shortcut="U", on_click=undo, icon=":material/undo:", width="stretch")
         st.caption(ui.esc("Keys: " + (", ".join(k for k in keys if k) if points is not None else "Ctrl+Enter")

@@ -829,9 +829,9 @@ def build_pandalm(root: Path, bundle: Bundle) -> dict[str, Any]:
             "(bloom-7b, cerebras-gpt-6.7B, llama-7b, opt-7b, pythia-6.9b; 10 model pairs) to the same "
             "self-instruct task, each judged by 3 annotators: response 1 better, response 2 better or a tie "
             "(released codes 1 / 2 / 0, stored as a / b / tie). The prompt (document) is the instruction followed "
-            "by the input; item_a is response 1, written by the first model of cmp_key. The same (prompt, model, "
-            "response) under several pairs is one item. Six responses released as JSON booleans are kept as the text "
-            "'True'. No per-item scores: the preferences table holds every vote."
+            "by the input; item_a is response 1, written by the first model of cmp_key (as PandaLM's README says). The "
+            "same (prompt, model, response) under several pairs is one item. Six responses released as JSON booleans "
+            "are kept as the text 'True'. No per-item scores: the preferences table holds every vote."
         ),
         "citation": CITATIONS["pandalm"],
         "origin": origin_text(origin),

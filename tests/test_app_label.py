@@ -231,3 +231,32 @@ def test_export_reads_as_a_long_upload():
     new = importers.load_user_dataset(path, mapping, name="labels again")
     assert sorted(new.items["item_id"]) == sorted(labels.random_order(ds)[:5])
     assert len(new.annotations) == 10 and set(new.annotations["annotator"]) == {"ann", "bob"}
+
+
+def test_label_name_changes_only_when_submitted_and_each_annotator_has_own_shown_at():
+    """Issue 18.11: a name typed but not submitted (digit keys meant as ratings) does not change the annotator; a
+    second annotator in the same session gets their own shown_at; numeric buttons read "rate 3", not "3 3"."""
+    import time
+
+    from evalcore.store import default_store
+
+    at = label_page(annotator="dora", label_dims="coherence")
+    assert [b.label for b in at.button if b.key and b.key.startswith("label_rate_")] == [
+        "rate 1", "rate 2", "rate 3", "rate 4", "rate 5"]
+    rate(at, 3)
+    at.text_input(key="annotator").input("dora4")  # typed, not submitted
+    rate(at, 4)
+    rows = default_store().label_rows("summeval")
+    assert rows[rows["annotator"] == "dora"]["value"].tolist()[-2:] == [3.0, 4.0]
+    assert "dora4" not in set(rows["annotator"])
+    time.sleep(0.05)
+    at.text_input(key="annotator").input("erin")
+    at.button(key="label_start").click().run()
+    clean(at)
+    assert any("Labelling as erin" in c.value for c in at.caption)
+    rate(at, 2)
+    rows = default_store().label_rows("summeval")
+    first_item = rows[rows["annotator"] == "dora"].iloc[0]
+    erin = rows[rows["annotator"] == "erin"].iloc[0]
+    assert erin["item_id"] == first_item["item_id"]  # the same order for everyone
+    assert erin["shown_at"] > first_item["shown_at"]  # erin's own time, not dora's

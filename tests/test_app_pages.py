@@ -391,10 +391,16 @@ def test_criteria_versions_diff_and_generated_steps():
         assert not at.button(key="generate_steps").disabled
         at.button(key="generate_steps").click().run()
         assert_clean(at)
-        steps = at.text_area(key="crit_steps").value
-        assert steps and steps != "1. Read the summary aloud.\n2. Rate fluency."
         assert judge.requests_seen >= 1
-    assert len(frame_with(at, "version", "saved", "note")) == 3  # the generated steps were saved as a version
+    # issue 18.12: the generated steps are shown first, neither in the field nor saved
+    preview = at.text_area(key="crit_preview_text").value
+    assert preview and at.text_area(key="crit_steps").value == "1. Read the summary aloud.\n2. Rate fluency."
+    assert len(frame_with(at, "version", "saved", "note")) == 2
+    at.button(key="use_steps").click().run()
+    assert_clean(at)
+    assert at.text_area(key="crit_steps").value == preview
+    at.button(key="save_criteria").click().run()
+    assert len(frame_with(at, "version", "saved", "note")) == 3  # saved when the user says so
 
 
 @pytest.mark.parametrize("dataset", ["topical_chat", "qags_cnndm", "qags_xsum", "fed_dialogue", "zhang_pairs"])

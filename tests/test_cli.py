@@ -174,3 +174,36 @@ def test_plan_bad_targets_are_one_line_errors(capsys):
     assert main([*base, "--assurance", "0.3"]) == 2
     err = capsys.readouterr().err
     assert "assurance must be at least 0.5" in err and "Traceback" not in err
+
+
+def test_summary_ceiling_is_computed_on_the_documents_the_run_is_correlated_on(capsys):
+    """Issue 18.1's example: GPT-4 RTS relevance on M8-M10, summary-level Kendall 0.729 on 37 documents (the judge
+    is constant on 63). The ceiling, by hand: each expert against the mean of the other two, per document, on the
+    same 37 documents (a document constant on either side skipped), averaged over documents, then over experts."""
+    gpt4 = "summeval/shen-gpt-4-0314-rts"
+    out = run_json(capsys, "meta", "--dataset", "summeval", "--run", gpt4, "--dimension", "relevance", "--systems",
+                   "M8,M9,M10", "--level", "summary", "--coefficient", "kendall", "--resamples", "0")
+    entry = out["dimensions"]["relevance"]
+    run_row = entry["correlations"][0]
+    assert run_row["n"] == 37 and run_row["statistic"] == pytest.approx(0.729, abs=5e-4)
+    ds = load_dataset("summeval")
+    frame = score_frame(ds, load_bundled_run(gpt4), "relevance", systems=["M8", "M9", "M10"])
+    g = frame.groupby("doc_id")
+    used = [d for d, sub in g if sub["judge"].nunique() > 1 and sub["human"].nunique() > 1]
+    assert len(used) == 37
+    ann = ds.annotations[(ds.annotations["dimension"] == "relevance") & (ds.annotations["group"] == "expert")]
+    wide = ann[ann["item_id"].isin(frame[frame["doc_id"].isin(used)]["item_id"])].pivot(
+        index="item_id", columns="annotator", values="value")
+    wide["doc_id"] = frame.set_index("item_id").loc[wide.index, "doc_id"]
+    per_expert = []
+    for a in [c for c in wide.columns if c != "doc_id"]:
+        others = wide.drop(columns=[a, "doc_id"]).mean(axis=1)
+        taus = []
+        for _, idx in wide.groupby("doc_id").groups.items():
+            x, y = wide.loc[idx, a], others.loc[idx]
+            if x.nunique() > 1 and y.nunique() > 1:
+                taus.append(st.kendalltau(x, y).statistic)
+        per_expert.append(np.mean(taus))
+    ceiling = entry["human_ceiling"][0]
+    assert ceiling["statistic"] == pytest.approx(np.mean(per_expert), abs=1e-12)
+    assert ceiling["statistic"] == pytest.approx(0.596, abs=5e-4)  # not 0.439, the ceiling over all 12 systems

@@ -154,3 +154,26 @@ def test_blocked_bootstrap_equals_one_piece(monkeypatch):
     blocked = correlate(frame, level="dataset", coefficient="kendall", n_resamples=120)
     assert (blocked.ci_low, blocked.ci_high) == (pytest.approx(whole.ci_low, abs=1e-12),
                                                  pytest.approx(whole.ci_high, abs=1e-12))
+
+
+class Abandon(Exception):
+    pass
+
+
+def test_a_stop_point_can_abandon_a_correlation_and_is_local_to_its_block():
+    """The app's pages stop a computation whose session went away: the stop point is consulted between blocks of
+    replicates, and outside its ``with`` block nothing is consulted."""
+    frame = synthetic(n_docs=40, n_systems=4, seed=3, continuous=True)
+    calls = []
+
+    def stop():
+        calls.append(1)
+        if len(calls) > 2:
+            raise Abandon
+
+    with pytest.raises(Abandon):
+        with fastboot.stop_point(stop):
+            correlate(frame, level="dataset", coefficient="spearman", n_resamples=500)
+    n = len(calls)
+    r = correlate(frame, level="dataset", coefficient="spearman", n_resamples=500)
+    assert len(calls) == n and not np.isnan(r.ci_low)

@@ -182,3 +182,27 @@ def test_support_warnings_name_documents_and_systems():
     w = support_warnings(Support(2, 2))
     assert len(w) == 2 and "2 document(s)" in w[0] and "always +1 or -1" in w[1]
     assert support_warnings(Support(50, 3), levels=("dataset",)) == []
+
+
+# ---------------------------------------------------------------------------------------------- properties
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as hs  # noqa: E402
+
+
+@settings(max_examples=25, deadline=None)
+@given(hs.integers(4, 7), hs.integers(0, 10_000))
+def test_permutation_pvalues_agree_with_scipys_exact_kendall_and_never_go_below_the_exact_minimum(n, seed):
+    rng = np.random.default_rng(seed)
+    x = rng.permutation(n).astype(float)
+    y = rng.permutation(n).astype(float)
+    pk, method = correlation_pvalue(x, y, "kendall")
+    assert method == "exact" and pk == pytest.approx(st.kendalltau(x, y, method="exact").pvalue)
+    # Spearman on distinct ranks: enumerating every ordering is exact, and at least two orderings (the observed and
+    # its mirror) are as extreme, so p >= 2 / n!
+    ps, method = correlation_pvalue(x, y, "spearman")
+    assert method == "exact permutation" and 2 / math.factorial(n) - 1e-12 <= ps <= 1
+    perms = np.array([st.spearmanr(x, y[list(p)]).statistic for p in itertools.permutations(range(n))])
+    rho = st.spearmanr(x, y).statistic
+    by_hand = min(1.0, 2 * min(np.mean(perms >= rho - 1e-12), np.mean(perms <= rho + 1e-12)))
+    assert ps == pytest.approx(by_hand, abs=1e-12)

@@ -247,3 +247,12 @@ def test_run_names_are_the_labels_people_gave_and_stay_distinct():
     for a, b in itertools.combinations(RUN_PALETTE, 2):
         dh = abs(hls[a][0] - hls[b][0])
         assert min(dh, 1 - dh) >= 0.04 or abs(hls[a][1] - hls[b][1]) >= 0.12, (a, b)
+
+
+def test_a_reply_that_is_no_evaluation_steps_is_flagged():
+    """Issue 18.12: an endpoint that answers "4" to "write the evaluation steps" is caught before saving."""
+    from evalcore.views.criteria import steps_problem
+
+    assert "'4'" in steps_problem("4")
+    assert steps_problem("") == "the judge returned nothing"
+    assert steps_problem("1. Read the summary and the article.\n2. Rate coherence from 1 to 5.") is None

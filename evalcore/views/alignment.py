@@ -219,6 +219,18 @@ def ceiling_table(dataset: Dataset, dimension: str, *, level: str, coefficient: 
     return t
 
 
+def correlated_items(frame: pd.DataFrame, *, level: str, skip_constant: bool = True) -> pd.Series:
+    """The item ids a run's correlation at ``level`` is computed on: its parsed items, and at the summary level with
+    constant documents skipped, only the documents where its per-document correlation is defined (the human
+    ceiling is then computed on the same documents: issue 18.1)."""
+    scored = frame[frame["judge"].notna()]
+    if level == "summary" and skip_constant and not scored.empty:
+        g = scored.groupby("doc_id")
+        defined = (g["judge"].nunique() > 1) & (g["human"].nunique() > 1)
+        scored = scored[scored["doc_id"].isin(defined[defined].index)]
+    return scored["item_id"]
+
+
 def run_ceilings(dataset: Dataset, runs: list[Run], dimension: str, *, level: str, coefficient: str,
                  systems: list[str] | None = None, n_resamples: int = 0, skip_constant: bool = True
                  ) -> pd.DataFrame:
@@ -227,7 +239,7 @@ def run_ceilings(dataset: Dataset, runs: list[Run], dimension: str, *, level: st
     labels = {r.run_id: run_label(r) for r in runs}
     parts = []
     for run_id, frame in frames_for(dataset, runs, dimension, systems=systems).items():
-        items = frame.loc[frame["judge"].notna(), "item_id"]
+        items = correlated_items(frame, level=level, skip_constant=skip_constant)
         t = ceiling_table(dataset, dimension, level=level, coefficient=coefficient, item_ids=items,
                           n_resamples=n_resamples, skip_constant=skip_constant)
         if t.empty:

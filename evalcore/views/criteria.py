@@ -7,6 +7,18 @@ from typing import Any
 from evalcore.model import Dataset
 
 
+def steps_problem(steps: str) -> str | None:
+    """Why a judge's reply does not look like evaluation steps, or None (issue 18.12: a reply of "4" was saved as
+    the steps). Steps are a few sentences: at least 20 characters and 4 words, some of them words, not numbers."""
+    text = (steps or "").strip()
+    words = [w for w in text.split() if any(ch.isalpha() for ch in w)]
+    if not text:
+        return "the judge returned nothing"
+    if len(text) < 20 or len(words) < 4:
+        return f"the judge answered {text[:60]!r}, which does not read as evaluation steps"
+    return None
+
+
 def method_config(method_name: str, dataset: Dataset) -> Any:
     """A method's config for a dataset: the one rule the CLI uses too (evalcore.judge.spec.method_config)."""
     from evalcore.judge.spec import method_config as config

@@ -8,6 +8,7 @@ import plotly.graph_objects as go
 
 from evalcore.meta.preference import pairwise_summary
 from evalcore.model import Dataset, Run
+from evalcore.views.common import run_names
 
 TABLE_COLUMNS = ["run", "statistic", "value", "ci_low", "ci_high", "n"]
 
@@ -36,13 +37,16 @@ def pairwise_runs(runs: list[Run], dimension: str) -> list[Run]:
 
 
 def summaries(dataset: Dataset, runs: list[Run], dimension: str, *, n_resamples: int = 1000) -> dict[str, dict]:
-    """run id -> pairwise_summary, for the runs with verdicts on ``dimension`` (none without human preferences)."""
+    """run name -> pairwise_summary, for the runs with verdicts on ``dimension`` (none without human preferences).
+    Runs are named as in the pickers and legends (``run_names``: the label, the id's end where two share one)."""
     prefs = dataset.preferences
     if prefs.empty or not (prefs["dimension"] == dimension).any():
         return {}
-    return {r.run_id: pairwise_summary(prefs, r.comparisons, dataset.items, dimension=dimension,
-                                       judge_model=r.model, n_resamples=n_resamples)
-            for r in pairwise_runs(runs, dimension)}
+    chosen = pairwise_runs(runs, dimension)
+    names = run_names(chosen)
+    return {names[r.run_id]: pairwise_summary(prefs, r.comparisons, dataset.items, dimension=dimension,
+                                              judge_model=r.model, n_resamples=n_resamples)
+            for r in chosen}
 
 
 def _get(summary: dict, key: str) -> dict | None:

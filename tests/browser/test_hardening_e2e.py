@@ -133,3 +133,15 @@ def test_uploaded_names_are_shown_as_text_not_markdown(app, app_server, tmp_path
             assert links.count() == 0, page
             app.screenshot(f"hardening-markdown-{page}")
         assert bad.connections == 0
+
+
+def test_six_sessions_opened_at_once_all_get_their_page(open_app):
+    """Issue 21, item 11: six browsers opening the app at the same moment each get the page, not a
+    StreamlitAPIException ("This page cannot be called directly"): the navigation's pages are built per run."""
+    apps = [open_app() for _ in range(6)]
+    for a in apps:  # every request on its way before any page has finished running
+        a.page.goto(f"{a.base_url}/score", wait_until="commit")
+    for a in apps:
+        a.heading("Score").wait_for()
+        a.idle()
+        assert a.problems() == []

@@ -80,7 +80,7 @@ def test_mtbench_upload_verdicts_then_pairwise_alignment(app, loopback, app_serv
     block = app.page.locator('[data-testid="stHorizontalBlock"]').filter(
         has=app.page.locator(".st-key-csv_pairwise_agreement"))
     rows = app.grid(block.locator('[data-testid="stDataFrame"]').first)
-    shown = {r["statistic"]: float(r["value"]) for r in rows if r["run"] != "humans"}
+    shown = {r["statistic"]: float(r["value"]) for r in rows if r["run"] == "my_judge"}
     import pandas as pd
 
     judge = pd.DataFrame([{"pair_id": p, "doc_id": expected.preferences.set_index("pair_id").loc[p, "doc_id"].iloc[0],
@@ -102,7 +102,7 @@ def test_mtbench_upload_verdicts_then_pairwise_alignment(app, loopback, app_serv
     app.choose("Method", "mtbench")
     assert app.multiselect_values("Presentation orders") == ["ab", "ba"]
     before = loopback.by_path.get("/v1/chat/completions", 0)
-    app.page.get_by_role("button", name="Start scoring").click()
+    app.start_scoring()  # confirms the spending step the Score page asks for, then starts
     app.page.get_by_text("Done.", exact=True).wait_for(timeout=120_000)
     app.idle()
     assert app.problems() == []
@@ -119,14 +119,13 @@ def test_mtbench_upload_verdicts_then_pairwise_alignment(app, loopback, app_serv
     assert {frozenset(x) for x in zip(run.comparisons["item_first"], run.comparisons["item_second"])} == voted
     assert 6 <= sent <= 6 + 4, sent
     _save(app, "pairwise-score-done")
-    if run_id not in app.multiselect_values("Runs"):  # a finished run joins the selection by itself
-        app.add_to_multiselect("Runs", run_id)
+    assert run_id in app.selected_runs()  # a finished run joins the selection by itself
     app.nav("Alignment")
     app.heading("Pairwise preferences: judge vs human votes", level=3).wait_for()
     app.idle()
     assert app.problems() == []
     rows = app.grid(app.page.locator('[data-testid="stHorizontalBlock"]').filter(
         has=app.page.locator(".st-key-csv_pairwise_agreement")).locator('[data-testid="stDataFrame"]').first)
-    shown_runs = {r["run"] for r in rows}  # the grid renders its first rows: both runs are among them
-    assert run_id in shown_runs and any("my-judge" in r for r in shown_runs), shown_runs
+    shown_runs = {r["run"] for r in rows}  # the grid renders its first rows: both runs, by name, are among them
+    assert {"my_judge", "mtbench · loopback-judge"} <= shown_runs, shown_runs
     _save(app, "pairwise-alignment-two-runs")
