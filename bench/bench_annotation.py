@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evalcore import labels, runs  # noqa: E402
-from evalcore.judge.store import Store  # noqa: E402
+from evalcore.store import Store  # noqa: E402
 
 
 def timed(f, repeat: int = 5) -> float:

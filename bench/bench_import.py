@@ -66,7 +66,7 @@ m = mod.ColumnMapping(doc_id="doc_id", system_id="system", output="summary", sou
 t0, c0 = time.perf_counter(), time.process_time()
 ds = mod.load_user_dataset(path, m)
 t_load, c_load = time.perf_counter() - t0, time.process_time() - c0
-from evalcore.judge.store import Store
+from evalcore.store import Store
 import tempfile, os
 with tempfile.TemporaryDirectory() as tmp:
     t0 = time.perf_counter()

@@ -38,7 +38,7 @@ import openai  # noqa: E402
 from evalcore.datasets import load_dataset  # noqa: E402
 from evalcore.judge import runner  # noqa: E402
 from evalcore.judge.client import Endpoint  # noqa: E402
-from evalcore.judge.store import Store  # noqa: E402
+from evalcore.store import Store  # noqa: E402
 from evalcore.methods import get_method  # noqa: E402
 from evalcore.methods.presets import PRESETS  # noqa: E402
 
@@ -117,11 +117,10 @@ def sections_abcd(a: argparse.Namespace) -> int:
     ideal = n / a.concurrency * a.latency
     proc, base_url = start_server(a.latency)
     tmp = Path(tempfile.mkdtemp(prefix="bench_judge_"))
-    rows: list[tuple[str, str]] = []
     try:
         endpoint = Endpoint(base_url, "loop", provider="local")
         cfg = geval.default_config()
-        from evalcore.judge.types import Capabilities
+        from evalcore.types import Capabilities
 
         planned, _ = geval.plan(cfg, Capabilities(chat_logprobs=True, top_logprobs=20, honours_n=True,
                                                   echo_logprobs=True))

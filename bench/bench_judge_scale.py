@@ -18,8 +18,8 @@ from bench_judge import server_stats, start_server
 from evalcore.datasets import load_dataset
 from evalcore.judge import batch, runner
 from evalcore.judge.client import Endpoint
-from evalcore.judge.store import Store
-from evalcore.judge.types import Capabilities
+from evalcore.store import Store
+from evalcore.types import Capabilities
 from evalcore.methods import get_method
 from evalcore.methods.presets import PRESETS
 

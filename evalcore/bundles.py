@@ -65,7 +65,7 @@ def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
 def _store(store: Any) -> Any:
     if store is not None:
         return store
-    from evalcore.judge.store import default_store
+    from evalcore.store import default_store
 
     return default_store()
 

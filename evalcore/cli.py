@@ -295,7 +295,7 @@ def _print_label_agreement(a: dict[str, Any]) -> None:
 def cmd_plan(args: argparse.Namespace) -> int:
     """How many labelled items a run's agreement with the labels needs (evalcore.labels.plan)."""
     from evalcore import labels
-    from evalcore.judge.store import default_store
+    from evalcore.store import default_store
 
     dataset = runs_mod.get_dataset(args.dataset, with_labels=False)
     run = runs_mod.load_run(args.run, parse=args.parse)
@@ -324,7 +324,7 @@ def cmd_labels(args: argparse.Namespace) -> int:
 
     from evalcore import labels
     from evalcore.csvsafe import to_csv_safe
-    from evalcore.judge.store import default_store
+    from evalcore.store import default_store
 
     store = default_store()
     dataset = runs_mod.get_dataset(labels.base_id(args.dataset), with_labels=False)
@@ -541,7 +541,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _user_errors() -> tuple[type[BaseException], ...]:
     """Exceptions that describe a mistake in the command or its setting, printed as one line (no traceback)."""
     from evalcore.importers import DatasetValidationError
-    from evalcore.judge.types import UnsupportedByEndpoint
+    from evalcore.types import UnsupportedByEndpoint
 
     errors: list[type[BaseException]] = [KeyError, ValueError, DatasetValidationError, UnsupportedByEndpoint, FileNotFoundError]
     from evalcore.bundles import BundleError
@@ -568,7 +568,7 @@ def _hardening_errors() -> list[type[BaseException]]:
     try:
         from evalcore.judge.client import EndpointUnusable, RequestFailed
         from evalcore.judge.redact import CredentialsInUrl
-        from evalcore.judge.store import RunLeased, StoreError
+        from evalcore.store import RunLeased, StoreError
     except ImportError:
         return []
     return [StoreError, RunLeased, EndpointUnusable, CredentialsInUrl, RequestFailed]

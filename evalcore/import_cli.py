@@ -243,7 +243,7 @@ def cmd_import_run(args: argparse.Namespace) -> int:
 def _import_scores(args: argparse.Namespace) -> dict[str, Any]:
     from evalcore import runs as runs_mod
     from evalcore.importers import load_run_scores
-    from evalcore.judge.store import default_store
+    from evalcore.store import default_store
 
     if not args.dataset or not args.name:
         raise CommandError("a judge-score file needs --dataset ID (the dataset it scores) and --name NAME (the run)")
@@ -277,7 +277,7 @@ def cmd_import_pairs(args: argparse.Namespace) -> int:
 def cmd_import_verdicts(args: argparse.Namespace) -> int:
     from evalcore import runs as runs_mod
     from evalcore.importers.pairs import import_verdicts
-    from evalcore.judge.store import default_store
+    from evalcore.store import default_store
 
     dataset = runs_mod.get_dataset(args.dataset)
     if dataset.preferences.empty:

@@ -1,6 +1,6 @@
 """Human labels made in the workbench: saving, undo, which item next, how labels join the dataset, export.
 
-Labels live in the store's ``labels`` table (evalcore.judge.store, "human labels"): one row per label or skip,
+Labels live in the store's ``labels`` table (evalcore.store, "human labels"): one row per label or skip,
 append-only, the latest row of (dataset, item, dimension, annotator) winning. This module reads those rows and turns
 them into what the rest of evalcore uses:
 
@@ -177,7 +177,7 @@ def _known(dataset: Dataset, rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def _empty_rows(rows: pd.DataFrame | None) -> pd.DataFrame:
-    from evalcore.judge.store import Store
+    from evalcore.store import Store
 
     cols = list(rows.columns) if rows is not None and len(rows.columns) else Store.LABEL_COLUMNS
     return pd.DataFrame({c: pd.Series(dtype=float if c == "value" else object) for c in cols})

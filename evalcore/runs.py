@@ -1,7 +1,7 @@
 """Runs from every place they live, and the score frame that every statistic takes.
 
 Published runs ship in ``data/`` (``evalcore.datasets``); runs scored here live in the SQLite store
-(``evalcore.judge.store``). Callers ask this module and do not care which.
+(``evalcore.store``). Callers ask this module and do not care which.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ PUBLISHED_PREFIXES = tuple(f"{d}/" for d in datasets.DATASET_IDS)
 def _store(store=None):
     if store is not None:
         return store
-    from evalcore.judge.store import default_store
+    from evalcore.store import default_store
 
     return default_store()
 
@@ -155,8 +155,4 @@ def run_dimensions(run_id: str, *, store=None) -> list[str]:
 
             column = pq.read_table(datasets._path(entry["file"]), columns=["dimension"])["dimension"]
             return [str(d) for d in pc.unique(column).to_pylist()]
-    conn = _store(store).conn
-    rows = conn.execute("SELECT dimension FROM (SELECT DISTINCT dimension FROM judgments WHERE run_id = ? UNION "
-                        "SELECT DISTINCT dimension FROM comparisons WHERE run_id = ?) ORDER BY dimension",
-                        (run_id, run_id)).fetchall()
-    return [r[0] for r in rows]
+    return _store(store).run_dimensions(run_id)

@@ -25,7 +25,6 @@ from evalcore.csvsafe import to_csv_safe
 from evalcore.judge.redact import split_credentials
 from evalcore.model import Dataset, Run
 from pages import _nav
-from pages import _url as url
 from pages._loaders import (  # noqa: F401 - the pages reach the loaders through this module
     Context, dataset_list, default_resamples, esc, forget_runs, load_dataset, load_run, run_index, runs_by_ids)
 
@@ -311,32 +310,15 @@ def preset_options(ds: Dataset, dimension: str) -> dict[str, Any]:
 
 
 def default_criteria(ds: Dataset, dimension: str, method: str = "geval"):
-    """The criteria a dimension starts with: the newest saved version, else the method's paper preset for this
-    dataset, else one written from the dataset's own dimension description."""
-    from evalcore.judge.store import StoreError, default_store
-    from evalcore.judge.types import Criteria
-    from evalcore.methods import presets
+    """The criteria a dimension starts with: the library's one rule (evalcore.judge.spec.default_criteria), which
+    the CLI's ``score`` uses too."""
+    from evalcore.judge import spec
+    from evalcore.store import StoreError, default_store
 
     try:
-        saved = default_store().load_criteria(ds.id, dimension)
+        return spec.default_criteria(ds, dimension, method, default_store())
     except StoreError:  # the banner says why; the presets still work
-        saved = None
-    if saved is not None:
-        return saved
-    preset = presets.criteria_for(method, ds.id, dimension)
-    if preset is not None:
-        return preset
-    d = ds.dimension(dimension)
-    lo, hi = int(d.scale_min), int(d.scale_max)
-    if hi - lo < 2:
-        # a human score that is a share or a binary label (zhang_pairs: preference share 0-1) gives the judge no
-        # usable rating scale; G-Eval rated such texts 1-5 (000 Sec. 4) and rank correlations do not mind
-        lo, hi = 1, 5
-    return Criteria(dimension=dimension,
-                    task_introduction=f"You will be given one {ds.task} output. Your task is to rate it on one "
-                                      f"metric.",
-                    definition=f"{dimension.replace('_', ' ').title()}: {d.description or dimension}",
-                    scale_min=lo, scale_max=hi)
+        return spec.default_criteria(ds, dimension, method, None)
 
 
 def current_criteria(ds: Dataset, dimension: str, method: str = "geval"):
@@ -354,14 +336,14 @@ def remember_criteria(ds: Dataset, criteria) -> None:
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def _store_problem(path: str, stamp: tuple) -> str | None:
-    from evalcore.judge.store import store_problem
+    from evalcore.store import store_problem
 
     return store_problem(path)
 
 
 def store_problem() -> str | None:
     """Why the local store cannot be used (checked again whenever the file changes), or None."""
-    from evalcore.judge.store import default_path
+    from evalcore.store import default_path
 
     path = default_path()
     try:
@@ -383,7 +365,7 @@ def store_banner() -> None:
 
 def store_or_none():
     """The default store, or None when it cannot be used (the banner has said why)."""
-    from evalcore.judge.store import StoreError, default_store
+    from evalcore.store import StoreError, default_store
 
     if store_problem():
         return None

@@ -252,7 +252,7 @@ def _import(upload: Any, mapping: importers.ColumnMapping, name: str, raw: pd.Da
     except importers.DatasetValidationError as e:
         show_problems(e)
         return
-    from evalcore.judge.store import StoreError
+    from evalcore.store import StoreError
 
     try:
         importers.save_import(result)
@@ -300,7 +300,7 @@ def _pairs_form(upload: Any, raw: pd.DataFrame, digest: str) -> None:
         except importers.DatasetValidationError as e:
             show_problems(e)
             return
-        from evalcore.judge.store import StoreError
+        from evalcore.store import StoreError
 
         try:
             pairs.save_pairs(result)
@@ -325,7 +325,7 @@ def _verdicts_import(upload: Any, dataset: Any, name: str) -> None:
     except importers.DatasetValidationError as e:
         show_problems(e, "scores_problems")
         return
-    from evalcore.judge.store import StoreError, default_store
+    from evalcore.store import StoreError, default_store
 
     try:
         default_store().save_imported_run(run)
@@ -370,7 +370,7 @@ def scores_form(upload: Any, dataset: Any) -> None:
         except importers.DatasetValidationError as e:
             show_problems(e, "scores_problems")
             return
-        from evalcore.judge.store import StoreError, default_store
+        from evalcore.store import StoreError, default_store
 
         try:
             default_store().save_imported_run(imported.run)

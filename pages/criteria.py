@@ -9,7 +9,7 @@ import streamlit as st
 
 from evalcore.judge.redact import redact
 from evalcore.views import criteria as criteria_views
-from evalcore.judge.types import Criteria
+from evalcore.types import Criteria
 from evalcore.methods import METHODS
 from pages import _shared as ui
 from pages import _url as url

@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from evalcore import labels
-from evalcore.judge.store import default_store
+from evalcore.store import default_store
 from evalcore.views import label as label_views
 from pages import _compute as compute
 from pages import _shared as ui
@@ -37,7 +37,7 @@ annotator = (st.session_state.get("annotator") or "").strip()
 dims = c2.multiselect("Dimensions to label", ds.dimension_names,
                       key=url.key("label_dims", [ds.dimension_names[0]], options=ds.dimension_names),
                       help="Each item is rated on these, one after the other.")
-order_kind = c3.selectbox("Which item next", list(ORDERS), format_func=ORDERS.get, 
+order_kind = c3.selectbox("Which item next", list(ORDERS), format_func=ORDERS.get,
                           key=url.key("label_order", "random", options=list(ORDERS)),
                           help="random (default): a fixed random order, a random sample of the dataset. Stratified: "
                                "the same, interleaved so every system is represented in proportion. Judge least "

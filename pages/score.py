@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
-import threading
-import time
-from dataclasses import dataclass, field
 from typing import Any
 
 import streamlit as st
 
 from evalcore.judge import trust
-from evalcore.judge.redact import redact
+from evalcore.judge.job import ScoringJob
+from evalcore.judge.spec import EngineOptions, ScoringSpec
 from evalcore.views import common as common_views
 from evalcore.views import criteria as criteria_views
 from evalcore.views import score as score_views
@@ -27,88 +25,6 @@ st.title("Score")
 if store is None:
     st.info("Scoring needs the local store (every judge call is cached there): see the message above.")
     st.stop()
-
-
-@dataclass
-class Job:
-    """A scoring run on a background thread. The thread only writes plain fields here; the page reads them."""
-
-    run_id: str
-    params: dict[str, Any]
-    cancel: threading.Event = field(default_factory=threading.Event)
-    progress: Any = None  # runner.Progress
-    started: float = field(default_factory=time.monotonic)
-    finished: bool = False
-    error: str | None = None
-    run: Any = None  # the stored Run when done
-    thread: threading.Thread | None = None
-    absorbed: bool = False  # the app has refreshed its run lists since the thread finished
-
-    @property
-    def running(self) -> bool:
-        return self.thread is not None and self.thread.is_alive()
-
-
-def start(job: Job) -> None:
-    from evalcore.judge.runner import score_dataset
-
-    p = job.params
-
-    def target() -> None:
-        if p.get("batch"):
-            return batch_target(job)
-        try:
-            job.run = score_dataset(p["dataset"], method=p["method"], dimensions=p["dimensions"],
-                                    criteria_by_dim=p["criteria"], endpoint=p["endpoint"], config=p["config"],
-                                    api_key=p["api_key"], store=store, concurrency=p["concurrency"],
-                                    limit=p["limit"], progress=lambda pr: setattr(job, "progress", pr),
-                                    cancel=job.cancel, run_id=job.run_id, label=p["label"],
-                                    reprobe=p.get("reprobe", False), schedule=p.get("schedule", "prefix"),
-                                    pairs=p.get("pairs"))
-        except Exception as e:  # noqa: BLE001 - reported on the page with its reason
-            job.error = redact(f"{type(e).__name__}: {e}", [p["api_key"]])
-        finally:
-            job.finished = True
-
-    job.cancel.clear()
-    job.absorbed = False
-    job.finished = False
-    job.error = None
-    job.started = time.monotonic()
-    job.thread = threading.Thread(target=target, name=f"score-{job.run_id}", daemon=True)
-    job.thread.start()
-
-
-def batch_target(job: Job) -> None:
-    """The Batch API path: submit, then check every few seconds until the batches end (Cancel stops waiting; the
-    batches go on and "Collect" below picks them up), then score the run from the batches' replies."""
-    from evalcore.judge import batch as batch_mod
-    from evalcore.judge.runner import Progress
-
-    p = job.params
-
-    def show(status: Any) -> None:
-        c = status.counts
-        job.progress = Progress(total=c["total"], done=c["completed"] + c["failed"], cached=0, failed=c["failed"],
-                                retrying=0, eta_s=None, elapsed_s=time.monotonic() - job.started)
-
-    try:
-        if not any(not b["collected"] for b in batch_mod.batch_rows(store, job.run_id)):  # else resume the wait
-            batch_mod.submit(p["dataset"], method=p["method"], dimensions=p["dimensions"],
-                             criteria_by_dim=p["criteria"], endpoint=p["endpoint"], config=p["config"],
-                             api_key=p["api_key"], store=store, limit=p["limit"], run_id=job.run_id,
-                             label=p["label"], schedule=p.get("schedule", "prefix"), pairs=p.get("pairs"))
-        while not job.cancel.is_set():
-            col = batch_mod.collect(job.run_id, store=store, api_key=p["api_key"], wait=False, progress=show,
-                                    dataset=p["dataset"])
-            if col.run is not None:
-                job.run = col.run
-                break
-            job.cancel.wait(p.get("poll_s", 5.0))
-    except Exception as e:  # noqa: BLE001 - reported on the page with its reason
-        job.error = f"{type(e).__name__}: {e}"
-    finally:
-        job.finished = True
 
 
 def cost_frame(rows: list[dict[str, Any]]):
@@ -278,8 +194,8 @@ def spending_gate(est) -> bool:
                        f"{spending.usd(cost)} ({d.reason}): I confirm", key="confirm_spend")
 
 # ------------------------------------------------------------------------------------------------------- run
-job: Job | None = st.session_state.get("_score_job")
-if job is not None and job.params.get("dataset_id") != ds.id:
+job: ScoringJob | None = st.session_state.get("_score_job")
+if job is not None and job.dataset_id != ds.id:
     job = None if not job.running else job
 
 may_spend = choice.ready and bool(dims) and spending_gate(est)
@@ -290,19 +206,18 @@ if start_clicked:
     st.session_state["_spent_usd"] = st.session_state.get("_spent_usd", 0.0) + (cost or 0.0)
     from evalcore.judge.runner import new_run_id
 
-    job = Job(run_id=new_run_id(ds.id, method_name, choice.endpoint.model),
-              params=dict(dataset=score_ds, dataset_id=ds.id, method=method_name, dimensions=list(dims),
-                          criteria=criteria,
-                          endpoint=choice.endpoint, config=config, api_key=choice.api_key,
-                          concurrency=int(concurrency), limit=int(limit) or None, label=label,
-                          reprobe=bool(reprobe), batch=bool(use_batch), pairs=pairs))
-    if endpoints is not None and len(endpoints) > 1 and not use_batch:
-        job.params["endpoint"] = endpoints
+    several = endpoints is not None and len(endpoints) > 1 and not use_batch
+    job = ScoringJob(run_id=new_run_id(ds.id, method_name, choice.endpoint.model),
+                     spec=ScoringSpec(score_ds, method_name, list(dims), criteria, config, limit=int(limit) or None,
+                                      pairs=pairs, label=label),
+                     engine=EngineOptions(endpoints if several else choice.endpoint, api_key=choice.api_key,
+                                          concurrency=int(concurrency), reprobe=bool(reprobe)),
+                     store=store, batch=bool(use_batch))
     st.session_state["_score_job"] = job
-    start(job)
+    job.start()
 
 
-def progress_line(job: Job) -> tuple[float, str]:
+def progress_line(job: ScoringJob) -> tuple[float, str]:
     p = job.progress
     if p is None:
         return 0.0, "starting (probing the endpoint)…"
@@ -314,7 +229,7 @@ def progress_line(job: Job) -> tuple[float, str]:
 
 @st.fragment(run_every=1.0)
 def live_progress() -> None:
-    j: Job | None = st.session_state.get("_score_job")
+    j: ScoringJob | None = st.session_state.get("_score_job")
     if j is None:
         return
     frac, text = progress_line(j)
@@ -358,8 +273,7 @@ if job is not None:
                 st.caption(ui.esc(elsewhere))
             if st.button("Resume", key="resume_scoring", disabled=not choice.ready or bool(elsewhere),
                          help="Continue the same run: finished judgments are not requested again"):
-                job.params["api_key"] = choice.api_key
-                start(job)
+                job.resume(choice.api_key)
                 st.rerun()
 
 # ------------------------------------------------------------------------------------------------ local runs

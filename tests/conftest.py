@@ -1,10 +1,20 @@
-"""Fixtures shared by the AppTest modules."""
+"""Fixtures shared by the test modules: every test gets its own store; the AppTest modules' first start."""
 
 from __future__ import annotations
 
 import os
 
 import pytest
+
+
+@pytest.fixture(autouse=True)
+def own_store(tmp_path_factory, monkeypatch):
+    """Each test its own store (EVALCORE_DB in a fresh directory), whatever the environment says: a test never
+    reads or writes the user's ~/.evalcore/evalcore.db, nor a store another test filled. A test that needs a
+    particular file sets EVALCORE_DB itself (monkeypatch), after this."""
+    path = tmp_path_factory.mktemp("store") / "evalcore.db"
+    monkeypatch.setenv("EVALCORE_DB", str(path))
+    return path
 
 
 @pytest.fixture

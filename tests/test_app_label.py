@@ -59,7 +59,7 @@ def test_two_annotators_reload_and_every_page_sees_the_labels():
     from scipy.stats import spearmanr
 
     from evalcore import labels, runs
-    from evalcore.judge.store import default_store
+    from evalcore.store import default_store
 
     ds = runs.get_dataset("summeval", with_labels=False)
     order = labels.random_order(ds)
@@ -125,7 +125,7 @@ def test_two_annotators_reload_and_every_page_sees_the_labels():
 def test_label_page_texts_only_dataset_and_plan():
     import pandas as pd
 
-    from evalcore.judge.store import default_store
+    from evalcore.store import default_store
     from evalcore.model import HUMAN_SCORE_COLUMNS, Dataset, Dimension, empty_frame
 
     docs = pd.DataFrame({"doc_id": ["d1", "d2"], "source": ["<b>src</b> one", "src two"], "references": [[], []],
@@ -169,7 +169,7 @@ def test_orders_stratified_and_where_the_judge_is_least_certain():
     """Stratified and uncertainty orders on the page: the item shown first is the one the library orders first, and
     a label given under the uncertainty order is kept out of the random part (the page says so)."""
     from evalcore import labels, runs
-    from evalcore.judge.store import default_store
+    from evalcore.store import default_store
 
     ds = runs.get_dataset("summeval", with_labels=False)
     outputs = ds.items.set_index("item_id")["output"]
@@ -216,7 +216,7 @@ def test_export_reads_as_a_long_upload():
     import tempfile
 
     from evalcore import importers, labels, runs
-    from evalcore.judge.store import default_store
+    from evalcore.store import default_store
 
     ds = runs.get_dataset("summeval", with_labels=False)
     store = default_store()
@@ -238,7 +238,7 @@ def test_label_name_changes_only_when_submitted_and_each_annotator_has_own_shown
     second annotator in the same session gets their own shown_at; numeric buttons read "rate 3", not "3 3"."""
     import time
 
-    from evalcore.judge.store import default_store
+    from evalcore.store import default_store
 
     at = label_page(annotator="dora", label_dims="coherence")
     assert [b.label for b in at.button if b.key and b.key.startswith("label_rate_")] == [

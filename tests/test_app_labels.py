@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-from evalcore.judge.store import Store  # noqa: E402
+from evalcore.store import Store  # noqa: E402
 from evalcore.testing.labels import save_label_example  # noqa: E402
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")

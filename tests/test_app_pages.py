@@ -260,7 +260,7 @@ def test_uploaded_dataset_texts_are_shown_as_text_and_saved_in_store():
     new_id = at.sidebar.selectbox(key="dataset").value
     assert new_id.startswith("user-")
     # saved in the store, so its id works in a share link
-    from evalcore.judge.store import Store
+    from evalcore.store import Store
 
     saved = Store(os.environ["EVALCORE_DB"]).load_dataset(new_id)
     assert saved.items["output"].str.contains("<script>").all()

@@ -13,7 +13,7 @@ from scipy import stats
 from evalcore import runs as runs_mod
 from evalcore.views import alignment as alignment_views
 from evalcore.views import report as report_views
-from evalcore.report import ReportFigure, ReportSection, ReportTable, format_cell, render_report
+from evalcore.views.html_report import ReportFigure, ReportSection, ReportTable, format_cell, render_report
 
 GPT4_RTS = "summeval/shen-gpt-4-0314-rts"
 CHATGPT_RTS = "summeval/shen-gpt-3.5-turbo-0301-rts"

@@ -35,7 +35,7 @@ from evalcore.importers import (
     scale_prefill,
     suggest_mapping,
 )
-from evalcore.judge.store import Store
+from evalcore.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
 BYO = ROOT / "tests" / "fixtures" / "byo"
@@ -307,7 +307,7 @@ def test_export_then_import_into_a_fresh_store_gives_identical_meta(tmp_path):
 
 
 def test_bundle_keeps_replies_config_and_criteria_of_a_scored_run(tmp_path):
-    from evalcore.judge.types import Criteria
+    from evalcore.types import Criteria
 
     store = Store(tmp_path / "s.db")
     crit = Criteria(dimension="coherence", task_introduction="Rate it.", definition="Coherence: ...", scale_min=1,

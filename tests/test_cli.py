@@ -89,7 +89,7 @@ def test_missing_api_key_is_one_clear_line(capsys, monkeypatch, tmp_path):
 
 def test_runs_of_an_uploaded_dataset_come_from_the_store(tmp_path):
     from evalcore.importers import load_user_dataset, read_table, suggest_mapping
-    from evalcore.judge.store import Store
+    from evalcore.store import Store
     from evalcore.runs import list_runs
 
     store = Store(tmp_path / "s.db")

@@ -134,7 +134,7 @@ def test_cli_import_pairs_verdicts_and_meta(tmp_path):
     assert out.returncode == 0, out.stderr
     s = json.loads(out.stdout)
     assert set(s) == {"dataset", "pairs", "votes", "annotators", "models", "warnings"} and s["pairs"] == 3
-    from evalcore.judge.store import Store
+    from evalcore.store import Store
 
     ds = Store(db).load_dataset(s["dataset"])
     rows = []
@@ -159,7 +159,7 @@ def test_cli_bad_file_writes_nothing(tmp_path):
     rows[0][3] = "maybe"
     out = _cli(["import-pairs", str(write_csv(tmp_path / "bad.csv", MTBENCH_HEADER, rows)), "--name", "bad"], db)
     assert out.returncode == 2 and "'maybe' is not a known value" in out.stderr
-    from evalcore.judge.store import Store
+    from evalcore.store import Store
 
     assert not [d for d in Store(db).list_datasets()]
 

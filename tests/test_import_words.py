@@ -40,7 +40,7 @@ from evalcore.importers import (
     scale_prefill,
 )
 from evalcore.importers.categories import derived_labels, encode_column, word_counts
-from evalcore.judge.store import Store
+from evalcore.store import Store
 from evalcore.meta.classification import agreement_dict, label_agreement
 from evalcore.model import Dimension
 

@@ -15,8 +15,8 @@ import pytest
 
 from evalcore.judge import batch, runner
 from evalcore.judge.client import Endpoint
-from evalcore.judge.store import Store
-from evalcore.judge.types import Criteria
+from evalcore.store import Store
+from evalcore.types import Criteria
 from evalcore.model import Dataset, Dimension
 from evalcore.testing.loopback import BatchSwitches, serve
 

@@ -16,8 +16,8 @@ from evalcore.judge import runner
 from evalcore.judge.client import Endpoint
 from evalcore.judge.routing import EndpointPool
 from evalcore.judge.schedule import common_prefix_len, order_tasks, repeated_prefix_tokens
-from evalcore.judge.store import Store
-from evalcore.judge.types import Criteria
+from evalcore.store import Store
+from evalcore.types import Criteria
 from evalcore.model import Dataset, Dimension
 from evalcore.testing.loopback import Fault, Switches, serve
 from evalcore.testing.loopback_limits import PrefixCache
@@ -203,7 +203,7 @@ def test_templates_put_the_shared_source_before_the_judged_text(method_name):
     """Two items of one document share their prompts' prefix up to the end of the source (what a prefix cache
     reuses), and the judged text comes after it."""
     from evalcore.judge.schedule import prompt_text
-    from evalcore.judge.types import Capabilities
+    from evalcore.types import Capabilities
     from evalcore.methods import get_method
 
     m = get_method(method_name)

@@ -11,8 +11,8 @@ import pytest
 from evalcore.datasets import load_dataset
 from evalcore.judge import runner
 from evalcore.judge.client import Endpoint
-from evalcore.judge.store import Store
-from evalcore.judge.types import UnsupportedByEndpoint
+from evalcore.store import Store
+from evalcore.types import UnsupportedByEndpoint
 from evalcore.methods import METHODS
 from evalcore.methods.presets import PRESETS
 from evalcore.testing.loopback import Switches, serve

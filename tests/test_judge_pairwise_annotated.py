@@ -10,8 +10,8 @@ import pytest
 from evalcore.importers.pairs import import_pairs
 from evalcore.judge import runner
 from evalcore.judge.client import Endpoint
-from evalcore.judge.store import Store
-from evalcore.judge.types import Criteria, PairTask
+from evalcore.store import Store
+from evalcore.types import Criteria, PairTask
 from evalcore.meta.preference import pairwise_summary
 from evalcore.methods import render_prompt
 from evalcore.methods.mtbench import parse_mtbench

@@ -12,8 +12,8 @@ import pytest
 from evalcore.judge import runner
 from evalcore.judge.client import Endpoint, JudgeClient
 from evalcore.judge.ratelimit import Limits, RateLimiter, parse_duration, retry_after_s
-from evalcore.judge.store import Store
-from evalcore.judge.types import ChatRequest, Criteria
+from evalcore.store import Store
+from evalcore.types import ChatRequest, Criteria
 from evalcore.model import Dataset, Dimension
 from evalcore.testing.loopback import serve
 from evalcore.testing.loopback_limits import RateLimit

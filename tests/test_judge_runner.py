@@ -19,8 +19,8 @@ import pytest
 from evalcore.judge import runner
 from evalcore.judge.cli import export_rows
 from evalcore.judge.client import Endpoint
-from evalcore.judge.store import Store
-from evalcore.judge.types import (
+from evalcore.store import Store
+from evalcore.types import (
     Capabilities,
     ChatRequest,
     Criteria,
@@ -211,7 +211,7 @@ sys.path.insert(0, {str(Path(__file__).parents[1])!r})
 from test_judge_runner import TinyMethod, tiny_dataset, CRIT
 from evalcore.judge import runner
 from evalcore.judge.client import Endpoint
-from evalcore.judge.store import Store
+from evalcore.store import Store
 runner.score_dataset(tiny_dataset(10, 4), method=TinyMethod(), criteria_by_dim={{"coherence": CRIT["coherence"]}},
                      endpoint=Endpoint(sys.argv[1], "loop-model", provider="openai"), api_key="k",
                      store=Store({str(store.path)!r}), concurrency=2, run_id="tiny/killed")
@@ -341,7 +341,7 @@ def test_cli_score_estimate_and_export(tmp_path, monkeypatch):
 
     p = argparse.ArgumentParser()
     cli.register(p.add_subparsers(dest="command"))
-    monkeypatch.setattr(runner, "_method", lambda m: TinyMethod() if m == "tiny" else m)
+    monkeypatch.setattr(runner, "method_of", lambda m: TinyMethod() if m == "tiny" else m)
     with serve() as srv:
         base = ["--dataset", "tiny", "--dimension", "coherence", "--method", "tiny", "--model", "loop",
                 "--base-url", srv.base_url, "--provider", "vllm", "--db", str(db)]

@@ -8,8 +8,8 @@ import threading
 
 import pandas as pd
 
-from evalcore.judge.store import Store, canonical_json, criteria_diff, request_key
-from evalcore.judge.types import ChatRequest, Criteria
+from evalcore.store import Store, canonical_json, criteria_diff, request_key
+from evalcore.types import ChatRequest, Criteria
 from evalcore.model import Dataset, Dimension
 
 
@@ -76,8 +76,8 @@ def test_criteria_versions_list_and_diff(tmp_path):
     assert st.load_criteria("summeval", "coherence", h1[:6]) == c1
     diff = st.diff_criteria("summeval", "coherence", h1, h2)
     assert "-1. Read." in diff and "+1. Read carefully." in diff
-    assert "definition" not in "".join(l for l in diff.splitlines() if l.startswith(("+", "-"))
-                                       and not l.startswith(("+++", "---")))
+    assert "definition" not in "".join(line for line in diff.splitlines() if line.startswith(("+", "-"))
+                                       and not line.startswith(("+++", "---")))
     assert criteria_diff(c1, c1) == ""
 
 

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as hs
 
 from evalcore import labels, runs
-from evalcore.judge.store import Store
+from evalcore.store import Store
 from evalcore.model import HUMAN_SCORE_COLUMNS, Dataset, Dimension, Run
 
 REPO = Path(__file__).resolve().parents[1]
@@ -355,7 +355,7 @@ def test_a_label_survives_the_process_being_killed(tmp_path):
     """A label is committed before save_label returns: SIGKILL right after it (a crash) loses nothing."""
     db = tmp_path / "crash.db"
     code = ("import sys, time\n"
-            "from evalcore.judge.store import Store\n"
+            "from evalcore.store import Store\n"
             f"s = Store({str(db)!r})\n"
             "for k in range(3):\n"
             "    s.save_label('ds', f'i{k}', 'q', 'ann', k + 1)\n"

@@ -5,6 +5,8 @@ hypothesis properties."""
 
 from __future__ import annotations
 
+import os
+
 import json
 import subprocess
 import sys
@@ -337,7 +339,7 @@ def test_labels_from_values_orders_binary_negative_first():
 
 def test_store_saves_and_loads_kind_and_labels(tmp_path):
     from evalcore.datasets import DATASET_IDS, load_dataset
-    from evalcore.judge.store import Store
+    from evalcore.store import Store
 
     store = Store(tmp_path / "s.db")
     ds, _ = save_label_example(store, kind="nominal")
@@ -354,7 +356,7 @@ def test_store_saves_and_loads_kind_and_labels(tmp_path):
 
 
 def test_meta_json_agreement_block(tmp_path):
-    from evalcore.judge.store import Store
+    from evalcore.store import Store
 
     db = tmp_path / "s.db"
     ds, run = save_label_example(Store(db), kind="binary", seed=21)
@@ -381,18 +383,11 @@ def test_meta_json_agreement_block(tmp_path):
 
 def test_meta_json_ordinal_has_weighted_kappa_and_interval_has_no_agreement(tmp_path):
     from evalcore.cli import meta_report
-    from evalcore.judge.store import Store
+    from evalcore.store import Store
 
-    store = Store(tmp_path / "s.db")
+    store = Store(os.environ["EVALCORE_DB"])  # the default store: each test's own (tests/conftest.py)
     ds, run = save_label_example(store, kind="ordinal", seed=8)
-    import evalcore.judge.store as store_mod
-
-    old = store_mod._default
-    store_mod._default = store
-    try:
-        rep = meta_report(ds.id, run.run_id, n_resamples=100)
-    finally:
-        store_mod._default = old
+    rep = meta_report(ds.id, run.run_id, n_resamples=100)
     a = rep["dimensions"]["faithful"]["agreement"]
     assert a["weighted_kappa"]["statistic"] == pytest.approx(
         cohen_kappa_score(*_ordinal_gold_and_judge(ds, run), weights="quadratic"))
@@ -507,7 +502,7 @@ def test_html_report_has_the_label_section():
     assert "Agreement on binary labels: faithful" in html
     assert "Confusion matrix: synthetic judge" in html and "Reliability diagram" in html
     rep = label_agreement(ds, run, "faithful", n_resamples=0)
-    from evalcore.report import format_cell
+    from evalcore.views.html_report import format_cell
 
     assert f"<td>{format_cell(rep.result.cohen_kappa.statistic)}</td>" in html.replace(' class="num"', "")
 
@@ -564,11 +559,10 @@ def test_human_means_round_to_the_majority_and_halfway_is_a_tie():
 
 
 def test_meta_report_names_a_bad_label_instead_of_crashing(tmp_path):
-    import evalcore.judge.store as store_mod
     from evalcore.cli import meta_report
-    from evalcore.judge.store import Store
+    from evalcore.store import Store
 
-    store = Store(tmp_path / "s.db")
+    store = Store(os.environ["EVALCORE_DB"])  # the default store: each test's own (tests/conftest.py)
     ds, truth = label_dataset(seed=70, dataset_id="user-bad")
     ds.annotations.loc[5, "value"] = 4.0  # no category of a fail/pass dimension
     store.save_dataset(ds)
@@ -576,11 +570,7 @@ def test_meta_report_names_a_bad_label_instead_of_crashing(tmp_path):
     store.create_run(run_id=run.run_id, dataset_id=ds.id, method="implicit", model="m")
     for row in run.judgments.to_dict(orient="records"):
         store.save_judgment(run.run_id, row)
-    old, store_mod._default = store_mod._default, store
-    try:
-        rep = meta_report(ds.id, run.run_id, n_resamples=0, levels=("dataset",), coefficients=("pearson",))
-    finally:
-        store_mod._default = old
+    rep = meta_report(ds.id, run.run_id, n_resamples=0, levels=("dataset",), coefficients=("pearson",))
     assert rep["dimensions"]["faithful"]["agreement"] == {
         "error": "annotations: row 5 (annotator 'rater1', item 'doc01-sys2', dimension 'faithful') holds 4, which "
                  "is no category (0, 1)"}

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalcore.judge.types import (
+from evalcore.types import (
     Capabilities,
     ChatRequest,
     Choice,

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from evalcore.cli import main
-from evalcore.judge.store import Store
+from evalcore.store import Store
 from evalcore.model import Dataset, Dimension
 from evalcore.sampling import documents_subset, sample_documents
 from evalcore.testing.loopback import serve

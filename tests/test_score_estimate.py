@@ -9,8 +9,8 @@ import pytest
 
 from evalcore.judge import runner
 from evalcore.judge.client import Endpoint
-from evalcore.judge.store import Store
-from evalcore.judge.types import Capabilities
+from evalcore.store import Store
+from evalcore.types import Capabilities
 from evalcore.model import Dataset
 from evalcore.testing.loopback import serve
 

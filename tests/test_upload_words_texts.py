@@ -14,7 +14,7 @@ pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from evalcore import importers  # noqa: E402
-from evalcore.judge.store import Store  # noqa: E402
+from evalcore.store import Store  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 WORDS = ROOT / "tests" / "fixtures" / "words"

@@ -146,7 +146,7 @@ def save_import(result: ImportResult, store: Any = None) -> None:
     """Write the dataset and its judge-score runs (replacing earlier imports of the same ids) in one transaction:
     if any write fails, nothing of this import is left in the store (an earlier import of the same ids stays)."""
     if store is None:
-        from evalcore.judge.store import default_store
+        from evalcore.store import default_store
 
         store = default_store()
     with store.write():  # the store's writes below join this transaction (Store.write is re-entrant)

@@ -292,7 +292,7 @@ def import_pairs(source: Any, *, name: str | None = None, winners: list[str] | N
 
 def save_pairs(result: PairImport, store: Any = None) -> None:
     if store is None:
-        from evalcore.judge.store import default_store
+        from evalcore.store import default_store
 
         store = default_store()
     store.save_dataset(result.dataset, overwrite=True)

@@ -41,8 +41,8 @@ from evalcore.judge.client import (  # request_body: the one builder of a reques
     completion_response,
     request_body,
 )
-from evalcore.judge.store import Store, default_store, now
-from evalcore.judge.types import Capabilities, ChatRequest, Request, Response
+from evalcore.store import Store, default_store
+from evalcore.types import Capabilities, ChatRequest, Request, Response
 from evalcore.model import Run
 
 log = logging.getLogger(__name__)
@@ -55,30 +55,9 @@ OPENAI_CAPABILITIES = Capabilities(chat_logprobs=True, top_logprobs=20, honours_
 
 
 # ------------------------------------------------------------------------------------------------ the store side
-def _ensure_table(store: Store) -> None:
-    if getattr(store, "_batches_ready", False):
-        return
-    with store.write():
-        store.db["batches"].create({"run_id": str, "batch_id": str, "route": str, "input_file_id": str,
-                                    "api_key_env": str, "status": str, "total": int, "completed": int, "failed": int,
-                                    "output_file_id": str, "error_file_id": str, "errors": str, "collected": int,
-                                    "created_at": str, "updated_at": str}, pk="batch_id", if_not_exists=True)
-        store.db["batches"].create_index(["run_id"], if_not_exists=True)
-    store._batches_ready = True  # type: ignore[attr-defined]
-
-
 def batch_rows(store: Store, run_id: str) -> list[dict[str, Any]]:
     """The batches of a run, oldest first."""
-    _ensure_table(store)
-    cur = store.conn.execute("SELECT * FROM batches WHERE run_id = ? ORDER BY created_at, batch_id", (run_id,))
-    cols = [c[0] for c in cur.description]
-    return [dict(zip(cols, r)) for r in cur.fetchall()]
-
-
-def _update(store: Store, batch_id: str, **fields: Any) -> None:
-    sets = ", ".join(f"{k} = ?" for k in fields)
-    with store.write() as c:
-        c.execute(f"UPDATE batches SET {sets}, updated_at = ? WHERE batch_id = ?", (*fields.values(), now(), batch_id))
+    return store.batch_rows(run_id)
 
 
 # ------------------------------------------------------------------------------------------------ batch lines
@@ -109,9 +88,9 @@ def parse_reply(request: Request, body: dict[str, Any]) -> Response:
 
 # ------------------------------------------------------------------------------------------------ the run's work
 def _dataset(dataset_id: str, store: Store) -> Any:
-    from evalcore.judge.cli import _dataset as load
+    from evalcore import runs
 
-    return load(dataset_id, store)
+    return runs.get_dataset(dataset_id, store, with_labels=False)
 
 
 def _plan_offline(m: Any, requested: Any, sender: runner.CachedSender,
@@ -157,10 +136,9 @@ async def asubmit(dataset: Any, *, method: Any, dimensions: Iterable[str] | None
                   schedule: str = "prefix", completion_window: str = "24h", max_lines: int = MAX_LINES) -> Submitted:
     """Write the run's uncached requests as batches and create them; returns at once (see ``collect``)."""
     store = store or default_store()
-    _ensure_table(store)
     if isinstance(endpoint, (list, tuple)):
         endpoint = endpoint[0]  # a batch goes to one API
-    m, dims, crit, requested = runner._resolve(method, dimensions, criteria_by_dim, config)
+    m, dims, crit, requested = runner.resolve(method, dimensions, criteria_by_dim, config)
     sender = runner.CachedSender(None, store, endpoint)
     planned, note, caps = _plan_offline(m, requested, sender, capabilities)
     tasks = runner.build_tasks(dataset, m, dims, limit=limit, pairs=pairs)
@@ -209,12 +187,9 @@ async def _create_batches(store: Store, endpoint: Endpoint, api_key: str | None,
                 f = await api.files.create(file=(f"evalcore-{len(ids)}.jsonl", io.BytesIO(data)), purpose="batch")
                 b = await api.batches.create(input_file_id=f.id, endpoint=route, completion_window=completion_window,
                                              metadata={"evalcore_run": run_id[:500]})
-                with store.write() as c:
-                    c.execute("INSERT INTO batches (run_id, batch_id, route, input_file_id, api_key_env, status,"
-                              " total, completed, failed, output_file_id, error_file_id, errors, collected,"
-                              " created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                              (run_id, b.id, route, f.id, endpoint.api_key_env, b.status, len(chunk), 0, 0,
-                               b.output_file_id, b.error_file_id, _errors_text(b, client), 0, now(), now()))
+                store.add_batch(run_id, b.id, route=route, input_file_id=f.id, api_key_env=endpoint.api_key_env,
+                                status=b.status, total=len(chunk), output_file_id=b.output_file_id,
+                                error_file_id=b.error_file_id, errors=_errors_text(b, client))
                 ids.append(b.id)
     except openai.APIStatusError as e:
         if not ids and not existed:
@@ -295,7 +270,7 @@ async def astatus(run_id: str, *, store: Store | None = None, api_key: str | Non
                           error_file_id=b.error_file_id, errors=_errors_text(b, client))
             if rc is not None and getattr(rc, "total", None):
                 fields["total"] = int(rc.total)
-            _update(store, r["batch_id"], **fields)
+            store.update_batch(r["batch_id"], **fields)
             out.append(_public(r | fields))
     finally:
         await client.aclose()
@@ -318,7 +293,7 @@ async def acancel(run_id: str, *, store: Store | None = None, api_key: str | Non
         for r in batch_rows(store, run_id):
             if r["status"] not in TERMINAL and not r["collected"]:
                 b = await api.batches.cancel(r["batch_id"])
-                _update(store, r["batch_id"], status=b.status)
+                store.update_batch(r["batch_id"], status=b.status)
     finally:
         await client.aclose()
     return await astatus(run_id, store=store, api_key=api_key, api_key_env=api_key_env)
@@ -426,12 +401,12 @@ class _Recorded:
 
     @classmethod
     def of(cls, cfg: dict[str, Any]) -> _Recorded:
-        from evalcore.judge.types import Criteria
+        from evalcore.types import Criteria
 
         crit = {d: Criteria(**{k: v for k, v in c.items() if k != "hash"}) for d, c in cfg["criteria"].items()}
         caps = Capabilities(**cfg["capabilities"])
-        m = runner._method(cfg["method"])
-        return cls(cfg, m, crit, caps, runner._config(m, cfg["method_config"]))
+        m = runner.method_of(cfg["method"])
+        return cls(cfg, m, crit, caps, runner.method_config_of(m, cfg["method_config"]))
 
     def requests(self, dataset: Any) -> list[Request]:
         """The requests of the run's whole work, as submitted (a batch line's custom_id is one of their keys)."""
@@ -542,10 +517,8 @@ async def _collect_batch(api: Any, store: Store, b: dict[str, Any], endpoint: En
             tally.reasons.setdefault(key, not_run)
     rows = [{"key": k, "endpoint": endpoint.identity(), "request": req.params(),
              "response": runner.response_to_dict(r), "latency_s": 0.0} for k, req, r in entries]
-    if rows:
-        with store.write() as c:
-            c.executemany(store._CACHE_SQL, store._cache_rows(rows))
-    _update(store, b["batch_id"], collected=1)
+    store.cache_put_many(rows)
+    store.update_batch(b["batch_id"], collected=1)
 
 
 async def _score_from_cache(store: Store, run_id: str, row: dict[str, Any], ds: Any, recorded: _Recorded,
@@ -555,7 +528,7 @@ async def _score_from_cache(store: Store, run_id: str, row: dict[str, Any], ds: 
     m, cfg = recorded.method, recorded.cfg
     return await runner.ascore_dataset(
         ds, method=m, dimensions=list(recorded.crit), criteria_by_dim=recorded.crit, endpoint=endpoint,
-        config=runner._config(m, cfg.get("requested_config") or cfg["method_config"]), store=store,
+        config=runner.method_config_of(m, cfg.get("requested_config") or cfg["method_config"]), store=store,
         limit=cfg.get("limit"), run_id=run_id, pairs=_pairs(cfg), parse_mode=cfg.get("parse_mode", "robust"),
         label=row.get("label") or "", capabilities=recorded.caps, client=results, schedule="as-given",
         extra_config={"mode": "batch", "batch": {**(cfg.get("batch") or {}), **results.extra_stats()["batch"]},
@@ -578,19 +551,19 @@ def _pairs(cfg: dict[str, Any]) -> Any:
 
 # ------------------------------------------------------------------------------------------------ sync wrappers
 def submit(dataset: Any, **kw: Any) -> Submitted:
-    return runner._run_sync(lambda: asubmit(dataset, **kw))
+    return runner.run_sync(lambda: asubmit(dataset, **kw))
 
 
 def status(run_id: str, **kw: Any) -> BatchStatus:
-    return runner._run_sync(lambda: astatus(run_id, **kw))
+    return runner.run_sync(lambda: astatus(run_id, **kw))
 
 
 def cancel(run_id: str, **kw: Any) -> BatchStatus:
-    return runner._run_sync(lambda: acancel(run_id, **kw))
+    return runner.run_sync(lambda: acancel(run_id, **kw))
 
 
 def collect(run_id: str, **kw: Any) -> Collected:
-    return runner._run_sync(lambda: acollect(run_id, **kw))
+    return runner.run_sync(lambda: acollect(run_id, **kw))
 
 
 def score_dataset_batch(dataset: Any, *, wait: bool = True, poll_s: float = 30.0,

@@ -42,14 +42,13 @@ def _print_run(run: Any, as_json: bool, extra: dict[str, Any]) -> None:
         print(f"{run.run_id}: {info.get('judgments', 0)} judgments, {info.get('failed', 0)} failed")
 
 
-def score_batch(args: argparse.Namespace, *, dataset: Any, dims: list[str], crit: dict[str, Any], endpoint: Any,
-                config: Any, pairs: Any, store: Any) -> int:
+def score_batch(args: argparse.Namespace, *, spec: Any, engine: Any, store: Any) -> int:
     """``score --batch``: submit; then, unless --no-wait, wait for the batches and score the run."""
     from evalcore.judge import batch
+    from evalcore.judge.spec import submit_batch
 
-    sub = batch.submit(dataset, method=args.method, dimensions=dims, criteria_by_dim=crit, endpoint=endpoint,
-                       config=config, store=store, limit=args.limit, run_id=args.run, pairs=pairs,
-                       parse_mode=args.parse, label=args.label or "", schedule=args.schedule)
+    dataset = spec.dataset
+    sub = submit_batch(spec, engine, store=store)
     print(f"run {sub.run_id}: {sub.requests} requests in {len(sub.batch_ids)} batch(es) "
           f"({sub.cached} answered from the cache) {' '.join(sub.batch_ids)}", file=sys.stderr)
     if sub.note:
@@ -62,7 +61,7 @@ def score_batch(args: argparse.Namespace, *, dataset: Any, dims: list[str], crit
             print(sub.run_id)
         return 0
     col = batch.collect(sub.run_id, store=store, poll_s=args.poll, dataset=dataset,
-                        confirmed_base_url=endpoint.base_url, progress=None if args.quiet else _line)
+                        confirmed_base_url=engine.first_endpoint.base_url, progress=None if args.quiet else _line)
     if not args.quiet:
         sys.stderr.write("\n")
     _print_run(col.run, args.json, {"batch": col.status.as_dict()})

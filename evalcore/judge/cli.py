@@ -26,24 +26,19 @@ import time
 from pathlib import Path
 from typing import Any
 
-from evalcore.judge.types import Criteria
+from evalcore.types import Criteria
 
 
 def _store(args: argparse.Namespace):
-    from evalcore.judge.store import Store, default_store
+    from evalcore.store import Store, default_store
 
     return Store(args.db) if getattr(args, "db", None) else default_store()
 
 
 def _dataset(dataset_id: str, store):
-    try:
-        from evalcore import datasets
+    from evalcore import runs
 
-        if dataset_id in {d["id"] for d in datasets.list_datasets()}:
-            return datasets.load_dataset(dataset_id)
-    except ImportError:
-        pass
-    return store.load_dataset(dataset_id)
+    return runs.get_dataset(dataset_id, store, with_labels=False)
 
 
 def _endpoint(args: argparse.Namespace):
@@ -57,25 +52,12 @@ def _endpoint(args: argparse.Namespace):
     return dataclasses.replace(ep, operator_configured=True)
 
 
-def criteria_for(dataset, dimension: str, store, *, version: str | None = None) -> Criteria:
-    """The criteria a CLI run uses (see the module docstring for the order)."""
-    saved = store.load_criteria(dataset.id, dimension, version)
-    if saved is not None:
-        return saved
-    try:
-        from evalcore.methods.presets import PRESETS
+def criteria_for(dataset, dimension: str, store, *, version: str | None = None, method: str = "geval") -> Criteria:
+    """The criteria a CLI run uses: the library's one rule (``evalcore.judge.spec.default_criteria``), as the Score
+    page uses it."""
+    from evalcore.judge.spec import default_criteria
 
-        preset = PRESETS.get(dataset.id, {}).get(dimension)
-        if preset is not None:
-            return preset
-    except ImportError:
-        pass
-    dim = dataset.dimension(dimension)
-    return Criteria(dimension=dimension,
-                    task_introduction=f"You will be given a text produced for a {dataset.task} task. "
-                                      f"Your task is to rate it on one metric.",
-                    definition=dim.description or dimension,
-                    scale_min=int(dim.scale_min), scale_max=int(dim.scale_max))
+    return default_criteria(dataset, dimension, method, store, version=version)
 
 
 class ProgressBar:
@@ -98,51 +80,40 @@ class ProgressBar:
         self.stream.flush()
 
 
+def spec_from_args(args: argparse.Namespace, dataset, store):
+    """The run ``score`` was asked for, as the library's two values (evalcore.judge.spec)."""
+    from evalcore.judge.spec import EngineOptions, ScoringSpec
+
+    versions = {d: args.criteria_version for d in (args.dimension or dataset.dimension_names)} \
+        if args.criteria_version else None
+    spec = ScoringSpec.default(dataset, args.method, args.dimension or None, store=store, criteria_versions=versions,
+                               config_overrides=json.loads(args.config) if args.config else None, limit=args.limit,
+                               pairs=_pairs_arg(args), parse_mode=args.parse, label=args.label or "", run_id=args.run)
+    endpoint = _endpoint(args)
+    if isinstance(args.base_url, list) and len(args.base_url) > 1:  # several replicas: evalcore.judge.routing
+        endpoint = [endpoint] + [dataclasses.replace(endpoint, base_url=u) for u in args.base_url[1:]]
+    engine = EngineOptions(endpoint, concurrency=args.concurrency, schedule=getattr(args, "schedule", "prefix"),
+                           max_retries=args.max_retries, timeout_s=args.timeout, reprobe=args.reprobe)
+    return spec, engine
+
+
 def cmd_score(args: argparse.Namespace) -> int:
-    from evalcore.judge import runner
+    from evalcore.judge import spec as scoring
 
     store = _store(args)
     dataset = _dataset(args.dataset, store)
     dataset = _sampled(dataset, args)
-    dims = args.dimension or dataset.dimension_names
-    crit = {d: criteria_for(dataset, d, store, version=args.criteria_version) for d in dims}
-    endpoint = _endpoint(args)
-    config = json.loads(args.config) if args.config else None
-    pairs = _pairs_arg(args)
-    if isinstance(args.base_url, list) and len(args.base_url) > 1:  # several replicas: evalcore.judge.routing
-        endpoint = [endpoint] + [dataclasses.replace(endpoint, base_url=u) for u in args.base_url[1:]]
+    spec, engine = spec_from_args(args, dataset, store)
     if getattr(args, "batch", False) and not args.estimate_only:
         from evalcore.judge.batch_cli import score_batch
 
-        return score_batch(args, dataset=dataset, dims=dims, crit=crit, endpoint=endpoint, config=config,
-                           pairs=pairs, store=store)
+        return score_batch(args, spec=spec, engine=engine, store=store)
     if args.estimate_only:
-        est = runner.estimate(dataset, method=args.method, criteria_by_dim=crit, config=config, endpoint=endpoint,
-                              store=store, limit=args.limit, dimensions=dims, pairs=pairs)
-        out = {"tasks": est.tasks, "calls": est.calls, "cached": est.cached, "prompt_tokens": est.prompt_tokens,
-               "completion_tokens": est.completion_tokens, "cost_usd": est.cost_usd, "note": est.note,
-               "cached_prompt_tokens": est.cached_prompt_tokens, "cost_usd_batch": est.cost_usd_batch,
-               "cost_table": est.cost_rows}
-        if args.json:
-            print(json.dumps(out, indent=2))
-        else:
-            cost = "unknown (model not in the price table)" if est.cost_usd is None else f"${est.cost_usd:.4f}"
-            print(f"{est.tasks} tasks, {est.calls} calls ({est.cached} cached), ~{est.prompt_tokens} prompt + "
-                  f"<= {est.completion_tokens} completion tokens, cost {cost}" + (f"\nnote: {est.note}" if est.note
-                                                                                 else ""))
-            from evalcore.judge.batch_cli import print_cost_table
-
-            print_cost_table(est.cost_rows)
-        return 0
+        return _print_estimate(scoring.estimate(spec, engine, store=store), args.json)
     bar = ProgressBar() if not args.quiet else None
     t0 = time.perf_counter()
     try:
-        run = runner.score_dataset(dataset, method=args.method, dimensions=dims, criteria_by_dim=crit,
-                                   endpoint=endpoint, config=config, store=store, concurrency=args.concurrency,
-                                   limit=args.limit, progress=bar, run_id=args.run, pairs=pairs,
-                                   parse_mode=args.parse, label=args.label or "", timeout_s=args.timeout,
-                                   max_retries=args.max_retries, reprobe=args.reprobe,
-                                   schedule=getattr(args, "schedule", "prefix"))
+        run = scoring.score(spec, engine, store=store, progress=bar)
     finally:
         if bar is not None:
             bar.close()
@@ -153,6 +124,23 @@ def cmd_score(args: argparse.Namespace) -> int:
         print(json.dumps(_clean(summary), indent=2))
     else:
         print(run.run_id)
+    return 0
+
+
+def _print_estimate(est, as_json: bool) -> int:
+    out = {"tasks": est.tasks, "calls": est.calls, "cached": est.cached, "prompt_tokens": est.prompt_tokens,
+           "completion_tokens": est.completion_tokens, "cost_usd": est.cost_usd, "note": est.note,
+           "cached_prompt_tokens": est.cached_prompt_tokens, "cost_usd_batch": est.cost_usd_batch,
+           "cost_table": est.cost_rows}
+    if as_json:
+        print(json.dumps(out, indent=2))
+        return 0
+    cost = "unknown (model not in the price table)" if est.cost_usd is None else f"${est.cost_usd:.4f}"
+    print(f"{est.tasks} tasks, {est.calls} calls ({est.cached} cached), ~{est.prompt_tokens} prompt + "
+          f"<= {est.completion_tokens} completion tokens, cost {cost}" + (f"\nnote: {est.note}" if est.note else ""))
+    from evalcore.judge.batch_cli import print_cost_table
+
+    print_cost_table(est.cost_rows)
     return 0
 
 

@@ -24,7 +24,7 @@ import openai
 from evalcore.judge import trust
 from evalcore.judge.redact import redact, refuse_credentials
 from evalcore.judge.ratelimit import RateLimiter
-from evalcore.judge.types import (
+from evalcore.types import (
     Capabilities,
     ChatRequest,
     Choice,

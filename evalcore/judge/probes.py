@@ -12,39 +12,23 @@ from __future__ import annotations
 from typing import Any
 
 from evalcore.judge.client import RequestFailed
-from evalcore.judge.store import Store, canonical_json, now
-from evalcore.judge.types import Request, Response
+from evalcore.store import Store
+from evalcore.types import Request, Response
 
 NOT_SUPPORTED = ("HTTP 400", "HTTP 404", "HTTP 405", "HTTP 422", "HTTP 501")
 
 
-def _ensure_table(store: Store) -> None:
-    if getattr(store, "_probe_failures_ready", False):
-        return
-    with store.write():
-        store.db["probe_failures"].create({"key": str, "endpoint": str, "request": str, "reason": str,
-                                           "created_at": str}, pk="key", if_not_exists=True)
-    store._probe_failures_ready = True  # type: ignore[attr-defined]
-
-
 def cached_failure(store: Store, key: str) -> str | None:
-    _ensure_table(store)
-    row = store.conn.execute("SELECT reason FROM probe_failures WHERE key = ?", (key,)).fetchone()
-    return None if row is None else str(row[0])
+    return store.probe_failure(key)
 
 
 def remember_failure(store: Store, key: str, *, endpoint: dict[str, Any], request: dict[str, Any],
                      reason: str) -> None:
-    _ensure_table(store)
-    with store.write() as c:
-        c.execute("INSERT OR REPLACE INTO probe_failures (key, endpoint, request, reason, created_at)"
-                  " VALUES (?,?,?,?,?)", (key, canonical_json(endpoint), canonical_json(request), reason, now()))
+    store.remember_probe_failure(key, endpoint=endpoint, request=request, reason=reason)
 
 
 def forget_failure(store: Store, key: str) -> None:
-    _ensure_table(store)
-    with store.write() as c:
-        c.execute("DELETE FROM probe_failures WHERE key = ?", (key,))
+    store.forget_probe_failure(key)
 
 
 class ProbeSender:

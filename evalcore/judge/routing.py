@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalcore.judge.client import Endpoint, JudgeClient, RequestFailed, RunStats
-from evalcore.judge.types import Capabilities, Request, Response
+from evalcore.types import Capabilities, Request, Response
 
 
 @dataclass

@@ -44,8 +44,8 @@ from evalcore.judge.probes import ProbeSender
 from evalcore.judge.redact import redact
 from evalcore.judge.routing import make_client
 from evalcore.judge.schedule import order_tasks
-from evalcore.judge.store import Store, default_store, request_key
-from evalcore.judge.types import (
+from evalcore.store import Store, default_store, request_key
+from evalcore.types import (
     Capabilities,
     ChatRequest,
     CompletionRequest,
@@ -146,7 +146,8 @@ class PairSelection:
 
 
 # ---------------------------------------------------------------------------------------------------- tasks
-def _method(method: Any) -> Any:
+def method_of(method: Any) -> Any:
+    """The Method object for a name (or the object itself)."""
     if isinstance(method, str):
         from evalcore.methods import get_method
 
@@ -154,7 +155,8 @@ def _method(method: Any) -> Any:
     return method
 
 
-def _config(m: Any, config: Any) -> Any:
+def method_config_of(m: Any, config: Any) -> Any:
+    """The method's config from None (its default), a dict (a stored run's, through its loader) or a config."""
     if config is None:
         return m.default_config()
     if isinstance(config, dict):
@@ -272,7 +274,7 @@ def pair_tasks(dataset: Dataset, dimension: str, selection: PairSelection, *, li
 
 def build_tasks(dataset: Dataset, method: Any, dimensions: Iterable[str], *, limit: int | None = None,
                 pairs: Any = None) -> list[ItemTask | PairTask]:
-    m = _method(method)
+    m = method_of(method)
     tasks: list[ItemTask | PairTask] = []
     for dim in dimensions:
         if m.pairwise:
@@ -481,13 +483,13 @@ def new_run_id(dataset_id: str, method: str, model: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------------- scoring
-def _resolve(method: Any, dimensions: Iterable[str] | None, criteria_by_dim: dict[str, Criteria],
-             config: Any) -> tuple[Any, list[str], dict[str, Criteria], Any]:
+def resolve(method: Any, dimensions: Iterable[str] | None, criteria_by_dim: dict[str, Criteria],
+            config: Any) -> tuple[Any, list[str], dict[str, Criteria], Any]:
     """(method object, dimensions, their criteria, the requested config): what a run, an estimate and a batch
     submission all start from."""
-    m = _method(method)
+    m = method_of(method)
     dims = list(dimensions) if dimensions is not None else list(criteria_by_dim)
-    return m, dims, _criteria_for(m, dims, criteria_by_dim), _config(m, config)
+    return m, dims, _criteria_for(m, dims, criteria_by_dim), method_config_of(m, config)
 
 
 def _requests_by_task(m: Any, crit: dict[str, Criteria], planned: Any) -> Callable[[Any], list[Request]]:
@@ -561,7 +563,7 @@ class ScoringRun:
                  extra_config: dict[str, Any] | None) -> None:
         self.t_start = time.perf_counter()
         self.dataset, self.store = dataset, store or default_store()
-        self.m, self.dims, self.crit, self.requested = _resolve(method, dimensions, criteria_by_dim, config)
+        self.m, self.dims, self.crit, self.requested = resolve(method, dimensions, criteria_by_dim, config)
         self.endpoints = list(endpoint) if isinstance(endpoint, (list, tuple)) else [endpoint]
         if client is None:  # several endpoints: an EndpointPool (evalcore.judge.routing); the first keys the cache
             self.endpoint, self.client = make_client(self.endpoints, api_key=api_key, concurrency=concurrency,
@@ -836,7 +838,7 @@ async def ascore_dataset(dataset: Dataset, *, method: Any, dimensions: Iterable[
     return await run.run()
 
 
-def _run_sync(coro_factory: Callable[[], Any]) -> Any:
+def run_sync(coro_factory: Callable[[], Any]) -> Any:
     """Run a coroutine from sync code, also when this thread already runs an event loop (Jupyter, some apps)."""
     try:
         asyncio.get_running_loop()
@@ -879,7 +881,7 @@ def score_dataset(dataset: Dataset, *, method: Any, dimensions: Iterable[str] | 
     ``schedule``: "prefix" (default) sends the requests sharing the longest prompt prefix together (one document's
     items while the server's prefix cache is hot); "as-given" keeps the dataset's order.
     Raises ``UnsupportedByEndpoint`` when the method needs a capability the endpoint lacks and has no fallback."""
-    return _run_sync(lambda: ascore_dataset(
+    return run_sync(lambda: ascore_dataset(
         dataset, method=method, dimensions=dimensions, criteria_by_dim=criteria_by_dim, endpoint=endpoint,
         config=config, api_key=api_key, store=store, concurrency=concurrency, limit=limit, progress=progress,
         cancel=cancel, run_id=run_id, pairs=pairs, parse_mode=parse_mode, label=label, capabilities=capabilities,
@@ -908,7 +910,7 @@ def estimate(dataset: Dataset, *, method: Any, criteria_by_dim: dict[str, Criter
     store = store or default_store()
     if isinstance(endpoint, (list, tuple)):
         endpoint = endpoint[0]  # replicas: the first one's identity keys the cache
-    m, dims, crit, requested = _resolve(method, dimensions, criteria_by_dim, config)
+    m, dims, crit, requested = resolve(method, dimensions, criteria_by_dim, config)
     sender = CachedSender(None, store, endpoint)
     note = ""
     caps = capabilities if capabilities is not None else cached_probe(sender)
@@ -959,7 +961,7 @@ def cached_probe(sender: CachedSender) -> Capabilities | None:
     """The endpoint's capabilities from an earlier run's probe replies in the cache; None when there are none.
     Sends nothing (an estimate, a batch submission)."""
     try:
-        return _run_sync(lambda: JudgeClient.probe(_ProbeOnly(), send=ProbeSender(sender)))
+        return run_sync(lambda: JudgeClient.probe(_ProbeOnly(), send=ProbeSender(sender)))
     except RequestFailed:
         return None
 
@@ -990,7 +992,7 @@ def generate_steps(criteria: Criteria, *, endpoint: Endpoint, api_key: str | Non
                    dataset_id: str | None = None, timeout_s: float = 60.0, max_retries: int = 6) -> Criteria:
     """G-Eval auto-CoT (000 §2): ask the judge for evaluation steps; returns the criteria with ``steps`` filled
     (and saves that version under ``dataset_id`` when given)."""
-    return _run_sync(lambda: agenerate_steps(criteria, endpoint=endpoint, api_key=api_key, store=store,
+    return run_sync(lambda: agenerate_steps(criteria, endpoint=endpoint, api_key=api_key, store=store,
                                              dataset_id=dataset_id, timeout_s=timeout_s, max_retries=max_retries))
 
 

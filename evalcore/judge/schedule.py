@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Iterable
 
-from evalcore.judge.types import ChatRequest, Request
+from evalcore.types import ChatRequest, Request
 
 SCHEDULES = ("prefix", "as-given")
 CHARS_PER_TOKEN = 4

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalcore.judge.types import Criteria, ItemTask, PairTask
+from evalcore.types import Criteria, ItemTask, PairTask
 from evalcore.methods.base import Method, placeholder_pair, placeholder_task, request_text
 from evalcore.methods.explicit import METHOD as _explicit
 from evalcore.methods.geval import METHOD as _geval

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from evalcore import parsers
-from evalcore.judge.types import Outcome, Response
+from evalcore.types import Outcome, Response
 from evalcore.methods.base import failed, ok, raw_of, reply_texts
 
 # value of the FIRST text presented: a win 1, a loss 0, a tie 0.5 (003 App. E: each verdict worth 0.5 per order)

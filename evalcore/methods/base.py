@@ -1,7 +1,7 @@
 """What every scoring method shares: the Method protocol, prompt filling, sampling plans and outcome helpers.
 
 A method turns one task (an item, or an ordered pair of items) into requests, and the judge's responses into an
-``Outcome``. It never talks to the network (see ``evalcore.judge.types``), so each one is tested on hand-made
+``Outcome``. It never talks to the network (see ``evalcore.types``), so each one is tested on hand-made
 ``Response`` objects.
 
 Prompts are plain strings with ``{name}`` slots. They are filled by ``fill`` (not ``str.format``): only known slot
@@ -21,7 +21,7 @@ import typing
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from evalcore.judge.types import (
+from evalcore.types import (
     Capabilities,
     ChatRequest,
     Choice,

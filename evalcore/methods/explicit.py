@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from evalcore import parsers
-from evalcore.judge.types import Capabilities, Criteria, ItemTask, Outcome, Request, Response
+from evalcore.types import Capabilities, Criteria, ItemTask, Outcome, Request, Response
 from evalcore.methods.base import (
     PromptLabels,
     SamplingPlan,

@@ -38,7 +38,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from evalcore import parsers
-from evalcore.judge.types import (
+from evalcore.types import (
     Capabilities,
     ChatRequest,
     Criteria,

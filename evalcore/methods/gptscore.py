@@ -35,7 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from evalcore.judge.types import (
+from evalcore.types import (
     Capabilities,
     Choice,
     CompletionRequest,

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalcore.judge.types import Capabilities, Criteria, Outcome, PairTask, Request, Response
+from evalcore.types import Capabilities, Criteria, Outcome, PairTask, Request, Response
 from evalcore.methods._pairs import pair_outcome
 from evalcore.methods.base import PromptLabels, chat, item_prompt, load_config
 

@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from evalcore.judge.types import Capabilities, CompletionRequest, Criteria, ItemTask, Outcome, Request, Response
+from evalcore.types import Capabilities, CompletionRequest, Criteria, ItemTask, Outcome, Request, Response
 from evalcore.methods.base import (
     PromptLabels,
     SamplingPlan,

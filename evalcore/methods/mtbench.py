@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from evalcore.judge.types import Capabilities, ChatRequest, Criteria, Outcome, PairTask, Request, Response
+from evalcore.types import Capabilities, ChatRequest, Criteria, Outcome, PairTask, Request, Response
 from evalcore.methods._pairs import VERDICT_VALUE
 from evalcore.methods.base import PromptLabels, failed, fill, load_config, ok, raw_of, reply_texts, slot_values
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from evalcore.judge.types import Criteria
+from evalcore.types import Criteria
 from evalcore.methods import paper_prompts as pp
 
 _SUMMEVAL_INTRO = (

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalcore import parsers
-from evalcore.judge.types import Capabilities, Criteria, ItemTask, Outcome, Request, Response
+from evalcore.types import Capabilities, Criteria, ItemTask, Outcome, Request, Response
 from evalcore.methods.base import (
     PromptLabels,
     chat,

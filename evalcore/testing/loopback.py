@@ -282,7 +282,7 @@ class LoopbackServer:
                  faults: list[Fault] | None = None, scorer: Callable[..., Reply] | None = None,
                  switches: Switches | None = None, seed: int = 0, model: str = "loopback-judge",
                  rate_limit: RateLimit | None = None, prefix_cache_tokens: int = 0,
-                 batch: BatchSwitches | None = None) -> None:
+                 batch: BatchSwitches | None = None, record_bodies: bool = False) -> None:
         self.host = host
         self.port = port
         self.latency_s = latency_s
@@ -294,9 +294,13 @@ class LoopbackServer:
         self._seed = seed
         self._lock = threading.Lock()
         self.requests_seen = 0  # every POST attempt, faults included
+        self.in_flight = 0  # requests being answered now (the server's loop only: no lock)
+        self.peak_in_flight = 0  # the most answered at once: how parallel the client was, measured without a clock
         self.by_path: dict[str, int] = {}
         self.faults_served: dict[str, int] = {}
         self.prompt_log: list[str] = []  # sha256 of each attempt's prompt (what was asked, in order)
+        self.record_bodies = record_bodies
+        self.bodies: list[tuple[str, bytes]] = []  # (path, body) of each scoring POST, when record_bodies
         self._server: asyncio.base_events.Server | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -314,9 +318,11 @@ class LoopbackServer:
     def reset(self) -> None:
         with self._lock:
             self.requests_seen = 0
+            self.peak_in_flight = 0
             self.by_path = {}
             self.faults_served = {}
             self.prompt_log = []
+            self.bodies = []
             self._rng = random.Random(self._seed)
             self.rate_limited = 0
 
@@ -385,10 +391,7 @@ class LoopbackServer:
                 length = int(headers.get("content-length", "0") or 0)
                 body = await reader.readexactly(length) if length else b""
                 _request_headers.set(headers)
-                if self.batch_service.handles(path):
-                    result = await self.batch_service.route(method, path.split("?")[0], headers, body)
-                else:
-                    result = await self._route(method, path.split("?")[0], body)
+                result = await self._answer(method, path.split("?")[0], headers, body)
                 if result is None:  # dropped connection
                     writer.transport.abort()
                     return
@@ -428,6 +431,17 @@ class LoopbackServer:
             except Exception:  # noqa: BLE001
                 pass
 
+    async def _answer(self, method: str, path: str, headers: dict[str, str], body: bytes):
+        """The reply to one request (None: drop the connection), counting the requests answered at once."""
+        self.in_flight += 1
+        self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+        try:
+            if self.batch_service.handles(path):
+                return await self.batch_service.route(method, path, headers, body)
+            return await self._route(method, path, body)
+        finally:
+            self.in_flight -= 1
+
     async def _route(self, method: str, path: str, body: bytes):
         if method == "GET" and path.rstrip("/") == "/v1/models":
             return 200, {"object": "list", "data": [{"id": self.model, "object": "model", "owned_by": "loopback"}]}, {}
@@ -452,6 +466,8 @@ class LoopbackServer:
             ordinal = self.requests_seen
             self.by_path[path] = self.by_path.get(path, 0) + 1
             self.prompt_log.append(hashlib.sha256(prompt.encode()).hexdigest())
+            if self.record_bodies:
+                self.bodies.append((path, body))
             fault = self._pick_fault(ordinal, prompt)
             if fault is not None:
                 self.faults_served[fault.kind] = self.faults_served.get(fault.kind, 0) + 1
@@ -589,11 +605,12 @@ class LoopbackServer:
 def serve(host: str = "127.0.0.1", port: int = 0, *, latency_s: float = 0.0, faults: list[Fault] | None = None,
           scorer: Callable[..., Reply] | None = None, switches: Switches | None = None,
           seed: int = 0, rate_limit: RateLimit | None = None, prefix_cache_tokens: int = 0,
-          batch: BatchSwitches | None = None) -> LoopbackServer:
-    """Start a loopback server on a background thread; use as a context manager (``with serve() as srv:``)."""
+          batch: BatchSwitches | None = None, record_bodies: bool = False) -> LoopbackServer:
+    """Start a loopback server on a background thread; use as a context manager (``with serve() as srv:``).
+    ``record_bodies``: keep every scoring request's raw body in ``srv.bodies`` (tests comparing what was sent)."""
     return LoopbackServer(host, port, latency_s=latency_s, faults=faults, scorer=scorer, switches=switches,
                           seed=seed, rate_limit=rate_limit, prefix_cache_tokens=prefix_cache_tokens,
-                          batch=batch).start()
+                          batch=batch, record_bodies=record_bodies).start()
 
 
 def main(argv: list[str] | None = None) -> int:

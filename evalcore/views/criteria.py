@@ -20,11 +20,10 @@ def steps_problem(steps: str) -> str | None:
 
 
 def method_config(method_name: str, dataset: Dataset) -> Any:
-    """A method's config for a dataset: the paper's labels ("Article"/"Summary", ...) and, where the paper published
-    them for this dataset, its own prompts (evalcore.methods.presets.config_for)."""
-    from evalcore.methods import presets
+    """A method's config for a dataset: the one rule the CLI uses too (evalcore.judge.spec.method_config)."""
+    from evalcore.judge.spec import method_config as config
 
-    return presets.config_for(method_name, dataset.id, task=dataset.task, dimensions=dataset.dimension_names)
+    return config(method_name, dataset)
 
 
 def rendered_prompt(dataset: Dataset, method_name: str, item_id: str, criteria: Any) -> str:

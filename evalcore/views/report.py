@@ -38,7 +38,7 @@ class AnalysisParams:
 
 def analysis_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams) -> list:
     """The alignment analysis of the current view as report sections (tables + figures)."""
-    from evalcore.report import ReportFigure, ReportSection, ReportTable
+    from evalcore.views.html_report import ReportFigure, ReportSection, ReportTable
 
     sections = label_sections(dataset, runs, p)  # binary / nominal / ordinal dimensions only (issue 7.4)
     sections += pairwise_sections(dataset, runs, p)  # human pairwise votes and a judge's A / B / tie verdicts
@@ -95,7 +95,7 @@ def analysis_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams) -> l
 def bias_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams) -> list:
     """The Bias page's tables (issue 18.13: the report had no Bias section): mean judge vs mean human score per
     system (003 Fig. 4) and position bias of pairwise runs."""
-    from evalcore.report import ReportFigure, ReportSection, ReportTable
+    from evalcore.views.html_report import ReportFigure, ReportSection, ReportTable
     from evalcore.views.bias import mean_scores_figure, mean_scores_table, position_bias_table
 
     dims = [d for d in dataset.dimension_names if any(d in r.dimensions for r in runs)]
@@ -117,7 +117,7 @@ def bias_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams) -> list:
 def compare_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams) -> list:
     """The Compare page's test for the first two per-item runs that scored the dimension (issue 18.13): the paired
     bootstrap of the difference in correlation with the humans, the test of equal correlation."""
-    from evalcore.report import ReportSection, ReportTable
+    from evalcore.views.html_report import ReportSection, ReportTable
     from evalcore.views.compare import paired_comparison, paired_summary
 
     scored = [r for r in runs if not r.judgments.empty and p.dimension in r.dimensions]
@@ -148,7 +148,7 @@ def report_colors(dataset: Dataset, runs: list[Run]) -> dict[str, str]:
 
 def label_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams) -> list:
     """Kappa & co, the confusion matrices and calibration of a categorical dimension as report sections."""
-    from evalcore.report import ReportFigure, ReportSection, ReportTable
+    from evalcore.views.html_report import ReportFigure, ReportSection, ReportTable
     from evalcore.views.alignment import (
         calibration_table, confusion_figure, label_agreement_table, label_agreements, per_annotator_kappa_table,
         reliability_figure,
@@ -176,7 +176,7 @@ def label_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams) -> list
 
 def pairwise_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams) -> list:
     """The Alignment page's Pairwise preferences tab as a report section (absent without votes and verdicts)."""
-    from evalcore.report import ReportFigure, ReportSection, ReportTable
+    from evalcore.views.html_report import ReportFigure, ReportSection, ReportTable
     from evalcore.views import preference as pv
 
     sums = pv.summaries(dataset, runs, p.dimension, n_resamples=p.n_resamples)
@@ -210,7 +210,7 @@ def pairwise_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams) -> l
 
 
 def analysis_report(dataset: Dataset, runs: list[Run], p: AnalysisParams) -> str:
-    from evalcore.report import render_report
+    from evalcore.views.html_report import render_report
 
     meta = {"dataset": f"{dataset.name} ({dataset.id})", "runs": ", ".join(run_label(r) for r in runs),
             "dimension": p.dimension, "level": p.level, "coefficient": p.coefficient, "parse mode": p.parse,

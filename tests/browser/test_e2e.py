@@ -57,7 +57,7 @@ def test_score_against_loopback_then_alignment(app, loopback, app_server):
     from scipy.stats import spearmanr
 
     from evalcore.datasets import load_dataset
-    from evalcore.judge.store import Store
+    from evalcore.store import Store
     from evalcore.views import run_label
 
     n_items = 12

@@ -31,7 +31,7 @@ def test_two_annotators_label_reload_and_pages_show_the_labels(open_app, app_ser
     from scipy.stats import spearmanr
 
     from evalcore import labels, runs
-    from evalcore.judge.store import Store
+    from evalcore.store import Store
 
     ds = runs.get_dataset("summeval", with_labels=False)
     order = labels.random_order(ds)

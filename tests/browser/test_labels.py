@@ -36,7 +36,7 @@ def open_dataset(app, path: str, heading: str) -> None:
 def test_binary_dataset_shows_kappa_and_confusion_matrix(app, app_server):
     from sklearn.metrics import cohen_kappa_score, confusion_matrix
 
-    from evalcore.judge.store import Store
+    from evalcore.store import Store
     from evalcore.testing.labels import save_label_example
 
     ds, run = save_label_example(Store(app_server.db_path), kind="binary", dataset_id=DATASET, seed=3)

@@ -109,7 +109,7 @@ def test_mtbench_upload_verdicts_then_pairwise_alignment(app, loopback, app_serv
     sent = loopback.by_path.get("/v1/chat/completions", 0) - before
     main_text = app.page.locator('[data-testid="stMain"]').inner_text()
     run_id = re.search(r"Run (user-\S+)", main_text).group(1)
-    from evalcore.judge.store import Store
+    from evalcore.store import Store
 
     run = Store(app_server.db_path).load_run(run_id)
     # only the 3 annotated pairs, each in both orders (the rain/drops pair nobody voted on is not sent); the rest of

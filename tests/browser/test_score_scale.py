@@ -22,7 +22,7 @@ def _endpoint(app, base_url: str) -> None:
 
 def test_score_page_batch_option_and_cost_table(app, loopback, app_server):
     from evalcore.judge import batch
-    from evalcore.judge.store import Store
+    from evalcore.store import Store
 
     _endpoint(app, loopback.base_url)
     app.page.get_by_text("Use the OpenAI Batch API", exact=True).click()

@@ -15,7 +15,7 @@ TEXTS = Path(__file__).resolve().parents[1] / "fixtures" / "words" / "texts_only
 
 
 def test_texts_only_upload_then_label_it(app, app_server):
-    from evalcore.judge.store import Store
+    from evalcore.store import Store
 
     app.open("", "Data")
     app.page.locator('.st-key-upload input[type="file"]').set_input_files(

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from evalcore.judge.client import Endpoint
-from evalcore.judge.types import Capabilities, ChatRequest, Criteria, Outcome
+from evalcore.types import Capabilities, ChatRequest, Criteria, Outcome
 from evalcore.model import Dataset, Dimension
 
 ROOT = Path(__file__).resolve().parents[2]

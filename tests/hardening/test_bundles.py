@@ -9,8 +9,8 @@ import pytest
 
 from evalcore import bundles
 from evalcore.datasets import load_dataset
-from evalcore.judge.store import Store
-from evalcore.judge.types import Criteria
+from evalcore.store import Store
+from evalcore.types import Criteria
 
 
 def _local_run(store: Store, run_id: str = "summeval/geval-x", label: str = "mine") -> None:

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from evalcore.chartsafe import plain, plain_figure
-from evalcore.report import ReportFigure, ReportSection, render_report
+from evalcore.views.html_report import ReportFigure, ReportSection, render_report
 
 EVIL = '<a href="https://evil.example/x">M1</a>'
 IMG = '<img src="https://evil.example/p.png">'

@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from evalcore import cli
-from evalcore.judge.store import Store
+from evalcore.store import Store
 
 HEADER = "doc,system,output,coh\n"
 GOOD_ROWS = "d1,A,first text,1\nd1,B,second text,5\nd2,A,third text,3\n"

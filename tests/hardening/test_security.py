@@ -16,7 +16,7 @@ from evalcore.csvsafe import neutralise, rows_to_csv, safe_cell, to_csv_safe
 from evalcore.judge import runner
 from evalcore.judge.client import Endpoint, EndpointUnusable
 from evalcore.judge.redact import MASK, CredentialsInUrl, redact, split_credentials
-from evalcore.judge.store import Store
+from evalcore.store import Store
 from evalcore.testing.loopback import Fault, serve
 
 from _judging import CAPS, CRITERIA, KEY_ENV, ROOT, SECRET, OneShot, dataset, endpoint, files_bytes, integrity_ok
@@ -101,7 +101,7 @@ def test_cli_export_csv_neutralises_hostile_names(tmp_path, monkeypatch):
 
 
 def test_report_csv_links_are_neutralised():
-    from evalcore.report import _csv_link
+    from evalcore.views.html_report import _csv_link
 
     link = _csv_link(pd.DataFrame({"system": ["@SUM(1,2)"], "r": [0.5]}), "table")
     data = base64.b64decode(re.search(r"base64,([^\"]+)", link).group(1)).decode()

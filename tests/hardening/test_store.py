@@ -17,8 +17,9 @@ from pathlib import Path
 import pytest
 
 from evalcore.judge import runner
-from evalcore.judge import store as store_mod
-from evalcore.judge.store import RunLeased, Store, StoreLocked, StoreUnreadable, store_problem
+from evalcore import store as store_mod
+from evalcore.store import leases as leases_mod
+from evalcore.store import RunLeased, Store, StoreLocked, StoreUnreadable, store_problem
 from evalcore.testing.loopback import serve
 
 from _judging import CAPS, CRITERIA, KEY_ENV, ROOT, SECRET, OneShot, dataset, endpoint, integrity_ok
@@ -96,17 +97,18 @@ def test_garbled_pages_found_when_read(tmp_path):
 def test_locked_past_the_timeout_says_so(tmp_path, monkeypatch, capsys):
     from evalcore.cli import main
 
-    monkeypatch.setattr(store_mod, "BUSY_TIMEOUT_S", 0.3)
+    monkeypatch.setattr(store_mod.connection, "BUSY_TIMEOUT_S", 0.3)
     path = _sound_store(tmp_path / "judge.db", rows=10)
     holder = sqlite3.connect(str(path), isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")
     try:
-        t0 = time.perf_counter()
         with pytest.raises(StoreLocked) as ei:
             Store(path).cache_put("k", endpoint={"model": "m"}, request={}, response={"choices": []})
-        assert time.perf_counter() - t0 < 5
         assert str(path) in str(ei.value) and "stayed locked for more than 0.3 s" in str(ei.value)
-        assert main(["export", "--run", "x", "--db", str(path)]) == 2
+        # in WAL mode readers are not blocked, a writer is: an import through the CLI says so in one line
+        monkeypatch.setenv("EVALCORE_DB", str(path))
+        examples = Path(__file__).resolve().parents[2] / "examples" / "my_ratings.csv"
+        assert main(["import-dataset", str(examples), "--name", "locked out"]) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and "stayed locked" in err[0]
     finally:
@@ -123,7 +125,7 @@ CHILD = textwrap.dedent("""
     from _judging import CAPS, CRITERIA, OneShot, dataset
     from evalcore.judge import runner
     from evalcore.judge.client import Endpoint
-    from evalcore.judge.store import Store
+    from evalcore.store import Store
     store = Store({db!r})
     ds = dataset({n})
     if not store.has_dataset(ds.id):
@@ -222,7 +224,7 @@ def test_lease_of_a_dead_process_is_taken_over_and_listed_interrupted(tmp_path):
     st.create_run(run_id="r", dataset_id="tiny", method="oneshot", model="m")
     with st.write() as c:
         c.execute("INSERT INTO leases (run_id, pid, host, started, since, token) VALUES (?,?,?,?,?,?)",
-                  ("r", gone.pid, store_mod._HOST, "", "2026-01-01T00:00:00+00:00", "t"))
+                  ("r", gone.pid, leases_mod._HOST, "", "2026-01-01T00:00:00+00:00", "t"))
     assert st.list_runs()[0].config["status"] == "interrupted"
     lease = st.acquire_lease("r")
     assert st.lease_holder("r")["pid"] == os.getpid()

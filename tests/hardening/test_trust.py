@@ -13,7 +13,7 @@ import pytest
 
 from evalcore.judge import batch, runner, trust
 from evalcore.judge.client import Endpoint, JudgeClient
-from evalcore.judge.store import Store
+from evalcore.store import Store
 from evalcore.testing.loopback import serve
 from evalcore.testing.sink import Attacker
 

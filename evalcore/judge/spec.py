@@ -1,0 +1,155 @@
+"""What to score and how to reach the judge, as two values: :class:`ScoringSpec` and :class:`EngineOptions`.
+
+The command line (``python -m evalcore score``), the Score page (through :mod:`evalcore.judge.job`) and a batch
+submission build the same two values and hand them to :func:`score`, :func:`estimate` or :func:`submit_batch`, so a
+run's prompts depend only on the spec, never on which door it came through. The spec's defaults come from ONE rule:
+
+* :func:`default_criteria`: the newest criteria version saved in the store for the dimension, else the method's paper
+  preset for the dataset (Shen et al.'s exact definitions for RTS/MCQ/H2H on SummEval; Chen et al.'s for FED), else
+  one written from the dataset's own description of the dimension, on its scale (a 0-1 share or a binary label
+  gives the judge no usable rating scale: such texts are rated 1-5, as G-Eval rated them);
+* :func:`method_config`: the method's config adapted to the dataset (the paper's text labels, and its own
+  per-dimension prompts where it published them: ``evalcore.methods.presets.config_for``), with any overrides.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from evalcore.model import Dataset, Run
+from evalcore.types import Capabilities, Criteria
+
+
+def dataset_criteria(dataset: Dataset, dimension: str) -> Criteria:
+    """Criteria written from the dataset's own description of ``dimension`` (no paper preset, nothing saved)."""
+    d = dataset.dimension(dimension)
+    lo, hi = int(d.scale_min), int(d.scale_max)
+    if hi - lo < 2:
+        # a human score that is a share or a binary label (zhang_pairs: preference share 0-1) gives the judge no
+        # usable rating scale; G-Eval rated such texts 1-5 (000 Sec. 4) and rank correlations do not mind
+        lo, hi = 1, 5
+    return Criteria(dimension=dimension,
+                    task_introduction=f"You will be given one {dataset.task} output. Your task is to rate it on one "
+                                      f"metric.",
+                    definition=f"{dimension.replace('_', ' ').title()}: {d.description or dimension}",
+                    scale_min=lo, scale_max=hi)
+
+
+def default_criteria(dataset: Dataset, dimension: str, method: str, store: Any = None, *,
+                     version: str | None = None) -> Criteria:
+    """The criteria a run of ``method`` on ``dimension`` uses unless told otherwise (see the module docstring).
+    ``store`` None: the saved versions are not looked at; ``version``: that saved version (hash or prefix)."""
+    from evalcore.methods import presets
+
+    saved = store.load_criteria(dataset.id, dimension, version) if store is not None else None
+    if saved is not None:
+        return saved
+    preset = presets.criteria_for(method, dataset.id, dimension)
+    return preset if preset is not None else dataset_criteria(dataset, dimension)
+
+
+def method_config(method: Any, dataset: Dataset, overrides: dict[str, Any] | None = None) -> Any:
+    """A method's config for a dataset: the paper's labels ("Article"/"Summary", ...) and, where the paper published
+    them for this dataset, its own prompts; ``overrides`` (field -> value, the CLI's ``--config``) on top."""
+    from evalcore.judge import runner
+    from evalcore.methods import METHODS, presets
+
+    m = runner.method_of(method)
+    if isinstance(method, str) and method in METHODS:
+        config = presets.config_for(method, dataset.id, task=dataset.task, dimensions=dataset.dimension_names)
+    else:  # a method object, or a name only the engine knows: its own default
+        config = m.default_config()
+    if not overrides:
+        return config
+    loader = getattr(m, "load_config", None)  # JSON lists back to the config's tuples
+    if loader is None:
+        return dataclasses.replace(config, **overrides)
+    return loader({**dataclasses.asdict(config), **overrides})
+
+
+@dataclass
+class ScoringSpec:
+    """What to score: the dataset, the method, the dimensions with their criteria, the method's config, which items
+    (``limit``: the first N; ``pairs``: pairwise selection, see ``runner.score_dataset``) and how replies are parsed.
+    ``run_id`` names the run (an existing id resumes it); ``label`` is shown next to it."""
+
+    dataset: Dataset
+    method: str
+    dimensions: list[str]
+    criteria: dict[str, Criteria]
+    config: Any = None
+    limit: int | None = None
+    pairs: Any = None
+    parse_mode: str = "robust"
+    label: str = ""
+    run_id: str | None = None
+
+    @classmethod
+    def default(cls, dataset: Dataset, method: str, dimensions: list[str] | None = None, *, store: Any = None,
+                criteria_versions: dict[str, str] | None = None, config_overrides: dict[str, Any] | None = None,
+                **kw: Any) -> "ScoringSpec":
+        """The spec with the one default rule's criteria and config (see the module docstring)."""
+        dims = list(dimensions or dataset.dimension_names)
+        versions = criteria_versions or {}
+        criteria = {d: default_criteria(dataset, d, method, store, version=versions.get(d)) for d in dims}
+        return cls(dataset, method, dims, criteria, method_config(method, dataset, config_overrides), **kw)
+
+
+@dataclass
+class EngineOptions:
+    """How to reach the judge: the endpoint (or replicas serving one model), the API key (None: the endpoint's
+    environment variable, read by the client), concurrency, request ordering, retries and the per-attempt timeout."""
+
+    endpoint: Any  # Endpoint | list[Endpoint]
+    api_key: str | None = None
+    concurrency: int = 16
+    schedule: str = "prefix"
+    max_retries: int = 6
+    timeout_s: float = 60.0
+    reprobe: bool = False
+    capabilities: Capabilities | None = None
+
+    @property
+    def first_endpoint(self) -> Any:
+        return self.endpoint[0] if isinstance(self.endpoint, (list, tuple)) else self.endpoint
+
+
+def _what(spec: ScoringSpec) -> dict[str, Any]:
+    return dict(method=spec.method, dimensions=spec.dimensions, criteria_by_dim=spec.criteria, config=spec.config,
+                limit=spec.limit, pairs=spec.pairs)
+
+
+def score(spec: ScoringSpec, engine: EngineOptions, *, store: Any = None,
+          progress: Callable[[Any], None] | None = None, cancel: threading.Event | None = None) -> Run:
+    """Score online (``runner.score_dataset``): resumable, cached."""
+    from evalcore.judge import runner
+
+    return runner.score_dataset(spec.dataset, **_what(spec), endpoint=engine.endpoint, api_key=engine.api_key,
+                                store=store, concurrency=engine.concurrency, progress=progress, cancel=cancel,
+                                run_id=spec.run_id, parse_mode=spec.parse_mode, label=spec.label,
+                                capabilities=engine.capabilities, max_retries=engine.max_retries,
+                                timeout_s=engine.timeout_s, reprobe=engine.reprobe, schedule=engine.schedule)
+
+
+def estimate(spec: ScoringSpec, engine: EngineOptions, *, store: Any = None) -> Any:
+    """Calls, tokens and cost the run would need, minus what the cache holds (``runner.estimate``; no network)."""
+    from evalcore.judge import runner
+
+    return runner.estimate(spec.dataset, **_what(spec), endpoint=engine.first_endpoint, store=store,
+                           capabilities=engine.capabilities, schedule=engine.schedule)
+
+
+def submit_batch(spec: ScoringSpec, engine: EngineOptions, *, store: Any = None, **batch_options: Any) -> Any:
+    """Submit the run through the Batch API (``batch.submit``; ``batch_options``: completion_window, max_lines)."""
+    from evalcore.judge import batch
+
+    return batch.submit(spec.dataset, **_what(spec), endpoint=engine.endpoint, api_key=engine.api_key, store=store,
+                        run_id=spec.run_id, parse_mode=spec.parse_mode, label=spec.label,
+                        capabilities=engine.capabilities, schedule=engine.schedule, **batch_options)
+
+
+__all__ = ["ScoringSpec", "EngineOptions", "default_criteria", "dataset_criteria", "method_config", "score",
+           "estimate", "submit_batch"]

@@ -1,0 +1,95 @@
+"""The local SQLite store: response cache, runs and their judgments, criteria versions, user datasets, labels,
+leases, Batch API batches, rejected probes. One file (default ``$EVALCORE_DB`` or ``~/.evalcore/evalcore.db``).
+
+One module per concern, each a class over the shared :class:`~evalcore.store.connection.Connection`; :class:`Store`
+composes them. The schema and its versioned migrations are in :mod:`evalcore.store.schema`; opening a store brings
+an older file to the current version (after a backup) and refuses one a newer release wrote. Nothing outside this
+package writes SQL against the store. Nothing here ever holds an API key.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import threading
+from pathlib import Path
+
+from evalcore.store import schema
+from evalcore.store.batches import BatchesStore
+from evalcore.store.cache import CacheStore, request_key
+from evalcore.store.connection import (
+    BUSY_TIMEOUT_S,
+    StoreError,
+    StoreLocked,
+    StoreTooNew,
+    StoreUnreadable,
+    canonical_json,
+    default_path,
+    guarded,
+    now,
+    store_error,
+)
+from evalcore.store.criteria import CriteriaStore, criteria_diff
+from evalcore.store.datasets import FRAMES, DatasetsStore
+from evalcore.store.labels import LABEL_COLUMNS, LabelsStore
+from evalcore.store.leases import LeasesStore, RunLeased, process_alive
+from evalcore.store.probes import ProbeFailuresStore
+from evalcore.store.runs import RunsStore
+
+
+class Store(RunsStore, CacheStore, CriteriaStore, DatasetsStore, LabelsStore, LeasesStore, BatchesStore,
+            ProbeFailuresStore):
+    """The store: opened (and migrated to the current schema) on construction."""
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        super().__init__(path)
+        schema.refuse_newer(self.path)
+        self.backup = schema.migrate(self.conn, self.path)  # the pre-migration copy, when one was made
+
+
+def _guard_all(cls: type) -> None:
+    """Every public method (and the connection properties) turns a sqlite error of a broken or locked store into
+    the StoreError that names the file and the way out."""
+    for name in dir(cls):
+        if name.startswith("_") and name != "__init__":
+            continue
+        value = inspect.getattr_static(cls, name)
+        if isinstance(value, property) and name in ("conn", "db"):  # the first statement on a broken file
+            setattr(cls, name, property(guarded(value.fget)))
+        elif inspect.isfunction(value):
+            setattr(cls, name, guarded(value))
+
+
+_guard_all(Store)
+
+_default: Store | None = None
+_default_lock = threading.Lock()
+
+
+def default_store() -> Store:
+    """The one global handle (``$EVALCORE_DB`` or ``~/.evalcore/evalcore.db``)."""
+    global _default
+    with _default_lock:
+        if _default is None or (os.environ.get("EVALCORE_DB") and Path(os.environ["EVALCORE_DB"]) != _default.path):
+            _default = Store()
+        return _default
+
+
+def store_problem(path: str | Path | None = None) -> str | None:
+    """None when the store at ``path`` (default: the default store's) opens and passes ``PRAGMA quick_check``,
+    else the one-line message to show (the app's banner)."""
+    st = None
+    try:
+        st = Store(path) if path is not None else default_store()
+        st.check()
+    except StoreError as e:
+        return str(e)
+    finally:
+        if st is not None and path is not None:
+            st.close()
+    return None
+
+
+__all__ = ["Store", "default_store", "default_path", "request_key", "canonical_json", "criteria_diff", "now",
+           "StoreError", "StoreUnreadable", "StoreLocked", "StoreTooNew", "RunLeased", "store_problem", "store_error",
+           "process_alive", "BUSY_TIMEOUT_S", "FRAMES", "LABEL_COLUMNS"]

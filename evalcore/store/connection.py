@@ -1,0 +1,206 @@
+"""The store's connection handling and errors: one SQLite file in WAL mode with a busy timeout, so the app, a CLI
+run and a bench can write to it at the same time. Each thread gets its own connection; every write is one short
+``BEGIN IMMEDIATE`` transaction (taking the write lock up front avoids the deadlock-prone read-to-write upgrade).
+
+A store that cannot be read, stays locked, or was written by a newer release raises a :class:`StoreError` whose
+``str()`` names the file and the way out, instead of a bare sqlite3 error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import math
+import os
+import sqlite3
+import threading
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterator
+
+import sqlite_utils
+
+BUSY_TIMEOUT_S = 30.0
+
+
+def now() -> str:
+    """UTC now, ISO 8601 with milliseconds (two writes within one second still order by time)."""
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def canonical_json(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _json_default(x: Any) -> Any:
+    if hasattr(x, "item"):
+        return x.item()
+    if hasattr(x, "tolist"):
+        return x.tolist()
+    return str(x)
+
+
+def dumps(x: Any) -> str:
+    return json.dumps(x, ensure_ascii=False, default=_json_default)
+
+
+def float_or_null(value: Any) -> float | None:
+    """A score as stored: a float, or NULL for none or NaN."""
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
+
+
+def default_path() -> Path:
+    """Where the default store lives: ``$EVALCORE_DB`` or ``~/.evalcore/evalcore.db``."""
+    return Path(os.environ.get("EVALCORE_DB") or Path.home() / ".evalcore" / "evalcore.db")
+
+
+# ------------------------------------------------------------------------------------------------------ errors
+class StoreError(RuntimeError):
+    """The local store cannot be used; ``str()`` is the one line to show."""
+
+    def __init__(self, message: str, *, path: Path, detail: str = "") -> None:
+        super().__init__(message)
+        self.path = path
+        self.detail = detail
+
+
+class StoreUnreadable(StoreError):
+    """Corrupt, truncated, not a database, or not openable."""
+
+
+class StoreLocked(StoreError):
+    """Another process held the write lock for longer than the busy timeout."""
+
+
+class StoreTooNew(StoreError):
+    """Written by a newer release (its schema version is above the one this code knows); left untouched."""
+
+
+_UNREADABLE_CODES = ("SQLITE_NOTADB", "SQLITE_CORRUPT", "SQLITE_IOERR", "SQLITE_CANTOPEN", "SQLITE_READONLY",
+                     "SQLITE_FULL", "SQLITE_PERM", "SQLITE_AUTH")
+_UNREADABLE_TEXTS = ("file is not a database", "malformed", "disk i/o error", "unable to open database",
+                     "readonly database", "database or disk is full")
+
+
+def _sqlite_cause(err: BaseException) -> sqlite3.Error | None:
+    """The sqlite3 error behind ``err`` (pandas wraps it in its own DatabaseError), or None."""
+    seen = 0
+    while err is not None and seen < 5:
+        if isinstance(err, sqlite3.Error):
+            return err
+        err = err.__cause__ or err.__context__
+        seen += 1
+    return None
+
+
+def store_error(path: Path, err: sqlite3.Error) -> StoreError | None:
+    """The StoreError that explains ``err`` for the store at ``path``, or None (an error of another kind)."""
+    code = str(getattr(err, "sqlite_errorname", "") or "")
+    text = str(err)
+    low = text.lower()
+    if code.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "database is locked" in low or "database table is locked" \
+            in low:
+        return StoreLocked(
+            f"the local store {path} stayed locked for more than {BUSY_TIMEOUT_S:g} s: another process (a scoring "
+            f"run, the app) is writing to it. Wait for it and try again, or use another store (--db or "
+            f"EVALCORE_DB).", path=path, detail=text)
+    if code.startswith(_UNREADABLE_CODES) or any(t in low for t in _UNREADABLE_TEXTS):
+        return StoreUnreadable(unreadable_message(path, text), path=path, detail=text)
+    return None
+
+
+def unreadable_message(path: Path, detail: str) -> str:
+    return (f"the local store {path} cannot be read ({detail}). It is only a cache of judge replies, your runs, "
+            f"uploads and criteria versions: move it aside (mv '{path}' '{path}.broken'; what it held stays in "
+            f"that file) and the app and CLI start a fresh one, or point EVALCORE_DB (CLI: --db) at another file.")
+
+
+def guarded(fn: Any) -> Any:
+    """``fn`` (a store method) with a sqlite error of a broken or locked store turned into its StoreError."""
+
+    @functools.wraps(fn)
+    def wrapper(self: Any, *args: Any, **kw: Any) -> Any:
+        try:
+            return fn(self, *args, **kw)
+        except StoreError:
+            raise
+        except Exception as e:
+            cause = _sqlite_cause(e)
+            translated = store_error(Path(getattr(self, "path", "?")), cause) if cause is not None else None
+            if translated is None:
+                raise
+            raise translated from e
+
+    return wrapper
+
+
+# ------------------------------------------------------------------------------------------------- connections
+class Connection:
+    """Per-thread connections to one store file, and its write transaction."""
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self.path = Path(path) if path is not None else default_path()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        self._conns: list[sqlite3.Connection] = []
+        self._conns_lock = threading.Lock()
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        c = getattr(self._local, "conn", None)
+        if c is None:
+            # isolation_level=None: we issue BEGIN IMMEDIATE / COMMIT ourselves
+            c = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_S, isolation_level=None)
+            c.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+            c.execute("PRAGMA journal_mode = WAL")
+            c.execute("PRAGMA synchronous = NORMAL")  # safe with WAL: a crash loses at most the last commits
+            self._local.conn = c
+            with self._conns_lock:
+                self._conns.append(c)
+        return c
+
+    @property
+    def db(self) -> sqlite_utils.Database:
+        d = getattr(self._local, "db", None)
+        if d is None:
+            d = sqlite_utils.Database(self.conn)
+            self._local.db = d
+        return d
+
+    @contextlib.contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction. Re-entrant: inside an open one (this thread's connection), the block joins it, so
+        several writes (a dataset and its runs, evalcore.importers.save_import) commit or roll back together."""
+        c = self.conn
+        if c.in_transaction:
+            yield c
+            return
+        try:
+            c.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as e:  # a caller's own ``with store.write():`` meets a locked store here
+            translated = store_error(self.path, e)
+            if translated is None:
+                raise
+            raise translated from e
+        try:
+            yield c
+        except BaseException:
+            c.execute("ROLLBACK")
+            raise
+        else:
+            c.execute("COMMIT")
+
+    def rows(self, sql: str, args: tuple | list = ()) -> list[dict[str, Any]]:
+        """The rows of a query as dicts (sqlite-utils' reader)."""
+        return list(self.db.query(sql, args))
+
+    def close(self) -> None:
+        with self._conns_lock:
+            for c in self._conns:
+                try:
+                    c.close()
+                except sqlite3.ProgrammingError:
+                    pass  # made on another thread; the process exit closes it
+            self._conns = []
+        self._local = threading.local()

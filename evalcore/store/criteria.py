@@ -1,0 +1,68 @@
+"""Criteria versions: every edit of a dimension's criteria is kept, keyed by its hash."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import asdict
+from typing import Any
+
+from evalcore.store.connection import Connection, now
+from evalcore.types import Criteria
+
+_COLUMNS = ("dataset_id", "dimension", "hash", "task_introduction", "definition", "scale_min", "scale_max", "steps",
+            "note", "created_at")
+_INSERT_SQL = f"INSERT OR IGNORE INTO criteria ({', '.join(_COLUMNS)}) VALUES ({','.join('?' * len(_COLUMNS))})"
+
+
+def _criteria_from_row(d: dict[str, Any]) -> Criteria:
+    return Criteria(dimension=d["dimension"], task_introduction=d["task_introduction"], definition=d["definition"],
+                    scale_min=int(d["scale_min"]), scale_max=int(d["scale_max"]), steps=d["steps"] or "")
+
+
+def criteria_diff(a: Criteria, b: Criteria, *, name_a: str = "a", name_b: str = "b") -> str:
+    def lines(c: Criteria) -> list[str]:
+        out = []
+        for k, v in asdict(c).items():
+            out.append(f"[{k}]")
+            out.extend(str(v).splitlines() or [""])
+        return [x + "\n" for x in out]
+
+    return "".join(difflib.unified_diff(lines(a), lines(b), fromfile=name_a, tofile=name_b))
+
+
+class CriteriaStore(Connection):
+    def save_criteria(self, dataset_id: str, criteria: Criteria, *, note: str = "") -> str:
+        h = criteria.version_hash()
+        self.add_criteria_rows([{"dataset_id": dataset_id, "dimension": criteria.dimension, "hash": h,
+                                 "task_introduction": criteria.task_introduction, "definition": criteria.definition,
+                                 "scale_min": criteria.scale_min, "scale_max": criteria.scale_max,
+                                 "steps": criteria.steps, "note": note, "created_at": now()}])
+        return h
+
+    def add_criteria_rows(self, rows: list[dict[str, Any]]) -> None:
+        """Criteria rows (a bundle's, or one new version) kept as they are; a hash already stored is left alone."""
+        with self.write() as c:
+            c.executemany(_INSERT_SQL, [tuple(r[k] for k in _COLUMNS) for r in rows])
+
+    def list_criteria_versions(self, dataset_id: str, dimension: str) -> list[dict[str, Any]]:
+        """Newest first: {"hash", "created_at", "note", "criteria": Criteria}."""
+        rows = self.rows("SELECT * FROM criteria WHERE dataset_id = ? AND dimension = ?"
+                         " ORDER BY created_at DESC, rowid DESC", (dataset_id, dimension))
+        return [{"hash": d["hash"], "created_at": d["created_at"], "note": d["note"] or "",
+                 "criteria": _criteria_from_row(d)} for d in rows]
+
+    def load_criteria(self, dataset_id: str, dimension: str, version: str | None = None) -> Criteria | None:
+        """A saved version by hash (prefix allowed), or the newest one; None when there is none."""
+        versions = self.list_criteria_versions(dataset_id, dimension)
+        if version is None:
+            return versions[0]["criteria"] if versions else None
+        for v in versions:
+            if v["hash"].startswith(version):
+                return v["criteria"]
+        raise KeyError(f"no criteria version {version!r} for {dataset_id}/{dimension}")
+
+    def diff_criteria(self, dataset_id: str, dimension: str, hash_a: str, hash_b: str) -> str:
+        """A unified diff of two saved versions, field by field."""
+        a = self.load_criteria(dataset_id, dimension, hash_a)
+        b = self.load_criteria(dataset_id, dimension, hash_b)
+        return criteria_diff(a, b, name_a=hash_a, name_b=hash_b)

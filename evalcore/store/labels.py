@@ -1,0 +1,96 @@
+"""Human labels made on the Label page.
+
+labels  label_id (autoincrement), dataset_id, item_id, dimension, annotator, value (NULL for a skip), skipped,
+        strategy (how the item was chosen: random | stratified | uncertain:...), position (the annotator's running
+        count on the dataset: the order items were shown in), shown_at, created_at, session
+Append-only, the latest row of (dataset, item, dimension, annotator) winning (evalcore.labels.latest_labels). Why not
+a unique key with replace: two tabs of one annotator can each write a row without either replacing the other's (both
+are kept, the later wins, nothing is lost), a relabel keeps its history, and undo (delete the annotator's last row)
+brings the previous label of that item back instead of erasing it.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+from evalcore.store.connection import Connection, float_or_null, now
+
+LABEL_COLUMNS = ["label_id", "dataset_id", "item_id", "dimension", "annotator", "value", "skipped", "strategy",
+                 "position", "shown_at", "created_at", "session"]
+_INSERT_SQL = ("INSERT INTO labels (dataset_id, item_id, dimension, annotator, value, skipped, strategy, position,"
+               " shown_at, created_at, session) VALUES (?,?,?,?,?,?,?,?,?,?,?)")
+
+
+class LabelsStore(Connection):
+    LABEL_COLUMNS = LABEL_COLUMNS
+
+    def save_label(self, dataset_id: str, item_id: str, dimension: str, annotator: str, value: float | None, *,
+                   skipped: bool = False, strategy: str = "random", shown_at: str | None = None,
+                   session: str = "", created_at: str | None = None) -> int:
+        """One label (or a skip: value None, skipped=True) as one row, committed before returning; its label_id."""
+        if not annotator or not str(annotator).strip():
+            raise ValueError("a label needs an annotator name")
+        if value is None and not skipped:
+            raise ValueError("a label needs a value (or skipped=True)")
+        if value is not None and (isinstance(value, float) and math.isnan(value)):
+            raise ValueError("a label's value cannot be NaN")
+        with self.write() as c:
+            pos = c.execute("SELECT COALESCE(MAX(position), 0) + 1 FROM labels WHERE dataset_id = ? AND annotator = ?",
+                            (dataset_id, annotator)).fetchone()[0]
+            cur = c.execute(_INSERT_SQL, (dataset_id, str(item_id), dimension, annotator,
+                                          None if value is None else float(value), int(bool(skipped)), strategy,
+                                          int(pos), shown_at, created_at or now(), session))
+            return int(cur.lastrowid)
+
+    def undo_label(self, dataset_id: str, annotator: str, *, dimensions: list[str] | None = None
+                   ) -> dict[str, Any] | None:
+        """Delete the annotator's last row on the dataset (on ``dimensions`` if given); the deleted row, or None."""
+        where, args = "dataset_id = ? AND annotator = ?", [dataset_id, annotator]
+        if dimensions:
+            where += f" AND dimension IN ({','.join('?' * len(dimensions))})"
+            args += list(dimensions)
+        with self.write() as c:
+            cur = c.execute(f"SELECT * FROM labels WHERE {where} ORDER BY label_id DESC LIMIT 1", args)
+            row = cur.fetchone()
+            if row is None:
+                return None
+            d = dict(zip([x[0] for x in cur.description], row))
+            c.execute("DELETE FROM labels WHERE label_id = ?", (d["label_id"],))
+        return d
+
+    def label_rows(self, dataset_id: str | None = None) -> pd.DataFrame:
+        """Every label row (skips included) in the order written; LABEL_COLUMNS."""
+        where, args = ("WHERE dataset_id = ?", (dataset_id,)) if dataset_id is not None else ("", ())
+        frame = pd.read_sql_query(f"SELECT * FROM labels {where} ORDER BY label_id", self.conn, params=args)
+        frame["value"] = frame["value"].astype(float)
+        return frame[LABEL_COLUMNS]
+
+    def labels_version(self, dataset_id: str) -> tuple[int, int]:
+        """(row count, last label_id): changes whenever a label is written or undone (for cache keys)."""
+        n, last = self.conn.execute("SELECT count(*), COALESCE(MAX(label_id), 0) FROM labels WHERE dataset_id = ?",
+                                    (dataset_id,)).fetchone()
+        return int(n), int(last)
+
+    def labelled_datasets(self) -> list[str]:
+        """Ids of the datasets that have at least one (non-skip) label."""
+        return [r[0] for r in self.conn.execute(
+            "SELECT DISTINCT dataset_id FROM labels WHERE skipped = 0 ORDER BY dataset_id")]
+
+    def insert_labels(self, rows: list[dict[str, Any]]) -> int:
+        """Rows (as label_rows gives them, label_id ignored) in one transaction: all or nothing."""
+        args = [(r["dataset_id"], str(r["item_id"]), r["dimension"], r["annotator"], float_or_null(r.get("value")),
+                 int(bool(r.get("skipped"))), r.get("strategy") or "random", int(r["position"]), r.get("shown_at"),
+                 r.get("created_at") or now(), r.get("session") or "")
+                for r in rows]
+        with self.write() as c:
+            c.executemany(_INSERT_SQL, args)
+        return len(args)
+
+    def delete_labels(self, dataset_id: str, annotator: str | None = None) -> int:
+        where, args = ("dataset_id = ?", [dataset_id]) if annotator is None else \
+            ("dataset_id = ? AND annotator = ?", [dataset_id, annotator])
+        with self.write() as c:
+            return int(c.execute(f"DELETE FROM labels WHERE {where}", args).rowcount)

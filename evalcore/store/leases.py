@@ -1,0 +1,119 @@
+"""One writer per run: a lease row (pid, host, process start, since, token) that a second process meets; a
+"running" run whose holder is gone is listed "interrupted". Also the store's health check."""
+
+from __future__ import annotations
+
+import os
+import socket
+import sqlite3
+import uuid
+from typing import Any
+
+from evalcore.store.connection import Connection, StoreUnreadable, now, unreadable_message
+
+_HOST = socket.gethostname()
+
+
+class RunLeased(RuntimeError):
+    """Another live process is scoring this run (one writer per run)."""
+
+    def __init__(self, run_id: str, holder: dict[str, Any]) -> None:
+        who = "another thread of this process" if _is_this_process(holder) else "another process"
+        super().__init__(f"run {run_id!r} is being scored by {who} (pid {holder['pid']} on {holder['host']}) since "
+                         f"{holder['since']}; wait for it to finish, or stop it (a lease whose process is gone is "
+                         f"taken over)")
+        self.run_id = run_id
+        self.holder = holder
+
+
+def _proc_start(pid: int) -> str:
+    """The process's start time in clock ticks since boot (Linux /proc), to tell a reused pid apart; "" elsewhere."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        return fields[19].decode()
+    except (OSError, IndexError):
+        return ""
+
+
+def _proc_state(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0].decode()
+    except (OSError, IndexError):
+        return ""
+
+
+def process_alive(pid: int, host: str, started: str = "") -> bool | None:
+    """True/False for a process on this host; None when it runs on another host (cannot be checked from here)."""
+    if host != _HOST:
+        return None
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except (OverflowError, ValueError):
+        return False
+    if _proc_state(int(pid)) in ("Z", "X"):  # killed, not yet reaped by its parent
+        return False
+    if started and _proc_start(int(pid)) not in ("", started):
+        return False  # the pid was reused by another process
+    return True
+
+
+def _is_this_process(holder: dict[str, Any]) -> bool:
+    return holder.get("host") == _HOST and int(holder.get("pid", -1)) == os.getpid()
+
+
+def _lease_row(c: sqlite3.Connection, run_id: str) -> dict[str, Any] | None:
+    cur = c.execute("SELECT run_id, pid, host, started, since, token FROM leases WHERE run_id = ?", (run_id,))
+    row = cur.fetchone()
+    return None if row is None else dict(zip([d[0] for d in cur.description], row))
+
+
+class LeasesStore(Connection):
+    def check(self, *, full_up_to_bytes: int = 256 * 2**20) -> None:
+        """Read every page (``PRAGMA quick_check``, for a file up to ``full_up_to_bytes``; a bigger one reads the
+        tables the app lists: runs, datasets, criteria, leases); raise StoreUnreadable unless all is well."""
+        size = self.path.stat().st_size if self.path.exists() else 0
+        if size > full_up_to_bytes:
+            for table in ("runs", "datasets", "criteria", "leases"):
+                self.conn.execute(f"SELECT count(*), max(rowid) FROM {table}").fetchall()
+            return
+        rows = [r[0] for r in self.conn.execute("PRAGMA quick_check").fetchall()]
+        if rows != ["ok"]:
+            raise StoreUnreadable(unreadable_message(self.path, "; ".join(str(r) for r in rows[:3])), path=self.path,
+                                  detail="; ".join(str(r) for r in rows))
+
+    def acquire_lease(self, run_id: str) -> dict[str, Any]:
+        """Take the run's lease for this process (one writer per run): raise ``RunLeased`` when a live process holds
+        it; a lease whose process is gone (killed) is taken over. Returns the lease (pass it to ``release_lease``)."""
+        mine = {"run_id": run_id, "pid": os.getpid(), "host": _HOST, "started": _proc_start(os.getpid()),
+                "since": now(), "token": uuid.uuid4().hex}
+        with self.write() as c:
+            held = _lease_row(c, run_id)
+            if held is not None and process_alive(held["pid"], held["host"], held["started"] or "") is not False:
+                raise RunLeased(run_id, held)
+            c.execute("INSERT OR REPLACE INTO leases (run_id, pid, host, started, since, token) VALUES (?,?,?,?,?,?)",
+                      tuple(mine[k] for k in ("run_id", "pid", "host", "started", "since", "token")))
+        return mine
+
+    def release_lease(self, lease: dict[str, Any] | None) -> None:
+        if lease is None:
+            return
+        with self.write() as c:
+            c.execute("DELETE FROM leases WHERE run_id = ? AND token = ?", (lease["run_id"], lease["token"]))
+
+    def lease_holder(self, run_id: str) -> dict[str, Any] | None:
+        return _lease_row(self.conn, run_id)
+
+    def live_status(self, run_id: str, status: str | None) -> str | None:
+        """A run stored as "running" whose process is gone (killed, crashed) is "interrupted"."""
+        if status != "running":
+            return status
+        held = _lease_row(self.conn, run_id)
+        if held is None or process_alive(held["pid"], held["host"], held["started"] or "") is False:
+            return "interrupted"
+        return status

@@ -1,0 +1,191 @@
+"""Runs and what they hold: judgments (per item), comparisons (per pair and order), answers (which endpoint
+answered each request)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pandas as pd
+
+from evalcore.model import COMPARISON_COLUMNS, JUDGMENT_COLUMNS, Run, empty_frame
+from evalcore.store.cache import _CACHE_SQL, cache_rows
+from evalcore.store.connection import Connection, dumps, float_or_null, now
+
+_JUDGMENT_SQL = ("INSERT OR REPLACE INTO judgments (run_id, item_id, dimension, criteria_hash, raw, value, status,"
+                 " reason, estimator, detail, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)")
+_COMPARISON_SQL = ('INSERT OR REPLACE INTO comparisons (run_id, pair_id, doc_id, item_first, item_second, dimension,'
+                   ' "order", criteria_hash, raw, verdict, value, status, reason, estimator, detail, created_at)'
+                   " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
+# answers rows: (key, task, dimension, answered_by, prompt_tokens, cached_tokens, latency_s)
+_ANSWER_SQL = ("INSERT OR REPLACE INTO answers (run_id, key, task, dimension, answered_by, prompt_tokens,"
+               " cached_tokens, latency_s, created_at) VALUES (?,?,?,?,?,?,?,?,?)")
+_RUN_SQL = ("INSERT INTO runs (run_id, dataset_id, method, model, label, config, parser, created_at, updated_at,"
+            " status, stats) VALUES (?,?,?,?,?,?,?,?,?,?,?)")
+
+
+def _judgment_args(run_id: str, r: dict[str, Any], created_at: str) -> tuple:
+    return (run_id, r["item_id"], r["dimension"], r.get("criteria_hash") or "", r.get("raw") or "",
+            float_or_null(r.get("value")), r["status"], r.get("reason") or "", r.get("estimator") or "",
+            dumps(r.get("detail") or {}), created_at)
+
+
+def _comparison_args(run_id: str, r: dict[str, Any], created_at: str) -> tuple:
+    return (run_id, r["pair_id"], r["doc_id"], r["item_first"], r["item_second"], r["dimension"], r["order"],
+            r.get("criteria_hash") or "", r.get("raw") or "", r.get("verdict"), float_or_null(r.get("value")),
+            r["status"], r.get("reason") or "", r.get("estimator") or "", dumps(r.get("detail") or {}), created_at)
+
+
+def _decoded(d: dict[str, Any]) -> dict[str, Any]:
+    d["config"] = json.loads(d["config"] or "{}")
+    d["stats"] = json.loads(d["stats"] or "{}")
+    return d
+
+
+def _current(frame: pd.DataFrame, hashes: dict[str, str | None], columns: list[str]) -> pd.DataFrame:
+    """Keep rows under each dimension's current criteria hash; decode detail; the model's column order."""
+    extra = [c for c in ("value", "estimator", "detail") if c not in columns]
+    if frame.empty:
+        return empty_frame(columns + extra)
+    if hashes:
+        keep = [hashes.get(d) in (None, h) for d, h in zip(frame["dimension"], frame["criteria_hash"])]
+        frame = frame[keep]
+    frame = frame.copy()
+    frame["detail"] = [json.loads(x) if x else {} for x in frame["detail"]]
+    frame["value"] = frame["value"].astype(float)
+    return frame[columns + extra].reset_index(drop=True)
+
+
+class RunsStore(Connection):
+    """Runs; composed in ``Store`` with ``LeasesStore`` (live_status) and ``CriteriaStore`` (add_criteria_rows)."""
+
+    def create_run(self, *, run_id: str, dataset_id: str, method: str, model: str, label: str = "",
+                   config: dict[str, Any] | None = None, parser: str = "", status: str = "running") -> None:
+        """Create the run row, or update the config/status of an existing one (resume keeps created_at)."""
+        cfg = dumps(config or {})
+        with self.write() as c:
+            existing = c.execute("SELECT created_at FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+            if existing:
+                c.execute("UPDATE runs SET dataset_id=?, method=?, model=?, label=?, config=?, parser=?, status=?,"
+                          " updated_at=? WHERE run_id=?",
+                          (dataset_id, method, model, label, cfg, parser, status, now(), run_id))
+            else:
+                c.execute(_RUN_SQL, (run_id, dataset_id, method, model, label, cfg, parser, now(), now(), status,
+                                     "{}"))
+
+    def finish_run(self, run_id: str, *, status: str, stats: dict[str, Any]) -> None:
+        with self.write() as c:
+            c.execute("UPDATE runs SET status=?, stats=?, updated_at=? WHERE run_id=?",
+                      (status, dumps(stats), now(), run_id))
+
+    def run_exists(self, run_id: str) -> bool:
+        return self.conn.execute("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)).fetchone() is not None
+
+    def run_row(self, run_id: str) -> dict[str, Any]:
+        rows = self.rows("SELECT * FROM runs WHERE run_id = ?", (run_id,))
+        if not rows:
+            raise KeyError(f"no run {run_id!r} in the store {self.path}")
+        return _decoded(rows[0])
+
+    def run_stats(self, run_id: str) -> dict[str, Any]:
+        return self.run_row(run_id)["stats"]
+
+    def run_dimensions(self, run_id: str) -> list[str]:
+        """The dimensions a stored run holds judgments or comparisons on, sorted."""
+        rows = self.conn.execute("SELECT dimension FROM (SELECT DISTINCT dimension FROM judgments WHERE run_id = ?"
+                                 " UNION SELECT DISTINCT dimension FROM comparisons WHERE run_id = ?)"
+                                 " ORDER BY dimension", (run_id, run_id)).fetchall()
+        return [r[0] for r in rows]
+
+    def save_judgment(self, run_id: str, row: dict[str, Any], *, cache: list[dict[str, Any]] = (),
+                      answers: list[tuple] = ()) -> None:
+        """One judgment (and the cache entries of the responses it came from) in one transaction."""
+        args = (run_id, row["item_id"], row["dimension"], row.get("criteria_hash", ""), row.get("raw", ""),
+                float_or_null(row.get("value")), row["status"], row.get("reason", ""), row.get("estimator", ""),
+                dumps(row.get("detail") or {}), now())
+        self._save_with_cache(run_id, _JUDGMENT_SQL, args, cache, answers)
+
+    def save_comparison(self, run_id: str, row: dict[str, Any], *, cache: list[dict[str, Any]] = (),
+                        answers: list[tuple] = ()) -> None:
+        args = (run_id, row["pair_id"], row["doc_id"], row["item_first"], row["item_second"], row["dimension"],
+                row["order"], row.get("criteria_hash", ""), row.get("raw", ""), row.get("verdict"),
+                float_or_null(row.get("value")), row["status"], row.get("reason", ""), row.get("estimator", ""),
+                dumps(row.get("detail") or {}), now())
+        self._save_with_cache(run_id, _COMPARISON_SQL, args, cache, answers)
+
+    def _save_with_cache(self, run_id: str, sql: str, args: tuple, cache: list[dict[str, Any]],
+                         answers: list[tuple]) -> None:
+        """One judgment or comparison row with its responses' cache entries and answers rows, in one transaction."""
+        rows = cache_rows(list(cache))
+        with self.write() as c:
+            if rows:
+                c.executemany(_CACHE_SQL, rows)
+            if answers:
+                c.executemany(_ANSWER_SQL, [(run_id, *a, now()) for a in answers])
+            c.execute(sql, args)
+
+    def answers(self, run_id: str) -> pd.DataFrame:
+        """Which endpoint answered each request the run sent (cache hits are not listed)."""
+        return pd.read_sql_query("SELECT key, task, dimension, answered_by, prompt_tokens, cached_tokens, latency_s,"
+                                 " created_at FROM answers WHERE run_id = ? ORDER BY created_at", self.conn,
+                                 params=(run_id,))
+
+    def done_keys(self, run_id: str, *, pairwise: bool) -> dict[tuple, str]:
+        """What a run already holds: key -> status. Items: (item_id, dimension, criteria_hash);
+        pairs: (pair_id, order, dimension, criteria_hash)."""
+        if pairwise:
+            q = 'SELECT pair_id, "order", dimension, criteria_hash, status FROM comparisons WHERE run_id = ?'
+        else:
+            q = "SELECT item_id, dimension, criteria_hash, status FROM judgments WHERE run_id = ?"
+        return {tuple(r[:-1]): r[-1] for r in self.conn.execute(q, (run_id,))}
+
+    def _run_from_row(self, d: dict[str, Any]) -> Run:
+        cfg = dict(d["config"])
+        cfg.setdefault("stats", d.get("stats") or {})
+        cfg["status"] = self.live_status(d["run_id"], d.get("status"))
+        return Run(run_id=d["run_id"], dataset_id=d["dataset_id"], method=d["method"], model=d["model"],
+                   label=d["label"] or "", config=cfg, parser=d["parser"] or "", origin="local",
+                   created_at=d["created_at"] or "")
+
+    def list_runs(self, dataset_id: str | None = None) -> list[Run]:
+        """Runs (newest first) WITHOUT their judgments: cheap enough for a picker."""
+        where, args = ("WHERE dataset_id = ?", (dataset_id,)) if dataset_id else ("", ())
+        rows = self.rows(f"SELECT * FROM runs {where} ORDER BY created_at DESC, run_id", args)
+        return [self._run_from_row(_decoded(d)) for d in rows]
+
+    def load_run(self, run_id: str) -> Run:
+        """A run with its judgments (or comparisons) under the criteria versions its config names, in a stable
+        order (dimension, item), whatever order they completed in."""
+        d = self.run_row(run_id)
+        run = self._run_from_row(d)
+        hashes = {dim: c.get("hash") for dim, c in (d["config"].get("criteria") or {}).items()}
+        j = pd.read_sql_query("SELECT * FROM judgments WHERE run_id = ? ORDER BY dimension, item_id", self.conn,
+                              params=(run_id,))
+        c = pd.read_sql_query('SELECT * FROM comparisons WHERE run_id = ? ORDER BY dimension, pair_id, "order"',
+                              self.conn, params=(run_id,))
+        run.judgments = _current(j, hashes, JUDGMENT_COLUMNS)
+        run.comparisons = _current(c, hashes, COMPARISON_COLUMNS)
+        return run
+
+    def delete_run(self, run_id: str) -> None:
+        with self.write() as c:
+            for t in ("judgments", "comparisons", "answers", "runs"):
+                c.execute(f"DELETE FROM {t} WHERE run_id = ?", (run_id,))
+
+    def save_imported_run(self, run: Run, *, status: str = "done", criteria: list[dict[str, Any]] = ()) -> None:
+        """A whole run brought from a file (judge scores, a run bundle) in one transaction: it replaces any run with
+        the same id, so importing again never leaves a mix of old and new judgments."""
+        stats = dict(run.config.get("stats") or {})
+        config = {k: v for k, v in run.config.items() if k not in ("stats", "status")}
+        rows = [_judgment_args(run.run_id, r, r.get("created_at") or now())
+                for r in run.judgments.to_dict("records")]
+        comparisons = [_comparison_args(run.run_id, r, r.get("created_at") or now())
+                       for r in run.comparisons.to_dict("records")]
+        with self.write() as c:
+            for t in ("judgments", "comparisons", "runs"):
+                c.execute(f"DELETE FROM {t} WHERE run_id = ?", (run.run_id,))
+            c.execute(_RUN_SQL, (run.run_id, run.dataset_id, run.method, run.model, run.label, dumps(config),
+                                 run.parser, run.created_at or now(), now(), status, dumps(stats)))
+            self.add_criteria_rows(criteria)
+            c.executemany(_JUDGMENT_SQL, rows)
+            c.executemany(_COMPARISON_SQL, comparisons)

@@ -1,0 +1,162 @@
+"""The store's schema, versioned by ``PRAGMA user_version``, and the ordered migrations that bring a file to it.
+
+Version 0 is a file written before the schema had a version (releases up to f83ee0d): its core tables were created
+when a store opened, three more (``probe_failures``, ``batches``, ``labels``) by their first user. Version 1 is the
+same tables and columns, all created when a store opens, with the version recorded.
+
+Opening a store runs the migrations it lacks in place, in ONE transaction, after a backup copy of the file next to
+it (``<name>.bak-v<old>-<UTC timestamp>``) when the file already held tables: a failed migration rolls back and the
+backup stays. A file whose version is above :data:`SCHEMA_VERSION` (a newer release wrote it) is refused with
+:class:`StoreTooNew` and not written to at all.
+
+To change the schema: append a ``(version, why, statements)`` step to :data:`MIGRATIONS`; never edit a step that a
+release has shipped.
+
+Tables
+------
+cache          key (sha256 of canonical JSON of endpoint identity + model + request.params()), endpoint, model,
+               request, response (JSON), usage (JSON), latency_s, created_at
+runs           run_id, dataset_id, method, model, label, config (JSON), parser, created_at, updated_at, status, stats
+judgments      run_id, item_id, dimension, criteria_hash, raw, value, status, reason, estimator, detail (JSON)
+comparisons    run_id, pair_id, doc_id, item_first, item_second, dimension, order, criteria_hash, raw, verdict, value,
+               status, reason, estimator, detail (JSON)
+answers        which endpoint answered each request a run sent (several endpoints: evalcore.judge.routing)
+criteria       dataset_id, dimension, hash, task_introduction, definition, scale_min, scale_max, steps, note, created_at
+datasets       id, name, task, description, citation, origin, dimensions (JSON), meta (JSON), created_at,
+               + the frames (documents, items, human_scores, annotations, preferences) as parquet blobs
+leases         run_id, pid, host, started, since, token: the one process scoring a run
+labels         human labels made on the Label page, one row per label or skip (evalcore.store.labels)
+probe_failures capability-probe requests an endpoint rejected (evalcore.judge.probes)
+batches        the Batch API batches of a run (evalcore.judge.batch)
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from datetime import datetime, timezone
+from pathlib import Path
+
+from evalcore.store.connection import StoreTooNew
+
+# The tables exactly as the unversioned release wrote them (sqlite-utils' DDL), so a version-0 file and a fresh
+# version-1 file have the same schema.
+_V1_TABLES = [
+    """CREATE TABLE IF NOT EXISTS "cache" ("key" TEXT PRIMARY KEY, "endpoint" TEXT, "model" TEXT, "request" TEXT,
+       "response" TEXT, "usage" TEXT, "latency_s" REAL, "created_at" TEXT)""",
+    """CREATE TABLE IF NOT EXISTS "runs" ("run_id" TEXT PRIMARY KEY, "dataset_id" TEXT, "method" TEXT, "model" TEXT,
+       "label" TEXT, "config" TEXT, "parser" TEXT, "created_at" TEXT, "updated_at" TEXT, "status" TEXT,
+       "stats" TEXT)""",
+    """CREATE TABLE IF NOT EXISTS "judgments" ("run_id" TEXT, "item_id" TEXT, "dimension" TEXT, "criteria_hash" TEXT,
+       "raw" TEXT, "value" REAL, "status" TEXT, "reason" TEXT, "estimator" TEXT, "detail" TEXT, "created_at" TEXT,
+       PRIMARY KEY ("run_id", "item_id", "dimension", "criteria_hash"))""",
+    """CREATE TABLE IF NOT EXISTS "comparisons" ("run_id" TEXT, "pair_id" TEXT, "doc_id" TEXT, "item_first" TEXT,
+       "item_second" TEXT, "dimension" TEXT, "order" TEXT, "criteria_hash" TEXT, "raw" TEXT, "verdict" TEXT,
+       "value" REAL, "status" TEXT, "reason" TEXT, "estimator" TEXT, "detail" TEXT, "created_at" TEXT,
+       PRIMARY KEY ("run_id", "pair_id", "order", "dimension", "criteria_hash"))""",
+    """CREATE TABLE IF NOT EXISTS "criteria" ("dataset_id" TEXT, "dimension" TEXT, "hash" TEXT,
+       "task_introduction" TEXT, "definition" TEXT, "scale_min" INTEGER, "scale_max" INTEGER, "steps" TEXT,
+       "note" TEXT, "created_at" TEXT, PRIMARY KEY ("dataset_id", "dimension", "hash"))""",
+    """CREATE TABLE IF NOT EXISTS "datasets" ("id" TEXT PRIMARY KEY, "name" TEXT, "task" TEXT, "description" TEXT,
+       "citation" TEXT, "origin" TEXT, "dimensions" TEXT, "meta" TEXT, "created_at" TEXT, "documents" BLOB,
+       "items" BLOB, "human_scores" BLOB, "annotations" BLOB, "preferences" BLOB)""",
+    'CREATE INDEX IF NOT EXISTS "idx_runs_dataset_id" ON "runs" ("dataset_id")',
+    """CREATE TABLE IF NOT EXISTS "leases" ("run_id" TEXT PRIMARY KEY, "pid" INTEGER, "host" TEXT, "started" TEXT,
+       "since" TEXT, "token" TEXT)""",
+    """CREATE TABLE IF NOT EXISTS "answers" ("run_id" TEXT, "key" TEXT, "task" TEXT, "dimension" TEXT,
+       "answered_by" TEXT, "prompt_tokens" INTEGER, "cached_tokens" INTEGER, "latency_s" REAL, "created_at" TEXT,
+       PRIMARY KEY ("run_id", "key", "task"))""",
+    """CREATE TABLE IF NOT EXISTS "probe_failures" ("key" TEXT PRIMARY KEY, "endpoint" TEXT, "request" TEXT,
+       "reason" TEXT, "created_at" TEXT)""",
+    """CREATE TABLE IF NOT EXISTS "batches" ("run_id" TEXT, "batch_id" TEXT PRIMARY KEY, "route" TEXT,
+       "input_file_id" TEXT, "api_key_env" TEXT, "status" TEXT, "total" INTEGER, "completed" INTEGER,
+       "failed" INTEGER, "output_file_id" TEXT, "error_file_id" TEXT, "errors" TEXT, "collected" INTEGER,
+       "created_at" TEXT, "updated_at" TEXT)""",
+    'CREATE INDEX IF NOT EXISTS "idx_batches_run_id" ON "batches" ("run_id")',
+    # Append-only, the latest row of (dataset, item, dimension, annotator) winning (evalcore.labels.latest_labels).
+    """CREATE TABLE IF NOT EXISTS labels (label_id INTEGER PRIMARY KEY AUTOINCREMENT, dataset_id TEXT NOT NULL,
+       item_id TEXT NOT NULL, dimension TEXT NOT NULL, annotator TEXT NOT NULL, value REAL,
+       skipped INTEGER NOT NULL DEFAULT 0, strategy TEXT NOT NULL DEFAULT 'random', position INTEGER NOT NULL,
+       shown_at TEXT, created_at TEXT NOT NULL, session TEXT)""",
+    "CREATE INDEX IF NOT EXISTS labels_by_annotator ON labels (dataset_id, annotator, label_id)",
+    "CREATE INDEX IF NOT EXISTS labels_by_item ON labels (dataset_id, dimension, item_id)",
+]
+
+# (version reached, why, statements), in order
+MIGRATIONS: list[tuple[int, str, list[str]]] = [
+    (1, "every table created up front, the schema version recorded", _V1_TABLES),
+]
+SCHEMA_VERSION = MIGRATIONS[-1][0]
+
+
+def version(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+
+def too_new_message(path: Path, found: int) -> str:
+    return (f"the local store {path} has schema version {found}, newer than this release knows ({SCHEMA_VERSION}): "
+            f"a newer JudgeScope wrote it. Upgrade JudgeScope, or point EVALCORE_DB (CLI: --db) at another file; "
+            f"the file was left untouched.")
+
+
+def _backup(path: Path, conn: sqlite3.Connection, found: int) -> Path:
+    """A consistent copy of the store next to it (sqlite's backup API: the WAL's pages included)."""
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    target = path.with_name(f"{path.name}.bak-v{found}-{stamp}")
+    dst = sqlite3.connect(str(target))
+    try:
+        conn.backup(dst)
+    finally:
+        dst.close()
+    shutil.copymode(path, target)
+    return target
+
+
+def refuse_newer(path: Path) -> None:
+    """Raise StoreTooNew when the file at ``path`` has a version above ours, reading it through a read-only
+    connection so that a refused file stays byte-identical (a normal open would switch it to WAL first)."""
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    try:
+        ro = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return  # not openable: the normal open reports it
+    try:
+        found = version(ro)
+    except sqlite3.Error:
+        return  # not a database, corrupt: the normal open reports it
+    finally:
+        ro.close()
+    if found > SCHEMA_VERSION:
+        raise StoreTooNew(too_new_message(path, found), path=path)
+
+
+def migrate(conn: sqlite3.Connection, path: Path) -> Path | None:
+    """Bring the store on ``conn`` to :data:`SCHEMA_VERSION`; the backup's path when one was made, else None.
+
+    ``conn`` is in autocommit mode (isolation_level None); the version is read again under the write lock, so two
+    processes opening an old file at once migrate it once."""
+    if version(conn) > SCHEMA_VERSION:
+        raise StoreTooNew(too_new_message(path, version(conn)), path=path)
+    found = version(conn)
+    if found == SCHEMA_VERSION:
+        return None
+    has_tables = conn.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table'").fetchone()[0] > 0
+    # the copy is taken before the write lock: sqlite's backup cannot read through a connection that is writing
+    backup = _backup(path, conn, found) if has_tables else None
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        found = version(conn)  # again, under the lock: another process may have migrated it meanwhile
+        if found > SCHEMA_VERSION:
+            raise StoreTooNew(too_new_message(path, found), path=path)
+        for target, _why, statements in MIGRATIONS:
+            if target > found:
+                for sql in statements:
+                    conn.execute(sql)
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+    return backup

@@ -1,0 +1,117 @@
+"""The versioned schema: a store written by the unversioned release (tests/fixtures/store_v0.db, made by
+scripts/make_store_fixture.py) is migrated in place after a backup, losing nothing; a store from a newer release is
+refused and left byte-identical; a fresh store and a migrated one have the same schema."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from evalcore.store import Store, StoreTooNew, schema
+
+FIXTURE = Path(__file__).parent / "fixtures" / "store_v0.db"
+
+
+def all_rows(path: Path) -> dict[str, list[tuple]]:
+    """Every row of every table, in rowid order (read-only: the file is not touched)."""
+    con = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+        return {t: con.execute(f'SELECT * FROM "{t}" ORDER BY rowid').fetchall() for t in tables}
+    finally:
+        con.close()
+
+
+def columns(path: Path) -> dict[str, list[tuple]]:
+    con = sqlite3.connect(str(path))
+    try:
+        tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+        return {t: [tuple(r[1:]) for r in con.execute(f'PRAGMA table_info("{t}")')] for t in tables}
+    finally:
+        con.close()
+
+
+@pytest.fixture
+def old_store(tmp_path) -> Path:
+    path = tmp_path / "evalcore.db"
+    shutil.copy(FIXTURE, path)
+    return path
+
+
+def test_the_fixture_is_an_unversioned_store_with_something_in_every_table_users_fill():
+    rows = all_rows(FIXTURE)
+    with sqlite3.connect(f"{FIXTURE.resolve().as_uri()}?mode=ro", uri=True) as con:
+        assert con.execute("PRAGMA user_version").fetchone()[0] == 0
+    for table in ("cache", "runs", "judgments", "criteria", "datasets", "leases", "answers", "batches", "labels"):
+        assert rows[table], table
+    assert len(rows["criteria"]) == 2 and len({r[1] for r in rows["criteria"]}) == 1  # two versions of a dimension
+
+
+def test_migration_keeps_every_row_of_every_table_and_leaves_a_backup(old_store):
+    before = all_rows(old_store)
+    store = Store(old_store)
+    assert store.conn.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION
+    store.close()
+    after = all_rows(old_store)
+    assert set(after) == set(before)
+    for table, rows in before.items():
+        assert after[table] == rows, table  # row by row, every column
+    assert store.backup is not None and store.backup.parent == old_store.parent
+    assert store.backup.name.startswith("evalcore.db.bak-v0-")
+    assert all_rows(store.backup) == before
+    with sqlite3.connect(store.backup) as con:
+        assert con.execute("PRAGMA user_version").fetchone()[0] == 0
+
+
+def test_the_migrated_store_reads_as_before(old_store):
+    store = Store(old_store)
+    runs = {r.run_id: r for r in store.list_runs()}
+    assert {"fixture-online", "fixture-gptscore", "fixture-batch"} <= set(runs)
+    online = store.load_run("fixture-online")
+    assert len(online.judgments) == 4 and (online.judgments["status"] == "ok").all()
+    dataset_id = runs["fixture-online"].dataset_id
+    assert len(store.load_dataset(dataset_id).items) > 0
+    assert len(store.list_criteria_versions(dataset_id, "coherence")) == 2
+    labels = store.label_rows(dataset_id)
+    assert len(labels) == 7 and labels["skipped"].sum() == 1
+    assert [b["status"] for b in store.batch_rows("fixture-batch")] == ["completed"]
+    assert store.lease_holder("fixture-online") is not None
+    # and writes: a new label goes after the old ones
+    new_id = store.save_label(dataset_id, "x", "coherence", "ann-a", 3.0)
+    assert new_id > int(labels["label_id"].max())
+
+
+def test_a_second_open_does_not_migrate_or_back_up_again(old_store):
+    first = Store(old_store)
+    first.close()
+    second = Store(old_store)
+    assert second.backup is None
+    assert len(list(old_store.parent.glob("evalcore.db.bak-*"))) == 1
+
+
+def test_a_fresh_store_has_the_migrated_schema(tmp_path, old_store):
+    fresh = Store(tmp_path / "fresh.db")
+    assert fresh.backup is None  # nothing to keep
+    fresh.close()
+    Store(old_store).close()
+    assert columns(tmp_path / "fresh.db") == columns(old_store)
+
+
+def test_a_store_from_a_newer_release_is_refused_and_left_byte_identical(tmp_path):
+    path = tmp_path / "newer.db"
+    Store(path).close()
+    with sqlite3.connect(path) as con:
+        con.execute(f"PRAGMA user_version = {schema.SCHEMA_VERSION + 1}")
+        con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    con.close()
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    with pytest.raises(StoreTooNew) as err:
+        Store(path)
+    message = str(err.value)
+    assert str(path) in message and f"schema version {schema.SCHEMA_VERSION + 1}" in message
+    assert "newer" in message and "left untouched" in message
+    assert path.read_bytes() == before["newer.db"]
+    assert not list(tmp_path.glob("*.bak-*"))
