@@ -15,8 +15,17 @@ from evalcore.model import Dataset
 def dataset_overview(dataset: Dataset) -> pd.DataFrame:
     """One row per dimension: scale, items rated, mean and sd of the gold human score."""
     rows = []
+    prefs = dataset.preferences
     for d in dataset.dimensions:
         s = dataset.human_scores.loc[dataset.human_scores["dimension"] == d.name, "score"].astype(float)
+        votes = prefs[prefs["dimension"] == d.name] if not prefs.empty else prefs
+        if s.empty and len(votes):  # a pairwise dimension: votes on pairs, no score per item
+            rows.append({"dimension": d.name, "scale": "pairwise: A / B / tie",
+                         "items": int(pd.unique(votes[["item_a", "item_b"]].to_numpy().ravel()).size),
+                         "mean": math.nan, "sd": math.nan,
+                         "description": f"{votes['pair_id'].nunique():,} pairs, {len(votes):,} votes. "
+                                        + (d.description or "")})
+            continue
         rows.append({
             "dimension": d.name,
             "scale": f"{d.scale_min:g}-{d.scale_max:g}",
