@@ -38,6 +38,7 @@ import openai  # noqa: E402
 from evalcore.datasets import load_dataset  # noqa: E402
 from evalcore.judge import runner  # noqa: E402
 from evalcore.judge.client import Endpoint  # noqa: E402
+from evalcore.judge.spec import EngineOptions, ScoringSpec  # noqa: E402
 from evalcore.store import Store  # noqa: E402
 from evalcore.methods import get_method  # noqa: E402
 from evalcore.methods.presets import PRESETS  # noqa: E402
@@ -135,16 +136,16 @@ def sections_abcd(a: argparse.Namespace) -> int:
         store = Store(tmp / "bench.db")
         r0 = server_requests(base_url)
         run, eng_wall, eng_cpu = timed(lambda: runner.score_dataset(
-            ds, method="geval", dimensions=["coherence"], criteria_by_dim=crit, endpoint=endpoint, store=store,
-            concurrency=a.concurrency, limit=a.items))
+            ScoringSpec(ds, "geval", ["coherence"], crit, limit=a.items),
+            EngineOptions(endpoint, concurrency=a.concurrency), store=store))
         eng_reqs = server_requests(base_url) - r0
         ok = int((run.judgments["status"] == "ok").sum())
 
         # repeat from the cache
         r0 = server_requests(base_url)
         run2, rep_wall, rep_cpu = timed(lambda: runner.score_dataset(
-            ds, method="geval", dimensions=["coherence"], criteria_by_dim=crit, endpoint=endpoint, store=store,
-            concurrency=a.concurrency, limit=a.items))
+            ScoringSpec(ds, "geval", ["coherence"], crit, limit=a.items),
+            EngineOptions(endpoint, concurrency=a.concurrency), store=store))
         rep_reqs = server_requests(base_url) - r0
 
         st1 = run.config["stats"]
@@ -154,8 +155,8 @@ def sections_abcd(a: argparse.Namespace) -> int:
         if not a.skip_samples:
             r0 = server_requests(base_url)
             run3, smp_wall, _ = timed(lambda: runner.score_dataset(
-                ds, method="geval", dimensions=["coherence"], criteria_by_dim=crit, endpoint=endpoint, store=store,
-                concurrency=a.concurrency, limit=a.items, config={"probs_source": "samples"}))
+                ScoringSpec(ds, "geval", ["coherence"], crit, {"probs_source": "samples"}, limit=a.items),
+                EngineOptions(endpoint, concurrency=a.concurrency), store=store))
             st3 = run3.config["stats"]
             smp = {"requests": server_requests(base_url) - r0, "completion_tokens": st3["completion_tokens"],
                    "wall": smp_wall, "estimator": sorted(set(run3.judgments["estimator"]))}

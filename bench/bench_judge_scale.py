@@ -18,6 +18,7 @@ from bench_judge import server_stats, start_server
 from evalcore.datasets import load_dataset
 from evalcore.judge import batch, runner
 from evalcore.judge.client import Endpoint
+from evalcore.judge.spec import EngineOptions, ScoringSpec
 from evalcore.store import Store
 from evalcore.types import Capabilities
 from evalcore.methods import get_method
@@ -27,9 +28,9 @@ CRIT = {"coherence": PRESETS["summeval"]["coherence"]}
 W = 52
 
 
-def _score(ds, endpoint, store, **kw):
-    return runner.score_dataset(ds, method="geval", dimensions=["coherence"], criteria_by_dim=CRIT,
-                                endpoint=endpoint, store=store, **kw)
+def _score(ds, endpoint, store, *, limit=None, progress=None, **options):
+    spec = ScoringSpec(ds, "geval", ["coherence"], CRIT, limit=limit)
+    return runner.score_dataset(spec, EngineOptions(endpoint, **options), store=store, progress=progress)
 
 
 def _requests(ds, n):
@@ -141,8 +142,8 @@ def section_g(ds, tmp: Path, *, items: int = 400) -> None:
         online = _score(ds, ep, Store(tmp / "g_online.db"), concurrency=64, limit=items)
         s0 = server_stats(url)
         t0 = time.perf_counter()
-        col = batch.score_dataset_batch(ds, method="geval", dimensions=["coherence"], criteria_by_dim=CRIT,
-                                        endpoint=ep, store=Store(tmp / "g_batch.db"), limit=items, poll_s=0.1)
+        col = batch.score_dataset_batch(ScoringSpec(ds, "geval", ["coherence"], CRIT, limit=items), EngineOptions(ep),
+                                        store=Store(tmp / "g_batch.db"), poll_s=0.1)
         wall = time.perf_counter() - t0
         s1 = server_stats(url)
     finally:

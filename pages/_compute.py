@@ -222,9 +222,10 @@ def _score_estimate(dataset_id: str, method: str, criteria_key: tuple, config_ke
                     limit: int | None, dimensions: tuple[str, ...], pairs_key: str, *, _ds, _criteria, _config,
                     _endpoint, _pairs):
     from evalcore.judge.runner import estimate
+    from evalcore.judge.spec import EngineOptions, ScoringSpec
 
-    return estimate(_ds, method=method, criteria_by_dim=_criteria, config=_config, endpoint=_endpoint,
-                    store=ui.store_or_none(), limit=limit, dimensions=list(dimensions), pairs=_pairs)
+    spec = ScoringSpec(_ds, method, list(dimensions), _criteria, _config, limit=limit, pairs=_pairs)
+    return estimate(spec, EngineOptions(_endpoint), store=ui.store_or_none())
 
 
 @st.cache_data(show_spinner=False, max_entries=32)

@@ -81,7 +81,7 @@ def test_link_reopens_the_same_runs_after_another_run_was_scored():
     must still open the first one (before the fix the preselected run was left out of the URL)."""
     from evalcore.datasets import load_dataset
     from evalcore.judge.client import endpoint_from_preset
-    from evalcore.judge.runner import score_dataset
+    from tests.judge_calls import score_dataset
     from evalcore.methods.presets import criteria_for
     from evalcore.testing.loopback import serve
 

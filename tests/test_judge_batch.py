@@ -19,6 +19,7 @@ from evalcore.store import Store
 from evalcore.types import Criteria
 from evalcore.model import Dataset, Dimension
 from evalcore.testing.loopback import BatchSwitches, serve
+from tests import judge_calls
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAT = "/v1/chat/completions"
@@ -50,7 +51,7 @@ def ep(srv) -> Endpoint:
 
 
 def run_batch(ds, srv, store, **kw):
-    return batch.score_dataset_batch(ds, method="geval", dimensions=["coherence"], criteria_by_dim=CRIT,
+    return judge_calls.score_dataset_batch(ds, method="geval", dimensions=["coherence"], criteria_by_dim=CRIT,
                                      endpoint=ep(srv), store=store, poll_s=0.02, **kw)
 
 
@@ -68,14 +69,14 @@ def test_complete_batch_matches_online_and_fills_the_online_cache(store, tmp_pat
         rows = batch.batch_rows(store, run.run_id)
         assert len(rows) == 1 and rows[0]["status"] == "completed" and rows[0]["collected"] == 1
         # the same work online on a fresh store: identical scores
-        online = runner.score_dataset(ds, method="geval", dimensions=["coherence"], criteria_by_dim=CRIT,
+        online = judge_calls.score_dataset(ds, method="geval", dimensions=["coherence"], criteria_by_dim=CRIT,
                                       endpoint=ep(srv), store=Store(tmp_path / "online.db"))
         a = run.judgments.set_index("item_id")["value"].sort_index()
         b = online.judgments.set_index("item_id")["value"].sort_index()
         pd.testing.assert_series_equal(a, b)
         # ... and online on the batch's store: every scoring request is a cache hit (only the probe is sent)
         before = srv.by_path.get(CHAT, 0)
-        again = runner.score_dataset(ds, method="geval", dimensions=["coherence"], criteria_by_dim=CRIT,
+        again = judge_calls.score_dataset(ds, method="geval", dimensions=["coherence"], criteria_by_dim=CRIT,
                                      endpoint=ep(srv), store=store)
         assert again.config["stats"]["requests"] == again.config["stats"]["probe_requests"]
         assert srv.by_path.get(CHAT, 0) - before <= 2  # the two chat probes; the echo probe is a completion
@@ -144,7 +145,7 @@ def test_expired_batch_every_item_scored_or_failed_with_reason(store):
 def test_cancelled_batch_then_collect(store):
     ds = tiny_dataset()
     with serve(batch=BatchSwitches(line_delay_s=0.05)) as srv:
-        sub = batch.submit(ds, method="geval", dimensions=["coherence"], criteria_by_dim=CRIT, endpoint=ep(srv),
+        sub = judge_calls.submit(ds, method="geval", dimensions=["coherence"], criteria_by_dim=CRIT, endpoint=ep(srv),
                            store=store)
         assert sub.requests == 12 and len(sub.batch_ids) == 1
         time.sleep(0.2)
@@ -189,7 +190,7 @@ def test_cli_submit_no_wait_then_collect_in_a_new_process(store):
 def test_estimate_shows_batch_and_cached_prompt_prices(store):
     ds = tiny_dataset()
     endpoint = Endpoint("http://127.0.0.1:9/v1", "gpt-4o-mini", provider="openai")
-    est = runner.estimate(ds, method="geval", criteria_by_dim=CRIT, endpoint=endpoint, store=store,
+    est = judge_calls.estimate(ds, method="geval", criteria_by_dim=CRIT, endpoint=endpoint, store=store,
                           dimensions=["coherence"])
     rows = {r["tokens"]: r for r in est.cost_rows}
     assert rows["completion tokens"]["usd_per_1m"] == 0.60 and rows["completion tokens"]["batch_usd_per_1m"] == 0.30
@@ -247,7 +248,7 @@ def test_endpoint_without_a_batch_api_leaves_no_run(store):
     try:
         endpoint = Endpoint(f"http://127.0.0.1:{httpd.server_address[1]}/v1", "m", provider="local")
         with pytest.raises(RuntimeError, match="no Batch API"):
-            batch.submit(tiny_dataset(), method="geval", dimensions=["coherence"], criteria_by_dim=CRIT,
+            judge_calls.submit(tiny_dataset(), method="geval", dimensions=["coherence"], criteria_by_dim=CRIT,
                          endpoint=endpoint, store=store, run_id="tinybatch/x")
     finally:
         httpd.shutdown()

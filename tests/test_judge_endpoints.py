@@ -21,6 +21,7 @@ from evalcore.types import Criteria
 from evalcore.model import Dataset, Dimension
 from evalcore.testing.loopback import Fault, Switches, serve
 from evalcore.testing.loopback_limits import PrefixCache
+from tests import judge_calls
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -51,7 +52,7 @@ def ep(srv) -> Endpoint:
 
 
 def score(ds, endpoint, store, **kw):
-    return runner.score_dataset(ds, method="geval", dimensions=["coherence"], criteria_by_dim=CRIT,
+    return judge_calls.score_dataset(ds, method="geval", dimensions=["coherence"], criteria_by_dim=CRIT,
                                 endpoint=endpoint, store=store, **kw)
 
 

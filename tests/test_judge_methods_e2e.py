@@ -16,6 +16,7 @@ from evalcore.types import UnsupportedByEndpoint
 from evalcore.methods import METHODS
 from evalcore.methods.presets import PRESETS
 from evalcore.testing.loopback import Switches, serve
+from tests import judge_calls
 
 CRIT = {"coherence": PRESETS["summeval"]["coherence"]}
 
@@ -34,10 +35,10 @@ def test_every_method_scores_through_the_engine(name, summeval, tmp_path):
     m = METHODS[name]
     store = Store(tmp_path / "e2e.db")
     with serve() as srv:
-        run = runner.score_dataset(summeval, method=name, criteria_by_dim=CRIT, endpoint=_ep(srv), store=store,
+        run = judge_calls.score_dataset(summeval, method=name, criteria_by_dim=CRIT, endpoint=_ep(srv), store=store,
                                    limit=3, concurrency=4)
         seen = srv.requests_seen
-        again = runner.score_dataset(summeval, method=name, criteria_by_dim=CRIT, endpoint=_ep(srv), store=store,
+        again = judge_calls.score_dataset(summeval, method=name, criteria_by_dim=CRIT, endpoint=_ep(srv), store=store,
                                      limit=3)
         assert srv.requests_seen == seen  # the repeat is served wholly from the cache
     frame = run.comparisons if m.pairwise else run.judgments
@@ -62,7 +63,7 @@ def test_every_method_scores_through_the_engine(name, summeval, tmp_path):
 def test_geval_falls_back_to_20_samples_without_logprobs(summeval, tmp_path):
     store = Store(tmp_path / "fb.db")
     with serve(switches=Switches(no_logprobs=True)) as srv:
-        run = runner.score_dataset(summeval, method="geval", criteria_by_dim=CRIT, endpoint=_ep(srv), store=store,
+        run = judge_calls.score_dataset(summeval, method="geval", criteria_by_dim=CRIT, endpoint=_ep(srv), store=store,
                                    limit=2)
         assert srv.by_path["/v1/chat/completions"] == 2 + 2  # one n=20 request per item (+ the 2 chat probes)
     j = run.judgments
@@ -74,7 +75,7 @@ def test_geval_falls_back_to_20_samples_without_logprobs(summeval, tmp_path):
 def test_geval_samples_spread_over_requests_when_n_is_ignored(summeval, tmp_path):
     store = Store(tmp_path / "n.db")
     with serve(switches=Switches(no_logprobs=True, ignore_n=True)) as srv:
-        run = runner.score_dataset(summeval, method="geval", criteria_by_dim=CRIT, endpoint=_ep(srv), store=store,
+        run = judge_calls.score_dataset(summeval, method="geval", criteria_by_dim=CRIT, endpoint=_ep(srv), store=store,
                                    limit=2)
         assert srv.by_path["/v1/chat/completions"] == 2 * 20 + 2
     assert "ignores n" in run.config["plan_note"]
@@ -85,7 +86,7 @@ def test_gptscore_without_echo_fails_clearly(summeval, tmp_path):
     store = Store(tmp_path / "echo.db")
     with serve(switches=Switches(no_echo=True)) as srv:
         with pytest.raises(UnsupportedByEndpoint):
-            runner.score_dataset(summeval, method="gptscore", criteria_by_dim=CRIT, endpoint=_ep(srv), store=store,
+            judge_calls.score_dataset(summeval, method="gptscore", criteria_by_dim=CRIT, endpoint=_ep(srv), store=store,
                                  limit=2)
     assert store.list_runs("summeval") == []  # nothing half-written
 
@@ -108,7 +109,7 @@ def test_a_local_geval_run_keeps_its_weighted_scores_under_any_parse_mode(summev
 
     store = Store(tmp_path / "e2e.db")
     with serve() as srv:
-        run = runner.score_dataset(summeval, method="geval", criteria_by_dim=CRIT, endpoint=_ep(srv), store=store,
+        run = judge_calls.score_dataset(summeval, method="geval", criteria_by_dim=CRIT, endpoint=_ep(srv), store=store,
                                    limit=5)
     weighted = run.judgments.set_index("item_id")["value"].astype(float)
     assert (weighted != weighted.round()).any()  # real mixtures, not the written digits

@@ -16,6 +16,7 @@ from evalcore.meta.preference import pairwise_summary
 from evalcore.methods import render_prompt
 from evalcore.methods.mtbench import parse_mtbench
 from evalcore.testing.loopback import serve
+from tests import judge_calls
 
 HEADER = "question_id,model_a,model_b,winner,judge,turn,question,answer_a,answer_b\n"
 ROWS = [
@@ -38,7 +39,7 @@ def _chat_calls(srv) -> int:
 
 
 def _score(ds, store, srv, **kw):
-    return runner.score_dataset(ds, method="mtbench", criteria_by_dim=CRIT, endpoint=Endpoint(srv.base_url, "loop",
+    return judge_calls.score_dataset(ds, method="mtbench", criteria_by_dim=CRIT, endpoint=Endpoint(srv.base_url, "loop",
                                 provider="local"), store=store, concurrency=2, **kw)
 
 

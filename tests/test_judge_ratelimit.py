@@ -9,7 +9,6 @@ import time
 import pandas as pd
 import pytest
 
-from evalcore.judge import runner
 from evalcore.judge.client import Endpoint, JudgeClient
 from evalcore.judge.ratelimit import Limits, RateLimiter, parse_duration, retry_after_s
 from evalcore.store import Store
@@ -17,6 +16,7 @@ from evalcore.types import ChatRequest, Criteria
 from evalcore.model import Dataset, Dimension
 from evalcore.testing.loopback import serve
 from evalcore.testing.loopback_limits import RateLimit
+from tests import judge_calls
 
 
 @pytest.mark.parametrize("text,seconds", [("1s", 1.0), ("6m0s", 360.0), ("20ms", 0.02), ("1h2m3.5s", 3723.5),
@@ -121,7 +121,7 @@ def test_engine_run_against_a_rate_limited_endpoint(tmp_path):
     crit = {"coherence": Criteria("coherence", "Rate it.", "coherence definition", 1, 5, "1. Read.")}
     with serve(latency_s=0.05, rate_limit=RateLimit(rpm=4800, burst_s=0.25)) as srv:  # 80/s, bursts of 20
         t0 = time.perf_counter()
-        run = runner.score_dataset(ds, method="geval", dimensions=["coherence"], criteria_by_dim=crit,
+        run = judge_calls.score_dataset(ds, method="geval", dimensions=["coherence"], criteria_by_dim=crit,
                                    endpoint=Endpoint(srv.base_url, "m", provider="local"),
                                    store=Store(tmp_path / "j.db"), concurrency=64)
         wall = time.perf_counter() - t0

@@ -29,6 +29,7 @@ from evalcore.types import (
 )
 from evalcore.model import Dataset, Dimension
 from evalcore.testing.loopback import Fault, Switches, serve
+from tests import judge_calls
 
 SECRET = "sk-test-SECRET-123"
 
@@ -140,7 +141,7 @@ def test_fault_injection_every_item_scored_or_failed_with_reason(store):
     ]
     seen = []
     with serve(latency_s=0.01, faults=faults, seed=3) as srv:
-        run = runner.score_dataset(ds, method=TinyMethod(), criteria_by_dim=CRIT, endpoint=ep(srv), api_key=SECRET,
+        run = judge_calls.score_dataset(ds, method=TinyMethod(), criteria_by_dim=CRIT, endpoint=ep(srv), api_key=SECRET,
                                    store=store, concurrency=8, max_retries=2, progress=seen.append)
     j = run.judgments
     assert len(j) == 60
@@ -161,11 +162,11 @@ def test_fault_injection_every_item_scored_or_failed_with_reason(store):
 def test_cache_hit_on_repeat_makes_zero_requests(store):
     ds = tiny_dataset()
     with serve() as srv:
-        run1 = runner.score_dataset(ds, method=TinyMethod(), criteria_by_dim=CRIT, endpoint=ep(srv), api_key=SECRET,
+        run1 = judge_calls.score_dataset(ds, method=TinyMethod(), criteria_by_dim=CRIT, endpoint=ep(srv), api_key=SECRET,
                                     store=store)
         first = srv.requests_seen
         assert first == 3 + 40  # probe + 20 items x 2 dimensions
-        run2 = runner.score_dataset(ds, method=TinyMethod(), criteria_by_dim=CRIT, endpoint=ep(srv), api_key=SECRET,
+        run2 = judge_calls.score_dataset(ds, method=TinyMethod(), criteria_by_dim=CRIT, endpoint=ep(srv), api_key=SECRET,
                                     store=store)
         assert srv.requests_seen == first
     assert run2.config["stats"]["requests"] == 0 and run2.config["stats"]["cached"] == 40
@@ -182,14 +183,14 @@ def test_cancel_halfway_then_resume_repeats_no_cached_call(store):
 
     one = {"coherence": CRIT["coherence"]}
     with serve(latency_s=0.05) as srv:
-        run = runner.score_dataset(ds, method=TinyMethod(), criteria_by_dim=one, endpoint=ep(srv), api_key=SECRET,
+        run = judge_calls.score_dataset(ds, method=TinyMethod(), criteria_by_dim=one, endpoint=ep(srv), api_key=SECRET,
                                    store=store, concurrency=4, progress=on_progress, cancel=cancel)
         assert run.config["status"] == "cancelled"
         assert 15 <= len(run.judgments) < 40
         answered = store.cache_count()  # probe + every reply that came back before the cancel
         before = srv.requests_seen
         done_prompts = set(srv.prompt_log)
-        resumed = runner.score_dataset(ds, method=TinyMethod(), criteria_by_dim=one, endpoint=ep(srv),
+        resumed = judge_calls.score_dataset(ds, method=TinyMethod(), criteria_by_dim=one, endpoint=ep(srv),
                                        api_key=SECRET, store=store, run_id=run.run_id, concurrency=4)
         new_prompts = srv.prompt_log[before:]
     assert resumed.config["status"] == "done" and len(resumed.judgments) == 40
@@ -209,10 +210,10 @@ import sys
 sys.path.insert(0, {str(Path(__file__).parent)!r})
 sys.path.insert(0, {str(Path(__file__).parents[1])!r})
 from test_judge_runner import TinyMethod, tiny_dataset, CRIT
-from evalcore.judge import runner
+from tests import judge_calls
 from evalcore.judge.client import Endpoint
 from evalcore.store import Store
-runner.score_dataset(tiny_dataset(10, 4), method=TinyMethod(), criteria_by_dim={{"coherence": CRIT["coherence"]}},
+judge_calls.score_dataset(tiny_dataset(10, 4), method=TinyMethod(), criteria_by_dim={{"coherence": CRIT["coherence"]}},
                      endpoint=Endpoint(sys.argv[1], "loop-model", provider="openai"), api_key="k",
                      store=Store({str(store.path)!r}), concurrency=2, run_id="tiny/killed")
 """)
@@ -227,7 +228,7 @@ runner.score_dataset(tiny_dataset(10, 4), method=TinyMethod(), criteria_by_dim={
         answered = store.cache_count()
         assert 0 < answered < 43
         before = srv.requests_seen
-        run = runner.score_dataset(tiny_dataset(10, 4), method=TinyMethod(), criteria_by_dim={"coherence":
+        run = judge_calls.score_dataset(tiny_dataset(10, 4), method=TinyMethod(), criteria_by_dim={"coherence":
                                    CRIT["coherence"]}, endpoint=ep(srv), api_key="k", store=store,
                                    run_id="tiny/killed")
         assert srv.requests_seen - before == 43 - answered
@@ -237,11 +238,11 @@ runner.score_dataset(tiny_dataset(10, 4), method=TinyMethod(), criteria_by_dim={
 def test_changing_one_dimensions_steps_reruns_only_that_dimension(store):
     ds = tiny_dataset()
     with serve() as srv:
-        run = runner.score_dataset(ds, method=TinyMethod(), criteria_by_dim=CRIT, endpoint=ep(srv), api_key=SECRET,
+        run = judge_calls.score_dataset(ds, method=TinyMethod(), criteria_by_dim=CRIT, endpoint=ep(srv), api_key=SECRET,
                                    store=store)
         before = srv.requests_seen
         edited = {**CRIT, "fluency": crit("fluency", "1. Read aloud.\n2. Count errors.")}
-        run2 = runner.score_dataset(ds, method=TinyMethod(), criteria_by_dim=edited, endpoint=ep(srv),
+        run2 = judge_calls.score_dataset(ds, method=TinyMethod(), criteria_by_dim=edited, endpoint=ep(srv),
                                     api_key=SECRET, store=store, run_id=run.run_id)
         assert srv.requests_seen - before == 20  # fluency only
     assert run2.config["stats"]["skipped_already_done"] == 20
@@ -255,9 +256,9 @@ def test_api_key_never_persisted_logged_or_exported(store, tmp_path, caplog, mon
     ds = tiny_dataset(2, 2)
     faults = [Fault("429", on_requests=(5,), retry_after=0.01), Fault("500", match="summary d1 by S1")]
     with serve(faults=faults) as srv:
-        run = runner.score_dataset(ds, method=TinyMethod(), criteria_by_dim=CRIT, endpoint=ep(srv), store=store,
+        run = judge_calls.score_dataset(ds, method=TinyMethod(), criteria_by_dim=CRIT, endpoint=ep(srv), store=store,
                                    max_retries=1)  # key from the env var
-        est = runner.estimate(ds, method=TinyMethod(), criteria_by_dim=CRIT, endpoint=ep(srv), store=store)
+        est = judge_calls.estimate(ds, method=TinyMethod(), criteria_by_dim=CRIT, endpoint=ep(srv), store=store)
     assert est.calls == 2  # the two items that failed with HTTP 500 are not cached: they would be asked again
     cols, rows = export_rows(store.load_run(run.run_id), ds)
     out = tmp_path / "export.jsonl"
@@ -273,7 +274,7 @@ def test_api_key_never_persisted_logged_or_exported(store, tmp_path, caplog, mon
 def test_estimate_counts_calls_tokens_and_cache(store):
     ds = tiny_dataset(3, 2)  # 6 items
     m = TinyMethod()
-    est = runner.estimate(ds, method=m, criteria_by_dim=CRIT, endpoint=Endpoint("http://127.0.0.1:9/v1", "gpt-4o"),
+    est = judge_calls.estimate(ds, method=m, criteria_by_dim=CRIT, endpoint=Endpoint("http://127.0.0.1:9/v1", "gpt-4o"),
                           store=store, capabilities=Capabilities())
     reqs = [m.build_requests(t, CRIT[t.dimension], m.default_config())[0]
             for t in runner.build_tasks(ds, m, ["coherence", "fluency"])]
@@ -283,8 +284,8 @@ def test_estimate_counts_calls_tokens_and_cache(store):
     assert est.cost_usd == pytest.approx((est.prompt_tokens * 2.50 + est.completion_tokens * 10.0) / 1e6)
     with serve() as srv:
         e = Endpoint(srv.base_url, "gpt-4o", provider="openai")
-        runner.score_dataset(ds, method=m, criteria_by_dim=CRIT, endpoint=e, api_key="k", store=store, limit=2)
-        est2 = runner.estimate(ds, method=m, criteria_by_dim=CRIT, endpoint=e, store=store)
+        judge_calls.score_dataset(ds, method=m, criteria_by_dim=CRIT, endpoint=e, api_key="k", store=store, limit=2)
+        est2 = judge_calls.estimate(ds, method=m, criteria_by_dim=CRIT, endpoint=e, store=store)
     assert est2.calls == 12 - 4 and est2.cached == 4  # 2 items x 2 dims cached
     assert est2.note == ""  # probe results came from the cache
 
@@ -292,14 +293,14 @@ def test_estimate_counts_calls_tokens_and_cache(store):
 def test_capability_fallback_recorded_or_clear_failure(store):
     ds = tiny_dataset(2, 2)
     with serve(switches=Switches(no_logprobs=True)) as srv:
-        run = runner.score_dataset(ds, method=TinyMethod(), config={"use_logprobs": True}, criteria_by_dim=CRIT,
+        run = judge_calls.score_dataset(ds, method=TinyMethod(), config={"use_logprobs": True}, criteria_by_dim=CRIT,
                                    endpoint=ep(srv), api_key="k", store=store)
         assert run.config["plan_note"] == "log-probs unavailable: greedy fallback"
         assert run.config["capabilities"]["chat_logprobs"] is False
         assert run.config["method_config"]["use_logprobs"] is False
         assert run.config["requested_config"]["use_logprobs"] is True
         with pytest.raises(UnsupportedByEndpoint, match="needs log-probs"):
-            runner.score_dataset(ds, method=TinyMethod(), config={"use_logprobs": True, "fallback": False},
+            judge_calls.score_dataset(ds, method=TinyMethod(), config={"use_logprobs": True, "fallback": False},
                                  criteria_by_dim=CRIT, endpoint=ep(srv), api_key="k", store=store)
 
 
@@ -321,7 +322,7 @@ def test_pairwise_both_orders_and_pair_selection(store):
     s2 = runner.build_tasks(ds, m, ["coherence"], pairs={"sample": 5, "seed": 1})
     assert s1 == s2 and len(s1) == 10
     with serve() as srv:
-        run = runner.score_dataset(ds, method=m, criteria_by_dim={"coherence": CRIT["coherence"]}, endpoint=ep(srv),
+        run = judge_calls.score_dataset(ds, method=m, criteria_by_dim={"coherence": CRIT["coherence"]}, endpoint=ep(srv),
                                    api_key="k", store=store, pairs={"sample": 5, "seed": 1})
     c = run.comparisons
     assert len(c) == 10 and set(c["order"]) == {"ab", "ba"} and c["status"].eq("ok").all()
@@ -389,15 +390,15 @@ def test_reprobe_sees_a_server_changed_behind_the_same_url(store):
     ds = tiny_dataset(2, 2)
     with serve() as srv:
         port = urlparse(srv.base_url).port
-        run1 = runner.score_dataset(ds, method=TinyMethod(), criteria_by_dim=CRIT, endpoint=ep(srv), api_key=SECRET,
+        run1 = judge_calls.score_dataset(ds, method=TinyMethod(), criteria_by_dim=CRIT, endpoint=ep(srv), api_key=SECRET,
                                     store=store)
     assert run1.config["capabilities"]["chat_logprobs"] is True
     with serve(port=port, switches=Switches(no_logprobs=True)) as srv:
-        stale = runner.score_dataset(ds, method=TinyMethod(), criteria_by_dim=CRIT, endpoint=ep(srv),
+        stale = judge_calls.score_dataset(ds, method=TinyMethod(), criteria_by_dim=CRIT, endpoint=ep(srv),
                                      api_key=SECRET, store=store, run_id=None)
         assert srv.requests_seen == 0  # everything, the probe included, came from the cache
         assert stale.config["capabilities"]["chat_logprobs"] is True
-        fresh = runner.score_dataset(ds, method=TinyMethod(), criteria_by_dim=CRIT, endpoint=ep(srv),
+        fresh = judge_calls.score_dataset(ds, method=TinyMethod(), criteria_by_dim=CRIT, endpoint=ep(srv),
                                      api_key=SECRET, store=store, reprobe=True)
         assert srv.requests_seen >= 3  # the three probe requests went out again
     assert fresh.config["capabilities"]["chat_logprobs"] is False

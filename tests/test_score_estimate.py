@@ -7,7 +7,6 @@ from dataclasses import replace
 
 import pytest
 
-from evalcore.judge import runner
 from evalcore.judge.client import Endpoint
 from evalcore.store import Store
 from evalcore.types import Capabilities
@@ -15,6 +14,7 @@ from evalcore.model import Dataset
 from evalcore.testing.loopback import serve
 
 from test_judge_runner import CRIT, TinyMethod, tiny_dataset
+from tests import judge_calls
 
 
 def dataset_with_duplicates() -> Dataset:
@@ -39,7 +39,7 @@ def store(tmp_path):
 def test_duplicates_are_counted_apart_from_cache_hits(store):
     ds = dataset_with_duplicates()
     m = TinyMethod()
-    est = runner.estimate(ds, method=m, criteria_by_dim=CRIT, endpoint=Endpoint("http://127.0.0.1:9/v1", "gpt-4o"),
+    est = judge_calls.estimate(ds, method=m, criteria_by_dim=CRIT, endpoint=Endpoint("http://127.0.0.1:9/v1", "gpt-4o"),
                           store=store, capabilities=Capabilities())
     # 6 items x 2 dimensions = 12 requests; d0's two identical summaries make 1 duplicate per dimension
     assert (est.requests, est.duplicates, est.cache_hits, est.calls) == (12, 2, 0, 10)
@@ -48,8 +48,8 @@ def test_duplicates_are_counted_apart_from_cache_hits(store):
     with serve() as srv:
         e = Endpoint(srv.base_url, "gpt-4o", provider="openai")
         # an earlier run scored d1: its 2 items x 2 dimensions are cache hits now
-        runner.score_dataset(only_document(ds, "d1"), method=m, criteria_by_dim=CRIT, endpoint=e, api_key="k", store=store)
-        est2 = runner.estimate(ds, method=m, criteria_by_dim=CRIT, endpoint=e, store=store)
+        judge_calls.score_dataset(only_document(ds, "d1"), method=m, criteria_by_dim=CRIT, endpoint=e, api_key="k", store=store)
+        est2 = judge_calls.estimate(ds, method=m, criteria_by_dim=CRIT, endpoint=e, store=store)
     assert (est2.requests, est2.duplicates, est2.cache_hits, est2.calls) == (12, 2, 4, 6)
     assert est2.cached == 6
 

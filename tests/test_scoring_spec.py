@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from evalcore.datasets import load_dataset
-from evalcore.judge import spec
+from evalcore.judge import runner, spec
 from evalcore.judge.client import endpoint_from_preset
 from evalcore.methods import paper_prompts as pp
 from evalcore.methods import presets
@@ -40,7 +40,7 @@ def page_score(srv, db: Path) -> dict:
     config = criteria_views.method_config("rts", ds)
     endpoint = endpoint_from_preset("vllm", model="loopback-judge", base_url=srv.base_url)
     job_spec = spec.ScoringSpec(ds, "rts", ["coherence"], criteria, config, limit=3)
-    run = spec.score(job_spec, spec.EngineOptions(endpoint, concurrency=1), store=store)
+    run = runner.score_dataset(job_spec, spec.EngineOptions(endpoint, concurrency=1), store=store)
     return run.config
 
 

@@ -41,6 +41,7 @@ from evalcore.judge.client import (  # request_body: the one builder of a reques
     completion_response,
     request_body,
 )
+from evalcore.judge.spec import EngineOptions, ScoringSpec
 from evalcore.store import Store, default_store
 from evalcore.types import Capabilities, ChatRequest, Request, Response
 from evalcore.model import Run
@@ -129,20 +130,17 @@ class Submitted:
     note: str = ""
 
 
-async def asubmit(dataset: Any, *, method: Any, dimensions: Iterable[str] | None = None,
-                  criteria_by_dim: dict[str, Any], endpoint: Endpoint, config: Any = None, api_key: str | None = None,
-                  store: Store | None = None, limit: int | None = None, run_id: str | None = None, pairs: Any = None,
-                  parse_mode: str = "robust", label: str = "", capabilities: Capabilities | None = None,
-                  schedule: str = "prefix", completion_window: str = "24h", max_lines: int = MAX_LINES) -> Submitted:
+async def asubmit(spec: ScoringSpec, options: EngineOptions, *, store: Store | None = None,
+                  completion_window: str = "24h", max_lines: int = MAX_LINES) -> Submitted:
     """Write the run's uncached requests as batches and create them; returns at once (see ``collect``)."""
     store = store or default_store()
-    if isinstance(endpoint, (list, tuple)):
-        endpoint = endpoint[0]  # a batch goes to one API
-    m, dims, crit, requested = runner.resolve(method, dimensions, criteria_by_dim, config)
+    endpoint = options.first_endpoint  # a batch goes to one API
+    dataset, limit, pairs, schedule = spec.dataset, spec.limit, spec.pairs, options.schedule
+    m, dims, crit, requested = runner.resolve(spec.method, spec.dimensions, spec.criteria, spec.config)
     sender = runner.CachedSender(None, store, endpoint)
-    planned, note, caps = _plan_offline(m, requested, sender, capabilities)
+    planned, note, caps = _plan_offline(m, requested, sender, options.capabilities)
     tasks = runner.build_tasks(dataset, m, dims, limit=limit, pairs=pairs)
-    run_id = run_id or runner.new_run_id(dataset.id, m.name, endpoint.model)
+    run_id = spec.run_id or runner.new_run_id(dataset.id, m.name, endpoint.model)
     pending = [b for b in batch_rows(store, run_id) if not b["collected"]]
     if pending:
         raise RuntimeError(f"run {run_id} has batches not collected yet ({', '.join(b['batch_id'] for b in pending)})"
@@ -153,18 +151,19 @@ async def asubmit(dataset: Any, *, method: Any, dimensions: Iterable[str] | None
     hits = store.cache_has(list(keyed))
     missing = [(k, r) for k, r in keyed.items() if k not in hits]
     run_config = runner.run_config(m, planned=planned, requested=requested, note=note, caps=caps, endpoint=endpoint,
-                                   crit=crit, parse_mode=parse_mode, pairs=pairs, limit=limit, schedule=schedule)
+                                   crit=crit, parse_mode=spec.parse_mode, pairs=pairs, limit=limit,
+                                   schedule=schedule)
     run_config["mode"] = "batch"
     existed = store.run_exists(run_id)
-    store.create_run(run_id=run_id, dataset_id=dataset.id, method=m.name, model=endpoint.model, label=label,
+    store.create_run(run_id=run_id, dataset_id=dataset.id, method=m.name, model=endpoint.model, label=spec.label,
                      config=run_config, parser=getattr(m, "parser", ""), status="batch-submitted")
     ids: list[str] = []
     if missing:
-        await _create_batches(store, endpoint, api_key, run_id, missing, ids, max_lines=max_lines,
+        await _create_batches(store, endpoint, options.api_key, run_id, missing, ids, max_lines=max_lines,
                               completion_window=completion_window, existed=existed)
     run_config["batch"] = {"batch_ids": [b["batch_id"] for b in batch_rows(store, run_id)], "submitted": len(missing),
                            "from_cache": len(keyed) - len(missing), "completion_window": completion_window}
-    store.create_run(run_id=run_id, dataset_id=dataset.id, method=m.name, model=endpoint.model, label=label,
+    store.create_run(run_id=run_id, dataset_id=dataset.id, method=m.name, model=endpoint.model, label=spec.label,
                      config=run_config, parser=getattr(m, "parser", ""), status="batch-submitted")
     log.info("run %s: %d batch(es) submitted with %d requests (%d from the cache)", run_id, len(ids), len(missing),
              len(keyed) - len(missing))
@@ -526,11 +525,13 @@ async def _score_from_cache(store: Store, run_id: str, row: dict[str, Any], ds: 
     """Score the run through the normal engine: every reply is in the cache now; ``results`` fails the rest with
     their batch's reason."""
     m, cfg = recorded.method, recorded.cfg
+    spec = ScoringSpec(ds, m, list(recorded.crit), recorded.crit,
+                       runner.method_config_of(m, cfg.get("requested_config") or cfg["method_config"]),
+                       limit=cfg.get("limit"), pairs=_pairs(cfg), parse_mode=cfg.get("parse_mode", "robust"),
+                       label=row.get("label") or "", run_id=run_id)
+    options = EngineOptions(endpoint, capabilities=recorded.caps, schedule="as-given")
     return await runner.ascore_dataset(
-        ds, method=m, dimensions=list(recorded.crit), criteria_by_dim=recorded.crit, endpoint=endpoint,
-        config=runner.method_config_of(m, cfg.get("requested_config") or cfg["method_config"]), store=store,
-        limit=cfg.get("limit"), run_id=run_id, pairs=_pairs(cfg), parse_mode=cfg.get("parse_mode", "robust"),
-        label=row.get("label") or "", capabilities=recorded.caps, client=results, schedule="as-given",
+        spec, options, store=store, client=results,
         extra_config={"mode": "batch", "batch": {**(cfg.get("batch") or {}), **results.extra_stats()["batch"]},
                       "plan_note": cfg.get("plan_note", ""), "requested_config": cfg.get("requested_config")})
 
@@ -550,8 +551,9 @@ def _pairs(cfg: dict[str, Any]) -> Any:
 
 
 # ------------------------------------------------------------------------------------------------ sync wrappers
-def submit(dataset: Any, **kw: Any) -> Submitted:
-    return runner.run_sync(lambda: asubmit(dataset, **kw))
+def submit(spec: ScoringSpec, options: EngineOptions, **kw: Any) -> Submitted:
+    """``asubmit`` from sync code (``kw``: store, completion_window, max_lines)."""
+    return runner.run_sync(lambda: asubmit(spec, options, **kw))
 
 
 def status(run_id: str, **kw: Any) -> BatchStatus:
@@ -566,18 +568,20 @@ def collect(run_id: str, **kw: Any) -> Collected:
     return runner.run_sync(lambda: acollect(run_id, **kw))
 
 
-def score_dataset_batch(dataset: Any, *, wait: bool = True, poll_s: float = 30.0,
-                        progress: Callable[[BatchStatus], None] | None = None, **kw: Any) -> Collected:
-    """``submit`` then (``wait``) ``collect``: the Batch API counterpart of ``runner.score_dataset``."""
-    sub = submit(dataset, **kw)
-    ep = kw["endpoint"]
+def score_dataset_batch(spec: ScoringSpec, options: EngineOptions, *, store: Store | None = None,
+                        wait: bool = True, poll_s: float = 30.0,
+                        progress: Callable[[BatchStatus], None] | None = None, **submit_kw: Any) -> Collected:
+    """``submit`` then (``wait``) ``collect``: the Batch API counterpart of ``runner.score_dataset``
+    (``submit_kw``: completion_window, max_lines)."""
+    sub = submit(spec, options, store=store, **submit_kw)
+    ep = options.first_endpoint
     # the endpoint just submitted to, if the caller's own: the same one is asked again (not a recorded stranger's)
     confirmed = ep.base_url if ep.operator_configured else None
     if not wait and sub.batch_ids:  # nothing submitted (all cached): score it now
-        return Collected(None, status(sub.run_id, store=kw.get("store"), api_key=kw.get("api_key"),
+        return Collected(None, status(sub.run_id, store=store, api_key=options.api_key,
                                       confirmed_base_url=confirmed))
-    return collect(sub.run_id, store=kw.get("store"), api_key=kw.get("api_key"), poll_s=poll_s, progress=progress,
-                   dataset=dataset, confirmed_base_url=confirmed)
+    return collect(sub.run_id, store=store, api_key=options.api_key, poll_s=poll_s, progress=progress,
+                   dataset=spec.dataset, confirmed_base_url=confirmed)
 
 
 __all__ = ["submit", "asubmit", "status", "astatus", "cancel", "acancel", "collect", "acollect",

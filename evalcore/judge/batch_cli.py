@@ -13,6 +13,8 @@ import json
 import sys
 from typing import Any
 
+from evalcore.judge.cli_common import json_safe, store_of
+
 
 def _line(st: Any, stream: Any = sys.stderr) -> None:
     c = st.counts
@@ -34,9 +36,7 @@ def _print_status(st: Any, as_json: bool) -> None:
 
 def _print_run(run: Any, as_json: bool, extra: dict[str, Any]) -> None:
     if as_json:
-        from evalcore.judge.cli import _clean
-
-        print(json.dumps(_clean(run.summary() | {"stats": run.config.get("stats", {}), **extra}), indent=2))
+        print(json.dumps(json_safe(run.summary() | {"stats": run.config.get("stats", {}), **extra}), indent=2))
     else:
         info = run.summary()
         print(f"{run.run_id}: {info.get('judgments', 0)} judgments, {info.get('failed', 0)} failed")
@@ -45,10 +45,9 @@ def _print_run(run: Any, as_json: bool, extra: dict[str, Any]) -> None:
 def score_batch(args: argparse.Namespace, *, spec: Any, engine: Any, store: Any) -> int:
     """``score --batch``: submit; then, unless --no-wait, wait for the batches and score the run."""
     from evalcore.judge import batch
-    from evalcore.judge.spec import submit_batch
 
     dataset = spec.dataset
-    sub = submit_batch(spec, engine, store=store)
+    sub = batch.submit(spec, engine, store=store)
     print(f"run {sub.run_id}: {sub.requests} requests in {len(sub.batch_ids)} batch(es) "
           f"({sub.cached} answered from the cache) {' '.join(sub.batch_ids)}", file=sys.stderr)
     if sub.note:
@@ -70,9 +69,8 @@ def score_batch(args: argparse.Namespace, *, spec: Any, engine: Any, store: Any)
 
 def cmd_batch(args: argparse.Namespace) -> int:
     from evalcore.judge import batch
-    from evalcore.judge.cli import _store
 
-    store = _store(args)
+    store = store_of(args)
     kw = dict(store=store, api_key_env=args.api_key_env, confirmed_base_url=args.base_url)
     if args.action == "status":
         _print_status(batch.status(args.run_id, **kw), args.json)

@@ -26,13 +26,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from evalcore.judge.cli_common import json_safe, store_of
 from evalcore.types import Criteria
-
-
-def _store(args: argparse.Namespace):
-    from evalcore.store import Store, default_store
-
-    return Store(args.db) if getattr(args, "db", None) else default_store()
 
 
 def _dataset(dataset_id: str, store):
@@ -98,9 +93,9 @@ def spec_from_args(args: argparse.Namespace, dataset, store):
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    from evalcore.judge import spec as scoring
+    from evalcore.judge import runner
 
-    store = _store(args)
+    store = store_of(args)
     dataset = _dataset(args.dataset, store)
     dataset = _sampled(dataset, args)
     spec, engine = spec_from_args(args, dataset, store)
@@ -109,11 +104,11 @@ def cmd_score(args: argparse.Namespace) -> int:
 
         return score_batch(args, spec=spec, engine=engine, store=store)
     if args.estimate_only:
-        return _print_estimate(scoring.estimate(spec, engine, store=store), args.json)
+        return _print_estimate(runner.estimate(spec, engine, store=store), args.json)
     bar = ProgressBar() if not args.quiet else None
     t0 = time.perf_counter()
     try:
-        run = scoring.score(spec, engine, store=store, progress=bar)
+        run = runner.score_dataset(spec, engine, store=store, progress=bar)
     finally:
         if bar is not None:
             bar.close()
@@ -121,7 +116,7 @@ def cmd_score(args: argparse.Namespace) -> int:
         summary = run.summary() | {"stats": run.config.get("stats", {}), "plan_note": run.config.get("plan_note"),
                                    "capabilities": run.config.get("capabilities"),
                                    "wall_s": round(time.perf_counter() - t0, 3)}
-        print(json.dumps(_clean(summary), indent=2))
+        print(json.dumps(json_safe(summary), indent=2))
     else:
         print(run.run_id)
     return 0
@@ -178,7 +173,7 @@ def _pairs_arg(args: argparse.Namespace) -> Any:
 def cmd_steps(args: argparse.Namespace) -> int:
     from evalcore.judge import runner
 
-    store = _store(args)
+    store = store_of(args)
     dataset = _dataset(args.dataset, store)
     base = criteria_for(dataset, args.dimension, store)
     out = runner.generate_steps(base, endpoint=_endpoint(args), store=store, dataset_id=dataset.id,
@@ -232,20 +227,8 @@ def _num(x: Any) -> float | None:
     return float(x)
 
 
-def _clean(x: Any) -> Any:
-    if isinstance(x, dict):
-        return {k: _clean(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_clean(v) for v in x]
-    if isinstance(x, float) and math.isnan(x):
-        return None
-    if hasattr(x, "item") and not isinstance(x, (str, bytes)):
-        return x.item()
-    return x
-
-
 def cmd_export(args: argparse.Namespace) -> int:
-    store = _store(args)
+    store = store_of(args)
     try:
         from evalcore import runs as runs_mod
 
@@ -265,7 +248,7 @@ def cmd_export(args: argparse.Namespace) -> int:
             write_rows(out, columns, rows)  # formula-like text cells quoted (CSV injection)
         else:
             for r in rows:
-                out.write(json.dumps(_clean(r), ensure_ascii=False) + "\n")
+                out.write(json.dumps(json_safe(r), ensure_ascii=False) + "\n")
     finally:
         if args.out:
             out.close()

@@ -79,19 +79,18 @@ class ScoringJob:
             self.finished = True
 
     def _score_online(self) -> None:
-        from evalcore.judge import spec as scoring
+        from evalcore.judge import runner
 
-        self.run = scoring.score(self.spec, self.engine, store=self.store,
-                                 progress=lambda p: setattr(self, "progress", p), cancel=self.cancel)
+        self.run = runner.score_dataset(self.spec, self.engine, store=self.store,
+                                        progress=lambda p: setattr(self, "progress", p), cancel=self.cancel)
 
     def _score_batch(self) -> None:
         """Submit (unless batches of the run are still out: then resume the wait), then check every ``poll_s``
         until the batches end or the job is cancelled, then score the run from the batches' replies."""
         from evalcore.judge import batch as batch_mod
-        from evalcore.judge import spec as scoring
 
         if not any(not b["collected"] for b in self.store.batch_rows(self.run_id)):
-            scoring.submit_batch(self.spec, self.engine, store=self.store)
+            batch_mod.submit(self.spec, self.engine, store=self.store)
         while not self.cancel.is_set():
             col = batch_mod.collect(self.run_id, store=self.store, api_key=self.engine.api_key, wait=False,
                                     progress=self._show_batch, dataset=self.spec.dataset)

@@ -1,7 +1,8 @@
 """The engine: a method applied to a dataset through the cache and the judge client.
 
-``score_dataset`` builds the tasks (``ItemTask`` per item and dimension; for pairwise methods a ``PairTask`` per
-pair of items of the same document, in BOTH orders), probes the endpoint, lets the method ``plan`` its config for
+``score_dataset(spec, options)`` (what to score, how to reach the judge: the two values of ``evalcore.judge.spec``)
+builds the tasks (``ItemTask`` per item and dimension; for pairwise methods a ``PairTask`` per pair of items of the
+same document, in BOTH orders), probes the endpoint, lets the method ``plan`` its config for
 what the endpoint supports, and sends every request through the SQLite cache and the client with bounded
 concurrency. Each judgment is written (with the cache entries of its responses, in one transaction) the moment it
 completes, so a run that is cancelled or killed resumes, under the same ``run_id``, without repeating any request
@@ -28,7 +29,7 @@ import time
 import uuid
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from evalcore.judge import cost as cost_mod
 from evalcore.judge.client import (
@@ -58,6 +59,9 @@ from evalcore.types import (
     UnsupportedByEndpoint,
 )
 from evalcore.model import STATUS_FAILED, STATUS_OK, Dataset, Run
+
+if TYPE_CHECKING:  # the engine reads the two values; evalcore.judge.spec builds them (and imports the engine lazily)
+    from evalcore.judge.spec import EngineOptions, ScoringSpec
 
 log = logging.getLogger(__name__)
 
@@ -554,28 +558,27 @@ class ScoringRun:
     order), ``dispatch`` (workers judge tasks through the cached sender and the client: one endpoint, a replica
     pool, or a batch's results), ``finish`` (stats and final status: done, cancelled, or stopped by fail-fast)."""
 
-    def __init__(self, dataset: Dataset, *, method: Any, dimensions: Iterable[str] | None,
-                 criteria_by_dim: dict[str, Criteria], endpoint: Endpoint | list[Endpoint], config: Any,
-                 api_key: str | None, store: Store | None, concurrency: int, limit: int | None,
-                 progress: Callable[[Progress], None] | None, cancel: threading.Event | None, run_id: str | None,
-                 pairs: Any, parse_mode: str, label: str, capabilities: Capabilities | None, max_retries: int,
-                 timeout_s: float, reprobe: bool, schedule: str, client: Any,
-                 extra_config: dict[str, Any] | None) -> None:
+    def __init__(self, spec: ScoringSpec, options: EngineOptions, *, store: Store | None = None,
+                 progress: Callable[[Progress], None] | None = None, cancel: threading.Event | None = None,
+                 client: Any = None, extra_config: dict[str, Any] | None = None) -> None:
         self.t_start = time.perf_counter()
-        self.dataset, self.store = dataset, store or default_store()
-        self.m, self.dims, self.crit, self.requested = resolve(method, dimensions, criteria_by_dim, config)
+        self.dataset, self.store = spec.dataset, store or default_store()
+        self.m, self.dims, self.crit, self.requested = resolve(spec.method, spec.dimensions, spec.criteria,
+                                                               spec.config)
+        endpoint = options.endpoint
         self.endpoints = list(endpoint) if isinstance(endpoint, (list, tuple)) else [endpoint]
         if client is None:  # several endpoints: an EndpointPool (evalcore.judge.routing); the first keys the cache
-            self.endpoint, self.client = make_client(self.endpoints, api_key=api_key, concurrency=concurrency,
-                                                     max_retries=max_retries, timeout_s=timeout_s)
+            self.endpoint, self.client = make_client(self.endpoints, api_key=options.api_key,
+                                                     concurrency=options.concurrency,
+                                                     max_retries=options.max_retries, timeout_s=options.timeout_s)
         else:
             self.endpoint, self.client = self.endpoints[0], client
         self.sender = CachedSender(self.client, self.store, self.endpoint)
-        self.concurrency, self.limit, self.pairs, self.schedule = concurrency, limit, pairs, schedule
-        self.max_retries, self.timeout_s = max_retries, timeout_s
-        self.capabilities, self.reprobe = capabilities, reprobe
-        self.progress, self.cancel, self.run_id = progress, cancel, run_id
-        self.parse_mode, self.label, self.extra_config = parse_mode, label, extra_config
+        self.concurrency, self.limit, self.pairs = options.concurrency, spec.limit, spec.pairs
+        self.schedule, self.max_retries, self.timeout_s = options.schedule, options.max_retries, options.timeout_s
+        self.capabilities, self.reprobe = options.capabilities, options.reprobe
+        self.progress, self.cancel, self.run_id = progress, cancel, spec.run_id
+        self.parse_mode, self.label, self.extra_config = spec.parse_mode, spec.label, extra_config
         self.hashes = {d: c.version_hash() for d, c in self.crit.items()}
         self.cancelled = False
         self._last_emit = 0.0
@@ -818,22 +821,12 @@ def _raw_text(outcome: Outcome, responses: list[Response]) -> str:
     return responses[0].choices[0].text if responses else ""
 
 
-async def ascore_dataset(dataset: Dataset, *, method: Any, dimensions: Iterable[str] | None = None,
-                         criteria_by_dim: dict[str, Criteria], endpoint: Endpoint, config: Any = None,
-                         api_key: str | None = None, store: Store | None = None, concurrency: int = 16,
-                         limit: int | None = None, progress: Callable[[Progress], None] | None = None,
-                         cancel: threading.Event | None = None, run_id: str | None = None, pairs: Any = None,
-                         parse_mode: str = "robust", label: str = "", capabilities: Capabilities | None = None,
-                         max_retries: int = 6, timeout_s: float = 60.0, reprobe: bool = False,
-                         schedule: str = "prefix", client: Any = None, extra_config: dict[str, Any] | None = None
-                         ) -> Run:
+async def ascore_dataset(spec: ScoringSpec, options: EngineOptions, *, store: Store | None = None,
+                         progress: Callable[[Progress], None] | None = None, cancel: threading.Event | None = None,
+                         client: Any = None, extra_config: dict[str, Any] | None = None) -> Run:
     """The async form of ``score_dataset`` (same arguments; ``client`` replaces the endpoint's client, e.g. a
     batch's results; ``extra_config`` is merged into the run's recorded config)."""
-    run = ScoringRun(dataset, method=method, dimensions=dimensions, criteria_by_dim=criteria_by_dim,
-                     endpoint=endpoint, config=config, api_key=api_key, store=store, concurrency=concurrency,
-                     limit=limit, progress=progress, cancel=cancel, run_id=run_id, pairs=pairs,
-                     parse_mode=parse_mode, label=label, capabilities=capabilities, max_retries=max_retries,
-                     timeout_s=timeout_s, reprobe=reprobe, schedule=schedule, client=client,
+    run = ScoringRun(spec, options, store=store, progress=progress, cancel=cancel, client=client,
                      extra_config=extra_config)
     return await run.run()
 
@@ -860,32 +853,24 @@ def run_sync(coro_factory: Callable[[], Any]) -> Any:
     return box["value"]
 
 
-def score_dataset(dataset: Dataset, *, method: Any, dimensions: Iterable[str] | None = None,
-                  criteria_by_dim: dict[str, Criteria], endpoint: Endpoint, config: Any = None,
-                  api_key: str | None = None, store: Store | None = None, concurrency: int = 16,
-                  limit: int | None = None, progress: Callable[[Progress], None] | None = None,
-                  cancel: threading.Event | None = None, run_id: str | None = None, pairs: Any = None,
-                  parse_mode: str = "robust", label: str = "", capabilities: Capabilities | None = None,
-                  max_retries: int = 6, timeout_s: float = 60.0, reprobe: bool = False,
-                  schedule: str = "prefix") -> Run:
-    """Score ``dataset`` on ``dimensions`` with ``method`` (a name or a Method object) and return the stored Run.
+def score_dataset(spec: ScoringSpec, options: EngineOptions, *, store: Store | None = None,
+                  progress: Callable[[Progress], None] | None = None,
+                  cancel: threading.Event | None = None) -> Run:
+    """Score ``spec.dataset`` on ``spec.dimensions`` with ``spec.method`` (a name or a Method object) through the
+    judge ``options`` describe, and return the stored Run.
 
-    ``config``: the method's config (dataclass or dict; default ``method.default_config()``); it is planned against
-    the endpoint's probed capabilities (or ``capabilities``) and the plan's note is recorded in the run config.
-    ``limit``: the first N items (pairwise: the first N pairs, each in both orders). ``pairs``: pairwise selection,
-    "all" | [(system_a, system_b), ...] | {"sample": k, "seed": s}. ``run_id``: an existing id resumes that run.
+    From the spec: ``config``, the method's config (dataclass or dict; default ``method.default_config()``), planned
+    against the endpoint's probed capabilities (or ``options.capabilities``), the plan's note recorded in the run
+    config; ``limit``, the first N items (pairwise: the first N pairs, each in both orders); ``pairs``, the pairwise
+    selection, "all" | [(system_a, system_b), ...] | {"sample": k, "seed": s}; ``run_id``, an existing id resumes
+    that run. From the options: ``reprobe`` probes the endpoint's capabilities again instead of reusing the cached
+    probe; ``endpoint`` may be a list of endpoints serving the same model (replicas): requests are routed to the one
+    with the fewest outstanding requests, a failing one is drained (``evalcore.judge.routing``), the first keys the
+    cache; ``schedule`` "prefix" (default) sends the requests sharing the longest prompt prefix together (one
+    document's items while the server's prefix cache is hot), "as-given" keeps the dataset's order.
     ``cancel``: set it to stop; finished judgments are kept and the run is marked "cancelled".
-    ``reprobe``: probe the endpoint's capabilities again instead of reusing the cached probe.
-    ``endpoint`` may be a list of endpoints serving the same model (replicas): requests are routed to the one with
-    the fewest outstanding requests, a failing one is drained (``evalcore.judge.routing``); the first keys the cache.
-    ``schedule``: "prefix" (default) sends the requests sharing the longest prompt prefix together (one document's
-    items while the server's prefix cache is hot); "as-given" keeps the dataset's order.
     Raises ``UnsupportedByEndpoint`` when the method needs a capability the endpoint lacks and has no fallback."""
-    return run_sync(lambda: ascore_dataset(
-        dataset, method=method, dimensions=dimensions, criteria_by_dim=criteria_by_dim, endpoint=endpoint,
-        config=config, api_key=api_key, store=store, concurrency=concurrency, limit=limit, progress=progress,
-        cancel=cancel, run_id=run_id, pairs=pairs, parse_mode=parse_mode, label=label, capabilities=capabilities,
-        max_retries=max_retries, timeout_s=timeout_s, reprobe=reprobe, schedule=schedule))
+    return run_sync(lambda: ascore_dataset(spec, options, store=store, progress=progress, cancel=cancel))
 
 
 # ---------------------------------------------------------------------------------------------------- estimate
@@ -898,30 +883,27 @@ def _request_tokens(request: Request) -> tuple[int, int]:
     return math.ceil(len(request.prompt) / CHARS_PER_TOKEN), request.max_tokens * request.n
 
 
-def estimate(dataset: Dataset, *, method: Any, criteria_by_dim: dict[str, Criteria], config: Any = None,
-             endpoint: Endpoint, store: Store | None = None, limit: int | None = None,
-             dimensions: Iterable[str] | None = None, pairs: Any = None, capabilities: Capabilities | None = None,
-             prices: dict[str, Any] | None = None, schedule: str = "prefix") -> Estimate:
+def estimate(spec: ScoringSpec, options: EngineOptions, *, store: Store | None = None,
+             prices: dict[str, Any] | None = None) -> Estimate:
     """Calls, tokens and cost a run would need, minus what the cache already holds. Makes no network call.
 
     Tokens are rough: prompt = characters / 4; completion = max_tokens x samples per uncached call (an upper
     bound: replies usually stop earlier). The config is planned against ``capabilities``, else against the
     endpoint's probe results if an earlier run left them in the cache, else taken as requested (noted)."""
     store = store or default_store()
-    if isinstance(endpoint, (list, tuple)):
-        endpoint = endpoint[0]  # replicas: the first one's identity keys the cache
-    m, dims, crit, requested = resolve(method, dimensions, criteria_by_dim, config)
+    endpoint = options.first_endpoint  # replicas: the first one's identity keys the cache
+    m, dims, crit, requested = resolve(spec.method, spec.dimensions, spec.criteria, spec.config)
     sender = CachedSender(None, store, endpoint)
     note = ""
-    caps = capabilities if capabilities is not None else cached_probe(sender)
+    caps = options.capabilities if options.capabilities is not None else cached_probe(sender)
     if caps is not None:
         planned, plan_note = m.plan(requested, caps)
         note = plan_note
     else:
         planned = requested
         note = "endpoint not probed yet: estimate assumes it supports the method as configured"
-    tasks = build_tasks(dataset, m, dims, limit=limit, pairs=pairs)
-    tasks = order_tasks(tasks, _requests_by_task(m, crit, planned), schedule)
+    tasks = build_tasks(spec.dataset, m, dims, limit=spec.limit, pairs=spec.pairs)
+    tasks = order_tasks(tasks, _requests_by_task(m, crit, planned), options.schedule)
     reqs: list[Request] = []
     for t in tasks:
         reqs += m.build_requests(t, crit[t.dimension], planned)

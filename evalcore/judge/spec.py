@@ -1,8 +1,9 @@
 """What to score and how to reach the judge, as two values: :class:`ScoringSpec` and :class:`EngineOptions`.
 
 The command line (``python -m evalcore score``), the Score page (through :mod:`evalcore.judge.job`) and a batch
-submission build the same two values and hand them to :func:`score`, :func:`estimate` or :func:`submit_batch`, so a
-run's prompts depend only on the spec, never on which door it came through. The spec's defaults come from ONE rule:
+submission build the same two values and hand them to the engine (``runner.score_dataset``, ``runner.estimate``,
+``batch.submit``: each takes ``(spec, options)`` and the call's own store, progress and cancel), so a run's prompts
+depend only on the spec, never on which door it came through. The spec's defaults come from ONE rule:
 
 * :func:`default_criteria`: the newest criteria version saved in the store for the dimension, else the method's paper
   preset for the dataset (Shen et al.'s exact definitions for RTS/MCQ/H2H on SummEval; Chen et al.'s for FED), else
@@ -15,11 +16,10 @@ run's prompts depend only on the spec, never on which door it came through. The 
 from __future__ import annotations
 
 import dataclasses
-import threading
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
-from evalcore.model import Dataset, Run
+from evalcore.model import Dataset
 from evalcore.types import Capabilities, Criteria
 
 
@@ -54,7 +54,7 @@ def default_criteria(dataset: Dataset, dimension: str, method: str, store: Any =
 def method_config(method: Any, dataset: Dataset, overrides: dict[str, Any] | None = None) -> Any:
     """A method's config for a dataset: the paper's labels ("Article"/"Summary", ...) and, where the paper published
     them for this dataset, its own prompts; ``overrides`` (field -> value, the CLI's ``--config``) on top."""
-    from evalcore.judge import runner
+    from evalcore.judge import runner  # the engine's name -> Method lookup (tests stand their own methods in there)
     from evalcore.methods import METHODS, presets
 
     m = runner.method_of(method)
@@ -77,8 +77,8 @@ class ScoringSpec:
     ``run_id`` names the run (an existing id resumes it); ``label`` is shown next to it."""
 
     dataset: Dataset
-    method: str
-    dimensions: list[str]
+    method: Any  # a name in evalcore.methods.METHODS, or a Method object
+    dimensions: list[str] | None  # None: those of ``criteria``
     criteria: dict[str, Criteria]
     config: Any = None
     limit: int | None = None
@@ -117,39 +117,4 @@ class EngineOptions:
         return self.endpoint[0] if isinstance(self.endpoint, (list, tuple)) else self.endpoint
 
 
-def _what(spec: ScoringSpec) -> dict[str, Any]:
-    return dict(method=spec.method, dimensions=spec.dimensions, criteria_by_dim=spec.criteria, config=spec.config,
-                limit=spec.limit, pairs=spec.pairs)
-
-
-def score(spec: ScoringSpec, engine: EngineOptions, *, store: Any = None,
-          progress: Callable[[Any], None] | None = None, cancel: threading.Event | None = None) -> Run:
-    """Score online (``runner.score_dataset``): resumable, cached."""
-    from evalcore.judge import runner
-
-    return runner.score_dataset(spec.dataset, **_what(spec), endpoint=engine.endpoint, api_key=engine.api_key,
-                                store=store, concurrency=engine.concurrency, progress=progress, cancel=cancel,
-                                run_id=spec.run_id, parse_mode=spec.parse_mode, label=spec.label,
-                                capabilities=engine.capabilities, max_retries=engine.max_retries,
-                                timeout_s=engine.timeout_s, reprobe=engine.reprobe, schedule=engine.schedule)
-
-
-def estimate(spec: ScoringSpec, engine: EngineOptions, *, store: Any = None) -> Any:
-    """Calls, tokens and cost the run would need, minus what the cache holds (``runner.estimate``; no network)."""
-    from evalcore.judge import runner
-
-    return runner.estimate(spec.dataset, **_what(spec), endpoint=engine.first_endpoint, store=store,
-                           capabilities=engine.capabilities, schedule=engine.schedule)
-
-
-def submit_batch(spec: ScoringSpec, engine: EngineOptions, *, store: Any = None, **batch_options: Any) -> Any:
-    """Submit the run through the Batch API (``batch.submit``; ``batch_options``: completion_window, max_lines)."""
-    from evalcore.judge import batch
-
-    return batch.submit(spec.dataset, **_what(spec), endpoint=engine.endpoint, api_key=engine.api_key, store=store,
-                        run_id=spec.run_id, parse_mode=spec.parse_mode, label=spec.label,
-                        capabilities=engine.capabilities, schedule=engine.schedule, **batch_options)
-
-
-__all__ = ["ScoringSpec", "EngineOptions", "default_criteria", "dataset_criteria", "method_config", "score",
-           "estimate", "submit_batch"]
+__all__ = ["ScoringSpec", "EngineOptions", "default_criteria", "dataset_criteria", "method_config"]

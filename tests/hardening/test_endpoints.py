@@ -13,6 +13,7 @@ from evalcore.store import Store
 from evalcore.testing.loopback import Fault, serve
 
 from _judging import CAPS, CRITERIA, KEY_ENV, SECRET, OneShot, dataset, endpoint, files_bytes, integrity_ok
+from tests import judge_calls
 
 D0 = "summary d0 of"  # the fault hits item d0 only; d1..d3 must be scored
 
@@ -24,7 +25,7 @@ def env(tmp_path, monkeypatch):
 
 
 def _run(srv, store, *, n=4, concurrency=4, **kw):
-    return runner.score_dataset(dataset(n), method=OneShot(), criteria_by_dim=CRITERIA, endpoint=endpoint(srv),
+    return judge_calls.score_dataset(dataset(n), method=OneShot(), criteria_by_dim=CRITERIA, endpoint=endpoint(srv),
                                 store=store, capabilities=CAPS, concurrency=concurrency, **kw)
 
 
@@ -101,7 +102,7 @@ def test_endpoint_down_stops_before_anything_is_stored(env):
     store = Store(env / "judge.db")
     ep = Endpoint(f"http://127.0.0.1:{port}/v1", "m", api_key_env=KEY_ENV, operator_configured=True)
     with pytest.raises(EndpointUnusable, match=r"did not answer the capability probe: connection failed"):
-        runner.score_dataset(dataset(3), method=OneShot(), criteria_by_dim=CRITERIA, endpoint=ep, store=store,
+        judge_calls.score_dataset(dataset(3), method=OneShot(), criteria_by_dim=CRITERIA, endpoint=ep, store=store,
                              max_retries=0, timeout_s=1)
     assert store.list_runs() == [] and store.cache_count() == 0
 
@@ -111,7 +112,7 @@ def test_every_probe_404_suggests_the_v1_base_url(env):
     with serve() as srv:
         root = srv.base_url[: -len("/v1")]
         with pytest.raises(EndpointUnusable, match=r"HTTP 404.*usually end in /v1"):
-            runner.score_dataset(dataset(3), method=OneShot(), criteria_by_dim=CRITERIA,
+            judge_calls.score_dataset(dataset(3), method=OneShot(), criteria_by_dim=CRITERIA,
                                  endpoint=endpoint(srv, base_url=root), store=store, max_retries=0)
 
 

@@ -13,13 +13,13 @@ import pandas as pd
 import pytest
 
 from evalcore.csvsafe import neutralise, rows_to_csv, safe_cell, to_csv_safe
-from evalcore.judge import runner
 from evalcore.judge.client import Endpoint, EndpointUnusable
 from evalcore.judge.redact import MASK, CredentialsInUrl, redact, split_credentials
 from evalcore.store import Store
 from evalcore.testing.loopback import Fault, serve
 
 from _judging import CAPS, CRITERIA, KEY_ENV, ROOT, SECRET, OneShot, dataset, endpoint, files_bytes, integrity_ok
+from tests import judge_calls
 
 # ------------------------------------------------------------------------------------------ 1. CSV injection
 HOSTILE = {
@@ -87,7 +87,7 @@ def test_cli_export_csv_neutralises_hostile_names(tmp_path, monkeypatch):
     ds = dataset(3, dataset_id="hostile", system="=cmd|' /C calc'!A0", item_prefix="+SUM(1,2)")
     store.save_dataset(ds)
     with serve() as srv:
-        run = runner.score_dataset(ds, method=OneShot(), criteria_by_dim=CRITERIA, endpoint=endpoint(srv),
+        run = judge_calls.score_dataset(ds, method=OneShot(), criteria_by_dim=CRITERIA, endpoint=endpoint(srv),
                                    store=store, capabilities=CAPS)
     out = tmp_path / "export.csv"
     assert main(["export", "--run", run.run_id, "--format", "csv", "--out", str(out), "--db", str(db)]) == 0
@@ -214,7 +214,7 @@ def test_echoed_key_is_in_no_file_log_or_export(tmp_path, monkeypatch, caplog):
     ds = dataset(6, dataset_id="echo")
     store.save_dataset(ds)
     with serve(faults=[Fault("key_echo", match="summary d1 of"), Fault("key_echo", match="summary d4 of")]) as srv:
-        run = runner.score_dataset(ds, method=OneShot(), criteria_by_dim=CRITERIA, endpoint=endpoint(srv),
+        run = judge_calls.score_dataset(ds, method=OneShot(), criteria_by_dim=CRITERIA, endpoint=endpoint(srv),
                                    store=store, capabilities=CAPS)
     reasons = run.judgments.set_index("item_id")["reason"]
     assert reasons["d1"] == reasons["d4"] == f"HTTP 401: Invalid key: Bearer {MASK}"
@@ -248,7 +248,7 @@ def test_a_run_that_stops_stores_no_key(tmp_path, monkeypatch):
     store = Store(tmp_path / "judge.db")
     with serve(faults=[Fault("key_echo", fraction=1.0)]) as srv:
         with pytest.raises(EndpointUnusable) as ei:
-            runner.score_dataset(dataset(10), method=OneShot(), criteria_by_dim=CRITERIA, endpoint=endpoint(srv),
+            judge_calls.score_dataset(dataset(10), method=OneShot(), criteria_by_dim=CRITERIA, endpoint=endpoint(srv),
                                  store=store, capabilities=CAPS, concurrency=1)
     assert SECRET not in str(ei.value)
     store.close()

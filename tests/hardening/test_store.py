@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from evalcore.judge import runner
 from evalcore import store as store_mod
 from evalcore.store import leases as leases_mod
 from evalcore.store import RunLeased, Store, StoreLocked, StoreUnreadable, store_problem
 from evalcore.testing.loopback import serve
 
 from _judging import CAPS, CRITERIA, KEY_ENV, ROOT, SECRET, OneShot, dataset, endpoint, integrity_ok
+from tests import judge_calls
 
 HERE = Path(__file__).resolve().parent
 
@@ -123,14 +123,14 @@ CHILD = textwrap.dedent("""
     import sys, time
     sys.path[:0] = [{root!r}, {here!r}]  # this checkout's evalcore, whatever is pip-installed
     from _judging import CAPS, CRITERIA, OneShot, dataset
-    from evalcore.judge import runner
+    from tests import judge_calls
     from evalcore.judge.client import Endpoint
     from evalcore.store import Store
     store = Store({db!r})
     ds = dataset({n})
     if not store.has_dataset(ds.id):
         store.save_dataset(ds)
-    runner.score_dataset(ds, method=OneShot(), criteria_by_dim=CRITERIA, capabilities=CAPS, api_key="k",
+    judge_calls.score_dataset(ds, method=OneShot(), criteria_by_dim=CRITERIA, capabilities=CAPS, api_key="k",
                          endpoint=Endpoint(sys.argv[1], "loop-model"), store=store, concurrency=1,
                          run_id="tiny/shared")
 """)
@@ -210,7 +210,7 @@ def test_killed_run_shows_interrupted_then_resumes_without_repeating(tmp_path, m
         answered = len(st.load_run("tiny/shared").judgments)
         assert 0 < answered < 10
         before = srv.requests_seen
-        run = runner.score_dataset(dataset(10), method=OneShot(), criteria_by_dim=CRITERIA, capabilities=CAPS,
+        run = judge_calls.score_dataset(dataset(10), method=OneShot(), criteria_by_dim=CRITERIA, capabilities=CAPS,
                                    endpoint=endpoint(srv), api_key="k", store=st, run_id="tiny/shared")
         resent = srv.prompt_log[before:]
     assert run.config["status"] == "done" and len(run.judgments) == 10 and run.judgments["status"].eq("ok").all()
@@ -249,7 +249,7 @@ def test_two_threads_of_one_process_on_one_run(tmp_path):
         box: dict = {}
 
         def first():
-            box["run"] = runner.score_dataset(dataset(4), method=OneShot(), criteria_by_dim=CRITERIA,
+            box["run"] = judge_calls.score_dataset(dataset(4), method=OneShot(), criteria_by_dim=CRITERIA,
                                               capabilities=CAPS, endpoint=endpoint(srv), api_key="k", store=st,
                                               concurrency=1, run_id="tiny/t")
 
@@ -257,7 +257,7 @@ def test_two_threads_of_one_process_on_one_run(tmp_path):
         th.start()
         assert _wait_for(lambda: st.lease_holder("tiny/t") is not None)
         with pytest.raises(RunLeased, match="another thread of this process"):
-            runner.score_dataset(dataset(4), method=OneShot(), criteria_by_dim=CRITERIA, capabilities=CAPS,
+            judge_calls.score_dataset(dataset(4), method=OneShot(), criteria_by_dim=CRITERIA, capabilities=CAPS,
                                  endpoint=endpoint(srv), api_key="k", store=st, run_id="tiny/t")
         th.join(30)
         assert len(srv.prompt_log) == len(set(srv.prompt_log)) == 4

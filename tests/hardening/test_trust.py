@@ -18,6 +18,7 @@ from evalcore.testing.loopback import serve
 from evalcore.testing.sink import Attacker
 
 from _judging import CAPS, CRITERIA, OneShot, dataset
+from tests import judge_calls
 
 CANARY = "sk-canary-server-key-0123456789"
 
@@ -89,12 +90,12 @@ def test_scoring_steps_and_batch_submit_never_reach_the_host(server_key):
     with Attacker() as bad:
         ep = Endpoint(bad.base_url, "m")
         with pytest.raises(trust.UntrustedEndpoint):
-            runner.score_dataset(ds, method=OneShot(), criteria_by_dim=CRITERIA, endpoint=ep, store=server_key,
+            judge_calls.score_dataset(ds, method=OneShot(), criteria_by_dim=CRITERIA, endpoint=ep, store=server_key,
                                  capabilities=CAPS)
         with pytest.raises(trust.UntrustedEndpoint):
             runner.generate_steps(CRITERIA["coherence"], endpoint=ep, store=server_key, dataset_id=ds.id)
         with pytest.raises(trust.UntrustedEndpoint):
-            batch.submit(ds, method=OneShot(), criteria_by_dim=CRITERIA, endpoint=ep, store=server_key,
+            judge_calls.submit(ds, method=OneShot(), criteria_by_dim=CRITERIA, endpoint=ep, store=server_key,
                          capabilities=CAPS)
         assert bad.connections == 0 and CANARY.encode() not in bad.seen
 
@@ -105,7 +106,7 @@ def test_batch_collect_of_a_run_recorded_at_a_hostile_host_is_refused(server_key
     ds = dataset(3)
     server_key.save_dataset(ds)
     with serve() as srv:
-        sub = batch.submit(ds, method=OneShot(), criteria_by_dim=CRITERIA, endpoint=Endpoint(srv.base_url, "m"),
+        sub = judge_calls.submit(ds, method=OneShot(), criteria_by_dim=CRITERIA, endpoint=Endpoint(srv.base_url, "m"),
                            api_key="attackers-own-key", store=server_key, capabilities=CAPS)
     with pytest.raises(trust.UntrustedEndpoint):
         batch.collect(sub.run_id, store=server_key, wait=False)
@@ -128,7 +129,7 @@ def test_batch_cli_sends_the_server_key_to_a_recorded_endpoint_only_when_named_a
     ds = dataset(3)
     server_key.save_dataset(ds)
     with serve() as srv:
-        sub = batch.submit(ds, method=OneShot(), criteria_by_dim=CRITERIA, endpoint=Endpoint(srv.base_url, "m"),
+        sub = judge_calls.submit(ds, method=OneShot(), criteria_by_dim=CRITERIA, endpoint=Endpoint(srv.base_url, "m"),
                            api_key="own-key", store=server_key, capabilities=CAPS)
         db = str(server_key.path)
         assert main(["batch", "status", sub.run_id, "--db", db]) == 2
@@ -150,7 +151,7 @@ def test_a_key_echoed_in_a_batchs_errors_is_stored_redacted(server_key, capsys):
     server_key.save_dataset(ds)
     typed = "sk-typed-visitor-key-abcdef123456"
     with serve(batch=BatchSwitches(echo_key=True)) as srv:
-        sub = batch.submit(ds, method=OneShot(), criteria_by_dim=CRITERIA, endpoint=Endpoint(srv.base_url, "m"),
+        sub = judge_calls.submit(ds, method=OneShot(), criteria_by_dim=CRITERIA, endpoint=Endpoint(srv.base_url, "m"),
                            api_key=typed, store=server_key, capabilities=CAPS)
         st = batch.status(sub.run_id, store=server_key, api_key=typed)
         assert st.batches[0]["status"] == "failed" and MASK in st.batches[0]["errors"]

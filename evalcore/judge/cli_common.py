@@ -1,0 +1,31 @@
+"""What both judge command lines (``score``/``export`` in :mod:`evalcore.judge.cli`, ``batch`` in
+:mod:`evalcore.judge.batch_cli`) share, kept apart so that neither imports the other's module back."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from typing import Any
+
+
+def store_of(args: argparse.Namespace) -> Any:
+    """The store ``--db`` names, else the default one (``EVALCORE_DB``, else ~/.evalcore/evalcore.db)."""
+    from evalcore.store import Store, default_store
+
+    return Store(args.db) if getattr(args, "db", None) else default_store()
+
+
+def json_safe(x: Any) -> Any:
+    """``x`` with NaN as None and numpy scalars as Python numbers, for ``json.dumps``."""
+    if isinstance(x, dict):
+        return {k: json_safe(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [json_safe(v) for v in x]
+    if isinstance(x, float) and math.isnan(x):
+        return None
+    if hasattr(x, "item") and not isinstance(x, (str, bytes)):
+        return x.item()
+    return x
+
+
+__all__ = ["store_of", "json_safe"]
