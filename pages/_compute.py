@@ -200,32 +200,29 @@ def label_agreements(dataset_id: str, run_ids: tuple[str, ...], dimension: str, 
                                             n_resamples=n_resamples, systems=_systems(systems))
 
 
-def score_estimate(ds, method: str, criteria: dict, config, endpoint, limit: int | None, dimensions: list[str],
-                   pairs: dict | None = None):
+def score_estimate(spec, endpoint):
     """The Score page's estimate, planned once per plan and shared by every session for a minute (issue 21,
     item 2): a link to the largest plan (h2h on every dimension, every pair) builds its requests once, not on every
     rerun of every visitor. The minute keeps the cache hits it counts close to the store's."""
     import hashlib
     import json
 
-    crit_key = tuple(sorted((d, c.version_hash()) for d, c in criteria.items()))
+    crit_key = tuple(sorted((d, c.version_hash()) for d, c in spec.criteria.items()))
     # a sample of whole documents (score --sample-docs) is the same dataset id with fewer items: keyed by its items
+    ds = spec.dataset
     items_key = hashlib.sha256("\x1f".join(map(str, ds.items["item_id"])).encode()).hexdigest()
-    return _score_estimate(f"{ds.id}:{items_key}", method, crit_key, repr(config),
-                           json.dumps(endpoint.identity(), sort_keys=True), limit, tuple(dimensions),
-                           json.dumps(pairs, sort_keys=True), _ds=ds, _criteria=criteria, _config=config,
-                           _endpoint=endpoint, _pairs=pairs)
+    return _score_estimate(f"{ds.id}:{items_key}", spec.method, crit_key, repr(spec.config),
+                           json.dumps(endpoint.identity(), sort_keys=True), spec.limit, tuple(spec.dimensions),
+                           json.dumps(spec.pairs, sort_keys=True), _spec=spec, _endpoint=endpoint)
 
 
 @st.cache_data(show_spinner=False, max_entries=32, ttl=60)
 def _score_estimate(dataset_id: str, method: str, criteria_key: tuple, config_key: str, endpoint_key: str,
-                    limit: int | None, dimensions: tuple[str, ...], pairs_key: str, *, _ds, _criteria, _config,
-                    _endpoint, _pairs):
+                    limit: int | None, dimensions: tuple[str, ...], pairs_key: str, *, _spec, _endpoint):
     from evalcore.judge.runner import estimate
-    from evalcore.judge.spec import EngineOptions, ScoringSpec
+    from evalcore.judge.spec import EngineOptions
 
-    spec = ScoringSpec(_ds, method, list(dimensions), _criteria, _config, limit=limit, pairs=_pairs)
-    return estimate(spec, EngineOptions(_endpoint), store=ui.store_or_none())
+    return estimate(_spec, EngineOptions(_endpoint), store=ui.store_or_none())
 
 
 @st.cache_data(show_spinner=False, max_entries=32)

@@ -155,12 +155,14 @@ def show_estimate(est, *, use_batch: bool = False) -> None:
                    "tokens are an upper bound (max_tokens x samples).")
 
 
+# what to score: the one value the estimate and the run both read
+spec = ScoringSpec(score_ds, method_name, list(dims), criteria, config, limit=int(limit) or None, pairs=pairs,
+                   label=label)
 est = None
 if choice.endpoint is not None and dims:
     try:
         with st.spinner("Estimating calls and cost…"):
-            est = compute.score_estimate(score_ds, method_name, criteria, config, choice.endpoint,
-                                         int(limit) or None, list(dims), pairs=pairs)
+            est = compute.score_estimate(spec, choice.endpoint)
     except Exception as e:  # noqa: BLE001 - e.g. the method is unsupported by this endpoint
         st.warning(ui.esc(f"No estimate: {type(e).__name__}: {e}"))
     else:
@@ -208,8 +210,7 @@ if start_clicked:
 
     several = endpoints is not None and len(endpoints) > 1 and not use_batch
     job = ScoringJob(run_id=new_run_id(ds.id, method_name, choice.endpoint.model),
-                     spec=ScoringSpec(score_ds, method_name, list(dims), criteria, config, limit=int(limit) or None,
-                                      pairs=pairs, label=label),
+                     spec=spec,
                      engine=EngineOptions(endpoints if several else choice.endpoint, api_key=choice.api_key,
                                           concurrency=int(concurrency), reprobe=bool(reprobe)),
                      store=store, batch=bool(use_batch))
