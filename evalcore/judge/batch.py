@@ -150,9 +150,8 @@ async def asubmit(spec: ScoringSpec, options: EngineOptions, *, store: Store | N
     keyed = {sender.key(r): r for r in _requests_of(m, crit, planned, todo)}
     hits = store.cache_has(list(keyed))
     missing = [(k, r) for k, r in keyed.items() if k not in hits]
-    run_config = runner.run_config(m, planned=planned, requested=requested, note=note, caps=caps, endpoint=endpoint,
-                                   crit=crit, parse_mode=spec.parse_mode, pairs=pairs, limit=limit,
-                                   schedule=schedule)
+    run_config = runner.run_config(m, spec, runner.Plan(planned, requested, note, caps), endpoint=endpoint,
+                                   crit=crit, schedule=schedule)
     run_config["mode"] = "batch"
     existed = store.run_exists(run_id)
     store.create_run(run_id=run_id, dataset_id=dataset.id, method=m.name, model=endpoint.model, label=spec.label,

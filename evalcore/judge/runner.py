@@ -29,7 +29,7 @@ import time
 import uuid
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, NamedTuple
 
 from evalcore.judge import cost as cost_mod
 from evalcore.judge.client import (
@@ -510,10 +510,21 @@ def pending_tasks(tasks: list[Any], done: dict[tuple, str], m: Any, crit: dict[s
     return order_tasks(todo, _requests_by_task(m, crit, planned), schedule)
 
 
-def run_config(m: Any, *, planned: Any, requested: Any, note: str, caps: Capabilities, endpoint: Endpoint,
-               crit: dict[str, Criteria], parse_mode: str, pairs: Any, limit: int | None, schedule: str
-               ) -> dict[str, Any]:
-    """What a run records about how it was made (the online and the batch runs alike)."""
+class Plan(NamedTuple):
+    """The method's config as requested and as planned against the endpoint's capabilities, with the plan's note."""
+
+    planned: Any
+    requested: Any
+    note: str
+    caps: Capabilities
+
+
+def run_config(m: Any, spec: ScoringSpec, plan: Plan, *, endpoint: Endpoint, crit: dict[str, Criteria],
+               schedule: str) -> dict[str, Any]:
+    """What a run records about how it was made (the online and the batch runs alike): ``spec`` gives the parse
+    mode, the pairs and the limit; ``crit`` the resolved criteria of its dimensions."""
+    planned, requested, note, caps = plan
+    parse_mode, pairs, limit = spec.parse_mode, spec.pairs, spec.limit
     return {
         "method": m.name,
         "method_config": _config_dict(planned),
@@ -562,7 +573,7 @@ class ScoringRun:
                  progress: Callable[[Progress], None] | None = None, cancel: threading.Event | None = None,
                  client: Any = None, extra_config: dict[str, Any] | None = None) -> None:
         self.t_start = time.perf_counter()
-        self.dataset, self.store = spec.dataset, store or default_store()
+        self.spec, self.dataset, self.store = spec, spec.dataset, store or default_store()
         self.m, self.dims, self.crit, self.requested = resolve(spec.method, spec.dimensions, spec.criteria,
                                                                spec.config)
         endpoint = options.endpoint
@@ -607,9 +618,8 @@ class ScoringRun:
         self.tasks = build_tasks(self.dataset, m, self.dims, limit=self.limit, pairs=self.pairs)
         self.run_id = self.run_id or new_run_id(self.dataset.id, m.name, self.endpoint.model)
         lease = lease or store.acquire_lease(self.run_id)
-        config = run_config(m, planned=self.planned, requested=self.requested, note=self.note, caps=self.caps,
-                            endpoint=self.endpoint, crit=self.crit, parse_mode=self.parse_mode, pairs=self.pairs,
-                            limit=self.limit, schedule=self.schedule)
+        config = run_config(m, self.spec, Plan(self.planned, self.requested, self.note, self.caps),
+                            endpoint=self.endpoint, crit=self.crit, schedule=self.schedule)
         config.update(concurrency=self.concurrency, max_retries=self.max_retries, timeout_s=self.timeout_s)
         if len(self.endpoints) > 1:
             config["endpoints"] = [e.identity() for e in self.endpoints]
