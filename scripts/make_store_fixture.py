@@ -35,6 +35,21 @@ except ImportError:  # later code (the file it writes is then already versioned)
 WIDE = ROOT / "tests" / "fixtures" / "byo" / "wide_judges.csv"
 
 
+def _score(engine_call, ds, *, method, dimensions, criteria_by_dim, endpoint, store, limit, run_id, label="",
+           **call_kw):
+    """The engine's call in the form of the checked-out code: the old release took keywords; later code takes a
+    ScoringSpec and EngineOptions (evalcore.judge.spec)."""
+    import inspect
+
+    if "spec" not in inspect.signature(engine_call).parameters:
+        return engine_call(ds, method=method, dimensions=dimensions, criteria_by_dim=criteria_by_dim,
+                           endpoint=endpoint, store=store, limit=limit, run_id=run_id, label=label, **call_kw)
+    from evalcore.judge.spec import EngineOptions, ScoringSpec
+
+    spec = ScoringSpec(ds, method, dimensions, criteria_by_dim, limit=limit, run_id=run_id, label=label)
+    return engine_call(spec, EngineOptions(endpoint), store=store, **call_kw)
+
+
 def build(path: Path) -> None:
     if path.exists():
         raise SystemExit(f"{path} exists; give a new file")
@@ -51,12 +66,14 @@ def build(path: Path) -> None:
     h2 = store.save_criteria(ds.id, v2, note="second")
     with serve() as srv:
         ep = Endpoint(srv.base_url, "loop-model", provider="local")
-        runner.score_dataset(ds, method="geval", dimensions=["coherence"], criteria_by_dim={"coherence": v2},
-                             endpoint=ep, store=store, limit=4, run_id="fixture-online", label="online")
-        runner.score_dataset(ds, method="gptscore", dimensions=["coherence"], criteria_by_dim={"coherence": v2},
-                             endpoint=ep, store=store, limit=2, run_id="fixture-gptscore")
-        batch.score_dataset_batch(ds, method="geval", dimensions=["coherence"], criteria_by_dim={"coherence": v1},
-                                  endpoint=ep, store=store, limit=3, poll_s=0.02, run_id="fixture-batch")
+        _score(runner.score_dataset, ds, method="geval", dimensions=["coherence"],
+               criteria_by_dim={"coherence": v2}, endpoint=ep, store=store, limit=4, run_id="fixture-online",
+               label="online")
+        _score(runner.score_dataset, ds, method="gptscore", dimensions=["coherence"],
+               criteria_by_dim={"coherence": v2}, endpoint=ep, store=store, limit=2, run_id="fixture-gptscore")
+        _score(batch.score_dataset_batch, ds, method="geval", dimensions=["coherence"],
+               criteria_by_dim={"coherence": v1}, endpoint=ep, store=store, limit=3, poll_s=0.02,
+               run_id="fixture-batch")
     items = list(ds.items["item_id"])
     for i, item in enumerate(items[:5]):
         store.save_label(ds.id, item, "coherence", "ann-a", float(1 + i % 5), strategy="random", session="s1")
