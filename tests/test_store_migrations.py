@@ -56,7 +56,7 @@ def test_migration_keeps_every_row_of_every_table_and_leaves_a_backup(old_store)
     assert store.conn.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION
     store.close()
     after = all_rows(old_store)
-    assert set(after) == set(before)
+    assert set(after) == set(before) | {"meta"}  # version 2's store id
     for table, rows in before.items():
         assert after[table] == rows, table  # row by row, every column
     assert store.backup is not None and store.backup.parent == old_store.parent
@@ -115,3 +115,15 @@ def test_a_store_from_a_newer_release_is_refused_and_left_byte_identical(tmp_pat
     assert "newer" in message and "left untouched" in message
     assert path.read_bytes() == before["newer.db"]
     assert not list(tmp_path.glob("*.bak-*"))
+
+
+def test_version_2_gives_every_store_its_own_id_and_a_backup_keeps_it(tmp_path, old_store):
+    migrated = Store(old_store)
+    fresh = Store(tmp_path / "fresh.db")
+    ids = [s.conn.execute("SELECT value FROM meta WHERE key = 'store_id'").fetchone()[0] for s in (migrated, fresh)]
+    assert all(len(i) == 32 and int(i, 16) >= 0 for i in ids) and ids[0] != ids[1]
+    assert all_rows(migrated.backup).keys() == all_rows(FIXTURE).keys()  # the v0 copy has no meta table
+    migrated.close()
+    again = Store(old_store)  # opening again migrates nothing and keeps the id
+    assert again.conn.execute("SELECT value FROM meta WHERE key = 'store_id'").fetchone()[0] == ids[0]
+    assert again.backup is None

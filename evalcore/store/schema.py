@@ -2,7 +2,8 @@
 
 Version 0 is a file written before the schema had a version (releases up to f83ee0d): its core tables were created
 when a store opened, three more (``probe_failures``, ``batches``, ``labels``) by their first user. Version 1 is the
-same tables and columns, all created when a store opens, with the version recorded.
+same tables and columns, all created when a store opens, with the version recorded. Version 2 adds ``meta``
+(key, value) holding ``store_id``, a random id that tells a writer its file was replaced.
 
 Opening a store runs the migrations it lacks in place, in ONE transaction, after a backup copy of the file next to
 it (``<name>.bak-v<old>-<UTC timestamp>``) when the file already held tables: a failed migration rolls back and the
@@ -28,6 +29,7 @@ leases         run_id, pid, host, started, since, token: the one process scoring
 labels         human labels made on the Label page, one row per label or skip (evalcore.store.labels)
 probe_failures capability-probe requests an endpoint rejected (evalcore.judge.probes)
 batches        the Batch API batches of a run (evalcore.judge.batch)
+meta           key, value: ``store_id`` (version 2)
 """
 
 from __future__ import annotations
@@ -82,9 +84,17 @@ _V1_TABLES = [
     "CREATE INDEX IF NOT EXISTS labels_by_item ON labels (dataset_id, dimension, item_id)",
 ]
 
+# A random id kept inside the file: a writer that finds another id at its path knows the file was replaced
+# (evalcore.store.connection.Connection.write, issue 21 item 10). A backup copy keeps the id of its store.
+_V2_STORE_ID = [
+    'CREATE TABLE IF NOT EXISTS "meta" ("key" TEXT PRIMARY KEY, "value" TEXT)',
+    """INSERT OR IGNORE INTO "meta" ("key", "value") VALUES ('store_id', lower(hex(randomblob(16))))""",
+]
+
 # (version reached, why, statements), in order
 MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (1, "every table created up front, the schema version recorded", _V1_TABLES),
+    (2, "a store id in a meta table, to tell a replaced file", _V2_STORE_ID),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
