@@ -162,6 +162,7 @@ class Connection:
         self._conns: list[sqlite3.Connection] = []
         self._conns_lock = threading.Lock()
         self._identity: tuple[int, int, str | None] | None = None  # (st_dev, st_ino, store id) once identified
+        self._replaced = False  # a write found another file at the path (StoreReplaced)
 
     def identify(self) -> None:
         """Remember which file this handle opened: its device and inode, and the store id kept inside it (the
@@ -250,6 +251,7 @@ class Connection:
         except BaseException as e:
             c.execute("ROLLBACK")
             if isinstance(e, StoreReplaced) and e.moved:
+                self._replaced = True
                 self._hand_back_wal(c)
             raise
         try:
@@ -268,6 +270,8 @@ class Connection:
         with self._conns_lock:
             for c in self._conns:
                 try:
+                    if self._replaced:  # again, now that no read of this handle holds the WAL open
+                        self._hand_back_wal(c)
                     c.close()
                 except sqlite3.ProgrammingError:
                     pass  # made on another thread; the process exit closes it

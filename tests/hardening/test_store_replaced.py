@@ -8,14 +8,19 @@ import argparse
 import os
 import shutil
 import sqlite3
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
 from evalcore import cli
+from evalcore.judge import runner
 from evalcore.store import Store, StoreError, StoreReplaced
 
-from _judging import dataset, integrity_ok
+from evalcore.testing.loopback import serve
+
+from _judging import CAPS, CRITERIA, OneShot, dataset, endpoint, integrity_ok
 
 
 def _checkpointed(path: Path) -> None:
@@ -111,3 +116,44 @@ class _Fixed:
 
     def parse_args(self, argv):
         return self.args
+
+
+def test_a_restore_while_a_run_scores_stops_the_run_and_keeps_the_restored_file(tmp_path):
+    """The issue's case: the backup restored with ``mv`` mid-run. The run stops with StoreReplaced at its next
+    write; the restored file keeps its 2 datasets, 3 runs and 2 labels, and passes integrity_check."""
+    path = tmp_path / "evalcore.db"
+    st = Store(path)
+    backup = _other_store(tmp_path / "backup.db")
+    box: dict = {}
+    with serve(latency_s=0.2) as srv:
+        def score():
+            try:
+                box["run"] = runner.score_dataset(dataset(8), method=OneShot(), criteria_by_dim=CRITERIA,
+                                                  capabilities=CAPS, endpoint=endpoint(srv), api_key="k", store=st,
+                                                  concurrency=1, run_id="tiny/restore")
+            except BaseException as e:  # noqa: BLE001 - handed to the test thread
+                box["error"] = e
+
+        th = threading.Thread(target=score)
+        th.start()
+        assert _wait_for(lambda: st.conn.execute("SELECT count(*) FROM judgments").fetchone()[0] >= 2)
+        shutil.copy(backup, tmp_path / "restoring.db")
+        os.replace(tmp_path / "restoring.db", path)
+        restored = path.read_bytes()
+        th.join(60)
+        sent = len(srv.prompt_log)
+    assert isinstance(box.get("error"), StoreReplaced), box
+    assert sent < 8  # the run stopped; it did not go on paying for replies it cannot keep
+    st.close()
+    assert path.read_bytes() == restored and integrity_ok(path)
+    assert _contents(path) == (["restored-a", "restored-b"], ["restored-run-0", "restored-run-1", "restored-run-2"],
+                               2)
+
+
+def _wait_for(cond, timeout: float = 30.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():
+            return True
+        time.sleep(0.02)
+    return False
