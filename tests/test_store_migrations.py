@@ -131,3 +131,19 @@ def test_version_2_gives_every_store_its_own_id_and_a_backup_keeps_it(tmp_path, 
     again = Store(old_store)  # opening again migrates nothing and keeps the id
     assert again.conn.execute("SELECT value FROM meta WHERE key = 'store_id'").fetchone()[0] == ids[0]
     assert again.backup is None
+
+
+def test_version_3_keys_batches_by_endpoint_and_batch_id(old_store):
+    store = Store(old_store)
+    (row,) = store.batch_rows("fixture-batch")
+    assert row["endpoint"] == "http://127.0.0.1:36449/v1" and row["status"] == "completed"  # the run's base URL
+    pk = [r[1] for r in sorted(store.conn.execute('PRAGMA table_info("batches")'), key=lambda r: r[5]) if r[5]]
+    assert pk == ["endpoint", "batch_id"]
+    # the same id from another server is another batch; from the same server it is refused
+    store.add_batch("other-run", row["batch_id"], endpoint="http://elsewhere/v1", route=row["route"],
+                    input_file_id="f", api_key_env=None, status="validating", total=1)
+    with pytest.raises(ValueError, match="again"):
+        store.add_batch("other-run", row["batch_id"], endpoint=row["endpoint"], route=row["route"],
+                        input_file_id="f", api_key_env=None, status="validating", total=1)
+    assert [b["endpoint"] for b in store.batch_rows("other-run")] == ["http://elsewhere/v1"]
+    assert "idx_batches_run_id" in {r[1] for r in store.conn.execute('PRAGMA index_list("batches")')}
