@@ -56,8 +56,12 @@ def test_migration_keeps_every_row_of_every_table_and_leaves_a_backup(old_store)
     assert store.conn.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION
     store.close()
     after = all_rows(old_store)
-    assert set(after) == set(before)
+    assert set(after) == set(before) | {"meta"}  # version 2's store id
     for table, rows in before.items():
+        if table == "batches":  # version 3 added the endpoint, last: the old columns are as they were
+            assert [r[:-1] for r in after[table]] == rows
+            assert {r[-1] for r in after[table]} == {"http://127.0.0.1:36449/v1"}  # the run's recorded base URL
+            continue
         assert after[table] == rows, table  # row by row, every column
     assert store.backup is not None and store.backup.parent == old_store.parent
     assert store.backup.name.startswith("evalcore.db.bak-v0-")
@@ -115,3 +119,31 @@ def test_a_store_from_a_newer_release_is_refused_and_left_byte_identical(tmp_pat
     assert "newer" in message and "left untouched" in message
     assert path.read_bytes() == before["newer.db"]
     assert not list(tmp_path.glob("*.bak-*"))
+
+
+def test_version_2_gives_every_store_its_own_id_and_a_backup_keeps_it(tmp_path, old_store):
+    migrated = Store(old_store)
+    fresh = Store(tmp_path / "fresh.db")
+    ids = [s.conn.execute("SELECT value FROM meta WHERE key = 'store_id'").fetchone()[0] for s in (migrated, fresh)]
+    assert all(len(i) == 32 and int(i, 16) >= 0 for i in ids) and ids[0] != ids[1]
+    assert all_rows(migrated.backup).keys() == all_rows(FIXTURE).keys()  # the v0 copy has no meta table
+    migrated.close()
+    again = Store(old_store)  # opening again migrates nothing and keeps the id
+    assert again.conn.execute("SELECT value FROM meta WHERE key = 'store_id'").fetchone()[0] == ids[0]
+    assert again.backup is None
+
+
+def test_version_3_keys_batches_by_endpoint_and_batch_id(old_store):
+    store = Store(old_store)
+    (row,) = store.batch_rows("fixture-batch")
+    assert row["endpoint"] == "http://127.0.0.1:36449/v1" and row["status"] == "completed"  # the run's base URL
+    pk = [r[1] for r in sorted(store.conn.execute('PRAGMA table_info("batches")'), key=lambda r: r[5]) if r[5]]
+    assert pk == ["endpoint", "batch_id"]
+    # the same id from another server is another batch; from the same server it is refused
+    store.add_batch("other-run", row["batch_id"], endpoint="http://elsewhere/v1", route=row["route"],
+                    input_file_id="f", api_key_env=None, status="validating", total=1)
+    with pytest.raises(ValueError, match="again"):
+        store.add_batch("other-run", row["batch_id"], endpoint=row["endpoint"], route=row["route"],
+                        input_file_id="f", api_key_env=None, status="validating", total=1)
+    assert [b["endpoint"] for b in store.batch_rows("other-run")] == ["http://elsewhere/v1"]
+    assert "idx_batches_run_id" in {r[1] for r in store.conn.execute('PRAGMA index_list("batches")')}

@@ -26,8 +26,11 @@ import asyncio
 import io
 import json
 import logging
+import tempfile
+from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator
 
 import openai
 
@@ -185,7 +188,8 @@ async def _create_batches(store: Store, endpoint: Endpoint, api_key: str | None,
                 f = await api.files.create(file=(f"evalcore-{len(ids)}.jsonl", io.BytesIO(data)), purpose="batch")
                 b = await api.batches.create(input_file_id=f.id, endpoint=route, completion_window=completion_window,
                                              metadata={"evalcore_run": run_id[:500]})
-                store.add_batch(run_id, b.id, route=route, input_file_id=f.id, api_key_env=endpoint.api_key_env,
+                store.add_batch(run_id, b.id, endpoint=endpoint.identity()["base_url"], route=route,
+                                input_file_id=f.id, api_key_env=endpoint.api_key_env,
                                 status=b.status, total=len(chunk), output_file_id=b.output_file_id,
                                 error_file_id=b.error_file_id, errors=_errors_text(b, client))
                 ids.append(b.id)
@@ -268,7 +272,7 @@ async def astatus(run_id: str, *, store: Store | None = None, api_key: str | Non
                           error_file_id=b.error_file_id, errors=_errors_text(b, client))
             if rc is not None and getattr(rc, "total", None):
                 fields["total"] = int(rc.total)
-            store.update_batch(r["batch_id"], **fields)
+            store.update_batch(r["endpoint"], r["batch_id"], **fields)
             out.append(_public(r | fields))
     finally:
         await client.aclose()
@@ -291,7 +295,7 @@ async def acancel(run_id: str, *, store: Store | None = None, api_key: str | Non
         for r in batch_rows(store, run_id):
             if r["status"] not in TERMINAL and not r["collected"]:
                 b = await api.batches.cancel(r["batch_id"])
-                store.update_batch(r["batch_id"], status=b.status)
+                store.update_batch(r["endpoint"], r["batch_id"], status=b.status)
     finally:
         await client.aclose()
     return await astatus(run_id, store=store, api_key=api_key, api_key_env=api_key_env)
@@ -352,33 +356,38 @@ def _not_run_reason(batch: dict[str, Any]) -> str:
         batch["status"], f"batch {batch['status']}: request missing from its output")
 
 
-async def _download_text(api: Any, file_id: str | None) -> str:
+async def _spool(api: Any, file_id: str | None, path: Path) -> Path | None:
+    """The file's content streamed to ``path`` chunk by chunk (an output file may be hundreds of MB: it is never
+    held in memory whole); None when the batch has no such file."""
     if not file_id:
-        return ""
-    content = await api.files.content(file_id)
-    return content.text if hasattr(content, "text") else content.read().decode()
+        return None
+    async with api.files.with_streaming_response.content(file_id) as resp:
+        with open(path, "wb") as out:
+            async for chunk in resp.iter_bytes():
+                out.write(chunk)
+    return path
 
 
-async def _download(api: Any, file_id: str | None) -> list[dict[str, Any]]:
-    out = []
-    for i, ln in enumerate((await _download_text(api, file_id)).splitlines()):
-        if ln.strip():
-            try:
-                out.append(json.loads(ln))
-            except json.JSONDecodeError:
-                log.warning("batch file %s line %d is not JSON; skipped", file_id, i + 1)
-    return out
-
-
-def _input_keys(text: str) -> list[str]:
-    keys = []
-    for ln in text.splitlines():
-        if ln.strip():
-            try:
-                keys.append(str(json.loads(ln).get("custom_id")))
-            except json.JSONDecodeError:
+def _lines(path: Path | None) -> Iterator[dict[str, Any]]:
+    """The JSON lines of a spooled batch file, one at a time (a line that is not JSON is logged and skipped)."""
+    if path is None:
+        return
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for i, ln in enumerate(f):
+            if not ln.strip():
                 continue
-    return keys
+            try:
+                line = json.loads(ln)
+            except json.JSONDecodeError:
+                log.warning("batch file %s line %d is not JSON; skipped", path.name, i + 1)
+                continue
+            if isinstance(line, dict):
+                yield line
+
+
+def _custom_ids(*paths: Path | None) -> Counter[str]:
+    """How many lines of the files carry each custom_id."""
+    return Counter(str(line.get("custom_id") or "") for p in paths for line in _lines(p))
 
 
 @dataclass
@@ -420,8 +429,17 @@ class _Tally:
     reasons: dict[str, str] = field(default_factory=dict)  # cache key -> why the request has no reply
     answered: int = 0
     failed_lines: int = 0
+    duplicate_lines: int = 0
     tokens: dict[str, int] = field(default_factory=lambda: {"prompt_tokens": 0, "completion_tokens": 0,
                                                             "cached_prompt_tokens": 0})
+
+    def duplicate(self, key: str, times: int) -> None:
+        """A custom_id on several lines of one batch's files: a server that answers one request twice is trusted
+        with neither reply (which one is right?), so every such line is a failed line and no token is counted."""
+        self.reasons[key] = (f"batch: custom_id answered {times} times in one batch's output; none of the replies "
+                             f"is used (submit again with --run to send it)")
+        self.failed_lines += times
+        self.duplicate_lines += times
 
     def reply(self, key: str, request: Request, line: dict[str, Any]) -> Response | None:
         """The line's reply, or None with the reason recorded (an error line, a malformed body)."""
@@ -446,7 +464,8 @@ class _Tally:
         """The run's ``batch`` stats (recorded with the run's own)."""
         return {"batch": {"batch_ids": [b["batch_id"] for b in st.batches],
                           "statuses": [b["status"] for b in st.batches], "answered_lines": self.answered,
-                          "failed_lines": self.failed_lines, **self.tokens,
+                          "failed_lines": self.failed_lines, "duplicate_lines": self.duplicate_lines,
+                          **self.tokens,
                           "not_run_lines": sum(1 for v in self.reasons.values() if "not run" in v or "missing" in v)}}
 
 
@@ -497,26 +516,37 @@ async def _await_batches(run_id: str, *, store: Store, api_key: str | None, api_
 async def _collect_batch(api: Any, store: Store, b: dict[str, Any], endpoint: Endpoint,
                          by_key: dict[str, Request], tally: _Tally) -> None:
     """Store one ended batch's replies under their cache keys (where an online run would have put them), note why
-    each other line of it has none, and mark the batch collected."""
-    seen: set[str] = set()
-    entries = []
-    for line in await _download(api, b["output_file_id"]) + await _download(api, b["error_file_id"]):
-        key = str(line.get("custom_id") or "")
-        seen.add(key)
-        req = by_key.get(key)
-        if req is None:
-            continue  # a line of another version of the work (criteria edited since): not ours to store
-        reply = tally.reply(key, req, line)
-        if reply is not None:
-            entries.append((key, req, reply))
-    not_run = _not_run_reason(b)
-    for key in _input_keys(await _download_text(api, b["input_file_id"])):
-        if key not in seen:
-            tally.reasons.setdefault(key, not_run)
-    rows = [{"key": k, "endpoint": endpoint.identity(), "request": req.params(),
-             "response": runner.response_to_dict(r), "latency_s": 0.0} for k, req, r in entries]
-    store.cache_put_many(rows)
-    store.update_batch(b["batch_id"], collected=1)
+    each other line of it has none, and mark the batch collected. The output, error and input files are streamed to
+    a temporary folder and read line by line; replies are stored in slices of ``_CACHE_SLICE``."""
+    with tempfile.TemporaryDirectory(prefix="evalcore-batch-") as tmp:
+        files = [await _spool(api, b[k], Path(tmp) / k) for k in ("output_file_id", "error_file_id")]
+        times = _custom_ids(*files)
+        rows: list[dict[str, Any]] = []
+        for line in (line for p in files for line in _lines(p)):
+            key = str(line.get("custom_id") or "")
+            req = by_key.get(key)
+            if req is None:
+                continue  # a line of another version of the work (criteria edited since): not ours to store
+            if times[key] > 1:
+                if key not in tally.reasons:
+                    tally.duplicate(key, times[key])
+                continue
+            reply = tally.reply(key, req, line)
+            if reply is not None:
+                rows.append({"key": key, "endpoint": endpoint.identity(), "request": req.params(),
+                             "response": runner.response_to_dict(reply), "latency_s": 0.0})
+            if len(rows) >= _CACHE_SLICE:
+                store.cache_put_many(rows)
+                rows = []
+        store.cache_put_many(rows)
+        not_run = _not_run_reason(b)
+        for key in _custom_ids(await _spool(api, b["input_file_id"], Path(tmp) / "input_file_id")):
+            if key not in times:
+                tally.reasons.setdefault(key, not_run)
+    store.update_batch(b["endpoint"], b["batch_id"], collected=1)
+
+
+_CACHE_SLICE = 2000  # replies stored per write transaction while a batch is collected
 
 
 async def _score_from_cache(store: Store, run_id: str, row: dict[str, Any], ds: Any, recorded: _Recorded,

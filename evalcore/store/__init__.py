@@ -21,6 +21,7 @@ from evalcore.store.connection import (
     BUSY_TIMEOUT_S,
     StoreError,
     StoreLocked,
+    StoreReplaced,
     StoreTooNew,
     StoreUnreadable,
     canonical_json,
@@ -45,6 +46,7 @@ class Store(RunsStore, CacheStore, CriteriaStore, DatasetsStore, LabelsStore, Le
         super().__init__(path)
         schema.refuse_newer(self.path)
         self.backup = schema.migrate(self.conn, self.path)  # the pre-migration copy, when one was made
+        self.identify()  # every later write checks that the file at the path is still this one
 
 
 def _guard_all(cls: type) -> None:
@@ -91,5 +93,5 @@ def store_problem(path: str | Path | None = None) -> str | None:
 
 
 __all__ = ["Store", "default_store", "default_path", "request_key", "canonical_json", "criteria_diff", "now",
-           "StoreError", "StoreUnreadable", "StoreLocked", "StoreTooNew", "RunLeased", "store_problem", "store_error",
+           "StoreError", "StoreUnreadable", "StoreLocked", "StoreTooNew", "StoreReplaced", "RunLeased", "store_problem", "store_error",
            "process_alive", "BUSY_TIMEOUT_S", "FRAMES", "LABEL_COLUMNS"]

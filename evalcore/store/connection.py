@@ -77,6 +77,22 @@ class StoreTooNew(StoreError):
     """Written by a newer release (its schema version is above the one this code knows); left untouched."""
 
 
+class StoreReplaced(StoreError):
+    """The file at the store's path is no longer the one this handle opened (a backup restored over it, another
+    store moved in): writing through the old handle would land in the unlinked file and its stale WAL would be
+    replayed onto the new one, so the write is refused and the file at the path is left as it is. ``moved``: the
+    path names another file (inode or device changed, or no file), not the same file rewritten in place."""
+
+    def __init__(self, message: str, *, path: Path, detail: str = "", moved: bool = False) -> None:
+        super().__init__(message, path=path, detail=detail)
+        self.moved = moved
+
+
+def replaced_message(path: Path, how: str) -> str:
+    return (f"the local store {path} was replaced while this process had it open ({how}); nothing was written, "
+            f"the file now at that path was left as it is. Restart the app or command to open the file now there.")
+
+
 _UNREADABLE_CODES = ("SQLITE_NOTADB", "SQLITE_CORRUPT", "SQLITE_IOERR", "SQLITE_CANTOPEN", "SQLITE_READONLY",
                      "SQLITE_FULL", "SQLITE_PERM", "SQLITE_AUTH")
 _UNREADABLE_TEXTS = ("file is not a database", "malformed", "disk i/o error", "unable to open database",
@@ -145,6 +161,53 @@ class Connection:
         self._local = threading.local()
         self._conns: list[sqlite3.Connection] = []
         self._conns_lock = threading.Lock()
+        self._identity: tuple[int, int, str | None] | None = None  # (st_dev, st_ino, store id) once identified
+        self._replaced = False  # a write found another file at the path (StoreReplaced)
+
+    def identify(self) -> None:
+        """Remember which file this handle opened: its device and inode, and the store id kept inside it (the
+        ``meta`` table, schema version 2). Every write transaction checks both (:meth:`write`)."""
+        st = os.stat(self.path)
+        self._identity = (st.st_dev, st.st_ino, self._store_id(self.conn))
+
+    @staticmethod
+    def _store_id(c: sqlite3.Connection) -> str | None:
+        try:
+            row = c.execute("SELECT value FROM meta WHERE key = 'store_id'").fetchone()
+        except sqlite3.OperationalError:  # no meta table: a file not migrated (yet)
+            return None
+        return None if row is None else str(row[0])
+
+    @staticmethod
+    def _hand_back_wal(c: sqlite3.Connection) -> None:
+        """The WAL file (``<path>-wal``, found by name) still holds this handle's last commits: the next process to
+        open the file now at the path would replay them onto it and wipe what it holds. Checkpoint them into the
+        file this handle opened (the moved or unlinked one: the connection keeps its descriptor) and empty the WAL.
+        Best effort: a reader of this handle still inside a transaction keeps the checkpoint from finishing."""
+        try:
+            c.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        except sqlite3.Error:
+            pass
+
+    def _check_identity(self, c: sqlite3.Connection) -> None:
+        """Raise StoreReplaced when the file at the path is not the one identified: another inode or device (a file
+        moved or restored over it, or none), or another store id (a connection of this handle opened after the
+        swap). Not caught: a file copied over in place (same inode) while this handle's page cache looks valid to
+        sqlite (in WAL mode it checks the WAL index, not the file), so restore with ``mv``, never ``cp`` over."""
+        if self._identity is None:
+            return
+        dev, ino, store_id = self._identity
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            raise StoreReplaced(replaced_message(self.path, "the file was moved away or deleted"),
+                                path=self.path, moved=True) from None
+        if (st.st_dev, st.st_ino) != (dev, ino):
+            raise StoreReplaced(replaced_message(self.path, f"another file is at that path: inode {st.st_ino}, "
+                                                            f"was {ino}"), path=self.path, moved=True)
+        found = self._store_id(c)
+        if store_id is not None and found != store_id:
+            raise StoreReplaced(replaced_message(self.path, f"store id {found}, was {store_id}"), path=self.path)
 
     @property
     def conn(self) -> sqlite3.Connection:
@@ -184,6 +247,14 @@ class Connection:
                 raise
             raise translated from e
         try:
+            self._check_identity(c)
+        except BaseException as e:
+            c.execute("ROLLBACK")
+            if isinstance(e, StoreReplaced) and e.moved:
+                self._replaced = True
+                self._hand_back_wal(c)
+            raise
+        try:
             yield c
         except BaseException:
             c.execute("ROLLBACK")
@@ -199,6 +270,8 @@ class Connection:
         with self._conns_lock:
             for c in self._conns:
                 try:
+                    if self._replaced:  # again, now that no read of this handle holds the WAL open
+                        self._hand_back_wal(c)
                     c.close()
                 except sqlite3.ProgrammingError:
                     pass  # made on another thread; the process exit closes it

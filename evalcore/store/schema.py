@@ -2,7 +2,9 @@
 
 Version 0 is a file written before the schema had a version (releases up to f83ee0d): its core tables were created
 when a store opened, three more (``probe_failures``, ``batches``, ``labels``) by their first user. Version 1 is the
-same tables and columns, all created when a store opens, with the version recorded.
+same tables and columns, all created when a store opens, with the version recorded. Version 2 adds ``meta``
+(key, value) holding ``store_id``, a random id that tells a writer its file was replaced. Version 3 keys ``batches``
+by (endpoint, batch_id), the endpoint being the run's base URL.
 
 Opening a store runs the migrations it lacks in place, in ONE transaction, after a backup copy of the file next to
 it (``<name>.bak-v<old>-<UTC timestamp>``) when the file already held tables: a failed migration rolls back and the
@@ -27,7 +29,8 @@ datasets       id, name, task, description, citation, origin, dimensions (JSON),
 leases         run_id, pid, host, started, since, token: the one process scoring a run
 labels         human labels made on the Label page, one row per label or skip (evalcore.store.labels)
 probe_failures capability-probe requests an endpoint rejected (evalcore.judge.probes)
-batches        the Batch API batches of a run (evalcore.judge.batch)
+batches        the Batch API batches of a run (evalcore.judge.batch), keyed by (endpoint, batch_id) (version 3)
+meta           key, value: ``store_id`` (version 2)
 """
 
 from __future__ import annotations
@@ -82,9 +85,38 @@ _V1_TABLES = [
     "CREATE INDEX IF NOT EXISTS labels_by_item ON labels (dataset_id, dimension, item_id)",
 ]
 
+# A random id kept inside the file: a writer that finds another id at its path knows the file was replaced
+# (evalcore.store.connection.Connection.write, issue 21 item 10). A backup copy keeps the id of its store.
+_V2_STORE_ID = [
+    'CREATE TABLE IF NOT EXISTS "meta" ("key" TEXT PRIMARY KEY, "value" TEXT)',
+    """INSERT OR IGNORE INTO "meta" ("key", "value") VALUES ('store_id', lower(hex(randomblob(16))))""",
+]
+
+# Batch ids are unique per server only: key batches by (endpoint, batch id), so the same id from two servers makes
+# two rows (issue 21 item 4). A row's endpoint is its run's recorded base URL (runs.config.endpoint.base_url, as
+# Endpoint.identity() writes it); the new column goes last so that every old column keeps its place.
+_BATCH_COLUMNS = ('"run_id", "batch_id", "route", "input_file_id", "api_key_env", "status", "total", "completed", '
+                  '"failed", "output_file_id", "error_file_id", "errors", "collected", "created_at", "updated_at"')
+_V3_BATCHES_BY_ENDPOINT = [
+    """CREATE TABLE "batches_v3" ("run_id" TEXT, "batch_id" TEXT NOT NULL, "route" TEXT, "input_file_id" TEXT,
+       "api_key_env" TEXT, "status" TEXT, "total" INTEGER, "completed" INTEGER, "failed" INTEGER,
+       "output_file_id" TEXT, "error_file_id" TEXT, "errors" TEXT, "collected" INTEGER, "created_at" TEXT,
+       "updated_at" TEXT, "endpoint" TEXT NOT NULL DEFAULT '', PRIMARY KEY ("endpoint", "batch_id"))""",
+    f"""INSERT INTO "batches_v3" ({_BATCH_COLUMNS}, "endpoint")
+        SELECT {', '.join('b.' + c for c in _BATCH_COLUMNS.split(', '))},
+               COALESCE((SELECT json_extract(r.config, '$.endpoint.base_url') FROM runs r
+                         WHERE r.run_id = b.run_id AND json_valid(r.config)), '')
+        FROM "batches" b""",
+    'DROP TABLE "batches"',
+    'ALTER TABLE "batches_v3" RENAME TO "batches"',
+    'CREATE INDEX IF NOT EXISTS "idx_batches_run_id" ON "batches" ("run_id")',
+]
+
 # (version reached, why, statements), in order
 MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (1, "every table created up front, the schema version recorded", _V1_TABLES),
+    (2, "a store id in a meta table, to tell a replaced file", _V2_STORE_ID),
+    (3, "batches keyed by (endpoint, batch id)", _V3_BATCHES_BY_ENDPOINT),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

@@ -8,7 +8,8 @@ answered by the same code as the synchronous endpoints, ``line_delay_s`` apart) 
 an output file (one ``{"custom_id", "response": {"status_code": 200, "body": ...}}`` line per answered request) and an
 error file (failed lines: ``status_code`` 400 with an error body; expired lines: ``error.code == "batch_expired"``).
 ``BatchSwitches`` inject what real batches do: failed lines (by substring or a seeded share of prompts), expiry after
-N lines, and a cancel (the API call) that stops after the current line; a cancelled batch's unprocessed lines
+N lines, a cancel (the API call) that stops after the current line, a batch already completed when the create call
+answers, output lines repeated (one custom_id answered twice), ids that two servers both hand out; a cancelled batch's unprocessed lines
 appear in neither file, as older OpenAI batches did, so a client must handle both shapes.
 """
 
@@ -32,6 +33,9 @@ class BatchSwitches:
     fail_fraction: float = 0.0  # a share of lines fail, decided by the prompt's hash
     expire_after: int | None = None  # the batch expires after processing this many lines
     echo_key: bool = False  # the batch fails validation with an error text that repeats the caller's Authorization
+    complete_at_create: bool = False  # the batch is processed before the create call answers: it comes back completed
+    repeat_lines: int = 0  # the output file holds its first N answered lines twice (a custom_id answered twice)
+    plain_ids: bool = False  # ids are a bare counter (batch-000001), so two such servers hand out the same ids
 
 
 def _frac(*parts: Any) -> float:
@@ -82,6 +86,8 @@ class BatchService:
 
     def _id(self, prefix: str) -> str:
         self._n += 1
+        if self.switches.plain_ids:
+            return f"{prefix}-{self._n:06d}"
         return f"{prefix}-{self._n:06d}-{hashlib.sha256(f'{time.time()}{self._n}'.encode()).hexdigest()[:8]}"
 
     def _count(self, path: str) -> None:
@@ -146,7 +152,10 @@ class BatchService:
                 b.update(status="failed", failed_at=now, errors={"object": "list", "data": [
                     {"code": "invalid_auth", "message": f"rejected {headers.get('authorization', '')}"}]})
                 return 200, dict(b), {}
-            asyncio.get_running_loop().create_task(self._process(bid, lines))
+            if self.switches.complete_at_create:
+                await self._process(bid, lines)
+            else:
+                asyncio.get_running_loop().create_task(self._process(bid, lines))
             return 200, dict(b), {}
         b = self.batches.get(parts[2]) if len(parts) > 2 else None
         if b is None:
@@ -192,6 +201,7 @@ class BatchService:
                 b["request_counts"]["completed" if ok else "failed"] += 1
             b["status"] = "finalizing"
             b["finalizing_at"] = int(time.time())
+            out += out[:sw.repeat_lines]
             if out:
                 b["output_file_id"] = self._file(("\n".join(out) + "\n").encode(), "batch_output", "output.jsonl")["id"]
             if errs:
