@@ -14,6 +14,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from tests import judge_calls
+
 from evalcore.judge import batch
 from evalcore.judge.client import Endpoint
 from evalcore.model import Dataset, Dimension
@@ -45,9 +47,9 @@ def store(tmp_path):
 
 
 def run_batch(ds, srv, store, **kw):
-    return batch.score_dataset_batch(ds, method="geval", dimensions=["coherence"], criteria_by_dim=CRIT,
-                                     endpoint=Endpoint(srv.base_url, "loop-model", provider="local"), store=store,
-                                     poll_s=0.02, **kw)
+    return judge_calls.score_dataset_batch(ds, method="geval", dimensions=["coherence"], criteria_by_dim=CRIT,
+                                           endpoint=Endpoint(srv.base_url, "loop-model", provider="local"), store=store,
+                                           poll_s=0.02, **kw)
 
 
 def _file_lines(srv, file_id: str) -> list[dict]:

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from tests import judge_calls
+
 from evalcore import cli
-from evalcore.judge import runner
 from evalcore.store import Store, StoreError, StoreReplaced
 
 from evalcore.testing.loopback import serve
@@ -128,9 +129,9 @@ def test_a_restore_while_a_run_scores_stops_the_run_and_keeps_the_restored_file(
     with serve(latency_s=0.2) as srv:
         def score():
             try:
-                box["run"] = runner.score_dataset(dataset(8), method=OneShot(), criteria_by_dim=CRITERIA,
-                                                  capabilities=CAPS, endpoint=endpoint(srv), api_key="k", store=st,
-                                                  concurrency=1, run_id="tiny/restore")
+                box["run"] = judge_calls.score_dataset(dataset(8), method=OneShot(), criteria_by_dim=CRITERIA,
+                                                       capabilities=CAPS, endpoint=endpoint(srv), api_key="k", store=st,
+                                                       concurrency=1, run_id="tiny/restore")
             except BaseException as e:  # noqa: BLE001 - handed to the test thread
                 box["error"] = e
 
