@@ -43,8 +43,3 @@ def submit(dataset: Any, **kw: Any) -> Any:
 def score_dataset_batch(dataset: Any, **kw: Any) -> Any:
     spec, options, rest = split(dataset, **kw)
     return batch.score_dataset_batch(spec, options, **rest)
-
-
-def score_dataset_batch(dataset: Any, **kw: Any) -> Any:
-    spec, options, rest = split(dataset, **kw)
-    return batch.score_dataset_batch(spec, options, **rest)
