@@ -19,7 +19,7 @@ import numpy as np
 
 _ALLOWED = re.compile(r"&lt;(/?(?:br|b|i|sup|sub|extra))&gt;")
 _TRACE_TEXT = ("name", "x", "y", "z", "text", "hovertext", "customdata", "hovertemplate", "texttemplate", "labels",
-               "ids", "legendgroup", "parents", "values")
+               "ids", "legendgroup", "offsetgroup", "alignmentgroup", "parents", "values")
 
 
 def plain(text: str) -> str:
