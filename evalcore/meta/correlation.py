@@ -400,11 +400,19 @@ def _doc_ranges(p: PreparedFrame) -> list[tuple[np.ndarray, np.ndarray]]:
 def _constant_resamples(p: PreparedFrame, C: np.ndarray, ranges=None) -> np.ndarray:
     """True where the resampled judge or human values are all equal (the coefficient is then undefined)."""
     out = np.zeros(C.shape[0], dtype=bool)
+    ranges = ranges if ranges is not None else _doc_ranges(p)
+    # A resample holding a document whose own values differ on both sides is not constant: one product settles
+    # almost every resample; only the others need the per-document ranges.
+    varied = (ranges[0][1] > ranges[0][0]) & (ranges[1][1] > ranges[1][0])
+    maybe = np.flatnonzero(C @ varied.astype(float) == 0)
+    if len(maybe) == 0:
+        return out
+    C = C[maybe]
     drawn = C > 0
-    for lo, hi in ranges if ranges is not None else _doc_ranges(p):
+    for lo, hi in ranges:
         rhi = np.where(drawn, hi[None, :], -np.inf).max(axis=1)
         rlo = np.where(drawn, lo[None, :], np.inf).min(axis=1)
-        out |= rhi == rlo
+        out[maybe] |= rhi == rlo
     return out
 
 
@@ -527,7 +535,8 @@ def _items_in_blocks(C: np.ndarray, doc: np.ndarray, of_weights) -> np.ndarray:
     starts = list(range(0, C.shape[0], step))
 
     def one(s: int) -> None:
-        out[s:s + step] = of_weights(C[s:s + step][:, doc])
+        # counts as integers before the gather: the kernels' cumulative sums are exact and fast in int64
+        out[s:s + step] = of_weights(fastboot.as_counts(C[s:s + step])[:, doc])
 
     fastboot.run_blocks(one, starts)
     return out
