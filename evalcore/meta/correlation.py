@@ -556,7 +556,7 @@ def _items_in_blocks(C: np.ndarray, doc: np.ndarray, of_weights) -> np.ndarray:
 
     def one(s: int) -> None:
         # counts as integers before the gather: the kernels' cumulative sums are exact and fast in int64
-        out[s:s + step] = of_weights(fastboot.as_counts(C[s:s + step])[:, doc])
+        out[s:s + step] = of_weights(np.take(fastboot.as_counts(C[s:s + step]), doc, axis=1))
 
     fastboot.run_blocks(one, starts)
     return out

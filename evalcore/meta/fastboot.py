@@ -254,35 +254,39 @@ class WeightedKendall:
 
         The pair counts are integers and are computed in int64: exact, and numpy's integer cumulative sum is several
         times faster than its floating-point one (no dependency on the previous addition's rounding)."""
-        W = as_counts(W)
-        b = W.shape[0]
-        con_minus_dis = np.zeros(b, dtype=np.int64)
-        level_tot = np.empty((b, self.n_levels), dtype=np.int64)
+        return np.array([self._tau_b_row(w) for w in as_counts(W)], dtype=float)
+
+    def _tau_b_row(self, w: np.ndarray) -> float:
+        """tau-b of one replicate, on 1-d rows (numpy's 1-d gathers are cheaper than the same on a 2-d block)."""
+        con_minus_dis = 0
+        level_tot = np.empty(self.n_levels, dtype=np.int64)
         for m, (here, lower, lt, (tie, tie_lt, tie_le)) in enumerate(self.levels):
-            Wh = W[:, here]
-            level_tot[:, m] = Wh.sum(axis=1)
+            wh = w[here]
+            level_tot[m] = wh.sum()
             if len(lower) == 0:
                 continue
-            cz = np.zeros((b, len(lower) + 1), dtype=np.int64)
-            np.cumsum(W[:, lower], axis=1, out=cz[:, 1:])
+            cz = np.empty(len(lower) + 1, dtype=np.int64)
+            cz[0] = 0
+            np.cumsum(w[lower], out=cz[1:])
             # sum_i W_i (F_i + G_i - W_<l) = 2 sum_i W_i F_i - W_l W_<l + sum over x-tied items W_i (G_i - F_i)
-            before = cz[:, lt]
-            before *= Wh
-            con_minus_dis += 2 * before.sum(axis=1) - level_tot[:, m] * cz[:, -1]
+            before = cz[lt]
+            before *= wh
+            con_minus_dis += 2 * int(before.sum()) - int(level_tot[m]) * int(cz[-1])
             if len(tie):
-                con_minus_dis += (Wh[:, tie] * (cz[:, tie_le] - cz[:, tie_lt])).sum(axis=1)
-        n = level_tot.sum(axis=1)
-        sq = (W * W).sum(axis=1)  # sum over x tie groups of (group weight)^2, singletons first
+                con_minus_dis += int((wh[tie] * (cz[tie_le] - cz[tie_lt])).sum())
+        n = int(level_tot.sum())
+        sq = int((w * w).sum())  # sum over x tie groups of (group weight)^2, singletons first
         if len(self.x_tied):
-            Wt = W[:, self.x_tied]
-            tot = np.add.reduceat(Wt, self.x_tie_starts, axis=1)
-            sq += (tot * tot).sum(axis=1) - (Wt * Wt).sum(axis=1)
+            wt = w[self.x_tied]
+            tot = np.add.reduceat(wt, self.x_tie_starts)
+            sq += int((tot * tot).sum()) - int((wt * wt).sum())
         n0 = n * (n - 1) // 2
         n1 = (sq - n) // 2
-        n2 = (level_tot * (level_tot - 1) // 2).sum(axis=1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            tau = con_minus_dis / np.sqrt((n0 - n1).astype(float) * (n0 - n2).astype(float))
-        return np.clip(tau, -1.0, 1.0)
+        n2 = int((level_tot * (level_tot - 1) // 2).sum())
+        denom = float(n0 - n1) * float(n0 - n2)
+        if denom <= 0:
+            return np.nan
+        return float(np.clip(con_minus_dis / np.sqrt(denom), -1.0, 1.0))
 
 
 class WeightedSpearman:
