@@ -84,13 +84,15 @@ def run_size(n_items: int, n_resamples: int, budget_s: float) -> dict:
     from evalcore.meta import correlation_table
 
     frame = synthetic_frame(n_items)
+    load_before = os.getloadavg()[0]
     t0 = time.perf_counter()
     table = correlation_table(frame, n_resamples=n_resamples)
     seconds = time.perf_counter() - t0
+    load = [load_before, os.getloadavg()[0]]
     rss = peak_rss_gb()
     rows = table[["level", "coefficient", "statistic", "ci_low", "ci_high", "ci_method"]].to_dict("records")
     ref = scipy_reference(frame, n_resamples, budget_s)
-    return {"n_items": n_items, "seconds": seconds, "peak_rss_gb": rss, "rows": rows, "scipy": ref}
+    return {"n_items": n_items, "seconds": seconds, "peak_rss_gb": rss, "rows": rows, "scipy": ref, "load": load}
 
 
 def report(r: dict) -> None:
@@ -101,6 +103,8 @@ def report(r: dict) -> None:
         f" (ratio {r['seconds'] / target:.2f})")
     print(f"\n{n:>9,} items ({n // N_SYSTEMS:,} documents x {N_SYSTEMS} systems): 9 cells in {r['seconds']:.2f} s, "
           f"peak RSS {r['peak_rss_gb']:.2f} GB (target {RSS_TARGET_GB:.0f} GB){verdict}")
+    print(f"   load average (1 min) on {os.cpu_count()} cores: {r['load'][0]:.1f} before, {r['load'][1]:.1f} after "
+          f"(other processes' work is in every figure)")
     for row in r["rows"]:
         print(f"   {row['level']:<8} {row['coefficient']:<9} {row['statistic']:+.4f}  "
               f"[{row['ci_low']:+.4f}, {row['ci_high']:+.4f}]  {row['ci_method']}")

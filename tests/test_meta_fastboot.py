@@ -45,6 +45,51 @@ def test_weighted_rank_statistics_equal_scipy_on_the_expanded_multiset(rows, con
         assert wk.tau_b(w[wk.order][None, :])[0] == pytest.approx(st.kendalltau(ea, eb).statistic, abs=1e-10)
 
 
+def test_level_kernels_equal_scipy_per_row_with_heavy_weights_and_ties():
+    """Several replicate rows at once, weights up to 9 (a document drawn many times), x rounded so that x ties span
+    human levels (items with lower-level items at their own x value) and a clipped end (one big tie group): the
+    integer Kendall and the closed-form Spearman (y with few levels) equal scipy on each expanded multiset, and the
+    Spearman equals the general mid-rank path."""
+    rng = np.random.default_rng(3)
+    y = rng.integers(1, 6, 300).astype(float)
+    x = np.clip(np.round(y + rng.normal(0, 1.2, 300), 1), 1.0, 5.0)
+    W = rng.integers(0, 10, (6, 300))
+    ws, wk = fastboot.WeightedSpearman(x, y), fastboot.WeightedKendall(x, y)
+    assert ws.ry.onehot is not None and len(ws.big_first) > 0
+    rho, tau = ws.rho(W[:, ws.order]), wk.tau_b(W[:, wk.order])
+    for r in range(len(W)):
+        ex, ey = expand(x, W[r]), expand(y, W[r])
+        assert rho[r] == pytest.approx(st.spearmanr(ex, ey).statistic, abs=1e-12)
+        assert tau[r] == pytest.approx(st.kendalltau(ex, ey).statistic, abs=1e-12)
+    ws.ry.onehot = None  # the general path: items-long mid-rank vectors on both sides
+    np.testing.assert_allclose(ws.rho(W[:, ws.order].astype(float)), rho, atol=1e-12)
+
+
+def test_replicate_weights_must_be_counts():
+    with pytest.raises(ValueError, match="whole numbers"):
+        fastboot.as_counts(np.array([[1.0, 0.5]]))
+    assert fastboot.as_counts(np.array([[2.0, 0.0]])).dtype == np.int64
+
+
+def test_constant_resamples_equal_a_check_on_each_expanded_resample():
+    """The one-product shortcut (a resample holding a document varied on both sides is not constant) gives the same
+    flags as looking at every resample's values: documents constant on one side or both, resamples drawing only
+    those."""
+    frame = synthetic(n_docs=8, n_systems=3, seed=4)
+    frame.loc[frame["doc_id"] == frame["doc_id"].unique()[0], "judge"] = 2.0
+    frame.loc[frame["doc_id"] == frame["doc_id"].unique()[1], ["judge", "human"]] = 3.0
+    frame.loc[frame["doc_id"] == frame["doc_id"].unique()[2], "human"] = 3.0
+    p = corr.prepare_frame(frame)
+    C = np.random.default_rng(0).integers(0, 3, (400, p.n_docs)).astype(float)
+    C[:, 3:] *= np.random.default_rng(1).random((400, 1)) < 0.3  # many resamples draw only the first three documents
+    flags = corr._constant_resamples(p, C)
+    for b in range(len(C)):
+        w = C[b][p.doc].astype(int)
+        ex, ey = np.repeat(p.x, w), np.repeat(p.y, w)
+        assert flags[b] == (len(ex) > 0 and (np.ptp(ex) == 0 or np.ptp(ey) == 0))
+    assert flags.any() and not flags.all()
+
+
 @settings(max_examples=60, deadline=None)
 @given(hs.lists(hs.tuples(hs.floats(-5, 5, allow_nan=False), hs.integers(0, 3)), min_size=1, max_size=40))
 def test_weighted_midranks_equal_rankdata_of_the_multiset(rows):

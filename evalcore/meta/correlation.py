@@ -365,12 +365,32 @@ def snap_ties(M: np.ndarray, rtol: float = 1e-9) -> np.ndarray:
     return out
 
 
-def _boot_system(p: PreparedFrame, coefficient: str, C: np.ndarray, sums=None) -> np.ndarray:
-    sx, sy, n = _system_sums(p) if sums is None else sums
-    cn = C @ n
+def _system_tables(sums) -> tuple[np.ndarray, np.ndarray, int]:
+    """The (docs x systems) judge sums, human sums and item counts side by side, each distinct column once (every
+    system's count column is the same where each document has one output per system), and where each came from."""
+    sx, sy, n = sums
+    cols = np.concatenate([sx, sy, n], axis=1).T
+    keep: list[int] = []
+    where = np.empty(len(cols), dtype=np.int64)
+    by_head: dict[bytes, list[int]] = {}  # columns compared in full only when their first values agree
+    for j, col in enumerate(cols):
+        alike = by_head.setdefault(col[:32].tobytes(), [])
+        same = next((i for i in alike if np.array_equal(cols[keep[i]], col)), None)
+        if same is None:
+            keep.append(j)
+            same = len(keep) - 1
+            alike.append(same)
+        where[j] = same
+    return np.ascontiguousarray(cols[keep].T), where, sx.shape[1]
+
+
+def _boot_system(p: PreparedFrame, coefficient: str, C: np.ndarray, sums=None, tables=None) -> np.ndarray:
+    # One product of the counts with the distinct columns of the three tables (the counts are read once).
+    distinct, where, k = tables if tables is not None else _system_tables(_system_sums(p) if sums is None else sums)
+    cx, cy, cn = np.split((C @ distinct)[:, where], [k, 2 * k], axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        mx = np.where(cn > 0, (C @ sx) / cn, np.nan)  # a system absent from a resample is left out of that resample
-        my = np.where(cn > 0, (C @ sy) / cn, np.nan)
+        mx = np.where(cn > 0, cx / cn, np.nan)  # a system absent from a resample is left out of that resample
+        my = np.where(cn > 0, cy / cn, np.nan)
     if coefficient != "pearson":
         mx, my = snap_ties(mx), snap_ties(my)
     return rows_correlation(mx, my, coefficient)
@@ -400,11 +420,19 @@ def _doc_ranges(p: PreparedFrame) -> list[tuple[np.ndarray, np.ndarray]]:
 def _constant_resamples(p: PreparedFrame, C: np.ndarray, ranges=None) -> np.ndarray:
     """True where the resampled judge or human values are all equal (the coefficient is then undefined)."""
     out = np.zeros(C.shape[0], dtype=bool)
+    ranges = ranges if ranges is not None else _doc_ranges(p)
+    # A resample holding a document whose own values differ on both sides is not constant: one product settles
+    # almost every resample; only the others need the per-document ranges.
+    varied = (ranges[0][1] > ranges[0][0]) & (ranges[1][1] > ranges[1][0])
+    maybe = np.flatnonzero(C @ varied.astype(float) == 0)
+    if len(maybe) == 0:
+        return out
+    C = C[maybe]
     drawn = C > 0
-    for lo, hi in ranges if ranges is not None else _doc_ranges(p):
+    for lo, hi in ranges:
         rhi = np.where(drawn, hi[None, :], -np.inf).max(axis=1)
         rlo = np.where(drawn, lo[None, :], np.inf).min(axis=1)
-        out |= rhi == rlo
+        out[maybe] |= rhi == rlo
     return out
 
 
@@ -527,7 +555,8 @@ def _items_in_blocks(C: np.ndarray, doc: np.ndarray, of_weights) -> np.ndarray:
     starts = list(range(0, C.shape[0], step))
 
     def one(s: int) -> None:
-        out[s:s + step] = of_weights(C[s:s + step][:, doc])
+        # counts as integers before the gather: the kernels' cumulative sums are exact and fast in int64
+        out[s:s + step] = of_weights(np.take(fastboot.as_counts(C[s:s + step]), doc, axis=1))
 
     fastboot.run_blocks(one, starts)
     return out
@@ -586,15 +615,16 @@ def replicate_function(p: PreparedFrame, *, level: str, coefficient: str, skip_c
         return _dataset_replicates(p, coefficient)
     if level == "summary":
         vals, used = _summary_values(p, coefficient, skip_constant)
-        num, den = vals * used, used.astype(float)
+        num_den = np.stack([vals * used, used.astype(float)], axis=1)  # one product reads the counts once
 
         def summary(C: np.ndarray) -> np.ndarray:
+            num, den = (C @ num_den).T
             with np.errstate(invalid="ignore", divide="ignore"):
-                return (C @ num) / (C @ den)
+                return num / den
 
         return summary
-    sums = _system_sums(p)
-    return lambda C: _boot_system(p, coefficient, C, sums)
+    tables = _system_tables(_system_sums(p))
+    return lambda C: _boot_system(p, coefficient, C, tables=tables)
 
 
 def distribution_from_counts(p: PreparedFrame, *, level: str, coefficient: str, counts: np.ndarray,

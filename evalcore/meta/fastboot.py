@@ -244,34 +244,49 @@ class WeightedKendall:
             lower = np.flatnonzero(codes < m)
             lt = np.searchsorted(xs[lower], xs[here], side="left")
             le = np.searchsorted(xs[lower], xs[here], side="right")
-            self.levels.append((here, lower, lt, le))
+            # Only items with a lower item at their own x value (le > lt) need the second read of the cumulative
+            # weight; for the others F_i = G_i.
+            tie = np.flatnonzero(le > lt)
+            self.levels.append((here, lower, lt, (tie, lt[tie], le[tie])))
 
     def tau_b(self, W: np.ndarray) -> np.ndarray:
-        """tau-b of each row of W (replicates x items, items in ``self.order``)."""
-        b = W.shape[0]
-        con_minus_dis = np.zeros(b)
-        level_tot = np.empty((b, self.n_levels))
-        for m, (here, lower, lt, le) in enumerate(self.levels):
-            Wh = W[:, here]
-            level_tot[:, m] = Wh.sum(axis=1)
+        """tau-b of each row of W (replicates x items, items in ``self.order``; integer weights).
+
+        The pair counts are integers and are computed in int64: exact, and numpy's integer cumulative sum is several
+        times faster than its floating-point one (no dependency on the previous addition's rounding)."""
+        return np.array([self._tau_b_row(w) for w in as_counts(W)], dtype=float)
+
+    def _tau_b_row(self, w: np.ndarray) -> float:
+        """tau-b of one replicate, on 1-d rows (numpy's 1-d gathers are cheaper than the same on a 2-d block)."""
+        con_minus_dis = 0
+        level_tot = np.empty(self.n_levels, dtype=np.int64)
+        for m, (here, lower, lt, (tie, tie_lt, tie_le)) in enumerate(self.levels):
+            wh = w[here]
+            level_tot[m] = wh.sum()
             if len(lower) == 0:
                 continue
-            cz = np.zeros((b, len(lower) + 1))
-            np.cumsum(W[:, lower], axis=1, out=cz[:, 1:])
-            reach = cz[:, lt] + cz[:, le] - cz[:, -1:]
-            con_minus_dis += np.einsum("ij,ij->i", Wh, reach)
-        n = level_tot.sum(axis=1)
-        sq = np.einsum("ij,ij->i", W, W)  # sum over x tie groups of (group weight)^2, singletons first
+            cz = np.empty(len(lower) + 1, dtype=np.int64)
+            cz[0] = 0
+            np.cumsum(w[lower], out=cz[1:])
+            # sum_i W_i (F_i + G_i - W_<l) = 2 sum_i W_i F_i - W_l W_<l + sum over x-tied items W_i (G_i - F_i)
+            before = cz[lt]
+            before *= wh
+            con_minus_dis += 2 * int(before.sum()) - int(level_tot[m]) * int(cz[-1])
+            if len(tie):
+                con_minus_dis += int((wh[tie] * (cz[tie_le] - cz[tie_lt])).sum())
+        n = int(level_tot.sum())
+        sq = int((w * w).sum())  # sum over x tie groups of (group weight)^2, singletons first
         if len(self.x_tied):
-            Wt = W[:, self.x_tied]
-            tot = np.add.reduceat(Wt, self.x_tie_starts, axis=1)
-            sq += (tot * tot).sum(axis=1) - np.einsum("ij,ij->i", Wt, Wt)
-        n0 = n * (n - 1.0) / 2.0
-        n1 = (sq - n) / 2.0
-        n2 = (level_tot * (level_tot - 1.0) / 2.0).sum(axis=1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            tau = con_minus_dis / np.sqrt((n0 - n1) * (n0 - n2))
-        return np.clip(tau, -1.0, 1.0)
+            wt = w[self.x_tied]
+            tot = np.add.reduceat(wt, self.x_tie_starts)
+            sq += int((tot * tot).sum()) - int((wt * wt).sum())
+        n0 = n * (n - 1) // 2
+        n1 = (sq - n) // 2
+        n2 = int((level_tot * (level_tot - 1) // 2).sum())
+        denom = float(n0 - n1) * float(n0 - n2)
+        if denom <= 0:
+            return np.nan
+        return float(np.clip(con_minus_dis / np.sqrt(denom), -1.0, 1.0))
 
 
 class WeightedSpearman:
@@ -287,27 +302,94 @@ class WeightedSpearman:
         self.order = np.argsort(x, kind="stable")
         self.rx = WeightedRanks(x[self.order])
         self.ry = WeightedRanks(y[self.order])
+        if self.ry.onehot is not None:
+            self._prepare_levels()
+
+    def _prepare_levels(self) -> None:
+        """For y with few levels: integer (level x position) indicator matrices, one of all positions and one of the
+        positions outside x tie groups (their x mid-rank is read off the cumulative weight), and the x tie groups'
+        (group, level) cells."""
+        rx, L = self.rx, self.ry.n_levels
+        self.n_levels = L
+        n = len(self.ry.code)
+        pos = np.arange(n)
+        self.level_of = sp.csr_matrix((np.ones(n, dtype=np.int64), (self.ry.code, pos)), shape=(L, n))
+        untied = np.ones(n, dtype=bool)
+        untied[rx.tied] = False
+        self.untied_level_of = sp.csr_matrix((np.ones(untied.sum(), dtype=np.int64),
+                                              (self.ry.code[untied], pos[untied])), shape=(L, n))
+        big = np.flatnonzero(rx.last > rx.first)  # x tie groups of two or more items
+        self.big_first, self.big_last = rx.first[big], rx.last[big]
+        group_of_big = np.full(rx.n_levels, -1, dtype=np.int64)
+        group_of_big[big] = np.arange(len(big))
+        self.tied_cell = group_of_big[rx.group[rx.tied]] * L + self.ry.code[rx.tied]
 
     def rho(self, W: np.ndarray) -> np.ndarray:
+        if self.ry.onehot is not None:
+            W = as_counts(W)
+            return np.array([self._rho_levels(w) for w in W])
         rx = self.rx.midranks(W)
         q = W * rx
         sxx = np.einsum("ij,ij->i", q, rx)
-        if self.ry.onehot is not None:
-            both = self.ry.level_sums(np.concatenate([W, q]))
-            tot, qsum = both[:len(W)], both[len(W):]
-            n = tot.sum(axis=1)
-            rank = np.cumsum(tot, axis=1) - (tot - 1.0) / 2.0
-            sxy = (qsum * rank).sum(axis=1)
-            syy = (tot * rank * rank).sum(axis=1)
-        else:
-            ry = self.ry.midranks(W)
-            n = W.sum(axis=1)
-            sxy = np.einsum("ij,ij->i", q, ry)
-            syy = np.einsum("ij,ij->i", W * ry, ry)
+        ry = self.ry.midranks(W)
+        n = W.sum(axis=1)
+        sxy = np.einsum("ij,ij->i", q, ry)
+        syy = np.einsum("ij,ij->i", W * ry, ry)
         m2 = n * ((n + 1.0) / 2.0) ** 2
         with np.errstate(invalid="ignore", divide="ignore"):
             r = (sxy - m2) / np.sqrt((sxx - m2) * (syy - m2))
         return np.clip(r, -1.0, 1.0)
+
+    def _rho_levels(self, w: np.ndarray) -> float:
+        """Spearman of one replicate (int64 weights in x order), y with few levels l, without an items-long rank vector:
+
+        - sum w rx ry = sum_l rank_l Q_l, Q_l = sum_{i in l} w_i rx_i. Outside x tie groups rx_i = cum_i - (w_i - 1) / 2
+          (cum = cumulative weight in x order, integers: int64, exact), so Q_l gathers w_i cum_i - w_i (w_i - 1) / 2
+          by level; an x tie group g adds its mid-rank times its weight in level l.
+        - sum w (r - mean r)^2 = (N^3 - N) / 12 - sum over tie groups t of (t^3 - t) / 12 (the mid-rank variance with
+          ties), for x the tie groups being each untied item's w_i copies and each x tie group's total weight.
+        """
+        L = self.n_levels
+        cum = np.cumsum(w)
+        if len(cum) == 0 or cum[-1] == 0:
+            return np.nan
+        N = float(cum[-1])
+        twice = 2 * cum  # 2 w_i rx_i = w_i (2 cum_i - w_i + 1) outside x tie groups, an integer
+        twice -= w
+        twice += 1
+        twice *= w
+        Q = (self.untied_level_of @ twice) / 2.0
+        cube = w * w
+        cube *= w
+        cube -= w
+        ties_x = float(cube.sum())  # sum of (w^3 - w), corrected below for x tie groups
+        if len(self.big_first):
+            wt = w[self.rx.tied]
+            ties_x -= float(np.dot(wt, wt * wt) - wt.sum())
+            cells = np.bincount(self.tied_cell, weights=wt, minlength=len(self.big_first) * L).reshape(-1, L)
+            t = cells.sum(axis=1)
+            mid = (cum[self.big_first] - w[self.big_first] + cum[self.big_last] + 1.0) / 2.0
+            Q += mid @ cells
+            ties_x += float((t * t * t - t).sum())
+        tot = (self.level_of @ w).astype(float)
+        rank_y = np.cumsum(tot) - (tot - 1.0) / 2.0
+        sxy = float(Q @ rank_y) - N * ((N + 1.0) / 2.0) ** 2
+        sxx = (N ** 3 - N - ties_x) / 12.0
+        syy = (N ** 3 - N - float((tot ** 3 - tot).sum())) / 12.0
+        with np.errstate(invalid="ignore", divide="ignore"):
+            r = sxy / np.sqrt(sxx * syy)
+        return float(np.clip(r, -1.0, 1.0))
+
+
+def as_counts(W: np.ndarray) -> np.ndarray:
+    """Replicate weights as int64 (they are counts: how often each item is in the multiset)."""
+    W = np.asarray(W)
+    if W.dtype.kind in "iu":
+        return W.astype(np.int64, copy=False)
+    Wi = W.astype(np.int64)
+    if not np.array_equal(Wi, W):
+        raise ValueError("replicate weights must be whole numbers (counts of each item in the multiset)")
+    return Wi
 
 
 def _codes(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
