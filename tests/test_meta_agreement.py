@@ -155,7 +155,7 @@ def test_alpha_interval_method_is_recorded():
 # The coincidence-matrix engine (rating patterns) against the krippendorff package
 
 
-from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import HealthCheck, example, given, settings  # noqa: E402
 from hypothesis import strategies as hst  # noqa: E402
 
 from evalcore.meta.agreement import (  # noqa: E402
@@ -191,6 +191,8 @@ def rating_matrices(draw):
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=rating_matrices(), level=hst.sampled_from(LEVEL_NAMES), seed=hst.integers(0, 2**31))
+@example(data=np.array([[1.0, 5.0, np.nan, np.nan], [np.nan, 5.0, np.nan, np.nan], [1.0, np.nan, np.nan, np.nan],
+                        [np.nan, 5.0, np.nan, np.nan]]), level="interval", seed=0)  # a resample of one value: NaN
 def test_pattern_alpha_equals_the_package_point_and_resample(data, level, seed):
     domain = np.unique(data[~np.isnan(data)])
     if domain.size < 2:

@@ -281,6 +281,9 @@ def _alpha_block(pat: RatingPatterns, terms: _PatternTerms, W: np.ndarray, level
     with np.errstate(invalid="ignore", divide="ignore"):
         alpha = 1.0 - (n - 1) * observed / expected
     alpha[~_defined(pat, W)] = np.nan
+    # no expected disagreement (one value left in the pairable data, up to rounding): undefined, as the package says,
+    # never -inf
+    alpha[~np.isfinite(alpha)] = np.nan
     return alpha
 
 
@@ -344,6 +347,7 @@ def jackknife_pattern_alphas(pat: RatingPatterns, level_of_measurement: str) -> 
     row = _row_of_nonzeros(counts)
     emptied = np.bincount(row, weights=(counts.data >= N[counts.indices]).astype(float), minlength=P)
     alpha[(N > 0).sum() - emptied < 2] = np.nan
+    alpha[~np.isfinite(alpha)] = np.nan  # no expected disagreement left: undefined, never +-inf
     return alpha
 
 
