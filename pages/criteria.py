@@ -97,8 +97,11 @@ with st.expander("Generate evaluation steps with the judge (G-Eval auto-CoT)"):
             st.rerun()
     preview = st.session_state.get("_crit_preview")
     if preview is not None and preview[0] == dim:
-        st.text_area("Generated steps (preview: not saved, not in the field yet)", value=preview[1], disabled=True,
-                     height=160, key="crit_preview_text")
+        # the preview's text through session state, not value=: Streamlit 1.56 (the floor) registers no state for
+        # a disabled widget given only value=, and reading it back fails there
+        st.session_state["crit_preview_text"] = preview[1]
+        st.text_area("Generated steps (preview: not saved, not in the field yet)", disabled=True, height=160,
+                     key="crit_preview_text")
         problem = criteria_views.steps_problem(preview[1])
         if problem:
             st.warning(ui.esc(f"Look before using them: {problem}."))
