@@ -414,9 +414,11 @@ class LabelImportError(ValueError):
     pass
 
 
-def import_labels(store, dataset: Dataset, frame: pd.DataFrame, *, file: str = "labels file") -> int:
+def import_labels(store, dataset: Dataset, frame: pd.DataFrame, *, file: str = "labels file",
+                  owner: str | None = None) -> int:
     """Read an ``export_frame`` table back into the store for ``dataset``: all rows or none. A problem names the
-    file, row (1-based, after the header) and column."""
+    file, row (1-based, after the header) and column. ``owner`` (signed in): only rows whose annotator is that user
+    (a file naming another annotator is refused)."""
     need = ["item_id", "dimension", "annotator", "value"]
     missing = [c for c in need if c not in frame.columns]
     if missing:
@@ -449,6 +451,9 @@ def import_labels(store, dataset: Dataset, frame: pd.DataFrame, *, file: str = "
         if pd.isna(r["annotator"]) or not str(r["annotator"]).strip():
             problems.append(f"{where}, column annotator: empty")
             continue
+        if owner and str(r["annotator"]) != owner:
+            problems.append(f"{where}, column annotator: {r['annotator']!r} is not you (signed in as {owner!r})")
+            continue
         pos = r.get("position")
         rows.append({"dataset_id": base_id(dataset.id), "item_id": str(r["item_id"]), "dimension": r["dimension"],
                      "annotator": str(r["annotator"]), "value": v, "skipped": 0,
@@ -459,4 +464,4 @@ def import_labels(store, dataset: Dataset, frame: pd.DataFrame, *, file: str = "
     if problems:
         more = f" (and {len(problems) - 10} more)" if len(problems) > 10 else ""
         raise LabelImportError("nothing was imported: " + "; ".join(problems[:10]) + more)
-    return store.insert_labels(rows)
+    return store.insert_labels(rows, owner=owner) if owner else store.insert_labels(rows)

@@ -11,6 +11,7 @@ import logging
 import pandas as pd
 
 from evalcore import datasets
+from evalcore.identity import Viewer
 from evalcore.model import Dataset, Run
 
 log = logging.getLogger(__name__)
@@ -26,19 +27,20 @@ def _store(store=None):
     return default_store()
 
 
-def get_dataset(dataset_id: str, store=None, *, with_labels: bool = True) -> Dataset:
+def get_dataset(dataset_id: str, store=None, *, with_labels: bool = True, viewer: Viewer | None = None) -> Dataset:
     """A bundled dataset, or a user dataset saved in the store, with the labels made on the Label page merged in
     (evalcore.labels.merge_labels: per-annotator ratings, and the label mean as the human score where an item has
-    no gold score). ``<id>@labels`` is the labels-only view of a dataset (evalcore.labels.labels_view)."""
+    no gold score): those ``viewer`` sees (None: all; evalcore.identity). ``<id>@labels`` is the labels-only view of
+    a dataset (evalcore.labels.labels_view)."""
     from evalcore import labels
 
     if labels.is_view(dataset_id):
         base = _raw_dataset(labels.base_id(dataset_id), store)
-        return labels.labels_view(base, _label_rows(base.id, store))
+        return labels.labels_view(base, _label_rows(base.id, store, viewer))
     ds = _raw_dataset(dataset_id, store)
     if not with_labels:
         return ds
-    rows = _label_rows(ds.id, store)
+    rows = _label_rows(ds.id, store, viewer)
     return labels.merge_labels(ds, rows) if len(rows) else ds
 
 
@@ -49,31 +51,32 @@ def _raw_dataset(dataset_id: str, store=None) -> Dataset:
     return _store(store).load_dataset(dataset_id)
 
 
-def _label_rows(dataset_id: str, store=None) -> pd.DataFrame:
+def _label_rows(dataset_id: str, store=None, viewer: Viewer | None = None) -> pd.DataFrame:
     try:
-        return _store(store).label_rows(dataset_id)
+        return _store(store).label_rows(dataset_id, viewer=viewer)
     except Exception as e:  # noqa: BLE001 - an unreadable local store must not hide the dataset itself
         log.warning("labels unreadable, dataset %s shown without them: %s: %s", dataset_id, type(e).__name__, e)
         return pd.DataFrame()
 
 
-def list_all_datasets(store=None) -> list[dict]:
+def list_all_datasets(store=None, *, viewer: Viewer | None = None) -> list[dict]:
+    """The bundled datasets (always), the uploads ``viewer`` sees (None: all), and their labels views."""
     out = list(datasets.list_datasets())
     try:
-        out += list(_store(store).list_datasets())
+        out += list(_store(store).list_datasets(viewer=viewer))
     except Exception as e:  # noqa: BLE001 - an unreadable local store must not hide the bundled data
         log.warning("local store unreadable, listing bundled datasets only: %s: %s", type(e).__name__, e)
-    out += _label_views(out, store)
+    out += _label_views(out, store, viewer)
     return out
 
 
-def _label_views(listed: list[dict], store=None) -> list[dict]:
+def _label_views(listed: list[dict], store=None, viewer: Viewer | None = None) -> list[dict]:
     """``<id>@labels`` for each listed dataset with labels in the random part and gold scores of its own (without
     gold, the labels already are the dataset's human scores)."""
     from evalcore import labels
 
     try:
-        labelled = set(_store(store).labelled_datasets())
+        labelled = set(_store(store).labelled_datasets(viewer=viewer))
     except Exception as e:  # noqa: BLE001 - an unreadable labels table must not hide the datasets
         log.warning("labels unreadable, no labels views listed: %s: %s", type(e).__name__, e)
         return []
@@ -84,7 +87,7 @@ def _label_views(listed: list[dict], store=None) -> list[dict]:
         base = get_dataset(entry["id"], store, with_labels=False)
         if base.human_scores.empty:
             continue
-        view = get_dataset(labels.view_id(entry["id"]), store)
+        view = get_dataset(labels.view_id(entry["id"]), store, viewer=viewer)
         if view.items.empty:
             continue
         out.append({"id": view.id, "name": view.name, "task": view.task, "items": int(len(view.items)),
@@ -93,17 +96,19 @@ def _label_views(listed: list[dict], store=None) -> list[dict]:
     return out
 
 
-def list_runs(dataset_id: str, store=None) -> list[Run]:
-    """Published runs shipped for a bundled dataset, then the store's runs (an uploaded dataset has only those)."""
+def list_runs(dataset_id: str, store=None, *, viewer: Viewer | None = None) -> list[Run]:
+    """Published runs shipped for a bundled dataset, then the store's runs ``viewer`` sees (None: all; an uploaded
+    dataset has only those)."""
     from evalcore import labels
 
     if labels.is_view(dataset_id):  # the labels view of a dataset is judged by that dataset's runs
         # (a run scored on the view itself is stored under the view's id)
-        return list_runs(labels.base_id(dataset_id), store) + list(_store(store).list_runs(dataset_id))
+        return list_runs(labels.base_id(dataset_id), store, viewer=viewer) + \
+            list(_store(store).list_runs(dataset_id, viewer=viewer))
     if dataset_id in datasets.DATASET_IDS:
         runs = list(datasets.list_bundled_runs(dataset_id))
         try:
-            runs += list(_store(store).list_runs(dataset_id))
+            runs += list(_store(store).list_runs(dataset_id, viewer=viewer))
         except Exception as e:  # noqa: BLE001 - an unreadable local store must not hide the published runs
             log.warning("local store unreadable, listing published runs only: %s: %s", type(e).__name__, e)
         return runs
@@ -111,7 +116,7 @@ def list_runs(dataset_id: str, store=None) -> list[Run]:
     if not st.has_dataset(dataset_id):
         raise KeyError(f"unknown dataset {dataset_id!r}: bundled ones are {', '.join(datasets.DATASET_IDS)}; "
                        "uploaded ones are listed by `python -m evalcore datasets`")
-    return list(st.list_runs(dataset_id))
+    return list(st.list_runs(dataset_id, viewer=viewer))
 
 
 def load_run(run_id: str, *, parse: str = "robust", store=None) -> Run:

@@ -15,6 +15,7 @@ import streamlit as st
 
 from evalcore import runs as runs_mod
 from evalcore.model import Dataset, Run
+from pages import _identity as identity
 
 
 def default_resamples() -> int:
@@ -29,19 +30,36 @@ def default_resamples() -> int:
 
 
 @st.cache_data(show_spinner=False, ttl=30)
+def _dataset_list(scope: str) -> list[dict]:
+    return runs_mod.list_all_datasets(viewer=identity.viewer_of(scope))
+
+
 def dataset_list() -> list[dict]:
-    return runs_mod.list_all_datasets()
+    """The datasets this session may see (pages/_identity.py: every one without sign-in)."""
+    return _dataset_list(identity.scope_key(identity.viewer()))
+
+
+dataset_list.clear = _dataset_list.clear  # type: ignore[attr-defined]
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
 def load_dataset(dataset_id: str) -> Dataset:
-    return runs_mod.get_dataset(dataset_id)
+    """A dataset with the labels every session may see merged in (with sign-in on, a user's labels join the lab's
+    datasets once shared: this cache serves every session)."""
+    return runs_mod.get_dataset(dataset_id, viewer=identity.lab_viewer())
 
 
 @st.cache_resource(show_spinner=False, ttl=30)
+def _run_index(dataset_id: str, scope: str) -> list[Run]:
+    return runs_mod.list_runs(dataset_id, viewer=identity.viewer_of(scope))
+
+
 def run_index(dataset_id: str) -> list[Run]:
-    """The runs of a dataset (bundled and local), without their values: cheap, for pickers."""
-    return runs_mod.list_runs(dataset_id)
+    """The runs of a dataset (bundled and local) this session may see, without their values: cheap, for pickers."""
+    return _run_index(dataset_id, identity.scope_key(identity.viewer()))
+
+
+run_index.clear = _run_index.clear  # type: ignore[attr-defined]
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)

@@ -1,5 +1,5 @@
 """JudgeScope's navigation and sidebar: the one place that builds them. ``app.py`` calls ``main()``; pages call
-``pages/_shared.context()``, which comes here. This module imports pages/_loaders and pages/_url only: no cycle.
+``pages/_shared.context()``, which comes here. This module imports pages/_loaders, pages/_identity and pages/_url only: no cycle.
 
 Adding a page: append it to ``PAGE_SPECS``. Its file must be named after its URL path (``pages/<url>.py``):
 when a ``pages/`` folder sits beside the main script, Streamlit (still in 1.67) serves the first run of a server
@@ -18,6 +18,7 @@ import streamlit as st
 from evalcore import runs as runs_mod
 from evalcore.parsers import PARSE_MODES
 from evalcore.views import common as common_views
+from pages import _identity as identity
 from pages import _loaders as ui
 from pages import _url as url
 
@@ -95,6 +96,7 @@ def _runs_picker(dataset_id: str, run_ids: list[str], labels: dict[str, str]) ->
 def sidebar() -> ui.Context:
     with st.sidebar:
         st.markdown(f"### {APP_NAME}")
+        identity.sidebar_box()
         dataset_id = _dataset_picker()
         with st.spinner("Loading dataset…"):
             dataset = ui.load_dataset(dataset_id)

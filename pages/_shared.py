@@ -311,12 +311,14 @@ def preset_options(ds: Dataset, dimension: str) -> dict[str, Any]:
 
 def default_criteria(ds: Dataset, dimension: str, method: str = "geval"):
     """The criteria a dimension starts with: the library's one rule (evalcore.judge.spec.default_criteria), which
-    the CLI's ``score`` uses too."""
+    the CLI's ``score`` uses too: the paper's, or the signed-in user's own newest saved version; never a version
+    someone else saved (issue 21, item 8)."""
     from evalcore.judge import spec
     from evalcore.store import StoreError, default_store
+    from pages import _identity as identity
 
     try:
-        return spec.default_criteria(ds, dimension, method, default_store())
+        return spec.default_criteria(ds, dimension, method, default_store(), owner=identity.owner())
     except StoreError:  # the banner says why; the presets still work
         return spec.default_criteria(ds, dimension, method, None)
 

@@ -17,6 +17,7 @@ import streamlit as st
 from evalcore import importers
 from evalcore.importers import pairs
 from evalcore.model import LABEL_KINDS
+from pages import _identity as identity
 from pages import _shared as ui
 
 ROLE_KEYS = list(importers.ROLES)
@@ -255,7 +256,7 @@ def _import(upload: Any, mapping: importers.ColumnMapping, name: str, raw: pd.Da
     from evalcore.store import StoreError
 
     try:
-        importers.save_import(result)
+        importers.save_import(result, owner=identity.owner())
     except StoreError as e:  # unreadable or locked store: its message names the file and the way out
         st.error(ui.esc(str(e)))
         return
@@ -303,7 +304,7 @@ def _pairs_form(upload: Any, raw: pd.DataFrame, digest: str) -> None:
         from evalcore.store import StoreError
 
         try:
-            pairs.save_pairs(result)
+            pairs.save_pairs(result, owner=identity.owner())
         except StoreError as e:
             st.error(ui.esc(str(e)))
             return
@@ -328,7 +329,7 @@ def _verdicts_import(upload: Any, dataset: Any, name: str) -> None:
     from evalcore.store import StoreError, default_store
 
     try:
-        default_store().save_imported_run(run)
+        default_store().save_imported_run(run, owner=identity.owner())
     except StoreError as e:
         st.error(ui.esc(str(e)))
         return
@@ -373,7 +374,7 @@ def scores_form(upload: Any, dataset: Any) -> None:
         from evalcore.store import StoreError, default_store
 
         try:
-            default_store().save_imported_run(imported.run)
+            default_store().save_imported_run(imported.run, owner=identity.owner())
         except StoreError as e:  # unreadable or locked store: its message names the file and the way out
             st.error(ui.esc(str(e)))
             return

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 
-import pandas as pd
 import streamlit as st
 
 from evalcore.judge.redact import redact
 from evalcore.views import criteria as criteria_views
 from evalcore.types import Criteria
 from evalcore.methods import METHODS
+from pages import _identity as identity
 from pages import _shared as ui
 from pages import _url as url
 
@@ -18,6 +18,8 @@ ctx = ui.context()
 ds = ctx.dataset
 dim = ctx.dimension
 store = ui.store_or_none()  # None: the store cannot be read (the banner says why); presets still work
+me = identity.owner()  # the signed-in user (None: sign-in off or not signed in)
+may_save = not identity.sign_in_configured() or me is not None
 st.title("Criteria")
 st.caption(f"Dataset **{ui.esc(ds.id)}** · dimension **{ui.esc(dim)}** (change it in the sidebar)")
 
@@ -32,11 +34,20 @@ def load_into_fields(c: Criteria) -> None:
     st.session_state["crit_max"] = int(c.scale_max)
     st.session_state["crit_steps"] = c.steps
     st.session_state["_crit_for"] = (ds.id, dim)
+    steps_by().pop((ds.id, dim), None)  # a person's, until generated steps are taken (below)
+
+
+def steps_by() -> dict:
+    """(dataset, dimension) -> the model whose generated steps are in the field (recorded with a saved version)."""
+    return st.session_state.setdefault("_crit_steps_by", {})
 
 
 pending = st.session_state.pop("_crit_pending", None)
 if pending is not None and pending.dimension == dim:
     load_into_fields(pending)
+    generated = st.session_state.pop("_crit_steps_model", None)
+    if generated is not None and generated[:2] == (ds.id, dim):
+        steps_by()[(ds.id, dim)] = generated[2]
 elif st.session_state.get("_crit_for") != (ds.id, dim) or any(f not in st.session_state for f in FIELDS):
     load_into_fields(ui.current_criteria(ds, dim, st.session_state.get("method") or "geval"))
 
@@ -73,8 +84,10 @@ if criteria.scale_min >= criteria.scale_max:
 b1, b2 = st.columns([1, 3], vertical_alignment="bottom")
 note = b2.text_input("Version note", key="version_note", placeholder="what changed (optional)")
 if b1.button("Save version", key="save_criteria", type="primary",
-             disabled=criteria.scale_min >= criteria.scale_max or store is None):
-    h = store.save_criteria(ds.id, criteria, note=note)
+             disabled=criteria.scale_min >= criteria.scale_max or store is None or not may_save,
+             help=None if may_save else "Sign in to save a version."):
+    by = steps_by().get((ds.id, dim), "") if criteria.steps.strip() else ""
+    h = store.save_criteria(ds.id, criteria, note=note, owner=me, steps_by=by)
     st.success(f"Saved version {h}.")
 
 # ------------------------------------------------------------------------------------------- generate the steps
@@ -108,6 +121,7 @@ with st.expander("Generate evaluation steps with the judge (G-Eval auto-CoT)"):
         u1, u2 = st.columns(2)
         if u1.button("Use these steps", key="use_steps"):
             st.session_state["_crit_pending"] = dataclasses.replace(criteria, steps=preview[1])
+            st.session_state["_crit_steps_model"] = (ds.id, dim, choice.endpoint.model)
             st.session_state.pop("_crit_preview", None)
             st.session_state["_crit_msg"] = "Generated steps put in the field: edit them, then press Save version."
             st.rerun()
@@ -120,15 +134,15 @@ if msg:
 
 # ----------------------------------------------------------------------------------------------------- versions
 st.subheader("Saved versions")
-versions = store.list_criteria_versions(ds.id, dim) if store is not None else []
+versions = store.list_criteria_versions(ds.id, dim, viewer=identity.viewer()) if store is not None else []
 if store is None:
     st.caption("Saved versions are kept in the local store, which cannot be read (see the message above).")
 elif not versions:
     st.info("No saved version of these criteria yet: press **Save version**.")
 else:
-    vt = pd.DataFrame([{"version": v["hash"], "saved": v["created_at"], "note": v["note"],
-                        "steps (chars)": len(v["criteria"].steps)} for v in versions])
-    ui.table(vt, f"criteria versions {ds.id} {dim}", "versions")
+    st.caption("A saved version is used only when you load it (below): a new session starts from the paper's "
+               "criteria" + (", or the newest version you saved." if me else "."))
+    ui.table(criteria_views.versions_table(versions), f"criteria versions {ds.id} {dim}", "versions")
     hashes = [v["hash"] for v in versions]
     seen = st.session_state.get("_versions_seen")
     if seen is not None and seen != (ds.id, dim, tuple(hashes)):
@@ -145,6 +159,12 @@ else:
         st.rerun()
     diff = store.diff_criteria(ds.id, dim, old, new)
     st.code(diff or "(no difference)", language="diff")
+    chosen = next(v for v in versions if v["hash"] == new)
+    if me and chosen["owner"] == me:
+        def share(on: bool) -> None:
+            store.share("criteria", (ds.id, dim, new), me, on)
+
+        identity.share_toggle(f"version {new[:8]}", "criteria", chosen["shared"], share)
 
 # --------------------------------------------------------------------------------------------- rendered prompt
 st.subheader("Full prompt for one item")

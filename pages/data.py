@@ -7,6 +7,7 @@ import streamlit as st
 
 from evalcore.views import data as data_views
 from evalcore.views import preference as preference_views
+from pages import _identity as identity
 from pages import _shared as ui
 from pages import _upload as upload_ui
 from pages import _url as url
@@ -30,11 +31,17 @@ st.caption("CSV (comma or semicolon), TSV, JSON, JSONL or Parquet: one row per i
            "row per item and dimension. Give each column its role: judge-score columns become runs, with no scale "
            "needed. Nothing is imported unless the whole file is valid.")
 up_left, up_right = st.columns(2)
+# on a server with sign-in, an upload belongs to who made it (only they see it until they share it): no upload
+# without a name to record
+may_upload = not identity.sign_in_configured() or identity.owner() is not None
+if not may_upload:
+    st.caption("Sign in to upload: an upload is yours until you share it with the lab.")
 upload = up_left.file_uploader("Upload a dataset file (human ratings, optionally judge scores)",
-                               type=["csv", "tsv", "json", "jsonl", "ndjson", "parquet"], key="upload")
+                               type=["csv", "tsv", "json", "jsonl", "ndjson", "parquet"], key="upload",
+                               disabled=not may_upload)
 scores = up_right.file_uploader("Add judge scores to the dataset in use (a file keyed by item_id, or by doc_id and "
                                 "system_id)", type=["csv", "tsv", "json", "jsonl", "ndjson", "parquet"],
-                                key="upload_scores")
+                                key="upload_scores", disabled=not may_upload)
 if upload is not None:
     upload_ui.dataset_form(upload)
 if scores is not None:
@@ -43,6 +50,18 @@ if scores is not None:
 st.divider()
 st.subheader("Dataset in use")
 st.text(f"{ds.name}  ·  {ds.task}  ·  id {ds.id}")
+_owned = next((d for d in ui.dataset_list() if d["id"] == ds.id and d.get("owner")), None)
+if _owned is not None:
+    st.text(f"Uploaded by {_owned['owner']}" + (", shared with the lab" if _owned["shared"] else ", private"))
+    me = identity.owner()
+    if me and _owned["owner"] == me:
+        def _share(on: bool) -> None:
+            from evalcore.store import default_store
+
+            default_store().share("datasets", (ds.id,), me, on)
+            ui.forget_runs()
+
+        identity.share_toggle("this dataset", "dataset", _owned["shared"], _share)
 if ds.description:
     st.text(ds.description)
 

@@ -12,6 +12,7 @@ from evalcore import labels
 from evalcore.store import default_store
 from evalcore.views import label as label_views
 from pages import _compute as compute
+from pages import _identity as identity
 from pages import _shared as ui
 from pages import _url as url
 
@@ -26,14 +27,27 @@ st.caption(ui.esc(f"Dataset {ds.name} ({ds_id}), picked in the sidebar. Judge sc
 
 ORDERS = {"random": "random", "stratified": "stratified by system", "uncertain": "judge least certain"}
 c1, c2, c3 = st.columns([1, 2, 1])
-# A form: the name changes only when submitted (Enter or the button). Typed straight into the field, digit keys meant
-# as ratings used to extend the name ("carol4") and the next click started a new annotator at item 1 (issue 18.11).
-with c1.form("annotator_form", border=False, enter_to_submit=True):
-    st.text_input("Annotator", key=url.key("annotator", ""), placeholder="your name",
-                  help="Your labels are kept under this name; several annotators can label the same items. Press "
-                       "Enter (or Start) to begin; the digit keys rate once you are on an item.")
-    st.form_submit_button("Start labelling", key="label_start")
-annotator = (st.session_state.get("annotator") or "").strip()
+# Signed in (pages/_identity.py), the annotator is the user: no field, and a link's ?annotator= is not read, so
+# nobody labels, undoes or imports in another's name (issue 21, item 6). Labels and statistics are scoped to what the
+# user may see: their own and those shared with the lab.
+signed_in = identity.sign_in_configured()
+me = identity.owner()  # None: sign-in off, or a visitor not signed in
+viewer = identity.viewer()
+if signed_in:
+    c1.text_input("Annotator", value=me or "", disabled=True, key="annotator_signed_in",
+                  help="Signed in: your labels are kept under your user name.")
+    annotator = me or ""
+else:
+    # A form: the name changes only when submitted (Enter or the button). Typed straight into the field, digit keys
+    # meant as ratings used to extend the name ("carol4") and the next click started a new annotator at item 1
+    # (issue 18.11).
+    with c1.form("annotator_form", border=False, enter_to_submit=True):
+        st.text_input("Annotator", key=url.key("annotator", ""), placeholder="your name",
+                      help="Your labels are kept under this name; several annotators can label the same items. "
+                           "Press Enter (or Start) to begin; the digit keys rate once you are on an item.")
+        st.form_submit_button("Start labelling", key="label_start")
+    annotator = (st.session_state.get("annotator") or "").strip()
+scope = identity.scope_key(viewer)
 dims = c2.multiselect("Dimensions to label", ds.dimension_names,
                       key=url.key("label_dims", [ds.dimension_names[0]], options=ds.dimension_names),
                       help="Each item is rated on these, one after the other.")
@@ -118,7 +132,7 @@ def save(item_id: str, dimension: str, value: float | None, shown_at: str, who: 
     """Save under ``who``, the annotator named on the card when it was drawn (not whatever the name field says when
     the click arrives)."""
     label_id = store.save_label(ds_id, item_id, dimension, who, value, skipped=value is None,
-                                strategy=strategy, shown_at=shown_at)
+                                strategy=strategy, shown_at=shown_at, owner=me)
     forget_cached_dataset()
     names = dict(zip(labels.scale_points(ds.dimension(dimension)) or [], labels.point_names(ds.dimension(dimension))))
     what = "skipped" if value is None else f"rated {names.get(value, format(value, 'g'))}"
@@ -126,7 +140,7 @@ def save(item_id: str, dimension: str, value: float | None, shown_at: str, who: 
 
 
 def undo() -> None:
-    row = store.undo_label(ds_id, annotator, dimensions=dims)
+    row = store.undo_label(ds_id, annotator, dimensions=dims, owner=me)
     forget_cached_dataset()
     st.session_state["_label_msg"] = ("Nothing to undo." if row is None else
                                       f"Undone: {row['dimension']} "
@@ -140,9 +154,10 @@ REFRESH_S = 30  # other annotators' labels show up in the statistics at least th
 
 @st.fragment(run_every=REFRESH_S)
 def labelling() -> None:
-    rows = store.label_rows(ds_id)
+    rows = store.label_rows(ds_id, viewer=viewer)
     if not annotator:
-        st.info("Type your name in **Annotator** to start labelling.")
+        st.info("Sign in to label: labels are kept under your user name." if signed_in else
+                "Type your name in **Annotator** to start labelling.")
     else:
         prog = labels.annotator_progress(rows, annotator, dims, len(ds.items))
         g1, g2 = st.columns([1, 4], vertical_alignment="bottom")
@@ -224,8 +239,9 @@ def item_card(item_id: str, dimension: str, *, position: int) -> None:
 
 # -------------------------------------------------------------------------------------------------- statistics
 @st.cache_data(show_spinner=False, max_entries=64)
-def _alpha(dataset_id: str, dims_t: tuple[str, ...], random_only: bool, n_resamples: int, version: tuple):
-    rows = store.label_rows(dataset_id)
+def _alpha(dataset_id: str, dims_t: tuple[str, ...], random_only: bool, n_resamples: int, version: tuple,
+           scope: str):
+    rows = store.label_rows(dataset_id, viewer=identity.viewer_of(scope))
     dataset = ui.load_dataset(dataset_id)
     table = label_views.alpha_table(dataset, rows, list(dims_t), random_only=random_only, n_resamples=n_resamples)
     traj = label_views.alpha_trajectory(dataset, rows, dims_t[0], random_only=random_only)
@@ -234,8 +250,9 @@ def _alpha(dataset_id: str, dims_t: tuple[str, ...], random_only: bool, n_resamp
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _plan(dataset_id: str, run_id: str, dimension: str, coefficient: str, target: float, parse: str,
-          version: tuple) -> dict:
-    return labels.plan(ui.load_dataset(dataset_id), ui.load_run(run_id, parse), store.label_rows(dataset_id),
+          version: tuple, scope: str) -> dict:
+    return labels.plan(ui.load_dataset(dataset_id), ui.load_run(run_id, parse),
+                       store.label_rows(dataset_id, viewer=identity.viewer_of(scope)),
                        dimension, coefficient=coefficient, half_width=target, reference="labels")
 
 
@@ -249,7 +266,7 @@ def statistics(rows: pd.DataFrame) -> None:
     st.caption(ui.esc(label_views.sample_note(rows, dims)) if random_only else
                "All labels, however their items were chosen: items picked for judge uncertainty over-represent hard "
                "items, so these figures do not describe the dataset as a whole.")
-    table, traj = _alpha(ds_id, tuple(dims), random_only, ctx.n_resamples, version)
+    table, traj = _alpha(ds_id, tuple(dims), random_only, ctx.n_resamples, version, scope)
     if table.empty:
         st.info("Alpha needs labels from at least two annotators on the same items.")
     else:
@@ -274,7 +291,7 @@ def statistics(rows: pd.DataFrame) -> None:
         target = float(p4.number_input("Target CI half-width", min_value=0.005, max_value=0.5, step=0.01,
                                        format="%.3f", key=url.key("plan_half_width", 0.05, bounds=(0.005, 0.5))))
         if run_id:
-            plan = _plan(ds_id, run_id, pdim, coef, target, ctx.parse, version)
+            plan = _plan(ds_id, run_id, pdim, coef, target, ctx.parse, version, scope)
             m1, m2, m3, m4 = st.columns(4)
             m1.metric("Labelled items with a judge score (n now)", plan["n_now"])
             m2.metric(f"{coef} with the labels", ui.fmt(plan["statistic"]),
@@ -294,7 +311,7 @@ def export_and_import() -> None:
         # built when the button is pressed (on the download thread: plain evalcore calls only)
         from evalcore.csvsafe import to_csv_safe
 
-        return to_csv_safe(labels.export_frame(ds, store.label_rows(ds_id))).encode("utf-8")
+        return to_csv_safe(labels.export_frame(ds, store.label_rows(ds_id, viewer=viewer))).encode("utf-8")
 
     e1, e2 = st.columns([1, 2])
     e1.download_button("Download labels (CSV)", data=export_csv,
@@ -305,16 +322,25 @@ def export_and_import() -> None:
                        help="One row per item, dimension and annotator with the texts, every label saved so far; "
                             "re-imports here onto the same dataset, and reads as a long-layout upload on the Data "
                             "page.")
-    up = e2.file_uploader("Re-import a labels file", type=["csv"], key="label_import")
+    up = e2.file_uploader("Re-import a labels file", type=["csv"], key="label_import", disabled=signed_in and not me,
+                          help="Signed in: only your own labels (the annotator column must be your user name)."
+                          if signed_in else None)
     if up is not None and st.button("Import labels", key="label_import_go"):
         try:
-            n = labels.import_labels(store, ds, pd.read_csv(up), file=up.name)
+            n = labels.import_labels(store, ds, pd.read_csv(up), file=up.name, owner=me)
         except (labels.LabelImportError, ValueError) as e:
             st.error(ui.esc(str(e)))
         else:
             forget_cached_dataset()
             st.success(f"Imported {n} labels.")
     st.caption(ui.esc(_how_labels_join()))
+    if me:
+        def share(on: bool) -> None:
+            store.share_labels(ds_id, me, on)
+            forget_cached_dataset()
+            ui.dataset_list.clear()
+
+        identity.share_toggle("your labels on this dataset", "labels", store.labels_shared(ds_id, me), share)
 
 
 def _how_labels_join() -> str:

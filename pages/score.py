@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -15,6 +16,7 @@ from evalcore.views import criteria as criteria_views
 from evalcore.views import score as score_views
 from evalcore.methods import METHODS
 from pages import _compute as compute
+from pages import _identity as identity
 from pages import _shared as ui
 from pages import _url as url
 
@@ -200,7 +202,11 @@ job: ScoringJob | None = st.session_state.get("_score_job")
 if job is not None and job.dataset_id != ds.id:
     job = None if not job.running else job
 
-may_spend = choice.ready and bool(dims) and spending_gate(est)
+# on a server with sign-in a run belongs to who started it: no run without a name to record
+may_run = not identity.sign_in_configured() or identity.owner() is not None
+if not may_run:
+    st.caption("Sign in to score: a run is yours until you share it with the lab.")
+may_spend = may_run and choice.ready and bool(dims) and spending_gate(est)
 start_clicked = st.button("Start scoring", key="start_scoring", type="primary",
                           disabled=not may_spend or (job is not None and job.running))
 if start_clicked:
@@ -210,7 +216,7 @@ if start_clicked:
 
     several = endpoints is not None and len(endpoints) > 1 and not use_batch
     job = ScoringJob(run_id=new_run_id(ds.id, method_name, choice.endpoint.model),
-                     spec=spec,
+                     spec=dataclasses.replace(spec, owner=identity.owner()),  # recorded as the run's owner
                      engine=EngineOptions(endpoints if several else choice.endpoint, api_key=choice.api_key,
                                           concurrency=int(concurrency), reprobe=bool(reprobe)),
                      store=store, batch=bool(use_batch))
@@ -310,6 +316,15 @@ else:
                        format_func=labels.get)
     st.text(f"{labels[rid]}  (id {rid})")
     picked = next(r for r in local if r.run_id == rid)
+    if picked.config.get("owner"):
+        st.text(f"Started by {picked.config['owner']}"
+                + (", shared with the lab" if picked.config.get("shared") else ", private"))
+        if picked.config["owner"] == identity.owner():
+            def _share(on: bool) -> None:
+                store.share("runs", (rid,), picked.config["owner"], on)
+                ui.forget_runs()
+
+            identity.share_toggle("this run", "run", bool(picked.config.get("shared")), _share)
     if picked.config.get("status") in ("interrupted", "stopped"):
         st.caption(f"This run is {picked.config['status']}: its finished judgments are kept. Resume it from the "
                    "command line (answered requests come from the cache):")

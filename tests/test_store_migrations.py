@@ -13,6 +13,9 @@ import pytest
 from evalcore.store import Store, StoreTooNew, schema
 
 FIXTURE = Path(__file__).parent / "fixtures" / "store_v0.db"
+# the columns version 4 appends, with the value an old row gets: no owner (everyone sees it), not shared, steps
+# written by a person
+V4_ADDED = {"datasets": (None, 0), "runs": (None, 0), "criteria": (None, 0, ""), "labels": (None,)}
 
 
 def all_rows(path: Path) -> dict[str, list[tuple]]:
@@ -56,13 +59,15 @@ def test_migration_keeps_every_row_of_every_table_and_leaves_a_backup(old_store)
     assert store.conn.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION
     store.close()
     after = all_rows(old_store)
-    assert set(after) == set(before) | {"meta"}  # version 2's store id
+    assert set(after) == set(before) | {"meta", "label_shares"}  # version 2's store id, version 4's shares
     for table, rows in before.items():
         if table == "batches":  # version 3 added the endpoint, last: the old columns are as they were
             assert [r[:-1] for r in after[table]] == rows
             assert {r[-1] for r in after[table]} == {"http://127.0.0.1:36449/v1"}  # the run's recorded base URL
             continue
-        assert after[table] == rows, table  # row by row, every column
+        added = V4_ADDED.get(table, ())  # version 4's columns, last, with the values of a row written unsigned
+        assert [r[:len(r) - len(added)] for r in after[table]] == rows, table  # row by row, every old column
+        assert all(r[len(r) - len(added):] == added for r in after[table]), table
     assert store.backup is not None and store.backup.parent == old_store.parent
     assert store.backup.name.startswith("evalcore.db.bak-v0-")
     assert all_rows(store.backup) == before

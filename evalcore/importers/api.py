@@ -142,18 +142,19 @@ def load_user_dataset(source: Any, mapping: ColumnMapping, *, filename: str | No
     return import_table(source, mapping, filename=filename, name=name, task=task).dataset
 
 
-def save_import(result: ImportResult, store: Any = None) -> None:
+def save_import(result: ImportResult, store: Any = None, *, owner: str | None = None) -> None:
     """Write the dataset and its judge-score runs (replacing earlier imports of the same ids) in one transaction:
-    if any write fails, nothing of this import is left in the store (an earlier import of the same ids stays)."""
+    if any write fails, nothing of this import is left in the store (an earlier import of the same ids stays).
+    ``owner``: the signed-in user uploading it (None without sign-in)."""
     if store is None:
         from evalcore.store import default_store
 
         store = default_store()
     with store.write():  # the store's writes below join this transaction (Store.write is re-entrant)
-        store.save_dataset(result.dataset, overwrite=True)
-        save_runs(result.runs, store)
+        store.save_dataset(result.dataset, overwrite=True, owner=owner)
+        save_runs(result.runs, store, owner=owner)
 
 
-def save_runs(runs: list[Run], store: Any) -> None:
+def save_runs(runs: list[Run], store: Any, *, owner: str | None = None) -> None:
     for run in runs:
-        store.save_imported_run(run)
+        store.save_imported_run(run, owner=owner)

@@ -290,12 +290,12 @@ def import_pairs(source: Any, *, name: str | None = None, winners: list[str] | N
     return PairImport(ds, warnings)
 
 
-def save_pairs(result: PairImport, store: Any = None) -> None:
+def save_pairs(result: PairImport, store: Any = None, *, owner: str | None = None) -> None:
     if store is None:
         from evalcore.store import default_store
 
         store = default_store()
-    store.save_dataset(result.dataset, overwrite=True)
+    store.save_dataset(result.dataset, overwrite=True, owner=owner)
 
 
 # ---------------------------------------------------------------------------------------------- verdicts

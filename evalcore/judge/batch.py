@@ -158,7 +158,8 @@ async def asubmit(spec: ScoringSpec, options: EngineOptions, *, store: Store | N
     run_config["mode"] = "batch"
     existed = store.run_exists(run_id)
     store.create_run(run_id=run_id, dataset_id=dataset.id, method=m.name, model=endpoint.model, label=spec.label,
-                     config=run_config, parser=getattr(m, "parser", ""), status="batch-submitted")
+                     config=run_config, parser=getattr(m, "parser", ""), status="batch-submitted",
+                     owner=spec.owner)
     ids: list[str] = []
     if missing:
         await _create_batches(store, endpoint, options.api_key, run_id, missing, ids, max_lines=max_lines,
@@ -166,7 +167,8 @@ async def asubmit(spec: ScoringSpec, options: EngineOptions, *, store: Store | N
     run_config["batch"] = {"batch_ids": [b["batch_id"] for b in batch_rows(store, run_id)], "submitted": len(missing),
                            "from_cache": len(keyed) - len(missing), "completion_window": completion_window}
     store.create_run(run_id=run_id, dataset_id=dataset.id, method=m.name, model=endpoint.model, label=spec.label,
-                     config=run_config, parser=getattr(m, "parser", ""), status="batch-submitted")
+                     config=run_config, parser=getattr(m, "parser", ""), status="batch-submitted",
+                     owner=spec.owner)
     log.info("run %s: %d batch(es) submitted with %d requests (%d from the cache)", run_id, len(ids), len(missing),
              len(keyed) - len(missing))
     return Submitted(run_id=run_id, batch_ids=ids, requests=len(missing), cached=len(keyed) - len(missing),

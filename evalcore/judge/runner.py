@@ -626,7 +626,8 @@ class ScoringRun:
         config.update(self.extra_config or {})
         self.resumed = store.run_exists(self.run_id)
         store.create_run(run_id=self.run_id, dataset_id=self.dataset.id, method=m.name, model=self.endpoint.model,
-                         label=self.label, config=config, parser=getattr(m, "parser", ""), status="running")
+                         label=self.label, config=config, parser=getattr(m, "parser", ""), status="running",
+                         owner=self.spec.owner)
         log.info("run %s: %d tasks, method %s on %s (%s)%s", self.run_id, len(self.tasks), m.name,
                  self.endpoint.identity(), self.note or "as configured", " (resumed)" if self.resumed else "")
         return lease
@@ -976,7 +977,7 @@ async def agenerate_steps(criteria: Criteria, *, endpoint: Endpoint, api_key: st
     steps = parse_steps(choice.text)
     out = dataclasses.replace(criteria, steps=steps)
     if dataset_id:
-        store.save_criteria(dataset_id, out, note=f"auto-CoT steps by {endpoint.model}")
+        store.save_criteria(dataset_id, out, note=f"auto-CoT steps by {endpoint.model}", steps_by=endpoint.model)
     return out
 
 

@@ -5,10 +5,13 @@ submission build the same two values and hand them to the engine (``runner.score
 ``batch.submit``: each takes ``(spec, options)`` and the call's own store, progress and cancel), so a run's prompts
 depend only on the spec, never on which door it came through. The spec's defaults come from ONE rule:
 
-* :func:`default_criteria`: the newest criteria version saved in the store for the dimension, else the method's paper
+* :func:`default_criteria`: a saved criteria version only when chosen: named (``version``, the CLI's
+  ``--criteria-version``) or the newest one the signed-in user saved themself (``owner``); else the method's paper
   preset for the dataset (Shen et al.'s exact definitions for RTS/MCQ/H2H on SummEval; Chen et al.'s for FED), else
   one written from the dataset's own description of the dimension, on its scale (a 0-1 share or a binary label
-  gives the judge no usable rating scale: such texts are rated 1-5, as G-Eval rated them);
+  gives the judge no usable rating scale: such texts are rated 1-5, as G-Eval rated them). Never the newest version
+  anyone saved: on a shared server that made one user's prompt (or steps an attacker's judge wrote) everyone's
+  default (issue 21, item 8);
 * :func:`method_config`: the method's config adapted to the dataset (the paper's text labels, and its own
   per-dimension prompts where it published them: ``evalcore.methods.presets.config_for``), with any overrides.
 """
@@ -39,12 +42,17 @@ def dataset_criteria(dataset: Dataset, dimension: str) -> Criteria:
 
 
 def default_criteria(dataset: Dataset, dimension: str, method: str, store: Any = None, *,
-                     version: str | None = None) -> Criteria:
+                     version: str | None = None, owner: str | None = None) -> Criteria:
     """The criteria a run of ``method`` on ``dimension`` uses unless told otherwise (see the module docstring).
-    ``store`` None: the saved versions are not looked at; ``version``: that saved version (hash or prefix)."""
+    ``store`` None: the saved versions are not looked at; ``version``: that saved version (hash or prefix);
+    ``owner``: the signed-in user, whose own newest saved version is their default."""
     from evalcore.methods import presets
 
-    saved = store.load_criteria(dataset.id, dimension, version) if store is not None else None
+    saved = None
+    if store is not None and version is not None:
+        saved = store.load_criteria(dataset.id, dimension, version)
+    elif store is not None and owner:
+        saved = store.load_criteria(dataset.id, dimension, owner=owner)
     if saved is not None:
         return saved
     preset = presets.criteria_for(method, dataset.id, dimension)
@@ -86,6 +94,7 @@ class ScoringSpec:
     parse_mode: str = "robust"
     label: str = ""
     run_id: str | None = None
+    owner: str | None = None  # the signed-in user starting the run (recorded as the run's owner); None: no sign-in
 
     @classmethod
     def default(cls, dataset: Dataset, method: str, dimensions: list[str] | None = None, *, store: Any = None,

@@ -34,12 +34,13 @@ from evalcore.store.criteria import CriteriaStore, criteria_diff
 from evalcore.store.datasets import FRAMES, DatasetsStore
 from evalcore.store.labels import LABEL_COLUMNS, LabelsStore
 from evalcore.store.leases import LeasesStore, RunLeased, process_alive
+from evalcore.store.owners import OwnersStore
 from evalcore.store.probes import ProbeFailuresStore
 from evalcore.store.runs import RunsStore
 
 
 class Store(RunsStore, CacheStore, CriteriaStore, DatasetsStore, LabelsStore, LeasesStore, BatchesStore,
-            ProbeFailuresStore):
+            ProbeFailuresStore, OwnersStore):
     """The store: opened (and migrated to the current schema) on construction."""
 
     def __init__(self, path: str | Path | None = None) -> None:

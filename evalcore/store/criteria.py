@@ -6,11 +6,13 @@ import difflib
 from dataclasses import asdict
 from typing import Any
 
+from evalcore.identity import Viewer
 from evalcore.store.connection import Connection, now
+from evalcore.store.owners import visible_sql
 from evalcore.types import Criteria
 
 _COLUMNS = ("dataset_id", "dimension", "hash", "task_introduction", "definition", "scale_min", "scale_max", "steps",
-            "note", "created_at")
+            "note", "created_at", "owner", "steps_by")
 _INSERT_SQL = f"INSERT OR IGNORE INTO criteria ({', '.join(_COLUMNS)}) VALUES ({','.join('?' * len(_COLUMNS))})"
 
 
@@ -31,29 +33,43 @@ def criteria_diff(a: Criteria, b: Criteria, *, name_a: str = "a", name_b: str = 
 
 
 class CriteriaStore(Connection):
-    def save_criteria(self, dataset_id: str, criteria: Criteria, *, note: str = "") -> str:
+    def save_criteria(self, dataset_id: str, criteria: Criteria, *, note: str = "", owner: str | None = None,
+                      steps_by: str = "") -> str:
+        """Keep a version; ``owner``: the signed-in user saving it (None without sign-in); ``steps_by``: the model
+        that generated its evaluation steps ('' when a person wrote them)."""
         h = criteria.version_hash()
         self.add_criteria_rows([{"dataset_id": dataset_id, "dimension": criteria.dimension, "hash": h,
                                  "task_introduction": criteria.task_introduction, "definition": criteria.definition,
                                  "scale_min": criteria.scale_min, "scale_max": criteria.scale_max,
-                                 "steps": criteria.steps, "note": note, "created_at": now()}])
+                                 "steps": criteria.steps, "note": note, "created_at": now(), "owner": owner,
+                                 "steps_by": steps_by}])
         return h
 
     def add_criteria_rows(self, rows: list[dict[str, Any]]) -> None:
-        """Criteria rows (a bundle's, or one new version) kept as they are; a hash already stored is left alone."""
+        """Criteria rows (a bundle's, or one new version) kept as they are; a hash already stored is left alone.
+        A row without owner/steps_by (a bundle's) gets none: everyone sees it."""
         with self.write() as c:
-            c.executemany(_INSERT_SQL, [tuple(r[k] for k in _COLUMNS) for r in rows])
+            c.executemany(_INSERT_SQL, [tuple(r.get(k, "" if k == "steps_by" else None) for k in _COLUMNS)
+                                        for r in rows])
 
-    def list_criteria_versions(self, dataset_id: str, dimension: str) -> list[dict[str, Any]]:
-        """Newest first: {"hash", "created_at", "note", "criteria": Criteria}."""
-        rows = self.rows("SELECT * FROM criteria WHERE dataset_id = ? AND dimension = ?"
-                         " ORDER BY created_at DESC, rowid DESC", (dataset_id, dimension))
+    def list_criteria_versions(self, dataset_id: str, dimension: str, *, viewer: Viewer | None = None,
+                               owner: str | None = None) -> list[dict[str, Any]]:
+        """The versions ``viewer`` sees (None: all; ``owner``: only that user's), newest first:
+        {"hash", "created_at", "note", "owner", "shared", "steps_by", "criteria": Criteria}."""
+        where, args = visible_sql(viewer)
+        if owner is not None:
+            where, args = f"{where} AND owner = ?", [*args, owner]
+        rows = self.rows(f"SELECT * FROM criteria WHERE dataset_id = ? AND dimension = ? AND {where}"
+                         " ORDER BY created_at DESC, rowid DESC", (dataset_id, dimension, *args))
         return [{"hash": d["hash"], "created_at": d["created_at"], "note": d["note"] or "",
+                 "owner": d["owner"] or "", "shared": bool(d["shared"]), "steps_by": d["steps_by"] or "",
                  "criteria": _criteria_from_row(d)} for d in rows]
 
-    def load_criteria(self, dataset_id: str, dimension: str, version: str | None = None) -> Criteria | None:
-        """A saved version by hash (prefix allowed), or the newest one; None when there is none."""
-        versions = self.list_criteria_versions(dataset_id, dimension)
+    def load_criteria(self, dataset_id: str, dimension: str, version: str | None = None, *,
+                      viewer: Viewer | None = None, owner: str | None = None) -> Criteria | None:
+        """A saved version by hash (prefix allowed), or the newest one (``owner``: that user's newest); None when
+        there is none."""
+        versions = self.list_criteria_versions(dataset_id, dimension, viewer=viewer, owner=owner)
         if version is None:
             return versions[0]["criteria"] if versions else None
         for v in versions:

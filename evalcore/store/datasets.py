@@ -11,7 +11,9 @@ import pandas as pd
 
 from evalcore import model
 from evalcore.model import Dataset, Dimension, empty_frame
+from evalcore.identity import Viewer
 from evalcore.store.connection import Connection, dumps, now
+from evalcore.store.owners import visible_sql
 
 FRAMES = ("documents", "items", "human_scores", "annotations", "preferences")
 
@@ -48,17 +50,25 @@ def _with_columns(frame: pd.DataFrame, name: str) -> pd.DataFrame:
 
 
 class DatasetsStore(Connection):
-    def save_dataset(self, dataset: Dataset, *, overwrite: bool = False) -> None:
+    def save_dataset(self, dataset: Dataset, *, overwrite: bool = False, owner: str | None = None) -> None:
+        """Save an upload; ``owner``: the signed-in user who uploaded it (None without sign-in). Replacing keeps the
+        row's sharing; a dataset another user uploaded is never replaced by someone else."""
         if not overwrite and self.has_dataset(dataset.id):
             raise ValueError(f"a dataset with id {dataset.id!r} is already saved in {self.path}; "
                              "pass overwrite=True to replace it")
         row: dict[str, Any] = {"id": dataset.id, "name": dataset.name, "task": dataset.task,
                                "description": dataset.description, "citation": dataset.citation,
                                "origin": dataset.origin, "dimensions": dumps([asdict(d) for d in dataset.dimensions]),
-                               "meta": dumps(dataset.meta), "created_at": now()}
+                               "meta": dumps(dataset.meta), "created_at": now(), "owner": owner, "shared": 0}
         for f in FRAMES:
             row[f] = _frame_to_blob(getattr(dataset, f))
-        with self.write():
+        with self.write() as c:
+            old = c.execute("SELECT owner, shared FROM datasets WHERE id = ?", (dataset.id,)).fetchone()
+            if old is not None and old[0] and old[0] != owner:
+                raise ValueError(f"a dataset with id {dataset.id!r} was uploaded by another user: pick another "
+                                 "name for yours")
+            if old is not None:
+                row["owner"], row["shared"] = old[0] or owner, int(old[1] or 0)
             self.db["datasets"].insert(row, replace=True)
 
     def load_dataset(self, dataset_id: str) -> Dataset:
@@ -75,14 +85,18 @@ class DatasetsStore(Connection):
     def has_dataset(self, dataset_id: str) -> bool:
         return self.conn.execute("SELECT 1 FROM datasets WHERE id = ?", (dataset_id,)).fetchone() is not None
 
-    def list_datasets(self) -> list[dict[str, Any]]:
+    def list_datasets(self, *, viewer: Viewer | None = None) -> list[dict[str, Any]]:
+        """The uploads ``viewer`` sees (None: all), with their owner ('' without sign-in) and sharing."""
+        where, args = visible_sql(viewer)
         out = []
-        for (did,) in self.conn.execute("SELECT id FROM datasets ORDER BY id").fetchall():
+        for did, owner, shared in self.conn.execute(
+                f"SELECT id, owner, shared FROM datasets WHERE {where} ORDER BY id", args).fetchall():
             ds = self.load_dataset(did)
             n_runs = self.conn.execute("SELECT count(*) FROM runs WHERE dataset_id = ?", (did,)).fetchone()[0]
             out.append({"id": ds.id, "name": ds.name, "task": ds.task, "items": int(len(ds.items)),
                         "systems": len(ds.systems), "dimensions": ds.dimension_names,
-                        "annotators": len(ds.annotators), "runs": int(n_runs), "origin": "user"})
+                        "annotators": len(ds.annotators), "runs": int(n_runs), "origin": "user",
+                        "owner": owner or "", "shared": bool(shared)})
         return out
 
     def delete_dataset(self, dataset_id: str) -> None:

@@ -16,12 +16,21 @@ from typing import Any
 
 import pandas as pd
 
+from evalcore.identity import Viewer
 from evalcore.store.connection import Connection, float_or_null, now
+from evalcore.store.owners import visible_labels_sql
 
 LABEL_COLUMNS = ["label_id", "dataset_id", "item_id", "dimension", "annotator", "value", "skipped", "strategy",
                  "position", "shown_at", "created_at", "session"]
 _INSERT_SQL = ("INSERT INTO labels (dataset_id, item_id, dimension, annotator, value, skipped, strategy, position,"
-               " shown_at, created_at, session) VALUES (?,?,?,?,?,?,?,?,?,?,?)")
+               " shown_at, created_at, session, owner) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)")
+
+
+def _check_owner(annotator: str, owner: str | None) -> None:
+    """A signed-in user labels in their own name only (issue 21, item 6: a link's ``?annotator=alice`` or a labels
+    file naming alice must not write as alice)."""
+    if owner and str(annotator) != owner:
+        raise ValueError(f"signed in as {owner!r}: a label cannot be saved under the annotator name {annotator!r}")
 
 
 class LabelsStore(Connection):
@@ -29,10 +38,12 @@ class LabelsStore(Connection):
 
     def save_label(self, dataset_id: str, item_id: str, dimension: str, annotator: str, value: float | None, *,
                    skipped: bool = False, strategy: str = "random", shown_at: str | None = None,
-                   session: str = "", created_at: str | None = None) -> int:
-        """One label (or a skip: value None, skipped=True) as one row, committed before returning; its label_id."""
+                   session: str = "", created_at: str | None = None, owner: str | None = None) -> int:
+        """One label (or a skip: value None, skipped=True) as one row, committed before returning; its label_id.
+        ``owner``: the signed-in user (then the annotator must be that user), None without sign-in."""
         if not annotator or not str(annotator).strip():
             raise ValueError("a label needs an annotator name")
+        _check_owner(annotator, owner)
         if value is None and not skipped:
             raise ValueError("a label needs a value (or skipped=True)")
         if value is not None and (isinstance(value, float) and math.isnan(value)):
@@ -42,13 +53,18 @@ class LabelsStore(Connection):
                             (dataset_id, annotator)).fetchone()[0]
             cur = c.execute(_INSERT_SQL, (dataset_id, str(item_id), dimension, annotator,
                                           None if value is None else float(value), int(bool(skipped)), strategy,
-                                          int(pos), shown_at, created_at or now(), session))
+                                          int(pos), shown_at, created_at or now(), session, owner))
             return int(cur.lastrowid)
 
-    def undo_label(self, dataset_id: str, annotator: str, *, dimensions: list[str] | None = None
-                   ) -> dict[str, Any] | None:
-        """Delete the annotator's last row on the dataset (on ``dimensions`` if given); the deleted row, or None."""
+    def undo_label(self, dataset_id: str, annotator: str, *, dimensions: list[str] | None = None,
+                   owner: str | None = None) -> dict[str, Any] | None:
+        """Delete the annotator's last row on the dataset (on ``dimensions`` if given); the deleted row, or None.
+        ``owner`` (signed in): only a row that user wrote, whatever annotator name is asked for."""
+        _check_owner(annotator, owner)
         where, args = "dataset_id = ? AND annotator = ?", [dataset_id, annotator]
+        if owner:
+            where += " AND owner = ?"
+            args.append(owner)
         if dimensions:
             where += f" AND dimension IN ({','.join('?' * len(dimensions))})"
             args += list(dimensions)
@@ -61,10 +77,12 @@ class LabelsStore(Connection):
             c.execute("DELETE FROM labels WHERE label_id = ?", (d["label_id"],))
         return d
 
-    def label_rows(self, dataset_id: str | None = None) -> pd.DataFrame:
-        """Every label row (skips included) in the order written; LABEL_COLUMNS."""
-        where, args = ("WHERE dataset_id = ?", (dataset_id,)) if dataset_id is not None else ("", ())
-        frame = pd.read_sql_query(f"SELECT * FROM labels {where} ORDER BY label_id", self.conn, params=args)
+    def label_rows(self, dataset_id: str | None = None, *, viewer: Viewer | None = None) -> pd.DataFrame:
+        """Every label row (skips included) ``viewer`` sees (None: all), in the order written; LABEL_COLUMNS."""
+        where, args = visible_labels_sql(viewer)
+        if dataset_id is not None:
+            where, args = f"dataset_id = ? AND {where}", [dataset_id, *args]
+        frame = pd.read_sql_query(f"SELECT * FROM labels WHERE {where} ORDER BY label_id", self.conn, params=args)
         frame["value"] = frame["value"].astype(float)
         return frame[LABEL_COLUMNS]
 
@@ -74,16 +92,20 @@ class LabelsStore(Connection):
                                     (dataset_id,)).fetchone()
         return int(n), int(last)
 
-    def labelled_datasets(self) -> list[str]:
-        """Ids of the datasets that have at least one (non-skip) label."""
+    def labelled_datasets(self, *, viewer: Viewer | None = None) -> list[str]:
+        """Ids of the datasets that have at least one (non-skip) label ``viewer`` sees."""
+        where, args = visible_labels_sql(viewer)
         return [r[0] for r in self.conn.execute(
-            "SELECT DISTINCT dataset_id FROM labels WHERE skipped = 0 ORDER BY dataset_id")]
+            f"SELECT DISTINCT dataset_id FROM labels WHERE skipped = 0 AND {where} ORDER BY dataset_id", args)]
 
-    def insert_labels(self, rows: list[dict[str, Any]]) -> int:
-        """Rows (as label_rows gives them, label_id ignored) in one transaction: all or nothing."""
+    def insert_labels(self, rows: list[dict[str, Any]], *, owner: str | None = None) -> int:
+        """Rows (as label_rows gives them, label_id ignored) in one transaction: all or nothing. ``owner`` (signed
+        in): every row must be that user's own."""
+        for r in rows:
+            _check_owner(r["annotator"], owner)
         args = [(r["dataset_id"], str(r["item_id"]), r["dimension"], r["annotator"], float_or_null(r.get("value")),
                  int(bool(r.get("skipped"))), r.get("strategy") or "random", int(r["position"]), r.get("shown_at"),
-                 r.get("created_at") or now(), r.get("session") or "")
+                 r.get("created_at") or now(), r.get("session") or "", owner)
                 for r in rows]
         with self.write() as c:
             c.executemany(_INSERT_SQL, args)

@@ -10,7 +10,9 @@ import pandas as pd
 
 from evalcore.model import COMPARISON_COLUMNS, JUDGMENT_COLUMNS, Run, empty_frame
 from evalcore.store.cache import _CACHE_SQL, cache_rows
+from evalcore.identity import Viewer
 from evalcore.store.connection import Connection, dumps, float_or_null, now
+from evalcore.store.owners import visible_sql
 
 _JUDGMENT_SQL = ("INSERT OR REPLACE INTO judgments (run_id, item_id, dimension, criteria_hash, raw, value, status,"
                  " reason, estimator, detail, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)")
@@ -21,7 +23,7 @@ _COMPARISON_SQL = ('INSERT OR REPLACE INTO comparisons (run_id, pair_id, doc_id,
 _ANSWER_SQL = ("INSERT OR REPLACE INTO answers (run_id, key, task, dimension, answered_by, prompt_tokens,"
                " cached_tokens, latency_s, created_at) VALUES (?,?,?,?,?,?,?,?,?)")
 _RUN_SQL = ("INSERT INTO runs (run_id, dataset_id, method, model, label, config, parser, created_at, updated_at,"
-            " status, stats) VALUES (?,?,?,?,?,?,?,?,?,?,?)")
+            " status, stats, owner) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)")
 
 
 def _judgment_args(run_id: str, r: dict[str, Any], created_at: str) -> tuple:
@@ -60,8 +62,10 @@ class RunsStore(Connection):
     """Runs; composed in ``Store`` with ``LeasesStore`` (live_status) and ``CriteriaStore`` (add_criteria_rows)."""
 
     def create_run(self, *, run_id: str, dataset_id: str, method: str, model: str, label: str = "",
-                   config: dict[str, Any] | None = None, parser: str = "", status: str = "running") -> None:
-        """Create the run row, or update the config/status of an existing one (resume keeps created_at)."""
+                   config: dict[str, Any] | None = None, parser: str = "", status: str = "running",
+                   owner: str | None = None) -> None:
+        """Create the run row, or update the config/status of an existing one (resume keeps created_at and the
+        owner). ``owner``: the signed-in user who started it (None without sign-in)."""
         cfg = dumps(config or {})
         with self.write() as c:
             existing = c.execute("SELECT created_at FROM runs WHERE run_id = ?", (run_id,)).fetchone()
@@ -71,7 +75,7 @@ class RunsStore(Connection):
                           (dataset_id, method, model, label, cfg, parser, status, now(), run_id))
             else:
                 c.execute(_RUN_SQL, (run_id, dataset_id, method, model, label, cfg, parser, now(), now(), status,
-                                     "{}"))
+                                     "{}", owner))
 
     def finish_run(self, run_id: str, *, status: str, stats: dict[str, Any]) -> None:
         with self.write() as c:
@@ -143,14 +147,18 @@ class RunsStore(Connection):
         cfg = dict(d["config"])
         cfg.setdefault("stats", d.get("stats") or {})
         cfg["status"] = self.live_status(d["run_id"], d.get("status"))
+        if d.get("owner"):  # who started it, on a server with sign-in (schema version 4)
+            cfg["owner"], cfg["shared"] = d["owner"], bool(d.get("shared"))
         return Run(run_id=d["run_id"], dataset_id=d["dataset_id"], method=d["method"], model=d["model"],
                    label=d["label"] or "", config=cfg, parser=d["parser"] or "", origin="local",
                    created_at=d["created_at"] or "")
 
-    def list_runs(self, dataset_id: str | None = None) -> list[Run]:
-        """Runs (newest first) WITHOUT their judgments: cheap enough for a picker."""
-        where, args = ("WHERE dataset_id = ?", (dataset_id,)) if dataset_id else ("", ())
-        rows = self.rows(f"SELECT * FROM runs {where} ORDER BY created_at DESC, run_id", args)
+    def list_runs(self, dataset_id: str | None = None, *, viewer: Viewer | None = None) -> list[Run]:
+        """Runs ``viewer`` sees (None: all), newest first, WITHOUT their judgments: cheap enough for a picker."""
+        where, args = visible_sql(viewer)
+        if dataset_id:
+            where, args = f"dataset_id = ? AND {where}", [dataset_id, *args]
+        rows = self.rows(f"SELECT * FROM runs WHERE {where} ORDER BY created_at DESC, run_id", args)
         return [self._run_from_row(_decoded(d)) for d in rows]
 
     def load_run(self, run_id: str) -> Run:
@@ -172,11 +180,12 @@ class RunsStore(Connection):
             for t in ("judgments", "comparisons", "answers", "runs"):
                 c.execute(f"DELETE FROM {t} WHERE run_id = ?", (run_id,))
 
-    def save_imported_run(self, run: Run, *, status: str = "done", criteria: list[dict[str, Any]] = ()) -> None:
+    def save_imported_run(self, run: Run, *, status: str = "done", criteria: list[dict[str, Any]] = (),
+                          owner: str | None = None) -> None:
         """A whole run brought from a file (judge scores, a run bundle) in one transaction: it replaces any run with
         the same id, so importing again never leaves a mix of old and new judgments."""
         stats = dict(run.config.get("stats") or {})
-        config = {k: v for k, v in run.config.items() if k not in ("stats", "status")}
+        config = {k: v for k, v in run.config.items() if k not in ("stats", "status", "owner", "shared")}
         rows = [_judgment_args(run.run_id, r, r.get("created_at") or now())
                 for r in run.judgments.to_dict("records")]
         comparisons = [_comparison_args(run.run_id, r, r.get("created_at") or now())
@@ -185,7 +194,7 @@ class RunsStore(Connection):
             for t in ("judgments", "comparisons", "runs"):
                 c.execute(f"DELETE FROM {t} WHERE run_id = ?", (run.run_id,))
             c.execute(_RUN_SQL, (run.run_id, run.dataset_id, run.method, run.model, run.label, dumps(config),
-                                 run.parser, run.created_at or now(), now(), status, dumps(stats)))
+                                 run.parser, run.created_at or now(), now(), status, dumps(stats), owner))
             self.add_criteria_rows(criteria)
             c.executemany(_JUDGMENT_SQL, rows)
             c.executemany(_COMPARISON_SQL, comparisons)

@@ -4,7 +4,11 @@ Version 0 is a file written before the schema had a version (releases up to f83e
 when a store opened, three more (``probe_failures``, ``batches``, ``labels``) by their first user. Version 1 is the
 same tables and columns, all created when a store opens, with the version recorded. Version 2 adds ``meta``
 (key, value) holding ``store_id``, a random id that tells a writer its file was replaced. Version 3 keys ``batches``
-by (endpoint, batch_id), the endpoint being the run's base URL.
+by (endpoint, batch_id), the endpoint being the run's base URL. Version 4 records who wrote a row on a server with
+sign-in (evalcore.identity): ``owner`` (the signed-in user's name; NULL for a row written without sign-in, which
+everyone sees) and ``shared`` (1: shared with the lab) at the end of ``datasets``, ``runs`` and ``criteria``,
+``owner`` at the end of ``labels`` with a ``label_shares`` table (a user's labels on a dataset, shared), and
+``steps_by`` at the end of ``criteria`` (the model that generated the evaluation steps; '' when a person wrote them).
 
 Opening a store runs the migrations it lacks in place, in ONE transaction, after a backup copy of the file next to
 it (``<name>.bak-v<old>-<UTC timestamp>``) when the file already held tables: a failed migration rolls back and the
@@ -31,6 +35,8 @@ labels         human labels made on the Label page, one row per label or skip (e
 probe_failures capability-probe requests an endpoint rejected (evalcore.judge.probes)
 batches        the Batch API batches of a run (evalcore.judge.batch), keyed by (endpoint, batch_id) (version 3)
 meta           key, value: ``store_id`` (version 2)
+label_shares   dataset_id, owner, shared_at: a user's labels on a dataset that the lab sees (version 4)
+(version 4: datasets, runs, criteria + owner, shared; criteria + steps_by; labels + owner)
 """
 
 from __future__ import annotations
@@ -112,11 +118,22 @@ _V3_BATCHES_BY_ENDPOINT = [
     'CREATE INDEX IF NOT EXISTS "idx_batches_run_id" ON "batches" ("run_id")',
 ]
 
+# Who wrote a row, on a server with sign-in (issue 21, items 6, 8 and 13): new columns go last, so every old column
+# keeps its place; an old row gets owner NULL (written without sign-in: everyone sees it, as before) and shared 0.
+_V4_OWNERS = [
+    *(f'ALTER TABLE "{t}" ADD COLUMN "owner" TEXT' for t in ("datasets", "runs", "criteria", "labels")),
+    *(f'ALTER TABLE "{t}" ADD COLUMN "shared" INTEGER NOT NULL DEFAULT 0' for t in ("datasets", "runs", "criteria")),
+    """ALTER TABLE "criteria" ADD COLUMN "steps_by" TEXT NOT NULL DEFAULT ''""",
+    """CREATE TABLE IF NOT EXISTS "label_shares" ("dataset_id" TEXT NOT NULL, "owner" TEXT NOT NULL,
+       "shared_at" TEXT, PRIMARY KEY ("dataset_id", "owner"))""",
+]
+
 # (version reached, why, statements), in order
 MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (1, "every table created up front, the schema version recorded", _V1_TABLES),
     (2, "a store id in a meta table, to tell a replaced file", _V2_STORE_ID),
     (3, "batches keyed by (endpoint, batch id)", _V3_BATCHES_BY_ENDPOINT),
+    (4, "owner and sharing of datasets, runs, criteria and labels; who generated criteria steps", _V4_OWNERS),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

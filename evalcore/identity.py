@@ -1,0 +1,103 @@
+"""Who is using a shared server, and what they may see (issue 21, items 6 and 13). No Streamlit here: the pages read
+the request's headers or the OIDC claims and hand them to these functions.
+
+Two ways to sign in, both the operator's choice, neither on by default:
+
+* a trusted reverse proxy (oauth2-proxy, Apache/nginx auth, ...) that authenticates the visitor and puts their name
+  in a header; the operator names that header in ``EVALCORE_USER_HEADER`` (e.g. ``X-Forwarded-User``). Only that
+  header is read, and only when the variable is set: the app must sit behind the proxy, which overwrites whatever
+  the visitor sent under that name.
+* Streamlit's own OIDC sign-in (``st.login``), when the operator configured ``[auth]`` in ``secrets.toml``.
+
+Without either (one researcher on a laptop) nothing is scoped: every row is everyone's, as before.
+
+Visibility (:class:`Viewer`): a row written by a signed-in user (``owner``) is seen by that user only until they
+share it with the lab; a row without an owner (written without sign-in, a store from an older release) and a shared
+row are seen by everyone; bundled datasets and published runs are always seen.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Mapping
+
+USER_HEADER_ENV = "EVALCORE_USER_HEADER"
+
+# what a user name may be: an e-mail address, a login or an OIDC subject (letters, digits, . _ @ + | : -), at most 128 characters. Anything
+# else from a header is refused (not cleaned), so two spellings never become one user.
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+|:-]{0,127}$")
+# an HTTP header name (RFC 9110 token)
+_HEADER = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]+$")
+
+
+class IdentityError(ValueError):
+    """A sign-in that cannot be used (a malformed header name or user name); ``str()`` says which and why."""
+
+
+@dataclass(frozen=True)
+class User:
+    """A signed-in user: ``name`` is what the store records as owner and annotator; ``via``: "header" or "oidc"."""
+
+    name: str
+    via: str
+
+
+@dataclass(frozen=True)
+class Viewer:
+    """Whose listing this is on a server with sign-in: ``user`` None for a visitor who has not signed in (they see
+    what has no owner and what is shared). A function given no Viewer (None) scopes nothing: the CLI, a laptop."""
+
+    user: str | None = None
+
+    def sees(self, owner: str | None, shared: bool | int | None = False) -> bool:
+        """The one visibility rule, as the store's SQL applies it (evalcore.store.owners.visible_sql)."""
+        return not owner or bool(shared) or (self.user is not None and owner == self.user)
+
+
+def valid_name(name: object) -> str:
+    """``name`` stripped, when it is a usable user name; else IdentityError."""
+    text = str(name or "").strip()
+    if not _NAME.fullmatch(text):
+        raise IdentityError(f"user name {text[:40]!r} is not usable: letters, digits and . _ @ + | : - only, starting "
+                            "with a letter or digit, at most 128 characters")
+    return text
+
+
+def header_name(environ: Mapping[str, str]) -> str | None:
+    """The trusted header the operator named in ``EVALCORE_USER_HEADER``, or None when sign-in by header is off."""
+    raw = (environ.get(USER_HEADER_ENV) or "").strip()
+    if not raw:
+        return None
+    if not _HEADER.fullmatch(raw):
+        raise IdentityError(f"{USER_HEADER_ENV}={raw!r} is not an HTTP header name")
+    return raw
+
+
+def user_from_headers(headers: Mapping[str, str], header: str | None) -> User | None:
+    """The user the trusted proxy named in ``header`` (matched case-insensitively, as HTTP does), or None when
+    ``header`` is None (not configured) or absent from the request. A header present with an unusable value raises
+    IdentityError: a proxy that sends garbage is a misconfiguration to show, not an anonymous visitor."""
+    if header is None:
+        return None
+    wanted = header.lower()
+    values = [v for k, v in headers.items() if str(k).lower() == wanted]
+    if not values or not str(values[0]).strip():
+        return None
+    return User(valid_name(values[0]), "header")
+
+
+def user_from_claims(claims: Mapping[str, object]) -> User | None:
+    """The user of an OIDC sign-in (``st.user``'s claims): the e-mail address, else the preferred user name, else the
+    subject; None when not signed in."""
+    if not claims or not claims.get("is_logged_in", True):
+        return None
+    for key in ("email", "preferred_username", "sub"):
+        value = claims.get(key)
+        if value:
+            return User(valid_name(value), "oidc")
+    return None
+
+
+__all__ = ["USER_HEADER_ENV", "IdentityError", "User", "Viewer", "valid_name", "header_name", "user_from_headers",
+           "user_from_claims"]

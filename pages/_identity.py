@@ -1,0 +1,118 @@
+"""Who is using the app, on a server whose operator turned sign-in on (evalcore.identity has the rules; this module
+only reads Streamlit's request: the trusted proxy's header, or ``st.user`` after ``st.login``).
+
+Off (the default, one researcher on a laptop): :func:`viewer` is None and nothing is scoped or fixed, as before.
+On: :func:`user` is the signed-in user (or None for a visitor who has not signed in), :func:`viewer` scopes every
+listing to what that user may see, :func:`owner` is the name recorded on what they write.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Callable
+
+import streamlit as st
+
+from evalcore.identity import IdentityError, User, Viewer, header_name, user_from_claims, user_from_headers
+
+
+def _request_headers() -> dict[str, str]:
+    """The headers of this session's websocket handshake (``st.context.headers``, Streamlit 1.37 and later)."""
+    try:
+        return {k: v for k, v in st.context.headers.items()}
+    except Exception:  # noqa: BLE001 - no request (a bare script run): no header
+        return {}
+
+
+def oidc_configured() -> bool:
+    """Streamlit's own sign-in is usable: ``st.login`` exists and the operator configured ``[auth]`` in secrets."""
+    if not hasattr(st, "login") or not hasattr(st, "user"):
+        return False
+    try:
+        return "auth" in st.secrets
+    except Exception:  # noqa: BLE001 - no secrets file: not configured
+        return False
+
+
+def _header() -> str | None:
+    try:
+        return header_name(os.environ)
+    except IdentityError as e:
+        st.error(f"Sign-in is misconfigured: {e}")
+        st.stop()
+
+
+def sign_in_configured() -> bool:
+    return _header() is not None or oidc_configured()
+
+
+def user() -> User | None:
+    """The signed-in user of this session, or None (not signed in, or sign-in off)."""
+    header = _header()
+    if header is not None:
+        try:
+            return user_from_headers(_request_headers(), header)
+        except IdentityError as e:
+            st.error(f"The sign-in header {header} holds no usable user name ({e}): not signed in.")
+            return None
+    if oidc_configured():
+        try:
+            return user_from_claims(st.user.to_dict())
+        except IdentityError as e:
+            st.error(f"The sign-in gave no usable user name ({e}): not signed in.")
+    return None
+
+
+def viewer() -> Viewer | None:
+    """What this session may see: None (sign-in off: everything, as before), else the signed-in user's view."""
+    if not sign_in_configured():
+        return None
+    u = user()
+    return Viewer(u.name if u else None)
+
+
+def lab_viewer() -> Viewer | None:
+    """What every session may see (no one's private rows): for results cached for all sessions at once."""
+    return Viewer(None) if sign_in_configured() else None
+
+
+def owner() -> str | None:
+    """The name recorded on what this session writes (None: sign-in off or not signed in)."""
+    u = user() if sign_in_configured() else None
+    return u.name if u else None
+
+
+def scope_key(v: Viewer | None) -> str:
+    """A cache key part for a viewer: "" unscoped, "-" not signed in, else the user's name."""
+    return "" if v is None else ("-" if v.user is None else v.user)
+
+
+def viewer_of(key: str) -> Viewer | None:
+    return None if key == "" else Viewer(None if key == "-" else key)
+
+
+def sidebar_box() -> None:
+    """In the sidebar: who is signed in, and the way to sign in or out (only when the operator turned sign-in on)."""
+    if not sign_in_configured():
+        return
+    u = user()
+    if u is not None:
+        st.text(f"Signed in as {u.name}")  # text, not Markdown: a name is never markup or a link
+        if u.via == "oidc":
+            st.button("Sign out", key="sign_out", on_click=st.logout, icon=":material/logout:")
+        return
+    st.caption("Not signed in: you see what the lab shares, and cannot label or save.")
+    if oidc_configured():
+        st.button("Sign in", key="sign_in", on_click=st.login, icon=":material/login:")
+
+
+def share_toggle(what: str, key: str, shared: bool, on_change: Callable[[bool], Any]) -> None:
+    """"Share with the lab" for a row the signed-in user owns (the caller checks that)."""
+    widget = f"share_{key}"
+    st.session_state[widget] = shared  # the store's value, not this session's memory of an older one
+
+    def changed() -> None:
+        on_change(bool(st.session_state[widget]))
+
+    st.toggle(f"Share {what} with the lab", key=widget, on_change=changed,
+              help="Off: only you see it. On: everyone signed in to this server sees it (read-only).")
