@@ -74,14 +74,18 @@ def test_zhang_pairs_share_scale_is_rated_one_to_five_from_both_doors():
     assert ds.dimension(dim).scale_max - ds.dimension(dim).scale_min < 2
 
 
-def test_a_saved_version_wins_and_the_cli_can_pick_an_older_one(tmp_path):
+def test_a_saved_version_is_used_when_chosen_and_the_cli_can_pick_any(tmp_path):
+    """The newest saved version is no longer everyone's default (issue 21, item 8): a saved version is used when
+    named (the CLI's --criteria-version) or when it is the signed-in user's own."""
     ds = load_dataset("summeval")
     store = Store(tmp_path / "s.db")
     base = spec.default_criteria(ds, "coherence", "rts", store)
     older = store.save_criteria(ds.id, base.__class__(**{**base.__dict__, "definition": "old"}))
     newer_criteria = base.__class__(**{**base.__dict__, "definition": "new"})
-    store.save_criteria(ds.id, newer_criteria)
-    assert spec.default_criteria(ds, "coherence", "rts", store).definition == "new"
+    newer = store.save_criteria(ds.id, newer_criteria, owner="alice")
+    assert spec.default_criteria(ds, "coherence", "rts", store) == base
+    assert spec.default_criteria(ds, "coherence", "rts", store, owner="alice").definition == "new"
+    assert spec.default_criteria(ds, "coherence", "rts", store, version=newer[:8]).definition == "new"
     assert spec.default_criteria(ds, "coherence", "rts", store, version=older[:8]).definition == "old"
     assert spec.default_criteria(ds, "coherence", "rts", None) == base  # no store: the preset
 

@@ -11,8 +11,9 @@
 
 The API key is read from the environment variable named by ``--api-key-env`` (default: the provider's, e.g.
 OPENAI_API_KEY); there is deliberately no option to pass it on the command line (shell history, process lists).
-Criteria for a dimension: the newest version saved in the store (``steps`` saves one), else the method presets
-(``evalcore.methods.presets``), else the dataset's own description of the dimension.
+Criteria for a dimension: the saved version named by ``--criteria-version`` (``steps`` saves one and prints its
+hash), else the method presets (``evalcore.methods.presets``), else the dataset's own description of the dimension.
+The newest saved version is never taken by default: on a shared store it may be anyone's (issue 21, item 8).
 """
 
 from __future__ import annotations
@@ -183,7 +184,8 @@ def cmd_steps(args: argparse.Namespace) -> int:
                           "steps": out.steps}, indent=2))
     else:
         print(out.steps)
-        print(f"(saved as criteria version {out.version_hash()} for {dataset.id}/{args.dimension})", file=sys.stderr)
+        print(f"(saved as criteria version {out.version_hash()} for {dataset.id}/{args.dimension}: score with it "
+              f"by --criteria-version {out.version_hash()[:12]})", file=sys.stderr)
     return 0
 
 
@@ -288,7 +290,8 @@ def register(subparsers: Any) -> None:
     s.add_argument("--run", help="resume this run id (its cached and finished work is not repeated)")
     s.add_argument("--label", help="a label for the run")
     s.add_argument("--config", help="method config overrides as JSON, e.g. '{\"n_samples\": 20}'")
-    s.add_argument("--criteria-version", help="a saved criteria version hash (default: newest)")
+    s.add_argument("--criteria-version", help="a saved criteria version hash (default: the method's paper preset, "
+                                                 "never simply the newest saved version)")
     s.add_argument("--parse", choices=["robust", "paper"], default="robust")
     s.add_argument("--pairs", nargs="+", metavar="SYS_A,SYS_B", help="pairwise: only these system pairs")
     s.add_argument("--pair-sample", type=int, help="pairwise: a random sample of K pairs")
