@@ -104,10 +104,10 @@ def test_an_unreadable_store_is_reported_not_fatal_for_bundled_data(tmp_path, ca
     from evalcore.runs import list_all_datasets, list_runs
 
     class Broken:
-        def list_datasets(self):
+        def list_datasets(self, *, viewer=None):
             raise OSError("disk I/O error")
 
-        def list_runs(self, dataset_id):
+        def list_runs(self, dataset_id, *, viewer=None):
             raise OSError("disk I/O error")
 
     with caplog.at_level("WARNING"):
