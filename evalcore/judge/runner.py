@@ -189,8 +189,9 @@ def _refs(x: Any) -> tuple[str, ...]:
     return tuple(str(r) for r in list(x))
 
 
-def item_tasks(dataset: Dataset, dimension: str, *, limit: int | None = None) -> list[ItemTask]:
-    texts = dataset.texts()
+def item_tasks(dataset: Dataset, dimension: str, *, limit: int | None = None, rows: Any = None) -> list[ItemTask]:
+    """One task per item (the first ``limit``), or per row of ``rows`` (a slice of ``dataset.texts()``)."""
+    texts = dataset.texts() if rows is None else rows
     if limit is not None:
         texts = texts.head(limit)
     return [ItemTask(item_id=str(r.item_id), doc_id=str(r.doc_id), system_id=str(r.system_id), dimension=dimension,
@@ -260,20 +261,62 @@ def pair_tasks(dataset: Dataset, dimension: str, selection: PairSelection, *, li
     H2H judges each pair twice with the order swapped, and position bias can only be measured that way). On a
     dataset with human votes on ``dimension``, only the voted pairs (unless ``selection.annotated`` is False)."""
     out = []
-    chosen = (annotated_pairs(dataset, dimension, selection, limit=limit) if _use_annotated(dataset, dimension,
-                                                                                            selection)
-              else item_pairs(dataset, selection, limit=limit))
-    for a, b in chosen:
-        pair_id = f"{a.item_id}|{b.item_id}"
-        common = dict(pair_id=pair_id, doc_id=str(a.doc_id), dimension=dimension, source=_text(a.source),
-                      references=_refs(getattr(a, "references", None)), context=_text(getattr(a, "context", "")))
-        if "ab" in selection.orders:
-            out.append(PairTask(item_first=str(a.item_id), item_second=str(b.item_id), output_first=_text(a.output),
-                                output_second=_text(b.output), order="ab", **common))
-        if "ba" in selection.orders:
-            out.append(PairTask(item_first=str(b.item_id), item_second=str(a.item_id), output_first=_text(b.output),
-                                output_second=_text(a.output), order="ba", **common))
+    for a, b in _chosen_pairs(dataset, dimension, selection, limit=limit):
+        out += [_pair_task(a, b, order, dimension) for order in ("ab", "ba") if order in selection.orders]
     return out
+
+
+def _chosen_pairs(dataset: Dataset, dimension: str, selection: PairSelection, *, limit: int | None = None
+                  ) -> list[tuple[Any, Any]]:
+    if _use_annotated(dataset, dimension, selection):
+        return annotated_pairs(dataset, dimension, selection, limit=limit)
+    return item_pairs(dataset, selection, limit=limit)
+
+
+def _pair_task(a: Any, b: Any, order: str, dimension: str) -> PairTask:
+    """The pair (a, b) of item rows shown in ``order`` ("ab": a first, "ba": b first)."""
+    first, second = (a, b) if order == "ab" else (b, a)
+    return PairTask(item_first=str(first.item_id), item_second=str(second.item_id),
+                    output_first=_text(first.output), output_second=_text(second.output), order=order,
+                    pair_id=f"{a.item_id}|{b.item_id}", doc_id=str(a.doc_id), dimension=dimension,
+                    source=_text(a.source), references=_refs(getattr(a, "references", None)),
+                    context=_text(getattr(a, "context", "")))
+
+
+def count_requests(spec: ScoringSpec, planned: Any = None) -> int:
+    """How many requests a run of ``spec`` would send (duplicates and cache hits included: ``Estimate.requests``),
+    counted without building them all (issue 21, item 2: a link to the largest plan, h2h on every pair and
+    dimension of SummEval, is 96,000 requests). Per dimension and document: its number of tasks (items, or selected
+    pairs x orders) times the requests ONE of its tasks needs. A method's request count per task depends on its
+    config and the document (GPTScore ref->hypo sends one per reference), never on the output rated; the tests
+    compare this count with the built plan for every method. ``planned``: the config as planned against the
+    endpoint (default: as requested)."""
+    m, dims, crit, requested = resolve(spec.method, spec.dimensions, spec.criteria, spec.config)
+    planned = requested if planned is None else planned
+    total = 0
+    for dim in dims:
+        for n_tasks, task in _tasks_per_document(spec.dataset, m, dim, spec.limit, spec.pairs):
+            total += n_tasks * len(m.build_requests(task, crit[dim], planned))
+    return total
+
+
+def _tasks_per_document(dataset: Dataset, m: Any, dimension: str, limit: int | None, pairs: Any
+                        ) -> Iterable[tuple[int, ItemTask | PairTask]]:
+    """(number of tasks, the first task) for each document, as ``build_tasks`` would make them on ``dimension``."""
+    if not m.pairwise:
+        texts = dataset.texts()
+        texts = texts.head(limit) if limit is not None else texts
+        for _, group in texts.groupby("doc_id", sort=False):
+            yield len(group), item_tasks(dataset, dimension, rows=group.head(1))[0]
+        return
+    selection = PairSelection.from_arg(pairs)
+    orders = [o for o in ("ab", "ba") if o in selection.orders]
+    by_doc: dict[str, list[tuple[Any, Any]]] = {}
+    for a, b in _chosen_pairs(dataset, dimension, selection, limit=limit):
+        by_doc.setdefault(str(a.doc_id), []).append((a, b))
+    for chosen in by_doc.values():
+        if orders:
+            yield len(chosen) * len(orders), _pair_task(*chosen[0], orders[0], dimension)
 
 
 def build_tasks(dataset: Dataset, method: Any, dimensions: Iterable[str], *, limit: int | None = None,
