@@ -200,10 +200,8 @@ def label_agreements(dataset_id: str, run_ids: tuple[str, ...], dimension: str, 
                                             n_resamples=n_resamples, systems=_systems(systems))
 
 
-def score_estimate(spec, endpoint):
-    """The Score page's estimate, planned once per plan and shared by every session for a minute (issue 21,
-    item 2): a link to the largest plan (h2h on every dimension, every pair) builds its requests once, not on every
-    rerun of every visitor. The minute keeps the cache hits it counts close to the store's."""
+def plan_key(spec, endpoint) -> tuple:
+    """What a plan's estimate depends on, as hashable values (the cache key of ``score_estimate``)."""
     import hashlib
     import json
 
@@ -211,9 +209,30 @@ def score_estimate(spec, endpoint):
     # a sample of whole documents (score --sample-docs) is the same dataset id with fewer items: keyed by its items
     ds = spec.dataset
     items_key = hashlib.sha256("\x1f".join(map(str, ds.items["item_id"])).encode()).hexdigest()
-    return _score_estimate(f"{ds.id}:{items_key}", spec.method, crit_key, repr(spec.config),
-                           json.dumps(endpoint.identity(), sort_keys=True), spec.limit, tuple(spec.dimensions),
-                           json.dumps(spec.pairs, sort_keys=True), _spec=spec, _endpoint=endpoint)
+    return (f"{ds.id}:{items_key}", spec.method, crit_key, repr(spec.config),
+            json.dumps(endpoint.identity(), sort_keys=True), spec.limit, tuple(spec.dimensions),
+            json.dumps(spec.pairs, sort_keys=True))
+
+
+def score_estimate(spec, endpoint):
+    """The Score page's estimate, planned once per plan and shared by every session for a minute (issue 21,
+    item 2): a link to the largest plan (h2h on every dimension, every pair) builds its requests once, not on every
+    rerun of every visitor. The minute keeps the cache hits it counts close to the store's."""
+    return _score_estimate(*plan_key(spec, endpoint), _spec=spec, _endpoint=endpoint)
+
+
+def request_count(spec, endpoint) -> int:
+    """How many requests the plan sends, counted without building them (evalcore.judge.runner.count_requests): what
+    the Score page shows before it is asked to build a large plan's estimate."""
+    return _request_count(*plan_key(spec, endpoint), _spec=spec)
+
+
+@st.cache_data(show_spinner=False, max_entries=64, ttl=60)
+def _request_count(dataset_id: str, method: str, criteria_key: tuple, config_key: str, endpoint_key: str,
+                   limit: int | None, dimensions: tuple[str, ...], pairs_key: str, *, _spec) -> int:
+    from evalcore.judge.runner import count_requests
+
+    return count_requests(_spec)
 
 
 @st.cache_data(show_spinner=False, max_entries=32, ttl=60)

@@ -160,15 +160,37 @@ def show_estimate(est, *, use_batch: bool = False) -> None:
 # what to score: the one value the estimate and the run both read
 spec = ScoringSpec(score_ds, method_name, list(dims), criteria, config, limit=int(limit) or None, pairs=pairs,
                    label=label)
+# A plan above this many requests is estimated (its requests built, their tokens and cache hits counted) only when
+# asked, not on opening a link to it (issue 21, item 2: h2h on every pair and dimension of SummEval is 96,000).
+EAGER_ESTIMATE_REQUESTS = 5_000
+
+
+def lazy_estimate_wanted(n_requests: int, key: tuple) -> bool:
+    """For a large plan: its request count, and a button that builds the estimate. True once asked for this plan."""
+    if n_requests <= EAGER_ESTIMATE_REQUESTS or st.session_state.get("_estimate_for") == key:
+        return True
+    st.subheader("Estimate")
+    st.metric("Requests", f"{n_requests:,}", help="items (or ordered pairs) x dimensions x requests per task")
+    st.caption(f"A large plan (over {EAGER_ESTIMATE_REQUESTS:,} requests): its calls, tokens and cost are worked out "
+               "when you ask, not on opening the page. Nothing is sent either way.")
+    if st.button("Estimate calls and cost", key="estimate_now"):
+        st.session_state["_estimate_for"] = key
+        return True
+    return False
+
+
 est = None
 if choice.endpoint is not None and dims:
     try:
-        with st.spinner("Estimating calls and cost…"):
-            est = compute.score_estimate(spec, choice.endpoint)
+        n_requests = compute.request_count(spec, choice.endpoint)
+        if lazy_estimate_wanted(n_requests, compute.plan_key(spec, choice.endpoint)):
+            with st.spinner("Estimating calls and cost…"):
+                est = compute.score_estimate(spec, choice.endpoint)
     except Exception as e:  # noqa: BLE001 - e.g. the method is unsupported by this endpoint
         st.warning(ui.esc(f"No estimate: {type(e).__name__}: {e}"))
     else:
-        show_estimate(est, use_batch=bool(use_batch))
+        if est is not None:
+            show_estimate(est, use_batch=bool(use_batch))
 
 
 def spending_gate(est) -> bool:

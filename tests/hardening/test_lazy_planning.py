@@ -77,3 +77,28 @@ def test_the_count_is_the_estimates_request_count(tmp_path):
     est = runner.estimate(spec, EngineOptions(Endpoint("http://127.0.0.1:9/v1", "m", provider="vllm")),
                           store=Store(tmp_path / "s.db"))
     assert runner.count_requests(spec) == est.requests == 2 * 120 * 2 * 4  # docs x C(16,2) pairs x orders x dims
+
+
+def test_a_link_to_the_largest_plan_builds_no_request_until_asked(first_start, monkeypatch):
+    """/score?method=h2h&limit=0&score_dims=<all four>: the page shows the 96,000 requests, counted, and builds the
+    estimate only when "Estimate calls and cost" is pressed; nothing can start before."""
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    calls = []
+    real = runner.estimate
+    monkeypatch.setattr(runner, "estimate", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=300)
+    at.query_params.update({"method": "h2h", "limit": "0"})
+    at.query_params["score_dims"] = ["coherence", "consistency", "fluency", "relevance"]
+    at.switch_page("pages/score.py").run()
+    at.selectbox(key="endpoint").set_value("vllm").run()
+    at.text_input(key="model").input("loop-model").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert {m.label: m.value for m in at.metric}["Requests"] == "96,000"
+    assert calls == [] and at.button(key="start_scoring").disabled
+    at.button(key="estimate_now").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    metrics = {m.label: m.value for m in at.metric}
+    assert calls == [1] and metrics["Requests"] == "96,000" and "Calls to send" in metrics
