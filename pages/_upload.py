@@ -257,7 +257,7 @@ def _import(upload: Any, mapping: importers.ColumnMapping, name: str, raw: pd.Da
 
     try:
         importers.save_import(result, owner=identity.owner())
-    except StoreError as e:  # unreadable or locked store: its message names the file and the way out
+    except (StoreError, ValueError) as e:  # a store that cannot be written, another user's id: said, not raised
         st.error(ui.esc(str(e)))
         return
     ds = result.dataset
@@ -305,7 +305,7 @@ def _pairs_form(upload: Any, raw: pd.DataFrame, digest: str) -> None:
 
         try:
             pairs.save_pairs(result, owner=identity.owner())
-        except StoreError as e:
+        except (StoreError, ValueError) as e:
             st.error(ui.esc(str(e)))
             return
         s = result.summary()
@@ -330,7 +330,7 @@ def _verdicts_import(upload: Any, dataset: Any, name: str) -> None:
 
     try:
         default_store().save_imported_run(run, owner=identity.owner())
-    except StoreError as e:
+    except (StoreError, ValueError) as e:
         st.error(ui.esc(str(e)))
         return
     ui.forget_runs()
@@ -375,7 +375,7 @@ def scores_form(upload: Any, dataset: Any) -> None:
 
         try:
             default_store().save_imported_run(imported.run, owner=identity.owner())
-        except StoreError as e:  # unreadable or locked store: its message names the file and the way out
+        except (StoreError, ValueError) as e:  # a store that cannot be written, another user's id: said, not raised
             st.error(ui.esc(str(e)))
             return
         ui.forget_runs()

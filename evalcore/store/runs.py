@@ -183,7 +183,8 @@ class RunsStore(Connection):
     def save_imported_run(self, run: Run, *, status: str = "done", criteria: list[dict[str, Any]] = (),
                           owner: str | None = None) -> None:
         """A whole run brought from a file (judge scores, a run bundle) in one transaction: it replaces any run with
-        the same id, so importing again never leaves a mix of old and new judgments."""
+        the same id, so importing again never leaves a mix of old and new judgments; but never another user's run
+        (``owner``: the signed-in user importing it, None without sign-in)."""
         stats = dict(run.config.get("stats") or {})
         config = {k: v for k, v in run.config.items() if k not in ("stats", "status", "owner", "shared")}
         rows = [_judgment_args(run.run_id, r, r.get("created_at") or now())
@@ -191,10 +192,17 @@ class RunsStore(Connection):
         comparisons = [_comparison_args(run.run_id, r, r.get("created_at") or now())
                        for r in run.comparisons.to_dict("records")]
         with self.write() as c:
+            old = c.execute("SELECT owner, shared FROM runs WHERE run_id = ?", (run.run_id,)).fetchone()
+            if old is not None and old[0] and old[0] != owner:
+                raise ValueError(f"a run with id {run.run_id!r} belongs to another user: import it under another "
+                                 "name")
             for t in ("judgments", "comparisons", "runs"):
                 c.execute(f"DELETE FROM {t} WHERE run_id = ?", (run.run_id,))
             c.execute(_RUN_SQL, (run.run_id, run.dataset_id, run.method, run.model, run.label, dumps(config),
-                                 run.parser, run.created_at or now(), now(), status, dumps(stats), owner))
+                                 run.parser, run.created_at or now(), now(), status, dumps(stats),
+                                 (old[0] if old is not None and old[0] else owner)))
+            if old is not None and old[1]:
+                c.execute("UPDATE runs SET shared = 1 WHERE run_id = ?", (run.run_id,))
             self.add_criteria_rows(criteria)
             c.executemany(_JUDGMENT_SQL, rows)
             c.executemany(_COMPARISON_SQL, comparisons)
