@@ -89,8 +89,8 @@ def user_from_headers(headers: Mapping[str, str], header: str | None) -> User | 
 
 def user_from_claims(claims: Mapping[str, object]) -> User | None:
     """The user of an OIDC sign-in (``st.user``'s claims): the e-mail address, else the preferred user name, else the
-    subject; None when not signed in."""
-    if not claims or not claims.get("is_logged_in", True):
+    subject; None unless the claims say ``is_logged_in``."""
+    if not claims or claims.get("is_logged_in") is not True:
         return None
     for key in ("email", "preferred_username", "sub"):
         value = claims.get(key)

@@ -73,6 +73,7 @@ def test_an_unusable_user_name_is_refused_never_cleaned(value):
     ({"is_logged_in": True, "preferred_username": "bob", "sub": "123"}, User("bob", "oidc")),
     ({"is_logged_in": True, "sub": "auth0|123"}, User("auth0|123", "oidc")),
     ({"is_logged_in": False}, None),
+    ({"email": "alice@lab.org"}, None),  # claims without is_logged_in: not a sign-in
     ({}, None),
 ])
 def test_user_from_oidc_claims(claims, expected):

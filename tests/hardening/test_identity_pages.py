@@ -136,3 +136,42 @@ def test_without_sign_in_a_version_saved_by_another_session_is_not_the_default(f
     assert versions["saved by"].tolist() == ["(no sign-in)"]  # listed, to load explicitly
     at.button(key="load_version").click().run()
     assert at.text_area(key="crit_definition").value == "another session's"
+
+
+AUTH = {"redirect_uri": "http://localhost:8501/oauth2callback", "cookie_secret": "x" * 32, "client_id": "judgescope",
+        "client_secret": "s", "server_metadata_url": "http://127.0.0.1:9/.well-known/openid-configuration"}
+
+
+def oidc_page(path: str, user: dict, **query) -> AppTest:
+    """A session of an app whose operator configured ``[auth]`` (st.login), as ``user`` (AppTest's st.user)."""
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.secrets["auth"] = AUTH
+    at.user = user
+    for k, v in query.items():
+        at.query_params[k] = v
+    at.switch_page(path).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_with_oidc_a_visitor_is_offered_sign_in_and_cannot_label(first_start, monkeypatch):
+    """Before signing in: the sidebar offers "Sign in", and the Label page takes no typed or linked name."""
+    monkeypatch.delenv("EVALCORE_USER_HEADER", raising=False)
+    at = oidc_page("pages/label.py", {"is_logged_in": False}, annotator="alice")
+    assert at.sidebar.button(key="sign_in").label == "Sign in"
+    assert any("Not signed in" in c.value for c in at.sidebar.caption)
+    assert at.text_input(key="annotator_signed_in").value == ""
+    assert any("Sign in to label" in i.value for i in at.info)
+    assert Store(first_start).label_rows("summeval").empty
+
+
+def test_with_oidc_the_signed_in_email_is_the_annotator(first_start, monkeypatch):
+    monkeypatch.delenv("EVALCORE_USER_HEADER", raising=False)
+    at = oidc_page("pages/label.py", {"is_logged_in": True, "email": "carol@lab.org", "sub": "1"},
+                   annotator="alice", label_dims="coherence")
+    assert any(t.value == "Signed in as carol@lab.org" for t in at.sidebar.text)
+    assert at.sidebar.button(key="sign_out").label == "Sign out"
+    assert at.text_input(key="annotator_signed_in").value == "carol@lab.org"
+    at.button(key="label_rate_4").click().run()
+    rows = Store(first_start).label_rows("summeval")
+    assert rows[["annotator", "value"]].values.tolist() == [["carol@lab.org", 4.0]]
