@@ -154,12 +154,14 @@ else:
     old = v1.selectbox("Diff from version", hashes,
                        key=url.key("diff_a", hashes[min(1, len(hashes) - 1)], options=hashes))
     new = v2.selectbox("to version", hashes, key=url.key("diff_b", hashes[0], options=hashes))
+    chosen = next(v for v in versions if v["hash"] == new)
     if v3.button("Load this version", key="load_version"):
-        st.session_state["_crit_pending"] = store.load_criteria(ds.id, dim, new)
+        st.session_state["_crit_pending"] = chosen["criteria"]
+        if chosen["steps_by"]:  # a version saved again from it keeps who wrote its steps
+            st.session_state["_crit_steps_model"] = (ds.id, dim, chosen["steps_by"])
         st.rerun()
     diff = store.diff_criteria(ds.id, dim, old, new)
     st.code(diff or "(no difference)", language="diff")
-    chosen = next(v for v in versions if v["hash"] == new)
     if me and chosen["owner"] == me:
         def share(on: bool) -> None:
             store.share("criteria", (ds.id, dim, new), me, on)
