@@ -4,7 +4,8 @@ leases, Batch API batches, rejected probes. One file (default ``$EVALCORE_DB`` o
 One module per concern, each a class over the shared :class:`~evalcore.store.connection.Connection`; :class:`Store`
 composes them. The schema and its versioned migrations are in :mod:`evalcore.store.schema`; opening a store brings
 an older file to the current version (after a backup) and refuses one a newer release wrote. Nothing outside this
-package writes SQL against the store. Nothing here ever holds an API key.
+package writes SQL against the store. Nothing here ever holds an API key. On a server with sign-in, uploads, runs,
+criteria versions and labels record their owner, and listings take a ``viewer`` (:mod:`evalcore.store.owners`).
 """
 
 from __future__ import annotations

@@ -285,3 +285,29 @@ def test_an_imported_run_never_replaces_another_users_run(store):
     store.save_imported_run(run(5.0), owner="alice")  # her own again: replaced, still hers and shared
     assert store.load_run("summeval/scores-mine").judgments["value"].tolist() == [5.0, 5.0]
     assert store.owner_of("runs", ("summeval/scores-mine",)) == ("alice", True)
+
+
+OWNERS = [None, "", "alice", "bob"]
+
+
+@pytest.mark.parametrize("viewer", [ALICE, BOB, VISITOR, Viewer("carol")])
+def test_the_stores_sql_and_the_rule_agree_on_every_owner_and_sharing(tmp_path, viewer):
+    """Every (owner, shared) combination as a run, a dataset and a criteria version: what each listing returns is
+    exactly what Viewer.sees keeps (the SQL in evalcore.store.owners against the rule in evalcore.identity)."""
+    store = Store(tmp_path / "rule.db")
+    combos = [(o, sh) for o in OWNERS for sh in (False, True)]
+    base = Criteria("coherence", "intro", "def", 1, 5, "")
+    for i, (owner, shared) in enumerate(combos):
+        store.create_run(run_id=f"r{i}", dataset_id="summeval", method="geval", model="m", owner=owner)
+        store.save_dataset(dataset(dataset_id=f"d{i}"), owner=owner)
+        store.save_criteria("summeval", _edited(base, f"def {i}"), owner=owner)
+        if shared and owner:
+            h = _edited(base, f"def {i}").version_hash()
+            assert store.share("runs", (f"r{i}",), owner) and store.share("datasets", (f"d{i}",), owner)
+            assert store.share("criteria", ("summeval", "coherence", h), owner)
+    expected = {i for i, (o, sh) in enumerate(combos) if viewer.sees(o, sh and bool(o))}
+    assert {int(r.run_id[1:]) for r in store.list_runs("summeval", viewer=viewer)} == expected
+    assert {int(d["id"][1:]) for d in store.list_datasets(viewer=viewer)} == expected
+    assert {int(v["criteria"].definition.split()[1])
+            for v in store.list_criteria_versions("summeval", "coherence", viewer=viewer)} == expected
+    assert len(expected) == {ALICE: 7, BOB: 7, VISITOR: 6, Viewer("carol"): 6}[viewer]
