@@ -64,6 +64,10 @@ def test_score_sample_docs_scores_whole_documents_and_meta_warns(tmp_path, monke
     run_id = json.loads(out.out)["run_id"]
     picked = sample_documents(ds, 5, seed=3)
     assert all(d in out.err for d in picked)  # the command says which documents it scored
+    from evalcore.judge.spec import recorded_spec
+
+    spec = recorded_spec(run_id, Store(db))  # the run records them: a resume or a bundle scores the same items
+    assert spec.documents == tuple(str(d) for d in picked) and len(spec.dataset.items) == 15
     assert main(["meta", "--dataset", ds.id, "--run", run_id, "--resamples", "20", "--json"]) == 0
     entry = json.loads(capsys.readouterr().out)["dimensions"]["coherence"]
     assert entry["items"] == 15  # 5 documents x 3 systems
