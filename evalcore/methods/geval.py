@@ -443,25 +443,35 @@ class GEval:
                 return failed(parsed.reason or "no score found in reply", estimator, raw=raw)
             return ok(parsed.value, estimator, raw=raw, reason=parsed.reason)
         if config.probs_source == "samples":
-            parsed_all = [parsers.parse_form_score(t, scale, mode=parse_mode) for t in texts]
-            result = parsers.sample_mean(parsed_all, mode=parse_mode)
-            counts: dict[str, int] = {}
-            for p in parsed_all:
-                key = "unparsed" if not p.ok else f"{p.value:g}"
-                counts[key] = counts.get(key, 0) + 1
-            detail = {
-                "sample_counts": counts,
-                "n_requested": config.n_samples,
-                "n_received": len(texts),
-                "n_parsed": sum(1 for p in parsed_all if p.ok),
-            }
-            # the estimator names the samples actually received, which an endpoint may cut short
-            estimator = f"sample-mean(n={len(texts)})"
-            if not result.ok:
-                return failed(result.reason or "no sample could be parsed", estimator, raw=raw, detail=detail)
-            return ok(result.value, estimator, raw=raw, reason=result.reason, detail=detail)
-        # log-prob weighting (Eq. 1)
-        choice = choices[0]
+            return self._sample_mean(texts, scale, config, parse_mode, raw)
+        return self._weighted(choices[0], criteria, config, raw)
+
+    @staticmethod
+    def _sample_mean(texts: list[str], scale: tuple[int, int], config: GEvalConfig, parse_mode: str,
+                     raw: str) -> Outcome:
+        """The mean of the sampled replies' scores, with how many samples said what."""
+        parsed_all = [parsers.parse_form_score(t, scale, mode=parse_mode) for t in texts]
+        result = parsers.sample_mean(parsed_all, mode=parse_mode)
+        counts: dict[str, int] = {}
+        for p in parsed_all:
+            key = "unparsed" if not p.ok else f"{p.value:g}"
+            counts[key] = counts.get(key, 0) + 1
+        detail = {
+            "sample_counts": counts,
+            "n_requested": config.n_samples,
+            "n_received": len(texts),
+            "n_parsed": sum(1 for p in parsed_all if p.ok),
+        }
+        # the estimator names the samples actually received, which an endpoint may cut short
+        estimator = f"sample-mean(n={len(texts)})"
+        if not result.ok:
+            return failed(result.reason or "no sample could be parsed", estimator, raw=raw, detail=detail)
+        return ok(result.value, estimator, raw=raw, reason=result.reason, detail=detail)
+
+    @staticmethod
+    def _weighted(choice: Any, criteria: Criteria, config: GEvalConfig, raw: str) -> Outcome:
+        """The log-prob weighted score (Eq. 1) from the reply's score distribution."""
+        estimator = config.estimator
         if choice.tokens is None:
             return failed("endpoint returned no log-probs", estimator, raw=raw)
         if not choice.tokens:
