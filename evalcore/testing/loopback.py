@@ -169,8 +169,10 @@ def _plain(text: str) -> list[tuple[str, list[tuple[str, float]]]]:
     return out
 
 
-def default_reply(prompt: str, *, sample: int = 0, temperature: float = 0.0) -> Reply:
-    """The deterministic reply to one prompt (sample index varies it when temperature > 0)."""
+def default_reply(prompt: str, *, sample: int = 0, temperature: float = 0.0, score: int | None = None) -> Reply:
+    """The deterministic reply to one prompt (sample index varies it when temperature > 0). ``score``: the scale
+    value a rating reply gives (instead of one drawn from the prompt's hash), for judges whose quality a test
+    controls (evalcore.testing.loopback_align)."""
     key = _h(prompt)
     vary = temperature > 0 and sample > 0
 
@@ -222,7 +224,8 @@ def default_reply(prompt: str, *, sample: int = 0, temperature: float = 0.0) -> 
                             "3. Assign a score on the given scale according to the criteria."))
     lo, hi = find_scale(prompt)
     values = [str(v) for v in range(lo, hi + 1)]
-    chosen = pick(values, key % len(values))
+    chosen = pick(values, values.index(str(score)) if score is not None and str(score) in values
+                  else key % len(values))
     if hi - lo > 10:
         # wide scales (002 explicit 0-100): one number token, no distribution worth reading
         return Reply([(chosen, [(chosen, -0.05)])])
