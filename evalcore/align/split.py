@@ -50,7 +50,7 @@ class Split:
     strata: str
     dev_docs: tuple[str, ...]
     test_docs: tuple[str, ...]
-    created_at: str = ""
+    created_at: str = field(default="", compare=False)
     final_checks: int = field(default=0, compare=False)
 
     @property
