@@ -83,8 +83,11 @@ def align(dataset: Dataset, dimension: str, method: str, options, *, store=None,
     left aside)."""
     from evalcore.store import default_store
 
+    from evalcore.judge.cost import FREE_PROVIDERS
+
     store = store or default_store()
     say = log or (lambda _msg: None)
+    local = options.first_endpoint.provider in FREE_PROVIDERS
     if dataset.dimension(dimension).kind == "nominal":
         raise ValueError(f"dimension {dimension!r} is nominal: its codes have no order, so no correlation can "
                          "measure agreement on it; the alignment loop needs an ordered scale")
@@ -96,7 +99,7 @@ def align(dataset: Dataset, dimension: str, method: str, options, *, store=None,
     baseline = cand.baseline_candidate(base)
     common = dict(store=store, settings=settings, config_overrides=config_overrides, cancel=cancel)
     say(_estimate_line(estimate_dev(dataset, split, dimension, method, [baseline], options, store=store,
-                                    config_overrides=config_overrides), "the baseline"))
+                                    config_overrides=config_overrides), "the baseline", local))
     base_dev = score_candidate(dataset, split, DEV, dimension, method, baseline, options, **common)
     dis = disagreements(dataset, store.load_run(base_dev.run_id), dimension, split)
     made = make_candidates(base, dis, split, dataset, dimension, options, store=store, n=n_candidates,
@@ -110,7 +113,7 @@ def align(dataset: Dataset, dimension: str, method: str, options, *, store=None,
         raise ValueError("no candidate to try: ask for --candidates 1 or more, or give an edit")
     estimate = estimate_dev(dataset, split, dimension, method, made, options, store=store,
                             config_overrides=config_overrides)
-    say(_estimate_line(estimate, f"{estimate['candidates']} candidate(s)"))
+    say(_estimate_line(estimate, f"{estimate['candidates']} candidate(s)", local))
     scored = score_on_dev(dataset, split, dimension, method, made, options, **common)
     chosen = choose(scored, rule)
     say(f"chosen: {chosen.candidate.version} ({chosen.candidate.source}), development agreement "
@@ -123,8 +126,9 @@ def align(dataset: Dataset, dimension: str, method: str, options, *, store=None,
                        model=options.first_endpoint.model, estimate=estimate)
 
 
-def _estimate_line(est: dict[str, Any], what: str) -> str:
-    cost = "unknown price" if est["cost_usd"] is None else f"~${est['cost_usd']:.4f}"
+def _estimate_line(est: dict[str, Any], what: str, local: bool) -> str:
+    cost = ("a local server: no price" if local else "unknown price (model not in the price table)"
+            if est["cost_usd"] is None else f"~${est['cost_usd']:.4f}")
     return (f"estimate for {what} on the development part: {est['calls']} request(s) to send, {est['cached']} "
             f"cached, ~{est['prompt_tokens']} prompt tokens, {cost}")
 
