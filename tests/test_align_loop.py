@@ -146,6 +146,10 @@ def test_no_test_part_text_or_label_reaches_the_proposal_or_the_few_shot_example
     test_sources = {str(s)[100:300] for s in test_items["source"].unique()}
     dev_scores = {(str(o).strip(), f"{human[i]:.2f}") for i, o in zip(dev_items["item_id"], dev_items["output"])}
 
+    # the search is not blind: the final check's scoring requests do hold the test part's texts and articles
+    scoring = [p for p in prompts if PROPOSAL_MARKER not in p]
+    assert all(any(o in p for p in scoring) for o in test_outputs)
+    assert all(any(s in p for p in scoring) for s in test_sources)
     proposals = [p for p in prompts if PROPOSAL_MARKER in p]
     assert len(proposals) == 2  # 5 candidates: two proposals (from two sets of development disagreements)
     for p in proposals:
@@ -157,10 +161,15 @@ def test_no_test_part_text_or_label_reaches_the_proposal_or_the_few_shot_example
 
     fewshot_prompts = [p for p in prompts if FEWSHOT_HEADING in p]
     assert fewshot_prompts  # the few-shot candidates were scored (development, and test if chosen)
+    # SummEval's coherence preset asks for 1-5, the humans' scale: an example's score is its human mean, 1 decimal
+    dev_labels = {(str(o).strip(), f"{human[i]:.1f}") for i, o in zip(dev_items["item_id"], dev_items["output"])}
     for p in fewshot_prompts:
         shown = _examples(p, FEWSHOT_HEADING, r"Example \d+: (.*?)\nHuman score: ([\d.]+)")
         assert len(shown) == 4
-        assert all(t.strip() in dev_outputs and t.strip() not in test_outputs for t, _h in shown)
+        assert all((t.strip(), h) in dev_labels and t.strip() not in test_outputs for t, h in shown)
+    for i, o in zip(test_items["item_id"], test_items["output"]):  # every test item, its text with its label
+        if str(o).strip() in test_outputs:
+            assert not any(f"{str(o).strip()}\nHuman score: " in p for p in proposals + fewshot_prompts), i
     for c in report.candidates:
         assert set(c.candidate.example_items) <= set(dev_items["item_id"])
         assert not any(o in c.candidate.criteria.definition for o in test_outputs if len(o) > 30)
