@@ -219,3 +219,21 @@ def test_a_second_final_check_on_the_same_test_part_is_counted(improvable, ds):
     checks = store.final_checks(ds.id, report.split.split_id)
     assert [c["chosen_hash"] for c in checks] == [report.chosen.candidate.version] * 2
     assert again.difference.statistic == pytest.approx(report.test.difference.statistic)
+
+
+def test_a_proposal_that_cannot_be_read_is_skipped_and_said(ds, tmp_path):
+    from evalcore.testing.loopback import Reply, _plain
+
+    judge = PromptQualityJudge.for_dataset(ds, DIM)
+
+    def scorer(prompt, *, sample=0, temperature=0.0):
+        if PROPOSAL_MARKER in prompt:  # an LLM that answers in prose, without the <criteria> block asked for
+            return Reply(_plain("The definition could mention the order of events."))
+        return judge(prompt, sample=sample, temperature=temperature)
+
+    said: list[str] = []
+    with serve(scorer=scorer) as srv:
+        report = align(ds, DIM, "geval", options(srv.base_url), store=Store(tmp_path / "s.db"), n_candidates=2,
+                       settings=Settings(n_resamples=50), log=said.append)
+    assert [c.candidate.source for c in report.candidates] == ["fewshot", "fewshot"]
+    assert any("skipped" in m and "<criteria>" in m for m in said)

@@ -54,8 +54,10 @@ def _generators(base, dis, split, dataset, dimension, options, store, *, meta_pr
 
 def make_candidates(base, dis, split: Split, dataset: Dataset, dimension: str, options, *, store, n: int,
                     meta_prompt: str = cand.META_PROMPT, n_examples: int = 8, fewshot_k: int = 4, seed: int = 0,
-                    max_tries: int | None = None) -> list[cand.Candidate]:
-    """Up to ``n`` distinct candidates (none equal to the baseline), each saved as a criteria version."""
+                    max_tries: int | None = None, log: Callable[[str], None] | None = None) -> list[cand.Candidate]:
+    """Up to ``n`` distinct candidates (none equal to the baseline), each saved as a criteria version. A maker
+    that fails for a reason of its own (a proposal whose reply has no <criteria> block, too few development items
+    for the examples) is skipped and said in ``log``; the next maker is tried (at most ``max_tries`` in all)."""
     out: dict[str, cand.Candidate] = {}
     tries = 0
     limit = max_tries if max_tries is not None else 3 * n + 4
@@ -64,7 +66,12 @@ def make_candidates(base, dis, split: Split, dataset: Dataset, dimension: str, o
         if len(out) >= n or tries >= limit:
             break
         tries += 1
-        c = make()
+        try:
+            c = make()
+        except ValueError as e:
+            if log is not None:
+                log(f"candidate {tries} skipped: {e}")
+            continue
         if c.version != base.version_hash() and c.version not in out:
             out[c.version] = c
             cand.save_candidate(store, dataset.id, c)
@@ -103,7 +110,7 @@ def align(dataset: Dataset, dimension: str, method: str, options, *, store=None,
     base_dev = score_candidate(dataset, split, DEV, dimension, method, baseline, options, **common)
     dis = disagreements(dataset, store.load_run(base_dev.run_id), dimension, split)
     made = make_candidates(base, dis, split, dataset, dimension, options, store=store, n=n_candidates,
-                           meta_prompt=meta_prompt, n_examples=n_examples, fewshot_k=fewshot_k, seed=seed)
+                           meta_prompt=meta_prompt, n_examples=n_examples, fewshot_k=fewshot_k, seed=seed, log=say)
     for text in edits:
         c = cand.edit_candidate(base, definition=text)
         cand.save_candidate(store, dataset.id, c)
