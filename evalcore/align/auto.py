@@ -16,7 +16,8 @@ from typing import Any, Callable, Iterator
 from evalcore.align import candidates as cand
 from evalcore.align.disagreement import disagreements
 from evalcore.align.loop import (
-    CHOOSE_BEST_DEV, AlignReport, Settings, choose, estimate_dev, final_check, score_candidate, score_on_dev,
+    CHOOSE_BEST_DEV, AlignReport, Settings, check_method, choose, estimate_dev, final_check, score_candidate,
+    score_on_dev,
 )
 from evalcore.align.split import DEV, Split, make_split, save_split
 from evalcore.model import Dataset
@@ -95,6 +96,7 @@ def align(dataset: Dataset, dimension: str, method: str, options, *, store=None,
     store = store or default_store()
     say = log or (lambda _msg: None)
     local = options.first_endpoint.provider in FREE_PROVIDERS
+    check_method(method)
     if dataset.dimension(dimension).kind == "nominal":
         raise ValueError(f"dimension {dimension!r} is nominal: its codes have no order, so no correlation can "
                          "measure agreement on it; the alignment loop needs an ordered scale")
