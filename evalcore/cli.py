@@ -9,6 +9,8 @@
     python -m evalcore import-dataset / import-run / export-run (your own data and run bundles, evalcore/import_cli.py)
     python -m evalcore plan --dataset D --run R --dimension DIM [--coefficient C] [--half-width 0.05] [--json]
     python -m evalcore labels list|export|import [FILE] --dataset D [--json]
+    python -m evalcore align --dataset D --dimension DIM --method M --base-url URL [--model M] [--candidates N]
+                             [--test-share 0.3] [--seed S] [--json]   (evalcore/align/cli.py)
 
 With ``--json`` the result is one JSON document on stdout (keys documented in README.md).
 """
@@ -549,6 +551,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     import_cli.register(sub)
     _register_plan(sub)
+    from evalcore.align import cli as align_cli  # align: the judge-alignment loop (issue 22)
+
+    align_cli.register(sub)
     return p
 
 

@@ -4,7 +4,9 @@ Version 0 is a file written before the schema had a version (releases up to f83e
 when a store opened, three more (``probe_failures``, ``batches``, ``labels``) by their first user. Version 1 is the
 same tables and columns, all created when a store opens, with the version recorded. Version 2 adds ``meta``
 (key, value) holding ``store_id``, a random id that tells a writer its file was replaced. Version 3 keys ``batches``
-by (endpoint, batch_id), the endpoint being the run's base URL.
+by (endpoint, batch_id), the endpoint being the run's base URL. Version 5 adds ``splits`` and ``final_checks``
+(evalcore.store.splits: the development / test split of a dataset's documents for judge alignment, and every final
+check made on a split's test part, so that looking at the test part again is counted).
 
 Opening a store runs the migrations it lacks in place, in ONE transaction, after a backup copy of the file next to
 it (``<name>.bak-v<old>-<UTC timestamp>``) when the file already held tables: a failed migration rolls back and the
@@ -31,6 +33,10 @@ labels         human labels made on the Label page, one row per label or skip (e
 probe_failures capability-probe requests an endpoint rejected (evalcore.judge.probes)
 batches        the Batch API batches of a run (evalcore.judge.batch), keyed by (endpoint, batch_id) (version 3)
 meta           key, value: ``store_id`` (version 2)
+splits         dataset_id, split_id, dimension, seed, test_share, strata, dev_docs (JSON), test_docs (JSON),
+               created_at: a document-level development / test split (version 5)
+final_checks   check_id, dataset_id, split_id, dimension, method, baseline_hash, chosen_hash, baseline_run,
+               chosen_run, result (JSON), created_at: one row per final check on a split's test part (version 5)
 """
 
 from __future__ import annotations
@@ -112,11 +118,26 @@ _V3_BATCHES_BY_ENDPOINT = [
     'CREATE INDEX IF NOT EXISTS "idx_batches_run_id" ON "batches" ("run_id")',
 ]
 
+# Judge alignment (issue 22): a split of a dataset's documents into a development and a held-out test part, kept
+# with the dataset, and one row per final check on a test part (a second look at the same test part is counted).
+_V5_SPLITS = [
+    """CREATE TABLE IF NOT EXISTS "splits" ("dataset_id" TEXT NOT NULL, "split_id" TEXT NOT NULL,
+       "dimension" TEXT NOT NULL, "seed" INTEGER NOT NULL, "test_share" REAL NOT NULL, "strata" TEXT NOT NULL,
+       "dev_docs" TEXT NOT NULL, "test_docs" TEXT NOT NULL, "created_at" TEXT NOT NULL,
+       PRIMARY KEY ("dataset_id", "split_id"))""",
+    """CREATE TABLE IF NOT EXISTS "final_checks" ("check_id" INTEGER PRIMARY KEY AUTOINCREMENT,
+       "dataset_id" TEXT NOT NULL, "split_id" TEXT NOT NULL, "dimension" TEXT NOT NULL, "method" TEXT,
+       "baseline_hash" TEXT, "chosen_hash" TEXT, "baseline_run" TEXT, "chosen_run" TEXT, "result" TEXT,
+       "created_at" TEXT NOT NULL)""",
+    'CREATE INDEX IF NOT EXISTS "idx_final_checks_split" ON "final_checks" ("dataset_id", "split_id")',
+]
+
 # (version reached, why, statements), in order
 MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (1, "every table created up front, the schema version recorded", _V1_TABLES),
     (2, "a store id in a meta table, to tell a replaced file", _V2_STORE_ID),
     (3, "batches keyed by (endpoint, batch id)", _V3_BATCHES_BY_ENDPOINT),
+    (5, "development / test splits and the final checks made on their test parts", _V5_SPLITS),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

@@ -186,9 +186,11 @@ def _picker(prompt: str, sample: int, vary: bool):
     return pick
 
 
-def default_reply(prompt: str, *, sample: int = 0, temperature: float = 0.0) -> Reply:
+def default_reply(prompt: str, *, sample: int = 0, temperature: float = 0.0, score: int | None = None) -> Reply:
     """The deterministic reply to one prompt (sample index varies it when temperature > 0): a verdict, a choice,
-    yes / no, evaluation steps or a score, by what the prompt asks for."""
+    yes / no, evaluation steps or a score, by what the prompt asks for. ``score``: the scale value a rating reply
+    gives (instead of one drawn from the prompt's hash), for judges whose quality a test controls
+    (evalcore.testing.loopback_align)."""
     key = _h(prompt)
     vary = temperature > 0 and sample > 0
     pick = _picker(prompt, sample, vary)
@@ -201,7 +203,7 @@ def default_reply(prompt: str, *, sample: int = 0, temperature: float = 0.0) -> 
         reply = Reply(_plain("1. Read the source text carefully and identify its main points.\n"
                              "2. Read the text to evaluate and compare it with the source.\n"
                              "3. Assign a score on the given scale according to the criteria."))
-    return reply if reply is not None else _scale_reply(prompt, low, key, pick)
+    return reply if reply is not None else _scale_reply(prompt, low, key, pick, score)
 
 
 def _choice_reply(prompt: str, low: str, key: int, pick) -> Reply | None:
@@ -241,12 +243,13 @@ def _yes_no_reply(prompt: str, low: str, sample: int | None) -> Reply | None:
     return Reply([(chosen, sorted(top, key=lambda p: -p[1]))])
 
 
-def _scale_reply(prompt: str, low: str, key: int, pick) -> Reply:
-    """A score on the scale the prompt names, written as the prompt's form asks (form filling, reason then score,
-    "Dimension: score", or the number alone)."""
+def _scale_reply(prompt: str, low: str, key: int, pick, score: int | None = None) -> Reply:
+    """A score on the scale the prompt names (``score`` when given and on it), written as the prompt's form asks
+    (form filling, reason then score, "Dimension: score", or the number alone)."""
     lo, hi = find_scale(prompt)
     values = [str(v) for v in range(lo, hi + 1)]
-    chosen = pick(values, key % len(values))
+    chosen = pick(values, values.index(str(score)) if score is not None and str(score) in values
+                  else key % len(values))
     if hi - lo > 10:
         # wide scales (002 explicit 0-100): one number token, no distribution worth reading
         return Reply([(chosen, [(chosen, -0.05)])])
