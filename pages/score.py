@@ -284,6 +284,8 @@ def _resume_command(run) -> str:
     cfg, ep = run.config, run.config.get("endpoint") or {}
     args = ["python", "-m", "evalcore", "score", "--dataset", run.dataset_id, "--method", run.method,
             "--model", run.model, "--provider", ep.get("provider", "openai"), "--base-url", ep.get("base_url", "")]
+    if cfg.get("spec"):  # the run recorded its spec: `score --run` resumes it as recorded (documents included)
+        return " ".join(shlex.quote(str(a)) for a in args + ["--run", run.run_id])
     for dim in (cfg.get("criteria") or {}):
         args += ["--dimension", dim]
     if cfg.get("limit"):

@@ -99,8 +99,11 @@ def cmd_score(args: argparse.Namespace) -> int:
 
     store = store_of(args)
     dataset = _dataset(args.dataset, store)
-    dataset, documents = _sampled(dataset, args)
-    spec, engine = spec_from_args(args, dataset, store, documents)
+    resumed = _recorded(args, dataset, store)
+    if resumed is None:
+        dataset, documents = _sampled(dataset, args)
+    spec, engine = spec_from_args(args, dataset, store, None if resumed else documents)
+    spec = resumed or spec
     if getattr(args, "batch", False) and not args.estimate_only:
         from evalcore.judge.batch_cli import score_batch
 
@@ -139,6 +142,29 @@ def _print_estimate(est, as_json: bool) -> int:
 
     print_cost_table(est.cost_rows)
     return 0
+
+
+def _recorded(args: argparse.Namespace, dataset, store):
+    """``--run ID`` naming a run that recorded its spec: that spec (its documents, dimensions, criteria, config),
+    so that a resume sends the run's own requests whatever the other flags say; None for a new run or one recorded
+    before runs recorded their spec (its flags then describe it, as before)."""
+    if not args.run:
+        return None
+    from evalcore.judge.spec import recorded_spec
+
+    try:
+        row = store.run_row(args.run)
+    except KeyError:
+        return None
+    if not (row.get("config") or {}).get("spec"):
+        return None
+    if row["dataset_id"] != dataset.id:
+        raise ValueError(f"run {args.run} was scored on dataset {row['dataset_id']!r}, not {dataset.id!r}")
+    spec = recorded_spec(args.run, store, dataset)
+    docs = f"{len(spec.documents)} sampled documents" if spec.documents else "the whole dataset"
+    print(f"resuming run {args.run} as recorded: {spec.method} on {', '.join(spec.dimensions or spec.criteria)}, {docs}",
+          file=sys.stderr)
+    return spec
 
 
 def _sampled(dataset, args: argparse.Namespace):
