@@ -82,37 +82,48 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from playwright.sync_api import sync_playwright
 
+    with sync_playwright() as pw:
+        browser = helpers.launch_chromium(pw)
+        try:
+            timings = measure(browser, helpers, args)
+        finally:
+            browser.close()
+    print_report(args, *timings)
+    return 0
+
+
+def measure(browser, helpers, args: argparse.Namespace):
+    """(cold, warm, warm_fresh, starts): each visit's (table shown, script finished) seconds, and each server's
+    time to healthy."""
     cold: list[tuple[float, float]] = []
     warm: list[tuple[float, float]] = []  # server warm, browser cache warm: a researcher coming back to the page
     warm_fresh: list[tuple[float, float]] = []  # server warm, a new empty browser profile (every script re-fetched)
     starts: list[float] = []
-    with sync_playwright() as pw:
-        browser = helpers.launch_chromium(pw)
-        try:
-            warmup = browser.new_page()  # chromium's own first-page costs are not the app's
-            warmup.goto("about:blank")
-            warmup.close()
-            for i in range(args.cold):
-                with tempfile.TemporaryDirectory(prefix="judgescope-bench-") as tmp:
-                    t0 = time.perf_counter()
-                    server = helpers.start_app(Path(tmp), resamples=args.resamples)
-                    starts.append(time.perf_counter() - t0)
-                    profile = browser.new_context(viewport=helpers.VIEWPORT)
-                    profile.set_default_timeout(180_000)
-                    try:
-                        cold.append(visit(browser, helpers, server.url, profile))
-                        for _ in range(args.warm):
-                            warm.append(visit(browser, helpers, server.url, profile))
-                        for _ in range(args.warm):
-                            warm_fresh.append(visit(browser, helpers, server.url))
-                    finally:
-                        profile.close()
-                        helpers.stop_app(server)
-                print(f"  server {i + 1}: healthy after {starts[-1]:.2f} s; cold table {cold[-1][0]:.2f} s; "
-                      f"warm tables {', '.join(f'{w[0]:.2f}' for w in warm[-args.warm:])} s", flush=True)
-        finally:
-            browser.close()
+    warmup = browser.new_page()  # chromium's own first-page costs are not the app's
+    warmup.goto("about:blank")
+    warmup.close()
+    for i in range(args.cold):
+        with tempfile.TemporaryDirectory(prefix="judgescope-bench-") as tmp:
+            t0 = time.perf_counter()
+            server = helpers.start_app(Path(tmp), resamples=args.resamples)
+            starts.append(time.perf_counter() - t0)
+            profile = browser.new_context(viewport=helpers.VIEWPORT)
+            profile.set_default_timeout(180_000)
+            try:
+                cold.append(visit(browser, helpers, server.url, profile))
+                for _ in range(args.warm):
+                    warm.append(visit(browser, helpers, server.url, profile))
+                for _ in range(args.warm):
+                    warm_fresh.append(visit(browser, helpers, server.url))
+            finally:
+                profile.close()
+                helpers.stop_app(server)
+        print(f"  server {i + 1}: healthy after {starts[-1]:.2f} s; cold table {cold[-1][0]:.2f} s; "
+              f"warm tables {', '.join(f'{w[0]:.2f}' for w in warm[-args.warm:])} s", flush=True)
+    return cold, warm, warm_fresh, starts
 
+
+def print_report(args: argparse.Namespace, cold, warm, warm_fresh, starts) -> None:
     resamples = args.resamples if args.resamples is not None else "app default (1000)"
     print()
     print(f"Alignment page, SummEval, 2 preselected runs, bootstrap resamples: {resamples}")
@@ -130,7 +141,6 @@ def main(argv: list[str] | None = None) -> int:
     print(f"(server start to /_stcore/health, not counted above: median {statistics.median(starts):.2f} s)")
     print("COLD: fresh server, empty browser profile. WARM: server caches warm, a new tab in the same browser "
           "(its HTTP cache holds the app's scripts). WARM*: server warm, a new empty browser profile every time.")
-    return 0
 
 
 if __name__ == "__main__":

@@ -109,88 +109,91 @@ def main() -> int:
 
 
 def sections_abcd(a: argparse.Namespace) -> int:
-
+    """(a) wall time against the ideal and a bare loop, (b) client CPU per judgment, (c) a repeat from the cache,
+    (d) the log-prob path against the 20-sample path: measured on a loopback server in its own process."""
     ds = load_dataset("summeval")
     crit = {"coherence": PRESETS["summeval"]["coherence"]}
-    geval = get_method("geval")
-    tasks = runner.item_tasks(ds, "coherence", limit=a.items)
-    n = len(tasks)
-    ideal = n / a.concurrency * a.latency
+    n = len(runner.item_tasks(ds, "coherence", limit=a.items))
     proc, base_url = start_server(a.latency)
-    tmp = Path(tempfile.mkdtemp(prefix="bench_judge_"))
     try:
-        endpoint = Endpoint(base_url, "loop", provider="local")
-        cfg = geval.default_config()
-        from evalcore.types import Capabilities
-
-        planned, _ = geval.plan(cfg, Capabilities(chat_logprobs=True, top_logprobs=20, honours_n=True,
-                                                  echo_logprobs=True))
-        reqs = [geval.build_requests(t, crit["coherence"], planned)[0] for t in tasks]
-
-        # bare loop
-        r0 = server_requests(base_url)
-        _, bare_wall, bare_cpu = timed(lambda: asyncio.run(bare_loop(base_url, reqs, a.concurrency)))
-        bare_reqs = server_requests(base_url) - r0
-
-        # engine, fresh store
-        store = Store(tmp / "bench.db")
-        r0 = server_requests(base_url)
-        run, eng_wall, eng_cpu = timed(lambda: runner.score_dataset(
-            ScoringSpec(ds, "geval", ["coherence"], crit, limit=a.items),
-            EngineOptions(endpoint, concurrency=a.concurrency), store=store))
-        eng_reqs = server_requests(base_url) - r0
-        ok = int((run.judgments["status"] == "ok").sum())
-
-        # repeat from the cache
-        r0 = server_requests(base_url)
-        run2, rep_wall, rep_cpu = timed(lambda: runner.score_dataset(
-            ScoringSpec(ds, "geval", ["coherence"], crit, limit=a.items),
-            EngineOptions(endpoint, concurrency=a.concurrency), store=store))
-        rep_reqs = server_requests(base_url) - r0
-
-        st1 = run.config["stats"]
-        lp_req_per = (st1["requests"] - st1["probe_requests"]) / n
-        lp_tok_per = st1["completion_tokens"] / n  # probe replies are 1 token each: negligible, kept honest below
-        smp = None
-        if not a.skip_samples:
-            r0 = server_requests(base_url)
-            run3, smp_wall, _ = timed(lambda: runner.score_dataset(
-                ScoringSpec(ds, "geval", ["coherence"], crit, {"probs_source": "samples"}, limit=a.items),
-                EngineOptions(endpoint, concurrency=a.concurrency), store=store))
-            st3 = run3.config["stats"]
-            smp = {"requests": server_requests(base_url) - r0, "completion_tokens": st3["completion_tokens"],
-                   "wall": smp_wall, "estimator": sorted(set(run3.judgments["estimator"]))}
+        figures = measure_abcd(a, ds, crit, base_url)
     finally:
         proc.kill()
         proc.wait()
+    print_abcd(a, figures, n, proc.pid)
+    return 0
 
+
+def engine_run(a: argparse.Namespace, ds, crit, endpoint, store, base_url: str, config=None) -> dict:
+    """One run of the engine on the first ``a.items`` items: the run, its wall and CPU time, requests served."""
+    r0 = server_requests(base_url)
+    run, wall, cpu = timed(lambda: runner.score_dataset(
+        ScoringSpec(ds, "geval", ["coherence"], crit, config, limit=a.items),
+        EngineOptions(endpoint, concurrency=a.concurrency), store=store))
+    return {"run": run, "wall": wall, "cpu": cpu, "requests": server_requests(base_url) - r0}
+
+
+def measure_abcd(a: argparse.Namespace, ds, crit, base_url: str) -> dict:
+    """The bare loop's figures, the engine's on a fresh store, its repeat from the cache, and (unless
+    --skip-samples) the 20-sample path's."""
+    from evalcore.types import Capabilities
+
+    geval = get_method("geval")
+    tasks = runner.item_tasks(ds, "coherence", limit=a.items)
+    tmp = Path(tempfile.mkdtemp(prefix="bench_judge_"))
+    endpoint = Endpoint(base_url, "loop", provider="local")
+    planned, _ = geval.plan(geval.default_config(), Capabilities(chat_logprobs=True, top_logprobs=20,
+                                                                 honours_n=True, echo_logprobs=True))
+    reqs = [geval.build_requests(t, crit["coherence"], planned)[0] for t in tasks]
+    r0 = server_requests(base_url)
+    _, bare_wall, bare_cpu = timed(lambda: asyncio.run(bare_loop(base_url, reqs, a.concurrency)))
+    f = {"bare": {"wall": bare_wall, "cpu": bare_cpu, "requests": server_requests(base_url) - r0}}
+    store = Store(tmp / "bench.db")
+    f["engine"] = engine_run(a, ds, crit, endpoint, store, base_url)  # fresh store
+    f["repeat"] = engine_run(a, ds, crit, endpoint, store, base_url)  # every reply from the cache
+    f["samples"] = None
+    if not a.skip_samples:
+        f["samples"] = engine_run(a, ds, crit, endpoint, store, base_url, {"probs_source": "samples"})
+    return f
+
+
+def print_abcd(a: argparse.Namespace, f: dict, n: int, pid: int) -> None:
+    bare, eng, rep, smp = f["bare"], f["engine"], f["repeat"], f["samples"]
+    ideal = n / a.concurrency * a.latency
+    ok = int((eng["run"].judgments["status"] == "ok").sum())
+    st1 = eng["run"].config["stats"]
+    lp_req_per = (st1["requests"] - st1["probe_requests"]) / n
+    lp_tok_per = st1["completion_tokens"] / n  # probe replies are 1 token each: negligible, kept honest below
     print(f"bench_judge: {n} SummEval coherence items, G-Eval, concurrency {a.concurrency}, latency {a.latency:g} s, "
-          f"loopback server in a separate process (pid {proc.pid})")
+          f"loopback server in a separate process (pid {pid})")
     print(f"ideal wall time = items / concurrency x latency = {ideal:.2f} s\n")
     w = 44
     print(f"{'figure':<{w}}{'engine':>14}{'bare loop':>14}{'ratio':>10}{'target':>10}")
     print("-" * (w + 48))
-    print(f"{'(a) wall time (s)':<{w}}{eng_wall:>14.2f}{bare_wall:>14.2f}{eng_wall / bare_wall:>10.2f}{'':>10}")
-    print(f"{'(a) wall / ideal':<{w}}{eng_wall / ideal:>14.3f}{bare_wall / ideal:>14.3f}{'':>10}{'<= 1.25':>10}")
-    print(f"{'(a) requests to the server':<{w}}{eng_reqs:>14d}{bare_reqs:>14d}{'':>10}"
+    print(f"{'(a) wall time (s)':<{w}}{eng['wall']:>14.2f}{bare['wall']:>14.2f}{eng['wall'] / bare['wall']:>10.2f}"
           f"{'':>10}")
-    print(f"{'(b) client CPU per judgment (ms)':<{w}}{eng_cpu / n * 1e3:>14.3f}{bare_cpu / n * 1e3:>14.3f}"
-          f"{eng_cpu / bare_cpu:>10.2f}{'<= 1.5x':>10}")
+    print(f"{'(a) wall / ideal':<{w}}{eng['wall'] / ideal:>14.3f}{bare['wall'] / ideal:>14.3f}{'':>10}"
+          f"{'<= 1.25':>10}")
+    print(f"{'(a) requests to the server':<{w}}{eng['requests']:>14d}{bare['requests']:>14d}{'':>10}"
+          f"{'':>10}")
+    print(f"{'(b) client CPU per judgment (ms)':<{w}}{eng['cpu'] / n * 1e3:>14.3f}{bare['cpu'] / n * 1e3:>14.3f}"
+          f"{eng['cpu'] / bare['cpu']:>10.2f}{'<= 1.5x':>10}")
     print(f"{'    judgments ok / total':<{w}}{f'{ok}/{n}':>14}")
-    print(f"{'(c) repeat from cache: requests':<{w}}{rep_reqs:>14d}{'':>14}{'':>10}{'= 0':>10}")
-    print(f"{'(c) repeat from cache: wall time (s)':<{w}}{rep_wall:>14.2f}{'':>14}{rep_wall / eng_wall:>10.3f}")
-    print(f"{'(c) repeat from cache: CPU per judgment (ms)':<{w}}{rep_cpu / n * 1e3:>14.3f}")
+    print(f"{'(c) repeat from cache: requests':<{w}}{rep['requests']:>14d}{'':>14}{'':>10}{'= 0':>10}")
+    print(f"{'(c) repeat from cache: wall time (s)':<{w}}{rep['wall']:>14.2f}{'':>14}{rep['wall'] / eng['wall']:>10.3f}")
+    print(f"{'(c) repeat from cache: CPU per judgment (ms)':<{w}}{rep['cpu'] / n * 1e3:>14.3f}")
     print()
     print(f"{'(d) per judgment':<{w}}{'requests':>14}{'compl. tokens':>14}{'wall (s)':>10}")
-    print(f"{'    log-prob path (logprob-weighted)':<{w}}{lp_req_per:>14.2f}{lp_tok_per:>14.2f}{eng_wall:>10.2f}")
+    print(f"{'    log-prob path (logprob-weighted)':<{w}}{lp_req_per:>14.2f}{lp_tok_per:>14.2f}{eng['wall']:>10.2f}")
     if smp is not None:
-        print(f"{'    20-sample path (' + ', '.join(smp['estimator']) + ')':<{w}}{smp['requests'] / n:>14.2f}"
-              f"{smp['completion_tokens'] / n:>14.2f}{smp['wall']:>10.2f}")
+        st3 = smp["run"].config["stats"]
+        estimator = sorted(set(smp["run"].judgments["estimator"]))
+        print(f"{'    20-sample path (' + ', '.join(estimator) + ')':<{w}}{smp['requests'] / n:>14.2f}"
+              f"{st3['completion_tokens'] / n:>14.2f}{smp['wall']:>10.2f}")
         print(f"{'    ratio samples / log-probs':<{w}}{(smp['requests'] / n) / lp_req_per:>14.2f}"
-              f"{(smp['completion_tokens'] / n) / lp_tok_per:>14.2f}")
+              f"{(st3['completion_tokens'] / n) / lp_tok_per:>14.2f}")
     keys = ("requests", "attempts", "retries", "failures", "probe_requests", "prompt_tokens", "completion_tokens")
     print(f"\nengine stats: {json.dumps({k: st1[k] for k in keys})}")
-    return 0
 
 
 if __name__ == "__main__":

@@ -89,8 +89,13 @@ def real_frames():
 
 def main() -> None:
     print(f"evalcore.meta benchmark (numpy {np.__version__}, pandas {pd.__version__})\n")
+    section_synthetic()
+    section_real()
+    section_million()
 
-    # 1. synthetic SummEval-shaped run
+
+def section_synthetic() -> None:
+    """1. a synthetic SummEval-shaped run: the full correlation table with CIs."""
     frames = synthetic_run()
     correlation_table(frames["coherence"], n_resamples=10)  # warm-up: imports, first-call allocations
     seconds, tables = time_full_table(frames)
@@ -106,34 +111,38 @@ def main() -> None:
     print(f"   (extra, not in the target: meta-correlation x3 and #CP on 120 pairs, 4 dims: "
           f"{time.perf_counter() - t0:.3f} s)\n")
 
-    # 2. real data
+
+def section_real() -> None:
+    """2. a real SummEval run: the full table, and #CP against the published figures (003 Table 5)."""
     real, why = real_frames()
     if real is None:
         print(f"2. real SummEval run: skipped ({why})\n")
-    else:
-        by_mode, ds, run_id = real
-        robust = by_mode["robust"]
-        n_items = len(next(iter(robust.values())))
-        seconds, tables = time_full_table(robust)
-        print(f"2. real: summeval + {run_id} ({n_items} items, robust parse)")
-        print(line("   full correlation table (36 cells with CIs)", seconds))
-        show_table(tables)
-        abstractive = ds.meta.get("abstractive_systems")
-        challenge = [tuple(p) for p in ds.meta.get("challenge_pairs", [])]
-        published = {"coherence": 54, "consistency": 56, "fluency": 62, "relevance": 62}
-        for mode, fr in by_mode.items():
-            parts = []
-            for dim, f in fr.items():
-                f = f[f.system_id.isin(abstractive)] if abstractive else f
-                full = correct_preferences(f)
-                ch = correct_preferences(f, pairs=challenge) if challenge else None
-                parts.append(f"{dim} {full.correct}/{full.total}"
-                             + (f" (challenge {ch.correct}/{ch.total})" if ch else ""))
-            print(f"   #CP, {mode} parse: " + ", ".join(parts))
-        print("   #CP published (003 Table 5, RTS full set): "
-              + ", ".join(f"{d} {v}/66" for d, v in published.items()) + "\n")
+        return
+    by_mode, ds, run_id = real
+    robust = by_mode["robust"]
+    n_items = len(next(iter(robust.values())))
+    seconds, tables = time_full_table(robust)
+    print(f"2. real: summeval + {run_id} ({n_items} items, robust parse)")
+    print(line("   full correlation table (36 cells with CIs)", seconds))
+    show_table(tables)
+    abstractive = ds.meta.get("abstractive_systems")
+    challenge = [tuple(p) for p in ds.meta.get("challenge_pairs", [])]
+    published = {"coherence": 54, "consistency": 56, "fluency": 62, "relevance": 62}
+    for mode, fr in by_mode.items():
+        parts = []
+        for dim, f in fr.items():
+            f = f[f.system_id.isin(abstractive)] if abstractive else f
+            full = correct_preferences(f)
+            ch = correct_preferences(f, pairs=challenge) if challenge else None
+            parts.append(f"{dim} {full.correct}/{full.total}"
+                         + (f" (challenge {ch.correct}/{ch.total})" if ch else ""))
+        print(f"   #CP, {mode} parse: " + ", ".join(parts))
+    print("   #CP published (003 Table 5, RTS full set): "
+          + ", ".join(f"{d} {v}/66" for d, v in published.items()) + "\n")
 
-    # 3. one million pairs
+
+def section_million() -> None:
+    """3. the dataset level on one million pairs: point estimates and p-values, with and without judge ties."""
     n = 1_000_000
     rng = np.random.default_rng(1)
     human = rng.integers(3, 16, n) / 3

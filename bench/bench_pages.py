@@ -247,6 +247,11 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             browser.close()
 
+    return print_report(args, rows)
+
+
+def print_report(args: argparse.Namespace, rows: list[tuple[str, dict]]) -> int:
+    """The table of first-content times per page against the targets; 1 when a page missed one."""
     resamples = args.resamples if args.resamples is not None else "app default (1000)"
     print()
     print(f"First content per page (s), app in {args.app_dir.resolve()}, default view (SummEval, 2 runs), "

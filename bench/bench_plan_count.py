@@ -15,7 +15,7 @@ import time
 
 from evalcore.datasets import load_dataset
 from evalcore.judge import runner
-from evalcore.judge.spec import ScoringSpec
+from evalcore.judge.spec import ScoringSpec, default_spec
 
 
 def timed(fn, repeat: int) -> tuple[float, object]:
@@ -39,7 +39,7 @@ def main() -> None:
     ap.add_argument("--estimate", action="store_true", help="also time runner.estimate (slow)")
     args = ap.parse_args()
     ds = load_dataset("summeval")
-    spec = ScoringSpec.default(ds, "h2h", ds.dimension_names)
+    spec = default_spec(ds, "h2h", ds.dimension_names)
     t_count, n_count = timed(lambda: runner.count_requests(spec), args.repeat)
     t_build, n_build = timed(lambda: build(spec), args.repeat)
     print(f"{'plan':<40} h2h, every pair, {len(ds.dimension_names)} dimensions, SummEval")

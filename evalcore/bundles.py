@@ -2,7 +2,10 @@
 
 Line 1 is the header (``"type": "header"``): the bundle kind and version, the run (id, dataset, method, model, label,
 parser, config, status, stats), the dataset it was scored on (id, name, number of items and ``items_sha256``, a
-content hash of its items) and counts. Then one line per criteria version the run's config names
+content hash of its items) and counts. Then, for a run the engine scored, its scoring spec (``"type": "spec"``:
+``evalcore.spec.ScoringSpec.to_dict``, with its own version: dataset and documents, method, dimensions, criteria,
+config, limit, pairs, parse mode), which the import restores with the run so that scoring it again (a resume)
+sends the same requests. Then one line per criteria version the run's config names
 (``"type": "criteria"``, the task introduction, definition, scale and evaluation steps), per judgment
 (``"type": "judgment"``: item, dimension, criteria hash, raw reply, value, status, reason, estimator, detail) and per
 pairwise comparison. A bundle of a run on an uploaded dataset also carries that dataset (``"type": "dataset"`` and
@@ -11,10 +14,14 @@ bundled dataset (SummEval, ...) does not, since every installation ships those.
 
 Importing checks the dataset: present with the same items hash, or carried by the bundle; otherwise it says exactly
 which dataset to import first.
+
+Version 2 added the spec line; a version-1 bundle (none) still imports, its run's spec then read from its config
+(``ScoringSpec.from_run_config``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -27,9 +34,11 @@ import pandas as pd
 from evalcore import datasets as bundled
 from evalcore import runs as runs_mod
 from evalcore.model import COMPARISON_COLUMNS, JUDGMENT_COLUMNS, Dataset, Dimension, Run
+from evalcore.spec import ScoringSpec, SpecError
 
 KIND = "evalcore-run-bundle"
-VERSION = 1
+VERSION = 2  # 2: the run's scoring spec on a line of its own
+READS = (1, 2)  # the versions this evalcore imports
 FRAMES = ("documents", "items", "human_scores", "annotations", "preferences")
 
 
@@ -82,7 +91,8 @@ def export_run(run_id: str, out: str | Path, *, store: Any = None, with_dataset:
     is_bundled = run.dataset_id in bundled.DATASET_IDS
     carry = (not is_bundled) if with_dataset is None else bool(with_dataset)
     status, stats = run.config.get("status"), run.config.get("stats") or {}
-    config = {k: v for k, v in run.config.items() if k not in ("status", "stats")}
+    config = {k: v for k, v in run.config.items() if k not in ("status", "stats", "spec")}
+    spec = _spec_of(run, dataset)
     hashes = {dim: (c or {}).get("hash") for dim, c in (config.get("criteria") or {}).items()}
     criteria = _criteria_rows(st, run.dataset_id, hashes)
     header = {
@@ -96,6 +106,7 @@ def export_run(run_id: str, out: str | Path, *, store: Any = None, with_dataset:
         "carries_dataset": carry,
         "counts": {"judgments": len(run.judgments), "comparisons": len(run.comparisons),
                    "criteria": len(criteria)},
+        "has_spec": spec is not None,
     }
     path = Path(out)
     if not path.parent.is_dir():
@@ -104,6 +115,8 @@ def export_run(run_id: str, out: str | Path, *, store: Any = None, with_dataset:
     try:
         with tmp.open("w", encoding="utf-8") as f:
             f.write(_line(header) + "\n")
+            if spec is not None:
+                f.write(_line({"type": "spec", "spec": spec}) + "\n")
             for c in criteria:
                 f.write(_line({"type": "criteria", **c}) + "\n")
             for r in _records(_with_hash(run.judgments, JUDGMENT_COLUMNS, hashes)):
@@ -117,6 +130,20 @@ def export_run(run_id: str, out: str | Path, *, store: Any = None, with_dataset:
         tmp.unlink(missing_ok=True)
     return {"run": run.run_id, "dataset": dataset.id, "out": str(path), **header["counts"],
             "carries_dataset": carry}
+
+
+def _spec_of(run: Run, dataset: Dataset) -> dict[str, Any] | None:
+    """The run's scoring spec as JSON: as the engine recorded it, else (a run scored before runs recorded their
+    spec) as its config describes it; None for a run the engine did not score (judge scores from a file, a
+    published run)."""
+    config = run.config
+    if not config.get("spec") and not ("method_config" in config and config.get("criteria")):
+        return None
+    try:
+        spec = ScoringSpec.from_run_config(config, dataset, run_id=run.run_id, label=run.label)
+    except (KeyError, TypeError, SpecError):
+        return None  # a config that does not describe a spec: the bundle goes without one, as a version-1 did
+    return spec.to_dict()
 
 
 def _with_hash(frame: pd.DataFrame, columns: list[str], hashes: dict[str, str | None]) -> pd.DataFrame:
@@ -160,6 +187,8 @@ class Bundle:
     judgments: list[dict[str, Any]] = field(default_factory=list)
     comparisons: list[dict[str, Any]] = field(default_factory=list)
     dataset: Dataset | None = None
+    spec: dict[str, Any] | None = None  # ScoringSpec.to_dict() (version 2), None in a version-1 bundle
+    spec_line: int = 0
 
     @property
     def run_id(self) -> str:
@@ -198,10 +227,13 @@ def read_bundle(path: str | Path) -> Bundle:
             if bundle is None:
                 if kind != "header" or obj.get("kind") != KIND:
                     raise BundleError(f"{name}, line 1: not an evalcore run bundle (no bundle header)")
-                if obj.get("version") != VERSION:
+                if obj.get("version") not in READS:
                     raise BundleError(f"{name}, line 1: bundle version {obj.get('version')!r}; this evalcore reads "
-                                      f"version {VERSION}")
+                                      f"versions {', '.join(map(str, READS))}")
                 bundle = Bundle(obj)
+            elif kind == "spec" and isinstance(obj.get("spec"), dict):
+                bundle.spec = obj["spec"]
+                bundle.spec_line = n
             elif kind == "criteria":
                 bundle.criteria.append(obj)
             elif kind == "judgment":
@@ -281,11 +313,15 @@ def import_bundle(path: str | Path, *, store: Any = None, dataset_id: str | None
                 "warnings": [f"run {bundle.run_id!r} is a published run shipped with every installation: "
                              "nothing was imported"]}
     _check_items(bundle, st, str(path))
+    spec = _checked_spec(bundle, st, str(path))
     dataset, imported = _target_dataset(bundle, st, str(path))
     head = bundle.header["run"]
     run_id = _free_run_id(head["run_id"], head["dataset_id"], st)
+    config = {**head["config"], "stats": head.get("stats") or {}}
+    if spec is not None:  # under the run's id and label here, so that a resume scores this run
+        config["spec"] = dataclasses.replace(spec, run_id=run_id, label=name or head["label"]).to_dict()
     run = Run(run_id=run_id, dataset_id=head["dataset_id"], method=head["method"], model=head["model"],
-              label=name or head["label"], config={**head["config"], "stats": head.get("stats") or {}},
+              label=name or head["label"], config=config,
               parser=head["parser"], created_at=head.get("created_at") or "",
               judgments=pd.DataFrame(bundle.judgments).drop(columns="type", errors="ignore"),
               comparisons=pd.DataFrame(bundle.comparisons).drop(columns="type", errors="ignore"))
@@ -310,6 +346,23 @@ def _free_run_id(run_id: str, dataset_id: str, store: Any) -> str:
         n += 1
         candidate = f"{run_id}-import{n}"
     return candidate
+
+
+def _checked_spec(bundle: Bundle, store: Any, name: str) -> ScoringSpec | None:
+    """The bundle's spec read against the run's dataset (carried, or in the store), before anything is written: a
+    spec from a newer evalcore, or one whose criteria do not hash to their recorded versions, stops the import."""
+    if bundle.spec is None:
+        return None
+    ds = bundle.dataset
+    if ds is None:
+        try:
+            ds = runs_mod.get_dataset(bundle.dataset_id, store=store)
+        except KeyError:
+            return None  # _target_dataset says which dataset to import first
+    try:
+        return ScoringSpec.from_dict(bundle.spec, ds)
+    except (SpecError, KeyError, TypeError) as e:
+        raise BundleError(f"{name}, line {bundle.spec_line}: the run's scoring spec cannot be read: {e}") from None
 
 
 def _check_items(bundle: Bundle, store: Any, name: str) -> None:

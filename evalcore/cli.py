@@ -9,6 +9,8 @@
     python -m evalcore import-dataset / import-run / export-run (your own data and run bundles, evalcore/import_cli.py)
     python -m evalcore plan --dataset D --run R --dimension DIM [--coefficient C] [--half-width 0.05] [--json]
     python -m evalcore labels list|export|import [FILE] --dataset D [--json]
+    python -m evalcore align --dataset D --dimension DIM --method M --base-url URL [--model M] [--candidates N]
+                             [--test-share 0.3] [--seed S] [--json]   (evalcore/align/cli.py)
 
 With ``--json`` the result is one JSON document on stdout (keys documented in README.md).
 """
@@ -81,17 +83,8 @@ def meta_report(dataset_id: str, run_id: str, *, dimensions: list[str] | None = 
     dims = dimensions or [d for d in run.dimensions if d in dataset.dimension_names]
     levels = levels or meta.LEVELS
     coefficients = coefficients or meta.COEFFICIENTS
-    challenge = [tuple(p) for p in dataset.meta.get("challenge_pairs", [])]
-    if n_resamples < 0:
-        raise ValueError(f"--resamples must be 0 or more, got {n_resamples}")
-    if summary_constant not in ("skip", "zero"):
-        raise ValueError(f"--summary-constant must be skip or zero, got {summary_constant!r}")
+    _check_meta_options(dataset, dataset_id, n_resamples, summary_constant, systems)
     skip_constant = summary_constant == "skip"
-    if systems is not None:
-        unknown = sorted(set(systems) - set(map(str, dataset.systems)))
-        if unknown:
-            raise KeyError(f"dataset {dataset_id!r} has no system {unknown[0]!r}; it has "
-                           f"{', '.join(map(str, dataset.systems))}")
     out: dict[str, Any] = {"dataset": dataset_id, "run": run_id, "parse": parse, "n_resamples": n_resamples,
                            "systems": systems, "ci_resampling": ci_resampling, "summary_constant": summary_constant,
                            "ci_resampling_means": CI_RESAMPLING_HELP[ci_resampling], "dimensions": {}}
@@ -115,26 +108,49 @@ def meta_report(dataset_id: str, run_id: str, *, dimensions: list[str] | None = 
             "warnings": _support_warnings(frame, levels),
         }
         if frame["system_id"].nunique() > 1:
-            entry["per_system"] = {c: meta.per_system(frame, coefficient=c).to_dict(orient="records")
-                                   for c in coefficients}
-            mc = {}
-            for c in coefficients:
-                r = meta.meta_correlation(frame, coefficient=c)
-                mc[c] = {"statistic": r.statistic, "pvalue": r.pvalue, "n_systems": r.n_systems,
-                         "dropped_systems": list(r.dropped_systems)}
-            entry["meta_correlation"] = mc
-            scored = set(frame.loc[frame["judge"].notna(), "system_id"])
-            # 003's full set is every pair of SummEval's 12 abstractive systems; elsewhere every pair of systems
-            pool = sorted(set(dataset.meta.get("abstractive_systems") or scored) & scored)
-            full = meta.correct_preferences(frame, pairs=list(itertools.combinations(pool, 2)))
-            entry["correct_preferences"] = {"full": {"correct": full.correct, "total": full.total}}
-            covered = [p for p in challenge if p[0] in scored and p[1] in scored]
-            if covered:  # a partial run is counted on the challenge pairs it covers ("total" says how many)
-                ch = meta.correct_preferences(frame, pairs=covered)
-                entry["correct_preferences"]["challenge"] = {"correct": ch.correct, "total": ch.total}
+            entry.update(_system_level(dataset, frame, coefficients))
         _add_label_agreement(entry, dataset, run, dim, n_resamples=n_resamples, random_state=random_state)
         out["dimensions"][dim] = entry
     return _clean(out)
+
+
+def _check_meta_options(dataset, dataset_id: str, n_resamples: int, summary_constant: str, systems: list[str] | None) -> None:
+    """The options ``meta`` cannot use, named, before any statistic is computed."""
+    if n_resamples < 0:
+        raise ValueError(f"--resamples must be 0 or more, got {n_resamples}")
+    if summary_constant not in ("skip", "zero"):
+        raise ValueError(f"--summary-constant must be skip or zero, got {summary_constant!r}")
+    if systems is not None:
+        unknown = sorted(set(systems) - set(map(str, dataset.systems)))
+        if unknown:
+            raise KeyError(f"dataset {dataset_id!r} has no system {unknown[0]!r}; it has "
+                           f"{', '.join(map(str, dataset.systems))}")
+
+
+def _system_level(dataset, frame, coefficients) -> dict[str, Any]:
+    """A run over several systems: per-system correlations P_i, the meta-correlation M (003 Eq. 2-3) and the
+    correct preferences #CP on all system pairs and on the challenge pairs (003 §4.2.1)."""
+    from evalcore import meta
+
+    entry: dict[str, Any] = {"per_system": {c: meta.per_system(frame, coefficient=c).to_dict(orient="records")
+                                            for c in coefficients}}
+    mc = {}
+    for c in coefficients:
+        r = meta.meta_correlation(frame, coefficient=c)
+        mc[c] = {"statistic": r.statistic, "pvalue": r.pvalue, "n_systems": r.n_systems,
+                 "dropped_systems": list(r.dropped_systems)}
+    entry["meta_correlation"] = mc
+    scored = set(frame.loc[frame["judge"].notna(), "system_id"])
+    # 003's full set is every pair of SummEval's 12 abstractive systems; elsewhere every pair of systems
+    pool = sorted(set(dataset.meta.get("abstractive_systems") or scored) & scored)
+    full = meta.correct_preferences(frame, pairs=list(itertools.combinations(pool, 2)))
+    entry["correct_preferences"] = {"full": {"correct": full.correct, "total": full.total}}
+    challenge = [tuple(p) for p in dataset.meta.get("challenge_pairs", [])]
+    covered = [p for p in challenge if p[0] in scored and p[1] in scored]
+    if covered:  # a partial run is counted on the challenge pairs it covers ("total" says how many)
+        ch = meta.correct_preferences(frame, pairs=covered)
+        entry["correct_preferences"]["challenge"] = {"correct": ch.correct, "total": ch.total}
+    return entry
 
 
 def _ceiling_rows(dataset, frame, dim: str, levels, coefficients, n_resamples: int, random_state: int,
@@ -535,6 +551,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     import_cli.register(sub)
     _register_plan(sub)
+    from evalcore.align import cli as align_cli  # align: the judge-alignment loop (issue 22)
+
+    align_cli.register(sub)
     return p
 
 

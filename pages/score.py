@@ -72,13 +72,13 @@ SAMPLE_HOW = ("random", "stratified")
 sample_how = d3.selectbox("Documents drawn", SAMPLE_HOW, key=url.key("sample_how", "random", options=SAMPLE_HOW),
                           disabled=not sample_docs,
                           help="stratified: one document from each of K strata of the documents' mean human score")
-score_ds = ds
+score_ds, documents = ds, None
 if sample_docs and not method.pairwise:
     from evalcore.sampling import documents_subset, sample_documents
 
     picked = sample_documents(ds, int(sample_docs), seed=int(sample_seed), how=sample_how,
                               dimension=(dims or [None])[0])
-    score_ds = documents_subset(ds, picked)
+    score_ds, documents = documents_subset(ds, picked), tuple(str(d) for d in picked)
     limit = 0  # the documents decide the items
     st.caption(ui.esc(f"Scoring {len(picked)} whole documents ({len(score_ds.items)} items, {sample_how}, seed "
                       f"{int(sample_seed)})" + ("; fewer than 10 documents: every interval will be unreliable."
@@ -159,7 +159,7 @@ def show_estimate(est, *, use_batch: bool = False) -> None:
 
 # what to score: the one value the estimate and the run both read
 spec = ScoringSpec(score_ds, method_name, list(dims), criteria, config, limit=int(limit) or None, pairs=pairs,
-                   label=label)
+                   label=label, documents=documents)
 # A plan above this many requests is estimated (its requests built, their tokens and cache hits counted) only when
 # asked, not on opening a link to it (issue 21, item 2: h2h on every pair and dimension of SummEval is 96,000).
 EAGER_ESTIMATE_REQUESTS = 5_000
@@ -312,6 +312,8 @@ def _resume_command(run) -> str:
     cfg, ep = run.config, run.config.get("endpoint") or {}
     args = ["python", "-m", "evalcore", "score", "--dataset", run.dataset_id, "--method", run.method,
             "--model", run.model, "--provider", ep.get("provider", "openai"), "--base-url", ep.get("base_url", "")]
+    if cfg.get("spec"):  # the run recorded its spec: `score --run` resumes it as recorded (documents included)
+        return " ".join(shlex.quote(str(a)) for a in args + ["--run", run.run_id])
     for dim in (cfg.get("criteria") or {}):
         args += ["--dimension", dim]
     if cfg.get("limit"):

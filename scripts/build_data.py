@@ -1005,71 +1005,87 @@ def build_shen_runs(root: Path, bundle: Bundle, summeval: dict[str, Any]) -> lis
     known_items = summeval["items"]
     runs = []
     for evaluator, suffix, slug, method, parser, label_suffix in SHEN_ITEM_RUNS:
-        rows = []
-        dup_files: dict[str, int] = {}
-        for system_id in sorted(ABSTRACTIVE, key=natural_key):
-            for dim in SUMMEVAL_DIMENSIONS:
-                # Only <dim>_<method>.txt; `*_old` drafts and the empty fluency_cap.txt are not part of any run.
-                rel = f"eval_model_generations/{evaluator}/eval_{system_id}_generations/{dim}_{suffix}.txt"
-                path = root / folder / rel
-                check(path.is_file(), f"{path}: missing")
-                replies, dups = read_reply_file(path)
-                if dups:
-                    dup_files[rel] = dups
-                check(len(replies) == 100, f"{path}: expected 100 distinct ids, found {len(replies)}")
-                for doc_id, resp in replies.items():
-                    item_id = f"{doc_id}/{system_id}"
-                    check(item_id in known_items, f"{path}: id {doc_id} is not a SummEval document")
-                    rows.append({"item_id": item_id, "dimension": dim, "raw": resp})
+        rows, dup_files = _shen_replies(root / folder, evaluator, suffix, known_items)
         frame = pd.DataFrame(rows).sort_values(["dimension", "item_id"], kind="stable")
         run_id = f"summeval/shen-{slug}"
         bundle.parquet(run_file(run_id), frame)
-        model = evaluator.removesuffix("-hf")
-        script = "llama_eval_multi_gpu.py" if evaluator.startswith("llama") else "eval_with_rts_or_mcq.py"
-        runs.append({
-            "run_id": run_id,
-            "dataset_id": "summeval",
-            "method": method,
-            "model": model,
-            "label": f"Shen et al. · {model} · {label_suffix}",
-            "parser": parser,
-            "origin": "published",
-            "created_at": "",
-            "kind": "judgments",
-            "file": run_file(run_id),
-            "rows": len(frame),
-            "config": {
-                "origin": origin_of(folder, f"eval_model_generations/{evaluator}/eval_<system>_generations/"
-                                            f"<dimension>_{suffix}.txt"),
-                "paper": "003 (Shen et al. 2023)",
-                "citation": CITATIONS["shen"],
-                "model": model,
-                "method": method,
-                "prompt_variant": suffix,
-                "prompt": SHEN_PROMPT_NOTES[suffix],
-                "prompt_files": [f"{d}_{suffix}.txt" for d in SUMMEVAL_DIMENSIONS],
-                "prompt_source": f"{script} in {SOURCES[folder]['repo']} (prompt text lives in that script; "
-                                 "the project copies no code)",
-                "temperature": 0,
-                "n": 1,
-                "estimator": "single",
-                "parser": parser,
-                "scale": list(SHEN_SCALE),
-                "options": "ABCDE" if parser == "mcq" else None,
-                "systems": sorted(ABSTRACTIVE, key=natural_key),
-                "items": 1200,
-                "duplicate_lines_dropped": sum(dup_files.values()),
-                "files_with_duplicate_lines": dup_files,
-                "duplicate_rule": "last line per id wins (what the authors' dict-overwrite code does)",
-                "note": "Replies to SummEval's lower-cased summaries; values are parsed at load time.",
-            },
-        })
+        runs.append(_shen_run_entry(folder, run_id, evaluator, suffix, method, parser, label_suffix, len(frame),
+                                    dup_files))
     return runs
 
 
-def build_shen_h2h(root: Path, bundle: Bundle, summeval: dict[str, Any]) -> dict[str, Any]:
-    folder = "DAMO-NLP-SG__LLM_summeval"
-    res_rel = "comp_res/gpt-3.5-turbo-0301"
+def _shen_replies(base: Path, evaluator: str, suffix: str,
+                  known_items: Any) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """One Shen et al. item run's replies (item_id, dimension, raw) from its per-system, per-dimension files, and
+    the files whose duplicate lines were dropped (file -> lines)."""
+    rows = []
+    dup_files: dict[str, int] = {}
+    for system_id in sorted(ABSTRACTIVE, key=natural_key):
+        for dim in SUMMEVAL_DIMENSIONS:
+            # Only <dim>_<method>.txt; `*_old` drafts and the empty fluency_cap.txt are not part of any run.
+            rel = f"eval_model_generations/{evaluator}/eval_{system_id}_generations/{dim}_{suffix}.txt"
+            path = base / rel
+            check(path.is_file(), f"{path}: missing")
+            replies, dups = read_reply_file(path)
+            if dups:
+                dup_files[rel] = dups
+            check(len(replies) == 100, f"{path}: expected 100 distinct ids, found {len(replies)}")
+            for doc_id, resp in replies.items():
+                item_id = f"{doc_id}/{system_id}"
+                check(item_id in known_items, f"{path}: id {doc_id} is not a SummEval document")
+                rows.append({"item_id": item_id, "dimension": dim, "raw": resp})
+    return rows, dup_files
+
+
+def _shen_run_entry(folder: str, run_id: str, evaluator: str, suffix: str, method: str, parser: str,
+                    label_suffix: str, n_rows: int, dup_files: dict[str, int]) -> dict[str, Any]:
+    """The manifest entry of one Shen et al. item run: what it is, where it came from, how it is read."""
+    model = evaluator.removesuffix("-hf")
+    script = "llama_eval_multi_gpu.py" if evaluator.startswith("llama") else "eval_with_rts_or_mcq.py"
+    return {
+        "run_id": run_id,
+        "dataset_id": "summeval",
+        "method": method,
+        "model": model,
+        "label": f"Shen et al. · {model} · {label_suffix}",
+        "parser": parser,
+        "origin": "published",
+        "created_at": "",
+        "kind": "judgments",
+        "file": run_file(run_id),
+        "rows": n_rows,
+        "config": {
+            "origin": origin_of(folder, f"eval_model_generations/{evaluator}/eval_<system>_generations/"
+                                        f"<dimension>_{suffix}.txt"),
+            "paper": "003 (Shen et al. 2023)",
+            "citation": CITATIONS["shen"],
+            "model": model,
+            "method": method,
+            "prompt_variant": suffix,
+            "prompt": SHEN_PROMPT_NOTES[suffix],
+            "prompt_files": [f"{d}_{suffix}.txt" for d in SUMMEVAL_DIMENSIONS],
+            "prompt_source": f"{script} in {SOURCES[folder]['repo']} (prompt text lives in that script; "
+                             "the project copies no code)",
+            "temperature": 0,
+            "n": 1,
+            "estimator": "single",
+            "parser": parser,
+            "scale": list(SHEN_SCALE),
+            "options": "ABCDE" if parser == "mcq" else None,
+            "systems": sorted(ABSTRACTIVE, key=natural_key),
+            "items": 1200,
+            "duplicate_lines_dropped": sum(dup_files.values()),
+            "files_with_duplicate_lines": dup_files,
+            "duplicate_rule": "last line per id wins (what the authors' dict-overwrite code does)",
+            "note": "Replies to SummEval's lower-cased summaries; values are parsed at load time.",
+        },
+    }
+
+
+def _shen_h2h_verdicts(base: Path, res_rel: str,
+                       summeval: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """The H2H run's replies, one row per challenge pair, dimension and presentation order, and the files whose
+    duplicate lines were dropped (file -> lines)."""
     known_items = summeval["items"]
     rows = []
     dup_files: dict[str, int] = {}
@@ -1077,7 +1093,7 @@ def build_shen_h2h(root: Path, bundle: Bundle, summeval: dict[str, Any]) -> dict
         for dim in SUMMEVAL_DIMENSIONS:
             for toggle, order in (("", "ab"), ("_toggle", "ba")):
                 rel = f"{res_rel}/{a}-{b}_{dim}{toggle}.result"
-                path = root / folder / rel
+                path = base / rel
                 check(path.is_file(), f"{path}: missing")
                 replies, dups = read_reply_file(path)
                 if dups:
@@ -1091,6 +1107,13 @@ def build_shen_h2h(root: Path, bundle: Bundle, summeval: dict[str, Any]) -> dict
                     first, second = (item_a, item_b) if order == "ab" else (item_b, item_a)
                     rows.append({"pair_id": f"{doc_id}/{a}-{b}", "doc_id": doc_id, "item_first": first,
                                  "item_second": second, "dimension": dim, "order": order, "raw": resp})
+    return rows, dup_files
+
+
+def build_shen_h2h(root: Path, bundle: Bundle, summeval: dict[str, Any]) -> dict[str, Any]:
+    folder = "DAMO-NLP-SG__LLM_summeval"
+    res_rel = "comp_res/gpt-3.5-turbo-0301"
+    rows, dup_files = _shen_h2h_verdicts(root / folder, res_rel, summeval)
     # M11-M12 inputs exist in comp_data (consistency, fluency) but no replies were released for them.
     extra = sorted(p.name for p in (root / folder / res_rel).glob("*.result")
                    if tuple(p.name.split("_")[0].split("-")) not in {tuple(x) for x in summeval["challenge_pairs"]})

@@ -64,6 +64,10 @@ def test_score_sample_docs_scores_whole_documents_and_meta_warns(tmp_path, monke
     run_id = json.loads(out.out)["run_id"]
     picked = sample_documents(ds, 5, seed=3)
     assert all(d in out.err for d in picked)  # the command says which documents it scored
+    from evalcore.judge.spec import recorded_spec
+
+    spec = recorded_spec(run_id, Store(db))  # the run records them: a resume or a bundle scores the same items
+    assert spec.documents == tuple(str(d) for d in picked) and len(spec.dataset.items) == 15
     assert main(["meta", "--dataset", ds.id, "--run", run_id, "--resamples", "20", "--json"]) == 0
     entry = json.loads(capsys.readouterr().out)["dimensions"]["coherence"]
     assert entry["items"] == 15  # 5 documents x 3 systems
@@ -72,3 +76,25 @@ def test_score_sample_docs_scores_whole_documents_and_meta_warns(tmp_path, monke
     assert main(["score", "--dataset", ds.id, "--method", "rts", "--model", "m", "--base-url", "http://x/v1",
                  "--sample-docs", "5", "--limit", "3"]) == 2
     assert "not both" in capsys.readouterr().err
+
+
+def test_score_run_resumes_a_sampled_run_as_recorded(tmp_path, monkeypatch, capsys):
+    """``score --run ID`` without --sample-docs (the Score page's resume command for a run that recorded its spec):
+    the run's recorded 4 documents, not the whole dataset, and nothing asked again."""
+    db = tmp_path / "r.db"
+    monkeypatch.setenv("EVALCORE_DB", str(db))
+    ds = tiny()
+    Store(db).save_dataset(ds)
+    common = ["--dataset", ds.id, "--method", "rts", "--model", "loop", "--provider", "vllm"]
+    with serve() as srv:
+        assert main(["score", *common, "--base-url", srv.base_url, "--dimension", "coherence", "--sample-docs", "4",
+                     "--seed", "1", "--quiet", "--json"]) == 0
+        run_id = json.loads(capsys.readouterr().out)["run_id"]
+        sent = srv.requests_seen
+        assert main(["score", *common, "--base-url", srv.base_url, "--run", run_id, "--quiet", "--json"]) == 0
+        out = capsys.readouterr()
+        assert srv.requests_seen == sent  # every answer is the run's own
+    assert json.loads(out.out)["run_id"] == run_id
+    assert f"resuming run {run_id} as recorded: rts on coherence, 4 sampled documents" in out.err
+    judged = Store(db).rows("SELECT DISTINCT item_id FROM judgments WHERE run_id = ?", (run_id,))
+    assert len(judged) == 12  # 4 documents x 3 systems, never the 36 items of the whole dataset

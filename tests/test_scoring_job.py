@@ -7,7 +7,7 @@ from __future__ import annotations
 from evalcore.datasets import load_dataset
 from evalcore.judge.client import Endpoint
 from evalcore.judge.job import ScoringJob
-from evalcore.judge.spec import EngineOptions, ScoringSpec
+from evalcore.judge.spec import EngineOptions, default_spec
 from evalcore.store import Store
 from evalcore.testing.loopback import Fault, serve
 
@@ -16,7 +16,7 @@ SECRET = "sk-test-do-not-show-0123456789"
 
 def job_for(srv, store, *, run_id: str, batch: bool = False, api_key: str | None = None, limit: int = 4):
     ds = load_dataset("summeval")
-    spec = ScoringSpec.default(ds, "geval", ["coherence"], limit=limit)
+    spec = default_spec(ds, "geval", ["coherence"], limit=limit)
     engine = EngineOptions(Endpoint(srv.base_url, "loop-model", provider="local"), api_key=api_key, concurrency=2,
                            max_retries=0, timeout_s=10)
     return ScoringJob(run_id=run_id, spec=spec, engine=engine, store=store, batch=batch, poll_s=0.02)

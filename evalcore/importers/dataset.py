@@ -64,15 +64,28 @@ def valid_scale(scale: Any) -> tuple[float, float] | None:
 
 
 def check_mapping(mapping: ColumnMapping, columns: list[str], problems: Problems) -> None:
+    """Every problem of the mapping itself (roles, shape, scales, kinds, labels, unrated dimensions, columns absent
+    from the file), each a whole-file problem that blocks the read."""
     def whole(column: str, message: str) -> None:
         problems.add("-", column, message, block=Problems.READ)
 
+    shape = mapping.shape
+    _check_roles_and_shape(mapping, shape, whole)
+    declared = set(mapping.dimensions) | set(mapping.unrated)
+    known = ", ".join(map(repr, list(mapping.dimensions) + list(mapping.unrated))) or "none"
+    _check_scales_and_kinds(mapping, shape, declared, known, whole)
+    _check_labels(mapping, shape, declared, known, whole)
+    _check_unrated(mapping, whole)
+    _check_columns(mapping, columns, whole)
+
+
+def _check_roles_and_shape(mapping: ColumnMapping, shape: str, whole: Any) -> None:
+    """The roles every dataset needs, one shape (wide or long) with what it needs, annotators and groups."""
     for role, what in (("doc_id", "the document (source text) each output was generated from"),
                        ("system_id", "the system that produced each output"),
                        ("output", "the rated text")):
         if getattr(mapping, role) is None:
             whole("-", f"no column is mapped to {role} ({what})")
-    shape = mapping.shape
     if shape == "unknown":
         if mapping.dimensions:
             whole("-", "both dimension columns (wide) and a dimension/value column pair (long) are mapped; "
@@ -95,8 +108,10 @@ def check_mapping(mapping: ColumnMapping, columns: list[str], problems: Problems
     for dim, spec in mapping.dimensions.items():
         if isinstance(spec, dict) and not spec:
             whole("-", f"dimension {dim!r} maps no annotator columns")
-    declared = set(mapping.dimensions) | set(mapping.unrated)
-    known = ", ".join(map(repr, list(mapping.dimensions) + list(mapping.unrated))) or "none"
+
+
+def _check_scales_and_kinds(mapping: ColumnMapping, shape: str, declared: set[str], known: str, whole: Any) -> None:
+    """Declared scales are (min < max) numbers and kinds are label kinds, each of a mapped dimension."""
     for dim, scale in mapping.scales.items():
         try:
             lo, hi = float(scale[0]), float(scale[1])
@@ -113,8 +128,10 @@ def check_mapping(mapping: ColumnMapping, columns: list[str], problems: Problems
             whole("-", f"kind of {dim!r} must be one of {', '.join(LABEL_KINDS)}, not {kind!r}")
         elif shape != "long" and dim not in declared:
             whole("-", f"a kind is declared for {dim!r}, which is not a mapped dimension ({known})")
-    _check_labels(mapping, shape, declared, known, whole)
-    _check_unrated(mapping, whole)
+
+
+def _check_columns(mapping: ColumnMapping, columns: list[str], whole: Any) -> None:
+    """Every mapped column is in the file, and no column is mapped as a judge score and as something else."""
     present = set(columns)
     seen: dict[str, str] = {}
     for role, col in mapping.column_fields():

@@ -298,6 +298,29 @@ def suggest_mapping(columns: Iterable[Any], sample: pd.DataFrame | None = None) 
     for c in cols:
         by_norm.setdefault(_norm(c), c)
     used: set[str] = set()
+    m = _id_and_text_roles(by_norm, used)
+    dim_col = next((by_norm[a] for a in _ALIASES["dimension"] if a in by_norm and by_norm[a] not in used), None)
+    val_col = next((by_norm[a] for a in _ALIASES["value"] if a in by_norm and by_norm[a] not in used), None)
+    if dim_col is not None and val_col is not None:
+        m.dimension, m.value = dim_col, val_col
+        used |= {dim_col, val_col}
+        if sample is not None:  # a long table's judge columns score the dimension each row names
+            for c in cols:
+                if c not in used and c in sample.columns and is_judge_name(c) and _sample_numbers(sample, c):
+                    m.judges.append(JudgeColumn(c))
+                    used.add(c)
+    else:
+        m.dimensions = _wide_dimensions(cols, used, m, sample, val_col)
+    if m.group is not None and m.annotator is None and not any(isinstance(s, dict) for s in m.dimensions.values()):
+        m.group = None  # a group without annotators means nothing
+    if m.shape == "wide":
+        _judged_dimensions(m)
+    return m
+
+
+def _id_and_text_roles(by_norm: dict[str, str], used: set[str]) -> ColumnMapping:
+    """A mapping with the id, text, annotator, group and attribute columns found by their names (``by_norm``:
+    normalised name -> column); the columns taken are added to ``used``."""
 
     def pick(role: str) -> str | None:
         for alias in _ALIASES[role]:
@@ -320,33 +343,22 @@ def suggest_mapping(columns: Iterable[Any], sample: pd.DataFrame | None = None) 
     m.group = pick("group")
     m.attributes = [by_norm[a] for a in _ALIASES["attributes"] if a in by_norm and by_norm[a] not in used]
     used |= set(m.attributes)
+    return m
 
-    dim_col = next((by_norm[a] for a in _ALIASES["dimension"] if a in by_norm and by_norm[a] not in used), None)
-    val_col = next((by_norm[a] for a in _ALIASES["value"] if a in by_norm and by_norm[a] not in used), None)
-    if dim_col is not None and val_col is not None:
-        m.dimension, m.value = dim_col, val_col
-        used |= {dim_col, val_col}
-        if sample is not None:  # a long table's judge columns score the dimension each row names
-            for c in cols:
-                if c not in used and c in sample.columns and is_judge_name(c) and _sample_numbers(sample, c):
-                    m.judges.append(JudgeColumn(c))
-                    used.add(c)
-    else:
-        m.dimensions = _wide_dimensions(cols, used, m, sample, val_col)
-    if m.group is not None and m.annotator is None and not any(isinstance(s, dict) for s in m.dimensions.values()):
-        m.group = None  # a group without annotators means nothing
-    if m.shape == "wide" and len(m.dimensions) == 1:
+
+def _judged_dimensions(m: ColumnMapping) -> None:
+    """A wide table's judge columns without a dimension: the only one there is, else the one their name ends or
+    begins with ("gpt4_quality" scores the dimension "quality" the annotator columns define)."""
+    if len(m.dimensions) == 1:
         only = next(iter(m.dimensions))
         for j in m.judges:
             j.dimension = j.dimension or only
-    if m.shape == "wide":  # "gpt4_quality" scores the dimension "quality" the annotator columns define
-        for j in m.judges:
-            if j.dimension is None:
-                tokens = _norm(j.column).split("_")
-                j.dimension = next((d for i in range(1, len(tokens))
-                                    for d in ("_".join(tokens[i:]), "_".join(tokens[:-i])) if d in m.dimensions),
-                                   None)
-    return m
+    for j in m.judges:
+        if j.dimension is None:
+            tokens = _norm(j.column).split("_")
+            j.dimension = next((d for i in range(1, len(tokens))
+                                for d in ("_".join(tokens[i:]), "_".join(tokens[:-i])) if d in m.dimensions),
+                               None)
 
 
 def _wide_dimensions(cols: list[str], used: set[str], m: ColumnMapping, sample: pd.DataFrame | None,

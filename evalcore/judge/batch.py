@@ -45,6 +45,7 @@ from evalcore.judge.client import (  # request_body: the one builder of a reques
     request_body,
 )
 from evalcore.judge.spec import EngineOptions, ScoringSpec
+from evalcore.spec import pairs_from_described
 from evalcore.store import Store, default_store
 from evalcore.types import Capabilities, ChatRequest, Request, Response
 from evalcore.model import Run
@@ -154,7 +155,7 @@ async def asubmit(spec: ScoringSpec, options: EngineOptions, *, store: Store | N
     hits = store.cache_has(list(keyed))
     missing = [(k, r) for k, r in keyed.items() if k not in hits]
     run_config = runner.run_config(m, spec, runner.Plan(planned, requested, note, caps), endpoint=endpoint,
-                                   crit=crit, schedule=schedule)
+                                   crit=crit, schedule=schedule, run_id=run_id)
     run_config["mode"] = "batch"
     existed = store.run_exists(run_id)
     store.create_run(run_id=run_id, dataset_id=dataset.id, method=m.name, model=endpoint.model, label=spec.label,
@@ -555,11 +556,9 @@ async def _score_from_cache(store: Store, run_id: str, row: dict[str, Any], ds: 
                             endpoint: Endpoint, results: BatchResults) -> Run:
     """Score the run through the normal engine: every reply is in the cache now; ``results`` fails the rest with
     their batch's reason."""
-    m, cfg = recorded.method, recorded.cfg
-    spec = ScoringSpec(ds, m, list(recorded.crit), recorded.crit,
-                       runner.method_config_of(m, cfg.get("requested_config") or cfg["method_config"]),
-                       limit=cfg.get("limit"), pairs=_pairs(cfg), parse_mode=cfg.get("parse_mode", "robust"),
-                       label=row.get("label") or "", run_id=run_id)
+    cfg = recorded.cfg
+    # the run's own spec (its document sample included), or for a run recorded before specs were, its config's
+    spec = ScoringSpec.from_run_config(cfg, ds, run_id=run_id, label=row.get("label") or "")
     options = EngineOptions(endpoint, capabilities=recorded.caps, schedule="as-given")
     return await runner.ascore_dataset(
         spec, options, store=store, client=results,
@@ -568,17 +567,7 @@ async def _score_from_cache(store: Store, run_id: str, row: dict[str, Any], ds: 
 
 
 def _pairs(cfg: dict[str, Any]) -> Any:
-    p = cfg.get("pairs")
-    if not p:
-        return None
-    # the presentation orders and the annotated-pairs choice, when the run recorded them (older runs did not)
-    extra = {k: p[k] for k in ("orders", "annotated") if p.get(k) is not None}
-    if p.get("mode") == "systems":
-        systems = [tuple(x) for x in p.get("systems") or []]
-        return {"systems": systems, **extra} if extra else systems
-    if p.get("mode") == "sample":
-        return {"sample": p.get("k", 0), "seed": p.get("seed", 0), **extra}
-    return extra or None
+    return pairs_from_described(cfg.get("pairs"))
 
 
 # ------------------------------------------------------------------------------------------------ sync wrappers

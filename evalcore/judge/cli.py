@@ -76,15 +76,17 @@ class ProgressBar:
         self.stream.flush()
 
 
-def spec_from_args(args: argparse.Namespace, dataset, store):
-    """The run ``score`` was asked for, as the library's two values (evalcore.judge.spec)."""
-    from evalcore.judge.spec import EngineOptions, ScoringSpec
+def spec_from_args(args: argparse.Namespace, dataset, store, documents=None):
+    """The run ``score`` was asked for, as the library's two values (evalcore.judge.spec). ``documents``: the whole
+    documents ``--sample-docs`` drew (``dataset`` is restricted to them)."""
+    from evalcore.judge.spec import EngineOptions, default_spec
 
     versions = {d: args.criteria_version for d in (args.dimension or dataset.dimension_names)} \
         if args.criteria_version else None
-    spec = ScoringSpec.default(dataset, args.method, args.dimension or None, store=store, criteria_versions=versions,
-                               config_overrides=json.loads(args.config) if args.config else None, limit=args.limit,
-                               pairs=_pairs_arg(args), parse_mode=args.parse, label=args.label or "", run_id=args.run)
+    spec = default_spec(dataset, args.method, args.dimension or None, store=store, criteria_versions=versions,
+                        config_overrides=json.loads(args.config) if args.config else None, limit=args.limit,
+                        pairs=_pairs_arg(args), parse_mode=args.parse, label=args.label or "", run_id=args.run,
+                        documents=documents)
     endpoint = _endpoint(args)
     if isinstance(args.base_url, list) and len(args.base_url) > 1:  # several replicas: evalcore.judge.routing
         endpoint = [endpoint] + [dataclasses.replace(endpoint, base_url=u) for u in args.base_url[1:]]
@@ -98,8 +100,11 @@ def cmd_score(args: argparse.Namespace) -> int:
 
     store = store_of(args)
     dataset = _dataset(args.dataset, store)
-    dataset = _sampled(dataset, args)
-    spec, engine = spec_from_args(args, dataset, store)
+    resumed = _recorded(args, dataset, store)
+    if resumed is None:
+        dataset, documents = _sampled(dataset, args)
+    spec, engine = spec_from_args(args, dataset, store, None if resumed else documents)
+    spec = resumed or spec
     if getattr(args, "batch", False) and not args.estimate_only:
         from evalcore.judge.batch_cli import score_batch
 
@@ -140,12 +145,35 @@ def _print_estimate(est, as_json: bool) -> int:
     return 0
 
 
+def _recorded(args: argparse.Namespace, dataset, store):
+    """``--run ID`` naming a run that recorded its spec: that spec (its documents, dimensions, criteria, config),
+    so that a resume sends the run's own requests whatever the other flags say; None for a new run or one recorded
+    before runs recorded their spec (its flags then describe it, as before)."""
+    if not args.run:
+        return None
+    from evalcore.judge.spec import recorded_spec
+
+    try:
+        row = store.run_row(args.run)
+    except KeyError:
+        return None
+    if not (row.get("config") or {}).get("spec"):
+        return None
+    if row["dataset_id"] != dataset.id:
+        raise ValueError(f"run {args.run} was scored on dataset {row['dataset_id']!r}, not {dataset.id!r}")
+    spec = recorded_spec(args.run, store, dataset)
+    docs = f"{len(spec.documents)} sampled documents" if spec.documents else "the whole dataset"
+    print(f"resuming run {args.run} as recorded: {spec.method} on {', '.join(spec.dimensions or spec.criteria)}, {docs}",
+          file=sys.stderr)
+    return spec
+
+
 def _sampled(dataset, args: argparse.Namespace):
     """``--sample-docs K``: the dataset restricted to K whole documents (all their systems), seeded
-    (evalcore.sampling); the run is stored against the full dataset."""
+    (evalcore.sampling); the run is stored against the full dataset. Returns (dataset, the documents or None)."""
     k = getattr(args, "sample_docs", None)
     if k is None:
-        return dataset
+        return dataset, None
     if args.limit is not None:
         raise ValueError("use either --sample-docs (whole documents) or --limit (first N items), not both")
     from evalcore.sampling import documents_subset, sample_documents
@@ -154,7 +182,7 @@ def _sampled(dataset, args: argparse.Namespace):
                             dimension=(args.dimension or [None])[0])
     print(f"scoring {len(docs)} documents ({args.sample_how}, seed {args.seed}): " + ", ".join(map(str, docs)),
           file=sys.stderr)
-    return documents_subset(dataset, docs)
+    return documents_subset(dataset, docs), tuple(str(d) for d in docs)
 
 
 def _pairs_arg(args: argparse.Namespace) -> Any:

@@ -61,7 +61,7 @@ from evalcore.types import (
 from evalcore.model import STATUS_FAILED, STATUS_OK, Dataset, Run
 
 if TYPE_CHECKING:  # the engine reads the two values; evalcore.judge.spec builds them (and imports the engine lazily)
-    from evalcore.judge.spec import EngineOptions, ScoringSpec
+    from evalcore.spec import EngineOptions, ScoringSpec
 
 log = logging.getLogger(__name__)
 
@@ -563,11 +563,14 @@ class Plan(NamedTuple):
 
 
 def run_config(m: Any, spec: ScoringSpec, plan: Plan, *, endpoint: Endpoint, crit: dict[str, Criteria],
-               schedule: str) -> dict[str, Any]:
+               schedule: str, run_id: str | None = None) -> dict[str, Any]:
     """What a run records about how it was made (the online and the batch runs alike): ``spec`` gives the parse
-    mode, the pairs and the limit; ``crit`` the resolved criteria of its dimensions."""
+    mode, the pairs and the limit; ``crit`` the resolved criteria of its dimensions. ``spec`` itself is recorded
+    whole (``spec.to_dict()``, under the run's id): a bundle carries it and a resume reads it back
+    (``evalcore.judge.spec.recorded_spec``)."""
     planned, requested, note, caps = plan
     parse_mode, pairs, limit = spec.parse_mode, spec.pairs, spec.limit
+    recorded = dataclasses.replace(spec, dimensions=list(crit), criteria=crit, run_id=run_id or spec.run_id)
     return {
         "method": m.name,
         "method_config": _config_dict(planned),
@@ -581,6 +584,7 @@ def run_config(m: Any, spec: ScoringSpec, plan: Plan, *, endpoint: Endpoint, cri
         "limit": limit,
         "estimator": getattr(planned, "estimator", ""),
         "schedule": schedule,
+        "spec": recorded.to_dict(),
     }
 
 
@@ -662,7 +666,7 @@ class ScoringRun:
         self.run_id = self.run_id or new_run_id(self.dataset.id, m.name, self.endpoint.model)
         lease = lease or store.acquire_lease(self.run_id)
         config = run_config(m, self.spec, Plan(self.planned, self.requested, self.note, self.caps),
-                            endpoint=self.endpoint, crit=self.crit, schedule=self.schedule)
+                            endpoint=self.endpoint, crit=self.crit, schedule=self.schedule, run_id=self.run_id)
         config.update(concurrency=self.concurrency, max_retries=self.max_retries, timeout_s=self.timeout_s)
         if len(self.endpoints) > 1:
             config["endpoints"] = [e.identity() for e in self.endpoints]

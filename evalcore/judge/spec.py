@@ -1,9 +1,11 @@
-"""What to score and how to reach the judge, as two values: :class:`ScoringSpec` and :class:`EngineOptions`.
+"""What to score and how to reach the judge, as two values: :class:`ScoringSpec` and :class:`EngineOptions` (defined in
+:mod:`evalcore.spec`, below the engine and the bundles; re-exported here), and the one rule that fills a spec.
 
 The command line (``python -m evalcore score``), the Score page (through :mod:`evalcore.judge.job`) and a batch
 submission build the same two values and hand them to the engine (``runner.score_dataset``, ``runner.estimate``,
 ``batch.submit``: each takes ``(spec, options)`` and the call's own store, progress and cancel), so a run's prompts
-depend only on the spec, never on which door it came through. The spec's defaults come from ONE rule:
+depend only on the spec, never on which door it came through. The spec's defaults (:func:`default_spec`) come from
+ONE rule:
 
 * :func:`default_criteria`: a saved criteria version only when chosen: named (``version``, the CLI's
   ``--criteria-version``) or the newest one the signed-in user saved themself (``owner``); else the method's paper
@@ -19,11 +21,11 @@ depend only on the spec, never on which door it came through. The spec's default
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from typing import Any
 
 from evalcore.model import Dataset
-from evalcore.types import Capabilities, Criteria
+from evalcore.spec import EngineOptions, ScoringSpec, SpecError
+from evalcore.types import Criteria
 
 
 def dataset_criteria(dataset: Dataset, dimension: str) -> Criteria:
@@ -78,52 +80,28 @@ def method_config(method: Any, dataset: Dataset, overrides: dict[str, Any] | Non
     return loader({**dataclasses.asdict(config), **overrides})
 
 
-@dataclass
-class ScoringSpec:
-    """What to score: the dataset, the method, the dimensions with their criteria, the method's config, which items
-    (``limit``: the first N; ``pairs``: pairwise selection, see ``runner.score_dataset``) and how replies are parsed.
-    ``run_id`` names the run (an existing id resumes it); ``label`` is shown next to it."""
-
-    dataset: Dataset
-    method: Any  # a name in evalcore.methods.METHODS, or a Method object
-    dimensions: list[str] | None  # None: those of ``criteria``
-    criteria: dict[str, Criteria]
-    config: Any = None
-    limit: int | None = None
-    pairs: Any = None
-    parse_mode: str = "robust"
-    label: str = ""
-    run_id: str | None = None
-    owner: str | None = None  # the signed-in user starting the run (recorded as the run's owner); None: no sign-in
-
-    @classmethod
-    def default(cls, dataset: Dataset, method: str, dimensions: list[str] | None = None, *, store: Any = None,
-                criteria_versions: dict[str, str] | None = None, config_overrides: dict[str, Any] | None = None,
-                **kw: Any) -> "ScoringSpec":
-        """The spec with the one default rule's criteria and config (see the module docstring)."""
-        dims = list(dimensions or dataset.dimension_names)
-        versions = criteria_versions or {}
-        criteria = {d: default_criteria(dataset, d, method, store, version=versions.get(d)) for d in dims}
-        return cls(dataset, method, dims, criteria, method_config(method, dataset, config_overrides), **kw)
+def default_spec(dataset: Dataset, method: str, dimensions: list[str] | None = None, *, store: Any = None,
+                 criteria_versions: dict[str, str] | None = None, config_overrides: dict[str, Any] | None = None,
+                 **kw: Any) -> ScoringSpec:
+    """The spec with the one default rule's criteria and config (see the module docstring); ``kw``: the spec's other
+    fields (limit, pairs, parse_mode, label, run_id, documents)."""
+    dims = list(dimensions or dataset.dimension_names)
+    versions = criteria_versions or {}
+    criteria = {d: default_criteria(dataset, d, method, store, version=versions.get(d)) for d in dims}
+    return ScoringSpec(dataset, method, dims, criteria, method_config(method, dataset, config_overrides), **kw)
 
 
-@dataclass
-class EngineOptions:
-    """How to reach the judge: the endpoint (or replicas serving one model), the API key (None: the endpoint's
-    environment variable, read by the client), concurrency, request ordering, retries and the per-attempt timeout."""
+def recorded_spec(run_id: str, store: Any, dataset: Dataset | None = None) -> ScoringSpec:
+    """The spec a stored run was scored with: as the engine recorded it (a bundle carries it, an import restores
+    it), else, for a run recorded before runs recorded their spec, as its config describes it. Scoring it again (a
+    resume) sends the run's own requests. ``dataset``: the run's whole dataset, when the caller holds it."""
+    row = store.run_row(run_id)  # KeyError naming the run and the store when there is none
+    if dataset is None:
+        from evalcore import runs
 
-    endpoint: Any  # Endpoint | list[Endpoint]
-    api_key: str | None = None
-    concurrency: int = 16
-    schedule: str = "prefix"
-    max_retries: int = 6
-    timeout_s: float = 60.0
-    reprobe: bool = False
-    capabilities: Capabilities | None = None
-
-    @property
-    def first_endpoint(self) -> Any:
-        return self.endpoint[0] if isinstance(self.endpoint, (list, tuple)) else self.endpoint
+        dataset = runs.get_dataset(row["dataset_id"], store, with_labels=False)
+    return ScoringSpec.from_run_config(row["config"], dataset, run_id=run_id, label=row.get("label") or "")
 
 
-__all__ = ["ScoringSpec", "EngineOptions", "default_criteria", "dataset_criteria", "method_config"]
+__all__ = ["ScoringSpec", "EngineOptions", "SpecError", "default_spec", "recorded_spec", "default_criteria",
+           "dataset_criteria", "method_config"]

@@ -364,6 +364,64 @@ def alpha_from_unit_weights(data: np.ndarray, domain: np.ndarray, weights: np.nd
     return alpha_from_pattern_weights(pat, np.asarray((onehot.T @ W.T).T), level_of_measurement)
 
 
+def _ceiling_matrix(annotations: pd.DataFrame, items: pd.DataFrame, dimension, group,
+                    item_ids) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(annotators x items ratings, restricted to ``item_ids``; each item's doc_id and system_id), checked."""
+    missing = [c for c in ("item_id", "doc_id", "system_id") if c not in items.columns]
+    if missing:
+        raise ValueError(f"items: missing column(s) {missing}")
+    m = reliability_matrix(annotations, dimension, group=group)
+    if m.shape[0] < 2:
+        raise ValueError(f"human_ceiling needs at least 2 annotators in group {group!r} on {dimension!r}; "
+                         f"found {m.shape[0]}")
+    info = items.set_index("item_id")[["doc_id", "system_id"]]
+    unknown = m.columns.difference(info.index)
+    if len(unknown):
+        raise ValueError(f"annotations: item {unknown[0]!r} is not in the items table")
+    if item_ids is not None:
+        m = m.loc[:, m.columns.isin(pd.Index(item_ids))]
+    return m, info
+
+
+def _annotator_vs_others(m: pd.DataFrame, info: pd.DataFrame):
+    """Per annotator: a score frame (item_id, doc_id, system_id, judge = theirs, human = the mean of the others) on
+    the items they and at least one other annotator rated; annotators with no such item are left out."""
+    data = m.to_numpy(dtype=float)
+    totals = np.nansum(data, axis=0)
+    counts = (~np.isnan(data)).sum(axis=0)
+    for i, annotator in enumerate(m.index):
+        own = data[i]
+        has_own = ~np.isnan(own)
+        others_n = counts - has_own
+        ok = has_own & (others_n > 0)
+        others_mean = (totals - np.where(has_own, own, 0.0))[ok] / others_n[ok]
+        ids = m.columns[ok]
+        frame = pd.DataFrame({"item_id": ids, "doc_id": info.loc[ids, "doc_id"].to_numpy(),
+                              "system_id": info.loc[ids, "system_id"].to_numpy(), "judge": own[ok],
+                              "human": others_mean})
+        if not frame.empty:
+            yield annotator, frame
+
+
+def _ceiling_mean_row(rows: list[dict], frames: list[pd.DataFrame], *, level: str, coefficient: str,
+                      n_resamples: int, skip_constant: bool, random_state) -> dict:
+    """The "mean" row: the annotators' mean statistic, with a document-resample interval when asked for and every
+    annotator's statistic is defined (evalcore.meta.ceiling)."""
+    stats = np.array([r["statistic"] for r in rows], dtype=float)
+    mean = float(np.nanmean(stats)) if np.isfinite(stats).any() else np.nan
+    lo = hi = np.nan
+    if n_resamples > 0 and np.isfinite(stats).all():
+        from evalcore.meta.ceiling import mean_ceiling_interval
+
+        lo, hi, _ = mean_ceiling_interval(frames, mean, level=level, coefficient=coefficient,
+                                          n_resamples=n_resamples, random_state=random_state,
+                                          skip_constant=skip_constant)
+    return {"annotator": "mean", "statistic": mean, "ci_low": lo, "ci_high": hi, "pvalue": np.nan,
+            "n": max(r["n"] for r in rows), "skipped": np.nan,
+            "n_items": int(max(r["n_items"] for r in rows)), "level": level, "coefficient": coefficient,
+            "pvalue_method": ""}
+
+
 HUMAN_CEILING_COLUMNS = ["annotator", "statistic", "ci_low", "ci_high", "pvalue", "n", "skipped", "n_items", "level",
                          "coefficient", "pvalue_method"]
 
@@ -385,55 +443,18 @@ def human_ceiling(annotations: pd.DataFrame, items: pd.DataFrame, dimension, *, 
     """
     _check_choice(level, LEVELS, "level")
     _check_choice(coefficient, COEFFICIENTS, "coefficient")
-    missing = [c for c in ("item_id", "doc_id", "system_id") if c not in items.columns]
-    if missing:
-        raise ValueError(f"items: missing column(s) {missing}")
-    m = reliability_matrix(annotations, dimension, group=group)
-    if m.shape[0] < 2:
-        raise ValueError(f"human_ceiling needs at least 2 annotators in group {group!r} on {dimension!r}; "
-                         f"found {m.shape[0]}")
-    info = items.set_index("item_id")[["doc_id", "system_id"]]
-    unknown = m.columns.difference(info.index)
-    if len(unknown):
-        raise ValueError(f"annotations: item {unknown[0]!r} is not in the items table")
-    if item_ids is not None:
-        m = m.loc[:, m.columns.isin(pd.Index(item_ids))]
-    data = m.to_numpy(dtype=float)
-    totals = np.nansum(data, axis=0)
-    counts = (~np.isnan(data)).sum(axis=0)
+    m, info = _ceiling_matrix(annotations, items, dimension, group, item_ids)
     rows = []
     frames = []
-    for i, annotator in enumerate(m.index):
-        own = data[i]
-        has_own = ~np.isnan(own)
-        others_n = counts - has_own
-        ok = has_own & (others_n > 0)
-        others_mean = (totals - np.where(has_own, own, 0.0))[ok] / others_n[ok]
-        ids = m.columns[ok]
-        frame = pd.DataFrame({"item_id": ids, "doc_id": info.loc[ids, "doc_id"].to_numpy(),
-                              "system_id": info.loc[ids, "system_id"].to_numpy(), "judge": own[ok],
-                              "human": others_mean})
-        if frame.empty:
-            continue
+    for annotator, frame in _annotator_vs_others(m, info):
         frames.append(frame)
         res = correlate(frame, level=level, coefficient=coefficient, n_resamples=n_resamples,
                         skip_constant=skip_constant, random_state=random_state)
         rows.append({"annotator": annotator, "statistic": res.statistic, "ci_low": res.ci_low, "ci_high": res.ci_high,
-                     "pvalue": res.pvalue, "n": res.n, "skipped": res.skipped, "n_items": int(ok.sum()),
+                     "pvalue": res.pvalue, "n": res.n, "skipped": res.skipped, "n_items": len(frame),
                      "level": level, "coefficient": coefficient, "pvalue_method": res.pvalue_method})
     if not rows:
         return pd.DataFrame(columns=HUMAN_CEILING_COLUMNS)
-    stats = np.array([r["statistic"] for r in rows], dtype=float)
-    mean = float(np.nanmean(stats)) if np.isfinite(stats).any() else np.nan
-    lo = hi = np.nan
-    if n_resamples > 0 and np.isfinite(stats).all():
-        from evalcore.meta.ceiling import mean_ceiling_interval
-
-        lo, hi, _ = mean_ceiling_interval(frames, mean, level=level, coefficient=coefficient,
-                                          n_resamples=n_resamples, random_state=random_state,
-                                          skip_constant=skip_constant)
-    rows.append({"annotator": "mean", "statistic": mean, "ci_low": lo, "ci_high": hi, "pvalue": np.nan,
-                 "n": max(r["n"] for r in rows), "skipped": np.nan,
-                 "n_items": int(max(r["n_items"] for r in rows)), "level": level, "coefficient": coefficient,
-                 "pvalue_method": ""})
+    rows.append(_ceiling_mean_row(rows, frames, level=level, coefficient=coefficient, n_resamples=n_resamples,
+                                  skip_constant=skip_constant, random_state=random_state))
     return pd.DataFrame(rows, columns=HUMAN_CEILING_COLUMNS)

@@ -586,6 +586,45 @@ def label_frame(dataset: Dataset, run: Run, dimension: str, *, systems: list[str
     return frame[["item_id", "doc_id", "system_id", "judge", "human"]].reset_index(drop=True), who, ties, probs
 
 
+def _per_annotator(judged: pd.DataFrame, annotations: pd.DataFrame, *, n_resamples: int, **kw) -> list[dict]:
+    """The judge against each annotator alone (their labels as the human side): n, kappa with its interval,
+    weighted kappa (ordinal) and accuracy; annotators with no label on a judged item are left out."""
+    rows = []
+    for annotator, sub in annotations.groupby("annotator", sort=True):
+        f = judged.merge(sub[["item_id", "value"]].rename(columns={"value": "human"}), on="item_id")
+        f = f[pd.to_numeric(f["human"], errors="coerce").notna()]
+        if f.empty:
+            continue
+        r = classify(f, n_resamples=n_resamples, **kw)
+        row = {"annotator": annotator, "n": r.n, "cohen_kappa": r.cohen_kappa.statistic,
+               "ci_low": r.cohen_kappa.ci_low, "ci_high": r.cohen_kappa.ci_high}
+        if r.weighted_kappa is not None:
+            row["weighted_kappa"] = r.weighted_kappa.statistic
+        row["accuracy"] = r.accuracy.statistic
+        rows.append(row)
+    return rows
+
+
+def _label_calibration(frame: pd.DataFrame, probs: pd.DataFrame, dim, *, n_resamples: int,
+                       confidence_level: float, random_state):
+    """The calibration of the judge's probabilities: of the positive class (binary) or of its top label; None
+    when no judged item has them."""
+    f = frame.merge(probs, on="item_id")
+    f = f[pd.to_numeric(f["judge"], errors="coerce").notna()]
+    if not len(f):
+        return None
+    cats = np.asarray(dim.categories)
+    human_idx = judge_codes(f["human"].to_numpy(float), cats, "nominal")
+    mat = f[[f"p{i}" for i in range(len(cats))]].to_numpy(dtype=float)
+    if dim.kind == "binary":
+        y, p, target = (human_idx == 1).astype(float), mat[:, 1], "positive class"
+    else:
+        choice = mat.argmax(axis=1)
+        y, p, target = (choice == human_idx).astype(float), mat.max(axis=1), "top label"
+    return calibration(y, np.clip(p, 0.0, 1.0), f["doc_id"].to_numpy(), target=target,
+                       n_resamples=n_resamples, confidence_level=confidence_level, random_state=random_state)
+
+
 def label_agreement(dataset: Dataset, run: Run, dimension: str, *, n_resamples: int = 1000, random_state=0,
                     confidence_level: float = 0.95, systems: list[str] | None = None,
                     human_alpha: bool = True) -> LabelAgreement:
@@ -612,38 +651,14 @@ def label_agreement(dataset: Dataset, run: Run, dimension: str, *, n_resamples: 
         if group is not None:
             a = a[a["group"] == group]
         judged = judge_labels(dataset, run, dimension, systems=systems)[0][["item_id", "doc_id", "judge"]]
-        for annotator, sub in a.groupby("annotator", sort=True):
-            f = judged.merge(sub[["item_id", "value"]].rename(columns={"value": "human"}), on="item_id")
-            f = f[pd.to_numeric(f["human"], errors="coerce").notna()]
-            if f.empty:
-                continue
-            r = classify(f, n_resamples=n_resamples, **kw)
-            row = {"annotator": annotator, "n": r.n, "cohen_kappa": r.cohen_kappa.statistic,
-                   "ci_low": r.cohen_kappa.ci_low, "ci_high": r.cohen_kappa.ci_high}
-            if r.weighted_kappa is not None:
-                row["weighted_kappa"] = r.weighted_kappa.statistic
-            row["accuracy"] = r.accuracy.statistic
-            rows.append(row)
+        rows = _per_annotator(judged, a, n_resamples=n_resamples, **kw)
         if human_alpha and a["annotator"].nunique() >= 2:
             al = krippendorff_alpha(ann, dimension, group=group, level_of_measurement=dim.alpha_level,
                                     n_resamples=n_resamples, random_state=random_state)
             alpha = {"statistic": al.alpha, "ci_low": al.ci_low, "ci_high": al.ci_high,
                      "level": al.level_of_measurement, "n_items": al.n_items, "n_annotators": al.n_annotators}
-    cal = None
-    if len(probs):
-        f = frame.merge(probs, on="item_id")
-        f = f[pd.to_numeric(f["judge"], errors="coerce").notna()]
-        if len(f):
-            cats = np.asarray(dim.categories)
-            human_idx = judge_codes(f["human"].to_numpy(float), cats, "nominal")
-            mat = f[[f"p{i}" for i in range(len(cats))]].to_numpy(dtype=float)
-            if dim.kind == "binary":
-                y, p, target = (human_idx == 1).astype(float), mat[:, 1], "positive class"
-            else:
-                choice = mat.argmax(axis=1)
-                y, p, target = (choice == human_idx).astype(float), mat.max(axis=1), "top label"
-            cal = calibration(y, np.clip(p, 0.0, 1.0), f["doc_id"].to_numpy(), target=target,
-                              n_resamples=n_resamples, confidence_level=confidence_level, random_state=random_state)
+    cal = _label_calibration(frame, probs, dim, n_resamples=n_resamples, confidence_level=confidence_level,
+                             random_state=random_state) if len(probs) else None
     return LabelAgreement(dimension=dimension, kind=dim.kind, labels=dim.category_names, positive=dim.positive,
                           gold=who, ties=ties, result=result, per_annotator=pd.DataFrame(rows), human_alpha=alpha,
                           calibration=cal)

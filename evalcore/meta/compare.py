@@ -160,6 +160,48 @@ def bootstrap_pvalue(differences: np.ndarray) -> float:
     return float(min(1.0, 2 * min(((d <= 0).sum() + 1) / (r + 1), ((d >= 0).sum() + 1) / (r + 1))))
 
 
+def _summary_difference(pa, pb, coefficient: str, skip_constant: bool, n_resamples: int, random_state,
+                        ci_method: str):
+    """Summary level: (statistic A, statistic B, documents, bootstrap and jackknife differences), both judges
+    averaged over the same documents, resampled by weighting each document's correlations with its count."""
+    ra, rb, used = _summary_common(pa, pb, coefficient, skip_constant)
+    k = used.sum()
+    stat_a = float(ra[used].mean()) if k else float("nan")
+    stat_b = float(rb[used].mean()) if k else float("nan")
+    C = bootstrap_counts(pa.n_docs, n_resamples, random_state)
+    delta, weight = (ra - rb) * used, used.astype(float)
+
+    def of_counts(C):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return (C @ delta) / (C @ weight)
+
+    jack = jackknife_values(pa.n_docs, of_counts) if ci_method == "bca" else None
+    return stat_a, stat_b, int(k), of_counts(C), jack
+
+
+def _level_difference(pa, pb, level: str, coefficient: str, n_resamples: int, random_state, ci_method: str):
+    """Dataset or system level: (statistic A, statistic B, n, bootstrap and jackknife differences), both judges
+    resampled with the same documents."""
+    stat_a, _, n, _ = point_estimate(pa, level=level, coefficient=coefficient)
+    stat_b, _, _, _ = point_estimate(pb, level=level, coefficient=coefficient)
+    idx = bootstrap_indices(pa.n_docs, n_resamples, random_state)
+    boot = (bootstrap_distribution(pa, level=level, coefficient=coefficient, indices=idx)
+            - bootstrap_distribution(pb, level=level, coefficient=coefficient, indices=idx))
+    jack = ((jackknife_distribution(pa, level=level, coefficient=coefficient)
+             - jackknife_distribution(pb, level=level, coefficient=coefficient)) if ci_method == "bca" else None)
+    return stat_a, stat_b, n, boot, jack
+
+
+def _permutation_pvalue(pa, pb, level: str, coefficient: str, skip_constant: bool, n_resamples: int,
+                        random_state) -> float:
+    """The permutation test of exchangeable judges: each document's two judges swapped at random."""
+    statistic = _permutation_statistic(pa, pb, level, coefficient, skip_constant)
+    docs = np.arange(pa.n_docs)
+    res = st.permutation_test((docs, docs + pa.n_docs), statistic, permutation_type="samples", vectorized=True,
+                              n_resamples=n_resamples, alternative="two-sided", random_state=random_state)
+    return float(res.pvalue)
+
+
 def paired_difference(frame_a: pd.DataFrame, frame_b: pd.DataFrame, *, level: str = "dataset",
                       coefficient: str = "spearman", n_resamples: int = 1000, method: str = "bootstrap",
                       random_state=0, confidence_level: float = 0.95, skip_constant: bool = True,
@@ -179,43 +221,20 @@ def paired_difference(frame_a: pd.DataFrame, frame_b: pd.DataFrame, *, level: st
     if n_resamples < 1:
         raise ValueError(f"n_resamples must be >= 1, got {n_resamples}")
     pa, pb, dropped = _paired_frames(frame_a, frame_b)
-
     if level == "summary":
-        ra, rb, used = _summary_common(pa, pb, coefficient, skip_constant)
-        k = used.sum()
-        stat_a = float(ra[used].mean()) if k else float("nan")
-        stat_b = float(rb[used].mean()) if k else float("nan")
-        n = int(k)
-        C = bootstrap_counts(pa.n_docs, n_resamples, random_state)
-        delta, weight = (ra - rb) * used, used.astype(float)
-
-        def of_counts(C):
-            with np.errstate(invalid="ignore", divide="ignore"):
-                return (C @ delta) / (C @ weight)
-
-        boot = of_counts(C)
-        jack = jackknife_values(pa.n_docs, of_counts) if ci_method == "bca" else None
+        stat_a, stat_b, n, boot, jack = _summary_difference(pa, pb, coefficient, skip_constant, n_resamples,
+                                                            random_state, ci_method)
     else:
-        stat_a, _, n, _ = point_estimate(pa, level=level, coefficient=coefficient)
-        stat_b, _, _, _ = point_estimate(pb, level=level, coefficient=coefficient)
-        idx = bootstrap_indices(pa.n_docs, n_resamples, random_state)
-        boot = (bootstrap_distribution(pa, level=level, coefficient=coefficient, indices=idx)
-                - bootstrap_distribution(pb, level=level, coefficient=coefficient, indices=idx))
-        jack = ((jackknife_distribution(pa, level=level, coefficient=coefficient)
-                 - jackknife_distribution(pb, level=level, coefficient=coefficient)) if ci_method == "bca" else None)
+        stat_a, stat_b, n, boot, jack = _level_difference(pa, pb, level, coefficient, n_resamples, random_state,
+                                                          ci_method)
     difference = stat_a - stat_b
     ok = boot[~np.isnan(boot)]
     lo, hi, _, used_method = bootstrap_interval(boot, confidence_level=confidence_level, method=ci_method,
                                                 estimate=difference, jackknife=jack)
-
     if method == "bootstrap":
         pvalue = bootstrap_pvalue(ok)
     else:
-        statistic = _permutation_statistic(pa, pb, level, coefficient, skip_constant)
-        docs = np.arange(pa.n_docs)
-        res = st.permutation_test((docs, docs + pa.n_docs), statistic, permutation_type="samples", vectorized=True,
-                                  n_resamples=n_resamples, alternative="two-sided", random_state=random_state)
-        pvalue = float(res.pvalue)
+        pvalue = _permutation_pvalue(pa, pb, level, coefficient, skip_constant, n_resamples, random_state)
     return PairedComparisonResult(
         statistic_a=float(stat_a), statistic_b=float(stat_b), difference=float(difference), ci_low=lo, ci_high=hi,
         pvalue=pvalue, n=int(n), level=level, coefficient=coefficient, method=method, dropped=int(dropped),

@@ -34,7 +34,7 @@ Probability mass beyond the top-k is never seen; ``covered_mass`` says how much 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from evalcore import parsers
@@ -222,6 +222,99 @@ def score_position(tokens: tuple[TokenLogprob, ...] | list[TokenLogprob]) -> int
     return None
 
 
+@dataclass
+class _Step:
+    """What one token position contributes: mass per value string, mass that reaches no value, the alternatives
+    off the generated path (``unseen``), and the generated path's own continuation (``gen_string``, ``gen_sub``)."""
+
+    mass: dict[str, float] = field(default_factory=dict)
+    unresolved: float = 0.0
+    unseen: list[tuple[str, float]] = field(default_factory=list)
+    gen_string: str | None = None
+    gen_sub: dict[str, float] = field(default_factory=dict)
+
+    def add(self, value: str, p: float) -> None:
+        self.mass[value] = self.mass.get(value, 0.0) + p
+
+
+class _Resolver:
+    """The chain rule along the generated path (see the module docstring): the probability of each scale value's
+    string, token by token from the score position; ``assumed`` sums the mass "assume-same" gave."""
+
+    def __init__(self, tokens: tuple[TokenLogprob, ...] | list[TokenLogprob], values: list[int],
+                 unseen_continuation: str) -> None:
+        self.tokens = tokens
+        self.value_strs = {str(v): v for v in values}
+        self.unseen_continuation = unseen_continuation
+        self.assumed = 0.0
+
+    def is_value(self, s: str) -> bool:
+        return s in self.value_strs
+
+    def extendable(self, s: str) -> bool:
+        return any(v != s and v.startswith(s) for v in self.value_strs)
+
+    def resolve(self, i: int, prefix: str, prob: float) -> tuple[dict[str, float], float]:
+        """(mass per value string, unresolved mass) of the numbers that continue ``prefix`` (reached with
+        probability ``prob``) at token ``i``."""
+        step = _Step()
+        for raw, p in token_alternatives(self.tokens[i]).items():
+            self._alternative(step, i, prefix, raw, prob * p)
+        self._unseen(step)
+        return step.mass, step.unresolved
+
+    def _alternative(self, step: _Step, i: int, prefix: str, raw: str, q: float) -> None:
+        """One alternative token ``raw`` at position ``i``, reached with probability ``q``."""
+        t = _norm(raw)
+        if not prefix:
+            t = t.lstrip()
+        m = _DIGITS.match(t)
+        if not m:
+            if prefix and self.is_value(prefix):
+                # a non-digit after the digits so far: the number ends here
+                step.add(prefix, q)
+            return  # at the score position a non-digit alternative ("Hello") is no scale value
+        s = prefix + m.group()
+        ends_inside = len(m.group()) < len(t)  # "4." or "4\n" in one token
+        if ends_inside or not self.extendable(s):
+            if self.is_value(s):
+                step.add(s, q)
+            return  # "7" on 1-5, "105" on 0-100: not a scale value
+        # s is a proper prefix of a longer valid value
+        generated = raw == self.tokens[i].token
+        if generated and i + 1 < len(self.tokens):
+            sub, sub_unresolved = self.resolve(i + 1, s, q)
+            step.gen_string, step.gen_sub = s, sub
+            for k, v in sub.items():
+                step.add(k, v)
+            step.unresolved += sub_unresolved
+        elif generated:
+            # the reply ends right after this token: the number ended here
+            if self.is_value(s):
+                step.add(s, q)
+            else:
+                step.unresolved += q
+        else:
+            step.unseen.append((s, q))
+
+    def _unseen(self, step: _Step) -> None:
+        """The alternatives off the generated path: unresolved ("drop"), or continued as the generated path was
+        ("assume-same")."""
+        if self.unseen_continuation == "assume-same" and step.gen_string is not None and step.gen_sub:
+            total = sum(step.gen_sub.values())
+            suffixes = {k[len(step.gen_string):]: v / total for k, v in step.gen_sub.items()}
+            for s, p in step.unseen:
+                for suffix, q in suffixes.items():
+                    v = s + suffix
+                    if self.is_value(v):
+                        step.add(v, p * q)
+                        self.assumed += p * q
+                    else:
+                        step.unresolved += p * q
+        else:
+            step.unresolved += sum(p for _, p in step.unseen)
+
+
 def score_distribution(
     tokens: tuple[TokenLogprob, ...] | list[TokenLogprob],
     values: list[int],
@@ -238,84 +331,23 @@ def score_distribution(
     pos = score_position(tokens)
     if pos is None:
         return "no score in the reply (no generated token begins with a digit)"
-    value_strs = {str(v): v for v in values}
-
-    def is_value(s: str) -> bool:
-        return s in value_strs
-
-    def extendable(s: str) -> bool:
-        return any(v != s and v.startswith(s) for v in value_strs)
-
-    assumed = [0.0]
-
-    def resolve(i: int, prefix: str, prob: float) -> tuple[dict[str, float], float]:
-        mass: dict[str, float] = {}
-        unresolved = 0.0
-        unseen: list[tuple[str, float]] = []
-        generated = tokens[i].token
-        gen_string: str | None = None
-        gen_sub: dict[str, float] = {}
-        for raw, p in token_alternatives(tokens[i]).items():
-            t = _norm(raw)
-            if not prefix:
-                t = t.lstrip()
-            m = _DIGITS.match(t)
-            if not m:
-                if prefix and is_value(prefix):
-                    # a non-digit after the digits so far: the number ends here
-                    mass[prefix] = mass.get(prefix, 0.0) + prob * p
-                continue  # at the score position a non-digit alternative ("Hello") is no scale value
-            s = prefix + m.group()
-            ends_inside = len(m.group()) < len(t)  # "4." or "4\n" in one token
-            if ends_inside or not extendable(s):
-                if is_value(s):
-                    mass[s] = mass.get(s, 0.0) + prob * p
-                continue  # "7" on 1-5, "105" on 0-100: not a scale value
-            # s is a proper prefix of a longer valid value
-            if raw == generated and i + 1 < len(tokens):
-                sub, sub_unresolved = resolve(i + 1, s, prob * p)
-                gen_string, gen_sub = s, sub
-                for k, v in sub.items():
-                    mass[k] = mass.get(k, 0.0) + v
-                unresolved += sub_unresolved
-            elif raw == generated:
-                # the reply ends right after this token: the number ended here
-                if is_value(s):
-                    mass[s] = mass.get(s, 0.0) + prob * p
-                else:
-                    unresolved += prob * p
-            else:
-                unseen.append((s, prob * p))
-        if unseen_continuation == "assume-same" and gen_string is not None and gen_sub:
-            total = sum(gen_sub.values())
-            suffixes = {k[len(gen_string):]: v / total for k, v in gen_sub.items()}
-            for s, p in unseen:
-                for suffix, q in suffixes.items():
-                    v = s + suffix
-                    if is_value(v):
-                        mass[v] = mass.get(v, 0.0) + p * q
-                        assumed[0] += p * q
-                    else:
-                        unresolved += p * q
-        else:
-            unresolved += sum(p for _, p in unseen)
-        return mass, unresolved
-
-    mass, unresolved = resolve(pos, "", 1.0)
+    resolver = _Resolver(tokens, values, unseen_continuation)
+    mass, unresolved = resolver.resolve(pos, "", 1.0)
     covered = sum(mass.values())
     if covered <= 0.0:
         return (
             f"no valid scale value ({values[0]}-{values[-1]}) among the top alternatives at the score position "
             f"(token {tokens[pos].token!r})"
         )
-    probs = {value_strs[k]: v / covered for k, v in sorted(mass.items(), key=lambda kv: value_strs[kv[0]])}
+    value_of = resolver.value_strs
+    probs = {value_of[k]: v / covered for k, v in sorted(mass.items(), key=lambda kv: value_of[kv[0]])}
     return ScoreDistribution(
         probabilities=probs,
         covered_mass=covered,
         unresolved_mass=unresolved,
         position=pos,
         token=tokens[pos].token,
-        assumed_mass=assumed[0],
+        assumed_mass=resolver.assumed,
     )
 
 
@@ -411,25 +443,35 @@ class GEval:
                 return failed(parsed.reason or "no score found in reply", estimator, raw=raw)
             return ok(parsed.value, estimator, raw=raw, reason=parsed.reason)
         if config.probs_source == "samples":
-            parsed_all = [parsers.parse_form_score(t, scale, mode=parse_mode) for t in texts]
-            result = parsers.sample_mean(parsed_all, mode=parse_mode)
-            counts: dict[str, int] = {}
-            for p in parsed_all:
-                key = "unparsed" if not p.ok else f"{p.value:g}"
-                counts[key] = counts.get(key, 0) + 1
-            detail = {
-                "sample_counts": counts,
-                "n_requested": config.n_samples,
-                "n_received": len(texts),
-                "n_parsed": sum(1 for p in parsed_all if p.ok),
-            }
-            # the estimator names the samples actually received, which an endpoint may cut short
-            estimator = f"sample-mean(n={len(texts)})"
-            if not result.ok:
-                return failed(result.reason or "no sample could be parsed", estimator, raw=raw, detail=detail)
-            return ok(result.value, estimator, raw=raw, reason=result.reason, detail=detail)
-        # log-prob weighting (Eq. 1)
-        choice = choices[0]
+            return self._sample_mean(texts, scale, config, parse_mode, raw)
+        return self._weighted(choices[0], criteria, config, raw)
+
+    @staticmethod
+    def _sample_mean(texts: list[str], scale: tuple[int, int], config: GEvalConfig, parse_mode: str,
+                     raw: str) -> Outcome:
+        """The mean of the sampled replies' scores, with how many samples said what."""
+        parsed_all = [parsers.parse_form_score(t, scale, mode=parse_mode) for t in texts]
+        result = parsers.sample_mean(parsed_all, mode=parse_mode)
+        counts: dict[str, int] = {}
+        for p in parsed_all:
+            key = "unparsed" if not p.ok else f"{p.value:g}"
+            counts[key] = counts.get(key, 0) + 1
+        detail = {
+            "sample_counts": counts,
+            "n_requested": config.n_samples,
+            "n_received": len(texts),
+            "n_parsed": sum(1 for p in parsed_all if p.ok),
+        }
+        # the estimator names the samples actually received, which an endpoint may cut short
+        estimator = f"sample-mean(n={len(texts)})"
+        if not result.ok:
+            return failed(result.reason or "no sample could be parsed", estimator, raw=raw, detail=detail)
+        return ok(result.value, estimator, raw=raw, reason=result.reason, detail=detail)
+
+    @staticmethod
+    def _weighted(choice: Any, criteria: Criteria, config: GEvalConfig, raw: str) -> Outcome:
+        """The log-prob weighted score (Eq. 1) from the reply's score distribution."""
+        estimator = config.estimator
         if choice.tokens is None:
             return failed("endpoint returned no log-probs", estimator, raw=raw)
         if not choice.tokens:

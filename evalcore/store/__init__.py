@@ -1,5 +1,6 @@
 """The local SQLite store: response cache, runs and their judgments, criteria versions, user datasets, labels,
-leases, Batch API batches, rejected probes. One file (default ``$EVALCORE_DB`` or ``~/.evalcore/evalcore.db``).
+leases, Batch API batches, rejected probes, development / test splits and their final checks. One file (default
+``$EVALCORE_DB`` or ``~/.evalcore/evalcore.db``).
 
 One module per concern, each a class over the shared :class:`~evalcore.store.connection.Connection`; :class:`Store`
 composes them. The schema and its versioned migrations are in :mod:`evalcore.store.schema`; opening a store brings
@@ -38,10 +39,11 @@ from evalcore.store.leases import LeasesStore, RunLeased, process_alive
 from evalcore.store.owners import OwnersStore
 from evalcore.store.probes import ProbeFailuresStore
 from evalcore.store.runs import RunsStore
+from evalcore.store.splits import SplitsStore
 
 
 class Store(RunsStore, CacheStore, CriteriaStore, DatasetsStore, LabelsStore, LeasesStore, BatchesStore,
-            ProbeFailuresStore, OwnersStore):
+            ProbeFailuresStore, SplitsStore, OwnersStore):
     """The store: opened (and migrated to the current schema) on construction."""
 
     def __init__(self, path: str | Path | None = None) -> None:

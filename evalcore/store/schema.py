@@ -9,6 +9,9 @@ sign-in (evalcore.identity): ``owner`` (the signed-in user's name; NULL for a ro
 everyone sees) and ``shared`` (1: shared with the lab) at the end of ``datasets``, ``runs`` and ``criteria``,
 ``owner`` at the end of ``labels`` with a ``label_shares`` table (a user's labels on a dataset, shared), and
 ``steps_by`` at the end of ``criteria`` (the model that generated the evaluation steps; '' when a person wrote them).
+Version 5 adds ``splits`` and ``final_checks`` (evalcore.store.splits: the development / test split of a dataset's
+documents for judge alignment, and every final check made on a split's test part, so that looking at the test part
+again is counted).
 
 Opening a store runs the migrations it lacks in place, in ONE transaction, after a backup copy of the file next to
 it (``<name>.bak-v<old>-<UTC timestamp>``) when the file already held tables: a failed migration rolls back and the
@@ -37,6 +40,10 @@ batches        the Batch API batches of a run (evalcore.judge.batch), keyed by (
 meta           key, value: ``store_id`` (version 2)
 label_shares   dataset_id, owner, shared_at: a user's labels on a dataset that the lab sees (version 4)
 (version 4: datasets, runs, criteria + owner, shared; criteria + steps_by; labels + owner)
+splits         dataset_id, split_id, dimension, seed, test_share, strata, dev_docs (JSON), test_docs (JSON),
+               created_at: a document-level development / test split (version 5)
+final_checks   check_id, dataset_id, split_id, dimension, method, baseline_hash, chosen_hash, baseline_run,
+               chosen_run, result (JSON), created_at: one row per final check on a split's test part (version 5)
 """
 
 from __future__ import annotations
@@ -128,12 +135,27 @@ _V4_OWNERS = [
        "shared_at" TEXT, PRIMARY KEY ("dataset_id", "owner"))""",
 ]
 
+# Judge alignment (issue 22): a split of a dataset's documents into a development and a held-out test part, kept
+# with the dataset, and one row per final check on a test part (a second look at the same test part is counted).
+_V5_SPLITS = [
+    """CREATE TABLE IF NOT EXISTS "splits" ("dataset_id" TEXT NOT NULL, "split_id" TEXT NOT NULL,
+       "dimension" TEXT NOT NULL, "seed" INTEGER NOT NULL, "test_share" REAL NOT NULL, "strata" TEXT NOT NULL,
+       "dev_docs" TEXT NOT NULL, "test_docs" TEXT NOT NULL, "created_at" TEXT NOT NULL,
+       PRIMARY KEY ("dataset_id", "split_id"))""",
+    """CREATE TABLE IF NOT EXISTS "final_checks" ("check_id" INTEGER PRIMARY KEY AUTOINCREMENT,
+       "dataset_id" TEXT NOT NULL, "split_id" TEXT NOT NULL, "dimension" TEXT NOT NULL, "method" TEXT,
+       "baseline_hash" TEXT, "chosen_hash" TEXT, "baseline_run" TEXT, "chosen_run" TEXT, "result" TEXT,
+       "created_at" TEXT NOT NULL)""",
+    'CREATE INDEX IF NOT EXISTS "idx_final_checks_split" ON "final_checks" ("dataset_id", "split_id")',
+]
+
 # (version reached, why, statements), in order
 MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (1, "every table created up front, the schema version recorded", _V1_TABLES),
     (2, "a store id in a meta table, to tell a replaced file", _V2_STORE_ID),
     (3, "batches keyed by (endpoint, batch id)", _V3_BATCHES_BY_ENDPOINT),
     (4, "owner and sharing of datasets, runs, criteria and labels; who generated criteria steps", _V4_OWNERS),
+    (5, "development / test splits and the final checks made on their test parts", _V5_SPLITS),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

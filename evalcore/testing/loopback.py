@@ -169,14 +169,12 @@ def _plain(text: str) -> list[tuple[str, list[tuple[str, float]]]]:
     return out
 
 
-def default_reply(prompt: str, *, sample: int = 0, temperature: float = 0.0) -> Reply:
-    """The deterministic reply to one prompt (sample index varies it when temperature > 0)."""
-    key = _h(prompt)
-    vary = temperature > 0 and sample > 0
+def _picker(prompt: str, sample: int, vary: bool):
+    """The reply's choice among ``options``: ``options[base]``, or with ``vary`` a draw from the same peaked
+    distribution the top log-probs report."""
 
     def pick(options: list[str], base: int) -> str:
         if vary:
-            # sample from the same peaked distribution the top log-probs report
             r = _hfrac(prompt, "sample", sample)
             acc = 0.0
             for tok, lp in _softmax_top(options, options[base]):
@@ -185,7 +183,31 @@ def default_reply(prompt: str, *, sample: int = 0, temperature: float = 0.0) -> 
                     return tok
         return options[base]
 
+    return pick
+
+
+def default_reply(prompt: str, *, sample: int = 0, temperature: float = 0.0, score: int | None = None) -> Reply:
+    """The deterministic reply to one prompt (sample index varies it when temperature > 0): a verdict, a choice,
+    yes / no, evaluation steps or a score, by what the prompt asks for. ``score``: the scale value a rating reply
+    gives (instead of one drawn from the prompt's hash), for judges whose quality a test controls
+    (evalcore.testing.loopback_align)."""
+    key = _h(prompt)
+    vary = temperature > 0 and sample > 0
+    pick = _picker(prompt, sample, vary)
     low = prompt.lower()
+    reply = _choice_reply(prompt, low, key, pick)
+    if reply is None:
+        reply = _yes_no_reply(prompt, low, sample if vary else None)
+    if reply is None and prompt.rstrip().endswith("Evaluation Steps:"):
+        # G-Eval auto-CoT (000 §2): numbered steps
+        reply = Reply(_plain("1. Read the source text carefully and identify its main points.\n"
+                             "2. Read the text to evaluate and compare it with the source.\n"
+                             "3. Assign a score on the given scale according to the criteria."))
+    return reply if reply is not None else _scale_reply(prompt, low, key, pick, score)
+
+
+def _choice_reply(prompt: str, low: str, key: int, pick) -> Reply | None:
+    """A pairwise verdict or a multiple-choice answer, when the prompt asks for one."""
     # MT-Bench pairwise judge (Zheng et al. 2023): a short explanation, then "[[A]]", "[[B]]" or "[[C]]"
     if "[[a]]" in low and "[[b]]" in low and "[[c]]" in low:
         chosen = pick(["A", "B", "C"], key % 3)
@@ -203,26 +225,31 @@ def default_reply(prompt: str, *, sample: int = 0, temperature: float = 0.0) -> 
         chosen = pick(options, key % 5)
         head = _plain("Answer:")
         return Reply(head + [(" " + chosen, [(" " + o, lp) for o, lp in _softmax_top(options, chosen)])])
-    # yes / no question (002 implicit score)
-    if re.search(r"yes\s*(?:or|/)\s*no", low) or (
-            re.search(r"question:\s*(?:is|are|does|do|can|would|will)\b", low) and low.rstrip().endswith("answer:")):
-        options = ["Yes", "No"]
-        chosen = pick(options, key % 2)
-        p_yes = 0.15 + 0.7 * _hfrac(prompt, "yes")
-        top = [("Yes", math.log(p_yes * 0.8)), (" Yes", math.log(p_yes * 0.2)),
-               ("No", math.log((1 - p_yes) * 0.8)), (" No", math.log((1 - p_yes) * 0.2))]
-        chosen = "Yes" if p_yes >= 0.5 else "No"
-        if vary:
-            chosen = "Yes" if _hfrac(prompt, "sample", sample) < p_yes else "No"
-        return Reply([(chosen, sorted(top, key=lambda p: -p[1]))])
-    if prompt.rstrip().endswith("Evaluation Steps:"):
-        # G-Eval auto-CoT (000 §2): numbered steps
-        return Reply(_plain("1. Read the source text carefully and identify its main points.\n"
-                            "2. Read the text to evaluate and compare it with the source.\n"
-                            "3. Assign a score on the given scale according to the criteria."))
+    return None
+
+
+def _yes_no_reply(prompt: str, low: str, sample: int | None) -> Reply | None:
+    """Yes or No with a p(yes) drawn from the prompt (002 implicit score), when the prompt asks a yes / no question;
+    ``sample``: a sampled reply's index (None: the most likely answer)."""
+    if not (re.search(r"yes\s*(?:or|/)\s*no", low) or (
+            re.search(r"question:\s*(?:is|are|does|do|can|would|will)\b", low) and low.rstrip().endswith("answer:"))):
+        return None
+    p_yes = 0.15 + 0.7 * _hfrac(prompt, "yes")
+    top = [("Yes", math.log(p_yes * 0.8)), (" Yes", math.log(p_yes * 0.2)),
+           ("No", math.log((1 - p_yes) * 0.8)), (" No", math.log((1 - p_yes) * 0.2))]
+    chosen = "Yes" if p_yes >= 0.5 else "No"
+    if sample is not None:
+        chosen = "Yes" if _hfrac(prompt, "sample", sample) < p_yes else "No"
+    return Reply([(chosen, sorted(top, key=lambda p: -p[1]))])
+
+
+def _scale_reply(prompt: str, low: str, key: int, pick, score: int | None = None) -> Reply:
+    """A score on the scale the prompt names (``score`` when given and on it), written as the prompt's form asks
+    (form filling, reason then score, "Dimension: score", or the number alone)."""
     lo, hi = find_scale(prompt)
     values = [str(v) for v in range(lo, hi + 1)]
-    chosen = pick(values, key % len(values))
+    chosen = pick(values, values.index(str(score)) if score is not None and str(score) in values
+                  else key % len(values))
     if hi - lo > 10:
         # wide scales (002 explicit 0-100): one number token, no distribution worth reading
         return Reply([(chosen, [(chosen, -0.05)])])

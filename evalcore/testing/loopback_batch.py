@@ -71,6 +71,10 @@ def parse_multipart(content_type: str, body: bytes) -> dict[str, tuple[str | Non
     return out
 
 
+def _error(code: int, msg: str) -> tuple[int, dict[str, Any], dict[str, str]]:
+    return code, {"error": {"message": msg, "type": "invalid_request_error"}}, {}
+
+
 class BatchService:
     def __init__(self, server: Any, switches: BatchSwitches | None = None) -> None:
         self.server = server
@@ -105,61 +109,16 @@ class BatchService:
         return {k: v for k, v in obj.items() if not k.startswith("_")}
 
     async def route(self, method: str, path: str, headers: dict[str, str], body: bytes):
+        """(status, JSON or bytes, headers) for one request to /v1/files... or /v1/batches..."""
         parts = path.strip("/").split("/")  # v1, files|batches, id?, action?
         self._count("/" + "/".join(parts[:2]))
-        err = lambda code, msg: (code, {"error": {"message": msg, "type": "invalid_request_error"}}, {})  # noqa: E731
         if parts[1] == "files":
-            if method == "POST" and len(parts) == 2:
-                try:
-                    form = parse_multipart(headers.get("content-type", ""), body)
-                except ValueError as e:
-                    return err(400, str(e))
-                if "file" not in form:
-                    return err(400, "no file in the upload")
-                purpose = form.get("purpose", (None, b"batch"))[1].decode()
-                return 200, self._public(self._file(form["file"][1], purpose, form["file"][0] or "upload.jsonl")), {}
-            f = self.files.get(parts[2]) if len(parts) > 2 else None
-            if f is None:
-                return err(404, f"no file {path}")
-            if method == "GET" and len(parts) == 4 and parts[3] == "content":
-                return 200, f["_data"], {}
-            if method == "GET" and len(parts) == 3:
-                return 200, self._public(f), {}
-            return err(404, f"no route {method} {path}")
-        # batches
+            return self._files_route(method, path, parts, headers, body)
         if method == "POST" and len(parts) == 2:
-            try:
-                req = json.loads(body or b"{}")
-            except json.JSONDecodeError:
-                return err(400, "body is not JSON")
-            f = self.files.get(req.get("input_file_id", ""))
-            if f is None:
-                return err(400, f"no input file {req.get('input_file_id')!r}")
-            if req.get("endpoint") not in ("/v1/chat/completions", "/v1/completions", "/v1/embeddings"):
-                return err(400, f"unsupported endpoint {req.get('endpoint')!r}")
-            bid = self._id("batch")
-            now = int(time.time())
-            lines = [ln for ln in f["_data"].decode().splitlines() if ln.strip()]
-            b = {"id": bid, "object": "batch", "endpoint": req["endpoint"], "errors": None,
-                 "input_file_id": f["id"], "completion_window": req.get("completion_window", "24h"),
-                 "status": "validating", "output_file_id": None, "error_file_id": None, "created_at": now,
-                 "in_progress_at": None, "expires_at": now + 86400, "finalizing_at": None, "completed_at": None,
-                 "failed_at": None, "expired_at": None, "cancelling_at": None, "cancelled_at": None,
-                 "request_counts": {"total": len(lines), "completed": 0, "failed": 0},
-                 "metadata": req.get("metadata") or {}}
-            self.batches[bid] = b
-            if self.switches.echo_key:  # a hostile or careless server: the key comes back in the batch's errors
-                b.update(status="failed", failed_at=now, errors={"object": "list", "data": [
-                    {"code": "invalid_auth", "message": f"rejected {headers.get('authorization', '')}"}]})
-                return 200, dict(b), {}
-            if self.switches.complete_at_create:
-                await self._process(bid, lines)
-            else:
-                asyncio.get_running_loop().create_task(self._process(bid, lines))
-            return 200, dict(b), {}
+            return await self._create_batch(headers, body)
         b = self.batches.get(parts[2]) if len(parts) > 2 else None
         if b is None:
-            return err(404, f"no batch {path}")
+            return _error(404, f"no batch {path}")
         if method == "GET" and len(parts) == 3:
             return 200, dict(b), {}
         if method == "POST" and len(parts) == 4 and parts[3] == "cancel":
@@ -168,7 +127,59 @@ class BatchService:
                 b["status"] = "cancelling"
                 b["cancelling_at"] = int(time.time())
             return 200, dict(b), {}
-        return err(404, f"no route {method} {path}")
+        return _error(404, f"no route {method} {path}")
+
+    def _files_route(self, method: str, path: str, parts: list[str], headers: dict[str, str], body: bytes):
+        """Upload a file (multipart POST), read its record or its content."""
+        if method == "POST" and len(parts) == 2:
+            try:
+                form = parse_multipart(headers.get("content-type", ""), body)
+            except ValueError as e:
+                return _error(400, str(e))
+            if "file" not in form:
+                return _error(400, "no file in the upload")
+            purpose = form.get("purpose", (None, b"batch"))[1].decode()
+            return 200, self._public(self._file(form["file"][1], purpose, form["file"][0] or "upload.jsonl")), {}
+        f = self.files.get(parts[2]) if len(parts) > 2 else None
+        if f is None:
+            return _error(404, f"no file {path}")
+        if method == "GET" and len(parts) == 4 and parts[3] == "content":
+            return 200, f["_data"], {}
+        if method == "GET" and len(parts) == 3:
+            return 200, self._public(f), {}
+        return _error(404, f"no route {method} {path}")
+
+    async def _create_batch(self, headers: dict[str, str], body: bytes):
+        """A new batch over an uploaded input file: processed now (``complete_at_create``) or in the background."""
+        try:
+            req = json.loads(body or b"{}")
+        except json.JSONDecodeError:
+            return _error(400, "body is not JSON")
+        f = self.files.get(req.get("input_file_id", ""))
+        if f is None:
+            return _error(400, f"no input file {req.get('input_file_id')!r}")
+        if req.get("endpoint") not in ("/v1/chat/completions", "/v1/completions", "/v1/embeddings"):
+            return _error(400, f"unsupported endpoint {req.get('endpoint')!r}")
+        bid = self._id("batch")
+        now = int(time.time())
+        lines = [ln for ln in f["_data"].decode().splitlines() if ln.strip()]
+        b = {"id": bid, "object": "batch", "endpoint": req["endpoint"], "errors": None,
+             "input_file_id": f["id"], "completion_window": req.get("completion_window", "24h"),
+             "status": "validating", "output_file_id": None, "error_file_id": None, "created_at": now,
+             "in_progress_at": None, "expires_at": now + 86400, "finalizing_at": None, "completed_at": None,
+             "failed_at": None, "expired_at": None, "cancelling_at": None, "cancelled_at": None,
+             "request_counts": {"total": len(lines), "completed": 0, "failed": 0},
+             "metadata": req.get("metadata") or {}}
+        self.batches[bid] = b
+        if self.switches.echo_key:  # a hostile or careless server: the key comes back in the batch's errors
+            b.update(status="failed", failed_at=now, errors={"object": "list", "data": [
+                {"code": "invalid_auth", "message": f"rejected {headers.get('authorization', '')}"}]})
+            return 200, dict(b), {}
+        if self.switches.complete_at_create:
+            await self._process(bid, lines)
+        else:
+            asyncio.get_running_loop().create_task(self._process(bid, lines))
+        return 200, dict(b), {}
 
     async def _process(self, bid: str, lines: list[str]) -> None:
         b = self.batches[bid]

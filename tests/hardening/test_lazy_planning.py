@@ -9,7 +9,7 @@ import pytest
 
 from evalcore.datasets import load_dataset
 from evalcore.judge import runner
-from evalcore.judge.spec import ScoringSpec
+from evalcore.judge.spec import ScoringSpec, default_spec
 from evalcore.methods import METHODS
 from evalcore.sampling import documents_subset
 from evalcore.types import Capabilities
@@ -37,7 +37,7 @@ PAIR_METHODS = [n for n, m in METHODS.items() if m.pairwise]
 @pytest.mark.parametrize("dataset_id,limit", [("summeval", None), ("summeval", 20), ("topical_chat", None)])
 def test_the_count_equals_the_built_plan_for_item_methods(method, dataset_id, limit):
     ds = small(dataset_id)
-    spec = ScoringSpec.default(ds, method, ds.dimension_names[:2], limit=limit)
+    spec = default_spec(ds, method, ds.dimension_names[:2], limit=limit)
     n = runner.count_requests(spec)
     assert n == built(spec) > 0
     m = METHODS[method]
@@ -52,7 +52,7 @@ def test_the_count_equals_the_built_plan_for_item_methods(method, dataset_id, li
 ])
 def test_the_count_equals_the_built_plan_for_pairwise_methods(method, dataset_id, pairs, limit):
     ds = small(dataset_id, 4)
-    spec = ScoringSpec.default(ds, method, ds.dimension_names[:2], limit=limit, pairs=pairs)
+    spec = default_spec(ds, method, ds.dimension_names[:2], limit=limit, pairs=pairs)
     assert runner.count_requests(spec) == built(spec) > 0
 
 
@@ -62,7 +62,7 @@ def test_gptscore_against_references_counts_one_request_per_reference():
     ds = dataset(4)  # documents with 1, 2, 3 and 4 references: one request per reference
     ds.documents["references"] = [[f"reference {k} of {d}" for k in range(i + 1)]
                                   for i, d in enumerate(ds.documents["doc_id"])]
-    spec = ScoringSpec.default(ds, "gptscore", ["coherence"])
+    spec = default_spec(ds, "gptscore", ["coherence"])
     spec.config = runner.method_config_of(METHODS["gptscore"], {"direction": "ref->hypo"})
     assert runner.count_requests(spec) == built(spec) == 1 + 2 + 3 + 4
 
@@ -73,7 +73,7 @@ def test_the_count_is_the_estimates_request_count(tmp_path):
     from evalcore.store import Store
 
     ds = small("summeval", 2)
-    spec = ScoringSpec.default(ds, "h2h", ds.dimension_names)
+    spec = default_spec(ds, "h2h", ds.dimension_names)
     est = runner.estimate(spec, EngineOptions(Endpoint("http://127.0.0.1:9/v1", "m", provider="vllm")),
                           store=Store(tmp_path / "s.db"))
     assert runner.count_requests(spec) == est.requests == 2 * 120 * 2 * 4  # docs x C(16,2) pairs x orders x dims

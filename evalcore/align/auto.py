@@ -1,0 +1,145 @@
+"""The whole loop unattended (what ``python -m evalcore align`` runs): split, baseline on development,
+disagreements, candidates, cost estimate, development scores, choice, one final check on test.
+
+Candidates, in this order until ``n_candidates`` are made (identical criteria count once): an LLM proposal from the
+largest development disagreements; few-shot examples by disagreement; by coverage of the scale; at random (seeded);
+then further proposals from the next disagreements and further random few-shot draws. The researcher's own edits
+(``edits``) come on top. Unattended, proposals are saved as criteria versions without being shown first: asking
+for the loop is asking for that (the page shows each proposal's diff and saves it only when accepted).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable, Iterator
+
+from evalcore.align import candidates as cand
+from evalcore.align.disagreement import disagreements
+from evalcore.align.loop import (
+    CHOOSE_BEST_DEV, AlignReport, Settings, check_method, choose, estimate_dev, final_check, score_candidate,
+    score_on_dev,
+)
+from evalcore.align.split import DEV, Split, make_split, save_split
+from evalcore.model import Dataset
+
+
+def _generators(base, dis, split, dataset, dimension, options, store, *, meta_prompt: str, n_examples: int,
+                fewshot_k: int, seed: int) -> Iterator[Callable[[], cand.Candidate]]:
+    """Makers of candidates, in the order of the module docstring (endlessly: the caller stops)."""
+    human_scale = dis.human_scale
+    pool = cand.example_pool(dataset, dimension, split, dis)
+
+    def proposal(offset: int) -> Callable[[], cand.Candidate]:
+        def make() -> cand.Candidate:
+            prompt, ids = cand.build_meta_prompt(base, dis, split, dataset=dataset, template=meta_prompt,
+                                                 n_examples=n_examples, offset=offset)
+            return cand.propose(base, prompt, endpoint=options.first_endpoint, api_key=options.api_key,
+                                store=store, example_items=ids, timeout_s=options.timeout_s,
+                                max_retries=options.max_retries).candidate
+        return make
+
+    def fewshot(how: str, s: int) -> Callable[[], cand.Candidate]:
+        return lambda: cand.fewshot_candidate(base, pool, split, k=fewshot_k, how=how, seed=s,
+                                              human_scale=human_scale)
+
+    yield proposal(0)
+    yield fewshot("disagreement", seed)
+    yield fewshot("coverage", seed)
+    yield fewshot("random", seed)
+    i = 1
+    while True:
+        yield proposal(i * n_examples)
+        yield fewshot("random", seed + i)
+        i += 1
+
+
+def make_candidates(base, dis, split: Split, dataset: Dataset, dimension: str, options, *, store, n: int,
+                    meta_prompt: str = cand.META_PROMPT, n_examples: int = 8, fewshot_k: int = 4, seed: int = 0,
+                    max_tries: int | None = None, log: Callable[[str], None] | None = None) -> list[cand.Candidate]:
+    """Up to ``n`` distinct candidates (none equal to the baseline), each saved as a criteria version. A maker
+    that fails for a reason of its own (a proposal whose reply has no <criteria> block, too few development items
+    for the examples) is skipped and said in ``log``; the next maker is tried (at most ``max_tries`` in all)."""
+    out: dict[str, cand.Candidate] = {}
+    tries = 0
+    limit = max_tries if max_tries is not None else 3 * n + 4
+    for make in _generators(base, dis, split, dataset, dimension, options, store, meta_prompt=meta_prompt,
+                            n_examples=n_examples, fewshot_k=fewshot_k, seed=seed):
+        if len(out) >= n or tries >= limit:
+            break
+        tries += 1
+        try:
+            c = make()
+        except ValueError as e:
+            if log is not None:
+                log(f"candidate {tries} skipped: {e}")
+            continue
+        if c.version != base.version_hash() and c.version not in out:
+            out[c.version] = c
+            cand.save_candidate(store, dataset.id, c)
+    return list(out.values())
+
+
+def align(dataset: Dataset, dimension: str, method: str, options, *, store=None, test_share: float = 0.3,
+          seed: int = 0, split: Split | None = None, n_candidates: int = 3, edits: tuple[str, ...] = (),
+          extra: tuple[cand.Candidate, ...] = (), rule: str = CHOOSE_BEST_DEV, meta_prompt: str = cand.META_PROMPT,
+          n_examples: int = 8, fewshot_k: int = 4, settings: Settings = Settings(),
+          config_overrides: dict[str, Any] | None = None, base=None, log: Callable[[str], None] | None = None,
+          cancel: threading.Event | None = None) -> AlignReport:
+    """Run the loop end to end and return its report (see the module docstring). ``edits``: definitions the
+    researcher wrote (each an "edit" candidate); ``extra``: candidates made elsewhere; ``base``: the starting
+    criteria (default: ``candidates.baseline_criteria``, what ``score`` would use, the loop's own saved candidates
+    left aside)."""
+    from evalcore.store import default_store
+
+    from evalcore.judge.cost import FREE_PROVIDERS
+
+    store = store or default_store()
+    say = log or (lambda _msg: None)
+    local = options.first_endpoint.provider in FREE_PROVIDERS
+    check_method(method)
+    if dataset.dimension(dimension).kind == "nominal":
+        raise ValueError(f"dimension {dimension!r} is nominal: its codes have no order, so no correlation can "
+                         "measure agreement on it; the alignment loop needs an ordered scale")
+    split = split or make_split(dataset, dimension, test_share=test_share, seed=seed)
+    save_split(store, split)
+    say(f"split {split.split_id}: {len(split.dev_docs)} development / {len(split.test_docs)} test documents "
+        f"(seed {split.seed}, stratified by {split.strata})")
+    base = base or cand.baseline_criteria(dataset, dimension, method, store)
+    baseline = cand.baseline_candidate(base)
+    common = dict(store=store, settings=settings, config_overrides=config_overrides, cancel=cancel)
+    say(_estimate_line(estimate_dev(dataset, split, dimension, method, [baseline], options, store=store,
+                                    config_overrides=config_overrides), "the baseline", local))
+    base_dev = score_candidate(dataset, split, DEV, dimension, method, baseline, options, **common)
+    dis = disagreements(dataset, store.load_run(base_dev.run_id), dimension, split)
+    made = make_candidates(base, dis, split, dataset, dimension, options, store=store, n=n_candidates,
+                           meta_prompt=meta_prompt, n_examples=n_examples, fewshot_k=fewshot_k, seed=seed, log=say)
+    for text in edits:
+        c = cand.edit_candidate(base, definition=text)
+        cand.save_candidate(store, dataset.id, c)
+        made.append(c)
+    made += list(extra)
+    if not made:
+        raise ValueError("no candidate to try: ask for --candidates 1 or more, or give an edit")
+    estimate = estimate_dev(dataset, split, dimension, method, made, options, store=store,
+                            config_overrides=config_overrides)
+    say(_estimate_line(estimate, f"{estimate['candidates']} candidate(s)", local))
+    scored = score_on_dev(dataset, split, dimension, method, made, options, **common)
+    chosen = choose(scored, rule)
+    say(f"chosen: {chosen.candidate.version} ({chosen.candidate.source}), development agreement "
+        f"{chosen.agreement.statistic:.3f} vs baseline {base_dev.agreement.statistic:.3f}")
+    check = final_check(dataset, split, dimension, method, base_dev, chosen, options, **common)
+    if check.check_number > 1:
+        say(f"note: this is final check number {check.check_number} on this test part: it was looked at before")
+    return AlignReport(split=split, baseline=base_dev, candidates=scored, chosen=chosen, rule=rule, test=check,
+                       settings=settings, dataset_id=dataset.id, dimension=dimension, method=str(method),
+                       model=options.first_endpoint.model, estimate=estimate)
+
+
+def _estimate_line(est: dict[str, Any], what: str, local: bool) -> str:
+    cost = ("a local server: no price" if local else "unknown price (model not in the price table)"
+            if est["cost_usd"] is None else f"~${est['cost_usd']:.4f}")
+    return (f"estimate for {what} on the development part: {est['calls']} request(s) to send, {est['cached']} "
+            f"cached, ~{est['prompt_tokens']} prompt tokens, {cost}")
+
+
+__all__ = ["align", "make_candidates"]

@@ -1,0 +1,343 @@
+"""Selection on development, verdict on test: the alignment loop.
+
+1. Every candidate (and the starting criteria, the baseline) is scored on the development part's documents only,
+   through the engine (``evalcore.judge.runner.score_dataset`` on ``split_dataset(ds, split, "dev")``), cached in
+   the store; :func:`estimate_dev` gives the cost first (``runner.estimate``, nothing sent).
+2. Its development agreement with the humans is the correlation the Alignment page shows (``evalcore.meta.correlate``:
+   level and coefficient from :class:`Settings`, by default the page's defaults, dataset level and Spearman, with
+   the 95% BCa interval over documents).
+3. One candidate is chosen: by the rule "best development agreement" (ties: the earlier candidate), or a given
+   version (the researcher's pick).
+4. The baseline and the chosen candidate are scored ONCE on the test part and compared with the paired test the
+   Compare page uses (``evalcore.meta.compare.paired_difference``, chosen - baseline: the paired bootstrap over
+   documents, BCa interval, two-sided bootstrap p-value). ``optimism`` = development gain - test gain: how much of
+   what the development part promised did not carry over (selection on development noise shows up here).
+5. Every final check is recorded in the store (``final_checks``); ``check_number`` says which look at that test part
+   this is (1 = the first). Looking again after seeing the test part is allowed, counted and reported.
+
+Runs get deterministic ids (dataset, split, part, criteria version, method, endpoint), so running the loop again
+resumes the same runs and sends nothing the cache already answered.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import pandas as pd
+
+from evalcore.align.candidates import Candidate
+from evalcore.align.split import DEV, TEST, Split, split_dataset
+from evalcore.model import Dataset, Run
+
+CHOOSE_BEST_DEV = "best-dev"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How agreement is measured: the Alignment page's defaults (dataset level, Spearman, 1,000 resamples, 95%)."""
+
+    level: str = "dataset"
+    coefficient: str = "spearman"
+    n_resamples: int = 1000
+    random_state: int = 0
+    confidence_level: float = 0.95
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"level": self.level, "coefficient": self.coefficient, "n_resamples": self.n_resamples,
+                "random_state": self.random_state, "confidence_level": self.confidence_level}
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """A judge's agreement with the humans on one part: the correlation with its interval; ``n`` as
+    ``CorrelationResult.n`` (items at the dataset level), ``failed`` judgments that could not be read (dropped)."""
+
+    statistic: float
+    ci_low: float
+    ci_high: float
+    n: int
+    failed: int = 0
+
+    def as_dict(self) -> dict[str, float]:
+        return {"statistic": self.statistic, "ci_low": self.ci_low, "ci_high": self.ci_high}
+
+
+@dataclass(frozen=True)
+class Scored:
+    """A candidate scored on one part ("dev" or "test"): its run and its agreement there."""
+
+    candidate: Candidate
+    part: str
+    run_id: str
+    agreement: Agreement
+
+
+@dataclass(frozen=True)
+class Difference:
+    """chosen - baseline on the test part (paired bootstrap over documents): difference, CI, p-value."""
+
+    statistic: float
+    ci_low: float
+    ci_high: float
+    pvalue: float
+    n: int
+    ci_method: str = "bca"
+
+    def as_dict(self) -> dict[str, float]:
+        return {"statistic": self.statistic, "ci_low": self.ci_low, "ci_high": self.ci_high, "pvalue": self.pvalue}
+
+
+@dataclass(frozen=True)
+class FinalCheck:
+    """The verdict on the test part. ``dev_gain`` = chosen - baseline agreement on development; ``test_gain`` =
+    the paired difference on test; ``optimism`` = dev_gain - test_gain; ``check_number``: which look at this test
+    part it is (1 = the first); ``verdict``: "improved" (the interval lies above 0), "worse" (below 0) or "no
+    significant difference"."""
+
+    baseline: Scored
+    chosen: Scored
+    difference: Difference
+    dev_gain: float
+    test_gain: float
+    optimism: float
+    check_number: int
+    verdict: str
+
+
+@dataclass
+class AlignReport:
+    """One run of the loop, end to end (what ``align --json`` prints: :meth:`to_json`)."""
+
+    split: Split
+    baseline: Scored
+    candidates: list[Scored]
+    chosen: Scored
+    rule: str
+    test: FinalCheck
+    settings: Settings
+    dataset_id: str = ""
+    dimension: str = ""
+    method: str = ""
+    model: str = ""
+    estimate: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        split = self.split.summary()
+        split.update(final_checks=self.test.check_number)
+        t = self.test
+        return {
+            "split": split,
+            "baseline": _scored_json(self.baseline),
+            "candidates": [_scored_json(c) for c in self.candidates],
+            "chosen": {"version": self.chosen.candidate.version, "source": self.chosen.candidate.source,
+                       "rule": self.rule},
+            "test": {"baseline": t.baseline.agreement.as_dict(), "chosen": t.chosen.agreement.as_dict(),
+                     "difference": t.difference.as_dict(), "optimism": t.optimism, "dev_gain": t.dev_gain,
+                     "test_gain": t.test_gain, "verdict": t.verdict, "final_check": t.check_number,
+                     "n_documents": len(self.split.test_docs), "n_items": t.difference.n},
+            "settings": {"dataset": self.dataset_id, "dimension": self.dimension, "method": self.method,
+                         "model": self.model, **self.settings.as_dict(), "estimate": self.estimate},
+        }
+
+
+def _scored_json(s: Scored) -> dict[str, Any]:
+    return {"version": s.candidate.version, "source": s.candidate.source, "note": s.candidate.note,
+            "dev": s.agreement.as_dict(), "run_id": s.run_id}
+
+
+# ---------------------------------------------------------------------------------------------------- runs
+def run_id_for(dataset_id: str, split: Split, part: str, candidate: Candidate, method: str, endpoint) -> str:
+    """The deterministic run id of a candidate on one part (re-running resumes it; the cache answers the rest)."""
+    ident = hashlib.sha256(json.dumps(endpoint.identity(), sort_keys=True).encode()).hexdigest()[:6]
+    model = re.sub(r"[^A-Za-z0-9._-]+", "-", endpoint.model).strip("-") or "model"
+    return f"{dataset_id}/align-{split.split_id[:8]}-{part}-{candidate.version[:8]}-{method}-{model}-{ident}"
+
+
+def check_method(method) -> None:
+    """ValueError for a method the loop cannot measure (a pairwise one: it gives no per-item score)."""
+    from evalcore.judge.runner import method_of
+
+    if method_of(method).pairwise:
+        raise ValueError(f"method {method!r} compares pairs of texts: the alignment loop measures agreement with a "
+                         "per-item score (geval, explicit, implicit, rts, mcq, gptscore)")
+
+
+def spec_for(dataset: Dataset, split: Split, part: str, dimension: str, method: str, candidate: Candidate,
+             endpoint, *, config_overrides: dict[str, Any] | None = None):
+    """The engine's ScoringSpec for one candidate on one part: the part's documents only, the candidate's
+    criteria, the method's config for the dataset (the one default rule of evalcore.judge.spec)."""
+    from evalcore.judge.spec import ScoringSpec, method_config
+
+    check_method(method)
+    sub = split_dataset(dataset, split, part)
+    return ScoringSpec(sub, method, [dimension], {dimension: candidate.criteria},
+                       method_config(method, dataset, config_overrides),
+                       label=f"align {part} · {candidate.source} · {candidate.version[:8]}",
+                       run_id=run_id_for(dataset.id, split, part, candidate, method, endpoint))
+
+
+def estimate_part(dataset: Dataset, split: Split, part: str, dimension: str, method: str,
+                  candidates: list[Candidate], options, *, store=None,
+                  config_overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What scoring these candidates on one part would send and cost (nothing is sent): requests to send, those the
+    cache already holds, tokens and cost (None when the model's price is unknown)."""
+    from evalcore.judge import runner
+
+    calls = cached = prompt = completion = 0
+    cost: float | None = 0.0
+    for c in _unique(candidates):
+        est = runner.estimate(spec_for(dataset, split, part, dimension, method, c, options.first_endpoint,
+                                       config_overrides=config_overrides), options, store=store)
+        calls, cached = calls + est.calls, cached + est.cached
+        prompt, completion = prompt + est.prompt_tokens, completion + est.completion_tokens
+        cost = None if cost is None or est.cost_usd is None else cost + est.cost_usd
+    return {"part": part, "candidates": len(_unique(candidates)), "calls": calls, "cached": cached,
+            "prompt_tokens": prompt, "completion_tokens": completion, "cost_usd": cost}
+
+
+def estimate_dev(dataset: Dataset, split: Split, dimension: str, method: str, candidates: list[Candidate], options,
+                 *, store=None, config_overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The cost of scoring every candidate on the development part (see :func:`estimate_part`)."""
+    return estimate_part(dataset, split, DEV, dimension, method, candidates, options, store=store,
+                         config_overrides=config_overrides)
+
+
+def _unique(candidates: list[Candidate]) -> list[Candidate]:
+    seen: dict[str, Candidate] = {}
+    for c in candidates:
+        seen.setdefault(c.version, c)
+    return list(seen.values())
+
+
+def part_frame(dataset: Dataset, run: Run, dimension: str, split: Split, part: str) -> pd.DataFrame:
+    """The score frame (item_id, doc_id, system_id, judge, human) of a run on one part's items only."""
+    from evalcore.runs import score_frame
+
+    frame = score_frame(dataset, run, dimension)
+    return frame[frame["doc_id"].astype(str).isin(set(split.docs(part)))].reset_index(drop=True)
+
+
+def agreement_of(frame: pd.DataFrame, settings: Settings) -> Agreement:
+    """The correlation of the frame's judge with its humans, as the Alignment page computes it."""
+    from evalcore import meta
+
+    r = meta.correlate(frame, level=settings.level, coefficient=settings.coefficient,
+                       n_resamples=settings.n_resamples, random_state=settings.random_state,
+                       confidence_level=settings.confidence_level)
+    return Agreement(statistic=float(r.statistic), ci_low=float(r.ci_low), ci_high=float(r.ci_high), n=int(r.n),
+                     failed=int(frame["judge"].isna().sum()))
+
+
+def score_candidate(dataset: Dataset, split: Split, part: str, dimension: str, method: str, candidate: Candidate,
+                    options, *, store=None, settings: Settings = Settings(),
+                    config_overrides: dict[str, Any] | None = None, progress: Callable | None = None,
+                    cancel: threading.Event | None = None) -> Scored:
+    """Score one candidate on one part through the engine (cached, resumable) and measure its agreement there."""
+    from evalcore.judge import runner
+
+    spec = spec_for(dataset, split, part, dimension, method, candidate, options.first_endpoint,
+                    config_overrides=config_overrides)
+    run = runner.score_dataset(spec, options, store=store, progress=progress, cancel=cancel)
+    frame = part_frame(dataset, run, dimension, split, part)  # the run holds this version's judgments only
+    return Scored(candidate=candidate, part=part, run_id=run.run_id, agreement=agreement_of(frame, settings))
+
+
+def score_on_dev(dataset: Dataset, split: Split, dimension: str, method: str, candidates: list[Candidate], options,
+                 *, store=None, settings: Settings = Settings(), config_overrides: dict[str, Any] | None = None,
+                 progress: Callable | None = None, cancel: threading.Event | None = None) -> list[Scored]:
+    """Every candidate scored on the development part (identical criteria are scored once)."""
+    by_version = {c.version: score_candidate(dataset, split, DEV, dimension, method, c, options, store=store,
+                                             settings=settings, config_overrides=config_overrides,
+                                             progress=progress, cancel=cancel)
+                  for c in _unique(candidates)}
+    return [Scored(c, DEV, by_version[c.version].run_id, by_version[c.version].agreement) for c in candidates]
+
+
+def choose(scored: list[Scored], rule: str = CHOOSE_BEST_DEV) -> Scored:
+    """The candidate to test: ``rule`` "best-dev" (highest development agreement; ties: the earlier one; a
+    candidate whose agreement is undefined is never chosen by the rule), or a criteria version (hash or prefix)."""
+    if not scored:
+        raise ValueError("no candidate to choose from")
+    if rule == CHOOSE_BEST_DEV:
+        defined = [s for s in scored if s.agreement.statistic == s.agreement.statistic]  # not NaN
+        if not defined:
+            raise ValueError("no candidate has a defined development agreement")
+        return max(defined, key=lambda s: s.agreement.statistic)  # max keeps the first of equals
+    hits = [s for s in scored if s.candidate.version.startswith(rule)]
+    if not hits:
+        raise KeyError(f"no candidate has criteria version {rule!r}; candidates: "
+                       f"{', '.join(s.candidate.version for s in scored)}")
+    return hits[0]
+
+
+# ---------------------------------------------------------------------------------------------------- verdict
+def compare_on_test(dataset: Dataset, split: Split, dimension: str, baseline_run: Run, chosen_run: Run,
+                    settings: Settings) -> Difference:
+    """chosen - baseline on the test part: ``evalcore.meta.compare.paired_difference`` (paired bootstrap over
+    documents, as on the Compare page)."""
+    from evalcore.meta.compare import paired_difference
+
+    a = part_frame(dataset, chosen_run, dimension, split, TEST)
+    b = part_frame(dataset, baseline_run, dimension, split, TEST)
+    r = paired_difference(a, b, level=settings.level, coefficient=settings.coefficient,
+                          n_resamples=settings.n_resamples, random_state=settings.random_state,
+                          confidence_level=settings.confidence_level)
+    return Difference(statistic=float(r.difference), ci_low=float(r.ci_low), ci_high=float(r.ci_high),
+                      pvalue=float(r.pvalue), n=int(r.n), ci_method=r.ci_method)
+
+
+def verdict_of(d: Difference) -> str:
+    if d.ci_low > 0:
+        return "improved"
+    if d.ci_high < 0:
+        return "worse"
+    return "no significant difference"
+
+
+def final_check(dataset: Dataset, split: Split, dimension: str, method: str, baseline_dev: Scored,
+                chosen_dev: Scored, options, *, store=None, settings: Settings = Settings(),
+                config_overrides: dict[str, Any] | None = None, progress: Callable | None = None,
+                cancel: threading.Event | None = None) -> FinalCheck:
+    """Score the baseline and the chosen candidate on the test part, compare them, record the check (counted)."""
+    from evalcore.judge import runner
+    from evalcore.store import default_store
+
+    store = store or default_store()
+    runs = {}
+    for name, s in (("baseline", baseline_dev), ("chosen", chosen_dev)):
+        spec = spec_for(dataset, split, TEST, dimension, method, s.candidate, options.first_endpoint,
+                        config_overrides=config_overrides)
+        runs[name] = runner.score_dataset(spec, options, store=store, progress=progress, cancel=cancel)
+    scored = {name: Scored(s.candidate, TEST, runs[name].run_id,
+                           agreement_of(part_frame(dataset, runs[name], dimension, split, TEST), settings))
+              for name, s in (("baseline", baseline_dev), ("chosen", chosen_dev))}
+    diff = compare_on_test(dataset, split, dimension, runs["baseline"], runs["chosen"], settings)
+    dev_gain = chosen_dev.agreement.statistic - baseline_dev.agreement.statistic
+    result = {"difference": diff.as_dict(), "dev_gain": dev_gain, "test_gain": diff.statistic,
+              "optimism": dev_gain - diff.statistic, "settings": settings.as_dict()}
+    number = store.record_final_check(dataset.id, split.split_id, dimension=dimension, method=str(method),
+                                      baseline_hash=baseline_dev.candidate.version,
+                                      chosen_hash=chosen_dev.candidate.version,
+                                      baseline_run=runs["baseline"].run_id, chosen_run=runs["chosen"].run_id,
+                                      result=_json_safe(result))
+    return FinalCheck(baseline=scored["baseline"], chosen=scored["chosen"], difference=diff, dev_gain=dev_gain,
+                      test_gain=diff.statistic, optimism=dev_gain - diff.statistic, check_number=number,
+                      verdict=verdict_of(diff))
+
+
+def _json_safe(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {k: _json_safe(v) for k, v in x.items()}
+    if isinstance(x, float) and x != x:
+        return None
+    return x
+
+
+__all__ = ["Settings", "Agreement", "Scored", "Difference", "FinalCheck", "AlignReport", "CHOOSE_BEST_DEV",
+           "check_method", "run_id_for", "spec_for", "estimate_part", "estimate_dev", "part_frame", "agreement_of",
+           "score_candidate", "score_on_dev", "choose", "compare_on_test", "verdict_of", "final_check"]

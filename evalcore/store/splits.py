@@ -1,0 +1,77 @@
+"""Development / test splits of a dataset's documents (judge alignment, issue 22), and the final checks made on them.
+
+splits        dataset_id, split_id (a hash of what the split is), dimension, seed, test_share, strata (the rule, in
+              words), dev_docs, test_docs (JSON lists of document ids), created_at. Saving the same split again keeps
+              the first row: a split is a fact about the dataset, not an event.
+final_checks  one row per final check on a split's test part: which criteria versions were compared (baseline and
+              chosen), their runs and the result (JSON). Appended, never replaced: how often a test part was looked
+              at is what makes a re-run honest to report.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from evalcore.store.connection import Connection, canonical_json, now
+
+SPLIT_COLUMNS = ("dataset_id", "split_id", "dimension", "seed", "test_share", "strata", "dev_docs", "test_docs",
+                 "created_at")
+_INSERT_SPLIT = (f"INSERT OR IGNORE INTO splits ({', '.join(SPLIT_COLUMNS)}) "
+                 f"VALUES ({','.join('?' * len(SPLIT_COLUMNS))})")
+_INSERT_CHECK = ("INSERT INTO final_checks (dataset_id, split_id, dimension, method, baseline_hash, chosen_hash, "
+                 "baseline_run, chosen_run, result, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)")
+
+
+def _split_row(d: dict[str, Any]) -> dict[str, Any]:
+    return {**d, "seed": int(d["seed"]), "test_share": float(d["test_share"]),
+            "dev_docs": json.loads(d["dev_docs"]), "test_docs": json.loads(d["test_docs"])}
+
+
+class SplitsStore(Connection):
+    def save_split(self, row: dict[str, Any]) -> str:
+        """Keep a split (``row``: the SPLIT_COLUMNS but created_at, the doc lists as lists); its split_id. A split
+        already stored under that id is left as it was."""
+        values = {**row, "dev_docs": json.dumps([str(d) for d in row["dev_docs"]]),
+                  "test_docs": json.dumps([str(d) for d in row["test_docs"]]),
+                  "created_at": row.get("created_at") or now()}
+        with self.write() as c:
+            c.execute(_INSERT_SPLIT, tuple(values[k] for k in SPLIT_COLUMNS))
+        return str(row["split_id"])
+
+    def load_split_row(self, dataset_id: str, split_id: str) -> dict[str, Any] | None:
+        """The stored split (split_id or a unique prefix of it), or None."""
+        rows = self.rows("SELECT * FROM splits WHERE dataset_id = ? AND split_id LIKE ? || '%' ORDER BY rowid",
+                         (dataset_id, split_id))
+        if len(rows) > 1:
+            raise KeyError(f"split id {split_id!r} is ambiguous for dataset {dataset_id!r}: "
+                           f"{', '.join(r['split_id'] for r in rows)}")
+        return _split_row(rows[0]) if rows else None
+
+    def list_split_rows(self, dataset_id: str, dimension: str | None = None) -> list[dict[str, Any]]:
+        """The dataset's splits, newest first (of ``dimension`` when given)."""
+        sql, args = "SELECT * FROM splits WHERE dataset_id = ?", [dataset_id]
+        if dimension is not None:
+            sql += " AND dimension = ?"
+            args.append(dimension)
+        return [_split_row(r) for r in self.rows(sql + " ORDER BY created_at DESC, rowid DESC", args)]
+
+    def record_final_check(self, dataset_id: str, split_id: str, *, dimension: str, method: str,
+                           baseline_hash: str, chosen_hash: str, baseline_run: str, chosen_run: str,
+                           result: dict[str, Any]) -> int:
+        """Append one final check on the split's test part; how many checks that test part has had, this one
+        included (1 = the first look)."""
+        with self.write() as c:
+            c.execute(_INSERT_CHECK, (dataset_id, split_id, dimension, method, baseline_hash, chosen_hash,
+                                      baseline_run, chosen_run, canonical_json(result), now()))
+            return int(c.execute("SELECT count(*) FROM final_checks WHERE dataset_id = ? AND split_id = ?",
+                                 (dataset_id, split_id)).fetchone()[0])
+
+    def final_checks(self, dataset_id: str, split_id: str) -> list[dict[str, Any]]:
+        """Every final check made on the split's test part, oldest first (``result`` decoded)."""
+        rows = self.rows("SELECT * FROM final_checks WHERE dataset_id = ? AND split_id = ? ORDER BY check_id",
+                         (dataset_id, split_id))
+        return [{**r, "result": json.loads(r["result"]) if r["result"] else None} for r in rows]
+
+
+__all__ = ["SplitsStore", "SPLIT_COLUMNS"]

@@ -1,0 +1,195 @@
+"""The shape of the code, for a reader new to it: (a) which part of the package imports which, (b) the longest
+functions.
+
+    python scripts/code_shape.py [--root DIR] [--top 15] [--over 60] [--paths evalcore pages app.py ...]
+
+(a) The import graph between groups: ``evalcore.<name>`` for each subpackage or top-level module of the library,
+``pages`` and ``app`` for the Streamlit side. Every import statement counts, also one inside a function or under
+``TYPE_CHECKING`` (as import-linter counts them); groups that import each other, directly or round a loop, are
+listed as cycles. (b) The ``--top`` longest functions (methods and nested functions included, each on its own; a
+function's length runs from its ``def`` line to its last line) with file:line, and how many are longer than
+``--over`` lines. Reads files only (``ast``), imports nothing, so it runs on any checkout: an old commit in a
+``git worktree`` as well as this one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_PATHS = ("evalcore", "pages", "app.py", "bench", "scripts")
+GRAPH_PATHS = ("evalcore", "pages", "app.py")
+
+
+@dataclass(frozen=True)
+class Function:
+    path: str
+    line: int
+    name: str
+    length: int
+
+
+def python_files(root: Path, paths: tuple[str, ...]) -> list[Path]:
+    out: list[Path] = []
+    for p in paths:
+        target = root / p
+        if target.is_file() and target.suffix == ".py":
+            out.append(target)
+        elif target.is_dir():
+            out += sorted(f for f in target.rglob("*.py") if "__pycache__" not in f.parts)
+    return out
+
+
+def module_name(root: Path, path: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def group_of(module: str) -> str | None:
+    """The graph node a module belongs to: evalcore.<subpackage or module>, pages, app; None outside the product."""
+    parts = module.split(".")
+    if parts[0] == "evalcore":
+        return "evalcore" if len(parts) == 1 else f"evalcore.{parts[1]}"
+    if parts[0] in ("pages", "app"):
+        return parts[0]
+    return None
+
+
+def imported_modules(tree: ast.AST, module: str, is_package: bool) -> set[str]:
+    """Every module an ``import`` or ``from ... import`` names, relative imports resolved."""
+    package = module if is_package else module.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - (node.level - 1)] if node.level > 1 else base
+                prefix = ".".join(base + ([node.module] if node.module else []))
+            else:
+                prefix = node.module or ""
+            found.add(prefix)
+            found.update(f"{prefix}.{a.name}" for a in node.names)  # `from evalcore import runs` names a module
+    return found
+
+
+def import_graph(root: Path) -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {}
+    for path in python_files(root, GRAPH_PATHS):
+        module = module_name(root, path)
+        src = group_of(module)
+        if src is None:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        targets = {group_of(m) for m in imported_modules(tree, module, path.name == "__init__.py")}
+        graph.setdefault(src, set()).update(t for t in targets if t and t != src and t != "evalcore")
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one node (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return sorted(found)
+
+
+def functions(root: Path, paths: tuple[str, ...]) -> list[Function]:
+    out: list[Function] = []
+    for path in python_files(root, paths):
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        rel = path.relative_to(root).as_posix()
+
+        def walk(node: ast.AST, prefix: str) -> None:
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    name = prefix + child.name
+                    out.append(Function(rel, child.lineno, name, child.end_lineno - child.lineno + 1))
+                    walk(child, name + ".")
+                elif isinstance(child, ast.ClassDef):
+                    walk(child, prefix + child.name + ".")
+                else:
+                    walk(child, prefix)
+
+        walk(tree, "")
+    return out
+
+
+def print_graph(graph: dict[str, set[str]]) -> None:
+    print("## Import graph (group -> the groups it imports)")
+    width = max(map(len, graph), default=0)
+    for src in sorted(graph):
+        print(f"{src:<{width}} -> {', '.join(sorted(graph[src])) or '-'}")
+    found = cycles(graph)
+    print("cycles: " + ("; ".join(" <-> ".join(c) for c in found) if found else "none"))
+
+
+def print_longest(funcs: list[Function], top: int, over: int) -> None:
+    longest = sorted(funcs, key=lambda f: (-f.length, f.path, f.line))
+    n_over = sum(1 for f in funcs if f.length > over)
+    print(f"## The {top} longest functions ({len(funcs)} functions; {n_over} longer than {over} lines)")
+    for f in longest[:top]:
+        print(f"{f.length:4d}  {f.path}:{f.line}  {f.name}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--root", default=".", help="the checkout to read (default: the current folder)")
+    ap.add_argument("--top", type=int, default=15, help="how many of the longest functions to list")
+    ap.add_argument("--over", type=int, default=60, help="count (and with --list-over, list) functions longer")
+    ap.add_argument("--list-over", action="store_true", help="list every function longer than --over lines")
+    ap.add_argument("--paths", nargs="+", default=list(DEFAULT_PATHS),
+                    help=f"files and folders whose functions are measured (default: {' '.join(DEFAULT_PATHS)})")
+    args = ap.parse_args(argv)
+    root = Path(args.root).resolve()
+    if not (root / "evalcore").is_dir():
+        print(f"{root}: no evalcore/ folder here (give the checkout with --root)", file=sys.stderr)
+        return 2
+    print_graph(import_graph(root))
+    print()
+    funcs = functions(root, tuple(args.paths))
+    print_longest(funcs, args.top, args.over)
+    if args.list_over:
+        print()
+        print(f"## Every function longer than {args.over} lines")
+        for f in sorted(funcs, key=lambda f: (-f.length, f.path, f.line)):
+            if f.length > args.over:
+                print(f"{f.length:4d}  {f.path}:{f.line}  {f.name}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
