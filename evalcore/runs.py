@@ -59,14 +59,19 @@ def _label_rows(dataset_id: str, store=None, viewer: Viewer | None = None) -> pd
         return pd.DataFrame()
 
 
-def list_all_datasets(store=None, *, viewer: Viewer | None = None) -> list[dict]:
-    """The bundled datasets (always), the uploads ``viewer`` sees (None: all), and their labels views."""
+_SAME = object()
+
+
+def list_all_datasets(store=None, *, viewer: Viewer | None = None, labels_viewer: Viewer | None | object = _SAME
+                      ) -> list[dict]:
+    """The bundled datasets (always), the uploads ``viewer`` sees (None: all), and their labels views made of the
+    labels ``labels_viewer`` sees (default: ``viewer``'s; the app passes the lab's, as its datasets merge them)."""
     out = list(datasets.list_datasets())
     try:
         out += list(_store(store).list_datasets(viewer=viewer))
     except Exception as e:  # noqa: BLE001 - an unreadable local store must not hide the bundled data
         log.warning("local store unreadable, listing bundled datasets only: %s: %s", type(e).__name__, e)
-    out += _label_views(out, store, viewer)
+    out += _label_views(out, store, viewer if labels_viewer is _SAME else labels_viewer)
     return out
 
 

@@ -31,7 +31,8 @@ def default_resamples() -> int:
 
 @st.cache_data(show_spinner=False, ttl=30)
 def _dataset_list(scope: str) -> list[dict]:
-    return runs_mod.list_all_datasets(viewer=identity.viewer_of(scope))
+    # a labels view is listed when the labels every session may see make one: load_dataset merges those
+    return runs_mod.list_all_datasets(viewer=identity.viewer_of(scope), labels_viewer=identity.lab_viewer())
 
 
 def dataset_list() -> list[dict]:

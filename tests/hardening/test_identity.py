@@ -311,3 +311,21 @@ def test_the_stores_sql_and_the_rule_agree_on_every_owner_and_sharing(tmp_path, 
     assert {int(v["criteria"].definition.split()[1])
             for v in store.list_criteria_versions("summeval", "coherence", viewer=viewer)} == expected
     assert len(expected) == {ALICE: 7, BOB: 7, VISITOR: 6, Viewer("carol"): 6}[viewer]
+
+
+def test_a_labels_view_is_listed_once_its_labels_are_the_labs(store):
+    """The app merges the labels every session may see into its datasets (pages/_loaders.load_dataset): bob's
+    private labels make no ``summeval@labels`` view in the list until he shares them."""
+    from evalcore import runs as runs_mod
+    from evalcore.datasets import load_dataset
+
+    items = load_dataset("summeval").items["item_id"].astype(str).tolist()[:2]
+    for item in items:
+        store.save_label("summeval", item, "coherence", "bob", 3.0, owner="bob")
+    ids = lambda: [d["id"] for d in runs_mod.list_all_datasets(store, viewer=BOB,  # noqa: E731
+                                                               labels_viewer=VISITOR)]
+    assert "summeval@labels" not in ids()
+    assert "summeval@labels" in [d["id"] for d in runs_mod.list_all_datasets(store, viewer=BOB)]  # his own view
+    store.share_labels("summeval", "bob")
+    assert "summeval@labels" in ids()
+    assert len(runs_mod.get_dataset("summeval@labels", store, viewer=VISITOR).items) == 2
