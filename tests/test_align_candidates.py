@@ -143,7 +143,13 @@ def test_saved_candidates_do_not_become_the_next_baseline(tmp_path):
     assert cand.baseline_criteria(ds, "q", "geval", store) == first  # ...is not where the loop starts again
     mine = Criteria("q", "Rate.", "My own words.", 1, 5)
     store.save_criteria(ds.id, mine, note="edited on the Criteria page")
-    assert cand.baseline_criteria(ds, "q", "geval", store) == mine
+    # a version someone saved is nobody's default without sign-in (issue 21 item 8): the preset stays the start
+    assert cand.baseline_criteria(ds, "q", "geval", store) == first
+    alices = Criteria("q", "Rate.", "Alice's words.", 1, 5)
+    store.save_criteria(ds.id, alices, note="edited on the Criteria page", owner="alice")
+    cand.save_candidate(store, ds.id, cand.edit_candidate(alices, definition="Tried by the loop."), owner="alice")
+    assert cand.baseline_criteria(ds, "q", "geval", store, owner="alice") == alices  # her own, not the loop's
+    assert cand.baseline_criteria(ds, "q", "geval", store, owner="bob") == first
     assert cand.baseline_criteria(ds, "q", "geval", store, version=c.version[:8]) == c.criteria
 
 

@@ -118,17 +118,18 @@ def baseline_candidate(base: Criteria) -> Candidate:
     return Candidate(criteria=base, source="baseline", note="the starting criteria")
 
 
-def baseline_criteria(dataset: Dataset, dimension: str, method: str, store, *, version: str | None = None
-                      ) -> Criteria:
+def baseline_criteria(dataset: Dataset, dimension: str, method: str, store, *, version: str | None = None,
+                      owner: str | None = None) -> Criteria:
     """The criteria the loop starts from: ``version`` (a saved hash or prefix) when given, else what a ``score``
-    run would use (``evalcore.judge.spec.default_criteria``) leaving aside the versions the loop itself saved as
-    candidates, so that running the loop twice starts from the same place (the newest saved version would
-    otherwise be the last candidate tried)."""
+    run would use (``evalcore.judge.spec.default_criteria``: the method's preset, or the signed-in ``owner``'s own
+    newest version; never a version someone else saved, issue 21 item 8), leaving aside the versions the loop
+    itself saved as candidates, so that running the loop twice starts from the same place (the newest saved
+    version would otherwise be the last candidate tried)."""
     from evalcore.judge.spec import default_criteria
 
-    if version is not None or store is None:
+    if version is not None or store is None or not owner:
         return default_criteria(dataset, dimension, method, store, version=version)
-    for v in store.list_criteria_versions(dataset.id, dimension):  # newest first
+    for v in store.list_criteria_versions(dataset.id, dimension, owner=owner):  # newest first
         if not v["note"].startswith(SAVED_NOTE_PREFIX):
             return v["criteria"]
     return default_criteria(dataset, dimension, method, None)
@@ -299,9 +300,10 @@ def fewshot_candidate(base: Criteria, pool: pd.DataFrame, split: Split, *, k: in
                      example_items=tuple(str(i) for i in examples["item_id"]))
 
 
-def save_candidate(store, dataset_id: str, candidate: Candidate) -> str:
-    """Keep the candidate as a criteria version of the dataset (its note says where it came from); its hash."""
-    return store.save_criteria(dataset_id, candidate.criteria,
+def save_candidate(store, dataset_id: str, candidate: Candidate, *, owner: str | None = None) -> str:
+    """Keep the candidate as a criteria version of the dataset (its note says where it came from; ``owner``: the
+    signed-in user, None without sign-in); its hash."""
+    return store.save_criteria(dataset_id, candidate.criteria, owner=owner,
                                note=f"{SAVED_NOTE_PREFIX}{candidate.source}: {candidate.note}")
 
 
