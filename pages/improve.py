@@ -147,8 +147,8 @@ def estimate(part: str, cands: list[cand.Candidate]) -> dict | None:
 
 def show_estimate(est: dict, what: str) -> None:
     cost = "unknown price" if est["cost_usd"] is None else f"about {spending.usd(est['cost_usd'])}"
-    st.caption(ui.esc(f"Estimate for {what}: {est['calls']:,} request(s) to send ({est['cached']:,} answered from "
-                      f"the cache), about {est['prompt_tokens']:,} prompt tokens, {cost}."))
+    st.caption(ui.esc(f"Estimate for {what}: {est['calls']:,} request(s) to send ({est['cached']:,} more are repeats "
+                      f"or already in the cache), about {est['prompt_tokens']:,} prompt tokens, {cost}."))
 
 
 def may_spend(est: dict | None, key: str) -> bool:
@@ -238,8 +238,12 @@ def queue_panel(kind: str) -> bool:
 
 
 def busy() -> bool:
+    """Whether this page's jobs are still scoring (a finished job hands over to the next one here too)."""
     q = st.session_state.get(QUEUE)
-    return q is not None and not q["done"]
+    if q is None:
+        return False
+    _advance(q)
+    return not q["done"]
 
 
 # ------------------------------------------------------------------------------------ baseline on development

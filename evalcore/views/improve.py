@@ -161,7 +161,7 @@ def test_table(check: FinalCheck, baseline_dev: Scored, chosen_dev: Scored) -> p
     """Baseline and chosen on both parts, then the paired difference on test (chosen - baseline)."""
     rows = []
     for name, dev, test in (("baseline", baseline_dev, check.baseline), ("chosen", chosen_dev, check.chosen)):
-        rows.append({"prompt": f"{name}: {candidate_name(dev.candidate.source, dev.candidate.version)}",
+        rows.append({"prompt": f"{name} ({candidate_name(dev.candidate.source, dev.candidate.version)})",
                      "development": dev.agreement.statistic, "test": test.agreement.statistic,
                      "test ci_low": test.agreement.ci_low, "test ci_high": test.agreement.ci_high,
                      "test items": test.agreement.n, "test failed": test.agreement.failed})
