@@ -227,14 +227,28 @@ def queue_panel(kind: str) -> bool:
         live_progress()
         return True
     job = q["job"]
-    if not q["absorbed"]:
-        q["absorbed"] = True
-        ui.forget_runs()  # the sidebar lists the new runs
     if job is not None and job.error:
         st.error(ui.esc(f"Scoring stopped: {job.error}"))
     elif job is not None and job.cancel.is_set():
         st.warning("Cancelled. Finished judgments are kept: start again to score the rest.")
     return False
+
+
+def absorb_finished() -> None:
+    """Once the page's jobs have finished: the sidebar's run lists and the estimates are refreshed (what they
+    scored is in the cache now, nothing of it is to send again)."""
+    q = st.session_state.get(QUEUE)
+    if q is None:
+        return
+    _advance(q)
+    if q["done"] and not q["absorbed"]:
+        q["absorbed"] = True
+        ui.forget_runs()
+        _estimate.clear()
+
+
+def _times(n: int) -> str:
+    return "once" if n == 1 else "twice" if n == 2 else f"{n} times"
 
 
 def busy() -> bool:
@@ -245,6 +259,8 @@ def busy() -> bool:
     _advance(q)
     return not q["done"]
 
+
+absorb_finished()
 
 # ------------------------------------------------------------------------------------ baseline on development
 st.subheader("3. Why the judge disagrees (development part)")
@@ -409,7 +425,7 @@ st.caption(f"Scores the baseline and {ui.esc(views.candidate_name(chosen_dev.can
            "once on the test part's documents and compares them with the paired bootstrap over documents (as on the "
            "Compare page). Every final check is counted: " + (
                "this split's test part has not been looked at yet." if not checks_before else
-               f"this split's test part has been looked at {checks_before} time(s) already; another check is "
+               f"this split's test part has been looked at {_times(checks_before)} already; another check is "
                f"allowed and will be reported as check number {checks_before + 1}."))
 est = estimate(TEST, [baseline, chosen_dev.candidate])
 if est is not None:

@@ -34,7 +34,8 @@ def wait_for(at, cond, what: str, timeout_s: float = 120.0):
         if cond(at):
             return at
         time.sleep(0.3)
-    raise AssertionError(f"{what}: not reached in {timeout_s:.0f} s; info: {[i.value for i in at.info]}")
+    raise AssertionError(f"{what}: not reached in {timeout_s:.0f} s; info: {[i.value for i in at.info]}; "
+                         f"success: {[s.value for s in at.success]}; warning: {[w.value for w in at.warning]}")
 
 
 def has_button(at, key: str) -> bool:
@@ -54,11 +55,11 @@ def shown_frames(at) -> list:
     return [d.value for d in at.dataframe] + [_unescaped(t.value) for t in at.table]
 
 
-def open_with_split(judge_url: str | None = None):
-    at = new_app(dimension=DIM)
+def open_with_split(judge_url: str | None = None, docs: int = 10):
+    at = new_app(dimension=DIM, resamples="400")  # the bootstrap's resamples (sidebar): enough for a 95% interval
     at.switch_page(PAGE).run()
     assert_clean(at)
-    at.number_input(key="loop_docs").set_value(10).run()
+    at.number_input(key="loop_docs").set_value(docs).run()
     at.number_input(key="test_share").set_value(0.5).run()
     at.button(key="make_split").click().run()
     assert_clean(at)
@@ -195,3 +196,49 @@ def test_a_paid_endpoint_of_unknown_price_asks_before_scoring(first_start, monke
         assert "I confirm" in box.label and "price is unknown" in box.label
         box.check().run()
         assert not at.button(key="score_baseline").disabled
+
+
+def test_a_candidate_tuned_to_development_noise_is_said_not_to_carry_over(first_start):
+    """The designed overfitting case (evalcore.testing.loopback_align): the judge is good exactly on the development
+    items when the prompt holds MEMORISED_PHRASE. The researcher's own edit adding it gains a lot on development;
+    the final check finds no gain on test and the page says the gain did not carry over.
+
+    On so few held-out documents two equally weak judges (the baseline and the edit off the development items are
+    two draws of the same weak judge) often differ "significantly" either way by the paired bootstrap (10
+    documents: worse, 12-20: better); 14 documents is a split where they do not, so that the sentence for that
+    case is the one checked here (evalcore's tests/test_align_loop.py checks the statistics on 24 documents)."""
+    from evalcore import datasets
+    from evalcore.align import make_split, split_dataset
+    from evalcore.sampling import documents_subset, sample_documents
+    from evalcore.testing.loopback import serve
+    from evalcore.testing.loopback_align import MEMORISED_PHRASE, PromptQualityJudge
+
+    ds = datasets.load_dataset("summeval")
+    # the split the page makes for 14 documents, seed 0, test share 0.5 (deterministic), to tune the judge to
+    sub = documents_subset(ds, sample_documents(ds, 14, seed=0, how="random", dimension=DIM))
+    split = make_split(sub, DIM, test_share=0.5, seed=0)
+    dev_outputs = frozenset(split_dataset(ds, split, "dev").items["output"].astype(str))
+    judge = PromptQualityJudge.for_dataset(ds, DIM, rubric_phrase=None, memorised_phrase=MEMORISED_PHRASE,
+                                           memorised_outputs=dev_outputs)
+    with serve(scorer=judge) as srv:
+        at = open_with_split(srv.base_url, docs=14)
+        assert current_split(first_start).split_id == split.split_id
+        at.button(key="score_baseline").click().run()
+        wait_for(at, lambda a: any(m.label.startswith("Baseline agreement") for m in a.metric), "baseline scored")
+        edited = at.text_area(key="align_edit_definition").value + " " + MEMORISED_PHRASE
+        at.text_area(key="align_edit_definition").input(edited).run()
+        at.button(key="add_edit").click().run()
+        assert_clean(at)
+        at.button(key="score_candidates").click().run()
+        wait_for(at, lambda a: not has_button(a, "score_candidates"), "candidate scored")
+        table = next(f for f in shown_frames(at) if "development agreement" in f.columns).set_index("source")
+        assert float(table.loc["edit", "gain over baseline"]) > 0.3  # a large gain on development...
+        at.button(key="final_check").click().run()
+        wait_for(at, lambda a: any("held-out test documents" in w.value.replace("\\", "") for w in a.warning),
+                 "final check")
+        verdict = " ".join(w.value for w in at.warning).replace("\\", "")
+        assert "not significantly different" in verdict  # ...and none on the held-out documents
+        text = " ".join(m.value for m in at.markdown).replace("\\", "")
+        assert "The development gain did not carry over to the held-out documents." in text
+        shown = next(f for f in shown_frames(at) if "optimism" in f.columns)
+        assert float(shown["optimism"].iloc[0]) > 0.3

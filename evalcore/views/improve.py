@@ -61,10 +61,10 @@ def disagreement_table(dis: Disagreement, top: int = 20) -> pd.DataFrame:
     """The ``top`` development items with the largest gap, with the judge's reply (its reasoning)."""
     t = dis.top(top)
     return pd.DataFrame({
-        "item_id": t["item_id"].astype(str), "system": t["system_id"].astype(str), "document": t["doc_id"].astype(str),
-        "human": t["human"].astype(float), "judge": t["judge"].astype(float),
+        "item_id": t["item_id"].astype(str), "system": t["system_id"].astype(str), "human": t["human"].astype(float),
         "judge on the human scale": t["judge_on_human_scale"].astype(float), "gap": t["gap"].astype(float),
-        "judge's reply": t["raw"].fillna("").astype(str),
+        "judge's reply": t["raw"].fillna("").astype(str), "judge": t["judge"].astype(float),
+        "document": t["doc_id"].astype(str),
     })
 
 
@@ -119,15 +119,16 @@ def candidates_table(baseline: Scored | None, scored: list[Scored], unscored: li
     rows = []
     for s in ([baseline] if baseline is not None else []) + list(scored):
         a, c = s.agreement, s.candidate
-        rows.append({"candidate": candidate_name(c.source, c.version), "source": c.source, "version": c.version,
-                     "how it was made": c.note, "development agreement": a.statistic, "ci_low": a.ci_low,
-                     "ci_high": a.ci_high, "gain over baseline": a.statistic - base_stat, "items": a.n,
-                     "failed": a.failed, "status": "scored", "chosen": "yes" if c.version == chosen else ""})
+        rows.append({"candidate": candidate_name(c.source, c.version), "development agreement": a.statistic,
+                     "ci_low": a.ci_low, "ci_high": a.ci_high, "gain over baseline": a.statistic - base_stat,
+                     "items": a.n, "failed": a.failed, "status": "scored",
+                     "chosen": "yes" if c.version == chosen else "", "source": c.source, "version": c.version,
+                     "how it was made": c.note})
     for c in unscored:
-        rows.append({"candidate": candidate_name(c.source, c.version), "source": c.source, "version": c.version,
-                     "how it was made": c.note, "development agreement": math.nan, "ci_low": math.nan,
-                     "ci_high": math.nan, "gain over baseline": math.nan, "items": 0, "failed": 0,
-                     "status": "not scored yet", "chosen": ""})
+        rows.append({"candidate": candidate_name(c.source, c.version), "development agreement": math.nan,
+                     "ci_low": math.nan, "ci_high": math.nan, "gain over baseline": math.nan, "items": 0, "failed": 0,
+                     "status": "not scored yet", "chosen": "", "source": c.source, "version": c.version,
+                     "how it was made": c.note})
     return pd.DataFrame(rows)
 
 
@@ -160,8 +161,8 @@ def candidates_figure(table: pd.DataFrame, coefficient: str = "spearman", level:
 def test_table(check: FinalCheck, baseline_dev: Scored, chosen_dev: Scored) -> pd.DataFrame:
     """Baseline and chosen on both parts, then the paired difference on test (chosen - baseline)."""
     rows = []
-    for name, dev, test in (("baseline", baseline_dev, check.baseline), ("chosen", chosen_dev, check.chosen)):
-        rows.append({"prompt": f"{name} ({candidate_name(dev.candidate.source, dev.candidate.version)})",
+    for name, dev, test in (("", baseline_dev, check.baseline), ("chosen: ", chosen_dev, check.chosen)):
+        rows.append({"prompt": name + candidate_name(dev.candidate.source, dev.candidate.version),
                      "development": dev.agreement.statistic, "test": test.agreement.statistic,
                      "test ci_low": test.agreement.ci_low, "test ci_high": test.agreement.ci_high,
                      "test items": test.agreement.n, "test failed": test.agreement.failed})
