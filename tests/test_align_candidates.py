@@ -145,3 +145,16 @@ def test_saved_candidates_do_not_become_the_next_baseline(tmp_path):
     store.save_criteria(ds.id, mine, note="edited on the Criteria page")
     assert cand.baseline_criteria(ds, "q", "geval", store) == mine
     assert cand.baseline_criteria(ds, "q", "geval", store, version=c.version[:8]) == c.criteria
+
+
+def test_a_proposal_goes_through_the_judge_clients_trust_rules(monkeypatch, tmp_path):
+    """The server's key never goes to an endpoint its operator did not configure, proposals included."""
+    from evalcore.judge.client import Endpoint
+    from evalcore.judge.trust import UntrustedEndpoint
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-operator-secret")
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("EVALCORE_ALLOWED_ENDPOINTS", raising=False)
+    visitor = Endpoint(base_url="http://127.0.0.1:9/v1", model="m", provider="openai")
+    with pytest.raises(UntrustedEndpoint):
+        cand.propose(BASE, "<current_criteria> ...", endpoint=visitor, store=Store(tmp_path / "s.db"))

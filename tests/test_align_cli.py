@@ -78,3 +78,5 @@ def test_align_errors_are_one_line(tmp_path, capsys, monkeypatch):
     assert "test-share" in capsys.readouterr().err
     assert main(args + ["--model", "m", "--split", "nope"]) == 2
     assert "no split" in capsys.readouterr().err
+    assert main(args + ["--model", "m", "--method", "h2h"]) == 2
+    assert "per-item score" in capsys.readouterr().err

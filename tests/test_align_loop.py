@@ -146,6 +146,10 @@ def test_no_test_part_text_or_label_reaches_the_proposal_or_the_few_shot_example
     test_sources = {str(s)[100:300] for s in test_items["source"].unique()}
     dev_scores = {(str(o).strip(), f"{human[i]:.2f}") for i, o in zip(dev_items["item_id"], dev_items["output"])}
 
+    # the search is not blind: the final check's scoring requests do hold the test part's texts and articles
+    scoring = [p for p in prompts if PROPOSAL_MARKER not in p]
+    assert all(any(o in p for p in scoring) for o in test_outputs)
+    assert all(any(s in p for p in scoring) for s in test_sources)
     proposals = [p for p in prompts if PROPOSAL_MARKER in p]
     assert len(proposals) == 2  # 5 candidates: two proposals (from two sets of development disagreements)
     for p in proposals:
@@ -157,10 +161,15 @@ def test_no_test_part_text_or_label_reaches_the_proposal_or_the_few_shot_example
 
     fewshot_prompts = [p for p in prompts if FEWSHOT_HEADING in p]
     assert fewshot_prompts  # the few-shot candidates were scored (development, and test if chosen)
+    # SummEval's coherence preset asks for 1-5, the humans' scale: an example's score is its human mean, 1 decimal
+    dev_labels = {(str(o).strip(), f"{human[i]:.1f}") for i, o in zip(dev_items["item_id"], dev_items["output"])}
     for p in fewshot_prompts:
         shown = _examples(p, FEWSHOT_HEADING, r"Example \d+: (.*?)\nHuman score: ([\d.]+)")
         assert len(shown) == 4
-        assert all(t.strip() in dev_outputs and t.strip() not in test_outputs for t, _h in shown)
+        assert all((t.strip(), h) in dev_labels and t.strip() not in test_outputs for t, h in shown)
+    for i, o in zip(test_items["item_id"], test_items["output"]):  # every test item, its text with its label
+        if str(o).strip() in test_outputs:
+            assert not any(f"{str(o).strip()}\nHuman score: " in p for p in proposals + fewshot_prompts), i
     for c in report.candidates:
         assert set(c.candidate.example_items) <= set(dev_items["item_id"])
         assert not any(o in c.candidate.criteria.definition for o in test_outputs if len(o) > 30)
@@ -210,3 +219,21 @@ def test_a_second_final_check_on_the_same_test_part_is_counted(improvable, ds):
     checks = store.final_checks(ds.id, report.split.split_id)
     assert [c["chosen_hash"] for c in checks] == [report.chosen.candidate.version] * 2
     assert again.difference.statistic == pytest.approx(report.test.difference.statistic)
+
+
+def test_a_proposal_that_cannot_be_read_is_skipped_and_said(ds, tmp_path):
+    from evalcore.testing.loopback import Reply, _plain
+
+    judge = PromptQualityJudge.for_dataset(ds, DIM)
+
+    def scorer(prompt, *, sample=0, temperature=0.0):
+        if PROPOSAL_MARKER in prompt:  # an LLM that answers in prose, without the <criteria> block asked for
+            return Reply(_plain("The definition could mention the order of events."))
+        return judge(prompt, sample=sample, temperature=temperature)
+
+    said: list[str] = []
+    with serve(scorer=scorer) as srv:
+        report = align(ds, DIM, "geval", options(srv.base_url), store=Store(tmp_path / "s.db"), n_candidates=2,
+                       settings=Settings(n_resamples=50), log=said.append)
+    assert [c.candidate.source for c in report.candidates] == ["fewshot", "fewshot"]
+    assert any("skipped" in m and "<criteria>" in m for m in said)

@@ -23,8 +23,9 @@ from evalcore.align.candidates import (
 )
 from evalcore.align.disagreement import Disagreement, disagreements
 from evalcore.align.loop import (
-    CHOOSE_BEST_DEV, Agreement, AlignReport, Difference, FinalCheck, Scored, Settings, choose, estimate_dev,
-    estimate_part, final_check, score_candidate, score_on_dev,
+    CHOOSE_BEST_DEV, Agreement, AlignReport, Difference, FinalCheck, Scored, Settings, agreement_of, choose,
+    compare_on_test, estimate_dev, estimate_part, final_check, part_frame, run_id_for, score_candidate, score_on_dev,
+    verdict_of,
 )
 from evalcore.align.split import (
     DEV, TEST, Split, check_dev_only, list_splits, load_split, make_split, save_split, split_dataset,
@@ -38,6 +39,7 @@ __all__ = [
     "edit_candidate",
     "build_meta_prompt", "parse_proposal", "propose", "example_pool", "fewshot_candidate", "save_candidate",
     "Settings", "Agreement", "Scored", "Difference", "FinalCheck", "AlignReport", "CHOOSE_BEST_DEV", "estimate_dev",
-    "estimate_part", "score_candidate", "score_on_dev", "choose", "final_check",
+    "estimate_part", "score_candidate", "score_on_dev", "choose", "final_check", "agreement_of", "part_frame",
+    "run_id_for", "compare_on_test", "verdict_of",
     "align", "make_candidates",
 ]

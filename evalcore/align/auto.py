@@ -16,7 +16,8 @@ from typing import Any, Callable, Iterator
 from evalcore.align import candidates as cand
 from evalcore.align.disagreement import disagreements
 from evalcore.align.loop import (
-    CHOOSE_BEST_DEV, AlignReport, Settings, choose, estimate_dev, final_check, score_candidate, score_on_dev,
+    CHOOSE_BEST_DEV, AlignReport, Settings, check_method, choose, estimate_dev, final_check, score_candidate,
+    score_on_dev,
 )
 from evalcore.align.split import DEV, Split, make_split, save_split
 from evalcore.model import Dataset
@@ -54,8 +55,10 @@ def _generators(base, dis, split, dataset, dimension, options, store, *, meta_pr
 
 def make_candidates(base, dis, split: Split, dataset: Dataset, dimension: str, options, *, store, n: int,
                     meta_prompt: str = cand.META_PROMPT, n_examples: int = 8, fewshot_k: int = 4, seed: int = 0,
-                    max_tries: int | None = None) -> list[cand.Candidate]:
-    """Up to ``n`` distinct candidates (none equal to the baseline), each saved as a criteria version."""
+                    max_tries: int | None = None, log: Callable[[str], None] | None = None) -> list[cand.Candidate]:
+    """Up to ``n`` distinct candidates (none equal to the baseline), each saved as a criteria version. A maker
+    that fails for a reason of its own (a proposal whose reply has no <criteria> block, too few development items
+    for the examples) is skipped and said in ``log``; the next maker is tried (at most ``max_tries`` in all)."""
     out: dict[str, cand.Candidate] = {}
     tries = 0
     limit = max_tries if max_tries is not None else 3 * n + 4
@@ -64,7 +67,12 @@ def make_candidates(base, dis, split: Split, dataset: Dataset, dimension: str, o
         if len(out) >= n or tries >= limit:
             break
         tries += 1
-        c = make()
+        try:
+            c = make()
+        except ValueError as e:
+            if log is not None:
+                log(f"candidate {tries} skipped: {e}")
+            continue
         if c.version != base.version_hash() and c.version not in out:
             out[c.version] = c
             cand.save_candidate(store, dataset.id, c)
@@ -83,8 +91,12 @@ def align(dataset: Dataset, dimension: str, method: str, options, *, store=None,
     left aside)."""
     from evalcore.store import default_store
 
+    from evalcore.judge.cost import FREE_PROVIDERS
+
     store = store or default_store()
     say = log or (lambda _msg: None)
+    local = options.first_endpoint.provider in FREE_PROVIDERS
+    check_method(method)
     if dataset.dimension(dimension).kind == "nominal":
         raise ValueError(f"dimension {dimension!r} is nominal: its codes have no order, so no correlation can "
                          "measure agreement on it; the alignment loop needs an ordered scale")
@@ -96,11 +108,11 @@ def align(dataset: Dataset, dimension: str, method: str, options, *, store=None,
     baseline = cand.baseline_candidate(base)
     common = dict(store=store, settings=settings, config_overrides=config_overrides, cancel=cancel)
     say(_estimate_line(estimate_dev(dataset, split, dimension, method, [baseline], options, store=store,
-                                    config_overrides=config_overrides), "the baseline"))
+                                    config_overrides=config_overrides), "the baseline", local))
     base_dev = score_candidate(dataset, split, DEV, dimension, method, baseline, options, **common)
     dis = disagreements(dataset, store.load_run(base_dev.run_id), dimension, split)
     made = make_candidates(base, dis, split, dataset, dimension, options, store=store, n=n_candidates,
-                           meta_prompt=meta_prompt, n_examples=n_examples, fewshot_k=fewshot_k, seed=seed)
+                           meta_prompt=meta_prompt, n_examples=n_examples, fewshot_k=fewshot_k, seed=seed, log=say)
     for text in edits:
         c = cand.edit_candidate(base, definition=text)
         cand.save_candidate(store, dataset.id, c)
@@ -110,7 +122,7 @@ def align(dataset: Dataset, dimension: str, method: str, options, *, store=None,
         raise ValueError("no candidate to try: ask for --candidates 1 or more, or give an edit")
     estimate = estimate_dev(dataset, split, dimension, method, made, options, store=store,
                             config_overrides=config_overrides)
-    say(_estimate_line(estimate, f"{estimate['candidates']} candidate(s)"))
+    say(_estimate_line(estimate, f"{estimate['candidates']} candidate(s)", local))
     scored = score_on_dev(dataset, split, dimension, method, made, options, **common)
     chosen = choose(scored, rule)
     say(f"chosen: {chosen.candidate.version} ({chosen.candidate.source}), development agreement "
@@ -123,8 +135,9 @@ def align(dataset: Dataset, dimension: str, method: str, options, *, store=None,
                        model=options.first_endpoint.model, estimate=estimate)
 
 
-def _estimate_line(est: dict[str, Any], what: str) -> str:
-    cost = "unknown price" if est["cost_usd"] is None else f"~${est['cost_usd']:.4f}"
+def _estimate_line(est: dict[str, Any], what: str, local: bool) -> str:
+    cost = ("a local server: no price" if local else "unknown price (model not in the price table)"
+            if est["cost_usd"] is None else f"~${est['cost_usd']:.4f}")
     return (f"estimate for {what} on the development part: {est['calls']} request(s) to send, {est['cached']} "
             f"cached, ~{est['prompt_tokens']} prompt tokens, {cost}")
 

@@ -158,12 +158,22 @@ def run_id_for(dataset_id: str, split: Split, part: str, candidate: Candidate, m
     return f"{dataset_id}/align-{split.split_id[:8]}-{part}-{candidate.version[:8]}-{method}-{model}-{ident}"
 
 
+def check_method(method) -> None:
+    """ValueError for a method the loop cannot measure (a pairwise one: it gives no per-item score)."""
+    from evalcore.judge.runner import method_of
+
+    if method_of(method).pairwise:
+        raise ValueError(f"method {method!r} compares pairs of texts: the alignment loop measures agreement with a "
+                         "per-item score (geval, explicit, implicit, rts, mcq, gptscore)")
+
+
 def spec_for(dataset: Dataset, split: Split, part: str, dimension: str, method: str, candidate: Candidate,
              endpoint, *, config_overrides: dict[str, Any] | None = None):
     """The engine's ScoringSpec for one candidate on one part: the part's documents only, the candidate's
     criteria, the method's config for the dataset (the one default rule of evalcore.judge.spec)."""
     from evalcore.judge.spec import ScoringSpec, method_config
 
+    check_method(method)
     sub = split_dataset(dataset, split, part)
     return ScoringSpec(sub, method, [dimension], {dimension: candidate.criteria},
                        method_config(method, dataset, config_overrides),
@@ -329,5 +339,5 @@ def _json_safe(x: Any) -> Any:
 
 
 __all__ = ["Settings", "Agreement", "Scored", "Difference", "FinalCheck", "AlignReport", "CHOOSE_BEST_DEV",
-           "run_id_for", "spec_for", "estimate_part", "estimate_dev", "part_frame", "agreement_of",
+           "check_method", "run_id_for", "spec_for", "estimate_part", "estimate_dev", "part_frame", "agreement_of",
            "score_candidate", "score_on_dev", "choose", "compare_on_test", "verdict_of", "final_check"]
