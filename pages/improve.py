@@ -146,7 +146,11 @@ def estimate(part: str, cands: list[cand.Candidate]) -> dict | None:
 
 
 def show_estimate(est: dict, what: str) -> None:
-    cost = "unknown price" if est["cost_usd"] is None else f"about {spending.usd(est['cost_usd'])}"
+    from evalcore.judge.cost import FREE_PROVIDERS
+
+    cost = ("a local server: no price" if endpoint.provider in FREE_PROVIDERS else
+            "unknown price (the model is not in the price table)" if est["cost_usd"] is None else
+            f"about {spending.usd(est['cost_usd'])}")
     st.caption(ui.esc(f"Estimate for {what}: {est['calls']:,} request(s) to send ({est['cached']:,} more are repeats "
                       f"or already in the cache), about {est['prompt_tokens']:,} prompt tokens, {cost}."))
 
