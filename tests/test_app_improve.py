@@ -142,6 +142,9 @@ def test_the_loop_on_the_page_finds_the_proposal_and_checks_it_once_on_test(firs
         chosen = at.selectbox(key="align_chosen").value
         assert table.set_index("version").loc[chosen, "source"] == "proposal"
         assert any(b.key == "csv_align_candidates_table" for b in at.get("download_button"))
+        # a link carries the view, never where requests go (evalcore.judge.trust)
+        assert not {"base_url", "model", "endpoint", "api_key"} & set(at.query_params)
+        assert at.query_params["align_chosen"] in (chosen, [chosen])
         # nothing of the test part on the page before the final check
         for f in shown_frames(at):
             for col in ("item_id", "document"):
