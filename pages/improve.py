@@ -305,7 +305,13 @@ if dis.confusion is not None:
 st.subheader("4. Candidates")
 CANDS = "_align_candidates"
 cands_key = (ds.id, dim, split.split_id, method, base.version_hash())
-cands: list[cand.Candidate] = st.session_state.setdefault(CANDS, {}).setdefault(cands_key, [])
+if cands_key not in st.session_state.setdefault(CANDS, {}):
+    # a new session on this split: the candidates already scored on its development part come back from the store
+    st.session_state[CANDS][cands_key] = [
+        c for c in views.saved_candidates(store.list_criteria_versions(ds.id, dim))
+        if c.version != base.version_hash()
+        and store.run_exists(loop.run_id_for(ds.id, split, DEV, c, method, endpoint))]
+cands: list[cand.Candidate] = st.session_state[CANDS][cands_key]
 
 
 def keep(c: cand.Candidate) -> None:
@@ -459,3 +465,7 @@ if final is not None and final[0] == split.split_id:
     ui.chart(views.test_figure(check, b_dev, c_dev), "align_test")
     ui.static_table(views.test_table(check, b_dev, c_dev), "final check agreement", "align_test_table")
     ui.static_table(views.difference_table(check), "final check difference", "align_difference")
+if checks_before or (final is not None and final[0] == split.split_id):
+    with st.expander(f"Final checks on this split's test part: {len(store.final_checks(ds.id, split.split_id))}"):
+        ui.table(views.final_checks_table(store.final_checks(ds.id, split.split_id)),
+                 f"final checks {split.split_id[:8]}", "align_checks")

@@ -182,6 +182,20 @@ def test_the_loop_on_the_page_finds_the_proposal_and_checks_it_once_on_test(firs
                  "second final check")
         assert len(store.final_checks("summeval", split.split_id)) == 2
 
+        # another session on the same split: the scored candidates and the count of checks come back from the store
+        again = new_app(dimension=DIM, resamples="400", align_split=split.split_id)
+        again.switch_page(PAGE).run()
+        again.selectbox(key="endpoint").set_value("vllm").run()
+        again.text_input(key="base_url").input(judge.base_url).run()
+        again.text_input(key="model").input("loopback-judge").run()
+        assert_clean(again)
+        table = next(f for f in shown_frames(again) if "development agreement" in f.columns)
+        assert list(table["source"]) == ["baseline", "proposal", "fewshot"] and set(table["status"]) == {"scored"}
+        assert again.button(key="final_check").label == "Run the final check again (check 3)"
+        checks = next(f for f in shown_frames(again) if "difference on test" in f.columns)
+        assert checks["check"].tolist() == [1, 2]
+        assert checks["difference on test"].tolist() == pytest.approx([expected] * 2)
+
 
 def test_a_paid_endpoint_of_unknown_price_asks_before_scoring(first_start, monkeypatch):
     """The operator's endpoint from the environment (OPENAI_BASE_URL and key): a model with no known price needs

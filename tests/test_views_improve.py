@@ -111,3 +111,26 @@ def test_every_figure_labels_its_axes(summeval):
         layout = fig.layout
         assert layout.xaxis.title.text and layout.yaxis.title.text, layout.title.text
         assert layout.title.text
+
+
+def test_final_checks_table_and_saved_candidates():
+    rows = [{"created_at": "2026-11-24T20:00:00", "method": "geval", "chosen_hash": "abcdef0123456789",
+             "result": {"difference": {"statistic": 0.2, "ci_low": 0.1, "ci_high": 0.3, "pvalue": 0.01},
+                        "dev_gain": 0.3, "optimism": 0.1}},
+            {"created_at": "2026-11-24T20:05:00", "method": "geval", "chosen_hash": "abcdef0123456789",
+             "result": {"difference": {"statistic": 0.2, "ci_low": None, "ci_high": None, "pvalue": None},
+                        "dev_gain": 0.3, "optimism": 0.1}}]
+    t = views.final_checks_table(rows)
+    assert t["check"].tolist() == [1, 2] and t.loc[0, "chosen version"] == "abcdef01"
+    assert math.isnan(t.loc[1, "ci_low"])  # a figure the check could not compute is empty, never "None"
+    from evalcore.views.format import display_table
+
+    assert "None" not in display_table(t).as_text().to_string()
+    a, b = crit("A."), crit("B.")
+    versions = [  # newest first, as the store lists them
+        {"note": "align fewshot: few-shot: 4 development examples by coverage, seed 0", "criteria": b},
+        {"note": "my own version", "criteria": crit("C.")},
+        {"note": "align proposal: proposed by m from 8 development disagreements", "criteria": a}]
+    got = views.saved_candidates(versions)
+    assert [(c.source, c.criteria.definition) for c in got] == [("proposal", "A."), ("fewshot", "B.")]
+    assert got[1].note == "few-shot: 4 development examples by coverage, seed 0"

@@ -12,6 +12,7 @@ from typing import Any
 
 import pandas as pd
 
+from evalcore.align.candidates import Candidate
 from evalcore.align.disagreement import Disagreement
 from evalcore.align.loop import FinalCheck, Scored
 from evalcore.align.split import Split
@@ -232,6 +233,41 @@ def optimism_sentence(check: FinalCheck) -> str:
     return base + " The development gain carried over to the held-out documents."
 
 
+def final_checks_table(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """Every final check recorded on a split's test part (``Store.final_checks``), oldest first: which prompt was
+    checked and what it found. A figure the check could not compute is empty, never "None"."""
+    def num(x: Any) -> float:
+        return math.nan if x is None else float(x)
+
+    out = []
+    for n, r in enumerate(rows, start=1):
+        res = r.get("result") or {}
+        d = res.get("difference") or {}
+        out.append({"check": n, "at": str(r.get("created_at") or ""), "method": str(r.get("method") or ""),
+                    "chosen version": str(r.get("chosen_hash") or "")[:8],
+                    "difference on test": num(d.get("statistic")), "ci_low": num(d.get("ci_low")),
+                    "ci_high": num(d.get("ci_high")), "pvalue": num(d.get("pvalue")),
+                    "development gain": num(res.get("dev_gain")), "optimism": num(res.get("optimism"))})
+    return pd.DataFrame(out)
+
+
+def saved_candidates(versions: list[dict[str, Any]]) -> list[Candidate]:
+    """The candidates the loop saved as criteria versions (``Store.list_criteria_versions``, newest first; their
+    note reads "align <source>: <how>"), oldest first. The page keeps those already scored on the split in use."""
+    from evalcore.align.candidates import SAVED_NOTE_PREFIX, SOURCES
+
+    out: dict[str, Candidate] = {}
+    for v in reversed(versions):
+        note = str(v.get("note") or "")
+        if not note.startswith(SAVED_NOTE_PREFIX):
+            continue
+        source, _, how = note[len(SAVED_NOTE_PREFIX):].partition(": ")
+        if source in SOURCES and source != "baseline":
+            c = Candidate(criteria=v["criteria"], source=source, note=how)
+            out.setdefault(c.version, c)
+    return list(out.values())
+
+
 def _p(p: float) -> str:
     from evalcore.views.format import format_pvalue
 
@@ -240,4 +276,5 @@ def _p(p: float) -> str:
 
 __all__ = ["candidate_name", "split_overview", "split_by_system", "split_label", "disagreement_table",
            "by_system_figure", "by_human_figure", "confusion_table", "candidates_table", "candidates_figure",
-           "test_table", "difference_table", "test_figure", "verdict_sentences", "optimism_sentence"]
+           "test_table", "difference_table", "test_figure", "verdict_sentences", "optimism_sentence",
+           "final_checks_table", "saved_candidates"]
