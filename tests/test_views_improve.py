@@ -134,3 +134,25 @@ def test_final_checks_table_and_saved_candidates():
     got = views.saved_candidates(versions)
     assert [(c.source, c.criteria.definition) for c in got] == [("proposal", "A."), ("fewshot", "B.")]
     assert got[1].note == "few-shot: 4 development examples by coverage, seed 0"
+
+
+def test_confusion_cells_of_a_binary_dimension_match_a_crosstab():
+    """The confusion cells shown for a categorical dimension: counts equal a pandas crosstab of the development
+    items' human and judge labels (evalcore.testing.labels: a seeded binary dataset and judge run)."""
+    from evalcore.align.disagreement import disagreements
+    from evalcore.testing.labels import label_dataset, label_run
+
+    ds, truth = label_dataset(kind="binary", n_docs=20)
+    run = label_run(ds, truth)
+    split = make_split(ds, "faithful", test_share=0.3, seed=0)
+    dis = disagreements(ds, run, "faithful", split)
+    t = views.confusion_table(dis)
+    assert set(t["human label"]) == {"fail", "pass"} and t["items"].sum() == len(dis.items)
+    items = dis.items
+    expected = pd.crosstab(items["human"].round().astype(int), items["judge_on_human_scale"].round().astype(int))
+    for r in t.itertuples(index=False):
+        h, j = ("fail", "pass").index(r[0]), ("fail", "pass").index(r[1])
+        assert r[2] == (expected.loc[h, j] if h in expected.index and j in expected.columns else 0)
+    assert set(items["doc_id"]) <= set(split.dev_docs)  # development items only
+    assert views.confusion_table(Disagreement("x", items.head(0), items.head(0), items.head(0), None, (1, 5),
+                                              (1, 5))).empty
