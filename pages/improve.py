@@ -148,6 +148,10 @@ def estimate(part: str, cands: list[cand.Candidate]) -> dict | None:
 def show_estimate(est: dict, what: str) -> None:
     from evalcore.judge.cost import FREE_PROVIDERS
 
+    if est["calls"] == 0:
+        st.caption(ui.esc(f"Estimate for {what}: nothing to send (its {est['cached']:,} requests are repeats or "
+                          "already in the cache)."))
+        return
     cost = ("a local server: no price" if endpoint.provider in FREE_PROVIDERS else
             "unknown price (the model is not in the price table)" if est["cost_usd"] is None else
             f"about {spending.usd(est['cost_usd'])}")
