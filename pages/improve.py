@@ -295,7 +295,19 @@ d2.metric("Development items judged", f"{len(dis.items):,}")
 d3.metric("Failed (unreadable replies)", f"{dis.failed:,}")
 top_n = int(st.number_input("Largest disagreements shown", min_value=5, max_value=200, step=5,
                             key=url.key("align_top", 20, bounds=(5, 200))))
-ui.table(views.disagreement_table(dis, top_n), "development disagreements", "align_disagreements", height=320)
+shown_items = views.disagreement_table(dis, top_n)
+ui.table(shown_items, "development disagreements", "align_disagreements", height=320)
+if not shown_items.empty:
+    ids = shown_items["item_id"].tolist()
+    item = st.selectbox("Read one of them", ids, key=url.key("align_item", ids[0], options=ids))
+    row = dis.items[dis.items["item_id"].astype(str) == item].iloc[0]
+    st.caption(ui.esc(f"System {row['system_id']} · human {row['human']:.2f} · judge {row['judge']:g} "
+                      f"({row['judge_on_human_scale']:.2f} on the human scale)"))
+    r1, r2 = st.columns(2)
+    with r1:
+        ui.plain("The text judged", str(row["output"]))
+    with r2:
+        ui.plain("The judge's reply", str(row["raw"] or ""))
 g1, g2 = st.columns(2)
 with g1:
     ui.chart(views.by_system_figure(dis), "align_by_system")
