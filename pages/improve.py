@@ -85,6 +85,11 @@ with s1:
                "final check.")
 with s2:
     ui.table(views.split_by_system(ds, split), f"split {split_id[:8]} by system", "split_systems", height=240)
+few = [name for name, docs in (("development", split.dev_docs), ("test", split.test_docs)) if len(docs) < 10]
+if few:
+    st.warning(f"The {' and '.join(few)} part{'s' * (len(few) > 1)} of this split {'hold' if len(few) > 1 else 'holds'} "
+               "fewer than 10 documents: every interval resamples documents, and on so few it is too narrow to "
+               "trust (a difference between two equally good prompts can come out \"significant\").")
 
 # -------------------------------------------------------------------------------------------- judge and method
 st.subheader("2. Judge and method")

@@ -87,6 +87,8 @@ def test_split_is_shown_as_counts_and_needs_an_endpoint(first_start):
     by_system = next(f for f in shown_frames(at) if "system" in f.columns and "test items" in f.columns)
     assert len(by_system) == 16 and set(by_system["development items"]) == {5} and set(by_system["test items"]) == {5}
     assert at.selectbox(key="align_split").value == split.split_id
+    # 5 documents a part: the page says that intervals on so few documents are not to be trusted
+    assert any("fewer than 10 documents" in w.value for w in at.warning)
     assert at.query_params["align_split"] in (split.split_id, [split.split_id])  # a link reopens this split
     # no judge yet: the page says how to configure one and stops before anything would be scored
     assert any("configure the judge endpoint" in i.value for i in at.info)

@@ -52,6 +52,7 @@ def operator_app(tmp_path_factory, align_judge):
 
 
 def shot(app: AppPage, name: str) -> None:
+    app.page.mouse.move(0, 0)  # no tooltip over what the shot is for
     path = app.screenshot(f"improve-{name}")
     shutil.copy(path, f"/tmp/improve_{name}.png")
 
