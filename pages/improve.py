@@ -1,0 +1,492 @@
+"""Improve the judge: split the documents, see why the judge disagrees on development, make candidate prompts,
+select on development, and check the chosen one once on the held-out test part (evalcore.align, issue 22).
+
+The test part's human labels are shown nowhere on this page until the final check has been run.
+"""
+
+from __future__ import annotations
+
+import json
+
+import streamlit as st
+
+from evalcore.align import candidates as cand
+from evalcore.align import loop
+from evalcore.align.disagreement import disagreements
+from evalcore.align.split import DEV, TEST, list_splits, make_split, save_split
+from evalcore.judge import spending, trust
+from evalcore.judge.job import ScoringJob
+from evalcore.judge.spec import EngineOptions
+from evalcore.methods import METHODS
+from evalcore.views import improve as views
+from pages import _shared as ui
+from pages import _url as url
+
+ctx = ui.context()
+ds = ctx.dataset
+dim = ctx.dimension
+store = ui.store_or_none()
+st.title("Improve the judge")
+st.caption(f"Dataset **{ui.esc(ds.id)}** · dimension **{ui.esc(dim)}** (change them in the sidebar). Split the "
+           "documents, learn from the judge's disagreements on the development part, try candidate prompts there, "
+           "and check the chosen one once on held-out documents it never saw.")
+if store is None:
+    st.info("The loop needs the local store (splits, criteria versions and every judge call are kept there): see "
+            "the message above.")
+    st.stop()
+if ds.dimension(dim).kind == "nominal":
+    st.info(f"{dim!r} is nominal: its codes have no order, so no correlation can measure agreement on it. Pick an "
+            "ordered dimension in the sidebar.")
+    st.stop()
+
+QUEUE = "_align_queue"  # the scoring jobs running for this page, one after another
+settings = loop.Settings(n_resamples=int(ctx.n_resamples))
+
+# ----------------------------------------------------------------------------------------------------- split
+st.subheader("1. Split the documents")
+n_all = int(ds.items["doc_id"].nunique())
+c1, c2, c3 = st.columns(3)
+split_seed = int(c1.number_input("Split seed", min_value=0, max_value=2**31 - 1,
+                                 key=url.key("split_seed", 0, bounds=(0, 2**31 - 1))))
+test_share = float(c2.number_input("Test share", min_value=0.05, max_value=0.95, step=0.05, format="%.2f",
+                                   key=url.key("test_share", 0.3, bounds=(0.05, 0.95)),
+                                   help="The share of documents held out for the final check."))
+loop_docs = int(c3.number_input("Documents in the loop (0 = all)", min_value=0, max_value=n_all,
+                                key=url.key("loop_docs", 0, bounds=(0, n_all)),
+                                help="Work on K whole documents drawn at random (seeded by the split seed), then "
+                                     "split them: a cheaper loop, with wider intervals."))
+if st.button("Make the split", key="make_split", help="Documents, not items, are split (every output of a document "
+             "falls on the same side), stratified by system (and by label for a categorical dimension). Saved "
+             "with the dataset."):
+    from evalcore.sampling import documents_subset, sample_documents
+
+    sub = ds if not loop_docs else documents_subset(ds, sample_documents(ds, loop_docs, seed=split_seed,
+                                                                         how="random", dimension=dim))
+    try:
+        made = make_split(sub, dim, test_share=test_share, seed=split_seed)
+    except ValueError as e:
+        st.error(ui.esc(str(e)))
+    else:
+        save_split(store, made)
+        st.session_state["align_split"] = made.split_id  # the widget below is drawn after this: it shows it
+
+saved = list_splits(store, ds.id, dim)
+if not saved:
+    st.info("No split yet for this dataset and dimension: choose the seed and test share, then **Make the split**.")
+    st.stop()
+splits = {s.split_id: s for s in saved}
+split_id = st.selectbox("Split in use", list(splits), format_func=lambda i: views.split_label(splits[i]),
+                        key=url.key("align_split", saved[0].split_id, options=list(splits)))
+split = splits[split_id]
+s1, s2 = st.columns([1, 2])
+with s1:
+    ui.static_table(views.split_overview(split), f"split {split_id[:8]} parts", "split_parts")
+    st.caption(f"Stratified by {ui.esc(split.strata)}; the test part's human scores stay hidden here until the "
+               "final check.")
+with s2:
+    ui.table(views.split_by_system(ds, split), f"split {split_id[:8]} by system", "split_systems", height=240)
+few = [name for name, docs in (("development", split.dev_docs), ("test", split.test_docs)) if len(docs) < 10]
+if few:
+    st.warning(f"The {' and '.join(few)} part{'s' * (len(few) > 1)} of this split {'hold' if len(few) > 1 else 'holds'} "
+               "fewer than 10 documents: every interval resamples documents, and on so few it is too narrow to "
+               "trust (a difference between two equally good prompts can come out \"significant\").")
+
+# -------------------------------------------------------------------------------------------- judge and method
+st.subheader("2. Judge and method")
+choice = ui.endpoint_form("improve")
+ui.endpoint_help(choice)
+methods = [n for n, m in METHODS.items() if not m.pairwise]
+m1, m2 = st.columns(2)
+method = m1.selectbox("Method", methods, key=url.key("align_method", "geval", options=methods),
+                      help=", ".join(f"{n}: {getattr(METHODS[n], 'label', n)}" for n in methods))
+concurrency = int(m2.number_input("Concurrent requests", min_value=1, max_value=128,
+                                  key=url.key("align_concurrency", 8, bounds=(1, 128))))
+base = cand.baseline_criteria(ds, dim, method, store)
+baseline = cand.baseline_candidate(base)
+st.caption(f"Baseline: criteria version {base.version_hash()} (what the Score page would use, the loop's own "
+           "saved candidates aside). Agreement = Spearman's rho with the humans at the dataset level, 95% BCa "
+           f"interval over documents ({settings.n_resamples} resamples, set in the sidebar).")
+if not choice.ready:
+    st.info("The next steps score on the development part: configure the judge endpoint above.")
+    st.stop()
+endpoint = choice.endpoint
+options = EngineOptions(endpoint, api_key=choice.api_key, concurrency=concurrency)
+
+
+# ------------------------------------------------------------------------------------------------ helpers
+@st.cache_data(show_spinner=False, max_entries=64)
+def _agreement(run_id: str, updated_at: str, part: str, split_id: str, dimension: str, n_resamples: int,
+               *, _ds, _split, _store) -> loop.Agreement:
+    frame = loop.part_frame(_ds, _store.load_run(run_id), dimension, _split, part)
+    return loop.agreement_of(frame, loop.Settings(n_resamples=n_resamples))
+
+
+def scored_on(part: str, c: cand.Candidate) -> loop.Scored | None:
+    """The candidate's finished run on ``part`` (from the store: cached, resumable), or None."""
+    rid = loop.run_id_for(ds.id, split, part, c, method, endpoint)
+    if not store.run_exists(rid):
+        return None
+    row = store.run_row(rid)
+    if row["status"] != "done":
+        return None
+    a = _agreement(rid, str(row["updated_at"]), part, split.split_id, dim, settings.n_resamples, _ds=ds, _split=split,
+                   _store=store)
+    return loop.Scored(candidate=c, part=part, run_id=rid, agreement=a)
+
+
+@st.cache_data(show_spinner=False, max_entries=32, ttl=60)
+def _estimate(part: str, split_id: str, dimension: str, versions: tuple[str, ...], method: str, endpoint_key: str, *,
+              _ds, _split, _cands, _options) -> dict:
+    return loop.estimate_part(_ds, _split, part, dimension, method, _cands, _options, store=store)
+
+
+def estimate(part: str, cands: list[cand.Candidate]) -> dict | None:
+    try:
+        return _estimate(part, split.split_id, dim, tuple(c.version for c in cands), method,
+                         json.dumps(endpoint.identity(), sort_keys=True), _ds=ds, _split=split, _cands=cands,
+                         _options=options)
+    except Exception as e:  # noqa: BLE001 - e.g. the method cannot score this dataset
+        st.warning(ui.esc(f"No estimate: {type(e).__name__}: {e}"))
+        return None
+
+
+def show_estimate(est: dict, what: str) -> None:
+    from evalcore.judge.cost import FREE_PROVIDERS
+
+    if est["calls"] == 0:
+        st.caption(ui.esc(f"Estimate for {what}: nothing to send (its {est['cached']:,} requests are repeats or "
+                          "already in the cache)."))
+        return
+    cost = ("a local server: no price" if endpoint.provider in FREE_PROVIDERS else
+            "unknown price (the model is not in the price table)" if est["cost_usd"] is None else
+            f"about {spending.usd(est['cost_usd'])}")
+    st.caption(ui.esc(f"Estimate for {what}: {est['calls']:,} request(s) to send ({est['cached']:,} more are repeats "
+                      f"or already in the cache), about {est['prompt_tokens']:,} prompt tokens, {cost}."))
+
+
+def may_spend(est: dict | None, key: str) -> bool:
+    """The spending rules of the Score page (evalcore.judge.spending): a costly or unknown-price run needs a
+    confirmation naming cost, requests and host; the operator's cap refuses what would pass it."""
+    from evalcore.judge.client import LOCAL_PROVIDERS
+
+    if est is None:
+        return False
+    d = spending.decide(est["cost_usd"], est["calls"], local=endpoint.provider in LOCAL_PROVIDERS,
+                        spent_usd=st.session_state.get("_spent_usd", 0.0),
+                        confirm_over=spending.confirm_threshold(), cap=spending.spending_cap())
+    if not d.allowed:
+        st.error(ui.esc(d.reason))
+        return False
+    if not d.needs_confirmation:
+        return True
+    sig = (key, split.split_id, method, endpoint.base_url, est["calls"], est["cost_usd"])
+    if st.session_state.get(f"_sig_{key}") != sig:  # another plan: asked again, never carried over
+        st.session_state[f"_sig_{key}"] = sig
+        st.session_state[f"confirm_{key}"] = False
+    return st.checkbox(f"Send {est['calls']:,} requests to {trust.host_of(endpoint.base_url)} for an estimated "
+                       f"{spending.usd(est['cost_usd'])} ({d.reason}): I confirm", key=f"confirm_{key}")
+
+
+def start_queue(kind: str, part: str, cands: list[cand.Candidate], est: dict, **extra) -> None:
+    """Score the candidates on ``part`` one after another through the Score page's job (evalcore.judge.job)."""
+    st.session_state["_spent_usd"] = st.session_state.get("_spent_usd", 0.0) + (est["cost_usd"] or 0.0)
+    specs = [(views.candidate_name(c.source, c.version), loop.spec_for(ds, split, part, dim, method, c, endpoint))
+             for c in cands]
+    st.session_state[QUEUE] = {"kind": kind, "split": split.split_id, "items": specs, "i": 0, "job": None,
+                               "done": False, "absorbed": False, **extra}
+    _advance(st.session_state[QUEUE])
+
+
+def _advance(q: dict) -> None:
+    job = q["job"]
+    if job is not None and job.running:
+        return
+    if job is not None and (job.error or job.cancel.is_set()):
+        q["done"] = True
+        return
+    if q["i"] >= len(q["items"]):
+        q["done"] = True
+        return
+    _name, spec = q["items"][q["i"]]
+    q["i"] += 1
+    q["job"] = ScoringJob(run_id=spec.run_id, spec=spec, engine=options, store=store)
+    q["job"].start()
+
+
+@st.fragment(run_every=1.0)
+def live_progress() -> None:
+    q = st.session_state.get(QUEUE)
+    if q is None:
+        return
+    _advance(q)
+    job, (name, _spec) = q["job"], q["items"][q["i"] - 1]
+    p = job.progress
+    frac = 0.0 if p is None or not p.total else min(p.done / p.total, 1.0)
+    text = "starting (probing the endpoint)…" if p is None else (
+        f"{p.done:,} / {p.total:,} done · {p.cached:,} from cache · {p.failed:,} failed")
+    st.progress(frac, text=f"{name} ({q['i']} of {len(q['items'])}): {text}")
+    if q["done"]:
+        st.rerun(scope="app")
+    elif st.button("Cancel", key="cancel_align"):
+        job.cancel.set()
+
+
+def queue_panel(kind: str) -> bool:
+    """Progress of this page's scoring jobs of ``kind``, or how they ended; True while they run."""
+    q = st.session_state.get(QUEUE)
+    if q is None or q["kind"] != kind or q["split"] != split.split_id:
+        return False
+    if not q["done"]:
+        live_progress()
+        return True
+    job = q["job"]
+    if job is not None and job.error:
+        st.error(ui.esc(f"Scoring stopped: {job.error}"))
+    elif job is not None and job.cancel.is_set():
+        st.warning("Cancelled. Finished judgments are kept: start again to score the rest.")
+    return False
+
+
+def absorb_finished() -> None:
+    """Once the page's jobs have finished: the sidebar's run lists and the estimates are refreshed (what they
+    scored is in the cache now, nothing of it is to send again)."""
+    q = st.session_state.get(QUEUE)
+    if q is None:
+        return
+    _advance(q)
+    if q["done"] and not q["absorbed"]:
+        q["absorbed"] = True
+        ui.forget_runs()
+        _estimate.clear()
+
+
+def _times(n: int) -> str:
+    return "once" if n == 1 else "twice" if n == 2 else f"{n} times"
+
+
+def busy() -> bool:
+    """Whether this page's jobs are still scoring (a finished job hands over to the next one here too)."""
+    q = st.session_state.get(QUEUE)
+    if q is None:
+        return False
+    _advance(q)
+    return not q["done"]
+
+
+absorb_finished()
+
+# ------------------------------------------------------------------------------------ baseline on development
+st.subheader("3. Why the judge disagrees (development part)")
+base_dev = scored_on(DEV, baseline)
+if base_dev is None:
+    st.caption("Score the baseline on the development part first: its disagreements are what the candidates "
+               "learn from.")
+    est = estimate(DEV, [baseline])
+    if est is not None:
+        show_estimate(est, "the baseline on the development part")
+    ok = may_spend(est, "align_baseline")
+    if st.button("Score the baseline on development", key="score_baseline", type="primary",
+                 disabled=not ok or busy()):
+        start_queue("baseline", DEV, [baseline], est)
+    queue_panel("baseline")
+    st.stop()
+
+dis = disagreements(ds, store.load_run(base_dev.run_id), dim, split)
+a = base_dev.agreement
+d1, d2, d3 = st.columns(3)
+d1.metric("Baseline agreement (development)", ui.fmt(a.statistic), help=f"95% CI {ui.fmt(a.ci_low)} to "
+          f"{ui.fmt(a.ci_high)}")
+d2.metric("Development items judged", f"{len(dis.items):,}")
+d3.metric("Failed (unreadable replies)", f"{dis.failed:,}")
+top_n = int(st.number_input("Largest disagreements shown", min_value=5, max_value=200, step=5,
+                            key=url.key("align_top", 20, bounds=(5, 200))))
+shown_items = views.disagreement_table(dis, top_n)
+ui.table(shown_items, "development disagreements", "align_disagreements", height=320)
+if not shown_items.empty:
+    ids = shown_items["item_id"].tolist()
+    item = st.selectbox("Read one of them", ids, key=url.key("align_item", ids[0], options=ids))
+    row = dis.items[dis.items["item_id"].astype(str) == item].iloc[0]
+    st.caption(ui.esc(f"System {row['system_id']} · human {row['human']:.2f} · judge {row['judge']:.3g} "
+                      f"({row['judge_on_human_scale']:.2f} on the human scale)"))
+    r1, r2 = st.columns(2)
+    with r1:
+        ui.plain("The text judged", str(row["output"]))
+    with r2:
+        ui.plain("The judge's reply", str(row["raw"] or ""))
+g1, g2 = st.columns(2)
+with g1:
+    ui.chart(views.by_system_figure(dis), "align_by_system")
+with g2:
+    ui.chart(views.by_human_figure(dis), "align_by_human")
+if dis.confusion is not None:
+    st.markdown("**Confusion cells** (human label x judge label, development items)")
+    ui.table(views.confusion_table(dis), "development confusion cells", "align_confusion")
+
+# ------------------------------------------------------------------------------------------------- candidates
+st.subheader("4. Candidates")
+CANDS = "_align_candidates"
+cands_key = (ds.id, dim, split.split_id, method, base.version_hash())
+if cands_key not in st.session_state.setdefault(CANDS, {}):
+    # a new session on this split: the candidates already scored on its development part come back from the store
+    st.session_state[CANDS][cands_key] = [
+        c for c in views.saved_candidates(store.list_criteria_versions(ds.id, dim))
+        if c.version != base.version_hash()
+        and store.run_exists(loop.run_id_for(ds.id, split, DEV, c, method, endpoint))]
+cands: list[cand.Candidate] = st.session_state[CANDS][cands_key]
+
+
+def keep(c: cand.Candidate) -> None:
+    if c.version == base.version_hash():
+        st.warning("This candidate is identical to the baseline: not added.")
+        return
+    if any(x.version == c.version for x in cands):
+        st.info(f"Candidate {c.version[:8]} is already in the list.")
+        return
+    cand.save_candidate(store, ds.id, c)
+    cands.append(c)
+    st.success(ui.esc(f"Kept {views.candidate_name(c.source, c.version)} as a candidate (saved as a criteria "
+                      "version)."))
+
+
+tab_edit, tab_llm, tab_few = st.tabs(["Your own edit", "LLM proposal", "Few-shot examples"])
+with tab_edit:
+    if st.session_state.get("_align_edit_for") != cands_key:
+        st.session_state["align_edit_definition"] = base.definition
+        st.session_state["align_edit_steps"] = base.steps
+        st.session_state["_align_edit_for"] = cands_key
+    st.text_area("Definition", key="align_edit_definition", height=140)
+    st.text_area("Evaluation steps", key="align_edit_steps", height=140)
+    if st.button("Add as candidate", key="add_edit"):
+        keep(cand.edit_candidate(base, definition=st.session_state["align_edit_definition"],
+                                 steps=st.session_state["align_edit_steps"]))
+
+with tab_llm:
+    n_examples = int(st.number_input("Development examples in the prompt", min_value=1, max_value=40,
+                                     key=url.key("align_examples", 8, bounds=(1, 40))))
+    prompt, example_ids = cand.build_meta_prompt(base, dis, split, dataset=ds, n_examples=n_examples)
+    fill = (cands_key, n_examples, base_dev.run_id)
+    if st.session_state.get("_align_prompt_for") != fill:
+        st.session_state["align_meta_prompt"] = prompt
+        st.session_state["_align_prompt_for"] = fill
+    st.text_area("Meta-prompt (editable: it is sent as shown)", key="align_meta_prompt", height=320,
+                 help="Built from development items only; the test part never reaches it.")
+    st.caption(f"It shows {len(example_ids)} development items with the largest disagreement. \"Propose\" sends it "
+               f"as one request to {ui.esc(trust.host_of(endpoint.base_url))} (cached).")
+    if st.button("Propose", key="propose"):
+        try:
+            with st.spinner("Asking the judge for a revision…"):
+                st.session_state["_align_proposal"] = (cands_key, cand.propose(
+                    base, st.session_state["align_meta_prompt"], endpoint=endpoint, api_key=choice.api_key,
+                    store=store, example_items=example_ids, timeout_s=options.timeout_s,
+                    max_retries=options.max_retries))
+        except Exception as e:  # noqa: BLE001 - shown with its reason (no <criteria> block, a refusal, ...)
+            st.session_state.pop("_align_proposal", None)
+            st.error(ui.esc(f"No proposal: {type(e).__name__}: {e}"))
+    held = st.session_state.get("_align_proposal")
+    if held is not None and held[0] == cands_key:
+        proposal = held[1]
+        st.markdown("**The proposal, as a diff against the baseline** (not saved until you keep it)")
+        st.code(proposal.diff or "(no change)", language="diff", wrap_lines=True)
+        with st.expander("The judge's full reply"):
+            ui.plain("Reply", proposal.reply)
+        k1, k2, _ = st.columns([1, 1, 4])
+        if k1.button("Keep as candidate", key="keep_proposal", type="primary"):
+            keep(proposal.candidate)
+            st.session_state.pop("_align_proposal", None)
+        if k2.button("Discard", key="discard_proposal"):
+            st.session_state.pop("_align_proposal", None)
+            st.rerun()
+
+with tab_few:
+    f1, f2, f3 = st.columns(3)
+    k = int(f1.number_input("Examples (k)", min_value=1, max_value=20, key=url.key("fewshot_k", 4, bounds=(1, 20))))
+    how = f2.selectbox("Chosen by", list(cand.FEWSHOT_HOW), key=url.key("fewshot_how", "disagreement",
+                                                                        options=cand.FEWSHOT_HOW),
+                       help="disagreement: the development items the baseline got most wrong; coverage: items "
+                            "spread over the human scale; random: seeded")
+    few_seed = int(f3.number_input("Seed", min_value=0, max_value=2**31 - 1,
+                                   key=url.key("fewshot_seed", 0, bounds=(0, 2**31 - 1)), disabled=how != "random"))
+    if st.button("Add few-shot candidate", key="add_fewshot"):
+        try:
+            pool = cand.example_pool(ds, dim, split, dis)
+            keep(cand.fewshot_candidate(base, pool, split, k=k, how=how, seed=few_seed, human_scale=dis.human_scale))
+        except ValueError as e:
+            st.error(ui.esc(str(e)))
+
+# ------------------------------------------------------------------------------------- selection on development
+st.subheader("5. Select on development")
+scored, unscored = [], []
+for c in cands:
+    s = scored_on(DEV, c)
+    (scored if s is not None else unscored).append(s if s is not None else c)
+if not cands:
+    st.info("No candidate yet: add one above (your own edit, an LLM proposal, or few-shot examples).")
+if unscored:
+    est = estimate(DEV, unscored)
+    if est is not None:
+        show_estimate(est, f"{len(unscored)} candidate(s) on the development part")
+    ok = may_spend(est, "align_dev")
+    if st.button(f"Score {len(unscored)} candidate(s) on development", key="score_candidates", type="primary",
+                 disabled=not ok or busy()):
+        start_queue("dev", DEV, unscored, est)
+queue_panel("dev")
+
+chosen_dev = None
+if scored:
+    versions = [s.candidate.version for s in scored]
+    best = loop.choose(scored) if any(s.agreement.statistic == s.agreement.statistic for s in scored) else scored[0]
+    by_version = {s.candidate.version: s for s in scored}
+    chosen_version = st.selectbox(
+        "Candidate to test (default: the best development agreement)", versions,
+        key=url.key("align_chosen", best.candidate.version, options=versions),
+        format_func=lambda v: f"{views.candidate_name(by_version[v].candidate.source, v)} · development "
+                              f"{ui.fmt(by_version[v].agreement.statistic)}")
+    chosen_dev = by_version[chosen_version]
+table = views.candidates_table(base_dev, scored, unscored, chosen_dev.candidate.version if chosen_dev else None)
+ui.chart(views.candidates_figure(table), "align_candidates")
+ui.table(table, f"candidates {split.split_id[:8]} {dim}", "align_candidates_table")
+
+# ------------------------------------------------------------------------------------------- final check on test
+st.subheader("6. Final check on the held-out test part")
+checks_before = len(store.final_checks(ds.id, split.split_id))
+if chosen_dev is None:
+    st.info("Score at least one candidate on development, then run the final check.")
+    st.stop()
+st.caption(f"Scores the baseline and {ui.esc(views.candidate_name(chosen_dev.candidate.source, chosen_version))} "
+           "once on the test part's documents and compares them with the paired bootstrap over documents (as on the "
+           "Compare page). Every final check is counted: " + (
+               "this split's test part has not been looked at yet." if not checks_before else
+               f"this split's test part has been looked at {_times(checks_before)} already; another check is "
+               f"allowed and will be reported as check number {checks_before + 1}."))
+est = estimate(TEST, [baseline, chosen_dev.candidate])
+if est is not None:
+    show_estimate(est, "the baseline and the chosen candidate on the test part")
+ok = may_spend(est, "align_test")
+label = "Run the final check on test" if not checks_before else f"Run the final check again (check {checks_before + 1})"
+if st.button(label, key="final_check", type="primary", disabled=not ok or busy()):
+    start_queue("test", TEST, [baseline, chosen_dev.candidate], est, chosen=chosen_dev.candidate.version)
+running = queue_panel("test")
+q = st.session_state.get(QUEUE)
+if (q is not None and q["kind"] == "test" and q["done"] and q["split"] == split.split_id and not q.get("checked")
+        and q["job"] is not None and not q["job"].error and not q["job"].cancel.is_set()):
+    q["checked"] = True
+    picked = next((s for s in scored if s.candidate.version == q["chosen"]), chosen_dev)
+    with st.spinner("Comparing on the test part…"):  # the runs are in the store: nothing is sent again
+        check = loop.final_check(ds, split, dim, method, base_dev, picked, options, store=store, settings=settings)
+    st.session_state["_align_final"] = (split.split_id, check, base_dev, picked)
+    st.rerun()
+
+final = st.session_state.get("_align_final")
+if final is not None and final[0] == split.split_id:
+    _sid, check, b_dev, c_dev = final
+    lines = views.verdict_sentences(check)
+    (st.success if check.verdict == "improved" else st.warning)(ui.esc(lines[0]))
+    for line in lines[1:]:
+        st.markdown(ui.esc(line))
+    ui.chart(views.test_figure(check, b_dev, c_dev), "align_test")
+    ui.static_table(views.test_table(check, b_dev, c_dev), "final check agreement", "align_test_table")
+    ui.static_table(views.difference_table(check), "final check difference", "align_difference")
+if checks_before or (final is not None and final[0] == split.split_id):
+    with st.expander(f"Final checks on this split's test part: {len(store.final_checks(ds.id, split.split_id))}"):
+        ui.table(views.final_checks_table(store.final_checks(ds.id, split.split_id)),
+                 f"final checks {split.split_id[:8]}", "align_checks")
