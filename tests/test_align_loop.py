@@ -11,9 +11,11 @@ text or label may reach the proposal prompt or the few-shot examples (checked on
 from __future__ import annotations
 
 import json
+import itertools
 import re
 
 import numpy as np
+import pandas as pd
 import pytest
 import scipy.stats as st
 
@@ -116,14 +118,23 @@ def test_the_test_difference_ci_and_pvalue_equal_an_independent_computation(impr
     z = st.norm.ppf(0.025)
     levels = [st.norm.cdf(z0 + (z0 + zz) / (1 - acc * (z0 + zz))) for zz in (z, -z)]
     lo, hi = np.quantile(boot, levels)
-    p = min(1.0, 2 * min((np.sum(boot <= 0) + 1) / (RESAMPLES + 1), (np.sum(boot >= 0) + 1) / (RESAMPLES + 1)))
+    p_boot = min(1.0, 2 * min((np.sum(boot <= 0) + 1) / (RESAMPLES + 1), (np.sum(boot >= 0) + 1) / (RESAMPLES + 1)))
+    # the permutation test, exactly: every one of the 2^D ways of swapping the two prompts on whole documents
+    swaps = np.array(list(itertools.product([False, True], repeat=len(doc_ids))))
+    doc_of = np.searchsorted(doc_ids, m["doc_id"].to_numpy())
+    perm = np.array([st.spearmanr(np.where(s[doc_of], jb, ja), h).statistic
+                     - st.spearmanr(np.where(s[doc_of], ja, jb), h).statistic for s in swaps])
+    tol = 1e-12 * max(1.0, abs(est))  # scipy counts ties with the observed value within a relative tolerance
+    p_perm = min(1.0, 2 * min(np.mean(perm <= est + tol), np.mean(perm >= est - tol)))
 
     got = report.test.difference
     assert got.n == len(m) == 16 * len(docs)
     assert got.statistic == pytest.approx(est, abs=1e-12)
     assert (got.ci_low, got.ci_high) == pytest.approx((lo, hi), abs=1e-9)
     assert got.ci_method == "bca"
-    assert got.pvalue == pytest.approx(p, abs=1e-12)
+    assert got.pvalue_bootstrap == pytest.approx(p_boot, abs=1e-12)
+    assert got.pvalue_permutation == pytest.approx(p_perm, abs=1e-12)
+    assert got.pvalue == max(p_boot, p_perm)  # the verdict's test: both must reject
     # and each judge's own test agreement is scipy's Spearman on its items
     assert report.test.chosen.agreement.statistic == pytest.approx(st.spearmanr(a["judge"], a["human"]).statistic)
     assert report.test.baseline.agreement.statistic == pytest.approx(st.spearmanr(b["judge"], b["human"]).statistic)
@@ -237,3 +248,40 @@ def test_a_proposal_that_cannot_be_read_is_skipped_and_said(ds, tmp_path):
                        settings=Settings(n_resamples=50), log=said.append)
     assert [c.candidate.source for c in report.candidates] == ["fewshot", "fewshot"]
     assert any("skipped" in m and "<criteria>" in m for m in said)
+
+
+def _exchangeable_judges(n_docs: int, rng: np.random.Generator, n_systems: int = 16):
+    """Two prompts equally weak (the same distribution of scores: the judge that cannot be improved), with errors
+    clustered by document as a judge's are, on integer 1-5 scales with ties."""
+    docs, systems = np.repeat(np.arange(n_docs), n_systems), np.tile(np.arange(n_systems), n_docs)
+    human = np.clip(np.round(3 + 0.7 * rng.normal(size=n_docs)[docs] + 0.5 * rng.normal(size=n_systems)[systems]
+                             + rng.normal(size=len(docs))), 1, 5)
+
+    def judge():
+        noise = 0.8 * rng.normal(size=n_docs)[docs] + rng.normal(size=len(docs))
+        return np.clip(np.round(3 + 0.3 * (human - 3) + noise), 1, 5)
+
+    frame = pd.DataFrame({"item_id": [f"d{d}/S{s}" for d, s in zip(docs, systems)],
+                          "doc_id": [f"d{d}" for d in docs], "system_id": [f"S{s}" for s in systems], "human": human})
+    return frame.assign(judge=judge()), frame.assign(judge=judge())
+
+
+def test_an_unimprovable_judge_is_not_called_improved_on_a_small_test_part():
+    """The size of the verdict, simulated: 200 test parts of 8 documents x 16 systems where the two prompts are
+    equally weak. The paired bootstrap's interval alone excludes 0 far too often on so few documents (measured
+    0.155 at 6 and 10 documents, 0.115 at 20, over 200 sets each); the verdict (both paired tests must reject,
+    loop.compare_on_test) keeps its 5% (measured 0.035 / 0.065 / 0.045 at 6 / 10 / 20 documents)."""
+    from evalcore.align.loop import Settings, paired_verdict, verdict_of
+
+    rng = np.random.default_rng(8)
+    n = 200
+    called, ci_alone = 0, 0
+    for i in range(n):
+        a, b = _exchangeable_judges(8, rng)
+        d = paired_verdict(a, b, Settings(n_resamples=300, random_state=i))
+        called += verdict_of(d) != "no significant difference"
+        ci_alone += d.ci_low > 0 or d.ci_high < 0
+        assert d.pvalue == max(d.pvalue_bootstrap, d.pvalue_permutation) and d.n_documents == 8
+    se = (0.05 * 0.95 / n) ** 0.5
+    assert called / n <= 0.05 + 2.5 * se  # 0.089: the verdict's size holds
+    assert ci_alone / n > called / n  # the interval alone is the anti-conservative one

@@ -91,7 +91,7 @@ def test_score_run_resumes_a_sampled_run_as_recorded(tmp_path, monkeypatch, caps
                      "--seed", "1", "--quiet", "--json"]) == 0
         run_id = json.loads(capsys.readouterr().out)["run_id"]
         sent = srv.requests_seen
-        assert main(["score", *common, "--base-url", srv.base_url, "--run", run_id, "--quiet", "--json"]) == 0
+        assert main(["score", *common, "--base-url", srv.base_url, "--run", run_id, "--json"]) == 0
         out = capsys.readouterr()
         assert srv.requests_seen == sent  # every answer is the run's own
     assert json.loads(out.out)["run_id"] == run_id

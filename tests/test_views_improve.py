@@ -84,10 +84,13 @@ def test_the_verdict_in_words():
                         "The development gain did not carry over to the held-out documents.")
     assert words[2] == "This is the first final check on this split's test part."
     # a real improvement, looked at for the third time
-    check, b, c = _check(0.5, Difference(0.45, 0.3, 0.6, 0.001, 80), number=3)
+    check, b, c = _check(0.5, Difference(0.45, 0.3, 0.6, 0.004, 80, pvalue_bootstrap=0.002,
+                                         pvalue_permutation=0.004, n_documents=10), number=3)
     words = views.verdict_sentences(check)
     assert "agrees better" in words[0] and "carried over" in words[1] and "did not" not in words[1]
     assert "final check number 3" in words[2]
+    assert words[3].startswith("The p-value is the larger of two paired tests over the 10 test documents")
+    assert "p = 0.002" in words[3] and "p = 0.004" in words[3]
     t = views.difference_table(check)
     assert t.loc[0, "optimism"] == pytest.approx(0.05) and t.loc[0, "final check on this split"] == 3
     table = views.test_table(check, b, c)

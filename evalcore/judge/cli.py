@@ -157,14 +157,14 @@ def _recorded(args: argparse.Namespace, dataset, store):
         row = store.run_row(args.run)
     except KeyError:
         return None
-    if not (row.get("config") or {}).get("spec"):
-        return None
-    if row["dataset_id"] != dataset.id:
-        raise ValueError(f"run {args.run} was scored on dataset {row['dataset_id']!r}, not {dataset.id!r}")
+    recorded = (row.get("config") or {}).get("spec")
+    if not recorded or row["dataset_id"] != dataset.id or recorded.get("method") != args.method:
+        return None  # another dataset or method: the flags describe the run (the engine says what is wrong)
     spec = recorded_spec(args.run, store, dataset)
-    docs = f"{len(spec.documents)} sampled documents" if spec.documents else "the whole dataset"
-    print(f"resuming run {args.run} as recorded: {spec.method} on {', '.join(spec.dimensions or spec.criteria)}, {docs}",
-          file=sys.stderr)
+    if not args.quiet:
+        docs = f"{len(spec.documents)} sampled documents" if spec.documents else "the whole dataset"
+        print(f"resuming run {args.run} as recorded: {spec.method} on "
+              f"{', '.join(spec.dimensions or spec.criteria)}, {docs}", file=sys.stderr)
     return spec
 
 

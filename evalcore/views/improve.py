@@ -173,7 +173,9 @@ def test_table(check: FinalCheck, baseline_dev: Scored, chosen_dev: Scored) -> p
 def difference_table(check: FinalCheck) -> pd.DataFrame:
     d = check.difference
     return pd.DataFrame([{"difference on test (chosen - baseline)": d.statistic, "ci_low": d.ci_low,
-                          "ci_high": d.ci_high, "pvalue": d.pvalue, "items": d.n, "ci method": d.ci_method,
+                          "ci_high": d.ci_high, "pvalue": d.pvalue, "pvalue (paired bootstrap)": d.pvalue_bootstrap,
+                          "pvalue (document swaps)": d.pvalue_permutation, "items": d.n,
+                          "test documents": d.n_documents, "ci method": d.ci_method,
                           "development gain": check.dev_gain, "test gain": check.test_gain,
                           "optimism": check.optimism, "verdict": check.verdict,
                           "final check on this split": check.check_number}])
@@ -220,6 +222,11 @@ def verdict_sentences(check: FinalCheck) -> list[str]:
                    "at before, so its verdict is no longer a clean held-out result (report the count).")
     else:
         out.append("This is the first final check on this split's test part.")
+    if d.pvalue_bootstrap == d.pvalue_bootstrap:  # recorded (not NaN)
+        out.append(f"The p-value is the larger of two paired tests over the {d.n_documents} test documents: the paired "
+                   f"bootstrap (equal correlation, p = {_p(d.pvalue_bootstrap)}) and the permutation test swapping the "
+                   f"two prompts on whole documents (exchangeable judges, p = {_p(d.pvalue_permutation)}); the verdict "
+                   "needs both, because the bootstrap's interval is too narrow on few documents.")
     return out
 
 
