@@ -6,6 +6,7 @@ The test part's human labels are shown nowhere on this page until the final chec
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import streamlit as st
@@ -19,10 +20,14 @@ from evalcore.judge.job import ScoringJob
 from evalcore.judge.spec import EngineOptions
 from evalcore.methods import METHODS
 from evalcore.views import improve as views
+from pages import _identity as identity
 from pages import _shared as ui
 from pages import _url as url
 
 ctx = ui.context()
+me = identity.owner()  # the signed-in user (None: sign-in off or not signed in)
+# on a server with sign-in, candidates and runs belong to who made them: nothing is scored or saved without a name
+may_act = not identity.sign_in_configured() or me is not None
 ds = ctx.dataset
 dim = ctx.dimension
 store = ui.store_or_none()
@@ -89,7 +94,13 @@ few = [name for name, docs in (("development", split.dev_docs), ("test", split.t
 if few:
     st.warning(f"The {' and '.join(few)} part{'s' * (len(few) > 1)} of this split {'hold' if len(few) > 1 else 'holds'} "
                "fewer than 10 documents: every interval resamples documents, and on so few it is too narrow to "
-               "trust (a difference between two equally good prompts can come out \"significant\").")
+               "trust; the final check's verdict also needs the permutation test that swaps the two prompts on whole "
+               "documents, exact on so few.")
+if len(split.test_docs) < 6:
+    st.warning(f"The test part holds {len(split.test_docs)} documents: swapping two prompts on whole documents gives "
+               f"{2 ** len(split.test_docs)} arrangements, so no p-value can fall below "
+               f"{2 / 2 ** len(split.test_docs):.3f} and no final check can come out significant at 5%. Hold out more "
+               "documents (a larger test share or more documents in the loop).")
 
 # -------------------------------------------------------------------------------------------- judge and method
 st.subheader("2. Judge and method")
@@ -101,7 +112,7 @@ method = m1.selectbox("Method", methods, key=url.key("align_method", "geval", op
                       help=", ".join(f"{n}: {getattr(METHODS[n], 'label', n)}" for n in methods))
 concurrency = int(m2.number_input("Concurrent requests", min_value=1, max_value=128,
                                   key=url.key("align_concurrency", 8, bounds=(1, 128))))
-base = cand.baseline_criteria(ds, dim, method, store)
+base = cand.baseline_criteria(ds, dim, method, store, owner=me)
 baseline = cand.baseline_candidate(base)
 st.caption(f"Baseline: criteria version {base.version_hash()} (what the Score page would use, the loop's own "
            "saved candidates aside). Agreement = Spearman's rho with the humans at the dataset level, 95% BCa "
@@ -171,6 +182,9 @@ def may_spend(est: dict | None, key: str) -> bool:
 
     if est is None:
         return False
+    if not may_act:
+        st.caption("Sign in to score: runs and candidates are yours until you share them with the lab.")
+        return False
     d = spending.decide(est["cost_usd"], est["calls"], local=endpoint.provider in LOCAL_PROVIDERS,
                         spent_usd=st.session_state.get("_spent_usd", 0.0),
                         confirm_over=spending.confirm_threshold(), cap=spending.spending_cap())
@@ -209,7 +223,7 @@ def _advance(q: dict) -> None:
         return
     _name, spec = q["items"][q["i"]]
     q["i"] += 1
-    q["job"] = ScoringJob(run_id=spec.run_id, spec=spec, engine=options, store=store)
+    q["job"] = ScoringJob(run_id=spec.run_id, spec=dataclasses.replace(spec, owner=me), engine=options, store=store)
     q["job"].start()
 
 
@@ -342,7 +356,10 @@ def keep(c: cand.Candidate) -> None:
     if any(x.version == c.version for x in cands):
         st.info(f"Candidate {c.version[:8]} is already in the list.")
         return
-    cand.save_candidate(store, ds.id, c)
+    if not may_act:
+        st.warning("Sign in to keep a candidate: it is saved as a criteria version in your name.")
+        return
+    cand.save_candidate(store, ds.id, c, owner=me)
     cands.append(c)
     st.success(ui.esc(f"Kept {views.candidate_name(c.source, c.version)} as a candidate (saved as a criteria "
                       "version)."))
@@ -453,8 +470,9 @@ if chosen_dev is None:
     st.info("Score at least one candidate on development, then run the final check.")
     st.stop()
 st.caption(f"Scores the baseline and {ui.esc(views.candidate_name(chosen_dev.candidate.source, chosen_version))} "
-           "once on the test part's documents and compares them with the paired bootstrap over documents (as on the "
-           "Compare page). Every final check is counted: " + (
+           "once on the test part's documents and compares them by two paired tests over documents, both of which must "
+           "reject for a verdict: the paired bootstrap (as on the Compare page) and the permutation test swapping the "
+           "two prompts on whole documents (exact on few documents, where the bootstrap's interval is too narrow). Every final check is counted: " + (
                "this split's test part has not been looked at yet." if not checks_before else
                f"this split's test part has been looked at {_times(checks_before)} already; another check is "
                f"allowed and will be reported as check number {checks_before + 1}."))

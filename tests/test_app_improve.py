@@ -1,5 +1,6 @@
 """The "Improve the judge" page under AppTest (issue 22): the whole loop against the loopback judge whose quality
-depends on the prompt (evalcore.testing.loopback_align), on 10 SummEval documents split in half.
+depends on the prompt (evalcore.testing.loopback_align), on 12 SummEval documents split in half (6 held out: on
+fewer, swapping the prompts on whole documents cannot reach p < 0.05).
 
 What is checked: the split is shown as counts only and no test-part item reaches the page before the final check;
 the baseline is scored on development through the scoring job; the LLM proposal is shown as a diff and saved only
@@ -55,7 +56,7 @@ def shown_frames(at) -> list:
     return [d.value for d in at.dataframe] + [_unescaped(t.value) for t in at.table]
 
 
-def open_with_split(judge_url: str | None = None, docs: int = 10):
+def open_with_split(judge_url: str | None = None, docs: int = 12):
     at = new_app(dimension=DIM, resamples="400")  # the bootstrap's resamples (sidebar): enough for a 95% interval
     at.switch_page(PAGE).run()
     assert_clean(at)
@@ -81,13 +82,13 @@ def current_split(db_path):
 def test_split_is_shown_as_counts_and_needs_an_endpoint(first_start):
     at = open_with_split()
     split = current_split(first_start)
-    assert (len(split.dev_docs), len(split.test_docs)) == (5, 5)
+    assert (len(split.dev_docs), len(split.test_docs)) == (6, 6)
     parts = next(f for f in shown_frames(at) if "part" in f.columns)
-    assert parts.set_index("part")["documents"].astype(int).to_dict() == {"development": 5, "test": 5}
+    assert parts.set_index("part")["documents"].astype(int).to_dict() == {"development": 6, "test": 6}
     by_system = next(f for f in shown_frames(at) if "system" in f.columns and "test items" in f.columns)
-    assert len(by_system) == 16 and set(by_system["development items"]) == {5} and set(by_system["test items"]) == {5}
+    assert len(by_system) == 16 and set(by_system["development items"]) == {6} and set(by_system["test items"]) == {6}
     assert at.selectbox(key="align_split").value == split.split_id
-    # 5 documents a part: the page says that intervals on so few documents are not to be trusted
+    # 6 documents a part: the page says that intervals on so few documents are not to be trusted
     assert any("fewer than 10 documents" in w.value for w in at.warning)
     assert at.query_params["align_split"] in (split.split_id, [split.split_id])  # a link reopens this split
     # no judge yet: the page says how to configure one and stops before anything would be scored
@@ -112,7 +113,7 @@ def test_the_loop_on_the_page_finds_the_proposal_and_checks_it_once_on_test(firs
         at.button(key="score_baseline").click().run()
         wait_for(at, lambda a: any(m.label.startswith("Baseline agreement") for m in a.metric), "baseline scored")
         metrics = {m.label: m.value for m in at.metric}
-        assert metrics["Development items judged"] == "80" and metrics["Failed (unreadable replies)"] == "0"
+        assert metrics["Development items judged"] == "96" and metrics["Failed (unreadable replies)"] == "0"
         dis = next(f for f in shown_frames(at) if "judge's reply" in f.columns)
         assert not set(dis["document"]) & test_docs  # development items only
         charts = {c.key for c in at.get("plotly_chart")}
@@ -167,7 +168,7 @@ def test_the_loop_on_the_page_finds_the_proposal_and_checks_it_once_on_test(firs
         for name, run_id in (("baseline", check[0]["baseline_run"]), ("chosen", check[0]["chosen_run"])):
             j = store.load_run(run_id).judgments
             frame = ds.human_table(DIM).merge(j[j["dimension"] == DIM][["item_id", "value"]], on="item_id")
-            assert set(frame["doc_id"]) == test_docs and len(frame) == 80
+            assert set(frame["doc_id"]) == test_docs and len(frame) == 96
             rho[name] = st.spearmanr(frame["value"].astype(float), frame["human"]).statistic
         expected = rho["chosen"] - rho["baseline"]
         assert math.isclose(float(shown["difference on test (chosen - baseline)"].iloc[0]),

@@ -5,7 +5,7 @@ baseline criteria, close to the humans once the rubric phrase that its own LLM p
 reaches it as the operator's endpoint (OPENAI_BASE_URL with a server key, OPENAI_MODEL): a paid provider's model of
 unknown price, so every scoring step asks for the spending confirmation first.
 
-split (10 documents, half held out) -> score the baseline on development -> propose (the diff is shown) -> keep ->
+split (12 documents, half held out) -> score the baseline on development -> propose (the diff is shown) -> keep ->
 few-shot candidate -> score the candidates on development -> final check on test: the page must show a positive test
 difference whose interval lies above 0 for the proposal. Screenshots: artifacts/screenshots/improve-*.png (copied to
 /tmp/improve_*.png).
@@ -80,12 +80,12 @@ def test_the_loop_on_summeval_through_the_page(browser, operator_app, align_judg
         assert app.problems() == []
 
         # 1. the split
-        app.type_into("Documents in the loop (0 = all)", "10")
+        app.type_into("Documents in the loop (0 = all)", "12")
         app.type_into("Test share", "0.50")
         app.page.get_by_role("button", name="Make the split").click()
         app.idle()
         app.page.get_by_role("combobox", name="Split in use", exact=True).wait_for()
-        assert "5 development / 5 test documents" in app.selected("Split in use")
+        assert "6 development / 6 test documents" in app.selected("Split in use")
         text = main_text(app)
         assert "with the server's $OPENAI_API_KEY: an endpoint the operator configured" in text
         shot(app, "split")
