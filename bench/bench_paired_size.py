@@ -19,25 +19,11 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from evalcore.meta.compare import paired_difference  # noqa: E402
-
-
-def exchangeable_judges(n_docs: int, rng: np.random.Generator, n_systems: int = 16):
-    docs, systems = np.repeat(np.arange(n_docs), n_systems), np.tile(np.arange(n_systems), n_docs)
-    human = np.clip(np.round(3 + 0.7 * rng.normal(size=n_docs)[docs] + 0.5 * rng.normal(size=n_systems)[systems]
-                             + rng.normal(size=len(docs))), 1, 5)
-
-    def judge():
-        noise = 0.8 * rng.normal(size=n_docs)[docs] + rng.normal(size=len(docs))
-        return np.clip(np.round(3 + 0.3 * (human - 3) + noise), 1, 5)
-
-    frame = pd.DataFrame({"item_id": [f"d{d}/S{s}" for d, s in zip(docs, systems)],
-                          "doc_id": [f"d{d}" for d in docs], "system_id": [f"S{s}" for s in systems], "human": human})
-    return frame.assign(judge=judge()), frame.assign(judge=judge())
+from evalcore.testing.simulate import exchangeable_judges  # noqa: E402
 
 
 def size_at(n_docs: int, sets: int, resamples: int) -> tuple[float, float, float]:

@@ -1000,6 +1000,17 @@ def read_reply_file(path: Path) -> tuple[dict[str, str], int]:
     return replies, lines - len(replies)
 
 
+
+def _hundred_replies(base: Path, rel: str, dup_files: dict[str, int]) -> tuple[Path, dict[str, str]]:
+    """One of Shen et al.'s reply files (100 SummEval documents), its duplicate lines counted in ``dup_files``."""
+    path = base / rel
+    check(path.is_file(), f"{path}: missing")
+    replies, dups = read_reply_file(path)
+    if dups:
+        dup_files[rel] = dups
+    check(len(replies) == 100, f"{path}: expected 100 distinct ids, found {len(replies)}")
+    return path, replies
+
 def build_shen_runs(root: Path, bundle: Bundle, summeval: dict[str, Any]) -> list[dict[str, Any]]:
     folder = "DAMO-NLP-SG__LLM_summeval"
     known_items = summeval["items"]
@@ -1024,12 +1035,7 @@ def _shen_replies(base: Path, evaluator: str, suffix: str,
         for dim in SUMMEVAL_DIMENSIONS:
             # Only <dim>_<method>.txt; `*_old` drafts and the empty fluency_cap.txt are not part of any run.
             rel = f"eval_model_generations/{evaluator}/eval_{system_id}_generations/{dim}_{suffix}.txt"
-            path = base / rel
-            check(path.is_file(), f"{path}: missing")
-            replies, dups = read_reply_file(path)
-            if dups:
-                dup_files[rel] = dups
-            check(len(replies) == 100, f"{path}: expected 100 distinct ids, found {len(replies)}")
+            path, replies = _hundred_replies(base, rel, dup_files)
             for doc_id, resp in replies.items():
                 item_id = f"{doc_id}/{system_id}"
                 check(item_id in known_items, f"{path}: id {doc_id} is not a SummEval document")
@@ -1093,12 +1099,7 @@ def _shen_h2h_verdicts(base: Path, res_rel: str,
         for dim in SUMMEVAL_DIMENSIONS:
             for toggle, order in (("", "ab"), ("_toggle", "ba")):
                 rel = f"{res_rel}/{a}-{b}_{dim}{toggle}.result"
-                path = base / rel
-                check(path.is_file(), f"{path}: missing")
-                replies, dups = read_reply_file(path)
-                if dups:
-                    dup_files[rel] = dups
-                check(len(replies) == 100, f"{path}: expected 100 distinct ids, found {len(replies)}")
+                path, replies = _hundred_replies(base, rel, dup_files)
                 for doc_id, resp in replies.items():
                     item_a, item_b = f"{doc_id}/{a}", f"{doc_id}/{b}"
                     check(item_a in known_items and item_b in known_items, f"{path}: unknown document {doc_id}")

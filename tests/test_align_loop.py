@@ -15,7 +15,6 @@ import itertools
 import re
 
 import numpy as np
-import pandas as pd
 import pytest
 import scipy.stats as st
 
@@ -250,34 +249,19 @@ def test_a_proposal_that_cannot_be_read_is_skipped_and_said(ds, tmp_path):
     assert any("skipped" in m and "<criteria>" in m for m in said)
 
 
-def _exchangeable_judges(n_docs: int, rng: np.random.Generator, n_systems: int = 16):
-    """Two prompts equally weak (the same distribution of scores: the judge that cannot be improved), with errors
-    clustered by document as a judge's are, on integer 1-5 scales with ties."""
-    docs, systems = np.repeat(np.arange(n_docs), n_systems), np.tile(np.arange(n_systems), n_docs)
-    human = np.clip(np.round(3 + 0.7 * rng.normal(size=n_docs)[docs] + 0.5 * rng.normal(size=n_systems)[systems]
-                             + rng.normal(size=len(docs))), 1, 5)
-
-    def judge():
-        noise = 0.8 * rng.normal(size=n_docs)[docs] + rng.normal(size=len(docs))
-        return np.clip(np.round(3 + 0.3 * (human - 3) + noise), 1, 5)
-
-    frame = pd.DataFrame({"item_id": [f"d{d}/S{s}" for d, s in zip(docs, systems)],
-                          "doc_id": [f"d{d}" for d in docs], "system_id": [f"S{s}" for s in systems], "human": human})
-    return frame.assign(judge=judge()), frame.assign(judge=judge())
-
-
 def test_an_unimprovable_judge_is_not_called_improved_on_a_small_test_part():
     """The size of the verdict, simulated: 200 test parts of 8 documents x 16 systems where the two prompts are
     equally weak. The paired bootstrap's interval alone excludes 0 far too often on so few documents (measured
     0.155 at 6 and 10 documents, 0.115 at 20, over 200 sets each); the verdict (both paired tests must reject,
     loop.compare_on_test) keeps its 5% (measured 0.035 / 0.065 / 0.045 at 6 / 10 / 20 documents)."""
     from evalcore.align.loop import Settings, paired_verdict, verdict_of
+    from evalcore.testing.simulate import exchangeable_judges
 
     rng = np.random.default_rng(8)
     n = 200
     called, ci_alone = 0, 0
     for i in range(n):
-        a, b = _exchangeable_judges(8, rng)
+        a, b = exchangeable_judges(8, rng)
         d = paired_verdict(a, b, Settings(n_resamples=300, random_state=i))
         called += verdict_of(d) != "no significant difference"
         ci_alone += d.ci_low > 0 or d.ci_high < 0
