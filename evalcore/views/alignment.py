@@ -28,15 +28,25 @@ def alignment_table(dataset: Dataset, runs: list[Run], dimension: str, *, n_resa
     shows first: on 200,000 items one cell takes seconds, the full table nine times that."""
     from evalcore.meta.correlation import COEFFICIENTS, LEVELS, correlation_table
 
+    from evalcore.meta import fastboot
+    from evalcore.meta.correlation import replicate_rows
+
     labels = {r.run_id: run_label(r) for r in runs}
+    frames = frames_for(dataset, runs, dimension, systems=systems)
+    levels, coefficients = levels or LEVELS, coefficients or COEFFICIENTS
+    # the whole plan declared once, so a progress bar runs from 0 to 1 over every run and cell (boot-both cells
+    # resample otherwise and report nothing)
+    cells = len(coefficients) * sum(1 for lv in levels if not (lv == "system" and ci_resampling == "both"))
+    plan = sum(cells * replicate_rows(f.loc[f["judge"].notna(), "doc_id"].nunique(), n_resamples)
+               for f in frames.values()) if n_resamples > 0 else 0
     parts = []
-    for run_id, frame in frames_for(dataset, runs, dimension, systems=systems).items():
-        t = correlation_table(frame, n_resamples=n_resamples, ci_resampling=ci_resampling,
-                              skip_constant=skip_constant, levels=levels or LEVELS,
-                              coefficients=coefficients or COEFFICIENTS)
-        t.insert(0, "run", labels[run_id])
-        t.insert(1, "run_id", run_id)
-        parts.append(t)
+    with fastboot.expecting(plan):
+        for run_id, frame in frames.items():
+            t = correlation_table(frame, n_resamples=n_resamples, ci_resampling=ci_resampling,
+                                  skip_constant=skip_constant, levels=levels, coefficients=coefficients)
+            t.insert(0, "run", labels[run_id])
+            t.insert(1, "run_id", run_id)
+            parts.append(t)
     if not parts:
         return pd.DataFrame()
     table = pd.concat(parts, ignore_index=True)
