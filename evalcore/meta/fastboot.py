@@ -121,6 +121,12 @@ def expecting(rows: int):
         p.depth -= 1
 
 
+def rows_done() -> int:
+    """Replicate rows reported done so far to the caller's progress point (0 without one)."""
+    p = _PROGRESS.get()
+    return 0 if p is None else p.done
+
+
 def advance(rows: int) -> None:
     """Report ``rows`` replicate rows done to the caller's progress point (if any)."""
     p = _PROGRESS.get()
