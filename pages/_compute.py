@@ -115,7 +115,9 @@ def long_work(what: str, key: str, call):
             if not shown:
                 box = slot.container()
                 shown["bar"] = box.progress(0.0, text=text)
-                box.button("Stop", key=f"stop_{key}", on_click=_stop, args=(key,), icon=":material/stop_circle:",
+                # one Stop per computation on the page (the filled cells share a key to stop them all at once)
+                box.button("Stop", key=f"stop_{key}_{work_key(what)}", on_click=_stop, args=(key,),
+                           icon=":material/stop_circle:",
                            help="Stop this computation (the server stops working on it at once).")
             shown["bar"].progress(min(1.0, done / total) if total else 0.0, text=text)
             shown["at"] = now
