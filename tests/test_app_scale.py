@@ -122,3 +122,42 @@ def test_table_from_cells_equals_the_full_table():
     cells = [alignment_views.alignment_table(ds, runs, "coherence", n_resamples=30, levels=(lv,), coefficients=(co,))
              for lv in reversed(LEVELS) for co in COEFFICIENTS]
     pd.testing.assert_frame_equal(alignment_views.merge_cells(cells, runs), full)
+
+
+def test_alignment_table_progress_is_declared_once_and_ends_at_its_total():
+    """Every run and cell reports into one plan: the bar never runs backwards and ends at runs x cells x (resamples
+    + jackknife replicates: one per document up to 2,000 documents)."""
+    from evalcore.meta import fastboot
+
+    ds = runs_mod.get_dataset("summeval")
+    runs = [runs_mod.load_run(GPT4_RTS), runs_mod.load_run(CHATGPT_RTS)]
+    seen = []
+    with fastboot.progress_point(lambda done, total: seen.append((done, total))):
+        alignment_views.alignment_table(ds, runs, "coherence", n_resamples=25)
+    docs = 100  # SummEval: 100 documents, each run scored them all
+    assert {t for _, t in seen} == {2 * 9 * (25 + docs)}
+    assert seen[-1][0] == seen[-1][1] and [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+
+def test_box_numbers_by_hand():
+    """plotly's "linear" quartiles (Langford's method 10: rank n p + 1/2) and whiskers, worked by hand on ten values."""
+    n = alignment_views.box_numbers([100, 1, 2, 3, 4, 5, 6, 7, 8, 9])
+    # ranks 3, 5.5 and 8 of 10 sorted values: 3, (5 + 6) / 2, 8; IQR 5, so the whiskers stop at 1 and 9 (100 is out)
+    assert n == {"q1": 3.0, "median": 5.5, "q3": 8.0, "lowerfence": 1.0, "upperfence": 9.0}
+
+
+def test_large_run_boxes_are_drawn_from_their_five_numbers(monkeypatch):
+    ds = runs_mod.get_dataset("summeval")
+    runs = [runs_mod.load_run(GPT4_RTS)]
+    items = alignment_views.judge_by_human_table(ds, runs, "coherence")
+    small = alignment_views.judge_by_human_figure(items, "coherence")
+    assert small.data[0].y is not None and small.data[0].q1 is None
+    monkeypatch.setattr(alignment_views, "BOX_ITEMS_MAX", 100)
+    big = alignment_views.judge_by_human_figure(items, "coherence")
+    box = big.data[0]
+    assert box.y is None and len(box.x) == items["human_bin"].nunique()
+    first_bin = items.sort_values("bin_order")["human_bin"].iloc[0]
+    expected = alignment_views.box_numbers(items.loc[items["human_bin"] == first_bin, "judge"])
+    assert (box.q1[0], box.median[0], box.q3[0], box.lowerfence[0], box.upperfence[0]) == (
+        expected["q1"], expected["median"], expected["q3"], expected["lowerfence"], expected["upperfence"])
+    assert list(big.layout.xaxis.categoryarray) == list(small.layout.xaxis.categoryarray)
