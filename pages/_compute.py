@@ -405,6 +405,7 @@ def pairwise(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse: s
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
+@stoppable
 def score_bias(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse: str, n_resamples: int
                ) -> pd.DataFrame:
     return bias_views.score_bias_table(ui.load_dataset(dataset_id), _runs(run_ids, parse), dimension,
