@@ -123,7 +123,9 @@ def long_work(what: str, key: str, call):
             shown["at"] = now
 
     try:
-        with fastboot.progress_point(report):
+        # the spinner shows from the start, also to a session waiting for another's computation of the same thing
+        # (Streamlit's cache computes it once); the bar and Stop belong to the session computing it
+        with fastboot.progress_point(report), st.spinner(f"{what}…"):
             return call()
     finally:
         if shown:

@@ -132,7 +132,7 @@ def advance(rows: int) -> None:
     p = _PROGRESS.get()
     if p is not None and rows:
         p.done += int(rows)
-        p.report(min(p.done, max(p.total, p.done)), max(p.total, p.done))
+        p.report(p.done, max(p.total, p.done))
 
 
 def workers() -> int:
