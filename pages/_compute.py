@@ -167,13 +167,19 @@ def other_cells(shown: tuple[str, str]) -> list[tuple[str, str]]:
 
 
 def fill_alignment_cells(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse: str, n_resamples: int,
-                         systems: tuple[str, ...] | None, shown: tuple[str, str], status) -> None:
-    """After the Alignment page has drawn its cell: the other cells of the table (each level and coefficient, with
-    the settings a visitor gets on switching: documents resampled, constant documents skipped), one cached cell at
-    a time, each under ``long_work`` in ``status`` (progress bar and Stop). A large study only (FILL_MIN_ITEMS)."""
+                         systems: tuple[str, ...] | None, shown: tuple[str, str], status,
+                         ci_resampling: str = "documents", skip_constant: bool = True) -> None:
+    """After the Alignment page has drawn its cell: the other cells of the table, one cached cell at a time, each
+    under ``long_work`` in ``status`` (progress bar and Stop), with the settings a visitor gets on switching: the
+    shown level's own (``ci_resampling``, ``skip_constant``) for its other coefficients, the defaults (documents
+    resampled, constant documents skipped) at the other levels. A large study only (FILL_MIN_ITEMS)."""
     if len(ui.load_dataset(dataset_id).items) < FILL_MIN_ITEMS:
         return
     todo = other_cells(shown)
+
+    def settings(lv: str) -> tuple[str, bool]:
+        return (ci_resampling, skip_constant) if lv == shown[0] else ("documents", True)
+
     key = work_key("fill", dataset_id, run_ids, dimension, parse, n_resamples, systems)
     with status.container():
         note = st.empty()
@@ -183,7 +189,7 @@ def fill_alignment_cells(dataset_id: str, run_ids: tuple[str, ...], dimension: s
             done = long_work(f"The rest of the table: {lv}-level {co} ({i + 1} of {len(todo)})", key,
                              # every argument spelled out: the page's own call's cache key
                              lambda: alignment_cell(dataset_id, run_ids, dimension, parse, n_resamples, systems,
-                                                    lv, co, "documents", True))
+                                                    lv, co, *settings(lv)))
             if done is None:
                 note.empty()
                 return

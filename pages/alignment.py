@@ -358,4 +358,4 @@ ui.sources("003", "002")
 # cached for every session.
 if fill_status is not None:
     compute.fill_alignment_cells(ds.id, run_ids, ctx.dimension, ctx.parse, ctx.n_resamples, sys_t,
-                                 (level, coefficient), fill_status)
+                                 (level, coefficient), fill_status, ci_resampling, skip_constant)
