@@ -7,7 +7,9 @@
 systems, 1-5 human ratings, a continuous judge column and a 1-5 judge column, imported with ``python -m evalcore
 import-dataset`` into the temporary store) and, on one fresh server, the first content of each page of
 ``--big-pages`` on that dataset from a fresh session (the Alignment page's first content: its correlation table;
-its chart is sent with it). While the first Alignment visit computes, a second browser session opens the Data page
+its chart is sent with it; the Compare page's: the two runs' correlations, shown before their paired bootstrap, whose
+end is "done"; on a study this large the Alignment page's "done" includes the other eight cells of its table, filled
+after the first). While the first Alignment visit computes, a second browser session opens the Data page
 (SummEval, the default) and its first-content time is printed too: the server must keep answering other users.
 Screenshots go to /tmp/judgescope-big-<page>.png.
 

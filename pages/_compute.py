@@ -6,18 +6,22 @@ caches in ``_shared``. Each function is a one-line call into ``evalcore.views``.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import hashlib
+import time
 
 import pandas as pd
 import streamlit as st
 from streamlit.runtime.scriptrunner_utils.exceptions import RerunException, StopException
 from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequestType
-from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx, in_cached_function
 
 from evalcore.meta import fastboot
 
 from evalcore.views import alignment as alignment_views
 from evalcore.views import bias as bias_views
+from evalcore.views import common as common_views
 from evalcore.views import compare as compare_views
 from evalcore.views import data as data_views
 from pages import _shared as ui
@@ -49,6 +53,86 @@ def stoppable(f):
     return wrapper
 
 
+# ------------------------------------------------------------------------------------- progress and Stop (issue 19)
+
+# A computation that has run this long (a cache miss on a large study) gets a progress bar and a Stop button; a
+# cached result, or a computation of a small dataset, shows neither.
+PROGRESS_AFTER_S = 0.5
+_REDRAW_S = 0.25  # the bar is redrawn at most this often
+
+
+@contextlib.contextmanager
+def _outside_cache():
+    """Draw while a cached computation runs without recording it for replay: the progress bar and the Stop button
+    belong to this run of this session, not to the cached result (replaying them on a cache hit would draw a
+    finished bar, or fail on a container that no longer exists)."""
+    token = in_cached_function.set(False)
+    try:
+        yield
+    finally:
+        in_cached_function.reset(token)
+
+
+def stopped() -> set[str]:
+    """The computations this session stopped (their ``work_key``s)."""
+    return st.session_state.setdefault("_stopped_work", set())
+
+
+def _stop(key: str) -> None:
+    """The Stop button's callback: it runs at the start of the rerun its click asks for, after the computation
+    was abandoned at its next block (``stoppable``), so that rerun knows not to start it again."""
+    stopped().add(key)
+
+
+def work_key(*parts) -> str:
+    """A short stable widget key for one computation (its parameters)."""
+    return hashlib.sha1(repr(parts).encode()).hexdigest()[:12]
+
+
+def long_work(what: str, key: str, call):
+    """``call()`` (a cached, ``stoppable`` computation) under a progress bar and a Stop button, shown once it has run
+    for PROGRESS_AFTER_S; None when this session stopped it: then a note says so, with a button to compute it after
+    all. A stopped computation keeps nothing half-done; another session asking for it computes it."""
+    if key in stopped():
+        box = st.container()
+        box.info(f"Stopped: {what}. Nothing of it was kept.")
+        if box.button("Compute it", key=f"resume_{key}", icon=":material/play_arrow:"):
+            stopped().discard(key)
+            st.rerun()
+        return None
+    slot = st.empty()
+    started = time.monotonic()
+    shown: dict = {}
+
+    def report(done: int, total: int) -> None:
+        now = time.monotonic()
+        if not shown and now - started < PROGRESS_AFTER_S:
+            return
+        if shown and now - shown["at"] < _REDRAW_S and done < total:
+            return
+        text = f"{what}: {done:,} of {total:,} bootstrap and jackknife replicates"
+        with _outside_cache():
+            if not shown:
+                box = slot.container()
+                shown["bar"] = box.progress(0.0, text=text)
+                # one Stop per computation on the page (the filled cells share a key to stop them all at once)
+                box.button("Stop", key=f"stop_{key}_{work_key(what)}", on_click=_stop, args=(key,),
+                           icon=":material/stop_circle:",
+                           help="Stop this computation (the server stops working on it at once).")
+            shown["bar"].progress(min(1.0, done / total) if total else 0.0, text=text)
+            shown["at"] = now
+
+    try:
+        # the spinner shows from the start, also to a session waiting for another's computation of the same thing
+        # (Streamlit's cache computes it once); the bar and Stop belong to the session computing it
+        with fastboot.progress_point(report), st.spinner(f"{what}…"):
+            return call()
+    finally:
+        if shown:
+            with _outside_cache():
+                slot.empty()
+
+
 def _runs(run_ids: tuple[str, ...], parse: str):
     return [ui.load_run(r, parse) for r in run_ids]
 
@@ -69,6 +153,103 @@ def alignment_cell(dataset_id: str, run_ids: tuple[str, ...], dimension: str, pa
                                            n_resamples=n_resamples, systems=_systems(systems), levels=(level,),
                                            coefficients=(coefficient,), ci_resampling=ci_resampling,
                                            skip_constant=skip_constant)
+
+
+# Below this many items every cell is computed in well under a second when it is asked for: no filling ahead.
+FILL_MIN_ITEMS = 20_000
+FILL_PAUSE_S = 2.0
+
+
+def _pause(seconds: float) -> None:
+    """Wait, still answering a click or a closed tab at once (``_stop_if_asked`` every tenth of a second)."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        _stop_if_asked()
+        time.sleep(0.1)
+
+
+def other_cells(shown: tuple[str, str]) -> list[tuple[str, str]]:
+    """Every (level, coefficient) of the correlation table but the one on show."""
+    from evalcore.meta.correlation import COEFFICIENTS, LEVELS
+
+    return [(lv, co) for lv in LEVELS for co in COEFFICIENTS if (lv, co) != tuple(shown)]
+
+
+def fill_alignment_cells(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse: str, n_resamples: int,
+                         systems: tuple[str, ...] | None, shown: tuple[str, str], status,
+                         ci_resampling: str = "documents", skip_constant: bool = True) -> None:
+    """After the Alignment page has drawn its cell: the other cells of the table, one cached cell at a time, each
+    under ``long_work`` in ``status`` (progress bar and Stop), with the settings a visitor gets on switching: the
+    shown level's own (``ci_resampling``, ``skip_constant``) for its other coefficients, the defaults (documents
+    resampled, constant documents skipped) at the other levels. A large study only (FILL_MIN_ITEMS)."""
+    if len(ui.load_dataset(dataset_id).items) < FILL_MIN_ITEMS:
+        return
+    todo = other_cells(shown)
+    # the page just drawn reaches the browser and is laid out before the cells take both cores (started at once,
+    # they held the first table back by seconds: bench/bench_pages.py --big)
+    _pause(FILL_PAUSE_S)
+
+    def settings(lv: str) -> tuple[str, bool]:
+        return (ci_resampling, skip_constant) if lv == shown[0] else ("documents", True)
+
+    key = work_key("fill", dataset_id, run_ids, dimension, parse, n_resamples, systems)
+    with status.container():
+        note = st.empty()
+        for i, (lv, co) in enumerate(todo):
+            note.caption(f"The rest of the table is computed in the background ({i} of {len(todo)} cells ready; "
+                         "switching level or coefficient shows a ready cell at once).")
+            done = long_work(f"The rest of the table: {lv}-level {co} ({i + 1} of {len(todo)})", key,
+                             # every argument spelled out: the page's own call's cache key
+                             lambda: alignment_cell(dataset_id, run_ids, dimension, parse, n_resamples, systems,
+                                                    lv, co, *settings(lv)))
+            if done is None:
+                note.empty()
+                return
+        note.caption(f"Every level and coefficient is ready ({len(todo) + 1} cells).")
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+@stoppable
+def report(dataset_id: str, run_ids: tuple[str, ...], dimension: str, level: str, coefficient: str, parse: str,
+           n_resamples: int, systems: tuple[str, ...] | None) -> str:
+    """The exported HTML report of a view, built from the cached cells of the correlation table and the cached paired
+    comparison (what the Alignment page filled in the background and the Compare page computed are not computed
+    again), under one progress plan: every cell's replicates and the comparison's; a cell already cached counts as
+    done at once."""
+    from evalcore.views import report as report_views
+    from evalcore.meta.correlation import replicate_rows
+
+    ds = ui.load_dataset(dataset_id)
+    runs = [r for r in _runs(run_ids, parse) if not r.judgments.empty or not r.comparisons.empty]
+    item_ids = tuple(r.run_id for r in runs if not r.judgments.empty)  # the Alignment page's runs: same cache keys
+    params = report_views.AnalysisParams(dataset_id=dataset_id, run_ids=list(run_ids), dimension=dimension,
+                                         level=level, coefficient=coefficient, parse=parse, n_resamples=n_resamples,
+                                         systems=_systems(systems))
+    cells = [(level, coefficient)] + other_cells((level, coefficient))
+    per_cell = alignment_views.cell_rows(ds, runs, dimension, n_resamples=n_resamples, systems=_systems(systems))
+    pair = report_views.compare_pair(runs, dimension)
+    pair_rows = 0
+    if pair is not None:
+        docs = alignment_views.documents_per_run(common_views.frames_for(ds, list(pair), dimension))
+        pair_rows = replicate_rows(min(docs.values(), default=0), n_resamples)
+
+    def counted(rows: int, call):
+        """``call()``, then whatever of its ``rows`` it did not report (a cached result) counted as done."""
+        before = fastboot.rows_done()
+        out = call()
+        fastboot.advance(max(0, before + rows - fastboot.rows_done()))
+        return out
+
+    with fastboot.expecting(len(cells) * per_cell + pair_rows):
+        table = alignment_views.merge_cells(
+            [counted(per_cell, lambda lv=lv, co=co: alignment_cell(dataset_id, item_ids, dimension, parse,
+                                                                  n_resamples, systems, lv, co, "documents", True))
+             for lv, co in cells], runs)
+        comparison = None
+        if pair is not None:
+            comparison = counted(pair_rows, lambda: paired(dataset_id, pair[0].run_id, pair[1].run_id, dimension,
+                                                           level, coefficient, n_resamples, "bootstrap", parse))
+    return report_views.analysis_report(ds, runs, params, report_views.Computed(table, comparison))
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -178,6 +359,16 @@ def paired(dataset_id: str, run_a: str, run_b: str, dimension: str, level: str, 
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
+def paired_estimates(dataset_id: str, run_a: str, run_b: str, dimension: str, level: str, coefficient: str,
+                     parse: str):
+    """The two runs' correlations on their shared items and the difference, without resampling: what the Compare
+    page shows first while the paired bootstrap runs."""
+    return compare_views.paired_comparison(ui.load_dataset(dataset_id), ui.load_run(run_a, parse),
+                                           ui.load_run(run_b, parse), dimension, level=level,
+                                           coefficient=coefficient, n_resamples=0)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
 def disagreements(dataset_id: str, run_a: str, run_b: str, dimension: str, parse: str, top: int) -> pd.DataFrame:
     return compare_views.disagreements(ui.load_dataset(dataset_id), ui.load_run(run_a, parse), ui.load_run(run_b, parse),
                                dimension, top=top)
@@ -187,8 +378,8 @@ def forget_results() -> None:
     """After a local run gained judgments (a scoring run finished or was resumed): results cached under its id are
     stale. Human agreement does not depend on runs and stays cached."""
     for f in (alignment, alignment_cell, per_system, meta_correlation, correct_preferences, reliability, difficulty, judge_by_human,
-              writer_bias, writer_pairs, mean_scores, distributions, position_bias, paired, disagreements,
-              label_agreements):
+              writer_bias, writer_pairs, mean_scores, distributions, position_bias, paired, paired_estimates, disagreements,
+              label_agreements, report):
         f.clear()
 
 
@@ -253,6 +444,7 @@ def pairwise(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse: s
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
+@stoppable
 def score_bias(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse: str, n_resamples: int
                ) -> pd.DataFrame:
     return bias_views.score_bias_table(ui.load_dataset(dataset_id), _runs(run_ids, parse), dimension,

@@ -13,9 +13,10 @@ file's name, what a user types) is a hidden page that forwards to "/" with the s
 
 from __future__ import annotations
 
+import hashlib
+
 import streamlit as st
 
-from evalcore import runs as runs_mod
 from evalcore.parsers import PARSE_MODES
 from evalcore.views import common as common_views
 from pages import _identity as identity
@@ -23,6 +24,10 @@ from pages import _loaders as ui
 from pages import _url as url
 
 APP_NAME = "JudgeScope"
+# the level and coefficient names (evalcore.meta.correlation's), here without importing the statistics modules in
+# every run of the sidebar (the Data page needs none of them)
+LEVELS = ("dataset", "summary", "system")
+COEFFICIENTS = ("pearson", "spearman", "kendall")
 
 # (file, title, icon, url path): the navigation's pages in order; the first is the default one, served at "/".
 PAGE_SPECS = [
@@ -128,47 +133,51 @@ def sidebar() -> ui.Context:
 
 
 def _export_button(ctx: ui.Context) -> None:
+    """"Export report": a click builds the report of this view in this run, under a progress bar with a Stop button
+    (on a large study it takes a while; issue 19), then offers it for download until the view changes. The report
+    is built from the pages' cached results (pages/_compute.report) and cached for every session."""
     # The page's own controls, as this run knows them: its widget state if it ran in this session, else the URL's.
     view = {k: st.session_state.get(k) or st.query_params.get(k) for k in ("level", "coefficient")}
     systems = list(st.session_state.get("systems") or st.query_params.get_all("systems"))
+    level = view["level"] if view["level"] in LEVELS else "dataset"
+    coefficient = view["coefficient"] if view["coefficient"] in COEFFICIENTS else "spearman"
+    args = (ctx.dataset_id, tuple(ctx.run_ids), ctx.dimension, level, coefficient, ctx.parse, ctx.n_resamples,
+            tuple(s for s in systems if s in ctx.dataset.systems) or None)
+    key = "report:" + hashlib.sha1(repr(args).encode()).hexdigest()[:12]
+    if st.session_state.get("_report_ready") != key:
+        asked = st.button("Export report", key="export_report", icon=":material/download:", disabled=not ctx.run_ids,
+                          help="Build one self-contained HTML file (tables and interactive charts, opens offline) "
+                               "of the current analysis, then download it.")
+        if not asked:
+            return
+    # the statistics modules load here, not in every run of the sidebar (the Data page needs none of them)
+    from pages import _compute as compute
 
-    def build_report() -> str:
-        # Runs on Streamlit's download thread: plain evalcore calls only, no st.* here. The statistics modules
-        # load here, not in every run of the sidebar (the Data page needs none of them).
-        from evalcore.meta.correlation import COEFFICIENTS, LEVELS
-        from evalcore.views import report as report_views
-
-        params = report_views.AnalysisParams(
-            dataset_id=ctx.dataset_id, run_ids=ctx.run_ids, dimension=ctx.dimension,
-            level=view["level"] if view["level"] in LEVELS else "dataset",
-            coefficient=view["coefficient"] if view["coefficient"] in COEFFICIENTS else "spearman",
-            parse=ctx.parse, n_resamples=ctx.n_resamples,
-            systems=[s for s in systems if s in ctx.dataset.systems] or None)
-        loaded = ctx.runs_if_loaded
-        runs = loaded if loaded is not None else [runs_mod.load_run(r, parse=ctx.parse) for r in ctx.run_ids]
-        item_runs = [r for r in runs if not r.judgments.empty or not r.comparisons.empty]
-        return report_views.analysis_report(ctx.dataset, item_runs, params)
-
-    st.download_button("Export report", data=build_report, file_name=f"{APP_NAME.lower()}-{ctx.dataset_id}.html",
-                       mime="text/html", key="export_report", icon=":material/download:", disabled=not ctx.run_ids,
-                       help="One self-contained HTML file (tables and interactive charts, opens offline) "
-                            "of the current analysis.")
+    if st.session_state.get("_report_ready") != key:
+        compute.stopped().discard(key)  # a click asks again for a report stopped before
+        if compute.long_work("Building the report", key, lambda: compute.report(*args)) is None:
+            return
+        st.session_state["_report_ready"] = key
+    st.download_button("Download report", data=compute.report(*args),
+                       file_name=f"{APP_NAME.lower()}-{ctx.dataset_id}.html", mime="text/html",
+                       key="download_report", icon=":material/download:", type="primary",
+                       help="The report of the current analysis: one self-contained HTML file (tables and "
+                            "interactive charts, opens offline).")
 
 
 def context() -> ui.Context:
     """The sidebar's state for the page that is running (pages/_shared.context() is this)."""
     from streamlit.runtime.pages_manager import PagesManager
 
-    if PagesManager.uses_pages_directory:
+    if PagesManager.uses_pages_directory or st.session_state.get("_ctx") is None:
         # Legacy first run: this page file was run on its own. Run the app as app.py would (its st.navigation
         # ends the legacy mode), this page included, then stop this outer run, which has drawn nothing yet.
+        # The legacy flag is the class's, shared by every session: two sessions opening at once on a fresh server
+        # can find it already cleared by the other's st.navigation, with no sidebar state of their own yet (one
+        # in ten of bench_pages.py --big's visits showed an error page), so a run with no context is one too.
         main()
         st.stop()
-    ctx = st.session_state.get("_ctx")
-    if ctx is None:
-        st.error("Open the app with `streamlit run app.py`.")
-        st.stop()
-    return ctx
+    return st.session_state["_ctx"]
 
 
 def main() -> None:

@@ -121,6 +121,7 @@ def label_agreement_section() -> None:
 
 
 # ----------------------------------------------------------------------------------------------- correlations
+fill_status = None
 with tab_of['Correlations']:
     if tab_of['Correlations'].open:
         label_agreement_section()
@@ -139,17 +140,22 @@ with tab_of['Correlations']:
             headline = st.container()
             # Only the cell on show (level x coefficient) is computed: one ninth of the full table, which matters on
             # a large dataset; each cell is cached for every session, so switching back costs nothing.
-            with st.spinner(f"{level}-level {coefficient} correlations with {ctx.n_resamples} bootstrap "
-                            "resamples…"):
-                table = compute.alignment_cell(ds.id, run_ids, ctx.dimension, ctx.parse, ctx.n_resamples, sys_t,
-                                               level, coefficient, ci_resampling, skip_constant)
+            # On a large study the cell takes seconds: a progress bar and a Stop button (issue 19).
+            cell = (ds.id, run_ids, ctx.dimension, ctx.parse, ctx.n_resamples, sys_t, level, coefficient,
+                    ci_resampling, skip_constant)
+            table = compute.long_work(f"{level}-level {coefficient} correlations with {ctx.n_resamples} bootstrap "
+                                      "resamples", compute.work_key("alignment", *cell),
+                                      lambda: compute.alignment_cell(*cell))
             for note in compute.support_notes(ds.id, run_ids, ctx.dimension, ctx.parse, sys_t):
                 st.warning(ui.esc(note))
-            if table.empty:
+            if table is None:
+                pass  # stopped: long_work said so, with a button to compute it after all
+            elif table.empty:
                 st.info(ui.esc(f"None of the selected runs scored {ctx.dimension!r}."))
             else:
                 shown = alignment_views.filter_correlations(table, level=level, coefficient=coefficient)
                 ui.table(shown, f"correlations {ctx.dimension} {level} {coefficient}", "correlations")
+                fill_status = st.empty()  # the other cells' progress, filled at the end of the page
                 st.caption(f"{level} level, {coefficient} (pick them above; the CSV of every level and coefficient "
                            "is in the exported report). n = items (dataset), documents used (summary) or systems "
                            "(system); skipped = documents where one side is constant (summary level); dropped = "
@@ -344,3 +350,12 @@ with tab_of['Pairwise preferences']:
         pairwise_section()
 
 ui.sources("003", "002")
+
+# ------------------------------------------------------------------------- the rest of the table (issue 19)
+# On a large study the Correlations tab computed only the cell on show. Once everything above is drawn, the other
+# cells are computed here, one cached cell at a time, so switching level or coefficient (and the exported report)
+# finds them ready. Any click reruns the page and abandons the cell under way (``stoppable``); the cells done stay
+# cached for every session.
+if fill_status is not None:
+    compute.fill_alignment_cells(ds.id, run_ids, ctx.dimension, ctx.parse, ctx.n_resamples, sys_t,
+                                 (level, coefficient), fill_status, ci_resampling, skip_constant)

@@ -75,9 +75,12 @@ if ui.need_runs(runs) and dims:
 # ------------------------------------------------------------------------ verbosity and self-preference (scores)
 st.subheader("Verbosity and self-preference of score runs")
 if runs:
-    with st.spinner("Residuals against length and model family…"):
-        sb = compute.score_bias(ds.id, run_ids, ctx.dimension, ctx.parse, ctx.n_resamples)
-    if sb.empty:
+    args = (ds.id, run_ids, ctx.dimension, ctx.parse, ctx.n_resamples)
+    sb = compute.long_work(f"Residuals against length and model family ({ctx.n_resamples} resamples)",
+                           compute.work_key("score_bias", *args), lambda: compute.score_bias(*args))
+    if sb is None:
+        pass  # stopped: long_work said so, with a button to compute it after all
+    elif sb.empty:
         st.info(ui.esc(f"No score run with human scores on {ctx.dimension!r}."))
     else:
         ui.table(sb, f"score bias {ctx.dimension}", "score_bias")

@@ -59,15 +59,36 @@ if ctx.dimension not in shared:
     st.stop()
 
 st.subheader(f"Difference in {coefficient} ({level} level) on {ui.esc(ctx.dimension)}")
-with st.spinner(f"Paired {test} test ({ctx.n_resamples} resamples)…"):
-    res = compute.paired(ds.id, run_a, run_b, ctx.dimension, level, coefficient, ctx.n_resamples, test, ctx.parse)
-m1, m2, m3, m4 = st.columns(4)
-m1.metric("Run A", ui.fmt(res.statistic_a))
-m2.metric("Run B", ui.fmt(res.statistic_b))
-m3.metric("A − B", ui.fmt(res.difference), help=f"95% CI [{ui.fmt(res.ci_low)}, {ui.fmt(res.ci_high)}]")
-m4.metric("p-value", format_pvalue(res.pvalue), help=f"{res.method}, n = {res.n}")
-summary = compare_views.paired_summary(res, labels[run_a], labels[run_b])
-ui.table(summary, f"paired difference {ctx.dimension} {level} {coefficient}", "paired")
+head = st.empty()
+
+
+def headline(r, state: str = "") -> None:
+    """The two correlations and their difference; the interval and p-value once the resamples are done (``state``
+    says what happens to them meanwhile: "computing…" or "stopped")."""
+    with head.container():
+        m1, m2, m3, m4 = st.columns(4)
+        m1.metric("Run A", ui.fmt(r.statistic_a))
+        m2.metric("Run B", ui.fmt(r.statistic_b))
+        m3.metric("A − B", ui.fmt(r.difference),
+                  help=f"95% CI {state}" if state else f"95% CI [{ui.fmt(r.ci_low)}, {ui.fmt(r.ci_high)}]")
+        m4.metric("p-value", state or format_pvalue(r.pvalue), help=f"{TEST_NAMES[test]}, n = {r.n}")
+
+
+# The two correlations first (no resampling: a fraction of a second on 200,000 items), then the paired test with
+# its progress bar and Stop button (issue 19).
+headline(compute.paired_estimates(ds.id, run_a, run_b, ctx.dimension, level, coefficient, ctx.parse), "computing…")
+what = f"Paired {test} test ({ctx.n_resamples} resamples)"
+res = compute.long_work(what, compute.work_key("paired", ds.id, run_a, run_b, ctx.dimension, level, coefficient,
+                                               ctx.n_resamples, test, ctx.parse),
+                        lambda: compute.paired(ds.id, run_a, run_b, ctx.dimension, level, coefficient,
+                                               ctx.n_resamples, test, ctx.parse))
+if res is None:
+    headline(compute.paired_estimates(ds.id, run_a, run_b, ctx.dimension, level, coefficient, ctx.parse),
+             "stopped")
+else:
+    headline(res)
+    summary = compare_views.paired_summary(res, labels[run_a], labels[run_b])
+    ui.table(summary, f"paired difference {ctx.dimension} {level} {coefficient}", "paired")
 if test == "bootstrap":
     answers = "The p-value answers: do the two runs correlate equally well with the humans? "
 else:

@@ -162,3 +162,75 @@ def test_paired_bootstrap_has_its_size_under_equal_correlation():
                                  n_resamples=300, random_state=s, ci_method="percentile").pvalue for s in range(400)]
     size = np.mean(np.array(pvalues) < 0.05)
     assert 0.025 <= size <= 0.075, size
+
+
+def _previous_paired_difference(frame_a, frame_b, *, level, coefficient, n_resamples, random_state=0,
+                                ci_method="bca", skip_constant=True):
+    """The paired bootstrap as it was computed before the block path (issue 19): the full index matrix, each judge's
+    bootstrap and jackknife distributions apart, the summary level's leave-one-out jackknife over all documents."""
+    from evalcore.meta import compare as cmp
+    from evalcore.meta.resampling import bootstrap_counts
+
+    pa, pb, _ = cmp._paired_frames(frame_a, frame_b)
+    if level == "summary":
+        ra, rb, used = cmp._summary_common(pa, pb, coefficient, skip_constant)
+        stat_a, stat_b = float(ra[used].mean()), float(rb[used].mean())
+        delta, weight = (ra - rb) * used, used.astype(float)
+
+        def of_counts(C):
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return (C @ delta) / (C @ weight)
+
+        boot = of_counts(bootstrap_counts(pa.n_docs, n_resamples, random_state))
+        jack = corr.jackknife_values(pa.n_docs, of_counts)
+    else:
+        stat_a = corr.point_estimate(pa, level=level, coefficient=coefficient)[0]
+        stat_b = corr.point_estimate(pb, level=level, coefficient=coefficient)[0]
+        idx = corr.bootstrap_indices(pa.n_docs, n_resamples, random_state)
+        boot = (corr.bootstrap_distribution(pa, level=level, coefficient=coefficient, indices=idx)
+                - corr.bootstrap_distribution(pb, level=level, coefficient=coefficient, indices=idx))
+        jack = (corr.jackknife_distribution(pa, level=level, coefficient=coefficient)
+                - corr.jackknife_distribution(pb, level=level, coefficient=coefficient))
+    lo, hi, _, used = corr.bootstrap_interval(boot, confidence_level=0.95, method=ci_method,
+                                              estimate=stat_a - stat_b, jackknife=jack)
+    return stat_a, stat_b, lo, hi, cmp.bootstrap_pvalue(boot[~np.isnan(boot)]), used
+
+
+@pytest.mark.parametrize("level", corr.LEVELS)
+@pytest.mark.parametrize("coefficient", corr.COEFFICIENTS)
+@pytest.mark.parametrize("ci_method", corr.CI_METHODS)
+def test_block_path_equals_the_previous_paired_bootstrap(level, coefficient, ci_method):
+    """The paired bootstrap on shared blocks of counts (issue 19) gives the numbers of the path it replaced: the same
+    resamples, the same jackknife, the same interval and p-value, on a continuous judge against a 1-5 one."""
+    a, b = two_judges(n_docs=40, n_systems=6, seed=5)
+    a = a.assign(judge=a["judge"] + np.random.default_rng(1).normal(0, 0.3, len(a)))  # continuous: no table path
+    r = paired_difference(a, b, level=level, coefficient=coefficient, n_resamples=300, random_state=2,
+                          ci_method=ci_method)
+    stat_a, stat_b, lo, hi, p, used = _previous_paired_difference(a, b, level=level, coefficient=coefficient,
+                                                                  n_resamples=300, random_state=2,
+                                                                  ci_method=ci_method)
+    assert (r.statistic_a, r.statistic_b) == (stat_a, stat_b)
+    assert r.ci_low == pytest.approx(lo, abs=1e-12) and r.ci_high == pytest.approx(hi, abs=1e-12)
+    assert r.pvalue == p and r.ci_method == used
+
+
+def test_no_resamples_gives_the_statistics_alone():
+    a, b = two_judges()
+    full = paired_difference(a, b, level="system", coefficient="kendall", n_resamples=100)
+    first = paired_difference(a, b, level="system", coefficient="kendall", n_resamples=0)
+    assert (first.statistic_a, first.statistic_b, first.difference, first.n) == (
+        full.statistic_a, full.statistic_b, full.difference, full.n)
+    assert np.isnan(first.ci_low) and np.isnan(first.ci_high) and np.isnan(first.pvalue)
+
+
+def test_progress_counts_every_replicate_once():
+    """The progress reports of a paired bootstrap end at resamples + jackknife replicates (documents, or the
+    grouped jackknife's groups beyond fastboot.JACKKNIFE_MAX_UNITS), never past it."""
+    from evalcore.meta import fastboot
+
+    a, b = two_judges(n_docs=30)
+    seen = []
+    with fastboot.progress_point(lambda done, total: seen.append((done, total))):
+        paired_difference(a, b, level="dataset", coefficient="pearson", n_resamples=250)
+    assert seen[-1] == (250 + 30, 250 + 30)
+    assert all(d <= t for d, t in seen) and [d for d, _ in seen] == sorted(d for d, _ in seen)

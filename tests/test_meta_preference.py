@@ -259,3 +259,32 @@ def test_score_run_verbosity_and_self_preference():
     assert sp["family"] == "gpt" and sp["residual_own"].statistic == pytest.approx(res[own].mean())
     assert sp["residual_own"].statistic > sp["residual_other"].statistic
     assert P.score_self_preference(frame, "claude-3") is None
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_verbosity_bootstrap_equals_explicit_resampling(seed):
+    """The verbosity interval's resamples (weighted multisets ranked once, issue 19) give, resample by resample, what
+    scipy gives on the explicitly concatenated documents drawn as before: rng.integers(0, documents, documents) per
+    resample, a resample with a constant side left out. Lengths tie often (whole characters), residuals never."""
+    rng = np.random.default_rng(seed)
+    n_docs, per_doc = 25, 4
+    n = n_docs * per_doc
+    lengths = pd.Series(rng.integers(50, 60, n), index=[f"i{k}" for k in range(n)])
+    human = rng.integers(1, 6, n).astype(float)
+    frame = pd.DataFrame({"item_id": lengths.index, "doc_id": [f"d{k // per_doc}" for k in range(n)],
+                          "system_id": "s", "human": human, "judge": human + rng.normal(0, 1, n)})
+    f = P.score_residuals(frame)
+    r, ln = f["residual"].to_numpy(), lengths.reindex(f["item_id"]).to_numpy(float)
+    codes, g = P._doc_codes(f["doc_id"])
+    members = [np.flatnonzero(codes == k) for k in range(g)]
+    draw = np.random.default_rng(7)
+    expected = []
+    for _ in range(200):
+        idx = np.concatenate([members[k] for k in draw.integers(0, g, g)])
+        expected.append(sps.spearmanr(r[idx], ln[idx]).statistic if np.ptp(r[idx]) > 0 and np.ptp(ln[idx]) > 0
+                        else np.nan)
+    got = P._spearman_document_bootstrap(r, ln, np.asarray(codes), g, 200, 7)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
+    v = P.score_verbosity(frame, lengths, n_resamples=200, random_state=7)
+    lo, hi = np.percentile(np.array(expected)[np.isfinite(expected)], [2.5, 97.5])
+    assert (v.ci_low, v.ci_high) == (pytest.approx(lo, abs=1e-12), pytest.approx(hi, abs=1e-12))

@@ -7,7 +7,10 @@ every CI in evalcore.meta):
 - ``method="bootstrap"`` (default): resample documents with replacement, recompute both correlations on the same
   resample, and take the interval of the difference A - B: BCa by default (``ci_method="bca"``, Efron 1987, with
   the acceleration from the jackknife over documents, both judges' correlations recomputed on each leave-one-out
-  replicate; see evalcore.meta.correlation.bca_levels), or the percentile interval (``ci_method="percentile"``). The
+  replicate, or beyond fastboot.JACKKNIFE_MAX_UNITS documents on each left-out group of the grouped jackknife, as
+  correlate does and ``ci_method`` says; see evalcore.meta.correlation.bca_levels), or the percentile interval
+  (``ci_method="percentile"``). Both judges read the same blocks of resample counts (fastboot.count_blocks), so
+  memory stays flat in the resamples and the caller's progress and stop points are consulted between blocks. The
   p-value is two-sided, about 2 * min(share of resampled differences <= 0, share >= 0) (capped at 1): the smallest
   level at which the *percentile* interval excludes 0, with the observed sample counted among the resamples so it is
   never exactly 0 (see bootstrap_pvalue); near the boundary it can disagree with the BCa interval. It tests "the two
@@ -32,12 +35,12 @@ import numpy as np
 import pandas as pd
 import scipy.stats as st
 
+from evalcore.meta import fastboot
 from evalcore.meta.correlation import (
-    CI_METHODS, COEFFICIENTS, LEVELS, PreparedFrame, _check_choice, _system_sums, bootstrap_distribution,
-    bootstrap_indices, bootstrap_interval, jackknife_distribution, jackknife_values, per_document, point_estimate,
-    prepare_frame, rows_correlation, scipy_correlation, snap_ties,
+    CI_METHODS, COEFFICIENTS, LEVELS, PreparedFrame, _check_choice, _over_blocks, _system_sums, bootstrap_interval,
+    per_document, point_estimate, prepare_frame, replicate_function, replicate_rows, rows_correlation,
+    scipy_correlation, snap_ties,
 )
-from evalcore.meta.resampling import bootstrap_counts
 
 METHODS = ("bootstrap", "permutation")
 
@@ -160,38 +163,6 @@ def bootstrap_pvalue(differences: np.ndarray) -> float:
     return float(min(1.0, 2 * min(((d <= 0).sum() + 1) / (r + 1), ((d >= 0).sum() + 1) / (r + 1))))
 
 
-def _summary_difference(pa, pb, coefficient: str, skip_constant: bool, n_resamples: int, random_state,
-                        ci_method: str):
-    """Summary level: (statistic A, statistic B, documents, bootstrap and jackknife differences), both judges
-    averaged over the same documents, resampled by weighting each document's correlations with its count."""
-    ra, rb, used = _summary_common(pa, pb, coefficient, skip_constant)
-    k = used.sum()
-    stat_a = float(ra[used].mean()) if k else float("nan")
-    stat_b = float(rb[used].mean()) if k else float("nan")
-    C = bootstrap_counts(pa.n_docs, n_resamples, random_state)
-    delta, weight = (ra - rb) * used, used.astype(float)
-
-    def of_counts(C):
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return (C @ delta) / (C @ weight)
-
-    jack = jackknife_values(pa.n_docs, of_counts) if ci_method == "bca" else None
-    return stat_a, stat_b, int(k), of_counts(C), jack
-
-
-def _level_difference(pa, pb, level: str, coefficient: str, n_resamples: int, random_state, ci_method: str):
-    """Dataset or system level: (statistic A, statistic B, n, bootstrap and jackknife differences), both judges
-    resampled with the same documents."""
-    stat_a, _, n, _ = point_estimate(pa, level=level, coefficient=coefficient)
-    stat_b, _, _, _ = point_estimate(pb, level=level, coefficient=coefficient)
-    idx = bootstrap_indices(pa.n_docs, n_resamples, random_state)
-    boot = (bootstrap_distribution(pa, level=level, coefficient=coefficient, indices=idx)
-            - bootstrap_distribution(pb, level=level, coefficient=coefficient, indices=idx))
-    jack = ((jackknife_distribution(pa, level=level, coefficient=coefficient)
-             - jackknife_distribution(pb, level=level, coefficient=coefficient)) if ci_method == "bca" else None)
-    return stat_a, stat_b, n, boot, jack
-
-
 def _permutation_pvalue(pa, pb, level: str, coefficient: str, skip_constant: bool, n_resamples: int,
                         random_state) -> float:
     """The permutation test of exchangeable judges: each document's two judges swapped at random."""
@@ -212,31 +183,66 @@ def paired_difference(frame_a: pd.DataFrame, frame_b: pd.DataFrame, *, level: st
     so both statistics are computed on exactly the same items. At summary level both are averaged over the same
     documents (those defined for both judges when skip_constant=True), so statistic_a may differ slightly from
     ``correlate(frame_a)``. See the module docstring for the interval (``ci_method``: "bca" or "percentile") and the
-    p-value of each method.
+    p-value of each method. ``n_resamples=0`` gives the two statistics and their difference alone (interval and
+    p-value NaN): what a page shows first on a large study while the resamples run.
     """
     _check_choice(level, LEVELS, "level")
     _check_choice(coefficient, COEFFICIENTS, "coefficient")
     _check_choice(method, METHODS, "method")
     _check_choice(ci_method, CI_METHODS, "ci_method")
-    if n_resamples < 1:
-        raise ValueError(f"n_resamples must be >= 1, got {n_resamples}")
+    if n_resamples < 0:
+        raise ValueError(f"n_resamples must be >= 0, got {n_resamples}")
     pa, pb, dropped = _paired_frames(frame_a, frame_b)
-    if level == "summary":
-        stat_a, stat_b, n, boot, jack = _summary_difference(pa, pb, coefficient, skip_constant, n_resamples,
-                                                            random_state, ci_method)
-    else:
-        stat_a, stat_b, n, boot, jack = _level_difference(pa, pb, level, coefficient, n_resamples, random_state,
-                                                          ci_method)
+    stat_a, stat_b, n, of_counts = _paired_replicates(pa, pb, level, coefficient, skip_constant)
     difference = stat_a - stat_b
-    ok = boot[~np.isnan(boot)]
-    lo, hi, _, used_method = bootstrap_interval(boot, confidence_level=confidence_level, method=ci_method,
-                                                estimate=difference, jackknife=jack)
-    if method == "bootstrap":
-        pvalue = bootstrap_pvalue(ok)
-    else:
-        pvalue = _permutation_pvalue(pa, pb, level, coefficient, skip_constant, n_resamples, random_state)
+    lo = hi = pvalue = float("nan")
+    used_method = ci_method
+    if n_resamples > 0:
+        boot, jack = _paired_distribution(pa.n_docs, of_counts, n_resamples, random_state, ci_method)
+        lo, hi, _, used_method = bootstrap_interval(boot, confidence_level=confidence_level, method=ci_method,
+                                                    estimate=difference, jackknife=jack)
+        if used_method == "bca" and fastboot.jackknife_label(pa.n_docs):
+            used_method = f"bca ({fastboot.jackknife_label(pa.n_docs)})"
+        if method == "bootstrap":
+            pvalue = bootstrap_pvalue(boot[~np.isnan(boot)])
+        else:
+            pvalue = _permutation_pvalue(pa, pb, level, coefficient, skip_constant, n_resamples, random_state)
     return PairedComparisonResult(
         statistic_a=float(stat_a), statistic_b=float(stat_b), difference=float(difference), ci_low=lo, ci_high=hi,
         pvalue=pvalue, n=int(n), level=level, coefficient=coefficient, method=method, dropped=int(dropped),
         n_resamples=int(n_resamples), confidence_level=float(confidence_level), ci_method=used_method,
     )
+
+
+def _paired_replicates(pa: PreparedFrame, pb: PreparedFrame, level: str, coefficient: str, skip_constant: bool):
+    """(statistic A, statistic B, n, replicate function): the function takes count rows (replicates x documents)
+    and gives A - B on each, both judges' correlations recomputed on the same multiset of documents."""
+    if level == "summary":
+        ra, rb, used = _summary_common(pa, pb, coefficient, skip_constant)
+        k = int(used.sum())
+        stat_a = float(ra[used].mean()) if k else float("nan")
+        stat_b = float(rb[used].mean()) if k else float("nan")
+        num_den = np.stack([(ra - rb) * used, used.astype(float)], axis=1)  # one product reads the counts once
+
+        def summary(C: np.ndarray) -> np.ndarray:
+            num, den = (C @ num_den).T
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return num / den
+
+        return stat_a, stat_b, k, summary
+    stat_a, _, n, _ = point_estimate(pa, level=level, coefficient=coefficient)
+    stat_b, _, _, _ = point_estimate(pb, level=level, coefficient=coefficient)
+    of_a = replicate_function(pa, level=level, coefficient=coefficient)
+    of_b = replicate_function(pb, level=level, coefficient=coefficient)
+    return stat_a, stat_b, n, lambda C: of_a(C) - of_b(C)
+
+
+def _paired_distribution(n_docs: int, of_counts, n_resamples: int, random_state, ci_method: str):
+    """(bootstrap differences, jackknife differences or None): the resamples of ``bootstrap_counts(n_docs,
+    n_resamples, random_state)`` drawn in blocks (fastboot.count_blocks: memory flat in the resamples) and shared by
+    both judges; the jackknife of correlate (leave one document out, or beyond fastboot.JACKKNIFE_MAX_UNITS
+    documents the grouped jackknife), reporting progress and consulting the caller's stop point between blocks."""
+    with fastboot.expecting(replicate_rows(n_docs, n_resamples, ci_method)):
+        boot = _over_blocks(of_counts, fastboot.count_blocks(n_docs, n_resamples, random_state))
+        jack = _over_blocks(of_counts, fastboot.jackknife_count_blocks(n_docs)) if ci_method == "bca" else None
+    return boot, jack

@@ -648,6 +648,7 @@ def _over_blocks(of_counts, blocks) -> np.ndarray:
     for C in blocks:
         fastboot.checkpoint()
         parts.append(np.asarray(of_counts(C), dtype=float))
+        fastboot.advance(len(C))
     return np.concatenate(parts) if parts else np.empty(0)
 
 
@@ -796,8 +797,10 @@ def _correlate_prepared(p: PreparedFrame, *, level: str, coefficient: str, n_res
         of_counts = replicate_function(p, level=level, coefficient=coefficient, skip_constant=skip_constant)
         blocks = ((B.astype(float) for B in drawn) if drawn is not None
                   else fastboot.count_blocks(p.n_docs, n_resamples, random_state))
-        dist = _over_blocks(of_counts, blocks)
-        jack = (_over_blocks(of_counts, fastboot.jackknife_count_blocks(p.n_docs)) if ci_method == "bca" else None)
+        with fastboot.expecting(replicate_rows(p.n_docs, n_resamples, ci_method)):
+            dist = _over_blocks(of_counts, blocks)
+            jack = (_over_blocks(of_counts, fastboot.jackknife_count_blocks(p.n_docs)) if ci_method == "bca"
+                    else None)
         lo, hi, undefined, used_method = bootstrap_interval(dist, confidence_level=confidence_level, method=ci_method,
                                                             estimate=stat, jackknife=jack)
         if used_method == "bca" and fastboot.jackknife_label(p.n_docs):
@@ -809,6 +812,12 @@ def _correlate_prepared(p: PreparedFrame, *, level: str, coefficient: str, n_res
         ci_method=used_method, ci_note=_ci_note(float(stat), lo, hi), pvalue_method=pv_method,
         ci_resampling="both" if both else "documents",
     )
+
+
+def replicate_rows(n_docs: int, n_resamples: int, ci_method: str = "bca") -> int:
+    """The replicates one interval computes: the resamples, and the jackknife's for BCa (progress reports count
+    these)."""
+    return int(n_resamples) + (fastboot.jackknife_rows(n_docs) if ci_method == "bca" else 0)
 
 
 # Rounding slack for "inside the interval": a Spearman of 8 system means computed as 0.7999999999999999 and an

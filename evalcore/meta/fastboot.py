@@ -76,6 +76,65 @@ def checkpoint() -> None:
         check()
 
 
+class Progress:
+    """How far a long computation is, in replicate rows (bootstrap resamples and jackknife replicates).
+
+    Computations declare the rows they will compute (``expecting``) and report each block done (``advance``); the
+    caller's ``report(done, total)`` is called after each (the app's progress bar). Only the outermost declaration
+    counts: a view that knows its whole plan (runs x cells) declares it once, and the cells it calls, which declare
+    their own rows too, then only advance, so the bar never runs backwards."""
+
+    def __init__(self, report: Callable[[int, int], None]):
+        self.report = report
+        self.total = 0
+        self.done = 0
+        self.depth = 0
+
+
+_PROGRESS: ContextVar[Progress | None] = ContextVar("evalcore_progress", default=None)
+
+
+@contextmanager
+def progress_point(report: Callable[[int, int], None]):
+    """Within this block, computations report ``report(rows done, rows expected)`` after each block of replicates."""
+    token = _PROGRESS.set(Progress(report))
+    try:
+        yield
+    finally:
+        _PROGRESS.reset(token)
+
+
+@contextmanager
+def expecting(rows: int):
+    """Declare the replicate rows of the work inside this block (ignored inside an outer declaration)."""
+    p = _PROGRESS.get()
+    if p is None:
+        yield
+        return
+    if p.depth == 0:
+        p.total += int(rows)
+        p.report(p.done, p.total)
+    p.depth += 1
+    try:
+        yield
+    finally:
+        p.depth -= 1
+
+
+def rows_done() -> int:
+    """Replicate rows reported done so far to the caller's progress point (0 without one)."""
+    p = _PROGRESS.get()
+    return 0 if p is None else p.done
+
+
+def advance(rows: int) -> None:
+    """Report ``rows`` replicate rows done to the caller's progress point (if any)."""
+    p = _PROGRESS.get()
+    if p is not None and rows:
+        p.done += int(rows)
+        p.report(p.done, max(p.total, p.done))
+
+
 def workers() -> int:
     """Threads for the item-level kernels: the machine's cores, at most 4 (memory bandwidth is shared)."""
     return max(1, min(4, os.cpu_count() or 1))
@@ -115,6 +174,11 @@ def jackknife_groups(n_units: int) -> np.ndarray | None:
     groups = np.empty(n_units, dtype=np.int64)
     groups[perm] = np.arange(n_units) % JACKKNIFE_GROUPS
     return groups
+
+
+def jackknife_rows(n_units: int) -> int:
+    """How many jackknife replicates BCa's acceleration takes for ``n_units`` documents."""
+    return n_units if n_units <= JACKKNIFE_MAX_UNITS else JACKKNIFE_GROUPS
 
 
 def jackknife_label(n_units: int) -> str:

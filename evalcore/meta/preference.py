@@ -541,16 +541,24 @@ def score_verbosity(frame: pd.DataFrame, lengths: pd.Series, *, n_resamples: int
         return Stat(math.nan, math.nan, math.nan, len(f))
     point = float(sps.spearmanr(f["residual"], f["length"]).statistic)
     codes, g = _doc_codes(f["doc_id"])
-    rng = np.random.default_rng(random_state)
-    members = [np.flatnonzero(codes == k) for k in range(g)]
-    r, ln = f["residual"].to_numpy(), f["length"].to_numpy()
-    boot = np.full(n_resamples, np.nan)
-    for b in range(n_resamples):  # a rank correlation does not decompose over documents: recomputed per resample
-        idx = np.concatenate([members[k] for k in rng.integers(0, g, g)])
-        if np.ptp(r[idx]) > 0 and np.ptp(ln[idx]) > 0:
-            boot[b] = sps.spearmanr(r[idx], ln[idx]).statistic
-    lo, hi = _interval(boot)
+    lo, hi = _interval(_spearman_document_bootstrap(f["residual"].to_numpy(float), f["length"].to_numpy(float),
+                                                    np.asarray(codes, dtype=np.int64), g, n_resamples, random_state))
     return Stat(point, lo, hi, len(f))
+
+
+def _spearman_document_bootstrap(x: np.ndarray, y: np.ndarray, codes: np.ndarray, n_docs: int, n_resamples: int,
+                                 random_state) -> np.ndarray:
+    """Spearman's rho on each document resample of ``bootstrap_counts(n_docs, n_resamples, random_state)`` (NaN where
+    a side is constant): a rank correlation does not decompose over documents, so each resample is the weighted
+    multiset of its documents' items, ranked from one sort (the correlation module's dataset-level replicates, in
+    blocks of resamples; on 200,000 items 1,000 explicit resamples through scipy took 45 s)."""
+    from evalcore.meta import correlation, fastboot
+
+    p = correlation.PreparedFrame(x=x, y=y, doc=codes, system=np.zeros(len(x), dtype=np.int64),
+                                  doc_ids=np.arange(n_docs), system_ids=np.zeros(1), dropped=0)
+    of_counts = correlation.replicate_function(p, level="dataset", coefficient="spearman")
+    with fastboot.expecting(n_resamples):
+        return correlation._over_blocks(of_counts, fastboot.count_blocks(n_docs, n_resamples, random_state))
 
 
 def score_self_preference(frame: pd.DataFrame, judge_model: str, **boot) -> dict | None:

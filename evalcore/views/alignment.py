@@ -28,15 +28,24 @@ def alignment_table(dataset: Dataset, runs: list[Run], dimension: str, *, n_resa
     shows first: on 200,000 items one cell takes seconds, the full table nine times that."""
     from evalcore.meta.correlation import COEFFICIENTS, LEVELS, correlation_table
 
+    from evalcore.meta import fastboot
+    from evalcore.meta.correlation import replicate_rows
+
     labels = {r.run_id: run_label(r) for r in runs}
+    frames = frames_for(dataset, runs, dimension, systems=systems)
+    levels, coefficients = levels or LEVELS, coefficients or COEFFICIENTS
+    # the whole plan declared once, so a progress bar runs from 0 to 1 over every run and cell (boot-both cells
+    # resample otherwise and report nothing)
+    cells = len(coefficients) * sum(1 for lv in levels if not (lv == "system" and ci_resampling == "both"))
+    plan = cells * sum(replicate_rows(n, n_resamples) for n in documents_per_run(frames).values())
     parts = []
-    for run_id, frame in frames_for(dataset, runs, dimension, systems=systems).items():
-        t = correlation_table(frame, n_resamples=n_resamples, ci_resampling=ci_resampling,
-                              skip_constant=skip_constant, levels=levels or LEVELS,
-                              coefficients=coefficients or COEFFICIENTS)
-        t.insert(0, "run", labels[run_id])
-        t.insert(1, "run_id", run_id)
-        parts.append(t)
+    with fastboot.expecting(plan if n_resamples > 0 else 0):
+        for run_id, frame in frames.items():
+            t = correlation_table(frame, n_resamples=n_resamples, ci_resampling=ci_resampling,
+                                  skip_constant=skip_constant, levels=levels, coefficients=coefficients)
+            t.insert(0, "run", labels[run_id])
+            t.insert(1, "run_id", run_id)
+            parts.append(t)
     if not parts:
         return pd.DataFrame()
     table = pd.concat(parts, ignore_index=True)
@@ -45,6 +54,45 @@ def alignment_table(dataset: Dataset, runs: list[Run], dimension: str, *, n_resa
     if "ci_note" in table.columns and (table["ci_note"].fillna("") != "").any():
         keep.append("ci_note")  # an estimate outside its own interval is said, beside it
     return table[[c for c in keep if c in table.columns]]
+
+
+def merge_cells(cells: list[pd.DataFrame], runs: list[Run]) -> pd.DataFrame:
+    """The table ``alignment_table`` gives for every level and coefficient, from its cells computed one at a time
+    (``alignment_table(..., levels=(lv,), coefficients=(co,))``): runs in their order, then level, then coefficient;
+    ``ci_note`` kept where any cell has one."""
+    from evalcore.meta.correlation import COEFFICIENTS, LEVELS
+
+    parts = [c for c in cells if c is not None and not c.empty]
+    if not parts:
+        return pd.DataFrame()
+    # a summary-level cell's p-values are all None (object), the others' floats: read together as floats again
+    t = pd.concat(parts, ignore_index=True).infer_objects()
+    order = {r.run_id: i for i, r in enumerate(runs)}
+    t = t.assign(_run=t["run_id"].map(order), _level=t["level"].map(LEVELS.index),
+                 _coef=t["coefficient"].map(COEFFICIENTS.index))
+    t = t.sort_values(["_run", "_level", "_coef"], kind="stable").drop(columns=["_run", "_level", "_coef"])
+    if "ci_note" in t.columns:
+        t["ci_note"] = t["ci_note"].fillna("")
+        if not (t["ci_note"] != "").any():
+            t = t.drop(columns="ci_note")
+    return t.reset_index(drop=True)
+
+
+def documents_per_run(frames: dict[str, pd.DataFrame]) -> dict[str, int]:
+    """Documents each run's correlations resample (those with a parsed judge value): what sets the jackknife's
+    replicates, hence the rows a progress bar counts."""
+    return {run_id: int(f.loc[f["judge"].notna(), "doc_id"].nunique()) for run_id, f in frames.items()}
+
+
+def cell_rows(dataset: Dataset, runs: list[Run], dimension: str, *, n_resamples: int,
+              systems: list[str] | None = None) -> int:
+    """Replicate rows of one cell (level x coefficient, documents resampled) of ``alignment_table`` over the runs."""
+    from evalcore.meta.correlation import replicate_rows
+
+    if n_resamples <= 0:
+        return 0
+    frames = frames_for(dataset, runs, dimension, systems=systems)
+    return sum(replicate_rows(n, n_resamples) for n in documents_per_run(frames).values())
 
 
 def support_notes(dataset: Dataset, runs: list[Run], dimension: str, *, systems: list[str] | None = None
@@ -524,6 +572,31 @@ def judge_by_human_table(dataset: Dataset, runs: list[Run], dimension: str, *, s
     return t.sort_values("bin_order", kind="stable").reset_index(drop=True)  # runs in the order selected
 
 
+# Beyond this many items of one run the boxes are sent as their five numbers, not as every item's score (plotly
+# would embed them all: 200,000 items made a 21 MB report).
+BOX_ITEMS_MAX = 20_000
+
+
+def box_numbers(values: np.ndarray) -> dict[str, float]:
+    """The numbers plotly draws a box from, as plotly computes them from the data: quartilemethod "linear" (method
+    #10 of Langford 2006, J. Stat. Educ. 14(3): the value at rank n p + 1/2 interpolated, which is numpy's "hazen"),
+    whiskers to the furthest values within 1.5 IQR of the box."""
+    v = np.sort(np.asarray(values, dtype=float))
+    q1, median, q3 = np.quantile(v, [0.25, 0.5, 0.75], method="hazen")
+    iqr = q3 - q1
+    inside = v[(v >= q1 - 1.5 * iqr) & (v <= q3 + 1.5 * iqr)]
+    return {"q1": float(q1), "median": float(median), "q3": float(q3), "lowerfence": float(inside.min()),
+            "upperfence": float(inside.max())}
+
+
+def _box_from_quartiles(sub: pd.DataFrame, ticks: dict, order: list, name: str, color: str | None) -> go.Box:
+    """One run's boxes from their five numbers per human-score bin (outliers beyond the whiskers not drawn)."""
+    bins = [b for b in order if (sub["human_bin"] == b).any()]
+    numbers = [box_numbers(sub.loc[sub["human_bin"] == b, "judge"].to_numpy()) for b in bins]
+    return go.Box(x=[ticks[b] for b in bins], name=name, marker_color=color,
+                  **{k: [n[k] for n in numbers] for k in ("q1", "median", "q3", "lowerfence", "upperfence")})
+
+
 def judge_by_human_figure(table: pd.DataFrame, dimension: str, *, points: bool = False,
                           colors: dict[str, str] | None = None) -> go.Figure:
     """Box plots of the judge's score for each human score (bin), one colour per run; ``points`` draws every item
@@ -543,6 +616,8 @@ def judge_by_human_figure(table: pd.DataFrame, dimension: str, *, points: bool =
                                  marker=dict(size=4, opacity=0.45), customdata=sub[["item_id", "human"]],
                                  hovertemplate="%{customdata[0]}<br>human %{customdata[1]:.3g}, judge %{y:.3g}"
                                                "<extra>" + str(run) + "</extra>"))
+        elif len(sub) > BOX_ITEMS_MAX:
+            fig.add_trace(_box_from_quartiles(sub, ticks, order, str(run), color))
         else:
             fig.add_trace(go.Box(x=x, y=sub["judge"], name=str(run), marker_color=color, boxpoints="outliers"))
     fig.update_layout(boxmode="group", title=f"Judge score per human score on {dimension} (items)",

@@ -276,25 +276,25 @@ def score_bias_table(dataset: Dataset, runs: list[Run], dimension: str, *, n_res
     correlation of the judge-human residual (z-scores) with output length, and the mean residual on outputs of the
     judge's own model family beside the other outputs, each with its 95% CI over documents."""
     from evalcore import runs as runs_mod
-    from evalcore.meta import preference
+    from evalcore.meta import fastboot, preference
 
     cols = ["run", "statistic", "value", "ci_low", "ci_high", "n"]
     if dataset.human_scores.empty or not (dataset.human_scores["dimension"] == dimension).any():
         return pd.DataFrame(columns=cols)
     lengths = dataset.items.drop_duplicates("item_id").set_index("item_id")["output"].astype(str).str.len()
     rows = []
-    for run in runs:
-        if run.judgments.empty or dimension not in run.dimensions:
-            continue
-        frame = runs_mod.score_frame(dataset, run, dimension)
-        stats = {"verbosity: residual vs length (Spearman)": preference.score_verbosity(frame, lengths,
-                                                                                        n_resamples=n_resamples)}
-        sp = preference.score_self_preference(frame, run.model, n_resamples=n_resamples)
-        if sp is not None:
-            stats[f"self-preference: mean residual, {sp['family']} outputs"] = sp["residual_own"]
-            stats["self-preference: mean residual, other outputs"] = sp["residual_other"]
-        rows += [{"run": run_label(run), "statistic": k, "value": v.statistic, "ci_low": v.ci_low,
-                  "ci_high": v.ci_high, "n": v.n} for k, v in stats.items()]
+    scored = [run for run in runs if not run.judgments.empty and dimension in run.dimensions]
+    with fastboot.expecting(n_resamples * len(scored)):  # the verbosity resamples of every run: one progress plan
+        for run in scored:
+            frame = runs_mod.score_frame(dataset, run, dimension)
+            stats = {"verbosity: residual vs length (Spearman)": preference.score_verbosity(frame, lengths,
+                                                                                            n_resamples=n_resamples)}
+            sp = preference.score_self_preference(frame, run.model, n_resamples=n_resamples)
+            if sp is not None:
+                stats[f"self-preference: mean residual, {sp['family']} outputs"] = sp["residual_own"]
+                stats["self-preference: mean residual, other outputs"] = sp["residual_other"]
+            rows += [{"run": run_label(run), "statistic": k, "value": v.statistic, "ci_low": v.ci_low,
+                      "ci_high": v.ci_high, "n": v.n} for k, v in stats.items()]
     return pd.DataFrame(rows, columns=cols)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from evalcore.model import Dataset, Run
 from evalcore.views.alignment import (
@@ -36,14 +37,32 @@ class AnalysisParams:
     systems: list[str] | None = None
 
 
-def analysis_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams) -> list:
+@dataclass
+class Computed:
+    """What a caller may have computed already (the app caches both per cell and shares them between sessions):
+    the full correlation table (``alignment_table`` of every level and coefficient) and the paired comparison of the
+    first two runs (``compare_pair``). None: the report computes it."""
+    correlations: Any = None
+    comparison: Any = None
+
+
+def compare_pair(runs: list[Run], dimension: str) -> tuple[Run, Run] | None:
+    """The two runs the report's Compare section tests: the first two per-item runs that scored the dimension."""
+    scored = [r for r in runs if not r.judgments.empty and dimension in r.dimensions]
+    return (scored[0], scored[1]) if len(scored) >= 2 else None
+
+
+def analysis_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams, computed: Computed | None = None
+                      ) -> list:
     """The alignment analysis of the current view as report sections (tables + figures)."""
     from evalcore.views.html_report import ReportFigure, ReportSection, ReportTable
 
+    computed = computed or Computed()
     sections = label_sections(dataset, runs, p)  # binary / nominal / ordinal dimensions only (issue 7.4)
     sections += pairwise_sections(dataset, runs, p)  # human pairwise votes and a judge's A / B / tie verdicts
     colors = report_colors(dataset, runs)
-    table = alignment_table(dataset, runs, p.dimension, n_resamples=p.n_resamples, systems=p.systems)
+    table = (computed.correlations if computed.correlations is not None
+             else alignment_table(dataset, runs, p.dimension, n_resamples=p.n_resamples, systems=p.systems))
     sec = ReportSection(title=f"Correlation with human ratings: {p.dimension}",
                         text=f"Bootstrap 95% CIs over {p.n_resamples} resamples; parse mode {p.parse}. "
                              "n = items (dataset level), documents (summary level) or systems (system level); "
@@ -86,7 +105,7 @@ def analysis_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams) -> l
         if not cp.empty:
             sections.append(ReportSection(title=f"Correct preferences #CP ({cite('003', 'Sec. 4.2.1')})",
                                           tables=[ReportTable("#CP", cp)]))
-    sections += bias_sections(dataset, runs, p) + compare_sections(dataset, runs, p)
+    sections += bias_sections(dataset, runs, p) + compare_sections(dataset, runs, p, computed.comparison)
     if not ps.empty:
         sections.append(ReportSection(title="Sources", text="\n".join(sources_key(["003"]))))
     return sections
@@ -114,18 +133,20 @@ def bias_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams) -> list:
     return [sec]
 
 
-def compare_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams) -> list:
+def compare_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams, res=None) -> list:
     """The Compare page's test for the first two per-item runs that scored the dimension (issue 18.13): the paired
-    bootstrap of the difference in correlation with the humans, the test of equal correlation."""
+    bootstrap of the difference in correlation with the humans, the test of equal correlation (``res``: that
+    comparison computed already)."""
     from evalcore.views.html_report import ReportSection, ReportTable
     from evalcore.views.compare import paired_comparison, paired_summary
 
-    scored = [r for r in runs if not r.judgments.empty and p.dimension in r.dimensions]
-    if len(scored) < 2:
+    pair = compare_pair(runs, p.dimension)
+    if pair is None:
         return []
-    a, b = scored[:2]
-    res = paired_comparison(dataset, a, b, p.dimension, level=p.level, coefficient=p.coefficient,
-                            n_resamples=p.n_resamples)
+    a, b = pair
+    if res is None:
+        res = paired_comparison(dataset, a, b, p.dimension, level=p.level, coefficient=p.coefficient,
+                                n_resamples=p.n_resamples)
     text = (f"{run_label(a)} vs {run_label(b)} on {p.dimension}, {p.level} level, {p.coefficient}: paired "
             f"bootstrap over documents ({p.n_resamples} resamples) of the difference in correlation with the humans; "
             "its p-value tests equal correlation. Both runs on the items both parsed"
@@ -209,7 +230,7 @@ def pairwise_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams) -> l
     return [sec]
 
 
-def analysis_report(dataset: Dataset, runs: list[Run], p: AnalysisParams) -> str:
+def analysis_report(dataset: Dataset, runs: list[Run], p: AnalysisParams, computed: Computed | None = None) -> str:
     from evalcore.views.html_report import render_report
 
     meta = {"dataset": f"{dataset.name} ({dataset.id})", "runs": ", ".join(run_label(r) for r in runs),
@@ -217,4 +238,4 @@ def analysis_report(dataset: Dataset, runs: list[Run], p: AnalysisParams) -> str
             "bootstrap resamples": p.n_resamples}
     if p.systems:
         meta["systems"] = ", ".join(p.systems)
-    return render_report(f"JudgeScope: {dataset.name}", analysis_sections(dataset, runs, p), meta=meta)
+    return render_report(f"JudgeScope: {dataset.name}", analysis_sections(dataset, runs, p, computed), meta=meta)
