@@ -8,6 +8,7 @@ from evalcore import views
 from evalcore.views import common as common_views
 from evalcore.views import compare as compare_views
 from pages import _compute as compute
+from evalcore.meta.compare import few_documents_warning
 from evalcore.views.format import format_pvalue
 from pages import _shared as ui
 from pages import _url as url
@@ -87,6 +88,9 @@ if res is None:
              "stopped")
 else:
     headline(res)
+    few = few_documents_warning(res)
+    if few:
+        st.warning(ui.esc(few))
     summary = compare_views.paired_summary(res, labels[run_a], labels[run_b])
     ui.table(summary, f"paired difference {ctx.dimension} {level} {coefficient}", "paired")
 if test == "bootstrap":

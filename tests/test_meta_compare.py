@@ -234,3 +234,23 @@ def test_progress_counts_every_replicate_once():
         paired_difference(a, b, level="dataset", coefficient="pearson", n_resamples=250)
     assert seen[-1] == (250 + 30, 250 + 30)
     assert all(d <= t for d, t in seen) and [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+
+def test_a_comparison_on_few_documents_says_what_it_cannot_promise():
+    """The bootstrap's interval is too narrow below 50 documents (bench/bench_paired_size.py measured 12-14% at 6-20
+    documents): said; the permutation test's smallest p-value on 5 documents is 2/32: said; 60 documents: nothing."""
+    import numpy as np
+
+    from evalcore.meta.compare import few_documents_warning, paired_difference
+    from evalcore.testing.simulate import exchangeable_judges
+
+    rng = np.random.default_rng(0)
+    a, b = exchangeable_judges(20, rng)
+    r = paired_difference(a, b, n_resamples=200)
+    assert r.n_documents == 20 and "rests on 20 documents" in few_documents_warning(r)
+    a, b = exchangeable_judges(5, rng)
+    r = paired_difference(a, b, n_resamples=200, method="permutation")
+    assert r.pvalue >= 2 / 32 - 1e-12  # the exact test cannot go lower, as the warning says
+    assert "cannot fall below 0.062" in few_documents_warning(r)
+    a, b = exchangeable_judges(60, rng)
+    assert few_documents_warning(paired_difference(a, b, n_resamples=200)) is None
