@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import streamlit as st
 
 from evalcore import views
@@ -19,13 +21,21 @@ st.title("Alignment")
 st.caption(f"Dimension **{ui.esc(ctx.dimension)}** · parse mode **{ctx.parse}** · {ctx.n_resamples} bootstrap resamples "
            "(change them in the sidebar)")
 
-c1, c2, c3 = st.columns([1, 1, 2])
-level = c1.selectbox("Level", list(views.LEVELS), key=url.key("level", views.LEVELS[0], options=views.LEVELS),
-                     help="dataset: all items pooled; summary: per document, averaged; system: per-system means")
-coefficient = c2.selectbox("Coefficient", list(views.COEFFICIENTS), help="Kendall is tau-b",
-                           key=url.key("coefficient", views.COEFFICIENTS[1], options=views.COEFFICIENTS))
-systems = c3.multiselect("Systems (empty = all)", ds.systems, key=url.key("systems", [], options=ds.systems),
-                         help="Restrict every statistic on this page to these systems")
+# A dataset whose humans only voted on pairs (PandaLM, LLMBar, an MT-Bench upload) has no scores per item to correlate:
+# its page is the pairwise section alone, without the level, coefficient and systems that would not apply to it.
+pairwise_only = ds.human_scores.empty and not ds.preferences.empty
+if pairwise_only:
+    level, coefficient, systems = views.LEVELS[0], views.COEFFICIENTS[1], []
+    st.caption("This dataset's humans voted on pairs of outputs: the agreement below is with their votes (accuracy, kappa, "
+               "win rates), so no correlation level, coefficient or system filter applies.")
+else:
+    c1, c2, c3 = st.columns([1, 1, 2])
+    level = c1.selectbox("Level", list(views.LEVELS), key=url.key("level", views.LEVELS[0], options=views.LEVELS),
+                         help="dataset: all items pooled; summary: per document, averaged; system: per-system means")
+    coefficient = c2.selectbox("Coefficient", list(views.COEFFICIENTS), help="Kendall is tau-b",
+                               key=url.key("coefficient", views.COEFFICIENTS[1], options=views.COEFFICIENTS))
+    systems = c3.multiselect("Systems (empty = all)", ds.systems, key=url.key("systems", [], options=ds.systems),
+                             help="Restrict every statistic on this page to these systems")
 sys_t = tuple(systems) if systems else None
 RESAMPLING = ("documents", "both")
 ci_resampling = "documents"
@@ -66,9 +76,22 @@ SECTIONS = ["Correlations", "Judge vs human scores", "Per system & meta-correlat
             "Difficulty", "Pairwise preferences"]
 # a dataset of human pairwise votes (PandaLM, LLMBar, an MT-Bench upload) opens on what it is about
 has_preferences = not ds.preferences.empty
-tabs = st.tabs(SECTIONS, key=url.key("section", SECTIONS[-1] if has_preferences else SECTIONS[0], options=SECTIONS),
-               on_change="rerun")
-tab_of = dict(zip(SECTIONS, tabs))
+
+
+class _Section(contextlib.nullcontext):
+    """A section drawn without a tab (``open``: whether it is drawn at all)."""
+
+    def __init__(self, open_: bool) -> None:
+        super().__init__()
+        self.open = open_
+
+
+if pairwise_only:
+    tab_of = {name: _Section(name == "Pairwise preferences") for name in SECTIONS}
+else:
+    tabs = st.tabs(SECTIONS, key=url.key("section", SECTIONS[-1] if has_preferences else SECTIONS[0],
+                                         options=SECTIONS), on_change="rerun")
+    tab_of = dict(zip(SECTIONS, tabs))
 
 
 # ------------------------------------------------------------------------------------ label agreement (issue 7.4)

@@ -43,11 +43,16 @@ def test_alignment_opens_on_pairwise_tab_with_pandalm_kappas():
 
 @pytest.mark.parametrize("section", ["Correlations", "Judge vs human scores", "Per system & meta-correlation", "#CP",
                                      "RTS-MCQ reliability", "Difficulty"])
-def test_other_alignment_tabs_on_llmbar(section):
-    at = new_app(dataset="llmbar_natural", section=section, resamples="20")
+def test_a_pairwise_only_dataset_shows_its_pairwise_section_whatever_the_link_asks(section):
+    """LLMBar's humans only voted on pairs: a link asking another section (or a level) still opens the pairwise
+    section, without the level, coefficient and systems selectors that would not apply."""
+    at = new_app(dataset="llmbar_natural", section=section, resamples="20", level="system")
     at.run()
     at.switch_page(PAGES["alignment"]).run()
     assert_clean(at)
+    assert any("Pairwise preferences" in str(s.value) for s in at.subheader)
+    assert not [w for w in at.selectbox if w.label in ("Level", "Coefficient")]
+    assert any("voted on pairs of outputs" in str(c.value) for c in at.caption)
 
 
 def test_report_has_the_pairwise_section():
