@@ -367,7 +367,10 @@ def keep(c: cand.Candidate) -> None:
 
 tab_edit, tab_llm, tab_few = st.tabs(["Your own edit", "LLM proposal", "Few-shot examples"])
 with tab_edit:
-    if st.session_state.get("_align_edit_for") != cands_key:
+    # Streamlit drops a widget's state after a run that did not draw it (a run stopped above while a job ran): the
+    # fields are filled again whenever their state is gone, not only when the baseline changed.
+    if (st.session_state.get("_align_edit_for") != cands_key or "align_edit_definition" not in st.session_state
+            or "align_edit_steps" not in st.session_state):
         st.session_state["align_edit_definition"] = base.definition
         st.session_state["align_edit_steps"] = base.steps
         st.session_state["_align_edit_for"] = cands_key
@@ -382,7 +385,7 @@ with tab_llm:
                                      key=url.key("align_examples", 8, bounds=(1, 40))))
     prompt, example_ids = cand.build_meta_prompt(base, dis, split, dataset=ds, n_examples=n_examples)
     fill = (cands_key, n_examples, base_dev.run_id)
-    if st.session_state.get("_align_prompt_for") != fill:
+    if st.session_state.get("_align_prompt_for") != fill or not st.session_state.get("align_meta_prompt"):
         st.session_state["align_meta_prompt"] = prompt
         st.session_state["_align_prompt_for"] = fill
     st.text_area("Meta-prompt (editable: it is sent as shown)", key="align_meta_prompt", height=320,
