@@ -11,6 +11,8 @@ number of the check, and a second check is counted and said; a paid endpoint of 
 
 from __future__ import annotations
 
+import json
+
 import math
 import time
 
@@ -116,8 +118,9 @@ def test_the_loop_on_the_page_finds_the_proposal_and_checks_it_once_on_test(firs
         assert metrics["Development items judged"] == "96" and metrics["Failed (unreadable replies)"] == "0"
         dis = next(f for f in shown_frames(at) if "judge's reply" in f.columns)
         assert not set(dis["document"]) & test_docs  # development items only
-        charts = {c.key for c in at.get("plotly_chart")}
-        assert {"chart_align_by_system", "chart_align_by_human"} <= charts  # by system, by human score
+        # charts by their titles (AppTest of the 1.56 floor gives a chart no key)
+        titles = {json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")}
+        assert {"Disagreement by system (development part)", "Judge vs human score (development part)"} <= titles
 
         # the proposal: shown as a diff, saved only once kept
         store = Store(first_start)
@@ -144,7 +147,9 @@ def test_the_loop_on_the_page_finds_the_proposal_and_checks_it_once_on_test(firs
         assert dev["proposal"] > max(dev["baseline"], dev["fewshot"]) + 0.3
         chosen = at.selectbox(key="align_chosen").value
         assert table.set_index("version").loc[chosen, "source"] == "proposal"
-        assert any(b.key == "csv_align_candidates_table" for b in at.get("download_button"))
+        # the table's CSV download (its widget id carries the key; AppTest of the 1.56 floor gives no .key)
+        assert any("csv_align_candidates_table" in (getattr(b, "key", None) or b.proto.id)
+                   for b in at.get("download_button"))
         # a link carries the view, never where requests go (evalcore.judge.trust)
         assert not {"base_url", "model", "endpoint", "api_key"} & set(at.query_params)
         assert at.query_params["align_chosen"] in (chosen, [chosen])
