@@ -39,13 +39,7 @@ if store is None:
     st.info("The loop needs the local store (splits, criteria versions and every judge call are kept there): see "
             "the message above.")
     st.stop()
-if ds.dimension(dim).kind == "nominal":
-    st.info(f"{dim!r} is nominal: its codes have no order, so no correlation can measure agreement on it. Pick an "
-            "ordered dimension in the sidebar.")
-    st.stop()
-
 QUEUE = "_align_queue"  # the scoring jobs running for this page, one after another
-settings = loop.Settings(n_resamples=int(ctx.n_resamples))
 
 # ----------------------------------------------------------------------------------------------------- split
 st.subheader("1. Split the documents")
@@ -112,11 +106,19 @@ method = m1.selectbox("Method", methods, key=url.key("align_method", "geval", op
                       help=", ".join(f"{n}: {getattr(METHODS[n], 'label', n)}" for n in methods))
 concurrency = int(m2.number_input("Concurrent requests", min_value=1, max_value=128,
                                   key=url.key("align_concurrency", 8, bounds=(1, 128))))
+measures = views.agreement_choices(ds.dimension(dim))
+measure = st.selectbox("Agreement with the humans", measures, format_func=views.agreement_name,
+                       key=url.key("align_agreement", measures[0], options=measures),
+                       help="How each prompt's agreement is measured, on development and in the final check. A "
+                            "correlation at the dataset level; on a categorical dimension also Cohen's kappa, the "
+                            "quadratic-weighted kappa (ordinal) or accuracy of the judge's labels (a nominal "
+                            "dimension has no order: only those).")
+settings = loop.Settings(coefficient=measure, n_resamples=int(ctx.n_resamples))
 base = cand.baseline_criteria(ds, dim, method, store, owner=me)
 baseline = cand.baseline_candidate(base)
 st.caption(f"Baseline: criteria version {base.version_hash()} (what the Score page would use, the loop's own "
-           "saved candidates aside). Agreement = Spearman's rho with the humans at the dataset level, 95% BCa "
-           f"interval over documents ({settings.n_resamples} resamples, set in the sidebar).")
+           f"saved candidates aside). Agreement = {views.agreement_name(measure)}, 95% BCa interval over documents "
+           f"({settings.n_resamples} resamples, set in the sidebar).")
 if not choice.ready:
     st.info("The next steps score on the development part: configure the judge endpoint above.")
     st.stop()
@@ -126,10 +128,11 @@ options = EngineOptions(endpoint, api_key=choice.api_key, concurrency=concurrenc
 
 # ------------------------------------------------------------------------------------------------ helpers
 @st.cache_data(show_spinner=False, max_entries=64)
-def _agreement(run_id: str, updated_at: str, part: str, split_id: str, dimension: str, n_resamples: int,
-               *, _ds, _split, _store) -> loop.Agreement:
-    frame = loop.part_frame(_ds, _store.load_run(run_id), dimension, _split, part)
-    return loop.agreement_of(frame, loop.Settings(n_resamples=n_resamples))
+def _agreement(run_id: str, updated_at: str, part: str, split_id: str, dimension: str, coefficient: str,
+               n_resamples: int, *, _ds, _split, _store) -> loop.Agreement:
+    measure = loop.Settings(coefficient=coefficient, n_resamples=n_resamples)
+    frame = loop.part_frame(_ds, _store.load_run(run_id), dimension, _split, part, labels=measure.on_labels)
+    return loop.agreement_of(frame, measure, _ds.dimension(dimension))
 
 
 def scored_on(part: str, c: cand.Candidate) -> loop.Scored | None:
@@ -140,8 +143,8 @@ def scored_on(part: str, c: cand.Candidate) -> loop.Scored | None:
     row = store.run_row(rid)
     if row["status"] != "done":
         return None
-    a = _agreement(rid, str(row["updated_at"]), part, split.split_id, dim, settings.n_resamples, _ds=ds, _split=split,
-                   _store=store)
+    a = _agreement(rid, str(row["updated_at"]), part, split.split_id, dim, settings.coefficient, settings.n_resamples,
+                   _ds=ds, _split=split, _store=store)
     return loop.Scored(candidate=c, part=part, run_id=rid, agreement=a)
 
 
@@ -463,7 +466,7 @@ if scored:
                               f"{ui.fmt(by_version[v].agreement.statistic)}")
     chosen_dev = by_version[chosen_version]
 table = views.candidates_table(base_dev, scored, unscored, chosen_dev.candidate.version if chosen_dev else None)
-ui.chart(views.candidates_figure(table), "align_candidates")
+ui.chart(views.candidates_figure(table, settings.coefficient, settings.level), "align_candidates")
 ui.table(table, f"candidates {split.split_id[:8]} {dim}", "align_candidates_table")
 
 # ------------------------------------------------------------------------------------------- final check on test
@@ -494,20 +497,22 @@ if (q is not None and q["kind"] == "test" and q["done"] and q["split"] == split.
     picked = next((s for s in scored if s.candidate.version == q["chosen"]), chosen_dev)
     with st.spinner("Comparing on the test part…"):  # the runs are in the store: nothing is sent again
         check = loop.final_check(ds, split, dim, method, base_dev, picked, options, store=store, settings=settings)
-    st.session_state["_align_final"] = (split.split_id, check, base_dev, picked)
+    st.session_state["_align_final"] = (split.split_id, check, base_dev, picked, settings.coefficient)
     st.rerun()
 
 final = st.session_state.get("_align_final")
-if final is not None and final[0] == split.split_id:
-    _sid, check, b_dev, c_dev = final
+if final is not None and (final[0], final[4]) != (split.split_id, settings.coefficient):
+    final = None  # another split or another agreement measure: that check is listed below, not drawn
+if final is not None:
+    _sid, check, b_dev, c_dev, _measure = final
     lines = views.verdict_sentences(check)
     (st.success if check.verdict == "improved" else st.warning)(ui.esc(lines[0]))
     for line in lines[1:]:
         st.markdown(ui.esc(line))
-    ui.chart(views.test_figure(check, b_dev, c_dev), "align_test")
+    ui.chart(views.test_figure(check, b_dev, c_dev, settings.coefficient, settings.level), "align_test")
     ui.static_table(views.test_table(check, b_dev, c_dev), "final check agreement", "align_test_table")
     ui.static_table(views.difference_table(check), "final check difference", "align_difference")
-if checks_before or (final is not None and final[0] == split.split_id):
+if checks_before or final is not None:
     with st.expander(f"Final checks on this split's test part: {len(store.final_checks(ds.id, split.split_id))}"):
         ui.table(views.final_checks_table(store.final_checks(ds.id, split.split_id)),
                  f"final checks {split.split_id[:8]}", "align_checks")

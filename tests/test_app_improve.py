@@ -267,3 +267,58 @@ def test_a_candidate_tuned_to_development_noise_is_said_not_to_carry_over(first_
         assert "The development gain did not carry over to the held-out documents." in text
         shown = next(f for f in shown_frames(at) if "optimism" in f.columns)
         assert float(shown["optimism"].iloc[0]) > 0.3
+
+
+def test_a_nominal_dimension_is_measured_by_cohens_kappa_of_the_judges_labels(first_start):
+    """Issue 22 on a categorical dimension: a nominal one has no order, so the page offers the label statistics only
+    (Cohen's kappa first); the baseline's development agreement is Cohen's kappa of its labels (scikit-learn on the
+    Alignment page's label frame), the charts are labelled so."""
+    import dataclasses
+
+    import numpy as np
+    from sklearn.metrics import cohen_kappa_score
+
+    from evalcore import datasets
+    from evalcore.meta.classification import label_frame
+    from evalcore.model import Dimension
+    from evalcore.store import Store
+    from evalcore.testing.loopback import serve
+    from evalcore.testing.loopback_align import PromptQualityJudge
+
+    full = datasets.load_dataset("summeval")
+    h = full.human_scores[full.human_scores["dimension"] == DIM]
+    dim = Dimension(DIM, 0, 2, kind="nominal", labels=("incoherent", "partly coherent", "coherent"),
+                    description="Is the summary coherent?")
+    nominal = dataclasses.replace(
+        full, id="summeval_nominal", name="SummEval, coherence as a label", dimensions=[dim],
+        human_scores=h.assign(score=np.select([h["score"] <= 2, h["score"] <= 3.5], [0, 1], 2).astype(float)),
+        annotations=full.annotations.iloc[:0])
+    store = Store(first_start)
+    store.save_dataset(nominal)
+    with serve(scorer=PromptQualityJudge.for_dataset(nominal, DIM)) as judge:
+        at = new_app(dataset="summeval_nominal", dimension=DIM, resamples="400")
+        at.switch_page(PAGE).run()
+        assert_clean(at)
+        at.number_input(key="loop_docs").set_value(12).run()
+        at.number_input(key="test_share").set_value(0.5).run()
+        at.button(key="make_split").click().run()
+        at.selectbox(key="endpoint").set_value("vllm").run()
+        at.text_input(key="base_url").input(judge.base_url).run()
+        at.text_input(key="model").input("loopback-judge").run()
+        assert_clean(at)
+        measure = at.selectbox(key="align_agreement")
+        assert measure.options == ["Cohen's kappa with the human labels", "Accuracy with the human labels"]
+        assert measure.value == "cohen_kappa"
+        assert any("Agreement = Cohen's kappa with the human labels" in c.value for c in at.caption)
+        at.button(key="score_baseline").click().run()
+        wait_for(at, lambda a: any(m.label.startswith("Baseline agreement") for m in a.metric), "baseline scored")
+        from evalcore.align import list_splits
+
+        split = list_splits(store, "summeval_nominal", DIM)[0]
+        [run] = [r for r in store.list_runs("summeval_nominal") if "-dev-" in r.run_id]  # the baseline on development
+        run_id = run.run_id
+        frame = label_frame(nominal, store.load_run(run_id), DIM)[0].dropna(subset=["judge"])
+        frame = frame[frame["doc_id"].astype(str).isin(set(split.dev_docs))]
+        expected = cohen_kappa_score(frame["human"], frame["judge"], labels=[0, 1, 2])
+        shown = next(m for m in at.metric if m.label.startswith("Baseline agreement")).value
+        assert float(shown) == pytest.approx(expected, abs=0.0015)  # shown with three decimals

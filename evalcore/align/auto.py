@@ -16,7 +16,8 @@ from typing import Any, Callable, Iterator
 from evalcore.align import candidates as cand
 from evalcore.align.disagreement import disagreements
 from evalcore.align.loop import (
-    CHOOSE_BEST_DEV, AlignReport, Settings, check_method, choose, estimate_dev, final_check, score_candidate,
+    CHOOSE_BEST_DEV, AlignReport, Settings, check_method, choose, default_settings, estimate_dev, final_check,
+    score_candidate,
     score_on_dev,
 )
 from evalcore.align.split import DEV, Split, make_split, save_split
@@ -82,13 +83,13 @@ def make_candidates(base, dis, split: Split, dataset: Dataset, dimension: str, o
 def align(dataset: Dataset, dimension: str, method: str, options, *, store=None, test_share: float = 0.3,
           seed: int = 0, split: Split | None = None, n_candidates: int = 3, edits: tuple[str, ...] = (),
           extra: tuple[cand.Candidate, ...] = (), rule: str = CHOOSE_BEST_DEV, meta_prompt: str = cand.META_PROMPT,
-          n_examples: int = 8, fewshot_k: int = 4, settings: Settings = Settings(),
+          n_examples: int = 8, fewshot_k: int = 4, settings: Settings | None = None,
           config_overrides: dict[str, Any] | None = None, base=None, log: Callable[[str], None] | None = None,
           cancel: threading.Event | None = None) -> AlignReport:
     """Run the loop end to end and return its report (see the module docstring). ``edits``: definitions the
     researcher wrote (each an "edit" candidate); ``extra``: candidates made elsewhere; ``base``: the starting
     criteria (default: ``candidates.baseline_criteria``, what ``score`` would use, the loop's own saved candidates
-    left aside)."""
+    left aside); ``settings``: how agreement is measured (default: ``loop.default_settings`` for the dimension)."""
     from evalcore.store import default_store
 
     from evalcore.judge.cost import FREE_PROVIDERS
@@ -97,9 +98,8 @@ def align(dataset: Dataset, dimension: str, method: str, options, *, store=None,
     say = log or (lambda _msg: None)
     local = options.first_endpoint.provider in FREE_PROVIDERS
     check_method(method)
-    if dataset.dimension(dimension).kind == "nominal":
-        raise ValueError(f"dimension {dimension!r} is nominal: its codes have no order, so no correlation can "
-                         "measure agreement on it; the alignment loop needs an ordered scale")
+    settings = settings or default_settings(dataset.dimension(dimension))
+    settings.check(dataset.dimension(dimension))  # before anything is sent
     split = split or make_split(dataset, dimension, test_share=test_share, seed=seed)
     save_split(store, split)
     say(f"split {split.split_id}: {len(split.dev_docs)} development / {len(split.test_docs)} test documents "

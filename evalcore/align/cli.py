@@ -17,6 +17,10 @@ import os
 import sys
 from typing import Any
 
+# evalcore.meta.compare_labels.LABEL_STATISTICS, written out so that the CLI starts without importing scikit-learn
+# (tests/test_align_labels.py checks they are the same)
+LABEL_STATISTICS = ("cohen_kappa", "weighted_kappa", "accuracy")
+
 
 def _dataset(args: argparse.Namespace, store):
     from evalcore import runs
@@ -50,7 +54,9 @@ def cmd_align(args: argparse.Namespace) -> int:
     store = store_of(args)
     dataset = _dataset(args, store)
     options = _options(args)
-    settings = loop.Settings(level=args.level, coefficient=args.coefficient, n_resamples=args.resamples,
+    dim = dataset.dimension(args.dimension)
+    coefficient = args.coefficient or loop.default_settings(dim).coefficient
+    settings = loop.Settings(level=args.level, coefficient=coefficient, n_resamples=args.resamples,
                              random_state=args.seed)
     split = load_split(store, dataset.id, args.split) if args.split else None
     base = candidates.baseline_criteria(dataset, args.dimension, args.method, store, version=args.criteria_version)
@@ -118,7 +124,10 @@ def register(subparsers: Any) -> None:
     a.add_argument("--examples", type=int, default=8, help="development disagreements shown to a proposal (8)")
     a.add_argument("--fewshot-k", type=int, default=4, help="examples per few-shot candidate (4)")
     a.add_argument("--level", choices=["dataset", "summary", "system"], default="dataset")
-    a.add_argument("--coefficient", choices=["pearson", "spearman", "kendall"], default="spearman")
+    a.add_argument("--coefficient", choices=["pearson", "spearman", "kendall", *LABEL_STATISTICS],
+                   help="how agreement with the humans is measured: a correlation (default spearman; --level applies), "
+                        "or on a categorical dimension cohen_kappa (the default on a nominal one), weighted_kappa "
+                        "(ordinal) or accuracy")
     a.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples for the CIs and the test")
     a.add_argument("--config", help="method config overrides as JSON")
     a.add_argument("--concurrency", type=int, default=16)

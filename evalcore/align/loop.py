@@ -5,12 +5,16 @@
    the store; :func:`estimate_dev` gives the cost first (``runner.estimate``, nothing sent).
 2. Its development agreement with the humans is the correlation the Alignment page shows (``evalcore.meta.correlate``:
    level and coefficient from :class:`Settings`, by default the page's defaults, dataset level and Spearman, with
-   the 95% BCa interval over documents).
+   the 95% BCa interval over documents), or on a categorical dimension a statistic of the confusion matrix the
+   Alignment page's label agreement shows (``Settings.coefficient`` one of ``LABEL_STATISTICS``: Cohen's kappa,
+   quadratic-weighted kappa, accuracy; ``evalcore.meta.classify``, the same interval over documents). A nominal
+   dimension has no order, so only these measure agreement on it.
 3. One candidate is chosen: by the rule "best development agreement" (ties: the earlier candidate), or a given
    version (the researcher's pick).
 4. The baseline and the chosen candidate are scored ONCE on the test part and compared with the paired test the
    Compare page uses (``evalcore.meta.compare.paired_difference``, chosen - baseline: the paired bootstrap over
-   documents, BCa interval, two-sided bootstrap p-value). ``optimism`` = development gain - test gain: how much of
+   documents, BCa interval, two-sided bootstrap p-value; for a label statistic
+   ``evalcore.meta.compare_labels.paired_label_difference``, the same design on confusion matrices). ``optimism`` = development gain - test gain: how much of
    what the development part promised did not carry over (selection on development noise shows up here).
 5. Every final check is recorded in the store (``final_checks``); ``check_number`` says which look at that test part
    this is (1 = the first). Looking again after seeing the test part is allowed, counted and reported.
@@ -32,7 +36,7 @@ import pandas as pd
 
 from evalcore.align.candidates import Candidate
 from evalcore.align.split import DEV, TEST, Split, split_dataset
-from evalcore.model import Dataset, Run
+from evalcore.model import Dataset, Dimension, Run
 
 CHOOSE_BEST_DEV = "best-dev"
 
@@ -50,6 +54,32 @@ class Settings:
     def as_dict(self) -> dict[str, Any]:
         return {"level": self.level, "coefficient": self.coefficient, "n_resamples": self.n_resamples,
                 "random_state": self.random_state, "confidence_level": self.confidence_level}
+
+    @property
+    def on_labels(self) -> bool:
+        """Agreement measured on the labels (a kappa or accuracy), not by a correlation."""
+        from evalcore.meta.compare_labels import LABEL_STATISTICS  # here: the CLI starts without scikit-learn
+
+        return self.coefficient in LABEL_STATISTICS
+
+    def check(self, dim: Dimension) -> None:
+        """ValueError when this agreement cannot be measured on ``dim`` (a label statistic on a non-categorical
+        dimension, the weighted kappa on an unordered one, a correlation on a nominal one)."""
+        from evalcore.meta.compare_labels import LABEL_STATISTICS, check_statistic
+
+        if self.on_labels:
+            if not dim.is_categorical:
+                raise ValueError(f"{self.coefficient} compares labels: dimension {dim.name!r} is {dim.kind}, "
+                                 "measure agreement on it by a correlation (spearman, kendall, pearson)")
+            check_statistic(self.coefficient, dim.kind)
+        elif dim.kind == "nominal":
+            raise ValueError(f"dimension {dim.name!r} is nominal: its codes have no order, so no correlation can "
+                             f"measure agreement on it; use a label statistic ({', '.join(LABEL_STATISTICS)})")
+
+
+def default_settings(dim: Dimension, **kw) -> Settings:
+    """The loop's default agreement for a dimension: Spearman, or Cohen's kappa on a nominal dimension."""
+    return Settings(coefficient="cohen_kappa" if dim.kind == "nominal" else "spearman", **kw)
 
 
 @dataclass(frozen=True)
@@ -222,18 +252,34 @@ def _unique(candidates: list[Candidate]) -> list[Candidate]:
     return list(seen.values())
 
 
-def part_frame(dataset: Dataset, run: Run, dimension: str, split: Split, part: str) -> pd.DataFrame:
-    """The score frame (item_id, doc_id, system_id, judge, human) of a run on one part's items only."""
+def part_frame(dataset: Dataset, run: Run, dimension: str, split: Split, part: str, *, labels: bool = False
+               ) -> pd.DataFrame:
+    """The score frame (item_id, doc_id, system_id, judge, human) of a run on one part's items only; ``labels``:
+    the label frame the Alignment page's label agreement uses instead (``classification.label_frame``: the
+    annotators' majority as the human label, a nominal judge's most probable category as its label)."""
+    from evalcore.meta.classification import label_frame
     from evalcore.runs import score_frame
 
-    frame = score_frame(dataset, run, dimension)
+    frame = label_frame(dataset, run, dimension)[0] if labels else score_frame(dataset, run, dimension)
     return frame[frame["doc_id"].astype(str).isin(set(split.docs(part)))].reset_index(drop=True)
 
 
-def agreement_of(frame: pd.DataFrame, settings: Settings) -> Agreement:
-    """The correlation of the frame's judge with its humans, as the Alignment page computes it."""
+def agreement_of(frame: pd.DataFrame, settings: Settings, dim: Dimension | None = None) -> Agreement:
+    """The agreement of the frame's judge with its humans, as the Alignment page computes it: the correlation, or
+    for a label statistic (``dim`` needed: its categories and kind) that statistic of ``evalcore.meta.classify``."""
     from evalcore import meta
+    from evalcore.meta.classification import classify
 
+    if settings.on_labels:
+        if dim is None:
+            raise ValueError(f"{settings.coefficient} needs the dimension (its categories and kind)")
+        settings.check(dim)
+        res = classify(frame, categories=dim.categories, kind=dim.kind, n_resamples=settings.n_resamples,
+                            random_state=settings.random_state, confidence_level=settings.confidence_level)
+        e = getattr(res, settings.coefficient)
+        # failed: replies that could not be read, and values that are no category of a nominal dimension
+        return Agreement(statistic=float(e.statistic), ci_low=float(e.ci_low), ci_high=float(e.ci_high), n=int(res.n),
+                         failed=int(res.dropped + res.invalid))
     r = meta.correlate(frame, level=settings.level, coefficient=settings.coefficient,
                        n_resamples=settings.n_resamples, random_state=settings.random_state,
                        confidence_level=settings.confidence_level)
@@ -251,8 +297,10 @@ def score_candidate(dataset: Dataset, split: Split, part: str, dimension: str, m
     spec = spec_for(dataset, split, part, dimension, method, candidate, options.first_endpoint,
                     config_overrides=config_overrides)
     run = runner.score_dataset(spec, options, store=store, progress=progress, cancel=cancel)
-    frame = part_frame(dataset, run, dimension, split, part)  # the run holds this version's judgments only
-    return Scored(candidate=candidate, part=part, run_id=run.run_id, agreement=agreement_of(frame, settings))
+    # the run holds this version's judgments only
+    frame = part_frame(dataset, run, dimension, split, part, labels=settings.on_labels)
+    return Scored(candidate=candidate, part=part, run_id=run.run_id,
+                  agreement=agreement_of(frame, settings, dataset.dimension(dimension)))
 
 
 def score_on_dev(dataset: Dataset, split: Split, dimension: str, method: str, candidates: list[Candidate], options,
@@ -295,19 +343,34 @@ def compare_on_test(dataset: Dataset, split: Split, dimension: str, baseline_run
     holds its size with enough documents, tests/test_meta_compare.py) and the permutation test that swaps the two
     prompts' scores on whole documents (null: the prompts are exchangeable judges; exact by enumeration on few
     documents). Rejecting only when both reject keeps the size of each (tests/test_align_loop.py simulates it)."""
-    a = part_frame(dataset, chosen_run, dimension, split, TEST)
-    b = part_frame(dataset, baseline_run, dimension, split, TEST)
-    return paired_verdict(a, b, settings)
+    a = part_frame(dataset, chosen_run, dimension, split, TEST, labels=settings.on_labels)
+    b = part_frame(dataset, baseline_run, dimension, split, TEST, labels=settings.on_labels)
+    return paired_verdict(a, b, settings, dataset.dimension(dimension))
 
 
-def paired_verdict(a: pd.DataFrame, b: pd.DataFrame, settings: Settings) -> Difference:
-    """A - B on two score frames of the same items (see :func:`compare_on_test` for the two tests)."""
+def paired_verdict(a: pd.DataFrame, b: pd.DataFrame, settings: Settings, dim: Dimension | None = None) -> Difference:
+    """A - B on two score frames of the same items (see :func:`compare_on_test` for the two tests); a label
+    statistic needs ``dim`` and is compared by ``paired_label_difference`` (the same two tests on confusion
+    matrices)."""
     from evalcore.meta.compare import paired_difference
+    from evalcore.meta.compare_labels import paired_label_difference
 
-    kw = dict(level=settings.level, coefficient=settings.coefficient, n_resamples=settings.n_resamples,
-              random_state=settings.random_state, confidence_level=settings.confidence_level)
-    boot = paired_difference(a, b, method="bootstrap", **kw)
-    perm = paired_difference(a, b, method="permutation", **kw)
+    kw = dict(n_resamples=settings.n_resamples, random_state=settings.random_state,
+              confidence_level=settings.confidence_level)
+    if settings.on_labels:
+        if dim is None:
+            raise ValueError(f"{settings.coefficient} needs the dimension (its categories and kind)")
+        settings.check(dim)
+
+        def paired(method):
+            return paired_label_difference(a, b, categories=dim.categories, kind=dim.kind,
+                                           statistic=settings.coefficient, method=method, **kw)
+    else:
+        def paired(method):
+            return paired_difference(a, b, level=settings.level, coefficient=settings.coefficient, method=method,
+                                     **kw)
+    boot = paired("bootstrap")
+    perm = paired("permutation")
     return Difference(statistic=float(boot.difference), ci_low=float(boot.ci_low), ci_high=float(boot.ci_high),
                       pvalue=float(max(boot.pvalue, perm.pvalue)), n=int(boot.n), ci_method=boot.ci_method,
                       pvalue_bootstrap=float(boot.pvalue), pvalue_permutation=float(perm.pvalue),
@@ -339,7 +402,8 @@ def final_check(dataset: Dataset, split: Split, dimension: str, method: str, bas
                         config_overrides=config_overrides)
         runs[name] = runner.score_dataset(spec, options, store=store, progress=progress, cancel=cancel)
     scored = {name: Scored(s.candidate, TEST, runs[name].run_id,
-                           agreement_of(part_frame(dataset, runs[name], dimension, split, TEST), settings))
+                           agreement_of(part_frame(dataset, runs[name], dimension, split, TEST,
+                                                   labels=settings.on_labels), settings, dataset.dimension(dimension)))
               for name, s in (("baseline", baseline_dev), ("chosen", chosen_dev))}
     diff = compare_on_test(dataset, split, dimension, runs["baseline"], runs["chosen"], settings)
     dev_gain = chosen_dev.agreement.statistic - baseline_dev.agreement.statistic
@@ -363,6 +427,6 @@ def _json_safe(x: Any) -> Any:
     return x
 
 
-__all__ = ["Settings", "Agreement", "Scored", "Difference", "FinalCheck", "AlignReport", "CHOOSE_BEST_DEV",
+__all__ = ["Settings", "default_settings", "Agreement", "Scored", "Difference", "FinalCheck", "AlignReport", "CHOOSE_BEST_DEV",
            "check_method", "run_id_for", "spec_for", "estimate_part", "estimate_dev", "part_frame", "agreement_of",
            "score_candidate", "score_on_dev", "choose", "compare_on_test", "verdict_of", "final_check"]

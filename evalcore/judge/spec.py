@@ -32,6 +32,16 @@ def dataset_criteria(dataset: Dataset, dimension: str) -> Criteria:
     """Criteria written from the dataset's own description of ``dimension`` (no paper preset, nothing saved)."""
     d = dataset.dimension(dimension)
     lo, hi = int(d.scale_min), int(d.scale_max)
+    definition = f"{dimension.replace('_', ' ').title()}: {d.description or dimension}"
+    if d.is_categorical and d.labels:
+        # a labelled dimension is rated by its codes (0..K-1, evalcore.model), each named in the prompt, so that the
+        # judge's value is a category (a 1-5 rating of a yes/no question would all round to "yes")
+        codes = "; ".join(f"{i} = {name}" for i, name in enumerate(d.labels))
+        return Criteria(dimension=dimension,
+                        task_introduction=f"You will be given one {dataset.task} output. Your task is to label it "
+                                          f"on one metric.",
+                        definition=f"{definition} Answer with the number of the label ({codes}).",
+                        scale_min=lo, scale_max=hi)
     if hi - lo < 2:
         # a human score that is a share or a binary label (zhang_pairs: preference share 0-1) gives the judge no
         # usable rating scale; G-Eval rated such texts 1-5 (000 Sec. 4) and rank correlations do not mind
@@ -39,8 +49,7 @@ def dataset_criteria(dataset: Dataset, dimension: str) -> Criteria:
     return Criteria(dimension=dimension,
                     task_introduction=f"You will be given one {dataset.task} output. Your task is to rate it on one "
                                       f"metric.",
-                    definition=f"{dimension.replace('_', ' ').title()}: {d.description or dimension}",
-                    scale_min=lo, scale_max=hi)
+                    definition=definition, scale_min=lo, scale_max=hi)
 
 
 def default_criteria(dataset: Dataset, dimension: str, method: str, store: Any = None, *,

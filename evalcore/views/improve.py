@@ -133,6 +133,34 @@ def candidates_table(baseline: Scored | None, scored: list[Scored], unscored: li
     return pd.DataFrame(rows)
 
 
+AGREEMENT_NAMES = {"spearman": "Spearman's rho", "kendall": "Kendall's tau", "pearson": "Pearson's r",
+                   "cohen_kappa": "Cohen's kappa", "weighted_kappa": "quadratic-weighted kappa",
+                   "accuracy": "accuracy"}
+
+
+def agreement_choices(dim) -> list[str]:
+    """The agreement measures the loop offers for a dimension, the default first: correlations on a scale (Spearman
+    first), and on a categorical one the label statistics too (Cohen's kappa first on a nominal one, which has no
+    order for a correlation or the weighted kappa)."""
+    correlations = ["spearman", "kendall", "pearson"]
+    if dim.kind == "nominal":
+        return ["cohen_kappa", "accuracy"]
+    if dim.kind == "ordinal":
+        return correlations + ["cohen_kappa", "weighted_kappa", "accuracy"]
+    if dim.kind == "binary":
+        return correlations + ["cohen_kappa", "accuracy"]
+    return correlations
+
+
+def agreement_name(coefficient: str, level: str = "dataset") -> str:
+    """How the loop's agreement reads on an axis: "Spearman's rho with the humans (dataset level)", "Cohen's kappa
+    with the human labels" (a label statistic is over all items: no level)."""
+    name = AGREEMENT_NAMES.get(coefficient, coefficient)
+    if coefficient in ("cohen_kappa", "weighted_kappa", "accuracy"):
+        return f"{name[0].upper()}{name[1:]} with the human labels"
+    return f"{name} with the humans ({level} level)"
+
+
 def candidates_figure(table: pd.DataFrame, coefficient: str = "spearman", level: str = "dataset"):
     """Development agreement per scored candidate with its 95% CI (error bars), the baseline's as a line."""
     import plotly.express as px
@@ -144,8 +172,7 @@ def candidates_figure(table: pd.DataFrame, coefficient: str = "spearman", level:
                      error_y_minus="err_minus", hover_data={"how it was made": True, "err_plus": False,
                                                             "err_minus": False},
                      labels={"candidate": "Candidate (source, criteria version)",
-                             "development agreement": f"{coefficient.capitalize()} with humans ({level} level), "
-                                                      "development",
+                             "development agreement": f"{agreement_name(coefficient, level)}, development",
                              "source": "source"},
                      title="Agreement on the development part, with 95% CIs")
     base = t[t["source"] == "baseline"]
@@ -181,7 +208,8 @@ def difference_table(check: FinalCheck) -> pd.DataFrame:
                           "final check on this split": check.check_number}])
 
 
-def test_figure(check: FinalCheck, baseline_dev: Scored, chosen_dev: Scored, coefficient: str = "spearman"):
+def test_figure(check: FinalCheck, baseline_dev: Scored, chosen_dev: Scored, coefficient: str = "spearman",
+                level: str = "dataset"):
     """Baseline and chosen, development vs test, with the test part's 95% CIs (development ones too)."""
     import plotly.express as px
 
@@ -193,7 +221,7 @@ def test_figure(check: FinalCheck, baseline_dev: Scored, chosen_dev: Scored, coe
     t = pd.DataFrame(rows)
     fig = px.scatter(t, x="part", y="agreement", color="prompt", error_y="plus", error_y_minus="minus",
                      hover_data={"plus": False, "minus": False},
-                     labels={"part": "Part of the split", "agreement": f"{coefficient.capitalize()} with humans",
+                     labels={"part": "Part of the split", "agreement": agreement_name(coefficient, level),
                              "prompt": "prompt"},
                      title="Baseline and chosen prompt: development vs held-out test (95% CIs)")
     fig.update_traces(mode="lines+markers")
@@ -224,7 +252,7 @@ def verdict_sentences(check: FinalCheck) -> list[str]:
         out.append("This is the first final check on this split's test part.")
     if d.pvalue_bootstrap == d.pvalue_bootstrap:  # recorded (not NaN)
         out.append(f"The p-value is the larger of two paired tests over the {d.n_documents} test documents: the paired "
-                   f"bootstrap (equal correlation, p = {_p(d.pvalue_bootstrap)}) and the permutation test swapping the "
+                   f"bootstrap (equal agreement, p = {_p(d.pvalue_bootstrap)}) and the permutation test swapping the "
                    f"two prompts on whole documents (exchangeable judges, p = {_p(d.pvalue_permutation)}); the verdict "
                    "needs both, because the bootstrap's interval is too narrow on few documents.")
     return out
