@@ -202,3 +202,31 @@ def test_the_loop_refuses_a_correlation_on_a_nominal_dimension_before_sending_an
     with pytest.raises(ValueError, match="no order"):
         align(nominal_ds, "coherence", "explicit", options, store=Store(tmp_path / "s.db"),
               settings=Settings(coefficient="spearman"))
+
+
+def test_two_equally_good_labellers_are_rarely_called_different_on_a_small_test_part():
+    """The verdict's size on labels: two judges each right 60% of the time (errors clustered by document: a
+    document is hard for both), 200 simulated test parts of 8 documents x 6 systems. The verdict needs both paired
+    tests (loop.paired_verdict); its rejection rate must stay within 0.05 + 2.5 Monte-Carlo SE. (Measured: the
+    bootstrap interval alone excludes 0 in 15% of them, the permutation test and the verdict reject 3.5%.)"""
+    dim = Dimension("q", 0, 2, kind="nominal", labels=LABELS)
+    settings = Settings(coefficient="cohen_kappa", n_resamples=300)
+    rejections = 0
+    sims = 200
+    for seed in range(sims):
+        rng = np.random.default_rng(1000 + seed)
+        rows = []
+        for d in range(8):
+            hard = rng.random() < 0.5  # both judges are worse on a hard document
+            p_right = 0.4 if hard else 0.8
+            for s in range(6):
+                h = int(rng.integers(0, 3))
+                a = h if rng.random() < p_right else int(rng.integers(0, 3))
+                b = h if rng.random() < p_right else int(rng.integers(0, 3))
+                rows.append({"item_id": f"d{d}-s{s}", "doc_id": f"d{d}", "system_id": f"s{s}", "human": h,
+                             "a": a, "b": b})
+        fa, fb = frames(pd.DataFrame(rows))
+        d = loop.paired_verdict(fa, fb, settings, dim)
+        rejections += loop.verdict_of(d) != "no significant difference"
+    rate = rejections / sims
+    assert rate <= 0.05 + 2.5 * (0.05 * 0.95 / sims) ** 0.5, rate
