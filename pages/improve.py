@@ -343,12 +343,13 @@ if dis.confusion is not None:
 st.subheader("4. Candidates")
 CANDS = "_align_candidates"
 cands_key = (ds.id, dim, split.split_id, method, base.version_hash())
+# the loop's candidates saved before that this viewer may see (signed in: their own and the lab's shared ones)
+saved_before = [c for c in views.saved_candidates(store.list_criteria_versions(ds.id, dim, viewer=identity.viewer()))
+                if c.version != base.version_hash()]
 if cands_key not in st.session_state.setdefault(CANDS, {}):
     # a new session on this split: the candidates already scored on its development part come back from the store
     st.session_state[CANDS][cands_key] = [
-        c for c in views.saved_candidates(store.list_criteria_versions(ds.id, dim))
-        if c.version != base.version_hash()
-        and store.run_exists(loop.run_id_for(ds.id, split, DEV, c, method, endpoint))]
+        c for c in saved_before if store.run_exists(loop.run_id_for(ds.id, split, DEV, c, method, endpoint))]
 cands: list[cand.Candidate] = st.session_state[CANDS][cands_key]
 
 
@@ -367,6 +368,19 @@ def keep(c: cand.Candidate) -> None:
     st.success(ui.esc(f"Kept {views.candidate_name(c.source, c.version)} as a candidate (saved as a criteria "
                       "version)."))
 
+
+not_listed = [c for c in saved_before if all(c.version != x.version for x in cands)]
+if not_listed:
+    with st.expander(f"Candidates kept earlier and not in this list: {len(not_listed)}"):
+        st.caption("Kept in an earlier session (or for another split) and not scored on this split's development "
+                   "part yet: add them back to score them here.")
+        by_v = {c.version: c for c in not_listed}
+        back = st.multiselect("Add back", list(by_v), key="align_add_back",
+                              format_func=lambda v: f"{views.candidate_name(by_v[v].source, v)} · {by_v[v].note}")
+        if st.button("Add them as candidates", key="add_back", disabled=not back):
+            cands.extend(by_v[v] for v in back)
+            del st.session_state["align_add_back"]  # its options are gone: a fresh widget on the next run
+            st.rerun()
 
 tab_edit, tab_llm, tab_few = st.tabs(["Your own edit", "LLM proposal", "Few-shot examples"])
 with tab_edit:

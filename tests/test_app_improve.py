@@ -322,3 +322,18 @@ def test_a_nominal_dimension_is_measured_by_cohens_kappa_of_the_judges_labels(fi
         expected = cohen_kappa_score(frame["human"], frame["judge"], labels=[0, 1, 2])
         shown = next(m for m in at.metric if m.label.startswith("Baseline agreement")).value
         assert float(shown) == pytest.approx(expected, abs=0.0015)  # shown with three decimals
+
+        # a candidate kept in an earlier session and never scored comes back on request (it is in the store)
+        from evalcore.align import candidates as cand
+
+        earlier = cand.edit_candidate(cand.baseline_criteria(nominal, DIM, "geval", store),
+                                      definition="Coherence: label the summary by how well its sentences connect.")
+        cand.save_candidate(store, "summeval_nominal", earlier)
+        at.run()
+        assert at.multiselect(key="align_add_back").options == [f"edit {earlier.version[:8]} · {earlier.note}"]
+        at.multiselect(key="align_add_back").set_value([earlier.version]).run()
+        at.button(key="add_back").click().run()
+        assert_clean(at)
+        table = next(f for f in shown_frames(at) if "development agreement" in f.columns)
+        assert table.set_index("version").loc[earlier.version, "status"] == "not scored yet"
+        assert not any(m.key == "align_add_back" for m in at.multiselect)  # nothing left to add back
