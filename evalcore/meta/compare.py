@@ -199,15 +199,11 @@ def paired_difference(frame_a: pd.DataFrame, frame_b: pd.DataFrame, *, level: st
     lo = hi = pvalue = float("nan")
     used_method = ci_method
     if n_resamples > 0:
-        boot, jack = _paired_distribution(pa.n_docs, of_counts, n_resamples, random_state, ci_method)
-        lo, hi, _, used_method = bootstrap_interval(boot, confidence_level=confidence_level, method=ci_method,
-                                                    estimate=difference, jackknife=jack)
-        if used_method == "bca" and fastboot.jackknife_label(pa.n_docs):
-            used_method = f"bca ({fastboot.jackknife_label(pa.n_docs)})"
-        if method == "bootstrap":
-            pvalue = bootstrap_pvalue(boot[~np.isnan(boot)])
-        else:
-            pvalue = _permutation_pvalue(pa, pb, level, coefficient, skip_constant, n_resamples, random_state)
+        lo, hi, pvalue, used_method = paired_inference(
+            pa.n_docs, of_counts, difference, n_resamples=n_resamples, random_state=random_state,
+            ci_method=ci_method, confidence_level=confidence_level, method=method,
+            permutation_pvalue=lambda: _permutation_pvalue(pa, pb, level, coefficient, skip_constant, n_resamples,
+                                                           random_state))
     return PairedComparisonResult(
         statistic_a=float(stat_a), statistic_b=float(stat_b), difference=float(difference), ci_low=lo, ci_high=hi,
         pvalue=pvalue, n=int(n), level=level, coefficient=coefficient, method=method, dropped=int(dropped),
@@ -258,6 +254,21 @@ def _paired_replicates(pa: PreparedFrame, pb: PreparedFrame, level: str, coeffic
     of_a = replicate_function(pa, level=level, coefficient=coefficient)
     of_b = replicate_function(pb, level=level, coefficient=coefficient)
     return stat_a, stat_b, n, lambda C: of_a(C) - of_b(C)
+
+
+def paired_inference(n_docs: int, of_counts, difference: float, *, n_resamples: int, random_state, ci_method: str,
+                     confidence_level: float, method: str, permutation_pvalue) -> tuple[float, float, float, str]:
+    """(ci_low, ci_high, pvalue, interval method used) of a paired difference A - B over documents: ``of_counts``
+    gives A - B on count rows (replicates x documents); the interval is the paired bootstrap's (BCa with the
+    jackknife over documents, or percentile), the p-value the bootstrap's (``method="bootstrap"``) or what
+    ``permutation_pvalue()`` returns. Shared by the correlation and the label comparisons."""
+    boot, jack = _paired_distribution(n_docs, of_counts, n_resamples, random_state, ci_method)
+    lo, hi, _, used = bootstrap_interval(boot, confidence_level=confidence_level, method=ci_method,
+                                         estimate=difference, jackknife=jack)
+    if used == "bca" and fastboot.jackknife_label(n_docs):
+        used = f"bca ({fastboot.jackknife_label(n_docs)})"
+    pvalue = bootstrap_pvalue(boot[~np.isnan(boot)]) if method == "bootstrap" else permutation_pvalue()
+    return lo, hi, pvalue, used
 
 
 def _paired_distribution(n_docs: int, of_counts, n_resamples: int, random_state, ci_method: str):

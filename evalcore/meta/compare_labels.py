@@ -25,12 +25,11 @@ import numpy as np
 import pandas as pd
 import scipy.stats as st
 
-from evalcore.meta import fastboot
 from evalcore.meta.classification import (
     PreparedLabels, _doc_tables, judge_codes, prepare_labels, sklearn_statistics, stats_from_confusion,
 )
-from evalcore.meta.compare import METHODS, PairedComparisonResult, bootstrap_pvalue
-from evalcore.meta.correlation import CI_METHODS, _check_choice, _over_blocks, bootstrap_interval
+from evalcore.meta.compare import METHODS, PairedComparisonResult, paired_inference
+from evalcore.meta.correlation import CI_METHODS, _check_choice
 
 # What the alignment loop and this test can compare on a categorical dimension (the weighted kappa needs an order)
 LABEL_STATISTICS = ("cohen_kappa", "weighted_kappa", "accuracy")
@@ -126,20 +125,13 @@ def paired_label_difference(frame_a: pd.DataFrame, frame_b: pd.DataFrame, *, cat
     lo = hi = pvalue = float("nan")
     used = ci_method
     if n_resamples > 0 and pa.n_docs > 0:
-        of_counts = _difference_of(pa, pb, statistic, average)
-        boot = _over_blocks(of_counts, fastboot.count_blocks(pa.n_docs, n_resamples, random_state))
-        jack = _over_blocks(of_counts, fastboot.jackknife_count_blocks(pa.n_docs)) if ci_method == "bca" else None
-        lo, hi, _, used = bootstrap_interval(boot, confidence_level=confidence_level, method=ci_method,
-                                             estimate=difference, jackknife=jack)
-        if used == "bca" and fastboot.jackknife_label(pa.n_docs):
-            used = f"bca ({fastboot.jackknife_label(pa.n_docs)})"
-        if method == "bootstrap":
-            pvalue = bootstrap_pvalue(boot[~np.isnan(boot)])
-        else:
-            docs = np.arange(pa.n_docs)
-            pvalue = float(st.permutation_test((docs, docs + pa.n_docs), _swap_statistic(pa, pb, statistic, average),
-                                               permutation_type="samples", vectorized=True, n_resamples=n_resamples,
-                                               alternative="two-sided", random_state=random_state).pvalue)
+        docs = np.arange(pa.n_docs)
+        lo, hi, pvalue, used = paired_inference(
+            pa.n_docs, _difference_of(pa, pb, statistic, average), difference, n_resamples=n_resamples,
+            random_state=random_state, ci_method=ci_method, confidence_level=confidence_level, method=method,
+            permutation_pvalue=lambda: st.permutation_test(
+                (docs, docs + pa.n_docs), _swap_statistic(pa, pb, statistic, average), permutation_type="samples",
+                vectorized=True, n_resamples=n_resamples, alternative="two-sided", random_state=random_state).pvalue)
     return PairedComparisonResult(
         statistic_a=float(stat_a), statistic_b=float(stat_b), difference=float(difference), ci_low=float(lo),
         ci_high=float(hi), pvalue=float(pvalue), n=int(len(pa.human)), level="dataset", coefficient=statistic,
