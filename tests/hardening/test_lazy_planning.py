@@ -86,9 +86,26 @@ def test_a_link_to_the_largest_plan_builds_no_request_until_asked(first_start, m
 
     from streamlit.testing.v1 import AppTest
 
+    import dataclasses
+
+    from evalcore.sampling import documents_subset
+
     calls = []
     real = runner.estimate
-    monkeypatch.setattr(runner, "estimate", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+
+    def estimate_on_one_document(spec, *a, **kw):
+        # what is checked here is WHEN the estimate is built; building the real one for 100 documents takes ~50 s
+        # (bench/bench_plan_count.py), so it is built on the first document and scaled to the 100 (h2h's requests
+        # are the same per document on SummEval; the counting is checked against the built plans above)
+        calls.append(1)
+        docs = list(dict.fromkeys(spec.dataset.items["doc_id"]))
+        one = real(dataclasses.replace(spec, dataset=documents_subset(spec.dataset, docs[:1])), *a, **kw)
+        k = len(docs)
+        return dataclasses.replace(one, calls=one.calls * k, cached=one.cached * k, requests=one.requests * k,
+                                   tasks=one.tasks * k, prompt_tokens=one.prompt_tokens * k,
+                                   completion_tokens=one.completion_tokens * k)
+
+    monkeypatch.setattr(runner, "estimate", estimate_on_one_document)
     at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=300)
     at.query_params.update({"method": "h2h", "limit": "0"})
     at.query_params["score_dims"] = ["coherence", "consistency", "fluency", "relevance"]
