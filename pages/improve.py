@@ -323,8 +323,12 @@ if not shown_items.empty:
     ids = shown_items["item_id"].tolist()
     item = st.selectbox("Read one of them", ids, key=url.key("align_item", ids[0], options=ids))
     row = dis.items[dis.items["item_id"].astype(str) == item].iloc[0]
-    st.caption(ui.esc(f"System {row['system_id']} · human {row['human']:.2f} · judge {row['judge']:.3g} "
-                      f"({row['judge_on_human_scale']:.2f} on the human scale)"))
+    if dis.kind == "nominal":
+        st.caption(ui.esc(f"System {row['system_id']} · human label {dis.label_names[round(row['human'])]} · "
+                          f"judge label {dis.label_names[round(row['judge'])]}"))
+    else:
+        st.caption(ui.esc(f"System {row['system_id']} · human {row['human']:.2f} · judge {row['judge']:.3g} "
+                          f"({row['judge_on_human_scale']:.2f} on the human scale)"))
     r1, r2 = st.columns(2)
     with r1:
         ui.plain("The text judged", str(row["output"]))

@@ -230,3 +230,33 @@ def test_two_equally_good_labellers_are_rarely_called_different_on_a_small_test_
         rejections += loop.verdict_of(d) != "no significant difference"
     rate = rejections / sims
     assert rate <= 0.05 + 2.5 * (0.05 * 0.95 / sims) ** 0.5, rate
+
+
+def test_disagreements_on_a_nominal_dimension_are_labels_that_differ():
+    """The development disagreements of a nominal judge: its label and the annotators' majority as the agreement
+    statistics read them (label_frame), gap 1 where they differ and 0 where they agree, label names in the table,
+    and the charts say "share labelled differently" (no |judge - human| of unordered codes)."""
+    from evalcore.align import make_split
+    from evalcore.align.disagreement import disagreements
+    from evalcore.testing.labels import LABELS as SYNTHETIC, label_dataset, label_run
+
+    ds, truth = label_dataset(kind="nominal", n_docs=20, seed=4)
+    run = label_run(ds, truth, seed=5, judge_accuracy=0.6)
+    split = make_split(ds, "faithful", test_share=0.3, seed=1)
+    dis = disagreements(ds, run, "faithful", split)
+    labels = label_frame(ds, run, "faithful")[0].set_index("item_id")
+    items = dis.items.set_index("item_id")
+    assert set(items.index) <= set(labels.index) and not set(items["doc_id"].astype(str)) & set(split.test_docs)
+    differ = (labels.loc[items.index, "judge"] != labels.loc[items.index, "human"]).astype(float)
+    assert items["gap"].tolist() == differ.tolist() and set(items["gap"]) == {0.0, 1.0}
+    assert dis.items["gap"].is_monotonic_decreasing  # the labels that differ first
+    table = views.disagreement_table(dis, 200)
+    assert {"human label", "judge label", "labels differ"} <= set(table.columns)
+    assert set(table["human label"]) <= set(SYNTHETIC["nominal"]) and not table.isna().any().any()
+    rate = dis.by_system.set_index("system_id")["mean_gap"]
+    by_hand = items.groupby("system_id")["gap"].mean()
+    assert rate.sort_index().tolist() == pytest.approx(by_hand.sort_index().tolist())
+    sys_fig, human_fig = views.by_system_figure(dis), views.by_human_figure(dis)
+    assert sys_fig.layout.yaxis.title.text == "Share of items labelled differently"
+    assert human_fig.layout.xaxis.title.text == "Human label"
+    assert list(human_fig.data[0].x) == [n for n in SYNTHETIC["nominal"] if n in set(table["human label"])]

@@ -4,8 +4,10 @@ The items are ranked by |judge - human| after putting the judge's score on the h
 while humans rated 1-5 is mapped linearly: judge' = h_min + (judge - j_min) * (h_max - h_min) / (j_max - j_min)),
 each with the judge's reply as stored with its judgment (its reasoning, for methods that ask for one), and
 summarised per system and per human score (the human score rounded to the nearest point of its scale). For a
-binary / nominal / ordinal dimension the confusion cells (human label x judge label, scikit-learn's
-confusion_matrix, the judge's value taken to the nearest category as the agreement statistics do) with their items.
+binary / nominal / ordinal dimension the judge's and the humans' labels as the agreement statistics read them
+(:func:`as_labels`), a nominal dimension's gap 1 where the labels differ (its codes have no distance), and the
+confusion cells (human label x judge label, scikit-learn's confusion_matrix, the judge's value taken to the nearest
+category) with their items.
 
 Nothing here ever reads a test-part item: the frame is cut to the split's development documents before anything
 is computed, and :func:`evalcore.align.split.check_dev_only` guards what leaves.
@@ -43,6 +45,8 @@ class Disagreement:
     judge_scale: tuple[float, float]
     human_scale: tuple[float, float]
     failed: int = 0
+    kind: str = "interval"  # the dimension's kind: on a nominal one ``gap`` is 1 where the labels differ, else 0
+    label_names: tuple[str, ...] = ()  # a categorical dimension's category names, in code order
 
     def top(self, k: int) -> pd.DataFrame:
         """The k items with the largest disagreement."""
@@ -89,10 +93,15 @@ def disagreements(dataset: Dataset, run: Run, dimension: str, split: Split) -> D
     hscale = (float(dim.scale_min), float(dim.scale_max))
     jscale = judge_scale(run, dimension, hscale)
     frame = dev_frame(dataset, run, dimension, split)
+    if dim.is_categorical:
+        frame = as_labels(frame, dataset, run, dimension)
     failed = int(frame["judge"].isna().sum())
     frame = frame[frame["judge"].notna()].copy()
     frame["judge_on_human_scale"] = to_human_scale(frame["judge"], jscale, hscale)
-    frame["gap"] = (frame["judge_on_human_scale"] - frame["human"].astype(float)).abs()
+    if dim.kind == "nominal":  # no distance between unordered labels: a different label is a disagreement of 1
+        frame["gap"] = (~np.isclose(frame["judge"].astype(float), frame["human"].astype(float))).astype(float)
+    else:
+        frame["gap"] = (frame["judge_on_human_scale"] - frame["human"].astype(float)).abs()
     items = frame.sort_values(["gap", "item_id"], ascending=[False, True], kind="stable")[ITEM_COLUMNS]
     by_system = (items.groupby("system_id", sort=True)
                  .agg(n=("gap", "size"), mean_gap=("gap", "mean"), mean_judge=("judge_on_human_scale", "mean"),
@@ -105,7 +114,20 @@ def disagreements(dataset: Dataset, run: Run, dimension: str, split: Split) -> D
     confusion = _confusion_cells(items, dim) if dim.is_categorical else None
     return Disagreement(dimension=dimension, items=items.reset_index(drop=True),
                         by_system=by_system.reset_index(drop=True), by_human=by_human, confusion=confusion,
-                        judge_scale=jscale, human_scale=hscale, failed=failed)
+                        judge_scale=jscale, human_scale=hscale, failed=failed, kind=dim.kind,
+                        label_names=tuple(dim.category_names) if dim.is_categorical else ())
+
+
+def as_labels(frame: pd.DataFrame, dataset: Dataset, run: Run, dimension: str) -> pd.DataFrame:
+    """The development frame with the judge's and the humans' LABELS, as the agreement statistics read them
+    (``classification.label_frame``: the annotators' majority, or lower median for an ordinal dimension; a binary
+    judge's p(positive) >= 0.5, a nominal judge's most probable category, where it gave probabilities). Items whose
+    annotators tie have no human label and are left out."""
+    from evalcore.meta.classification import label_frame
+
+    labels = label_frame(dataset, run, dimension)[0][["item_id", "judge", "human"]]
+    out = frame.drop(columns=["judge", "human"]).merge(labels, on="item_id", how="inner")
+    return out[frame.columns].reset_index(drop=True)
 
 
 def _confusion_cells(items: pd.DataFrame, dim) -> pd.DataFrame:
@@ -133,4 +155,4 @@ def _confusion_cells(items: pd.DataFrame, dim) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-__all__ = ["Disagreement", "disagreements", "dev_frame", "judge_scale", "to_human_scale", "ITEM_COLUMNS"]
+__all__ = ["Disagreement", "disagreements", "dev_frame", "as_labels", "judge_scale", "to_human_scale", "ITEM_COLUMNS"]

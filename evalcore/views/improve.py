@@ -61,6 +61,14 @@ def split_label(split: Split) -> str:
 def disagreement_table(dis: Disagreement, top: int = 20) -> pd.DataFrame:
     """The ``top`` development items with the largest gap, with the judge's reply (its reasoning)."""
     t = dis.top(top)
+    if dis.kind == "nominal":  # labels without order: their names, and whether they differ
+        names = dict(enumerate(dis.label_names))
+        return pd.DataFrame({
+            "item_id": t["item_id"].astype(str), "system": t["system_id"].astype(str),
+            "human label": t["human"].round().astype(int).map(names), "judge label":
+            t["judge"].round().astype(int).map(names), "labels differ": t["gap"].map({1.0: "yes", 0.0: "no"}),
+            "judge's reply": t["raw"].fillna("").astype(str), "document": t["doc_id"].astype(str),
+        })
     return pd.DataFrame({
         "item_id": t["item_id"].astype(str), "system": t["system_id"].astype(str), "human": t["human"].astype(float),
         "judge on the human scale": t["judge_on_human_scale"].astype(float), "gap": t["gap"].astype(float),
@@ -74,9 +82,12 @@ def by_system_figure(dis: Disagreement):
     import plotly.express as px
 
     t = dis.by_system.assign(system_id=dis.by_system["system_id"].astype(str))
-    fig = px.bar(t, x="system_id", y="mean_gap", hover_data={"n": True, "mean_judge": ":.2f", "mean_human": ":.2f"},
-                 labels={"system_id": "System", "mean_gap": "Mean |judge - human| (human scale)", "n": "items",
-                         "mean_judge": "mean judge", "mean_human": "mean human"},
+    nominal = dis.kind == "nominal"
+    fig = px.bar(t, x="system_id", y="mean_gap",
+                 hover_data={"n": True} if nominal else {"n": True, "mean_judge": ":.2f", "mean_human": ":.2f"},
+                 labels={"system_id": "System", "mean_gap": "Share of items labelled differently" if nominal else
+                         "Mean |judge - human| (human scale)", "n": "items", "mean_judge": "mean judge",
+                         "mean_human": "mean human"},
                  title="Disagreement by system (development part)")
     fig.update_xaxes(type="category")
     return fig
@@ -88,6 +99,15 @@ def by_human_figure(dis: Disagreement):
     import plotly.express as px
 
     t = dis.by_human.copy()
+    if dis.kind == "nominal":  # no order, no "too harsh": how often each human label is missed
+        t["human_label"] = t["human_score"].round().astype(int).map(dict(enumerate(dis.label_names)))
+        fig = px.bar(t, x="human_label", y="mean_gap", hover_data={"n": True},
+                     labels={"human_label": "Human label", "mean_gap": "Share the judge labelled differently",
+                             "n": "items"},
+                     title="Judge vs human label (development part)")
+        fig.update_xaxes(type="category")
+        fig.update_yaxes(range=[0, 1.05])
+        return fig
     fig = px.scatter(t, x="human_score", y="mean_judge", size="n", hover_data={"n": True, "mean_gap": ":.2f"},
                      labels={"human_score": "Human score (rounded)", "mean_judge": "Mean judge score (human scale)",
                              "n": "items", "mean_gap": "mean |judge - human|"},
