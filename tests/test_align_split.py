@@ -5,8 +5,6 @@ migrated from the last release's store) and read back; final checks counted."""
 from __future__ import annotations
 
 import math
-import shutil
-import sqlite3
 from pathlib import Path
 
 import pandas as pd
@@ -147,18 +145,14 @@ def test_the_split_is_saved_with_the_dataset_and_read_back(tmp_path, summeval24)
 
 
 def test_version_5_migrates_the_last_releases_store_and_keeps_every_row(tmp_path):
-    path = tmp_path / "evalcore.db"
-    shutil.copy(FIXTURE_V3, path)
-    with sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True) as con:
-        assert con.execute("PRAGMA user_version").fetchone()[0] == 3
-        tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-        before = {t: con.execute(f'SELECT * FROM "{t}" ORDER BY rowid').fetchall() for t in tables}
-    con.close()
+    from tests.test_store_migrations import V4_ADDED, all_rows, copy_of, user_version
+
+    path = copy_of(FIXTURE_V3, tmp_path)
+    assert user_version(path) == 3
+    before = all_rows(path)
     store = Store(path)
     assert store.conn.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION >= 5
     assert store.backup is not None and store.backup.name.startswith("evalcore.db.bak-v3-")
-    from tests.test_store_migrations import V4_ADDED
-
     for t, rows in before.items():
         got = store.conn.execute(f'SELECT * FROM "{t}" ORDER BY rowid').fetchall()
         added = len(V4_ADDED.get(t, ()))  # version 4's owner columns, last

@@ -5,7 +5,6 @@ every old row stays visible to everyone."""
 
 from __future__ import annotations
 
-import shutil
 import sqlite3
 from pathlib import Path
 
@@ -13,21 +12,18 @@ import pytest
 
 from evalcore.identity import Viewer
 from evalcore.store import Store, schema
-from tests.test_store_migrations import V4_ADDED, all_rows, columns
+from tests.test_store_migrations import V4_ADDED, all_rows, columns, copy_of, user_version
 
 FIXTURE = Path(__file__).parent / "fixtures" / "store_v3.db"
 
 
 @pytest.fixture
 def v3_store(tmp_path) -> Path:
-    path = tmp_path / "evalcore.db"
-    shutil.copy(FIXTURE, path)
-    return path
+    return copy_of(FIXTURE, tmp_path)
 
 
 def test_the_fixture_is_a_version_3_store_with_rows_in_every_table_version_4_touches():
-    with sqlite3.connect(f"{FIXTURE.resolve().as_uri()}?mode=ro", uri=True) as con:
-        assert con.execute("PRAGMA user_version").fetchone()[0] == 3
+    assert user_version(FIXTURE) == 3
     rows = all_rows(FIXTURE)
     assert (len(rows["datasets"]), len(rows["runs"]), len(rows["criteria"]), len(rows["labels"])) == (1, 5, 2, 7)
     assert "label_shares" not in rows

@@ -18,6 +18,21 @@ FIXTURE = Path(__file__).parent / "fixtures" / "store_v0.db"
 V4_ADDED = {"datasets": (None, 0), "runs": (None, 0), "criteria": (None, 0, ""), "labels": (None,)}
 
 
+def copy_of(fixture: Path, tmp_path: Path) -> Path:
+    """A writable copy of a store fixture, named as the app names its store."""
+    path = tmp_path / "evalcore.db"
+    shutil.copy(fixture, path)
+    return path
+
+
+def user_version(path: Path) -> int:
+    """The schema version the file says it has (read-only)."""
+    with sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True) as con:
+        version = con.execute("PRAGMA user_version").fetchone()[0]
+    con.close()
+    return version
+
+
 def all_rows(path: Path) -> dict[str, list[tuple]]:
     """Every row of every table, in rowid order (read-only: the file is not touched)."""
     con = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
@@ -39,15 +54,12 @@ def columns(path: Path) -> dict[str, list[tuple]]:
 
 @pytest.fixture
 def old_store(tmp_path) -> Path:
-    path = tmp_path / "evalcore.db"
-    shutil.copy(FIXTURE, path)
-    return path
+    return copy_of(FIXTURE, tmp_path)
 
 
 def test_the_fixture_is_an_unversioned_store_with_something_in_every_table_users_fill():
     rows = all_rows(FIXTURE)
-    with sqlite3.connect(f"{FIXTURE.resolve().as_uri()}?mode=ro", uri=True) as con:
-        assert con.execute("PRAGMA user_version").fetchone()[0] == 0
+    assert user_version(FIXTURE) == 0
     for table in ("cache", "runs", "judgments", "criteria", "datasets", "leases", "answers", "batches", "labels"):
         assert rows[table], table
     assert len(rows["criteria"]) == 2 and len({r[1] for r in rows["criteria"]}) == 1  # two versions of a dimension

@@ -35,8 +35,9 @@ def signed_in_as(monkeypatch):
     return sign
 
 
-def page(path: str, **query) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=90)
+def page(path: str, at: AppTest | None = None, **query) -> AppTest:
+    """``path`` opened in a new session (or in ``at``, prepared by the caller) with ``query`` as the link's."""
+    at = AppTest.from_file(APP, default_timeout=90) if at is None else at
     for k, v in query.items():
         at.query_params[k] = v
     at.switch_page(path).run()
@@ -149,11 +150,7 @@ def oidc_page(path: str, user: dict, **query) -> AppTest:
     if user.get("is_logged_in") and not hasattr(at, "user"):
         pytest.skip("this Streamlit's AppTest cannot seed st.user (AppTest.user: newer than the 1.56 floor)")
     at.user = user
-    for k, v in query.items():
-        at.query_params[k] = v
-    at.switch_page(path).run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return page(path, at, **query)
 
 
 def test_with_oidc_a_visitor_is_offered_sign_in_and_cannot_label(first_start, monkeypatch):
