@@ -14,8 +14,9 @@ import pandas as pd
 
 from evalcore.align.candidates import Candidate
 from evalcore.align.disagreement import Disagreement
-from evalcore.align.loop import FinalCheck, Scored
+from evalcore.align.loop import FinalCheck, Scored, Settings
 from evalcore.align.split import Split
+from evalcore.meta.compare_labels import LABEL_STATISTICS
 from evalcore.model import Dataset
 
 PART_NAMES = {"dev": "development", "test": "test"}
@@ -159,24 +160,24 @@ AGREEMENT_NAMES = {"spearman": "Spearman's rho", "kendall": "Kendall's tau", "pe
 
 
 def agreement_choices(dim) -> list[str]:
-    """The agreement measures the loop offers for a dimension, the default first: correlations on a scale (Spearman
-    first), and on a categorical one the label statistics too (Cohen's kappa first on a nominal one, which has no
-    order for a correlation or the weighted kappa)."""
-    correlations = ["spearman", "kendall", "pearson"]
-    if dim.kind == "nominal":
-        return ["cohen_kappa", "accuracy"]
-    if dim.kind == "ordinal":
-        return correlations + ["cohen_kappa", "weighted_kappa", "accuracy"]
-    if dim.kind == "binary":
-        return correlations + ["cohen_kappa", "accuracy"]
-    return correlations
+    """The agreement measures the loop can take on a dimension (``loop.Settings.check``), the default first:
+    correlations on a scale (Spearman first), and on a categorical one the label statistics too (Cohen's kappa
+    first on a nominal one, which has no order for a correlation or the weighted kappa)."""
+    def allowed(coefficient: str) -> bool:
+        try:
+            Settings(coefficient=coefficient).check(dim)
+        except ValueError:
+            return False
+        return True
+
+    return [c for c in ("spearman", "kendall", "pearson", *LABEL_STATISTICS) if allowed(c)]
 
 
 def agreement_name(coefficient: str, level: str = "dataset") -> str:
     """How the loop's agreement reads on an axis: "Spearman's rho with the humans (dataset level)", "Cohen's kappa
     with the human labels" (a label statistic is over all items: no level)."""
     name = AGREEMENT_NAMES.get(coefficient, coefficient)
-    if coefficient in ("cohen_kappa", "weighted_kappa", "accuracy"):
+    if coefficient in LABEL_STATISTICS:
         return f"{name[0].upper()}{name[1:]} with the human labels"
     return f"{name} with the humans ({level} level)"
 
