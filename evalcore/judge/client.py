@@ -103,10 +103,12 @@ class MissingApiKey(RuntimeError):
 class RequestFailed(RuntimeError):
     """A request that failed for good (after retries, or not retryable); ``reason`` is what the judgment records."""
 
-    def __init__(self, reason: str, *, retryable: bool = False) -> None:
+    def __init__(self, reason: str, *, retryable: bool = False, refusal: dict[str, Any] | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
         self.retryable = retryable
+        # an HTTP 4xx error's own fields (status, param, code, message): what evalcore.judge.contract learns from
+        self.refusal = refusal
 
 
 class EndpointUnusable(RuntimeError):
@@ -146,6 +148,7 @@ _current: contextvars.ContextVar[_Attempts | None] = contextvars.ContextVar("eva
 def _key_for(endpoint: Endpoint, api_key: str | None) -> str:
     """The key this client sends: the one typed for this endpoint, else the environment's key only where the
     operator configured the endpoint (evalcore.judge.trust), else a local server's placeholder; else refused."""
+    trust.address(endpoint.base_url)  # AmbiguousURL: a URL parsers read differently gets no key, typed or not
     if api_key:
         return api_key
     key = os.environ.get(endpoint.api_key_env, "")
@@ -161,6 +164,20 @@ def _key_for(endpoint: Endpoint, api_key: str | None) -> str:
         f"{endpoint.api_key_env} (or type the key in the Score page). A local server that needs no key "
         f"(vLLM, Ollama, llama.cpp) can use its preset: --provider vllm|ollama|llamacpp"
     )
+
+
+def _refusal_fields(err: BaseException, keys: list[str]) -> dict[str, Any] | None:
+    """An HTTP 400/422 error's documented fields (``param``, ``code``, ``message``: OpenAI's error object, which
+    Azure and the compatibility layers follow), for the contract learner; None for any other error."""
+    if not isinstance(err, openai.APIStatusError) or err.status_code not in (400, 422):
+        return None
+    body = err.body if isinstance(err.body, dict) else {}
+    inner = body.get("error") if isinstance(body.get("error"), dict) else body
+    def text(k: str) -> str:
+        v = inner.get(k) if isinstance(inner, dict) else None
+        return redact(str(v), keys)[:500] if v is not None else ""
+    return {"status": err.status_code, "param": text("param"), "code": text("code"),
+            "message": text("message") or redact(str(err), keys)[:500]}
 
 
 def _describe_error(err: BaseException, retries: int | None = None) -> str:
@@ -309,7 +326,11 @@ def request_body(endpoint: Endpoint, request: Request) -> dict[str, Any]:
         body: dict[str, Any] = {"model": endpoint.model,
                                 "messages": [{"role": r, "content": c} for r, c in request.messages],
                                 "temperature": request.temperature, "top_p": request.top_p,
-                                "max_tokens": request.max_tokens, "n": request.n}
+                                request.token_param: request.max_tokens, "n": request.n}
+        for name in request.omit:  # the endpoint allows only its default here (evalcore.judge.contract)
+            body.pop(name, None)
+        if request.reasoning_effort is not None:
+            body["reasoning_effort"] = request.reasoning_effort
         if request.logprobs:
             body["logprobs"] = True
             if request.top_logprobs:
@@ -373,11 +394,11 @@ class JudgeClient:
             common = dict(api_key=self._api_key, max_retries=self.max_retries, timeout=self.timeout_s,
                           http_client=http_client)
             if self.endpoint.provider == "azure":
-                self._client = openai.AsyncAzureOpenAI(azure_endpoint=self.endpoint.base_url,
+                self._client = openai.AsyncAzureOpenAI(azure_endpoint=trust.canonical_base_url(self.endpoint.base_url),
                                                        api_version=self.endpoint.api_version or "2024-10-21",
                                                        **common)
             else:
-                self._client = openai.AsyncOpenAI(base_url=self.endpoint.base_url, **common)
+                self._client = openai.AsyncOpenAI(base_url=trust.canonical_base_url(self.endpoint.base_url), **common)
         return self._client
 
     async def aclose(self) -> None:
@@ -413,7 +434,8 @@ class JudgeClient:
             self.stats.failures += 1
             raise RequestFailed(redact(_describe_error(err, state.retries), [self._api_key]),
                                 retryable=isinstance(err, (openai.APIConnectionError, openai.RateLimitError,
-                                                           openai.InternalServerError))) from None
+                                                           openai.InternalServerError)),
+                                refusal=_refusal_fields(err, [self._api_key])) from None
         finally:
             _current.reset(token)
             if state.retries:
@@ -486,10 +508,25 @@ def chat_response(raw: Any) -> Response:
                              top=tuple((a.token, a.logprob) for a in (t.top_logprobs or ())))
                 for t in lp.content
             )
-        choices.append(Choice(text=text, tokens=tokens, finish_reason=finish))
+        choices.append(Choice(text=text, tokens=tokens, finish_reason=finish, reasoning=_reasoning_of(msg)))
     if not choices:
         raise ValueError("response has no choices")
     return Response(choices=choices, usage=_usage(raw))
+
+
+def _reasoning_of(msg: Any) -> str | None:
+    """The reasoning a server returns apart from the answer: ``message.reasoning_content`` (vLLM before 0.11, llama.cpp
+    with --reasoning-format deepseek, DeepSeek's API) or ``message.reasoning`` (vLLM 0.11+, OpenRouter, Ollama's
+    OpenAI compatibility). Both are extra fields to openai-python's message model."""
+    if msg is None:
+        return None
+    for name in ("reasoning_content", "reasoning"):
+        value = getattr(msg, name, None)
+        if value is None:
+            value = (getattr(msg, "model_extra", None) or {}).get(name)
+        if isinstance(value, str) and value.strip():
+            return value
+    return None
 
 
 def completion_response(raw: Any, *, prompt: str | None = None) -> Response:
@@ -537,6 +574,10 @@ def _usage(raw: Any) -> dict[str, int]:
     cached = getattr(details, "cached_tokens", None) if details is not None else None
     if cached:  # prompt tokens the server served from its prefix cache (OpenAI prompt caching, vLLM APC)
         out["cached_tokens"] = int(cached)
+    done = getattr(u, "completion_tokens_details", None)
+    reasoning = getattr(done, "reasoning_tokens", None) if done is not None else None
+    if reasoning:  # hidden reasoning tokens, part of completion_tokens (OpenAI's reasoning models)
+        out["reasoning_tokens"] = int(reasoning)
     return out
 
 
@@ -545,7 +586,8 @@ def response_to_dict(resp: Response) -> dict[str, Any]:
     return {
         "choices": [
             {"text": c.text, "finish_reason": c.finish_reason, "prompt_token_count": c.prompt_token_count,
-             "tokens": None if c.tokens is None else [[t.token, t.logprob, [list(a) for a in t.top]] for t in c.tokens]}
+             "tokens": None if c.tokens is None else [[t.token, t.logprob, [list(a) for a in t.top]] for t in c.tokens],
+             **({"reasoning": c.reasoning} if c.reasoning else {})}
             for c in resp.choices
         ],
         "usage": dict(resp.usage),
@@ -555,7 +597,7 @@ def response_to_dict(resp: Response) -> dict[str, Any]:
 def response_from_dict(d: dict[str, Any], *, latency_s: float = 0.0, cached: bool = False) -> Response:
     choices = [
         Choice(text=c["text"], finish_reason=c.get("finish_reason"), prompt_token_count=c.get("prompt_token_count"),
-               tokens=None if c.get("tokens") is None else tuple(
+               reasoning=c.get("reasoning"), tokens=None if c.get("tokens") is None else tuple(
                    TokenLogprob(token=t[0], logprob=t[1], top=tuple((a[0], a[1]) for a in t[2])) for t in c["tokens"]))
         for c in d["choices"]
     ]

@@ -17,6 +17,13 @@ base URL that arrives from a share link or is typed by a visitor must never get 
 
 URLs are compared after normalisation (scheme and host lower-cased, default port dropped, trailing slash dropped):
 the path must match exactly, so ``https://api.openai.com/v1.evil.example`` is not ``https://api.openai.com/v1``.
+The address compared is read by the HTTP client's own parser and by ``urllib``, and a URL the two could read
+differently is refused outright (``AmbiguousURL``): Python's ``int()`` reads a port written ``86_32``, ``+8632`` or
+in Arabic-Indic digits, which ``urllib`` rejects, so a comparison on urllib's reading alone would judge one address
+and connect to another. The client is then given the checked address itself (``canonical_base_url``).
+
+The operator's environment is input too (``operator_entries``): an entry with ``user:password@`` or in an ambiguous
+form is ignored and reported (``configuration_problems``), never trusted.
 """
 
 from __future__ import annotations
@@ -24,9 +31,11 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit
 
-from evalcore.judge.redact import split_credentials
+from evalcore.judge.redact import redact
 
 ALLOWED_ENV = "EVALCORE_ALLOWED_ENDPOINTS"
 OPENAI_DEFAULT = "https://api.openai.com/v1"
@@ -40,61 +49,210 @@ class UntrustedEndpoint(RuntimeError):
     """The server's key would go to an endpoint its operator did not configure: refused, nothing sent."""
 
 
+class AmbiguousURL(UntrustedEndpoint):
+    """A base URL that URL parsers may read differently (a port written ``86_32``, ``+8632`` or in other digits, a
+    space or a non-ASCII character in the address): refused for every key, since the address the trust rule checks
+    must be the one the HTTP client connects to."""
+
+
+@dataclass(frozen=True)
+class Address:
+    """Where a base URL sends requests, as the HTTP client reads it: scheme, host, port (None: the scheme's default),
+    path. ``normal`` is the form compared with the operator's configuration."""
+
+    scheme: str
+    host: str
+    port: int | None
+    path: str
+
+    @property
+    def authority(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return host if self.port is None else f"{host}:{self.port}"
+
+    @property
+    def normal(self) -> str:
+        return f"{self.scheme}://{self.authority}{self.path.rstrip('/')}"
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+# What an endpoint's address may be written with: a DNS name or IPv4 address, or a bracketed IPv6 literal, then an
+# optional port of ASCII digits. Python's int() (which the HTTP client applies to the port) also reads "86_32",
+# "+8632", " 8632" and non-ASCII digits, which urllib refuses and the old comparison then dropped.
+_AUTHORITY_RE = re.compile(r"(?:[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])(?::([0-9]{1,5}))?")
+
+
+def _client_url(url: str) -> Any:
+    """The URL as the HTTP client under openai-python parses it (httpx2 in recent releases, httpx before)."""
+    try:
+        import httpx2 as httpx
+    except ImportError:  # pragma: no cover - older openai
+        import httpx
+    return httpx.URL(url)
+
+
+def address(url: str) -> Address:
+    """The address ``url`` sends to, read by the HTTP client's own parser and by ``urllib``; ``AmbiguousURL`` when
+    the URL is written in a form the two may read differently, or they do. Userinfo, query and fragment are no part
+    of an address (credentials are refused elsewhere: evalcore.judge.redact)."""
+    raw = (url or "").strip()
+    why = _unusual_form(raw)
+    if why:
+        raise AmbiguousURL(f"the base URL {redact(raw)!r} is refused: {why}. Write it as scheme://host[:port]/path in "
+                           "plain ASCII, e.g. http://localhost:8000/v1.")
+    ours = urlsplit(raw)
+    try:
+        theirs = _client_url(raw)
+        port_ours = ours.port
+    except Exception as err:  # noqa: BLE001 - any parser's refusal is a refusal here
+        raise AmbiguousURL(f"the base URL {redact(raw)!r} is refused: it cannot be parsed ({type(err).__name__})") from None
+    scheme = ours.scheme.lower()
+    a = Address(scheme, (ours.hostname or "").lower(), _explicit(scheme, port_ours), ours.path)
+    b = Address(str(theirs.scheme).lower(), str(theirs.host).lower(), _explicit(scheme, theirs.port),
+                theirs.raw_path.decode("ascii", "replace").split("?", 1)[0])
+    if (a.scheme, a.host, a.port, a.path.rstrip("/")) != (b.scheme, b.host, b.port, b.path.rstrip("/")):
+        raise AmbiguousURL(f"the base URL {redact(raw)!r} is refused: URL parsers read it differently "
+                           f"({a.scheme}://{a.authority}{a.path} or {b.scheme}://{b.authority}{b.path})")
+    return a
+
+
+def _explicit(scheme: str, port: int | None) -> int | None:
+    return None if port is None or _DEFAULT_PORTS.get(scheme) == port else port
+
+
+def _unusual_form(url: str) -> str | None:
+    """Why ``url`` is not in the plain form both parsers agree on, or None."""
+    if not url.isascii():
+        return "it holds a non-ASCII character (write the host in punycode and %-encode the path)"
+    if any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in url):
+        return "it holds a space or a control character"
+    m = re.match(r"(?i)([a-z][a-z0-9+.-]*)://([^/?#]*)", url)
+    if not m:
+        return "it has no scheme://host"
+    if m.group(1).lower() not in _DEFAULT_PORTS:
+        return f"the scheme {m.group(1)!r} is not http or https"
+    host_port = m.group(2).rsplit("@", 1)[-1]  # after any userinfo (refused elsewhere, never compared)
+    auth = _AUTHORITY_RE.fullmatch(host_port)
+    if not auth:
+        return f"its host and port {host_port!r} are not a host name or IP address with an optional port of digits"
+    if auth.group(1) is not None and not 0 < int(auth.group(1)) <= 65535:
+        return f"the port {auth.group(1)} is out of range"
+    return None
+
+
 def normalize(url: str) -> str:
     """``scheme://host[:port]/path`` lower-cased where URLs are case-blind, default port and trailing slash dropped;
-    userinfo, query and fragment are not part of an endpoint's address."""
-    clean, _ = split_credentials((url or "").strip())
-    parts = urlsplit(clean)
-    scheme = (parts.scheme or "").lower()
-    host = (parts.hostname or "").lower()
-    if ":" in host:
-        host = f"[{host}]"
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
-    if port is not None and (scheme, port) not in (("http", 80), ("https", 443)):
-        host = f"{host}:{port}"
-    return f"{scheme}://{host}{parts.path.rstrip('/')}"
+    userinfo, query and fragment are not part of an endpoint's address. ``AmbiguousURL`` as ``address``."""
+    return address(url).normal
+
+
+def canonical_base_url(url: str) -> str:
+    """The base URL the client is given: the checked address itself (with the query the URL carried), so the host
+    and port the key was judged for are the ones connected to."""
+    a = address(url)
+    query = urlsplit((url or "").strip()).query
+    return f"{a.scheme}://{a.authority}{a.path}" + (f"?{query}" if query else "")
 
 
 def host_of(url: str) -> str:
-    """What the page shows as "requests go to": ``host[:port]`` (``?`` when the URL has none)."""
-    n = normalize(url)
-    return n.split("://", 1)[1].split("/", 1)[0] or "?"
+    """What the page shows as "requests go to": ``host[:port]`` (``?`` when the URL has none or is refused)."""
+    try:
+        return address(url).authority or "?"
+    except AmbiguousURL:
+        return "?"
+
+
+# Each key variable of a provider preset (evalcore.judge.client.PRESETS) and the address its provider documents:
+# the key may go there without further configuration, as $OPENAI_API_KEY may go to OpenAI's own API.
+DOCUMENTED_DEFAULTS: dict[str, str] = {"OPENAI_API_KEY": OPENAI_DEFAULT, **_LOCAL_DEFAULTS}
+# The variables in which the operator names an endpoint for a key (besides $EVALCORE_ALLOWED_ENDPOINTS, for any key).
+CONFIGURED_BY: dict[str, str] = {"OPENAI_API_KEY": "OPENAI_BASE_URL", "AZURE_OPENAI_API_KEY": "AZURE_OPENAI_ENDPOINT"}
+
+
+@dataclass(frozen=True)
+class OperatorEntry:
+    """One endpoint the operator's environment names: the variable, the URL as written, and why it is not used
+    (credentials in it, an ambiguous form), or None when it is."""
+
+    variable: str
+    url: str
+    problem: str | None
+
+
+def operator_entries(environ: Mapping[str, str] | None = None) -> list[OperatorEntry]:
+    """Every endpoint named in the operator's environment, each checked. The configuration is input too: a URL with
+    user:password@ would carry a secret wherever it is used (a replica field, a link), and a URL in a form parsers
+    read differently would not be the endpoint the operator meant; neither is trusted."""
+    env = os.environ if environ is None else environ
+    named = [(ALLOWED_ENV, u) for u in re.split(r"[,\s]+", env.get(ALLOWED_ENV, "")) if u]
+    named += [(var, env[var]) for var in CONFIGURED_BY.values() if env.get(var)]
+    out = []
+    for var, url in named:
+        problem = None
+        if split_credentials_safely(url):
+            problem = "it carries credentials (user:password@); give the key in its own variable"
+        else:
+            try:
+                address(url)
+            except AmbiguousURL as err:
+                problem = str(err)
+        out.append(OperatorEntry(var, redact(url), problem))
+    return out
+
+
+def configuration_problems(environ: Mapping[str, str] | None = None) -> list[str]:
+    """One line per endpoint in the operator's environment that is ignored, and why (shown to the operator)."""
+    return [f"${e.variable}: {e.url} is ignored: {e.problem}" for e in operator_entries(environ) if e.problem]
 
 
 def allowed_for(key_env: str, environ: Mapping[str, str] | None = None) -> frozenset[str]:
-    """The normalised base URLs that the key in ``$key_env`` may be sent to."""
+    """The normalised base URLs that the key in ``$key_env`` may be sent to: the allow-list, the variable that
+    configures this key's endpoint (or, when unset, the address its provider documents); entries with a problem
+    (``operator_entries``) are left out."""
     env = os.environ if environ is None else environ
-    urls = [u for u in re.split(r"[,\s]+", env.get(ALLOWED_ENV, "")) if u]
-    if key_env == "OPENAI_API_KEY":
-        urls.append(env.get("OPENAI_BASE_URL") or OPENAI_DEFAULT)
-    elif key_env == "AZURE_OPENAI_API_KEY":
-        if env.get("AZURE_OPENAI_ENDPOINT"):
-            urls.append(env["AZURE_OPENAI_ENDPOINT"])
-    elif key_env in _LOCAL_DEFAULTS:
-        urls.append(_LOCAL_DEFAULTS[key_env])
-    return frozenset(normalize(u) for u in urls)
+    own = CONFIGURED_BY.get(key_env)
+    entries = [e for e in operator_entries(env) if e.variable in (ALLOWED_ENV, own)]
+    urls = {address(e.url).normal for e in entries if e.problem is None}
+    if not (own and env.get(own)) and key_env in DOCUMENTED_DEFAULTS:
+        urls.add(address(DOCUMENTED_DEFAULTS[key_env]).normal)
+    return frozenset(urls)
 
 
 def server_key_allowed(base_url: str, key_env: str, environ: Mapping[str, str] | None = None) -> bool:
-    """True when the operator configured ``base_url`` for the key in ``$key_env``."""
-    return normalize(base_url) in allowed_for(key_env, environ)
+    """True when the operator configured ``base_url`` for the key in ``$key_env`` (never for an ambiguous URL)."""
+    try:
+        return address(base_url).normal in allowed_for(key_env, environ)
+    except AmbiguousURL:
+        return False
 
 
 def refusal(base_url: str, key_env: str) -> str:
     """The one-line reason shown when the server's key may not go to ``base_url``."""
+    try:
+        address(base_url)
+    except AmbiguousURL as err:
+        return f"{err} The server's key (${key_env}) is not sent there."
     return (f"{host_of(base_url)} is not an endpoint this server's operator configured, so the server's key "
             f"(${key_env}) is not sent there. Type your own API key to use it, or (operator) add its base URL to "
             f"${ALLOWED_ENV} or set it as $OPENAI_BASE_URL.")
 
 
+def split_credentials_safely(url: str) -> bool:
+    """True when ``url`` carries userinfo (``user:password@``), whatever else is wrong with it."""
+    m = re.match(r"(?i)[a-z][a-z0-9+.-]*://([^/?#]*)", (url or "").strip())
+    return bool(m and "@" in m.group(1))
+
+
 def typed_key_elsewhere(recorded_url: str, typed_for_url: str | None) -> str | None:
     """A key typed for one endpoint never goes to another: the reason to refuse when a recorded endpoint (a batch
     run's, collected later) is not the one the key was typed for, else None."""
-    if typed_for_url is None or normalize(recorded_url) == normalize(typed_for_url):
+    if typed_for_url is None:
         return None
+    try:
+        if normalize(recorded_url) == normalize(typed_for_url):
+            return None
+    except AmbiguousURL as err:
+        return str(err)
     return (f"This run's endpoint is {host_of(recorded_url)}, and the key you typed is for "
             f"{host_of(typed_for_url)}: a typed key is only sent to the endpoint it was typed for. To go on, set "
             f"the endpoint above to {recorded_url.rstrip('/')} and type that endpoint's key.")
