@@ -17,8 +17,10 @@ every CI in evalcore.meta):
   judges correlate equally well with the humans".
 - ``method="permutation"``: under the null that A and B are exchangeable (same correlation with the humans, in
   distribution), swapping the two judges' scores on all items of a document leaves the difference's distribution
-  unchanged. ``scipy.stats.permutation_test(permutation_type="samples")`` swaps the labels per document (exactly, by
-  enumeration, when 2^documents <= n_resamples) and gives a two-sided p-value. The reported interval is still the
+  unchanged. ``scipy.stats.permutation_test(permutation_type="samples")`` swaps the labels per document and gives a
+  two-sided p-value: exact, by enumerating all 2^documents arrangements, up to ``EXACT_SWAP_MAX_DOCUMENTS`` (13)
+  documents whatever ``n_resamples`` says (8,192 arrangements at most, vectorised), else from ``n_resamples``
+  seeded random arrangements (see swap_resamples). The reported interval is still the
   paired bootstrap's (BCa or percentile as ``ci_method`` says). Its null is exchangeability of the two judges, which
   is stronger than equal correlation: two judges equally correlated with the humans but on different scales, with
   different ties or differently clustered errors are not exchangeable, and the test can reject them (issue 18.4
@@ -43,6 +45,20 @@ from evalcore.meta.correlation import (
 )
 
 METHODS = ("bootstrap", "permutation")
+
+# Up to this many documents the document-swap permutation test enumerates every one of the 2^documents arrangements
+# (8,192 at 13), so its p-value is exact; beyond, it draws n_resamples random ones.
+EXACT_SWAP_MAX_DOCUMENTS = 13
+# Arrangements handed to the vectorised statistic at once: a dataset-level statistic holds arrangements x items
+# values, so memory stays bounded on documents with many items.
+SWAP_BATCH = 1024
+
+
+def swap_resamples(n_documents: int, n_resamples: int) -> float:
+    """The ``n_resamples`` to hand scipy.stats.permutation_test(permutation_type="samples"): infinity (every
+    arrangement, exact) up to EXACT_SWAP_MAX_DOCUMENTS documents, else the caller's count. scipy alone enumerates only
+    while 2^documents <= n_resamples (9 documents at 1,000), which would make the p-value of 10-13 documents random."""
+    return np.inf if n_documents <= EXACT_SWAP_MAX_DOCUMENTS else n_resamples
 
 
 @dataclass(frozen=True)
@@ -170,7 +186,8 @@ def _permutation_pvalue(pa, pb, level: str, coefficient: str, skip_constant: boo
     statistic = _permutation_statistic(pa, pb, level, coefficient, skip_constant)
     docs = np.arange(pa.n_docs)
     res = st.permutation_test((docs, docs + pa.n_docs), statistic, permutation_type="samples", vectorized=True,
-                              n_resamples=n_resamples, alternative="two-sided", random_state=random_state)
+                              n_resamples=swap_resamples(pa.n_docs, n_resamples), alternative="two-sided",
+                              random_state=random_state, batch=SWAP_BATCH)
     return float(res.pvalue)
 
 

@@ -15,8 +15,9 @@ estimates come from scikit-learn, the resamples from ``stats_from_confusion`` on
   compare.bootstrap_pvalue (null: equal agreement).
 - ``method="permutation"``: under the null that the two judges are exchangeable, swapping their labels on all items
   of a document leaves the difference's distribution unchanged; ``scipy.stats.permutation_test(permutation_type=
-  "samples")`` swaps per document, exactly by enumeration when 2^documents <= n_resamples. The interval reported is
-  still the paired bootstrap's.
+  "samples")`` swaps per document, exactly by enumeration up to compare.EXACT_SWAP_MAX_DOCUMENTS (13) documents
+  whatever n_resamples says, else from n_resamples random arrangements. The interval reported is still the paired
+  bootstrap's.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import scipy.stats as st
 from evalcore.meta.classification import (
     PreparedLabels, _doc_tables, judge_codes, prepare_labels, sklearn_statistics, stats_from_confusion,
 )
-from evalcore.meta.compare import METHODS, PairedComparisonResult, paired_inference
+from evalcore.meta.compare import METHODS, PairedComparisonResult, paired_inference, SWAP_BATCH, swap_resamples
 from evalcore.meta.correlation import CI_METHODS, _check_choice
 
 # What the alignment loop and this test can compare on a categorical dimension (the weighted kappa needs an order)
@@ -131,7 +132,8 @@ def paired_label_difference(frame_a: pd.DataFrame, frame_b: pd.DataFrame, *, cat
             random_state=random_state, ci_method=ci_method, confidence_level=confidence_level, method=method,
             permutation_pvalue=lambda: st.permutation_test(
                 (docs, docs + pa.n_docs), _swap_statistic(pa, pb, statistic, average), permutation_type="samples",
-                vectorized=True, n_resamples=n_resamples, alternative="two-sided", random_state=random_state).pvalue)
+                vectorized=True, n_resamples=swap_resamples(pa.n_docs, n_resamples), alternative="two-sided",
+                random_state=random_state, batch=SWAP_BATCH).pvalue)
     return PairedComparisonResult(
         statistic_a=float(stat_a), statistic_b=float(stat_b), difference=float(difference), ci_low=float(lo),
         ci_high=float(hi), pvalue=float(pvalue), n=int(len(pa.human)), level="dataset", coefficient=statistic,

@@ -28,7 +28,7 @@ import numpy as np
 import scipy.stats as st
 
 from evalcore.meta.correlation import (  # noqa: F401  (CI_RESAMPLING re-exported)
-    CI_RESAMPLING, PreparedFrame, percentile_interval, rows_correlation, scipy_correlation,
+    CI_RESAMPLING, PreparedFrame, percentile_interval, rows_correlation, scipy_correlation, snap_ties,
 )
 
 # Pairs below this count get a permutation p-value (system level: systems; dataset level: items).
@@ -113,7 +113,10 @@ def boot_both_draws(n_docs: int, n_systems: int, n_resamples: int, random_state=
 
 def boot_both_distribution(p: PreparedFrame, coefficient: str, n_resamples: int, random_state=0) -> np.ndarray:
     """The system-level correlation in every boot-both resample (NaN where undefined: e.g. one distinct system
-    drawn, or a drawn system with no item in the drawn documents)."""
+    drawn, or a drawn system with no item in the drawn documents). For the rank coefficients the drawn means are
+    tie-snapped (correlation.snap_ties) as on every other system-level path: two systems whose means are equal
+    (4.216666666666666 and 4.216666666666668 are the same 253/60 summed in another order) are a tie, not an order
+    decided by rounding."""
     sx, sy, cnt = doc_system_sums(p)
     docs, systems = boot_both_draws(p.n_docs, p.n_systems, n_resamples, random_state)
     C = np.zeros((n_resamples, p.n_docs))
@@ -124,6 +127,8 @@ def boot_both_distribution(p: PreparedFrame, coefficient: str, n_resamples: int,
     rows = np.arange(n_resamples)[:, None]
     X = mx[rows, systems]
     Y = my[rows, systems]
+    if coefficient != "pearson":
+        X, Y = snap_ties(X), snap_ties(Y)
     out = np.full(n_resamples, np.nan)
     ok = ~np.isnan(X).any(axis=1)
     if ok.any():
