@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Iterable, Mapping
 
 USER_HEADER_ENV = "EVALCORE_USER_HEADER"
 
@@ -74,15 +74,23 @@ def header_name(environ: Mapping[str, str]) -> str | None:
     return raw
 
 
-def user_from_headers(headers: Mapping[str, str], header: str | None) -> User | None:
+def user_from_headers(headers: Mapping[str, str] | Iterable[tuple[str, str]], header: str | None) -> User | None:
     """The user the trusted proxy named in ``header`` (matched case-insensitively, as HTTP does), or None when
-    ``header`` is None (not configured) or absent from the request. A header present with an unusable value raises
-    IdentityError: a proxy that sends garbage is a misconfiguration to show, not an anonymous visitor."""
+    ``header`` is None (not configured) or absent from the request. ``headers``: a mapping, or the request's
+    (name, value) pairs with repeats (a mapping keeps one value of a repeated header: say which). A header present
+    with an unusable value raises IdentityError: a proxy that sends garbage is a misconfiguration to show, not an
+    anonymous visitor. So does a request carrying the header more than once: a proxy that appends its header
+    rather than replacing the visitor's (RFC 9110 5.3 allows a repeated field only for list-valued ones) would
+    otherwise let the visitor's own value, first or last, decide who is signed in."""
     if header is None:
         return None
     wanted = header.lower()
-    values = [v for k, v in headers.items() if str(k).lower() == wanted]
-    if not values or not str(values[0]).strip():
+    pairs = headers.items() if isinstance(headers, Mapping) else headers
+    values = [str(v) for k, v in pairs if str(k).lower() == wanted]
+    if len(values) > 1:
+        raise IdentityError(f"the request carries {header} {len(values)} times: the proxy must replace the "
+                            "visitor's header, not add its own beside it")
+    if not values or not values[0].strip():
         return None
     return User(valid_name(values[0]), "header")
 

@@ -16,12 +16,14 @@ import streamlit as st
 from evalcore.identity import IdentityError, User, Viewer, header_name, user_from_claims, user_from_headers
 
 
-def _request_headers() -> dict[str, str]:
-    """The headers of this session's websocket handshake (``st.context.headers``, Streamlit 1.37 and later)."""
+def _request_headers() -> list[tuple[str, str]]:
+    """The headers of this session's websocket handshake (``st.context.headers``, Streamlit 1.37 and later) as
+    (name, value) pairs, a repeated header once per value (``get_all``: its mapping view keeps one of them)."""
     try:
-        return {k: v for k, v in st.context.headers.items()}
+        h = st.context.headers
+        return [(k, v) for k in h for v in (h.get_all(k) if hasattr(h, "get_all") else [h[k]])]
     except Exception:  # noqa: BLE001 - no request (a bare script run): no header
-        return {}
+        return []
 
 
 def oidc_configured() -> bool:
@@ -42,6 +44,13 @@ def _header() -> str | None:
         st.stop()
 
 
+def _refused(what: str, e: IdentityError) -> None:
+    """A refused sign-in: the message, then why as plain text (the value is the visitor's: as Markdown, an image in
+    it would be fetched and a link drawn)."""
+    st.error(what)
+    st.text(str(e))
+
+
 def sign_in_configured() -> bool:
     return _header() is not None or oidc_configured()
 
@@ -53,13 +62,13 @@ def user() -> User | None:
         try:
             return user_from_headers(_request_headers(), header)
         except IdentityError as e:
-            st.error(f"The sign-in header {header} holds no usable user name ({e}): not signed in.")
+            _refused(f"The sign-in header {header} holds no usable user name: not signed in.", e)
             return None
     if oidc_configured():
         try:
             return user_from_claims(st.user.to_dict())
         except IdentityError as e:
-            st.error(f"The sign-in gave no usable user name ({e}): not signed in.")
+            _refused("The sign-in gave no usable user name: not signed in.", e)
     return None
 
 

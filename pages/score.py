@@ -195,29 +195,15 @@ if choice.endpoint is not None and dims:
 
 def spending_gate(est) -> bool:
     """Issue 21, item 12: a costly (or unknown-cost) run starts only once confirmed, naming cost, requests and host;
-    the operator's cap refuses what would pass it. True when the run may start."""
-    from evalcore.judge import spending
-    from evalcore.judge.client import LOCAL_PROVIDERS
+    the operator's cap (per user, kept in the store) refuses what would pass it. True when the run may start. The
+    one rule of every page that spends (pages/_spending.py, evalcore.judge.spending.gate)."""
+    from pages import _spending
 
     if est is None:
         return False  # no estimate, no run: the reason is shown above
     cost = est.cost_usd_batch if use_batch else est.cost_usd
-    d = spending.decide(cost, est.calls, local=choice.endpoint.provider in LOCAL_PROVIDERS,
-                        spent_usd=st.session_state.get("_spent_usd", 0.0),
-                        confirm_over=spending.confirm_threshold(), cap=spending.spending_cap())
-    if not d.allowed:
-        st.session_state.pop("_spend_sig", None)
-        st.error(ui.esc(d.reason))
-        return False
-    if not d.needs_confirmation:
-        st.session_state.pop("_spend_sig", None)  # a confirmation is never carried over to a later plan
-        return True
     sig = (ds.id, method_name, tuple(dims), int(limit), bool(use_batch), choice.endpoint.base_url, est.calls, cost)
-    if st.session_state.get("_spend_sig") != sig:  # another plan: asked again, never carried over
-        st.session_state["_spend_sig"] = sig
-        st.session_state["confirm_spend"] = False
-    return st.checkbox(f"Send {est.calls:,} requests to {trust.host_of(choice.endpoint.base_url)} for an estimated "
-                       f"{spending.usd(cost)} ({d.reason}): I confirm", key="confirm_spend")
+    return _spending.consent("spend", sig, cost, est.calls, choice.endpoint)
 
 # ------------------------------------------------------------------------------------------------------- run
 job: ScoringJob | None = st.session_state.get("_score_job")
@@ -232,8 +218,11 @@ may_spend = may_run and choice.ready and bool(dims) and spending_gate(est)
 start_clicked = st.button("Start scoring", key="start_scoring", type="primary",
                           disabled=not may_spend or (job is not None and job.running))
 if start_clicked:
+    from pages import _spending
+
     cost = est.cost_usd_batch if use_batch else est.cost_usd
-    st.session_state["_spent_usd"] = st.session_state.get("_spent_usd", 0.0) + (cost or 0.0)
+    start_clicked = _spending.charge(cost, est.calls, choice.endpoint, f"score {ds.id} {method_name}")
+if start_clicked:
     from evalcore.judge.runner import new_run_id
 
     several = endpoints is not None and len(endpoints) > 1 and not use_batch

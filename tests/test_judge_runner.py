@@ -374,8 +374,9 @@ def test_price_table_override_and_lookup(tmp_path):
     f = tmp_path / "prices.json"
     f.write_text(json.dumps({"my-model": {"input": 1.0, "output": 3.0}, "gpt-4o": {"input": 5.0, "output": 15.0}}))
     table = cost.load_prices(f)
-    assert cost.cost_usd(1_000_000, 1_000_000, model="my-model-v2", prices=table) == pytest.approx(4.0)
-    assert cost.price_for("gpt-4o-mini-2024-07-18", prices=table) == cost.PRICES["gpt-4o-mini"]  # longest prefix
+    assert cost.cost_usd(1_000_000, 1_000_000, model="my-model", prices=table) == pytest.approx(4.0)
+    assert cost.cost_usd(1, 1, model="my-model-v2", prices=table) is None  # exact names only: no prefix match
+    assert cost.price_for("gpt-4o-mini-2024-07-18", prices=table) == cost.PRICES["gpt-4o-mini"]  # a snapshot alias
     assert cost.price_for("gpt-4o-2024-08-06", prices=table) == {"input": 5.0, "output": 15.0}
     assert cost.price_for("unknown-model", prices=table) is None
     assert cost.cost_usd(10, 10, model="anything", provider="ollama") == 0.0

@@ -17,10 +17,15 @@
    ``evalcore.meta.compare_labels.paired_label_difference``, the same design on confusion matrices). ``optimism`` = development gain - test gain: how much of
    what the development part promised did not carry over (selection on development noise shows up here).
 5. Every final check is recorded in the store (``final_checks``); ``check_number`` says which look at that test part
-   this is (1 = the first). Looking again after seeing the test part is allowed, counted and reported.
+   this is (1 = the first). Looking again after seeing the test part is allowed, counted and reported. On a server
+   with sign-in the count is the user's own (``owner``), and a look at a test part's run on another page (Compare,
+   Alignment) is counted too (:func:`count_look`).
 
-Runs get deterministic ids (dataset, split, part, criteria version, method, endpoint), so running the loop again
-resumes the same runs and sends nothing the cache already answered.
+Runs get deterministic ids (dataset, split, part, criteria version, method, endpoint, owner), so running the loop
+again resumes the same runs and sends nothing the cache already answered. The id ends with the full SHA-256 of all
+of these: no one can make a run under another user's or another endpoint's id by a hash collision, and a run is
+reused only when its recorded owner and endpoint are this loop's (:func:`check_reuse`): anything else is refused,
+never silently taken as this loop's baseline.
 """
 
 from __future__ import annotations
@@ -189,11 +194,81 @@ def _scored_json(s: Scored) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------------------------------- runs
-def run_id_for(dataset_id: str, split: Split, part: str, candidate: Candidate, method: str, endpoint) -> str:
-    """The deterministic run id of a candidate on one part (re-running resumes it; the cache answers the rest)."""
-    ident = hashlib.sha256(json.dumps(endpoint.identity(), sort_keys=True).encode()).hexdigest()[:6]
+def run_id_for(dataset_id: str, split: Split, part: str, candidate: Candidate, method: str, endpoint,
+               owner: str | None = None) -> str:
+    """The deterministic run id of a candidate on one part for ``owner`` (the signed-in user; None without sign-in):
+    re-running resumes it, the cache answers the rest. Readable fields first, then the full SHA-256 of everything
+    the run depends on (a prefix of it could be matched by brute force: a 24-bit one was, in minutes)."""
+    from evalcore.store.connection import canonical_json
+
+    what = {"dataset": dataset_id, "split": split.split_id, "part": part, "criteria": candidate.version,
+            "method": str(method), "endpoint": endpoint.identity(), "owner": owner or None}
+    digest = hashlib.sha256(canonical_json(what).encode()).hexdigest()
     model = re.sub(r"[^A-Za-z0-9._-]+", "-", endpoint.model).strip("-") or "model"
-    return f"{dataset_id}/align-{split.split_id[:8]}-{part}-{candidate.version[:8]}-{method}-{model}-{ident}"
+    return f"{dataset_id}/align-{split.split_id[:8]}-{part}-{candidate.version[:8]}-{method}-{model}-{digest}"
+
+
+class RunNotReusable(ValueError):
+    """A run under the loop's id exists but was made by someone else or against another endpoint."""
+
+
+def check_reuse(store, run_id: str, owner: str | None, endpoint) -> bool:
+    """True when ``run_id`` exists and may be resumed by ``owner`` against ``endpoint``; False when there is no such
+    run. RunNotReusable when it exists with another owner or another recorded endpoint (provider, base URL, model,
+    API version): its judgments are not this loop's, and resuming it would overwrite what it records."""
+    if not store.run_exists(run_id):
+        return False
+    row = store.run_row(run_id)
+    if (row.get("owner") or None) != (owner or None):
+        raise RunNotReusable(f"a run with the id {run_id!r} exists and was made by another user: it is not reused "
+                             "as this loop's run, and nothing was scored")
+    recorded = (row.get("config") or {}).get("endpoint")
+    if recorded != endpoint.identity():
+        raise RunNotReusable(f"a run with the id {run_id!r} exists and was scored against another endpoint "
+                             f"({json.dumps(recorded, sort_keys=True)}): it is not reused as this loop's run")
+    return True
+
+
+def own_run(store, run_id: str, owner: str | None, endpoint) -> dict[str, Any] | None:
+    """The stored row of the loop's run ``run_id`` when it may be shown to ``owner`` as theirs (see
+    :func:`check_reuse`), else None: another user's run, or one made against another endpoint, is never read."""
+    try:
+        return store.run_row(run_id) if check_reuse(store, run_id, owner, endpoint) else None
+    except RunNotReusable:
+        return None
+
+
+_TEST_RUN = re.compile(r"^(?P<dataset>.+)/align-(?P<split>[0-9a-f]{8})-test-")
+
+
+def test_part_of(run_id: str) -> tuple[str, str] | None:
+    """(dataset id, split id prefix) when ``run_id`` names a run of the loop on a test part, else None."""
+    m = _TEST_RUN.match(str(run_id))
+    return None if m is None else (m["dataset"], m["split"])
+
+
+def count_look(store, run_id: str, owner: str | None, page: str) -> int | None:
+    """Record a look at the agreement of a test part's run outside the loop's final check (on the Compare or the
+    Alignment page) as a final check of ``owner`` on that test part: seeing a test part is what counts, whatever
+    page shows it. The viewer's number of checks on it, this one included; None when ``run_id`` is no test part's
+    run (or its split is unknown)."""
+    found = test_part_of(run_id)
+    if found is None:
+        return None
+    dataset_id, prefix = found
+    try:
+        row = store.load_split_row(dataset_id, prefix)
+    except KeyError:  # an ambiguous prefix: counted against each split it may be
+        row = None
+        rows = [r for r in store.list_split_rows(dataset_id) if r["split_id"].startswith(prefix)]
+    else:
+        rows = [row] if row is not None else []
+    number = None
+    for r in rows:
+        number = store.record_final_check(dataset_id, r["split_id"], dimension=r["dimension"], method="look",
+                                          baseline_hash="", chosen_hash="", baseline_run="", chosen_run=run_id,
+                                          result={"look": page, "run": run_id}, owner=owner)
+    return number
 
 
 def check_method(method) -> None:
@@ -206,9 +281,9 @@ def check_method(method) -> None:
 
 
 def spec_for(dataset: Dataset, split: Split, part: str, dimension: str, method: str, candidate: Candidate,
-             endpoint, *, config_overrides: dict[str, Any] | None = None):
+             endpoint, *, config_overrides: dict[str, Any] | None = None, owner: str | None = None):
     """The engine's ScoringSpec for one candidate on one part: the part's documents only, the candidate's
-    criteria, the method's config for the dataset (the one default rule of evalcore.judge.spec)."""
+    criteria, the method's config for the dataset (the one default rule of evalcore.judge.spec); ``owner``'s run."""
     from evalcore.judge.spec import ScoringSpec, method_config
 
     check_method(method)
@@ -216,7 +291,7 @@ def spec_for(dataset: Dataset, split: Split, part: str, dimension: str, method: 
     return ScoringSpec(sub, method, [dimension], {dimension: candidate.criteria},
                        method_config(method, dataset, config_overrides),
                        label=f"align {part} · {candidate.source} · {candidate.version[:8]}",
-                       run_id=run_id_for(dataset.id, split, part, candidate, method, endpoint))
+                       run_id=run_id_for(dataset.id, split, part, candidate, method, endpoint, owner), owner=owner)
 
 
 def estimate_part(dataset: Dataset, split: Split, part: str, dimension: str, method: str,
@@ -290,12 +365,16 @@ def agreement_of(frame: pd.DataFrame, settings: Settings, dim: Dimension | None 
 def score_candidate(dataset: Dataset, split: Split, part: str, dimension: str, method: str, candidate: Candidate,
                     options, *, store=None, settings: Settings = Settings(),
                     config_overrides: dict[str, Any] | None = None, progress: Callable | None = None,
-                    cancel: threading.Event | None = None) -> Scored:
-    """Score one candidate on one part through the engine (cached, resumable) and measure its agreement there."""
+                    cancel: threading.Event | None = None, owner: str | None = None) -> Scored:
+    """Score one candidate on one part through the engine (cached, resumable: ``owner``'s own run against this
+    endpoint only, see :func:`check_reuse`) and measure its agreement there."""
     from evalcore.judge import runner
+    from evalcore.store import default_store
 
+    store = store or default_store()
     spec = spec_for(dataset, split, part, dimension, method, candidate, options.first_endpoint,
-                    config_overrides=config_overrides)
+                    config_overrides=config_overrides, owner=owner)
+    check_reuse(store, spec.run_id, owner, options.first_endpoint)
     run = runner.score_dataset(spec, options, store=store, progress=progress, cancel=cancel)
     # the run holds this version's judgments only
     frame = part_frame(dataset, run, dimension, split, part, labels=settings.on_labels)
@@ -305,11 +384,12 @@ def score_candidate(dataset: Dataset, split: Split, part: str, dimension: str, m
 
 def score_on_dev(dataset: Dataset, split: Split, dimension: str, method: str, candidates: list[Candidate], options,
                  *, store=None, settings: Settings = Settings(), config_overrides: dict[str, Any] | None = None,
-                 progress: Callable | None = None, cancel: threading.Event | None = None) -> list[Scored]:
+                 progress: Callable | None = None, cancel: threading.Event | None = None,
+                 owner: str | None = None) -> list[Scored]:
     """Every candidate scored on the development part (identical criteria are scored once)."""
     by_version = {c.version: score_candidate(dataset, split, DEV, dimension, method, c, options, store=store,
                                              settings=settings, config_overrides=config_overrides,
-                                             progress=progress, cancel=cancel)
+                                             progress=progress, cancel=cancel, owner=owner)
                   for c in _unique(candidates)}
     return [Scored(c, DEV, by_version[c.version].run_id, by_version[c.version].agreement) for c in candidates]
 
@@ -390,8 +470,9 @@ def verdict_of(d: Difference) -> str:
 def final_check(dataset: Dataset, split: Split, dimension: str, method: str, baseline_dev: Scored,
                 chosen_dev: Scored, options, *, store=None, settings: Settings = Settings(),
                 config_overrides: dict[str, Any] | None = None, progress: Callable | None = None,
-                cancel: threading.Event | None = None) -> FinalCheck:
-    """Score the baseline and the chosen candidate on the test part, compare them, record the check (counted)."""
+                cancel: threading.Event | None = None, owner: str | None = None) -> FinalCheck:
+    """Score the baseline and the chosen candidate on the test part, compare them, record the check (counted as
+    ``owner``'s, the signed-in user's; their own runs only, see :func:`check_reuse`)."""
     from evalcore.judge import runner
     from evalcore.store import default_store
 
@@ -399,7 +480,8 @@ def final_check(dataset: Dataset, split: Split, dimension: str, method: str, bas
     runs = {}
     for name, s in (("baseline", baseline_dev), ("chosen", chosen_dev)):
         spec = spec_for(dataset, split, TEST, dimension, method, s.candidate, options.first_endpoint,
-                        config_overrides=config_overrides)
+                        config_overrides=config_overrides, owner=owner)
+        check_reuse(store, spec.run_id, owner, options.first_endpoint)
         runs[name] = runner.score_dataset(spec, options, store=store, progress=progress, cancel=cancel)
     scored = {name: Scored(s.candidate, TEST, runs[name].run_id,
                            agreement_of(part_frame(dataset, runs[name], dimension, split, TEST,
@@ -413,7 +495,7 @@ def final_check(dataset: Dataset, split: Split, dimension: str, method: str, bas
                                       baseline_hash=baseline_dev.candidate.version,
                                       chosen_hash=chosen_dev.candidate.version,
                                       baseline_run=runs["baseline"].run_id, chosen_run=runs["chosen"].run_id,
-                                      result=_json_safe(result))
+                                      result=_json_safe(result), owner=owner)
     return FinalCheck(baseline=scored["baseline"], chosen=scored["chosen"], difference=diff, dev_gain=dev_gain,
                       test_gain=diff.statistic, optimism=dev_gain - diff.statistic, check_number=number,
                       verdict=verdict_of(diff))
@@ -428,5 +510,6 @@ def _json_safe(x: Any) -> Any:
 
 
 __all__ = ["Settings", "default_settings", "Agreement", "Scored", "Difference", "FinalCheck", "AlignReport", "CHOOSE_BEST_DEV",
-           "check_method", "run_id_for", "spec_for", "estimate_part", "estimate_dev", "part_frame", "agreement_of",
+           "check_method", "run_id_for", "RunNotReusable", "check_reuse", "own_run", "test_part_of", "count_look",
+           "spec_for", "estimate_part", "estimate_dev", "part_frame", "agreement_of",
            "score_candidate", "score_on_dev", "choose", "compare_on_test", "verdict_of", "final_check"]

@@ -164,17 +164,18 @@ def _from_row(row: dict, checks: int) -> Split:
                  test_docs=tuple(row["test_docs"]), created_at=row["created_at"], final_checks=checks)
 
 
-def load_split(store, dataset_id: str, split_id: str) -> Split:
-    """A stored split by id (or a unique prefix), with the number of final checks made on its test part."""
+def load_split(store, dataset_id: str, split_id: str, *, viewer=None) -> Split:
+    """A stored split by id (or a unique prefix), with the number of final checks made on its test part (by
+    ``viewer``, an evalcore.identity.Viewer, on a server with sign-in: each user's looks are theirs)."""
     row = store.load_split_row(dataset_id, split_id)
     if row is None:
         raise KeyError(f"no split {split_id!r} for dataset {dataset_id!r}")
-    return _from_row(row, len(store.final_checks(dataset_id, row["split_id"])))
+    return _from_row(row, len(store.final_checks(dataset_id, row["split_id"], viewer=viewer)))
 
 
-def list_splits(store, dataset_id: str, dimension: str | None = None) -> list[Split]:
-    """The dataset's stored splits, newest first."""
-    return [_from_row(r, len(store.final_checks(dataset_id, r["split_id"])))
+def list_splits(store, dataset_id: str, dimension: str | None = None, *, viewer=None) -> list[Split]:
+    """The dataset's stored splits, newest first (final checks counted as :func:`load_split` does)."""
+    return [_from_row(r, len(store.final_checks(dataset_id, r["split_id"], viewer=viewer)))
             for r in store.list_split_rows(dataset_id, dimension)]
 
 

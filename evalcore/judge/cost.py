@@ -1,10 +1,13 @@
 """An editable price table for cost estimates (USD per million tokens).
 
 The figures below are list prices copied by hand and WILL go stale: check your provider's pricing page. Override or
-extend them without editing code with a JSON file, ``{"model-prefix": {"input": 2.5, "output": 10.0}, ...}``,
+extend them without editing code with a JSON file, ``{"model-name": {"input": 2.5, "output": 10.0}, ...}``,
 at ``$EVALCORE_PRICES`` (or ``~/.evalcore/prices.json``), or pass ``prices=`` to ``estimate``.
-A model matches the longest prefix in the table ("gpt-4o-mini-2024-07-18" -> "gpt-4o-mini").
-Local providers (vLLM, Ollama, llama.cpp) cost 0; an unknown hosted model gives ``None`` (unknown, not free).
+A model is priced by its exact name, or by a dated snapshot name the provider documents as the same model at the
+same price (:data:`ALIASES`: "gpt-4o-mini-2024-07-18" -> "gpt-4o-mini"). Never by a prefix: "gpt-4.5-preview" is no
+"gpt-4", nor is "gpt-4-32k" (priced twice as high). Local providers (vLLM, Ollama, llama.cpp) cost 0; any other
+model gives ``None`` (unknown, not free), and the spending rule for an unknown price applies
+(evalcore.judge.spending: confirm first; refused under a cap).
 
 Two discounts (OpenAI's published rules; override per model with "cached_input", "batch_input", "batch_output"):
 prompt tokens served from the provider's prompt cache cost ``cached_input`` (gpt-4.1 family: 25 % of input; gpt-4o
@@ -35,6 +38,24 @@ PRICES: dict[str, dict[str, float]] = {
     "o4-mini": {"input": 1.10, "output": 4.40, "cached_input": 0.275},
 }
 
+# Dated snapshots priced as their model, as OpenAI's model pages list them (https://platform.openai.com/docs/models:
+# "gpt-4o" points to "gpt-4o-2024-08-06", ...) and its pricing page prices them
+# (https://platform.openai.com/docs/pricing). A snapshot priced differently (gpt-4o-2024-05-13: $5 / $15,
+# gpt-3.5-turbo-1106: $1 / $2) is not here: unknown until the price file names it.
+ALIASES: dict[str, str] = {
+    "gpt-4.1-2025-04-14": "gpt-4.1",
+    "gpt-4.1-mini-2025-04-14": "gpt-4.1-mini",
+    "gpt-4.1-nano-2025-04-14": "gpt-4.1-nano",
+    "gpt-4o-2024-08-06": "gpt-4o",
+    "gpt-4o-2024-11-20": "gpt-4o",
+    "gpt-4o-mini-2024-07-18": "gpt-4o-mini",
+    "gpt-4-turbo-2024-04-09": "gpt-4-turbo",
+    "gpt-4-0613": "gpt-4",
+    "gpt-3.5-turbo-0125": "gpt-3.5-turbo",
+    "o3-mini-2025-01-31": "o3-mini",
+    "o4-mini-2025-04-16": "o4-mini",
+}
+
 BATCH_DISCOUNT = 0.5  # the Batch API: half price for input and output
 OPTIONAL_PRICES = ("cached_input", "batch_input", "batch_output")
 
@@ -43,7 +64,7 @@ FREE_PROVIDERS = ("vllm", "ollama", "llamacpp", "local")
 
 def load_prices(path: str | Path | None = None) -> dict[str, dict[str, float]]:
     """The built-in table updated with the JSON override file (if any). Raises ValueError naming the file when the
-    override is not a mapping of model prefix -> {"input": number, "output": number}."""
+    override is not a mapping of model name -> {"input": number, "output": number}."""
     table = {k: dict(v) for k, v in PRICES.items()}
     if path is None:
         env = os.environ.get("EVALCORE_PRICES")
@@ -56,7 +77,7 @@ def load_prices(path: str | Path | None = None) -> dict[str, dict[str, float]]:
     except (OSError, json.JSONDecodeError) as e:
         raise ValueError(f"price table {p}: cannot read JSON ({e})") from None
     if not isinstance(data, dict):
-        raise ValueError(f"price table {p}: expected an object of model prefix -> prices")
+        raise ValueError(f"price table {p}: expected an object of model name -> prices")
     for model, entry in data.items():
         if not (isinstance(entry, dict) and all(isinstance(entry.get(k), (int, float)) for k in ("input", "output"))):
             raise ValueError(f"price table {p}: entry {model!r} needs numeric 'input' and 'output' (USD per 1M tokens)")
@@ -70,14 +91,16 @@ def load_prices(path: str | Path | None = None) -> dict[str, dict[str, float]]:
 
 
 def price_for(model: str, *, provider: str = "openai", prices: dict[str, Any] | None = None) -> dict[str, float] | None:
+    """The prices of ``model``: its own entry, else the entry of the model a documented snapshot name stands for
+    (:data:`ALIASES`); None (unknown) for any other name. A local provider's model is free."""
     if provider in FREE_PROVIDERS:
         return {"input": 0.0, "output": 0.0}
     table = prices if prices is not None else load_prices()
-    best = None
-    for prefix in table:
-        if model.startswith(prefix) and (best is None or len(prefix) > len(best)):
-            best = prefix
-    return None if best is None else table[best]
+    name = str(model).strip()
+    if name in table:
+        return table[name]
+    alias = ALIASES.get(name)
+    return table.get(alias) if alias is not None else None
 
 
 def cost_usd(prompt_tokens: int, completion_tokens: int, *, model: str, provider: str = "openai",

@@ -5,8 +5,14 @@ A link can prefill a run of any size (every method, every dimension, every item)
 page: nothing starts by opening a link (a run starts only on the button); a run whose estimate is above
 ``$EVALCORE_CONFIRM_USD`` (default 1 USD), or whose cost is unknown for a paid provider, needs an explicit
 confirmation that names its cost, requests and host; and ``$EVALCORE_MAX_COST_USD``, when set, caps what one
-browser session may start in total (a run that would pass it is refused, as is a paid run of unknown cost).
-Local servers (vLLM, Ollama, llama.cpp) have no price: they need neither.
+signed-in user may start in total, and what everyone not signed in may start together (the server's budget): the
+spending is kept in the store (evalcore.store.spending), so a new browser session is no new budget. A run that
+would pass the cap is refused, as is a paid run of unknown cost. Local servers (vLLM, Ollama, llama.cpp) have no
+price: they need neither.
+
+Everything the app sends on a paid endpoint goes through the same two calls, :func:`gate` (may it start, does it
+need a confirmation) and :func:`charge` (at the click: checked again and recorded in one transaction): a Score run,
+the Improve loop's runs and its "Propose", Criteria's "Generate evaluation steps".
 """
 
 from __future__ import annotations
@@ -56,21 +62,75 @@ def usd(x: float | None) -> str:
 
 
 def decide(cost_usd: float | None, calls: int, *, local: bool, spent_usd: float = 0.0,
-           confirm_over: float = DEFAULT_CONFIRM_USD, cap: float | None = None) -> SpendDecision:
+           confirm_over: float = DEFAULT_CONFIRM_USD, cap: float | None = None, per: str = "user") -> SpendDecision:
     """The decision for a run whose calls to send cost ``cost_usd`` (None: the model's price is unknown), given what
-    this session already started (``spent_usd``)."""
+    was already started against the same cap (``spent_usd``; ``per``: whose budget, in words)."""
     if calls <= 0 or local:
         return SpendDecision(True, False, "nothing to pay: " + ("a local server" if local else "no call to send"))
     if cap is not None:
         if cost_usd is None:
-            return SpendDecision(False, False, f"The operator capped spending at {usd(cap)} per session, and this "
-                                               "model's price is unknown, so the run's cost cannot be checked.")
+            return SpendDecision(False, False, f"The operator capped spending at {usd(cap)} per {per}, and this "
+                                               "model's price is unknown, so the cost cannot be checked.")
         if spent_usd + cost_usd > cap:
-            return SpendDecision(False, False, f"This run's estimate ({usd(cost_usd)}) and the {usd(spent_usd)} "
-                                               f"this session already started pass the operator's cap of "
-                                               f"{usd(cap)} per session.")
+            return SpendDecision(False, False, f"This estimate ({usd(cost_usd)}) and the {usd(spent_usd)} "
+                                               f"already started pass the operator's cap of {usd(cap)} per {per}.")
     if cost_usd is None:
         return SpendDecision(True, True, "this model's price is unknown")
     if cost_usd > confirm_over:
         return SpendDecision(True, True, f"the estimate is above {usd(confirm_over)}")
     return SpendDecision(True, False, f"the estimate is at most {usd(confirm_over)}")
+
+
+def budget_name(spender: str | None) -> str:
+    """Whose budget a cap counts, in words: a signed-in user's own, or the server's (everyone not signed in)."""
+    return "user" if spender else "server for everyone not signed in"
+
+
+def gate(cost_usd: float | None, calls: int, *, local: bool, spender: str | None, store,
+         environ: Mapping[str, str] | None = None) -> SpendDecision:
+    """THE spending decision of the app, before anything is sent on a paid endpoint (a Score run, the Improve loop's
+    runs and its proposal, Criteria's step generation): :func:`decide` with the operator's threshold and cap
+    (``$EVALCORE_CONFIRM_USD``, ``$EVALCORE_MAX_COST_USD``) and what ``spender`` (a signed-in user's name; None:
+    everyone not signed in, together) already started, as the store keeps it. With a cap and no store to count in,
+    a paid call is refused: the cap could not hold."""
+    cap = spending_cap(environ)
+    spent = 0.0
+    if cap is not None and calls > 0 and not local:
+        if store is None:
+            return SpendDecision(False, False, "The operator capped spending, and the local store that counts it "
+                                               "cannot be used now: nothing is sent.")
+        spent = store.spent_usd(spender)
+    return decide(cost_usd, calls, local=local, spent_usd=spent, confirm_over=confirm_threshold(environ), cap=cap,
+                  per=budget_name(spender))
+
+
+def charge(cost_usd: float | None, calls: int, *, local: bool, spender: str | None, store, what: str,
+           environ: Mapping[str, str] | None = None) -> SpendDecision:
+    """At the click that sends: the cap checked again and the estimate recorded against ``spender`` in one store
+    transaction (two sessions of one user, or two visitors, cannot both pass the cap). Refused (``allowed``
+    False, nothing recorded) when the cap would be passed, when the price is unknown under a cap, or when a cap
+    cannot be counted (no store)."""
+    d = gate(cost_usd, calls, local=local, spender=spender, store=store, environ=environ)
+    if not d.allowed or calls <= 0 or local or store is None:
+        return d
+    cap = spending_cap(environ)
+    if store.charge(spender, cost_usd or 0.0, calls=calls, what=what, cap=cap) is None:
+        return SpendDecision(False, False, f"This estimate ({usd(cost_usd)}) and what was started meanwhile pass "
+                                           f"the operator's cap of {usd(cap)} per {budget_name(spender)}.")
+    return d
+
+
+def requests_cost(requests, endpoint, store) -> tuple[int, float | None]:
+    """(calls to send, their cost in USD; None: the model's price is unknown) of one-off requests (a proposal, step
+    generation), the cache's answers excluded, by the rule of ``runner.estimate``: prompt tokens = characters / 4,
+    completion tokens = max_tokens (an upper bound)."""
+    from evalcore.judge import cost as cost_mod
+    from evalcore.judge.runner import CachedSender, _request_tokens
+
+    sender = CachedSender(None, store, endpoint) if store is not None else None
+    keys = {sender.key(r) if sender is not None else str(i): r for i, r in enumerate(requests)}
+    hits = store.cache_has(list(keys)) if store is not None else set()
+    todo = [r for k, r in keys.items() if k not in hits]
+    prompt = sum(_request_tokens(r)[0] for r in todo)
+    completion = sum(_request_tokens(r)[1] for r in todo)
+    return len(todo), cost_mod.cost_usd(prompt, completion, model=endpoint.model, provider=endpoint.provider)

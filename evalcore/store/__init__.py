@@ -1,5 +1,6 @@
 """The local SQLite store: response cache, runs and their judgments, criteria versions, user datasets, labels,
-leases, Batch API batches, rejected probes, development / test splits and their final checks. One file (default
+leases, Batch API batches, rejected probes, development / test splits and their final checks, spending on the
+operator's key. One file (default
 ``$EVALCORE_DB`` or ``~/.evalcore/evalcore.db``).
 
 One module per concern, each a class over the shared :class:`~evalcore.store.connection.Connection`; :class:`Store`
@@ -39,11 +40,12 @@ from evalcore.store.leases import LeasesStore, RunLeased, process_alive
 from evalcore.store.owners import OwnersStore
 from evalcore.store.probes import ProbeFailuresStore
 from evalcore.store.runs import RunsStore
+from evalcore.store.spending import SpendingStore
 from evalcore.store.splits import SplitsStore
 
 
 class Store(RunsStore, CacheStore, CriteriaStore, DatasetsStore, LabelsStore, LeasesStore, BatchesStore,
-            ProbeFailuresStore, SplitsStore, OwnersStore):
+            ProbeFailuresStore, SplitsStore, OwnersStore, SpendingStore):
     """The store: opened (and migrated to the current schema) on construction."""
 
     def __init__(self, path: str | Path | None = None) -> None:

@@ -65,10 +65,14 @@ class RunsStore(Connection):
                    config: dict[str, Any] | None = None, parser: str = "", status: str = "running",
                    owner: str | None = None) -> None:
         """Create the run row, or update the config/status of an existing one (resume keeps created_at and the
-        owner). ``owner``: the signed-in user who started it (None without sign-in)."""
+        owner). ``owner``: the signed-in user who started it (None without sign-in). A signed-in user never resumes
+        (and so rewrites) another user's run: ValueError, nothing written."""
         cfg = dumps(config or {})
         with self.write() as c:
-            existing = c.execute("SELECT created_at FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+            existing = c.execute("SELECT created_at, owner FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+            if existing and existing[1] and owner and existing[1] != owner:
+                raise ValueError(f"a run with the id {run_id!r} belongs to another user: it is not resumed or "
+                                 "rewritten")
             if existing:
                 c.execute("UPDATE runs SET dataset_id=?, method=?, model=?, label=?, config=?, parser=?, status=?,"
                           " updated_at=? WHERE run_id=?",

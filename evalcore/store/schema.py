@@ -11,7 +11,9 @@ everyone sees) and ``shared`` (1: shared with the lab) at the end of ``datasets`
 ``steps_by`` at the end of ``criteria`` (the model that generated the evaluation steps; '' when a person wrote them).
 Version 5 adds ``splits`` and ``final_checks`` (evalcore.store.splits: the development / test split of a dataset's
 documents for judge alignment, and every final check made on a split's test part, so that looking at the test part
-again is counted).
+again is counted). Version 6 adds ``owner`` at the end of ``final_checks`` (whose check or look it is: counted per
+user) and the ``spending`` table (what each user, or everyone not signed in together, started on the operator's key:
+the cap of evalcore.judge.spending holds across sessions).
 
 Opening a store runs the migrations it lacks in place, in ONE transaction, after a backup copy of the file next to
 it (``<name>.bak-v<old>-<UTC timestamp>``) when the file already held tables: a failed migration rolls back and the
@@ -44,6 +46,9 @@ splits         dataset_id, split_id, dimension, seed, test_share, strata, dev_do
                created_at: a document-level development / test split (version 5)
 final_checks   check_id, dataset_id, split_id, dimension, method, baseline_hash, chosen_hash, baseline_run,
                chosen_run, result (JSON), created_at: one row per final check on a split's test part (version 5)
+               + owner (version 6): the user whose check (or look at the test part's agreement) it is
+spending       spend_id, spender (a user's name, '' for visitors not signed in), usd, calls, what, created_at:
+               what was started on the operator's key (version 6)
 """
 
 from __future__ import annotations
@@ -149,6 +154,18 @@ _V5_SPLITS = [
     'CREATE INDEX IF NOT EXISTS "idx_final_checks_split" ON "final_checks" ("dataset_id", "split_id")',
 ]
 
+# A shared server (issue 29, items 6 and 8): a final check, or a look at a test part's agreement on another page, is
+# counted for the user who made it (``owner`` last; NULL for a row written without sign-in, as every row before), and
+# what was spent on the operator's key is kept per user (a signed-in user's name; '' for everyone not signed in
+# together), so that a cap holds across sessions.
+_V6_VIEWERS_AND_SPENDING = [
+    'ALTER TABLE "final_checks" ADD COLUMN "owner" TEXT',
+    """CREATE TABLE IF NOT EXISTS "spending" ("spend_id" INTEGER PRIMARY KEY AUTOINCREMENT,
+       "spender" TEXT NOT NULL, "usd" REAL NOT NULL, "calls" INTEGER NOT NULL, "what" TEXT NOT NULL,
+       "created_at" TEXT NOT NULL)""",
+    'CREATE INDEX IF NOT EXISTS "idx_spending_spender" ON "spending" ("spender")',
+]
+
 # (version reached, why, statements), in order
 MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (1, "every table created up front, the schema version recorded", _V1_TABLES),
@@ -156,6 +173,7 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (3, "batches keyed by (endpoint, batch id)", _V3_BATCHES_BY_ENDPOINT),
     (4, "owner and sharing of datasets, runs, criteria and labels; who generated criteria steps", _V4_OWNERS),
     (5, "development / test splits and the final checks made on their test parts", _V5_SPLITS),
+    (6, "final checks counted per user; spending on the operator's key kept per user", _V6_VIEWERS_AND_SPENDING),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

@@ -5,7 +5,10 @@ splits        dataset_id, split_id (a hash of what the split is), dimension, see
               the first row: a split is a fact about the dataset, not an event.
 final_checks  one row per final check on a split's test part: which criteria versions were compared (baseline and
               chosen), their runs and the result (JSON). Appended, never replaced: how often a test part was looked
-              at is what makes a re-run honest to report.
+              at is what makes a re-run honest to report. ``owner`` (schema version 6): whose check it is. On a
+              server with sign-in each user's looks are counted and listed for that user only (another user's
+              check is not their look, and their private candidates' hashes and results are not to be listed).
+              A look at a test part's agreement on another page is a row too (``result["look"]`` names the page).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from evalcore.identity import Viewer
 from evalcore.store.connection import Connection, canonical_json, now
 
 SPLIT_COLUMNS = ("dataset_id", "split_id", "dimension", "seed", "test_share", "strata", "dev_docs", "test_docs",
@@ -20,7 +24,9 @@ SPLIT_COLUMNS = ("dataset_id", "split_id", "dimension", "seed", "test_share", "s
 _INSERT_SPLIT = (f"INSERT OR IGNORE INTO splits ({', '.join(SPLIT_COLUMNS)}) "
                  f"VALUES ({','.join('?' * len(SPLIT_COLUMNS))})")
 _INSERT_CHECK = ("INSERT INTO final_checks (dataset_id, split_id, dimension, method, baseline_hash, chosen_hash, "
-                 "baseline_run, chosen_run, result, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)")
+                 "baseline_run, chosen_run, result, created_at, owner) VALUES (?,?,?,?,?,?,?,?,?,?,?)")
+# whose checks: the same owner ('' and NULL alike: written without sign-in)
+_OWN = "COALESCE(owner, '') = ?"
 
 
 def _split_row(d: dict[str, Any]) -> dict[str, Any]:
@@ -58,20 +64,23 @@ class SplitsStore(Connection):
 
     def record_final_check(self, dataset_id: str, split_id: str, *, dimension: str, method: str,
                            baseline_hash: str, chosen_hash: str, baseline_run: str, chosen_run: str,
-                           result: dict[str, Any]) -> int:
-        """Append one final check on the split's test part; how many checks that test part has had, this one
-        included (1 = the first look)."""
+                           result: dict[str, Any], owner: str | None = None) -> int:
+        """Append one final check (or look) on the split's test part by ``owner`` (the signed-in user; None without
+        sign-in); how many checks that owner has made on that test part, this one included (1 = the first look)."""
         with self.write() as c:
             c.execute(_INSERT_CHECK, (dataset_id, split_id, dimension, method, baseline_hash, chosen_hash,
-                                      baseline_run, chosen_run, canonical_json(result), now()))
-            return int(c.execute("SELECT count(*) FROM final_checks WHERE dataset_id = ? AND split_id = ?",
-                                 (dataset_id, split_id)).fetchone()[0])
+                                      baseline_run, chosen_run, canonical_json(result), now(), owner or None))
+            return int(c.execute(f"SELECT count(*) FROM final_checks WHERE dataset_id = ? AND split_id = ? AND {_OWN}",
+                                 (dataset_id, split_id, owner or "")).fetchone()[0])
 
-    def final_checks(self, dataset_id: str, split_id: str) -> list[dict[str, Any]]:
-        """Every final check made on the split's test part, oldest first (``result`` decoded)."""
-        rows = self.rows("SELECT * FROM final_checks WHERE dataset_id = ? AND split_id = ? ORDER BY check_id",
-                         (dataset_id, split_id))
+    def final_checks(self, dataset_id: str, split_id: str, *, viewer: Viewer | None = None) -> list[dict[str, Any]]:
+        """The final checks made on the split's test part, oldest first (``result`` decoded): every one for
+        ``viewer`` None (the CLI, a laptop without sign-in), else that viewer's own only (a visitor not signed in:
+        those made without sign-in)."""
+        sql, args = "SELECT * FROM final_checks WHERE dataset_id = ? AND split_id = ?", [dataset_id, split_id]
+        if viewer is not None:
+            sql, args = f"{sql} AND {_OWN}", [*args, viewer.user or ""]
+        rows = self.rows(sql + " ORDER BY check_id", args)
         return [{**r, "result": json.loads(r["result"]) if r["result"] else None} for r in rows]
-
 
 __all__ = ["SplitsStore", "SPLIT_COLUMNS"]
