@@ -211,7 +211,7 @@ def endpoint_form(where: str = "main") -> EndpointChoice:
     st.session_state.setdefault("model", os.environ.get("OPENAI_MODEL", ""))
     c1, c2, c3 = st.columns([1, 2, 1])
     preset = c1.selectbox("Endpoint preset", presets, key="endpoint")
-    env_base, env_secret = split_credentials(os.environ.get("OPENAI_BASE_URL", ""))
+    env_base = configured_openai_base()
     preset_base = env_base if (preset == "openai" and env_base) else PRESETS[preset].base_url
     base_url = c2.text_input("Base URL", key="base_url", placeholder=preset_base,
                              help="Empty: the preset's URL (for openai, $OPENAI_BASE_URL when set). Kept for this "
@@ -233,11 +233,7 @@ def endpoint_form(where: str = "main") -> EndpointChoice:
     else:
         endpoint = endpoint_from_preset(preset, model=model.strip(), base_url=(base_url.strip() or preset_base))
     target = endpoint or endpoint_from_preset(preset, model="-", base_url=(base_url.strip() or preset_base))
-    if preset == "openai" and env_secret and not api_key and not base_url.strip():
-        api_key = env_secret  # $OPENAI_BASE_URL carried the key: the operator's endpoint; never shown or stored
-        source, problem = "with the key in the server's $OPENAI_BASE_URL: the operator's endpoint", None
-    else:
-        source, problem = key_source(target, api_key or None, LOCAL_PROVIDERS)
+    source, problem = key_source(target, api_key or None, LOCAL_PROVIDERS)
     refused = problem if problem and "operator configured" in problem else None
     if problem:
         problems.append(problem)
@@ -246,6 +242,17 @@ def endpoint_form(where: str = "main") -> EndpointChoice:
         st.caption(f"Requests go to `{shown}` ({esc(source)}).")
     return EndpointChoice(endpoint=endpoint, api_key=api_key or None, problems=problems, base_url=target.base_url,
                           refused=refused)
+
+
+def configured_openai_base() -> str:
+    """$OPENAI_BASE_URL when the operator set it usably; an entry with credentials or in an ambiguous form is
+    ignored (evalcore.judge.trust.operator_entries) and said on the page, never used, its secret never sent."""
+    from evalcore.judge import trust
+
+    for problem in trust.configuration_problems():
+        st.warning(esc(f"Server configuration: {problem}"), icon="⚠️")
+    entries = [e for e in trust.operator_entries() if e.variable == "OPENAI_BASE_URL" and e.problem is None]
+    return os.environ["OPENAI_BASE_URL"].strip() if entries else ""
 
 
 def endpoint_help(choice: EndpointChoice) -> None:

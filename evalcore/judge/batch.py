@@ -479,8 +479,9 @@ async def acollect(run_id: str, *, store: Store | None = None, api_key: str | No
     """Wait for the run's batches (unless ``wait=False``), store their replies in the cache and score the run.
     Returns the scored Run, or ``run=None`` with the status when the batches are still running and wait is off."""
     store = store or default_store()
-    st = await _await_batches(run_id, store=store, api_key=api_key, api_key_env=api_key_env, wait=wait,
-                              poll_s=poll_s, progress=progress)
+    # the endpoint the caller confirmed goes to every call of this collection: the polls and the final status too
+    confirmed = dict(api_key=api_key, api_key_env=api_key_env, confirmed_base_url=confirmed_base_url)
+    st = await _await_batches(run_id, store=store, wait=wait, poll_s=poll_s, progress=progress, **confirmed)
     if not st.done:
         return Collected(None, st)
     row = store.run_row(run_id)
@@ -501,14 +502,16 @@ async def acollect(run_id: str, *, store: Store | None = None, api_key: str | No
     results = BatchResults(tally.reasons, "not answered by the run's batches (submit again with --run to send it)",
                            sender.key, tally.stats(st))
     run = await _score_from_cache(store, run_id, row, ds, recorded, endpoint, results)
-    return Collected(run, await astatus(run_id, store=store, api_key=api_key, api_key_env=api_key_env))
+    return Collected(run, await astatus(run_id, store=store, **confirmed))
 
 
-async def _await_batches(run_id: str, *, store: Store, api_key: str | None, api_key_env: str | None, wait: bool,
-                         poll_s: float, progress: Callable[[BatchStatus], None] | None) -> BatchStatus:
+async def _await_batches(run_id: str, *, store: Store, api_key: str | None, api_key_env: str | None,
+                         confirmed_base_url: str | None, wait: bool, poll_s: float,
+                         progress: Callable[[BatchStatus], None] | None) -> BatchStatus:
     """The batches' status, polled every ``poll_s`` until they all ended (once only when ``wait`` is off)."""
     while True:
-        st = await astatus(run_id, store=store, api_key=api_key, api_key_env=api_key_env)
+        st = await astatus(run_id, store=store, api_key=api_key, api_key_env=api_key_env,
+                           confirmed_base_url=confirmed_base_url)
         if progress is not None:
             progress(st)
         if st.done or not wait:

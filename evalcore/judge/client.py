@@ -188,6 +188,8 @@ def _describe_error(err: BaseException, retries: int | None = None) -> str:
         return "HTTP timeout" + (after or " (no complete answer within the timeout; not retried)")
     if isinstance(err, openai.APIConnectionError):
         return f"connection failed{after} ({_cause(err)})"
+    if isinstance(err, openai.APIStatusError) and 300 <= err.status_code < 400:
+        return _redirect_refused(err)
     if isinstance(err, openai.APIStatusError):
         too_long = _retry_after_over_limit(err)
         if too_long is not None:
@@ -208,6 +210,15 @@ def _describe_error(err: BaseException, retries: int | None = None) -> str:
             return "malformed response body (ValueError): the answer has no choices"
         return f"malformed response body ({type(err).__name__})"
     return f"{type(err).__name__}: {str(err)[:200]}"
+
+
+def _redirect_refused(err: Any) -> str:
+    """The failure of a request the endpoint redirected: where it pointed, and why it was not followed."""
+    location = str(getattr(err.response, "headers", {}).get("location", "") or "")
+    target = trust.host_of(location) if "://" in location else "the same host"
+    return (f"HTTP {err.status_code}: the endpoint redirected this request to {target} "
+            f"({redact(location)[:120] or 'no location given'}); redirects are not followed, since one would send "
+            "the prompt to an address nobody configured. If that address is the API's, use it as the base URL.")
 
 
 # openai-python follows a server's Retry-After up to two minutes and does not retry when it asks for more
@@ -316,7 +327,10 @@ def _deadline_http_client(deadline_s: float, hooks: dict[str, list[Any]]) -> Any
     from openai._constants import DEFAULT_CONNECTION_LIMITS
 
     inner = _httpx().AsyncHTTPTransport(limits=DEFAULT_CONNECTION_LIMITS)
-    return openai.DefaultAsyncHttpxClient(event_hooks=hooks, transport=_DeadlineTransport(inner, deadline_s))
+    # Redirects are not followed: a 307/308 would re-send the whole prompt (a private dataset's texts) to wherever the
+    # endpoint points, a host the operator never configured; the failure names the target instead (_describe_error).
+    return openai.DefaultAsyncHttpxClient(event_hooks=hooks, transport=_DeadlineTransport(inner, deadline_s),
+                                          follow_redirects=False)
 
 
 def request_body(endpoint: Endpoint, request: Request) -> dict[str, Any]:

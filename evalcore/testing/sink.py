@@ -15,6 +15,9 @@ class Attacker:
     """A host that must never be reached: a raw TCP listener on loopback that records every byte any client sends
     (an HTTP request, a TLS hello, anything) and answers 500. ``seen`` is the bytes; ``connections`` the count."""
 
+    # what every connection is answered with
+    ANSWER = b"HTTP/1.1 500 Internal Server Error\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+
     def __init__(self) -> None:
         self._sock = socket.socket()
         self._sock.bind(("127.0.0.1", 0))
@@ -38,11 +41,14 @@ class Attacker:
             conn.settimeout(1.0)
             try:
                 self.seen += conn.recv(65536)
-                conn.sendall(b"HTTP/1.1 500 Internal Server Error\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+                conn.sendall(self.answer())
             except OSError:
                 pass
             finally:
                 conn.close()
+
+    def answer(self) -> bytes:
+        return self.ANSWER
 
     def close(self) -> None:
         self._stop.set()
@@ -54,3 +60,17 @@ class Attacker:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class Redirector(Attacker):
+    """A configured endpoint gone bad: answers every request with ``status`` (a 307 or 308 keeps the method and body,
+    so a client that follows it re-sends the whole prompt) pointing at ``location``."""
+
+    def __init__(self, location: str, status: int = 307) -> None:
+        self.location = location
+        self.status = status
+        super().__init__()
+
+    def answer(self) -> bytes:
+        return (f"HTTP/1.1 {self.status} Redirect\r\nlocation: {self.location}\r\ncontent-length: 0\r\n"
+                "connection: close\r\n\r\n").encode()
