@@ -234,7 +234,7 @@ def endpoint_form(where: str = "main") -> EndpointChoice:
         endpoint = endpoint_from_preset(preset, model=model.strip(), base_url=(base_url.strip() or preset_base))
     target = endpoint or endpoint_from_preset(preset, model="-", base_url=(base_url.strip() or preset_base))
     source, problem = key_source(target, api_key or None, LOCAL_PROVIDERS)
-    refused = problem if problem and "operator configured" in problem else None
+    refused = problem if problem and ("operator configured" in problem or "is refused" in problem) else None
     if problem:
         problems.append(problem)
     else:

@@ -98,20 +98,20 @@ def address(url: str) -> Address:
     raw = (url or "").strip()
     why = _unusual_form(raw)
     if why:
-        raise AmbiguousURL(f"the base URL {redact(raw)!r} is refused: {why}. Write it as scheme://host[:port]/path in "
+        raise AmbiguousURL(f"The base URL {redact(raw)!r} is refused: {why}. Write it as scheme://host[:port]/path in "
                            "plain ASCII, e.g. http://localhost:8000/v1.")
     ours = urlsplit(raw)
     try:
         theirs = _client_url(raw)
         port_ours = ours.port
     except Exception as err:  # noqa: BLE001 - any parser's refusal is a refusal here
-        raise AmbiguousURL(f"the base URL {redact(raw)!r} is refused: it cannot be parsed ({type(err).__name__})") from None
+        raise AmbiguousURL(f"The base URL {redact(raw)!r} is refused: it cannot be parsed ({type(err).__name__})") from None
     scheme = ours.scheme.lower()
     a = Address(scheme, (ours.hostname or "").lower(), _explicit(scheme, port_ours), ours.path)
     b = Address(str(theirs.scheme).lower(), str(theirs.host).lower(), _explicit(scheme, theirs.port),
                 theirs.raw_path.decode("ascii", "replace").split("?", 1)[0])
     if (a.scheme, a.host, a.port, a.path.rstrip("/")) != (b.scheme, b.host, b.port, b.path.rstrip("/")):
-        raise AmbiguousURL(f"the base URL {redact(raw)!r} is refused: URL parsers read it differently "
+        raise AmbiguousURL(f"The base URL {redact(raw)!r} is refused: URL parsers read it differently "
                            f"({a.scheme}://{a.authority}{a.path} or {b.scheme}://{b.authority}{b.path})")
     return a
 
