@@ -165,7 +165,7 @@ def _ceiling_rows(dataset, frame, dim: str, levels, coefficients, n_resamples: i
         items = correlated_items(frame, level=lv, skip_constant=skip_constant)
         for co in coefficients:
             t = ceiling_table(dataset, dim, level=lv, coefficient=co, item_ids=items, n_resamples=n_resamples,
-                              skip_constant=skip_constant)
+                              skip_constant=skip_constant, random_state=random_state)
             if t.empty:
                 return []
             m = t[t["annotator"] == "mean"].iloc[0]
@@ -262,7 +262,8 @@ PAIRWISE_LINES = (("agreement.with_ties", "judge vs every vote, with ties (S1)")
                   ("human_human.without_ties", "human vs human, without ties"),
                   ("accuracy", "judge vs majority: accuracy"), ("cohen_kappa", "judge vs majority: Cohen's kappa"),
                   ("accuracy_ab", "accuracy, A shown first"), ("accuracy_ba", "accuracy, B shown first"),
-                  ("both_orders_correct", "right in both orders"), ("positional_agreement", "positional agreement"))
+                  ("both_orders_correct", "right in both orders"), ("positional_agreement", "positional agreement"),
+                  ("positional_agreement_llmbar", "positional agreement, LLMBar's count"))
 
 
 def _print_pairwise(dim: str, p: dict[str, Any]) -> None:
@@ -275,6 +276,8 @@ def _print_pairwise(dim: str, p: dict[str, Any]) -> None:
         x = p.get(block)
         x = x.get(sub) if (x is not None and sub) else x
         if x is None or x.get("statistic") is None:
+            if x is not None and x.get("reason"):  # a figure that rests on no verdict: say so, never a 0
+                print(f"{label:<42}{'-':>8}  {x['reason']}")
             continue
         ci = f"[{x['ci_low']:.3f}, {x['ci_high']:.3f}]" if x.get("ci_low") is not None else "-"
         print(f"{label:<42}{x['statistic']:>8.3f}  {ci:<17}{x['n']:>6}")

@@ -328,7 +328,8 @@ def pairwise_section() -> None:
                "2023, MT-Bench Sec. 4.2). With ties (S1) every vote counts, tie being a third class; without ties "
                "(S2) leaves out the votes where either side says tie. Majority: the most frequent vote (a tie when "
                "the top votes tie). Per-order accuracy, right in both orders and positional agreement as LLMBar's "
-               "statistics.json. n = votes, pairs or vote pairs counted; 95% CIs resample prompts.")
+               "statistics.json, but a pair unreadable in both orders agrees only in \"LLMBar's count\". n = votes, "
+               "pairs or vote pairs counted; 95% CIs resample prompts.")
     ui.table(preference_views.counts_table(sums), "pairwise counts", "pairwise_counts")
     st.caption("unreadable: pairs with a verdict that could not be read (never guessed); missing_order: pairs of a "
                "both-orders run judged in one order only. Neither has a combined verdict.")

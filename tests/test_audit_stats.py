@@ -140,3 +140,136 @@ def test_label_swap_test_is_exact_on_twelve_documents_too():
     r = paired_label_difference(a, b, categories=[1.0, 2.0, 3.0, 4.0, 5.0], kind="ordinal", statistic="accuracy",
                                 method="permutation", n_resamples=300, random_state=1)
     assert r.pvalue == pytest.approx(exact, abs=1e-12)
+
+
+# ------------------------------------------------------------------ pairwise: LLMBar's convention, no readable verdict
+
+
+def pair_frames(pairs: dict[str, tuple[str | None, str | None]], gold: dict[str, str]):
+    """Human votes (one annotator, the gold label) and both-order comparisons: pair -> (verdict shown ab, shown ba),
+    None for an unreadable reply."""
+    prefs = pd.DataFrame([{"pair_id": p, "doc_id": f"d{p}", "item_a": f"{p}/a", "item_b": f"{p}/b",
+                           "dimension": "preference", "annotator": "gold", "preferred": g} for p, g in gold.items()])
+    rows = []
+    for p, verdicts in pairs.items():
+        for order, verdict in zip(("ab", "ba"), verdicts):
+            first, second = (f"{p}/a", f"{p}/b") if order == "ab" else (f"{p}/b", f"{p}/a")
+            rows.append({"pair_id": p, "doc_id": f"d{p}", "item_first": first, "item_second": second,
+                         "dimension": "preference", "order": order, "raw": str(verdict), "verdict": verdict,
+                         "status": "ok" if verdict else "failed", "reason": "" if verdict else "no verdict found"})
+    items = pd.DataFrame([{"item_id": f"{p}/{s}", "system_id": f"M{s}", "output": "x"} for p in gold for s in "ab"])
+    return prefs, pd.DataFrame(rows), items
+
+
+def llmbar_equal(comparisons: pd.DataFrame) -> int:
+    """LLMBar's `equal`, written the way their statistics.json counts it: the winner parsed in each order (output 1 or
+    2 of the pair as stored, or their sentinel for an unreadable reply) compared as it is."""
+    winner = {}
+    for r in comparisons.itertuples():
+        w = None if r.status != "ok" else (r.item_first if r.verdict == "first" else r.item_second)
+        winner.setdefault(r.pair_id, {})[r.order] = w
+    return sum(w["ab"] == w["ba"] for w in winner.values())
+
+
+def test_positional_agreement_beside_llmbar_convention():
+    from evalcore.meta.preference import pairwise_summary
+
+    # p1 same winner; p2 flips; p3 unreadable in both orders; p4 unreadable once
+    prefs, comps, items = pair_frames({"p1": ("first", "second"), "p2": ("first", "first"), "p3": (None, None),
+                                       "p4": ("first", None)}, {"p1": "a", "p2": "a", "p3": "b", "p4": "a"})
+    s = pairwise_summary(prefs, comps, items, n_resamples=20)
+    assert (s["positional_agreement"]["statistic"], s["positional_agreement"]["n"]) == (1 / 4, 4)
+    assert s["positional_agreement_llmbar"]["statistic"] * 4 == llmbar_equal(comps) == 2
+
+
+@pytest.mark.parametrize("run_id, equal", [("llmbar_natural/llmbar-gpt-4-vanilla", 95),
+                                           ("llmbar_natural/llmbar-gpt-3.5-turbo-0301-vanilla-norules", 75)])
+def test_llmbar_count_reproduces_their_statistics_json_on_the_bundled_runs(run_id, equal):
+    from evalcore.meta import preference as P
+
+    ds = load_dataset("llmbar_natural")
+    run = load_run(run_id)
+    s = P.both_order_stats(P.judge_outcomes(run.comparisons), P.majority_votes(ds.preferences), n_resamples=20)
+    assert round(s["positional_agreement_llmbar"].statistic * 100) == llmbar_equal(run.comparisons) == equal
+
+
+def unreadable_run(n_pairs: int = 36):
+    gold = {f"p{i}": "ab"[i % 2] for i in range(n_pairs)}
+    return pair_frames({p: (None, None) for p in gold}, gold)
+
+
+def test_a_run_with_no_readable_verdict_has_no_figures_only_reasons():
+    import json
+
+    from evalcore.meta.preference import pairwise_summary
+
+    prefs, comps, items = unreadable_run()
+    s = json.loads(json.dumps(pairwise_summary(prefs, comps, items, n_resamples=20)))  # as meta --json prints it
+    for key in ("accuracy_ab", "accuracy_ba", "both_orders_correct", "positional_agreement",
+                "positional_agreement_llmbar", "accuracy", "cohen_kappa"):
+        assert s[key]["statistic"] is None and s[key]["ci_low"] is None, key
+        assert s[key]["reason"].startswith("no readable verdict"), key
+    assert s["accuracy_ab"]["n"] == 36 and "all 36 verdicts in this order were unreadable" in s["accuracy_ab"]["reason"]
+    assert s["agreement"]["with_ties"]["reason"] == "no readable verdict: 36 unreadable of the 36 judged pairs"
+    assert s["confusion_matrix"]["counts"] is None and s["confusion_matrix"]["reason"]
+    assert all(m["judge_win_rate"]["statistic"] is None and m["judge_win_rate"]["reason"]
+               for m in s["models"]["per_model"])
+    assert s["per_annotator"][0]["with_ties"]["reason"]
+
+
+def test_views_say_no_readable_verdict_instead_of_drawing_zero():
+    from evalcore.meta.preference import pairwise_summary
+    from evalcore.views import preference as pv
+
+    prefs, comps, items = unreadable_run()
+    sums = {"mtbench": pairwise_summary(prefs, comps, items, n_resamples=20)}
+    table = pv.agreement_table(sums)
+    blank = table[table["run"] == "mtbench"]
+    assert len(blank) and blank["value"].isna().all() and blank["note"].str.startswith("no readable verdict").all()
+    fig = pv.agreement_figure(table)
+    assert not any(len(t.x) for t in fig.data)  # nothing drawn at 0
+    assert "Not drawn" in fig.layout.annotations[0].text
+    conf = pv.confusion_figure(sums["mtbench"], "mtbench")
+    assert not conf.data and "no readable verdict" in conf.layout.annotations[0].text
+    wins = pv.win_rate_figure(pv.model_table(sums), "mtbench")
+    assert "no readable verdict" in wins.layout.annotations[0].text
+
+
+# ----------------------------------------------------------------------------- p-value labels, the ceiling's seed
+
+
+def test_pvalue_label_is_the_method_scipy_used():
+    from evalcore.meta.inference import correlation_pvalue
+
+    rng = np.random.default_rng(7)
+    x30, y30 = rng.permutation(30).astype(float), rng.permutation(30).astype(float)
+    pv, method = correlation_pvalue(x30, y30, "kendall")  # no ties, 30 pairs: scipy's "auto" is exact
+    assert (pv, method) == (pytest.approx(st.kendalltau(x30, y30, method="exact").pvalue, abs=1e-15), "exact")
+    x40, y40 = rng.permutation(40).astype(float), rng.permutation(40).astype(float)
+    assert correlation_pvalue(x40, y40, "kendall") == (
+        pytest.approx(st.kendalltau(x40, y40, method="asymptotic").pvalue, abs=1e-15), "asymptotic")
+    near = np.arange(40.0)
+    near[[3, 4]] = near[[4, 3]]  # one discordant pair of 780: scipy goes exact at any n
+    assert correlation_pvalue(np.arange(40.0), near, "kendall") == (
+        pytest.approx(st.kendalltau(np.arange(40.0), near, method="exact").pvalue, abs=1e-15), "exact")
+    tied = np.round(y40 / 4)
+    assert correlation_pvalue(x40, tied, "kendall")[1] == "asymptotic"
+    assert correlation_pvalue(x40, y40, "pearson")[1] == "exact under normality"
+    assert correlation_pvalue(x40, y40, "spearman")[1] == "asymptotic"
+
+
+def test_human_ceiling_in_meta_honours_the_callers_random_state(gpt4_rts_coherence):
+    from evalcore.cli import _ceiling_rows
+    from evalcore.meta import human_ceiling
+
+    ds = load_dataset("summeval")
+    got = {}
+    for seed in (1, 2):
+        [row] = _ceiling_rows(ds, gpt4_rts_coherence, "coherence", ("dataset",), ("spearman",), 40, seed)
+        t = human_ceiling(ds.annotations, ds.items, "coherence", group=row["group"], level="dataset",
+                          coefficient="spearman", n_resamples=40, random_state=seed,
+                          item_ids=gpt4_rts_coherence["item_id"])
+        mean = t[t["annotator"] == "mean"].iloc[0]
+        assert (row["ci_low"], row["ci_high"]) == (pytest.approx(mean["ci_low"]), pytest.approx(mean["ci_high"]))
+        got[seed] = (row["ci_low"], row["ci_high"])
+    assert got[1] != got[2]

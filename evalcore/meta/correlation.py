@@ -103,7 +103,8 @@ class CorrelationResult:
     # is then so large, |z0| > 1.96, that neither the percentile nor the BCa interval covers the estimate).
     ci_note: str = ""
     # How the p-value was computed (evalcore.meta.inference.correlation_pvalue): "exact permutation",
-    # "permutation (9999 resamples)", "exact" (Kendall, no ties) or "asymptotic"; "" where there is none.
+    # "permutation (9999 resamples)", "exact" (Kendall, no ties), "exact under normality" (Pearson from 30 pairs) or
+    # "asymptotic" (inference.scipy_pvalue_method); "" where there is none.
     pvalue_method: str = ""
     # What the interval resamples: "documents" (systems held fixed) or "both" (systems and documents, Deutsch et al.
     # 2021 boot-both; system level only, percentile interval).

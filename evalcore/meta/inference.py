@@ -59,10 +59,33 @@ def _permutation_rows(coefficient: str, y: np.ndarray):
     return statistic
 
 
+def scipy_pvalue_method(x: np.ndarray, y: np.ndarray, coefficient: str, statistic: float) -> str:
+    """How scipy's default p-value of this correlation is computed, in words.
+
+    - Pearson: ``scipy.stats.pearsonr`` uses the exact distribution of r under bivariate normality (a beta
+      distribution; its Notes): "exact under normality".
+    - Kendall: ``scipy.stats.kendalltau(method="auto")`` is exact without ties when n <= 33 or when at most one pair
+      is discordant (or concordant); else the normal approximation. The rule is scipy's own (its source,
+      ``_stats_py.kendalltau``); with no ties the discordant pairs are (1 - tau) / 2 of all n(n-1)/2 pairs.
+    - Spearman: the t approximation, "asymptotic".
+    """
+    if coefficient == "pearson":
+        return "exact under normality"
+    n = len(x)
+    if coefficient == "kendall" and len(np.unique(x)) == n and len(np.unique(y)) == n:
+        pairs = n * (n - 1) / 2
+        discordant = round(pairs * (1 - statistic) / 2)
+        if n <= 33 or min(discordant, pairs - discordant) <= 1:
+            return "exact"
+    return "asymptotic"
+
+
 def correlation_pvalue(x, y, coefficient: str, *, random_state=0) -> tuple[float, str]:
     """(p-value, how it was computed) for the correlation of x with y: "exact permutation", "permutation (9999
-    resamples)", "exact" (Kendall without ties, scipy), or "asymptotic" (scipy's default, n >= PERMUTATION_MAX_N).
-    (nan, "") where the correlation is undefined."""
+    resamples)", or from n >= PERMUTATION_MAX_N scipy's default p-value labelled by the method scipy used
+    (scipy_pvalue_method: "exact" for Kendall without ties up to 33 pairs, "exact under normality" for Pearson,
+    else "asymptotic"); below, "exact" for Kendall without ties (scipy's exact null). (nan, "") where the
+    correlation is undefined."""
     x = np.asarray(x, dtype=float)
     y = np.asarray(y, dtype=float)
     stat, pv = scipy_correlation(x, y, coefficient)
@@ -70,7 +93,7 @@ def correlation_pvalue(x, y, coefficient: str, *, random_state=0) -> tuple[float
     if math.isnan(stat):
         return float("nan"), ""
     if n >= PERMUTATION_MAX_N:
-        return pv, "asymptotic"
+        return pv, scipy_pvalue_method(x, y, coefficient, stat)
     if coefficient == "kendall" and len(np.unique(x)) == n and len(np.unique(y)) == n:
         return float(st.kendalltau(x, y, method="exact").pvalue), "exact"
     exact = n <= EXACT_MAX_N

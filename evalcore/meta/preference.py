@@ -16,7 +16,12 @@ Conventions (each cited where it follows a paper):
 - Majority vote: the most frequent vote of a pair; a pair whose top votes are tied gets "tie".
 - Both-order statistics as LLMBar's ``statistics.json`` (Zeng et al. 2024): accuracy per order (correct verdicts over
   the pairs judged in that order, an unreadable verdict counting as not correct), right in both orders, and
-  positional agreement (the same winner in both orders).
+  positional agreement (the same readable winner in both orders). One difference: LLMBar's ``equal`` compares the
+  two orders' parsed winners as they are, so a pair unreadable in both orders counts as agreeing; ours does not (an
+  unreadable verdict agrees with nothing). Their count is offered beside ours, labelled, as
+  ``positional_agreement_llmbar`` (the two differ only by the pairs unreadable in both orders).
+- A figure that rests on no readable verdict (every reply in that order unreadable) is no figure: its statistic and
+  interval are null with the reason, never a measured 0 with a zero-width interval.
 - Every statistic comes with a percentile bootstrap interval over prompts (documents): the documents are resampled
   with replacement (evalcore.meta.resampling) and the statistic recomputed; ``n`` is the number of units it counts.
 """
@@ -49,10 +54,22 @@ class Stat:
     ci_low: float
     ci_high: float
     n: int
+    reason: str = ""  # why there is no statistic (e.g. no readable verdict); "" where there is one
 
     def as_dict(self) -> dict:
-        return {"statistic": _num(self.statistic), "ci_low": _num(self.ci_low), "ci_high": _num(self.ci_high),
-                "n": int(self.n)}
+        out = {"statistic": _num(self.statistic), "ci_low": _num(self.ci_low), "ci_high": _num(self.ci_high),
+               "n": int(self.n)}
+        if self.reason:
+            out["reason"] = self.reason
+        return out
+
+
+NO_VERDICT = "no readable verdict"
+
+
+def no_figure(n: int, reason: str) -> Stat:
+    """A statistic that cannot be computed, with its reason (``n``: the units it would have counted)."""
+    return Stat(math.nan, math.nan, math.nan, int(n), reason)
 
 
 def _num(x: float) -> float | None:
@@ -229,28 +246,52 @@ def annotator_kappas(preferences: pd.DataFrame) -> list[dict]:
 
 
 def both_order_stats(judged: pd.DataFrame, gold: pd.DataFrame, **boot) -> dict[str, Stat]:
-    """LLMBar's statistics.json figures: accuracy_ab, accuracy_ba, both_orders_correct, positional_agreement.
+    """LLMBar's statistics.json figures: accuracy_ab, accuracy_ba, both_orders_correct, positional_agreement, and
+    positional_agreement_llmbar (their convention: a pair unreadable in both orders agrees).
 
     ``judged``: judge_outcomes; ``gold``: pair_id -> majority. An absent order leaves the pair out of that order's
-    accuracy and out of the both-order figures; an unreadable verdict is present and not correct."""
+    accuracy and out of the both-order figures; an unreadable verdict is present and not correct. An order with no
+    readable verdict has no accuracy, and the both-order figures need a pair readable in both orders (no_figure)."""
     j = judged.merge(gold[["pair_id", "majority"]], on="pair_id", how="inner")
     out = {}
     for o in ("ab", "ba"):
         m = j[j[f"status_{o}"].notna()]
-        out[f"accuracy_{o}"] = ratio_stat(m["doc_id"], (m[o] == m["majority"]).astype(float), **boot)
+        out[f"accuracy_{o}"] = (
+            ratio_stat(m["doc_id"], (m[o] == m["majority"]).astype(float), **boot) if m[o].notna().any()
+            else no_figure(len(m), f"{NO_VERDICT}: all {len(m)} verdicts in this order were unreadable"))
     both = j[j["status_ab"].notna() & j["status_ba"].notna()]
     if len(both):
+        readable = both["ab"].notna() & both["ba"].notna()
+        if not readable.any():
+            why = f"{NO_VERDICT}: none of the {len(both)} pairs was read in both orders"
+            return {**out, **{k: no_figure(len(both), why) for k in
+                              ("both_orders_correct", "positional_agreement", "positional_agreement_llmbar")}}
         ok_ab, ok_ba = both["ab"] == both["majority"], both["ba"] == both["majority"]
         out["both_orders_correct"] = ratio_stat(both["doc_id"], (ok_ab & ok_ba).astype(float), **boot)
-        same = both["ab"].notna() & (both["ab"] == both["ba"])
+        same = readable & (both["ab"] == both["ba"])
         out["positional_agreement"] = ratio_stat(both["doc_id"], same.astype(float), **boot)
+        # LLMBar's `equal` compares the parsed winners as they are: two unreadable ones are equal
+        unread_both = both["ab"].isna() & both["ba"].isna()
+        out["positional_agreement_llmbar"] = ratio_stat(both["doc_id"], (same | unread_both).astype(float), **boot)
     return out
+
+
+def why_no_verdict(judged: pd.DataFrame) -> str:
+    """Why the judged pairs give no combined verdict, in words (the reason a figure on them is null)."""
+    if judged.empty:
+        return "no annotated pair was judged"
+    why = judged["why"].value_counts()
+    parts = [f"{int(why[k])} {k}" for k in ("unreadable", "missing order") if why.get(k, 0)]
+    return f"{NO_VERDICT}: {' and '.join(parts) or 'none'} of the {len(judged)} judged pairs"
 
 
 def judge_vs_humans(votes: pd.DataFrame, judged: pd.DataFrame, **boot) -> dict[str, Stat]:
     """Zheng et al.'s S1 / S2: the pair's combined judge verdict against every human vote."""
     v = votes.merge(judged[["pair_id", "verdict"]], on="pair_id", how="inner")
     v = v[v["verdict"].notna()]
+    if v.empty:
+        why = why_no_verdict(judged)
+        return {"with_ties": no_figure(0, why), "without_ties": no_figure(0, why)}
     return {"with_ties": agreement(v["doc_id"], v["preferred"], v["verdict"], ties=True, **boot),
             "without_ties": agreement(v["doc_id"], v["preferred"], v["verdict"], ties=False, **boot)}
 
@@ -264,14 +305,19 @@ def human_vs_human(preferences: pd.DataFrame, **boot) -> dict[str, Stat]:
 
 
 def judge_vs_majority(gold: pd.DataFrame, judged: pd.DataFrame, **boot) -> dict:
-    """Accuracy, Cohen's kappa and the A / B / tie confusion matrix (rows: majority, columns: judge)."""
+    """Accuracy, Cohen's kappa and the A / B / tie confusion matrix (rows: majority, columns: judge); with no
+    readable verdict the three are null with the reason (an all-zero matrix is no data)."""
     m = gold.merge(judged[["pair_id", "verdict"]], on="pair_id", how="inner")
     m = m[m["verdict"].notna()]
-    cm = confusion_matrix(m["majority"], m["verdict"], labels=list(OUTCOMES)) if len(m) else np.zeros((3, 3))
+    layout = {"labels": list(OUTCOMES), "rows": "majority vote", "columns": "judge"}
+    if m.empty:
+        why = why_no_verdict(judged)
+        return {"accuracy": no_figure(0, why), "cohen_kappa": no_figure(0, why),
+                "confusion_matrix": {**layout, "counts": None, "reason": why}}
+    cm = confusion_matrix(m["majority"], m["verdict"], labels=list(OUTCOMES))
     return {"accuracy": ratio_stat(m["doc_id"], (m["majority"] == m["verdict"]).astype(float), **boot),
             "cohen_kappa": kappa_stat(m["doc_id"], m["majority"], m["verdict"], **boot),
-            "confusion_matrix": {"labels": list(OUTCOMES), "rows": "majority vote", "columns": "judge",
-                                 "counts": np.asarray(cm, dtype=int).tolist()}}
+            "confusion_matrix": {**layout, "counts": np.asarray(cm, dtype=int).tolist()}}
 
 
 def per_annotator(preferences: pd.DataFrame, judged: pd.DataFrame, **boot) -> list[dict]:
@@ -279,6 +325,11 @@ def per_annotator(preferences: pd.DataFrame, judged: pd.DataFrame, **boot) -> li
     for name, g in sorted(preferences.groupby("annotator"), key=lambda kv: _natural_key(kv[0])):
         m = g.merge(judged[["pair_id", "verdict"]], on="pair_id", how="inner")
         m = m[m["verdict"].notna()]
+        if m.empty:
+            why = why_no_verdict(judged[judged["pair_id"].isin(g["pair_id"])])
+            out.append({"annotator": name, **{k: no_figure(0, why).as_dict()
+                                              for k in ("with_ties", "without_ties", "cohen_kappa")}})
+            continue
         out.append({"annotator": name,
                     "with_ties": agreement(m["doc_id"], m["preferred"], m["verdict"], ties=True, **boot).as_dict(),
                     "without_ties": agreement(m["doc_id"], m["preferred"], m["verdict"], ties=False,
@@ -318,14 +369,15 @@ def model_win_rates(preferences: pd.DataFrame, judged: pd.DataFrame, items: pd.D
     models = sorted(set(human["model"]) | set(judge["model"]), key=_natural_key)
     if len(models) < 2:
         return None
+    none = no_figure(0, why_no_verdict(judged)) if j.empty else None  # the judge's side rests on no verdict
     per_model = []
     for m in models:
         h, jj = human[human["model"] == m], judge[judge["model"] == m]
         per_model.append({"model": m,
                           "human_win_rate": ratio_stat(h["doc_id"], h["points"], n_resamples=n_resamples,
                                                        random_state=random_state).as_dict(),
-                          "judge_win_rate": ratio_stat(jj["doc_id"], jj["points"], n_resamples=n_resamples,
-                                                       random_state=random_state).as_dict()})
+                          "judge_win_rate": (none or ratio_stat(jj["doc_id"], jj["points"], n_resamples=n_resamples,
+                                                                random_state=random_state)).as_dict()})
     per_pair = []
     for a, b in combinations(models, 2):
         h = human[(human["model"] == a) & (human["opponent"] == b)]
@@ -335,9 +387,9 @@ def model_win_rates(preferences: pd.DataFrame, judged: pd.DataFrame, items: pd.D
         per_pair.append({"model_a": a, "model_b": b,
                          "human_win_rate_a": ratio_stat(h["doc_id"], h["points"], n_resamples=n_resamples,
                                                         random_state=random_state).as_dict(),
-                         "judge_win_rate_a": ratio_stat(jj["doc_id"], jj["points"], n_resamples=n_resamples,
-                                                        random_state=random_state).as_dict()})
-    rho = _ranking_correlation(human, judge, models, n_resamples=n_resamples, random_state=random_state)
+                         "judge_win_rate_a": (none or ratio_stat(jj["doc_id"], jj["points"], n_resamples=n_resamples,
+                                                                random_state=random_state)).as_dict()})
+    rho = none or _ranking_correlation(human, judge, models, n_resamples=n_resamples, random_state=random_state)
     return {"ranking": "win rate (ties count 0.5), Spearman correlation of the per-model win rates",
             "per_model": per_model, "per_pair": per_pair, "ranking_spearman": rho.as_dict()}
 

@@ -251,9 +251,9 @@ def ceiling_group(dataset: Dataset, dimension: str):
 
 
 def ceiling_table(dataset: Dataset, dimension: str, *, level: str, coefficient: str, item_ids=None,
-                  n_resamples: int = 0, skip_constant: bool = True) -> pd.DataFrame:
+                  n_resamples: int = 0, skip_constant: bool = True, random_state=0) -> pd.DataFrame:
     """Each expert against the mean of the others (the human ceiling), at the same level and coefficient, on
-    ``item_ids`` (None: every rated item)."""
+    ``item_ids`` (None: every rated item); ``random_state`` seeds its resamples and permutation p-values."""
     from evalcore.meta.agreement import human_ceiling
 
     group = ceiling_group(dataset, dimension)
@@ -261,7 +261,7 @@ def ceiling_table(dataset: Dataset, dimension: str, *, level: str, coefficient: 
         return pd.DataFrame()
     t = human_ceiling(dataset.annotations, dataset.items, dimension, group=group, level=level,
                       coefficient=coefficient, item_ids=item_ids, n_resamples=n_resamples,
-                      skip_constant=skip_constant)
+                      skip_constant=skip_constant, random_state=random_state)
     t = t.copy()
     t.insert(0, "group", group)
     return t

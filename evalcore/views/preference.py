@@ -10,7 +10,7 @@ from evalcore.meta.preference import pairwise_summary
 from evalcore.model import Dataset, Run
 from evalcore.views.common import run_names
 
-TABLE_COLUMNS = ["run", "statistic", "value", "ci_low", "ci_high", "n"]
+TABLE_COLUMNS = ["run", "statistic", "value", "ci_low", "ci_high", "n", "note"]
 
 # (key in the summary, what to call it), in the order the field reports them.
 STATISTICS = (
@@ -22,6 +22,7 @@ STATISTICS = (
     ("accuracy_ba", "accuracy, B shown first"),
     ("both_orders_correct", "right in both orders"),
     ("positional_agreement", "positional agreement (same winner in both orders)"),
+    ("positional_agreement_llmbar", "positional agreement, LLMBar's count (unreadable in both orders agrees)"),
 )
 HUMAN_STATISTICS = (("human_human.with_ties", "human vs human, with ties"),
                     ("human_human.without_ties", "human vs human, without ties"))
@@ -59,12 +60,14 @@ def _get(summary: dict, key: str) -> dict | None:
 
 
 def _rows(run: str, summary: dict, stats) -> list[dict]:
+    """A row per statistic the summary holds; one with no figure (no readable verdict) keeps its row, blank, with
+    the reason in ``note``: never a 0."""
     out = []
     for key, label in stats:
         x = _get(summary, key)
-        if x is not None and x["statistic"] is not None:
+        if x is not None and (x["statistic"] is not None or x.get("reason")):
             out.append({"run": run, "statistic": label, "value": x["statistic"], "ci_low": x["ci_low"],
-                        "ci_high": x["ci_high"], "n": x["n"]})
+                        "ci_high": x["ci_high"], "n": x["n"], "note": x.get("reason", "")})
     return out
 
 
@@ -121,8 +124,11 @@ def model_table(sums: dict[str, dict]) -> pd.DataFrame:
 
 
 def agreement_figure(table: pd.DataFrame, colors: dict[str, str] | None = None) -> go.Figure:
-    """Each statistic as a dot with its 95% CI, one colour per run (humans in grey)."""
+    """Each statistic as a dot with its 95% CI, one colour per run (humans in grey). A statistic with no figure is not
+    drawn; a note under the chart names it and says why."""
     fig = go.Figure()
+    missing = table[table["value"].isna()]
+    table = table[table["value"].notna()]
     for run, sub in table.groupby("run", sort=False):
         color = "#7f7f7f" if run == "humans" else (colors or {}).get(run)
         fig.add_trace(go.Scatter(
@@ -134,12 +140,29 @@ def agreement_figure(table: pd.DataFrame, colors: dict[str, str] | None = None) 
     fig.update_layout(xaxis_title="value (95% bootstrap CI over prompts)", yaxis_title="statistic",
                       yaxis={"autorange": "reversed"}, height=140 + 34 * table["statistic"].nunique(),
                       legend_title_text="run", margin={"l": 10, "r": 10, "t": 30, "b": 10})
+    if len(missing):
+        _note(fig, "Not drawn: " + "; ".join(f"{r.run}: {r.statistic} ({r.note or 'undefined'})"
+                                             for r in missing.itertuples()), y=-0.12)
+        fig.update_layout(margin={"b": 40 + 18 * len(missing)})
     return fig
+
+
+def _note(fig: go.Figure, text: str, y: float = 0.5) -> None:
+    """Words on a chart in place of data (or under it): what is not drawn and why."""
+    fig.add_annotation(text=text, xref="paper", yref="paper", x=0.5 if y == 0.5 else 0, y=y, showarrow=False,
+                       xanchor="center" if y == 0.5 else "left", yanchor="top" if y < 0 else "middle",
+                       font={"color": "#555555"})
 
 
 def confusion_figure(summary: dict, run: str) -> go.Figure:
     cm = summary["confusion_matrix"]
     labels = cm["labels"]
+    if cm.get("counts") is None:  # no readable verdict: an all-zero matrix would be drawn as data
+        fig = go.Figure()
+        _note(fig, cm.get("reason") or "no readable verdict")
+        fig.update_layout(title=f"{run}: judge vs majority vote", xaxis={"visible": False}, yaxis={"visible": False},
+                          height=360)
+        return fig
     fig = go.Figure(go.Heatmap(z=cm["counts"], x=labels, y=labels, colorscale="Blues", showscale=False,
                                text=cm["counts"], texttemplate="%{text}",
                                hovertemplate="majority %{y}, judge %{x}: %{z}<extra></extra>"))
@@ -152,6 +175,8 @@ def win_rate_figure(models: pd.DataFrame, run: str) -> go.Figure:
     """Per model: the humans' win rate against the judge's (ties count 0.5); the diagonal is perfect agreement."""
     sub = models[models["run"] == run]
     fig = go.Figure()
+    if sub["judge_win_rate"].isna().all():  # nothing to place on the judge's axis
+        _note(fig, "no readable verdict: the judge's win rates rest on no verdict")
     fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", line={"dash": "dot", "color": "#bbbbbb"},
                              showlegend=False, hoverinfo="skip"))
     fig.add_trace(go.Scatter(

@@ -206,7 +206,10 @@ def pairwise_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams) -> l
     sec = ReportSection(title=f"Pairwise preferences: {p.dimension}",
                         text="One judge verdict per pair (both orders: the verdict when they agree, else a tie; Zheng "
                              "et al. 2023 Sec. 4.2). With ties (S1) / without ties (S2); majority vote; per-order "
-                             "accuracy, right in both orders and positional agreement as LLMBar's statistics.json. "
+                             "accuracy, right in both orders and positional agreement as LLMBar's statistics.json, "
+                             "except that a pair unreadable in both orders does not agree here (it does in the row "
+                             "\"LLMBar's count\", their convention); a figure on no readable verdict is left blank "
+                             "with the reason. "
                              f"95% percentile bootstrap CIs over prompts ({p.n_resamples} resamples).")
     table = pv.agreement_table(sums)
     sec.figures.append(ReportFigure("Agreement with human votes", pv.agreement_figure(table, report_colors(dataset,
