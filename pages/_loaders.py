@@ -64,8 +64,21 @@ run_index.clear = _run_index.clear  # type: ignore[attr-defined]
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)
-def load_run(run_id: str, parse: str) -> Run:
+def _load_run(run_id: str, parse: str) -> Run:
     return runs_mod.load_run(run_id, parse=parse)
+
+
+def load_run(run_id: str, parse: str) -> Run:
+    """A run (cached for every session). A run the Improve loop scored on a held-out test part is a look at that
+    test part: counted as this user's final check there (pages/_looks.py), whatever page loads it."""
+    from pages import _looks
+
+    run = _load_run(run_id, parse)
+    _looks.count_look(run_id)
+    return run
+
+
+load_run.clear = _load_run.clear  # type: ignore[attr-defined]
 
 
 @st.cache_resource(show_spinner=False, max_entries=256)

@@ -86,15 +86,37 @@ note = b2.text_input("Version note", key="version_note", placeholder="what chang
 if b1.button("Save version", key="save_criteria", type="primary",
              disabled=criteria.scale_min >= criteria.scale_max or store is None or not may_save,
              help=None if may_save else "Sign in to save a version."):
+    from evalcore.store import StoreError, store_message
+
     by = steps_by().get((ds.id, dim), "") if criteria.steps.strip() else ""
-    h = store.save_criteria(ds.id, criteria, note=note, owner=me, steps_by=by)
-    st.success(f"Saved version {h}.")
+    try:
+        h = store.save_criteria(ds.id, criteria, note=note, owner=me, steps_by=by)
+    except StoreError as e:  # read-only, full, locked: said plainly, without the server's file path
+        st.error(ui.esc(store_message(e)))
+    else:
+        st.success(f"Saved version {h}.")
 
 # ------------------------------------------------------------------------------------------- generate the steps
 with st.expander("Generate evaluation steps with the judge (G-Eval auto-CoT)"):
     choice = ui.endpoint_form("criteria")
     ui.endpoint_help(choice)
-    if st.button("Generate evaluation steps", key="generate_steps", disabled=not choice.ready or store is None):
+    may_generate = False
+    if choice.ready and store is not None:
+        # the same spending rule as a Score run (pages/_spending.py): on a server with sign-in, signed in only;
+        # a costly or unknown-price request confirmed first; the operator's cap counted per user in the store
+        from evalcore.judge import spending
+        from evalcore.methods.geval import steps_request
+        from pages import _spending
+
+        steps_req = steps_request(dataclasses.replace(criteria, steps=""))
+        calls, cost = spending.requests_cost([steps_req], choice.endpoint, store)
+        if not may_save:
+            st.caption("Sign in to generate steps: the request is sent on this server's key, as a scoring run is.")
+        else:
+            may_generate = _spending.consent("steps", (ds.id, dim, choice.endpoint.base_url, choice.endpoint.model,
+                                                       hash(steps_req.messages)), cost, calls, choice.endpoint)
+    if st.button("Generate evaluation steps", key="generate_steps", disabled=not may_generate) and \
+            _spending.charge(cost, calls, choice.endpoint, f"criteria {ds.id} {dim} steps"):
         from evalcore.judge.runner import generate_steps
 
         try:

@@ -16,6 +16,7 @@ from evalcore.align import loop
 from evalcore.align.disagreement import disagreements
 from evalcore.align.split import DEV, TEST, list_splits, make_split, save_split
 from evalcore.judge import spending, trust
+from evalcore.store import StoreError, store_message
 from evalcore.judge.job import ScoringJob
 from evalcore.judge.spec import EngineOptions
 from evalcore.methods import METHODS
@@ -69,7 +70,7 @@ if st.button("Make the split", key="make_split", help="Documents, not items, are
         save_split(store, made)
         st.session_state["align_split"] = made.split_id  # the widget below is drawn after this: it shows it
 
-saved = list_splits(store, ds.id, dim)
+saved = list_splits(store, ds.id, dim, viewer=identity.viewer())  # final checks: this user's own
 if not saved:
     st.info("No split yet for this dataset and dimension: choose the seed and test share, then **Make the split**.")
     st.stop()
@@ -136,12 +137,11 @@ def _agreement(run_id: str, updated_at: str, part: str, split_id: str, dimension
 
 
 def scored_on(part: str, c: cand.Candidate) -> loop.Scored | None:
-    """The candidate's finished run on ``part`` (from the store: cached, resumable), or None."""
-    rid = loop.run_id_for(ds.id, split, part, c, method, endpoint)
-    if not store.run_exists(rid):
-        return None
-    row = store.run_row(rid)
-    if row["status"] != "done":
+    """The candidate's finished run on ``part`` (from the store: cached, resumable), or None. This user's own run on
+    this endpoint only (loop.own_run): another user's run is never read here, whatever its id."""
+    rid = loop.run_id_for(ds.id, split, part, c, method, endpoint, me)
+    row = loop.own_run(store, rid, me, endpoint)
+    if row is None or row["status"] != "done":
         return None
     a = _agreement(rid, str(row["updated_at"]), part, split.split_id, dim, settings.coefficient, settings.n_resamples,
                    _ds=ds, _split=split, _store=store)
@@ -179,36 +179,37 @@ def show_estimate(est: dict, what: str) -> None:
 
 
 def may_spend(est: dict | None, key: str) -> bool:
-    """The spending rules of the Score page (evalcore.judge.spending): a costly or unknown-price run needs a
-    confirmation naming cost, requests and host; the operator's cap refuses what would pass it."""
-    from evalcore.judge.client import LOCAL_PROVIDERS
+    """The spending rule of every page (pages/_spending.py, evalcore.judge.spending.gate): a costly or unknown-price
+    run needs a confirmation naming cost, requests and host; the operator's cap (per user, kept in the store)
+    refuses what would pass it."""
+    from pages import _spending
 
     if est is None:
         return False
     if not may_act:
         st.caption("Sign in to score: runs and candidates are yours until you share them with the lab.")
         return False
-    d = spending.decide(est["cost_usd"], est["calls"], local=endpoint.provider in LOCAL_PROVIDERS,
-                        spent_usd=st.session_state.get("_spent_usd", 0.0),
-                        confirm_over=spending.confirm_threshold(), cap=spending.spending_cap())
-    if not d.allowed:
-        st.error(ui.esc(d.reason))
-        return False
-    if not d.needs_confirmation:
-        return True
     sig = (key, split.split_id, method, endpoint.base_url, est["calls"], est["cost_usd"])
-    if st.session_state.get(f"_sig_{key}") != sig:  # another plan: asked again, never carried over
-        st.session_state[f"_sig_{key}"] = sig
-        st.session_state[f"confirm_{key}"] = False
-    return st.checkbox(f"Send {est['calls']:,} requests to {trust.host_of(endpoint.base_url)} for an estimated "
-                       f"{spending.usd(est['cost_usd'])} ({d.reason}): I confirm", key=f"confirm_{key}")
+    return _spending.consent(key, sig, est["cost_usd"], est["calls"], endpoint)
 
 
 def start_queue(kind: str, part: str, cands: list[cand.Candidate], est: dict, **extra) -> None:
-    """Score the candidates on ``part`` one after another through the Score page's job (evalcore.judge.job)."""
-    st.session_state["_spent_usd"] = st.session_state.get("_spent_usd", 0.0) + (est["cost_usd"] or 0.0)
-    specs = [(views.candidate_name(c.source, c.version), loop.spec_for(ds, split, part, dim, method, c, endpoint))
+    """Score the candidates on ``part`` one after another through the Score page's job (evalcore.judge.job): this
+    user's own runs on this endpoint (a run under the same id made by anyone else is refused, never reused), once
+    the spending is charged."""
+    from pages import _spending
+
+    specs = [(views.candidate_name(c.source, c.version), loop.spec_for(ds, split, part, dim, method, c, endpoint,
+                                                                        owner=me))
              for c in cands]
+    try:
+        for _name, spec in specs:
+            loop.check_reuse(store, spec.run_id, me, endpoint)
+    except loop.RunNotReusable as e:
+        st.error(ui.esc(str(e)))
+        return
+    if not _spending.charge(est["cost_usd"], est["calls"], endpoint, f"improve {ds.id} {dim} {kind}"):
+        return
     st.session_state[QUEUE] = {"kind": kind, "split": split.split_id, "items": specs, "i": 0, "job": None,
                                "done": False, "absorbed": False, **extra}
     _advance(st.session_state[QUEUE])
@@ -353,7 +354,8 @@ saved_before = [c for c in views.saved_candidates(store.list_criteria_versions(d
 if cands_key not in st.session_state.setdefault(CANDS, {}):
     # a new session on this split: the candidates already scored on its development part come back from the store
     st.session_state[CANDS][cands_key] = [
-        c for c in saved_before if store.run_exists(loop.run_id_for(ds.id, split, DEV, c, method, endpoint))]
+        c for c in saved_before
+        if loop.own_run(store, loop.run_id_for(ds.id, split, DEV, c, method, endpoint, me), me, endpoint) is not None]
 cands: list[cand.Candidate] = st.session_state[CANDS][cands_key]
 
 
@@ -367,7 +369,11 @@ def keep(c: cand.Candidate) -> None:
     if not may_act:
         st.warning("Sign in to keep a candidate: it is saved as a criteria version in your name.")
         return
-    cand.save_candidate(store, ds.id, c, owner=me)
+    try:
+        cand.save_candidate(store, ds.id, c, owner=me)
+    except StoreError as e:
+        st.error(ui.esc(store_message(e)))
+        return
     cands.append(c)
     st.success(ui.esc(f"Kept {views.candidate_name(c.source, c.version)} as a candidate (saved as a criteria "
                       "version)."))
@@ -413,7 +419,17 @@ with tab_llm:
                  help="Built from development items only; the test part never reaches it.")
     st.caption(f"It shows {len(example_ids)} development items with the largest disagreement. \"Propose\" sends it "
                f"as one request to {ui.esc(trust.host_of(endpoint.base_url))} (cached).")
-    if st.button("Propose", key="propose"):
+    from pages import _spending
+
+    propose_calls, propose_cost = spending.requests_cost(
+        [cand.proposal_request(st.session_state["align_meta_prompt"])], endpoint, store)
+    if not may_act:
+        st.caption("Sign in to ask for a proposal: it is sent on this server's key, as a scoring run is.")
+    propose_ok = may_act and _spending.consent(
+        "align_propose", (cands_key, endpoint.base_url, hash(st.session_state["align_meta_prompt"])), propose_cost,
+        propose_calls, endpoint)
+    if st.button("Propose", key="propose", disabled=not propose_ok) and _spending.charge(
+            propose_cost, propose_calls, endpoint, f"improve {ds.id} {dim} proposal"):
         try:
             with st.spinner("Asking the judge for a revision…"):
                 st.session_state["_align_proposal"] = (cands_key, cand.propose(
@@ -489,7 +505,10 @@ ui.table(table, f"candidates {split.split_id[:8]} {dim}", "align_candidates_tabl
 
 # ------------------------------------------------------------------------------------------- final check on test
 st.subheader("6. Final check on the held-out test part")
-checks_before = len(store.final_checks(ds.id, split.split_id))
+# this user's own checks (and looks at this test part on other pages): another user's are not theirs to count, and
+# their candidates' hashes and results are not listed here
+my_checks = store.final_checks(ds.id, split.split_id, viewer=identity.viewer())
+checks_before = len(my_checks)
 if chosen_dev is None:
     st.info("Score at least one candidate on development, then run the final check.")
     st.stop()
@@ -514,7 +533,8 @@ if (q is not None and q["kind"] == "test" and q["done"] and q["split"] == split.
     q["checked"] = True
     picked = next((s for s in scored if s.candidate.version == q["chosen"]), chosen_dev)
     with st.spinner("Comparing on the test part…"):  # the runs are in the store: nothing is sent again
-        check = loop.final_check(ds, split, dim, method, base_dev, picked, options, store=store, settings=settings)
+        check = loop.final_check(ds, split, dim, method, base_dev, picked, options, store=store, settings=settings,
+                                 owner=me)
     st.session_state["_align_final"] = (split.split_id, check, base_dev, picked, settings.coefficient)
     st.rerun()
 
@@ -531,6 +551,6 @@ if final is not None:
     ui.static_table(views.test_table(check, b_dev, c_dev), "final check agreement", "align_test_table")
     ui.static_table(views.difference_table(check), "final check difference", "align_difference")
 if checks_before or final is not None:
-    with st.expander(f"Final checks on this split's test part: {len(store.final_checks(ds.id, split.split_id))}"):
-        ui.table(views.final_checks_table(store.final_checks(ds.id, split.split_id)),
-                 f"final checks {split.split_id[:8]}", "align_checks")
+    mine = store.final_checks(ds.id, split.split_id, viewer=identity.viewer())
+    with st.expander(f"Final checks on this split's test part: {len(mine)}"):
+        ui.table(views.final_checks_table(mine), f"final checks {split.split_id[:8]}", "align_checks")

@@ -23,7 +23,9 @@ from evalcore.store.cache import CacheStore, request_key
 from evalcore.store.connection import (
     BUSY_TIMEOUT_S,
     StoreError,
+    StoreFull,
     StoreLocked,
+    StoreReadOnly,
     StoreReplaced,
     StoreTooNew,
     StoreUnreadable,
@@ -32,6 +34,7 @@ from evalcore.store.connection import (
     guarded,
     now,
     store_error,
+    store_message,
 )
 from evalcore.store.criteria import CriteriaStore, criteria_diff
 from evalcore.store.datasets import FRAMES, DatasetsStore
@@ -99,5 +102,6 @@ def store_problem(path: str | Path | None = None) -> str | None:
 
 
 __all__ = ["Store", "default_store", "default_path", "request_key", "canonical_json", "criteria_diff", "now",
-           "StoreError", "StoreUnreadable", "StoreLocked", "StoreTooNew", "StoreReplaced", "RunLeased", "store_problem", "store_error",
+           "StoreError", "StoreUnreadable", "StoreLocked", "StoreTooNew", "StoreReplaced", "StoreReadOnly", "StoreFull",
+           "RunLeased", "store_problem", "store_error", "store_message",
            "process_alive", "BUSY_TIMEOUT_S", "FRAMES", "LABEL_COLUMNS"]

@@ -57,20 +57,52 @@ def default_path() -> Path:
 
 # ------------------------------------------------------------------------------------------------------ errors
 class StoreError(RuntimeError):
-    """The local store cannot be used; ``str()`` is the one line to show."""
+    """The local store cannot be used; ``str()`` is the one line to show on the command line (it names the file).
+    ``public``: the same without the server's path or sqlite's words, for a visitor of a shared server
+    (:func:`store_message`)."""
+
+    public_text = "The server's local store cannot be used just now: nothing was saved. Tell the server's operator."
 
     def __init__(self, message: str, *, path: Path, detail: str = "") -> None:
         super().__init__(message)
         self.path = path
         self.detail = detail
 
+    @property
+    def public(self) -> str:
+        return self.public_text
+
+
+def store_message(e: StoreError) -> str:
+    """What a page shows a visitor for a store error: what happened and what to do, without the server's file path
+    (the command line's ``str(e)`` names it; a web visitor has no use for it and should not learn it)."""
+    return e.public
+
 
 class StoreUnreadable(StoreError):
     """Corrupt, truncated, not a database, or not openable."""
 
+    public_text = "The server's local store cannot be read: nothing was saved. Tell the server's operator."
+
+
+class StoreReadOnly(StoreError):
+    """The file (or its folder) cannot be written by this process: reading works, nothing can be saved."""
+
+    public_text = ("The server's local store is read-only just now: nothing was saved. What is shown can still be "
+                   "read; tell the server's operator.")
+
+
+class StoreFull(StoreError):
+    """The disk (or the quota) holding the store is full: the write was rolled back."""
+
+    public_text = ("The server's disk is full: nothing was saved (what was saved before is intact). Tell the "
+                   "server's operator.")
+
 
 class StoreLocked(StoreError):
     """Another process held the write lock for longer than the busy timeout."""
+
+    public_text = "The server's local store is busy with another write: nothing was saved. Try again in a moment."
 
 
 class StoreTooNew(StoreError):
@@ -93,10 +125,11 @@ def replaced_message(path: Path, how: str) -> str:
             f"the file now at that path was left as it is. Restart the app or command to open the file now there.")
 
 
-_UNREADABLE_CODES = ("SQLITE_NOTADB", "SQLITE_CORRUPT", "SQLITE_IOERR", "SQLITE_CANTOPEN", "SQLITE_READONLY",
-                     "SQLITE_FULL", "SQLITE_PERM", "SQLITE_AUTH")
-_UNREADABLE_TEXTS = ("file is not a database", "malformed", "disk i/o error", "unable to open database",
-                     "readonly database", "database or disk is full")
+_UNREADABLE_CODES = ("SQLITE_NOTADB", "SQLITE_CORRUPT", "SQLITE_IOERR", "SQLITE_CANTOPEN", "SQLITE_AUTH")
+_UNREADABLE_TEXTS = ("file is not a database", "malformed", "disk i/o error", "unable to open database")
+# neither is a broken file: moving it aside would not help, and nothing in it is lost
+_READONLY_CODES, _READONLY_TEXTS = ("SQLITE_READONLY", "SQLITE_PERM"), ("readonly database", "read-only")
+_FULL_CODES, _FULL_TEXTS = ("SQLITE_FULL",), ("database or disk is full", "no space left")
 
 
 def _sqlite_cause(err: BaseException) -> sqlite3.Error | None:
@@ -121,6 +154,15 @@ def store_error(path: Path, err: sqlite3.Error) -> StoreError | None:
             f"the local store {path} stayed locked for more than {BUSY_TIMEOUT_S:g} s: another process (a scoring "
             f"run, the app) is writing to it. Wait for it and try again, or use another store (--db or "
             f"EVALCORE_DB).", path=path, detail=text)
+    if code.startswith(_READONLY_CODES) or any(t in low for t in _READONLY_TEXTS):
+        return StoreReadOnly(
+            f"the local store {path} is read-only for this process ({text}): nothing was written, and nothing in it "
+            f"is lost. Make the file, its -wal and -shm files and their folder writable for the user running the "
+            f"app or command, or point EVALCORE_DB (CLI: --db) at a writable file.", path=path, detail=text)
+    if code.startswith(_FULL_CODES) or any(t in low for t in _FULL_TEXTS):
+        return StoreFull(
+            f"the disk holding the local store {path} is full ({text}): the write was rolled back, and what the "
+            f"store held before is intact. Free some space there, then try again.", path=path, detail=text)
     if code.startswith(_UNREADABLE_CODES) or any(t in low for t in _UNREADABLE_TEXTS):
         return StoreUnreadable(unreadable_message(path, text), path=path, detail=text)
     return None

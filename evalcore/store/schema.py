@@ -58,7 +58,7 @@ import sqlite3
 from datetime import datetime, timezone
 from pathlib import Path
 
-from evalcore.store.connection import StoreTooNew
+from evalcore.store.connection import BUSY_TIMEOUT_S, StoreTooNew
 
 # The tables exactly as the unversioned release wrote them (sqlite-utils' DDL), so a version-0 file and a fresh
 # version-1 file have the same schema.
@@ -223,29 +223,45 @@ def refuse_newer(path: Path) -> None:
 def migrate(conn: sqlite3.Connection, path: Path) -> Path | None:
     """Bring the store on ``conn`` to :data:`SCHEMA_VERSION`; the backup's path when one was made, else None.
 
-    ``conn`` is in autocommit mode (isolation_level None); the version is read again under the write lock, so two
-    processes opening an old file at once migrate it once."""
+    ``conn`` is in autocommit mode (isolation_level None). The version is read again, the backup taken and the
+    migrations run while a second connection holds the write lock (``BEGIN IMMEDIATE``): processes opening an old
+    file at once wait there, and those that come after the first find it migrated, so the file is migrated and
+    backed up ONCE (six openers wrote six backups when the copy was taken before the lock). The copy is read
+    through ``conn``, which is not writing (sqlite's backup cannot read through a connection that is; in WAL mode
+    a reader is not blocked by a writer that has not committed)."""
     if version(conn) > SCHEMA_VERSION:
         raise StoreTooNew(too_new_message(path, version(conn)), path=path)
-    found = version(conn)
-    if found == SCHEMA_VERSION:
+    if version(conn) == SCHEMA_VERSION:
         return None
-    has_tables = conn.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table'").fetchone()[0] > 0
-    # the copy is taken before the write lock: sqlite's backup cannot read through a connection that is writing
-    backup = _backup(path, conn, found) if has_tables else None
-    conn.execute("BEGIN IMMEDIATE")
+    writer = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_S, isolation_level=None)
     try:
-        found = version(conn)  # again, under the lock: another process may have migrated it meanwhile
-        if found > SCHEMA_VERSION:
-            raise StoreTooNew(too_new_message(path, found), path=path)
-        for target, _why, statements in MIGRATIONS:
-            if target > found:
-                for sql in statements:
-                    conn.execute(sql)
-        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
+        writer.execute("BEGIN IMMEDIATE")
+        try:
+            backup = _migrate_locked(conn, writer, path)
+        except BaseException:
+            if writer.in_transaction:
+                writer.execute("ROLLBACK")
+            raise
+        if writer.in_transaction:
+            writer.execute("COMMIT")
+        return backup
+    finally:
+        writer.close()
+
+
+def _migrate_locked(conn: sqlite3.Connection, writer: sqlite3.Connection, path: Path) -> Path | None:
+    """:func:`migrate`'s work, ``writer`` holding the write lock."""
+    found = version(writer)  # again, under the lock: another process may have migrated it meanwhile
+    if found > SCHEMA_VERSION:
+        raise StoreTooNew(too_new_message(path, found), path=path)
+    if found == SCHEMA_VERSION:
+        writer.execute("ROLLBACK")
+        return None
+    has_tables = writer.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table'").fetchone()[0] > 0
+    backup = _backup(path, conn, found) if has_tables else None
+    for target, _why, statements in MIGRATIONS:
+        if target > found:
+            for sql in statements:
+                writer.execute(sql)
+    writer.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
     return backup

@@ -291,7 +291,8 @@ def optimism_sentence(check: FinalCheck) -> str:
 
 def final_checks_table(rows: list[dict[str, Any]]) -> pd.DataFrame:
     """Every final check recorded on a split's test part (``Store.final_checks``), oldest first: which prompt was
-    checked and what it found. A figure the check could not compute is empty, never "None"."""
+    checked and what it found; a look at a test part's run on another page is a check too (its method says so,
+    its figures are empty). A figure the check could not compute is empty, never "None"."""
     def num(x: Any) -> float:
         return math.nan if x is None else float(x)
 
@@ -299,7 +300,9 @@ def final_checks_table(rows: list[dict[str, Any]]) -> pd.DataFrame:
     for n, r in enumerate(rows, start=1):
         res = r.get("result") or {}
         d = res.get("difference") or {}
-        out.append({"check": n, "at": str(r.get("created_at") or ""), "method": str(r.get("method") or ""),
+        look = res.get("look")  # a test part's run opened on another page (evalcore.align.loop.count_look)
+        out.append({"check": n, "at": str(r.get("created_at") or ""),
+                    "method": f"look on {look}: {res.get('run', '')}" if look else str(r.get("method") or ""),
                     "chosen version": str(r.get("chosen_hash") or "")[:8],
                     "difference on test": num(d.get("statistic")), "ci_low": num(d.get("ci_low")),
                     "ci_high": num(d.get("ci_high")), "pvalue": num(d.get("pvalue")),

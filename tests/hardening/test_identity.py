@@ -137,8 +137,11 @@ def test_runs_are_scoped_and_shared_by_their_owner(store):
     assert sorted(local(BOB)) == ["r-alice", "r-bob", "r-old"]
     run = next(r for r in store.list_runs("summeval", viewer=BOB) if r.run_id == "r-alice")
     assert (run.config["owner"], run.config["shared"]) == ("alice", True)
-    store.create_run(run_id="r-alice", dataset_id="summeval", method="geval", model="m2", owner="bob")  # a resume
-    assert store.owner_of("runs", ("r-alice",)) == ("alice", True)  # keeps its owner
+    with pytest.raises(ValueError, match="belongs to another user"):  # bob cannot resume (rewrite) alice's run
+        store.create_run(run_id="r-alice", dataset_id="summeval", method="geval", model="m2", owner="bob")
+    assert store.owner_of("runs", ("r-alice",)) == ("alice", True) and store.run_row("r-alice")["model"] == "m"
+    store.create_run(run_id="r-alice", dataset_id="summeval", method="geval", model="m2", owner="alice")  # her resume
+    assert store.owner_of("runs", ("r-alice",)) == ("alice", True) and store.run_row("r-alice")["model"] == "m2"
 
 
 def test_a_scoring_run_records_who_started_it(store, monkeypatch):

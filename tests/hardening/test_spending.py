@@ -66,7 +66,7 @@ def test_a_costly_run_needs_a_confirmation_naming_cost_requests_and_host(tmp_pat
 def test_the_operators_cap_refuses_a_run_above_it(tmp_path, monkeypatch):
     at = _score_page(tmp_path, monkeypatch, EVALCORE_MAX_COST_USD="2")
     assert at.button(key="start_scoring").disabled
-    assert any("cap of $2.00 per session" in e.value.replace("\\", "") for e in at.error)
+    assert any("cap of $2.00 per server for everyone not signed in" in e.value.replace("\\", "") for e in at.error)
 
 
 def test_a_link_cannot_ask_for_unbounded_resamples(tmp_path, monkeypatch):
