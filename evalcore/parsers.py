@@ -40,6 +40,9 @@ __all__ = [
     "sample_mean",
     "parse_reply",
     "PARSERS",
+    "REASONING_TAGS",
+    "ReasoningSplit",
+    "split_reasoning",
 ]
 
 PARSE_MODES = ("robust", "paper")
@@ -648,11 +651,67 @@ PARSERS: dict[str, Callable[..., Parsed]] = {
 
 
 def parse_reply(parser: str, text: str, *, mode: str = "robust", scale: tuple[float, float] = (1, 5)) -> Parsed:
-    """Parse ``text`` with the parser named ``parser`` ("form", "rts", "mcq", "stars", "explicit").
+    """Parse ``text`` with the parser named ``parser`` ("form", "rts", "mcq", "stars", "explicit"): its answer only,
+    after any reasoning block (:func:`split_reasoning`); a reply that ends inside its reasoning is a failure.
 
     Raises KeyError on an unknown parser name."""
     try:
         fn = PARSERS[parser]
     except KeyError:
         raise KeyError(f"unknown parser {parser!r}; expected one of {sorted(PARSERS)}") from None
-    return fn(text, mode=mode, scale=scale)
+    split = split_reasoning(text)
+    if split.unclosed:
+        return _fail(split.failure())
+    return fn(split.answer, mode=mode, scale=scale)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# reasoning written before the answer
+
+# The tags open reasoning models write their reasoning in when the server has no reasoning parser: <think> (DeepSeek-R1
+# and its distillations, Qwen3, QwQ: vLLM's deepseek_r1 / qwen3 parsers look for it,
+# https://docs.vllm.ai/en/latest/features/reasoning_outputs/), <thinking> and <reasoning> (other chat templates).
+REASONING_TAGS = ("think", "thinking", "reasoning")
+_OPEN = re.compile(r"^\s*<(think|thinking|reasoning)>", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class ReasoningSplit:
+    """A reply split into the judge's reasoning and its answer. ``answer_start``: where the answer begins in the
+    reply (characters); ``unclosed``: the reply ended inside the reasoning (no answer: a failure, never a parse)."""
+
+    answer: str
+    reasoning: str = ""
+    answer_start: int = 0
+    unclosed: bool = False
+    tag: str = ""
+
+    def failure(self) -> str:
+        return (f"the reply ended inside the judge's reasoning (<{self.tag}> never closed): no answer to read; "
+                f"raise the completion budget (--max-completion-tokens)")
+
+
+def split_reasoning(text: str) -> ReasoningSplit:
+    """The reasoning block a reply opens with (``<think>...</think>``, ``<thinking>``, ``<reasoning>``) apart from the
+    answer after it. A reply with a closing tag but no opening one (the chat template of DeepSeek-R1 and Qwen3 puts
+    ``<think>`` in the prompt, so the reply starts inside the reasoning) is split at the closing tag. A block that
+    never closes leaves no answer. A reply without such tags is all answer. Only the reply's leading block counts:
+    a tag quoted later in the answer is the answer's."""
+    text = text or ""
+    m = _OPEN.match(text)
+    if m:
+        tag = m.group(1).lower()
+        close = re.search(rf"</{tag}\s*>", text[m.end():], re.IGNORECASE)
+        if close is None:
+            return ReasoningSplit(answer="", reasoning=text[m.end():].strip(), answer_start=len(text), unclosed=True,
+                                  tag=tag)
+        end = m.end() + close.end()
+        return ReasoningSplit(answer=text[end:].strip(), reasoning=text[m.end():m.end() + close.start()].strip(),
+                              answer_start=end + (len(text[end:]) - len(text[end:].lstrip())), tag=tag)
+    for tag in REASONING_TAGS:
+        close = re.search(rf"</{tag}\s*>", text, re.IGNORECASE)
+        if close is not None and not re.search(rf"<{tag}>", text[:close.start()], re.IGNORECASE):
+            end = close.end()
+            return ReasoningSplit(answer=text[end:].strip(), reasoning=text[:close.start()].strip(),
+                                  answer_start=end + (len(text[end:]) - len(text[end:].lstrip())), tag=tag)
+    return ReasoningSplit(answer=text)

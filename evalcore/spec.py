@@ -82,6 +82,16 @@ class ScoringSpec:
     # who asks, not what to score: the signed-in user starting the run, recorded as the run's owner (None: no sign-in;
     # evalcore.identity). Not part of to_dict: a recorded spec scores the same for whoever resumes it.
     owner: str | None = None
+    # reasoning judges: the effort asked for ("none", "minimal", "low", "medium", "high"; sent as reasoning_effort)
+    # and the completion budget that replaces each method's own (room for the reasoning before the answer). Both
+    # change the requests, so both are recorded and part of the cache key (evalcore.judge.contract.RequestOptions).
+    reasoning_effort: str | None = None
+    max_completion_tokens: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.max_completion_tokens is not None and int(self.max_completion_tokens) < 1:
+            raise ValueError(f"max_completion_tokens must be a positive number of tokens, not "
+                             f"{self.max_completion_tokens!r}")
 
     def to_dict(self) -> dict[str, Any]:
         """The spec as JSON (the dataset by id and documents; criteria with their version hash; the config as the
@@ -102,6 +112,9 @@ class ScoringSpec:
             "parse_mode": self.parse_mode,
             "label": self.label,
             "run_id": self.run_id,
+            # only when set: a spec without reasoning options reads as it always did
+            **({"reasoning_effort": self.reasoning_effort} if self.reasoning_effort else {}),
+            **({"max_completion_tokens": int(self.max_completion_tokens)} if self.max_completion_tokens else {}),
         }
 
     @classmethod
@@ -130,7 +143,8 @@ class ScoringSpec:
             dataset = documents_subset(dataset, [x for x in dataset.items["doc_id"].unique() if str(x) in wanted])
         return cls(dataset, d["method"], d.get("dimensions"), criteria, d.get("config"), limit=d.get("limit"),
                    pairs=d.get("pairs"), parse_mode=d.get("parse_mode", "robust"), label=d.get("label", ""),
-                   run_id=d.get("run_id"), documents=documents)
+                   run_id=d.get("run_id"), documents=documents, reasoning_effort=d.get("reasoning_effort"),
+                   max_completion_tokens=d.get("max_completion_tokens"))
 
     @classmethod
     def from_run_config(cls, config: dict[str, Any], dataset: Dataset, *, run_id: str | None = None,

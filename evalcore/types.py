@@ -29,10 +29,17 @@ class ChatRequest:
     seed: int | None = None
     stop: tuple[str, ...] | None = None
     kind: Literal["chat"] = "chat"
+    # What the endpoint's learned contract (evalcore.judge.contract) or the spec's reasoning options changed: the
+    # name the completion budget is sent under ("max_completion_tokens" for OpenAI's reasoning models), the sampling
+    # parameters left out because the endpoint only allows their default, the reasoning effort asked for. Part of
+    # the cache key only when set, so the requests of 2023-style endpoints keep their keys.
+    token_param: str = "max_tokens"
+    omit: tuple[str, ...] = ()
+    reasoning_effort: str | None = None
 
     def params(self) -> dict[str, Any]:
         """Every parameter that changes the reply: what the cache key is made of (with endpoint and model)."""
-        return {
+        out: dict[str, Any] = {
             "kind": self.kind,
             "messages": [list(m) for m in self.messages],
             "temperature": self.temperature,
@@ -44,6 +51,13 @@ class ChatRequest:
             "seed": self.seed,
             "stop": list(self.stop) if self.stop else None,
         }
+        if self.token_param != "max_tokens":
+            out["token_param"] = self.token_param
+        if self.omit:
+            out["omit"] = sorted(self.omit)
+        if self.reasoning_effort is not None:
+            out["reasoning_effort"] = self.reasoning_effort
+        return out
 
 
 @dataclass(frozen=True)
@@ -92,6 +106,9 @@ class Choice:
     finish_reason: str | None = None
     # completions with echo: how many leading tokens belong to the prompt (filled by the client when it knows)
     prompt_token_count: int | None = None
+    # the judge's reasoning, when the server returned it apart from the answer (``message.reasoning_content`` /
+    # ``message.reasoning``); reasoning written inside the content is split off by ``parsers.split_reasoning``
+    reasoning: str | None = None
 
 
 @dataclass

@@ -43,9 +43,9 @@ class ProbeSender:
 
     async def __call__(self, request: Request) -> Response:
         s = self.sender
-        key = s.key(request)
+        key = s.key(request, probe=True)  # as the endpoint's learned contract shapes it (evalcore.judge.contract)
         if not self.refresh:
-            hit = s.lookup(request)
+            hit = s.lookup(request, probe=True)
             if hit is not None:
                 return hit
             reason = cached_failure(s.store, key)
@@ -55,10 +55,13 @@ class ProbeSender:
             raise RequestFailed("not in the cache and no client to ask")
         self.sent += 1
         try:
-            resp = await (s.refresh(request) if self.refresh else s.send_and_cache(request))
+            resp = await (s.refresh(request, probe=True) if self.refresh else s.send_and_cache(request, probe=True))
         except RequestFailed as e:
             if e.reason.startswith(NOT_SUPPORTED):
-                remember_failure(s.store, key, endpoint=s.identity, request=request.params(), reason=e.reason)
+                # keyed as finally shaped: the refusal may have taught the contract something on the way
+                key = s.key(request, probe=True)
+                remember_failure(s.store, key, endpoint=s.identity, request=s.shaped(request, probe=True).params(),
+                                 reason=e.reason)
             raise
         if self.refresh:
             forget_failure(s.store, key)

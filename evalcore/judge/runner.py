@@ -41,6 +41,16 @@ from evalcore.judge.client import (
     response_from_dict,
     response_to_dict,
 )
+from evalcore.judge.contract import (
+    CAPABILITY,
+    NO_SUBSTITUTE,
+    Contract,
+    RequestOptions,
+    Rule,
+    pause_message,
+    read_refusal,
+    variant_notes,
+)
 from evalcore.judge.probes import ProbeSender
 from evalcore.judge.redact import redact
 from evalcore.judge.routing import make_client
@@ -339,27 +349,47 @@ def _task_key(task: ItemTask | PairTask, criteria_hash: str) -> tuple:
 
 # ---------------------------------------------------------------------------------------------------- the cached sender
 class CachedSender:
-    """Cache lookup, then the client. New responses are handed back for the caller to store with its judgment."""
+    """Cache lookup, then the client. New responses are handed back for the caller to store with its judgment.
 
-    def __init__(self, client: JudgeClient | None, store: Store, endpoint: Endpoint) -> None:
+    Every request is first shaped by the spec's reasoning options and the endpoint's learned contract
+    (``evalcore.judge.contract``), and keyed as shaped: the key names the variant actually sent. A refusal naming
+    a parameter teaches the contract (stored with the probe cache) and the request is sent again as the contract
+    now shapes it. Until one request has gone through, requests go one at a time, so a refused parameter costs one
+    refusal, not one per request in flight."""
+
+    MAX_LEARNING = 4  # refusals one request may teach before it fails (max_tokens, temperature, top_p, one more)
+
+    def __init__(self, client: JudgeClient | None, store: Store, endpoint: Endpoint, *,
+                 options: RequestOptions | None = None) -> None:
         self.client = client
         self.store = store
+        self.endpoint = endpoint
         self.identity = endpoint.identity()
+        self.options = options or RequestOptions()
+        self.contract = Contract.from_rows(store.contract_rules(self.identity))
+        self.refusals = 0  # refusals met (each one taught the contract something)
+        self.paused: str | None = None  # a refusal with no documented substitute: why the run pauses
         self._inflight: dict[str, asyncio.Future] = {}
+        self._settled = False
+        self._gate: asyncio.Lock | None = None
 
-    def key(self, request: Request) -> str:
-        return request_key(self.identity, request.params())
+    def shaped(self, request: Request, *, probe: bool = False) -> Request:
+        """The request as it is sent: the spec's reasoning options, then the endpoint's contract."""
+        return self.contract.adapt(self.options.apply(request, probe=probe))
 
-    def lookup(self, request: Request) -> Response | None:
-        hit = self.store.cache_get(self.key(request))
+    def key(self, request: Request, *, probe: bool = False) -> str:
+        return request_key(self.identity, self.shaped(request, probe=probe).params())
+
+    def lookup(self, request: Request, *, probe: bool = False) -> Response | None:
+        hit = self.store.cache_get(self.key(request, probe=probe))
         if hit is None:
             return None
         return response_from_dict(hit["response"], latency_s=hit["latency_s"] or 0.0, cached=True)
 
-    async def fetch(self, request: Request) -> tuple[Response, dict[str, Any] | None]:
+    async def fetch(self, request: Request, *, probe: bool = False) -> tuple[Response, dict[str, Any] | None]:
         """(response, cache entry to write or None when it came from the cache)."""
-        key = self.key(request)
-        hit = self.lookup(request)
+        key = self.key(request, probe=probe)
+        hit = self.lookup(request, probe=probe)
         if hit is not None:
             return hit, None
         if self.client is None:
@@ -372,7 +402,7 @@ class CachedSender:
         fut: asyncio.Future = asyncio.get_running_loop().create_future()
         self._inflight[key] = fut
         try:
-            resp = await self.client.send(request)
+            resp, sent = await self._send(request, probe=probe)
         except BaseException as e:
             if not fut.done():
                 fut.set_exception(e if isinstance(e, RequestFailed) else RequestFailed(f"{type(e).__name__}"))
@@ -381,21 +411,60 @@ class CachedSender:
         finally:
             self._inflight.pop(key, None)
         fut.set_result(resp)
-        entry = {"key": key, "endpoint": self.identity, "request": request.params(),
-                 "response": response_to_dict(resp), "latency_s": resp.latency_s}
+        entry = {"key": request_key(self.identity, sent.params()), "endpoint": self.identity,
+                 "request": sent.params(), "response": response_to_dict(resp), "latency_s": resp.latency_s}
         return resp, entry
 
-    async def refresh(self, request: Request) -> Response:
+    async def _send(self, request: Request, *, probe: bool = False) -> tuple[Response, Request]:
+        """Send the shaped request; learn from a refusal naming a parameter and send it again, reshaped.
+        Returns the response and the request as finally sent (its key is the cache entry's)."""
+        for _ in range(self.MAX_LEARNING + 1):
+            sent = self.shaped(request, probe=probe)
+            known = self.contract.refuses(sent)
+            if known is not None:  # refused before: not asked again (its rule is the method's fallback)
+                raise RequestFailed(f"HTTP 400 (refused before, not asked again): {known.message}")
+            try:
+                if self._settled:
+                    resp = await self.client.send(sent)
+                else:
+                    if self._gate is None:
+                        self._gate = asyncio.Lock()
+                    async with self._gate:
+                        sent = self.shaped(request, probe=probe)  # what the request before this one taught
+                        resp = await self.client.send(sent)
+                self._settled = True
+                return resp, sent
+            except RequestFailed as e:
+                rule = read_refusal(e.refusal)
+                if rule is None:
+                    self._settled = True  # not a contract question: nothing to learn by going one at a time
+                    raise
+                self.refusals += 1
+                self._learn(rule, probe=probe)
+                if rule.action in (CAPABILITY, NO_SUBSTITUTE) or self.shaped(request, probe=probe) == sent:
+                    raise
+        raise RequestFailed(f"the endpoint kept refusing the request after {self.MAX_LEARNING} adaptations")
+
+    def _learn(self, rule: Rule, *, probe: bool) -> None:
+        if rule.action == NO_SUBSTITUTE:
+            if not probe:  # a probe request that is refused only lacks that capability
+                self.paused = self.paused or pause_message(rule, self.endpoint.model, self.endpoint.base_url)
+            return
+        if self.contract.learn(rule):
+            self.store.remember_contract_rule(request_key(self.identity, {"kind": "contract", "param": rule.param}),
+                                              endpoint=self.identity, rule=rule.as_dict())
+
+    async def refresh(self, request: Request, *, probe: bool = False) -> Response:
         """Ask the endpoint even if the cache has an answer, and replace the cached one (a fresh capability probe)."""
         if self.client is None:
             raise RequestFailed("no client to ask")
-        resp = await self.client.send(request)
-        self.store.cache_put(self.key(request), endpoint=self.identity, request=request.params(),
-                             response=response_to_dict(resp), latency_s=resp.latency_s)
+        resp, sent = await self._send(request, probe=probe)
+        self.store.cache_put(request_key(self.identity, sent.params()), endpoint=self.identity,
+                             request=sent.params(), response=response_to_dict(resp), latency_s=resp.latency_s)
         return resp
 
-    async def send_and_cache(self, request: Request) -> Response:
-        resp, entry = await self.fetch(request)
+    async def send_and_cache(self, request: Request, *, probe: bool = False) -> Response:
+        resp, entry = await self.fetch(request, probe=probe)
         if entry is not None:
             self.store.cache_put(entry["key"], endpoint=entry["endpoint"], request=entry["request"],
                                  response=entry["response"], latency_s=entry["latency_s"])
@@ -429,6 +498,31 @@ def explain_failure(outcome: Outcome, responses: list[Response]) -> Outcome:
     return dataclasses.replace(outcome, reason=reason)
 
 
+def score_replies(m: Any, task: ItemTask | PairTask, criteria: Criteria, config: Any, responses: list[Response], *,
+                  parse_mode: str = "robust", chat: list[bool] | None = None) -> Outcome:
+    """The method's outcome from the replies' answers: the judge's reasoning is taken out first (a ``<think>`` block,
+    the server's reasoning field; ``methods.base.separate_reasoning``), so no score is ever read from it; it is kept
+    in the judgment's ``detail`` ("reasoning"). A reply whose reasoning never closed, or whose budget the reasoning
+    spent, has no answer: when no reply has one, that is the failure's reason."""
+    from evalcore.methods.base import separate_reasoning
+
+    sep = separate_reasoning(responses, chat)
+    record = sep.record()
+    if sep.failure:
+        return Outcome(value=None, status=STATUS_FAILED, reason=sep.failure, estimator=getattr(config, "estimator", ""),
+                       raw=_raw_text(Outcome(None, STATUS_FAILED), responses), detail=record)
+    outcome = explain_failure(m.score(task, criteria, config, sep.responses, parse_mode=parse_mode), sep.responses)
+    if record:
+        outcome = dataclasses.replace(outcome, detail={**(outcome.detail or {}), **record})
+    return outcome
+
+
+def request_options(spec: Any) -> RequestOptions:
+    """The spec's reasoning options (``reasoning_effort``, ``max_completion_tokens``; absent on older specs)."""
+    return RequestOptions(reasoning_effort=getattr(spec, "reasoning_effort", None),
+                          max_completion_tokens=getattr(spec, "max_completion_tokens", None))
+
+
 # ---------------------------------------------------------------------------------------------------- planning
 async def _plan(m: Any, config: Any, sender: CachedSender, capabilities: Capabilities | None,
                 client: JudgeClient | None, reprobe: bool = False) -> tuple[Any, str, Capabilities]:
@@ -439,7 +533,11 @@ async def _plan(m: Any, config: Any, sender: CachedSender, capabilities: Capabil
         # The probe's replies are cached like any request (a repeated run costs nothing); ``reprobe`` asks again,
         # for a server whose settings changed behind the same URL and model.
         # A rejected probe request (no echo, no completions route) is remembered too (evalcore.judge.probes).
+        if reprobe:  # the server's settings may have changed: what it refused is asked again too
+            sender.store.forget_contract(sender.identity)
+            sender.contract = Contract()
         caps = await _probe_or_explain(client, ProbeSender(sender, refresh=reprobe))
+    caps = sender.contract.restrict(caps)  # what the endpoint refused outright (evalcore.judge.contract)
     planned, note = m.plan(config, caps)  # raises UnsupportedByEndpoint when there is no fallback
     return planned, note, caps
 
@@ -598,6 +696,7 @@ class _Counts:
     failed: int = 0
     session_done: int = 0
     cached_prompt_tokens: int = 0  # prompt tokens the server served from its prefix cache
+    reasoning_tokens: int = 0  # hidden reasoning tokens the judge reported (part of its completion tokens)
 
 
 @dataclass
@@ -631,7 +730,7 @@ class ScoringRun:
                                                      max_retries=options.max_retries, timeout_s=options.timeout_s)
         else:
             self.endpoint, self.client = self.endpoints[0], client
-        self.sender = CachedSender(self.client, self.store, self.endpoint)
+        self.sender = CachedSender(self.client, self.store, self.endpoint, options=request_options(spec))
         self.concurrency, self.limit, self.pairs = options.concurrency, spec.limit, spec.pairs
         self.schedule, self.max_retries, self.timeout_s = options.schedule, options.max_retries, options.timeout_s
         self.capabilities, self.reprobe = options.capabilities, options.reprobe
@@ -668,6 +767,7 @@ class ScoringRun:
         config = run_config(m, self.spec, Plan(self.planned, self.requested, self.note, self.caps),
                             endpoint=self.endpoint, crit=self.crit, schedule=self.schedule, run_id=self.run_id)
         config.update(concurrency=self.concurrency, max_retries=self.max_retries, timeout_s=self.timeout_s)
+        config.update(self._variant())
         if len(self.endpoints) > 1:
             config["endpoints"] = [e.identity() for e in self.endpoints]
         config.update(self.extra_config or {})
@@ -678,6 +778,22 @@ class ScoringRun:
         log.info("run %s: %d tasks, method %s on %s (%s)%s", self.run_id, len(self.tasks), m.name,
                  self.endpoint.identity(), self.note or "as configured", " (resumed)" if self.resumed else "")
         return lease
+
+    def _variant(self) -> dict[str, Any]:
+        """The method's variant as it runs on this judge (the plan's fallback, what the endpoint's contract changed
+        in the requests), the learned contract and the spec's reasoning options: recorded with the run."""
+        notes = [self.note] if self.note else []
+        if self.tasks:
+            t = self.tasks[0]
+            before = self.m.build_requests(t, self.crit[t.dimension], self.planned)
+            notes += variant_notes(before, [self.sender.shaped(r) for r in before], self.sender.contract)
+        label = getattr(self.m, "label", self.m.name)
+        out: dict[str, Any] = {"variant": f"{label}: {'; '.join(notes)}" if notes else "",
+                               "contract": self.sender.contract.as_dict()}
+        opts = self.sender.options
+        if opts.reasoning_effort or opts.max_completion_tokens:
+            out["reasoning_options"] = dataclasses.asdict(opts)
+        return out
 
     def select(self) -> None:
         """What is left: tasks without a current "ok" judgment (a resumed run skips the rest)."""
@@ -711,7 +827,8 @@ class ScoringRun:
             queue.put_nowait(t)
 
         async def worker() -> None:
-            while not ((self.cancel is not None and self.cancel.is_set()) or self.failfast.tripped):
+            while not ((self.cancel is not None and self.cancel.is_set()) or self.failfast.tripped
+                       or self.sender.paused):
                 try:
                     t = queue.get_nowait()
                 except asyncio.QueueEmpty:
@@ -777,6 +894,7 @@ class ScoringRun:
                 replies.entries.append(entry)
                 cached_toks = int(resp.usage.get("cached_tokens", 0) or 0)
                 self.counts.cached_prompt_tokens += cached_toks
+                self.counts.reasoning_tokens += int(resp.usage.get("reasoning_tokens", 0) or 0)
                 replies.answers.append((entry["key"], task_label, task.dimension,
                                         resp.answered_by or self.endpoint.base_url,
                                         int(resp.usage.get("prompt_tokens", 0) or 0), cached_toks, resp.latency_s))
@@ -791,9 +909,8 @@ class ScoringRun:
             return Outcome(value=None, status=STATUS_FAILED, reason=reason,
                            estimator=getattr(self.planned, "estimator", ""))
         self.failfast.success()
-        outcome = self.m.score(task, self.crit[task.dimension], self.planned, replies.responses,
-                               parse_mode=self.parse_mode)
-        return explain_failure(outcome, replies.responses)
+        return score_replies(self.m, task, self.crit[task.dimension], self.planned, replies.responses,
+                             parse_mode=self.parse_mode, chat=[isinstance(r, ChatRequest) for r in requests])
 
     def _save(self, task: ItemTask | PairTask, outcome: Outcome, replies: _Replies) -> None:
         """The judgment (or comparison) row and its responses' cache entries, in one transaction."""
@@ -826,8 +943,19 @@ class ScoringRun:
     def finish(self) -> Run:
         """Record the run's stats and status; a fail-fast stop raises ``EndpointUnusable`` after recording it."""
         stats = self._stats()
-        status = "cancelled" if self.cancelled else "stopped" if self.failfast.tripped else "done"
+        paused = self.sender.paused
+        status = "cancelled" if self.cancelled else "stopped" if (self.failfast.tripped or paused) else "done"
+        variant = self._variant()
+        row = self.store.run_row(self.run_id)
+        if {k: row["config"].get(k) for k in variant} != variant:  # the contract learned more during the run
+            self.store.create_run(run_id=self.run_id, dataset_id=row["dataset_id"], method=row["method"],
+                                  model=row["model"], label=row.get("label") or "", config={**row["config"], **variant},
+                                  parser=row.get("parser") or "", status=status, owner=self.spec.owner)
         self.store.finish_run(self.run_id, status=status, stats=stats)
+        if paused and not self.cancelled:
+            raise EndpointUnusable(f"run {self.run_id} paused: {paused}. Change the method's settings or the judge, "
+                                   f"then resume the run (CLI: --run {self.run_id}): what was answered is not asked "
+                                   f"again.")
         ff = self.failfast
         if ff.tripped:
             raise EndpointUnusable(
@@ -851,6 +979,8 @@ class ScoringRun:
             "failed": c.failed,
             "resumed": self.resumed,
             "cached_prompt_tokens": c.cached_prompt_tokens,
+            "refused_requests": self.sender.refusals,
+            "reasoning_tokens": c.reasoning_tokens,
         }
         extra = getattr(client, "extra_stats", None)  # a replica pool's or a batch's own figures
         stats.update(extra() if callable(extra) else client.limiter.stats.as_dict()
@@ -951,9 +1081,10 @@ def estimate(spec: ScoringSpec, options: EngineOptions, *, store: Store | None =
     store = store or default_store()
     endpoint = options.first_endpoint  # replicas: the first one's identity keys the cache
     m, dims, crit, requested = resolve(spec.method, spec.dimensions, spec.criteria, spec.config)
-    sender = CachedSender(None, store, endpoint)
+    sender = CachedSender(None, store, endpoint, options=request_options(spec))
     note = ""
     caps = options.capabilities if options.capabilities is not None else cached_probe(sender)
+    caps = sender.contract.restrict(caps) if caps is not None else None
     if caps is not None:
         planned, plan_note = m.plan(requested, caps)
         note = plan_note
@@ -964,7 +1095,7 @@ def estimate(spec: ScoringSpec, options: EngineOptions, *, store: Store | None =
     tasks = order_tasks(tasks, _requests_by_task(m, crit, planned), options.schedule)
     reqs: list[Request] = []
     for t in tasks:
-        reqs += m.build_requests(t, crit[t.dimension], planned)
+        reqs += [sender.shaped(r) for r in m.build_requests(t, crit[t.dimension], planned)]
     keys = [sender.key(r) for r in reqs]
     uniq = dict(zip(keys, reqs))  # identical requests are sent once (the second is a cache hit)
     hits = store.cache_has(list(uniq))

@@ -284,6 +284,97 @@ def sampling_note(n: int, caps: Capabilities) -> tuple[int, str]:
 # responses and outcomes
 
 
+@dataclass(frozen=True)
+class SeparatedReplies:
+    """The replies with the judge's reasoning taken out (``responses``: answers only, what a method may parse), the
+    reasoning of each choice (in order; "" where there was none) and, per choice, why it has no answer ("" where it
+    has one): a reasoning block that never closed, or a budget spent on reasoning (empty content, finish_reason
+    "length"). ``failure``: the reason when no choice has an answer."""
+
+    responses: list[Response]
+    reasoning: list[str]
+    no_answer: list[str]
+
+    @property
+    def failure(self) -> str:
+        reasons = [r for r in self.no_answer if r]
+        if not reasons or len(reasons) < len(self.no_answer):
+            return ""
+        head = reasons[0]
+        return head if len(reasons) == 1 else f"{head} ({len(reasons)} of {len(self.no_answer)} replies)"
+
+    def record(self) -> dict[str, Any]:
+        """What the judgment keeps (its ``detail``): the reasoning, and how many replies had no answer."""
+        out: dict[str, Any] = {}
+        if any(self.reasoning):
+            out["reasoning"] = self.reasoning[0] if len(self.reasoning) == 1 else list(self.reasoning)
+        missing = sum(1 for r in self.no_answer if r)
+        if missing and missing < len(self.no_answer):
+            out["replies_without_answer"] = missing
+        return out
+
+
+BUDGET_SPENT_REASONING = "the completion budget ran out while the judge was reasoning"
+
+
+def separate_reasoning(responses: list[Response], chat: list[bool] | None = None) -> SeparatedReplies:
+    """Take the reasoning out of every chat reply before any parser runs: the server's own field
+    (``Choice.reasoning``) and a leading ``<think>`` / ``<thinking>`` / ``<reasoning>`` block in the content
+    (``parsers.split_reasoning``). The answer's token log-probs are those after the reasoning, so a log-prob method
+    reads the score's distribution at the answer's position. ``chat``: per response, whether it answers a chat
+    request (completions, e.g. GPTScore's echo with max_tokens=0, are passed through untouched)."""
+    from evalcore import parsers
+
+    out: list[Response] = []
+    reasoning: list[str] = []
+    no_answer: list[str] = []
+    for i, resp in enumerate(responses):
+        if chat is not None and not chat[i]:
+            out.append(resp)
+            reasoning += [""] * len(resp.choices)
+            no_answer += [""] * len(resp.choices)
+            continue
+        choices = []
+        for c in resp.choices:
+            split = parsers.split_reasoning(c.text)
+            said = "\n\n".join(x for x in ((c.reasoning or "").strip(), split.reasoning) if x)
+            why = ""
+            if split.unclosed:
+                why = split.failure()
+            elif not split.answer.strip() and c.finish_reason == "length":
+                hidden = int(resp.usage.get("reasoning_tokens", 0) or 0)
+                why = (f"{BUDGET_SPENT_REASONING} (finish_reason=length, no answer"
+                       + (f", {hidden} reasoning tokens" if hidden else "") + "): raise it (--max-completion-tokens)")
+            if why:
+                choices.append(dataclasses.replace(c, text="", tokens=None))
+            elif split.tag:
+                choices.append(dataclasses.replace(c, text=split.answer,
+                                                   tokens=_answer_tokens(c.tokens, c.text, split.answer_start)))
+            else:
+                choices.append(c)
+            reasoning.append(said)
+            no_answer.append(why)
+        out.append(dataclasses.replace(resp, choices=choices))
+    return SeparatedReplies(out, reasoning, no_answer)
+
+
+def _answer_tokens(tokens: tuple[TokenLogprob, ...] | None, text: str, start: int
+                   ) -> tuple[TokenLogprob, ...] | None:
+    """The tokens of the answer that begins at character ``start`` of ``text``: every token ending after it. None
+    when the token texts do not spell the reply (the answer's position among them is then unknown: no log-probs at
+    the answer, never the reasoning's)."""
+    if tokens is None:
+        return None
+    if "".join(t.token for t in tokens) != text:
+        return None
+    kept, pos = [], 0
+    for t in tokens:
+        pos += len(t.token)
+        if pos > start:
+            kept.append(t)
+    return tuple(kept)
+
+
 def all_choices(responses: list[Response]) -> list[Choice]:
     return [c for r in responses for c in r.choices]
 
@@ -375,6 +466,9 @@ __all__ = [
     "PromptLabels",
     "SamplingPlan",
     "all_choices",
+    "BUDGET_SPENT_REASONING",
+    "SeparatedReplies",
+    "separate_reasoning",
     "block",
     "chat",
     "config_json",

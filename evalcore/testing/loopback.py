@@ -309,8 +309,10 @@ class LoopbackServer:
                  faults: list[Fault] | None = None, scorer: Callable[..., Reply] | None = None,
                  switches: Switches | None = None, seed: int = 0, model: str = "loopback-judge",
                  rate_limit: RateLimit | None = None, prefix_cache_tokens: int = 0,
-                 batch: BatchSwitches | None = None, record_bodies: bool = False) -> None:
+                 batch: BatchSwitches | None = None, record_bodies: bool = False, profile: Any = None) -> None:
         self.host = host
+        # a provider's documented contract (evalcore.testing.loopback_profiles.Profile): refusals, reasoning
+        self.profile = profile
         self.port = port
         self.latency_s = latency_s
         self.faults = list(faults or [])
@@ -526,8 +528,12 @@ class LoopbackServer:
             hostile = _hostile(fault, chat, self.model)
             if hostile is not None:
                 return hostile
-        if not chat and self.switches.no_completions:
+        if not chat and (self.switches.no_completions or self.profile is not None and self.profile.name != "openai-2023"):
+            # the providers' compatibility layers and the reasoning models serve chat completions only
             return 404, {"error": {"message": "completions endpoint not available", "type": "not_found"}}, {}
+        refused = self.profile.refusal(req) if chat and self.profile is not None else None
+        if refused is not None:
+            return 400, refused, {}
         return 200, (self._chat(req, prompt, fault) if chat else self._completion(req, prompt, fault)), limit_headers
 
     @staticmethod
@@ -577,6 +583,8 @@ class LoopbackServer:
         return out
 
     def _chat(self, req: dict, prompt: str, fault: Fault | None) -> dict:
+        if self.profile is not None:
+            return self.profile.chat(self, req, prompt, fault)
         n = 1 if self.switches.ignore_n else int(req.get("n") or 1)
         replies = self._replies(req, prompt, fault, n)
         want_lp = bool(req.get("logprobs")) and not self.switches.no_logprobs
@@ -632,12 +640,12 @@ class LoopbackServer:
 def serve(host: str = "127.0.0.1", port: int = 0, *, latency_s: float = 0.0, faults: list[Fault] | None = None,
           scorer: Callable[..., Reply] | None = None, switches: Switches | None = None,
           seed: int = 0, rate_limit: RateLimit | None = None, prefix_cache_tokens: int = 0,
-          batch: BatchSwitches | None = None, record_bodies: bool = False) -> LoopbackServer:
+          batch: BatchSwitches | None = None, record_bodies: bool = False, profile: Any = None) -> LoopbackServer:
     """Start a loopback server on a background thread; use as a context manager (``with serve() as srv:``).
     ``record_bodies``: keep every scoring request's raw body in ``srv.bodies`` (tests comparing what was sent)."""
     return LoopbackServer(host, port, latency_s=latency_s, faults=faults, scorer=scorer, switches=switches,
                           seed=seed, rate_limit=rate_limit, prefix_cache_tokens=prefix_cache_tokens,
-                          batch=batch, record_bodies=record_bodies).start()
+                          batch=batch, record_bodies=record_bodies, profile=profile).start()
 
 
 def main(argv: list[str] | None = None) -> int:

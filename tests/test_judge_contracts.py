@@ -1,0 +1,226 @@
+"""The judges of 2026: each provider's documented contract (evalcore.testing.loopback_profiles), learned from its
+refusals (evalcore.judge.contract), and the judge's reasoning kept apart from the answer before any parser runs.
+
+The matrix test runs every chat method on every profile through the engine and checks each score against an
+independent reference: the same method with the variant the run recorded, on the plain loopback, whose answers are
+the profiles' answers without reasoning. The profiles' reasoning holds a decoy ("Score: 1", "[[C]]", "Answer: (E)"),
+so a score read from the reasoning would differ from the reference."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import pytest
+
+from evalcore import parsers
+from evalcore.datasets import load_dataset
+from evalcore.judge import runner
+from evalcore.judge.client import Endpoint, EndpointUnusable
+from evalcore.judge.contract import CAPABILITY, DEFAULT_ONLY, NO_SUBSTITUTE, RENAME, Contract, read_refusal
+from evalcore.judge.spec import EngineOptions, default_spec
+from evalcore.methods import METHODS
+from evalcore.methods.base import separate_reasoning
+from evalcore.methods.geval import METHOD as GEVAL, GEvalConfig
+from evalcore.spec import ScoringSpec
+from evalcore.store import Store, request_key
+from evalcore.testing.loopback import serve
+from evalcore.testing.loopback_profiles import DECOY_REASONING, PROFILES, Profile
+from evalcore.types import Capabilities, ChatRequest, Choice, CompletionRequest, Criteria, ItemTask, Response, \
+    TokenLogprob
+
+REASONING_PROFILES = ("openai-reasoning", "openai-gpt-5.1", "vllm-think-in-content", "vllm-reasoning-parser", "ollama",
+                      "llamacpp-deepseek", "llamacpp-none")
+FULL = Capabilities(chat_logprobs=True, top_logprobs=20, honours_n=True, echo_logprobs=True)
+
+
+@pytest.fixture(scope="module")
+def summeval():
+    return load_dataset("summeval")
+
+
+def _ep(srv):
+    return Endpoint(srv.base_url, "judge-2026", provider="local")
+
+
+# ------------------------------------------------------------------------------------------------ the reasoning
+def test_split_reasoning_takes_the_answer_after_each_documented_block():
+    for tag in ("think", "thinking", "reasoning"):
+        s = parsers.split_reasoning(f"<{tag}>Draft: Score: 1.</{tag}>\n\nScore: 4")
+        assert (s.answer, s.reasoning, s.unclosed) == ("Score: 4", "Draft: Score: 1.", False)
+    # DeepSeek-R1 / Qwen3 templates put <think> in the prompt: the reply opens inside the reasoning
+    s = parsers.split_reasoning("Draft: Score: 1.</think> Score: 5")
+    assert (s.answer, s.reasoning) == ("Score: 5", "Draft: Score: 1.")
+    # a tag quoted inside an answer is the answer's
+    assert parsers.split_reasoning("Score: 3 (the text says <think> once)").answer == \
+        "Score: 3 (the text says <think> once)"
+    s = parsers.split_reasoning("<think>Score: 2 so far, but")
+    assert s.unclosed and s.answer == "" and "never closed" in s.failure()
+
+
+def test_parse_reply_never_reads_the_reasoning():
+    assert parsers.parse_reply("rts", "<think>Score: 1</think>The summary is fine. Score: 4").value == 4.0
+    p = parsers.parse_reply("rts", "<think>Score: 1, maybe")
+    assert not p.ok and "reasoning" in p.reason
+
+
+def _tok(t, *alts):
+    return TokenLogprob(t, math.log(0.9), tuple(alts) or ((t, math.log(0.9)),))
+
+
+def test_geval_reads_the_distribution_at_the_answer_not_in_the_reasoning():
+    # the reasoning's "1" comes first among the tokens; the answer's "4" carries p(4)=0.6, p(5)=0.4
+    tokens = (_tok("<think>"), _tok("1", ("1", math.log(0.9)), ("2", math.log(0.1))), _tok("</think>"),
+              TokenLogprob("4", math.log(0.6), (("4", math.log(0.6)), ("5", math.log(0.4)))))
+    text = "".join(t.token for t in tokens)
+    sep = separate_reasoning([Response([Choice(text, tokens, "stop")])])
+    crit = Criteria("coherence", "Rate it.", "Coherence", 1, 5)
+    task = ItemTask("i", "d", "s", "coherence", "src", "out")
+    out = GEVAL.score(task, crit, GEvalConfig(), sep.responses)
+    assert out.value == pytest.approx(0.6 * 4 + 0.4 * 5)
+    assert sep.reasoning == ["1"] and sep.failure == ""
+
+
+def test_reasoning_field_is_kept_and_the_budget_spent_on_it_is_its_own_failure():
+    sep = separate_reasoning([Response([Choice("", None, "length", reasoning="thinking...")],
+                                       usage={"reasoning_tokens": 64})])
+    assert sep.failure.startswith("the completion budget ran out while the judge was reasoning")
+    assert "64 reasoning tokens" in sep.failure and sep.record() == {"reasoning": "thinking..."}
+    # a completion with echo and max_tokens=0 (GPTScore) is not a reasoning reply
+    echo = Response([Choice("", (TokenLogprob("a", None),), "length", prompt_token_count=1)])
+    assert separate_reasoning([echo], chat=[False]).failure == ""
+
+
+# ------------------------------------------------------------------------------------------------ the refusals
+def test_refusals_are_read_from_the_documented_fields_and_messages():
+    r = read_refusal({"status": 400, "param": "max_tokens", "code": "unsupported_parameter",
+                      "message": "Unsupported parameter: 'max_tokens' is not supported with this model. Use "
+                                 "'max_completion_tokens' instead."})
+    assert (r.param, r.action, r.value) == ("max_tokens", RENAME, "max_completion_tokens")
+    r = read_refusal({"status": 400, "param": "temperature", "code": "unsupported_value",
+                      "message": "Unsupported value: 'temperature' does not support 0 with this model. Only the "
+                                 "default (1) value is supported."})
+    assert (r.param, r.action, r.value) == ("temperature", DEFAULT_ONLY, 1.0)
+    assert read_refusal({"status": 400, "param": "", "code": "", "message": "n: must be exactly 1"}).action == \
+        CAPABILITY
+    assert read_refusal({"status": 400, "param": "seed", "code": "unsupported_parameter",
+                         "message": "Unsupported parameter: 'seed'."}).action == NO_SUBSTITUTE
+    # a 400 that names no refused parameter keeps its usual handling
+    assert read_refusal({"status": 400, "param": "messages", "code": "context_length_exceeded",
+                         "message": "This model's maximum context length is 8192 tokens."}) is None
+
+
+def test_requests_of_2023_endpoints_keep_their_cache_keys():
+    ident = {"provider": "openai", "base_url": "https://api.openai.com/v1", "model": "gpt-4o"}
+    lp = ChatRequest(messages=(("user", "Rate: 1-5"),), max_tokens=5, logprobs=True, top_logprobs=20)
+    sampled = ChatRequest(messages=(("user", "Rate: 1-5"),), max_tokens=5, n=20, temperature=1.0)
+    # the keys these requests had before contracts and reasoning options existed
+    assert request_key(ident, Contract().adapt(lp).params()) == \
+        "0b021c6d1a4df1d729abcc5eb3505215c1e59cb8121edce3a21c97d12884828e"
+    assert request_key(ident, sampled.params()) == "a5fdea842a2d944b129da61ebe0e56bd45d7f095679ff0babce36f7d047462f2"
+    assert request_key(ident, CompletionRequest(prompt="abc").params()) == \
+        "af05cb7ad074b2cc58c678fccee448b33f1d542e30517de5293e250df0f1fbac"
+    # a variant is its own request: the reasoning effort and an omitted temperature change the key
+    assert request_key(ident, dataclasses.replace(lp, reasoning_effort="low").params()) != \
+        request_key(ident, lp.params())
+
+
+def test_spec_records_the_reasoning_options(summeval):
+    spec = default_spec(summeval, "rts", ["coherence"], limit=2, reasoning_effort="low", max_completion_tokens=300)
+    back = ScoringSpec.from_dict(spec.to_dict(), summeval)
+    assert (back.reasoning_effort, back.max_completion_tokens) == ("low", 300)
+    assert "reasoning_effort" not in default_spec(summeval, "rts", ["coherence"]).to_dict()
+    with pytest.raises(ValueError, match="max_completion_tokens"):
+        default_spec(summeval, "rts", ["coherence"], max_completion_tokens=0)
+
+
+# ------------------------------------------------------------------------------------------------ the matrix
+MATRIX_METHODS = ("geval", "rts", "mcq", "pairwise", "h2h")
+
+
+def _frame(run):
+    return run.comparisons if METHODS[run.method].pairwise else run.judgments
+
+
+def _reference(summeval, spec, run, tmp_path):
+    """The same method, with the config and sampling the run actually used, on the plain loopback."""
+    ref_spec = dataclasses.replace(spec, config=run.config["method_config"], max_completion_tokens=None,
+                                   reasoning_effort=None, run_id=None)
+    with serve() as srv:
+        return runner.score_dataset(ref_spec, EngineOptions(endpoint=_ep(srv), capabilities=FULL, concurrency=4),
+                                    store=Store(tmp_path / "ref.db"))
+
+
+@pytest.mark.parametrize("method", MATRIX_METHODS)
+@pytest.mark.parametrize("profile", sorted(PROFILES))
+def test_every_method_on_every_profile_scores_what_the_served_answers_imply(profile, method, summeval, tmp_path):
+    budget = 512 if profile in REASONING_PROFILES else None
+    spec = default_spec(summeval, method, ["coherence"], limit=2 if METHODS[method].pairwise else 3,
+                        max_completion_tokens=budget)
+    store = Store(tmp_path / "matrix.db")
+    with serve(profile=PROFILES[profile]) as srv:
+        run = runner.score_dataset(spec, EngineOptions(endpoint=_ep(srv), concurrency=4), store=store)
+        again = runner.score_dataset(dataclasses.replace(spec, run_id=None), EngineOptions(endpoint=_ep(srv)),
+                                     store=store)
+    frame = _frame(run)
+    assert frame["status"].eq("ok").all(), frame["reason"].tolist()
+    stats = run.config["stats"]
+    assert stats["refused_requests"] <= 3  # max_tokens, temperature, log-probs or n: one refusal each
+    assert again.config["stats"]["requests"] == 0 and again.config["stats"]["refused_requests"] == 0
+    ref = _frame(_reference(summeval, spec, run, tmp_path))
+    key = ["pair_id", "order"] if METHODS[method].pairwise else ["item_id"]
+    got = frame.set_index(key)["value"].astype(float).sort_index()
+    want = ref.set_index(key)["value"].astype(float).sort_index()
+    assert got.index.equals(want.index)
+    assert (got - want).abs().max() < 1e-12, (got.tolist(), want.tolist())
+    if PROFILES[profile].reasoning in ("content", "reasoning", "reasoning_content"):
+        assert all(DECOY_REASONING in str(d.get("reasoning")) for d in frame["detail"])
+
+
+def test_geval_on_a_reasoning_model_names_its_variant_and_learns_once(summeval, tmp_path):
+    spec = default_spec(summeval, "geval", ["coherence"], limit=3, max_completion_tokens=512)
+    with serve(profile=PROFILES["openai-reasoning"]) as srv:
+        run = runner.score_dataset(spec, EngineOptions(endpoint=_ep(srv)), store=Store(tmp_path / "g.db"))
+    assert run.config["estimator"] == "sample-mean(n=20)"
+    assert "20-sample fallback" in run.config["variant"] and "max_completion_tokens" in run.config["variant"]
+    assert set(run.config["contract"]) == {"max_tokens", "temperature", "logprobs"}
+    assert run.config["stats"]["refused_requests"] == 3
+    assert run.config["stats"]["reasoning_tokens"] > 0
+
+
+def test_a_small_budget_fails_as_reasoning_never_as_a_parse(summeval, tmp_path):
+    spec = default_spec(summeval, "geval", ["coherence"], limit=2)  # G-Eval's own 5 tokens
+    with serve(profile=PROFILES["vllm-think-in-content"]) as srv:
+        run = runner.score_dataset(spec, EngineOptions(endpoint=_ep(srv)), store=Store(tmp_path / "b.db"))
+    assert run.judgments["status"].eq("failed").all()
+    assert run.judgments["reason"].str.contains("ended inside the judge's reasoning").all()
+
+
+@dataclasses.dataclass(frozen=True)
+class _SeedRefusing(Profile):
+    """A contract that refuses a parameter with no documented substitute."""
+
+    def refusal(self, req):
+        if "seed" in req:
+            return {"error": {"message": "Unsupported parameter: 'seed' is not supported with this model.",
+                              "type": "invalid_request_error", "param": "seed", "code": "unsupported_parameter"}}
+        return super().refusal(req)
+
+
+def test_a_refusal_without_substitute_pauses_and_the_resume_pays_nothing_twice(summeval, tmp_path):
+    store = Store(tmp_path / "p.db")
+    spec = default_spec(summeval, "geval", ["coherence"], limit=2)
+    refusing = _SeedRefusing("seedless", doc="test", ignore_n=True, ignore_logprobs=True)
+    with serve(profile=refusing) as srv:
+        with pytest.raises(EndpointUnusable, match="'seed'.*judge-2026.*resume") as info:
+            runner.score_dataset(spec, EngineOptions(endpoint=_ep(srv), concurrency=1), store=store)
+        run_id = str(info.value).split()[1]
+        assert store.run_row(run_id)["status"] == "stopped"
+        refused = srv.requests_seen
+        srv.profile = dataclasses.replace(PROFILES["openai-2023"], ignore_n=True, ignore_logprobs=True)
+        run = runner.score_dataset(dataclasses.replace(spec, run_id=run_id), EngineOptions(endpoint=_ep(srv)),
+                                   store=store)
+        first = srv.requests_seen - refused
+        assert run.judgments["status"].eq("ok").all()
+        # 2 items x 20 seeded samples, each asked once: nothing answered before the pause is asked again
+        assert first <= 40
