@@ -7,8 +7,8 @@ Run it on the code of that release (the schema it writes is whatever the checked
 It holds one of everything a user's ``~/.evalcore/evalcore.db`` can hold: a dataset uploaded through the importer
 (with its judge-score column imported as a run), a run scored through the loopback (cache, judgments, answers,
 probe failures), a run scored through the loopback's Batch API (the batches table), labels (with a skip and an undo),
-two criteria versions of one dimension, and a lease. tests/test_store_migrations.py migrates a copy and compares it
-with the original row by row.
+two criteria versions of one dimension, and a lease; from schema version 5 on, a development / test split and two
+final checks on it. tests/test_store_migrations.py migrates a copy and compares it with the original row by row.
 """
 
 from __future__ import annotations
@@ -82,8 +82,24 @@ def build(path: Path) -> None:
     store.undo_label(ds.id, "ann-a")
     store.save_label(ds.id, items[0], "coherence", "ann-b", 4.0, strategy="stratified", session="s2")
     store.acquire_lease("fixture-online")
+    if hasattr(store, "record_final_check"):  # schema version 5 and later: a split and two final checks on it
+        _align_rows(store, ds)
     store.close()
     print(f"wrote {path} ({path.stat().st_size} bytes); criteria {h2[:8]}")
+
+
+def _align_rows(store, ds) -> None:
+    """A development / test split of the fixture's documents and two final checks on its test part (one signed in
+    as alice where the release records owners), as the Improve page writes them."""
+    from evalcore.align.split import make_split, save_split
+
+    split = make_split(ds, "coherence", test_share=0.5, seed=3)
+    save_split(store, split)
+    for n, (chosen, result) in enumerate([("c" * 64, {"test_gain": 0.1, "dev_gain": 0.2}),
+                                          ("d" * 64, {"test_gain": -0.05, "dev_gain": 0.15})]):
+        store.record_final_check(ds.id, split.split_id, dimension="coherence", method="geval",
+                                 baseline_hash="b" * 64, chosen_hash=chosen, baseline_run=f"fixture-base-{n}",
+                                 chosen_run=f"fixture-chosen-{n}", result=result)
 
 
 if __name__ == "__main__":
