@@ -273,3 +273,43 @@ def test_human_ceiling_in_meta_honours_the_callers_random_state(gpt4_rts_coheren
         assert (row["ci_low"], row["ci_high"]) == (pytest.approx(mean["ci_low"]), pytest.approx(mean["ci_high"]))
         got[seed] = (row["ci_low"], row["ci_high"])
     assert got[1] != got[2]
+
+
+# --------------------------------------------------------------------- one unit per table, a kappa on one pair
+
+
+def test_a_rate_and_its_interval_share_one_unit_on_screen():
+    from evalcore.meta.preference import pairwise_summary
+    from evalcore.views import bias, preference as pv
+    from evalcore.views.format import display_table
+
+    prefs, comps, items = pair_frames({"p1": ("first", "second"), "p2": ("second", "first"), "p3": ("first", "first")},
+                                      {"p1": "a", "p2": "b", "p3": "a"})
+    models = pv.model_table({"run": pairwise_summary(prefs, comps, items, n_resamples=50)})
+    shown = display_table(models)
+    for col in ("human_win_rate", "human_win_rate_ci_low", "human_win_rate_ci_high", "judge_win_rate",
+                "judge_win_rate_ci_low", "judge_win_rate_ci_high"):
+        assert shown.formats[col] == "%.1f%%", col
+        assert shown.frame[col].tolist() == pytest.approx((models[col] * 100).tolist()), col
+    run = load_run("llmbar_natural/llmbar-gpt-4-vanilla")
+    shown = display_table(bias.position_bias_table([run]))
+    assert {shown.formats[c] for c in ("first_position_win_rate", "first_position_win_rate_ci_low",
+                                       "first_position_win_rate_ci_high")} == {"%.1f%%"}
+    row = shown.frame.iloc[-1]
+    assert row["first_position_win_rate_ci_low"] <= row["first_position_win_rate"] <= row[
+        "first_position_win_rate_ci_high"] <= 100
+
+
+def test_a_kappa_over_one_shared_pair_carries_a_caveat():
+    from evalcore.meta.preference import annotator_kappas
+    from evalcore.views.preference import annotator_kappa_table
+
+    votes = pd.DataFrame([{"pair_id": p, "annotator": a, "preferred": v} for p, a, v in [
+        ("p1", "x", "a"), ("p1", "y", "b"), ("p2", "x", "a"), ("p3", "y", "b"), ("p4", "x", "b"), ("p4", "z", "b")]
+        + [(f"q{i}", ann, "ab"[i % 2]) for i in range(12) for ann in ("y", "z")]])
+    rows = {(k["a"], k["b"]): k for k in annotator_kappas(votes)}
+    assert rows[("x", "y")]["n"] == 1 and rows[("x", "y")]["kappa"] == 0.0  # one disagreeing pair: kappa 0
+    assert "over 1 shared pair only" in rows[("x", "y")]["note"]
+    assert "note" not in rows[("y", "z")] and rows[("y", "z")]["n"] == 12
+    table = annotator_kappa_table({"annotator_kappa": list(rows.values())})
+    assert table.set_index(["annotator_1", "annotator_2"]).loc[("x", "y"), "note"].startswith("over 1 shared pair")

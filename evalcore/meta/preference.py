@@ -233,15 +233,34 @@ def vote_pairs(preferences: pd.DataFrame) -> pd.DataFrame:
                          "vote_1": m["preferred_1"].to_numpy(), "vote_2": m["preferred_2"].to_numpy()})
 
 
+# Below this many shared pairs one vote moves the observed agreement by more than 0.1: a kappa there comes with a
+# caveat (over one shared pair it is 0 or undefined whatever the annotators' skill).
+FEW_SHARED_PAIRS = 10
+
+
+def shared_pairs_note(n: int) -> str:
+    """The caveat a kappa over few shared pairs carries ("" from FEW_SHARED_PAIRS on)."""
+    if n >= FEW_SHARED_PAIRS:
+        return ""
+    if n == 0:
+        return "no shared pair: no kappa"
+    return (f"over {n} shared pair{'s' if n != 1 else ''} only: one vote moves the agreement by {1 / n:.2f}; not a "
+            "reliable measure of agreement")
+
+
 def annotator_kappas(preferences: pd.DataFrame) -> list[dict]:
-    """Cohen's kappa for every pair of annotators over the pairs both voted on: [{a, b, kappa, n}]."""
+    """Cohen's kappa for every pair of annotators over the pairs both voted on: [{a, b, kappa, n}], with a ``note``
+    where they share fewer than FEW_SHARED_PAIRS pairs."""
     wide = preferences.pivot_table(index="pair_id", columns="annotator", values="preferred", aggfunc="last")
     names = sorted(wide.columns, key=_natural_key)
     out = []
     for a, b in combinations(names, 2):
         both = wide[[a, b]].dropna()
         k = _kappa(both[a], both[b]) if len(both) else math.nan
-        out.append({"a": a, "b": b, "kappa": _num(k), "n": int(len(both))})
+        row = {"a": a, "b": b, "kappa": _num(k), "n": int(len(both))}
+        if shared_pairs_note(len(both)):
+            row["note"] = shared_pairs_note(len(both))
+        out.append(row)
     return out
 
 

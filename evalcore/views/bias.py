@@ -266,7 +266,8 @@ def position_bias_table(runs: list[Run]) -> pd.DataFrame:
             d = position_bias(sub)
             ci = position_bias_stat(sub)  # the first-position win rate's 95% CI over documents
             rows.append({"run": run_label(run), "dimension": dim or "all", **{k: _scalar(v) for k, v in d.items()},
-                         "first_position_ci_low": ci.ci_low, "first_position_ci_high": ci.ci_high})
+                         "first_position_win_rate_ci_low": ci.ci_low,  # named after the rate: shown in its unit
+                         "first_position_win_rate_ci_high": ci.ci_high})
     return pd.DataFrame(rows)
 
 

@@ -89,8 +89,9 @@ def is_pvalue_column(name: Any) -> bool:
 
 
 def is_rate_column(name: Any) -> bool:
-    """Columns holding a fraction shown as a percentage (first_position_win_rate, tie_rate, flip_rate, ...)."""
-    return str(name).lower().endswith("rate")
+    """Columns holding a fraction shown as a percentage (first_position_win_rate, tie_rate, flip_rate, ...), and a
+    rate's interval ends (``<rate>_ci_low`` / ``<rate>_ci_high``): one unit for a figure and its interval."""
+    return str(name).lower().removesuffix("_ci_low").removesuffix("_ci_high").endswith("rate")
 
 
 def is_percent_column(name: Any) -> bool:

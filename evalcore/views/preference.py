@@ -94,9 +94,9 @@ def counts_table(sums: dict[str, dict]) -> pd.DataFrame:
 
 
 def annotator_kappa_table(summary: dict) -> pd.DataFrame:
-    return pd.DataFrame([{"annotator_1": k["a"], "annotator_2": k["b"], "cohen_kappa": k["kappa"], "pairs": k["n"]}
-                         for k in summary.get("annotator_kappa", [])],
-                        columns=["annotator_1", "annotator_2", "cohen_kappa", "pairs"])
+    return pd.DataFrame([{"annotator_1": k["a"], "annotator_2": k["b"], "cohen_kappa": k["kappa"], "pairs": k["n"],
+                          "note": k.get("note", "")} for k in summary.get("annotator_kappa", [])],
+                        columns=["annotator_1", "annotator_2", "cohen_kappa", "pairs", "note"])
 
 
 def per_annotator_table(sums: dict[str, dict]) -> pd.DataFrame:
@@ -109,18 +109,21 @@ def per_annotator_table(sums: dict[str, dict]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["run", "annotator", "with_ties", "without_ties", "cohen_kappa", "n"])
 
 
+# A rate's interval ends are named after it (``<rate>_ci_low``) so a table shows them in its unit (percent).
+MODEL_COLUMNS = ["run", "model", "human_win_rate", "human_win_rate_ci_low", "human_win_rate_ci_high", "judge_win_rate",
+                 "judge_win_rate_ci_low", "judge_win_rate_ci_high", "human_votes", "judge_verdicts"]
+
+
 def model_table(sums: dict[str, dict]) -> pd.DataFrame:
     rows = []
     for run, s in sums.items():
         for m in (s.get("models") or {}).get("per_model", []):
             h, j = m["human_win_rate"], m["judge_win_rate"]
             rows.append({"run": run, "model": m["model"], "human_win_rate": h["statistic"],
-                         "human_ci_low": h["ci_low"], "human_ci_high": h["ci_high"], "judge_win_rate": j["statistic"],
-                         "judge_ci_low": j["ci_low"], "judge_ci_high": j["ci_high"], "human_votes": h["n"],
-                         "judge_verdicts": j["n"]})
-    return pd.DataFrame(rows, columns=["run", "model", "human_win_rate", "human_ci_low", "human_ci_high",
-                                       "judge_win_rate", "judge_ci_low", "judge_ci_high", "human_votes",
-                                       "judge_verdicts"])
+                         "human_win_rate_ci_low": h["ci_low"], "human_win_rate_ci_high": h["ci_high"],
+                         "judge_win_rate": j["statistic"], "judge_win_rate_ci_low": j["ci_low"],
+                         "judge_win_rate_ci_high": j["ci_high"], "human_votes": h["n"], "judge_verdicts": j["n"]})
+    return pd.DataFrame(rows, columns=MODEL_COLUMNS)
 
 
 def agreement_figure(table: pd.DataFrame, colors: dict[str, str] | None = None) -> go.Figure:
@@ -182,10 +185,12 @@ def win_rate_figure(models: pd.DataFrame, run: str) -> go.Figure:
     fig.add_trace(go.Scatter(
         x=sub["human_win_rate"], y=sub["judge_win_rate"], mode="markers+text", text=sub["model"],
         textposition="top center", showlegend=False, marker={"size": 10},
-        error_x={"type": "data", "symmetric": False, "array": (sub["human_ci_high"] - sub["human_win_rate"]).tolist(),
-                 "arrayminus": (sub["human_win_rate"] - sub["human_ci_low"]).tolist()},
-        error_y={"type": "data", "symmetric": False, "array": (sub["judge_ci_high"] - sub["judge_win_rate"]).tolist(),
-                 "arrayminus": (sub["judge_win_rate"] - sub["judge_ci_low"]).tolist()},
+        error_x={"type": "data", "symmetric": False,
+                 "array": (sub["human_win_rate_ci_high"] - sub["human_win_rate"]).tolist(),
+                 "arrayminus": (sub["human_win_rate"] - sub["human_win_rate_ci_low"]).tolist()},
+        error_y={"type": "data", "symmetric": False,
+                 "array": (sub["judge_win_rate_ci_high"] - sub["judge_win_rate"]).tolist(),
+                 "arrayminus": (sub["judge_win_rate"] - sub["judge_win_rate_ci_low"]).tolist()},
         hovertemplate="%{text}: humans %{x:.3f}, judge %{y:.3f}<extra></extra>"))
     fig.update_layout(title=f"{run}: win rate per model", xaxis_title="humans' win rate (ties 0.5)",
                       yaxis_title="judge's win rate (ties 0.5)", xaxis={"range": [0, 1]}, yaxis={"range": [0, 1]},
