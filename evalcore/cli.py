@@ -88,6 +88,8 @@ def meta_report(dataset_id: str, run_id: str, *, dimensions: list[str] | None = 
     out: dict[str, Any] = {"dataset": dataset_id, "run": run_id, "parse": parse, "n_resamples": n_resamples,
                            "systems": systems, "ci_resampling": ci_resampling, "summary_constant": summary_constant,
                            "ci_resampling_means": CI_RESAMPLING_HELP[ci_resampling], "dimensions": {}}
+    if run.config.get("variant"):  # the method as it ran on this judge: what its contract changed (absent: as asked)
+        out["variant"] = run.config["variant"]
     if run.judgments.empty:
         if dataset.preferences.empty:
             raise SystemExit(f"run {run_id} has no per-item judgments (pairwise run) and dataset {dataset_id} has no "

@@ -224,3 +224,44 @@ def test_a_refusal_without_substitute_pauses_and_the_resume_pays_nothing_twice(s
         assert run.judgments["status"].eq("ok").all()
         # 2 items x 20 seeded samples, each asked once: nothing answered before the pause is asked again
         assert first <= 40
+
+
+# ------------------------------------------------------------------------------------------------ presets and check
+def test_the_cli_lists_every_preset_and_each_new_key_goes_only_to_its_documented_url(monkeypatch):
+    from evalcore.judge import cli as judge_cli, trust
+    from evalcore.judge.client import PRESETS, JudgeClient
+
+    assert tuple(sorted(PRESETS)) == judge_cli.PROVIDERS
+    for name in ("anthropic", "gemini", "openrouter", "litellm"):
+        ep = PRESETS[name]
+        monkeypatch.setenv(ep.api_key_env, "sk-test-0123456789abcdef")
+        assert trust.DOCUMENTED_DEFAULTS[ep.api_key_env] == ep.base_url
+        JudgeClient(dataclasses.replace(ep, model="m"))  # its own documented URL: the key may go there
+        with pytest.raises(trust.UntrustedEndpoint):
+            JudgeClient(dataclasses.replace(ep, model="m", base_url="https://judge.example.net/v1"))
+
+
+def test_check_judge_says_each_methods_variant_and_survives_the_refusals(tmp_path, capsys):
+    from evalcore.judge import cli as judge_cli
+
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    judge_cli.register(parser.add_subparsers(dest="command", required=True))
+    with serve(profile=PROFILES["openai-reasoning"]) as srv:
+        argv = ["check-judge", "--base-url", srv.base_url, "--model", "gpt-5-mini", "--provider", "vllm",
+                "--max-completion-tokens", "512", "--db", str(tmp_path / "c.db"), "--json"]
+        args = parser.parse_args(argv)
+        assert args.func(args) == 0
+        seen = srv.requests_seen
+        args.func(parser.parse_args(argv))
+        assert srv.requests_seen == seen  # a repeated check is read from the cache and the learned contract
+    import json
+
+    first = json.loads(capsys.readouterr().out.split("\n}\n")[0] + "\n}")
+    assert first["refused_requests"] == 3 and set(first["contract"]) == {"max_tokens", "temperature", "logprobs"}
+    by = {m["method"]: m for m in first["methods"]}
+    assert by["geval"]["estimator"] == "sample-mean(n=20)"
+    assert "20-sample fallback" in by["geval"]["variant"]
+    assert "greedy replies became samples" in by["rts"]["variant"]
+    assert not by["gptscore"]["available"]

@@ -30,6 +30,10 @@ from typing import Any
 from evalcore.judge.cli_common import json_safe, store_of
 from evalcore.types import Criteria
 
+# evalcore.judge.client.PRESETS's names, listed here so that building the parser does not import openai (a test
+# keeps the two equal)
+PROVIDERS = ("anthropic", "azure", "gemini", "litellm", "llamacpp", "ollama", "openai", "openrouter", "vllm")
+
 
 def _dataset(dataset_id: str, store):
     from evalcore import runs
@@ -86,7 +90,8 @@ def spec_from_args(args: argparse.Namespace, dataset, store, documents=None):
     spec = default_spec(dataset, args.method, args.dimension or None, store=store, criteria_versions=versions,
                         config_overrides=json.loads(args.config) if args.config else None, limit=args.limit,
                         pairs=_pairs_arg(args), parse_mode=args.parse, label=args.label or "", run_id=args.run,
-                        documents=documents)
+                        documents=documents, reasoning_effort=getattr(args, "reasoning_effort", None),
+                        max_completion_tokens=getattr(args, "max_completion_tokens", None))
     endpoint = _endpoint(args)
     if isinstance(args.base_url, list) and len(args.base_url) > 1:  # several replicas: evalcore.judge.routing
         endpoint = [endpoint] + [dataclasses.replace(endpoint, base_url=u) for u in args.base_url[1:]]
@@ -121,10 +126,25 @@ def cmd_score(args: argparse.Namespace) -> int:
     if args.json:
         summary = run.summary() | {"stats": run.config.get("stats", {}), "plan_note": run.config.get("plan_note"),
                                    "capabilities": run.config.get("capabilities"),
+                                   "variant": run.config.get("variant", ""), "contract": run.config.get("contract", {}),
                                    "wall_s": round(time.perf_counter() - t0, 3)}
         print(json.dumps(json_safe(summary), indent=2))
     else:
+        if run.config.get("variant"):  # the method as it ran on this judge (stderr: stdout is the run id alone)
+            print(f"variant: {run.config['variant']}", file=sys.stderr)
         print(run.run_id)
+    return 0
+
+
+def cmd_check_judge(args: argparse.Namespace) -> int:
+    """What this endpoint and model support, which variant of each method will run, the cost of an item."""
+    from evalcore.judge.check import check_judge, format_check
+    from evalcore.judge.contract import RequestOptions
+
+    report = check_judge(_endpoint(args), store=store_of(args), reprobe=args.reprobe, timeout_s=args.timeout,
+                         options=RequestOptions(reasoning_effort=args.reasoning_effort,
+                                                max_completion_tokens=args.max_completion_tokens))
+    print(json.dumps(json_safe(report.as_dict()), indent=2) if args.json else format_check(report))
     return 0
 
 
@@ -292,7 +312,13 @@ def _endpoint_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--base-url", action="append",
                    help="the endpoint's base URL (default: the provider preset's); score: repeat it for several "
                         "replicas of one model (least-outstanding-requests routing; the first keys the cache)")
-    p.add_argument("--provider", default="openai", choices=["openai", "azure", "vllm", "ollama", "llamacpp"])
+    p.add_argument("--provider", default="openai", choices=PROVIDERS,
+                   help="the provider's preset: base URL, key variable, documented contract (docs/providers.md)")
+    p.add_argument("--reasoning-effort", help="reasoning judges: the effort asked for (none, minimal, low, medium, "
+                   "high), sent as reasoning_effort; recorded and part of the cache key")
+    p.add_argument("--max-completion-tokens", type=int, metavar="N",
+                   help="reasoning judges: the completion budget of every request, reasoning included (replaces "
+                        "each method's own; a budget the reasoning spends is reported as such)")
     p.add_argument("--api-key-env", help="environment variable holding the API key (default: the provider's)")
     p.add_argument("--api-version", help="Azure OpenAI api_version")
     p.add_argument("--db", help="SQLite store (default $EVALCORE_DB or ~/.evalcore/evalcore.db)")
@@ -353,6 +379,13 @@ def register(subparsers: Any) -> None:
     e.add_argument("--out", help="file to write (default stdout)")
     e.add_argument("--db", help="SQLite store (default $EVALCORE_DB or ~/.evalcore/evalcore.db)")
     e.set_defaults(func=cmd_export)
+
+    c = subparsers.add_parser("check-judge", help="what a judge supports, each method's variant on it and its cost "
+                                                  "per item (a few probe requests, cached)")
+    _endpoint_args(c)
+    c.add_argument("--timeout", type=float, default=60.0, help="seconds per HTTP attempt")
+    c.add_argument("--reprobe", action="store_true", help="ask again instead of reading the cached probe")
+    c.set_defaults(func=cmd_check_judge)
 
     batch_cli.register(subparsers)  # batch status|collect|cancel RUN_ID
 

@@ -79,6 +79,19 @@ PRESETS: dict[str, Endpoint] = {
                        provider="ollama"),
     "llamacpp": Endpoint(base_url="http://localhost:8080/v1", model="", api_key_env="LLAMACPP_API_KEY",
                          provider="llamacpp"),
+    # Anthropic's OpenAI SDK compatibility layer (https://docs.anthropic.com/en/api/openai-sdk): n must be 1,
+    # log-probs ignored; the contract is learned from the refusals (evalcore.judge.contract), nothing assumed.
+    "anthropic": Endpoint(base_url="https://api.anthropic.com/v1", model="", api_key_env="ANTHROPIC_API_KEY",
+                          provider="anthropic"),
+    # Gemini's OpenAI compatibility (https://ai.google.dev/gemini-api/docs/openai)
+    "gemini": Endpoint(base_url="https://generativelanguage.googleapis.com/v1beta/openai", model="",
+                       api_key_env="GEMINI_API_KEY", provider="gemini"),
+    # OpenRouter (https://openrouter.ai/docs/api-reference/overview): reasoning returned in message.reasoning
+    "openrouter": Endpoint(base_url="https://openrouter.ai/api/v1", model="", api_key_env="OPENROUTER_API_KEY",
+                           provider="openrouter"),
+    # a LiteLLM proxy (https://docs.litellm.ai/docs/proxy/quick_start): the operator's own server, its master key
+    "litellm": Endpoint(base_url="http://localhost:4000/v1", model="", api_key_env="LITELLM_API_KEY",
+                        provider="litellm"),
 }
 
 

@@ -165,6 +165,10 @@ def host_of(url: str) -> str:
 # Each key variable of a provider preset (evalcore.judge.client.PRESETS) and the address its provider documents:
 # the key may go there without further configuration, as $OPENAI_API_KEY may go to OpenAI's own API.
 DOCUMENTED_DEFAULTS: dict[str, str] = {"OPENAI_API_KEY": OPENAI_DEFAULT, **_LOCAL_DEFAULTS}
+DOCUMENTED_DEFAULTS["ANTHROPIC_API_KEY"] = "https://api.anthropic.com/v1"  # docs.anthropic.com/en/api/openai-sdk
+DOCUMENTED_DEFAULTS["GEMINI_API_KEY"] = "https://generativelanguage.googleapis.com/v1beta/openai"  # gemini-api/docs/openai
+DOCUMENTED_DEFAULTS["OPENROUTER_API_KEY"] = "https://openrouter.ai/api/v1"  # openrouter.ai/docs/api-reference
+DOCUMENTED_DEFAULTS["LITELLM_API_KEY"] = "http://localhost:4000/v1"  # docs.litellm.ai/docs/proxy/quick_start
 # The variables in which the operator names an endpoint for a key (besides $EVALCORE_ALLOWED_ENDPOINTS, for any key).
 CONFIGURED_BY: dict[str, str] = {"OPENAI_API_KEY": "OPENAI_BASE_URL", "AZURE_OPENAI_API_KEY": "AZURE_OPENAI_ENDPOINT"}
 
