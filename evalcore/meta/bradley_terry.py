@@ -1,0 +1,372 @@
+"""Bradley-Terry rankings of the models of a pairwise study, once from the humans' votes and once from the judge's
+verdicts, on the Elo scale as Chatbot Arena reports them (Chiang et al., ICML 2024; FastChat's ``compute_mle_elo``).
+
+Conventions:
+
+- A battle is one human vote, or one combined judge verdict (evalcore.meta.preference.judge_outcomes), between the
+  outputs of two different models on a prompt (document). Battles of a model against itself carry no information
+  and are left out (counted).
+- P(a beats b) = 1 / (1 + 10^((R_b - R_a) / 400)): scores on the Elo scale (scale 400, base 10), fitted by maximum
+  likelihood with scikit-learn's LogisticRegression without penalty (C = inf) and without intercept, the design row
+  of a battle holding +ln 10 for model a and -ln 10 for model b (Arena's construction). The scores are identified up
+  to a constant: they are anchored at a mean of 1000.
+- A tie counts as half a win for each side (Arena: a decisive battle enters with weight 2 for its winner, a tie
+  with weight 1 in each direction).
+- The maximum-likelihood scores exist only when every model has beaten, and lost to, the rest in a connected way
+  (Zermelo 1929; Ford 1957: the "beat or tied" graph is strongly connected). Otherwise the scores are NaN and
+  ``problem`` says which model never lost or never won.
+- Intervals: percentile bootstrap over prompts (documents resampled with replacement, all their battles with them;
+  numpy's default_rng(random_state) as evalcore.meta.resampling), the model refitted on each resample; a resample
+  whose graph is not strongly connected is left out (``dropped_resamples``).
+- Length control as Arena's style control (Li et al., LMSYS blog, Aug 2024): the normalised length difference
+  (len_a - len_b) / (len_a + len_b), in characters, standardised over the battles, enters as a covariate; its
+  coefficient (log-odds per standard deviation of the normalised difference in favour of the longer output) with
+  its bootstrap interval is a verbosity figure: the judge's coefficient beside the humans' says whether the judge
+  rewards length more than people do. The model scores of that fit are the length-controlled scores.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+from scipy.sparse.csgraph import connected_components
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import LogisticRegression
+
+from evalcore.model import _natural_key
+
+SCALE, BASE, ANCHOR = 400.0, 10.0, 1000.0
+BATTLE_COLUMNS = ["doc_id", "model_a", "model_b", "outcome", "len_a", "len_b"]
+
+
+@dataclass(frozen=True)
+class Score:
+    model: str
+    score: float
+    ci_low: float
+    ci_high: float
+    n_battles: int
+
+    def as_dict(self) -> dict:
+        return {"model": self.model, "score": _num(self.score), "ci_low": _num(self.ci_low),
+                "ci_high": _num(self.ci_high), "n_battles": self.n_battles}
+
+
+@dataclass(frozen=True)
+class LengthEffect:
+    """The style-control coefficient of the standardised normalised length difference (log-odds per SD)."""
+
+    coefficient: float
+    ci_low: float
+    ci_high: float
+    controlled_scores: tuple[Score, ...]  # the model scores of the length-controlled fit
+
+    def as_dict(self) -> dict:
+        return {"coefficient": _num(self.coefficient), "ci_low": _num(self.ci_low), "ci_high": _num(self.ci_high),
+                "controlled_scores": [s.as_dict() for s in self.controlled_scores]}
+
+
+@dataclass(frozen=True)
+class Ranking:
+    source: str  # "human" or "judge"
+    scores: tuple[Score, ...]
+    n_battles: int
+    ties: int
+    self_battles: int  # left out: both outputs from the same model
+    dropped_resamples: int
+    problem: str  # why there are no scores ("" when there are)
+    length: LengthEffect | None
+
+    def as_dict(self) -> dict:
+        return {"source": self.source, "scores": [s.as_dict() for s in self.scores], "n_battles": self.n_battles,
+                "ties": self.ties, "self_battles": self.self_battles, "dropped_resamples": self.dropped_resamples,
+                "problem": self.problem, "length": self.length.as_dict() if self.length else None}
+
+
+@dataclass(frozen=True)
+class PairSeparation:
+    model_a: str
+    model_b: str
+    human_separated: bool  # the two 95% intervals do not overlap
+    judge_separated: bool
+    human_share: float     # share of resamples where a scores above b
+    judge_share: float
+
+    def as_dict(self) -> dict:
+        return {"model_a": self.model_a, "model_b": self.model_b, "human_separated": self.human_separated,
+                "judge_separated": self.judge_separated, "human_share_a_above": _num(self.human_share),
+                "judge_share_a_above": _num(self.judge_share)}
+
+
+@dataclass(frozen=True)
+class RankingComparison:
+    human: Ranking
+    judge: Ranking
+    kendall_tau: float
+    spearman_rho: float
+    n_models: int
+    pairs: tuple[PairSeparation, ...]
+    n_resamples: int
+
+    def as_dict(self) -> dict:
+        return {"scale": "Elo (400 / ln 10 per logit, mean 1000)", "ties": "half a win for each side",
+                "resampling": "prompts (documents)", "n_resamples": self.n_resamples,
+                "human": self.human.as_dict(), "judge": self.judge.as_dict(),
+                "kendall_tau": _num(self.kendall_tau), "spearman_rho": _num(self.spearman_rho),
+                "n_models": self.n_models, "pairs": [p.as_dict() for p in self.pairs]}
+
+
+def _num(x: float) -> float | None:
+    return None if x is None or not math.isfinite(x) else float(x)
+
+
+# ------------------------------------------------------------------------------------------------ fitting
+
+
+def design(battles: pd.DataFrame, models: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(X, y, weight, battle of each row) in Arena's form: each decisive battle one row (weight 2), each tie two
+    rows (y = 1 and y = 0, weight 1 each); X holds +ln 10 for model a and -ln 10 for model b."""
+    idx = pd.Index(models)
+    a, b = idx.get_indexer(battles["model_a"]), idx.get_indexer(battles["model_b"])
+    outcome = battles["outcome"].to_numpy()
+    tie = outcome == "tie"
+    rows = np.concatenate([np.arange(len(battles)), np.flatnonzero(tie)])
+    X = np.zeros((len(rows), len(models)))
+    X[np.arange(len(rows)), a[rows]] = math.log(BASE)
+    X[np.arange(len(rows)), b[rows]] = -math.log(BASE)
+    y = np.concatenate([((outcome == "a") | tie).astype(float), np.zeros(int(tie.sum()))])
+    w = np.where(np.concatenate([tie, np.ones(int(tie.sum()), dtype=bool)]), 1.0, 2.0)
+    return X, y, w, rows
+
+
+def _problem(X: np.ndarray, y: np.ndarray, w: np.ndarray, models: list[str]) -> str:
+    """"" when the beat-or-tied graph of the design rows with weight > 0 is strongly connected (the maximum-likelihood
+    scores exist), else what is wrong."""
+    k = len(models)
+    on = w > 0
+    a, b = np.argmax(X[on, :k], axis=1), np.argmin(X[on, :k], axis=1)
+    win, lose = np.where(y[on] == 1, a, b), np.where(y[on] == 1, b, a)
+    g = np.bincount(win * k + lose, minlength=k * k).reshape(k, k) > 0  # g[i, j]: i beat (or tied) j
+    if connected_components(g, directed=True, connection="strong")[0] == 1:
+        return ""
+    never_lost = [m for i, m in enumerate(models) if not g[:, i].any()]
+    never_won = [m for i, m in enumerate(models) if not g[i, :].any()]
+    if never_lost:
+        return f"model {never_lost[0]!r} never lost: its Bradley-Terry score is unbounded"
+    if never_won:
+        return f"model {never_won[0]!r} never won or tied: its Bradley-Terry score is unbounded"
+    return "the battles split the models into groups that never beat one another: their scores are not comparable"
+
+
+def _fit(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_models: int) -> np.ndarray:
+    """Coefficients of the unpenalised logistic regression (C = inf, no intercept), the model scores first and on
+    the Elo scale, anchored at a mean of 1000 (the design is invariant to a shift of every score)."""
+    lr = LogisticRegression(C=np.inf, fit_intercept=False, solver="newton-cg", tol=1e-10, max_iter=1000)
+    on = w > 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        lr.fit(X[on], y[on], sample_weight=w[on])
+    coef = lr.coef_[0].copy()
+    coef[:n_models] = SCALE * (coef[:n_models] - coef[:n_models].mean()) + ANCHOR
+    return coef
+
+
+def bt_scores(battles: pd.DataFrame, models: list[str] | None = None) -> np.ndarray:
+    """Bradley-Terry scores on the Elo scale (mean 1000), one per model (sorted names when ``models`` is None)."""
+    models = models or _models(battles)
+    X, y, w, _ = design(battles, models)
+    return _fit(X, y, w, len(models))
+
+
+def length_feature(battles: pd.DataFrame) -> np.ndarray:
+    """Arena's style-control feature for length: (len_a - len_b) / (len_a + len_b), standardised over the
+    battles (all zero where every battle is between outputs of equal length)."""
+    la, lb = battles["len_a"].to_numpy(dtype=float), battles["len_b"].to_numpy(dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        d = np.where(la + lb > 0, (la - lb) / (la + lb), 0.0)
+    sd = d.std()
+    return (d - d.mean()) / sd if sd > 0 else np.zeros_like(d)
+
+
+def _models(battles: pd.DataFrame) -> list[str]:
+    return sorted(set(battles["model_a"]) | set(battles["model_b"]), key=_natural_key)
+
+
+# ------------------------------------------------------------------------------------------------ bootstrap
+
+
+@dataclass(frozen=True)
+class _Design:
+    """The distinct design rows and, per document, the weight each carries: a resample's weights are then
+    (document counts) @ per_doc, and the fits run on a few hundred rows instead of every battle."""
+
+    X: np.ndarray
+    y: np.ndarray
+    per_doc: np.ndarray  # documents x distinct rows
+
+    @property
+    def weight(self) -> np.ndarray:
+        return self.per_doc.sum(axis=0)
+
+
+def _distinct(X: np.ndarray, y: np.ndarray, w: np.ndarray, doc: np.ndarray, n_docs: int) -> _Design:
+    key = np.column_stack([X, y])
+    uniq, inverse = np.unique(key, axis=0, return_inverse=True)
+    per_doc = np.zeros((n_docs, len(uniq)))
+    np.add.at(per_doc, (doc, np.asarray(inverse).ravel()), w)
+    return _Design(uniq[:, :-1], uniq[:, -1], per_doc)
+
+
+def _resample_weights(d: _Design, n_resamples: int, random_state):
+    """Each resample's row weights: documents drawn with replacement by numpy's default_rng(random_state), the
+    draws of evalcore.meta.resampling.bootstrap_indices."""
+    n_docs = d.per_doc.shape[0]
+    rng = np.random.default_rng(random_state)
+    for _ in range(n_resamples):
+        yield np.bincount(rng.integers(0, n_docs, size=n_docs), minlength=n_docs) @ d.per_doc
+
+
+def _bootstrap(d: _Design, models: list[str], n_resamples: int, random_state) -> np.ndarray:
+    """(resamples x coefficients) refits; NaN rows where the resample's battles leave a score unbounded."""
+    k = len(models)
+    out = np.full((n_resamples, d.X.shape[1]), np.nan)
+    for r, w in enumerate(_resample_weights(d, n_resamples, random_state)):
+        if not _problem(d.X, d.y, w, models):
+            out[r] = _fit(d.X, d.y, w, k)
+    return out
+
+
+def ranking(battles: pd.DataFrame, *, source: str, models: list[str] | None = None, length_control: bool = True,
+            n_resamples: int = 1000, random_state=0, confidence_level: float = 0.95) -> tuple[Ranking, np.ndarray]:
+    """Bradley-Terry scores with prompt-bootstrap intervals (and the length-controlled fit); also the
+    (resamples x models) bootstrap scores (NaN rows: resamples left out)."""
+    battles, self_battles = _clean(battles)
+    models = models or _models(battles)
+    ties = int((battles["outcome"] == "tie").sum())
+    X, y, w, rows = design(battles, models)
+    problem = _problem(X, y, w, models) if len(battles) else "no battles"
+    if problem:
+        scores = tuple(Score(m, math.nan, math.nan, math.nan, _n(battles, m)) for m in models)
+        return Ranking(source, scores, len(battles), ties, self_battles, n_resamples, problem, None), \
+            np.full((n_resamples, len(models)), np.nan)
+    docs, code = np.unique(battles["doc_id"].astype(str).to_numpy(), return_inverse=True)
+    plain = _distinct(X, y, w, code[rows], len(docs))
+    boot = _bootstrap(plain, models, n_resamples, random_state)
+    scores = _scores(models, _fit(plain.X, plain.y, plain.weight, len(models)), boot, battles, confidence_level)
+    length = None
+    if length_control:
+        styled = _distinct(np.column_stack([X, length_feature(battles)[rows]]), y, w, code[rows], len(docs))
+        point, boot_l = _fit(styled.X, styled.y, styled.weight, len(models)), \
+            _bootstrap(styled, models, n_resamples, random_state)
+        length = LengthEffect(float(point[-1]), *_percentiles(boot_l[:, -1], confidence_level),
+                              _scores(models, point[:-1], boot_l[:, :-1], battles, confidence_level))
+    dropped = int(np.isnan(boot).all(axis=1).sum())
+    return Ranking(source, scores, len(battles), ties, self_battles, dropped, "", length), boot
+
+
+def _clean(battles: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    missing = [c for c in BATTLE_COLUMNS if c not in battles.columns]
+    if missing:
+        raise ValueError(f"battles: missing column(s) {missing}; they need {BATTLE_COLUMNS}")
+    bad = ~battles["outcome"].isin(["a", "b", "tie"])
+    if bad.any():
+        raise ValueError(f"battles: outcome {battles.loc[bad, 'outcome'].iloc[0]!r} is not a, b or tie")
+    same = battles["model_a"] == battles["model_b"]
+    return battles[~same].reset_index(drop=True), int(same.sum())
+
+
+def _n(battles: pd.DataFrame, model: str) -> int:
+    return int(((battles["model_a"] == model) | (battles["model_b"] == model)).sum())
+
+
+def _percentiles(x: np.ndarray, confidence_level: float) -> tuple[float, float]:
+    x = x[np.isfinite(x)]
+    if len(x) == 0:
+        return math.nan, math.nan
+    a = (1 - confidence_level) / 2 * 100
+    lo, hi = np.percentile(x, [a, 100 - a])
+    return float(lo), float(hi)
+
+
+def _scores(models, point, boot, battles, confidence_level) -> tuple[Score, ...]:
+    return tuple(Score(m, float(point[i]), *_percentiles(boot[:, i], confidence_level), _n(battles, m))
+                 for i, m in enumerate(models))
+
+
+# ------------------------------------------------------------------------------------------------ inputs
+
+
+def _with_models(frame: pd.DataFrame, label_col: str, items: pd.DataFrame) -> pd.DataFrame:
+    it = items.drop_duplicates("item_id").set_index("item_id")
+    system = it["system_id"].astype(str)
+    length = it["output"].astype(str).str.len() if "output" in it.columns else pd.Series(0, index=it.index)
+    out = pd.DataFrame({"doc_id": frame["doc_id"].to_numpy(),
+                        "model_a": system.reindex(frame["item_a"]).to_numpy(),
+                        "model_b": system.reindex(frame["item_b"]).to_numpy(),
+                        "outcome": frame[label_col].to_numpy(),
+                        "len_a": length.reindex(frame["item_a"]).to_numpy(dtype=float),
+                        "len_b": length.reindex(frame["item_b"]).to_numpy(dtype=float)})
+    unknown = out["model_a"].isna() | out["model_b"].isna()
+    if unknown.any():
+        raise ValueError(f"battles: item {frame.loc[unknown.to_numpy(), 'item_a'].iloc[0]!r} or its opponent is not "
+                         "in the items table")
+    return out
+
+
+def battles_from_votes(preferences: pd.DataFrame, items: pd.DataFrame, *, dimension: str) -> pd.DataFrame:
+    """Every human vote on ``dimension`` as a battle (BATTLE_COLUMNS; lengths of the outputs in characters)."""
+    prefs = preferences[preferences["dimension"] == dimension]
+    return _with_models(prefs, "preferred", items)
+
+
+def battles_from_verdicts(comparisons: pd.DataFrame, preferences: pd.DataFrame, items: pd.DataFrame, *,
+                          dimension: str) -> pd.DataFrame:
+    """Every readable combined judge verdict on ``dimension`` as a battle (pairs nobody voted on included)."""
+    from evalcore.meta.preference import align_to_preferences, judge_outcomes
+
+    prefs = preferences[preferences["dimension"] == dimension]
+    judged = judge_outcomes(align_to_preferences(comparisons, prefs), dimension)
+    judged = judged[judged["verdict"].notna()] if len(judged) else judged
+    return _with_models(judged, "verdict", items)
+
+
+def compare_rankings(preferences: pd.DataFrame, comparisons: pd.DataFrame, items: pd.DataFrame, *,
+                     dimension: str, length_control: bool = True, n_resamples: int = 1000, random_state=0,
+                     confidence_level: float = 0.95) -> RankingComparison:
+    """The humans' and the judge's Bradley-Terry rankings side by side: Kendall's tau and Spearman's rho between
+    their scores (on the models both rank), and for every pair of models whether each ranking separates them."""
+    if n_resamples < 0:
+        raise ValueError(f"n_resamples must be 0 or more, got {n_resamples}")
+    kw = {"length_control": length_control, "n_resamples": n_resamples, "random_state": random_state,
+          "confidence_level": confidence_level}
+    human, hb = ranking(battles_from_votes(preferences, items, dimension=dimension), source="human", **kw)
+    judge, jb = ranking(battles_from_verdicts(comparisons, preferences, items, dimension=dimension), source="judge",
+                        **kw)
+    h = {s.model: (i, s) for i, s in enumerate(human.scores) if math.isfinite(s.score)}
+    j = {s.model: (i, s) for i, s in enumerate(judge.scores) if math.isfinite(s.score)}
+    common = sorted(set(h) & set(j), key=_natural_key)
+    tau = rho = math.nan
+    if len(common) >= 3:
+        x, y = [h[m][1].score for m in common], [j[m][1].score for m in common]
+        tau, rho = float(sps.kendalltau(x, y).statistic), float(sps.spearmanr(x, y).statistic)
+    pairs = tuple(_separation(a, b, h, j, hb, jb) for a, b in combinations(common, 2))
+    return RankingComparison(human=human, judge=judge, kendall_tau=tau, spearman_rho=rho, n_models=len(common),
+                             pairs=pairs, n_resamples=int(n_resamples))
+
+
+def _separation(a: str, b: str, h: dict, j: dict, hb: np.ndarray, jb: np.ndarray) -> PairSeparation:
+    def apart(sa: Score, sb: Score) -> bool:
+        return bool(sa.ci_low > sb.ci_high or sb.ci_low > sa.ci_high)
+
+    def share(boot: np.ndarray, ia: int, ib: int) -> float:
+        ok = np.isfinite(boot[:, ia]) & np.isfinite(boot[:, ib])
+        return float((boot[ok, ia] > boot[ok, ib]).mean()) if ok.any() else math.nan
+
+    return PairSeparation(a, b, apart(h[a][1], h[b][1]), apart(j[a][1], j[b][1]), share(hb, h[a][0], h[b][0]),
+                          share(jb, j[a][0], j[b][0]))
