@@ -70,11 +70,12 @@ def meta_report(dataset_id: str, run_id: str, *, dimensions: list[str] | None = 
                 levels: tuple[str, ...] | None = None, coefficients: tuple[str, ...] | None = None,
                 parse: str = "robust", n_resamples: int = 1000, random_state: int = 0,
                 systems: list[str] | None = None, ci_resampling: str = "documents",
-                summary_constant: str = "skip") -> dict[str, Any]:
+                summary_constant: str = "skip", inference: dict[str, Any] | None = None) -> dict[str, Any]:
     """Everything ``meta`` prints, as a dict (the CLI's --json output). ``systems`` restricts the run and its human
     ceiling to those systems; ``ci_resampling`` is the system level's interval ("documents" or "both");
     ``summary_constant``: a document where either side is constant is skipped ("skip", G-Eval's rule, default) or
-    counts as correlation 0 ("zero") at the summary level."""
+    counts as correlation 0 ("zero") at the summary level. ``inference`` (``_inference_options``) adds the Alt-Test,
+    prediction-powered estimates and Bradley-Terry rankings asked for; None leaves them out."""
     from evalcore import meta
     from evalcore.meta.inference import CI_RESAMPLING_HELP
 
@@ -94,8 +95,11 @@ def meta_report(dataset_id: str, run_id: str, *, dimensions: list[str] | None = 
         if dataset.preferences.empty:
             raise SystemExit(f"run {run_id} has no per-item judgments (pairwise run) and dataset {dataset_id} has no "
                              "pairwise preferences to compare its verdicts with")
-        return _clean(_pairwise_meta(out, dataset, run, dimensions, n_resamples=n_resamples,
-                                     random_state=random_state))
+        out = _pairwise_meta(out, dataset, run, dimensions, n_resamples=n_resamples, random_state=random_state)
+        for dim, entry in out["dimensions"].items():
+            if inference:
+                _add_pairwise_inference(entry, dataset, run, dim, inference, n_resamples, random_state)
+        return _clean(out)
     for dim in dims:
         frame = runs_mod.score_frame(dataset, run, dim, systems=systems)
         table = meta.correlation_table(frame, levels=levels, coefficients=coefficients, n_resamples=n_resamples,
@@ -112,6 +116,8 @@ def meta_report(dataset_id: str, run_id: str, *, dimensions: list[str] | None = 
         if frame["system_id"].nunique() > 1:
             entry.update(_system_level(dataset, frame, coefficients))
         _add_label_agreement(entry, dataset, run, dim, n_resamples=n_resamples, random_state=random_state)
+        if inference:
+            _add_inference(entry, dataset, run, dim, inference, n_resamples, random_state, systems)
         out["dimensions"][dim] = entry
     return _clean(out)
 
@@ -215,6 +221,168 @@ def _add_label_agreement(entry: dict[str, Any], dataset, run, dim: str, *, n_res
     entry["agreement"] = classification.agreement_dict(report)
 
 
+# ------------------------------------------------------------------------------- meta: Alt-Test, PPI, Bradley-Terry
+
+
+def _add_inference_arguments(m) -> None:
+    m.add_argument("--alt-test", action="store_true",
+                   help="add the Alternative Annotator Test (Calderon et al. 2025): may the judge replace the "
+                        "annotators? (also turned on by --alt-epsilon / --alt-scoring)")
+    m.add_argument("--alt-epsilon", type=float, metavar="E",
+                   help="the Alt-Test's cost-benefit margin (default 0.2; the authors suggest 0.2 experts, 0.15 "
+                        "skilled annotators, 0.1 crowd workers)")
+    m.add_argument("--alt-scoring", choices=["accuracy", "neg_rmse"],
+                   help="the Alt-Test's alignment score (default: accuracy for labels and pairwise verdicts, "
+                        "neg_rmse for numeric ratings)")
+    m.add_argument("--ppi", nargs="?", const="ppi++", choices=["ppi", "ppi++"],
+                   help="add prediction-powered estimates of each system's mean human score (pairwise: win rate): "
+                        "ppi (lambda = 1) or ppi++ (power-tuned, the default when --ppi is given alone)")
+    m.add_argument("--ppi-rated-docs", type=int, metavar="K",
+                   help="with --ppi: keep the human ratings of K documents drawn at random (seed 0) and hide the rest, "
+                        "to see what PPI gives from fewer ratings")
+    m.add_argument("--bradley-terry", action="store_true",
+                   help="pairwise runs: Bradley-Terry scores (Elo scale) from the votes and from the verdicts, with "
+                        "length control; refitted on every resample, so it takes a few seconds per 100 resamples")
+
+
+def _inference_options(args: argparse.Namespace) -> dict[str, Any] | None:
+    """What of the Alt-Test, PPI and Bradley-Terry ``meta`` was asked for; None when nothing (the report is then
+    exactly what it was without these flags)."""
+    alt = args.alt_test or args.alt_epsilon is not None or args.alt_scoring is not None
+    if args.ppi_rated_docs is not None and args.ppi_rated_docs < 1:
+        raise ValueError(f"--ppi-rated-docs must be 1 or more, got {args.ppi_rated_docs}")
+    ppi = args.ppi or ("ppi++" if args.ppi_rated_docs is not None else None)
+    if not (alt or ppi or args.bradley_terry):
+        return None
+    return {"alt_test": {"epsilon": 0.2 if args.alt_epsilon is None else args.alt_epsilon,
+                         "scoring": args.alt_scoring} if alt else None,
+            "ppi": ppi, "ppi_rated_docs": args.ppi_rated_docs, "bradley_terry": args.bradley_terry}
+
+
+def _guarded(compute) -> dict[str, Any]:
+    """A block's dict, or {"error": why} when its data cannot give it (the rest of the report stands)."""
+    try:
+        return compute()
+    except ValueError as e:
+        return {"error": str(e)}
+
+
+def _ppi_block(frame, opts: dict[str, Any], n_resamples: int, random_state: int) -> dict[str, Any]:
+    from evalcore.meta import ppi
+
+    k = opts.get("ppi_rated_docs")
+    if k is not None:
+        frame = ppi.hide_ratings(frame, k, random_state=random_state)
+    out = ppi.ppi_by_system(frame, method=opts["ppi"], n_resamples=n_resamples, random_state=random_state).as_dict()
+    return out | ({"rated_documents": k} if k is not None else {})
+
+
+def _add_inference(entry: dict[str, Any], dataset, run, dim: str, opts: dict[str, Any], n_resamples: int,
+                   random_state: int, systems: list[str] | None) -> None:
+    """``alt_test`` and ``ppi`` of a score run's dimension (README "meta --json")."""
+    from evalcore.meta import alt_test as at
+    from evalcore.meta import ppi
+    from evalcore.views.alignment import ceiling_group
+
+    scores = run.scores(dim)
+    if systems is not None:
+        scores = scores[scores["item_id"].isin(dataset.items.loc[dataset.items["system_id"].isin(systems), "item_id"])]
+    d = dataset.dimension(dim)
+    if opts.get("alt_test"):
+        a, group = opts["alt_test"], ceiling_group(dataset, dim)
+        scoring = a["scoring"] or at.default_scoring(d.kind)
+        entry["alt_test"] = {"error": f"fewer than two annotators rated {dim!r}: the Alt-Test needs per-annotator "
+                                      "ratings from at least two"} if group is None else _guarded(
+            lambda: at.alt_test_scores(dataset.annotations, scores, dim, group=group, scoring=scoring,
+                                       epsilon=a["epsilon"]).as_dict() | {"group": group})
+    if opts.get("ppi"):
+        if d.kind == "nominal":
+            entry["ppi"] = {"error": f"{dim!r} is nominal: its categories have no mean to estimate"}
+            return
+        frame = ppi.judged_frame(dataset.items, dataset.human_scores, scores, dim)
+        entry["ppi"] = _guarded(lambda: _ppi_block(frame, opts, n_resamples, random_state))
+
+
+def _add_pairwise_inference(entry: dict[str, Any], dataset, run, dim: str, opts: dict[str, Any], n_resamples: int,
+                            random_state: int) -> None:
+    """``alt_test`` (votes scored by accuracy), ``ppi`` (each model's win rate) and ``pairwise.bradley_terry``."""
+    from evalcore.meta import alt_test as at
+    from evalcore.meta import bradley_terry as bt
+    from evalcore.meta import ppi
+
+    prefs, comps = dataset.preferences, run.comparisons
+    if opts.get("alt_test"):
+        entry["alt_test"] = _guarded(lambda: at.alt_test_pairwise(prefs, comps, dimension=dim,
+                                                                  epsilon=opts["alt_test"]["epsilon"]).as_dict())
+    if opts.get("ppi"):
+        entry["ppi"] = _guarded(lambda: _ppi_block(ppi.pairwise_frame(prefs, comps, dataset.items, dimension=dim),
+                                                   opts, n_resamples, random_state))
+    if opts.get("bradley_terry"):
+        entry["pairwise"]["bradley_terry"] = _guarded(lambda: bt.compare_rankings(
+            prefs, comps, dataset.items, dimension=dim, n_resamples=n_resamples, random_state=random_state).as_dict())
+
+
+def _print_inference(e: dict[str, Any]) -> None:
+    """A few lines for the Alt-Test, PPI and Bradley-Terry blocks (the figures in full: --json)."""
+    a = e.get("alt_test")
+    if a is not None:
+        if "error" in a:
+            print(f"Alt-Test: {a['error']}")
+        else:
+            verdict = "passes" if a["passed"] else "does not pass"
+            print(f"Alt-Test (epsilon {a['epsilon']:g}, {a['scoring']}): the judge {verdict}: winning rate "
+                  f"{a['winning_rate']:.2f}, advantage probability {a['advantage_probability']:.3f} "
+                  f"({a['n_items']} items, {a['dropped_items']} with fewer than two annotators dropped)")
+            for r in a["per_annotator"]:
+                p = "nan" if r["p_value"] is None else f"{r['p_value']:.3g}"
+                print(f"  vs {r['annotator']}: n={r['n']}, {r['test']} p={p}, rho={r['advantage_probability']:.3f}"
+                      f"{', judge wins' if r['rejected'] else ''}")
+    p = e.get("ppi")
+    if p is not None:
+        if "error" in p:
+            print(f"PPI: {p['error']}")
+        else:
+            print(f"{p['method'].upper()} mean per system (95% CI) | humans only | judge only")
+            for r in p["per_system"]:
+                h, j = r["human_only"], r["judge_only"]
+                lam = "nan" if r["lambda"] is None else f"{r['lambda']:.3f}"
+                print(f"  {r['system']:<20}{_fmt_ci(r)} lambda={lam} ({r['n_labelled']} rated, {r['n_unlabelled']} "
+                      f"not) | {_fmt_ci(h)} | {_fmt_ci(j)}")
+    b = (e.get("pairwise") or {}).get("bradley_terry")
+    if b is not None:
+        _print_bradley_terry(b)
+
+
+def _fmt_ci(x: dict[str, Any]) -> str:
+    if x.get("estimate") is None:
+        return "nan"
+    ci = f" [{x['ci_low']:.3f}, {x['ci_high']:.3f}]" if x.get("ci_low") is not None else ""
+    return f"{x['estimate']:.3f}{ci}"
+
+
+def _print_bradley_terry(b: dict[str, Any]) -> None:
+    if "error" in b:
+        print(f"Bradley-Terry: {b['error']}")
+        return
+    print(f"Bradley-Terry ({b['scale']}; ties {b['ties']}): humans | judge")
+    for src in ("human", "judge"):
+        if b[src]["problem"]:
+            print(f"  {src}: {b[src]['problem']}")
+    judge = {s["model"]: s for s in b["judge"]["scores"]}
+    for s in b["human"]["scores"]:
+        j = judge.get(s["model"], {})
+        h_txt = "nan" if s["score"] is None else f"{s['score']:.0f}"
+        j_txt = "nan" if j.get("score") is None else f"{j['score']:.0f}"
+        print(f"  {s['model']:<24}{h_txt:>6} | {j_txt:>6}")
+    tau = "nan" if b["kendall_tau"] is None else f"{b['kendall_tau']:.3f}"
+    print(f"  Kendall's tau between the rankings: {tau} ({b['n_models']} models)")
+    for src in ("human", "judge"):
+        length = b[src]["length"]
+        if length and length["coefficient"] is not None:
+            print(f"  length coefficient ({src}): {length['coefficient']:.3f} "
+                  f"[{length['ci_low']:.3f}, {length['ci_high']:.3f}] log-odds per SD of the length difference")
+
+
 def cmd_meta(args: argparse.Namespace) -> int:
     report = meta_report(
         args.dataset, args.run,
@@ -224,6 +392,7 @@ def cmd_meta(args: argparse.Namespace) -> int:
         parse=args.parse, n_resamples=args.resamples,
         systems=[s.strip() for s in args.systems.split(",") if s.strip()] if args.systems else None,
         ci_resampling=args.ci_resampling, summary_constant=args.summary_constant,
+        inference=_inference_options(args),
     )
     if args.json:
         print(json.dumps(report, indent=2))
@@ -232,6 +401,7 @@ def cmd_meta(args: argparse.Namespace) -> int:
     for dim, e in report["dimensions"].items():
         if "pairwise" in e:
             _print_pairwise(dim, e["pairwise"])
+            _print_inference(e)
             continue
         print(f"\n== {dim}: {e['items']} items, {e['failed']} failed parses")
         print(f"{'level':<9}{'coef':<10}{'value':>8}  {'95% CI':<17}{'n':>6}{'skipped':>9}")
@@ -255,6 +425,7 @@ def cmd_meta(args: argparse.Namespace) -> int:
             print(line)
         if "agreement" in e:
             _print_label_agreement(e["agreement"])
+        _print_inference(e)
     return 0
 
 
@@ -540,6 +711,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--summary-constant", choices=["skip", "zero"], default="skip",
                    help="summary level: a document where either side is constant is skipped (default, G-Eval's "
                         "script) or counts as correlation 0; either way `skipped` counts them")
+    _add_inference_arguments(m)
     m.add_argument("--json", action="store_true")
     m.set_defaults(func=cmd_meta)
 

@@ -2,7 +2,7 @@
 
     python -m evalcore import-dataset FILE --name NAME [--scale DIM=LO:HI]... [--kind DIM=KIND]...
                                       [--labels DIM=L1,L2,...]... [--dimension DIM[=LO:HI]]...
-                                      [--judge COLUMN[=DIM]]... [--json]
+                                      [--judge COLUMN[=DIM]]... [--allow-missing-ratings] [--json]
     python -m evalcore import-run FILE --dataset ID --name NAME [--dimension DIM] [--score COLUMN] [--json]
     python -m evalcore export-run RUN_ID --out FILE.jsonl [--with-dataset | --without-dataset] [--json]
     python -m evalcore import-pairs FILE --name NAME [--winner COLUMN]... [--dimension DIM] [--json]
@@ -194,6 +194,7 @@ def cmd_import_dataset(args: argparse.Namespace) -> int:
     frame = read_table(args.file)
     mapping, notes = mapping_for_cli(frame, args.judge or [], dict(args.scale or []), dict(args.kind or []),
                                      dict(args.labels or []), list(args.dimension or []))
+    mapping.allow_missing_ratings = bool(args.allow_missing_ratings)
     result = import_table(args.file, mapping, name=args.name)
     save_import(result)
     summary = result.summary()
@@ -324,6 +325,8 @@ def register(sub: Any) -> None:
                         "give --kind DIM=binary|nominal and --labels DIM=... instead of a scale")
     d.add_argument("--judge", type=judge_arg, action="append", metavar="COLUMN[=DIM]",
                    help="a judge-score column, imported as a run (default: the columns guessed as judge scores)")
+    d.add_argument("--allow-missing-ratings", action="store_true",
+                   help="a blank rating cell means 'not rated' (humans rated only some items), not a mistake")
     d.add_argument("--json", action="store_true")
     d.set_defaults(func=cmd_import_dataset)
 

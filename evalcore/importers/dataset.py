@@ -463,7 +463,8 @@ class TableCheck:
             out.missing = int(blank.sum())
         else:
             self._cell_problems(cells, blank, [
-                f"empty rating for {d!r} (set allow_missing_ratings to treat a blank cell as not rated)"
+                f"empty rating for {d!r} (to read a blank cell as 'not rated': --allow-missing-ratings on "
+                f"import-dataset, or the Data page's box \"A blank rating means 'not rated'\")"
                 for d in dims[dim[blank]]])
         good = ~bad_why & ~blank
         bad = bad_why | (blank & (not self.mapping.allow_missing_ratings))
