@@ -85,8 +85,11 @@ def user_from_headers(headers: Mapping[str, str] | Iterable[tuple[str, str]], he
     if header is None:
         return None
     wanted = header.lower()
-    pairs = headers.items() if isinstance(headers, Mapping) else headers
-    values = [str(v) for k, v in pairs if str(k).lower() == wanted]
+    if hasattr(headers, "get_all"):  # Streamlit's st.context.headers: its mapping view keeps one value of a repeat
+        values = [str(v) for v in headers.get_all(header)]
+    else:
+        pairs = headers.items() if isinstance(headers, Mapping) else headers
+        values = [str(v) for k, v in pairs if str(k).lower() == wanted]
     if len(values) > 1:
         raise IdentityError(f"the request carries {header} {len(values)} times: the proxy must replace the "
                             "visitor's header, not add its own beside it")
