@@ -5,7 +5,9 @@ system-wise analyses (systems: per-system correlation, meta-correlation, #CP, re
 (pairwise: H2H, position bias, 002's pairwise Kendall by difficulty), annotator agreement and the human ceiling
 (agreement), paired comparison of two judges (compare), and kappa / F1 / confusion matrix / calibration for
 binary, nominal and ordinal labels (classification: import it as evalcore.meta.classification; it is not loaded
-here because scikit-learn adds half a second to every import of evalcore.meta). Pure functions over DataFrames;
+here because scikit-learn adds half a second to every import of evalcore.meta). Imported as modules too: the
+Alternative Annotator Test (alt_test), prediction-powered estimates from few human labels (ppi) and Bradley-Terry
+rankings with length control (bradley_terry; docs/statistics-alt-test-ppi-bt.md). Pure functions over DataFrames;
 no Streamlit.
 """
 
