@@ -195,7 +195,8 @@ def cmd_import_dataset(args: argparse.Namespace) -> int:
     mapping, notes = mapping_for_cli(frame, args.judge or [], dict(args.scale or []), dict(args.kind or []),
                                      dict(args.labels or []), list(args.dimension or []))
     mapping.allow_missing_ratings = bool(args.allow_missing_ratings)
-    result = import_table(args.file, mapping, name=args.name)
+    result = import_table(args.file, mapping, name=args.name, table=frame)  # the table read above: not read twice
+    del frame
     save_import(result)
     summary = result.summary()
     summary["warnings"] = notes + summary["warnings"]

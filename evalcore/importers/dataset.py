@@ -207,9 +207,12 @@ class TableCheck:
     def col(self, c: str | None) -> str | None:
         return c if c is not None and c in self.present else None
 
-    def report_rows(self, mask: np.ndarray, column: str, message: str | list[str], phase: float) -> None:
+    def report_rows(self, mask: np.ndarray, column: str, message: Any, phase: float) -> None:
+        """One problem per row of ``mask``: ``message`` is the text, or a function of the (shortened) mask giving one
+        text per row, called for the first Problems.KEEP rows only."""
+        mask = self.problems.first(mask)
         rows = self.rows[mask]
-        messages = [message] * len(rows) if isinstance(message, str) else message
+        messages = [message] * len(rows) if isinstance(message, str) else message(mask)
         for r, m in zip(rows.tolist(), messages):
             self.problems.add(r, column, m, phase=phase)
 
@@ -276,9 +279,9 @@ class TableCheck:
             if not column:
                 continue
             mask, against = self._conflicts(self.item_code, values, self.valid_item, first_of_key=True)
-            items = self.item[mask].tolist()
-            self.report_rows(mask, column, [f"item {it!r} has a different {what} here than on {self.unit} {r}"
-                                            for it, r in zip(items, against[mask].tolist())], PHASE["item"] + i / 100)
+            self.report_rows(mask, column, lambda k, what=what, against=against: [
+                f"item {it!r} has a different {what} here than on {self.unit} {r}"
+                for it, r in zip(self.item[k].tolist(), against[k].tolist())], PHASE["item"] + i / 100)
 
     # ------------------------------------------------------------------------------------------------ documents
     def documents(self) -> None:
@@ -294,10 +297,9 @@ class TableCheck:
                 [sum(t, ()) for t in zip(*parts)], index=f.index, dtype=object)
             refs = refs.where(refs.map(len) > 0)
             mask, against = self._conflicts(self.doc_code, refs, ok, first_of_key=False)
-            docs = self.doc[mask].tolist()
-            self.report_rows(mask, refs_cols[0], [f"document {d!r} has different references here than on "
-                                                  f"{self.unit} {r}" for d, r in zip(docs, against[mask].tolist())],
-                             PHASE["references"])
+            self.report_rows(mask, refs_cols[0], lambda k: [
+                f"document {d!r} has different references here than on {self.unit} {r}"
+                for d, r in zip(self.doc[k].tolist(), against[k].tolist())], PHASE["references"])
             self.refs = refs
 
     def _doc_text(self, column: str | None, what: str, phase: str, ok: np.ndarray) -> pd.Series | None:
@@ -306,9 +308,9 @@ class TableCheck:
         values = text_column(self.frame[column])
         values = values.where(values != "")
         mask, against = self._conflicts(self.doc_code, values, ok, first_of_key=False)
-        docs = self.doc[mask].tolist()
-        self.report_rows(mask, column, [f"document {d!r} has a different {what} here than on {self.unit} {r}"
-                                        for d, r in zip(docs, against[mask].tolist())], PHASE[phase])
+        self.report_rows(mask, column, lambda k: [
+            f"document {d!r} has a different {what} here than on {self.unit} {r}"
+            for d, r in zip(self.doc[k].tolist(), against[k].tolist())], PHASE[phase])
         return values
 
     # ------------------------------------------------------------------------------------------------ ratings
@@ -462,10 +464,10 @@ class TableCheck:
         if self.mapping.allow_missing_ratings:
             out.missing = int(blank.sum())
         else:
-            self._cell_problems(cells, blank, [
+            self._cell_problems(cells, blank, lambda k: [
                 f"empty rating for {d!r} (to read a blank cell as 'not rated': --allow-missing-ratings on "
                 f"import-dataset, or the Data page's box \"A blank rating means 'not rated'\")"
-                for d in dims[dim[blank]]])
+                for d in dims[dim[k]]])
         good = ~bad_why & ~blank
         bad = bad_why | (blank & (not self.mapping.allow_missing_ratings))
         in_scale = self._scale_check(cells, good, dims)
@@ -487,10 +489,14 @@ class TableCheck:
         return out
 
     def _cell_problems(self, cells: pd.DataFrame, mask: np.ndarray, messages: Any) -> None:
+        """One problem per cell of ``mask``: ``messages`` holds a text per cell of ``cells``, or is a function of the
+        (shortened) mask giving one per masked cell, called for the first Problems.KEEP cells only."""
         if not mask.any():
             return
+        pos = cells["pos"].to_numpy()
+        mask = self.problems.first(mask, pos * 10_000 + cells["spec"].to_numpy())
         sub = cells[mask]
-        msgs = list(messages[mask]) if isinstance(messages, np.ndarray) else list(messages)
+        msgs = list(messages[mask]) if isinstance(messages, np.ndarray) else list(messages(mask))
         for pos, spec, column, msg in zip(sub["pos"].tolist(), sub["spec"].tolist(), sub["column"].tolist(), msgs):
             self.problems.add(int(self.rows[pos]), column, msg, phase=PHASE["rating"] + spec / 10_000)
 
@@ -503,9 +509,9 @@ class TableCheck:
         v = cells["value"].to_numpy()
         with np.errstate(invalid="ignore"):
             outside = good & ~np.isnan(lo) & ((v < lo) | (v > hi))
-        self._cell_problems(cells, outside, [
+        self._cell_problems(cells, outside, lambda k: [
             f"rating {fmt(x)} is outside the declared scale {fmt(a)}-{fmt(b)} for {d!r}"
-            for x, a, b, d in zip(v[outside], lo[outside], hi[outside], dims[code[outside]])])
+            for x, a, b, d in zip(v[k], lo[k], hi[k], dims[code[k]])])
         return ~outside
 
     def _duplicates(self, cells: pd.DataFrame, good: np.ndarray, dims: np.ndarray) -> np.ndarray:
@@ -521,19 +527,21 @@ class TableCheck:
         dup[first] = False
         if not dup.any():
             return np.ones(len(cells), bool)
-        first_pos = cells["pos"].to_numpy()[order[first[inv]]]
-        d = order[dup]
+        first_pos = np.zeros(len(cells), np.int64)
+        first_pos[order] = cells["pos"].to_numpy()[order[first[inv]]]  # per cell: where its key was first rated
+        mask = np.zeros(len(cells), bool)
+        mask[order[dup]] = True
         item_names = np.asarray(self.item_names, dtype=object)
         ann_names = np.asarray(self.ann_names + [""], dtype=object)
-        msgs = [f"duplicate rating: item {i!r}, dimension {dm!r}"
-                + (f", annotator {a!r}" if self.has_annotators else "")
-                + f" was already rated on {self.unit} {int(self.rows[p])}"
-                for i, dm, a, p in zip(item_names[cells["item"].to_numpy()[d]], dims[cells["dim"].to_numpy()[d]],
-                                       ann_names[cells["ann"].to_numpy()[d]], first_pos[dup])]
-        mask = np.zeros(len(cells), bool)
-        mask[d] = True
-        by_index = dict(zip(d.tolist(), msgs))
-        self._cell_problems(cells, mask, [by_index[i] for i in np.flatnonzero(mask).tolist()])
+
+        def messages(k: np.ndarray) -> list[str]:
+            return [f"duplicate rating: item {i!r}, dimension {dm!r}"
+                    + (f", annotator {a!r}" if self.has_annotators else "")
+                    + f" was already rated on {self.unit} {int(self.rows[p])}"
+                    for i, dm, a, p in zip(item_names[cells["item"].to_numpy()[k]], dims[cells["dim"].to_numpy()[k]],
+                                           ann_names[cells["ann"].to_numpy()[k]], first_pos[k])]
+
+        self._cell_problems(cells, mask, messages)
         return ~mask
 
     # ------------------------------------------------------------------------------------------------ dimensions

@@ -483,8 +483,47 @@ class ColumnGuess:
                 "distinct values": self.distinct, "range": rng, "example": self.example}
 
 
+# a text cell longer than this holds no rating: the guess does not try to read it as a number (nor copy it)
+_NUMBER_CHARS = 64
+
+
+def _text_stats(g: ColumnGuess, arr: Any) -> None:
+    """Counts and range of an Arrow text column without copying its long cells: a 3,000,000-row column of
+    200-character texts is measured in place (blank flags, distinct count by hash), and only short cells are tried
+    as numbers."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    lengths = pc.utf8_length(arr)
+    blank = pc.fill_null(pc.or_kleene(pc.equal(lengths, 0), pc.utf8_is_space(arr)), True)
+    g.blanks = int(pc.sum(blank).as_py() or 0)
+    g.distinct = int(pc.count_distinct(arr, mode="only_valid").as_py() or 0)
+    short = pc.utf8_trim_whitespace(pc.filter(arr, pc.and_(pc.invert(blank), pc.less_equal(lengths, _NUMBER_CHARS))))
+    counted = pc.value_counts(short)  # each distinct short cell once
+    distinct, counts = counted.field("values"), counted.field("counts").to_numpy()
+    g.numbers, lo, hi = 0, math.inf, -math.inf
+    for start in range(0, len(distinct), 100_000):  # Python strings for 100,000 cells at a time, not for all of them
+        try:
+            values = pc.cast(distinct.slice(start, 100_000), pa.float64()).to_numpy(zero_copy_only=False)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            cells = pd.Series(distinct.slice(start, 100_000).to_numpy(zero_copy_only=False), dtype=object)
+            values = pd.to_numeric(cells, errors="coerce").to_numpy(dtype="float64", na_value=np.nan)
+        finite = np.isfinite(values)
+        if finite.any():
+            g.numbers += int(counts[start: start + 100_000][finite].sum())
+            lo, hi = min(lo, float(values[finite].min())), max(hi, float(values[finite].max()))
+    if g.numbers:
+        g.lo, g.hi = lo, hi
+    head = arr.slice(0, 50).to_pylist()
+    first = next((v for v in head if not is_blank(v)), None)
+    g.example = "" if first is None else str(first)[:60]
+
+
 def _column_stats(g: ColumnGuess, col: pd.Series) -> None:
     """Counts and range from pandas' C routines only (no per-cell Python: the file may have a million rows)."""
+    to_arrow = getattr(col.array, "__arrow_array__", None)
+    if to_arrow is not None and pd.api.types.is_string_dtype(col.dtype):
+        return _text_stats(g, to_arrow())
     if pd.api.types.is_numeric_dtype(col.dtype) and not pd.api.types.is_bool_dtype(col.dtype):
         values = col.to_numpy(dtype="float64", na_value=np.nan)
     else:
@@ -498,8 +537,11 @@ def _column_stats(g: ColumnGuess, col: pd.Series) -> None:
     if len(finite):
         g.lo, g.hi = float(finite.min()), float(finite.max())
     try:
-        g.blanks = int(col.isna().sum() + (col.astype("str").str.strip() == "").sum()) if col.dtype != object \
-            else int(sum(is_blank(v) for v in col))
+        if pd.api.types.is_numeric_dtype(col.dtype) or pd.api.types.is_bool_dtype(col.dtype):
+            g.blanks = int(col.isna().sum())  # a number is never blank text: no need to write it out
+        else:
+            g.blanks = int(col.isna().sum() + (col.astype("str").str.strip() == "").sum()) if col.dtype != object \
+                else int(sum(is_blank(v) for v in col))
         g.distinct = int(col.nunique(dropna=True))
     except TypeError:  # unhashable cells (lists)
         g.distinct = int(col.astype("str").nunique())

@@ -540,7 +540,8 @@ class Upload:
     def raise_if_problems(self) -> None:
         """DatasetValidationError listing every problem found so far, if there is one."""
         if self.problems:
-            raise DatasetValidationError(self.problems.sorted(), convention=self.convention)
+            raise DatasetValidationError(self.problems.sorted(), convention=self.convention,
+                                         total=self.problems.total)
 
 
 def open_upload(source: Any, filename: str | None = None, *, table: pd.DataFrame | None = None) -> Upload:
@@ -556,7 +557,7 @@ def open_upload(source: Any, filename: str | None = None, *, table: pd.DataFrame
     problems = Problems(name, unit)
     problems.extend(read_problems)
     if frame is None:
-        raise DatasetValidationError(problems.sorted(), convention=convention)
+        raise DatasetValidationError(problems.sorted(), convention=convention, total=problems.total)
     if len(frame) == 0:
         problems.add("-", "-", "the file has no data rows", block=Problems.READ)
     return Upload(name, data, frame, fmt, convention, problems)
