@@ -59,7 +59,7 @@ def shot(app: AppPage, name: str) -> None:
 
 def confirm_and_click(app: AppPage, button: str) -> None:
     """Tick the spending confirmation (unknown price), then press ``button``."""
-    confirm = app.page.get_by_text("I confirm", exact=False)
+    confirm = app.page.locator('[data-testid="stCheckbox"]:visible', has_text="I confirm")  # this tab's, this step's
     confirm.first.wait_for()
     assert "price is unknown" in confirm.first.inner_text()
     confirm.first.click()
@@ -99,7 +99,8 @@ def test_the_loop_on_summeval_through_the_page(browser, operator_app, align_judg
 
         # 3. the LLM proposal: shown as a diff, kept on click
         app.page.get_by_role("tab", name="LLM proposal").click()
-        app.page.get_by_role("button", name="Propose").click()
+        app.idle()
+        confirm_and_click(app, "Propose")  # sent on the server's key: the same spending rule as a scoring run
         app.idle()
         diff = app.page.locator('[data-testid="stCode"]').filter(has_text="+++ candidate").first
         diff.wait_for()
