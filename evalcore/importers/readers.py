@@ -172,12 +172,56 @@ def _read_delimited_fast(data: bytes, header: list[str], delimiter: str) -> pd.D
     return table.to_pandas()
 
 
-def _read_delimited_exact(name: str, text: str, delimiter: str, unit: str) -> tuple[pd.DataFrame | None,
-                                                                                   list[Problem]]:
+class _Unreadable(Exception):
+    """A line that cannot be read at all (not UTF-8, or longer than a record may be): the file is refused."""
+
+    def __init__(self, problem: Problem) -> None:
+        super().__init__(problem.message)
+        self.problem = problem
+
+
+def _text_lines(name: str, data: bytes, unit: str, limit: int = _BLOCK_BYTES):
+    """The file's physical lines as text, decoded one at a time: a whole-file copy as text (and the csv module's
+    own copy of it) would take several times the file's size. A line longer than ``limit`` is refused before it is
+    copied: a record may hold several cells of up to 10 MB, not a 200 MB one."""
+    buf = io.BytesIO(data)
+    offset, line = 0, 0
+    while True:
+        raw = buf.readline(limit + 1)
+        if not raw:
+            return
+        line += 1
+        if len(raw) > limit:
+            raise _Unreadable(Problem(
+                name, line if unit == "line" else "-", "-",
+                f"physical line {line} is longer than {limit / 2**20:.0f} MB (a cell may hold at most "
+                f"{MAX_CELL_BYTES / 2**20:.0f} MB): not a table of texts, or a text without its line breaks", unit))
+        try:
+            yield raw.decode("utf-8-sig" if line == 1 else "utf-8")
+        except UnicodeDecodeError as e:
+            bad = raw[e.start: e.start + 1].hex()
+            raise _Unreadable(Problem(
+                name, line if unit == "line" else "-", "-",
+                f"the file is not UTF-8 text (byte 0x{bad} on physical line {line}, offset {offset + e.start}); "
+                "save it as UTF-8 (in Excel: 'CSV UTF-8') and upload again", unit)) from None
+        offset += len(raw)
+
+
+def _read_delimited_exact(name: str, data: bytes | str, delimiter: str, unit: str) -> tuple[pd.DataFrame | None,
+                                                                                           list[Problem]]:
     """Python's csv module, record by record: slow, but names the line of every ragged row."""
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    try:
+        return _read_records(name, _text_lines(name, data, unit), delimiter, unit)
+    except _Unreadable as e:
+        return None, [e.problem]
+
+
+def _read_records(name: str, lines: Any, delimiter: str, unit: str) -> tuple[pd.DataFrame | None, list[Problem]]:
     problems: list[Problem] = []
     csv.field_size_limit(MAX_CELL_BYTES)
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    reader = csv.reader(lines, delimiter=delimiter)
     header: list[str] | None = None
     rows: list[list[str]] = []
     line_numbers: list[int] = []
@@ -208,7 +252,9 @@ def _read_delimited_exact(name: str, text: str, delimiter: str, unit: str) -> tu
             rows.append(record)
             line_numbers.append(start)
     except csv.Error as e:
-        problems.append(Problem(name, reader.line_num, "-", f"cannot parse this line: {e}", unit))
+        why = f"a cell here holds more than {MAX_CELL_BYTES / 2**20:.0f} MB, the most a cell may hold" \
+            if "field limit" in str(e) else f"cannot parse this line: {e}"
+        problems.append(Problem(name, reader.line_num, "-", why, unit))
     if header is None:
         problems.append(Problem(name, "-", "-", "the file is empty (no header line)", unit))
         return None, problems
@@ -277,11 +323,9 @@ def read_delimited(name: str, data: bytes, fmt: str, unit: str) -> tuple[pd.Data
             frame.index = pd.Index(lines[1:].astype("int64"), name=unit)
             frame.attrs["delimiter"] = delimiter
             return frame, problems + _cell_size_problems(name, frame, unit)
-    text, problems = _decode(name, data, unit)
-    if text is None:
-        return None, problems
-    delimiter = sniff_delimiter(text.split("\n", 1)[0], fmt)
-    frame, problems = _read_delimited_exact(name, text, delimiter, unit)
+    first = data[: data.find(b"\n")] if b"\n" in data[:_BLOCK_BYTES] else data[:_BLOCK_BYTES]
+    delimiter = sniff_delimiter(first.decode("utf-8-sig", errors="replace"), fmt)
+    frame, problems = _read_delimited_exact(name, data, delimiter, unit)
     if frame is not None:
         frame.attrs["delimiter"] = delimiter
     return frame, problems
