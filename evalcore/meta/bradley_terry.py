@@ -250,7 +250,8 @@ def ranking(battles: pd.DataFrame, *, source: str, models: list[str] | None = No
     models = models or _models(battles)
     ties = int((battles["outcome"] == "tie").sum())
     X, y, w, rows = design(battles, models)
-    problem = _problem(X, y, w, models) if len(battles) else "no battles"
+    problem = _problem(X, y, w, models) if len(battles) else \
+        f"no battle between two different models ({self_battles} of a model against itself)"
     if problem:
         scores = tuple(Score(m, math.nan, math.nan, math.nan, _n(battles, m)) for m in models)
         return Ranking(source, scores, len(battles), ties, self_battles, n_resamples, problem, None), \

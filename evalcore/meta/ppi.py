@@ -290,7 +290,8 @@ def pairwise_frame(preferences: pd.DataFrame, comparisons: pd.DataFrame, items: 
                    dimension: str) -> pd.DataFrame:
     """Each judged pair as two rows, one per model: item_id (the pair), doc_id, system_id (the model), judge (its
     points by the judge's combined verdict: 1 win, 0.5 tie, 0 loss; NaN if unreadable) and human (the mean of its
-    points over the pair's votes; NaN where nobody voted). A model's mean is then its win rate, ties halved."""
+    points over the pair's votes; NaN where nobody voted). A model's mean is then its win rate, ties halved. Pairs of
+    two outputs of the same model are left out."""
     from evalcore.meta.preference import align_to_preferences, judge_outcomes
 
     prefs = preferences[preferences["dimension"] == dimension]
@@ -307,8 +308,13 @@ def pairwise_frame(preferences: pd.DataFrame, comparisons: pd.DataFrame, items: 
                       "human": human_a})
     b = pd.DataFrame({**half, "system_id": system_of.reindex(judged["item_b"]).to_numpy(), "judge": 1 - judge_a,
                       "human": 1 - human_a})
-    both = pd.concat([a, b], ignore_index=True)
-    return both[both["system_id"].notna()].reset_index(drop=True)
+    # a pair of two outputs of the same model says nothing about that model's win rate
+    differ = (a["system_id"] != b["system_id"]).to_numpy()
+    both = pd.concat([a[differ], b[differ]], ignore_index=True)
+    both = both[both["system_id"].notna()].reset_index(drop=True)
+    if both.empty:
+        raise ValueError("no judged pair compares outputs of two different models: there is no win rate to estimate")
+    return both
 
 
 def hide_ratings(frame: pd.DataFrame, n_documents: int, random_state=0) -> pd.DataFrame:
