@@ -130,6 +130,10 @@ def test_pairwise_frame_by_hand():
     assert f.loc[("p1", "Y"), ["judge", "human"]].tolist() == [0.0, 0.5]
     # p2: nobody voted (unrated); the judge says tie: 0.5 each
     assert f.loc[("p2", "X"), "judge"] == 0.5 and math.isnan(f.loc[("p2", "X"), "human"])
+    # two outputs of one model say nothing about its win rate: left out, and said when nothing else is left
+    same = items.assign(system_id="X")
+    with pytest.raises(ValueError, match="two different models"):
+        ppi.pairwise_frame(prefs, comps, same, dimension="preference")
 
 
 def test_hide_ratings_keeps_the_asked_documents():
