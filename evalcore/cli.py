@@ -249,6 +249,8 @@ def _inference_options(args: argparse.Namespace) -> dict[str, Any] | None:
     """What of the Alt-Test, PPI and Bradley-Terry ``meta`` was asked for; None when nothing (the report is then
     exactly what it was without these flags)."""
     alt = args.alt_test or args.alt_epsilon is not None or args.alt_scoring is not None
+    if args.alt_epsilon is not None and not 0 <= args.alt_epsilon <= 1:
+        raise ValueError(f"--alt-epsilon must be between 0 and 1 (a share of items), got {args.alt_epsilon}")
     if args.ppi_rated_docs is not None and args.ppi_rated_docs < 1:
         raise ValueError(f"--ppi-rated-docs must be 1 or more, got {args.ppi_rated_docs}")
     ppi = args.ppi or ("ppi++" if args.ppi_rated_docs is not None else None)

@@ -78,6 +78,8 @@ def test_pairwise_meta_alt_test_ppi_and_bradley_terry(capsys):
 def test_bad_inference_options_are_one_line_errors(capsys):
     assert main(["meta", "--dataset", "summeval", "--run", GPT4, *FAST, "--ppi-rated-docs", "0"]) == 2
     assert "--ppi-rated-docs must be 1 or more" in capsys.readouterr().err
+    assert main(["meta", "--dataset", "summeval", "--run", GPT4, *FAST, "--alt-epsilon", "1.5"]) == 2
+    assert "--alt-epsilon must be between 0 and 1" in capsys.readouterr().err
 
 
 def test_import_dataset_allow_missing_ratings_then_ppi(capsys, tmp_path):
