@@ -103,6 +103,14 @@ label = c5.text_input("Run label", key="run_label", placeholder="e.g. G-Eval, my
 reprobe = st.checkbox("Probe the endpoint's capabilities again", key="reprobe",
                       help="The capability probe (log-probs, n, echo) is cached like every call; probe again if the "
                            "server's settings changed behind the same URL and model.")
+r6, r7 = st.columns(2)
+effort = r6.selectbox("Reasoning effort (reasoning judges)", ["", "none", "minimal", "low", "medium", "high"],
+                      key="reasoning_effort", help="Sent as reasoning_effort (blank: the model's default); recorded "
+                                                   "with the run and part of its cache key.")
+budget = r7.number_input("Completion budget, reasoning included (0: each method's own)", min_value=0,
+                         max_value=200_000, step=256, key="max_completion_tokens",
+                         help="A reasoning judge reasons before it answers, out of this budget: too small a budget "
+                              "fails as such ('the budget ran out while the judge was reasoning').")
 c6, c7 = st.columns([2, 1])
 replica_text = c6.text_area("More replicas of this model (optional, one base URL per line)", key="replicas",
                             height=68, placeholder="http://gpu2:8000/v1",
@@ -159,7 +167,8 @@ def show_estimate(est, *, use_batch: bool = False) -> None:
 
 # what to score: the one value the estimate and the run both read
 spec = ScoringSpec(score_ds, method_name, list(dims), criteria, config, limit=int(limit) or None, pairs=pairs,
-                   label=label, documents=documents)
+                   label=label, documents=documents, reasoning_effort=effort or None,
+                   max_completion_tokens=int(budget) or None)
 # A plan above this many requests is estimated (its requests built, their tokens and cache hits counted) only when
 # asked, not on opening a link to it (issue 21, item 2: h2h on every pair and dimension of SummEval is 96,000).
 EAGER_ESTIMATE_REQUESTS = 5_000
@@ -397,6 +406,8 @@ else:
                                 "failed attempts": e["failed_attempts"], "answered 429": e.get("rate_limited", 0),
                                 "drained": "yes" if e["drained"] else "no", "why drained": e["drain_reason"] or "-"}
                                for e in stats["endpoints"]]), f"endpoints {rid}", "endpoints")
+    if run.config.get("variant"):  # what the judge's contract changed in the method (evalcore.judge.contract)
+        st.caption(ui.esc("As it ran on this judge: " + run.config["variant"]))
     r1, r2, r3 = st.columns(3)
     r1.metric("Judgments", info["judgments"])
     r2.metric("Failed", info["failed"])

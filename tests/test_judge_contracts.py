@@ -265,3 +265,57 @@ def test_check_judge_says_each_methods_variant_and_survives_the_refusals(tmp_pat
     assert "20-sample fallback" in by["geval"]["variant"]
     assert "greedy replies became samples" in by["rts"]["variant"]
     assert not by["gptscore"]["available"]
+
+
+def test_the_stored_reply_shows_the_reasoning_and_reads_back_to_the_same_score(summeval, tmp_path):
+    from evalcore.views.score import failures_table
+
+    store = Store(tmp_path / "r.db")
+    with serve(profile=PROFILES["vllm-reasoning-parser"]) as srv:
+        run = runner.score_dataset(default_spec(summeval, "rts", ["coherence"], limit=3, max_completion_tokens=512),
+                                   EngineOptions(endpoint=_ep(srv)), store=store)
+        short = runner.score_dataset(default_spec(summeval, "rts", ["coherence"], limit=2, max_completion_tokens=8),
+                                     EngineOptions(endpoint=_ep(srv)), store=store)
+    j = run.judgments
+    assert j["raw"].str.startswith("<think>\n" + DECOY_REASONING).all()
+    # the stored reply, parsed again (a re-parse in paper or robust mode), gives the judgment's own value
+    assert [parsers.parse_reply("rts", r).value for r in j["raw"]] == j["value"].astype(float).tolist()
+    failed = failures_table(short)
+    assert len(failed) == 2 and failed["reason"].str.startswith("the completion budget ran out").all()
+    # the reasoning it spent the budget on (its first 8 tokens) is shown with the failure
+    assert failed["raw"].str.startswith("<think>\nThe summary covers the main").all()
+
+
+def test_a_batch_sends_the_requests_the_learned_contract_shapes_under_the_online_keys(tmp_path):
+    import json
+
+    from evalcore.judge import batch
+    from evalcore.judge.check import check_judge
+    from evalcore.judge.contract import RequestOptions
+    from tests.test_judge_batch import CRIT, tiny_dataset
+
+    ds, store = tiny_dataset(), Store(tmp_path / "batch.db")
+    spec = ScoringSpec(ds, "geval", ["coherence"], CRIT, max_completion_tokens=512)
+    with serve(profile=PROFILES["openai-reasoning"]) as srv:
+        check_judge(_ep(srv), store=store, options=RequestOptions(max_completion_tokens=512))  # learns the contract
+        col = batch.score_dataset_batch(spec, EngineOptions(endpoint=_ep(srv)), store=store, poll_s=0.02)
+        assert col.run.judgments["status"].eq("ok").all()
+        sent = [json.loads(r[0]) for r in store.conn.execute(
+            "SELECT request FROM cache WHERE request LIKE '%\"n\":20%'").fetchall()]
+        assert sent and all(r["token_param"] == "max_completion_tokens" for r in sent)
+        online = runner.score_dataset(dataclasses.replace(spec, run_id=None), EngineOptions(endpoint=_ep(srv)),
+                                      store=store)
+    assert online.config["stats"]["requests"] == 0  # the batch's replies are the online run's cache hits
+    assert online.judgments.set_index("item_id")["value"].equals(col.run.judgments.set_index("item_id")["value"])
+
+
+def test_the_estimate_keys_requests_as_the_contract_shapes_them_and_counts_the_reasoning_budget(summeval, tmp_path):
+    store = Store(tmp_path / "e.db")
+    spec = default_spec(summeval, "rts", ["coherence"], limit=3, max_completion_tokens=512)
+    with serve(profile=PROFILES["openai-reasoning"]) as srv:
+        runner.score_dataset(spec, EngineOptions(endpoint=_ep(srv)), store=store)
+        done = runner.estimate(spec, EngineOptions(endpoint=_ep(srv)), store=store)
+        more = runner.estimate(dataclasses.replace(spec, limit=5), EngineOptions(endpoint=_ep(srv)), store=store)
+    assert (done.calls, done.cache_hits) == (0, 3)  # the run's shaped requests are found under the same keys
+    assert (more.calls, more.completion_tokens) == (2, 2 * 512)
+    assert "reasoning included" in more.note

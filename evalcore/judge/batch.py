@@ -35,6 +35,7 @@ from typing import Any, Callable, Iterable, Iterator
 import openai
 
 from evalcore.judge import runner, trust
+from evalcore.judge.contract import RequestOptions
 from evalcore.judge.client import (  # request_body: the one builder of a request's JSON, online and batched
     Endpoint,
     JudgeClient,
@@ -141,7 +142,7 @@ async def asubmit(spec: ScoringSpec, options: EngineOptions, *, store: Store | N
     endpoint = options.first_endpoint  # a batch goes to one API
     dataset, limit, pairs, schedule = spec.dataset, spec.limit, spec.pairs, options.schedule
     m, dims, crit, requested = runner.resolve(spec.method, spec.dimensions, spec.criteria, spec.config)
-    sender = runner.CachedSender(None, store, endpoint)
+    sender = runner.CachedSender(None, store, endpoint, options=runner.request_options(spec))
     planned, note, caps = _plan_offline(m, requested, sender, options.capabilities)
     tasks = runner.build_tasks(dataset, m, dims, limit=limit, pairs=pairs)
     run_id = spec.run_id or runner.new_run_id(dataset.id, m.name, endpoint.model)
@@ -151,7 +152,9 @@ async def asubmit(spec: ScoringSpec, options: EngineOptions, *, store: Store | N
                            f": run `python -m evalcore batch collect {run_id}` first")
     done = store.done_keys(run_id, pairwise=m.pairwise) if store.run_exists(run_id) else {}
     todo = runner.pending_tasks(tasks, done, m, crit, planned, schedule)
-    keyed = {sender.key(r): r for r in _requests_of(m, crit, planned, todo)}
+    # each request as the endpoint's learned contract and the spec's reasoning options shape it: the line's body and
+    # its custom_id (the cache key) name the same request, as online
+    keyed = {sender.key(r): sender.shaped(r) for r in _requests_of(m, crit, planned, todo)}
     hits = store.cache_has(list(keyed))
     missing = [(k, r) for k, r in keyed.items() if k not in hits]
     run_config = runner.run_config(m, spec, runner.Plan(planned, requested, note, caps), endpoint=endpoint,
@@ -488,8 +491,10 @@ async def acollect(run_id: str, *, store: Store | None = None, api_key: str | No
     endpoint = _endpoint_of(store, run_id, api_key_env, confirmed_base_url)
     ds = dataset if dataset is not None else _dataset(row["dataset_id"], store)
     recorded = _Recorded.of(row["config"])
-    sender = runner.CachedSender(None, store, endpoint)
-    by_key = {sender.key(r): r for r in recorded.requests(ds)}
+    spec_rec = row["config"].get("spec") or {}
+    sender = runner.CachedSender(None, store, endpoint, options=RequestOptions(
+        reasoning_effort=spec_rec.get("reasoning_effort"), max_completion_tokens=spec_rec.get("max_completion_tokens")))
+    by_key = {sender.key(r): sender.shaped(r) for r in recorded.requests(ds)}
     tally = _Tally()
     client = JudgeClient(endpoint, api_key=api_key, concurrency=4)
     try:

@@ -510,10 +510,10 @@ def score_replies(m: Any, task: ItemTask | PairTask, criteria: Criteria, config:
     record = sep.record()
     if sep.failure:
         return Outcome(value=None, status=STATUS_FAILED, reason=sep.failure, estimator=getattr(config, "estimator", ""),
-                       raw=_raw_text(Outcome(None, STATUS_FAILED), responses), detail=record)
+                       raw=sep.raw, detail=record)
     outcome = explain_failure(m.score(task, criteria, config, sep.responses, parse_mode=parse_mode), sep.responses)
-    if record:
-        outcome = dataclasses.replace(outcome, detail={**(outcome.detail or {}), **record})
+    if record:  # the reply as written, reasoning first: what every view of the judge's reply shows
+        outcome = dataclasses.replace(outcome, detail={**(outcome.detail or {}), **record}, raw=sep.raw)
     return outcome
 
 
@@ -1107,6 +1107,10 @@ def estimate(spec: ScoringSpec, options: EngineOptions, *, store: Store | None =
         prompt_tokens += p
         completion_tokens += c
     calls = len(uniq) - len(hits)
+    budget = getattr(spec, "max_completion_tokens", None)
+    if budget:  # a reasoning judge's hidden reasoning is billed as completion tokens, out of the same budget
+        note = "; ".join(x for x in (note, f"completion tokens counted at the budget of {budget} per reply, the "
+                                           f"judge's reasoning included (billed as completion tokens)") if x)
     from evalcore.judge.schedule import prompt_text, repeated_prefix_tokens
 
     hosted = endpoint.provider not in cost_mod.FREE_PROVIDERS

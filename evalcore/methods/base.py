@@ -294,6 +294,14 @@ class SeparatedReplies:
     responses: list[Response]
     reasoning: list[str]
     no_answer: list[str]
+    # each reply as the judge wrote it, its reasoning (from the content or the server's field) first in a <think>
+    # block: what a judgment stores as the judge's reply, so every view of the reply shows the reasoning too, and
+    # parsing it again (parsers.parse_reply) still reads the answer alone
+    written: list[str] = dataclasses.field(default_factory=list)
+
+    @property
+    def raw(self) -> str:
+        return raw_of(self.written) if self.written else ""
 
     @property
     def failure(self) -> str:
@@ -328,11 +336,13 @@ def separate_reasoning(responses: list[Response], chat: list[bool] | None = None
     out: list[Response] = []
     reasoning: list[str] = []
     no_answer: list[str] = []
+    written: list[str] = []
     for i, resp in enumerate(responses):
         if chat is not None and not chat[i]:
             out.append(resp)
             reasoning += [""] * len(resp.choices)
             no_answer += [""] * len(resp.choices)
+            written += [c.text for c in resp.choices]
             continue
         choices = []
         for c in resp.choices:
@@ -354,8 +364,10 @@ def separate_reasoning(responses: list[Response], chat: list[bool] | None = None
                 choices.append(c)
             reasoning.append(said)
             no_answer.append(why)
+            written.append(c.text if not said else f"<think>\n{said}" if split.unclosed
+                           else f"<think>\n{said}\n</think>\n\n{split.answer}")
         out.append(dataclasses.replace(resp, choices=choices))
-    return SeparatedReplies(out, reasoning, no_answer)
+    return SeparatedReplies(out, reasoning, no_answer, written)
 
 
 def _answer_tokens(tokens: tuple[TokenLogprob, ...] | None, text: str, start: int
