@@ -313,3 +313,20 @@ def test_a_kappa_over_one_shared_pair_carries_a_caveat():
     assert "note" not in rows[("y", "z")] and rows[("y", "z")]["n"] == 12
     table = annotator_kappa_table({"annotator_kappa": list(rows.values())})
     assert table.set_index(["annotator_1", "annotator_2"]).loc[("x", "y"), "note"].startswith("over 1 shared pair")
+
+
+# ------------------------------------------------------------------------- intervals on few documents (simulated)
+
+
+def test_intervals_under_the_simulated_coverage_threshold_are_called_too_narrow():
+    from evalcore.meta.inference import FEW_DOCUMENTS_FOR_COVERAGE, Support, support_warnings
+
+    # bench/bench_ci_coverage.py: the 95% dataset-level Spearman BCa interval held the truth in 0.904 of 1,000
+    # simulated studies of 30 documents, 0.923-0.929 of 2,000 at 50-75, 0.935 at 100
+    assert FEW_DOCUMENTS_FOR_COVERAGE == 100
+    for n in (10, 30, 60, 99):
+        [w] = support_warnings(Support(n, 12))
+        assert f"rest on {n} documents" in w and "too narrow" in w
+    assert support_warnings(Support(100, 12)) == []
+    [w] = support_warnings(Support(9, 12))
+    assert "unreliable" in w and "too narrow" not in w  # below 10 the stronger sentence alone

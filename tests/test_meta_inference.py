@@ -181,7 +181,7 @@ def test_support_warnings_name_documents_and_systems():
     assert support_warnings(Support(100, 12)) == []
     w = support_warnings(Support(2, 2))
     assert len(w) == 2 and "2 document(s)" in w[0] and "always +1 or -1" in w[1]
-    assert support_warnings(Support(50, 3), levels=("dataset",)) == []
+    assert support_warnings(Support(150, 3), levels=("dataset",)) == []
 
 
 # ---------------------------------------------------------------------------------------------- properties

@@ -97,7 +97,8 @@ def cell_rows(dataset: Dataset, runs: list[Run], dimension: str, *, n_resamples:
 
 def support_notes(dataset: Dataset, runs: list[Run], dimension: str, *, systems: list[str] | None = None
                   ) -> list[str]:
-    """One sentence per run whose figures rest on fewer than 10 documents or 5 systems (evalcore.meta.inference)."""
+    """One sentence per run whose figures rest on few documents (fewer than 10: unreliable; fewer than 100: too
+    narrow, as simulated) or fewer than 5 systems (evalcore.meta.inference.support_warnings)."""
     from evalcore.meta.inference import Support, support_warnings
 
     labels = {r.run_id: run_label(r) for r in runs}
