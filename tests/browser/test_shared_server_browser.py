@@ -54,6 +54,17 @@ def as_user(browser, server, name: str | None):
     return ctx, AppPage(ctx.new_page(), server.url)
 
 
+def choose_preset(app, option: str) -> None:
+    """The endpoint preset by typing it into the select (its drop-down may open off-screen low on a long page)."""
+    box = app.page.get_by_role("combobox", name="Endpoint preset", exact=True)
+    box.scroll_into_view_if_needed()
+    box.click()
+    box.fill(option)
+    app.page.keyboard.press("Enter")
+    app.idle()
+    assert app.selected("Endpoint preset") == option
+
+
 def improve_with_judge(app, judge, model: str) -> None:
     """The Improve page on the split in use (made first when there is none), the loopback as the judge."""
     app.open("improve?dimension=coherence", "Improve the judge")
@@ -63,7 +74,7 @@ def improve_with_judge(app, judge, model: str) -> None:
         app.page.get_by_role("button", name="Make the split").click()
         app.idle()
     app.page.get_by_role("combobox", name="Split in use", exact=True).wait_for()
-    app.choose("Endpoint preset", "vllm")
+    choose_preset(app, "vllm")
     app.type_into("Base URL", judge.base_url)
     app.type_into("Model", model)
 
@@ -146,6 +157,10 @@ def test_the_improve_loop_keeps_each_users_runs_and_checks(browser, lab_app, jud
         assert "final check" in alice.selected("Split in use")
         improve_with_judge(bob, judge, "loopback-judge")
         assert "final check" not in bob.selected("Split in use")
+    except BaseException:
+        for name, app in (("alice", alice), ("bob", bob), ("visitor", visitor)):
+            app.screenshot(f"FAILED-shared-{name}")
+        raise
     finally:
         alice_ctx.close()
         bob_ctx.close()
@@ -159,7 +174,7 @@ def test_step_generation_needs_sign_in_and_passes_the_cap(browser, lab_app, judg
         sent = len(judge.bodies)
         visitor.open("criteria?dimension=coherence", "Criteria")
         visitor.page.get_by_text("Generate evaluation steps with the judge").click()
-        visitor.choose("Endpoint preset", "vllm")
+        choose_preset(visitor, "vllm")
         visitor.type_into("Base URL", judge.base_url)
         visitor.type_into("Model", "loopback-judge")
         expect(visitor.page.get_by_text("Sign in to generate steps", exact=False)).to_be_visible()
