@@ -326,7 +326,7 @@ def test_intervals_under_the_simulated_coverage_threshold_are_called_too_narrow(
     assert FEW_DOCUMENTS_FOR_COVERAGE == 100
     for n in (10, 30, 60, 99):
         [w] = support_warnings(Support(n, 12))
-        assert f"rest on {n} documents" in w and "too narrow" in w
+        assert f"rest on {n} documents" in w and "can be too narrow" in w
     assert support_warnings(Support(100, 12)) == []
     [w] = support_warnings(Support(9, 12))
     assert "unreliable" in w and "too narrow" not in w  # below 10 the stronger sentence alone
