@@ -319,3 +319,19 @@ def test_the_estimate_keys_requests_as_the_contract_shapes_them_and_counts_the_r
     assert (done.calls, done.cache_hits) == (0, 3)  # the run's shaped requests are found under the same keys
     assert (more.calls, more.completion_tokens) == (2, 2 * 512)
     assert "reasoning included" in more.note
+
+
+def test_meta_json_and_the_report_name_the_variant(summeval):
+    from evalcore.cli import meta_report
+    from evalcore.store import default_store
+    from evalcore.views.report import AnalysisParams, analysis_report
+
+    spec = default_spec(summeval, "rts", ["coherence"], limit=16, max_completion_tokens=512)
+    with serve(profile=PROFILES["openai-reasoning"]) as srv:
+        run = runner.score_dataset(spec, EngineOptions(endpoint=_ep(srv), concurrency=8), store=default_store())
+    said = "greedy replies became samples at the judge's default temperature 1"
+    assert said in meta_report("summeval", run.run_id, n_resamples=0)["variant"]
+    import html
+
+    page = analysis_report(summeval, [run], AnalysisParams("summeval", [run.run_id], "coherence", n_resamples=0))
+    assert html.escape(said) in page

@@ -241,4 +241,7 @@ def analysis_report(dataset: Dataset, runs: list[Run], p: AnalysisParams, comput
             "bootstrap resamples": p.n_resamples}
     if p.systems:
         meta["systems"] = ", ".join(p.systems)
+    variants = [f"{run_label(r)}: {r.config['variant']}" for r in runs if (r.config or {}).get("variant")]
+    if variants:  # a method adapted to its judge's contract (greedy became sampled, ...): said with the figures
+        meta["method as run on its judge"] = "; ".join(variants)
     return render_report(f"JudgeScope: {dataset.name}", analysis_sections(dataset, runs, p, computed), meta=meta)
