@@ -111,6 +111,19 @@ budget = r7.number_input("Completion budget, reasoning included (0: each method'
                          max_value=200_000, step=256, key="max_completion_tokens",
                          help="A reasoning judge reasons before it answers, out of this budget: too small a budget "
                               "fails as such ('the budget ran out while the judge was reasoning').")
+if st.button("Check this judge", key="check_judge", disabled=not choice.ready or store is None or (
+        identity.sign_in_configured() and identity.owner() is None),
+             help="A few cheap requests (cached, and learned from its refusals): what this endpoint and model "
+                  "support, which variant of each method will run on it, the cost per item."):
+    from evalcore.judge.check import check_judge, format_check
+    from evalcore.judge.contract import RequestOptions
+
+    try:
+        st.code(format_check(check_judge(choice.endpoint, store=store, api_key=choice.api_key, reprobe=bool(reprobe),
+                                         options=RequestOptions(effort or None, int(budget) or None))),
+                language=None)
+    except Exception as e:  # noqa: BLE001 - the endpoint's own message (redacted by the client), not a traceback
+        st.error(ui.esc(f"The check failed: {e}"))
 c6, c7 = st.columns([2, 1])
 replica_text = c6.text_area("More replicas of this model (optional, one base URL per line)", key="replicas",
                             height=68, placeholder="http://gpu2:8000/v1",

@@ -335,3 +335,22 @@ def test_meta_json_and_the_report_name_the_variant(summeval):
 
     page = analysis_report(summeval, [run], AnalysisParams("summeval", [run.run_id], "coherence", n_resamples=0))
     assert html.escape(said) in page
+
+
+def test_score_page_checks_the_judge_and_records_the_reasoning_options():
+    pytest.importorskip("streamlit")
+    from tests.test_app_pages import assert_clean, goto, new_app
+
+    with serve(profile=PROFILES["openai-reasoning"]) as judge:
+        at = new_app(dataset="summeval", dimension="coherence")
+        at.run()
+        goto(at, "score")
+        at.selectbox(key="endpoint").set_value("vllm").run()
+        at.text_input(key="base_url").input(judge.base_url).run()
+        at.text_input(key="model").input("gpt-5-mini").run()
+        at.number_input(key="max_completion_tokens").set_value(512).run()
+        at.button(key="check_judge").click().run()
+        assert_clean(at)
+        shown = "\n".join(c.value for c in at.code)
+        assert "refused 'max_tokens'" in shown and "greedy replies became samples" in shown
+        assert judge.requests_seen <= 7  # the probe's few requests and its three refusals
