@@ -648,6 +648,16 @@ def serve(host: str = "127.0.0.1", port: int = 0, *, latency_s: float = 0.0, fau
                           batch=batch, record_bodies=record_bodies, profile=profile).start()
 
 
+def _profile(name: str | None) -> Any:
+    if not name:
+        return None
+    from evalcore.testing.loopback_profiles import PROFILES
+
+    if name not in PROFILES:
+        raise SystemExit(f"unknown profile {name!r}; expected one of {sorted(PROFILES)}")
+    return PROFILES[name]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m evalcore.testing.loopback",
                                  description="OpenAI-compatible test double (never a real judge).")
@@ -666,6 +676,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--batch-line-delay", type=float, default=0.0, help="seconds per batch line")
     ap.add_argument("--batch-fail-match", help="batch lines whose prompt contains this fail")
     ap.add_argument("--batch-expire-after", type=int, help="batches expire after this many lines")
+    ap.add_argument("--profile", help="a provider's documented contract (evalcore.testing.loopback_profiles)")
     a = ap.parse_args(argv)
     faults = [Fault(**f) for f in json.loads(a.faults)]
     switches = Switches(no_logprobs=a.no_logprobs, ignore_n=a.ignore_n, no_echo=a.no_echo,
@@ -674,7 +685,8 @@ def main(argv: list[str] | None = None) -> int:
     batch = BatchSwitches(line_delay_s=a.batch_line_delay, fail_match=a.batch_fail_match,
                           expire_after=a.batch_expire_after)
     srv = LoopbackServer(a.host, a.port, latency_s=a.latency, faults=faults, switches=switches, seed=a.seed,
-                         rate_limit=limit, prefix_cache_tokens=a.prefix_cache_tokens, batch=batch)
+                         rate_limit=limit, prefix_cache_tokens=a.prefix_cache_tokens, batch=batch,
+                         profile=_profile(a.profile))
 
     async def run() -> None:
         await srv.start_async()
