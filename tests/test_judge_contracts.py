@@ -354,3 +354,23 @@ def test_score_page_checks_the_judge_and_records_the_reasoning_options():
         shown = "\n".join(c.value for c in at.code)
         assert "refused 'max_tokens'" in shown and "greedy replies became samples" in shown
         assert judge.requests_seen <= 7  # the probe's few requests and its three refusals
+
+
+def test_from_the_cli_a_reasoning_judge_scores_every_item_with_three_refusals(tmp_path):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    with serve(profile=PROFILES["openai-reasoning"]) as srv:
+        cmd = [sys.executable, "-m", "evalcore", "score", "--dataset", "summeval", "--dimension", "coherence",
+               "--method", "geval", "--provider", "vllm", "--base-url", srv.base_url, "--model", "gpt-5-mini",
+               "--limit", "8", "--max-completion-tokens", "512", "--reasoning-effort", "low", "--quiet", "--json",
+               "--db", str(tmp_path / "cli.db")]
+        done = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": os.getcwd()},
+                              timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = json.loads(done.stdout)
+    assert out["stats"]["ok"] == 8 and out["stats"]["refused_requests"] == 3
+    assert "20-sample fallback" in out["variant"] and set(out["contract"]) == {"max_tokens", "temperature",
+                                                                               "logprobs"}
