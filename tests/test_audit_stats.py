@@ -292,12 +292,14 @@ def test_a_rate_and_its_interval_share_one_unit_on_screen():
         assert shown.formats[col] == "%.1f%%", col
         assert shown.frame[col].tolist() == pytest.approx((models[col] * 100).tolist()), col
     run = load_run("llmbar_natural/llmbar-gpt-4-vanilla")
-    shown = display_table(bias.position_bias_table([run]))
-    assert {shown.formats[c] for c in ("first_position_win_rate", "first_position_win_rate_ci_low",
-                                       "first_position_win_rate_ci_high")} == {"%.1f%%"}
+    table = bias.position_bias_table([run], n_resamples=50)
+    shown = display_table(table)
     row = shown.frame.iloc[-1]
-    assert row["first_position_win_rate_ci_low"] <= row["first_position_win_rate"] <= row[
-        "first_position_win_rate_ci_high"] <= 100
+    for rate in ("first_position_win_rate", "tie_rate", "flip_rate", "inconsistent_rate"):
+        assert {shown.formats[c] for c in (rate, f"{rate}_ci_low", f"{rate}_ci_high")} == {"%.1f%%"}, rate
+        assert row[f"{rate}_ci_low"] <= row[rate] <= row[f"{rate}_ci_high"] <= 100, rate
+    fig = bias.position_bias_figure(table)  # every bar drawn with its interval
+    assert fig.data and all(t.error_y.array is not None and t.error_y.arrayminus is not None for t in fig.data)
 
 
 def test_a_kappa_over_one_shared_pair_carries_a_caveat():
@@ -330,3 +332,41 @@ def test_intervals_under_the_simulated_coverage_threshold_are_called_too_narrow(
     assert support_warnings(Support(100, 12)) == []
     [w] = support_warnings(Support(9, 12))
     assert "unreliable" in w and "too narrow" not in w  # below 10 the stronger sentence alone
+
+
+# ------------------------------------------------------------------------- position-bias rates with intervals
+
+
+def position_frame(seed: int = 3, n_docs: int = 8, per_doc: int = 3) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    rows = []
+    for d in range(n_docs):
+        for k in range(per_doc):
+            for order in ("ab", "ba"):
+                verdict = rng.choice(["first", "second", "tie", None], p=[0.45, 0.3, 0.15, 0.1])
+                rows.append({"pair_id": f"p{d:02d}{k}", "doc_id": f"d{d:02d}", "dimension": "overall",
+                             "order": order, "verdict": verdict, "status": "ok" if verdict else "failed"})
+    return pd.DataFrame(rows)
+
+
+def test_position_bias_intervals_equal_explicit_resampling_of_documents():
+    from evalcore.meta.pairwise import position_bias, position_bias_intervals
+    from evalcore.meta.resampling import bootstrap_indices
+
+    c = position_frame()
+    docs = sorted(c["doc_id"].unique())
+    ok = c[c["status"] == "ok"]
+    both = ok.groupby("pair_id")["order"].nunique() == 2
+    # every document holds a decisive verdict and a pair read in both orders: every rate resamples the same units
+    assert set(ok[ok["verdict"] != "tie"]["doc_id"]) == set(docs)
+    assert set(ok[ok["pair_id"].isin(both[both].index)]["doc_id"]) == set(docs)
+    got = position_bias_intervals(c, n_resamples=200, random_state=4)
+    by_doc = {d: g for d, g in c.groupby("doc_id")}
+    values = []
+    for idx in bootstrap_indices(len(docs), 200, 4):
+        copies = [by_doc[docs[i]].assign(pair_id=lambda g, k=k: g["pair_id"] + f"#{k}") for k, i in enumerate(idx)]
+        values.append(position_bias(pd.concat(copies)))
+    for rate in ("first_position_win_rate", "tie_rate", "flip_rate", "inconsistent_rate"):
+        lo, hi = np.percentile([v[rate] for v in values], [2.5, 97.5])
+        assert (got[rate].ci_low, got[rate].ci_high) == (pytest.approx(lo), pytest.approx(hi)), rate
+        assert got[rate].statistic == pytest.approx(position_bias(c)[rate]), rate

@@ -164,22 +164,8 @@ def position_bias(comparisons: pd.DataFrame, *, dimension=None) -> dict:
     ab = r["order"] == "ab"
     outcome = np.where(r["verdict"] == "tie", "tie",
                        np.where((r["verdict"] == "first") == ab, "a", "b"))
-    # A pair is one pair of texts judged on one dimension: pair_id repeats across dimensions (Shen's H2H run judges
-    # the same 1,100 pairs on four), so pooling over dimensions must key by both, or the "all" row would keep only
-    # the last dimension's verdicts.
-    dims = r["dimension"].astype(str).to_numpy() if "dimension" in r.columns else np.full(len(r), "")
-    o = pd.DataFrame({"dimension": dims, "pair_id": r["pair_id"].to_numpy(), "order": r["order"].to_numpy(),
-                      "outcome": outcome, "verdict": r["verdict"].to_numpy()})
-    both = o.pivot_table(index=["dimension", "pair_id"], columns="order", values=["outcome", "verdict"],
-                         aggfunc="last")
-    if ("outcome", "ab") in both.columns and ("outcome", "ba") in both.columns:
-        both = both.dropna()
-        inconsistent = both[("outcome", "ab")] != both[("outcome", "ba")]
-        positional = (both[("verdict", "ab")] == both[("verdict", "ba")]) & (both[("verdict", "ab")] != "tie")
-        n_pairs = len(both)
-    else:
-        inconsistent = positional = pd.Series(dtype=bool)
-        n_pairs = 0
+    inconsistent, positional, _ = _both_order_pairs(r, outcome)
+    n_pairs = len(inconsistent)
     return {
         "first_position_win_rate": float((r["verdict"] == "first").sum() / n_dec) if n_dec else float("nan"),
         "tie_rate": float((r["verdict"] == "tie").mean()) if len(r) else float("nan"),
@@ -190,6 +176,50 @@ def position_bias(comparisons: pd.DataFrame, *, dimension=None) -> dict:
         "n_decisive": n_dec,
         "n_unreadable": int((~readable).sum()),
     }
+
+
+def _both_order_pairs(r: pd.DataFrame, outcome: np.ndarray) -> tuple[pd.Series, pd.Series, np.ndarray]:
+    """Over the pairs with both orders readable: (inconsistent, positional, each pair's document). ``r``: the
+    readable verdicts; ``outcome``: the item each favours ("a", "b", "tie")."""
+    # A pair is one pair of texts judged on one dimension: pair_id repeats across dimensions (Shen's H2H run judges
+    # the same 1,100 pairs on four), so pooling over dimensions must key by both, or the "all" row would keep only
+    # the last dimension's verdicts.
+    dims = r["dimension"].astype(str).to_numpy() if "dimension" in r.columns else np.full(len(r), "")
+    docs = r["doc_id"].astype(str).to_numpy() if "doc_id" in r.columns else np.full(len(r), "")
+    o = pd.DataFrame({"dimension": dims, "pair_id": r["pair_id"].to_numpy(), "doc_id": docs,
+                      "order": r["order"].to_numpy(), "outcome": outcome, "verdict": r["verdict"].to_numpy()})
+    both = o.pivot_table(index=["dimension", "pair_id", "doc_id"], columns="order", values=["outcome", "verdict"],
+                         aggfunc="last")
+    if ("outcome", "ab") not in both.columns or ("outcome", "ba") not in both.columns:
+        empty = pd.Series(dtype=bool)
+        return empty, empty, np.array([], dtype=object)
+    both = both.dropna()
+    inconsistent = both[("outcome", "ab")] != both[("outcome", "ba")]
+    positional = (both[("verdict", "ab")] == both[("verdict", "ba")]) & (both[("verdict", "ab")] != "tie")
+    return inconsistent, positional, both.index.get_level_values("doc_id").to_numpy()
+
+
+def position_bias_intervals(comparisons: pd.DataFrame, *, dimension=None, n_resamples: int = 1000,
+                            random_state=0) -> dict:
+    """position_bias's four rates, each as a preference.Stat with its 95% percentile interval over documents
+    (prompts resampled with replacement, the rate recomputed as a ratio of sums: preference.ratio_stat), as every
+    pairwise figure's interval is computed."""
+    from evalcore.meta.preference import ratio_stat
+
+    c = comparisons
+    if dimension is not None and "dimension" in c.columns:
+        c = c[c["dimension"] == dimension]
+    _check_columns(c, ["pair_id", "doc_id", "order", "verdict", "status"], "comparisons")
+    r = c[(c["status"] == STATUS_OK) & c["verdict"].isin(["first", "second", "tie"])]
+    ab = r["order"] == "ab"
+    outcome = np.where(r["verdict"] == "tie", "tie", np.where((r["verdict"] == "first") == ab, "a", "b"))
+    inconsistent, positional, pair_docs = _both_order_pairs(r, outcome)
+    boot = {"n_resamples": n_resamples, "random_state": random_state}
+    dec = r[r["verdict"].isin(["first", "second"])]
+    return {"first_position_win_rate": ratio_stat(dec["doc_id"], (dec["verdict"] == "first").astype(float), **boot),
+            "tie_rate": ratio_stat(r["doc_id"], (r["verdict"] == "tie").astype(float), **boot),
+            "flip_rate": ratio_stat(pair_docs, positional.astype(float).to_numpy(), **boot),
+            "inconsistent_rate": ratio_stat(pair_docs, inconsistent.astype(float).to_numpy(), **boot)}
 
 
 # --------------------------------------------------------------------------------------------------------------------

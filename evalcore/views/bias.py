@@ -250,11 +250,12 @@ def score_distribution_figure(table: pd.DataFrame, dimension: str, colors: dict[
     return fig
 
 
-def position_bias_table(runs: list[Run]) -> pd.DataFrame:
+def position_bias_table(runs: list[Run], *, n_resamples: int = 1000) -> pd.DataFrame:
     """First-position win rate, tie rate, flip and inconsistency rates of each pairwise run, per dimension and
-    pooled over dimensions ("all": every (dimension, pair) counted once, see meta.pairwise.position_bias)."""
-    from evalcore.meta.pairwise import position_bias
-    from evalcore.meta.preference import position_bias_stat
+    pooled over dimensions ("all": every (dimension, pair) counted once, see meta.pairwise.position_bias), each
+    with its 95% interval over documents (``<rate>_ci_low`` / ``_ci_high``, named after the rate so a table shows
+    them in its unit; meta.pairwise.position_bias_intervals)."""
+    from evalcore.meta.pairwise import position_bias, position_bias_intervals
 
     rows = []
     for run in runs:
@@ -264,10 +265,11 @@ def position_bias_table(runs: list[Run]) -> pd.DataFrame:
         for dim in list(dict.fromkeys(comps["dimension"].tolist())) + [None]:
             sub = comps if dim is None else comps[comps["dimension"] == dim]
             d = position_bias(sub)
-            ci = position_bias_stat(sub)  # the first-position win rate's 95% CI over documents
-            rows.append({"run": run_label(run), "dimension": dim or "all", **{k: _scalar(v) for k, v in d.items()},
-                         "first_position_win_rate_ci_low": ci.ci_low,  # named after the rate: shown in its unit
-                         "first_position_win_rate_ci_high": ci.ci_high})
+            cis = position_bias_intervals(sub, n_resamples=n_resamples)
+            row = {"run": run_label(run), "dimension": dim or "all"}
+            for rate in POSITION_MEASURES:
+                row.update({rate: d[rate], f"{rate}_ci_low": cis[rate].ci_low, f"{rate}_ci_high": cis[rate].ci_high})
+            rows.append(row | {k: _scalar(v) for k, v in d.items() if k not in POSITION_MEASURES})
     return pd.DataFrame(rows)
 
 
@@ -310,12 +312,19 @@ POSITION_MEASURES = {"first_position_win_rate": "first position wins", "tie_rate
 
 
 def position_bias_figure(table: pd.DataFrame) -> go.Figure:
+    """Each rate as a bar with its 95% interval over documents (the table's ``<rate>_ci_low`` / ``_ci_high``)."""
     rate_cols = [c for c in POSITION_MEASURES if c in table.columns]
     long = table.melt(id_vars=["run", "dimension"], value_vars=rate_cols, var_name="measure", value_name="value")
+    for end in ("ci_low", "ci_high"):
+        ends = table.melt(id_vars=["run", "dimension"], value_vars=[f"{c}_{end}" for c in rate_cols],
+                          value_name=end)
+        long[end] = 100.0 * ends[end].to_numpy()
     long["value"] = 100.0 * long["value"]
+    long["above"], long["below"] = long["ci_high"] - long["value"], long["value"] - long["ci_low"]
     long["measure"] = long["measure"].map(POSITION_MEASURES)
     fig = px.bar(long, x="dimension", y="value", color="measure", barmode="group", facet_col="run",
-                 title="Position bias of pairwise runs (50% first-position wins = no bias)",
+                 error_y="above", error_y_minus="below",
+                 title="Position bias of pairwise runs (50% first-position wins = no bias; 95% CIs over documents)",
                  labels={"value": "% of verdicts or pairs", "dimension": "dimension", "measure": "measure"})
     fig.add_hline(y=50, line_dash="dot", line_color="grey")
     fig.update_yaxes(ticksuffix="%", range=[0, 100])
