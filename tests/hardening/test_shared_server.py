@@ -87,7 +87,8 @@ def _baseline_shown(at: AppTest) -> bool:
     return any(m.label.startswith("Baseline agreement") for m in at.metric)
 
 
-def test_item4_another_users_private_baseline_run_is_not_shown_on_the_improve_page(first_start, signed_in_as):
+def test_item4_another_users_private_baseline_run_is_not_shown_on_the_improve_page(first_start, signed_in_as,
+                                                                                     monkeypatch):
     with serve() as judge:
         at = _improve_as("alice", signed_in_as, judge.base_url)
         at.button(key="score_baseline").click().run()
@@ -96,6 +97,12 @@ def test_item4_another_users_private_baseline_run_is_not_shown_on_the_improve_pa
             time.sleep(0.3)
             at.run()
         assert _baseline_shown(at), "alice's baseline was not scored"
+        gated = []  # item 7: her "Propose" (one request) passes the one spending decision, as a scoring run does
+        real = spending.gate
+        monkeypatch.setattr(spending, "gate", lambda *a, **k: gated.append((a[1], k["spender"])) or real(*a, **k))
+        at.run()
+        assert (1, "alice") in gated and not at.button(key="propose").disabled
+        monkeypatch.setattr(spending, "gate", real)
         alices = [r for r in Store(first_start).list_runs("summeval") if r.config.get("owner") == "alice"]
         assert len(alices) == 1
         for who in ("bob", None):  # bob, and a visitor not signed in, on the same split, method and endpoint
