@@ -370,3 +370,27 @@ def test_position_bias_intervals_equal_explicit_resampling_of_documents():
         lo, hi = np.percentile([v[rate] for v in values], [2.5, 97.5])
         assert (got[rate].ci_low, got[rate].ci_high) == (pytest.approx(lo), pytest.approx(hi)), rate
         assert got[rate].statistic == pytest.approx(position_bias(c)[rate]), rate
+
+
+def test_difficulty_tau_intervals_equal_explicit_resampling_of_documents(gpt4_rts_coherence):
+    from evalcore.meta.pairwise import pairwise_kendall_by_difficulty
+    from evalcore.meta.resampling import bootstrap_indices
+
+    f = gpt4_rts_coherence[gpt4_rts_coherence["doc_id"].isin(sorted(gpt4_rts_coherence["doc_id"].unique())[:15])]
+    got = pairwise_kendall_by_difficulty(f, n_resamples=60, random_state=2).set_index("bucket")
+    cuts = (got.loc["hard", "high"], got.loc["medium", "high"])  # the data's tertile cuts, held fixed
+    docs = sorted(f["doc_id"].unique())
+    by_doc = {d: g for d, g in f.groupby("doc_id")}
+    taus = []
+    for idx in bootstrap_indices(len(docs), 60, 2):
+        copy = pd.concat([by_doc[docs[i]].assign(doc_id=f"{docs[i]}#{k}") for k, i in enumerate(idx)])
+        taus.append(pairwise_kendall_by_difficulty(copy, buckets=cuts).set_index("bucket")["tau"])
+    taus = pd.DataFrame(taus)
+    for bucket in ("hard", "medium", "easy", "all"):
+        lo, hi = np.percentile(taus[bucket].dropna(), [2.5, 97.5])
+        assert (got.loc[bucket, "tau_ci_low"], got.loc[bucket, "tau_ci_high"]) == (pytest.approx(lo),
+                                                                                   pytest.approx(hi)), bucket
+    from evalcore.views.alignment import difficulty_figure
+
+    fig = difficulty_figure(got.reset_index().assign(run="GPT-4 RTS"))  # the bars carry their intervals
+    assert fig.data[0].error_y.array is not None and "95% CIs" in fig.layout.title.text

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from evalcore.meta.correlation import REQUIRED_COLUMNS
+from evalcore.meta.resampling import bootstrap_counts
 from evalcore.meta.systems import CorrectPreferencesResult, points, tally_preferences
 from evalcore.model import STATUS_OK, _natural_key
 
@@ -262,8 +263,31 @@ def pairwise_tau_b(human_diff: np.ndarray, judge_diff: np.ndarray) -> dict:
             "ties_both": both}
 
 
+def _tau_b_counts(sh: np.ndarray, sj: np.ndarray) -> np.ndarray:
+    """Per item pair, the indicator of each of P, Q, T, U (pairwise_tau_b's counts): pairs x 4."""
+    return np.stack([(sh * sj) > 0, (sh * sj) < 0, (sh == 0) & (sj != 0), (sh != 0) & (sj == 0)], axis=1
+                    ).astype(float)
+
+
+def _tau_b_interval(pairs: pd.DataFrame, mask: np.ndarray, counts: np.ndarray, docs: pd.Index
+                    ) -> tuple[float, float]:
+    """The percentile interval of tau_B over document resamples (``counts``: resamples x documents): each document's
+    P, Q, T, U summed, then weighted by how often the resample drew it (the bucket's cuts held fixed)."""
+    sh, sj = np.sign(pairs["human_diff"].to_numpy(dtype=float)), np.sign(pairs["judge_diff"].to_numpy(dtype=float))
+    per_doc = np.zeros((len(docs), 4))
+    np.add.at(per_doc, docs.get_indexer(pairs["doc_id"].to_numpy()[mask]), _tau_b_counts(sh[mask], sj[mask]))
+    P, Q, T, U = (counts @ per_doc).T
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tau = (P - Q) / np.sqrt((P + Q + T) * (P + Q + U))
+    ok = np.isfinite(tau)
+    if not ok.any():
+        return float("nan"), float("nan")
+    lo, hi = np.percentile(tau[ok], [2.5, 97.5])
+    return float(lo), float(hi)
+
+
 def pairwise_kendall_by_difficulty(frame: pd.DataFrame, *, n_pairs: int | None = None, buckets="tertiles",
-                                   random_state=0) -> pd.DataFrame:
+                                   random_state=0, n_resamples: int = 0) -> pd.DataFrame:
     """002's pairwise Kendall tau-b (App. C, Eq. 2) over pairs of items of the same document, by difficulty.
 
     002 sorts pairs into hard / medium / easy by the size of the human score difference (larger = easier) without
@@ -274,7 +298,9 @@ def pairwise_kendall_by_difficulty(frame: pd.DataFrame, *, n_pairs: int | None =
     uses every pair. Items with a missing judge value are dropped first.
 
     Columns: bucket (hard, medium, easy, all), low, high (|human difference| range of the bucket), n_pairs, tau,
-    concordant, discordant, ties_human, ties_judge, ties_both.
+    concordant, discordant, ties_human, ties_judge, ties_both; with ``n_resamples`` > 0 also tau_ci_low, tau_ci_high:
+    the 95% percentile interval over documents (resampled with replacement, seeded by ``random_state``; a pair
+    belongs to its document; the bucket cuts stay those of the data).
     """
     _check_columns(frame, REQUIRED_COLUMNS, "score frame")
     f = frame[pd.to_numeric(frame["judge"], errors="coerce").notna()].copy()
@@ -303,9 +329,13 @@ def pairwise_kendall_by_difficulty(frame: pd.DataFrame, *, n_pairs: int | None =
     rows = []
     hd = pairs["human_diff"].to_numpy(dtype=float)
     jd = pairs["judge_diff"].to_numpy(dtype=float)
+    docs = pd.Index(sorted(f["doc_id"].unique()))
+    counts = bootstrap_counts(len(docs), n_resamples, random_state) if n_resamples > 0 else None
     for name, m in masks.items():
         row = {"bucket": name, "low": float(bounds[name][0]), "high": float(bounds[name][1]), "n_pairs": int(m.sum())}
         row.update(pairwise_tau_b(hd[m], jd[m]))
+        if counts is not None:
+            row["tau_ci_low"], row["tau_ci_high"] = _tau_b_interval(pairs, m, counts, docs)
         rows.append(row)
     return pd.DataFrame(rows)
 

@@ -502,15 +502,16 @@ def reliability_view(dataset: Dataset, rts: Run, mcq: Run, dimension: str, *, co
     return reliability(a, b, coefficient=coefficient)
 
 
-def difficulty_table(dataset: Dataset, runs: list[Run], dimension: str, *, systems: list[str] | None = None
-                     ) -> pd.DataFrame:
-    """002's pairwise tau by difficulty bucket (hard/medium/easy by the human score gap) for each run."""
+def difficulty_table(dataset: Dataset, runs: list[Run], dimension: str, *, systems: list[str] | None = None,
+                     n_resamples: int = 1000) -> pd.DataFrame:
+    """002's pairwise tau by difficulty bucket (hard/medium/easy by the human score gap) for each run, with its 95%
+    interval over documents (tau_ci_low, tau_ci_high)."""
     from evalcore.meta.pairwise import pairwise_kendall_by_difficulty
 
     labels = {r.run_id: run_label(r) for r in runs}
     parts = []
     for run_id, frame in frames_for(dataset, runs, dimension, systems=systems).items():
-        t = pairwise_kendall_by_difficulty(frame).copy()
+        t = pairwise_kendall_by_difficulty(frame, n_resamples=n_resamples).copy()
         t.insert(0, "run", labels[run_id])
         parts.append(t)
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
@@ -519,9 +520,14 @@ def difficulty_table(dataset: Dataset, runs: list[Run], dimension: str, *, syste
 def difficulty_figure(table: pd.DataFrame, colors: dict[str, str] | None = None) -> go.Figure:
     from evalcore.views.format import cite
 
+    bars = {}
+    if {"tau_ci_low", "tau_ci_high"} <= set(table.columns):  # each bar with its 95% interval over documents
+        table = table.assign(above=table["tau_ci_high"] - table["tau"], below=table["tau"] - table["tau_ci_low"])
+        bars = {"error_y": "above", "error_y_minus": "below"}
     fig = px.bar(table, x="bucket", y="tau", color="run", barmode="group", color_discrete_map=colors or {},
-                 hover_data=[c for c in ("n_pairs",) if c in table.columns],
-                 title=f"Pairwise Kendall tau by difficulty ({cite('002')})")
+                 hover_data=[c for c in ("n_pairs",) if c in table.columns], **bars,
+                 title=f"Pairwise Kendall tau by difficulty ({cite('002')}"
+                       + ("; 95% CIs over documents)" if bars else ")"))
     fig.update_layout(xaxis_title="difficulty (gap between the two human scores)", yaxis_title="pairwise Kendall tau")
     return fig
 
