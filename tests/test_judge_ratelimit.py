@@ -85,8 +85,12 @@ def test_loopback_rate_limit_buckets_and_headers():
     assert rl2.admit(8)[0] and not rl2.admit(8)[0]
 
 
+@pytest.mark.slow
 def test_client_paces_to_an_rpm_limit():
-    """60 requests at concurrency 60 against a 50/s limit with bursts of 10: the pacer keeps 429s to almost none."""
+    """60 requests at concurrency 60 against a 50/s limit with bursts of 10, on the wall clock through HTTP: the
+    limits are learned, the rate stays under the limit and 429s stay a minority. How few 429s exactly is decided on
+    a virtual clock (test_pacer_holds_an_rpm_limit_on_a_virtual_clock): here a busy machine may bunch sends that the
+    pacer spread out."""
     reqs = [ChatRequest(messages=(("user", f"Rate text {i} from 1 to 5."),), max_tokens=2) for i in range(60)]
 
     async def go(srv, concurrency):
@@ -102,7 +106,7 @@ def test_client_paces_to_an_rpm_limit():
     with serve(latency_s=0.02, rate_limit=RateLimit(rpm=3000, burst_s=0.2)) as srv:  # 50/s, bursts of 10
         wall, st = asyncio.run(go(srv, 60))
         limited = srv.rate_limited
-    assert limited <= 2 and st.limit_requests_per_min == 3000
+    assert limited <= 12 and st.limit_requests_per_min == 3000
     assert 59 / wall <= 50 * 1.15  # never above the limit (how close to it: bench_judge.py (e), not a timed test)
 
 
@@ -116,6 +120,7 @@ def dataset(n: int) -> Dataset:
                    documents=docs, items=items, human_scores=human)
 
 
+@pytest.mark.slow
 def test_engine_run_against_a_rate_limited_endpoint(tmp_path):
     ds = dataset(80)
     crit = {"coherence": Criteria("coherence", "Rate it.", "coherence definition", 1, 5, "1. Read.")}
@@ -127,7 +132,7 @@ def test_engine_run_against_a_rate_limited_endpoint(tmp_path):
         wall = time.perf_counter() - t0
         sent, limited = srv.requests_seen, srv.rate_limited
     assert (run.judgments["status"] == "ok").all()
-    assert limited <= max(3, 0.06 * sent)  # the bench measures it (<= 2 %); here only "few", on a busy machine
+    assert limited <= max(3, 0.2 * sent)  # the bench measures it (<= 2 %), the virtual-clock test decides it exactly
     assert run.config["stats"]["rate_limited"] == limited
     assert wall >= (83 - 20) / 80 * 0.9  # the limit was binding and was respected
 
@@ -154,3 +159,81 @@ def test_client_paces_to_a_tpm_limit():
         limited = srv.rate_limited
     assert limited <= 2 and st.limit_tokens_per_min == 30000
     assert wall >= (39 - 9) * 29 / 500 * 0.8  # the limit was respected (500 tokens/s)
+
+
+# ---------------------------------------------------------------------------------------- on a virtual clock
+# What the pacer decides, exactly and whatever the machine's load: the limiter on a virtual clock (evalcore.testing.
+# clock) against a server bucket on the same clock. Sends are sequential through the pacer (as its FIFO lock makes
+# them); each reply reaches the limiter ``latency`` seconds after its request left.
+class _Attempt:
+    def __init__(self) -> None:
+        self.extensions: dict = {}
+        self.content = b""
+
+
+def _paced_run(rpm: float, burst_s: float, n: int, latency: float = 0.02, concurrency: int = 16):
+    from evalcore.testing.clock import ServerBucket, VirtualClock
+
+    clock = VirtualClock()
+    lim = RateLimiter(64, clock=clock)
+    server = ServerBucket(clock, rpm=rpm, burst_s=burst_s)
+    pending: list[tuple[float, int, dict, _Attempt]] = []
+    sent_at: list[float] = []
+
+    def deliver(until: float) -> None:
+        for reply in sorted((p for p in pending if p[0] <= until), key=lambda p: p[0]):
+            pending.remove(reply)
+            _, status, headers, att = reply
+            lim.after_attempt(status, headers, att.extensions["evalcore_seq"], att.extensions["evalcore_sent_at"])
+
+    async def go():
+        for _ in range(n):
+            while len(pending) >= concurrency:  # the concurrency window: wait for the earliest reply
+                first = min(p[0] for p in pending)
+                clock.t = max(clock.t, first)
+                deliver(first)
+            att = _Attempt()
+            await lim.before_attempt(att)
+            deliver(clock.now())
+            status, headers = server.admit(clock.now())
+            sent_at.append(clock.now())
+            pending.append((clock.now() + latency, status, headers, att))
+        deliver(float("inf"))
+
+    # the first reply teaches the limits (as JudgeClient's first request does)
+    asyncio.run(go())
+    return clock, lim, server, sent_at
+
+
+def test_pacer_holds_an_rpm_limit_on_a_virtual_clock():
+    """3000 rpm (50/s) with a burst of 10: 120 attempts as fast as the pacer lets them. Once the first reply told the
+    limits, no attempt is refused and the rate never exceeds the announced one (exact: no wall clock involved)."""
+    clock, lim, server, sent = _paced_run(rpm=3000, burst_s=0.2, n=120)
+    assert lim.stats.limit_requests_per_min == 3000
+    # before the first reply nothing is known, so the first round (16 at once, the concurrency) may overrun the
+    # burst of 10; after that, nothing is refused
+    first_reply = sent[0] + 0.02
+    early = sum(1 for t in sent if t <= first_reply)
+    assert early == 16 and server.limited <= early - 10
+    late = [t for t in sent if t > first_reply + 1.0]
+    assert len(late) > 10
+    rate = (len(late) - 1) / (late[-1] - late[0])
+    assert rate <= 50 * 0.99 * 1.001  # the pacer's safety margin holds (99 % of the announced rate)
+    assert rate >= 50 * 0.99 * 0.95  # and it is the limit, not something much slower, that paces
+
+
+def test_a_429_pauses_every_attempt_for_retry_after_on_a_virtual_clock():
+    from evalcore.testing.clock import VirtualClock
+
+    clock = VirtualClock()
+    lim = RateLimiter(8, clock=clock)
+
+    async def go():
+        lim.after_attempt(429, {"retry-after": "2"})
+        t0 = clock.now()
+        await lim.before_attempt(_Attempt())
+        return clock.now() - t0
+
+    assert asyncio.run(go()) == pytest.approx(2.0)
+    assert lim.stats.rate_limited == 1 and lim.stats.paced_wait_s == pytest.approx(2.0)
+    assert lim.window == 4  # no limits known: the window halves (AIMD)

@@ -98,14 +98,25 @@ class Limits:
         return self.limit_requests is not None or self.limit_tokens is not None
 
 
+class Clock:
+    """Where the limiter reads the time and waits: the monotonic clock and the event loop's sleep. Tests inject a
+    virtual clock (evalcore.testing.clock) so that what the pacer decides does not depend on the machine's load."""
+
+    def now(self) -> float:
+        return time.monotonic()
+
+    async def sleep(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+
+
 class _Bucket:
     """The client's mirror of one server bucket (requests or tokens)."""
 
-    def __init__(self, rate_per_s: float, capacity: float) -> None:
+    def __init__(self, rate_per_s: float, capacity: float, now: float) -> None:
         self.rate = rate_per_s
         self.capacity = max(1.0, capacity)
         self.level = 0.0
-        self.t = time.monotonic()
+        self.t = now
 
     def refill(self, now: float) -> None:
         self.level = min(self.capacity, self.level + (now - self.t) * self.rate)
@@ -135,7 +146,8 @@ class RateLimiter:
     """Paces HTTP attempts to an endpoint's announced limits and keeps an AIMD concurrency window."""
 
     def __init__(self, max_concurrency: int, *, safety: float = 0.99, burst_share: float = 0.5,
-                 chars_per_token: float = 4.0) -> None:
+                 chars_per_token: float = 4.0, clock: Clock | None = None) -> None:
+        self.clock = clock or Clock()
         self.max_concurrency = max(1, int(max_concurrency))
         self.window = float(self.max_concurrency)
         self.safety = safety
@@ -218,31 +230,31 @@ class RateLimiter:
         cost = 1.0
         if self._tok is not None:
             cost = self.token_cost(getattr(request, "content", None))
-        if self._req is not None or self._tok is not None or self._pause_until > time.monotonic():
+        if self._req is not None or self._tok is not None or self._pause_until > self.clock.now():
             if self._pace_lock is None:
                 self._pace_lock = asyncio.Lock()
-            t0 = time.monotonic()
+            t0 = self.clock.now()
             async with self._pace_lock:  # FIFO: one attempt waits for the next token at a time
                 while True:
-                    now = time.monotonic()
+                    now = self.clock.now()
                     wait = self._pause_until - now
                     for b, c in ((self._req, 1.0), (self._tok, cost)):
                         if b is not None:
                             b.refill(now)
                             wait = max(wait, b.wait_for(c))
-                    if wait <= 0:
+                    if wait <= 1e-6:  # below a microsecond: float rounding of level + elapsed x rate, not a wait
                         break
-                    await asyncio.sleep(wait)
+                    await self.clock.sleep(wait)
                 if self._req is not None:
                     self._req.level -= 1.0
                 if self._tok is not None:
                     self._tok.level -= cost
-            self.stats.paced_wait_s += time.monotonic() - t0
+            self.stats.paced_wait_s += self.clock.now() - t0
         self._seq += 1
         self._sent_tokens.append((self._seq, cost))
         try:
             request.extensions["evalcore_seq"] = self._seq
-            request.extensions["evalcore_sent_at"] = time.monotonic()
+            request.extensions["evalcore_sent_at"] = self.clock.now()
         except (AttributeError, TypeError):
             pass
 
@@ -260,7 +272,7 @@ class RateLimiter:
             if ra is not None and ra <= 120.0:
                 # a longer wait is not retried at all (the reply fails with the server's reason: client.py), so it
                 # must not hold the other requests back either
-                self._pause_until = max(self._pause_until, time.monotonic() + ra)
+                self._pause_until = max(self._pause_until, self.clock.now() + ra)
             for b in (self._req, self._tok):
                 if b is not None:
                     b.level = min(b.level, 0.0)
@@ -288,7 +300,7 @@ class RateLimiter:
         """Lower the local buckets to what the server reported: its remaining count when it admitted the request,
         minus what was sent since, plus what it has refilled since (credited from the send time at the paced rate,
         a slight over-credit by the one-way network delay, covered by holding only part of the burst)."""
-        age = max(0.0, time.monotonic() - sent_at) if sent_at is not None else 0.0
+        age = max(0.0, self.clock.now() - sent_at) if sent_at is not None else 0.0
         if lim.limit_requests:
             self.stats.limit_requests_per_min = lim.limit_requests
             self._req = self._synced(self._req, "req", lim.limit_requests, lim.remaining_requests,
@@ -306,13 +318,13 @@ class RateLimiter:
         cap = (remaining or 0) + (reset_s or 0) * rate
         cap = (min(cap, limit) if cap > 0 else limit) * self.burst_share
         if bucket is None:
-            bucket = _Bucket(rate * self.safety, cap)
+            bucket = _Bucket(rate * self.safety, cap, self.clock.now())
             bucket.level = cap
         self._base_rates[name] = rate
         bucket.rate = rate * self.safety * self._factor
         bucket.capacity = max(1.0, cap)
         if remaining is not None:
-            bucket.refill(time.monotonic())
+            bucket.refill(self.clock.now())
             bucket.level = min(bucket.level, remaining - used_since() + age * bucket.rate)
         return bucket
 
@@ -333,4 +345,4 @@ class RateLimiter:
         return {"request": [on_request], "response": [on_response]}
 
 
-__all__ = ["RateLimiter", "Limits", "LimiterStats", "parse_duration", "retry_after_s"]
+__all__ = ["RateLimiter", "Clock", "Limits", "LimiterStats", "parse_duration", "retry_after_s"]
