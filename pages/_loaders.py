@@ -70,11 +70,9 @@ def _load_run(run_id: str, parse: str) -> Run:
 
 def load_run(run_id: str, parse: str) -> Run:
     """A run (cached for every session). A run the Improve loop scored on a held-out test part is a look at that
-    test part: counted as this user's final check there (pages/_looks.py), whatever page loads it."""
-    from pages import _looks
-
+    test part: counted as this user's final check there (pages/_identity.count_look), whatever page loads it."""
     run = _load_run(run_id, parse)
-    _looks.count_look(run_id)
+    identity.count_look(run_id)
     return run
 
 

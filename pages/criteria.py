@@ -115,7 +115,7 @@ with st.expander("Generate evaluation steps with the judge (G-Eval auto-CoT)"):
         else:
             may_generate = _spending.consent("steps", (ds.id, dim, choice.endpoint.base_url, choice.endpoint.model,
                                                        hash(steps_req.messages)), cost, calls, choice.endpoint)
-    if st.button("Generate evaluation steps", key="generate_steps", disabled=not may_generate) and \
+    if st.button("Generate evaluation steps", key="generate_steps", disabled=not may_generate) and may_generate and \
             _spending.charge(cost, calls, choice.endpoint, f"criteria {ds.id} {dim} steps"):
         from evalcore.judge.runner import generate_steps
 

@@ -304,7 +304,7 @@ if base_dev is None:
         show_estimate(est, "the baseline on the development part")
     ok = may_spend(est, "align_baseline")
     if st.button("Score the baseline on development", key="score_baseline", type="primary",
-                 disabled=not ok or busy()):
+                 disabled=not ok or busy()) and ok:
         start_queue("baseline", DEV, [baseline], est)
     queue_panel("baseline")
     st.stop()
@@ -428,7 +428,7 @@ with tab_llm:
     propose_ok = may_act and _spending.consent(
         "align_propose", (cands_key, endpoint.base_url, hash(st.session_state["align_meta_prompt"])), propose_cost,
         propose_calls, endpoint)
-    if st.button("Propose", key="propose", disabled=not propose_ok) and _spending.charge(
+    if st.button("Propose", key="propose", disabled=not propose_ok) and propose_ok and _spending.charge(
             propose_cost, propose_calls, endpoint, f"improve {ds.id} {dim} proposal"):
         try:
             with st.spinner("Asking the judge for a revision…"):
@@ -484,7 +484,7 @@ if unscored:
         show_estimate(est, f"{len(unscored)} candidate(s) on the development part")
     ok = may_spend(est, "align_dev")
     if st.button(f"Score {len(unscored)} candidate(s) on development", key="score_candidates", type="primary",
-                 disabled=not ok or busy()):
+                 disabled=not ok or busy()) and ok:
         start_queue("dev", DEV, unscored, est)
 queue_panel("dev")
 
@@ -524,7 +524,7 @@ if est is not None:
     show_estimate(est, "the baseline and the chosen candidate on the test part")
 ok = may_spend(est, "align_test")
 label = "Run the final check on test" if not checks_before else f"Run the final check again (check {checks_before + 1})"
-if st.button(label, key="final_check", type="primary", disabled=not ok or busy()):
+if st.button(label, key="final_check", type="primary", disabled=not ok or busy()) and ok:
     start_queue("test", TEST, [baseline, chosen_dev.candidate], est, chosen=chosen_dev.candidate.version)
 running = queue_panel("test")
 q = st.session_state.get(QUEUE)

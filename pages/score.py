@@ -243,7 +243,7 @@ if start_clicked:
     from pages import _spending
 
     cost = est.cost_usd_batch if use_batch else est.cost_usd
-    start_clicked = _spending.charge(cost, est.calls, choice.endpoint, f"score {ds.id} {method_name}")
+    start_clicked = may_spend and _spending.charge(cost, est.calls, choice.endpoint, f"score {ds.id} {method_name}")
 if start_clicked:
     from evalcore.judge.runner import new_run_id
 
