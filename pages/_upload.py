@@ -55,11 +55,12 @@ def column_guess(digest: str, _frame: pd.DataFrame) -> list[importers.ColumnGues
 def show_problems(err: importers.DatasetValidationError, key: str = "upload_problems") -> None:
     """Every problem with file, row and column, inline (st.error), plus the table of them."""
     lines = [str(p) for p in err.problems[: importers.MAX_PROBLEMS_SHOWN]]
-    more = len(err.problems) - len(lines)
-    head = f"{len(err.problems)} problem(s) found, nothing was imported"
+    total = getattr(err, "total", len(err.problems))  # past the first 1,000 problems the rest are counted, not kept
+    more = total - len(lines)
+    head = f"{total:,} problem(s) found, nothing was imported"
     if err.convention:
         head += f" ({err.convention})"
-    st.error(head + ":\n\n" + "\n".join(f"- {ui.esc(x)}" for x in lines) + (f"\n- … and {more} more" if more else ""))
+    st.error(head + ":\n\n" + "\n".join(f"- {ui.esc(x)}" for x in lines) + (f"\n- … and {more:,} more" if more else ""))
     frame = pd.DataFrame([{"file": p.file, "row": str(p.row), "column": p.column, "problem": p.message}
                           for p in err.problems])
     ui.table(frame, "upload problems", key)

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 REFERENCE_SEPARATOR = "|||"
+_BLOCK = 100_000
 
 
 def is_blank(v: Any) -> bool:
@@ -114,6 +115,8 @@ def near_keys(values: pd.Series) -> pd.Series:
     """What identifiers that differ only by whitespace, case or leading zeros (``gpt`` vs ``gpt ``, ``Doc7`` vs
     ``doc07``) have in common: the key both the dataset's near-duplicate warning and a judge-score file's unmatched-key
     hint compare."""
+    if len(values) > _BLOCK:  # Python's casefold needs a Python string per cell: 100,000 at a time
+        return pd.concat([near_keys(values.iloc[s: s + _BLOCK]) for s in range(0, len(values), _BLOCK)])
     return (values.astype("str").str.strip().str.casefold().str.replace(r"\s+", " ", regex=True)
             .str.replace(r"(?<!\d)0+(?=\d)", "", regex=True))
 

@@ -54,7 +54,7 @@ class DatasetValidationError(ValueError):
     def _render(self) -> str:
         n = self.total
         files = sorted({p.file for p in self.problems})
-        head = f"{', '.join(files)}: {n} problem{'s' if n != 1 else ''} found, nothing was imported"
+        head = f"{', '.join(files)}: {n:,} problem{'s' if n != 1 else ''} found, nothing was imported"
         if self.convention:
             head += f"; {self.convention}"
         lines = [head + ":"]

@@ -180,6 +180,30 @@ class _Unreadable(Exception):
         self.problem = problem
 
 
+def _long_line_problem(name: str, line: int, limit: int, unit: str) -> Problem:
+    return Problem(name, line if unit == "line" else "-", "-",
+                   f"physical line {line} is longer than {limit / 2**20:.0f} MB (a cell may hold at most "
+                   f"{MAX_CELL_BYTES / 2**20:.0f} MB): not a table of texts, or a text without its line breaks", unit)
+
+
+def _longest_line(data: bytes, block: int = 1 << 24) -> tuple[int, int]:
+    """(length, 1-based number) of the longest physical line, found with numpy 16 MB at a time."""
+    buf = np.frombuffer(data, dtype=np.uint8)
+    best, best_line, last_nl, seen = 0, 1, -1, 0
+    for start in range(0, len(buf), block):
+        nl = np.flatnonzero(buf[start: start + block] == 10) + start
+        if not len(nl):
+            continue
+        lengths = nl - np.concatenate(([last_nl + 1], nl[:-1] + 1))
+        k = int(np.argmax(lengths))
+        if lengths[k] > best:
+            best, best_line = int(lengths[k]), seen + k + 1
+        seen, last_nl = seen + len(nl), int(nl[-1])
+    if len(buf) - last_nl - 1 > best:
+        best, best_line = len(buf) - last_nl - 1, seen + 1
+    return best, best_line
+
+
 def _text_lines(name: str, data: bytes, unit: str, limit: int = _BLOCK_BYTES):
     """The file's physical lines as text, decoded one at a time: a whole-file copy as text (and the csv module's
     own copy of it) would take several times the file's size. A line longer than ``limit`` is refused before it is
@@ -192,10 +216,7 @@ def _text_lines(name: str, data: bytes, unit: str, limit: int = _BLOCK_BYTES):
             return
         line += 1
         if len(raw) > limit:
-            raise _Unreadable(Problem(
-                name, line if unit == "line" else "-", "-",
-                f"physical line {line} is longer than {limit / 2**20:.0f} MB (a cell may hold at most "
-                f"{MAX_CELL_BYTES / 2**20:.0f} MB): not a table of texts, or a text without its line breaks", unit))
+            raise _Unreadable(_long_line_problem(name, line, limit, unit))
         try:
             yield raw.decode("utf-8-sig" if line == 1 else "utf-8")
         except UnicodeDecodeError as e:
@@ -311,9 +332,17 @@ def read_delimited(name: str, data: bytes, fmt: str, unit: str) -> tuple[pd.Data
         return None, problems
     head = _header_record(data, fmt)
     if head is not None:
-        too_wide = UploadBudget.from_env().shape_problem(0, len(head[1]))
-        if too_wide:
-            return None, [Problem(name, 1, "-", too_wide, unit)]
+        budget = UploadBudget.from_env()
+        lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)  # at least as many as records
+        too_big = budget.shape_problem(0, len(head[1])) or budget.memory_problem(
+            max(lines - 1, 0) * len(head[1]), len(data), f"{lines - 1:,} lines after the header x {len(head[1]):,} "
+                                                         "columns")
+        if too_big:
+            return None, [Problem(name, 1 if "columns;" in too_big else "-", "-", too_big, unit)]
+    if len(data) > _BLOCK_BYTES:  # a line longer than a record may be is refused before any reader copies it
+        longest, line = _longest_line(data)
+        if longest > _BLOCK_BYTES:
+            return None, [_long_line_problem(name, line, _BLOCK_BYTES, unit)]
     if head is not None and head[1] and data[:1] not in (b"\n", b"\r"):
         delimiter, fields = head
         header, problems = unique_header(name, fields, unit)
@@ -413,8 +442,16 @@ def _read_jsonl_fast(data: bytes) -> pd.DataFrame | None:
     return frame
 
 
+def _json_memory_problem(name: str, data: bytes, unit: str) -> list[Problem]:
+    """The import's memory estimated before parsing: a JSON cell is a key and its value (``"key":``), so counting
+    those counts the cells (a text that holds ``":`` only makes the estimate larger)."""
+    cells = data.count(b'":')
+    why = UploadBudget.from_env().memory_problem(cells, len(data), "its keys counted")
+    return [Problem(name, "-", "-", why, unit)] if why else []
+
+
 def read_jsonl(name: str, data: bytes, unit: str) -> tuple[pd.DataFrame | None, list[Problem]]:
-    problems = _nul_problem(name, data, unit)
+    problems = _nul_problem(name, data, unit) or _json_memory_problem(name, data, unit)
     if problems:
         return None, problems
     frame = _read_jsonl_fast(data) if data.strip() else None
@@ -466,11 +503,7 @@ def read_parquet(name: str, data: bytes, unit: str) -> tuple[pd.DataFrame | None
         too_big = budget.shape_problem(meta.num_rows, meta.num_columns)
         if too_big:
             return None, [Problem(name, "-", "-", too_big, unit)]
-        # text columns read dictionary-encoded: what they decode to is counted before anything is decoded
-        texts = [f.name for f in pq.ParquetFile(io.BytesIO(data)).schema_arrow
-                 if pa.types.is_string(f.type) or pa.types.is_large_string(f.type) or pa.types.is_binary(f.type)]
-        table = pq.read_table(io.BytesIO(data), read_dictionary=texts)
-        too_big = budget.bytes_problem(arrow_decoded_bytes(table))
+        table, too_big = _read_row_groups(data, budget, meta.num_rows * meta.num_columns)
         if too_big:
             return None, [Problem(name, "-", "-", too_big, unit)]
         table = _decode_dictionaries(table)
@@ -484,6 +517,32 @@ def read_parquet(name: str, data: bytes, unit: str) -> tuple[pd.DataFrame | None
     frame.columns = header
     frame.index = pd.Index(np.arange(1, len(frame) + 1, dtype="int64"), name=unit)
     return frame, problems
+
+
+def _read_row_groups(data: bytes, budget: UploadBudget, cells: int) -> tuple[Any, str | None]:
+    """(the table with its text columns still dictionary-encoded, None), or (None, why it is refused). Row group by
+    row group: what the texts will decode to is counted on the dictionaries as each group is read, and the reading
+    stops at the first group past the budget (decoded size, and the import's memory for the file's cells)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    f = pq.ParquetFile(io.BytesIO(data))
+    texts = [x.name for x in f.schema_arrow
+             if pa.types.is_string(x.type) or pa.types.is_large_string(x.type) or pa.types.is_binary(x.type)]
+    f = pq.ParquetFile(io.BytesIO(data), read_dictionary=texts)
+    groups, decoded = [], 0
+    for i in range(f.num_row_groups):
+        group = f.read_row_group(i)
+        decoded += arrow_decoded_bytes(group)
+        counted = f" (counted on its first {i + 1} of {f.num_row_groups} row groups)" \
+            if i + 1 < f.num_row_groups else ""
+        too_big = budget.bytes_problem(decoded) or budget.memory_problem(
+            cells, decoded, "its rows x columns and the texts' decoded size")
+        if too_big:
+            return None, too_big + counted
+        groups.append(group)
+    table = pa.concat_tables(groups) if groups else f.schema_arrow.empty_table()
+    return table, None
 
 
 def _decode_dictionaries(table):
@@ -517,7 +576,7 @@ def read(name: str, data: bytes) -> tuple[pd.DataFrame | None, str, list[Problem
     elif fmt == "jsonl":
         frame, problems = read_jsonl(name, data, unit)
     else:
-        problems = _nul_problem(name, data, unit)
+        problems = _nul_problem(name, data, unit) or _json_memory_problem(name, data, unit)
         text, more = (None, []) if problems else _decode(name, data, unit)
         problems += more
         frame = None
