@@ -101,7 +101,7 @@ def register(subparsers: Any) -> None:
     from evalcore.align.loop import CHOOSE_BEST_DEV
 
     a = subparsers.add_parser("align", help="improve the judge's prompt on a development part, verdict on a "
-                                            "held-out test part (issue 22)")
+                                            "held-out test part")
     a.add_argument("--dataset", required=True)
     a.add_argument("--dimension", required=True)
     a.add_argument("--method", required=True, help="a per-item scoring method: geval, explicit, implicit, rts, mcq, ...")
