@@ -360,10 +360,10 @@ def test_position_bias_intervals_equal_explicit_resampling_of_documents():
     # every document holds a decisive verdict and a pair read in both orders: every rate resamples the same units
     assert set(ok[ok["verdict"] != "tie"]["doc_id"]) == set(docs)
     assert set(ok[ok["pair_id"].isin(both[both].index)]["doc_id"]) == set(docs)
-    got = position_bias_intervals(c, n_resamples=200, random_state=4)
+    got = position_bias_intervals(c, n_resamples=30, random_state=4)
     by_doc = {d: g for d, g in c.groupby("doc_id")}
     values = []
-    for idx in bootstrap_indices(len(docs), 200, 4):
+    for idx in bootstrap_indices(len(docs), 30, 4):
         copies = [by_doc[docs[i]].assign(pair_id=lambda g, k=k: g["pair_id"] + f"#{k}") for k, i in enumerate(idx)]
         values.append(position_bias(pd.concat(copies)))
     for rate in ("first_position_win_rate", "tie_rate", "flip_rate", "inconsistent_rate"):
@@ -376,13 +376,13 @@ def test_difficulty_tau_intervals_equal_explicit_resampling_of_documents(gpt4_rt
     from evalcore.meta.pairwise import pairwise_kendall_by_difficulty
     from evalcore.meta.resampling import bootstrap_indices
 
-    f = gpt4_rts_coherence[gpt4_rts_coherence["doc_id"].isin(sorted(gpt4_rts_coherence["doc_id"].unique())[:15])]
-    got = pairwise_kendall_by_difficulty(f, n_resamples=60, random_state=2).set_index("bucket")
+    f = gpt4_rts_coherence[gpt4_rts_coherence["doc_id"].isin(sorted(gpt4_rts_coherence["doc_id"].unique())[:10])]
+    got = pairwise_kendall_by_difficulty(f, n_resamples=30, random_state=2).set_index("bucket")
     cuts = (got.loc["hard", "high"], got.loc["medium", "high"])  # the data's tertile cuts, held fixed
     docs = sorted(f["doc_id"].unique())
     by_doc = {d: g for d, g in f.groupby("doc_id")}
     taus = []
-    for idx in bootstrap_indices(len(docs), 60, 2):
+    for idx in bootstrap_indices(len(docs), 30, 2):
         copy = pd.concat([by_doc[docs[i]].assign(doc_id=f"{docs[i]}#{k}") for k, i in enumerate(idx)])
         taus.append(pairwise_kendall_by_difficulty(copy, buckets=cuts).set_index("bucket")["tau"])
     taus = pd.DataFrame(taus)
