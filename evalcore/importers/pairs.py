@@ -10,8 +10,10 @@ plus ``input`` appended when present), the two outputs (``output_a`` / ``answer_
 ``tie (inconsistent)`` (ties; the variant is kept in the preferences' ``tie_variant`` column).
 
 The prompt (with its turn) is the document; the same (prompt, model, output) under several pairs is one item; a pair
-is the two items, whichever was shown as A (a vote on the swapped pair is flipped onto the first orientation seen).
-Every problem (unknown winner value, identical outputs, a missing column) is reported with file, row and column and
+is the two items, whichever was shown as A (a vote on the swapped pair is flipped onto the first orientation seen),
+except that a record repeating a pair with its outputs swapped, by an annotator who already voted on it in the other
+order, is kept as a pair of its own, as the source lists it (see :func:`_read_rows`). The file is read column-wise:
+texts are compared and hashed once per distinct value, ids held in Arrow arrays. Every problem (unknown winner value, identical outputs, a missing column) is reported with file, row and column and
 nothing is imported.
 
 Verdicts: one row per pair and presentation order: ``pair_id``, ``order`` (``ab``: output A shown first; ``ba``),
@@ -33,6 +35,7 @@ import pandas as pd
 
 from evalcore.importers.cells import blank_mask, by_unique, is_string_column
 from evalcore.importers.problems import Problems
+from evalcore.identity import upload_id
 from evalcore.importers.readers import open_upload
 from evalcore.model import COMPARISON_COLUMNS, PREFERENCE_COLUMNS, Dataset, Dimension, Run, is_missing
 
@@ -402,9 +405,9 @@ def _read_rows(frame: pd.DataFrame, m: PairMapping, problems: Problems, dimensio
 
 def import_pairs(source: Any, *, name: str | None = None, winners: list[str] | None = None,
                  dimension: str = DEFAULT_DIMENSION, filename: str | None = None,
-                 table: pd.DataFrame | None = None) -> PairImport:
+                 table: pd.DataFrame | None = None, owner: str | None = None) -> PairImport:
     """Read a pairwise preference file into a Dataset (not saved), or raise DatasetValidationError listing every
-    problem (file, row, column)."""
+    problem (file, row, column). ``owner``: the signed-in user importing it (evalcore.identity.upload_id)."""
     upload = open_upload(source, filename, table=table)
     frame, problems = upload.frame, upload.problems
     columns = [str(c) for c in frame.columns]
@@ -416,7 +419,7 @@ def import_pairs(source: Any, *, name: str | None = None, winners: list[str] | N
         problems.add("-", ",".join(m.winners), "no votes: every winner cell is blank", block=Problems.AFTER)
     upload.raise_if_problems()
     digest = hashlib.sha256(upload.data + json.dumps(m.to_dict(), sort_keys=True).encode() + dimension.encode())
-    dataset_id = f"user-{digest.hexdigest()[:12]}"
+    dataset_id = upload_id(digest.hexdigest(), owner)
     items = t.items
     docs = pd.DataFrame({"doc_id": t.doc_ids.to_pandas(types_mapper=pd.ArrowDtype).astype("str"),
                          "source": t.doc_texts.to_pandas(types_mapper=pd.ArrowDtype).astype("str"),
