@@ -1,0 +1,528 @@
+"""N users at once: concurrent sessions opening the Alignment and Data pages on SummEval, and what they cost the server.
+
+    python bench/bench_load.py                          # rounds of 1, 10 and 20 sessions, websocket clients
+    python bench/bench_load.py --sessions 20 --client browser   # 20 headless chromium sessions
+    python bench/bench_load.py --sessions 1,4 --no-profile      # a quick look on a busy machine
+
+The app starts as the browser tests start it (tests/browser/conftest.py ``start_app``: ``streamlit run app.py`` on a
+free loopback port, an empty temporary store in ``EVALCORE_DB``, no ``OPENAI_*`` variable, the app's default 1000
+bootstrap resamples). One session first opens each page on the fresh server (COLD: imports, SummEval loaded, every
+cache empty). Then, for each N of ``--sessions``, N sessions start at the same moment; each opens both pages one
+after the other as fresh page loads (a new Streamlit session each, like a reload or a shared link), half of them
+Alignment first and half Data first. Every page is the app's default view (SummEval, Shen et al.'s GPT-4 and
+ChatGPT RTS runs).
+
+Clients (``--client``):
+  ws       (default) Streamlit's own websocket protocol (``/_stcore/stream``, the protobuf messages its frontend
+           sends): cheap enough that the clients barely compete with the server for the CPU, but no JavaScript runs
+           and no static file is fetched.
+  browser  headless Debian chromium through Playwright, one browser context per session (chromium's flags are the
+           browser tests'): what a user sees, but chromium's own CPU on a 2-core machine is several times the
+           server's, so it is measured and printed apart.
+
+"First content" is the page's first table a researcher came for, the moment its CSV button (which is sent right after
+the table) reaches the client: Alignment's correlation table (``csv_correlations``), Data's dimensions table
+(``csv_dimensions``); in the browser, that table attached in the DOM (bench/bench_pages.py's locators). "Done" is the
+end of the script run (websocket: ``script_finished``; browser: the app idle again). An error is an exception or error
+box on the page, a page not found, a run that ends without its first content, a lost connection or a timeout.
+
+Measured from /proc, never from the app: the server's CPU seconds (the streamlit process and any child), its peak
+resident memory (sampled every 0.2 s over the process tree, and the kernel's own high-water mark VmHWM), the clients'
+CPU (this process and its children other than the server: Playwright's driver and chromium) and what the rest of the
+machine used meanwhile (busy time in /proc/stat less server and clients), which says how quiet the figures are.
+
+Last, where the time goes: one WARM Alignment page run profiled with cProfile in this process under Streamlit's AppTest
+(the same script; a first AppTest run fills the caches, the second is profiled in the script thread), top 15
+functions by cumulative time and top 10 by own time.
+
+Goal (a 2-core lab server): 20 sessions on SummEval, no error, every first content under 10 s on a quiet machine.
+Everything runs on 127.0.0.1; every wait has a timeout, so the script ends by itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib.util
+import os
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+GOAL_SESSIONS = 20
+GOAL_FIRST_S = 10.0
+SAMPLE_EVERY_S = 0.2
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+# page -> (Streamlit page name the frontend sends for its URL path, key of the CSV button beside its first table,
+#          CSS locator of that table in the browser: bench/bench_pages.py's FIRST_CONTENT)
+PAGES = {
+    "alignment": ("alignment", "csv_correlations",
+                  '[data-testid="stHorizontalBlock"]:has(.st-key-csv_correlations) [data-testid="stDataFrame"] tbody tr'),
+    "data": ("", "csv_dimensions",
+             '[data-testid="stHorizontalBlock"]:has(.st-key-csv_dimensions) [data-testid="stTable"] tbody tr'),
+}
+
+
+def _browser_helpers():
+    """The browser tests' conftest, loaded by path (it is not a package): same app start, same chromium flags."""
+    path = REPO_ROOT / "tests" / "browser" / "conftest.py"
+    spec = importlib.util.spec_from_file_location("judgescope_browser_conftest", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+# ------------------------------------------------------------------------------------------- /proc accounting
+def _proc_stat(pid: int) -> tuple[int, float] | None:
+    """(parent pid, user + system CPU seconds) of a live process, from /proc/<pid>/stat (proc(5))."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            text = f.read()
+    except OSError:
+        return None
+    fields = text[text.rindex(")") + 2:].split()  # the command name may hold spaces; fields from "state" on
+    return int(fields[1]), (int(fields[11]) + int(fields[12])) / CLK_TCK  # ppid, utime + stime
+
+
+def _rss_kb(pid: int, key: str = "VmRSS") -> int:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def _machine_busy_s() -> float:
+    """CPU seconds the whole machine has been busy (all cores), from the first line of /proc/stat."""
+    with open("/proc/stat") as f:
+        values = [int(v) for v in f.readline().split()[1:]]
+    idle = values[3] + (values[4] if len(values) > 4 else 0)  # idle + iowait
+    return (sum(values[:8]) - idle) / CLK_TCK  # user..steal; guest time is already inside user
+
+
+def _descendants(root: int, parents: dict[int, int]) -> set[int]:
+    tree, frontier = {root}, [root]
+    while frontier:
+        kids = [p for p, pp in parents.items() if pp in frontier and p not in tree]
+        tree.update(kids)
+        frontier = kids
+    return tree
+
+
+@dataclass
+class Usage:
+    """Cumulative CPU seconds at one moment, and peak resident memory since the last ``reset_peaks``."""
+
+    server_cpu: float
+    clients_cpu: float
+    machine_busy: float
+    server_peak_mb: float
+    clients_peak_mb: float
+
+
+class ProcSampler:
+    """Samples the server's process tree and this process's other descendants (the clients) every SAMPLE_EVERY_S.
+
+    A process's CPU is its last sampled utime + stime, kept after it exits, so a child that ended between two samples
+    is counted up to its last sample. This process's own CPU (the websocket clients, Playwright's calls) is read
+    with os.times()."""
+
+    def __init__(self, server_pid: int) -> None:
+        self.server_pid = server_pid
+        self.me = os.getpid()
+        self.cpu: dict[int, tuple[str, float]] = {}  # pid -> ("server" | "clients", CPU seconds)
+        self.peak = {"server": 0.0, "clients": 0.0}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="proc-sampler", daemon=True)
+
+    def __enter__(self) -> ProcSampler:
+        self.sample()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(SAMPLE_EVERY_S):
+            self.sample()
+
+    def sample(self) -> None:
+        parents, cpu = {}, {}
+        for entry in os.listdir("/proc"):
+            if entry.isdigit() and (st := _proc_stat(int(entry))) is not None:
+                parents[int(entry)], cpu[int(entry)] = st
+        server = _descendants(self.server_pid, parents)
+        clients = _descendants(self.me, parents) - server - {self.me}
+        rss = {"server": sum(_rss_kb(p) for p in server) / 1024, "clients": sum(_rss_kb(p) for p in clients) / 1024}
+        with self._lock:
+            for group, pids in (("server", server), ("clients", clients)):
+                for p in pids:
+                    if p in cpu:
+                        self.cpu[p] = (group, cpu[p])
+                self.peak[group] = max(self.peak[group], rss[group])
+
+    def reset_peaks(self) -> None:
+        with self._lock:
+            self.peak = {"server": 0.0, "clients": 0.0}
+
+    def usage(self) -> Usage:
+        self.sample()
+        t = os.times()
+        with self._lock:
+            server = sum(c for g, c in self.cpu.values() if g == "server")
+            children = sum(c for g, c in self.cpu.values() if g == "clients")
+            return Usage(server, children + t.user + t.system, _machine_busy_s(), self.peak["server"],
+                         self.peak["clients"])
+
+    def server_hwm_mb(self) -> float:
+        return _rss_kb(self.server_pid, "VmHWM") / 1024
+
+
+# ------------------------------------------------------------------------------------------------- page loads
+@dataclass
+class Load:
+    """One page load: seconds from the request to first content and to the end of the script run."""
+
+    session: int
+    page: str
+    first_s: float | None = None
+    done_s: float | None = None
+    errors: list[str] = field(default_factory=list)
+
+
+async def ws_load(url: str, session: int, page: str, timeout_s: float) -> Load:
+    """Open ``page`` as the Streamlit frontend does on a fresh page load: connect to /_stcore/stream, send one
+    ``rerun_script`` with the page's name and an empty query string, read ForwardMsgs until the run has finished."""
+    import websockets
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    page_name, csv_key, _ = PAGES[page]
+    load = Load(session, page)
+    t0 = time.perf_counter()
+    deadline = t0 + timeout_s
+    try:
+        async with websockets.connect(url.replace("http://", "ws://") + "/_stcore/stream", subprotocols=["streamlit"],
+                                      max_size=None, open_timeout=timeout_s, ping_interval=None) as ws:
+            msg = BackMsg()
+            msg.rerun_script.query_string = ""
+            msg.rerun_script.page_name = page_name
+            await ws.send(msg.SerializeToString())
+            while True:  # bounded by the deadline
+                raw = await asyncio.wait_for(ws.recv(), timeout=max(0.1, deadline - time.perf_counter()))
+                fwd = ForwardMsg()
+                fwd.ParseFromString(raw)
+                kind = fwd.WhichOneof("type")
+                if kind == "delta" and fwd.delta.WhichOneof("type") == "new_element":
+                    _read_element(fwd.delta.new_element, csv_key, load, t0)
+                elif kind == "page_not_found":
+                    load.errors.append(f"page not found: {fwd.page_not_found.page_name!r}")
+                elif kind == "script_finished":
+                    status = fwd.script_finished
+                    if status == ForwardMsg.FINISHED_EARLY_FOR_RERUN:
+                        continue  # the app asked for a rerun (st.rerun, st.switch_page): its next run follows
+                    if status == ForwardMsg.FINISHED_WITH_COMPILE_ERROR:
+                        load.errors.append("the script did not compile")
+                    load.done_s = time.perf_counter() - t0
+                    break
+    except (asyncio.TimeoutError, TimeoutError):
+        load.errors.append(f"timeout after {timeout_s:.0f} s")
+    except (OSError, websockets.WebSocketException) as e:
+        load.errors.append(f"connection: {type(e).__name__}: {e}")
+    if load.done_s is not None and load.first_s is None and not load.errors:
+        load.errors.append("the run ended without its first table")
+    return load
+
+
+def _read_element(element, csv_key: str, load: Load, t0: float) -> None:
+    from streamlit.proto.Alert_pb2 import Alert
+
+    kind = element.WhichOneof("type")
+    if kind == "download_button" and element.download_button.id.endswith("-" + csv_key) and load.first_s is None:
+        load.first_s = time.perf_counter() - t0
+    elif kind == "exception":
+        load.errors.append(f"exception {element.exception.type}: {element.exception.message[:200]}")
+    elif kind == "alert" and element.alert.format == Alert.ERROR:
+        load.errors.append(f"error box: {element.alert.body[:200]}")
+
+
+IDLE_JS = """() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    return !!app && app.getAttribute('data-test-script-state') === 'notRunning'
+        && !document.querySelector('[data-testid="stStatusWidget"]');
+}"""
+PROBLEMS = '[data-testid="stException"], [data-testid="stAlertContentError"]'
+
+
+async def browser_load(context, url: str, session: int, page: str, timeout_s: float) -> Load:
+    """Open ``page`` in a new tab of the session's browser context (a new Streamlit session); first content is its
+    table attached in the DOM, done is the app idle for 300 ms (tests/browser/conftest.py ``wait_for_idle``)."""
+    page_name, _, locator = PAGES[page]
+    load = Load(session, page)
+    tab = await context.new_page()
+    t0 = time.perf_counter()
+    try:
+        await tab.goto(f"{url}/{page_name}", timeout=timeout_s * 1000)
+        await tab.locator(locator).first.wait_for(state="attached", timeout=timeout_s * 1000)
+        load.first_s = time.perf_counter() - t0
+        while time.perf_counter() - t0 < timeout_s:  # idle, and still idle 300 ms later (a rerun may start)
+            await tab.wait_for_function(IDLE_JS, timeout=max(100, (timeout_s - (time.perf_counter() - t0)) * 1000))
+            idle_at = time.perf_counter()
+            await tab.wait_for_timeout(300)
+            if await tab.evaluate(IDLE_JS):
+                load.done_s = idle_at - t0
+                break
+        else:
+            load.errors.append(f"still running after {timeout_s:.0f} s")
+        problems = await tab.locator(PROBLEMS).all_inner_texts()
+        load.errors += [f"on the page: {p[:200]}" for p in problems]
+    except Exception as e:  # Playwright's TimeoutError and a closed page alike: a counted failure of this load
+        load.errors.append(f"{type(e).__name__}: {str(e).splitlines()[0][:200]}")
+    finally:
+        await tab.close()
+    return load
+
+
+# ------------------------------------------------------------------------------------------------------ rounds
+@dataclass
+class Round:
+    n: int
+    loads: list[Load]
+    wall_s: float
+    before: Usage
+    after: Usage
+    loadavg: float
+
+    @property
+    def server_cpu(self) -> float:
+        return self.after.server_cpu - self.before.server_cpu
+
+    @property
+    def clients_cpu(self) -> float:
+        return self.after.clients_cpu - self.before.clients_cpu
+
+    @property
+    def others_cpu(self) -> float:
+        busy = self.after.machine_busy - self.before.machine_busy
+        return max(0.0, busy - self.server_cpu - self.clients_cpu)
+
+    @property
+    def errors(self) -> int:
+        return sum(bool(ld.errors) for ld in self.loads)
+
+
+def order_of(session: int, pages: list[str]) -> list[str]:
+    """Half the sessions open the pages in the given order, half in reverse: both pages are asked for at once."""
+    return pages if session % 2 == 0 else pages[::-1]
+
+
+async def run_round(n: int, pages: list[str], url: str, args, sampler: ProcSampler, browser=None) -> Round:
+    viewport = {"width": 1600, "height": 1000}
+
+    async def one_session(i: int) -> list[Load]:
+        context = await browser.new_context(viewport=viewport) if browser is not None else None
+        try:
+            loads = []
+            for page in order_of(i, pages):
+                if context is None:
+                    loads.append(await ws_load(url, i, page, args.timeout))
+                else:
+                    loads.append(await browser_load(context, url, i, page, args.timeout))
+            return loads
+        finally:
+            if context is not None:
+                await context.close()
+
+    loadavg = os.getloadavg()[0]
+    sampler.reset_peaks()
+    before = sampler.usage()
+    t0 = time.perf_counter()
+    per_session = await asyncio.gather(*(one_session(i) for i in range(n)))
+    wall = time.perf_counter() - t0
+    after = sampler.usage()
+    return Round(n, [ld for s in per_session for ld in s], wall, before, after, loadavg)
+
+
+def _fmt(v: float | None) -> str:
+    return "   -  " if v is None else f"{v:6.2f}"
+
+
+def print_loads(title: str, rnd: Round) -> None:
+    print(f"\n{title}: {rnd.n} session(s), wall {rnd.wall_s:.1f} s, load average at start {rnd.loadavg:.1f}")
+    print(f"  {'session':>7}  {'page':<10} {'first (s)':>9} {'done (s)':>9}  errors")
+    for ld in sorted(rnd.loads, key=lambda x: (x.session, x.page)):
+        print(f"  {ld.session:>7}  {ld.page:<10} {_fmt(ld.first_s):>9} {_fmt(ld.done_s):>9}  "
+              f"{'; '.join(ld.errors) if ld.errors else 'none'}")
+    print(f"  server: {rnd.server_cpu:.1f} CPU s ({rnd.server_cpu / rnd.wall_s:.2f} of a core), peak RSS "
+          f"{rnd.after.server_peak_mb:.0f} MB; clients: {rnd.clients_cpu:.1f} CPU s, peak RSS "
+          f"{rnd.after.clients_peak_mb:.0f} MB; rest of the machine: {rnd.others_cpu:.1f} CPU s "
+          f"({rnd.others_cpu / rnd.wall_s:.2f} cores)")
+
+
+def _stats(values: list[float]) -> str:
+    if not values:
+        return f"{'-':>6} {'-':>6} {'-':>6}"
+    q = statistics.quantiles(values, n=10, method="inclusive")[-1] if len(values) > 1 else values[0]
+    return f"{statistics.median(values):6.2f} {q:6.2f} {max(values):6.2f}"
+
+
+def print_table(rounds: list[Round], pages: list[str], hwm_mb: float) -> None:
+    print("\nSummary (warm server; seconds; median / 90th percentile / max over the page loads of the round)")
+    head = "".join(f" | {p + ' first':^20} | {p + ' done':^20}" for p in pages)
+    print(f"{'N':>3} {'loads':>5} {'err':>4}{head} | {'wall':>6} {'server CPU':>10} {'core':>5} {'peak MB':>7} "
+          f"| {'clients CPU':>11} {'others CPU':>10}")
+    for r in rounds:
+        cells = ""
+        for p in pages:
+            mine = [ld for ld in r.loads if ld.page == p]
+            cells += (f" | {_stats([ld.first_s for ld in mine if ld.first_s is not None])}"
+                      f" | {_stats([ld.done_s for ld in mine if ld.done_s is not None])}")
+        print(f"{r.n:>3} {len(r.loads):>5} {r.errors:>4}{cells} | {r.wall_s:6.1f} {r.server_cpu:10.1f} "
+              f"{r.server_cpu / r.wall_s:5.2f} {r.after.server_peak_mb:7.0f} | {r.clients_cpu:11.1f} "
+              f"{r.others_cpu:10.1f}")
+    print(f"Server's memory high-water mark over the whole run (VmHWM of the streamlit process): {hwm_mb:.0f} MB")
+    goal = [r for r in rounds if r.n >= GOAL_SESSIONS]
+    for r in goal:
+        worst = max((ld.first_s for ld in r.loads if ld.first_s is not None), default=float("inf"))
+        met = r.errors == 0 and worst < GOAL_FIRST_S
+        print(f"Goal ({GOAL_SESSIONS} sessions, no error, every first content < {GOAL_FIRST_S:.0f} s): "
+              f"{'met' if met else 'MISSED'} at N={r.n} (errors {r.errors}, slowest first content {worst:.2f} s); "
+              f"the rest of the machine used {r.others_cpu / r.wall_s:.2f} cores meanwhile"
+              + ("" if r.others_cpu / r.wall_s < 0.2 else ": NOT a quiet machine, the times include that contention"))
+    if not goal:
+        print(f"(no round of {GOAL_SESSIONS} sessions: the goal is not judged)")
+
+
+# ---------------------------------------------------------------------------------------------------- profile
+def profile_warm_alignment(helpers, workdir: Path, resamples: int | None, top: int = 15) -> None:
+    """cProfile of one warm Alignment run under AppTest, in the script thread (cProfile sees only its own thread,
+    so ScriptRunner._run_script is wrapped for the profiled run)."""
+    import cProfile
+    import pstats
+
+    os.environ.clear()
+    os.environ.update(helpers.app_env(workdir / "profile.db", resamples=resamples))
+    if str(REPO_ROOT) not in sys.path:
+        sys.path.insert(0, str(REPO_ROOT))
+    from streamlit.runtime.scriptrunner.script_runner import ScriptRunner
+    from streamlit.testing.v1 import AppTest
+
+    def run_alignment() -> tuple[float, list[str]]:
+        at = AppTest.from_file(str(REPO_ROOT / "app.py"), default_timeout=600)
+        t0 = time.perf_counter()
+        at.switch_page("pages/alignment.py").run()
+        return time.perf_counter() - t0, [str(e.value)[:200] for e in list(at.exception) + list(at.error)]
+
+    cold_s, problems = run_alignment()  # fills st.cache_data / st.cache_resource (process-wide)
+    profiler = cProfile.Profile()
+    original = ScriptRunner._run_script
+
+    def profiled(self, rerun_data):
+        profiler.enable()
+        try:
+            return original(self, rerun_data)
+        finally:
+            profiler.disable()
+
+    ScriptRunner._run_script = profiled
+    try:
+        warm_s, problems_warm = run_alignment()
+    finally:
+        ScriptRunner._run_script = original
+    print(f"\nWhere the time goes: the Alignment page under AppTest in this process (resamples: "
+          f"{resamples or 'app default'}): first run {cold_s:.2f} s (caches empty), profiled warm run {warm_s:.2f} s"
+          + (f"; problems: {problems + problems_warm}" if problems or problems_warm else ""))
+    stats = pstats.Stats(profiler)
+    stats.sort_stats("cumulative").print_stats(top)
+    stats.sort_stats("tottime").print_stats(10)
+
+
+# ------------------------------------------------------------------------------------------------------- main
+async def measure(args, helpers, server) -> tuple[Round, list[Round]]:
+    pw = browser = None
+    if args.client == "browser":
+        from playwright.async_api import async_playwright
+
+        pw = await async_playwright().start()
+        browser = await pw.chromium.launch(executable_path=str(helpers.CHROMIUM), args=helpers.CHROMIUM_ARGS,
+                                           headless=True)
+        warm = await browser.new_page()  # chromium's own first-page costs are not the app's
+        await warm.goto("about:blank")
+        await warm.close()
+    try:
+        with ProcSampler(server.process.pid) as sampler:
+            cold = await run_round(1, args.pages, server.url, args, sampler, browser)
+            print_loads("COLD (first visits after the server started)", cold)
+            rounds = []
+            for n in args.sessions:
+                rnd = await run_round(n, args.pages, server.url, args, sampler, browser)
+                print_loads(f"WARM round of N={n}", rnd)
+                rounds.append(rnd)
+            args.hwm_mb = sampler.server_hwm_mb()
+        return cold, rounds
+    finally:
+        if browser is not None:
+            await browser.close()
+        if pw is not None:
+            await pw.stop()
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sessions", default="1,10,20", help="comma-separated session counts, one round each "
+                                                          "(default 1,10,20)")
+    ap.add_argument("--pages", default="alignment,data", help="pages each session opens (default alignment,data)")
+    ap.add_argument("--client", choices=("ws", "browser"), default="ws", help="websocket clients (default) or "
+                                                                              "headless chromium")
+    ap.add_argument("--timeout", type=float, default=300.0, help="seconds a page load may take before it counts "
+                                                                 "as an error (default 300)")
+    ap.add_argument("--resamples", type=int, default=None, help="bootstrap resamples (default: the app's, 1000)")
+    ap.add_argument("--no-profile", action="store_true", help="skip the cProfile of a warm Alignment run")
+    args = ap.parse_args(argv)
+    args.sessions = [int(s) for s in args.sessions.split(",") if s.strip()]
+    args.pages = [p.strip() for p in args.pages.split(",") if p.strip()]
+    if not args.sessions or min(args.sessions) < 1 or max(args.sessions) > 200:
+        ap.error("--sessions: counts between 1 and 200")
+    unknown = [p for p in args.pages if p not in PAGES]
+    if unknown or not args.pages:
+        ap.error(f"--pages: choose among {', '.join(PAGES)} (got {', '.join(unknown) or 'none'})")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    helpers = _browser_helpers()
+    if args.client == "browser" and (reason := helpers.chromium_missing_reason()):
+        print(f"cannot run with --client browser: {reason}")
+        return 2
+    print(f"bench_load: client={args.client}, sessions={args.sessions}, pages={args.pages}, "
+          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at start", flush=True)
+    with tempfile.TemporaryDirectory(prefix="judgescope-load-") as tmp:
+        t0 = time.perf_counter()
+        server = helpers.start_app(Path(tmp) / "app", resamples=args.resamples)
+        print(f"server healthy after {time.perf_counter() - t0:.1f} s (pid {server.process.pid}, {server.url})")
+        try:
+            cold, rounds = asyncio.run(measure(args, helpers, server))
+        finally:
+            helpers.stop_app(server)
+        print_table(rounds, args.pages, args.hwm_mb)
+        if not args.no_profile:
+            profile_warm_alignment(helpers, Path(tmp), args.resamples)
+    return 1 if cold.errors or any(r.errors for r in rounds) else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
