@@ -141,6 +141,24 @@ def load_run(run_id: str, *, parse: str = "robust", store=None) -> Run:
     return _store(store).load_run(run_id)
 
 
+def run_version(run_id: str, *, store=None) -> str:
+    """A string that changes whenever the run's judgments do (evalcore.store.runs.RunsStore.run_version); a bundled
+    run never changes ("published"). Key caches of a run's figures by (run id, version), never by the id alone."""
+    if run_id.startswith(PUBLISHED_PREFIXES):
+        if run_id in {r.run_id for r in datasets.list_bundled_runs(run_id.split("/", 1)[0])}:
+            return "published"
+    return _store(store).run_version(run_id)
+
+
+def dataset_version(dataset_id: str, *, store=None) -> str:
+    """A string that changes whenever the dataset's labels do (a dataset's own rows never change: an upload under
+    the same name is a new id), for the same use as ``run_version``."""
+    from evalcore.labels import base_id
+
+    n, last = _store(store).labels_version(base_id(dataset_id))
+    return f"{n}:{last}"
+
+
 def score_frame(dataset: Dataset, run: Run, dimension: str, *, systems: list[str] | None = None) -> pd.DataFrame:
     """item_id, doc_id, system_id, judge, human for one dimension: the input of every ``evalcore.meta`` function.
 

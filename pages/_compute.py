@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import inspect
 import time
 
 import pandas as pd
@@ -51,6 +52,42 @@ def stoppable(f):
         with fastboot.stop_point(_stop_if_asked):
             return f(*args, **kwargs)
     return wrapper
+
+
+# A run's figures are cached under the run's version as well as its id (evalcore.runs.run_version), and under the
+# dataset's labels version (evalcore.runs.dataset_version): a resumed or rescored run, or a new label, is a new key
+# everywhere, so no list of caches to clear by hand can miss one.
+_RUN_ARGS = ("run_ids", "run_id", "run_a", "run_b", "rts_id", "mcq_id")
+
+
+def cached_for_runs(**cache_kw):
+    """``st.cache_data`` whose key also holds the version of every run the call names (arguments ``run_ids``,
+    ``run_id``, ``run_a``, ``run_b``, ``rts_id``, ``mcq_id``) and of its ``dataset_id``'s labels."""
+    def deco(f):
+        sig = inspect.signature(f)
+        names = [n for n in sig.parameters if n in _RUN_ARGS]
+
+        def keyed(versions: tuple[str, ...], *args, **kwargs):
+            return f(*args, **kwargs)
+
+        # the cache's own key: this function's module and qualified name (each decorated function its own cache)
+        keyed.__module__, keyed.__qualname__, keyed.__name__ = f.__module__, f.__qualname__, f.__name__
+        cached = st.cache_data(show_spinner=False, **cache_kw)(keyed)
+
+        @functools.wraps(f)
+        def call(*args, **kwargs):
+            bound = sig.bind(*args, **kwargs)
+            ids: list[str] = []
+            for name in names:
+                value = bound.arguments.get(name)
+                ids += list(value) if isinstance(value, (tuple, list)) else [value] if value else []
+            dataset_id = bound.arguments.get("dataset_id")
+            versions = ui.run_versions(tuple(ids)) + ((ui.dataset_version(dataset_id),) if dataset_id else ())
+            return cached(versions, *args, **kwargs)
+
+        call.clear = cached.clear  # type: ignore[attr-defined]
+        return call
+    return deco
 
 
 # ------------------------------------------------------------------------------------- progress and Stop (issue 19)
@@ -141,7 +178,7 @@ def _systems(systems: tuple[str, ...] | None) -> list[str] | None:
     return list(systems) if systems else None
 
 
-@st.cache_data(show_spinner=False, max_entries=128)
+@cached_for_runs(max_entries=128)
 @stoppable
 def alignment_cell(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse: str, n_resamples: int,
                    systems: tuple[str, ...] | None, level: str, coefficient: str, ci_resampling: str = "documents",
@@ -208,7 +245,7 @@ def fill_alignment_cells(dataset_id: str, run_ids: tuple[str, ...], dimension: s
         note.caption(f"Every level and coefficient is ready ({len(todo) + 1} cells).")
 
 
-@st.cache_data(show_spinner=False, max_entries=4)
+@cached_for_runs(max_entries=4)
 @stoppable
 def report(dataset_id: str, run_ids: tuple[str, ...], dimension: str, level: str, coefficient: str, parse: str,
            n_resamples: int, systems: tuple[str, ...] | None) -> str:
@@ -257,7 +294,7 @@ def agreement(dataset_id: str, n_resamples: int) -> pd.DataFrame:
     return data_views.agreement_table(ui.load_dataset(dataset_id), n_resamples=n_resamples)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@cached_for_runs(max_entries=64)
 @stoppable
 def alignment(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse: str, n_resamples: int,
               systems: tuple[str, ...] | None, ci_resampling: str = "documents",
@@ -267,14 +304,14 @@ def alignment(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse: 
                                  skip_constant=skip_constant)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@cached_for_runs(max_entries=64)
 def support_notes(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse: str,
                   systems: tuple[str, ...] | None) -> list[str]:
     return alignment_views.support_notes(ui.load_dataset(dataset_id), _runs(run_ids, parse), dimension,
                                          systems=_systems(systems))
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@cached_for_runs(max_entries=64)
 def ceiling(dataset_id: str, run_ids: tuple[str, ...], dimension: str, level: str, coefficient: str, parse: str,
             n_resamples: int, systems: tuple[str, ...] | None, skip_constant: bool = True) -> pd.DataFrame:
     """The human ceiling on each run's items (issue 18.1), with its interval."""
@@ -283,73 +320,73 @@ def ceiling(dataset_id: str, run_ids: tuple[str, ...], dimension: str, level: st
                                         skip_constant=skip_constant)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@cached_for_runs(max_entries=64)
 def per_system(dataset_id: str, run_ids: tuple[str, ...], dimensions: tuple[str, ...], coefficient: str, parse: str,
                systems: tuple[str, ...] | None) -> pd.DataFrame:
     return alignment_views.per_system_table(ui.load_dataset(dataset_id), _runs(run_ids, parse), list(dimensions),
                                   coefficient=coefficient, systems=_systems(systems))
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@cached_for_runs(max_entries=64)
 def meta_correlation(dataset_id: str, run_ids: tuple[str, ...], dimensions: tuple[str, ...], coefficient: str,
                      parse: str, systems: tuple[str, ...] | None) -> pd.DataFrame:
     return alignment_views.meta_correlation_table(ui.load_dataset(dataset_id), _runs(run_ids, parse), list(dimensions),
                                         coefficient=coefficient, systems=_systems(systems))
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@cached_for_runs(max_entries=64)
 def correct_preferences(dataset_id: str, run_ids: tuple[str, ...], dimensions: tuple[str, ...], parse: str,
                         systems: tuple[str, ...] | None) -> pd.DataFrame:
     return alignment_views.correct_preferences_table(ui.load_dataset(dataset_id), _runs(run_ids, parse), list(dimensions),
                                            systems=_systems(systems))
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@cached_for_runs(max_entries=64)
 def reliability(dataset_id: str, rts_id: str, mcq_id: str, dimension: str, coefficient: str, parse: str):
     return alignment_views.reliability_view(ui.load_dataset(dataset_id), ui.load_run(rts_id, parse),
                                   ui.load_run(mcq_id, parse), dimension, coefficient=coefficient)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@cached_for_runs(max_entries=64)
 def difficulty(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse: str,
                systems: tuple[str, ...] | None) -> pd.DataFrame:
     return alignment_views.difficulty_table(ui.load_dataset(dataset_id), _runs(run_ids, parse), dimension,
                                   systems=_systems(systems))
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@cached_for_runs(max_entries=64)
 def judge_by_human(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse: str,
                    systems: tuple[str, ...] | None) -> pd.DataFrame:
     return alignment_views.judge_by_human_table(ui.load_dataset(dataset_id), _runs(run_ids, parse), dimension,
                                                 systems=_systems(systems))
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@cached_for_runs(max_entries=64)
 def writer_bias(dataset_id: str, run_id: str, dimension: str, parse: str) -> pd.DataFrame:
     return bias_views.writer_bias_table(ui.load_dataset(dataset_id), ui.load_run(run_id, parse), dimension)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@cached_for_runs(max_entries=64)
 def writer_pairs(dataset_id: str, run_id: str, dimension: str, parse: str) -> pd.DataFrame:
     return bias_views.writer_bias_pairs(ui.load_dataset(dataset_id), ui.load_run(run_id, parse), dimension)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@cached_for_runs(max_entries=64)
 def mean_scores(dataset_id: str, run_ids: tuple[str, ...], dimensions: tuple[str, ...], parse: str) -> pd.DataFrame:
     return bias_views.mean_scores_table(ui.load_dataset(dataset_id), _runs(run_ids, parse), list(dimensions))
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@cached_for_runs(max_entries=64)
 def distributions(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse: str) -> pd.DataFrame:
     return bias_views.score_distribution_table(ui.load_dataset(dataset_id), _runs(run_ids, parse), dimension)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@cached_for_runs(max_entries=64)
 def position_bias(run_ids: tuple[str, ...], parse: str) -> pd.DataFrame:
     return bias_views.position_bias_table(_runs(run_ids, parse))
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@cached_for_runs(max_entries=64)
 @stoppable
 def paired(dataset_id: str, run_a: str, run_b: str, dimension: str, level: str, coefficient: str, n_resamples: int,
            method: str, parse: str):
@@ -358,7 +395,7 @@ def paired(dataset_id: str, run_a: str, run_b: str, dimension: str, level: str, 
                                    method=method)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@cached_for_runs(max_entries=64)
 def paired_estimates(dataset_id: str, run_a: str, run_b: str, dimension: str, level: str, coefficient: str,
                      parse: str):
     """The two runs' correlations on their shared items and the difference, without resampling: what the Compare
@@ -368,22 +405,13 @@ def paired_estimates(dataset_id: str, run_a: str, run_b: str, dimension: str, le
                                            coefficient=coefficient, n_resamples=0)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@cached_for_runs(max_entries=64)
 def disagreements(dataset_id: str, run_a: str, run_b: str, dimension: str, parse: str, top: int) -> pd.DataFrame:
     return compare_views.disagreements(ui.load_dataset(dataset_id), ui.load_run(run_a, parse), ui.load_run(run_b, parse),
                                dimension, top=top)
 
 
-def forget_results() -> None:
-    """After a local run gained judgments (a scoring run finished or was resumed): results cached under its id are
-    stale. Human agreement does not depend on runs and stays cached."""
-    for f in (alignment, alignment_cell, per_system, meta_correlation, correct_preferences, reliability, difficulty, judge_by_human,
-              writer_bias, writer_pairs, mean_scores, distributions, position_bias, paired, paired_estimates, disagreements,
-              label_agreements, report):
-        f.clear()
-
-
-@st.cache_data(show_spinner=False, max_entries=64)
+@cached_for_runs(max_entries=64)
 def label_agreements(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse: str, n_resamples: int,
                      systems: tuple[str, ...] | None) -> dict:
     """Kappa, confusion matrix and calibration per run on a binary / nominal / ordinal dimension (issue 7.4)."""
@@ -435,7 +463,7 @@ def _score_estimate(dataset_id: str, method: str, criteria_key: tuple, config_ke
     return estimate(_spec, EngineOptions(_endpoint), store=ui.store_or_none())
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
+@cached_for_runs(max_entries=32)
 def pairwise(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse: str, n_resamples: int) -> dict:
     from evalcore.views import preference as preference_views
 
@@ -443,7 +471,7 @@ def pairwise(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse: s
                                       n_resamples=n_resamples)
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
+@cached_for_runs(max_entries=32)
 @stoppable
 def score_bias(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse: str, n_resamples: int
                ) -> pd.DataFrame:

@@ -64,14 +64,24 @@ run_index.clear = _run_index.clear  # type: ignore[attr-defined]
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)
-def _load_run(run_id: str, parse: str) -> Run:
+def _load_run(run_id: str, parse: str, version: str) -> Run:
     return runs_mod.load_run(run_id, parse=parse)
+
+
+def run_versions(run_ids: tuple[str, ...]) -> tuple[str, ...]:
+    """Each run's version (evalcore.runs.run_version): part of every cache key of a run's figures."""
+    return tuple(runs_mod.run_version(r) for r in run_ids)
+
+
+def dataset_version(dataset_id: str) -> str:
+    """The dataset's labels version (evalcore.runs.dataset_version): part of the cache key of its figures."""
+    return runs_mod.dataset_version(dataset_id)
 
 
 def load_run(run_id: str, parse: str) -> Run:
     """A run (cached for every session). A run the Improve loop scored on a held-out test part is a look at that
     test part: counted as this user's final check there (pages/_identity.count_look), whatever page loads it."""
-    run = _load_run(run_id, parse)
+    run = _load_run(run_id, parse, runs_mod.run_version(run_id))
     identity.count_look(run_id)
     return run
 

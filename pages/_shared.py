@@ -26,7 +26,8 @@ from evalcore.judge.redact import split_credentials
 from evalcore.model import Dataset, Run
 from pages import _nav
 from pages._loaders import (  # noqa: F401 - the pages reach the loaders through this module
-    Context, dataset_list, default_resamples, esc, forget_runs, load_dataset, load_run, run_index, runs_by_ids)
+    Context, dataset_list, dataset_version, default_resamples, esc, forget_runs, load_dataset, load_run, run_index,
+    run_versions, runs_by_ids)
 
 
 def context() -> Context:

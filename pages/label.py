@@ -120,8 +120,6 @@ def forget_cached_dataset() -> None:
     if store.labels_version(ds_id)[0] <= 1:  # the dataset's labels view appears or goes: list it again now
         ui.dataset_list.clear()
     compute.agreement.clear()
-    compute.ceiling.clear()
-    compute.forget_results()
 
 
 def now() -> str:

@@ -291,7 +291,6 @@ if job is not None:
         # the thread has just finished: refresh the run lists everywhere (sidebar, Bias, Compare) once
         job.absorbed = True
         ui.forget_runs()
-        compute.forget_results()
         st.session_state["local_run"] = job.run_id  # show the run just scored below
         if job.run is not None:  # and analyse it: it joins the sidebar's runs (pages/_nav.py adds it)
             st.session_state.setdefault("_pending_runs", []).append(job.run_id)
@@ -394,7 +393,6 @@ else:
                         st.info(f"Still running: {c['completed']:,} of {c['total']:,} answered. Check again later.")
                     else:
                         ui.forget_runs()
-                        compute.forget_results()
                         st.rerun()
     stats = run.config.get("stats") or {}
     used = stats.get("batch") if isinstance(stats.get("batch"), dict) and "prompt_tokens" in stats["batch"] else stats

@@ -86,6 +86,20 @@ class RunsStore(Connection):
             c.execute("UPDATE runs SET status=?, stats=?, updated_at=? WHERE run_id=?",
                       (status, dumps(stats), now(), run_id))
 
+    def run_version(self, run_id: str) -> str:
+        """What changes whenever the run's content does: its last write (created, resumed, finished) and status, and
+        while it runs the count of its judgments and comparisons. Caches keyed by a run id alone go stale after a
+        resume; keyed by (run id, version) they cannot. "" for a run the store does not hold."""
+        row = self.conn.execute("SELECT updated_at, status FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        if row is None:
+            return ""
+        version = f"{row[0]}|{row[1]}"
+        if row[1] not in ("done", "failed", "stopped", "cancelled"):  # still written to: count what it holds now
+            n = self.conn.execute("SELECT (SELECT count(*) FROM judgments WHERE run_id = ?) + "
+                                  "(SELECT count(*) FROM comparisons WHERE run_id = ?)", (run_id, run_id)).fetchone()
+            version += f"|{n[0]}"
+        return version
+
     def run_exists(self, run_id: str) -> bool:
         return self.conn.execute("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)).fetchone() is not None
 
