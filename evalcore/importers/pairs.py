@@ -166,7 +166,7 @@ def _check_roles(m: PairMapping, problems: Problems, columns: list[str]) -> None
 
 
 def _texts(frame: pd.DataFrame, column: str | None) -> pd.Series:
-    """A column's cells as text, as :func:`_text` reads one cell ("" where absent or blank), whole column at once."""
+    """A column's cells as text, as :func:`_text` reads one cell ("" where missing), the whole column at once."""
     if column is None:
         return pd.Series([""] * len(frame), index=frame.index, dtype="str")
     col = frame[column]
@@ -181,8 +181,8 @@ def _codes(*columns: Any) -> tuple[np.ndarray, np.ndarray]:
     for col in columns:
         codes, uniques = pd.factorize(col)
         key = pd.factorize(key * max(len(uniques), 1) + codes)[0].astype(np.int64)  # stays below rows^2
-    u, first = np.unique(key, return_index=True)
-    return key, first[np.argsort(u)] if len(u) else first
+    _, first = np.unique(key, return_index=True)  # codes are 0..k-1, so the k-th first index is code k's
+    return key, first
 
 
 def _sha(text: str, n: int) -> str:
