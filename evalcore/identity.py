@@ -18,6 +18,7 @@ row are seen by everyone; bundled datasets and published runs are always seen.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from typing import Iterable, Mapping
@@ -98,6 +99,16 @@ def user_from_headers(headers: Mapping[str, str] | Iterable[tuple[str, str]], he
     return User(valid_name(values[0]), "header")
 
 
+def upload_id(digest: str, owner: str | None = None) -> str:
+    """The id of an upload whose content (file bytes and how they are read) hashes to ``digest`` (hex): ``user-``
+    and 12 hex digits. Without sign-in (``owner`` None) the content's own digest, as before (re-uploading the same
+    file finds the same dataset); a signed-in user's upload is keyed by their name too, so one user's private upload
+    never blocks another user's import of the same file, and no refusal tells them it exists."""
+    if not owner:
+        return f"user-{digest[:12]}"
+    return "user-" + hashlib.sha256(f"{owner}\n{digest}".encode("utf-8")).hexdigest()[:12]
+
+
 def user_from_claims(claims: Mapping[str, object]) -> User | None:
     """The user of an OIDC sign-in (``st.user``'s claims): the e-mail address, else the preferred user name, else the
     subject; None unless the claims say ``is_logged_in``."""
@@ -111,4 +122,4 @@ def user_from_claims(claims: Mapping[str, object]) -> User | None:
 
 
 __all__ = ["USER_HEADER_ENV", "IdentityError", "User", "Viewer", "valid_name", "header_name", "user_from_headers",
-           "user_from_claims"]
+           "user_from_claims", "upload_id"]

@@ -250,7 +250,8 @@ def _form(upload: Any, raw: pd.DataFrame, digest: str) -> None:
 def _import(upload: Any, mapping: importers.ColumnMapping, name: str, raw: pd.DataFrame) -> None:
     try:
         with st.spinner("Validating and importing…"):
-            result = importers.import_table((upload.getvalue(), upload.name), mapping, name=name, table=raw)
+            result = importers.import_table((upload.getvalue(), upload.name), mapping, name=name, table=raw,
+                                            owner=identity.owner())
     except importers.DatasetValidationError as e:
         show_problems(e)
         return
@@ -298,7 +299,7 @@ def _pairs_form(upload: Any, raw: pd.DataFrame, digest: str) -> None:
             with st.spinner("Validating and importing…"):
                 result = pairs.import_pairs((upload.getvalue(), upload.name), name=name or Path(upload.name).stem,
                                             winners=winners or None, dimension=dimension or pairs.DEFAULT_DIMENSION,
-                                            table=raw)
+                                            table=raw, owner=identity.owner())
         except importers.DatasetValidationError as e:
             show_problems(e)
             return

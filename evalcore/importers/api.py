@@ -19,6 +19,7 @@ from evalcore.importers import dataset as build
 from evalcore.importers.cells import near_keys
 from evalcore.importers.judge_scores import column_runs
 from evalcore.importers.mapping import ColumnMapping
+from evalcore.identity import upload_id
 from evalcore.importers.readers import open_upload
 from evalcore.model import Dataset, Run
 
@@ -72,11 +73,13 @@ def _id_warnings(check: build.TableCheck, ratings: build.Ratings) -> list[str]:
 
 
 def import_table(source: Any, mapping: ColumnMapping, *, filename: str | None = None, name: str | None = None,
-                 task: str = "user dataset", table: pd.DataFrame | None = None) -> ImportResult:
+                 task: str = "user dataset", table: pd.DataFrame | None = None,
+                 owner: str | None = None) -> ImportResult:
     """Import a human-rated table (and its judge-score columns, ``mapping.judges``), or raise
     DatasetValidationError listing every problem. ``source``: a path, bytes (with ``filename``), a ``(bytes,
     filename)`` pair, or an upload object with ``getvalue()`` and ``name``. ``table``: the table
-    :func:`read_table` already read from these bytes (the app keeps it), so the file is not parsed twice."""
+    :func:`read_table` already read from these bytes (the app keeps it), so the file is not parsed twice. ``owner``:
+    the signed-in user importing it (evalcore.identity.upload_id)."""
     upload = open_upload(source, filename, table=table)
     fname, data, frame, fmt, problems = upload.name, upload.data, upload.frame, upload.format, upload.problems
     build.check_mapping(mapping, [str(c) for c in frame.columns], problems)
@@ -93,7 +96,7 @@ def import_table(source: Any, mapping: ColumnMapping, *, filename: str | None = 
     id_hash = file_hash.copy()
     id_hash.update(mapping.to_json().encode("utf-8"))  # = sha256(file bytes + mapping JSON), without a copy
     digest = id_hash.hexdigest()
-    dataset_id = f"user-{digest[:12]}"
+    dataset_id = upload_id(digest, owner)  # a signed-in user's upload is keyed by their name too
     runs = column_runs(check, dataset_id, dimensions, Path(fname).name, file_digest, problems)
     upload.raise_if_problems()
 

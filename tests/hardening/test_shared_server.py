@@ -374,3 +374,24 @@ def test_item12_concurrent_openers_of_an_old_store_write_one_backup(tmp_path):
 
 def test_store_errors_are_store_errors():
     assert issubclass(type(store_error(Path("x"), sqlite3.OperationalError("database or disk is full"))), StoreError)
+
+
+def test_item12_the_same_file_uploaded_by_two_users_makes_two_private_datasets(first_start):
+    """alice's private upload neither blocks bob's import of the same file nor tells him it exists."""
+    from evalcore.identity import upload_id
+    from evalcore.importers import guess_columns, import_table, mapping_from_guesses, read_table, save_import
+
+    wide = ROOT / "tests" / "fixtures" / "byo" / "wide_judges.csv"
+    mapping = mapping_from_guesses(guess_columns(read_table(wide)), scales={"coherence": (1.0, 5.0)})
+    store = Store(first_start)
+    hers = import_table(wide, mapping, name="study", owner="alice")
+    save_import(hers, store, owner="alice")
+    his = import_table(wide, mapping, name="study", owner="bob")
+    save_import(his, store, owner="bob")  # not refused: his own id
+    assert hers.dataset.id != his.dataset.id
+    assert [d["id"] for d in store.list_datasets(viewer=Viewer("bob"))] == [his.dataset.id]
+    unsigned = import_table(wide, mapping, name="study")  # without sign-in: the content's own id, as before
+    import hashlib
+
+    digest = hashlib.sha256(wide.read_bytes() + mapping.to_json().encode("utf-8")).hexdigest()
+    assert unsigned.dataset.id == upload_id(digest) == f"user-{digest[:12]}"
