@@ -255,12 +255,12 @@ def _import(upload: Any, mapping: importers.ColumnMapping, name: str, raw: pd.Da
     except importers.DatasetValidationError as e:
         show_problems(e)
         return
-    from evalcore.store import StoreError
+    from evalcore.store import StoreError, store_message
 
     try:
         importers.save_import(result, owner=identity.owner())
     except (StoreError, ValueError) as e:  # a store that cannot be written, another user's id: said, not raised
-        st.error(ui.esc(str(e)))
+        st.error(ui.esc(store_message(e) if isinstance(e, StoreError) else str(e)))  # no server path
         return
     ds = result.dataset
     ui.forget_runs()
@@ -303,12 +303,12 @@ def _pairs_form(upload: Any, raw: pd.DataFrame, digest: str) -> None:
         except importers.DatasetValidationError as e:
             show_problems(e)
             return
-        from evalcore.store import StoreError
+        from evalcore.store import StoreError, store_message
 
         try:
             pairs.save_pairs(result, owner=identity.owner())
         except (StoreError, ValueError) as e:
-            st.error(ui.esc(str(e)))
+            st.error(ui.esc(store_message(e) if isinstance(e, StoreError) else str(e)))
             return
         s = result.summary()
         ui.forget_runs()
