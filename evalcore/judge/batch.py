@@ -34,7 +34,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 import openai
 
-from evalcore.judge import runner, trust
+from evalcore.judge import batch_anthropic, runner, trust
 from evalcore.judge.contract import RequestOptions
 from evalcore.judge.client import (  # request_body: the one builder of a request's JSON, online and batched
     Endpoint,
@@ -107,6 +107,9 @@ def _plan_offline(m: Any, requested: Any, sender: runner.CachedSender,
         caps = runner.cached_probe(sender)
         if caps is not None:
             how = "capabilities from the endpoint's cached probe"
+        elif batch_anthropic.handles(sender.endpoint):
+            caps = batch_anthropic.CAPABILITIES
+            how = ("no cached probe: planned for Anthropic's documented compatibility (no log-probs, n exactly 1)")
         else:
             caps = OPENAI_CAPABILITIES
             how = "no cached probe: planned for the OpenAI API's documented capabilities (chat log-probs, n)"
@@ -166,8 +169,9 @@ async def asubmit(spec: ScoringSpec, options: EngineOptions, *, store: Store | N
                      owner=spec.owner)
     ids: list[str] = []
     if missing:
-        await _create_batches(store, endpoint, options.api_key, run_id, missing, ids, max_lines=max_lines,
-                              completion_window=completion_window, existed=existed)
+        create = _create_message_batches if batch_anthropic.handles(endpoint) else _create_batches
+        await create(store, endpoint, options.api_key, run_id, missing, ids, max_lines=max_lines,
+                     completion_window=completion_window, existed=existed)
     run_config["batch"] = {"batch_ids": [b["batch_id"] for b in batch_rows(store, run_id)], "submitted": len(missing),
                            "from_cache": len(keyed) - len(missing), "completion_window": completion_window}
     store.create_run(run_id=run_id, dataset_id=dataset.id, method=m.name, model=endpoint.model, label=spec.label,
@@ -211,6 +215,36 @@ async def _create_batches(store: Store, endpoint: Endpoint, api_key: str | None,
         raise
     finally:
         await client.aclose()
+
+
+async def _create_message_batches(store: Store, endpoint: Endpoint, api_key: str | None, run_id: str,
+                                  missing: list[tuple[str, Request]], ids: list[str], *, max_lines: int,
+                                  completion_window: str, existed: bool) -> None:
+    """Anthropic's Message Batches (evalcore.judge.batch_anthropic): one batch per ``max_lines`` requests, recorded
+    as they are made (route ``batch_anthropic.ROUTE``; no files). A failure before the first leaves no new run."""
+    import anthropic
+
+    client = batch_anthropic.api(endpoint, api_key)
+    step = min(max_lines, batch_anthropic.MAX_REQUESTS)
+    try:
+        for i in range(0, len(missing), step):
+            chunk = missing[i:i + step]
+            b = await batch_anthropic.create(client, endpoint, chunk)
+            store.add_batch(run_id, b.id, endpoint=endpoint.identity()["base_url"], route=batch_anthropic.ROUTE,
+                            input_file_id="", api_key_env=endpoint.api_key_env, total=len(chunk),
+                            **{k: v for k, v in batch_anthropic.status_fields(b).items() if k == "status"})
+            ids.append(b.id)
+    except anthropic.APIStatusError as e:
+        if not ids and not existed:
+            store.delete_run(run_id)
+        raise RuntimeError(f"{endpoint.base_url}: Message Batches answered HTTP {e.status_code}; {len(ids)} "
+                           f"batch(es) were submitted before") from None
+    except BaseException:
+        if not ids and not existed:
+            store.delete_run(run_id)
+        raise
+    finally:
+        await client.close()
 
 
 # ------------------------------------------------------------------------------------------------ status / collect
@@ -271,6 +305,11 @@ async def astatus(run_id: str, *, store: Store | None = None, api_key: str | Non
             if r["collected"] or r["status"] in TERMINAL:
                 out.append(_public(r))
                 continue
+            if r["route"] == batch_anthropic.ROUTE:
+                fields = await _message_batch_status(endpoint, api_key, r["batch_id"])
+                store.update_batch(r["endpoint"], r["batch_id"], **fields)
+                out.append(_public(r | fields))
+                continue
             b = await api.batches.retrieve(r["batch_id"])
             rc = b.request_counts
             fields = dict(status=b.status, completed=int(getattr(rc, "completed", 0) or 0),
@@ -283,6 +322,17 @@ async def astatus(run_id: str, *, store: Store | None = None, api_key: str | Non
     finally:
         await client.aclose()
     return BatchStatus(run_id, out)
+
+
+async def _message_batch_status(endpoint: Endpoint, api_key: str | None, batch_id: str,
+                                cancel: bool = False) -> dict[str, Any]:
+    client = batch_anthropic.api(endpoint, api_key)
+    try:
+        if cancel:
+            await client.messages.batches.cancel(batch_id)
+        return batch_anthropic.status_fields(await client.messages.batches.retrieve(batch_id))
+    finally:
+        await client.close()
 
 
 def _public(r: dict[str, Any]) -> dict[str, Any]:
@@ -299,12 +349,16 @@ async def acancel(run_id: str, *, store: Store | None = None, api_key: str | Non
     try:
         api = client._openai()
         for r in batch_rows(store, run_id):
-            if r["status"] not in TERMINAL and not r["collected"]:
+            if r["status"] not in TERMINAL and not r["collected"] and r["route"] == batch_anthropic.ROUTE:
+                fields = await _message_batch_status(endpoint, api_key, r["batch_id"], cancel=True)
+                store.update_batch(r["endpoint"], r["batch_id"], status=fields["status"])
+            elif r["status"] not in TERMINAL and not r["collected"]:
                 b = await api.batches.cancel(r["batch_id"])
                 store.update_batch(r["endpoint"], r["batch_id"], status=b.status)
     finally:
         await client.aclose()
-    return await astatus(run_id, store=store, api_key=api_key, api_key_env=api_key_env)
+    return await astatus(run_id, store=store, api_key=api_key, api_key_env=api_key_env,
+                         confirmed_base_url=confirmed_base_url)
 
 
 class BatchResults:
@@ -500,7 +554,9 @@ async def acollect(run_id: str, *, store: Store | None = None, api_key: str | No
     try:
         api = client._openai()
         for b in batch_rows(store, run_id):
-            if not b["collected"]:
+            if not b["collected"] and b["route"] == batch_anthropic.ROUTE:
+                await _collect_message_batch(store, b, endpoint, api_key, by_key, tally)
+            elif not b["collected"]:
                 await _collect_batch(api, store, b, endpoint, by_key, tally)
     finally:
         await client.aclose()
@@ -558,6 +614,35 @@ async def _collect_batch(api: Any, store: Store, b: dict[str, Any], endpoint: En
 
 
 _CACHE_SLICE = 2000  # replies stored per write transaction while a batch is collected
+
+
+async def _collect_message_batch(store: Store, b: dict[str, Any], endpoint: Endpoint, api_key: str | None,
+                                 by_key: dict[str, Request], tally: _Tally) -> None:
+    """An ended Message Batch: every request has a result line (succeeded, errored, canceled, expired), read as the
+    OpenAI batch's lines are (``batch_anthropic.chat_line``) and stored under the online cache keys."""
+    client = batch_anthropic.api(endpoint, api_key)
+    rows: list[dict[str, Any]] = []
+    seen: Counter[str] = Counter()
+    try:
+        async for line in batch_anthropic.results(client, endpoint, b["batch_id"]):
+            key = line["custom_id"]
+            seen[key] += 1
+            req = by_key.get(key)
+            if req is None:
+                continue
+            if seen[key] > 1:  # one request answered twice: neither reply is trusted
+                if seen[key] == 2:
+                    tally.duplicate(key, 2)
+                rows = [r for r in rows if r["key"] != key]
+                continue
+            reply = tally.reply(key, req, line)
+            if reply is not None:
+                rows.append({"key": key, "endpoint": endpoint.identity(), "request": req.params(),
+                             "response": runner.response_to_dict(reply), "latency_s": 0.0})
+    finally:
+        await client.close()
+    store.cache_put_many(rows)
+    store.update_batch(b["endpoint"], b["batch_id"], collected=1)
 
 
 async def _score_from_cache(store: Store, run_id: str, row: dict[str, Any], ds: Any, recorded: _Recorded,

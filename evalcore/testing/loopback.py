@@ -40,6 +40,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from evalcore.testing.loopback_anthropic import AnthropicBatches
 from evalcore.testing.loopback_batch import BatchService, BatchSwitches
 from evalcore.testing.loopback_limits import PrefixCache, RateLimit
 
@@ -337,6 +338,7 @@ class LoopbackServer:
         self.rate_limit = rate_limit  # RPM/TPM buckets; replies carry x-ratelimit-* headers (loopback_limits)
         self.prefix_cache = PrefixCache(prefix_cache_tokens) if prefix_cache_tokens else None
         self.batch_service = BatchService(self, batch)  # /v1/files and /v1/batches (loopback_batch)
+        self.anthropic_batches = AnthropicBatches(self)  # /v1/messages/batches (loopback_anthropic)
         self.rate_limited = 0  # requests answered 429 by the rate limit
 
     # -- lifecycle
@@ -467,6 +469,8 @@ class LoopbackServer:
         try:
             if self.batch_service.handles(path):
                 return await self.batch_service.route(method, path, headers, body)
+            if self.anthropic_batches.handles(path):
+                return await self.anthropic_batches.route(method, path, body)
             return await self._route(method, path, body)
         finally:
             self.in_flight -= 1
