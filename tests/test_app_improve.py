@@ -20,7 +20,7 @@ import pytest
 
 pytest.importorskip("streamlit")
 
-from test_app_pages import assert_clean, new_app  # noqa: E402
+from tests.test_app_pages import assert_clean, new_app  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("first_start")  # tests/conftest.py
 

@@ -13,7 +13,7 @@ from evalcore.types import Capabilities
 from evalcore.model import Dataset
 from evalcore.testing.loopback import serve
 
-from test_judge_runner import CRIT, TinyMethod, tiny_dataset
+from tests.test_judge_runner import CRIT, TinyMethod, tiny_dataset
 from tests import judge_calls
 
 

@@ -2,8 +2,8 @@
 
 Retries are openai-python's own (exponential backoff from 0.5 s to 8 s with up to 25 % jitter, on 408/409/429/5xx,
 timeouts and dropped connections, honouring ``Retry-After``/``retry-after-ms`` up to two minutes). They are counted
-without patching the library: every attempt carries openai's ``x-stainless-retry-count`` header, which an httpx
-request hook reads, and a context variable attributes the attempt to the logical request that made it.
+without patching the library or reading its private headers: an httpx request hook sees every HTTP attempt, and a
+context variable attributes it to the logical request that made it (its second and later attempts are retries).
 
 The API key lives only in this object's memory (read from the endpoint's env var or passed in). It is never part of
 ``Endpoint``, cache keys, run records, logs or exports: ``Endpoint.identity()`` is what gets stored.
@@ -152,6 +152,7 @@ class RunStats:
 
 @dataclass
 class _Attempts:
+    attempts: int = 0  # HTTP attempts of one logical request so far (the first, then openai-python's retries)
     retries: int = 0
 
 
@@ -336,10 +337,13 @@ def _httpx() -> Any:
         return httpx
 
 
-def _deadline_http_client(deadline_s: float, hooks: dict[str, list[Any]]) -> Any:
-    from openai._constants import DEFAULT_CONNECTION_LIMITS
+# The connection pool openai-python gives its own clients (1,000 connections, 100 kept alive), restated here rather
+# than imported from its private ``_constants``: the concurrency window, not the pool, bounds what is in flight.
+CONNECTION_LIMITS = {"max_connections": 1000, "max_keepalive_connections": 100}
 
-    inner = _httpx().AsyncHTTPTransport(limits=DEFAULT_CONNECTION_LIMITS)
+
+def _deadline_http_client(deadline_s: float, hooks: dict[str, list[Any]]) -> Any:
+    inner = _httpx().AsyncHTTPTransport(limits=_httpx().Limits(**CONNECTION_LIMITS))
     # Redirects are not followed: a 307/308 would re-send the whole prompt (a private dataset's texts) to wherever the
     # endpoint points, a host the operator never configured; the failure names the target instead (_describe_error).
     return openai.DefaultAsyncHttpxClient(event_hooks=hooks, transport=_DeadlineTransport(inner, deadline_s),
@@ -405,15 +409,18 @@ class JudgeClient:
     def _openai(self) -> Any:
         if self._client is None:
             async def on_request(request: Any) -> None:
+                # the hook runs in the task of the logical request (``_send_now``), so its context variable says
+                # which attempt of that request this is: the second and later are retries
                 self.stats.attempts += 1
-                n = int(request.headers.get("x-stainless-retry-count", "0") or 0)
-                if n > 0:
+                state = _current.get()
+                if state is None:
+                    return
+                state.attempts += 1
+                if state.attempts > 1:
                     self.stats.retries += 1
-                    state = _current.get()
-                    if state is not None:
-                        if state.retries == 0:
-                            self.stats.retrying_now += 1
-                        state.retries += 1
+                    if state.retries == 0:
+                        self.stats.retrying_now += 1
+                    state.retries += 1
 
             hooks = self.limiter.hooks()
             http_client = _deadline_http_client(self.timeout_s, {"request": [on_request] + hooks["request"],
