@@ -14,9 +14,6 @@ import time
 
 import pandas as pd
 import streamlit as st
-from streamlit.runtime.scriptrunner_utils.exceptions import RerunException, StopException
-from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequestType
-from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx, in_cached_function
 
 from evalcore.meta import fastboot
 
@@ -26,22 +23,14 @@ from evalcore.views import common as common_views
 from evalcore.views import compare as compare_views
 from evalcore.views import data as data_views
 from pages import _shared as ui
+from pages import _streamlit_internals as internals
 
 
 def _stop_if_asked() -> None:
     """Between blocks of bootstrap replicates: stop when this session asked to stop (the app's Stop, the browser tab
-    closed: the session's script runner is then told to stop) or to rerun (a widget changed), as Streamlit itself
-    does at every st.* call, which a long numpy computation never makes."""
-    ctx = get_script_run_ctx(suppress_warning=True)
-    requests = getattr(ctx, "script_requests", None)
-    if requests is None:
-        return
-    request = requests.on_scriptrunner_yield()
-    if request is None:
-        return
-    if request.type == ScriptRequestType.RERUN:
-        raise RerunException(request.rerun_data)
-    raise StopException()
+    closed) or to rerun (a widget changed), as Streamlit itself does at every st.* call, which a long numpy
+    computation never makes."""
+    internals.stop_or_rerun_requested()
 
 
 def stoppable(f):
@@ -103,11 +92,8 @@ def _outside_cache():
     """Draw while a cached computation runs without recording it for replay: the progress bar and the Stop button
     belong to this run of this session, not to the cached result (replaying them on a cache hit would draw a
     finished bar, or fail on a container that no longer exists)."""
-    token = in_cached_function.set(False)
-    try:
+    with internals.outside_cache():
         yield
-    finally:
-        in_cached_function.reset(token)
 
 
 def stopped() -> set[str]:

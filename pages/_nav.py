@@ -167,9 +167,9 @@ def _export_button(ctx: ui.Context) -> None:
 
 def context() -> ui.Context:
     """The sidebar's state for the page that is running (pages/_shared.context() is this)."""
-    from streamlit.runtime.pages_manager import PagesManager
+    from pages._streamlit_internals import legacy_pages_mode
 
-    if PagesManager.uses_pages_directory or st.session_state.get("_ctx") is None:
+    if legacy_pages_mode() or st.session_state.get("_ctx") is None:
         # Legacy first run: this page file was run on its own. Run the app as app.py would (its st.navigation
         # ends the legacy mode), this page included, then stop this outer run, which has drawn nothing yet.
         # The legacy flag is the class's, shared by every session: two sessions opening at once on a fresh server
