@@ -31,7 +31,7 @@ resident memory (sampled every 0.2 s over the process tree, and the kernel's own
 CPU (this process and its children other than the server: Playwright's driver and chromium) and what the rest of the
 machine used meanwhile (busy time in /proc/stat less server and clients), which says how quiet the figures are.
 
-Last, where the time goes: one WARM Alignment page run profiled with cProfile in this process under Streamlit's AppTest
+Last, where the time goes: one WARM Alignment page run (``--profile-page``) profiled with cProfile in this process under Streamlit's AppTest
 (the same script; a first AppTest run fills the caches, the second is profiled in the script thread), top 15
 functions by cumulative time and top 10 by own time.
 
@@ -57,6 +57,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 GOAL_SESSIONS = 20
 GOAL_FIRST_S = 10.0
 SAMPLE_EVERY_S = 0.2
+PROFILED_RUNS = 5
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 # page -> (Streamlit page name the frontend sends for its URL path, key of the CSV button beside its first table,
@@ -366,9 +367,11 @@ def print_loads(title: str, rnd: Round) -> None:
     for ld in sorted(rnd.loads, key=lambda x: (x.session, x.page)):
         print(f"  {ld.session:>7}  {ld.page:<10} {_fmt(ld.first_s):>9} {_fmt(ld.done_s):>9}  "
               f"{'; '.join(ld.errors) if ld.errors else 'none'}")
+    clients_mem = (f"peak RSS {rnd.after.clients_peak_mb:.0f} MB" if rnd.after.clients_peak_mb
+                   else "in this process")
     print(f"  server: {rnd.server_cpu:.1f} CPU s ({rnd.server_cpu / rnd.wall_s:.2f} of a core), peak RSS "
-          f"{rnd.after.server_peak_mb:.0f} MB; clients: {rnd.clients_cpu:.1f} CPU s, peak RSS "
-          f"{rnd.after.clients_peak_mb:.0f} MB; rest of the machine: {rnd.others_cpu:.1f} CPU s "
+          f"{rnd.after.server_peak_mb:.0f} MB; clients: {rnd.clients_cpu:.1f} CPU s, {clients_mem}; "
+          f"rest of the machine: {rnd.others_cpu:.1f} CPU s "
           f"({rnd.others_cpu / rnd.wall_s:.2f} cores)")
 
 
@@ -380,9 +383,12 @@ def _stats(values: list[float]) -> str:
 
 
 def print_table(rounds: list[Round], pages: list[str], hwm_mb: float) -> None:
-    print("\nSummary (warm server; seconds; median / 90th percentile / max over the page loads of the round)")
+    print("\nSummary (warm server; seconds; median / 90th percentile / max over the page loads of the round; server "
+          "CPU in seconds, in all and per page load; core: the share of one core the server got; peak MB: the "
+          "server's resident memory)")
     head = "".join(f" | {p + ' first':^20} | {p + ' done':^20}" for p in pages)
-    print(f"{'N':>3} {'loads':>5} {'err':>4}{head} | {'wall':>6} {'server CPU':>10} {'core':>5} {'peak MB':>7} "
+    print(f"{'N':>3} {'loads':>5} {'err':>4}{head} | {'wall':>6} {'server CPU':>10} {'/load':>5} {'core':>5} "
+          f"{'peak MB':>7} "
           f"| {'clients CPU':>11} {'others CPU':>10}")
     for r in rounds:
         cells = ""
@@ -391,7 +397,8 @@ def print_table(rounds: list[Round], pages: list[str], hwm_mb: float) -> None:
             cells += (f" | {_stats([ld.first_s for ld in mine if ld.first_s is not None])}"
                       f" | {_stats([ld.done_s for ld in mine if ld.done_s is not None])}")
         print(f"{r.n:>3} {len(r.loads):>5} {r.errors:>4}{cells} | {r.wall_s:6.1f} {r.server_cpu:10.1f} "
-              f"{r.server_cpu / r.wall_s:5.2f} {r.after.server_peak_mb:7.0f} | {r.clients_cpu:11.1f} "
+              f"{r.server_cpu / len(r.loads):5.2f} {r.server_cpu / r.wall_s:5.2f} {r.after.server_peak_mb:7.0f} | "
+              f"{r.clients_cpu:11.1f} "
               f"{r.others_cpu:10.1f}")
     print(f"Server's memory high-water mark over the whole run (VmHWM of the streamlit process): {hwm_mb:.0f} MB")
     goal = [r for r in rounds if r.n >= GOAL_SESSIONS]
@@ -407,9 +414,78 @@ def print_table(rounds: list[Round], pages: list[str], hwm_mb: float) -> None:
 
 
 # ---------------------------------------------------------------------------------------------------- profile
-def profile_warm_alignment(helpers, workdir: Path, resamples: int | None, top: int = 15) -> None:
-    """cProfile of one warm Alignment run under AppTest, in the script thread (cProfile sees only its own thread,
-    so ScriptRunner._run_script is wrapped for the profiled run)."""
+class StackSampler:
+    """A sampling profiler of one thread: every ``interval_s`` the thread's stack (sys._current_frames) is recorded.
+
+    A function's cumulative share is the fraction of samples with it anywhere on the stack, its own share the
+    fraction with it on top. Unlike cProfile (whose cost per call made a warm Alignment run five times slower here,
+    most of it on pandas' many small calls), sampling leaves the run's proportions as they are. A process descheduled
+    by other work on the machine is not sampled either, so the shares follow the thread's own running time."""
+
+    def __init__(self, interval_s: float = 0.001) -> None:
+        self.interval_s = interval_s
+        self.cumulative: dict[str, int] = {}
+        self.own: dict[str, int] = {}
+        self.samples = 0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def enable(self) -> None:
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._loop, args=(threading.get_ident(),), daemon=True)
+        self._thread.start()
+
+    def disable(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def _loop(self, ident: int) -> None:
+        while not self._stop.wait(self.interval_s):
+            frame = sys._current_frames().get(ident)
+            seen = set()
+            top = True
+            while frame is not None:
+                code = frame.f_code
+                name = f"{_short_path(code.co_filename)}:{code.co_firstlineno}({code.co_name})"
+                if top:
+                    self.own[name] = self.own.get(name, 0) + 1
+                    top = False
+                if name not in seen:  # a recursive function counts once per sample
+                    self.cumulative[name] = self.cumulative.get(name, 0) + 1
+                    seen.add(name)
+                frame = frame.f_back
+            self.samples += 1
+
+    def print_top(self, cpu_s: float, top: int = 15) -> None:
+        """Top functions by cumulative share, the app's own (pages/, evalcore/) by cumulative share, and all by own
+        share; seconds are the shares of ``cpu_s`` (the CPU time of one unprofiled run)."""
+        if not self.samples:
+            print("  (no sample)")
+            return
+        whole = [n for n, c in self.cumulative.items() if c >= 0.98 * self.samples]
+        print(f"  {self.samples} samples; {len(whole)} frames span the whole run (Streamlit's script runner, left out)")
+        app = {f: c for f, c in self.cumulative.items() if f.startswith(("pages", "evalcore", "app.py"))}
+        for title, counts, n in (("cumulative share", self.cumulative, top), ("cumulative share, the app's own "
+                                 "functions", app, 10), ("own share", self.own, 10)):
+            rows = sorted(((c, f) for f, c in counts.items() if f not in whole), reverse=True)[:n]
+            print(f"  top {n} by {title}:\n  {'share':>8} {'~CPU s':>8}  function")
+            for c, f in rows:
+                print(f"  {c / self.samples:8.1%} {c / self.samples * cpu_s:8.3f}  {f}")
+
+
+def _short_path(path: str) -> str:
+    for prefix in (str(REPO_ROOT) + os.sep, os.path.dirname(os.__file__) + os.sep):
+        if path.startswith(prefix):
+            return path[len(prefix):]
+    return path.split("site-packages" + os.sep, 1)[-1]
+
+
+def profile_warm_page(helpers, workdir: Path, resamples: int | None, page: str, use_cprofile: bool) -> None:
+    """Where a warm run of ``page`` spends its time, under AppTest in this process (the same script the server runs),
+    profiled in the script thread (ScriptRunner._run_script, the script thread's body, is wrapped). The first run
+    fills the caches (st.cache_data / st.cache_resource are process-wide); the second, unprofiled, gives the script
+    thread's CPU time; the third is profiled: by StackSampler, or by cProfile on the thread's CPU clock."""
     import cProfile
     import pstats
 
@@ -417,37 +493,53 @@ def profile_warm_alignment(helpers, workdir: Path, resamples: int | None, top: i
     os.environ.update(helpers.app_env(workdir / "profile.db", resamples=resamples))
     if str(REPO_ROOT) not in sys.path:
         sys.path.insert(0, str(REPO_ROOT))
+    cold = _script_run(page)
+    warm = _script_run(page)
+    profiler = cProfile.Profile(time.thread_time) if use_cprofile else StackSampler()
+    profiled_runs = [_script_run(page, profiler) for _ in range(PROFILED_RUNS)]  # more samples of a short run
+    profiled = (statistics.mean(r[0] for r in profiled_runs), statistics.mean(r[1] for r in profiled_runs), [])
+    problems = cold[2] + warm[2] + [p for r in profiled_runs for p in r[2]]
+    print(f"\nWhere the time goes: the {page.capitalize()} page's script under AppTest in this process (resamples: "
+          f"{resamples or 'app default'}). First run (caches empty): {cold[0]:.2f} s wall, {cold[1]:.2f} CPU s; "
+          f"warm run: {warm[0]:.2f} s wall, {warm[1]:.3f} CPU s of the script thread; {PROFILED_RUNS} profiled warm "
+          f"runs: {profiled[1]:.3f} CPU s each ({'cProfile, thread CPU seconds' if use_cprofile else 'sampled'})"
+          + (f"; problems: {problems}" if problems else ""))
+    if use_cprofile:
+        stats = pstats.Stats(profiler)
+        stats.sort_stats("cumulative").print_stats(15)
+        stats.sort_stats("tottime").print_stats(10)
+    else:
+        profiler.print_top(warm[1])
+
+
+def _script_run(page: str, profiler=None) -> tuple[float, float, list[str]]:
+    """A new AppTest session opening ``page``: (wall seconds, CPU seconds of the script thread, errors shown)."""
     from streamlit.runtime.scriptrunner.script_runner import ScriptRunner
     from streamlit.testing.v1 import AppTest
 
-    def run_alignment() -> tuple[float, list[str]]:
-        at = AppTest.from_file(str(REPO_ROOT / "app.py"), default_timeout=600)
-        t0 = time.perf_counter()
-        at.switch_page("pages/alignment.py").run()
-        return time.perf_counter() - t0, [str(e.value)[:200] for e in list(at.exception) + list(at.error)]
-
-    cold_s, problems = run_alignment()  # fills st.cache_data / st.cache_resource (process-wide)
-    profiler = cProfile.Profile()
+    cpu = []
     original = ScriptRunner._run_script
 
-    def profiled(self, rerun_data):
-        profiler.enable()
+    def measured(self, rerun_data):
+        t0 = time.thread_time()
+        if profiler is not None:
+            profiler.enable()
         try:
             return original(self, rerun_data)
         finally:
-            profiler.disable()
+            if profiler is not None:
+                profiler.disable()
+            cpu.append(time.thread_time() - t0)
 
-    ScriptRunner._run_script = profiled
+    at = AppTest.from_file(str(REPO_ROOT / "app.py"), default_timeout=600)
+    ScriptRunner._run_script = measured
     try:
-        warm_s, problems_warm = run_alignment()
+        t0 = time.perf_counter()
+        at.switch_page(f"pages/{page}.py").run()
+        wall = time.perf_counter() - t0
     finally:
         ScriptRunner._run_script = original
-    print(f"\nWhere the time goes: the Alignment page under AppTest in this process (resamples: "
-          f"{resamples or 'app default'}): first run {cold_s:.2f} s (caches empty), profiled warm run {warm_s:.2f} s"
-          + (f"; problems: {problems + problems_warm}" if problems or problems_warm else ""))
-    stats = pstats.Stats(profiler)
-    stats.sort_stats("cumulative").print_stats(top)
-    stats.sort_stats("tottime").print_stats(10)
+    return wall, sum(cpu), [str(e.value)[:200] for e in list(at.exception) + list(at.error)]
 
 
 # ------------------------------------------------------------------------------------------------------- main
@@ -490,7 +582,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds a page load may take before it counts "
                                                                  "as an error (default 300)")
     ap.add_argument("--resamples", type=int, default=None, help="bootstrap resamples (default: the app's, 1000)")
-    ap.add_argument("--no-profile", action="store_true", help="skip the cProfile of a warm Alignment run")
+    ap.add_argument("--no-profile", action="store_true", help="skip the cProfile of a warm page run")
+    ap.add_argument("--profile-page", choices=sorted(PAGES), default="alignment",
+                    help="the page whose warm run is profiled (default alignment)")
+    ap.add_argument("--cprofile", action="store_true", help="profile with cProfile (exact call counts, but its "
+                                                           "cost per call inflates pandas-heavy code) instead of "
+                                                           "sampling the script thread's stack every millisecond")
     args = ap.parse_args(argv)
     args.sessions = [int(s) for s in args.sessions.split(",") if s.strip()]
     args.pages = [p.strip() for p in args.pages.split(",") if p.strip()]
@@ -520,7 +617,7 @@ def main(argv: list[str] | None = None) -> int:
             helpers.stop_app(server)
         print_table(rounds, args.pages, args.hwm_mb)
         if not args.no_profile:
-            profile_warm_alignment(helpers, Path(tmp), args.resamples)
+            profile_warm_page(helpers, Path(tmp), args.resamples, args.profile_page, args.cprofile)
     return 1 if cold.errors or any(r.errors for r in rounds) else 0
 
 
