@@ -64,6 +64,8 @@ class AnthropicBatches:
         self.results: dict[str, list[dict[str, Any]]] = {}
         self._cancel: set[str] = set()
         self._n = 0
+        # a hostile server's results_url on another host (tests/hardening): None = the server's own
+        self.results_base: str | None = None
 
     @staticmethod
     def handles(path: str) -> bool:
@@ -126,7 +128,7 @@ class AnthropicBatches:
             counts["succeeded"] += 1
         b["processing_status"] = "ended"
         b["ended_at"] = _now()
-        b["results_url"] = f"{srv.base_url.removesuffix('/v1')}{PREFIX}/{bid}/results"
+        b["results_url"] = f"{self.results_base or srv.base_url.removesuffix('/v1')}{PREFIX}/{bid}/results"
 
 
 def _now() -> str:
