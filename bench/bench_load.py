@@ -26,6 +26,10 @@ the table) reaches the client: Alignment's correlation table (``csv_correlations
 end of the script run (websocket: ``script_finished``; browser: the app idle again). An error is an exception or error
 box on the page, a page not found, a run that ends without its first content, a lost connection or a timeout.
 
+``--file-watcher none`` starts the server with ``server.fileWatcherType = "none"``: every new session's first run
+otherwise walks all of sys.modules to register file watches (streamlit/watcher/local_sources_watcher.py
+``update_watched_modules``), which is CPU per page load that a server not editing its own code does not need.
+
 Measured from /proc, never from the app: the server's CPU seconds (the streamlit process and any child), its peak
 resident memory (sampled every 0.2 s over the process tree, and the kernel's own high-water mark VmHWM), the clients'
 CPU (this process and its children other than the server: Playwright's driver and chromium) and what the rest of the
@@ -582,7 +586,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds a page load may take before it counts "
                                                                  "as an error (default 300)")
     ap.add_argument("--resamples", type=int, default=None, help="bootstrap resamples (default: the app's, 1000)")
-    ap.add_argument("--no-profile", action="store_true", help="skip the cProfile of a warm page run")
+    ap.add_argument("--file-watcher", choices=("configured", "none", "auto", "poll", "watchdog"),
+                    default="configured", help="the server's server.fileWatcherType (default: as the app's "
+                                               ".streamlit/config.toml says; 'none' shows what the watcher costs)")
+    ap.add_argument("--no-profile", action="store_true", help="skip the profile of a warm page run")
     ap.add_argument("--profile-page", choices=sorted(PAGES), default="alignment",
                     help="the page whose warm run is profiled (default alignment)")
     ap.add_argument("--cprofile", action="store_true", help="profile with cProfile (exact call counts, but its "
@@ -605,11 +612,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.client == "browser" and (reason := helpers.chromium_missing_reason()):
         print(f"cannot run with --client browser: {reason}")
         return 2
-    print(f"bench_load: client={args.client}, sessions={args.sessions}, pages={args.pages}, "
+    print(f"bench_load: client={args.client}, sessions={args.sessions}, pages={args.pages}, file watcher "
+          f"{args.file_watcher}, "
           f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at start", flush=True)
     with tempfile.TemporaryDirectory(prefix="judgescope-load-") as tmp:
         t0 = time.perf_counter()
-        server = helpers.start_app(Path(tmp) / "app", resamples=args.resamples)
+        extra = {} if args.file_watcher == "configured" else {"STREAMLIT_SERVER_FILE_WATCHER_TYPE": args.file_watcher}
+        server = helpers.start_app(Path(tmp) / "app", resamples=args.resamples, extra_env=extra)
         print(f"server healthy after {time.perf_counter() - t0:.1f} s (pid {server.process.pid}, {server.url})")
         try:
             cold, rounds = asyncio.run(measure(args, helpers, server))
