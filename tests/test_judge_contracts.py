@@ -374,3 +374,21 @@ def test_from_the_cli_a_reasoning_judge_scores_every_item_with_three_refusals(tm
     assert out["stats"]["ok"] == 8 and out["stats"]["refused_requests"] == 3
     assert "20-sample fallback" in out["variant"] and set(out["contract"]) == {"max_tokens", "temperature",
                                                                                "logprobs"}
+
+
+def test_log_probs_that_cover_a_reasoning_field_are_read_at_the_answer_only():
+    # a server returning the reasoning apart but log-probs over every generated token, the reasoning's "1" first
+    tokens = (_tok("Score"), _tok("1", ("1", math.log(0.9)), ("2", math.log(0.1))), _tok("."),
+              TokenLogprob("4", math.log(0.6), (("4", math.log(0.6)), ("5", math.log(0.4)))))
+    resp = Response([Choice("4", tokens, "stop", reasoning="Score 1.")])
+    sep = separate_reasoning([resp])
+    assert [t.token for t in sep.responses[0].choices[0].tokens] == ["4"]
+    crit = Criteria("coherence", "Rate it.", "Coherence", 1, 5)
+    out = GEVAL.score(ItemTask("i", "d", "s", "coherence", "src", "out"), crit, GEvalConfig(), sep.responses)
+    assert out.value == pytest.approx(4.4)
+    # token texts that do not spell the content: no distribution at the answer, so the probe reports no log-probs
+    from evalcore.judge.client import _answer_has_logprobs
+
+    odd = Response([Choice("4", (_tok("\u0120Score"), _tok("x")), "stop", reasoning="Score 1.")])
+    assert separate_reasoning([odd]).responses[0].choices[0].tokens is None
+    assert not _answer_has_logprobs(odd) and _answer_has_logprobs(resp)

@@ -507,7 +507,7 @@ class JudgeClient:
         if r_lp is None:
             # some servers cap top_logprobs at 5 (older Azure deployments) and reject 20 outright
             r_lp = await attempt(replace(lp, top_logprobs=5))
-        chat_lp = bool(r_lp and r_lp.choices and r_lp.choices[0].tokens)
+        chat_lp = bool(r_lp and r_lp.choices and r_lp.choices[0].tokens) and _answer_has_logprobs(r_lp)
         top = len(r_lp.choices[0].tokens[0].top) if chat_lp else 0
         honours_n = bool(r_n and len(r_n.choices) == 3)
         echo_ok = False
@@ -515,6 +515,19 @@ class JudgeClient:
             toks = r_echo.choices[0].tokens
             echo_ok = len(toks) >= 2 and any(t.logprob is not None for t in toks[1:])
         return Capabilities(chat_logprobs=chat_lp, top_logprobs=top, honours_n=honours_n, echo_logprobs=echo_ok)
+
+
+def _answer_has_logprobs(resp: Response) -> bool:
+    """False when a reasoning judge's log-probs cannot be placed at its answer: the reasoning came apart from the
+    content (a server field) but the token log-probs do not spell the content (they cover the reasoning too), so a
+    log-prob method would have no distribution at the answer's position and samples instead. A reply that ended
+    inside its reasoning says nothing either way (a larger budget reaches the answer): log-probs are assumed."""
+    from evalcore.methods.base import separate_reasoning
+
+    sep = separate_reasoning([resp])
+    if not sep.reasoning[0] or sep.no_answer[0]:
+        return True
+    return sep.responses[0].choices[0].tokens is not None
 
 
 # ------------------------------------------------------------------------------------------------ conversions

@@ -360,6 +360,12 @@ def separate_reasoning(responses: list[Response], chat: list[bool] | None = None
             elif split.tag:
                 choices.append(dataclasses.replace(c, text=split.answer,
                                                    tokens=_answer_tokens(c.tokens, c.text, split.answer_start)))
+            elif c.reasoning and c.tokens is not None:
+                # reasoning in a server field, log-probs that may cover it too: keep those of the content only
+                spelled = "".join(t.token for t in c.tokens)
+                start = len(spelled) - len(c.text) if spelled.endswith(c.text) else -1
+                choices.append(dataclasses.replace(
+                    c, tokens=_answer_tokens(c.tokens, spelled, start) if start >= 0 else None))
             else:
                 choices.append(c)
             reasoning.append(said)
