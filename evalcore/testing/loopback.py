@@ -19,6 +19,9 @@ of the prompt, or "sticky" (decided by the prompt's hash, so every retry of that
 429 with Retry-After, 500, a hang longer than the client's timeout, a dropped connection, a malformed JSON body,
 an unparseable reply, a truncated reply (finish_reason "length") and a refusal. Capability switches (no log-probs,
 ignore n, no echo, no completions endpoint) exercise the engine's capability probe and the methods' fallbacks.
+A ``profile`` (evalcore.testing.loopback_profiles) makes it follow one provider's documented contract instead:
+its refusals, its reasoning output, its budget rules; ``/v1/messages/batches`` serves Anthropic's Message Batches
+(evalcore.testing.loopback_anthropic).
 
 Run it as a separate process::
 
