@@ -253,7 +253,8 @@ def report(dataset_id: str, run_ids: tuple[str, ...], dimension: str, level: str
     pair = report_views.compare_pair(runs, dimension)
     pair_rows = 0
     if pair is not None:
-        docs = alignment_views.documents_per_run(common_views.frames_for(ds, list(pair), dimension))
+        docs = alignment_views.documents_per_run(common_views.frames_for(ds, list(pair), dimension,
+                                                                         systems=_systems(systems)))
         pair_rows = replicate_rows(min(docs.values(), default=0), n_resamples)
 
     def counted(rows: int, call):
@@ -271,7 +272,8 @@ def report(dataset_id: str, run_ids: tuple[str, ...], dimension: str, level: str
         comparison = None
         if pair is not None:
             comparison = counted(pair_rows, lambda: paired(dataset_id, pair[0].run_id, pair[1].run_id, dimension,
-                                                           level, coefficient, n_resamples, "bootstrap", parse))
+                                                           level, coefficient, n_resamples, "bootstrap", parse,
+                                                           systems))
     return report_views.analysis_report(ds, runs, params, report_views.Computed(table, comparison))
 
 
@@ -375,26 +377,27 @@ def position_bias(run_ids: tuple[str, ...], parse: str) -> pd.DataFrame:
 @cached_for_runs(max_entries=64)
 @stoppable
 def paired(dataset_id: str, run_a: str, run_b: str, dimension: str, level: str, coefficient: str, n_resamples: int,
-           method: str, parse: str):
+           method: str, parse: str, systems: tuple[str, ...] | None = None):
     return compare_views.paired_comparison(ui.load_dataset(dataset_id), ui.load_run(run_a, parse), ui.load_run(run_b, parse),
                                    dimension, level=level, coefficient=coefficient, n_resamples=n_resamples,
-                                   method=method)
+                                   method=method, systems=_systems(systems))
 
 
 @cached_for_runs(max_entries=64)
 def paired_estimates(dataset_id: str, run_a: str, run_b: str, dimension: str, level: str, coefficient: str,
-                     parse: str):
+                     parse: str, systems: tuple[str, ...] | None = None):
     """The two runs' correlations on their shared items and the difference, without resampling: what the Compare
     page shows first while the paired bootstrap runs."""
     return compare_views.paired_comparison(ui.load_dataset(dataset_id), ui.load_run(run_a, parse),
                                            ui.load_run(run_b, parse), dimension, level=level,
-                                           coefficient=coefficient, n_resamples=0)
+                                           coefficient=coefficient, n_resamples=0, systems=_systems(systems))
 
 
 @cached_for_runs(max_entries=64)
-def disagreements(dataset_id: str, run_a: str, run_b: str, dimension: str, parse: str, top: int) -> pd.DataFrame:
+def disagreements(dataset_id: str, run_a: str, run_b: str, dimension: str, parse: str, top: int,
+                  systems: tuple[str, ...] | None = None) -> pd.DataFrame:
     return compare_views.disagreements(ui.load_dataset(dataset_id), ui.load_run(run_a, parse), ui.load_run(run_b, parse),
-                               dimension, top=top)
+                               dimension, top=top, systems=_systems(systems))
 
 
 @cached_for_runs(max_entries=64)

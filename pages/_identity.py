@@ -46,7 +46,11 @@ def _header() -> str | None:
 
 def _refused(what: str, e: IdentityError) -> None:
     """A refused sign-in: the message, then why as plain text (the value is the visitor's: as Markdown, an image in
-    it would be fetched and a link drawn)."""
+    it would be fetched and a link drawn). Said once per script run, however many times the page asks who is
+    signed in (pages/_nav.main clears the flag at the start of each run)."""
+    if st.session_state.get("_sign_in_refusal_said"):
+        return
+    st.session_state["_sign_in_refusal_said"] = True
     st.error(what)
     st.text(str(e))
 

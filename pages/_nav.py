@@ -69,34 +69,57 @@ def default_dimension(dimensions: list[str], run_ids: list[str]) -> str:
 def _dataset_picker() -> str:
     datasets = ui.dataset_list()
     ids = [d["id"] for d in datasets]
-    names = {d["id"]: d.get("name") or d["id"] for d in datasets}
+    names = dataset_names(datasets)
     if not ids:
         st.error("No dataset found: the bundled data (data/) is missing. Run scripts/build_data.py.")
         st.stop()
     default = common_views.DEFAULT_DATASET if common_views.DEFAULT_DATASET in ids else ids[0]
+    if "dataset" not in st.session_state and st.query_params.get("dataset", "") not in ("", *ids):
+        _link_not_shown()  # the link's dataset is not this viewer's to open (or no longer exists)
     url.key("dataset", default, options=ids)
     pending = st.session_state.pop("_pending_dataset", None)
     if pending in ids:  # set by the Data page after an upload, before the widget exists in this run
         st.session_state["dataset"] = pending
         url.key("dataset", default, options=ids)  # to the URL at once
-    dataset_id = st.selectbox("Dataset", ids, key="dataset")
-    st.text(names.get(dataset_id, dataset_id))  # a user dataset's name: shown as text, never Markdown
+    # by name (an upload's id is user-6a61f3048b88); a selectbox shows its options as plain text, never Markdown
+    dataset_id = st.selectbox("Dataset", ids, key="dataset", format_func=lambda i: names.get(i, i))
     return dataset_id
 
 
+def dataset_names(datasets: list[dict]) -> dict[str, str]:
+    """{dataset id: what a picker shows}: the dataset's name; where two share a name, the id after it."""
+    names = {d["id"]: (d.get("name") or d["id"]) for d in datasets}
+    counts: dict[str, int] = {}
+    for n in names.values():
+        counts[n] = counts.get(n, 0) + 1
+    return {i: n if counts[n] == 1 else f"{n} ({i})" for i, n in names.items()}
+
+
 def _runs_picker(dataset_id: str, run_ids: list[str], labels: dict[str, str]) -> list[str]:
+    if "runs" not in st.session_state and any(r and r not in run_ids for r in st.query_params.get_all("runs")):
+        _link_not_shown()
     url.key("runs", common_views.default_run_ids(dataset_id, run_ids), options=run_ids)
     # A run that finished on the Score page joins the selection (set there; the widget exists only from here on).
     added = [r for r in st.session_state.pop("_pending_runs", []) if r in run_ids]
     if added:
         st.session_state["runs"] = list(dict.fromkeys(list(st.session_state["runs"]) + added))
         url.key("runs", common_views.default_run_ids(dataset_id, run_ids), options=run_ids)  # to the URL at once
+    # each run once, by its name (a second list of the same runs under the picker repeated them)
     chosen = st.multiselect("Runs", run_ids, key="runs", placeholder="Pick judge runs",
                             format_func=lambda r: labels.get(r, r),
                             help="Judge runs to analyse: published runs shipped with the data and your own.")
-    if chosen:
-        st.text("\n".join(f"• {labels.get(r, r)}" for r in chosen))
     return list(chosen)
+
+
+LINK_NOT_SHOWN = ("This link points to a dataset or run that is not shared with you (or that no longer exists): "
+                  "it is left out, and the page shows what you may see instead.")
+_LINK_NOTE = "_link_not_shown"
+
+
+def _link_not_shown() -> None:
+    """A link naming a dataset or run this session may not see is not rewritten silently: the page says so (the
+    same words whether it is someone's private upload or does not exist, so a link reveals nothing)."""
+    st.session_state[_LINK_NOTE] = ""  # the page it is said on: filled in by main()
 
 
 def sidebar() -> ui.Context:
@@ -185,9 +208,17 @@ def main() -> None:
     st.set_page_config(page_title=APP_NAME, page_icon=":material/balance:", layout="wide")
     page = st.navigation([*pages(), _first_page_alias()])
     url.begin()
+    st.session_state.pop("_sign_in_refusal_said", None)  # a refused sign-in is said once per run (pages/_identity)
     if page.url_path == FIRST_PAGE_ALIAS_PATH:
         _to_first_page()
     st.session_state["_ctx"] = sidebar()
+    if _LINK_NOTE in st.session_state:
+        # said above the page the link opened, until another page is opened
+        if st.session_state[_LINK_NOTE] in ("", page.url_path):
+            st.session_state[_LINK_NOTE] = page.url_path
+            st.warning(LINK_NOT_SHOWN, icon=":material/link_off:")
+        else:
+            del st.session_state[_LINK_NOTE]
     try:
         page.run()
     finally:

@@ -52,11 +52,13 @@ def table(frame: pd.DataFrame, name: str, key: str, *, height: int | str = "auto
     shown = display_table(frame)
     config = {c: st.column_config.NumberColumn(format=f) for c, f in shown.formats.items()}
     config.update(kw.pop("column_config", None) or {})
-    left, right = st.columns([12, 2], vertical_alignment="top")
-    with left:
+    # one row that never wraps: the table takes the width the CSV button leaves (in a narrow column a fixed share of
+    # the width cut the button's label to "C...")
+    row = st.container(horizontal=True, vertical_alignment="top", wrap=False)
+    with row:
         st.dataframe(shown.frame, hide_index=True, height=height, key=f"df_{key}", column_config=config or None,
-                     placeholder="", **kw)
-    _csv_button(right, frame, name, key)
+                     placeholder="", width="stretch", **kw)
+    _csv_button(row, frame, name, key)
 
 
 def _nothing_to_show(frame: pd.DataFrame | None, name: str) -> bool:
@@ -71,7 +73,7 @@ def _csv_button(container: Any, frame: pd.DataFrame, name: str, key: str) -> Non
     """The raw numbers of a shown table as CSV (formula-like cells quoted), beside it."""
     container.download_button("CSV", data=to_csv_safe(frame).encode("utf-8"), file_name=f"{_slug(name)}.csv",
                               mime="text/csv", key=f"csv_{key}", help=f"Download {esc(name)} as CSV",
-                              icon=":material/download:")
+                              icon=":material/download:", width="content")
 
 
 def static_table(frame: pd.DataFrame, name: str, key: str) -> None:
@@ -82,9 +84,9 @@ def static_table(frame: pd.DataFrame, name: str, key: str) -> None:
         return
     from evalcore.views.format import display_table
 
-    left, right = st.columns([12, 2], vertical_alignment="top")
-    left.table(markdown_safe(display_table(frame).as_text()), hide_index=True)
-    _csv_button(right, frame, name, key)
+    row = st.container(horizontal=True, vertical_alignment="top", wrap=False)  # as ``table``: the button whole
+    row.table(markdown_safe(display_table(frame).as_text()), hide_index=True)
+    _csv_button(row, frame, name, key)
 
 
 def markdown_safe(frame: pd.DataFrame) -> pd.DataFrame:

@@ -197,6 +197,9 @@ with tab_of['Correlations']:
                     ui.table(ceil, f"human ceiling {ctx.dimension} {level} {coefficient}", "ceiling")
                     st.caption("mean = the experts' mean (the grey tick in the chart above); its 95% CI resamples "
                                "documents, the same draw for every expert.")
+                    two = alignment_views.ceiling_note(table, ceil, level=level, coefficient=coefficient)
+                    if two:  # two annotators: what the ceiling is then, and why a judge can exceed it
+                        st.info(ui.esc(two))
                 with headline:
                     st.vega_lite_chart(alignment_views.headline_spec(table, ceil, level=level,
                                                                      coefficient=coefficient, colors=colors),
@@ -274,21 +277,41 @@ with tab_of['#CP']:
                            f"pairs adjacent in average human score ({cite('003', 'App. E')}).")
 
 # -------------------------------------------------------------------------------------------- reliability
+@st.cache_data(show_spinner=False, max_entries=32)
+def reliability_intervals(table, coefficient: str, n_resamples: int) -> dict:
+    """corr(R_i, P_i) of each run with its 95% interval over systems (evalcore.meta.across_systems)."""
+    from evalcore.meta.across_systems import across_systems_interval
+
+    return {side: across_systems_interval(table["reliability"], table[f"p_{side}"], coefficient=coefficient,
+                                          n_resamples=n_resamples) for side in ("rts", "mcq")}
+
+
 with tab_of['RTS-MCQ reliability']:
     if tab_of['RTS-MCQ reliability'].open:
         pairs = alignment_views.reliability_pairs([r for r in ctx.all_runs])
         if pairs:
             st.subheader(f"RTS-MCQ reliability ({cite('003', 'Eq. 4')})")
             labels = {f"{a.run_id} + {b.run_id}": (a, b) for a, b in pairs}
+            names = common_views.run_names([r for pair in pairs for r in pair])
             choice = st.selectbox("RTS and MCQ runs", list(labels),
-                                  key=url.key("reliability_pair", list(labels)[0], options=labels))
+                                  key=url.key("reliability_pair", list(labels)[0], options=labels),
+                                  format_func=lambda k: " + ".join(names[r.run_id] for r in labels[k]))
             a, b = labels[choice]
             if ctx.dimension in a.dimensions or not a.dimensions:
                 with st.spinner("Reliability indicator…"):
                     rel = compute.reliability(ds.id, a.run_id, b.run_id, ctx.dimension, coefficient, ctx.parse)
+                    cis = reliability_intervals(rel.table, coefficient, ctx.n_resamples)
                 m1, m2 = st.columns(2)
-                m1.metric("corr(R_i, P_i RTS)", ui.fmt(rel.corr_r_p_rts), help=f"p = {format_pvalue(rel.pvalue_rts)}")
-                m2.metric("corr(R_i, P_i MCQ)", ui.fmt(rel.corr_r_p_mcq), help=f"p = {format_pvalue(rel.pvalue_mcq)}")
+                for col, side, value, pv in ((m1, "rts", rel.corr_r_p_rts, rel.pvalue_rts),
+                                             (m2, "mcq", rel.corr_r_p_mcq, rel.pvalue_mcq)):
+                    ci = cis[side]
+                    col.metric(f"corr(R_i, P_i {side.upper()})", ui.fmt(value),
+                               help=f"p = {format_pvalue(pv)}, {ci.n_systems} systems")
+                    col.caption(f"95% CI [{ui.fmt(ci.ci_low)}, {ui.fmt(ci.ci_high)}] over {ci.n_systems} systems"
+                                if ci.n_systems >= 4 else "no interval: fewer than 4 systems")
+                st.caption(f"{coefficient} across systems. The intervals resample the systems (percentile bootstrap, "
+                           f"{ctx.n_resamples} resamples) with each system's R_i and P_i held fixed, so they leave out "
+                           "the noise of those per-system values: read them as at least this wide.")
                 ui.table(rel.table, f"reliability {ctx.dimension}", "reliability")
             else:
                 st.info(ui.esc(f"These runs did not score {ctx.dimension!r}."))

@@ -57,9 +57,24 @@ dims = tuple(d for d in ds.dimension_names if any(d in r.dimensions for r in run
 colors = common_views.label_colors(ctx.all_runs + [r for r in ctx.runs if r.run_id not in
                                                    {a.run_id for a in ctx.all_runs}])
 
+if not runs:
+    # The three sections below read per-item scores: without a score run they are one sentence, not three headings
+    # over nothing.
+    pairwise_only = ds.human_scores.empty and not ds.preferences.empty
+    st.info("This dataset's humans voted on pairs of outputs and its runs give verdicts on pairs: mean scores per "
+            "system, verbosity and self-preference of score runs and score distributions need scores per item, so "
+            "only position bias (below) applies here. A pairwise judge's verbosity and self-preference are on the "
+            "Alignment page's Pairwise preferences tab." if pairwise_only else
+            "No selected run has per-item scores: mean scores per system, verbosity and self-preference of score "
+            "runs and score distributions need them. Pick runs in the sidebar (**Runs**), or score the dataset on "
+            "the **Score** page. Position bias of pairwise runs is below.")
+
 # ---------------------------------------------------------------------- judge vs human (Shen et al. 2023, Fig. 4)
-st.subheader(f"Mean judge score vs mean human score ({cite('003', 'Fig. 4')})")
-if ui.need_runs(runs) and dims:
+if runs:
+    st.subheader(f"Mean judge score vs mean human score ({cite('003', 'Fig. 4')})")
+if runs and not dims:
+    st.info("The selected runs scored none of this dataset's dimensions.")
+if runs and dims:
     with st.spinner("Means per system…"):
         ms = compute.mean_scores(ds.id, run_ids, dims, ctx.parse)
     if ms.empty:
@@ -73,8 +88,8 @@ if ui.need_runs(runs) and dims:
                    "fluency 1-3 while SummEval's humans rate 1-5).")
 
 # ------------------------------------------------------------------------ verbosity and self-preference (scores)
-st.subheader("Verbosity and self-preference of score runs")
 if runs:
+    st.subheader("Verbosity and self-preference of score runs")
     args = (ds.id, run_ids, ctx.dimension, ctx.parse, ctx.n_resamples)
     sb = compute.long_work(f"Residuals against length and model family ({ctx.n_resamples} resamples)",
                            compute.work_key("score_bias", *args), lambda: compute.score_bias(*args))
@@ -91,8 +106,8 @@ if runs:
                    "95% CIs resample documents. Pairwise runs: see the Alignment page's Pairwise tab.")
 
 # ------------------------------------------------------------------ distributions (Chen et al. 2023, Fig. 3-4)
-st.subheader(f"Score distributions per method ({cite('002', 'Fig. 3-4')})")
 if runs:
+    st.subheader(f"Score distributions per method ({cite('002', 'Fig. 3-4')})")
     with st.spinner("Score distributions…"):
         dist = compute.distributions(ds.id, run_ids, ctx.dimension, ctx.parse)
     if dist.empty:
@@ -110,10 +125,11 @@ if not pw:
     st.info("No pairwise run on this dataset. Score one on the **Score** page with the H2H or Pairwise method "
             "(SummEval ships Shen et al.'s ChatGPT H2H run).")
 else:
-    labels = {r.run_id: common_views.run_label(r) for r in pw}
+    labels = common_views.run_names(pw)  # names, not ids (two runs of one name: the id's end tells them apart)
     selected = [r.run_id for r in ctx.pairwise_runs]
     default = selected or list(labels)[:1]
-    chosen = st.multiselect("Pairwise runs", list(labels), key=url.key("bias_pairwise", default, options=labels))
+    chosen = st.multiselect("Pairwise runs", list(labels), key=url.key("bias_pairwise", default, options=labels),
+                            format_func=labels.get)
     if chosen:
         with st.spinner("Position bias…"):
             pb = compute.position_bias(tuple(chosen), ctx.parse)
@@ -122,10 +138,6 @@ else:
         else:
             ui.chart(bias_views.position_bias_figure(pb), "position_bias")
             ui.table(pb, "position bias", "position_bias")
-            st.caption("Every pair is judged in both orders: an unbiased judge gives the first position half of "
-                       "the decided comparisons and keeps its verdict when the order flips. flip_rate: pairs where "
-                       "the same position won both times; inconsistent_rate: pairs whose two verdicts name "
-                       "different outcomes (a tie against a win included). The \"all\" row pools every "
-                       "(dimension, pair).")
+            st.caption(ui.esc(bias_views.position_bias_note([ui.load_run(r, ctx.parse) for r in chosen])))
 
 ui.sources("000", "003", "002", "zhang", "chiang")

@@ -32,7 +32,7 @@ default_b = sel[1] if len(sel) > 1 else next(i for i in ids if i != default_a)
 c1, c2 = st.columns(2)
 run_a = c1.selectbox("Run A", ids, key=url.key("run_a", default_a, options=ids), format_func=labels.get)
 run_b = c2.selectbox("Run B", ids, key=url.key("run_b", default_b, options=ids), format_func=labels.get)
-c3, c4, c5 = st.columns(3)
+c3, c4, c5, c6 = st.columns([1, 1, 2, 2])
 level = c3.selectbox("Level", list(views.LEVELS), key=url.key("level", views.LEVELS[0], options=views.LEVELS))
 coefficient = c4.selectbox("Coefficient", list(views.COEFFICIENTS),
                            key=url.key("coefficient", views.COEFFICIENTS[1], options=views.COEFFICIENTS))
@@ -46,6 +46,12 @@ test = c5.selectbox("Test", list(TEST_NAMES), key=url.key("test", "bootstrap", o
                          "swapped per document; tests the stronger null that the two judges' scores are "
                          "interchangeable, so it can reject when the correlations are equal but the judges differ "
                          "(scale, ties, spread)")
+# The Alignment page's systems filter, the same key: it carries between the pages, stays in the link, and the
+# exported report applies it too.
+systems = c6.multiselect("Systems (empty = all)", ds.systems, key=url.key("systems", [], options=ds.systems),
+                         help="Compare the two runs on these systems' outputs only (the test and the list of "
+                              "disagreements)")
+sys_t = tuple(systems) if systems else None
 
 if run_a == run_b:
     st.warning("Pick two different runs.")
@@ -77,14 +83,15 @@ def headline(r, state: str = "") -> None:
 
 # The two correlations first (no resampling: a fraction of a second on 200,000 items), then the paired test with
 # its progress bar and Stop button (issue 19).
-headline(compute.paired_estimates(ds.id, run_a, run_b, ctx.dimension, level, coefficient, ctx.parse), "computing…")
+headline(compute.paired_estimates(ds.id, run_a, run_b, ctx.dimension, level, coefficient, ctx.parse, sys_t),
+         "computing…")
 what = f"Paired {test} test ({ctx.n_resamples} resamples)"
 res = compute.long_work(what, compute.work_key("paired", ds.id, run_a, run_b, ctx.dimension, level, coefficient,
-                                               ctx.n_resamples, test, ctx.parse),
+                                               ctx.n_resamples, test, ctx.parse, *([sys_t] if sys_t else [])),
                         lambda: compute.paired(ds.id, run_a, run_b, ctx.dimension, level, coefficient,
-                                               ctx.n_resamples, test, ctx.parse))
+                                               ctx.n_resamples, test, ctx.parse, sys_t))
 if res is None:
-    headline(compute.paired_estimates(ds.id, run_a, run_b, ctx.dimension, level, coefficient, ctx.parse),
+    headline(compute.paired_estimates(ds.id, run_a, run_b, ctx.dimension, level, coefficient, ctx.parse, sys_t),
              "stopped")
 else:
     headline(res)
@@ -98,7 +105,8 @@ if test == "bootstrap":
 else:
     answers = ("The p-value answers: are the two judges' scores interchangeable? A small p does not by itself say "
                "that one correlates better with the humans; read the paired bootstrap for that. ")
-items_note = "Both runs are compared on the same items (those both parsed)"
+items_note = "Both runs are compared on the same items (those both parsed" + (
+    f", of the systems {', '.join(systems)})" if systems else ")")
 if level == "summary":
     items_note += (", and at the summary level averaged over the documents where both runs' correlations are "
                    "defined, so a run's figure here can differ from the Alignment page, which averages each run over "
@@ -108,7 +116,7 @@ st.caption(ui.esc(f"Test: {TEST_NAMES[test]}. {answers}{items_note}."))
 st.subheader("Where the two runs disagree most")
 top = st.number_input("Items to show", min_value=5, max_value=200, step=5, key=url.key("top", 20, bounds=(5, 200)))
 with st.spinner("Ranking disagreements…"):
-    dis = compute.disagreements(ds.id, run_a, run_b, ctx.dimension, ctx.parse, int(top))
+    dis = compute.disagreements(ds.id, run_a, run_b, ctx.dimension, ctx.parse, int(top), sys_t)
 if dis.empty:
     st.info("The runs share no parsed items on this dimension.")
     st.stop()

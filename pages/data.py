@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from evalcore.views import common as common_views
 from evalcore.views import data as data_views
 from evalcore.views import preference as preference_views
 from pages import _identity as identity
@@ -16,13 +17,17 @@ ctx = ui.context()
 ds = ctx.dataset
 
 st.title("Data")
+# on a server with sign-in, an upload belongs to who made it (only they see it until they share it): no upload
+# without a name to record
+may_upload = not identity.sign_in_configured() or identity.owner() is not None
 # Orientation on first open (issue 18.15): what is loaded, where the answer is, how to bring your own.
 n_runs = len(ctx.run_ids)
 st.info(ui.esc(f"Loaded: {ds.name}, {len(ds.items):,} rated outputs of {len(ds.systems)} systems, with "
                f"{n_runs} judge run(s) selected in the sidebar. How far each judge agrees with the humans, against "
                "the human ceiling, is on the Alignment page.")
-        + "  \nTo use your own ratings, upload a file below (**Bring your own data**); to judge with your own "
-          "model, set its endpoint on the **Score** page.", icon=":material/info:")
+        + ("  \nTo use your own ratings, upload a file below (**Bring your own data**)" if may_upload else
+           "  \nTo use your own ratings, sign in, then upload a file below (**Bring your own data**)")
+        + "; to judge with your own model, set its endpoint on the **Score** page.", icon=":material/info:")
 upload_ui.messages()
 
 # ----------------------------------------------------------------------------------------------------- upload
@@ -31,9 +36,6 @@ st.caption("CSV (comma or semicolon), TSV, JSON, JSONL or Parquet: one row per i
            "row per item and dimension. Give each column its role: judge-score columns become runs, with no scale "
            "needed. Nothing is imported unless the whole file is valid.")
 up_left, up_right = st.columns(2)
-# on a server with sign-in, an upload belongs to who made it (only they see it until they share it): no upload
-# without a name to record
-may_upload = not identity.sign_in_configured() or identity.owner() is not None
 if not may_upload:
     st.caption("Sign in to upload: an upload is yours until you share it with the lab.")
 upload = up_left.file_uploader("Upload a dataset file (human ratings, optionally judge scores)",
@@ -46,6 +48,28 @@ if upload is not None:
     upload_ui.dataset_form(upload)
 if scores is not None:
     upload_ui.scores_form(scores, ds)
+
+def _share_imported_runs(me: str) -> None:
+    """The judge scores imported in the same file as the dataset are runs of their own, private until shared: offered
+    beside the dataset's toggle, so that sharing the dataset does not leave the lab without its judge scores."""
+    from evalcore.store import default_store
+
+    store = default_store()
+    imported = [r for r in ui.run_index(ds.id) if r.method == "imported" or (r.config or {}).get("imported_from")]
+    mine = [r for r in imported if store.owner_of("runs", (r.run_id,))[0] == me]
+    if not mine:
+        return
+    shared = all(store.owner_of("runs", (r.run_id,))[1] for r in mine)
+    names = common_views.run_names(mine)
+
+    def _share_runs(on: bool) -> None:
+        for r in mine:
+            store.share("runs", (r.run_id,), me, on)
+        ui.forget_runs()
+
+    what = ("its judge-score run " if len(mine) == 1 else "its judge-score runs ") + ", ".join(names.values())
+    identity.share_toggle(ui.esc(what) + " (imported with it)", "dataset_runs", shared, _share_runs)
+
 
 st.divider()
 st.subheader("Dataset in use")
@@ -62,6 +86,7 @@ if _owned is not None:
             ui.forget_runs()
 
         identity.share_toggle("this dataset", "dataset", _owned["shared"], _share)
+        _share_imported_runs(me)
 if ds.description:
     st.text(ds.description)
 
@@ -93,13 +118,19 @@ with tab_of["Preview"]:
                                     key=url.key("preview_rows", 20, bounds=(5, 500)))
         ui.table(data_views.preview_frame(ds, int(n_preview)), f"{ds.id} preview", "preview")
 
+votes_only = ds.human_scores.empty and not ds.preferences.empty  # PandaLM, LLMBar, an MT-Bench upload
 with tab_of["Rating distributions"]:
     if tab_of["Rating distributions"].open:
-        ui.chart(data_views.rating_histogram(ds), "ratings")
+        if votes_only:
+            st.info(ui.esc(data_views.votes_only_note(ds, "ratings")))
+        else:
+            ui.chart(data_views.rating_histogram(ds), "ratings")
 
 with tab_of["Human agreement"]:
     if tab_of["Human agreement"].open:
-        if ds.annotations.empty:
+        if ds.annotations.empty and not ds.preferences.empty:
+            st.info(ui.esc(data_views.votes_only_note(ds, "agreement")))
+        elif ds.annotations.empty:
             st.info("This dataset has no per-annotator ratings, so inter-annotator agreement cannot be computed.")
         else:
             from pages import _compute as compute  # the statistics (scipy) load when this tab first opens

@@ -10,6 +10,7 @@ import streamlit as st
 
 from evalcore import labels
 from evalcore.store import default_store
+from evalcore.views import common as common_views
 from evalcore.views import label as label_views
 from pages import _compute as compute
 from pages import _identity as identity
@@ -40,12 +41,24 @@ if signed_in:
 else:
     # A form: the name changes only when submitted (Enter or the button). Typed straight into the field, digit keys
     # meant as ratings used to extend the name ("carol4") and the next click started a new annotator at item 1
-    # (issue 18.11).
-    with c1.form("annotator_form", border=False, enter_to_submit=True):
-        st.text_input("Annotator", key=url.key("annotator", ""), placeholder="your name",
-                      help="Your labels are kept under this name; several annotators can label the same items. "
-                           "Press Enter (or Start) to begin; the digit keys rate once you are on an item.")
-        st.form_submit_button("Start labelling", key="label_start")
+    # (issue 18.11). Once submitted, the field gives way to the name as text and a Change button: the browser's
+    # focus stayed in the field after Enter, and the digit shortcuts typed into it ("bob3324352344").
+    url.key("annotator", "")
+    if not (st.session_state.get("annotator") or "").strip():
+        st.session_state["_annotator_editing"] = True
+    if st.session_state.get("_annotator_editing"):
+        def _named() -> None:
+            st.session_state["_annotator_editing"] = not (st.session_state.get("annotator") or "").strip()
+
+        with c1.form("annotator_form", border=False, enter_to_submit=True):
+            st.text_input("Annotator", key="annotator", placeholder="your name",
+                          help="Your labels are kept under this name; several annotators can label the same items. "
+                               "Press Enter (or Start) to begin; the digit keys rate once you are on an item.")
+            st.form_submit_button("Start labelling", key="label_start", on_click=_named)
+    else:
+        c1.text(f"Annotator: {st.session_state['annotator'].strip()}")  # text: a name is never Markdown
+        c1.button("Change annotator", key="annotator_change", icon=":material/edit:",
+                  on_click=lambda: st.session_state.update(_annotator_editing=True))
     annotator = (st.session_state.get("annotator") or "").strip()
 scope = identity.scope_key(viewer)
 dims = c2.multiselect("Dimensions to label", ds.dimension_names,
@@ -79,17 +92,18 @@ strategy = order_kind
 source: tuple = ()
 if order_kind == "uncertain":
     item_runs = [r for r in ctx.all_runs if r.method not in ("h2h", "pairwise")]
+    run_names = common_views.run_names(item_runs)  # names, not ids, in the pickers
     u1, u2 = st.columns([1, 2])
     sources = ["G-Eval score distribution", "two runs disagreeing"]
     how = u1.radio("Judge uncertainty from", sources, key=url.key("label_uncertainty", sources[0], options=sources))
     ids = [r.run_id for r in item_runs]
     if how == "G-Eval score distribution":
         gevals = [r.run_id for r in item_runs if r.method == "geval"]
-        pick = u2.selectbox("G-Eval run (its score distributions)", gevals,
+        pick = u2.selectbox("G-Eval run (its score distributions)", gevals, format_func=run_names.get,
                             key=url.key("label_geval_run", gevals[0], options=gevals) if gevals else "label_geval_run")
         source = ("geval", pick) if pick else ()
     else:
-        pair = u2.multiselect("Two runs to compare", ids, max_selections=2,
+        pair = u2.multiselect("Two runs to compare", ids, max_selections=2, format_func=run_names.get,
                               key=url.key("label_disagree_runs", [], options=ids))
         source = ("disagree", *pair) if len(pair) == 2 else ()
     if not source:
@@ -280,9 +294,11 @@ def statistics(rows: pd.DataFrame) -> None:
     st.subheader("How many labels you need", anchor=False)
     st.caption("Shows a judge run's agreement with the labels: open it when you are not labelling, to stay blind.")
     with st.expander("Plan the number of labelled items"):
-        runs = [r.run_id for r in ctx.all_runs if r.method not in ("h2h", "pairwise")]
+        item_runs = [r for r in ctx.all_runs if r.method not in ("h2h", "pairwise")]
+        runs, names = [r.run_id for r in item_runs], common_views.run_names(item_runs)
         p1, p2, p3, p4 = st.columns(4)
-        run_id = p1.selectbox("Run", runs, key=url.key("plan_run", runs[0], options=runs) if runs else "plan_run")
+        run_id = p1.selectbox("Run", runs, key=url.key("plan_run", runs[0], options=runs) if runs else "plan_run",
+                              format_func=names.get)
         pdim = p2.selectbox("Dimension", dims, key=url.key("plan_dimension", dims[0], options=dims))
         coefs = ["spearman", "kendall", "pearson"]
         coef = p3.selectbox("Coefficient", coefs, key=url.key("plan_coefficient", coefs[0], options=coefs))
@@ -296,6 +312,8 @@ def statistics(rows: pd.DataFrame) -> None:
                       help=f"95% CI [{ui.fmt(plan['ci_low'])}, {ui.fmt(plan['ci_high'])}]")
             m3.metric("CI half-width now", ui.fmt(plan["half_width_now"]))
             m4.metric(f"n needed for ±{target:g}", plan["n_needed"] if plan["n_needed"] else "n/a")
+            for note in label_views.plan_notes(ds, ui.load_run(run_id, ctx.parse), rows, pdim, plan):
+                st.caption(ui.esc(note))  # why "n now" is below the labels given, why a figure is n/a
             st.caption(ui.esc(f"Method: {plan['method']}. Sample: {plan['sample']}; {plan['dropped']} item(s) the "
                               "judge failed on are left out."))
             ui.chart(label_views.plan_figure(plan), "label_plan")

@@ -209,7 +209,7 @@ if choice.endpoint is not None and dims:
             with st.spinner("Estimating calls and cost…"):
                 est = compute.score_estimate(spec, choice.endpoint)
     except Exception as e:  # noqa: BLE001 - e.g. the method is unsupported by this endpoint
-        st.warning(ui.esc(f"No estimate: {type(e).__name__}: {e}"))
+        st.warning(ui.esc(f"No estimate: {score_views.plain_error(e)}"))
     else:
         if est is not None:
             show_estimate(est, use_batch=bool(use_batch))
@@ -299,11 +299,16 @@ if job is not None:
         frac, text = progress_line(job)
         st.progress(frac, text=text)
         if job.error:
-            st.error(ui.esc(f"The run stopped: {job.error}"))
+            st.error(ui.esc(f"The run stopped: {score_views.plain_error(job.error)}"))
         elif job.cancel.is_set():
             st.warning("Cancelled. Finished judgments are kept; resume to score the rest.")
         else:
-            st.success("Done.")
+            outcome = score_views.run_outcome(job.run)  # how many scored; when none or few, why (in red)
+            if outcome.level == "success":
+                st.success("Done.")
+                st.caption(outcome.text)
+            else:
+                getattr(st, outcome.level)(ui.esc(outcome.text))
         if job.error or job.cancel.is_set():
             first = job.params["endpoint"]
             elsewhere = trust.typed_key_elsewhere((first[0] if isinstance(first, list) else first).base_url,
@@ -386,7 +391,7 @@ else:
                 try:
                     col = batch_mod.collect(rid, store=store, api_key=choice.api_key, wait=False)
                 except Exception as e:  # noqa: BLE001 - shown with its reason
-                    st.error(ui.esc(f"Could not collect: {type(e).__name__}: {e}"))
+                    st.error(ui.esc(f"Could not collect: {score_views.plain_error(e)}"))
                 else:
                     if col.run is None:
                         c = col.status.counts

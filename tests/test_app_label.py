@@ -244,6 +244,7 @@ def test_label_name_changes_only_when_submitted_and_each_annotator_has_own_shown
     assert [b.label for b in at.button if b.key and b.key.startswith("label_rate_")] == [
         "rate 1", "rate 2", "rate 3", "rate 4", "rate 5"]
     rate(at, 3)
+    at.button(key="annotator_change").click().run()  # the field is shown again (it gives way once submitted)
     at.text_input(key="annotator").input("dora4")  # typed, not submitted
     rate(at, 4)
     rows = default_store().label_rows("summeval")

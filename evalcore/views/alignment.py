@@ -151,6 +151,7 @@ def headline_figure(table: pd.DataFrame, ceiling: pd.DataFrame | None, *, level:
         hi = row.ci_high - row.statistic if pd.notna(row.ci_high) else 0.0
         fig.add_trace(go.Scatter(
             x=[row.statistic], y=[run], mode="markers", name=run, marker=dict(size=12, color=(colors or {}).get(run)),
+            orientation="h", offsetgroup="run",
             error_x=dict(type="data", symmetric=False, array=[hi], arrayminus=[lo], thickness=2, width=8),
             hovertemplate=f"{run}<br>{coefficient} %{{x:.3f}} [{row.ci_low:.3f}, {row.ci_high:.3f}]<extra></extra>",
         ))
@@ -159,18 +160,21 @@ def headline_figure(table: pd.DataFrame, ceiling: pd.DataFrame | None, *, level:
         hi = row.ci_high - row.statistic if pd.notna(row.ci_high) else 0.0
         fig.add_trace(go.Scatter(
             x=[row.statistic], y=[str(row.run)], mode="markers", name="human ceiling on the run's items (95% CI)",
-            legendgroup="ceiling", showlegend=bool(first_ceiling),
+            legendgroup="ceiling", showlegend=bool(first_ceiling), orientation="h", offsetgroup="ceiling",
             marker=dict(size=12, symbol="line-ns-open", color=HUMAN_CEILING_COLOR, line=dict(width=3)),
             error_x=dict(type="data", symmetric=False, array=[hi], arrayminus=[lo], thickness=1,
                          color=HUMAN_CEILING_COLOR),
             hovertemplate=f"human ceiling on {row.run}'s items %{{x:.3f}}<extra></extra>",
         ))
     # the run names are the y axis labels: automargin keeps them whole (issue 18.13: clipped to "'S"); the legend
-    # names each run's colour and the ceiling's marker
+    # names each run's colour and the ceiling's marker, at the foot of the figure under the axis title (placed in
+    # the plot's fractions, it sat on the title). scattermode "group": each run's ceiling a little below the run's
+    # own interval, which hid it on the same line.
     fig.update_layout(title=f"{coefficient.title()} correlation with the human ratings, {level} level (95% CI)",
                       xaxis_title=f"{coefficient} correlation with the human score", yaxis_title="run",
-                      showlegend=True, legend=dict(orientation="h", yanchor="top", y=-0.25, x=0),
-                      height=max(260, 150 + 60 * len(t)), margin=dict(l=10, r=30, t=60, b=40))
+                      showlegend=True, scattermode="group", scattergap=0.4,
+                      legend=dict(orientation="h", yref="container", yanchor="bottom", y=0, x=0),
+                      height=max(300, 190 + 60 * len(t)), margin=dict(l=10, r=30, t=60, b=110))
     fig.update_yaxes(autorange="reversed", automargin=True, type="category")
     return fig
 
@@ -198,12 +202,14 @@ def headline_spec(table: pd.DataFrame, ceiling: pd.DataFrame | None, *, level: s
                   "ceiling_high": _num(r.ci_high)} for r in means.itertuples(index=False)]
         ctip = [{"field": "run"}, {"field": "ceiling", "format": ".3f", "title": "human ceiling on these items"},
                 {"field": "ceiling_low", "format": ".3f"}, {"field": "ceiling_high", "format": ".3f"}]
-        layers.append({"data": {"values": cvals}, "mark": {"type": "rule", "color": HUMAN_CEILING_COLOR, "size": 1,
-                                                           "strokeDash": [4, 3]},
+        # drawn a little below the run's own interval in its band: on the same line, with one run, the run's
+        # thicker interval hid the ceiling's
+        layers.append({"data": {"values": cvals}, "mark": {"type": "rule", "color": HUMAN_CEILING_COLOR, "size": 1.5,
+                                                           "strokeDash": [4, 3], "yOffset": CEILING_OFFSET},
                        "encoding": {"x": {"field": "ceiling_low", "type": "quantitative"},
                                     "x2": {"field": "ceiling_high"}, "y": y, "tooltip": ctip}})
         layers.append({"data": {"values": cvals}, "mark": {"type": "tick", "color": HUMAN_CEILING_COLOR,
-                                                           "thickness": 3},
+                                                           "thickness": 3, "size": 16, "yOffset": CEILING_OFFSET},
                        "encoding": {"x": {"field": "ceiling", "type": "quantitative"}, "y": y, "tooltip": ctip}})
     tooltip = [{"field": "run"}, {"field": "statistic", "format": ".3f"}, {"field": "ci_low", "format": ".3f"},
                {"field": "ci_high", "format": ".3f"}]
@@ -224,6 +230,7 @@ def headline_spec(table: pd.DataFrame, ceiling: pd.DataFrame | None, *, level: s
 
 
 HUMAN_CEILING_COLOR = "#555555"
+CEILING_OFFSET = 10  # pixels below the middle of a run's band (44 px high) where its ceiling is drawn
 
 
 def ceiling_means(ceiling: pd.DataFrame | None) -> pd.DataFrame:
@@ -231,6 +238,31 @@ def ceiling_means(ceiling: pd.DataFrame | None) -> pd.DataFrame:
     if ceiling is None or ceiling.empty or "run" not in ceiling.columns:
         return pd.DataFrame(columns=["run", "statistic", "ci_low", "ci_high"])
     return ceiling[ceiling["annotator"] == "mean"].reset_index(drop=True)
+
+
+def ceiling_note(table: pd.DataFrame, ceiling: pd.DataFrame | None, *, level: str, coefficient: str) -> str:
+    """What the human ceiling is where two annotators rated the items, and why a judge can exceed it: each annotator
+    "against the mean of the others" is then one annotator against the other, while the judge is correlated with the
+    mean of both, whose averaging removes part of each one's noise (a mean of k raters is more reliable than one:
+    the Spearman-Brown formula). Runs above their ceiling are named. "" where no ceiling rests on two annotators."""
+    means = ceiling_means(ceiling)
+    if means.empty:
+        return ""
+    raters = ceiling[ceiling["annotator"] != "mean"].groupby("run")["annotator"].nunique()
+    two = set(raters[raters == 2].index)
+    if not two:
+        return ""
+    judged = filter_correlations(table, level=level, coefficient=coefficient).set_index("run")["statistic"]
+    above = [(r.run, float(judged[r.run]), float(r.statistic)) for r in means.itertuples(index=False)
+             if r.run in two and r.run in judged.index and pd.notna(judged[r.run]) and pd.notna(r.statistic)
+             and judged[r.run] > r.statistic]
+    text = ("With two annotators the human ceiling is one annotator against the other (\"the mean of the others\" "
+            "is the other one), while each judge is correlated with the mean of both. A mean of two ratings has less "
+            "noise than either rating (Spearman-Brown), so a judge can exceed this ceiling without agreeing with the "
+            "humans better than one annotator agrees with another.")
+    if above:
+        text += " Above it here: " + "; ".join(f"{run} {j:.3f} vs ceiling {c:.3f}" for run, j, c in above) + "."
+    return text
 
 
 def _num(x) -> float | None:

@@ -166,12 +166,14 @@ def writer_bias_figure(table: pd.DataFrame, run_name: str) -> go.Figure:
     return fig
 
 
-def mean_scores_table(dataset: Dataset, runs: list[Run], dimensions: list[str]) -> pd.DataFrame:
-    """Mean judge and mean human score per run, dimension and system (003 Fig. 4 and App. F)."""
+def mean_scores_table(dataset: Dataset, runs: list[Run], dimensions: list[str], *,
+                      systems: list[str] | None = None) -> pd.DataFrame:
+    """Mean judge and mean human score per run, dimension and system (003 Fig. 4 and App. F); ``systems``: only
+    these (the Alignment page's filter, as the exported report applies it)."""
     labels = {r.run_id: run_label(r) for r in runs}
     parts = []
     for dim in dimensions:
-        for run_id, frame in frames_for(dataset, runs, dim).items():
+        for run_id, frame in frames_for(dataset, runs, dim, systems=systems).items():
             g = frame.groupby("system_id").agg(judge=("judge", "mean"), human=("human", "mean"),
                                                items=("item_id", "size"),
                                                failed=("judge", lambda x: int(x.isna().sum()))).reset_index()
@@ -330,3 +332,32 @@ def position_bias_figure(table: pd.DataFrame) -> go.Figure:
     fig.update_yaxes(ticksuffix="%", range=[0, 100])
     fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))
     return fig
+
+
+def position_bias_note(runs: list[Run]) -> str:
+    """What the position-bias table rests on, true for the runs given: the both-orders reading where every run
+    judged each pair in both orders, else which runs judged one order only and why their flip and inconsistency
+    rates are blank (they need a pair's two verdicts)."""
+    both, one = [], []
+    for run in runs:
+        c = run.comparisons
+        if c is None or c.empty:
+            continue
+        orders = c.groupby(["dimension", "pair_id"])["order"].nunique() if "dimension" in c.columns else \
+            c.groupby("pair_id")["order"].nunique()
+        (both if bool((orders > 1).any()) else one).append(run)
+    text = ""
+    if both:
+        text += (("Every pair is judged in both orders" if not one else
+                  f"{', '.join(run_label(r) for r in both)}: pairs judged in both orders")
+                 + ": an unbiased judge gives the first position half of the decided comparisons and keeps its "
+                   "verdict when the order flips. flip_rate: pairs where the same position won both times; "
+                   "inconsistent_rate: pairs whose two verdicts name different outcomes (a tie against a win "
+                   "included). ")
+    for r in one:
+        shown = r.comparisons["order"].value_counts()
+        which = ", ".join(f"{n:,} with {'A' if o == 'ab' else 'B'} shown first" for o, n in shown.items())
+        text += (f"{run_label(r)} judged each pair in one order only ({which}): flip_rate and inconsistent_rate "
+                 "need a pair's verdicts in both orders, so they are blank; first_position_win_rate (decided "
+                 "verdicts for the output shown first) and tie_rate still apply. ")
+    return text + "The \"all\" row pools every (dimension, pair)."

@@ -13,23 +13,28 @@ from evalcore.model import Dataset, Run
 
 
 def paired_comparison(dataset: Dataset, run_a: Run, run_b: Run, dimension: str, *, level: str, coefficient: str,
-                      n_resamples: int = 1000, method: str = "bootstrap"):
-    """Does run A correlate better with the humans than run B on the same items? (meta.compare)"""
+                      n_resamples: int = 1000, method: str = "bootstrap", systems: list[str] | None = None):
+    """Does run A correlate better with the humans than run B on the same items? (meta.compare) ``systems``: on
+    these systems' outputs only (None: all)."""
     from evalcore.meta.compare import paired_difference
 
-    a = runs_mod.score_frame(dataset, run_a, dimension)
-    b = runs_mod.score_frame(dataset, run_b, dimension)
+    a = runs_mod.score_frame(dataset, run_a, dimension, systems=systems)
+    b = runs_mod.score_frame(dataset, run_b, dimension, systems=systems)
     return paired_difference(a, b, level=level, coefficient=coefficient, n_resamples=n_resamples, method=method)
 
 
-def disagreements(dataset: Dataset, run_a: Run, run_b: Run, dimension: str, *, top: int = 20) -> pd.DataFrame:
-    """Items where two runs disagree most.
+def disagreements(dataset: Dataset, run_a: Run, run_b: Run, dimension: str, *, top: int = 20,
+                  systems: list[str] | None = None) -> pd.DataFrame:
+    """Items where two runs disagree most (``systems``: among these systems' outputs only).
 
     The runs may score on different scales (1-5 vs 0-100), so each run's scores are turned into percentile ranks
     first; the gap is the difference of ranks (0 = same place, 1 = opposite ends)."""
     a = run_a.scores(dimension)[["item_id", "judge"]].rename(columns={"judge": "judge_a"})
     b = run_b.scores(dimension)[["item_id", "judge"]].rename(columns={"judge": "judge_b"})
     t = a.merge(b, on="item_id").dropna(subset=["judge_a", "judge_b"])
+    if systems is not None:
+        kept = dataset.items.loc[dataset.items["system_id"].isin(systems), "item_id"]
+        t = t[t["item_id"].isin(set(kept))]
     if t.empty:
         return pd.DataFrame(columns=["item_id", "system_id", "judge_a", "judge_b", "human", "rank_gap", "doc_id"])
     t["rank_a"] = t["judge_a"].rank(pct=True)

@@ -126,8 +126,8 @@ def agreement_table(dataset: Dataset, *, n_resamples: int = 1000) -> pd.DataFram
                 continue
             level = dataset.dimension(dim).alpha_level  # nominal for binary/nominal labels, ordinal, interval
             r = krippendorff_alpha(ann, dim, group=g, n_resamples=n_resamples, level_of_measurement=level)
-            rows.append({"dimension": dim, "group": g if g is not None else "all", "alpha": r.alpha,
-                         "ci_low": r.ci_low, "ci_high": r.ci_high, "n_items": r.n_items,
+            rows.append({"dimension": dim, "group": g if g is not None else "all", "alpha": r.statistic,
+                         "ci_low": r.ci_low, "ci_high": r.ci_high, "n_items": r.n,
                          "n_annotators": r.n_annotators, "level": level})
     return pd.DataFrame(rows)
 
@@ -188,3 +188,21 @@ def label_histogram(dataset: Dataset, hs: pd.DataFrame) -> go.Figure:
     fig.update_yaxes(title_text="items", showticklabels=True, tickformat=",d")
     fig.for_each_annotation(lambda a: a.update(text=a.text.split("=")[-1]))
     return fig
+
+
+def votes_only_note(dataset: Dataset, section: str) -> str:
+    """What the Data page's "Rating distributions" (``section`` "ratings") or "Human agreement" ("agreement") tab
+    says on a dataset whose humans voted on pairs (A / B / tie) instead of rating items."""
+    prefs = dataset.preferences
+    n_ann = int(prefs["annotator"].nunique())
+    who = f"The {n_ann} annotators" if n_ann > 1 else "The annotator"
+    votes = f"{who} voted on {prefs['pair_id'].nunique():,} pairs of outputs ({len(prefs):,} votes: A, B or tie)"
+    if section == "ratings":
+        return (f"{votes}; nobody rated a single output, so there is no rating distribution to draw. The shares of "
+                "A, B and tie votes are in the Pairwise votes table above.")
+    if n_ann < 2:
+        return f"{votes}: agreement between annotators needs at least two of them."
+    return (f"{votes}, not ratings per item, so Krippendorff's alpha over ratings does not apply. Their agreement "
+            "with each other (Cohen's kappa for each pair of annotators, on the pairs both voted on) is on the "
+            "Alignment page's Pairwise preferences tab, beside the agreement of the judge runs selected in the "
+            "sidebar with them.")

@@ -23,8 +23,8 @@ def alpha_table(dataset: Dataset, rows: pd.DataFrame, dimensions: list[str], *, 
         r = labels.labels_alpha(rows, dim, level=level, random_only=random_only, n_resamples=n_resamples)
         if r is None:
             continue
-        out.append({"dimension": dim, "level": level, "alpha": r.alpha, "ci_low": r.ci_low, "ci_high": r.ci_high,
-                    "n_items": r.n_items, "n_annotators": r.n_annotators,
+        out.append({"dimension": dim, "level": level, "alpha": r.statistic, "ci_low": r.ci_low, "ci_high": r.ci_high,
+                    "n_items": r.n, "n_annotators": r.n_annotators,
                     "sample": "random part" if random_only else "all labels"})
     return pd.DataFrame(out, columns=ALPHA_COLUMNS)
 
@@ -47,7 +47,7 @@ def alpha_trajectory(dataset: Dataset, rows: pd.DataFrame, dimension: str, *, ra
         if ann["annotator"].nunique() < 2:
             continue
         with np.errstate(invalid="ignore", divide="ignore"):  # early prefixes may hold one value only: alpha NaN
-            a = krippendorff_alpha(ann, dimension, level_of_measurement=level).alpha
+            a = krippendorff_alpha(ann, dimension, level_of_measurement=level).statistic
         if math.isfinite(a):
             out.append({"labels": int((sub.iloc[:k]["skipped"] == 0).sum()), "alpha": a})
     return pd.DataFrame(out, columns=["labels", "alpha"])
@@ -109,3 +109,45 @@ def sample_note(rows: pd.DataFrame, dimensions: list[str]) -> str:
         text += (f" {other} pair(s) chosen where the judge is least certain are left out: they over-represent "
                  "hard items and would bias the estimates. They remain in the dataset's annotations.")
     return text
+
+
+def plan_notes(dataset: Dataset, run, rows: pd.DataFrame, dimension: str, plan: dict) -> list[str]:
+    """Why the planning tile's figures are what they are: how many of the labelled items the run scored (``n now``
+    counts items with both a label and a judge score), and why a correlation or ``n needed`` is n/a."""
+    from evalcore.meta.planning import min_n
+
+    notes = []
+    frame = labels.agreement_frame(dataset, run, rows, dimension, reference="labels")
+    known = set(dataset.items["item_id"].astype(str))
+    labelled: set[str] = set()
+    if rows is not None and not rows.empty:
+        means = labels.label_means(rows, random_only=True)
+        labelled = {str(i) for i in means.loc[means["dimension"] == dimension, "item_id"] if str(i) in known}
+    n_now, n_run = int(plan["n_now"]), len(frame)
+    if plan.get("reference") == "labels" and len(labelled) > n_now:
+        parts = []
+        if len(labelled) > n_run:
+            parts.append(f"{len(labelled) - n_run} were not scored by this run (outside its items or systems)")
+        if n_run > n_now:
+            parts.append(f"the judge's reply could not be read on {n_run - n_now}")
+        notes.append(f"n now is {n_now} of the {len(labelled)} items labelled on {dimension} (random part): "
+                     + " and ".join(parts) + ".")
+    stat = plan.get("statistic")
+    if stat is None or not math.isfinite(stat):
+        ok = frame.dropna(subset=["judge", "human"])
+        if n_now < min_n(plan["coefficient"]):
+            why = f"it needs at least {min_n(plan['coefficient'])} items with both a label and a judge score"
+        elif ok["judge"].nunique() <= 1:
+            why = (f"the judge gave all {n_now} of these items the same score ({ok['judge'].iloc[0]:g}), so there "
+                   "is no order to correlate with")
+        elif ok["human"].nunique() <= 1:
+            why = f"the labels of all {n_now} of these items are equal, so there is no order to correlate with"
+        else:
+            why = "the correlation is undefined on these items"
+        needed = (" n needed is planned as if the correlation were 0, the widest interval, so it holds whatever the "
+                  "correlation turns out to be." if plan.get("n_needed") else "")
+        notes.append(f"{plan['coefficient']} with the labels is n/a: {why}.{needed}")
+    elif not plan.get("n_needed"):
+        notes.append("n needed is n/a: at this estimate no sample size up to the planner's limit reaches the "
+                     "target half-width; a wider target can be reached.")
+    return notes

@@ -184,18 +184,44 @@ def win_rate_figure(models: pd.DataFrame, run: str) -> go.Figure:
                              showlegend=False, hoverinfo="skip"))
     fig.add_trace(go.Scatter(
         x=sub["human_win_rate"], y=sub["judge_win_rate"], mode="markers+text", text=sub["model"],
-        textposition="top center", showlegend=False, marker={"size": 10},
+        textposition=label_positions(sub["human_win_rate"], sub["judge_win_rate"]), showlegend=False,
+        marker={"size": 10},
         error_x={"type": "data", "symmetric": False,
                  "array": (sub["human_win_rate_ci_high"] - sub["human_win_rate"]).tolist(),
                  "arrayminus": (sub["human_win_rate"] - sub["human_win_rate_ci_low"]).tolist()},
         error_y={"type": "data", "symmetric": False,
                  "array": (sub["judge_win_rate_ci_high"] - sub["judge_win_rate"]).tolist(),
                  "arrayminus": (sub["judge_win_rate"] - sub["judge_win_rate_ci_low"]).tolist()},
-        hovertemplate="%{text}: humans %{x:.3f}, judge %{y:.3f}<extra></extra>"))
+        hovertemplate="%{text}: humans %{x:.1%}, judge %{y:.1%}<extra></extra>"))
+    # percent, as the table beside it shows the same rates
     fig.update_layout(title=f"{run}: win rate per model", xaxis_title="humans' win rate (ties 0.5)",
-                      yaxis_title="judge's win rate (ties 0.5)", xaxis={"range": [0, 1]}, yaxis={"range": [0, 1]},
-                      height=420)
+                      yaxis_title="judge's win rate (ties 0.5)", xaxis={"range": [0, 1], "tickformat": ".0%"},
+                      yaxis={"range": [0, 1], "tickformat": ".0%"}, height=420)
     return fig
+
+
+# where a point's name goes, as (dx, dy) of its anchor in axis units (0-1 axes), in order of preference
+_LABEL_SPOTS = {"top center": (0.0, 0.04), "bottom center": (0.0, -0.04), "middle right": (0.08, 0.0),
+                "middle left": (-0.08, 0.0), "top right": (0.06, 0.035), "bottom left": (-0.06, -0.035),
+                "top left": (-0.06, 0.035), "bottom right": (0.06, -0.035)}
+
+
+def label_positions(x, y, *, clearance: float = 0.06) -> list[str]:
+    """A text position per point so that names of nearby points do not sit on each other (models with similar win
+    rates drew their names on one spot): each point takes the first spot, in ``_LABEL_SPOTS`` order, whose anchor
+    is at least ``clearance`` from every name placed so far, else the spot farthest from them."""
+    placed: list[tuple[float, float]] = []
+    out = []
+    for px, py in zip(pd.to_numeric(pd.Series(list(x)), errors="coerce").fillna(0.5),
+                      pd.to_numeric(pd.Series(list(y)), errors="coerce").fillna(0.5)):
+        def gap(spot: str) -> float:
+            ax, ay = px + _LABEL_SPOTS[spot][0], py + _LABEL_SPOTS[spot][1]
+            return min((((ax - qx) / 2) ** 2 + (ay - qy) ** 2) ** 0.5 for qx, qy in placed) if placed else 1.0
+
+        spot = next((sp for sp in _LABEL_SPOTS if gap(sp) >= clearance), None) or max(_LABEL_SPOTS, key=gap)
+        placed.append((px + _LABEL_SPOTS[spot][0], py + _LABEL_SPOTS[spot][1]))
+        out.append(spot)
+    return out
 
 
 def votes_overview(dataset: Dataset) -> pd.DataFrame:

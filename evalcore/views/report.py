@@ -9,6 +9,7 @@ from evalcore.model import Dataset, Run
 from evalcore.views.alignment import (
     alignment_figure,
     alignment_table,
+    ceiling_note,
     run_ceilings,
     correct_preferences_table,
     filter_correlations,
@@ -79,6 +80,9 @@ def analysis_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams, comp
         sec.figures.append(ReportFigure("Correlation by level", alignment_figure(table, p.coefficient, colors)))
     if not ceiling.empty:
         sec.tables.append(ReportTable(f"Human ceiling ({p.level}, {p.coefficient}) on each run's items", ceiling))
+        two = ceiling_note(table, ceiling, level=p.level, coefficient=p.coefficient)
+        if two:  # two annotators: what the ceiling is then, and why a judge can exceed it
+            sec.text += "\n" + two
     notes = support_notes(dataset, runs, p.dimension, systems=p.systems)
     if notes:  # what a figure rests on, as the page says it (issue 18.5)
         sec.text += "\nWarning: " + "\nWarning: ".join(notes)
@@ -118,12 +122,15 @@ def bias_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams) -> list:
     from evalcore.views.bias import mean_scores_figure, mean_scores_table, position_bias_table
 
     dims = [d for d in dataset.dimension_names if any(d in r.dimensions for r in runs)]
-    means = mean_scores_table(dataset, runs, dims)
+    means = mean_scores_table(dataset, runs, dims, systems=p.systems)
     pos = position_bias_table(runs)
     if means.empty and pos.empty:
         return []
     sec = ReportSection(title="Bias", text="Mean judge score vs mean human score per system (judge scales may "
-                                           "differ from the human scale); position bias of pairwise runs.")
+                                           "differ from the human scale)" + systems_note(p) + "; position bias of "
+                                           "pairwise runs" + (" (all of their pairs: the systems filter does not "
+                                                              "apply to pairs)" if p.systems and not pos.empty
+                                                              else "") + ".")
     if not means.empty:
         sec.figures.append(ReportFigure("Mean judge vs mean human score", mean_scores_figure(
             means, report_colors(dataset, runs))))
@@ -146,13 +153,19 @@ def compare_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams, res=N
     a, b = pair
     if res is None:
         res = paired_comparison(dataset, a, b, p.dimension, level=p.level, coefficient=p.coefficient,
-                                n_resamples=p.n_resamples)
-    text = (f"{run_label(a)} vs {run_label(b)} on {p.dimension}, {p.level} level, {p.coefficient}: paired "
+                                n_resamples=p.n_resamples, systems=p.systems)
+    text = (f"{run_label(a)} vs {run_label(b)} on {p.dimension}{systems_note(p)}, {p.level} level, "
+            f"{p.coefficient}: paired "
             f"bootstrap over documents ({p.n_resamples} resamples) of the difference in correlation with the humans; "
             "its p-value tests equal correlation. Both runs on the items both parsed"
             + (", averaged over the documents where both are defined." if p.level == "summary" else "."))
     return [ReportSection(title="Compare", text=text,
                           tables=[ReportTable("Paired difference", paired_summary(res, run_label(a), run_label(b)))])]
+
+
+def systems_note(p: AnalysisParams) -> str:
+    """" (systems: M8, M9)" when the view is restricted to some systems: said in each section it applies to."""
+    return f" (systems: {', '.join(p.systems)})" if p.systems else ""
 
 
 def report_colors(dataset: Dataset, runs: list[Run]) -> dict[str, str]:
