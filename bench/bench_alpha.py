@@ -29,7 +29,8 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evalcore.meta.agreement import AlphaResult, krippendorff_alpha, reliability_matrix
+from evalcore.meta.agreement import krippendorff_alpha, reliability_matrix
+from evalcore.meta.results import Estimate
 from evalcore.meta.correlation import bootstrap_interval
 from evalcore.meta.resampling import jackknife_values
 
@@ -80,7 +81,7 @@ def old_alpha_from_unit_weights(data, domain, weights, level):
 
 
 def old_krippendorff_alpha(annotations, dimension, *, level_of_measurement="interval", n_resamples=0,
-                           confidence_level=0.95, random_state=0, ci_method="bca") -> AlphaResult:
+                           confidence_level=0.95, random_state=0, ci_method="bca") -> Estimate:
     data = reliability_matrix(annotations, dimension).to_numpy(dtype=float)
     domain = np.unique(data[~np.isnan(data)])
     pairable = (~np.isnan(data)).sum(axis=0) >= 2
@@ -97,8 +98,8 @@ def old_krippendorff_alpha(annotations, dimension, *, level_of_measurement="inte
                 if ci_method == "bca" else None)
         lo, hi, _, used = bootstrap_interval(boot, confidence_level=confidence_level, method=ci_method,
                                              estimate=alpha, jackknife=jack)
-    return AlphaResult(alpha=alpha, ci_low=lo, ci_high=hi, n_items=int(pairable.sum()), n_annotators=data.shape[0],
-                       level_of_measurement=level_of_measurement, n_resamples=n_resamples, ci_method=used)
+    return Estimate(statistic=alpha, ci_low=lo, ci_high=hi, n=int(pairable.sum()), n_annotators=data.shape[0],
+                    n_resamples=n_resamples, method=used)
 
 
 # ------------------------------------------------------------------------------------------------------ the data

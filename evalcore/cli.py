@@ -636,11 +636,12 @@ def _score_biases(out: dict[str, Any], dataset, run, dim: str) -> None:
         return
     frame = runs_mod.score_frame(dataset, run, dim)
     lengths = dataset.items.drop_duplicates("item_id").set_index("item_id")["output"].astype(str).str.len()
-    out["verbosity"][dim] = {"residual_length_spearman": preference.score_verbosity(frame, lengths).as_dict()}
+    verbosity = preference.score_verbosity(frame, lengths)
+    out["verbosity"][dim] = {"residual_length_spearman": preference.stat_dict(verbosity)}
     sp = preference.score_self_preference(frame, run.model)
     if sp is not None:
-        out["self_preference"][dim] = {"family": sp["family"], "residual_own": sp["residual_own"].as_dict(),
-                                       "residual_other": sp["residual_other"].as_dict()}
+        out["self_preference"][dim] = {"family": sp["family"], "residual_own": preference.stat_dict(sp["residual_own"]),
+                                       "residual_other": preference.stat_dict(sp["residual_other"])}
 
 
 def cmd_bias(args: argparse.Namespace) -> int:

@@ -322,12 +322,15 @@ class Run:
         }
 
 
-def _natural_key(s: Any) -> tuple:
+def natural_key(s: Any) -> tuple:
     """Sort "M8" before "M10"."""
     import re
 
     parts = re.split(r"(\d+)", str(s))
     return tuple(int(p) if p.isdigit() else p for p in parts)
+
+
+_natural_key = natural_key  # the name this module's own sorts use
 
 
 def is_missing(x: Any) -> bool:

@@ -42,8 +42,8 @@ VALUES[2, 7] = np.nan  # item 7 rated once: not pairable
 
 def test_alpha_interval_matches_definition():
     r = krippendorff_alpha(annotations_table(VALUES), "coherence")
-    assert r.alpha == pytest.approx(interval_alpha_by_definition(VALUES), abs=1e-12)
-    assert (r.n_items, r.n_annotators, r.level_of_measurement) == (23, 3, "interval")
+    assert r.statistic == pytest.approx(interval_alpha_by_definition(VALUES), abs=1e-12)
+    assert (r.n, r.n_annotators) == (23, 3)
 
 
 def test_alpha_perfect_agreement_and_group_filter():

@@ -106,13 +106,13 @@ def test_boot_both_interval_equals_explicit_resampling_of_systems_and_documents(
     assert (lo, hi) == pytest.approx(boot_both_by_hand(f, coefficient, 150, 5), abs=1e-9)
     r = correlate(f, level="system", coefficient=coefficient, n_resamples=150, random_state=5,
                   ci_resampling="both")
-    assert (r.ci_low, r.ci_high, r.ci_resampling, r.ci_method) == (pytest.approx(lo), pytest.approx(hi), "both",
-                                                                     "percentile")
+    assert (r.ci_low, r.ci_high, r.resampling, r.method) == (pytest.approx(lo), pytest.approx(hi), "both",
+                                                              "percentile")
     # the document bootstrap holds the systems fixed: it answers another question and is narrower here
     d = correlate(f, level="system", coefficient=coefficient, n_resamples=150, random_state=5)
-    assert d.ci_resampling == "documents" and (d.ci_high - d.ci_low) < (hi - lo)
+    assert d.resampling == "documents" and (d.ci_high - d.ci_low) < (hi - lo)
     # other levels always resample documents
-    assert correlate(f, level="dataset", n_resamples=20, ci_resampling="both").ci_resampling == "documents"
+    assert correlate(f, level="dataset", n_resamples=20, ci_resampling="both").resampling == "documents"
     with pytest.raises(ValueError, match="ci_resampling"):
         correlate(f, level="system", ci_resampling="systems")
 

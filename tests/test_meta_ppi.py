@@ -70,7 +70,7 @@ def test_every_system_equals_ppi_py(method, lam):
         # human-only is PPI with lambda 0 (ppi_py's classical interval); judge-only is the judge's mean everywhere
         lo0, hi0 = (np.asarray(x).item() for x in ppi_py.ppi_mean_ci(Y, Yhat, Yu, alpha=0.05, lam=0))
         assert (s.human_only.ci_low, s.human_only.ci_high) == (pytest.approx(lo0), pytest.approx(hi0))
-        assert s.judge_only.estimate == pytest.approx(g["judge"].mean())
+        assert s.judge_only.statistic == pytest.approx(g["judge"].mean())
 
 
 def test_document_resamples_equal_a_plain_recomputation():

@@ -129,18 +129,18 @@ def test_model_win_rates_and_ranking_correlation():
     m = P.model_win_rates(h, P.judge_outcomes(judge), items, n_resamples=50)
     per = {r["model"]: r for r in m["per_model"]}
     # Humans: m1 wins p1, wins p2, ties... m1 in p1 (1), p2 (1), p4 (0) -> 2/3; m2: p1 0, p3 0.5, p4 1 -> 1.5/3.
-    assert per["m1"]["human_win_rate"]["statistic"] == pytest.approx(2 / 3)
-    assert per["m2"]["human_win_rate"]["statistic"] == pytest.approx(0.5)
-    assert per["m3"]["human_win_rate"]["statistic"] == pytest.approx((0 + 0.5) / 2)
+    assert per["m1"]["human_win_rate"].statistic == pytest.approx(2 / 3)
+    assert per["m2"]["human_win_rate"].statistic == pytest.approx(0.5)
+    assert per["m3"]["human_win_rate"].statistic == pytest.approx((0 + 0.5) / 2)
     # Judge: p1 a (m1), p2 b (m3), p3 a (m2), p4 a (m1) -> m1: 1, 0, 1 -> 2/3; m2: 0, 1, 0 -> 1/3; m3: 1, 0 -> 1/2.
-    assert per["m1"]["judge_win_rate"]["statistic"] == pytest.approx(2 / 3)
-    assert per["m2"]["judge_win_rate"]["statistic"] == pytest.approx(1 / 3)
+    assert per["m1"]["judge_win_rate"].statistic == pytest.approx(2 / 3)
+    assert per["m2"]["judge_win_rate"].statistic == pytest.approx(1 / 3)
     pair = {(r["model_a"], r["model_b"]): r for r in m["per_pair"]}
-    assert pair[("m1", "m2")]["human_win_rate_a"]["statistic"] == pytest.approx(0.5)  # p1 win, p4 loss
+    assert pair[("m1", "m2")]["human_win_rate_a"].statistic == pytest.approx(0.5)  # p1 win, p4 loss
     hw = [2 / 3, 0.5, 0.25]
-    jw = [per[k]["judge_win_rate"]["statistic"] for k in ("m1", "m2", "m3")]
+    jw = [per[k]["judge_win_rate"].statistic for k in ("m1", "m2", "m3")]
     expected = sps.spearmanr(hw, jw).statistic
-    got = m["ranking_spearman"]["statistic"]
+    got = m["ranking_spearman"].statistic
     assert got == pytest.approx(expected) and expected == pytest.approx(0.5)
 
 

@@ -1,4 +1,5 @@
-"""Meta-evaluation: how well a judge's scores agree with human scores.
+"""Meta-evaluation: how well a judge's scores agree with human scores. Every statistic returns an Estimate
+(evalcore.meta.results: statistic, interval, n, method, notes); arguments are checked by evalcore.meta.validation.
 
 Correlations at dataset / summary / system level with document-bootstrap CIs (correlation), Shen et al.'s
 system-wise analyses (systems: per-system correlation, meta-correlation, #CP, reliability), pairwise analyses
@@ -11,24 +12,25 @@ rankings with length control (bradley_terry; docs/statistics-alt-test-ppi-bt.md)
 no Streamlit.
 """
 
-from evalcore.meta.agreement import AlphaResult, human_ceiling, krippendorff_alpha, reliability_matrix
+from evalcore.meta.agreement import human_ceiling, krippendorff_alpha, reliability_matrix
 from evalcore.meta.compare import PairedComparisonResult, paired_difference
 from evalcore.meta.correlation import (
-    COEFFICIENTS, LEVELS, CorrelationResult, bootstrap_indices, correlate, correlation_table,
+    COEFFICIENTS, LEVELS, bootstrap_indices, correlate, correlation_table,
 )
 from evalcore.meta.pairwise import (
     h2h_correct_preferences, h2h_preferences, pairwise_kendall_by_difficulty, pairwise_tau_b, position_bias,
 )
+from evalcore.meta.results import Estimate
 from evalcore.meta.systems import (
     CorrectPreferencesResult, MetaCorrelationResult, ReliabilityResult, challenge_pairs, correct_preferences,
     meta_correlation, per_system, reliability, system_quality,
 )
 
 __all__ = [
-    "COEFFICIENTS", "LEVELS", "CorrelationResult", "bootstrap_indices", "correlate", "correlation_table",
+    "Estimate", "COEFFICIENTS", "LEVELS", "bootstrap_indices", "correlate", "correlation_table",
     "system_quality", "per_system", "MetaCorrelationResult", "meta_correlation", "CorrectPreferencesResult",
     "correct_preferences", "challenge_pairs", "ReliabilityResult", "reliability",
     "h2h_preferences", "h2h_correct_preferences", "position_bias", "pairwise_kendall_by_difficulty", "pairwise_tau_b",
-    "AlphaResult", "krippendorff_alpha", "human_ceiling", "reliability_matrix",
+    "krippendorff_alpha", "human_ceiling", "reliability_matrix",
     "PairedComparisonResult", "paired_difference",
 ]

@@ -11,23 +11,13 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from evalcore.meta.correlation import CI_METHODS, COEFFICIENTS, LEVELS, _check_choice, bootstrap_interval, correlate
+from evalcore.meta.correlation import COEFFICIENTS, LEVELS, correlate
+from evalcore.meta.intervals import CI_METHODS, bootstrap_interval
 from evalcore.meta.resampling import BLOCK_CELLS, bootstrap_group_counts
+from evalcore.meta.results import Estimate
+from evalcore.meta.validation import check_choice
 
 ALPHA_LEVELS = ("interval", "ordinal", "nominal", "ratio")
-
-
-@dataclass(frozen=True)
-class AlphaResult:
-    alpha: float
-    ci_low: float
-    ci_high: float
-    n_items: int
-    n_annotators: int
-    level_of_measurement: str
-    n_resamples: int = 0
-    confidence_level: float = 0.95
-    ci_method: str = "bca"  # interval actually used: "bca", or "percentile" (asked for, or BCa's fallback)
 
 
 def _select(annotations: pd.DataFrame, dimension, group) -> pd.DataFrame:
@@ -63,8 +53,10 @@ def reliability_matrix(annotations: pd.DataFrame, dimension, *, group=None) -> p
 
 def krippendorff_alpha(annotations: pd.DataFrame, dimension, *, group=None, level_of_measurement: str = "interval",
                        n_resamples: int = 0, confidence_level: float = 0.95, random_state=0,
-                       ci_method: str = "bca") -> AlphaResult:
-    """Krippendorff's alpha among the annotators of ``group`` (None = all) on one dimension.
+                       ci_method: str = "bca") -> Estimate:
+    """Krippendorff's alpha among the annotators of ``group`` (None = all) on one dimension, as an Estimate: ``n``
+    counts the pairable items (rated at least twice), ``n_annotators`` the annotators, ``method`` the interval used
+    ("bca", or "percentile": asked for, or BCa's fallback; the method asked for when there is no interval).
 
     ``level_of_measurement``: "interval" (default; Likert means treated as numbers) or "ordinal" (only the order of
     the scale points matters), also "nominal"/"ratio". ``n_resamples`` > 0 adds a bootstrap interval over items
@@ -76,8 +68,8 @@ def krippendorff_alpha(annotations: pd.DataFrame, dimension, *, group=None, leve
     ``rating_patterns`` (alpha_from_pattern_weights), so the cost is linear in the number of items; the
     ``krippendorff`` package is the reference the tests hold every one of them to (1e-9).
     """
-    _check_choice(level_of_measurement, ALPHA_LEVELS, "level_of_measurement")
-    _check_choice(ci_method, CI_METHODS, "ci_method")
+    check_choice(level_of_measurement, ALPHA_LEVELS, "level_of_measurement")
+    check_choice(ci_method, CI_METHODS, "ci_method")
     m = reliability_matrix(annotations, dimension, group=group)
     data = m.to_numpy(dtype=float)
     domain = np.unique(data[~np.isnan(data)])
@@ -101,9 +93,9 @@ def krippendorff_alpha(annotations: pd.DataFrame, dimension, *, group=None, leve
                             alpha)
         lo, hi, _, used_method = bootstrap_interval(boot, confidence_level=confidence_level, method=ci_method,
                                                     estimate=alpha, jackknife=jack)
-    return AlphaResult(alpha=alpha, ci_low=lo, ci_high=hi, n_items=int((pat.of_unit >= 0).sum()),
-                       n_annotators=int(data.shape[0]), level_of_measurement=level_of_measurement,
-                       n_resamples=int(n_resamples), confidence_level=float(confidence_level), ci_method=used_method)
+    return Estimate(statistic=alpha, ci_low=lo, ci_high=hi, n=int((pat.of_unit >= 0).sum()), method=used_method,
+                    n_annotators=int(data.shape[0]), n_resamples=int(n_resamples),
+                    confidence_level=float(confidence_level), resampling="items" if n_resamples > 0 else "")
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -291,7 +283,7 @@ def alpha_from_pattern_weights(pat: RatingPatterns, weights: np.ndarray, level_o
     """Krippendorff's alpha for many weightings of the units at once: ``weights`` is resamples x patterns (how many
     units of each pattern the resample holds; ``pat.multiplicity`` is the data itself). One alpha per row, NaN where
     undefined (fewer than two distinct values). Time linear in the patterns, rows processed in blocks."""
-    _check_choice(level_of_measurement, ALPHA_LEVELS, "level_of_measurement")
+    check_choice(level_of_measurement, ALPHA_LEVELS, "level_of_measurement")
     W = np.atleast_2d(np.asarray(weights, dtype=float))
     if W.shape[1] != pat.n_patterns:
         raise ValueError(f"weights have {W.shape[1]} columns for {pat.n_patterns} patterns")
@@ -312,7 +304,7 @@ def jackknife_pattern_alphas(pat: RatingPatterns, level_of_measurement: str) -> 
     patterns weights, in blocks): quadratic in the number of patterns, which is small on a rating scale (at most 50
     for 3 annotators on 1-5) but not for continuous ratings (use ci_method="percentile" there, or interval).
     """
-    _check_choice(level_of_measurement, ALPHA_LEVELS, "level_of_measurement")
+    check_choice(level_of_measurement, ALPHA_LEVELS, "level_of_measurement")
     P = pat.n_patterns
     if P == 0:
         return np.empty(0)
@@ -441,8 +433,8 @@ def human_ceiling(annotations: pd.DataFrame, items: pd.DataFrame, dimension, *, 
     annotators' statistics; its other numeric columns are NaN except n_items). ``n_resamples`` > 0 adds document
     bootstrap intervals to the annotator rows.
     """
-    _check_choice(level, LEVELS, "level")
-    _check_choice(coefficient, COEFFICIENTS, "coefficient")
+    check_choice(level, LEVELS, "level")
+    check_choice(coefficient, COEFFICIENTS, "coefficient")
     m, info = _ceiling_matrix(annotations, items, dimension, group, item_ids)
     rows = []
     frames = []

@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from evalcore.model import _natural_key
+from evalcore.model import natural_key
 
 SCORINGS = ("accuracy", "neg_rmse")
 DEFAULT_EPSILON = 0.2
@@ -193,7 +193,7 @@ def alt_test_scores(annotations: pd.DataFrame, judge_scores: pd.DataFrame, dimen
     from evalcore.meta.agreement import reliability_matrix
 
     m = reliability_matrix(annotations, dimension, group=group)
-    m = m.loc[sorted(m.index, key=_natural_key)]
+    m = m.loc[sorted(m.index, key=natural_key)]
     judge = judge_scores.drop_duplicates("item_id").set_index("item_id")["judge"]
     return alt_test(m, judge, scoring=scoring, epsilon=epsilon, q=q)
 
@@ -213,7 +213,7 @@ def alt_test_pairwise(preferences: pd.DataFrame, comparisons: pd.DataFrame, *, d
         raise ValueError(f"preferences: annotator {r['annotator']!r} voted on pair {r['pair_id']!r} more than once")
     m = prefs.assign(code=prefs["preferred"].map(PAIRWISE_CODES)).pivot(index="annotator", columns="pair_id",
                                                                         values="code")
-    m = m.loc[sorted(m.index, key=_natural_key)]
+    m = m.loc[sorted(m.index, key=natural_key)]
     judged = judge_outcomes(align_to_preferences(comparisons, prefs), dimension)
     judge = pd.Series(judged["verdict"].map(PAIRWISE_CODES).to_numpy(dtype=float), index=judged["pair_id"])
     return alt_test(m, judge[~judge.index.duplicated()], scoring="accuracy", epsilon=epsilon, q=q)

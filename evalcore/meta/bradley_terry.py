@@ -39,7 +39,7 @@ from scipy.sparse.csgraph import connected_components
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 
-from evalcore.model import _natural_key
+from evalcore.model import natural_key
 
 SCALE, BASE, ANCHOR = 400.0, 10.0, 1000.0
 BATTLE_COLUMNS = ["doc_id", "model_a", "model_b", "outcome", "len_a", "len_b"]
@@ -195,7 +195,7 @@ def length_feature(battles: pd.DataFrame) -> np.ndarray:
 
 
 def _models(battles: pd.DataFrame) -> list[str]:
-    return sorted(set(battles["model_a"]) | set(battles["model_b"]), key=_natural_key)
+    return sorted(set(battles["model_a"]) | set(battles["model_b"]), key=natural_key)
 
 
 # ------------------------------------------------------------------------------------------------ bootstrap
@@ -351,7 +351,7 @@ def compare_rankings(preferences: pd.DataFrame, comparisons: pd.DataFrame, items
                         **kw)
     h = {s.model: (i, s) for i, s in enumerate(human.scores) if math.isfinite(s.score)}
     j = {s.model: (i, s) for i, s in enumerate(judge.scores) if math.isfinite(s.score)}
-    common = sorted(set(h) & set(j), key=_natural_key)
+    common = sorted(set(h) & set(j), key=natural_key)
     tau = rho = math.nan
     if len(common) >= 3:
         x, y = [h[m][1].score for m in common], [j[m][1].score for m in common]

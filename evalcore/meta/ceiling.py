@@ -12,10 +12,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from evalcore.meta.correlation import (
-    bootstrap_interval, distribution_from_counts, jackknife_counts, prepare_frame, resample_counts,
-)
-from evalcore.meta.resampling import bootstrap_indices
+from evalcore.meta.correlation import distribution_from_counts
+from evalcore.meta.intervals import bootstrap_interval
+from evalcore.meta.resampling import bootstrap_indices, jackknife_counts, resample_counts
+from evalcore.meta.scoreframe import prepare_frame
 
 
 def _mean_over_annotators(ps, union: pd.Index, C: np.ndarray, *, level: str, coefficient: str,

@@ -47,25 +47,18 @@ from sklearn.metrics import (
     accuracy_score, brier_score_loss, cohen_kappa_score, confusion_matrix, precision_recall_fscore_support,
 )
 
-from evalcore.meta.correlation import CI_METHODS, _check_choice, bootstrap_interval
+from evalcore.meta.intervals import CI_METHODS, bootstrap_interval
 from evalcore.meta.resampling import bootstrap_counts, jackknife_blocks
+from evalcore.meta.results import Estimate
+from evalcore.meta.validation import check_choice, check_n_resamples
 from evalcore.model import CATEGORICAL_KINDS, Dataset, Dimension, Run
 
 STATISTICS = ("cohen_kappa", "weighted_kappa", "accuracy", "precision", "recall", "f1")
 REQUIRED_COLUMNS = ("doc_id", "judge", "human")
 
 
-@dataclass(frozen=True)
-class Estimate:
-    """A statistic with its bootstrap interval (NaN when not asked for or undefined)."""
-
-    statistic: float
-    ci_low: float = float("nan")
-    ci_high: float = float("nan")
-    ci_method: str = ""
-
-    def as_dict(self) -> dict:
-        return {"statistic": self.statistic, "ci_low": self.ci_low, "ci_high": self.ci_high}
+# The keys ``meta --json`` writes for each statistic here (README "meta --json": agreement, calibration).
+ESTIMATE_KEYS = ("statistic", "ci_low", "ci_high")
 
 
 @dataclass(frozen=True)
@@ -182,7 +175,7 @@ def prepare_labels(frame: pd.DataFrame, categories, kind: str, *, name: str = "l
     """Validate a label frame; drop (and count) items whose judge value is missing or no category.
 
     Raises ValueError naming the column and row for a missing column, a missing or non-category human label."""
-    _check_choice(kind, CATEGORICAL_KINDS, "kind")
+    check_choice(kind, CATEGORICAL_KINDS, "kind")
     missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
     if missing:
         raise ValueError(f"{name}: missing column(s) {missing}; a label frame needs {list(REQUIRED_COLUMNS)}")
@@ -277,7 +270,7 @@ def sklearn_statistics(human: np.ndarray, judge: np.ndarray, k: int, *, average:
     return out
 
 
-def _doc_tables(p: PreparedLabels) -> sp.csr_matrix:
+def doc_tables(p: PreparedLabels) -> sp.csr_matrix:
     """(K*K x docs) sparse: each document's confusion counts, so counts @ tables.T gives resampled matrices."""
     return sp.csr_matrix((np.ones(len(p.human)), (p.human * p.k + p.judge, p.doc)), shape=(p.k * p.k, p.n_docs))
 
@@ -285,7 +278,7 @@ def _doc_tables(p: PreparedLabels) -> sp.csr_matrix:
 def confusion_from_counts(p: PreparedLabels, counts: np.ndarray) -> np.ndarray:
     """Confusion matrices (b x K x K) of the multisets of documents given by ``counts`` (b x docs)."""
     C = np.asarray(counts, dtype=float)
-    return np.ascontiguousarray((_doc_tables(p) @ C.T).T).reshape(len(C), p.k, p.k)
+    return np.ascontiguousarray((doc_tables(p) @ C.T).T).reshape(len(C), p.k, p.k)
 
 
 # ------------------------------------------------------------------------------------------------- public API
@@ -298,9 +291,8 @@ def classify(frame: pd.DataFrame, *, categories, kind: str, labels=None, n_resam
     ``categories``: the dimension's category values (``Dimension.categories``); ``kind``: "binary", "ordinal" or
     "nominal"; ``labels``: their names (default: the values). ``n_resamples=0`` skips the intervals.
     """
-    _check_choice(ci_method, CI_METHODS, "ci_method")
-    if n_resamples < 0:
-        raise ValueError(f"n_resamples must be >= 0, got {n_resamples}")
+    check_choice(ci_method, CI_METHODS, "ci_method")
+    check_n_resamples(n_resamples)
     p = prepare_labels(frame, categories, kind)
     names = tuple(str(x) for x in (labels if labels is not None else [f"{float(c):g}" for c in categories]))
     if len(names) != p.k:
@@ -323,7 +315,9 @@ def classify(frame: pd.DataFrame, *, categories, kind: str, labels=None, n_resam
 
     def est(s: str) -> Estimate:
         lo, hi, used = intervals.get(s, (float("nan"), float("nan"), ""))
-        return Estimate(statistic=point[s], ci_low=lo, ci_high=hi, ci_method=used)
+        return Estimate(statistic=point[s], ci_low=lo, ci_high=hi, n=len(p.human), method=used,
+                        confidence_level=float(confidence_level), n_resamples=int(n_resamples),
+                        dropped=p.dropped, resampling="documents" if intervals else "")
 
     return ClassificationResult(
         kind=kind, labels=names, confusion=np.asarray(cm), confusion_low=np.asarray(lo_cells),
@@ -431,9 +425,11 @@ def calibration(y, prob, doc=None, *, n_bins: int = 10, target: str = "positive 
         alpha = 1 - confidence_level
         b_lo, b_hi = np.quantile(brier_b, [alpha / 2, 1 - alpha / 2])
         e_lo, e_hi = np.quantile(ece_b, [alpha / 2, 1 - alpha / 2])
-    return CalibrationResult(brier=Estimate(brier, float(b_lo), float(b_hi), "percentile" if n_resamples else ""),
-                             ece=Estimate(ece, float(e_lo), float(e_hi), "percentile" if n_resamples else ""),
-                             n=n, n_bins=n_bins, target=target, bins=bins)
+    boot = dict(n=n, method="percentile" if n_resamples else "", confidence_level=float(confidence_level),
+                n_resamples=int(n_resamples), resampling="documents" if n_resamples > 0 and doc is not None else "")
+    return CalibrationResult(brier=Estimate(brier, float(b_lo), float(b_hi), **boot),
+                             ece=Estimate(ece, float(e_lo), float(e_hi), **boot), n=n, n_bins=n_bins, target=target,
+                             bins=bins)
 
 
 # ----------------------------------------------------------------------------------- a dataset, a run, a dimension
@@ -655,8 +651,8 @@ def label_agreement(dataset: Dataset, run: Run, dimension: str, *, n_resamples: 
         if human_alpha and a["annotator"].nunique() >= 2:
             al = krippendorff_alpha(ann, dimension, group=group, level_of_measurement=dim.alpha_level,
                                     n_resamples=n_resamples, random_state=random_state)
-            alpha = {"statistic": al.alpha, "ci_low": al.ci_low, "ci_high": al.ci_high,
-                     "level": al.level_of_measurement, "n_items": al.n_items, "n_annotators": al.n_annotators}
+            alpha = {"statistic": al.statistic, "ci_low": al.ci_low, "ci_high": al.ci_high,
+                     "level": dim.alpha_level, "n_items": al.n, "n_annotators": al.n_annotators}
     cal = _label_calibration(frame, probs, dim, n_resamples=n_resamples, confidence_level=confidence_level,
                              random_state=random_state) if len(probs) else None
     return LabelAgreement(dimension=dimension, kind=dim.kind, labels=dim.category_names, positive=dim.positive,
@@ -671,7 +667,7 @@ def agreement_dict(report: LabelAgreement) -> dict:
                  "average": r.average, "gold": report.gold, "n": r.n, "dropped": r.dropped, "invalid": r.invalid,
                  "ties": report.ties + r.human_ties, "rounded": r.human_rounded, "n_resamples": r.n_resamples}
     for name, e in r.estimates().items():
-        out[name] = e.as_dict()
+        out[name] = e.as_dict(*ESTIMATE_KEYS)
     out["confusion_matrix"] = {"rows": "human", "columns": "judge", "labels": list(report.labels),
                                "statistic": r.confusion.astype(int).tolist(), "ci_low": r.confusion_low.tolist(),
                                "ci_high": r.confusion_high.tolist()}
@@ -679,6 +675,6 @@ def agreement_dict(report: LabelAgreement) -> dict:
     out["human_alpha"] = report.human_alpha
     if report.calibration is not None:
         c = report.calibration
-        out["calibration"] = {"target": c.target, "n": c.n, "n_bins": c.n_bins, "brier": c.brier.as_dict(),
-                              "ece": c.ece.as_dict(), "bins": c.bins.to_dict(orient="records")}
+        out["calibration"] = {"target": c.target, "n": c.n, "n_bins": c.n_bins, "brier": c.brier.as_dict(*ESTIMATE_KEYS),
+                              "ece": c.ece.as_dict(*ESTIMATE_KEYS), "bins": c.bins.to_dict(orient="records")}
     return out

@@ -38,11 +38,13 @@ import pandas as pd
 import scipy.stats as st
 
 from evalcore.meta import fastboot
+from evalcore.meta.coefficients import COEFFICIENTS, rows_correlation, scipy_correlation, snap_ties
 from evalcore.meta.correlation import (
-    CI_METHODS, COEFFICIENTS, LEVELS, PreparedFrame, _check_choice, _over_blocks, _system_sums, bootstrap_interval,
-    per_document, point_estimate, prepare_frame, replicate_function, replicate_rows, rows_correlation,
-    scipy_correlation, snap_ties,
+    LEVELS, per_document, point_estimate, replicate_function, replicate_rows, system_sums,
 )
+from evalcore.meta.intervals import CI_METHODS, bootstrap_interval
+from evalcore.meta.scoreframe import PreparedFrame, prepare_frame
+from evalcore.meta.validation import check_choice, check_n_resamples
 
 METHODS = ("bootstrap", "permutation")
 
@@ -69,7 +71,7 @@ class PairedComparisonResult:
     ci_low: float
     ci_high: float
     pvalue: float
-    n: int  # items / documents used / systems, as in CorrelationResult
+    n: int  # items / documents used / systems, as correlate's n
     level: str
     coefficient: str
     method: str
@@ -136,8 +138,8 @@ def _permutation_statistic(pa: PreparedFrame, pb: PreparedFrame, level: str, coe
 
         return stat
     if level == "system":
-        sxa, sy, n = _system_sums(pa)
-        sxb, _, _ = _system_sums(pb)
+        sxa, sy, n = system_sums(pa)
+        sxb, _, _ = system_sums(pb)
         tot = n.sum(axis=0)
         my = sy.sum(axis=0) / tot
 
@@ -204,12 +206,11 @@ def paired_difference(frame_a: pd.DataFrame, frame_b: pd.DataFrame, *, level: st
     p-value of each method. ``n_resamples=0`` gives the two statistics and their difference alone (interval and
     p-value NaN): what a page shows first on a large study while the resamples run.
     """
-    _check_choice(level, LEVELS, "level")
-    _check_choice(coefficient, COEFFICIENTS, "coefficient")
-    _check_choice(method, METHODS, "method")
-    _check_choice(ci_method, CI_METHODS, "ci_method")
-    if n_resamples < 0:
-        raise ValueError(f"n_resamples must be >= 0, got {n_resamples}")
+    check_choice(level, LEVELS, "level")
+    check_choice(coefficient, COEFFICIENTS, "coefficient")
+    check_choice(method, METHODS, "method")
+    check_choice(ci_method, CI_METHODS, "ci_method")
+    check_n_resamples(n_resamples)
     pa, pb, dropped = _paired_frames(frame_a, frame_b)
     stat_a, stat_b, n, of_counts = _paired_replicates(pa, pb, level, coefficient, skip_constant)
     difference = stat_a - stat_b
@@ -294,6 +295,6 @@ def _paired_distribution(n_docs: int, of_counts, n_resamples: int, random_state,
     both judges; the jackknife of correlate (leave one document out, or beyond fastboot.JACKKNIFE_MAX_UNITS
     documents the grouped jackknife), reporting progress and consulting the caller's stop point between blocks."""
     with fastboot.expecting(replicate_rows(n_docs, n_resamples, ci_method)):
-        boot = _over_blocks(of_counts, fastboot.count_blocks(n_docs, n_resamples, random_state))
-        jack = _over_blocks(of_counts, fastboot.jackknife_count_blocks(n_docs)) if ci_method == "bca" else None
+        boot = fastboot.over_blocks(of_counts, fastboot.count_blocks(n_docs, n_resamples, random_state))
+        jack = fastboot.over_blocks(of_counts, fastboot.jackknife_count_blocks(n_docs)) if ci_method == "bca" else None
     return boot, jack

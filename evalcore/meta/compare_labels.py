@@ -27,10 +27,11 @@ import pandas as pd
 import scipy.stats as st
 
 from evalcore.meta.classification import (
-    PreparedLabels, _doc_tables, judge_codes, prepare_labels, sklearn_statistics, stats_from_confusion,
+    PreparedLabels, doc_tables, judge_codes, prepare_labels, sklearn_statistics, stats_from_confusion,
 )
 from evalcore.meta.compare import METHODS, PairedComparisonResult, paired_inference, SWAP_BATCH, swap_resamples
-from evalcore.meta.correlation import CI_METHODS, _check_choice
+from evalcore.meta.intervals import CI_METHODS
+from evalcore.meta.validation import check_choice, check_n_resamples
 
 # What the alignment loop and this test can compare on a categorical dimension (the weighted kappa needs an order)
 LABEL_STATISTICS = ("cohen_kappa", "weighted_kappa", "accuracy")
@@ -38,7 +39,7 @@ LABEL_STATISTICS = ("cohen_kappa", "weighted_kappa", "accuracy")
 
 def check_statistic(statistic: str, kind: str) -> None:
     """ValueError for a statistic this dimension's kind does not support."""
-    _check_choice(statistic, LABEL_STATISTICS, "statistic")
+    check_choice(statistic, LABEL_STATISTICS, "statistic")
     if statistic == "weighted_kappa" and kind != "ordinal":
         raise ValueError(f"weighted_kappa weighs disagreements by the distance between ordered labels: it needs an "
                          f"ordinal dimension, this one is {kind}")
@@ -72,7 +73,7 @@ def _paired_labels(frame_a: pd.DataFrame, frame_b: pd.DataFrame, categories, kin
 
 def _difference_of(pa: PreparedLabels, pb: PreparedLabels, statistic: str, average: str):
     """counts (replicates x documents) -> A - B on each multiset of documents."""
-    ta, tb = _doc_tables(pa), _doc_tables(pb)
+    ta, tb = doc_tables(pa), doc_tables(pb)
 
     def of_counts(C: np.ndarray) -> np.ndarray:
         C = np.asarray(C, dtype=float)
@@ -88,7 +89,7 @@ def _swap_statistic(pa: PreparedLabels, pb: PreparedLabels, statistic: str, aver
     """statistic(x, y) for scipy.stats.permutation_test: x holds document indices, shifted by n_docs where A and B
     are swapped on that document (as compare._permutation_statistic); A - B for every row."""
     D = pa.n_docs
-    ta, tb = _doc_tables(pa), _doc_tables(pb)
+    ta, tb = doc_tables(pa), doc_tables(pb)
 
     def stat(x, y, axis=-1):
         swapped = (np.atleast_2d(x) >= D).astype(float)
@@ -114,10 +115,9 @@ def paired_label_difference(frame_a: pd.DataFrame, frame_b: pd.DataFrame, *, cat
     "dataset" (the statistics are over all items). See the module docstring for the interval and p-values.
     """
     check_statistic(statistic, kind)
-    _check_choice(method, METHODS, "method")
-    _check_choice(ci_method, CI_METHODS, "ci_method")
-    if n_resamples < 0:
-        raise ValueError(f"n_resamples must be >= 0, got {n_resamples}")
+    check_choice(method, METHODS, "method")
+    check_choice(ci_method, CI_METHODS, "ci_method")
+    check_n_resamples(n_resamples)
     pa, pb, dropped = _paired_labels(frame_a, frame_b, categories, kind)
     average = "binary" if kind == "binary" else "macro"
     stat_a = sklearn_statistics(pa.human, pa.judge, pa.k, average=average)[statistic]

@@ -51,239 +51,36 @@ tests/test_meta_correlation.py, to 1e-9):
 
 from __future__ import annotations
 
-import warnings
-from dataclasses import asdict, dataclass, fields
-
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
-import scipy.special as special
-import scipy.stats as st
 
 from evalcore.meta import fastboot
-from evalcore.meta.resampling import (  # noqa: F401  (re-exported: evalcore.meta and callers import them here)
+# The coefficients, the score frame and the intervals live in the modules below this one (inference imports them
+# too); they are re-exported here, where evalcore.meta and its callers have always found them.
+from evalcore.meta.coefficients import (  # noqa: F401
+    COEFFICIENTS, rows_correlation, rows_kendall, rows_pearson, rows_spearman, scipy_correlation, snap_ties,
+)
+from evalcore.meta.inference import CI_RESAMPLING, boot_both_interval, correlation_pvalue
+from evalcore.meta.intervals import CI_METHODS, bca_levels, bootstrap_interval, percentile_interval  # noqa: F401
+from evalcore.meta.resampling import (  # noqa: F401
     BLOCK_CELLS, bootstrap_indices, jackknife_counts, jackknife_values, resample_counts,
 )
+from evalcore.meta.results import Estimate
+from evalcore.meta.scoreframe import REQUIRED_COLUMNS, PreparedFrame, prepare_frame  # noqa: F401
+from evalcore.meta.validation import check_choice, check_confidence_level, check_n_resamples
 
-COEFFICIENTS = ("pearson", "spearman", "kendall")  # kendall = tau-b
 LEVELS = ("dataset", "summary", "system")
-CI_METHODS = ("bca", "percentile")
-CI_RESAMPLING = ("documents", "both")  # see evalcore.meta.inference
-
-REQUIRED_COLUMNS = ("doc_id", "system_id", "judge", "human")
 
 # Above this many (judge value x human value) cells the contingency-table bootstrap would cost more than explicit
 # resampling; dataset-level Spearman then uses item weights and Kendall the exact slow path (scipy per resample).
 MAX_KENDALL_TABLE_CELLS = 50_000
-# Largest number of float64 cells one vectorised block may hold (about 32 MB); bigger work is chunked over resamples.
-_BLOCK_CELLS = BLOCK_CELLS
-# Bootstrap values within this distance (relative to max(1, |estimate|)) of the estimate count as ties with it in
-# BCa's bias correction: the vectorised paths and scipy can round the same correlation differently in the last bits.
-_TIE_RTOL = 1e-12
 
-
-@dataclass(frozen=True)
-class CorrelationResult:
-    statistic: float
-    ci_low: float
-    ci_high: float
-    n: int  # items (dataset level), documents used (summary level), systems (system level)
-    skipped: int  # documents with an undefined (constant) correlation at summary level; 0 elsewhere
-    dropped: int  # items dropped because the judge's value is missing (failed parse)
-    level: str
-    coefficient: str
-    pvalue: float | None  # scipy's p-value at dataset/system level; None at summary level
-    n_resamples: int
-    confidence_level: float
-    skip_constant: bool = True  # summary level: constant documents skipped (True) or counted as 0 (False)
-    undefined_resamples: int = 0  # bootstrap resamples whose statistic was undefined, left out of the interval
-    ci_method: str = "bca"  # interval actually used: "bca", or "percentile" (asked for, or BCa's fallback)
-    # Set when the point estimate lies outside its own interval. That happens at the system level when
-    # resampling documents adds noise to the system means and pulls every resampled correlation one way (the bias
-    # is then so large, |z0| > 1.96, that neither the percentile nor the BCa interval covers the estimate).
-    ci_note: str = ""
-    # How the p-value was computed (evalcore.meta.inference.correlation_pvalue): "exact permutation",
-    # "permutation (9999 resamples)", "exact" (Kendall, no ties), "exact under normality" (Pearson from 30 pairs) or
-    # "asymptotic" (inference.scipy_pvalue_method); "" where there is none.
-    pvalue_method: str = ""
-    # What the interval resamples: "documents" (systems held fixed) or "both" (systems and documents, Deutsch et al.
-    # 2021 boot-both; system level only, percentile interval).
-    ci_resampling: str = "documents"
-
-    def as_dict(self) -> dict:
-        return asdict(self)
-
-
-# --------------------------------------------------------------------------------------------------------------------
-# Input
-
-
-@dataclass(frozen=True)
-class PreparedFrame:
-    """A validated score frame as arrays: judge ``x``, human ``y``, document and system codes (sorted ids)."""
-
-    x: np.ndarray
-    y: np.ndarray
-    doc: np.ndarray
-    system: np.ndarray
-    doc_ids: np.ndarray
-    system_ids: np.ndarray
-    dropped: int
-
-    @property
-    def n_docs(self) -> int:
-        return len(self.doc_ids)
-
-    @property
-    def n_systems(self) -> int:
-        return len(self.system_ids)
-
-
-def prepare_frame(frame: pd.DataFrame, *, name: str = "score frame") -> PreparedFrame:
-    """Validate a score frame and drop (and count) items whose judge value is missing.
-
-    Raises ValueError naming the column and row for missing columns, non-numeric values, a missing human score,
-    infinite values or duplicated item ids.
-    """
-    if not isinstance(frame, pd.DataFrame):
-        raise TypeError(f"{name}: expected a pandas DataFrame, got {type(frame).__name__}")
-    missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
-    if missing:
-        raise ValueError(f"{name}: missing column(s) {missing}; a score frame needs {list(REQUIRED_COLUMNS)}")
-    if "item_id" in frame.columns:
-        dup = frame["item_id"].duplicated(keep=False)
-        if dup.any():
-            first = frame.loc[dup, "item_id"].iloc[0]
-            raise ValueError(f"{name}: item_id {first!r} appears {int((frame['item_id'] == first).sum())} times; "
-                             "a score frame has one row per item")
-    cols = {}
-    for col in ("judge", "human"):
-        raw = frame[col]
-        num = pd.to_numeric(raw, errors="coerce")
-        bad = num.isna() & raw.notna()
-        if bad.any():
-            row = bad.to_numpy().nonzero()[0][0]
-            raise ValueError(f"{name}: column {col!r} row {row} holds {raw.iloc[row]!r}, which is not a number")
-        arr = num.to_numpy(dtype=float)
-        if np.isinf(arr).any():
-            row = np.isinf(arr).nonzero()[0][0]
-            raise ValueError(f"{name}: column {col!r} row {row} is infinite")
-        cols[col] = arr
-    hnan = np.isnan(cols["human"])
-    if hnan.any():
-        row = hnan.nonzero()[0][0]
-        ident = frame["item_id"].iloc[row] if "item_id" in frame.columns else row
-        raise ValueError(f"{name}: column 'human' row {row} (item {ident!r}) is missing; every item needs a human "
-                         "score (join the judge's scores onto the human table, not the other way round)")
-    for col in ("doc_id", "system_id"):
-        if frame[col].isna().any():
-            row = frame[col].isna().to_numpy().nonzero()[0][0]
-            raise ValueError(f"{name}: column {col!r} row {row} is missing")
-    keep = ~np.isnan(cols["judge"])
-    dropped = int((~keep).sum())
-    doc, doc_ids = pd.factorize(frame["doc_id"].to_numpy()[keep], sort=True)
-    system, system_ids = pd.factorize(frame["system_id"].to_numpy()[keep], sort=True)
-    return PreparedFrame(
-        x=cols["judge"][keep], y=cols["human"][keep], doc=doc.astype(np.int64), system=system.astype(np.int64),
-        doc_ids=np.asarray(doc_ids), system_ids=np.asarray(system_ids), dropped=dropped,
-    )
-
-
-def _check_choice(value: str, choices: tuple[str, ...], what: str) -> None:
-    if value not in choices:
-        raise ValueError(f"unknown {what} {value!r}; choose one of {list(choices)}")
-
-
-# --------------------------------------------------------------------------------------------------------------------
-# Point estimates (scipy)
-
-
-def _is_constant(v: np.ndarray) -> bool:
-    return len(v) == 0 or bool(np.all(v == v[0]))
-
-
-def scipy_correlation(x: np.ndarray, y: np.ndarray, coefficient: str) -> tuple[float, float]:
-    """(statistic, p-value) from scipy; (nan, nan) when undefined (fewer than 2 values or a constant side)."""
-    x = np.asarray(x, dtype=float)
-    y = np.asarray(y, dtype=float)
-    if len(x) < 2 or _is_constant(x) or _is_constant(y):
-        return float("nan"), float("nan")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        if coefficient == "pearson":
-            res = st.pearsonr(x, y)
-        elif coefficient == "spearman":
-            res = st.spearmanr(x, y)
-        elif coefficient == "kendall":
-            res = st.kendalltau(x, y)  # tau-b, scipy's default variant
-        else:
-            raise ValueError(f"unknown coefficient {coefficient!r}; choose one of {list(COEFFICIENTS)}")
-    return float(res.statistic), float(res.pvalue)
-
-
-# --------------------------------------------------------------------------------------------------------------------
-# Row-wise coefficients (NaN marks an absent value; X and Y must have NaN in the same places)
-
-
-def rows_pearson(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
-    """Pearson r of each row of X with the same row of Y, ignoring NaN; NaN where undefined."""
-    m = ~np.isnan(X)
-    n = m.sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mx = np.where(m, X, 0.0).sum(axis=1) / n
-        my = np.where(m, Y, 0.0).sum(axis=1) / n
-        xc = np.where(m, X - mx[:, None], 0.0)
-        yc = np.where(m, Y - my[:, None], 0.0)
-        r = (xc * yc).sum(axis=1) / np.sqrt((xc * xc).sum(axis=1) * (yc * yc).sum(axis=1))
-    r = np.clip(r, -1.0, 1.0)
-    r[_rows_undefined(X, Y)] = np.nan
-    return r
-
-
-def rows_spearman(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
-    """Spearman rho per row: Pearson of the mid-ranks within each row."""
-    rx = st.rankdata(X, axis=1, nan_policy="omit")
-    ry = st.rankdata(Y, axis=1, nan_policy="omit")
-    r = rows_pearson(rx, ry)
-    r[_rows_undefined(X, Y)] = np.nan
-    return r
-
-
-def rows_kendall(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
-    """Kendall tau-b per row via pairwise sign products.
-
-    tau-b = sum_{i<j} sx_ij sy_ij / sqrt(sum |sx_ij| * sum |sy_ij|), with sx_ij = sign(x_i - x_j): the denominator
-    counts the pairs not tied in x (n0 - n1) and not tied in y (n0 - n2). Absent values give sign 0.
-    """
-    k = X.shape[1]
-    iu, ju = np.triu_indices(k, 1)
-    out = np.empty(X.shape[0])
-    step = max(1, _BLOCK_CELLS // max(1, len(iu)))
-    for s in range(0, X.shape[0], step):
-        xs, ys = X[s:s + step], Y[s:s + step]
-        sx = np.nan_to_num(np.sign(xs[:, iu] - xs[:, ju]))
-        sy = np.nan_to_num(np.sign(ys[:, iu] - ys[:, ju]))
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out[s:s + step] = (sx * sy).sum(axis=1) / np.sqrt(np.abs(sx).sum(axis=1) * np.abs(sy).sum(axis=1))
-    out = np.clip(out, -1.0, 1.0)
-    out[_rows_undefined(X, Y)] = np.nan
-    return out
-
-
-_ROWS = {"pearson": rows_pearson, "spearman": rows_spearman, "kendall": rows_kendall}
-
-
-def rows_correlation(X: np.ndarray, Y: np.ndarray, coefficient: str) -> np.ndarray:
-    return _ROWS[coefficient](X, Y)
-
-
-def _rows_undefined(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
-    n = (~np.isnan(X)).sum(axis=1)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows
-        cx = np.nanmax(X, axis=1) == np.nanmin(X, axis=1)
-        cy = np.nanmax(Y, axis=1) == np.nanmin(Y, axis=1)
-    return (n < 2) | cx | cy
+# The columns of correlation_table and of ``meta --json``'s ``correlations`` rows, in this order (README "meta
+# --json"): the estimate's fields under the names the table has always used, with the level and coefficient asked.
+TABLE_COLUMNS = ("statistic", "ci_low", "ci_high", "n", "skipped", "dropped", "level", "coefficient", "pvalue",
+                 "n_resamples", "confidence_level", "skip_constant", "undefined_resamples", "ci_method", "ci_note",
+                 "pvalue_method", "ci_resampling")
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -319,17 +116,12 @@ def _summary_values(p: PreparedFrame, coefficient: str, skip_constant: bool) -> 
     return np.where(undefined, 0.0, r), np.ones(len(r), dtype=bool)
 
 
-def _boot_summary(p: PreparedFrame, coefficient: str, C: np.ndarray, skip_constant: bool) -> np.ndarray:
-    vals, used = _summary_values(p, coefficient, skip_constant)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return (C @ (vals * used)) / (C @ used.astype(float))
-
 
 # --------------------------------------------------------------------------------------------------------------------
 # System level
 
 
-def _system_sums(p: PreparedFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def system_sums(p: PreparedFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(docs x systems) sums of judge, human and item counts."""
     cell = p.doc * p.n_systems + p.system
     size = p.n_docs * p.n_systems
@@ -341,29 +133,9 @@ def _system_sums(p: PreparedFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def system_means(p: PreparedFrame) -> tuple[np.ndarray, np.ndarray]:
-    sx, sy, n = _system_sums(p)
+    sx, sy, n = system_sums(p)
     tot = n.sum(axis=0)
     return sx.sum(axis=0) / tot, sy.sum(axis=0) / tot
-
-
-def snap_ties(M: np.ndarray, rtol: float = 1e-9) -> np.ndarray:
-    """Make values of each row that agree to ``rtol`` (relative to the row's largest magnitude) exactly equal.
-
-    System means are sums divided by counts; two systems whose means are mathematically equal (say 11/3 and 11/3
-    reached through different sums of thirds) can differ in the last bit depending on summation order, and a rank
-    coefficient would then break a tie that is really there. Snapping makes the tie explicit. NaN stays NaN.
-    """
-    M = np.atleast_2d(np.asarray(M, dtype=float))
-    order = np.argsort(M, axis=1, kind="stable")  # NaN sorts last
-    S = np.take_along_axis(M, order, axis=1)
-    scale = np.nanmax(np.abs(np.where(np.isnan(S), 0.0, S)), axis=1, keepdims=True)
-    tol = rtol * np.maximum(scale, 1.0)
-    new_group = np.ones_like(S, dtype=bool)
-    new_group[:, 1:] = ~(np.abs(np.diff(S, axis=1)) <= tol)
-    first = np.maximum.accumulate(np.where(new_group, np.arange(S.shape[1]), 0), axis=1)
-    out = np.empty_like(M)
-    np.put_along_axis(out, order, np.take_along_axis(S, first, axis=1), axis=1)
-    return out
 
 
 def _system_tables(sums) -> tuple[np.ndarray, np.ndarray, int]:
@@ -387,7 +159,7 @@ def _system_tables(sums) -> tuple[np.ndarray, np.ndarray, int]:
 
 def _boot_system(p: PreparedFrame, coefficient: str, C: np.ndarray, sums=None, tables=None) -> np.ndarray:
     # One product of the counts with the distinct columns of the three tables (the counts are read once).
-    distinct, where, k = tables if tables is not None else _system_tables(_system_sums(p) if sums is None else sums)
+    distinct, where, k = tables if tables is not None else _system_tables(system_sums(p) if sums is None else sums)
     cx, cy, cn = np.split((C @ distinct)[:, where], [k, 2 * k], axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         mx = np.where(cn > 0, cx / cn, np.nan)  # a system absent from a resample is left out of that resample
@@ -448,36 +220,6 @@ def _boot_dataset_pearson(p: PreparedFrame, C: np.ndarray) -> np.ndarray:
     return np.clip(r, -1.0, 1.0)
 
 
-def _weighted_midranks(v: np.ndarray, W: np.ndarray) -> np.ndarray:
-    """Mid-rank of every item within each resampled multiset (item i present W[b, i] times), ties included.
-
-    From one fixed sort order: the cumulative weight at the end of each tie group gives how many elements of the
-    multiset are <= that value; mid-rank = (# strictly smaller) + (group weight + 1) / 2.
-    """
-    codes, k = _levels(v)
-    order = np.argsort(codes, kind="stable")
-    ends = np.searchsorted(codes[order], np.arange(k), side="right") - 1
-    cum = np.cumsum(W[:, order], axis=1)[:, ends]  # (b x levels): weight of values <= level
-    group = np.diff(cum, axis=1, prepend=0.0)
-    rank_of_level = cum - group + (group + 1.0) / 2.0
-    return rank_of_level[:, codes]
-
-
-def _boot_dataset_spearman_items(p: PreparedFrame, C: np.ndarray) -> np.ndarray:
-    """Spearman per resample from item-level weights (any number of distinct values)."""
-    out = np.empty(C.shape[0])
-    step = max(1, _BLOCK_CELLS // max(1, len(p.x)))
-    for s in range(0, C.shape[0], step):
-        W = C[s:s + step][:, p.doc]
-        n = W.sum(axis=1)
-        mid = (n + 1.0) / 2.0  # mean of the ranks 1..n
-        rx = _weighted_midranks(p.x, W) - mid[:, None]
-        ry = _weighted_midranks(p.y, W) - mid[:, None]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out[s:s + step] = (W * rx * ry).sum(axis=1) / np.sqrt((W * rx * rx).sum(axis=1) * (W * ry * ry).sum(axis=1))
-    return np.clip(out, -1.0, 1.0)
-
-
 def spearman_from_tables(T: np.ndarray) -> np.ndarray:
     """Spearman rho for each (x level x y level) count table in T (b x K x L): Pearson of the mid-ranks, where every
     element of x level k has mid-rank (# elements in lower levels) + (row total + 1) / 2."""
@@ -530,7 +272,7 @@ def _boot_dataset_tables(p: PreparedFrame, C: np.ndarray, from_tables) -> np.nda
     # Per-document tables are sparse (a document holds a handful of items), so counts @ tables costs resamples x items.
     cells = sp.csr_matrix((np.ones(len(p.x)), (p.doc, kx * L + ky)), shape=(p.n_docs, K * L)).T.tocsr()
     out = np.empty(C.shape[0])
-    step = max(1, _BLOCK_CELLS // (K * L))
+    step = max(1, BLOCK_CELLS // (K * L))
     for s in range(0, C.shape[0], step):
         Cs = C[s:s + step]
         T = np.ascontiguousarray((cells @ Cs.T).T).reshape(len(Cs), K, L)
@@ -605,10 +347,6 @@ def _dataset_replicates(p: PreparedFrame, coefficient: str):
     return replicates
 
 
-def _boot_dataset(p: PreparedFrame, coefficient: str, C: np.ndarray) -> np.ndarray:
-    return _dataset_replicates(p, coefficient)(C)
-
-
 def replicate_function(p: PreparedFrame, *, level: str, coefficient: str, skip_constant: bool = True):
     """A function counts (rows x docs: how often each document is in the multiset) -> the statistic per row (NaN
     where undefined), with the per-frame work done once, so bootstrap and jackknife blocks share it."""
@@ -624,7 +362,7 @@ def replicate_function(p: PreparedFrame, *, level: str, coefficient: str, skip_c
                 return num / den
 
         return summary
-    tables = _system_tables(_system_sums(p))
+    tables = _system_tables(system_sums(p))
     return lambda C: _boot_system(p, coefficient, C, tables=tables)
 
 
@@ -644,22 +382,13 @@ def bootstrap_distribution(p: PreparedFrame, *, level: str, coefficient: str, in
                                     counts=resample_counts(indices, p.n_docs), skip_constant=skip_constant)
 
 
-def _over_blocks(of_counts, blocks) -> np.ndarray:
-    parts = []
-    for C in blocks:
-        fastboot.checkpoint()
-        parts.append(np.asarray(of_counts(C), dtype=float))
-        fastboot.advance(len(C))
-    return np.concatenate(parts) if parts else np.empty(0)
-
-
 def jackknife_distribution(p: PreparedFrame, *, level: str, coefficient: str, skip_constant: bool = True
                            ) -> np.ndarray:
     """The jackknife replicates behind BCa's acceleration (NaN where undefined): each document left out in turn
     (n_docs values), or beyond fastboot.JACKKNIFE_MAX_UNITS documents each of fastboot.JACKKNIFE_GROUPS groups of
     documents left out in turn (see fastboot.jackknife_count_blocks)."""
     of_counts = replicate_function(p, level=level, coefficient=coefficient, skip_constant=skip_constant)
-    return _over_blocks(of_counts, fastboot.jackknife_count_blocks(p.n_docs))
+    return fastboot.over_blocks(of_counts, fastboot.jackknife_count_blocks(p.n_docs))
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -700,119 +429,63 @@ def level_values(p: PreparedFrame, *, level: str, coefficient: str) -> tuple[np.
     return mx, my
 
 
-def percentile_interval(values: np.ndarray, confidence_level: float) -> tuple[float, float, int]:
-    """(low, high, undefined count): the percentile bootstrap interval over the defined resamples."""
-    ok = values[~np.isnan(values)]
-    undefined = int(len(values) - len(ok))
-    if len(ok) == 0:
-        return float("nan"), float("nan"), undefined
-    alpha = 1.0 - confidence_level
-    lo, hi = np.quantile(ok, [alpha / 2, 1 - alpha / 2])
-    return float(lo), float(hi), undefined
-
-
-def bca_levels(values: np.ndarray, estimate: float, jackknife: np.ndarray, confidence_level: float
-               ) -> tuple[float, float] | None:
-    """BCa's adjusted quantile levels (alpha1, alpha2) of the bootstrap distribution (Efron 1987; Efron & Tibshirani
-    1993, eq. 14.10, 14.14 and 14.15), or None where BCa is undefined.
-
-    - bias correction z0 = Phi^-1(share of bootstrap values below the estimate), counting a value tied with the
-      estimate as half (scipy.stats.bootstrap's rule; ties are common for rank coefficients on a few systems). Ties
-      are within _TIE_RTOL, since the vectorised paths and scipy may round one value differently.
-    - acceleration a = sum(d^3) / (6 (sum d^2)^1.5), d = mean(jackknife) - jackknife value, over the jackknife
-      replicates that are defined (NaN replicates, e.g. leaving out a document makes a side constant, are left out).
-    - alpha1 = Phi(z0 + (z0 + z) / (1 - a (z0 + z))) with z = Phi^-1((1 - confidence_level) / 2), alpha2 the same
-      with -z.
-
-    None (the caller falls back to the percentile interval) when: no defined bootstrap value, the estimate is NaN,
-    the estimate lies outside the bootstrap distribution (z0 infinite), the jackknife values are all equal or fewer
-    than 2 are defined (a = 0/0), or the adjustment is not monotone (1 - a (z0 +- z) <= 0).
-    """
-    ok = values[~np.isnan(values)]
-    jk = np.asarray(jackknife, dtype=float)
-    jk = jk[~np.isnan(jk)]
-    if len(ok) == 0 or np.isnan(estimate) or len(jk) < 2:
-        return None
-    tol = _TIE_RTOL * max(1.0, abs(estimate))
-    below = np.count_nonzero(ok < estimate - tol)
-    ties = np.count_nonzero(np.abs(ok - estimate) <= tol)
-    share = (below + ties / 2) / len(ok)
-    if not 0 < share < 1:
-        return None
-    z0 = special.ndtri(share)
-    d = jk.mean() - jk
-    if np.ptp(jk) <= _TIE_RTOL * max(1.0, abs(jk.mean())):
-        return None  # a = 0/0
-    a = (d ** 3).sum() / (6.0 * (d ** 2).sum() ** 1.5)
-    z = special.ndtri((1.0 - confidence_level) / 2)
-    levels = []
-    for zz in (z, -z):
-        denom = 1.0 - a * (z0 + zz)
-        if not denom > 0:
-            return None
-        levels.append(float(special.ndtr(z0 + (z0 + zz) / denom)))
-    if not all(np.isfinite(levels)):
-        return None
-    return levels[0], levels[1]
-
-
-def bootstrap_interval(values: np.ndarray, *, confidence_level: float, method: str = "bca", estimate: float = np.nan,
-                       jackknife: np.ndarray | None = None) -> tuple[float, float, int, str]:
-    """(low, high, undefined count, method used) for a bootstrap distribution (NaN = undefined resample, left out).
-
-    ``method="bca"`` needs the point estimate and the jackknife values; where BCa is undefined (bca_levels) it falls
-    back to the percentile interval and reports "percentile".
-    """
-    lo, hi, undefined = percentile_interval(values, confidence_level)
-    if method == "percentile" or jackknife is None:
-        return lo, hi, undefined, "percentile"
-    levels = bca_levels(values, estimate, jackknife, confidence_level)
-    if levels is None:
-        return lo, hi, undefined, "percentile"
-    lo, hi = np.quantile(values[~np.isnan(values)], levels)
-    return float(lo), float(hi), undefined, "bca"
-
-
 def _correlate_prepared(p: PreparedFrame, *, level: str, coefficient: str, n_resamples: int,
                         confidence_level: float, skip_constant: bool, random_state,
                         ci_method: str = "bca", ci_resampling: str = "documents",
-                        drawn: list[np.ndarray] | None = None) -> CorrelationResult:
-    from evalcore.meta import inference
-
+                        drawn: list[np.ndarray] | None = None) -> Estimate:
     stat, pv, n, skipped = point_estimate(p, level=level, coefficient=coefficient, skip_constant=skip_constant)
     pv_method = ""
     if pv is not None:
-        pv, pv_method = inference.correlation_pvalue(*level_values(p, level=level, coefficient=coefficient),
-                                                     coefficient, random_state=random_state)
+        pv, pv_method = correlation_pvalue(*level_values(p, level=level, coefficient=coefficient), coefficient,
+                                           random_state=random_state)
     lo = hi = float("nan")
     undefined = 0
     used_method = ci_method
     both = ci_resampling == "both" and level == "system"
     if both and n_resamples > 0 and p.n_docs > 0:
-        lo, hi, undefined = inference.boot_both_interval(p, coefficient, n_resamples=n_resamples,
-                                                         confidence_level=confidence_level,
-                                                         random_state=random_state)
+        lo, hi, undefined = boot_both_interval(p, coefficient, n_resamples=n_resamples,
+                                               confidence_level=confidence_level, random_state=random_state)
         used_method = "percentile"
     elif n_resamples > 0 and p.n_docs > 0:
-        # The same resamples as bootstrap_indices(n_docs, n_resamples, random_state), drawn in blocks.
-        of_counts = replicate_function(p, level=level, coefficient=coefficient, skip_constant=skip_constant)
-        blocks = ((B.astype(float) for B in drawn) if drawn is not None
-                  else fastboot.count_blocks(p.n_docs, n_resamples, random_state))
-        with fastboot.expecting(replicate_rows(p.n_docs, n_resamples, ci_method)):
-            dist = _over_blocks(of_counts, blocks)
-            jack = (_over_blocks(of_counts, fastboot.jackknife_count_blocks(p.n_docs)) if ci_method == "bca"
-                    else None)
-        lo, hi, undefined, used_method = bootstrap_interval(dist, confidence_level=confidence_level, method=ci_method,
-                                                            estimate=stat, jackknife=jack)
-        if used_method == "bca" and fastboot.jackknife_label(p.n_docs):
-            used_method = f"bca ({fastboot.jackknife_label(p.n_docs)})"
-    return CorrelationResult(
-        statistic=float(stat), ci_low=lo, ci_high=hi, n=int(n), skipped=int(skipped), dropped=p.dropped,
-        level=level, coefficient=coefficient, pvalue=None if pv is None else float(pv), n_resamples=int(n_resamples),
-        confidence_level=float(confidence_level), skip_constant=bool(skip_constant), undefined_resamples=undefined,
-        ci_method=used_method, ci_note=_ci_note(float(stat), lo, hi), pvalue_method=pv_method,
-        ci_resampling="both" if both else "documents",
+        lo, hi, undefined, used_method = _document_interval(p, stat, level=level, coefficient=coefficient,
+                                                            n_resamples=n_resamples, confidence_level=confidence_level,
+                                                            skip_constant=skip_constant, random_state=random_state,
+                                                            ci_method=ci_method, drawn=drawn)
+    note = _ci_note(float(stat), lo, hi)
+    return Estimate(
+        statistic=float(stat), ci_low=lo, ci_high=hi, n=int(n), method=used_method, notes=(note,) if note else (),
+        pvalue=None if pv is None else float(pv), pvalue_method=pv_method, confidence_level=float(confidence_level),
+        n_resamples=int(n_resamples), undefined_resamples=undefined, resampling="both" if both else "documents",
+        dropped=p.dropped, skipped=int(skipped),
     )
+
+
+def _document_interval(p: PreparedFrame, stat: float, *, level: str, coefficient: str, n_resamples: int,
+                       confidence_level: float, skip_constant: bool, random_state, ci_method: str,
+                       drawn: list[np.ndarray] | None) -> tuple[float, float, int, str]:
+    """(low, high, undefined resamples, method used): the document bootstrap's interval, BCa by default."""
+    # The same resamples as bootstrap_indices(n_docs, n_resamples, random_state), drawn in blocks.
+    of_counts = replicate_function(p, level=level, coefficient=coefficient, skip_constant=skip_constant)
+    blocks = ((B.astype(float) for B in drawn) if drawn is not None
+              else fastboot.count_blocks(p.n_docs, n_resamples, random_state))
+    with fastboot.expecting(replicate_rows(p.n_docs, n_resamples, ci_method)):
+        dist = fastboot.over_blocks(of_counts, blocks)
+        jack = (fastboot.over_blocks(of_counts, fastboot.jackknife_count_blocks(p.n_docs)) if ci_method == "bca"
+                else None)
+    lo, hi, undefined, used_method = bootstrap_interval(dist, confidence_level=confidence_level, method=ci_method,
+                                                        estimate=stat, jackknife=jack)
+    if used_method == "bca" and fastboot.jackknife_label(p.n_docs):
+        used_method = f"bca ({fastboot.jackknife_label(p.n_docs)})"
+    return lo, hi, undefined, used_method
+
+
+def table_row(e: Estimate, *, level: str, coefficient: str, skip_constant: bool = True) -> dict:
+    """One row of correlation_table (TABLE_COLUMNS): the estimate beside the level and coefficient asked for."""
+    return {"statistic": e.statistic, "ci_low": e.ci_low, "ci_high": e.ci_high, "n": e.n, "skipped": e.skipped,
+            "dropped": e.dropped, "level": level, "coefficient": coefficient, "pvalue": e.pvalue,
+            "n_resamples": e.n_resamples, "confidence_level": e.confidence_level, "skip_constant": bool(skip_constant),
+            "undefined_resamples": e.undefined_resamples, "ci_method": e.method, "ci_note": e.note,
+            "pvalue_method": e.pvalue_method, "ci_resampling": e.resampling}
 
 
 def replicate_rows(n_docs: int, n_resamples: int, ci_method: str = "bca") -> int:
@@ -838,27 +511,30 @@ def _ci_note(stat: float, lo: float, hi: float) -> str:
 
 def _check_args(level: str, coefficient: str, n_resamples: int, confidence_level: float,
                 ci_method: str = "bca", ci_resampling: str = "documents") -> None:
-    _check_choice(ci_resampling, CI_RESAMPLING, "ci_resampling")
-    _check_choice(level, LEVELS, "level")
-    _check_choice(coefficient, COEFFICIENTS, "coefficient")
-    _check_choice(ci_method, CI_METHODS, "ci_method")
-    if n_resamples < 0:
-        raise ValueError(f"n_resamples must be >= 0, got {n_resamples}")
-    if not 0 < confidence_level < 1:
-        raise ValueError(f"confidence_level must be between 0 and 1, got {confidence_level}")
+    check_choice(ci_resampling, CI_RESAMPLING, "ci_resampling")
+    check_choice(level, LEVELS, "level")
+    check_choice(coefficient, COEFFICIENTS, "coefficient")
+    check_choice(ci_method, CI_METHODS, "ci_method")
+    check_n_resamples(n_resamples)
+    check_confidence_level(confidence_level)
 
 
 def correlate(frame: pd.DataFrame, *, level: str = "dataset", coefficient: str = "spearman", n_resamples: int = 1000,
               confidence_level: float = 0.95, skip_constant: bool = True, random_state=0,
-              ci_method: str = "bca", ci_resampling: str = "documents") -> CorrelationResult:
-    """Correlation of ``judge`` with ``human`` at one level, with a document-bootstrap CI (BCa by default).
+              ci_method: str = "bca", ci_resampling: str = "documents") -> Estimate:
+    """Correlation of ``judge`` with ``human`` at one level, with a document-bootstrap CI (BCa by default), as an
+    Estimate: ``n`` counts items (dataset level), documents used (summary level) or systems (system level);
+    ``skipped`` the documents with an undefined correlation at the summary level (see ``skip_constant``);
+    ``dropped`` the items whose judge value is missing; ``notes`` says when the estimate lies outside its own
+    interval (at the system level resampling documents adds noise to the system means and can pull every resampled
+    correlation one way); ``resampling`` what the interval resampled ("documents", or "both").
 
     ``ci_resampling="both"`` gives the system level the boot-both interval instead (systems and documents resampled
     together, evalcore.meta.inference); other levels always resample documents. p-values at small n are permutation
     p-values (``pvalue_method`` says which).
 
     ``n_resamples=0`` skips the interval (ci_low/ci_high NaN). ``ci_method``: "bca" (default) or "percentile"; the
-    result's ``ci_method`` says which was used (BCa falls back to percentile where it is undefined). See the module
+    result's ``method`` says which was used (BCa falls back to percentile where it is undefined). See the module
     docstring for the levels, the ``skip_constant`` convention and how the interval is computed.
     """
     _check_args(level, coefficient, n_resamples, confidence_level, ci_method, ci_resampling)
@@ -871,7 +547,7 @@ def correlate(frame: pd.DataFrame, *, level: str = "dataset", coefficient: str =
 def correlation_table(frame: pd.DataFrame, *, levels=LEVELS, coefficients=COEFFICIENTS, n_resamples: int = 1000,
                       skip_constant: bool = True, random_state=0, confidence_level: float = 0.95,
                       ci_method: str = "bca", ci_resampling: str = "documents") -> pd.DataFrame:
-    """One row per level x coefficient; columns are the CorrelationResult fields.
+    """One row per level x coefficient; columns TABLE_COLUMNS (table_row).
 
     Every cell uses the same document resamples (same random_state), so cells are comparable resample by resample.
     ``ci_method`` as in correlate.
@@ -889,10 +565,10 @@ def correlation_table(frame: pd.DataFrame, *, levels=LEVELS, coefficients=COEFFI
         if drawn is not None and sum(len(B) for B in drawn) != n_resamples:
             drawn = None
     rows = [
-        asdict(_correlate_prepared(p, level=lv, coefficient=co, n_resamples=n_resamples,
-                                   confidence_level=confidence_level, skip_constant=skip_constant,
-                                   random_state=random_state, ci_method=ci_method, ci_resampling=ci_resampling,
-                                   drawn=drawn))
+        table_row(_correlate_prepared(p, level=lv, coefficient=co, n_resamples=n_resamples,
+                                      confidence_level=confidence_level, skip_constant=skip_constant,
+                                      random_state=random_state, ci_method=ci_method, ci_resampling=ci_resampling,
+                                      drawn=drawn), level=lv, coefficient=co, skip_constant=skip_constant)
         for lv in levels for co in coefficients
     ]
-    return pd.DataFrame(rows, columns=[f.name for f in fields(CorrelationResult)])
+    return pd.DataFrame(rows, columns=list(TABLE_COLUMNS))

@@ -135,6 +135,17 @@ def advance(rows: int) -> None:
         p.report(p.done, max(p.total, p.done))
 
 
+def over_blocks(of_counts: Callable[[np.ndarray], np.ndarray], blocks) -> np.ndarray:
+    """``of_counts(C)`` over blocks of count rows, concatenated: a stop point before each block and the rows done
+    counted after it (the statistic's per-frame work is done once, inside ``of_counts``)."""
+    parts = []
+    for C in blocks:
+        checkpoint()
+        parts.append(np.asarray(of_counts(C), dtype=float))
+        advance(len(C))
+    return np.concatenate(parts) if parts else np.empty(0)
+
+
 def workers() -> int:
     """Threads for the item-level kernels: the machine's cores, at most 4 (memory bandwidth is shared)."""
     return max(1, min(4, os.cpu_count() or 1))

@@ -27,9 +27,12 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.stats as st
 
-from evalcore.meta.correlation import (  # noqa: F401  (CI_RESAMPLING re-exported)
-    CI_RESAMPLING, PreparedFrame, percentile_interval, rows_correlation, scipy_correlation, snap_ties,
-)
+from evalcore.meta.coefficients import rows_correlation, scipy_correlation, snap_ties
+from evalcore.meta.intervals import percentile_interval
+from evalcore.meta.scoreframe import PreparedFrame
+
+# What a correlation's interval resamples (correlation.correlate's ``ci_resampling``): see CI_RESAMPLING_HELP.
+CI_RESAMPLING = ("documents", "both")
 
 # Pairs below this count get a permutation p-value (system level: systems; dataset level: items).
 PERMUTATION_MAX_N = 30
@@ -143,7 +146,7 @@ def boot_both_draws(n_docs: int, n_systems: int, n_resamples: int, random_state=
 def boot_both_distribution(p: PreparedFrame, coefficient: str, n_resamples: int, random_state=0) -> np.ndarray:
     """The system-level correlation in every boot-both resample (NaN where undefined: e.g. one distinct system
     drawn, or a drawn system with no item in the drawn documents). For the rank coefficients the drawn means are
-    tie-snapped (correlation.snap_ties) as on every other system-level path: two systems whose means are equal
+    tie-snapped (coefficients.snap_ties) as on every other system-level path: two systems whose means are equal
     (4.216666666666666 and 4.216666666666668 are the same 253/60 summed in another order) are a tie, not an order
     decided by rounding."""
     sx, sy, cnt = doc_system_sums(p)

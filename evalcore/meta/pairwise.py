@@ -12,10 +12,10 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from evalcore.meta.correlation import REQUIRED_COLUMNS
+from evalcore.meta.scoreframe import REQUIRED_COLUMNS
 from evalcore.meta.resampling import bootstrap_counts
 from evalcore.meta.systems import CorrectPreferencesResult, points, tally_preferences
-from evalcore.model import STATUS_OK, _natural_key
+from evalcore.model import STATUS_OK, natural_key
 
 UNREADABLE = ("drop", "tie")
 
@@ -117,7 +117,7 @@ def h2h_correct_preferences(comparisons: pd.DataFrame, items: pd.DataFrame, huma
     """
     per_doc = h2h_preferences(comparisons, items, human_scores, dimension, unreadable=unreadable)
     # Orient every document row as (lo, hi) in natural order, then flip to the requested orientation.
-    swap = np.array([_natural_key(a) > _natural_key(b) for a, b in zip(per_doc["system_a"], per_doc["system_b"])],
+    swap = np.array([natural_key(a) > natural_key(b) for a, b in zip(per_doc["system_a"], per_doc["system_b"])],
                     dtype=bool)
     d = per_doc.copy()
     d.loc[swap, ["system_a", "system_b"]] = d.loc[swap, ["system_b", "system_a"]].to_numpy()
@@ -126,12 +126,12 @@ def h2h_correct_preferences(comparisons: pd.DataFrame, items: pd.DataFrame, huma
     sums = d.groupby(["system_a", "system_b"]).agg(n_docs=("doc_id", "count"), judge=("judge_points_a", "sum"),
                                                    human=("human_points_a", "sum"))
     if pairs is None:
-        wanted = sorted(sums.index, key=lambda ab: (_natural_key(ab[0]), _natural_key(ab[1])))
+        wanted = sorted(sums.index, key=lambda ab: (natural_key(ab[0]), natural_key(ab[1])))
     else:
         wanted = [tuple(p) for p in pairs]
     rows = []
     for a, b in wanted:
-        lo, hi = sorted((a, b), key=_natural_key)
+        lo, hi = sorted((a, b), key=natural_key)
         if (lo, hi) not in sums.index:
             raise ValueError(f"no H2H comparisons on {dimension!r} for the system pair ({a!r}, {b!r})")
         s = sums.loc[(lo, hi)]
@@ -202,7 +202,7 @@ def _both_order_pairs(r: pd.DataFrame, outcome: np.ndarray) -> tuple[pd.Series, 
 
 def position_bias_intervals(comparisons: pd.DataFrame, *, dimension=None, n_resamples: int = 1000,
                             random_state=0) -> dict:
-    """position_bias's four rates, each as a preference.Stat with its 95% percentile interval over documents
+    """position_bias's four rates, each as an Estimate with its 95% percentile interval over documents
     (prompts resampled with replacement, the rate recomputed as a ratio of sums: preference.ratio_stat), as every
     pairwise figure's interval is computed."""
     from evalcore.meta.preference import ratio_stat
@@ -342,4 +342,4 @@ def pairwise_kendall_by_difficulty(frame: pd.DataFrame, *, n_pairs: int | None =
 
 def all_system_pairs(systems) -> list[tuple]:
     """Every unordered pair of the given systems in natural order."""
-    return list(combinations(sorted(systems, key=_natural_key), 2))
+    return list(combinations(sorted(systems, key=natural_key), 2))

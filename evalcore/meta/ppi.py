@@ -38,22 +38,17 @@ import pandas as pd
 from scipy import stats as sps
 
 from evalcore.meta.resampling import BLOCK_CELLS, resample_counts
-from evalcore.model import _natural_key
+from evalcore.meta.results import Estimate
+from evalcore.meta.validation import check_confidence_level
+from evalcore.model import natural_key
 
 METHODS = ("ppi", "ppi++")
 FRAME_COLUMNS = ["item_id", "doc_id", "system_id", "judge", "human"]
 
 
-@dataclass(frozen=True)
-class MeanEstimate:
-    estimate: float
-    ci_low: float
-    ci_high: float
-    n: int
-
-    def as_dict(self) -> dict:
-        return {"estimate": _num(self.estimate), "ci_low": _num(self.ci_low), "ci_high": _num(self.ci_high),
-                "n": self.n}
+def mean_dict(e: Estimate) -> dict:
+    """A classical mean as ``meta --json`` writes it (README: ``human_only`` / ``judge_only``)."""
+    return {"estimate": _num(e.statistic), "ci_low": _num(e.ci_low), "ci_high": _num(e.ci_high), "n": e.n}
 
 
 @dataclass(frozen=True)
@@ -65,14 +60,14 @@ class SystemEstimate:
     lam: float
     n_labelled: int
     n_unlabelled: int
-    human_only: MeanEstimate
-    judge_only: MeanEstimate
+    human_only: Estimate  # the classical mean of the labelled items' human scores, beside the PPI estimate
+    judge_only: Estimate  # the mean of the judge's scores on every item (biased by the judge's own bias)
 
     def as_dict(self) -> dict:
         return {"system": self.system, "estimate": _num(self.estimate), "ci_low": _num(self.ci_low),
                 "ci_high": _num(self.ci_high), "lambda": _num(self.lam), "n_labelled": self.n_labelled,
-                "n_unlabelled": self.n_unlabelled, "human_only": self.human_only.as_dict(),
-                "judge_only": self.judge_only.as_dict()}
+                "n_unlabelled": self.n_unlabelled, "human_only": mean_dict(self.human_only),
+                "judge_only": mean_dict(self.judge_only)}
 
 
 @dataclass(frozen=True)
@@ -123,8 +118,7 @@ def _num(x: float) -> float | None:
 
 
 def _z(confidence_level: float) -> float:
-    if not 0 < confidence_level < 1:
-        raise ValueError(f"confidence_level must be between 0 and 1, got {confidence_level}")
+    check_confidence_level(confidence_level)
     return float(sps.norm.ppf(0.5 + confidence_level / 2))
 
 
@@ -161,11 +155,12 @@ def ppi_mean(y, yhat, yhat_unlabelled, *, lam: float | None = 1.0,
     return est, est - half, est + half, float(lam)
 
 
-def _clt_mean(x: np.ndarray, z: float) -> MeanEstimate:
+def _clt_mean(x: np.ndarray, z: float) -> Estimate:
+    """The mean with its normal-approximation (CLT) interval."""
     if len(x) == 0:
-        return MeanEstimate(math.nan, math.nan, math.nan, 0)
+        return Estimate(math.nan, n=0)
     m, half = float(x.mean()), z * float(np.std(x)) / math.sqrt(len(x))
-    return MeanEstimate(m, m - half, m + half, len(x))
+    return Estimate(m, m - half, m + half, n=len(x), method="normal (CLT)")
 
 
 def check_frame(frame: pd.DataFrame) -> pd.DataFrame:
@@ -206,7 +201,7 @@ def ppi_by_system(frame: pd.DataFrame, *, method: str = "ppi++", n_resamples: in
     f = f[f["judge"].notna()]
     if f.empty:
         raise ValueError("no item has a judge score: nothing to estimate")
-    systems = sorted(f["system_id"].astype(str).unique(), key=_natural_key)
+    systems = sorted(f["system_id"].astype(str).unique(), key=natural_key)
     f = f.assign(system_id=f["system_id"].astype(str))
     per = tuple(system_estimate(f[f["system_id"] == s], s, method, confidence_level) for s in systems)
     boot = document_resamples(f, systems, {p.system: p.lam for p in per}, n_resamples, random_state)
@@ -270,7 +265,7 @@ def _ranking(systems, theta, boot, confidence_level) -> tuple[Rank, ...]:
     ok = np.isfinite(boot).all(axis=1)
     ranks = sps.rankdata(-boot[ok], axis=1, method="min") if ok.any() else np.empty((0, len(systems)))
     rows = [Rank(s, int(point[i]), *_percentiles(ranks[:, i], confidence_level)) for i, s in enumerate(systems)]
-    return tuple(sorted(rows, key=lambda r: (r.rank, _natural_key(r.system))))
+    return tuple(sorted(rows, key=lambda r: (r.rank, natural_key(r.system))))
 
 
 # ------------------------------------------------------------------------------------------------ inputs
@@ -378,7 +373,7 @@ def plan_rated_documents(frame: pd.DataFrame, target_width: float, *, method: st
     f = check_frame(frame)
     f = f[f["judge"].notna()].assign(system_id=f["system_id"].astype(str))
     rows = []
-    for s in sorted(f["system_id"].unique(), key=_natural_key):
+    for s in sorted(f["system_id"].unique(), key=natural_key):
         g = f[f["system_id"] == s]
         rated = g[g["human"].notna()]
         if len(rated) < 2:

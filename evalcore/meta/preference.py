@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass
 from itertools import combinations
 
 import numpy as np
@@ -38,38 +37,55 @@ import pandas as pd
 from scipy import stats as sps
 from sklearn.metrics import cohen_kappa_score, confusion_matrix
 
+from evalcore.meta import fastboot
 from evalcore.meta.classification import stats_from_confusion
+from evalcore.meta.correlation import replicate_function
 from evalcore.meta.resampling import bootstrap_counts
-from evalcore.model import STATUS_OK, _natural_key
+from evalcore.meta.results import Estimate, missing
+from evalcore.meta.scoreframe import PreparedFrame
+from evalcore.model import STATUS_OK, natural_key
 
 OUTCOMES = ("a", "b", "tie")
 N_RESAMPLES = 1000
 
 
-@dataclass(frozen=True)
-class Stat:
-    """A statistic, its bootstrap interval over prompts and the number of units it counts."""
-
-    statistic: float
-    ci_low: float
-    ci_high: float
-    n: int
-    reason: str = ""  # why there is no statistic (e.g. no readable verdict); "" where there is one
-
-    def as_dict(self) -> dict:
-        out = {"statistic": _num(self.statistic), "ci_low": _num(self.ci_low), "ci_high": _num(self.ci_high),
-               "n": int(self.n)}
-        if self.reason:
-            out["reason"] = self.reason
-        return out
-
+# The keys ``meta --json`` writes for each figure here (README "Pairwise"): null where there is no figure, and the
+# reason beside it.
+STAT_KEYS = ("statistic", "ci_low", "ci_high", "n")
 
 NO_VERDICT = "no readable verdict"
 
 
-def no_figure(n: int, reason: str) -> Stat:
+def stat_dict(e: Estimate) -> dict:
+    """A figure as ``meta --json`` writes it: statistic, ci_low, ci_high (null where missing), n, and ``reason``
+    where there is no figure."""
+    out = e.as_dict(*STAT_KEYS, missing_as_none=True)
+    out["n"] = int(out["n"])
+    if e.notes:
+        out["reason"] = e.note
+    return out
+
+
+def to_json(x):
+    """``x`` with every Estimate in it written as stat_dict (dicts and lists walked)."""
+    if isinstance(x, Estimate):
+        return stat_dict(x)
+    if isinstance(x, dict):
+        return {k: to_json(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [to_json(v) for v in x]
+    return x
+
+
+def no_figure(n: int, reason: str) -> Estimate:
     """A statistic that cannot be computed, with its reason (``n``: the units it would have counted)."""
-    return Stat(math.nan, math.nan, math.nan, int(n), reason)
+    return missing(n, reason)
+
+
+def _percentile(point: float, lo: float, hi: float, n: int, n_resamples: int) -> Estimate:
+    """A figure with its 95% percentile interval over documents (prompts)."""
+    return Estimate(point, lo, hi, n=int(n), method="percentile", n_resamples=int(n_resamples),
+                    resampling="documents")
 
 
 def _num(x: float) -> float | None:
@@ -93,20 +109,20 @@ def _per_doc(codes: np.ndarray, n_docs: int, values: np.ndarray) -> np.ndarray:
     return np.bincount(codes, weights=np.asarray(values, dtype=float), minlength=n_docs)
 
 
-def ratio_stat(docs, numerator, denominator=None, *, n_resamples: int = N_RESAMPLES, random_state=0) -> Stat:
+def ratio_stat(docs, numerator, denominator=None, *, n_resamples: int = N_RESAMPLES, random_state=0) -> Estimate:
     """sum(numerator) / sum(denominator) over rows (denominator 1 per row by default), CI over documents."""
     num = np.asarray(numerator, dtype=float)
     den = np.ones_like(num) if denominator is None else np.asarray(denominator, dtype=float)
     n = int(den.sum())
     if n == 0:
-        return Stat(math.nan, math.nan, math.nan, 0)
+        return Estimate(math.nan, n=0)
     codes, g = _doc_codes(docs)
     pn, pd_ = _per_doc(codes, g, num), _per_doc(codes, g, den)
     counts = bootstrap_counts(g, n_resamples, random_state)
     with np.errstate(invalid="ignore", divide="ignore"):
         boot = (counts @ pn) / (counts @ pd_)
     lo, hi = _interval(boot)
-    return Stat(float(num.sum() / den.sum()), lo, hi, n)
+    return _percentile(float(num.sum() / den.sum()), lo, hi, n, n_resamples)
 
 
 def _codes(labels) -> np.ndarray:
@@ -120,11 +136,11 @@ def _kappa(x, y) -> float:
         return float(cohen_kappa_score(list(x), list(y), labels=list(OUTCOMES)))
 
 
-def kappa_stat(docs, human, judge, *, n_resamples: int = N_RESAMPLES, random_state=0) -> Stat:
+def kappa_stat(docs, human, judge, *, n_resamples: int = N_RESAMPLES, random_state=0) -> Estimate:
     """Cohen's kappa over A / B / tie (scikit-learn's point estimate; bootstrap over documents)."""
     human, judge = list(human), list(judge)
     if not human:
-        return Stat(math.nan, math.nan, math.nan, 0)
+        return Estimate(math.nan, n=0)
     point = _kappa(human, judge)
     codes, g = _doc_codes(docs)
     cell = _codes(human) * 3 + _codes(judge)
@@ -133,7 +149,7 @@ def kappa_stat(docs, human, judge, *, n_resamples: int = N_RESAMPLES, random_sta
     counts = bootstrap_counts(g, n_resamples, random_state)
     boot = stats_from_confusion((counts @ per_doc).reshape(-1, 3, 3))["cohen_kappa"]
     lo, hi = _interval(boot)
-    return Stat(point if np.isfinite(point) else math.nan, lo, hi, len(human))
+    return _percentile(point if np.isfinite(point) else math.nan, lo, hi, len(human), n_resamples)
 
 
 # ---------------------------------------------------------------------------------------------- one verdict per pair
@@ -214,7 +230,7 @@ def majority_votes(preferences: pd.DataFrame) -> pd.DataFrame:
 # ---------------------------------------------------------------------------------------------- agreements
 
 
-def agreement(docs, human, judge, *, ties: bool, n_resamples: int = N_RESAMPLES, random_state=0) -> Stat:
+def agreement(docs, human, judge, *, ties: bool, n_resamples: int = N_RESAMPLES, random_state=0) -> Estimate:
     """Share of (human, judge) label pairs that agree; ``ties=False`` leaves out pairs where either says tie (S2)."""
     h, j = np.asarray(list(human), dtype=object), np.asarray(list(judge), dtype=object)
     d = np.asarray(list(docs), dtype=object)
@@ -252,7 +268,7 @@ def annotator_kappas(preferences: pd.DataFrame) -> list[dict]:
     """Cohen's kappa for every pair of annotators over the pairs both voted on: [{a, b, kappa, n}], with a ``note``
     where they share fewer than FEW_SHARED_PAIRS pairs."""
     wide = preferences.pivot_table(index="pair_id", columns="annotator", values="preferred", aggfunc="last")
-    names = sorted(wide.columns, key=_natural_key)
+    names = sorted(wide.columns, key=natural_key)
     out = []
     for a, b in combinations(names, 2):
         both = wide[[a, b]].dropna()
@@ -264,7 +280,7 @@ def annotator_kappas(preferences: pd.DataFrame) -> list[dict]:
     return out
 
 
-def both_order_stats(judged: pd.DataFrame, gold: pd.DataFrame, **boot) -> dict[str, Stat]:
+def both_order_stats(judged: pd.DataFrame, gold: pd.DataFrame, **boot) -> dict[str, Estimate]:
     """LLMBar's statistics.json figures: accuracy_ab, accuracy_ba, both_orders_correct, positional_agreement, and
     positional_agreement_llmbar (their convention: a pair unreadable in both orders agrees).
 
@@ -304,7 +320,7 @@ def why_no_verdict(judged: pd.DataFrame) -> str:
     return f"{NO_VERDICT}: {' and '.join(parts) or 'none'} of the {len(judged)} judged pairs"
 
 
-def judge_vs_humans(votes: pd.DataFrame, judged: pd.DataFrame, **boot) -> dict[str, Stat]:
+def judge_vs_humans(votes: pd.DataFrame, judged: pd.DataFrame, **boot) -> dict[str, Estimate]:
     """Zheng et al.'s S1 / S2: the pair's combined judge verdict against every human vote."""
     v = votes.merge(judged[["pair_id", "verdict"]], on="pair_id", how="inner")
     v = v[v["verdict"].notna()]
@@ -315,7 +331,7 @@ def judge_vs_humans(votes: pd.DataFrame, judged: pd.DataFrame, **boot) -> dict[s
             "without_ties": agreement(v["doc_id"], v["preferred"], v["verdict"], ties=False, **boot)}
 
 
-def human_vs_human(preferences: pd.DataFrame, **boot) -> dict[str, Stat]:
+def human_vs_human(preferences: pd.DataFrame, **boot) -> dict[str, Estimate]:
     vp = vote_pairs(preferences)
     if vp.empty:
         return {}
@@ -341,19 +357,19 @@ def judge_vs_majority(gold: pd.DataFrame, judged: pd.DataFrame, **boot) -> dict:
 
 def per_annotator(preferences: pd.DataFrame, judged: pd.DataFrame, **boot) -> list[dict]:
     out = []
-    for name, g in sorted(preferences.groupby("annotator"), key=lambda kv: _natural_key(kv[0])):
+    for name, g in sorted(preferences.groupby("annotator"), key=lambda kv: natural_key(kv[0])):
         m = g.merge(judged[["pair_id", "verdict"]], on="pair_id", how="inner")
         m = m[m["verdict"].notna()]
         if m.empty:
             why = why_no_verdict(judged[judged["pair_id"].isin(g["pair_id"])])
-            out.append({"annotator": name, **{k: no_figure(0, why).as_dict()
+            out.append({"annotator": name, **{k: no_figure(0, why)
                                               for k in ("with_ties", "without_ties", "cohen_kappa")}})
             continue
         out.append({"annotator": name,
-                    "with_ties": agreement(m["doc_id"], m["preferred"], m["verdict"], ties=True, **boot).as_dict(),
+                    "with_ties": agreement(m["doc_id"], m["preferred"], m["verdict"], ties=True, **boot),
                     "without_ties": agreement(m["doc_id"], m["preferred"], m["verdict"], ties=False,
-                                              **boot).as_dict(),
-                    "cohen_kappa": kappa_stat(m["doc_id"], m["preferred"], m["verdict"], **boot).as_dict()})
+                                              **boot),
+                    "cohen_kappa": kappa_stat(m["doc_id"], m["preferred"], m["verdict"], **boot)})
     return out
 
 
@@ -385,7 +401,7 @@ def model_win_rates(preferences: pd.DataFrame, judged: pd.DataFrame, items: pd.D
     j = judged[judged["verdict"].notna()]
     human = _long_games(preferences, "preferred", system_of)
     judge = _long_games(j, "verdict", system_of)
-    models = sorted(set(human["model"]) | set(judge["model"]), key=_natural_key)
+    models = sorted(set(human["model"]) | set(judge["model"]), key=natural_key)
     if len(models) < 2:
         return None
     none = no_figure(0, why_no_verdict(judged)) if j.empty else None  # the judge's side rests on no verdict
@@ -394,9 +410,9 @@ def model_win_rates(preferences: pd.DataFrame, judged: pd.DataFrame, items: pd.D
         h, jj = human[human["model"] == m], judge[judge["model"] == m]
         per_model.append({"model": m,
                           "human_win_rate": ratio_stat(h["doc_id"], h["points"], n_resamples=n_resamples,
-                                                       random_state=random_state).as_dict(),
-                          "judge_win_rate": (none or ratio_stat(jj["doc_id"], jj["points"], n_resamples=n_resamples,
-                                                                random_state=random_state)).as_dict()})
+                                                       random_state=random_state),
+                          "judge_win_rate": none or ratio_stat(jj["doc_id"], jj["points"], n_resamples=n_resamples,
+                                                               random_state=random_state)})
     per_pair = []
     for a, b in combinations(models, 2):
         h = human[(human["model"] == a) & (human["opponent"] == b)]
@@ -405,12 +421,12 @@ def model_win_rates(preferences: pd.DataFrame, judged: pd.DataFrame, items: pd.D
             continue
         per_pair.append({"model_a": a, "model_b": b,
                          "human_win_rate_a": ratio_stat(h["doc_id"], h["points"], n_resamples=n_resamples,
-                                                        random_state=random_state).as_dict(),
-                         "judge_win_rate_a": (none or ratio_stat(jj["doc_id"], jj["points"], n_resamples=n_resamples,
-                                                                random_state=random_state)).as_dict()})
+                                                        random_state=random_state),
+                         "judge_win_rate_a": none or ratio_stat(jj["doc_id"], jj["points"], n_resamples=n_resamples,
+                                                                random_state=random_state)})
     rho = none or _ranking_correlation(human, judge, models, n_resamples=n_resamples, random_state=random_state)
     return {"ranking": "win rate (ties count 0.5), Spearman correlation of the per-model win rates",
-            "per_model": per_model, "per_pair": per_pair, "ranking_spearman": rho.as_dict()}
+            "per_model": per_model, "per_pair": per_pair, "ranking_spearman": rho}
 
 
 def _win_matrix(games: pd.DataFrame, docs: pd.Index, models: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -423,7 +439,7 @@ def _win_matrix(games: pd.DataFrame, docs: pd.Index, models: list[str]) -> tuple
 
 
 def _ranking_correlation(human: pd.DataFrame, judge: pd.DataFrame, models: list[str], *, n_resamples: int,
-                         random_state) -> Stat:
+                         random_state) -> Estimate:
     docs = pd.Index(pd.unique(pd.concat([human["doc_id"], judge["doc_id"]])))
     hp, hn = _win_matrix(human, docs, models)
     jp, jn = _win_matrix(judge, docs, models)
@@ -431,7 +447,7 @@ def _ranking_correlation(human: pd.DataFrame, judge: pd.DataFrame, models: list[
         hw, jw = hp.sum(0) / hn.sum(0), jp.sum(0) / jn.sum(0)
     ok = np.isfinite(hw) & np.isfinite(jw)
     if ok.sum() < 3 or np.ptp(hw[ok]) == 0 or np.ptp(jw[ok]) == 0:  # too few models, or a constant ranking
-        return Stat(math.nan, math.nan, math.nan, int(ok.sum()))
+        return Estimate(math.nan, n=int(ok.sum()))
     point = float(sps.spearmanr(hw[ok], jw[ok]).statistic)
     counts = bootstrap_counts(len(docs), n_resamples, random_state)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -441,13 +457,13 @@ def _ranking_correlation(human: pd.DataFrame, judge: pd.DataFrame, models: list[
         boot = (rh * rj).sum(1) / np.sqrt((rh ** 2).sum(1) * (rj ** 2).sum(1))
     boot[~(np.isfinite(bh[:, ok]).all(1) & np.isfinite(bj[:, ok]).all(1))] = np.nan
     lo, hi = _interval(boot)
-    return Stat(point, lo, hi, int(ok.sum()))
+    return _percentile(point, lo, hi, int(ok.sum()), n_resamples)
 
 
 # ---------------------------------------------------------------------------------------------- bias
 
 
-def position_bias_stat(comparisons: pd.DataFrame, dimension: str | None = None, **boot) -> Stat:
+def position_bias_stat(comparisons: pd.DataFrame, dimension: str | None = None, **boot) -> Estimate:
     """Share of the decisive readable verdicts that favour the output shown first (0.5 = no position bias)."""
     c = comparisons
     if dimension is not None and "dimension" in c.columns:
@@ -527,11 +543,6 @@ def align_to_preferences(comparisons: pd.DataFrame, preferences: pd.DataFrame) -
     return c
 
 
-
-def _dicts(stats: dict[str, Stat]) -> dict:
-    return {k: v.as_dict() for k, v in stats.items()}
-
-
 def pairwise_summary(preferences: pd.DataFrame, comparisons: pd.DataFrame, items: pd.DataFrame, *,
                      dimension: str = "preference", judge_model: str = "", n_resamples: int = N_RESAMPLES,
                      random_state=0) -> dict:
@@ -539,7 +550,7 @@ def pairwise_summary(preferences: pd.DataFrame, comparisons: pd.DataFrame, items
 
     A block is absent where it does not apply: human_human with one annotator, the both-order figures for a
     one-order run, models when the items name fewer than 2 models, self_preference when no pair sets the judge's
-    model family against another."""
+    model family against another. Every figure is computed as an Estimate and written by stat_dict."""
     boot = {"n_resamples": n_resamples, "random_state": random_state}
     prefs = preferences[preferences["dimension"] == dimension] if "dimension" in preferences.columns else preferences
     if prefs.empty:
@@ -551,38 +562,38 @@ def pairwise_summary(preferences: pd.DataFrame, comparisons: pd.DataFrame, items
     gold = majority_votes(prefs)
     out: dict = {
         "counts": {"pairs": int(len(annotated)), "votes": int(len(prefs)),
-                   "annotators": sorted(prefs["annotator"].unique().tolist(), key=_natural_key),
+                   "annotators": sorted(prefs["annotator"].unique().tolist(), key=natural_key),
                    "judged_pairs": int(len(judged_here)),
                    "with_verdict": int(judged_here["verdict"].notna().sum()),
                    "unreadable": int((judged_here["why"] == "unreadable").sum()),
                    "missing_order": int((judged_here["why"] == "missing order").sum()),
                    "not_annotated": int(len(judged) - len(judged_here)),
                    "orders": sorted(set(comparisons["order"])) if len(comparisons) else []},
-        "agreement": _dicts(judge_vs_humans(prefs, judged_here, **boot)),
+        "agreement": judge_vs_humans(prefs, judged_here, **boot),
     }
     hh = human_vs_human(prefs, **boot)
     if hh:
-        out["human_human"] = _dicts(hh)
+        out["human_human"] = hh
         out["annotator_kappa"] = annotator_kappas(prefs)
     vm = judge_vs_majority(gold, judged_here, **boot)
-    out["accuracy"] = vm["accuracy"].as_dict()
-    out["cohen_kappa"] = vm["cohen_kappa"].as_dict()
+    out["accuracy"] = vm["accuracy"]
+    out["cohen_kappa"] = vm["cohen_kappa"]
     out["confusion_matrix"] = vm["confusion_matrix"]
     out["per_annotator"] = per_annotator(prefs, judged_here, **boot)
     if set(out["counts"]["orders"]) == {"ab", "ba"}:
-        out.update(_dicts(both_order_stats(judged_here, gold, **boot)))
+        out.update(both_order_stats(judged_here, gold, **boot))
     models = model_win_rates(prefs, judged_here, items, **boot)
     if models is not None:
         out["models"] = models
     bias = {"position_first_win_rate": position_bias_stat(
-                comparisons[comparisons["pair_id"].isin(annotated)], dimension, **boot).as_dict(),
-            **_dicts(verbosity_bias(prefs, judged_here, items, **boot))}
+                comparisons[comparisons["pair_id"].isin(annotated)], dimension, **boot),
+            **verbosity_bias(prefs, judged_here, items, **boot)}
     sp = self_preference(prefs, judged_here, items, judge_model, **boot) if judge_model else None
     if sp is not None:
-        bias["self_preference"] = {"family": sp["family"], "judge_win_rate_own": sp["judge_win_rate_own"].as_dict(),
-                                   "human_win_rate_own": sp["human_win_rate_own"].as_dict()}
+        bias["self_preference"] = {"family": sp["family"], "judge_win_rate_own": sp["judge_win_rate_own"],
+                                   "human_win_rate_own": sp["human_win_rate_own"]}
     out["bias"] = bias
-    return out
+    return to_json(out)
 
 
 # ---------------------------------------------------------------------------------------------- score runs
@@ -602,19 +613,19 @@ def score_residuals(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def score_verbosity(frame: pd.DataFrame, lengths: pd.Series, *, n_resamples: int = N_RESAMPLES,
-                    random_state=0) -> Stat:
+                    random_state=0) -> Estimate:
     """Verbosity bias of a score run: Spearman correlation of the judge-human residual (z-scores) with the output's
     length in characters, CI over documents. Above 0: the judge rates longer outputs higher than the humans do."""
     f = score_residuals(frame)
     f["length"] = lengths.reindex(f["item_id"]).to_numpy(dtype=float)
     f = f[np.isfinite(f["length"])]
     if len(f) < 3 or f["length"].nunique() < 2 or f["residual"].nunique() < 2:
-        return Stat(math.nan, math.nan, math.nan, len(f))
+        return Estimate(math.nan, n=len(f))
     point = float(sps.spearmanr(f["residual"], f["length"]).statistic)
     codes, g = _doc_codes(f["doc_id"])
     lo, hi = _interval(_spearman_document_bootstrap(f["residual"].to_numpy(float), f["length"].to_numpy(float),
                                                     np.asarray(codes, dtype=np.int64), g, n_resamples, random_state))
-    return Stat(point, lo, hi, len(f))
+    return _percentile(point, lo, hi, len(f), n_resamples)
 
 
 def _spearman_document_bootstrap(x: np.ndarray, y: np.ndarray, codes: np.ndarray, n_docs: int, n_resamples: int,
@@ -623,13 +634,11 @@ def _spearman_document_bootstrap(x: np.ndarray, y: np.ndarray, codes: np.ndarray
     a side is constant): a rank correlation does not decompose over documents, so each resample is the weighted
     multiset of its documents' items, ranked from one sort (the correlation module's dataset-level replicates, in
     blocks of resamples; on 200,000 items 1,000 explicit resamples through scipy took 45 s)."""
-    from evalcore.meta import correlation, fastboot
-
-    p = correlation.PreparedFrame(x=x, y=y, doc=codes, system=np.zeros(len(x), dtype=np.int64),
-                                  doc_ids=np.arange(n_docs), system_ids=np.zeros(1), dropped=0)
-    of_counts = correlation.replicate_function(p, level="dataset", coefficient="spearman")
+    p = PreparedFrame(x=x, y=y, doc=codes, system=np.zeros(len(x), dtype=np.int64), doc_ids=np.arange(n_docs),
+                      system_ids=np.zeros(1), dropped=0)
+    of_counts = replicate_function(p, level="dataset", coefficient="spearman")
     with fastboot.expecting(n_resamples):
-        return correlation._over_blocks(of_counts, fastboot.count_blocks(n_docs, n_resamples, random_state))
+        return fastboot.over_blocks(of_counts, fastboot.count_blocks(n_docs, n_resamples, random_state))
 
 
 def score_self_preference(frame: pd.DataFrame, judge_model: str, **boot) -> dict | None:

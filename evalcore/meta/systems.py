@@ -13,8 +13,10 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from evalcore.meta.correlation import COEFFICIENTS, REQUIRED_COLUMNS, _check_choice, scipy_correlation
-from evalcore.model import _natural_key
+from evalcore.meta.coefficients import COEFFICIENTS, scipy_correlation
+from evalcore.meta.scoreframe import REQUIRED_COLUMNS
+from evalcore.meta.validation import check_choice
+from evalcore.model import natural_key
 
 
 def _check_frame(frame: pd.DataFrame, name: str = "score frame") -> pd.DataFrame:
@@ -36,7 +38,7 @@ def _check_frame(frame: pd.DataFrame, name: str = "score frame") -> pd.DataFrame
 
 
 def _systems_sorted(values) -> list:
-    return sorted(pd.unique(values), key=_natural_key)
+    return sorted(pd.unique(values), key=natural_key)
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -59,7 +61,7 @@ def per_system(frame: pd.DataFrame, *, coefficient: str = "kendall") -> pd.DataF
     Columns: system_id, correlation (NaN when undefined: fewer than 2 items or a constant side), pvalue (scipy), n
     (items used), dropped (items whose judge value is missing), quality (Q_i, Eq. 1), defined.
     """
-    _check_choice(coefficient, COEFFICIENTS, "coefficient")
+    check_choice(coefficient, COEFFICIENTS, "coefficient")
     f = _check_frame(frame)
     quality = system_quality(f)
     rows = []
@@ -196,7 +198,7 @@ def challenge_pairs(system_means: pd.Series) -> list[tuple[str, str]]:
     s = pd.Series(system_means, dtype=float)
     if s.isna().any():
         raise ValueError(f"system_means has no value for {list(s.index[s.isna()])}")
-    names = sorted(s.index, key=_natural_key)
+    names = sorted(s.index, key=natural_key)
     ordered = sorted(names, key=lambda k: -s[k])  # stable: ties stay in natural order
     return [(str(a), str(b)) for a, b in zip(ordered, ordered[1:])]
 
@@ -224,7 +226,7 @@ def reliability(rts_frame: pd.DataFrame, mcq_frame: pd.DataFrame, *, coefficient
     in question is undefined are left out of that across-system correlation. Table columns: system_id, reliability,
     n, p_rts, p_mcq, quality.
     """
-    _check_choice(coefficient, COEFFICIENTS, "coefficient")
+    check_choice(coefficient, COEFFICIENTS, "coefficient")
     rts = _check_frame(rts_frame, "rts_frame")
     mcq = _check_frame(mcq_frame, "mcq_frame")
     if "item_id" not in rts.columns or "item_id" not in mcq.columns:

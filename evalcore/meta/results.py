@@ -1,0 +1,92 @@
+"""The one result type of evalcore.meta: an ``Estimate`` is a statistic with its confidence interval, the number of
+units it counts, how the interval was computed and the caveats a reader is owed.
+
+Every statistic returns one, as every scipy.stats test returns a result with ``statistic`` and ``pvalue``:
+correlations (evalcore.meta.correlation.correlate), Krippendorff's alpha (agreement.krippendorff_alpha), kappa / F1 /
+calibration (classification), the pairwise preference figures (preference) and the counts-based figures of the
+Alt-Test, prediction-powered inference and Bradley-Terry modules. The optional fields are filled by the statistics
+that have them (a p-value, how many resamples were undefined, items dropped as unreadable) and keep their defaults
+elsewhere. What a statistic *was asked* (the level, the coefficient, the scale's level of measurement) is the
+caller's argument, not part of the result, as with scipy.
+
+``as_dict()`` gives the fields as a dict, or only those named, in the order named: each ``--json`` block keeps its
+own documented keys (README "meta --json") by naming them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+
+NAN = float("nan")
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A statistic and its interval (NaN where none was asked for or it is undefined).
+
+    - ``n``: the units the statistic counts (items, documents, systems, votes: the statistic's docstring says which).
+    - ``method``: how the interval was computed ("bca", "percentile", ...); "" without an interval.
+    - ``notes``: caveats in words (an estimate outside its own interval; why a figure is missing).
+    """
+
+    statistic: float
+    ci_low: float = NAN
+    ci_high: float = NAN
+    n: int = 0
+    method: str = ""
+    notes: tuple[str, ...] = ()
+    # Optional: set by the statistics that have them.
+    pvalue: float | None = None
+    pvalue_method: str = ""  # how the p-value was computed ("exact permutation", "asymptotic", ...)
+    confidence_level: float = 0.95
+    n_resamples: int = 0
+    undefined_resamples: int = 0  # bootstrap resamples whose statistic was undefined, left out of the interval
+    resampling: str = ""  # what the bootstrap resampled: "documents", "both" (systems and documents), "items"
+    dropped: int = 0  # units left out because the judge's value is missing (a failed parse)
+    skipped: int = 0  # units on which the statistic is undefined, left out (summary level: constant documents)
+    n_annotators: int | None = None  # the raters an agreement among annotators rests on
+
+    def as_dict(self, *names: str, missing_as_none: bool = False) -> dict:
+        """The fields (all, or those named, in that order); ``missing_as_none`` writes a NaN number as None (and
+        every other float as a plain Python float)."""
+        keys = names or tuple(f.name for f in fields(self))
+        out = {}
+        for k in keys:
+            v = getattr(self, k)
+            if missing_as_none and isinstance(v, float):
+                v = None if math.isnan(v) else float(v)
+            out[k] = list(v) if isinstance(v, tuple) else v
+        return out
+
+    @property
+    def note(self) -> str:
+        """The notes as one sentence ("" without any)."""
+        return "; ".join(self.notes)
+
+    # Names the earlier result types used (CorrelationResult, AlphaResult, preference.Stat), kept for one release so
+    # that callers outside evalcore.meta keep working; new code reads the fields above.
+    @property
+    def ci_method(self) -> str:
+        return self.method
+
+    @property
+    def ci_note(self) -> str:
+        return self.note
+
+    @property
+    def reason(self) -> str:
+        return self.note
+
+    @property
+    def alpha(self) -> float:
+        return self.statistic
+
+    @property
+    def n_items(self) -> int:
+        return self.n
+
+
+def missing(n: int, reason: str) -> Estimate:
+    """A statistic that cannot be computed, with its reason (``n``: the units it would have counted)."""
+    return Estimate(NAN, n=int(n), notes=(reason,) if reason else ())
