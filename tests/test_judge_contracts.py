@@ -189,11 +189,29 @@ def test_geval_on_a_reasoning_model_names_its_variant_and_learns_once(summeval, 
 
 
 def test_a_small_budget_fails_as_reasoning_never_as_a_parse(summeval, tmp_path):
-    spec = default_spec(summeval, "geval", ["coherence"], limit=2)  # G-Eval's own 5 tokens
+    """A budget the run chose itself (--max-completion-tokens 5) and the reasoning spends: a failure saying so."""
+    spec = dataclasses.replace(default_spec(summeval, "geval", ["coherence"], limit=2), max_completion_tokens=5)
     with serve(profile=PROFILES["vllm-think-in-content"]) as srv:
         run = runner.score_dataset(spec, EngineOptions(endpoint=_ep(srv)), store=Store(tmp_path / "b.db"))
     assert run.judgments["status"].eq("failed").all()
     assert run.judgments["reason"].str.contains("ended inside the judge's reasoning").all()
+
+
+@pytest.mark.parametrize("profile", ["vllm-think-in-content", "llamacpp-deepseek", "openai-reasoning"])
+def test_the_default_budget_makes_room_for_reasoning_after_one_reply(summeval, tmp_path, profile):
+    """With no budget chosen, a method's own (G-Eval's 5 tokens) ends inside the reasoning once; the engine learns
+    that the judge reasons (stored with the contract), gives every request contract.REASONING_BUDGET and says so in
+    the variant: every item is scored, at the cost of the one request that taught it."""
+    from evalcore.judge.contract import REASONING_BUDGET
+
+    store = Store(tmp_path / "room.db")
+    spec = default_spec(summeval, "geval", ["coherence"], limit=4)
+    with serve(profile=PROFILES[profile]) as srv:
+        run = runner.score_dataset(spec, EngineOptions(endpoint=_ep(srv), concurrency=4), store=store)
+    assert run.judgments["status"].eq("ok").all()
+    assert f"raised to {REASONING_BUDGET:,} tokens" in run.config["variant"]
+    rules = run.config["contract"]
+    assert rules["reasoning"]["value"] == REASONING_BUDGET
 
 
 @dataclasses.dataclass(frozen=True)

@@ -24,6 +24,8 @@ refused                substitute
 ``top_logprobs``
 ``n``                  one sample per request: the method plans separate requests
 anything else          none: the run pauses with the provider's message naming the parameter and the model
+(no answer: the budget ``REASONING_BUDGET`` for every request (``reasoning_room``), when a reply spent its whole
+ran out in reasoning)  budget reasoning and the run set no budget of its own
 =====================  =====================================================================================
 """
 
@@ -37,6 +39,12 @@ from typing import Any
 from evalcore.types import Capabilities, ChatRequest, Request
 
 RENAME, DEFAULT_ONLY, CAPABILITY, NO_SUBSTITUTE = "rename", "default-only", "capability", "none"
+ROOM = "room"  # not a refusal: the judge reasons before answering, and every budget below this one ran out in it
+# The completion budget a judge that reasons gets when the run set none. OpenAI advises reserving about 25,000
+# tokens for reasoning and output while experimenting (https://platform.openai.com/docs/guides/reasoning, "Allocating
+# space for reasoning"); a judge's answer is a few tokens, so the engine starts at 4,096 (a cap, not a charge: the
+# cost is the tokens used), and a reply that still runs out says to raise it (--max-completion-tokens).
+REASONING_BUDGET = 4096
 CAPABILITY_PARAMS = ("logprobs", "top_logprobs", "n")
 SAMPLING_DEFAULTS = {"temperature": 1.0, "top_p": 1.0}  # OpenAI's documented defaults
 # parameters a refusal message may name (looked for when the error carries no ``param`` field)
@@ -122,6 +130,9 @@ class Contract:
                 omit.add(p)
         if omit != set(request.omit):
             changes["omit"] = tuple(sorted(omit))
+        room = self.rules.get("reasoning")
+        if room is not None and room.action == ROOM and request.max_tokens < int(room.value):
+            changes["max_tokens"] = int(room.value)
         return dataclasses.replace(request, **changes) if changes else request
 
     def refuses(self, request: Request) -> Rule | None:
@@ -150,6 +161,30 @@ class Contract:
     @classmethod
     def from_rows(cls, rows: list[dict[str, Any]]) -> "Contract":
         return cls({r["param"]: Rule(r["param"], r["action"], r.get("value"), r.get("message", "")) for r in rows})
+
+
+def reasoning_room(response: Any, request: Request, options: "RequestOptions") -> Rule | None:
+    """The rule a reply teaches when its every choice ended (finish_reason=length) before any answer because the
+    judge was still reasoning (a ``<think>`` block never closed, a reasoning field or hidden reasoning tokens with no
+    content), and the request's budget is below ``REASONING_BUDGET``; None otherwise, and always when the run set
+    its own budget (then the failure says to raise it)."""
+    from evalcore import parsers
+
+    if options.max_completion_tokens or not isinstance(request, ChatRequest) or request.max_tokens >= REASONING_BUDGET:
+        return None
+    choices = list(getattr(response, "choices", None) or [])
+    hidden = int((getattr(response, "usage", None) or {}).get("reasoning_tokens", 0) or 0)
+
+    def spent(c: Any) -> bool:
+        split = parsers.split_reasoning(c.text or "")
+        reasoned = bool(split.tag or getattr(c, "reasoning", None) or hidden)
+        return c.finish_reason == "length" and reasoned and (split.unclosed or not split.answer.strip())
+
+    if not choices or not all(spent(c) for c in choices):
+        return None
+    return Rule("reasoning", ROOM, REASONING_BUDGET,
+                f"the judge reasons before answering and a budget of {request.max_tokens} tokens ran out in the "
+                f"reasoning: requests get {REASONING_BUDGET} (set --max-completion-tokens to choose)")
 
 
 def pause_message(rule: Rule, model: str, base_url: str) -> str:
@@ -193,11 +228,16 @@ def variant_notes(before: list[Request], after: list[Request], contract: Contrac
             only = f"{float(rule.value):g}" if rule is not None and rule.value is not None else f"{default:g}"
             what = "greedy replies became samples" if p == "temperature" and 0.0 in was else f"{p} {shown} left out"
             notes.append(f"{what} at the judge's default {p} {only}: this judge accepts no other")
+    room = contract.rules.get("reasoning")
+    if room is not None and any(isinstance(b, ChatRequest) and isinstance(a, ChatRequest) and a.max_tokens > b.max_tokens
+                                for b, a in zip(before, after)):
+        notes.append(f"completion budget raised to {int(room.value):,} tokens: the judge reasons before answering")
     if any(isinstance(a, ChatRequest) and a.token_param != "max_tokens" for a in after):
         name = next(a.token_param for a in after if isinstance(a, ChatRequest) and a.token_param != "max_tokens")
         notes.append(f"completion budget sent as {name}")
     return notes
 
 
-__all__ = ["Rule", "Contract", "ContractRefusal", "RequestOptions", "read_refusal", "pause_message",
-           "variant_notes", "CAPABILITY_PARAMS", "RENAME", "DEFAULT_ONLY", "CAPABILITY", "NO_SUBSTITUTE"]
+__all__ = ["Rule", "Contract", "ContractRefusal", "RequestOptions", "read_refusal", "reasoning_room", "pause_message",
+           "variant_notes", "CAPABILITY_PARAMS", "RENAME", "DEFAULT_ONLY", "CAPABILITY", "NO_SUBSTITUTE", "ROOM",
+           "REASONING_BUDGET"]

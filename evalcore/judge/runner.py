@@ -49,6 +49,7 @@ from evalcore.judge.contract import (
     Rule,
     pause_message,
     read_refusal,
+    reasoning_room,
     variant_notes,
 )
 from evalcore.judge.probes import ProbeSender
@@ -432,6 +433,12 @@ class CachedSender:
                     async with self._gate:
                         sent = self.shaped(request, probe=probe)  # what the request before this one taught
                         resp = await self.client.send(sent)
+                room = reasoning_room(resp, sent, self.options)
+                if room is not None:  # the judge reasons: this and every later request get room for it
+                    if self.contract.rules.get("reasoning") != room:
+                        self._learn(room, probe=probe)
+                    if self.shaped(request, probe=probe) != sent:
+                        continue
                 self._settled = True
                 return resp, sent
             except RequestFailed as e:
