@@ -49,6 +49,7 @@ import argparse
 import asyncio
 import importlib.util
 import os
+import signal
 import statistics
 import sys
 import tempfile
@@ -281,8 +282,10 @@ async def browser_load(context, url: str, session: int, page: str, timeout_s: fl
     t0 = time.perf_counter()
     try:
         await tab.goto(f"{url}/{page_name}", timeout=timeout_s * 1000)
-        await tab.locator(locator).first.wait_for(state="attached", timeout=timeout_s * 1000)
-        load.first_s = time.perf_counter() - t0
+        # the table, or an error box instead of it (a broken page must not cost the whole timeout)
+        await tab.locator(f"{locator}, {PROBLEMS}").first.wait_for(state="attached", timeout=timeout_s * 1000)
+        if await tab.locator(locator).count():
+            load.first_s = time.perf_counter() - t0
         while time.perf_counter() - t0 < timeout_s:  # idle, and still idle 300 ms later (a rerun may start)
             await tab.wait_for_function(IDLE_JS, timeout=max(100, (timeout_s - (time.perf_counter() - t0)) * 1000))
             idle_at = time.perf_counter()
@@ -294,6 +297,8 @@ async def browser_load(context, url: str, session: int, page: str, timeout_s: fl
             load.errors.append(f"still running after {timeout_s:.0f} s")
         problems = await tab.locator(PROBLEMS).all_inner_texts()
         load.errors += [f"on the page: {p[:200]}" for p in problems]
+        if load.first_s is None and not load.errors:
+            load.errors.append("the run ended without its first table")
     except Exception as e:  # Playwright's TimeoutError and a closed page alike: a counted failure of this load
         load.errors.append(f"{type(e).__name__}: {str(e).splitlines()[0][:200]}")
     finally:
@@ -583,8 +588,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--pages", default="alignment,data", help="pages each session opens (default alignment,data)")
     ap.add_argument("--client", choices=("ws", "browser"), default="ws", help="websocket clients (default) or "
                                                                               "headless chromium")
-    ap.add_argument("--timeout", type=float, default=300.0, help="seconds a page load may take before it counts "
-                                                                 "as an error (default 300)")
+    ap.add_argument("--timeout", type=float, default=180.0, help="seconds a page load may take before it counts "
+                                                                 "as an error (default 180)")
     ap.add_argument("--resamples", type=int, default=None, help="bootstrap resamples (default: the app's, 1000)")
     ap.add_argument("--file-watcher", choices=("configured", "none", "auto", "poll", "watchdog"),
                     default="configured", help="the server's server.fileWatcherType (default: as the app's "
@@ -606,8 +611,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
+def _exit_on_sigterm(signum, frame) -> None:
+    raise SystemExit(128 + signum)  # unwinds through the finally blocks: the server and chromium are stopped
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
     helpers = _browser_helpers()
     if args.client == "browser" and (reason := helpers.chromium_missing_reason()):
         print(f"cannot run with --client browser: {reason}")
