@@ -35,9 +35,17 @@ resident memory (sampled every 0.2 s over the process tree, and the kernel's own
 CPU (this process and its children other than the server: Playwright's driver and chromium) and what the rest of the
 machine used meanwhile (busy time in /proc/stat less server and clients), which says how quiet the figures are.
 
-Last, where the time goes: one WARM Alignment page run (``--profile-page``) profiled with cProfile in this process under Streamlit's AppTest
-(the same script; a first AppTest run fills the caches, the second is profiled in the script thread), top 15
-functions by cumulative time and top 10 by own time.
+Last, where the time goes: a WARM Alignment page run (``--profile-page``) under Streamlit's AppTest in this process
+(the same script the server runs; a first run fills the caches, a second gives the script thread's CPU time, five
+more are profiled in the script thread by sampling its stack every millisecond, or with ``--cprofile`` by cProfile),
+top 15 functions by cumulative share, the app's own top 10, and the top 10 by own share.
+
+Where the time went when this was written (websocket clients): a warm page load cost the server about 0.3-0.45 CPU s
+(Alignment) and 0.3 (Data), a third to a half of it the file watcher's registration above, which runs on the
+server's event loop and so holds back every session's messages while it runs; the Alignment script's own CPU went
+mostly to evalcore.runs.run_version (see the profile). The server stays under one core (the GIL), so N concurrent
+loads take about N times the CPU of one. In chromium, a page load cost the browser about eight times what it cost
+the server.
 
 Goal (a 2-core lab server): 20 sessions on SummEval, no error, every first content under 10 s on a quiet machine.
 Everything runs on 127.0.0.1; every wait has a timeout, so the script ends by itself.
@@ -601,7 +609,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                                                            "cost per call inflates pandas-heavy code) instead of "
                                                            "sampling the script thread's stack every millisecond")
     args = ap.parse_args(argv)
-    args.sessions = [int(s) for s in args.sessions.split(",") if s.strip()]
+    try:
+        args.sessions = [int(s) for s in args.sessions.split(",") if s.strip()]
+    except ValueError:
+        ap.error(f"--sessions: comma-separated whole numbers, e.g. 1,10,20 (got {args.sessions!r})")
     args.pages = [p.strip() for p in args.pages.split(",") if p.strip()]
     if not args.sessions or min(args.sessions) < 1 or max(args.sessions) > 200:
         ap.error("--sessions: counts between 1 and 200")
