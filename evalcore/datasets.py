@@ -113,6 +113,13 @@ def _run_entries() -> list[dict[str, Any]]:
     return _json("runs/manifest.json")["runs"]
 
 
+@functools.lru_cache(maxsize=1)
+def bundled_run_ids() -> frozenset[str]:
+    """The ids of every published run shipped with the package (read once: the manifest never changes at run
+    time). A membership test without building the runs (``list_bundled_runs`` builds each one)."""
+    return frozenset(e["run_id"] for e in _run_entries())
+
+
 def _run_entry(run_id: str) -> dict[str, Any]:
     for entry in _run_entries():
         if entry["run_id"] == run_id:

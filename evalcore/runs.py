@@ -132,11 +132,7 @@ def load_run(run_id: str, *, parse: str = "robust", store=None) -> Run:
     log-probs, which the reply text alone cannot give back), under the parse mode recorded in
     ``run.config["parse_mode"]``; to compare parse modes on a local run, score it again with the other mode (the
     cache makes that free)."""
-    bundled_ids = set()
-    if run_id.startswith(PUBLISHED_PREFIXES):
-        dataset_id = run_id.split("/", 1)[0]
-        bundled_ids = {r.run_id for r in datasets.list_bundled_runs(dataset_id)}
-    if run_id in bundled_ids:
+    if run_id.startswith(PUBLISHED_PREFIXES) and run_id in datasets.bundled_run_ids():
         return datasets.load_bundled_run(run_id, parse=parse)
     return _store(store).load_run(run_id)
 
@@ -144,9 +140,8 @@ def load_run(run_id: str, *, parse: str = "robust", store=None) -> Run:
 def run_version(run_id: str, *, store=None) -> str:
     """A string that changes whenever the run's judgments do (evalcore.store.runs.RunsStore.run_version); a bundled
     run never changes ("published"). Key caches of a run's figures by (run id, version), never by the id alone."""
-    if run_id.startswith(PUBLISHED_PREFIXES):
-        if run_id in {r.run_id for r in datasets.list_bundled_runs(run_id.split("/", 1)[0])}:
-            return "published"
+    if run_id.startswith(PUBLISHED_PREFIXES) and run_id in datasets.bundled_run_ids():
+        return "published"
     return _store(store).run_version(run_id)
 
 
