@@ -466,3 +466,44 @@ def score_bias(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse:
                ) -> pd.DataFrame:
     return bias_views.score_bias_table(ui.load_dataset(dataset_id), _runs(run_ids, parse), dimension,
                                        n_resamples=n_resamples)
+
+
+# ------------------------------------------------------------ Alt-Test, prediction-powered estimates, Bradley-Terry
+
+
+@cached_for_runs(max_entries=32)
+def alt_tests(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse: str, epsilon: float) -> list:
+    """The Alt-Test of each run (evalcore.views.inference.AltTestView)."""
+    from evalcore.views import inference as inference_views
+
+    ds = ui.load_dataset(dataset_id)
+    return [inference_views.alt_test_for_run(ds, r, dimension, epsilon=epsilon) for r in _runs(run_ids, parse)]
+
+
+@cached_for_runs(max_entries=32)
+def rating_coverage(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse: str) -> tuple[bool, int]:
+    from evalcore.views import inference as inference_views
+
+    return inference_views.rating_coverage(ui.load_dataset(dataset_id), _runs(run_ids, parse), dimension)
+
+
+@cached_for_runs(max_entries=32)
+@stoppable
+def ppi_estimates(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse: str, method: str,
+                  rated: int | None, n_resamples: int) -> list:
+    """PPI / PPI++ per system of each run (evalcore.views.inference.PPIView)."""
+    from evalcore.views import inference as inference_views
+
+    ds = ui.load_dataset(dataset_id)
+    return [inference_views.ppi_for_run(ds, r, dimension, method=method, rated=rated, n_resamples=n_resamples)
+            for r in _runs(run_ids, parse)]
+
+
+@cached_for_runs(max_entries=16)
+@stoppable
+def bradley_terry(dataset_id: str, run_id: str, dimension: str, parse: str, n_resamples: int):
+    """The humans' and the judge's Bradley-Terry rankings of one pairwise run, or why there are none (a string)."""
+    from evalcore.views import inference as inference_views
+
+    return inference_views.bradley_terry_for_run(ui.load_dataset(dataset_id), ui.load_run(run_id, parse), dimension,
+                                                 n_resamples=n_resamples)

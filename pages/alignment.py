@@ -396,6 +396,11 @@ with tab_of['Pairwise preferences']:
     if tab_of['Pairwise preferences'].open:
         pairwise_section()
 
+# whatever the tab: may the judge replace the annotators, and what may be concluded from few labels
+from pages._inference import show_inference  # noqa: E402
+
+show_inference(ctx)
+
 ui.sources("003", "002")
 
 # ------------------------------------------------------------------------- the rest of the table (issue 19)

@@ -1,0 +1,446 @@
+"""What a study may conclude from its judge: the Alternative Annotator Test (may the judge replace the annotators?),
+prediction-powered estimates of each system's mean from few human labels, and Bradley-Terry rankings of pairwise
+data, as tables, sentences and plotly figures for the Alignment page and the report (no Streamlit here).
+
+The statistics are evalcore.meta.alt_test, evalcore.meta.ppi and evalcore.meta.bradley_terry
+(docs/statistics-alt-test-ppi-bt.md); this module only picks their inputs from a dataset and a run and words the
+results. Every function takes loaded objects (``Dataset``, ``Run``); caching is the app's business.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from evalcore.model import Dataset, Run
+from evalcore.views.common import HUMAN_COLOR, run_label
+
+# Calderon, Reichart & Dror (ACL 2025), README FAQ: the cost-benefit margin epsilon by who the annotators are.
+EPSILON_GUIDANCE = {0.2: "experts", 0.15: "skilled annotators", 0.1: "crowd workers"}
+EPSILON_HELP = ("Epsilon is the margin granted to the judge for being cheaper and faster than a person: the judge "
+                "passes against an annotator when it is at least as good as that annotator on all but an epsilon "
+                "share of items. The authors suggest 0.2 when the annotators are experts, 0.15 for skilled "
+                "annotators and 0.1 for crowd workers (smaller when the annotators agree little).")
+SCORING_WORDS = {"accuracy": "accuracy (the share of the other annotators' labels the label equals)",
+                 "neg_rmse": "negative RMSE (minus the root mean squared difference from the other annotators' "
+                             "ratings)"}
+METHOD_NAMES = {"ppi": "PPI", "ppi++": "PPI++"}
+MIN_RATED_DOCUMENTS = 10
+RATED_SHARE = 0.2  # the default "rated documents" on a fully rated dataset: a fifth of them, at least 10
+
+
+def epsilon_label(epsilon: float) -> str:
+    """"0.2 (experts)" for the epsilon selector."""
+    who = EPSILON_GUIDANCE.get(round(float(epsilon), 2))
+    return f"{epsilon:g} ({who})" if who else f"{epsilon:g}"
+
+
+def is_pairwise(run: Run) -> bool:
+    return run.judgments.empty and not run.comparisons.empty
+
+
+def inference_runs(dataset: Dataset, runs: list[Run], dimension: str) -> list[Run]:
+    """The runs these analyses apply to: per-item runs that scored ``dimension``, and pairwise runs with verdicts on
+    it where the dataset has human votes on it."""
+    votes = not dataset.preferences.empty and (dataset.preferences["dimension"] == dimension).any()
+    out = []
+    for r in runs:
+        if not r.judgments.empty and dimension in r.dimensions:
+            out.append(r)
+        elif votes and not r.comparisons.empty and (r.comparisons["dimension"] == dimension).any():
+            out.append(r)
+    return out
+
+
+def rating_coverage(dataset: Dataset, runs: list[Run], dimension: str) -> tuple[bool, int]:
+    """(whether every judged item of every run has a human rating, the fewest rated documents of a run): what the
+    "rated documents" choice needs. (False, 0) when no run has a PPI input."""
+    full, fewest = [], []
+    for r in runs:
+        try:
+            f = ppi_frame(dataset, r, dimension)
+        except ValueError:
+            continue
+        full.append(fully_rated(f))
+        fewest.append(rated_documents(f))
+    if not full:
+        return False, 0
+    return all(full), min(fewest)
+
+
+# ------------------------------------------------------------------------------------------------- Alt-Test
+
+
+@dataclass(frozen=True)
+class AltTestView:
+    """One run's Alt-Test, or why there is none (``error``)."""
+
+    run: str
+    result: object | None  # evalcore.meta.alt_test.AltTestResult
+    group: str | None       # the annotator group tested against (score datasets)
+    error: str = ""
+
+
+def alt_test_for_run(dataset: Dataset, run: Run, dimension: str, *, epsilon: float,
+                     scoring: str | None = None) -> AltTestView:
+    """The Alt-Test of ``run`` on ``dimension``: per-item ratings against the annotators of the group the human
+    ceiling uses ("expert" where there is one), pairwise verdicts against the votes (accuracy)."""
+    from evalcore.meta import alt_test as at
+    from evalcore.views.alignment import ceiling_group
+
+    name = run_label(run)
+    try:
+        if is_pairwise(run):
+            return AltTestView(name, at.alt_test_pairwise(dataset.preferences, run.comparisons, dimension=dimension,
+                                                          epsilon=epsilon), None)
+        if dimension not in run.dimensions:
+            return AltTestView(name, None, None, f"{name} did not score {dimension!r}")
+        group = ceiling_group(dataset, dimension)
+        if group is None:
+            return AltTestView(name, None, None, f"fewer than two annotators rated {dimension!r}: the Alt-Test needs "
+                                                 "each annotator's own ratings, from at least two")
+        kind = dataset.dimension(dimension).kind
+        return AltTestView(name, at.alt_test_scores(dataset.annotations, run.scores(dimension), dimension, group=group,
+                                                    scoring=scoring or at.default_scoring(kind), epsilon=epsilon),
+                           group)
+    except ValueError as e:
+        return AltTestView(name, None, None, str(e))
+
+
+def alt_test_verdict(view: AltTestView) -> str:
+    """The verdict in words: whether the judge can replace the annotators at this epsilon, and why."""
+    r = view.result
+    if r is None:
+        return f"{view.run}: no Alt-Test ({view.error})."
+    m = len(r.per_annotator)
+    won = sum(a.rejected for a in r.per_annotator)
+    who = f"the {view.group} annotators" if view.group else "the annotators"
+    if r.passed:
+        head = f"{view.run}: the judge can replace {who} at epsilon {r.epsilon:g}"
+    else:
+        head = f"{view.run}: the judge cannot replace {who} at epsilon {r.epsilon:g}"
+    why = (f"leaving each annotator out in turn, the judge represents the others at least as well as that annotator "
+           f"does, within the margin, for {won} of the {m} annotators (null rejected after Benjamini-Yekutieli at "
+           f"q = {r.q:g}): winning rate {r.winning_rate:.2f}, and passing needs 0.50")
+    return f"{head}: {why}. Advantage probability rho = {r.advantage_probability:.3f}."
+
+
+def describe_test(test: str, n: int) -> str:
+    return "t-test" if test == "t-test" else f"Wilcoxon signed-rank (fewer than 30 items: {n})"
+
+
+def alt_test_summary(views: list[AltTestView]) -> pd.DataFrame:
+    """One row per run: verdict, winning rate, rho, epsilon, scoring, items tested and dropped."""
+    rows = []
+    for v in views:
+        r = v.result
+        if r is None:
+            rows.append({"run": v.run, "verdict": f"no test: {v.error}"})
+            continue
+        rows.append({"run": v.run, "verdict": "passes" if r.passed else "does not pass", "epsilon": r.epsilon,
+                     "scoring": r.scoring, "winning_rate": r.winning_rate, "rho": r.advantage_probability,
+                     "annotators": len(r.per_annotator), "items": r.n_items,
+                     "dropped_items": r.dropped_items, "items_without_judge": r.items_without_judge})
+    return pd.DataFrame(rows)
+
+
+def alt_test_annotator_table(views: list[AltTestView]) -> pd.DataFrame:
+    """Per run and annotator left out: n, the test used, its p-value, whether the judge wins (BY-adjusted), and how
+    often the judge (rho_j) and the annotator are at least as good as the other."""
+    rows = []
+    for v in views:
+        if v.result is None:
+            continue
+        for a in v.result.per_annotator:
+            rows.append({"run": v.run, "annotator": a.annotator, "n": a.n, "test": describe_test(a.test, a.n),
+                         "p_value": a.p_value, "judge_wins": "yes (H0 rejected)" if a.rejected else "no",
+                         "rho_j": a.advantage_probability, "annotator_advantage": a.annotator_advantage})
+    return pd.DataFrame(rows)
+
+
+def alt_test_notes(views: list[AltTestView]) -> list[str]:
+    """What was dropped, and an undefined p-value, in words."""
+    notes = []
+    for v in views:
+        r = v.result
+        if r is None:
+            continue
+        parts = []
+        if r.dropped_items:
+            parts.append(f"{r.dropped_items} item(s) rated by fewer than two annotators dropped")
+        if r.items_without_judge:
+            parts.append(f"{r.items_without_judge} item(s) rated by two or more annotators have no judge verdict "
+                         "(unreadable reply or not judged) and are left out")
+        undefined = [a.annotator for a in r.per_annotator if not math.isfinite(a.p_value)]
+        if undefined:
+            parts.append("no p-value against " + ", ".join(undefined) + " (every difference equals epsilon): "
+                         "counted as not rejected")
+        if parts:
+            notes.append(f"{v.run}: " + "; ".join(parts) + ".")
+    return notes
+
+
+# ------------------------------------------------------------------------------------------------------- PPI
+
+
+@dataclass(frozen=True)
+class PPIView:
+    run: str
+    result: object | None  # evalcore.meta.ppi.PPIResult
+    pairwise: bool
+    rated_documents: int | None  # documents whose ratings were kept (None: the data as it is)
+    total_rated_documents: int   # documents with a human rating in the data
+    documents: int               # documents the judge scored
+    error: str = ""
+
+
+def ppi_frame(dataset: Dataset, run: Run, dimension: str) -> pd.DataFrame:
+    """PPI's input for a run: every judged item with its human score where there is one (pairwise: each model's
+    points per pair, human = the votes' mean points)."""
+    from evalcore.meta import ppi
+
+    if is_pairwise(run):
+        return ppi.pairwise_frame(dataset.preferences, run.comparisons, dataset.items, dimension=dimension)
+    return ppi.judged_frame(dataset.items, dataset.human_scores, run.scores(dimension), dimension)
+
+
+def rated_documents(frame: pd.DataFrame) -> int:
+    return int(frame.loc[frame["human"].notna() & frame["judge"].notna(), "doc_id"].nunique())
+
+
+def fully_rated(frame: pd.DataFrame) -> bool:
+    """Every judged item has a human rating: PPI then has nothing unrated to use unless some ratings are hidden."""
+    judged = frame[frame["judge"].notna()]
+    return bool(len(judged)) and bool(judged["human"].notna().all())
+
+
+def default_rated_documents(n_documents: int) -> int:
+    """A fifth of the documents, at least MIN_RATED_DOCUMENTS (and no more than there are)."""
+    return int(min(n_documents, max(MIN_RATED_DOCUMENTS, round(RATED_SHARE * n_documents))))
+
+
+def ppi_for_run(dataset: Dataset, run: Run, dimension: str, *, method: str = "ppi++",
+                rated: int | None = None, n_resamples: int = 1000, random_state: int = 0) -> PPIView:
+    """Per system (pairwise: per model's win rate) PPI or PPI++ beside human-only and judge-only estimates;
+    ``rated`` keeps the human ratings of that many documents drawn at random (ppi.hide_ratings) and treats the rest
+    as unrated, None uses the data as it is."""
+    from evalcore.meta import ppi
+
+    name, pairwise = run_label(run), is_pairwise(run)
+    if not pairwise and dimension not in run.dimensions:
+        return PPIView(name, None, False, None, 0, 0, f"{name} did not score {dimension!r}")
+    if dataset.dimension(dimension).kind == "nominal" and not pairwise:
+        return PPIView(name, None, False, None, 0, 0, f"{dimension!r} is nominal: its categories have no mean")
+    try:
+        frame = ppi_frame(dataset, run, dimension)
+        total, docs = rated_documents(frame), int(frame.loc[frame["judge"].notna(), "doc_id"].nunique())
+        if total == 0:
+            return PPIView(name, None, pairwise, None, 0, docs, "no judged item has a human rating")
+        if rated is not None:
+            rated = min(int(rated), total)
+            frame = ppi.hide_ratings(frame, rated, random_state=random_state)
+        result = ppi.ppi_by_system(frame, method=method, n_resamples=n_resamples, random_state=random_state)
+    except ValueError as e:
+        return PPIView(name, None, pairwise, None, 0, 0, str(e))
+    return PPIView(name, result, pairwise, rated, total, docs)
+
+
+def ppi_table(views: list[PPIView]) -> pd.DataFrame:
+    """Per run and system: the PPI estimate with its 95% CI, lambda, rated and unrated items, and beside it the
+    humans-only and the judge-only means with theirs; judge_minus_ppi is the judge's bias in the dimension's units."""
+    rows = []
+    for v in views:
+        if v.result is None:
+            continue
+        method = METHOD_NAMES[v.result.method]
+        for s in v.result.per_system:
+            h, j = s.human_only, s.judge_only
+            rows.append({"run": v.run, "system": s.system, "method": method, "estimate": s.estimate,
+                         "ci_low": s.ci_low, "ci_high": s.ci_high, "lambda": s.lam, "n_labelled": s.n_labelled,
+                         "n_unlabelled": s.n_unlabelled, "human_only": h.statistic, "human_ci_low": h.ci_low,
+                         "human_ci_high": h.ci_high, "judge_only": j.statistic, "judge_ci_low": j.ci_low,
+                         "judge_ci_high": j.ci_high, "judge_minus_ppi": j.statistic - s.estimate})
+    return pd.DataFrame(rows)
+
+
+def ppi_ranking_table(view: PPIView) -> pd.DataFrame:
+    """The systems ranked by the PPI estimate, with each rank's 95% interval over document resamples."""
+    if view.result is None:
+        return pd.DataFrame()
+    est = {s.system: s.estimate for s in view.result.per_system}
+    return pd.DataFrame([{"rank": r.rank, "system": r.system, "estimate": est.get(r.system), "rank_low": r.rank_low,
+                          "rank_high": r.rank_high} for r in view.result.ranking])
+
+
+def ppi_note(view: PPIView, dimension: str) -> str:
+    """What the estimates rest on, in words (the hidden ratings said as such)."""
+    if view.result is None:
+        return f"{view.run}: no prediction-powered estimate ({view.error})."
+    r = view.result
+    if view.pairwise:
+        what, source = "each model's win rate (ties count 0.5)", "the judge's verdict on every judged pair"
+    else:
+        what, source = f"each system's mean human {dimension} score", "the judge's score of every judged output"
+    text = (f"{METHOD_NAMES[r.method]} estimates {what} from {source} and the human ratings where they exist; its "
+            "95% interval is valid whatever the judge's bias. lambda is the weight given to the judge (1: classic "
+            "PPI; PPI++ picks the weight that makes the interval narrowest; 0: the humans alone). judge_minus_ppi: "
+            "the judge-only figure minus the PPI estimate, the judge's bias in the same units.")
+    if view.rated_documents is not None:
+        text += (f" Humans rated all {view.total_rated_documents} judged documents here; only {view.rated_documents} "
+                 "of them (drawn at random, seed 0) keep their ratings and the rest are treated as unrated, to show "
+                 "what PPI would conclude with fewer labels. The humans-only column uses those "
+                 f"{view.rated_documents} documents alone.")
+    elif view.total_rated_documents < view.documents:
+        text += (f" Humans rated {view.total_rated_documents} of the {view.documents} judged documents; the others "
+                 "enter through the judge's scores alone.")
+    if r.judge_failed:
+        text += (f" {r.judge_failed // 2} pair(s) without a readable verdict are left out." if view.pairwise
+                 else f" {r.judge_failed} output(s) without a readable judge score are left out.")
+    return text
+
+
+def ppi_figure(view: PPIView, dimension: str) -> go.Figure:
+    """Each system's mean by humans only, by the judge only and by PPI, with their 95% intervals."""
+    t = ppi_table([view])
+    fig = go.Figure()
+    if t.empty:
+        return fig
+    method = METHOD_NAMES[view.result.method]
+    series = (("humans only", "human_only", "human_ci_low", "human_ci_high", HUMAN_COLOR, "circle"),
+              ("judge only", "judge_only", "judge_ci_low", "judge_ci_high", "#EF553B", "x"),
+              (method, "estimate", "ci_low", "ci_high", "#636EFA", "diamond"))
+    for name, col, lo, hi, color, symbol in series:
+        fig.add_trace(go.Scatter(
+            x=t["system"].astype(str), y=t[col], mode="markers", name=f"{name} (95% CI)",
+            marker=dict(color=color, size=10, symbol=symbol), offsetgroup=name,
+            error_y=dict(type="data", symmetric=False, array=(t[hi] - t[col]).tolist(),
+                         arrayminus=(t[col] - t[lo]).tolist(), color=color),
+            hovertemplate="%{x}: %{y:.3f}<extra>" + name + "</extra>"))
+    who = "model" if view.pairwise else "system"
+    y_title = "win rate (ties count 0.5)" if view.pairwise else f"mean human {dimension} score"
+    fig.update_layout(title=f"{view.run}: each {who}'s {'win rate' if view.pairwise else 'mean'} by humans only, "
+                            f"by the judge only and by {method} (95% CI)",
+                      xaxis_title=who, yaxis_title=y_title, scattermode="group", legend_title_text="estimate",
+                      legend=dict(orientation="h", yref="container", yanchor="bottom", y=0, x=0),
+                      margin=dict(b=110))
+    fig.update_xaxes(type="category")
+    return fig
+
+
+# -------------------------------------------------------------------------------------------- Bradley-Terry
+
+
+def bradley_terry_for_run(dataset: Dataset, run: Run, dimension: str, *, n_resamples: int = 200,
+                          random_state: int = 0):
+    """The humans' and the judge's Bradley-Terry rankings side by side (evalcore.meta.bradley_terry), or the reason
+    there are none as a string."""
+    from evalcore.meta import bradley_terry as bt
+
+    try:
+        return bt.compare_rankings(dataset.preferences, run.comparisons, dataset.items, dimension=dimension,
+                                   n_resamples=n_resamples, random_state=random_state)
+    except ValueError as e:
+        return str(e)
+
+
+def bt_table(comparison) -> pd.DataFrame:
+    """Per model: the humans' and the judge's Elo-scale scores with their 95% intervals and ranks."""
+    def frame(ranking, side: str) -> pd.DataFrame:
+        t = pd.DataFrame([{"model": s.model, f"{side}_score": s.score, f"{side}_ci_low": s.ci_low,
+                           f"{side}_ci_high": s.ci_high, f"{side}_battles": s.n_battles} for s in ranking.scores])
+        t[f"{side}_rank"] = t[f"{side}_score"].rank(ascending=False, method="min")
+        return t
+
+    t = frame(comparison.human, "human").merge(frame(comparison.judge, "judge"), on="model", how="outer")
+    cols = ["model", "human_rank", "human_score", "human_ci_low", "human_ci_high", "judge_rank", "judge_score",
+            "judge_ci_low", "judge_ci_high", "human_battles", "judge_battles"]
+    return t[cols].sort_values(["human_rank", "model"], na_position="last").reset_index(drop=True)
+
+
+def bt_pairs_table(comparison) -> pd.DataFrame:
+    """Each pair of models: whether each ranking separates them (95% intervals apart) and the share of resamples
+    in which the first scores above the second."""
+    return pd.DataFrame([{"model_a": p.model_a, "model_b": p.model_b,
+                          "humans_separate": "yes" if p.human_separated else "no",
+                          "judge_separates": "yes" if p.judge_separated else "no",
+                          "humans_a_above_share": p.human_share, "judge_a_above_share": p.judge_share}
+                         for p in comparison.pairs])
+
+
+def bt_length_table(comparison) -> pd.DataFrame:
+    """The length coefficient (Arena's style control) of the humans' and the judge's fits: the verbosity figure."""
+    rows = []
+    for side, r in (("humans", comparison.human), ("judge", comparison.judge)):
+        if r.length is not None:
+            rows.append({"source": side, "length_coefficient": r.length.coefficient, "ci_low": r.length.ci_low,
+                         "ci_high": r.length.ci_high, "battles": r.n_battles, "ties": r.ties})
+    return pd.DataFrame(rows)
+
+
+def bt_summary(comparison) -> str:
+    """The rankings' agreement and the verbosity figures in words."""
+    parts = []
+    for side, r in (("humans", comparison.human), ("judge", comparison.judge)):
+        if r.problem:
+            parts.append(f"No {side} ranking: {r.problem}.")
+    if math.isfinite(comparison.kendall_tau):
+        sep_h = sum(p.human_separated for p in comparison.pairs)
+        sep_j = sum(p.judge_separated for p in comparison.pairs)
+        parts.append(f"Rank correlation between the humans' and the judge's scores over {comparison.n_models} models: "
+                     f"Kendall's tau {comparison.kendall_tau:.3f}, Spearman's rho {comparison.spearman_rho:.3f}. "
+                     f"Of {len(comparison.pairs)} model pairs, the humans' ranking separates {sep_h} and the "
+                     f"judge's {sep_j} (95% intervals apart).")
+    elif comparison.n_models < 3 and not parts:
+        parts.append(f"No rank correlation: {comparison.n_models} model(s) ranked by both.")
+    lt = bt_length_table(comparison)
+    if len(lt) == 2:
+        h, j = lt.iloc[0], lt.iloc[1]
+        more = "more" if j["length_coefficient"] > h["length_coefficient"] else "less"
+        apart = j["ci_low"] > h["ci_high"] or h["ci_low"] > j["ci_high"]
+        parts.append(f"Length: the judge's coefficient {j['length_coefficient']:.2f} [{j['ci_low']:.2f}, "
+                     f"{j['ci_high']:.2f}] against the humans' {h['length_coefficient']:.2f} [{h['ci_low']:.2f}, "
+                     f"{h['ci_high']:.2f}] (log-odds of winning per SD of the normalised length difference): the "
+                     f"judge rewards length {more} than the humans"
+                     + (", the intervals apart." if apart else ", though the intervals overlap."))
+    return " ".join(parts)
+
+
+def bt_figure(comparison, run: str) -> go.Figure:
+    """The two rankings side by side: each model's Elo-scale score with its 95% interval, humans and judge."""
+    t = bt_table(comparison)
+    fig = go.Figure()
+    for side, name, color, symbol in (("human", "humans' votes", HUMAN_COLOR, "circle"),
+                                      ("judge", "judge's verdicts", "#636EFA", "diamond")):
+        ok = t[f"{side}_score"].notna()
+        s = t[ok]
+        fig.add_trace(go.Scatter(
+            x=s[f"{side}_score"], y=s["model"].astype(str), mode="markers", name=f"{name} (95% CI)",
+            orientation="h", offsetgroup=side, marker=dict(size=11, color=color, symbol=symbol),
+            error_x=dict(type="data", symmetric=False, array=(s[f"{side}_ci_high"] - s[f"{side}_score"]).tolist(),
+                         arrayminus=(s[f"{side}_score"] - s[f"{side}_ci_low"]).tolist(), color=color),
+            hovertemplate="%{y}: %{x:.0f}<extra>" + name + "</extra>"))
+    tau = f"; Kendall's tau {comparison.kendall_tau:.2f}" if math.isfinite(comparison.kendall_tau) else ""
+    fig.update_layout(title=f"{run}: Bradley-Terry scores, humans vs judge (Elo scale, 95% CI{tau})",
+                      xaxis_title="Bradley-Terry score (Elo scale, mean 1000)", yaxis_title="model",
+                      scattermode="group", legend=dict(orientation="h", yref="container", yanchor="bottom", y=0, x=0),
+                      height=max(320, 200 + 50 * len(t)), margin=dict(b=110))
+    fig.update_yaxes(type="category", categoryorder="array", categoryarray=t["model"].astype(str).tolist()[::-1],
+                     automargin=True)
+    return fig
+
+
+def length_figure(comparison, run: str) -> go.Figure:
+    """The verbosity figure: the humans' and the judge's length coefficients with their 95% intervals."""
+    t = bt_length_table(comparison)
+    fig = go.Figure(go.Bar(
+        x=t["source"], y=t["length_coefficient"], marker_color=[HUMAN_COLOR, "#636EFA"][:len(t)],
+        error_y=dict(type="data", symmetric=False, array=(t["ci_high"] - t["length_coefficient"]).tolist(),
+                     arrayminus=(t["length_coefficient"] - t["ci_low"]).tolist()),
+        hovertemplate="%{x}: %{y:.3f}<extra></extra>"))
+    fig.update_layout(title=f"{run}: reward for length, humans vs judge (95% CI)",
+                      xaxis_title="whose preferences", yaxis_title="length coefficient (log-odds per SD)",
+                      showlegend=False, height=360)
+    return fig
