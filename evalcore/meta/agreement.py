@@ -62,7 +62,7 @@ def krippendorff_alpha(annotations: pd.DataFrame, dimension, *, group=None, leve
     the scale points matters), also "nominal"/"ratio". ``n_resamples`` > 0 adds a bootstrap interval over items
     (units, i.e. the reliability matrix's columns, resampled with replacement, the value domain held fixed): BCa by
     default (``ci_method="bca"``; Efron 1987, acceleration from the jackknife leaving out one item at a time; see
-    evalcore.meta.correlation.bca_levels), or ``"percentile"``.
+    evalcore.meta.intervals.bca_levels), or ``"percentile"``.
 
     The estimate, every resample and every jackknife replicate come from the coincidence matrix summed over
     ``rating_patterns`` (alpha_from_pattern_weights), so the cost is linear in the number of items; the

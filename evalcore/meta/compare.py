@@ -8,7 +8,7 @@ every CI in evalcore.meta):
   resample, and take the interval of the difference A - B: BCa by default (``ci_method="bca"``, Efron 1987, with
   the acceleration from the jackknife over documents, both judges' correlations recomputed on each leave-one-out
   replicate, or beyond fastboot.JACKKNIFE_MAX_UNITS documents on each left-out group of the grouped jackknife, as
-  correlate does and ``ci_method`` says; see evalcore.meta.correlation.bca_levels), or the percentile interval
+  correlate does and ``ci_method`` says; see evalcore.meta.intervals.bca_levels), or the percentile interval
   (``ci_method="percentile"``). Both judges read the same blocks of resample counts (fastboot.count_blocks), so
   memory stays flat in the resamples and the caller's progress and stop points are consulted between blocks. The
   p-value is two-sided, about 2 * min(share of resampled differences <= 0, share >= 0) (capped at 1): the smallest

@@ -1,6 +1,7 @@
 """Correlation of judge scores with human scores at dataset, summary and system level, with bootstrap CIs.
 
-Input is a *score frame*: one row per item with columns ``item_id, doc_id, system_id, judge, human``. ``judge`` may be
+Input is a *score frame* (evalcore.meta.scoreframe): one row per item with columns ``item_id, doc_id, system_id,
+judge, human``. ``judge`` may be
 NaN where the judge's reply could not be parsed; such items are dropped and counted (``dropped``), never scored 0.
 
 Levels (RECIPES.md, "Meta-evaluation"):
@@ -14,7 +15,8 @@ Levels (RECIPES.md, "Meta-evaluation"):
 - ``system``: mean per system on each side, then one correlation across systems.
 
 Kendall is tau-b (scipy's default, as 003 footnote 2 and 002 App. C). Point estimates and p-values come from
-``scipy.stats.pearsonr / spearmanr / kendalltau``.
+``scipy.stats.pearsonr / spearmanr / kendalltau`` (evalcore.meta.coefficients; small-n p-values from
+evalcore.meta.inference). A correlation is returned as an Estimate (evalcore.meta.results).
 
 Confidence intervals: bootstrap over *documents* (the clusters: a document's items share a source and are not
 independent), ``n_resamples`` draws with replacement. At the system level each resample recomputes the system means
@@ -30,9 +32,9 @@ BCa shifts the percentiles by the measured bias (z0) and the skewness (accelerat
 re-centres such lopsided intervals (synthetic 60 x 12 run: Pearson 0.942, percentile [0.680, 0.951], BCa
 [0.923, 0.977]). It cannot rescue an estimate the percentile interval already excludes: with a ~ 0 that happens
 exactly when z0 > 1.96, and BCa then excludes it from the other side, narrowly (the bench's 0.987 gets [0.991, 0.992],
-set by the largest few resamples); such a cell says the document bootstrap is not reliable for it. See bca_levels
-for the formulas, the tie rule and the degenerate cases (where it falls back to the percentile interval and says so
-in ``ci_method``). The acceleration comes from the jackknife over the resampling unit, the document: one
+set by the largest few resamples); such a cell says the document bootstrap is not reliable for it. See
+intervals.bca_levels for the formulas, the tie rule and the degenerate cases (where it falls back to the percentile
+interval and says so in the result's ``method``). The acceleration comes from the jackknife over the resampling unit, the document: one
 replicate per document left out, computed through the same vectorised code as the bootstrap (a leave-one-out
 replicate is just a count vector with one document at 0, see distribution_from_counts).
 
