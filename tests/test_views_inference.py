@@ -1,0 +1,175 @@
+"""evalcore.views.inference: the Alignment page's Alt-Test, PPI and Bradley-Terry tables carry the library's figures
+(evalcore.meta.alt_test / ppi / bradley_terry computed here directly, and ppi_py where installed) on SummEval's
+GPT-4 RTS run and on PandaLM; the verdicts say what the result is; every figure's axes are labelled."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+
+from evalcore import runs as runs_mod
+from evalcore.meta import alt_test as at
+from evalcore.meta import bradley_terry as bt
+from evalcore.meta import ppi
+from evalcore.views import inference as iv
+from evalcore.views.alignment import ceiling_group
+
+GPT4 = "summeval/shen-gpt-4-0314-rts"
+PANDALM = "pandalm/pandalm-gpt-3.5-turbo"
+
+
+@pytest.fixture(scope="module")
+def summeval():
+    return runs_mod.get_dataset("summeval"), runs_mod.load_run(GPT4)
+
+
+@pytest.fixture(scope="module")
+def pandalm():
+    return runs_mod.get_dataset("pandalm"), runs_mod.load_run(PANDALM)
+
+
+def _axes(fig) -> tuple[str, str]:
+    return fig.layout.xaxis.title.text, fig.layout.yaxis.title.text
+
+
+def test_alt_test_view_equals_the_library_on_summeval(summeval):
+    ds, run = summeval
+    v = iv.alt_test_for_run(ds, run, "coherence", epsilon=0.15)
+    lib = at.alt_test_scores(ds.annotations, run.scores("coherence"), "coherence",
+                             group=ceiling_group(ds, "coherence"), scoring="neg_rmse", epsilon=0.15)
+    assert v.result == lib and v.group == "expert"
+    row = iv.alt_test_summary([v]).iloc[0]
+    assert row["winning_rate"] == lib.winning_rate and row["rho"] == lib.advantage_probability
+    assert row["scoring"] == "neg_rmse" and row["items"] == 1200 and row["dropped_items"] == 0
+    per = iv.alt_test_annotator_table([v])
+    assert per["p_value"].tolist() == [a.p_value for a in lib.per_annotator]
+    assert per["rho_j"].tolist() == [a.advantage_probability for a in lib.per_annotator]
+    assert per["judge_wins"].tolist() == ["yes (H0 rejected)" if a.rejected else "no" for a in lib.per_annotator]
+    assert set(per["test"]) == {"t-test"}
+    won = sum(a.rejected for a in lib.per_annotator)
+    text = iv.alt_test_verdict(v)
+    assert ("the judge can replace" if lib.passed else "the judge cannot replace") in text
+    assert f"for {won} of the 3 annotators" in text and f"rho = {lib.advantage_probability:.3f}" in text
+
+
+def test_alt_test_verdict_when_the_judge_passes(summeval):
+    ds, run = summeval
+    v = iv.alt_test_for_run(ds, run, "consistency", epsilon=0.2)
+    assert v.result.passed and v.result.winning_rate == 1.0
+    assert "the judge can replace the expert annotators at epsilon 0.2" in iv.alt_test_verdict(v)
+    assert iv.alt_test_summary([v]).iloc[0]["verdict"] == "passes"
+
+
+def test_wilcoxon_below_30_items_is_said_as_such(summeval):
+    ds, run = summeval
+    few = set(run.scores("coherence")["item_id"][:24])
+    small = dataclasses.replace(ds, annotations=ds.annotations[ds.annotations["item_id"].isin(few)])
+    v = iv.alt_test_for_run(small, run, "coherence", epsilon=0.2)
+    tests = set(iv.alt_test_annotator_table([v])["test"])
+    assert tests == {"Wilcoxon signed-rank (fewer than 30 items: 24)"}
+
+
+def test_no_alt_test_says_why(summeval):
+    ds, _ = summeval
+    topical = runs_mod.get_dataset("topical_chat")
+    run = runs_mod.load_run("topical_chat/chiang-lee-gpt-3.5-geval")
+    v = iv.alt_test_for_run(topical, run, "coherence", epsilon=0.2)
+    assert v.result is None and "fewer than two annotators" in v.error
+    assert iv.alt_test_summary([v]).iloc[0]["verdict"].startswith("no test: fewer than two annotators")
+    assert iv.alt_test_annotator_table([v]).empty
+
+
+def test_ppi_view_equals_the_library_and_ppi_py_on_summeval(summeval):
+    ds, run = summeval
+    frame = ppi.judged_frame(ds.items, ds.human_scores, run.scores("coherence"), "coherence")
+    assert iv.fully_rated(frame) and iv.rated_documents(frame) == 100
+    assert iv.default_rated_documents(100) == 20
+    v = iv.ppi_for_run(ds, run, "coherence", method="ppi++", rated=20, n_resamples=50)
+    lib = ppi.ppi_by_system(ppi.hide_ratings(frame, 20), method="ppi++", n_resamples=50)
+    t = iv.ppi_table([v])
+    assert len(t) == 12 and set(t["n_labelled"]) == {20} and set(t["n_unlabelled"]) == {80}
+    for row, s in zip(t.itertuples(index=False), lib.per_system):
+        assert row.system == s.system
+        assert (row.estimate, row.ci_low, row.ci_high, row[t.columns.get_loc("lambda")]) == \
+            (s.estimate, s.ci_low, s.ci_high, s.lam)
+        assert (row.human_only, row.judge_only) == (s.human_only.statistic, s.judge_only.statistic)
+        assert math.isclose(row.judge_minus_ppi, s.judge_only.statistic - s.estimate)
+    ppi_py = pytest.importorskip("ppi_py")
+    hidden = ppi.hide_ratings(frame, 20)
+    g = hidden[hidden["system_id"] == t["system"].iloc[0]]
+    rated = g["human"].notna()
+    y, yhat, yu = g.loc[rated, "human"].to_numpy(), g.loc[rated, "judge"].to_numpy(), g.loc[~rated, "judge"].to_numpy()
+    lo, hi = ppi_py.ppi_mean_ci(y, yhat, yu, alpha=0.05, lam=None)
+    assert np.allclose([t["ci_low"].iloc[0], t["ci_high"].iloc[0]], [float(np.ravel(lo)[0]), float(np.ravel(hi)[0])],
+                       atol=1e-10)
+    assert "only 20 of them" in iv.ppi_note(v, "coherence")
+    ranking = iv.ppi_ranking_table(v)
+    assert ranking["system"].tolist() == [r.system for r in lib.ranking]
+
+
+def test_ppi_without_hidden_ratings_is_the_humans_mean(summeval):
+    ds, run = summeval
+    v = iv.ppi_for_run(ds, run, "coherence", method="ppi", rated=None, n_resamples=0)
+    t = iv.ppi_table([v])
+    assert np.allclose(t["estimate"], t["human_only"]) and set(t["lambda"]) == {0.0}
+
+
+def test_ppi_figure_axes_and_series(summeval):
+    ds, run = summeval
+    fig = iv.ppi_figure(iv.ppi_for_run(ds, run, "coherence", rated=20, n_resamples=0), "coherence")
+    assert _axes(fig) == ("system", "mean human coherence score")
+    assert [t.name for t in fig.data] == ["humans only (95% CI)", "judge only (95% CI)", "PPI++ (95% CI)"]
+    assert all(t.error_y.array is not None for t in fig.data)
+
+
+def test_pandalm_alt_test_ppi_and_bradley_terry_equal_the_library(pandalm):
+    ds, run = pandalm
+    v = iv.alt_test_for_run(ds, run, "preference", epsilon=0.2)
+    assert v.result == at.alt_test_pairwise(ds.preferences, run.comparisons, dimension="preference", epsilon=0.2)
+    assert "cannot replace the annotators" in iv.alt_test_verdict(v)
+    assert any("no judge verdict" in n for n in iv.alt_test_notes([v]))
+
+    frame = ppi.pairwise_frame(ds.preferences, run.comparisons, ds.items, dimension="preference")
+    pv = iv.ppi_for_run(ds, run, "preference", rated=34, n_resamples=0)
+    lib = ppi.ppi_by_system(ppi.hide_ratings(frame, 34), n_resamples=0)
+    assert iv.ppi_table([pv])["estimate"].tolist() == [s.estimate for s in lib.per_system]
+    assert _axes(iv.ppi_figure(pv, "preference")) == ("model", "win rate (ties count 0.5)")
+
+    comp = iv.bradley_terry_for_run(ds, run, "preference", n_resamples=20)
+    ref = bt.compare_rankings(ds.preferences, run.comparisons, ds.items, dimension="preference", n_resamples=20)
+    t = iv.bt_table(comp).set_index("model")
+    for s in ref.human.scores:
+        assert t.loc[s.model, "human_score"] == s.score and t.loc[s.model, "human_ci_low"] == s.ci_low
+    for s in ref.judge.scores:
+        assert t.loc[s.model, "judge_score"] == s.score
+    assert t["human_rank"].min() == 1 and sorted(t["human_rank"]) == [1, 2, 3, 4, 5]
+    lt = iv.bt_length_table(comp)
+    assert lt["length_coefficient"].tolist() == [ref.human.length.coefficient, ref.judge.length.coefficient]
+    text = iv.bt_summary(comp)
+    assert f"Kendall's tau {ref.kendall_tau:.3f}" in text and "Length: the judge's coefficient" in text
+    assert len(iv.bt_pairs_table(comp)) == 10
+    assert _axes(iv.bt_figure(comp, "run")) == ("Bradley-Terry score (Elo scale, mean 1000)", "model")
+    assert _axes(iv.length_figure(comp, "run")) == ("whose preferences", "length coefficient (log-odds per SD)")
+
+
+def test_inference_runs_and_coverage(summeval, pandalm):
+    ds, run = summeval
+    h2h = runs_mod.load_run("summeval/shen-gpt-3.5-turbo-0301-h2h")
+    # SummEval has no human votes: its pairwise run has nothing to be tested against
+    assert [r.run_id for r in iv.inference_runs(ds, [run, h2h], "coherence")] == [GPT4]
+    assert iv.rating_coverage(ds, [run], "coherence") == (True, 100)
+    pds, prun = pandalm
+    assert iv.rating_coverage(pds, [prun], "preference") == (True, 169)
+
+
+@pytest.mark.parametrize("n, expected", [(100, 20), (30, 10), (5, 5), (1000, 200)])
+def test_default_rated_documents(n, expected):
+    assert iv.default_rated_documents(n) == expected
+
+
+def test_epsilon_labels_give_the_guidance():
+    assert [iv.epsilon_label(e) for e in (0.2, 0.15, 0.1)] == ["0.2 (experts)", "0.15 (skilled annotators)",
+                                                                 "0.1 (crowd workers)"]
