@@ -173,3 +173,25 @@ def test_default_rated_documents(n, expected):
 def test_epsilon_labels_give_the_guidance():
     assert [iv.epsilon_label(e) for e in (0.2, 0.15, 0.1)] == ["0.2 (experts)", "0.15 (skilled annotators)",
                                                                  "0.1 (crowd workers)"]
+
+
+def test_report_section_holds_the_verdict_and_the_ppi_table(summeval):
+    ds, run = summeval
+    [sec] = iv.report_sections(ds, [run], "coherence")
+    assert "the judge cannot replace the expert annotators at epsilon 0.2" in sec.text
+    assert "only 20 of them" in sec.text
+    tables = {t.title: t.frame for t in sec.tables}
+    ppi_frame = tables["Prediction-powered estimates (PPI++) per system"]
+    assert len(ppi_frame) == 12 and set(ppi_frame["n_labelled"]) == {20}
+    assert list(tables["Alt-Test per annotator left out"]["annotator"]) == ["expert_1", "expert_2", "expert_3"]
+    assert _axes(sec.figures[0].figure) == ("system", "mean human coherence score")
+
+
+def test_exported_report_includes_the_section(pandalm):
+    from evalcore.views import report as report_views
+
+    ds, run = pandalm
+    html = report_views.analysis_report(ds, [run], report_views.AnalysisParams("pandalm", [PANDALM], "preference",
+                                                                               n_resamples=10))
+    assert "Can the judge replace the annotators" in html and "the judge cannot replace the annotators" in html
+    assert "Prediction-powered estimates (PPI++) per system" in html

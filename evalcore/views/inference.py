@@ -444,3 +444,43 @@ def length_figure(comparison, run: str) -> go.Figure:
                       xaxis_title="whose preferences", yaxis_title="length coefficient (log-odds per SD)",
                       showlegend=False, height=360)
     return fig
+
+
+# ---------------------------------------------------------------------------------------------------- report
+
+
+def report_sections(dataset: Dataset, runs: list[Run], dimension: str, *, epsilon: float = 0.2,
+                    method: str = "ppi++", systems: list[str] | None = None) -> list:
+    """The Alt-Test's verdicts and the PPI table as one section of the exported report, at the page's defaults
+    (epsilon 0.2; PPI++; on fully rated data the ratings of a fifth of the documents kept, at least 10). [] when no
+    run applies."""
+    from evalcore.views.html_report import ReportFigure, ReportSection, ReportTable
+
+    chosen = inference_runs(dataset, runs, dimension)
+    if not chosen:
+        return []
+    alts = [alt_test_for_run(dataset, r, dimension, epsilon=epsilon) for r in chosen]
+    full, n = rating_coverage(dataset, chosen, dimension)
+    rated = default_rated_documents(n) if full and n >= 3 else None
+    # the per-system estimates and intervals need no resampling (only the differences and ranks would)
+    ppis = [ppi_for_run(dataset, r, dimension, method=method, rated=rated, n_resamples=0) for r in chosen]
+    lines = [alt_test_verdict(v) for v in alts] + alt_test_notes(alts)
+    lines.append(f"Epsilon {epsilon_label(epsilon)}. " + EPSILON_HELP)
+    lines += [ppi_note(v, dimension) for v in ppis]
+    if systems:
+        lines.append("These figures cover every system the runs judged: the view's systems filter does not apply "
+                     "to them.")
+    sec = ReportSection(title=f"Can the judge replace the annotators, and what may be concluded from few labels: "
+                              f"{dimension}", text="\n".join(lines))
+    sec.tables.append(ReportTable("Alternative Annotator Test (Calderon, Reichart & Dror, ACL 2025)",
+                                  alt_test_summary(alts)))
+    per = alt_test_annotator_table(alts)
+    if not per.empty:
+        sec.tables.append(ReportTable("Alt-Test per annotator left out", per))
+    table = ppi_table(ppis)
+    if not table.empty:
+        shown = next(v for v in ppis if v.result is not None)
+        sec.figures.append(ReportFigure(f"{METHOD_NAMES[method]}, humans only and judge only: {shown.run}",
+                                        ppi_figure(shown, dimension)))
+        sec.tables.append(ReportTable(f"Prediction-powered estimates ({METHOD_NAMES[method]}) per system", table))
+    return [sec]

@@ -109,6 +109,9 @@ def analysis_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams, comp
         if not cp.empty:
             sections.append(ReportSection(title=f"Correct preferences #CP ({cite('003', 'Sec. 4.2.1')})",
                                           tables=[ReportTable("#CP", cp)]))
+    from evalcore.views.inference import report_sections as inference_sections  # the Alt-Test and PPI
+
+    sections += inference_sections(dataset, runs, p.dimension, systems=p.systems)
     sections += bias_sections(dataset, runs, p) + compare_sections(dataset, runs, p, computed.comparison)
     if not ps.empty:
         sections.append(ReportSection(title="Sources", text="\n".join(sources_key(["003"]))))
