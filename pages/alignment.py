@@ -300,19 +300,21 @@ with tab_of['RTS-MCQ reliability']:
             if ctx.dimension in a.dimensions or not a.dimensions:
                 with st.spinner("Reliability indicator…"):
                     rel = compute.reliability(ds.id, a.run_id, b.run_id, ctx.dimension, coefficient, ctx.parse)
-                    cis = reliability_intervals(rel.table, coefficient, ctx.n_resamples)
+                    # the page's systems filter: the across-system correlations over the chosen systems only
+                    rel_table = rel.table[rel.table["system_id"].isin(systems)] if systems else rel.table
+                    cis = reliability_intervals(rel_table, coefficient, ctx.n_resamples)
                 m1, m2 = st.columns(2)
-                for col, side, value, pv in ((m1, "rts", rel.corr_r_p_rts, rel.pvalue_rts),
-                                             (m2, "mcq", rel.corr_r_p_mcq, rel.pvalue_mcq)):
+                for col, side, pv in ((m1, "rts", rel.pvalue_rts), (m2, "mcq", rel.pvalue_mcq)):
                     ci = cis[side]
-                    col.metric(f"corr(R_i, P_i {side.upper()})", ui.fmt(value),
-                               help=f"p = {format_pvalue(pv)}, {ci.n_systems} systems")
+                    col.metric(f"corr(R_i, P_i {side.upper()})", ui.fmt(ci.statistic),
+                               help=(f"{ci.n_systems} systems" if systems else
+                                     f"p = {format_pvalue(pv)}, {ci.n_systems} systems"))
                     col.caption(f"95% CI [{ui.fmt(ci.ci_low)}, {ui.fmt(ci.ci_high)}] over {ci.n_systems} systems"
                                 if ci.n_systems >= 4 else "no interval: fewer than 4 systems")
                 st.caption(f"{coefficient} across systems. The intervals resample the systems (percentile bootstrap, "
                            f"{ctx.n_resamples} resamples) with each system's R_i and P_i held fixed, so they leave out "
                            "the noise of those per-system values: read them as at least this wide.")
-                ui.table(rel.table, f"reliability {ctx.dimension}", "reliability")
+                ui.table(rel_table, f"reliability {ctx.dimension}", "reliability")
             else:
                 st.info(ui.esc(f"These runs did not score {ctx.dimension!r}."))
 

@@ -301,6 +301,12 @@ class AppPage:
     def selected(self, label: str) -> str:
         return self.page.get_by_role("combobox", name=label, exact=True).input_value()
 
+    def selected_dataset(self) -> str:
+        """The id of the dataset in use, read from the URL (the picker shows the dataset's name, not its id)."""
+        from urllib.parse import parse_qs, urlparse
+
+        return (parse_qs(urlparse(self.page.url).query).get("dataset") or [""])[0]
+
     def type_into(self, label: str, text: str) -> None:
         """Fill a text or number input and commit it (Streamlit sends the value on Enter)."""
         field = self.page.get_by_label(label, exact=True)

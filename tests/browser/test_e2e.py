@@ -157,8 +157,9 @@ def test_dataset_text_is_shown_as_text_not_html(app):
     app.idle()
     assert app.problems() == []
     # The new dataset is the one in use, its name shown verbatim (sidebar and page text).
-    assert app.selected("Dataset").startswith("user-"), app.selected("Dataset")
-    app.page.get_by_text('xss <img src=x onerror="window.__xss=2"> test', exact=True).first.wait_for()
+    assert app.selected_dataset().startswith("user-"), app.selected_dataset()
+    # its name, not its id, verbatim in the sidebar's picker (plain text: no image, no script)
+    assert app.selected("Dataset") == 'xss <img src=x onerror="window.__xss=2"> test'
 
     # The Data page's preview grid holds the text verbatim. Wait for the cell itself: the grids of the run before the
     # import (the bundled dataset's) can still be on screen while the new run draws.
@@ -243,7 +244,7 @@ def test_copied_link_survives_scoring_another_run(app, open_app, loopback):
     other.idle()
     assert other.problems() == []
     assert other.selected_runs() == runs_then == [first]
-    assert other.selected("Dataset") == "zhang_pairs"
+    assert other.selected_dataset() == "zhang_pairs"
     assert other.selected("Dimension") == dim_then
     assert other.selected("Coefficient") == "kendall"
     assert other.page.url == copied  # nothing added, nothing dropped
@@ -257,7 +258,7 @@ def test_data_path_opens_the_data_page(open_app):
     page.heading("Data").wait_for()
     page.idle()
     assert page.problems() == []
-    assert page.selected("Dataset") == "topical_chat"
+    assert page.selected_dataset() == "topical_chat"
     # Topical-Chat opens on a dimension its bundled G-Eval run scored, not on "understandability"
     assert page.selected("Dimension") == "naturalness"
     assert "data_section=Human+agreement" in page.page.url or "data_section=Human%20agreement" in page.page.url

@@ -48,16 +48,16 @@ def test_two_users_see_their_own_uploads_and_label_in_their_own_names(browser, l
         # alice: signed in, her upload opens, private
         alice.open("data?dataset=alice-upload", "Data")
         expect(alice.page.get_by_text("Signed in as alice", exact=True)).to_be_visible()
-        assert alice.selected("Dataset") == "alice-upload"
+        assert alice.selected_dataset() == "alice-upload"
         expect(alice.page.get_by_text("Uploaded by alice, private", exact=True)).to_be_visible()
         alice.screenshot("identity-data-alice")
         # bob: the same link does not open alice's upload, and it is not among his options
         bob.open("data?dataset=alice-upload", "Data")
         expect(bob.page.get_by_text("Signed in as bob", exact=True)).to_be_visible()
-        assert bob.selected("Dataset") == "summeval"
-        bob.page.get_by_role("combobox", name="Dataset", exact=True).click()
-        expect(bob.page.get_by_role("option", name="summeval", exact=True)).to_be_visible()
-        assert bob.page.get_by_role("option", name="alice-upload", exact=True).count() == 0
+        assert bob.selected_dataset() == "summeval"
+        bob.page.get_by_role("combobox", name="Dataset", exact=True).click()  # the picker lists datasets by name
+        expect(bob.page.get_by_role("option", name="SummEval (CNN/DailyMail, 16 systems)", exact=True)).to_be_visible()
+        assert bob.page.get_by_role("option", name="Tiny", exact=True).count() == 0
         bob.page.keyboard.press("Escape")
         bob.screenshot("identity-data-bob")
         # the Score page: alice's run is listed for her only
@@ -98,7 +98,7 @@ def test_two_users_see_their_own_uploads_and_label_in_their_own_names(browser, l
         alice.idle()
         assert store.owner_of("datasets", ("alice-upload",)) == ("alice", True)
         bob.open("data?dataset=alice-upload", "Data")
-        assert bob.selected("Dataset") == "alice-upload"
+        assert bob.selected_dataset() == "alice-upload"
         expect(bob.page.get_by_text("Uploaded by alice, shared with the lab", exact=True)).to_be_visible()
         bob.screenshot("identity-data-bob-shared")
 

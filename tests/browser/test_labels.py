@@ -26,7 +26,7 @@ def open_dataset(app, path: str, heading: str) -> None:
     deadline = time.monotonic() + 45
     while True:
         app.open(f"{path}?dataset={DATASET}", heading)
-        if app.selected("Dataset") == DATASET:
+        if app.selected_dataset() == DATASET:
             return
         if time.monotonic() > deadline:
             raise AssertionError(f"the dataset picker never offered {DATASET}")

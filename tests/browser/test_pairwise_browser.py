@@ -61,7 +61,7 @@ def test_mtbench_upload_verdicts_then_pairwise_alignment(app, loopback, app_serv
     app.page.get_by_role("button", name="Import pairwise preferences").click()
     app.page.get_by_text("Imported", exact=False).first.wait_for()
     app.idle()
-    assert app.selected("Dataset") == expected.id
+    assert app.selected_dataset() == expected.id
     app.page.get_by_text("3 pairs, 7 votes by 3 annotators, 3 models", exact=False).first.wait_for()
 
     app.page.locator('.st-key-upload_scores input[type="file"]').set_input_files(
