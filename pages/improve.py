@@ -550,6 +550,14 @@ if final is not None:
     ui.chart(views.test_figure(check, b_dev, c_dev, settings.coefficient, settings.level), "align_test")
     ui.static_table(views.test_table(check, b_dev, c_dev), "final check agreement", "align_test_table")
     ui.static_table(views.difference_table(check), "final check difference", "align_difference")
+    # may the judge now replace the annotators? the Alt-Test on the test part, at the Alignment page's epsilon
+    from evalcore.align.split import split_dataset
+
+    alt_text, alt_rows = views.alt_test_check(split_dataset(ds, split, TEST), store.load_run(check.baseline.run_id),
+                                              store.load_run(check.chosen.run_id), dim,
+                                              epsilon=st.session_state.get("alt_epsilon", 0.2))
+    st.markdown(ui.esc(alt_text))
+    ui.static_table(alt_rows, "final check alt-test", "align_alt_test")
 if checks_before or final is not None:
     mine = store.final_checks(ds.id, split.split_id, viewer=identity.viewer())
     with st.expander(f"Final checks on this split's test part: {len(mine)}"):

@@ -181,6 +181,7 @@ def test_the_loop_on_the_page_finds_the_proposal_and_checks_it_once_on_test(firs
         assert check[0]["result"]["difference"]["statistic"] == pytest.approx(expected)
         text = " ".join(m.value for m in at.markdown).replace("\\", "")
         assert "first final check" in text and "optimism" in text
+        assert "the Alt-Test at epsilon 0.2 on the test part" in text  # may the judge now replace the annotators?
         assert float(shown["ci_low"].iloc[0]) > 0  # the good candidate really is better on held-out documents
 
         # looking again is allowed, counted and said

@@ -195,3 +195,18 @@ def test_exported_report_includes_the_section(pandalm):
                                                                                n_resamples=10))
     assert "Can the judge replace the annotators" in html and "the judge cannot replace the annotators" in html
     assert "Prediction-powered estimates (PPI++) per system" in html
+
+
+def test_improve_final_check_says_whether_the_chosen_prompt_passes_where_the_baseline_failed(summeval):
+    from evalcore.views.improve import alt_test_check
+
+    ds, gpt4 = summeval
+    chatgpt = runs_mod.load_run("summeval/shen-gpt-3.5-turbo-0301-rts")
+    # consistency: GPT-4's judge passes (winning rate 1.0), ChatGPT's fails (0.0)
+    text, rows = alt_test_check(ds, chatgpt, gpt4, "consistency", epsilon=0.2)
+    assert text.startswith("With the chosen prompt the judge passes the Alt-Test at epsilon 0.2 on the test part")
+    assert "where the baseline failed" in text
+    assert rows["prompt"].tolist() == ["baseline", "chosen"]
+    assert rows["verdict"].tolist() == ["does not pass", "passes"]
+    text, _ = alt_test_check(ds, gpt4, chatgpt, "consistency", epsilon=0.2)
+    assert "FAILS" in text and "where the baseline passed" in text

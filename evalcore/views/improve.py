@@ -327,6 +327,38 @@ def saved_candidates(versions: list[dict[str, Any]]) -> list[Candidate]:
     return list(out.values())
 
 
+def alt_test_check(dataset, baseline_run, chosen_run, dimension: str, *, epsilon: float = 0.2
+                   ) -> tuple[str, pd.DataFrame]:
+    """The final check's Alt-Test (evalcore.views.inference): does the chosen prompt's judge pass on the test part
+    where the baseline's failed? (the sentence, and one row per prompt). Each run holds the test part's items only."""
+    from evalcore.views import inference as iv
+
+    views = {"baseline": iv.alt_test_for_run(dataset, baseline_run, dimension, epsilon=epsilon),
+             "chosen": iv.alt_test_for_run(dataset, chosen_run, dimension, epsilon=epsilon)}
+    rows = [{"prompt": name, **{k: v for k, v in iv.alt_test_summary([view]).iloc[0].items() if k != "run"}}
+            for name, view in views.items()]
+    b, c = views["baseline"].result, views["chosen"].result
+    if b is None or c is None:
+        why = (views["baseline"] if b is None else views["chosen"]).error
+        return f"No Alt-Test on the test part: {why}.", pd.DataFrame(rows)
+
+    def figs(r) -> str:
+        return f"winning rate {r.winning_rate:.2f}, rho {r.advantage_probability:.3f}"
+
+    at = f"the Alt-Test at epsilon {epsilon:g} on the test part"
+    if c.passed and not b.passed:
+        text = (f"With the chosen prompt the judge passes {at} ({figs(c)}) where the baseline failed ({figs(b)}): it "
+                "can replace the annotators.")
+    elif c.passed:
+        text = f"With both prompts the judge passes {at}: chosen {figs(c)}, baseline {figs(b)}."
+    elif b.passed:
+        text = (f"With the chosen prompt the judge FAILS {at} ({figs(c)}) where the baseline passed ({figs(b)}).")
+    else:
+        text = (f"With neither prompt does the judge pass {at} (chosen {figs(c)}, baseline {figs(b)}): it cannot "
+                "replace the annotators yet.")
+    return text, pd.DataFrame(rows)
+
+
 def _p(p: float) -> str:
     from evalcore.views.format import format_pvalue
 
