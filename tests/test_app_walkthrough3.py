@@ -172,6 +172,17 @@ def test_bias_page_on_a_one_order_pairwise_run_says_why_flip_rates_are_blank():
     assert picker.options == ["PandaLM authors · gpt-3.5-turbo · pairwise (one order)"]
 
 
+def test_position_bias_chart_says_why_two_measures_have_no_bars():
+    from evalcore import runs as runs_mod
+    from evalcore.views.bias import position_bias_figure, position_bias_table
+
+    one_order = position_bias_figure(position_bias_table([runs_mod.load_run("pandalm/pandalm-gpt-3.5-turbo")],
+                                                         n_resamples=20))
+    notes = [a.text for a in one_order.layout.annotations if "one order only" in a.text]
+    assert notes == ["no bars for verdict follows the position and inconsistent verdicts: pairs judged in one order "
+                     "only"]
+
+
 def test_position_bias_note_for_runs_judged_in_both_orders():
     from evalcore import runs as runs_mod
     from evalcore.views.bias import position_bias_note

@@ -329,6 +329,12 @@ def position_bias_figure(table: pd.DataFrame) -> go.Figure:
                  title="Position bias of pairwise runs (50% first-position wins = no bias; 95% CIs over documents)",
                  labels={"value": "% of verdicts or pairs", "dimension": "dimension", "measure": "measure"})
     fig.add_hline(y=50, line_dash="dot", line_color="grey")
+    blank = [POSITION_MEASURES[c] for c in ("flip_rate", "inconsistent_rate") if c in table.columns
+             and table[c].isna().all()]
+    if blank:  # a legend entry with no bar anywhere: say why, on the chart itself
+        fig.add_annotation(text=f"no bars for {' and '.join(blank)}: pairs judged in one order only",
+                           xref="paper", yref="paper", x=1, y=0.97, xanchor="right", yanchor="top",
+                           showarrow=False, font={"color": "#555555"})
     fig.update_yaxes(ticksuffix="%", range=[0, 100])
     fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))
     return fig
