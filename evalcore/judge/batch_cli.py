@@ -16,7 +16,8 @@ from typing import Any
 from evalcore.judge.cli_common import json_safe, store_of
 
 
-def _line(st: Any, stream: Any = sys.stderr) -> None:
+def _line(st: Any, stream: Any = None) -> None:
+    stream = stream or sys.stderr  # looked up at the call: a default bound at import time may be closed by now
     c = st.counts
     states = ", ".join(sorted({b["status"] for b in st.batches})) or "no batch"
     stream.write(f"\rbatch {states}: {c['completed']}/{c['total']} answered, {c['failed']} failed   ")

@@ -63,8 +63,8 @@ def criteria_for(dataset, dimension: str, store, *, version: str | None = None, 
 class ProgressBar:
     """One line on stderr, redrawn in place."""
 
-    def __init__(self, stream=sys.stderr, width: int = 30) -> None:
-        self.stream = stream
+    def __init__(self, stream=None, width: int = 30) -> None:
+        self.stream = stream or sys.stderr  # the stream of the time it is made, not of import time
         self.width = width
 
     def __call__(self, p) -> None:
