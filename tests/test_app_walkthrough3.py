@@ -431,3 +431,13 @@ def test_win_rate_names_of_nearby_models_take_different_places():
 
     spots = label_positions([0.50, 0.51, 0.505, 0.9], [0.50, 0.50, 0.52, 0.1])
     assert len(set(spots[:3])) == 3 and spots[3] == "top center"
+
+
+def test_report_tables_keep_short_names_on_one_line_and_scroll_when_wide():
+    from evalcore.views.html_report import table_html
+
+    out = table_html(pd.DataFrame({"run": ["Shen et al. · gpt-4-0314 · RTS"], "statistic": [0.5],
+                                   "note": ["n/a: the judge gave every item the same score, so " * 2]}))
+    assert out.startswith('<div class="scroll"><table>')
+    assert '<td class="short">Shen et al. · gpt-4-0314 · RTS</td>' in out and '<td class="num">' in out
+    assert "<td>n/a: the judge" in out  # a long note still wraps

@@ -106,10 +106,14 @@ def table_html(frame: pd.DataFrame) -> str:
                 text = fmt(v)
             except (TypeError, ValueError):
                 text = format_cell(v)
-            cls = ' class="num"' if isinstance(v, (int, float)) and not isinstance(v, bool) else ""
+            # a short text (a run's name, a system id) stays on one line: squeezed by a wide table it wrapped a
+            # word per line ("Shen / et al. / · / gpt-4-..."); long notes still wrap
+            cls = (' class="num"' if isinstance(v, (int, float)) and not isinstance(v, bool) else
+                   ' class="short"' if len(text) <= 40 else "")
             cells.append(f"<td{cls}>{html.escape(text)}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
-    return f'<table><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+    return (f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+            '</div>')
 
 
 def _csv_link(frame: pd.DataFrame, name: str) -> str:
@@ -127,6 +131,7 @@ h3{font-size:1.05rem;margin-bottom:.3rem}
 table{border-collapse:collapse;font-size:.85rem;margin:.4rem 0 1rem 0}
 th,td{border:1px solid #ddd;padding:.2rem .5rem;text-align:left;vertical-align:top}
 td.num{text-align:right;font-variant-numeric:tabular-nums} th{background:#f5f5f5}
+td.num,td.short{white-space:nowrap} div.scroll{overflow-x:auto;max-width:100%}
 .note,.meta{color:#555;font-size:.85rem;white-space:pre-wrap} a.csv{font-size:.8rem;margin-left:.6rem}
 """
 
