@@ -36,7 +36,7 @@ from evalcore.types import (
 
 log = logging.getLogger(__name__)
 
-LOCAL_PROVIDERS = ("vllm", "ollama", "llamacpp", "local")
+LOCAL_PROVIDERS = trust.LOCAL_PROVIDERS  # re-exported: the pages read it here
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from evalcore.judge.trust import LOCAL_PROVIDERS
+
 # USD per 1M tokens: {"input": ..., "output": ...}
 PRICES: dict[str, dict[str, float]] = {
     "gpt-4.1-nano": {"input": 0.10, "output": 0.40, "cached_input": 0.025},
@@ -59,7 +61,7 @@ ALIASES: dict[str, str] = {
 BATCH_DISCOUNT = 0.5  # the Batch API: half price for input and output
 OPTIONAL_PRICES = ("cached_input", "batch_input", "batch_output")
 
-FREE_PROVIDERS = ("vllm", "ollama", "llamacpp", "local")
+FREE_PROVIDERS = LOCAL_PROVIDERS  # a local server costs nothing per token (evalcore.judge.trust.LOCAL_PROVIDERS)
 
 
 def load_prices(path: str | Path | None = None) -> dict[str, dict[str, float]]:

@@ -40,6 +40,11 @@ from evalcore.judge.redact import redact
 ALLOWED_ENV = "EVALCORE_ALLOWED_ENDPOINTS"
 OPENAI_DEFAULT = "https://api.openai.com/v1"
 
+# The providers that are servers on the operator's own machines (vLLM, Ollama, llama.cpp, any other local one): they
+# usually need no key (sent the placeholder ``not-needed``) and cost nothing per token. The one list: the client,
+# the prices and the pages read it.
+LOCAL_PROVIDERS = ("vllm", "ollama", "llamacpp", "local")
+
 # The preset address each local server's key variable belongs to (evalcore.judge.client.PRESETS).
 _LOCAL_DEFAULTS = {"VLLM_API_KEY": "http://localhost:8000/v1", "OLLAMA_API_KEY": "http://localhost:11434/v1",
                    "LLAMACPP_API_KEY": "http://localhost:8080/v1"}
