@@ -390,6 +390,42 @@ def test_the_ceiling_interval_is_drawn_beside_a_single_runs_not_under_it():
     assert fig.layout.legend.yref == "container" and fig.layout.margin.b >= 100
 
 
+def test_alignment_page_explains_a_two_annotator_ceiling_a_judge_exceeds(first_start):
+    """Two annotators, each the truth plus their own noise; the judge the truth plus less noise: the judge against
+    their mean beats one annotator against the other, and the page says what that ceiling is."""
+    import dataclasses
+
+    import numpy as np
+
+    from evalcore.store import Store
+    from tests.hardening._judging import dataset
+
+    rng = np.random.default_rng(0)
+    base = dataset(n_items=60, dataset_id="two-raters")
+    truth = rng.integers(1, 6, 60).astype(float)
+    a1 = np.clip(truth + rng.normal(0, 1.0, 60), 1, 5).round()
+    a2 = np.clip(truth + rng.normal(0, 1.0, 60), 1, 5).round()
+    ids = base.items["item_id"].tolist()
+    ann = pd.DataFrame({"item_id": ids * 2, "dimension": "coherence", "annotator": ["a1"] * 60 + ["a2"] * 60,
+                        "group": "expert", "value": np.concatenate([a1, a2])})
+    human = pd.DataFrame({"item_id": ids, "dimension": "coherence", "score": (a1 + a2) / 2})
+    ds = dataclasses.replace(base, annotations=ann, human_scores=human)
+    store = Store(first_start)
+    store.save_dataset(ds)
+    judge = np.clip(truth + rng.normal(0, 0.3, 60), 1, 5)
+    j = pd.DataFrame({"item_id": ids, "dimension": "coherence", "raw": "x", "value": judge, "status": "ok",
+                      "reason": "", "estimator": ""})
+    store.save_imported_run(Run(run_id="two-raters/judge", dataset_id="two-raters", method="imported",
+                                model="judge", label="judge", judgments=j))
+    at = page("alignment", dataset="two-raters", runs=["two-raters/judge"], resamples="20")
+    assert_clean(at)
+    info = texts(at, "info")
+    assert "With two annotators the human ceiling is one annotator against the other" in info
+    corr = frame_with(at, "run_id", "statistic")["statistic"].iloc[0]
+    ceiling = frame_with(at, "annotator", "statistic").set_index("annotator").loc["mean", "statistic"]
+    assert corr > ceiling and f"Above it here: judge {corr:.3f} vs ceiling {ceiling:.3f}." in info
+
+
 # -------------------------------------------------------------------------- 12: RTS-MCQ reliability intervals
 
 
