@@ -344,6 +344,9 @@ def pairwise_section() -> None:
         st.info(ui.esc(f"No selected run gave pairwise verdicts on {ctx.dimension!r}: pick one in the sidebar, "
                        "import one (`python -m evalcore import-verdicts`) or judge the pairs on the Score page."))
         return
+    if systems:  # the filter above is for per-item scores; votes on pairs are counted whole
+        st.caption(ui.esc(f"The systems filter ({', '.join(systems)}) does not apply here: every annotated pair is "
+                          "counted."))
     with st.spinner("Agreements with bootstrap CIs over prompts…"):
         sums = compute.pairwise(ds.id, tuple(r.run_id for r in prs), ctx.dimension, ctx.parse, ctx.n_resamples)
     table = preference_views.agreement_table(sums)

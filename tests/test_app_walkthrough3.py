@@ -477,3 +477,16 @@ def test_report_tables_keep_short_names_on_one_line_and_scroll_when_wide():
     assert out.startswith('<div class="scroll"><table>')
     assert '<td class="short">Shen et al. · gpt-4-0314 · RTS</td>' in out and '<td class="num">' in out
     assert "<td>n/a: the judge" in out  # a long note still wraps
+
+
+def test_report_pairwise_section_says_the_systems_filter_does_not_apply_to_votes():
+    from evalcore import runs as runs_mod
+    from evalcore.datasets import load_dataset
+    from evalcore.views.report import AnalysisParams, pairwise_sections
+
+    ds = load_dataset("pandalm")
+    run = runs_mod.load_run("pandalm/pandalm-gpt-3.5-turbo")
+    p = AnalysisParams(dataset_id="pandalm", run_ids=[run.run_id], dimension="preference", n_resamples=0,
+                       systems=ds.systems[:2])
+    (section,) = pairwise_sections(ds, [run], p)
+    assert "The systems filter does not apply to this section: every annotated pair is counted." in section.text

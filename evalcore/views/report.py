@@ -226,7 +226,9 @@ def pairwise_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams) -> l
                              "except that a pair unreadable in both orders does not agree here (it does in the row "
                              "\"LLMBar's count\", their convention); a figure on no readable verdict is left blank "
                              "with the reason. "
-                             f"95% percentile bootstrap CIs over prompts ({p.n_resamples} resamples).")
+                             f"95% percentile bootstrap CIs over prompts ({p.n_resamples} resamples)."
+                             + (" The systems filter does not apply to this section: every annotated pair is "
+                                "counted." if p.systems else ""))
     table = pv.agreement_table(sums)
     sec.figures.append(ReportFigure("Agreement with human votes", pv.agreement_figure(table, report_colors(dataset,
                                                                                                           runs))))
