@@ -81,7 +81,8 @@ def test_the_verdict_in_words():
     assert words[0].startswith("On the held-out test documents the chosen prompt is not significantly different")
     assert "+0.020 (95% CI -0.100 to +0.140, p = 0.700)" in words[0]
     assert words[1] == ("Development gain +0.600, test gain +0.020: optimism (development gain - test gain) +0.580. "
-                        "The development gain did not carry over to the held-out documents.")
+                        "The held-out documents do not confirm the development gain: the test gain is positive but "
+                        "not significantly different from zero, and less than half of the development gain.")
     assert words[2] == "This is the first final check on this split's test part."
     # a real improvement, looked at for the third time
     check, b, c = _check(0.5, Difference(0.45, 0.3, 0.6, 0.004, 80, pvalue_bootstrap=0.002,

@@ -204,6 +204,55 @@ def candidates_figure(table: pd.DataFrame, coefficient: str = "spearman", level:
     return fig
 
 
+def beat_baseline(baseline: Scored | None, scored: list[Scored]) -> list[Scored]:
+    """The candidates whose development agreement is above the baseline's (strictly: a tie gains nothing; an
+    undefined agreement never beats it)."""
+    if baseline is None:
+        return []
+    return [s for s in scored if s.agreement.statistic > baseline.agreement.statistic]  # NaN compares False
+
+
+def default_choice(baseline: Scored | None, scored: list[Scored]) -> Scored | None:
+    """The candidate offered for the final check: the best development agreement among those that beat the
+    baseline there (``loop.choose``: ties, the earlier one); None when none did (nothing to confirm on test)."""
+    from evalcore.align.loop import choose
+
+    better = beat_baseline(baseline, scored)
+    return choose(better) if better else None
+
+
+def choice_label(baseline: Scored | None, s: Scored) -> str:
+    """A candidate in the picker: its name, its development agreement and its gain over the baseline there."""
+    stat = s.agreement.statistic
+    gain = "" if baseline is None else f" ({_num(stat - baseline.agreement.statistic, '+.3f')} over the baseline)"
+    return f"{candidate_name(s.candidate.source, s.candidate.version)} · development {_num(stat, '.3f')}{gain}"
+
+
+def selection_sentence(baseline: Scored, scored: list[Scored], chosen: Scored) -> str | None:
+    """None when ``chosen`` beat the baseline on development; else what a final check of it would mean: no
+    development gain for the test part to confirm, and one more counted look at that test part."""
+    b, c = baseline.agreement.statistic, chosen.agreement.statistic
+    if c > b:
+        return None
+    better = beat_baseline(baseline, scored)
+    name = candidate_name(chosen.candidate.source, chosen.candidate.version)
+    if better:
+        head = (f"{name} did not beat the baseline on the development part ({_num(c, '.3f')} against "
+                f"{_num(b, '.3f')}), while {len(better)} other candidate{'s' * (len(better) != 1)} did.")
+    else:
+        head = (f"No candidate beat the baseline on the development part: the baseline agrees {_num(b, '.3f')} with "
+                f"the humans there, {name} {_num(c, '.3f')}" + ("" if len(scored) == 1 else
+                                                                 f" (of {len(scored)} candidates scored)") + ".")
+    return (head + " Selection on development does not favour it, so a final check of it has no development gain to "
+            "confirm: it would only say how it compares on held-out documents, and it counts as a look at this "
+            "split's test part like any other (a later, better candidate's check would no longer be the first). "
+            "Make a better candidate first, or check it anyway.")
+
+
+def _num(x: float, spec: str) -> str:
+    return "undefined" if x != x else format(x, spec)
+
+
 # ------------------------------------------------------------------------------------------------ final check
 
 
@@ -280,13 +329,46 @@ def verdict_sentences(check: FinalCheck) -> list[str]:
 
 
 def optimism_sentence(check: FinalCheck) -> str:
+    """The two gains, their difference (the optimism), and what they say together (:func:`gain_sentence`)."""
     dev, test, opt = check.dev_gain, check.test_gain, check.optimism
     base = f"Development gain {dev:+.3f}, test gain {test:+.3f}: optimism (development gain - test gain) {opt:+.3f}."
-    if dev > 0 and check.verdict != "improved":
-        return base + " The development gain did not carry over to the held-out documents."
-    if dev > 0 and opt > 0.5 * dev:
-        return base + " Less than half of the development gain carried over to the held-out documents."
-    return base + " The development gain carried over to the held-out documents."
+    return f"{base} {gain_sentence(dev, test, check.verdict)}"
+
+
+def gain_sentence(dev_gain: float, test_gain: float, verdict: str) -> str:
+    """What the development gain (chosen - baseline agreement on development) and the test gain (the paired
+    difference on test, whose ``verdict`` is ``loop.verdict_of``'s) say together. True for every sign of either gain
+    and every verdict: a gain "carries over" only when there was one on development and the paired tests find the
+    chosen prompt better on test (tests/test_improve_gain_sentences.py walks the table of cases)."""
+    if dev_gain != dev_gain:  # NaN: a prompt's development agreement is undefined
+        return ("The development gain is undefined (a prompt's agreement on the development part could not be "
+                "computed): selection on development had nothing to go by.")
+    if test_gain != test_gain:
+        return ("The test gain is undefined (a prompt's agreement on the test part could not be computed): the "
+                "held-out documents say nothing about the development gain.")
+    on_test = {"improved": "significantly better than the baseline", "worse": "significantly worse than the baseline"
+               }.get(verdict, "not significantly different from the baseline")
+    if dev_gain <= 0:
+        dev = "agreed no better" if dev_gain == 0 else "agreed worse"
+        return (f"The chosen prompt {dev} with the humans than the baseline on the development part: there was no "
+                f"development gain to carry over, and selection on development did not favour it. On the held-out "
+                f"documents it is {on_test}" + (": a gain the development part did not predict, to confirm on "
+                                                "fresh documents before relying on it." if verdict == "improved" else "."))
+    if verdict == "improved":
+        if test_gain >= 0.5 * dev_gain:
+            return ("The development gain carried over to the held-out documents: the chosen prompt is significantly "
+                    "better there too.")
+        return ("Less than half of the development gain carried over to the held-out documents, where the chosen "
+                "prompt is still significantly better than the baseline.")
+    if verdict == "worse":
+        return ("The development gain did not carry over to the held-out documents: there the chosen prompt is "
+                "significantly worse than the baseline.")
+    if test_gain <= 0:
+        return ("The development gain did not carry over to the held-out documents: there the chosen prompt did no "
+                "better than the baseline (not significantly different).")
+    return ("The held-out documents do not confirm the development gain: the test gain is positive but not "
+            "significantly different from zero" + (", and less than half of the development gain." if
+                                                    test_gain < 0.5 * dev_gain else "."))
 
 
 def final_checks_table(rows: list[dict[str, Any]]) -> pd.DataFrame:
@@ -367,5 +449,5 @@ def _p(p: float) -> str:
 
 __all__ = ["candidate_name", "split_overview", "split_by_system", "split_label", "disagreement_table",
            "by_system_figure", "by_human_figure", "confusion_table", "candidates_table", "candidates_figure",
-           "test_table", "difference_table", "test_figure", "verdict_sentences", "optimism_sentence",
-           "final_checks_table", "saved_candidates"]
+           "beat_baseline", "default_choice", "choice_label", "selection_sentence", "gain_sentence", "test_table",
+           "difference_table", "test_figure", "verdict_sentences", "optimism_sentence", "final_checks_table", "saved_candidates"]
