@@ -70,10 +70,10 @@ def _alt_test_section(ctx, runs) -> None:
         st.caption(ui.esc(note))
     st.caption("Each annotator is left out in turn: on every item they rated with at least one other annotator, "
                "the judge and the left-out annotator are each scored against the remaining annotators. H0: the "
-               "annotator is better than the judge on more than an epsilon share of items beyond the judge's own "
-               "share; a one-sided t-test, or a Wilcoxon signed-rank test where fewer than 30 items (the authors' "
+               "share of items where the annotator does at least as well as the judge exceeds the judge's share "
+               "(where the judge does at least as well as the annotator) by epsilon or more; a one-sided t-test, or a Wilcoxon signed-rank test where fewer than 30 items (the authors' "
                "advice); Benjamini-Yekutieli over the annotators at q = 0.05. judge_wins = that null rejected. "
-               "winning_rate = the share of annotators the judge wins against (it passes at 0.5). rho (the average "
+               "winning_rate = the share of annotators the judge wins against (it passes at 50%). rho (the average "
                "advantage probability) = how often the judge is at least as good as an annotator, averaged over "
                "them: it does not depend on epsilon and is the figure to compare judges by. rho_j: the same "
                "against one annotator; annotator_advantage: how often that annotator is at least as good as the "

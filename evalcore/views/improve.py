@@ -425,7 +425,7 @@ def alt_test_check(dataset, baseline_run, chosen_run, dimension: str, *, epsilon
         return f"No Alt-Test on the test part: {why}.", pd.DataFrame(rows)
 
     def figs(r) -> str:
-        return f"winning rate {r.winning_rate:.2f}, rho {r.advantage_probability:.3f}"
+        return f"winning rate {100 * r.winning_rate:.0f}%, rho {r.advantage_probability:.3f}"
 
     at = f"the Alt-Test at epsilon {epsilon:g} on the test part"
     if c.passed and not b.passed:

@@ -21,8 +21,9 @@ from evalcore.views.common import HUMAN_COLOR, run_label
 # Calderon, Reichart & Dror (ACL 2025), README FAQ: the cost-benefit margin epsilon by who the annotators are.
 EPSILON_GUIDANCE = {0.2: "experts", 0.15: "skilled annotators", 0.1: "crowd workers"}
 EPSILON_HELP = ("Epsilon is the margin granted to the judge for being cheaper and faster than a person: the judge "
-                "passes against an annotator when it is at least as good as that annotator on all but an epsilon "
-                "share of items. The authors suggest 0.2 when the annotators are experts, 0.15 for skilled "
+                "wins against an annotator when the share of items on which that annotator represents the others "
+                "at least as well as the judge exceeds the judge's own share by significantly less than epsilon. "
+                "The authors suggest 0.2 when the annotators are experts, 0.15 for skilled "
                 "annotators and 0.1 for crowd workers (smaller when the annotators agree little).")
 SCORING_WORDS = {"accuracy": "accuracy (the share of the other annotators' labels the label equals)",
                  "neg_rmse": "negative RMSE (minus the root mean squared difference from the other annotators' "
@@ -124,7 +125,7 @@ def alt_test_verdict(view: AltTestView) -> str:
         head = f"{view.run}: the judge cannot replace {who} at epsilon {r.epsilon:g}"
     why = (f"leaving each annotator out in turn, the judge represents the others at least as well as that annotator "
            f"does, within the margin, for {won} of the {m} annotators (null rejected after Benjamini-Yekutieli at "
-           f"q = {r.q:g}): winning rate {r.winning_rate:.2f}, and passing needs 0.50")
+           f"q = {r.q:g}): winning rate {100 * r.winning_rate:.0f}%, and passing needs 50%")
     return f"{head}: {why}. Advantage probability rho = {r.advantage_probability:.3f}."
 
 
@@ -296,10 +297,28 @@ def ppi_note(view: PPIView, dimension: str) -> str:
     elif view.total_rated_documents < view.documents:
         text += (f" Humans rated {view.total_rated_documents} of the {view.documents} judged documents; the others "
                  "enter through the judge's scores alone.")
+    narrower = interval_gain(view)
+    if narrower is not None:
+        text += (f" On average over the {'models' if view.pairwise else 'systems'}, the {METHOD_NAMES[r.method]} "
+                 f"interval is {abs(narrower):.0f}% {'narrower' if narrower >= 0 else 'wider'} than the humans-only "
+                 "one.")
     if r.judge_failed:
         text += (f" {r.judge_failed // 2} pair(s) without a readable verdict are left out." if view.pairwise
                  else f" {r.judge_failed} output(s) without a readable judge score are left out.")
     return text
+
+
+def interval_gain(view: PPIView) -> float | None:
+    """How much narrower the PPI intervals are than the humans-only ones, in percent, averaged over the systems
+    (None where no system has both)."""
+    t = ppi_table([view])
+    if t.empty:
+        return None
+    human = t["human_ci_high"] - t["human_ci_low"]
+    ok = (human > 0) & (t["ci_high"] - t["ci_low"]).notna()
+    if not ok.any():
+        return None
+    return float(100 * (1 - ((t["ci_high"] - t["ci_low"])[ok] / human[ok])).mean())
 
 
 def ppi_figure(view: PPIView, dimension: str) -> go.Figure:
@@ -429,6 +448,11 @@ def bt_figure(comparison, run: str) -> go.Figure:
                       height=max(320, 200 + 50 * len(t)), margin=dict(b=110))
     fig.update_yaxes(type="category", categoryorder="array", categoryarray=t["model"].astype(str).tolist()[::-1],
                      automargin=True)
+    ends = pd.concat([t[c] for c in ("human_ci_low", "judge_ci_low", "human_ci_high", "judge_ci_high",
+                                     "human_score", "judge_score")]).dropna()
+    if len(ends):  # the scores sit near 1000: an axis from 0 would squeeze them into its last tenth
+        pad = max(10.0, 0.05 * float(ends.max() - ends.min()))
+        fig.update_xaxes(range=[float(ends.min()) - pad, float(ends.max()) + pad])
     return fig
 
 
