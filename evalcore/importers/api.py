@@ -19,6 +19,8 @@ from evalcore.importers import dataset as build
 from evalcore.importers.cells import near_keys
 from evalcore.importers.judge_scores import column_runs
 from evalcore.importers.mapping import ColumnMapping
+from evalcore.importers.pairs import PAIRWISE_ROUTE, looks_pairwise
+from evalcore.importers.problems import Problems
 from evalcore.identity import upload_id
 from evalcore.importers.readers import open_upload
 from evalcore.model import Dataset, Run
@@ -98,6 +100,8 @@ def import_table(source: Any, mapping: ColumnMapping, *, filename: str | None = 
     digest = id_hash.hexdigest()
     dataset_id = upload_id(digest, owner)  # a signed-in user's upload is keyed by their name too
     runs = column_runs(check, dataset_id, dimensions, Path(fname).name, file_digest, problems)
+    if problems and looks_pairwise(frame.columns):  # said first: the other problems come from the wrong route
+        problems.add("-", "-", f"this file is not ratings: {PAIRWISE_ROUTE}", block=Problems.READ, phase=-1)
     upload.raise_if_problems()
 
     items = build.items_frame(check)

@@ -48,7 +48,12 @@ OUTPUT_B_NAMES = ("output_b", "answer_b", "response_b", "response2", "response_2
 MODEL_A_NAMES = ("model_a", "model1", "model_1", "system_a", "generator_a")
 MODEL_B_NAMES = ("model_b", "model2", "model_2", "system_b", "generator_b")
 PAIR_ID_NAMES = ("pair_id",)
+PROMPT_ID_NAMES = ("question_id", "prompt_id", "qid")
 TURN_NAMES = ("turn",)
+# MT-Bench's published human judgments (and Chatbot Arena's conversations): each model's whole conversation, a list
+# of {role, content} messages, instead of a prompt and two outputs
+CONVERSATION_A_NAMES = ("conversation_a", "messages_a")
+CONVERSATION_B_NAMES = ("conversation_b", "messages_b")
 ANNOTATOR_NAMES = ("annotator", "judge", "rater", "evaluator", "worker", "annotator_id", "judge_id", "rater_id")
 WINNER_NAMES = ("winner", "label", "preference", "preferred", "choice", "vote")
 WIDE_WINNER = re.compile(r"^(annotator|rater|judge|human|worker)[ _-]?\d+$", re.IGNORECASE)
@@ -86,13 +91,60 @@ class PairMapping:
     turn: str | None = None
     annotator: str | None = None
     winners: list[str] = field(default_factory=list)
+    prompt_id: str | None = None  # MT-Bench's question_id: kept as the prompt's (document's) id
+    conversation_a: str | None = None  # each model's whole conversation, in place of prompt and outputs
+    conversation_b: str | None = None
 
     @property
     def wide(self) -> bool:
         return len(self.winners) > 1
 
+    @property
+    def conversations(self) -> bool:
+        return bool(self.conversation_a and self.conversation_b)
+
     def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        # the roles added later are left out while unused: the ids of files imported before them stay the same
+        return {k: v for k, v in self.__dict__.items() if v is not None or k not in _LATER_ROLES}
+
+
+_LATER_ROLES = ("prompt_id", "conversation_a", "conversation_b")
+
+# The Data page's role menu for a pairwise file: role name -> PairMapping field ("winner" may name several columns,
+# one per annotator)
+PAIR_ROLES: dict[str, str] = {
+    "prompt": "prompt", "extra input": "input", "output A": "output_a", "output B": "output_b",
+    "conversation A": "conversation_a", "conversation B": "conversation_b", "model A": "model_a",
+    "model B": "model_b", "prompt id": "prompt_id", "pair id": "pair_id", "turn": "turn", "annotator": "annotator",
+    "winner": "winners", "ignored": "",
+}
+
+
+def mapping_from_roles(roles: dict[str, str]) -> PairMapping:
+    """The PairMapping a role per column describes (column -> a key of :data:`PAIR_ROLES`); ValueError naming the
+    columns when a role that takes one column is given several, or a role is unknown."""
+    m = PairMapping(prompt=None, output_a=None, output_b=None)
+    for role in PAIR_ROLES:
+        cols = [c for c, r in roles.items() if r == role]
+        if role == "winner":
+            m.winners = cols
+        elif role != "ignored" and cols:
+            if len(cols) > 1:
+                raise ValueError(f"{len(cols)} columns are given the role {role!r} ({', '.join(map(repr, cols))}); "
+                                 "one column can hold it")
+            setattr(m, PAIR_ROLES[role], cols[0])
+    unknown = sorted({r for r in roles.values() if r not in PAIR_ROLES})
+    if unknown:
+        raise ValueError(f"unknown pairwise role(s) {', '.join(map(repr, unknown))}; known: {', '.join(PAIR_ROLES)}")
+    return m
+
+
+def pair_roles(m: PairMapping, columns) -> dict[str, str]:
+    """Each column's role in ``m`` (the inverse of :func:`mapping_from_roles`): what the role menu is prefilled with."""
+    by_column = {col: role for role, f in PAIR_ROLES.items() if f and f != "winners"
+                 for col in [getattr(m, f)] if col}
+    by_column.update({w: "winner" for w in m.winners})
+    return {str(c): by_column.get(str(c), "ignored") for c in columns}
 
 
 def guess_pair_mapping(columns, winners: list[str] | None = None) -> PairMapping:
@@ -109,16 +161,27 @@ def guess_pair_mapping(columns, winners: list[str] | None = None) -> PairMapping
     annotator = _find(cols, ANNOTATOR_NAMES)
     if annotator in wins:
         annotator = None
-    return PairMapping(prompt=prompt, output_a=_find(cols, OUTPUT_A_NAMES), output_b=_find(cols, OUTPUT_B_NAMES),
+    out_a, out_b = _find(cols, OUTPUT_A_NAMES), _find(cols, OUTPUT_B_NAMES)
+    conv_a, conv_b = _find(cols, CONVERSATION_A_NAMES), _find(cols, CONVERSATION_B_NAMES)
+    if not (conv_a and conv_b) or (out_a and out_b):
+        conv_a = conv_b = None  # the outputs, when the file has them, are what was judged
+    return PairMapping(prompt=prompt, output_a=out_a, output_b=out_b,
                        input=extra, model_a=_find(cols, MODEL_A_NAMES), model_b=_find(cols, MODEL_B_NAMES),
                        pair_id=_find(cols, PAIR_ID_NAMES), turn=_find(cols, TURN_NAMES),
-                       annotator=None if len(wins) > 1 else annotator, winners=wins)
+                       annotator=None if len(wins) > 1 else annotator, winners=wins,
+                       prompt_id=_find(cols, PROMPT_ID_NAMES), conversation_a=conv_a, conversation_b=conv_b)
 
 
 def looks_pairwise(columns) -> bool:
-    """Whether a table reads as pairwise preferences: a prompt, two outputs and at least one winner column."""
+    """Whether a table reads as pairwise preferences: a prompt and two outputs (or two conversations, MT-Bench's
+    published layout) and at least one winner column."""
     m = guess_pair_mapping(columns)
-    return bool(m.prompt and m.output_a and m.output_b and m.winners)
+    return bool(((m.prompt and m.output_a and m.output_b) or m.conversations) and m.winners)
+
+
+PAIRWISE_ROUTE = ("its columns read as pairwise preferences (two outputs, or two conversations, and a winner per "
+                  "row): import it as pairwise preferences instead: on the Data page choose 'pairwise preferences' "
+                  "under 'The file holds', or run python -m evalcore import-pairs FILE --name NAME")
 
 
 @dataclass
@@ -152,10 +215,18 @@ def _winner(v: Any) -> tuple[str, str] | None:
 
 
 def _check_roles(m: PairMapping, problems: Problems, columns: list[str]) -> None:
-    for role, col, names in (("prompt", m.prompt, PROMPT_NAMES), ("output A", m.output_a, OUTPUT_A_NAMES),
-                             ("output B", m.output_b, OUTPUT_B_NAMES)):
+    needed = ((("conversation A", m.conversation_a, CONVERSATION_A_NAMES),
+               ("conversation B", m.conversation_b, CONVERSATION_B_NAMES)) if m.conversation_a or m.conversation_b
+              else (("prompt", m.prompt, PROMPT_NAMES), ("output A", m.output_a, OUTPUT_A_NAMES),
+                    ("output B", m.output_b, OUTPUT_B_NAMES)))
+    for role, col, names in needed:
         if col is None:
             problems.add("-", "-", f"no {role} column: name one of {', '.join(names)}", block=Problems.READ)
+    for col in (m.prompt, m.output_a, m.output_b, m.input, m.model_a, m.model_b, m.pair_id, m.turn, m.annotator,
+                m.prompt_id, m.conversation_a, m.conversation_b):
+        if col is not None and col not in columns:
+            problems.add("-", col, f"no column {col!r} in the file (columns: {', '.join(columns)})",
+                         block=Problems.READ)
     if not m.winners:
         problems.add("-", "-", f"no winner column: name one {', '.join(WINNER_NAMES)}, or give --winner COLUMN "
                                "(several for one column per annotator)", block=Problems.READ)
@@ -203,6 +274,7 @@ class _Table:
     doc_texts: Any
     item_ids: Any  # Arrow text array, per item code
     items: pd.DataFrame  # item_id, doc_id, system_id, output (one row per item code)
+    other_prompt: np.ndarray  # per row: its prompt id names another prompt on an earlier row
 
 
 def _arrow(values: Any) -> Any:
@@ -231,7 +303,30 @@ def _map_text(fn: Any, *columns: Any, size: int = 65_536) -> Any:
     return pa.concat_arrays(parts) if parts else pa.array([], pa.large_string())
 
 
-def _encode(frame: pd.DataFrame, m: PairMapping) -> _Table:
+def _turn_note(prompt: str, turn: str) -> str:
+    """A prompt as the judge reads it: a later turn of a conversation whose earlier turns the file does not give
+    is said in words; turn 1 is the prompt alone (a bare "[turn 1]" at the end of a question was noise)."""
+    return prompt if turn.strip() in ("", "1") else f"{prompt}\n\n(turn {turn.strip()} of a conversation)"
+
+
+def _doc_ids(m: PairMapping, frame: pd.DataFrame, prompt: pd.Series, turn: pd.Series
+             ) -> tuple[np.ndarray, np.ndarray, Any, np.ndarray]:
+    """(per row: document code; each code's first row; the documents' ids; per row: the prompt differs from its
+    document's first row). With a prompt id column (MT-Bench's question_id) the id is the file's own, with the turn
+    when there is one ("81-turn-2"); else a hash of the prompt and turn."""
+    if m.prompt_id is None:
+        doc, first = _codes(prompt, turn)
+        pf, tf = _arrow(prompt).take(first), _arrow(turn).take(first)
+        return doc, first, _map_text(lambda p, t: "doc-" + _sha(f"{p}\x1f{t}", 10), pf, tf), np.zeros(len(doc), bool)
+    key = _texts(frame, m.prompt_id).str.strip()
+    doc, first = _codes(key, turn)
+    kf, tf = _arrow(key).take(first), _arrow(turn).take(first)
+    ids = _map_text(lambda k, t: k if not t.strip() else f"{k}-turn-{t.strip()}", kf, tf)
+    pcode = pd.factorize(prompt)[0]
+    return doc, first, ids, pcode != pcode[first][doc]
+
+
+def _encode(frame: pd.DataFrame, m: PairMapping, marker: bool = True) -> _Table:
     import pyarrow as pa
 
     prompt = _texts(frame, m.prompt)
@@ -240,10 +335,9 @@ def _encode(frame: pd.DataFrame, m: PairMapping) -> _Table:
         has = ~blank_mask(extra)
         prompt = prompt.where(~has, prompt + "\n\n" + extra)
     turn = _texts(frame, m.turn)
-    doc, doc_first = _codes(prompt, turn)
+    doc, doc_first, doc_ids, other = _doc_ids(m, frame, prompt, turn)
     pf, tf = _arrow(prompt).take(doc_first), _arrow(turn).take(doc_first)
-    doc_ids = _map_text(lambda p, t: "doc-" + _sha(f"{p}\x1f{t}", 10), pf, tf)
-    doc_texts = _map_text(lambda p, t: p if not t else f"{p}\n\n[turn {t}]", pf, tf)
+    doc_texts = _map_text(_turn_note, pf, tf) if marker else pf
     del prompt, pf
     n = len(frame)
     # A's items, then B's, coded together: the same (document, model, output) is one item wherever it was shown
@@ -256,7 +350,7 @@ def _encode(frame: pd.DataFrame, m: PairMapping) -> _Table:
     idoc = doc_ids.take(both[item_first])
     item_ids = _map_text(lambda d, mo, o: d + "/" + _sha(mo + "\x1f" + o, 8), idoc, im, io_)
     items = pa.table({"item_id": item_ids, "doc_id": idoc, "system_id": im, "output": io_}).to_pandas()
-    return _Table(frame.index.to_numpy(), doc, item[:n], item[n:], doc_ids, doc_texts, item_ids, items)
+    return _Table(frame.index.to_numpy(), doc, item[:n], item[n:], doc_ids, doc_texts, item_ids, items, other)
 
 
 def _winner_cells(frame: pd.DataFrame, col: str) -> tuple[np.ndarray, list[Any]]:
@@ -334,7 +428,7 @@ def _apart(t: _Table, v: _Votes, key: np.ndarray, ok: np.ndarray) -> np.ndarray:
     return apart
 
 
-def _read_rows(frame: pd.DataFrame, m: PairMapping, problems: Problems, dimension: str
+def _read_rows(frame: pd.DataFrame, m: PairMapping, problems: Problems, dimension: str, marker: bool = True
                ) -> tuple[_Table, pd.DataFrame, int]:
     """(the coded table, the preferences, how many records were kept apart as pairs of their own). The same two
     items under one prompt are one pair whichever was shown as A (a vote on the swapped orientation is flipped onto
@@ -342,14 +436,17 @@ def _read_rows(frame: pd.DataFrame, m: PairMapping, problems: Problems, dimensio
     that pair in the other order, is kept as a pair of its own, as the source lists it: LLMBar's MT-Bench set has 5
     such records among its 200, and merging them would give the gold annotator two votes on one pair and not
     reproduce the source's 200 pairs. The same annotator voting twice in the same order is a problem."""
-    t = _encode(frame, m)
+    t = _encode(frame, m, marker)
     n = len(frame)
     rows = t.rows
     same = (_texts(frame, m.output_a) == _texts(frame, m.output_b)).to_numpy()
     for r in rows[problems.first(same)].tolist():
         problems.add(int(r), m.output_b, f"the two outputs are identical (column {m.output_a!r} holds the same text): "
                                          "a preference between them means nothing")
-    ok = ~same
+    for r in rows[problems.first(t.other_prompt)].tolist():
+        problems.add(int(r), m.prompt_id, f"prompt id {frame.at[r, m.prompt_id]!r} names another prompt (or turn) "
+                                          "than on its first row")
+    ok = ~same & ~t.other_prompt
     key, _ = _codes(t.doc, np.minimum(t.item_a, t.item_b), np.maximum(t.item_a, t.item_b))
     given = _texts(frame, m.pair_id).str.strip().to_numpy(dtype=object) if m.pair_id else np.full(n, "", object)
     named = ok & (given != "")
@@ -405,16 +502,26 @@ def _read_rows(frame: pd.DataFrame, m: PairMapping, problems: Problems, dimensio
 
 def import_pairs(source: Any, *, name: str | None = None, winners: list[str] | None = None,
                  dimension: str = DEFAULT_DIMENSION, filename: str | None = None,
-                 table: pd.DataFrame | None = None, owner: str | None = None) -> PairImport:
+                 table: pd.DataFrame | None = None, owner: str | None = None,
+                 mapping: PairMapping | None = None) -> PairImport:
     """Read a pairwise preference file into a Dataset (not saved), or raise DatasetValidationError listing every
-    problem (file, row, column). ``owner``: the signed-in user importing it (evalcore.identity.upload_id)."""
+    problem (file, row, column). ``owner``: the signed-in user importing it (evalcore.identity.upload_id).
+    ``mapping``: the columns' roles as chosen (the Data page's role menu), else guessed from their names (with
+    ``winners`` naming the vote columns). A file of conversations (MT-Bench's human judgments) is read by
+    :mod:`evalcore.importers.conversations`: a question and two answers per record's turn."""
     upload = open_upload(source, filename, table=table)
     frame, problems = upload.frame, upload.problems
     columns = [str(c) for c in frame.columns]
-    m = guess_pair_mapping(columns, winners)
+    m = mapping if mapping is not None else guess_pair_mapping(columns, winners)
     _check_roles(m, problems, columns)
     upload.raise_if_problems()
-    t, p, apart = _read_rows(frame, m, problems, dimension)
+    read_frame, read_m = frame, m
+    if m.conversations:
+        from evalcore.importers.conversations import conversation_frame
+
+        read_frame, read_m = conversation_frame(frame, m, problems)
+        upload.raise_if_problems()
+    t, p, apart = _read_rows(read_frame, read_m, problems, dimension, marker=not m.conversations)
     if not len(p) and not problems:
         problems.add("-", ",".join(m.winners), "no votes: every winner cell is blank", block=Problems.AFTER)
     upload.raise_if_problems()
