@@ -23,7 +23,8 @@ from pages import _shared as ui
 ROLE_KEYS = list(importers.ROLES)
 # widget keys that belong to one uploaded file: dropped when another file is uploaded
 FILE_KEYS = ("role_", "dim_", "ann_", "run_", "scale_min_", "scale_max_", "kind_", "labels_", "_prefill_",
-             "unrated_")
+             "unrated_", "pairrole_", "upload_holds")
+HOLDS = ("ratings of outputs", "pairwise preferences")
 SCALE_LIMIT = 1e15  # the number inputs hold finite numbers a browser can show exactly
 
 
@@ -207,7 +208,12 @@ def dataset_form(upload: Any) -> None:
     st.text(f"{upload.name}: {len(raw)} rows, {len(raw.columns)} columns"
             + (f", fields separated by {delim!r}" if delim and delim != "," else ""))
     done = st.session_state.get("_imported_digest") == digest
-    if pairs.looks_pairwise(raw.columns):
+    guessed = pairs.looks_pairwise(raw.columns)
+    holds = st.radio("The file holds", HOLDS, index=1 if guessed else 0, key="upload_holds", horizontal=True,
+                     help="Guessed from the column names: ratings (a score per output) or pairwise preferences (two "
+                          "outputs, or two conversations, and a vote per row, as MT-Bench's and Chatbot Arena's "
+                          "human judgments). Correct it here, then each column's role below.")
+    if holds == HOLDS[1]:
         with st.expander("Pairwise preferences: preview, roles and import" + (" (imported)" if done else ""),
                          expanded=not done):
             _pairs_form(upload, raw, digest)
@@ -278,27 +284,42 @@ def _import(upload: Any, mapping: importers.ColumnMapping, name: str, raw: pd.Da
 # ------------------------------------------------------------------------------------------------ pairwise
 
 
+PAIR_ROLE_KEYS = list(pairs.PAIR_ROLES)
+
+
+def _pair_roles(raw: pd.DataFrame) -> pairs.PairMapping | None:
+    """Each column's pairwise role (prefilled from the names: MT-Bench's conversation_a / conversation_b, question_id,
+    judge...), as a mapping; None (said) when a role is given twice."""
+    guess = pairs.pair_roles(pairs.guess_pair_mapping(raw.columns), raw.columns)
+    st.markdown("**Read as pairwise preferences: the role of each column** (guessed from the names: correct it). "
+                "Either a prompt and two outputs, or two conversations (lists of {role, content} messages, each "
+                "record judging one turn); one winner column, or one per annotator.")
+    chosen = {}
+    for col, role in guess.items():
+        c = st.columns([3, 2], vertical_alignment="bottom")
+        c[0].text(col)
+        chosen[col] = c[1].selectbox(f"Pairwise role of {col}", PAIR_ROLE_KEYS, index=PAIR_ROLE_KEYS.index(role),
+                                     key=f"pairrole_{col}", label_visibility="collapsed")
+    try:
+        return pairs.mapping_from_roles(chosen)
+    except ValueError as e:
+        st.error(ui.esc(str(e)))
+        return None
+
+
 def _pairs_form(upload: Any, raw: pd.DataFrame, digest: str) -> None:
-    """A file of pairwise votes (a prompt, two outputs, one winner column or one per annotator)."""
+    """A file of pairwise votes (a prompt and two outputs, or two conversations; one winner column or one per
+    annotator)."""
     st.dataframe(importers.preview_frame(raw, 20), key="upload_preview")
-    guess = pairs.guess_pair_mapping(raw.columns)
-    roles = {"prompt": guess.prompt, "extra input": guess.input, "output A": guess.output_a,
-             "output B": guess.output_b, "model A": guess.model_a, "model B": guess.model_b, "pair id": guess.pair_id,
-             "turn": guess.turn, "annotator": guess.annotator}
-    st.markdown("**Read as pairwise preferences** (columns recognised by name)")
-    ui.table(pd.DataFrame([{"role": k, "column": v} for k, v in roles.items() if v]), "pairwise roles",
-             "pairs_roles")
-    columns = [str(c) for c in raw.columns]
-    winners = st.multiselect("Winner column(s): one, or one per annotator", columns, default=guess.winners,
-                             key="pairs_winners")
+    mapping = _pair_roles(raw)
     c = st.columns(2)
     dimension = c[0].text_input("Dimension the votes judge", value=pairs.DEFAULT_DIMENSION, key="pairs_dimension")
     name = c[1].text_input("Dataset name", value=Path(upload.name).stem, key="upload_name")
-    if st.button("Import pairwise preferences", key="import_pairs", type="primary"):
+    if st.button("Import pairwise preferences", key="import_pairs", type="primary", disabled=mapping is None):
         try:
             with st.spinner("Validating and importing…"):
                 result = pairs.import_pairs((upload.getvalue(), upload.name), name=name or Path(upload.name).stem,
-                                            winners=winners or None, dimension=dimension or pairs.DEFAULT_DIMENSION,
+                                            mapping=mapping, dimension=dimension or pairs.DEFAULT_DIMENSION,
                                             table=raw, owner=identity.owner())
         except importers.DatasetValidationError as e:
             show_problems(e)
