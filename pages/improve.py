@@ -488,17 +488,22 @@ if unscored:
         start_queue("dev", DEV, unscored, est)
 queue_panel("dev")
 
-chosen_dev = None
+chosen_dev, no_gain = None, None
 if scored:
     versions = [s.candidate.version for s in scored]
-    best = loop.choose(scored) if any(s.agreement.statistic == s.agreement.statistic for s in scored) else scored[0]
+    # the default: the best of those that beat the baseline on development; when none did, the best of them all,
+    # said to be no better than the baseline right below (never offered silently as if it had gained)
+    best = views.default_choice(base_dev, scored) or (
+        loop.choose(scored) if any(s.agreement.statistic == s.agreement.statistic for s in scored) else scored[0])
     by_version = {s.candidate.version: s for s in scored}
     chosen_version = st.selectbox(
-        "Candidate to test (default: the best development agreement)", versions,
+        "Candidate to test (default: the best development agreement above the baseline's)", versions,
         key=url.key("align_chosen", best.candidate.version, options=versions),
-        format_func=lambda v: f"{views.candidate_name(by_version[v].candidate.source, v)} · development "
-                              f"{ui.fmt(by_version[v].agreement.statistic)}")
+        format_func=lambda v: views.choice_label(base_dev, by_version[v]))
     chosen_dev = by_version[chosen_version]
+    no_gain = views.selection_sentence(base_dev, scored, chosen_dev)
+    if no_gain is not None:
+        st.warning(ui.esc(no_gain))
 table = views.candidates_table(base_dev, scored, unscored, chosen_dev.candidate.version if chosen_dev else None)
 ui.chart(views.candidates_figure(table, settings.coefficient, settings.level), "align_candidates")
 ui.table(table, f"candidates {split.split_id[:8]} {dim}", "align_candidates_table")
@@ -524,7 +529,13 @@ if est is not None:
     show_estimate(est, "the baseline and the chosen candidate on the test part")
 ok = may_spend(est, "align_test")
 label = "Run the final check on test" if not checks_before else f"Run the final check again (check {checks_before + 1})"
-if st.button(label, key="final_check", type="primary", disabled=not ok or busy()) and ok:
+if no_gain is not None:  # nothing gained on development: a check only on an explicit request, never the invited step
+    ok = st.checkbox(f"Check {views.candidate_name(chosen_dev.candidate.source, chosen_version)} on test anyway, "
+                     "knowing it did not beat the baseline on development (a counted look at the test part)",
+                     key="align_test_anyway") and ok
+    label = label.replace("Run the final check", "Run the final check anyway")
+if st.button(label, key="final_check", type="primary" if no_gain is None else "secondary",
+             disabled=not ok or busy()) and ok:
     start_queue("test", TEST, [baseline, chosen_dev.candidate], est, chosen=chosen_dev.candidate.version)
 running = queue_panel("test")
 q = st.session_state.get(QUEUE)

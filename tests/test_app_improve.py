@@ -265,9 +265,58 @@ def test_a_candidate_tuned_to_development_noise_is_said_not_to_carry_over(first_
         verdict = " ".join(w.value for w in at.warning).replace("\\", "")
         assert "not significantly different" in verdict  # ...and none on the held-out documents
         text = " ".join(m.value for m in at.markdown).replace("\\", "")
-        assert "The development gain did not carry over to the held-out documents." in text
+        assert ("The development gain did not carry over to the held-out documents: there the chosen prompt did no "
+                "better than the baseline (not significantly different)." in text)  # its test gain is below 0
         shown = next(f for f in shown_frames(at) if "optimism" in f.columns)
         assert float(shown["optimism"].iloc[0]) > 0.3
+
+
+BASELINE_PHRASE = "heap of related information"  # in the baseline's SummEval coherence definition (G-Eval's)
+
+
+def test_a_candidate_worse_than_the_baseline_is_not_offered_as_a_gain(first_start):
+    """The negative-gain case: the judge is good with the baseline's definition (it holds BASELINE_PHRASE) and weak
+    with the researcher's edit, which drops it. No candidate beats the baseline on development: the page says so
+    where the candidate to test is picked, offers the final check only on an explicit request (a box to tick, the
+    button no longer the page's primary step), and after the check never says a gain carried over."""
+    from evalcore import datasets
+    from evalcore.testing.loopback import serve
+    from evalcore.testing.loopback_align import PromptQualityJudge
+
+    ds = datasets.load_dataset("summeval")
+    with serve(scorer=PromptQualityJudge.for_dataset(ds, DIM, rubric_phrase=BASELINE_PHRASE)) as srv:
+        at = open_with_split(srv.base_url)
+        at.button(key="score_baseline").click().run()
+        wait_for(at, lambda a: any(m.label.startswith("Baseline agreement") for m in a.metric), "baseline scored")
+        assert BASELINE_PHRASE in at.text_area(key="align_edit_definition").value
+        at.text_area(key="align_edit_definition").input("Coherence: how well the summary reads.").run()
+        at.button(key="add_edit").click().run()
+        assert_clean(at)
+        at.button(key="score_candidates").click().run()
+        wait_for(at, lambda a: not has_button(a, "score_candidates"), "candidate scored")
+        table = next(f for f in shown_frames(at) if "development agreement" in f.columns).set_index("source")
+        gain = float(table.loc["edit", "gain over baseline"])
+        assert gain < 0  # worse than the baseline on development
+        warned = " ".join(w.value for w in at.warning).replace("\\", "")
+        assert "No candidate beat the baseline on the development part" in warned
+        assert "no development gain to confirm" in warned
+        picker = at.selectbox(key="align_chosen")
+        assert picker.options[0].endswith(f"({gain:+.3f} over the baseline)")
+        # the final check is no invitation: disabled until the researcher asks for it knowingly
+        button = at.button(key="final_check")
+        assert button.disabled and button.label == "Run the final check anyway on test"
+        assert button.proto.type == "secondary"
+        at.checkbox(key="align_test_anyway").check().run()
+        assert not at.button(key="final_check").disabled
+        at.button(key="final_check").click().run()
+        wait_for(at, lambda a: any("held-out test documents" in s.value.replace("\\", "")
+                                   for s in list(a.warning) + list(a.success)), "final check")
+        text = " ".join(m.value for m in at.markdown).replace("\\", "")
+        assert "there was no development gain to carry over" in text
+        assert "carried over" not in text
+        shown = next(f for f in shown_frames(at) if "test gain" in f.columns)
+        assert float(shown["development gain"].iloc[0]) == pytest.approx(gain, abs=5e-4)
+        assert float(shown["test gain"].iloc[0]) < 0  # the baseline's good judge is better on test too
 
 
 def test_a_nominal_dimension_is_measured_by_cohens_kappa_of_the_judges_labels(first_start):
