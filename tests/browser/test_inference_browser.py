@@ -5,6 +5,8 @@ side by side, no exception box. Screenshots: artifacts/screenshots/inference-*.p
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.browser.conftest import SCREENSHOT_DIR
@@ -70,3 +72,20 @@ def test_alt_test_ppi_and_bradley_terry_on_pandalm(app):
     assert "win rate" in ppi and "Length: the judge's coefficient" in ppi
     _shoot(app, "ppi_open", "inference-pandalm-ppi-bt")
     app.screenshot("inference-pandalm-page")
+
+    # the exported report carries the verdict and the PPI table
+    app.page.get_by_role("button", name="Export report").click()
+    download = app.page.get_by_role("button", name="Download report")
+    download.wait_for()
+    with app.page.expect_download() as dl:
+        download.click()
+    path = Path(dl.value.path())
+    html = path.read_text(encoding="utf-8")
+    assert "the judge cannot replace the annotators at epsilon 0.2" in html
+    assert "Prediction-powered estimates (PPI++) per system" in html and "Alt-Test per annotator left out" in html
+    report = app.page.context.new_page()
+    report.set_content(html)
+    section = report.locator("section").filter(
+        has=report.get_by_role("heading", name="Can the judge replace the annotators", level=2))
+    section.screenshot(path=str(SCREENSHOT_DIR / "inference-pandalm-report.png"))
+    report.close()
