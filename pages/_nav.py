@@ -82,7 +82,9 @@ def _dataset_picker() -> str:
         st.session_state["dataset"] = pending
         url.key("dataset", default, options=ids)  # to the URL at once
     # by name (an upload's id is user-6a61f3048b88); a selectbox shows its options as plain text, never Markdown
-    dataset_id = st.selectbox("Dataset", ids, key="dataset", format_func=lambda i: names.get(i, i))
+    dataset_id = st.selectbox("Dataset", ids, key="dataset", format_func=lambda i: names.get(i, i),
+                              help=ui.esc(f"{names.get(st.session_state.get('dataset'), '')} "
+                                          f"(id {st.session_state.get('dataset')})"))  # the whole name, its id
     return dataset_id
 
 
