@@ -51,7 +51,8 @@ ui.endpoint_help(choice)
 st.subheader("What to score")
 method_names = list(METHODS)
 c1, c2, c3 = st.columns(3)
-method_name = c1.selectbox("Method", method_names, key=url.key("method", method_names[0], options=method_names),
+method_name = c1.selectbox("Method", method_names, key=url.key("method", score_views.default_method(ds),
+                                                                options=method_names),
                            help=", ".join(f"{n}: {getattr(m, 'label', n)}" for n, m in METHODS.items()))
 dims = c2.multiselect("Dimensions to score", ds.dimension_names,
                       key=url.key("score_dims", [ctx.dimension], options=ds.dimension_names))

@@ -55,3 +55,12 @@ def test_read_as_ratings_the_error_points_to_the_pairwise_route():
     at.button(key="import_dataset").click().run()
     errors = " ".join(str(e.value) for e in at.error).replace("\\", "")  # Markdown escapes
     assert "pairwise preferences" in errors and "import-pairs" in errors
+
+
+@pytest.mark.parametrize("dataset, method", [("pandalm", "mtbench"), ("summeval", "geval")])
+def test_the_score_page_opens_on_a_pairwise_method_on_pairwise_data(dataset, method):
+    at = new_app(dataset=dataset)
+    at.run()
+    at.switch_page(PAGES["score"]).run()
+    assert_clean(at)
+    assert at.selectbox(key="method").value == method

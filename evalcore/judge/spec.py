@@ -13,7 +13,9 @@ ONE rule:
   one written from the dataset's own description of the dimension, on its scale (a 0-1 share or a binary label
   gives the judge no usable rating scale: such texts are rated 1-5, as G-Eval rated them). Never the newest version
   anyone saved: on a shared server that made one user's prompt (or steps an attacker's judge wrote) everyone's
-  default (issue 21, item 8);
+  default (issue 21, item 8). An overall preference the humans voted on between two answers of chat or
+  instruction-following data gets MT-Bench's criterion (``presets.chat_criteria``), not the dataset's description
+  of its votes;
 * :func:`method_config`: the method's config adapted to the dataset (the paper's text labels, and its own
   per-dimension prompts where it published them: ``evalcore.methods.presets.config_for``), with any overrides.
 """
@@ -67,6 +69,9 @@ def default_criteria(dataset: Dataset, dimension: str, method: str, store: Any =
     if saved is not None:
         return saved
     preset = presets.criteria_for(method, dataset.id, dimension)
+    if preset is None:  # an overall preference voted on chat data: MT-Bench's criterion, not the data's description
+        voted = not dataset.preferences.empty and bool((dataset.preferences["dimension"] == dimension).any())
+        preset = presets.chat_criteria(dataset.id, dataset.task, dimension, voted)
     return preset if preset is not None else dataset_criteria(dataset, dimension)
 
 

@@ -240,9 +240,30 @@ GPTSCORE_SUMMEVAL_INSTRUCTIONS: dict[str, str] = {
     "relevance": "Generate a relevant summary with the important points of the following text:",
 }
 
+# MT-Bench's criterion for chat and instruction following (Zheng et al. 2023, "Judging LLM-as-a-Judge with MT-Bench
+# and Chatbot Arena", Appendix A: its default judge prompts, pairwise and single-answer, ask which answer follows
+# the user's instructions and answers the question better, weighing helpfulness, relevance, accuracy, depth,
+# creativity and level of detail, and not length; single answers are rated 1 to 10). Written here in our words.
+# The paper is not among the bundled papers (../shared/papers); evalcore.methods.mtbench states its prompts.
+CHAT_CRITERIA = Criteria(
+    dimension="preference",
+    task_introduction=("You will be given a user's question or instruction and a response written by an AI "
+                       "assistant.\n\nYour task is to rate the response on one metric."),
+    definition=("how well the response follows the user's instructions and answers the user's question, judged "
+                "on its helpfulness, relevance, accuracy, depth, creativity and level of detail; a longer response "
+                "is not better for its length alone."),
+    scale_min=1,
+    scale_max=10,
+)
+# the dimension names that mean the annotators' overall preference between two answers (the pairwise importer's
+# default is "preference")
+OVERALL_PREFERENCE = ("preference", "overall", "overall_preference")
+
 # how texts are named in generic prompts, per dataset
 LABELS: dict[str, dict[str, str]] = {
     "summarization": {"source_label": "Article", "output_label": "Summary", "outputs_label": "Summaries"},
+    "instruction_following": {"source_label": "Instruction", "output_label": "Response",
+                              "outputs_label": "Responses"},
     "topical_chat": {
         "source_label": "Conversation History",
         "output_label": "Response",
@@ -258,7 +279,35 @@ LABELS: dict[str, dict[str, str]] = {
 }
 
 _SUMMARIZATION = {"summeval", "qags_cnndm", "qags_xsum", "zhang_pairs"}
+_DIALOGUE = {"topical_chat", "fed_dialogue"}
 _SHEN_METHODS = {"rts", "mcq", "h2h"}
+# Dataset.task words of chat and instruction-following data: the bundled PandaLM and LLMBar ("instruction following
+# pairs") and every file the pairwise importer reads ("pairwise preferences": MT-Bench, Chatbot Arena, PandaLM and
+# AlpacaEval layouts are all prompts answered by assistants)
+_INSTRUCTION_WORDS = ("instruction", "chat", "assistant", "pairwise preferences", "question answering")
+
+
+def task_kind(dataset_id: str | None, task: str | None) -> str:
+    """What the data's texts are: "summarization", "dialogue", "instruction following" (chat assistants' answers to
+    prompts), or "" when the task says nothing."""
+    t = (task or "").lower()
+    if dataset_id in _SUMMARIZATION or "summar" in t:
+        return "summarization"
+    if dataset_id in _DIALOGUE or "dialogue" in t:
+        return "dialogue"
+    if any(w in t for w in _INSTRUCTION_WORDS):
+        return "instruction following"
+    return ""
+
+
+def chat_criteria(dataset_id: str | None, task: str | None, dimension: str, voted: bool) -> Criteria | None:
+    """MT-Bench's criterion (:data:`CHAT_CRITERIA`) for an overall preference the humans voted on between two
+    answers of chat or instruction-following data; None otherwise (the dataset's own description then)."""
+    if not voted or dimension.strip().lower() not in OVERALL_PREFERENCE:
+        return None
+    if task_kind(dataset_id, task) != "instruction following":
+        return None
+    return replace(CHAT_CRITERIA, dimension=dimension)
 
 
 def fed_dimension(name: str) -> str:
@@ -299,6 +348,9 @@ def config_for(method: str, dataset_id: str | None = None, *, task: str | None =
         updates.update(LABELS["summarization"])
     elif task and "dialogue" in task:
         updates.update(LABELS["topical_chat"])
+    elif task_kind(dataset_id, task) == "instruction following":
+        # not "Summary" and "Article": 002's and 003's pairwise prompts name the texts by the data's task
+        updates.update(LABELS["instruction_following"])
     if method == "geval":
         # G-Eval's prompts name the texts themselves ("Source Text", "Summary"; "Conversation History", "Response")
         if dataset_id == "topical_chat" or (task and "dialogue" in task):
@@ -320,6 +372,7 @@ def config_for(method: str, dataset_id: str | None = None, *, task: str | None =
 
 
 __all__ = [
+    "CHAT_CRITERIA",
     "FED_CRITERIA",
     "GPTSCORE_SUMMEVAL_INSTRUCTIONS",
     "LABELS",
@@ -327,7 +380,9 @@ __all__ = [
     "SHEN_CRITERIA",
     "SUMMEVAL",
     "TOPICAL_CHAT",
+    "chat_criteria",
     "config_for",
     "criteria_for",
     "fed_dimension",
+    "task_kind",
 ]

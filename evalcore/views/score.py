@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from evalcore.model import STATUS_OK, Run
+from evalcore.model import STATUS_OK, Dataset, Run
 
 
 def failures_table(run: Run) -> pd.DataFrame:
@@ -30,6 +30,18 @@ class RunOutcome:
     text: str
     scored: int
     total: int
+
+
+def default_method(dataset: Dataset) -> str:
+    """The method the Score page opens on for a dataset. Humans who voted on pairs are compared with a pairwise judge:
+    on summaries Shen et al.'s head-to-head (``h2h``, 003: two summaries of one article), on chat and instruction
+    following MT-Bench's judge (``mtbench``, Zheng et al. 2023: two assistants' answers to one question); per-item
+    ratings with G-Eval (``geval``, 000), the first method."""
+    from evalcore.methods import presets
+
+    if dataset.preferences.empty:
+        return "geval"
+    return "h2h" if presets.task_kind(dataset.id, dataset.task) == "summarization" else "mtbench"
 
 
 FEW = 0.5  # below this share of judgments scored, a run is reported as a failure, with its commonest reason
