@@ -490,3 +490,15 @@ def test_report_pairwise_section_says_the_systems_filter_does_not_apply_to_votes
                        systems=ds.systems[:2])
     (section,) = pairwise_sections(ds, [run], p)
     assert "The systems filter does not apply to this section: every annotated pair is counted." in section.text
+
+
+def test_pairwise_confusion_title_keeps_its_words_in_a_half_width_column():
+    from evalcore import runs as runs_mod
+    from evalcore.datasets import load_dataset
+    from evalcore.views import preference as pv
+
+    ds = load_dataset("pandalm")
+    sums = pv.summaries(ds, [runs_mod.load_run("pandalm/pandalm-gpt-3.5-turbo")], "preference", n_resamples=0)
+    run, summary = next(iter(sums.items()))
+    title = pv.confusion_figure(summary, run).layout.title.text
+    assert title == f"Judge vs majority vote<br><sup>{run}</sup>"  # the run's long name on its own line

@@ -169,7 +169,8 @@ def confusion_figure(summary: dict, run: str) -> go.Figure:
     fig = go.Figure(go.Heatmap(z=cm["counts"], x=labels, y=labels, colorscale="Blues", showscale=False,
                                text=cm["counts"], texttemplate="%{text}",
                                hovertemplate="majority %{y}, judge %{x}: %{z}<extra></extra>"))
-    fig.update_layout(title=f"{run}: judge vs majority vote", xaxis_title="judge's verdict",
+    # the run's name on a line of its own: in a half-width column "<run>: judge vs majority vote" was cut off
+    fig.update_layout(title=f"Judge vs majority vote<br><sup>{run}</sup>", xaxis_title="judge's verdict",
                       yaxis_title="humans' majority vote", yaxis={"autorange": "reversed"}, height=360)
     return fig
 
