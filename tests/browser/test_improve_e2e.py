@@ -114,13 +114,14 @@ def test_the_loop_on_summeval_through_the_page(browser, operator_app, align_judg
 
         # 4. both candidates on development
         confirm_and_click(app, "Score 2 candidate(s) on development")
-        app.page.get_by_text("Candidate to test (default: the best development agreement)").wait_for(
+        app.page.get_by_text("Candidate to test (default: the best development agreement above the baseline's)"
+                             ).wait_for(
             timeout=SCORING_TIMEOUT_MS)
         app.idle()
         assert app.problems() == []
         assert app.page.get_by_role("button", name="Score 2 candidate(s) on development").count() == 0
         chosen = app.page.get_by_role("combobox", name="Candidate to test (default: the best development "
-                                                       "agreement)", exact=True).input_value()
+                                                       "agreement above the baseline's)", exact=True).input_value()
         assert chosen.startswith("proposal "), chosen
         shot(app, "candidates")
 
