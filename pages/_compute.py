@@ -507,3 +507,13 @@ def bradley_terry(dataset_id: str, run_id: str, dimension: str, parse: str, n_re
 
     return inference_views.bradley_terry_for_run(ui.load_dataset(dataset_id), ui.load_run(run_id, parse), dimension,
                                                  n_resamples=n_resamples)
+
+
+@cached_for_runs(max_entries=32)
+def ppi_plan(dataset_id: str, run_id: str, dimension: str, parse: str, width: float, method: str,
+             rated: int | None):
+    """Rated documents per system for a PPI interval of ``width`` (evalcore.views.inference.plan_table)."""
+    from evalcore.views import inference as inference_views
+
+    return inference_views.plan_table(ui.load_dataset(dataset_id), ui.load_run(run_id, parse), dimension, width,
+                                      method=method, rated=rated)

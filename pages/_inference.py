@@ -124,10 +124,29 @@ def _ppi_section(ctx, runs) -> None:
         ui.table(inference_views.ppi_ranking_table(view), f"ppi ranking {ctx.dimension}", "ppi_ranking")
         st.caption(ui.esc(f"rank_low / rank_high: the 95% interval of each rank over {ctx.n_resamples} resamples of "
                           "documents (documents are shared by the systems, so the ranks move together)."))
+        _planning(ctx, runs[[v.run for v in views].index(picked)], view, method, rated)
     pairwise = [r for r in runs if inference_views.is_pairwise(r)]
     if pairwise:
         _bradley_terry(ctx, pairwise)
     st.caption(ui.esc(f"Sources: {PPI_SOURCES}" + (f" {BT_SOURCE}" if pairwise else "")))
+
+
+def _planning(ctx, run, view, method: str, rated: int | None) -> None:
+    """How many rated documents an interval of a chosen width needs, with the humans alone and with PPI."""
+    st.markdown("**Planning: how many rated documents for an interval this wide?**")
+    default = inference_views.default_target_width(ctx.dataset, ctx.dimension, view.pairwise)
+    width = st.number_input("Target width of the 95% interval (full width)", min_value=0.001, max_value=1000.0,
+                            step=0.05, format="%.3f", key=url.key("ppi_width", default, bounds=(0.001, 1000.0)))
+    try:
+        plan = compute.ppi_plan(ctx.dataset_id, run.run_id, ctx.dimension, ctx.parse, float(width), method, rated)
+    except ValueError as e:
+        st.info(ui.esc(f"No planning: {e}"))
+        return
+    ui.table(plan, f"ppi planning {ctx.dimension}", "ppi_plan")
+    unit = "pairs of the model" if view.pairwise else "documents of the system"
+    st.caption(ui.esc(f"{view.run}: rated {unit} needed for a 95% interval of width {width:g}, out of those judged, "
+                      "with the humans alone and with the judge's scores on the rest; the variances are estimated "
+                      "from the ratings " + ("kept." if rated is not None else "there are.")))
 
 
 def _bradley_terry(ctx, pairwise) -> None:

@@ -49,6 +49,8 @@ def test_alignment_page_shows_alt_test_and_ppi_on_summeval():
     assert spec["layout"]["xaxis"]["title"]["text"] == "system"
     assert spec["layout"]["yaxis"]["title"]["text"] == "mean human coherence score"
     assert {t["name"] for t in spec["data"]} == {"humans only (95% CI)", "judge only (95% CI)", "PPI++ (95% CI)"}
+    plan = frame_with(at, "system", "judged", "rated needed, humans only", "rated needed, PPI++")
+    assert len(plan) == 12 and at.number_input(key="ppi_width").value == 0.4
     no_none_cells(at)
 
     at.radio(key="ppi_method").set_value("ppi").run()

@@ -210,3 +210,16 @@ def test_improve_final_check_says_whether_the_chosen_prompt_passes_where_the_bas
     assert rows["verdict"].tolist() == ["does not pass", "passes"]
     text, _ = alt_test_check(ds, gpt4, chatgpt, "consistency", epsilon=0.2)
     assert "FAILS" in text and "where the baseline passed" in text
+
+
+def test_plan_table_says_the_library_figures(summeval):
+    ds, run = summeval
+    assert iv.default_target_width(ds, "coherence", False) == 0.4  # a tenth of the 1-5 scale
+    t = iv.plan_table(ds, run, "coherence", 0.4, rated=20)
+    frame = ppi.hide_ratings(ppi.judged_frame(ds.items, ds.human_scores, run.scores("coherence"), "coherence"), 20)
+    lib = ppi.plan_rated_documents(frame, 0.4, method="ppi++")
+    assert t["system"].tolist() == [r.system for r in lib]
+    for row, r in zip(t.to_dict("records"), lib):
+        assert row["judged"] == r.n_documents == 100
+        for col, n in (("rated needed, humans only", r.human_only), ("rated needed, PPI++", r.ppi)):
+            assert row[col] == (str(n) if n is not None else "not reached with all 100")

@@ -349,6 +349,37 @@ def ppi_figure(view: PPIView, dimension: str) -> go.Figure:
     return fig
 
 
+def default_target_width(dataset: Dataset, dimension: str, pairwise: bool) -> float:
+    """A planning target to start from: a tenth of the rating scale (0.1 of a win rate)."""
+    if pairwise:
+        return 0.1
+    d = dataset.dimension(dimension)
+    lo, hi = getattr(d, "scale_min", None), getattr(d, "scale_max", None)
+    if lo is None or hi is None or not hi > lo:
+        return 0.5
+    return round(0.1 * (float(hi) - float(lo)), 2)
+
+
+def plan_table(dataset: Dataset, run: Run, dimension: str, target_width: float, *, method: str = "ppi++",
+               rated: int | None = None) -> pd.DataFrame:
+    """Per system: how many rated documents an interval of ``target_width`` (full width, 95%) needs with humans alone
+    and with PPI (evalcore.meta.ppi.plan_rated_documents; variances from the ratings kept). Counts as text: a
+    target that rating every judged document would not reach is said so."""
+    from evalcore.meta import ppi
+
+    frame = ppi_frame(dataset, run, dimension)
+    if rated is not None:
+        frame = ppi.hide_ratings(frame, min(int(rated), rated_documents(frame)))
+    rows = []
+    for r in ppi.plan_rated_documents(frame, target_width, method=method):
+        def need(n: int | None) -> str:
+            return str(n) if n is not None else f"not reached with all {r.n_documents}"
+
+        rows.append({"system": r.system, "judged": r.n_documents, "rated needed, humans only": need(r.human_only),
+                     f"rated needed, {METHOD_NAMES[method]}": need(r.ppi)})
+    return pd.DataFrame(rows)
+
+
 # -------------------------------------------------------------------------------------------- Bradley-Terry
 
 
