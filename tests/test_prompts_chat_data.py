@@ -39,8 +39,8 @@ def mtbench_ds():
 
 @pytest.mark.parametrize("method", ["pairwise", "h2h"])
 @pytest.mark.parametrize("which", ["pandalm", "mtbench file"])
-def test_pairwise_prompts_on_chat_data_name_responses_and_a_real_criterion(method, which, mtbench_ds):
-    ds = mtbench_ds if which == "mtbench file" else load_dataset("pandalm")
+def test_pairwise_prompts_on_chat_data_name_responses_and_a_real_criterion(method, which, request):
+    ds = request.getfixturevalue("mtbench_ds") if which == "mtbench file" else load_dataset("pandalm")
     text = _prompt(ds, method)
     low = text.lower()
     assert "summar" not in low and "article" not in low, text
@@ -49,9 +49,9 @@ def test_pairwise_prompts_on_chat_data_name_responses_and_a_real_criterion(metho
     assert "see the preferences" not in low and "preferences table" not in low, text
 
 
-def test_the_chat_criterion_is_mtbench_s_for_every_method_and_only_for_an_overall_preference(mtbench_ds):
+def test_the_chat_criterion_is_mtbench_s_for_every_method_and_only_for_an_overall_preference():
     for method in ("pairwise", "h2h", "mtbench", "geval"):
-        c = default_criteria(mtbench_ds, "preference", method)
+        c = default_criteria(load_dataset("pandalm"), "preference", method)
         assert c.definition == presets.CHAT_CRITERIA.definition and (c.scale_min, c.scale_max) == (1, 10)
     # a dimension that is no overall preference keeps the dataset's own description; summaries are no chat
     assert presets.chat_criteria("x", "pairwise preferences", "harmlessness", voted=True) is None
@@ -59,7 +59,7 @@ def test_the_chat_criterion_is_mtbench_s_for_every_method_and_only_for_an_overal
     assert presets.chat_criteria("x", "pairwise preferences", "preference", voted=False) is None
 
 
-def test_mtbench_question_has_no_stray_turn_marker(tmp_path, mtbench_ds):
+def test_mtbench_question_has_no_stray_turn_marker(tmp_path):
     rows = [["question_id", "model_a", "model_b", "winner", "judge", "turn", "question", "answer_a", "answer_b"],
             [81, "gpt-4", "llama-13b", "model_a", "author_0", 1, "Write a haiku about rain.", "Soft rain", "Wet."]]
     f = tmp_path / "mt.csv"
@@ -69,7 +69,10 @@ def test_mtbench_question_has_no_stray_turn_marker(tmp_path, mtbench_ds):
     text = _prompt(ds, "mtbench")
     assert "[User Question]\nWrite a haiku about rain.\n\n[The Start of Assistant A's Answer]" in text
     assert "[turn" not in text
-    # a second turn from MT-Bench's conversations: the first question as context, each answer after its own first
+
+
+def test_mtbench_question_of_a_second_turn_shows_the_first_as_context(mtbench_ds):
+    """From MT-Bench's conversations: the first question as context, each answer after its own first."""
     text2 = _prompt(mtbench_ds, "mtbench", doc="902-turn-2")
     assert "Turn 1 (earlier in the conversation, for context):\nWhat is 17 times 3?" in text2
     assert "Turn 2:\nDivide your answer by 3 and explain the step." in text2
@@ -84,12 +87,15 @@ def test_summeval_prompts_are_unchanged():
     assert presets.config_for("pairwise", "zhang_pairs").output_label == "Summary"
 
 
-def test_the_default_method_is_pairwise_on_pairwise_data(mtbench_ds):
+def test_the_default_method_is_pairwise_on_pairwise_data():
     assert default_method(load_dataset("summeval")) == "geval"
     assert default_method(load_dataset("pandalm")) == "mtbench"
     assert default_method(load_dataset("llmbar_natural")) == "mtbench"
-    assert default_method(mtbench_ds) == "mtbench"
     assert default_method(load_dataset("zhang_pairs")) == "h2h"  # summaries voted on pairs: Shen et al.'s H2H
+
+
+def test_the_default_method_on_an_imported_mtbench_file(mtbench_ds):
+    assert default_method(mtbench_ds) == "mtbench"
 
 
 def test_fixture_answers_are_ours():
