@@ -283,6 +283,11 @@ def statistics(rows: pd.DataFrame) -> None:
         st.info("Alpha needs labels from at least two annotators on the same items.")
     else:
         ui.table(table, f"{ds_id} labels alpha", "label_alpha")
+        blank = table[table["alpha"].isna()]
+        if not blank.empty:  # a blank cell says why
+            st.caption(ui.esc("Blank alpha on " + ", ".join(blank["dimension"]) + ": no item has labels from two "
+                              "annotators yet (n_items counts the items that do), or the labels on them hold one "
+                              "value only."))
         st.caption(f"Krippendorff's alpha at each dimension's level (its kind: interval, ordinal, or nominal for "
                    f"binary and nominal labels, as on the Data page); "
                    f"95% BCa CI over items, {ctx.n_resamples} resamples. Updates with every label saved, by anyone "

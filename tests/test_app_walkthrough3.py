@@ -502,3 +502,18 @@ def test_pairwise_confusion_title_keeps_its_words_in_a_half_width_column():
     run, summary = next(iter(sums.items()))
     title = pv.confusion_figure(summary, run).layout.title.text
     assert title == f"Judge vs majority vote<br><sup>{run}</sup>"  # the run's long name on its own line
+
+
+def test_label_page_says_why_alpha_is_blank(first_start):
+    """Two annotators who labelled different items: the alpha row has no value, and the page says why."""
+    from evalcore import labels
+    from evalcore.datasets import load_dataset
+    from evalcore.store import Store
+
+    order = labels.item_order(load_dataset("summeval"), "random")
+    store = Store(first_start)
+    for k, item in enumerate(order[:4]):
+        store.save_label("summeval", item, "coherence", "ann" if k < 2 else "bob", 3.0, strategy="random")
+    at = page("pages/label.py", annotator="ann", label_dims="coherence")
+    assert_clean(at)
+    assert "Blank alpha on coherence: no item has labels from two annotators yet" in texts(at, "caption")
