@@ -341,7 +341,9 @@ def register(sub: Any) -> None:
     r.set_defaults(func=cmd_import_run)
 
     pp = sub.add_parser("import-pairs", help="import pairwise human preferences (MT-Bench, Arena, PandaLM style)")
-    pp.add_argument("file")
+    pp.add_argument("file", help="one row per vote: a prompt and two outputs (question, answer_a, answer_b, ...), or "
+                                 "MT-Bench's published human judgments (question_id, model_a, model_b, winner, judge, "
+                                 "conversation_a, conversation_b, turn: each record one turn of two conversations)")
     pp.add_argument("--name", required=True, help="the dataset's name")
     pp.add_argument("--winner", action="append", metavar="COLUMN",
                     help="a column holding votes (several: one per annotator, the column name naming the annotator)")

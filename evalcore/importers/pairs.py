@@ -7,7 +7,14 @@ plus ``input`` appended when present), the two outputs (``output_a`` / ``answer_
 (``winner`` / ``label`` / ``preference``) in the long form, or several, one per annotator, in the wide form
 (PandaLM's ``annotator1..3``; the column name is the annotator). Winner values: ``a`` / ``b`` / ``tie``,
 ``model_a`` / ``model_b``, ``1`` / ``2`` with ``0`` or ``tie`` for a tie, and MT-Bench's ``tie (bothbad)`` and
-``tie (inconsistent)`` (ties; the variant is kept in the preferences' ``tie_variant`` column).
+``tie (inconsistent)`` (ties; the variant is kept in the preferences' ``tie_variant`` column: MT-Bench writes
+"tie (inconsistent)" where its GPT-4 judge gave different verdicts in the two presentation orders, read here as a
+tie like theirs, and "tie (bothbad)" where a human found both answers bad).
+
+MT-Bench's published human judgments (``question_id, model_a, model_b, winner, judge, conversation_a,
+conversation_b, turn``, as JSON Lines or Parquet) give each model's whole conversation instead of a prompt and two
+outputs: :mod:`evalcore.importers.conversations` turns each record into the question and the two answers of its
+turn. A prompt id column (MT-Bench's ``question_id``) is kept as the document id, with the turn ("81-turn-2").
 
 The prompt (with its turn) is the document; the same (prompt, model, output) under several pairs is one item; a pair
 is the two items, whichever was shown as A (a vote on the swapped pair is flipped onto the first orientation seen),
@@ -547,7 +554,9 @@ def import_pairs(source: Any, *, name: str | None = None, winners: list[str] | N
         warnings.append("no model_a / model_b columns: per-model win rates and self-preference need them")
     ds = Dataset(
         id=dataset_id, name=name or Path(fname).stem, task="pairwise preferences",
-        dimensions=[Dimension(dimension, 0, 1, "Which of two outputs is better (a / b / tie): see the preferences.")],
+        dimensions=[Dimension(dimension, 0, 1, f"Which of two outputs for the same prompt the annotators found better"
+                                               f"{'' if dimension == DEFAULT_DIMENSION else ' in ' + dimension}"
+                                               " (a / b / tie).")],
         documents=docs, items=items, human_scores=pd.DataFrame(columns=["item_id", "dimension", "score"]),
         preferences=p,
         description=f"Imported from {fname}: {p['pair_id'].nunique()} pairs, {len(p)} votes by "
