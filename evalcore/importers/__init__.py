@@ -9,7 +9,8 @@ LONG  one row per item x dimension (x annotator), with a dimension column and a 
 
 Modules: :mod:`.readers` (files -> tables, pyarrow's C readers), :mod:`.mapping` (which column holds what, and the
 guess), :mod:`.cells` (cells -> values), :mod:`.dataset` (the checks and the Dataset they build), :mod:`.judge_scores`
-(judge scores -> runs), :mod:`.api` (the entry points). Texts are kept verbatim: nothing is stripped, unescaped or
+(judge scores -> runs), :mod:`.api` (the entry points), :mod:`.pairs` (pairwise preferences and verdicts) with
+:mod:`.conversations` (MT-Bench's conversation layout). Texts are kept verbatim: nothing is stripped, unescaped or
 HTML-escaped here (the UI escapes on display).
 """
 
