@@ -29,8 +29,9 @@ else:
                 "G-Eval or RTS), a judge endpoint and the dimension, then press **Start scoring**; the run appears "
                 "here when it is done.")
     else:
-        labels = {r.run_id: common_views.run_label(r) for r in scored}
-        run_id = st.selectbox("Judge run", list(labels), key=url.key("bias_run", list(labels)[0], options=labels))
+        labels = common_views.run_names(scored)
+        run_id = st.selectbox("Judge run", list(labels), key=url.key("bias_run", list(labels)[0], options=labels),
+                              format_func=labels.get)  # names, not ids
         with st.spinner("Grouping by the humans' preference…"):
             wb = compute.writer_bias(ds.id, run_id, ctx.dimension, ctx.parse)
         if wb.empty:

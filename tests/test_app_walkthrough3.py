@@ -517,3 +517,10 @@ def test_label_page_says_why_alpha_is_blank(first_start):
     at = page("pages/label.py", annotator="ann", label_dims="coherence")
     assert_clean(at)
     assert "Blank alpha on coherence: no item has labels from two annotators yet" in texts(at, "caption")
+
+
+def test_bias_page_writer_bias_picker_shows_run_names():
+    at = page("bias", dataset="topical_chat")
+    assert_clean(at)
+    picker = at.selectbox(key="bias_run")
+    assert picker.value == "topical_chat/chiang-lee-gpt-3.5-geval" and not any("/" in o for o in picker.options)
