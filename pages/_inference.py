@@ -41,6 +41,11 @@ def show_inference(ctx) -> None:
             _ppi_section(ctx, runs)
 
 
+def _filter_note() -> None:
+    if st.session_state.get("systems"):  # the Alignment page's systems filter
+        st.caption("These figures cover every system the runs judged: the systems filter above does not apply here.")
+
+
 def _no_runs(ctx) -> None:
     st.info(ui.esc(f"No selected run judged {ctx.dimension!r} against human ratings or votes: pick one in the "
                    "sidebar."))
@@ -50,6 +55,7 @@ def _alt_test_section(ctx, runs) -> None:
     if not runs:
         _no_runs(ctx)
         return
+    _filter_note()
     epsilon = st.radio("Epsilon (the cost-benefit margin)", list(EPSILONS), horizontal=True,
                        format_func=inference_views.epsilon_label, help=inference_views.EPSILON_HELP,
                        key=url.key("alt_epsilon", EPSILONS[0], options=EPSILONS))
@@ -97,6 +103,7 @@ def _ppi_section(ctx, runs) -> None:
     if not runs:
         _no_runs(ctx)
         return
+    _filter_note()
     c1, c2 = st.columns([1, 2])
     method = c1.radio("Estimator", list(METHODS), horizontal=True,
                       format_func=lambda m: {"ppi++": "PPI++ (power-tuned)", "ppi": "PPI (classic)"}[m],
