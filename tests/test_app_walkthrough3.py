@@ -524,3 +524,27 @@ def test_bias_page_writer_bias_picker_shows_run_names():
     assert_clean(at)
     picker = at.selectbox(key="bias_run")
     assert picker.value == "topical_chat/chiang-lee-gpt-3.5-geval" and not any("/" in o for o in picker.options)
+
+
+def test_exported_report_of_a_filtered_view_compares_the_runs_on_those_systems():
+    """The app's export (pages/_compute.report, what the sidebar's button builds) passes the filter to the cached
+    paired comparison: the report's Compare table counts the filtered items."""
+    import re
+
+    from evalcore import runs as runs_mod
+    from evalcore.datasets import load_dataset
+    from evalcore.meta.compare import paired_difference
+    from pages import _compute
+
+    html = _compute.report("summeval", (GPT4_RTS, CHATGPT_RTS), "coherence", "dataset", "spearman", "robust", 20,
+                           tuple(SYSTEMS))
+    compare = html[html.index("<h2>Compare</h2>"):]
+    compare = compare[:compare.index("</table>")]
+    ds = load_dataset("summeval")
+    frames = [runs_mod.score_frame(ds, runs_mod.load_run(r), "coherence", systems=SYSTEMS)
+              for r in (GPT4_RTS, CHATGPT_RTS)]
+    want = paired_difference(*frames, level="dataset", coefficient="spearman", n_resamples=0)
+    header = re.findall(r"<th>([^<]*)</th>", compare)
+    cells = re.findall(r"<td[^>]*>([^<]*)</td>", compare)
+    assert int(cells[header.index("n")]) == want.n == 500  # 5 systems x 100 documents (all 16: 1,600)
+    assert "(systems: M8, M9, M10, M11, M12)" in compare
