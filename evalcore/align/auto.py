@@ -16,7 +16,8 @@ from typing import Any, Callable, Iterator
 from evalcore.align import candidates as cand
 from evalcore.align.disagreement import disagreements
 from evalcore.align.loop import (
-    CHOOSE_BEST_DEV, AlignReport, Settings, check_method, choose, default_settings, estimate_dev, final_check,
+    CHOOSE_BEST_DEV, AlignReport, Settings, beat_baseline, check_method, choose, default_settings, estimate_dev,
+    final_check,
     score_candidate,
     score_on_dev,
 )
@@ -127,6 +128,11 @@ def align(dataset: Dataset, dimension: str, method: str, options, *, store=None,
     chosen = choose(scored, rule)
     say(f"chosen: {chosen.candidate.version} ({chosen.candidate.source}), development agreement "
         f"{chosen.agreement.statistic:.3f} vs baseline {base_dev.agreement.statistic:.3f}")
+    if not beat_baseline(base_dev, [chosen]):
+        better = beat_baseline(base_dev, scored)
+        say("note: " + ("no candidate beat the baseline on development" if not better else
+                        "the chosen candidate did not beat the baseline on development") +
+            ": the final check has no development gain to confirm, and it counts as a look at this test part")
     check = final_check(dataset, split, dimension, method, base_dev, chosen, options, **common)
     if check.check_number > 1:
         say(f"note: this is final check number {check.check_number} on this test part: it was looked at before")

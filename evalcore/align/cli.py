@@ -92,9 +92,20 @@ def _text(out: dict[str, Any]) -> str:
               f"test: baseline {_fmt(t['baseline'])}, chosen {_fmt(t['chosen'])}",
               f"difference {_fmt(d)}, p = {d['pvalue']:.3g}: {t['verdict']}",
               f"development gain {t['dev_gain']:.3f}, test gain {t['test_gain']:.3f}, optimism {t['optimism']:.3f}",
+              _gains(t),
               f"final check number {t['final_check']} on this test part" +
               (" (it had been looked at before)" if t["final_check"] > 1 else "")]
     return "\n".join(lines)
+
+
+def _gains(t: dict[str, Any]) -> str:
+    """The two gains in words, as the Improve page says them (loop.gain_sentence; None in the JSON: undefined)."""
+    from evalcore.align.loop import gain_sentence
+
+    def num(x: Any) -> float:
+        return float("nan") if x is None else float(x)
+
+    return gain_sentence(num(t["dev_gain"]), num(t["test_gain"]), t["verdict"])
 
 
 def register(subparsers: Any) -> None:

@@ -14,7 +14,7 @@ import pandas as pd
 
 from evalcore.align.candidates import Candidate
 from evalcore.align.disagreement import Disagreement
-from evalcore.align.loop import FinalCheck, Scored, Settings
+from evalcore.align.loop import FinalCheck, Scored, Settings, beat_baseline, gain_sentence
 from evalcore.align.split import Split
 from evalcore.meta.compare_labels import LABEL_STATISTICS
 from evalcore.model import Dataset
@@ -204,14 +204,6 @@ def candidates_figure(table: pd.DataFrame, coefficient: str = "spearman", level:
     return fig
 
 
-def beat_baseline(baseline: Scored | None, scored: list[Scored]) -> list[Scored]:
-    """The candidates whose development agreement is above the baseline's (strictly: a tie gains nothing; an
-    undefined agreement never beats it)."""
-    if baseline is None:
-        return []
-    return [s for s in scored if s.agreement.statistic > baseline.agreement.statistic]  # NaN compares False
-
-
 def default_choice(baseline: Scored | None, scored: list[Scored]) -> Scored | None:
     """The candidate offered for the final check: the best development agreement among those that beat the
     baseline there (``loop.choose``: ties, the earlier one); None when none did (nothing to confirm on test)."""
@@ -333,42 +325,6 @@ def optimism_sentence(check: FinalCheck) -> str:
     dev, test, opt = check.dev_gain, check.test_gain, check.optimism
     base = f"Development gain {dev:+.3f}, test gain {test:+.3f}: optimism (development gain - test gain) {opt:+.3f}."
     return f"{base} {gain_sentence(dev, test, check.verdict)}"
-
-
-def gain_sentence(dev_gain: float, test_gain: float, verdict: str) -> str:
-    """What the development gain (chosen - baseline agreement on development) and the test gain (the paired
-    difference on test, whose ``verdict`` is ``loop.verdict_of``'s) say together. True for every sign of either gain
-    and every verdict: a gain "carries over" only when there was one on development and the paired tests find the
-    chosen prompt better on test (tests/test_improve_gain_sentences.py walks the table of cases)."""
-    if dev_gain != dev_gain:  # NaN: a prompt's development agreement is undefined
-        return ("The development gain is undefined (a prompt's agreement on the development part could not be "
-                "computed): selection on development had nothing to go by.")
-    if test_gain != test_gain:
-        return ("The test gain is undefined (a prompt's agreement on the test part could not be computed): the "
-                "held-out documents say nothing about the development gain.")
-    on_test = {"improved": "significantly better than the baseline", "worse": "significantly worse than the baseline"
-               }.get(verdict, "not significantly different from the baseline")
-    if dev_gain <= 0:
-        dev = "agreed no better" if dev_gain == 0 else "agreed worse"
-        return (f"The chosen prompt {dev} with the humans than the baseline on the development part: there was no "
-                f"development gain to carry over, and selection on development did not favour it. On the held-out "
-                f"documents it is {on_test}" + (": a gain the development part did not predict, to confirm on "
-                                                "fresh documents before relying on it." if verdict == "improved" else "."))
-    if verdict == "improved":
-        if test_gain >= 0.5 * dev_gain:
-            return ("The development gain carried over to the held-out documents: the chosen prompt is significantly "
-                    "better there too.")
-        return ("Less than half of the development gain carried over to the held-out documents, where the chosen "
-                "prompt is still significantly better than the baseline.")
-    if verdict == "worse":
-        return ("The development gain did not carry over to the held-out documents: there the chosen prompt is "
-                "significantly worse than the baseline.")
-    if test_gain <= 0:
-        return ("The development gain did not carry over to the held-out documents: there the chosen prompt did no "
-                "better than the baseline (not significantly different).")
-    return ("The held-out documents do not confirm the development gain: the test gain is positive but not "
-            "significantly different from zero" + (", and less than half of the development gain." if
-                                                    test_gain < 0.5 * dev_gain else "."))
 
 
 def final_checks_table(rows: list[dict[str, Any]]) -> pd.DataFrame:
