@@ -54,11 +54,20 @@ def table(frame: pd.DataFrame, name: str, key: str, *, height: int | str = "auto
     config.update(kw.pop("column_config", None) or {})
     # one row that never wraps: the table takes the width the CSV button leaves (in a narrow column a fixed share of
     # the width cut the button's label to "C...")
-    row = st.container(horizontal=True, vertical_alignment="top", wrap=False)
+    row = _button_row()
     with row:
         st.dataframe(shown.frame, hide_index=True, height=height, key=f"df_{key}", column_config=config or None,
                      placeholder="", width="stretch", **kw)
     _csv_button(row, frame, name, key)
+
+
+def _button_row() -> Any:
+    """A horizontal row that keeps a table and its CSV button on one line. ``wrap`` arrived after the 1.56 floor:
+    there the row may wrap the button under a narrow table, which is all the difference."""
+    import inspect
+
+    wrap = {"wrap": False} if "wrap" in inspect.signature(st.container).parameters else {}
+    return st.container(horizontal=True, vertical_alignment="top", **wrap)
 
 
 def _nothing_to_show(frame: pd.DataFrame | None, name: str) -> bool:
@@ -84,7 +93,7 @@ def static_table(frame: pd.DataFrame, name: str, key: str) -> None:
         return
     from evalcore.views.format import display_table
 
-    row = st.container(horizontal=True, vertical_alignment="top", wrap=False)  # as ``table``: the button whole
+    row = _button_row()  # as ``table``: the button whole
     row.table(markdown_safe(display_table(frame).as_text()), hide_index=True)
     _csv_button(row, frame, name, key)
 

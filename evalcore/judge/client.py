@@ -382,6 +382,17 @@ def request_body(endpoint: Endpoint, request: Request) -> dict[str, Any]:
     return body
 
 
+def _sdk_arguments(create: Any, body: dict[str, Any]) -> dict[str, Any]:
+    """``body`` as keyword arguments of the openai SDK's ``create``: a field this SDK release does not name yet (e.g.
+    ``reasoning_effort`` before openai-python 1.58) goes in ``extra_body``, which the SDK sends as is, so the wire
+    request is the same on every supported release."""
+    import inspect
+
+    known = inspect.signature(create).parameters
+    extra = {k: body.pop(k) for k in list(body) if k not in known}
+    return {**body, "extra_body": extra} if extra else body
+
+
 class JudgeClient:
     """Wraps ``openai.AsyncOpenAI`` / ``AsyncAzureOpenAI`` with a semaphore, retry counting and type conversion."""
 
@@ -453,10 +464,12 @@ class JudgeClient:
         self.stats.requests += 1
         try:
             if isinstance(request, ChatRequest):
-                raw = await client.chat.completions.create(**request_body(self.endpoint, request))
+                raw = await client.chat.completions.create(**_sdk_arguments(client.chat.completions.create,
+                                                                            request_body(self.endpoint, request)))
                 resp = chat_response(_expect_json(raw, self.endpoint))
             elif isinstance(request, CompletionRequest):
-                raw = await client.completions.create(**request_body(self.endpoint, request))
+                raw = await client.completions.create(**_sdk_arguments(client.completions.create,
+                                                                       request_body(self.endpoint, request)))
                 resp = completion_response(_expect_json(raw, self.endpoint),
                                            prompt=request.prompt if request.echo else None)
             else:

@@ -57,7 +57,7 @@ def across_systems_interval(x, y, *, coefficient: str = "kendall", n_resamples: 
         return AcrossSystems(r, math.nan, math.nan, len(x))
     res = stats.bootstrap((x, y), lambda a, b: _corr(a, b, coefficient), paired=True, vectorized=False,
                           n_resamples=n_resamples, confidence_level=confidence, method="percentile",
-                          rng=np.random.default_rng(random_state))
+                          random_state=np.random.default_rng(random_state))  # scipy < 1.15 names it so
     # resamples that repeat one system's value on a side have no correlation: scipy's percentile ignores no NaN,
     # so the ends are taken over the defined resamples here, as numpy's nanpercentile does
     dist = np.asarray(res.bootstrap_distribution, dtype=float)
