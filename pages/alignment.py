@@ -64,7 +64,14 @@ runs = ctx.item_runs
 run_ids = tuple(r.run_id for r in runs)
 dims = tuple(d for d in ds.dimension_names if any(d in r.dimensions for r in runs))
 
-if not ui.need_runs(runs + ctx.pairwise_runs):
+if not ui.need_runs(runs + ctx.pairwise_runs, "per-item scores or pairwise verdicts"):
+    if not ds.preferences.empty and ds.preferences["annotator"].nunique() > 1:
+        # the humans' own agreement needs no judge: shown before one is chosen
+        st.subheader("Pairwise votes: the annotators' agreement with each other")
+        ui.table(preference_views.annotators_agreement_table(ds.preferences), "annotator kappa", "annotator_kappa")
+        st.caption("Cohen's kappa for each pair of annotators over the pairs both voted on (A, B or tie). Blank: no "
+                   "kappa, the note says why. A judge's agreement with these votes appears here once a run with "
+                   "pairwise verdicts is chosen.")
     st.stop()
 # one colour per run on every chart (and in the report): keyed over all of the dataset's runs
 colors = common_views.label_colors(ctx.all_runs + [r for r in ctx.runs if r.run_id not in
@@ -374,7 +381,8 @@ def pairwise_section() -> None:
             st.markdown("**Cohen's kappa between annotators**")
             ui.table(kappas, "annotator kappa", "annotator_kappa")
             if kappas["cohen_kappa"].isna().any():
-                st.caption("Blank: undefined (the two annotators' shared votes hold one outcome only).")
+                st.caption("Blank: no kappa; the note says why (no shared pair, or shared votes holding one "
+                           "outcome only).")
         st.markdown("**The judge against each annotator**")
         ui.table(preference_views.per_annotator_table({picked: first}), "judge per annotator", "pairwise_per_ann")
     models = preference_views.model_table(sums)

@@ -22,7 +22,9 @@ st.title("Data")
 may_upload = not identity.sign_in_configured() or identity.owner() is not None
 # Orientation on first open (issue 18.15): what is loaded, where the answer is, how to bring your own.
 n_runs = len(ctx.run_ids)
-st.info(ui.esc(f"Loaded: {ds.name}, {len(ds.items):,} rated outputs of {len(ds.systems)} systems, with "
+held = ("rated outputs" if not ds.human_scores.empty or ds.preferences.empty else
+        "outputs voted on in pairs")  # a dataset of pairwise votes: nobody rated an output alone
+st.info(ui.esc(f"Loaded: {ds.name}, {len(ds.items):,} {held} of {len(ds.systems)} systems, with "
                f"{n_runs} judge run(s) selected in the sidebar. How far each judge agrees with the humans, against "
                "the human ceiling, is on the Alignment page.")
         + ("  \nTo use your own ratings, upload a file below (**Bring your own data**)" if may_upload else

@@ -68,3 +68,17 @@ def test_report_has_the_pairwise_section():
     # LLMBar statistics.json (GPT-4, Vanilla_NoRules): correct_False 92, correct_True 95, correct_both 92, equal 97
     assert got["accuracy, A shown first"] == 0.92 and got["accuracy, B shown first"] == 0.95
     assert got["right in both orders"] == 0.92 and got["positional agreement (same winner in both orders)"] == 0.97
+
+
+def test_pairwise_votes_show_the_annotators_agreement_before_any_judge_run():
+    """With no run chosen, a dataset of pairwise votes still shows what needs no judge: the annotators' kappas (the
+    Data page points here for them), and says a judge run adds its agreement."""
+    at = new_app(dataset="pandalm", resamples="20")
+    at.run()
+    at.switch_page(PAGES["alignment"]).run()
+    at.sidebar.multiselect(key="runs").set_value([]).run()
+    assert_clean(at)
+    assert any("annotators' agreement with each other" in str(s.value) for s in at.subheader)
+    kappas = next(df.value for df in at.dataframe if "cohen_kappa" in df.value.columns)
+    assert [round(k, 2) for k in kappas["cohen_kappa"]] == [0.85, 0.88, 0.86]
+    assert any("once a run with pairwise verdicts is chosen" in str(c.value) for c in at.caption)

@@ -204,5 +204,5 @@ def votes_only_note(dataset: Dataset, section: str) -> str:
         return f"{votes}: agreement between annotators needs at least two of them."
     return (f"{votes}, not ratings per item, so Krippendorff's alpha over ratings does not apply. Their agreement "
             "with each other (Cohen's kappa for each pair of annotators, on the pairs both voted on) is on the "
-            "Alignment page's Pairwise preferences tab, beside the agreement of the judge runs selected in the "
-            "sidebar with them.")
+            "Alignment page: on its own while no judge run is chosen, then in the Pairwise preferences tab beside "
+            "the agreement of the judge runs selected in the sidebar with them.")

@@ -99,6 +99,14 @@ def annotator_kappa_table(summary: dict) -> pd.DataFrame:
                         columns=["annotator_1", "annotator_2", "cohen_kappa", "pairs", "note"])
 
 
+def annotators_agreement_table(preferences: pd.DataFrame) -> pd.DataFrame:
+    """Cohen's kappa for each pair of annotators from the votes alone: what a dataset of pairwise votes shows before
+    any judge run is chosen (evalcore.meta.preference.annotator_kappas)."""
+    from evalcore.meta.preference import annotator_kappas
+
+    return annotator_kappa_table({"annotator_kappa": annotator_kappas(preferences)})
+
+
 def per_annotator_table(sums: dict[str, dict]) -> pd.DataFrame:
     rows = []
     for run, s in sums.items():
