@@ -96,3 +96,18 @@ def test_the_servers_key_goes_only_to_a_trusted_anthropic_endpoint(tmp_path, mon
             batch.submit(ScoringSpec(ds, "rts", ["coherence"], CRIT), EngineOptions(endpoint=untrusted),
                          store=Store(tmp_path / "t.db"))
         assert srv.by_path.get("/v1/messages/batches", 0) == 0
+
+
+def test_a_batch_cancelled_before_any_line_ran_is_collected_as_failures_not_a_broken_endpoint(tmp_path, monkeypatch):
+    """Every line 'batch cancelled: request not run': the results of a finished batch say nothing of the endpoint's
+    health, so collecting them records each failure and does not stop the run as if the endpoint were down."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    ds, store = tiny_dataset(), Store(tmp_path / "c0.db")
+    spec = ScoringSpec(ds, "rts", ["coherence"], CRIT)
+    with serve(profile=PROFILES["anthropic-openai-compat"]) as srv:
+        srv.anthropic_batches.line_delay_s = 0.3  # no line runs before the cancel
+        sub = batch.submit(spec, EngineOptions(endpoint=_ep(srv)), store=store)
+        batch.cancel(sub.run_id, store=store, confirmed_base_url=srv.base_url)
+        col = batch.collect(sub.run_id, store=store, poll_s=0.02, confirmed_base_url=srv.base_url, dataset=ds)
+    j = col.run.judgments
+    assert len(j) == len(ds.items) and j["reason"].str.startswith("batch cancelled").all()

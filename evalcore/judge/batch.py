@@ -375,7 +375,7 @@ class BatchResults:
         self._extra = extra
 
     async def send(self, request: Request) -> Response:
-        raise RequestFailed(self.reasons.get(self.key(request), self.default))
+        raise RequestFailed(self.reasons.get(self.key(request), self.default), recorded=True)
 
     async def probe(self, send: Any = None) -> Capabilities:  # pragma: no cover - capabilities are always given
         raise RequestFailed("a batch run sends no probe")

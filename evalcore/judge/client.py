@@ -116,10 +116,14 @@ class MissingApiKey(RuntimeError):
 class RequestFailed(RuntimeError):
     """A request that failed for good (after retries, or not retryable); ``reason`` is what the judgment records."""
 
-    def __init__(self, reason: str, *, retryable: bool = False, refusal: dict[str, Any] | None = None) -> None:
+    def __init__(self, reason: str, *, retryable: bool = False, refusal: dict[str, Any] | None = None,
+                 recorded: bool = False) -> None:
         super().__init__(reason)
         self.reason = reason
         self.retryable = retryable
+        # a failure read back from a finished batch's results, not an answer of the endpoint now: it says nothing
+        # of whether the endpoint works, so it never stops a run early (runner._FailFast)
+        self.recorded = recorded
         # an HTTP 4xx error's own fields (status, param, code, message): what evalcore.judge.contract learns from
         self.refusal = refusal
 

@@ -912,7 +912,8 @@ class ScoringRun:
             reason = e.reason if isinstance(e, RequestFailed) else f"{type(e).__name__}: {e}"
             if len(requests) > 1:
                 reason += f" ({len(replies.errors)} of {len(requests)} requests failed)"
-            self.failfast.failure(reason)
+            if not getattr(e, "recorded", False):  # a batch's recorded failure is no sign of the endpoint's health
+                self.failfast.failure(reason)
             return Outcome(value=None, status=STATUS_FAILED, reason=reason,
                            estimator=getattr(self.planned, "estimator", ""))
         self.failfast.success()
