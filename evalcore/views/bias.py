@@ -268,10 +268,11 @@ def position_bias_table(runs: list[Run], *, n_resamples: int = 1000) -> pd.DataF
             sub = comps if dim is None else comps[comps["dimension"] == dim]
             d = position_bias(sub)
             cis = position_bias_intervals(sub, n_resamples=n_resamples)
-            row = {"run": run_label(run), "dimension": dim or "all"}
+            # what each row rests on first (a wide table scrolls: the pairs counted stay in view), then the rates
+            row = {"run": run_label(run), "dimension": dim or "all", "n_pairs": _scalar(d["n_pairs"])}
             for rate in POSITION_MEASURES:
                 row.update({rate: d[rate], f"{rate}_ci_low": cis[rate].ci_low, f"{rate}_ci_high": cis[rate].ci_high})
-            rows.append(row | {k: _scalar(v) for k, v in d.items() if k not in POSITION_MEASURES})
+            rows.append(row | {k: _scalar(v) for k, v in d.items() if k not in POSITION_MEASURES and k not in row})
     return pd.DataFrame(rows)
 
 
@@ -309,8 +310,9 @@ def _scalar(v: Any) -> Any:
     return v
 
 
-POSITION_MEASURES = {"first_position_win_rate": "first position wins", "tie_rate": "ties",
-                     "flip_rate": "verdict follows the position", "inconsistent_rate": "inconsistent verdicts"}
+# the headline measure first: a wide table scrolls, and what the page is about stays in view
+POSITION_MEASURES = {"flip_rate": "verdict follows the position", "first_position_win_rate": "first position wins",
+                     "tie_rate": "ties", "inconsistent_rate": "inconsistent verdicts"}
 
 
 def position_bias_figure(table: pd.DataFrame) -> go.Figure:

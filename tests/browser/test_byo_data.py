@@ -5,11 +5,14 @@ the sidebar, and the Alignment page shows their correlations, equal to scipy's o
 
 from __future__ import annotations
 
+import re
+
 import math
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
 
@@ -40,7 +43,9 @@ def test_upload_wide_file_with_two_judge_columns_then_alignment(app):
     runs = app.selected_runs()
     assert len(runs) == 2 and {r.rsplit("/", 1)[1] for r in runs} == {"scores-gpt4_score", "scores-nll"}, runs
     sidebar = app.page.locator('[data-testid="stSidebar"]')
-    sidebar.get_by_text("my_study", exact=True).first.wait_for()  # the dataset's name, not only its id
+    # the dataset picker shows its name, not its id (the id is in the link)
+    expect(sidebar.get_by_role("combobox", name="Dataset", exact=True)).to_have_value(re.compile(r"^my_study"))
+    assert app.selected_dataset().startswith("user-")
 
     app.nav("Alignment")
     app.heading("Correlation with human ratings", level=3).wait_for()

@@ -12,6 +12,7 @@ import pytest
 pytestmark = pytest.mark.browser
 
 RUN = "summeval/shen-gpt-3.5-turbo-0301-rts"
+RUN_NAME = "Shen et al. · gpt-3.5-turbo-0301 · RTS"
 ANN = [1, 2, 3, 4, 5, 1, 2, 3, 4, 5]
 BOB = [1, 2, 3, 4, 4, 2, 2, 3, 5, 5]
 
@@ -87,7 +88,7 @@ def test_two_annotators_label_reload_and_pages_show_the_labels(open_app, app_ser
 
     # how many labels: open the plan for the bundled run (the labels so far give n and the CI half-width)
     a.page.get_by_text("Plan the number of labelled items").click()
-    a.choose("Run", RUN)
+    a.choose("Run", RUN_NAME)  # pickers show a run's name, not its id
     a.page.get_by_text("CI half-width now").wait_for()
     assert a.problems() == []
     a.screenshot("label-plan")
