@@ -126,7 +126,7 @@ with st.expander("Generate evaluation steps with the judge (G-Eval auto-CoT)"):
                 new = generate_steps(dataclasses.replace(criteria, steps=""), endpoint=choice.endpoint,
                                      api_key=choice.api_key, store=store, dataset_id=None)
         except Exception as e:  # noqa: BLE001 - shown to the user with its reason; nothing is saved
-            st.error(ui.esc(redact(f"Could not generate steps: {type(e).__name__}: {e}", [choice.api_key])))
+            st.error(ui.esc(redact(f"Could not generate steps: {e or 'the request failed without a message'}", [choice.api_key])))
         else:
             st.session_state["_crit_preview"] = (dim, new.steps)
             st.rerun()
@@ -201,7 +201,7 @@ item = m2.selectbox("Item", items, key=url.key("prompt_item", items[0], options=
 try:
     prompt = criteria_views.rendered_prompt(ds, method_name, item, criteria)
 except Exception as e:  # noqa: BLE001 - a method that cannot render this item says why
-    st.warning(ui.esc(f"{method_name} cannot render a prompt here: {type(e).__name__}: {e}"))
+    st.warning(ui.esc(f"{method_name} cannot render a prompt here: {e or 'no reason given'}"))
 else:
     st.code(prompt, language=None, wrap_lines=True)
 

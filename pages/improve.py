@@ -160,7 +160,7 @@ def estimate(part: str, cands: list[cand.Candidate]) -> dict | None:
                          json.dumps(endpoint.identity(), sort_keys=True), _ds=ds, _split=split, _cands=cands,
                          _options=options)
     except Exception as e:  # noqa: BLE001 - e.g. the method cannot score this dataset
-        st.warning(ui.esc(f"No estimate: {type(e).__name__}: {e}"))
+        st.warning(ui.esc(f"No estimate: {e or 'no reason given'}"))
         return None
 
 
@@ -438,7 +438,7 @@ with tab_llm:
                     max_retries=options.max_retries))
         except Exception as e:  # noqa: BLE001 - shown with its reason (no <criteria> block, a refusal, ...)
             st.session_state.pop("_align_proposal", None)
-            st.error(ui.esc(f"No proposal: {type(e).__name__}: {e}"))
+            st.error(ui.esc(f"No proposal: {e or 'the request failed without a message'}"))
     held = st.session_state.get("_align_proposal")
     if held is not None and held[0] == cands_key:
         proposal = held[1]
