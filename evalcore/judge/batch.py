@@ -23,6 +23,7 @@ alternatives, ``n``; no echo), noted in the run.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import json
 import logging
@@ -190,31 +191,42 @@ async def _create_batches(store: Store, endpoint: Endpoint, api_key: str | None,
     in ``ids`` and the store as it is made. A failure before the first batch leaves no new run behind."""
     client = JudgeClient(endpoint, api_key=api_key, concurrency=4)
     try:
-        api = client._openai()
-        for route, lines in jsonl_lines(endpoint, missing).items():
-            for i in range(0, len(lines), max_lines):
-                chunk = lines[i:i + max_lines]
-                data = ("\n".join(chunk) + "\n").encode()
-                f = await api.files.create(file=(f"evalcore-{len(ids)}.jsonl", io.BytesIO(data)), purpose="batch")
-                b = await api.batches.create(input_file_id=f.id, endpoint=route, completion_window=completion_window,
-                                             metadata={"evalcore_run": run_id[:500]})
-                store.add_batch(run_id, b.id, endpoint=endpoint.identity()["base_url"], route=route,
-                                input_file_id=f.id, api_key_env=endpoint.api_key_env,
-                                status=b.status, total=len(chunk), output_file_id=b.output_file_id,
-                                error_file_id=b.error_file_id, errors=_errors_text(b, client))
-                ids.append(b.id)
-    except openai.APIStatusError as e:
-        if not ids and not existed:
-            store.delete_run(run_id)  # nothing was submitted: leave no half-made run behind
-        hint = " (this server has no Batch API: score online instead)" if e.status_code in (404, 405) else ""
-        raise RuntimeError(f"{endpoint.base_url}: the Batch API (files, batches) answered HTTP {e.status_code}"
-                           f"{hint}; {len(ids)} batch(es) were submitted before") from None
+        with _no_half_made_run(store, run_id, ids, existed):
+            try:
+                api = client._openai()
+                for route, lines in jsonl_lines(endpoint, missing).items():
+                    for i in range(0, len(lines), max_lines):
+                        await _create_one_batch(api, client, store, endpoint, run_id, route, lines[i:i + max_lines],
+                                                ids, completion_window)
+            except openai.APIStatusError as e:
+                hint = " (this server has no Batch API: score online instead)" if e.status_code in (404, 405) else ""
+                raise RuntimeError(f"{endpoint.base_url}: the Batch API (files, batches) answered HTTP "
+                                   f"{e.status_code}{hint}; {len(ids)} batch(es) were submitted before") from None
+    finally:
+        await client.aclose()
+
+
+async def _create_one_batch(api: Any, client: JudgeClient, store: Store, endpoint: Endpoint, run_id: str, route: str,
+                            chunk: list[str], ids: list[str], completion_window: str) -> None:
+    data = ("\n".join(chunk) + "\n").encode()
+    f = await api.files.create(file=(f"evalcore-{len(ids)}.jsonl", io.BytesIO(data)), purpose="batch")
+    b = await api.batches.create(input_file_id=f.id, endpoint=route, completion_window=completion_window,
+                                 metadata={"evalcore_run": run_id[:500]})
+    store.add_batch(run_id, b.id, endpoint=endpoint.identity()["base_url"], route=route, input_file_id=f.id,
+                    api_key_env=endpoint.api_key_env, status=b.status, total=len(chunk),
+                    output_file_id=b.output_file_id, error_file_id=b.error_file_id, errors=_errors_text(b, client))
+    ids.append(b.id)
+
+
+@contextlib.contextmanager
+def _no_half_made_run(store: Store, run_id: str, ids: list[str], existed: bool) -> Iterator[None]:
+    """Submitting batches (either route): a failure before the first batch was made leaves no new run behind."""
+    try:
+        yield
     except BaseException:
         if not ids and not existed:
             store.delete_run(run_id)
         raise
-    finally:
-        await client.aclose()
 
 
 async def _create_message_batches(store: Store, endpoint: Endpoint, api_key: str | None, run_id: str,
@@ -227,22 +239,18 @@ async def _create_message_batches(store: Store, endpoint: Endpoint, api_key: str
     client = batch_anthropic.api(endpoint, api_key)
     step = min(max_lines, batch_anthropic.MAX_REQUESTS)
     try:
-        for i in range(0, len(missing), step):
-            chunk = missing[i:i + step]
-            b = await batch_anthropic.create(client, endpoint, chunk)
-            store.add_batch(run_id, b.id, endpoint=endpoint.identity()["base_url"], route=batch_anthropic.ROUTE,
-                            input_file_id="", api_key_env=endpoint.api_key_env, total=len(chunk),
-                            **{k: v for k, v in batch_anthropic.status_fields(b).items() if k == "status"})
-            ids.append(b.id)
-    except anthropic.APIStatusError as e:
-        if not ids and not existed:
-            store.delete_run(run_id)
-        raise RuntimeError(f"{endpoint.base_url}: Message Batches answered HTTP {e.status_code}; {len(ids)} "
-                           f"batch(es) were submitted before") from None
-    except BaseException:
-        if not ids and not existed:
-            store.delete_run(run_id)
-        raise
+        with _no_half_made_run(store, run_id, ids, existed):
+            try:
+                for i in range(0, len(missing), step):
+                    chunk = missing[i:i + step]
+                    b = await batch_anthropic.create(client, endpoint, chunk)
+                    store.add_batch(run_id, b.id, endpoint=endpoint.identity()["base_url"],
+                                    route=batch_anthropic.ROUTE, input_file_id="", api_key_env=endpoint.api_key_env,
+                                    total=len(chunk), status=batch_anthropic.status_fields(b)["status"])
+                    ids.append(b.id)
+            except anthropic.APIStatusError as e:
+                raise RuntimeError(f"{endpoint.base_url}: Message Batches answered HTTP {e.status_code}; {len(ids)} "
+                                   f"batch(es) were submitted before") from None
     finally:
         await client.close()
 
