@@ -13,6 +13,7 @@ Conventions the pages keep:
 
 from __future__ import annotations
 
+import inspect
 import os
 import re
 from dataclasses import dataclass
@@ -61,13 +62,14 @@ def table(frame: pd.DataFrame, name: str, key: str, *, height: int | str = "auto
     _csv_button(row, frame, name, key)
 
 
+# ``wrap`` arrived after the 1.56 floor (read once, not per table)
+_NO_WRAP = {"wrap": False} if "wrap" in inspect.signature(st.container).parameters else {}
+
+
 def _button_row() -> Any:
     """A horizontal row that keeps a table and its CSV button on one line. ``wrap`` arrived after the 1.56 floor:
     there the row may wrap the button under a narrow table, which is all the difference."""
-    import inspect
-
-    wrap = {"wrap": False} if "wrap" in inspect.signature(st.container).parameters else {}
-    return st.container(horizontal=True, vertical_alignment="top", **wrap)
+    return st.container(horizontal=True, vertical_alignment="top", **_NO_WRAP)
 
 
 def _nothing_to_show(frame: pd.DataFrame | None, name: str) -> bool:

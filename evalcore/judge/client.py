@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import functools
 import logging
 import os
 import time
@@ -390,11 +391,17 @@ def _sdk_arguments(create: Any, body: dict[str, Any]) -> dict[str, Any]:
     """``body`` as keyword arguments of the openai SDK's ``create``: a field this SDK release does not name yet (e.g.
     ``reasoning_effort`` before openai-python 1.58) goes in ``extra_body``, which the SDK sends as is, so the wire
     request is the same on every supported release."""
-    import inspect
-
-    known = inspect.signature(create).parameters
+    known = _parameters(getattr(create, "__func__", create))
     extra = {k: body.pop(k) for k in list(body) if k not in known}
     return {**body, "extra_body": extra} if extra else body
+
+
+@functools.lru_cache(maxsize=8)
+def _parameters(function: Any) -> frozenset[str]:
+    """The keyword names an SDK method takes, read once per method (every request asks)."""
+    import inspect
+
+    return frozenset(inspect.signature(function).parameters)
 
 
 class JudgeClient:
