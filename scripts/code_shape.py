@@ -1,5 +1,5 @@
 """The shape of the code, for a reader new to it: (a) which part of the package imports which, (b) the longest
-functions.
+functions, (c) the top-level code of each page script.
 
     python scripts/code_shape.py [--root DIR] [--top 15] [--over 60] [--paths evalcore pages app.py ...]
 
@@ -8,7 +8,11 @@ functions.
 ``TYPE_CHECKING`` (as import-linter counts them); groups that import each other, directly or round a loop, are
 listed as cycles. (b) The ``--top`` longest functions (methods and nested functions included, each on its own; a
 function's length runs from its ``def`` line to its last line) with file:line, and how many are longer than
-``--over`` lines. Reads files only (``ast``), imports nothing, so it runs on any checkout: an old commit in a
+``--over`` lines. (c) For each page script (``pages/*.py`` not starting with ``_``, and ``app.py``): its lines of
+top-level code (module-level statements other than imports, ``def`` and ``class`` and the docstring; blank and
+comment lines not counted) and the branches among them; a page is meant to lay out a view model the library
+computed, so more than ``--page-limit`` (150) lines fails the run (exit status 1; tests/test_architecture.py runs the
+same check in CI). Reads files only (``ast``), imports nothing, so it runs on any checkout: an old commit in a
 ``git worktree`` as well as this one.
 """
 
@@ -148,6 +152,79 @@ def functions(root: Path, paths: tuple[str, ...]) -> list[Function]:
     return out
 
 
+@dataclass(frozen=True)
+class PageCode:
+    path: str
+    lines: int
+    branches: int
+
+
+PAGE_LIMIT = 150
+
+
+def page_scripts(root: Path) -> list[Path]:
+    return sorted(p for p in (root / "pages").glob("*.py") if not p.name.startswith("_")) + [root / "app.py"]
+
+
+def _is_docstring(i: int, node: ast.stmt) -> bool:
+    return i == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) \
+        and isinstance(node.value.value, str)
+
+
+def top_level_code(path: Path, root: Path) -> PageCode:
+    """Lines (not blank, not comment) and branches (if, for, while, conditional expression) of a script's
+    module-level statements, imports, definitions and the docstring left out: what runs on every rerun of a page."""
+    src = path.read_text(encoding="utf-8")
+    lines = src.splitlines()
+    tree = ast.parse(src, filename=str(path))
+    n = branches = 0
+    for i, node in enumerate(tree.body):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)) \
+                or _is_docstring(i, node):
+            continue
+        n += sum(1 for ln in lines[node.lineno - 1:node.end_lineno] if ln.strip() and not ln.strip().startswith("#"))
+        branches += sum(isinstance(s, (ast.If, ast.IfExp, ast.For, ast.While)) for s in ast.walk(node))
+    return PageCode(path.relative_to(root).as_posix(), n, branches)
+
+
+def store_methods(root: Path) -> set[str]:
+    """The public method names of the store's classes (evalcore/store/*.py), read from the source."""
+    names: set[str] = set()
+    for path in sorted((root / "evalcore" / "store").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef) and node.name.endswith("Store") or \
+                    isinstance(node, ast.ClassDef) and node.name == "Connection":
+                names.update(f.name for f in node.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                             and not f.name.startswith("_"))
+    return names
+
+
+def store_calls(root: Path) -> list[str]:
+    """``file:line  receiver.method`` for every call in ``pages/`` and ``app.py`` of a store method on something that
+    is not an imported module: pages hand the store to library functions, they do not call it."""
+    methods = store_methods(root)
+    found: list[str] = []
+    for path in python_files(root, ("pages", "app.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        modules = {a.asname or a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
+                   for a in n.names}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in methods:
+                recv = node.func.value
+                if isinstance(recv, ast.Name) and recv.id in modules:
+                    continue
+                found.append(f"{path.relative_to(root).as_posix()}:{node.lineno}  {ast.unparse(node.func)}")
+    return found
+
+
+def print_pages(pages: list[PageCode], limit: int) -> None:
+    print(f"## Top-level code per page script (limit {limit} lines)")
+    for p in pages:
+        flag = "  OVER" if p.lines > limit else ""
+        print(f"{p.lines:4d} lines {p.branches:3d} branches  {p.path}{flag}")
+    print(f"{sum(p.lines for p in pages):4d} lines in all")
+
+
 def print_graph(graph: dict[str, set[str]]) -> None:
     print("## Import graph (group -> the groups it imports)")
     width = max(map(len, graph), default=0)
@@ -170,6 +247,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--root", default=".", help="the checkout to read (default: the current folder)")
     ap.add_argument("--top", type=int, default=15, help="how many of the longest functions to list")
     ap.add_argument("--over", type=int, default=60, help="count (and with --list-over, list) functions longer")
+    ap.add_argument("--page-limit", type=int, default=PAGE_LIMIT, help="most lines of top-level code a page may hold")
     ap.add_argument("--list-over", action="store_true", help="list every function longer than --over lines")
     ap.add_argument("--paths", nargs="+", default=list(DEFAULT_PATHS),
                     help=f"files and folders whose functions are measured (default: {' '.join(DEFAULT_PATHS)})")
@@ -182,13 +260,21 @@ def main(argv: list[str] | None = None) -> int:
     print()
     funcs = functions(root, tuple(args.paths))
     print_longest(funcs, args.top, args.over)
+    print()
+    pages = [top_level_code(p, root) for p in page_scripts(root) if p.exists()]
+    print_pages(pages, args.page_limit)
+    calls = store_calls(root)
+    print()
+    print(f"## Store methods called by the app's pages ({len(calls)}; pages hand the store to library functions)")
+    for c in calls:
+        print(c)
     if args.list_over:
         print()
         print(f"## Every function longer than {args.over} lines")
         for f in sorted(funcs, key=lambda f: (-f.length, f.path, f.line)):
             if f.length > args.over:
                 print(f"{f.length:4d}  {f.path}:{f.line}  {f.name}")
-    return 0
+    return 1 if any(p.lines > args.page_limit for p in pages) or calls else 0
 
 
 if __name__ == "__main__":
