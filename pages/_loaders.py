@@ -8,13 +8,13 @@ after 30 s, and ``forget_runs()`` drops them at once after a scoring run or an u
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 
 import streamlit as st
 
 from evalcore import runs as runs_mod
 from evalcore.model import Dataset, Run
+from evalcore.views.format import esc  # the view models escape the same way (pages/_shared.py re-exports it)
 from pages import _identity as identity
 
 
@@ -151,18 +151,3 @@ def runs_by_ids(run_ids: list[str], parse: str) -> list[Run]:
         except Exception as e:  # noqa: BLE001 - one unreadable run must not take the page down
             st.warning(esc(f"Run {rid} could not be loaded: {e}"))
     return out
-
-
-_MD_SPECIAL = set("\\`*_{}[]()#+-.!|<>~$:")
-# Streamlit's Markdown turns bare URLs ("http://...", "www.x.y") and e-mail addresses into links whatever their
-# escaping (it links the rendered text): an invisible word joiner (U+2060) after the scheme's colon, inside "www."
-# and after "@" reads the same and is no URL to the autolinker (issue 21, item 7).
-_AUTOLINK = re.compile(r"(?i)(:\\?)(?=//)|(www)(?=\\?\.)|(@)")
-
-
-def esc(text: object) -> str:
-    """Dataset-derived text (dimension names, run labels, file names, error messages quoting cells) placed inside
-    a Markdown-rendered element: every Markdown/HTML character is backslash-escaped so it shows as typed, and what
-    would be autolinked is broken by an invisible word joiner: no image, link, autolink or markup."""
-    escaped = "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in str(text))
-    return _AUTOLINK.sub(lambda m: m.group(0) + "\u2060", escaped)

@@ -7,6 +7,7 @@ configs. The CSV downloads keep the raw numbers; only what is shown is formatted
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -169,3 +170,21 @@ def integer_dtick(max_count: float, *, max_ticks: int = 6) -> int:
             if max_count / (step * m) <= max_ticks:
                 return step * m
         step *= 10
+
+
+# ------------------------------------------------------------------------------------------------------ escaping
+
+_MD_SPECIAL = set("\\`*_{}[]()#+-.!|<>~$:")
+# Streamlit's Markdown turns bare URLs ("http://...", "www.x.y") and e-mail addresses into links whatever their
+# escaping (it links the rendered text): an invisible word joiner (U+2060) after the scheme's colon, inside "www."
+# and after "@" reads the same and is no URL to the autolinker (issue 21, item 7).
+_AUTOLINK = re.compile(r"(?i)(:\\?)(?=//)|(www)(?=\\?\.)|(@)")
+
+
+def esc(text: object) -> str:
+    """Dataset-derived text (dimension names, run labels, file names, error messages quoting cells) placed inside
+    a Markdown-rendered element: every Markdown/HTML character is backslash-escaped so it shows as typed, and what
+    would be autolinked is broken by an invisible word joiner: no image, link, autolink or markup. A view model's
+    notes quote user data through this, so the page draws them as they are."""
+    escaped = "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in str(text))
+    return _AUTOLINK.sub(lambda m: m.group(0) + "\u2060", escaped)
