@@ -611,12 +611,14 @@ def bias_report(dataset_id: str, run_id: str, *, dimension: str | None = None, p
         out["position_bias"]["all"] = {k: d[k] for k in POSITION_BIAS_KEYS} | _first_position_ci(comps, None)
     if not run.judgments.empty:
         out["verbosity"], out["self_preference"] = {}, {}
-        for dim in dims:
-            wb = bias_views.writer_bias_table(dataset, run, dim)
-            out["writer_bias"] += wb.to_dict(orient="records")
+        for dim in dims:  # the page's tables, from its own view model (evalcore.views.bias)
+            wb = bias_views.shown_table(bias_views.writer_blocks(
+                dataset, run, run_id, dim, bias_views.writer_bias_table(dataset, run, dim)), "writer_bias")
+            out["writer_bias"] += [] if wb is None else wb.to_dict(orient="records")
             _score_biases(out, dataset, run, dim)
-        ms = bias_views.mean_scores_table(dataset, [run], dims)
-        if not ms.empty:
+        ms = bias_views.shown_table(bias_views.mean_scores_blocks(
+            bias_views.mean_scores_table(dataset, [run], dims), dimension or ""), "mean_scores")
+        if ms is not None:
             out["mean_scores"] = ms.drop(columns=["run"]).to_dict(orient="records")
     return _clean(out)
 
@@ -735,6 +737,65 @@ def build_parser() -> argparse.ArgumentParser:
 
     align_cli.register(sub)
     return p
+
+
+def resume_args(run) -> list[str]:
+    """The ``score`` arguments that resume ``run`` (interrupted or stopped) where it stopped: its dataset, method,
+    model and recorded endpoint, and ``--run``. A run that recorded its spec resumes as recorded (documents
+    included); an older one is described by its flags (dimensions, ``--limit``, without which the resume would
+    score the whole dataset, and its method config)."""
+    cfg, ep = run.config, run.config.get("endpoint") or {}
+    args = ["score", "--dataset", run.dataset_id, "--method", run.method, "--model", run.model,
+            "--provider", ep.get("provider", "openai"), "--base-url", ep.get("base_url", "")]
+    if not cfg.get("spec"):
+        for dim in (cfg.get("criteria") or {}):
+            args += ["--dimension", dim]
+        if cfg.get("limit"):
+            args += ["--limit", str(cfg["limit"])]
+        if cfg.get("requested_config"):
+            args += ["--config", json.dumps(cfg["requested_config"])]
+    return args + ["--run", run.run_id]
+
+
+def resume_command(run) -> str:
+    """The shell command that resumes ``run``, checked by parsing it back with this command line's own parser (the
+    one ``main`` uses): an option renamed there fails here, and in the tests, rather than in the user's shell."""
+    import shlex
+
+    argv = resume_args(run)
+    args = parse_checked(argv)
+    wanted = _resumed_as(run)
+    got = {k: getattr(args, k, None) for k in wanted}
+    got["config"] = json.loads(got["config"]) if got.get("config") else None
+    if got != wanted:
+        raise ValueError(f"the resume command of run {run.run_id} reads back as {got}, not {wanted}")
+    return " ".join(shlex.quote(a) for a in ["python", "-m", "evalcore", *argv])
+
+
+def _resumed_as(run) -> dict[str, Any]:
+    """What ``score`` must read from the resume command of ``run`` (its parsed arguments, ``config`` as JSON)."""
+    cfg, ep = run.config, run.config.get("endpoint") or {}
+    wanted = {"command": "score", "dataset": run.dataset_id, "method": run.method, "model": run.model,
+              "provider": ep.get("provider", "openai"), "base_url": [ep.get("base_url", "")], "run": run.run_id,
+              "dimension": None, "limit": None, "config": None}
+    if not cfg.get("spec"):
+        wanted |= {"dimension": list(cfg.get("criteria") or {}) or None, "limit": int(cfg.get("limit") or 0) or None,
+                   "config": cfg.get("requested_config") or None}
+    return wanted
+
+
+def parse_checked(argv: list[str]) -> argparse.Namespace:
+    """``argv`` parsed by ``python -m evalcore``'s parser; ValueError (with argparse's message) where it refuses
+    them, instead of argparse's exit."""
+    import contextlib
+    import io
+
+    said = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(said):
+            return build_parser().parse_args(argv)
+    except SystemExit:
+        raise ValueError(f"python -m evalcore refuses {argv}: {said.getvalue().strip()}") from None
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:

@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 
 from evalcore import runs as runs_mod
 from evalcore.model import Dataset, Run
-from evalcore.views.common import frames_for, run_label
+from evalcore.views.common import frames_for, label_colors, run_label
 
 
 def alignment_table(dataset: Dataset, runs: list[Run], dimension: str, *, n_resamples: int = 1000,
@@ -777,3 +777,10 @@ def reliability_figure(reports: dict) -> go.Figure:
                       yaxis_title=f"observed frequency: {what}",
                       xaxis={"range": [-0.02, 1.02]}, yaxis={"range": [-0.03, 1.05]})
     return fig
+
+
+def page_colors(all_runs: list[Run], runs: list[Run]) -> dict[str, str]:
+    """One colour per run on every chart of a page (and in the report): keyed over all of the dataset's runs, then
+    the selected runs of other datasets."""
+    known = {a.run_id for a in all_runs}
+    return label_colors(list(all_runs) + [r for r in runs if r.run_id not in known])

@@ -11,7 +11,9 @@ import plotly.express as px
 import plotly.graph_objects as go
 
 from evalcore.model import STATUS_OK, Dataset, Run
+from evalcore.views.blocks import Block, Expander, Figure, Heading, Note, Table, tables
 from evalcore.views.common import frames_for, run_label
+from evalcore.views.format import cite, esc
 
 WRITER_COLUMNS = ("written_by", "writer", "author", "source_type")
 GROUPS = ("human preferred", "equally good", "LLM preferred")
@@ -369,3 +371,134 @@ def position_bias_note(runs: list[Run]) -> str:
                  "need a pair's verdicts in both orders, so they are blank; first_position_win_rate (decided "
                  "verdicts for the output shown first) and tie_rate still apply. ")
     return text + "The \"all\" row pools every (dimension, pair)."
+
+
+# ------------------------------------------------------------------------------------- the page's view model
+# What the Bias page shows, section by section, as blocks (evalcore.views.blocks): the page lays them out between
+# its widgets; the exported report and ``bias --json`` take their tables from the same functions.
+
+WRITER_HEADING = f"Human-written vs LLM-written texts ({cite('000', 'Fig. 2')})"
+MEAN_SCORES_HEADING = f"Mean judge score vs mean human score ({cite('003', 'Fig. 4')})"
+SCORE_BIAS_HEADING = "Verbosity and self-preference of score runs"
+DISTRIBUTION_HEADING = f"Score distributions per method ({cite('002', 'Fig. 3-4')})"
+POSITION_HEADING = "Position bias of pairwise runs"
+PAIRWISE_METHODS = ("h2h", "pairwise")
+
+
+def scored_runs(dataset: Dataset, runs: list[Run]) -> list[Run]:
+    """The dataset's runs that score items (the writer-bias section's choice)."""
+    return [r for r in runs if r.dataset_id == dataset.id and r.method not in PAIRWISE_METHODS]
+
+
+def pairwise_bias_runs(runs: list[Run]) -> list[Run]:
+    """The runs with verdicts on pairs (the position-bias section's choice)."""
+    return [r for r in runs if r.method in PAIRWISE_METHODS or (r.comparisons is not None
+                                                                and not r.comparisons.empty)]
+
+
+def writer_intro(dataset: Dataset, scored: list[Run]) -> list[Block]:
+    """The writer-bias section's heading, and what to do when it has nothing to show yet."""
+    out: list[Block] = [Heading(WRITER_HEADING)]
+    if not has_writer_info(dataset):
+        out.append(Note("This analysis needs human-written and LLM-written texts of the same documents: pick "
+                        "**zhang_pairs** (Zhang et al. 2023: freelance writers' and text-davinci-002's news "
+                        "summaries, with annotators' preferences) or **topical_chat** (human-written and "
+                        "model-generated dialogue responses, with Chiang & Lee's gpt-3.5 G-Eval run) in the sidebar."))
+    elif not scored:
+        out.append(Note("No judge has scored these texts yet. Score them on the **Score** page: choose a method "
+                        "(e.g. G-Eval or RTS), a judge endpoint and the dimension, then press **Start scoring**; the "
+                        "run appears here when it is done."))
+    return out
+
+
+def writer_blocks(dataset: Dataset, run: Run, run_name: str, dimension: str, table: pd.DataFrame,
+                  pairs: pd.DataFrame | None = None) -> list[Block]:
+    """One run's writer bias (``writer_bias_table`` and ``writer_bias_pairs``; None: no table of pairs): figure,
+    table and how the pairs were grouped, or which dimensions the run did score."""
+    if table.empty:
+        done = [d for d in run.dimensions if d in dataset.dimension_names]
+        return [Note(esc(f"Run {run_name} has no parsed scores on {dimension!r} for these pairs.")
+                     + (f" It scored: {esc(', '.join(done))} (pick one as the sidebar's Dimension)." if done else ""))]
+    how = ("Pairs are grouped by the majority of the annotators' votes (a tie when the votes cancel)."
+           if table["basis"].iloc[0] == "votes" else
+           "Each human-written response is paired with each model-written response to the same context; the humans "
+           "preferred the one with the higher gold score on this dimension (equal scores: equally good). Means are "
+           "over pairs.")
+    out: list[Block] = [Figure(writer_bias_figure(table, run_name), "writer_bias"),
+                        Table(table, f"writer bias {dimension}", "writer_bias"), Note(how, "caption")]
+    if pairs is not None:
+        out.append(Expander("Every pair with the judge's two scores",
+                            (Table(pairs, f"writer bias pairs {dimension}", "writer_pairs", height=300),)))
+    return out
+
+
+def no_score_runs_note(dataset: Dataset) -> Note:
+    """Without a score run the three sections that read per-item scores are one sentence, not three headings over
+    nothing."""
+    pairwise_only = dataset.human_scores.empty and not dataset.preferences.empty
+    return Note("This dataset's humans voted on pairs of outputs and its runs give verdicts on pairs: mean scores "
+                "per system, verbosity and self-preference of score runs and score distributions need scores per "
+                "item, so only position bias (below) applies here. A pairwise judge's verbosity and self-preference "
+                "are on the Alignment page's Pairwise preferences tab." if pairwise_only else
+                "No selected run has per-item scores: mean scores per system, verbosity and self-preference of "
+                "score runs and score distributions need them. Pick runs in the sidebar (**Runs**), or score the "
+                "dataset on the **Score** page. Position bias of pairwise runs is below.")
+
+
+def mean_scores_blocks(table: pd.DataFrame | None, dimension: str, colors: dict[str, str] | None = None
+                       ) -> list[Block]:
+    """Mean judge vs mean human score per system (``mean_scores_table``; None: the runs scored none of the
+    dataset's dimensions)."""
+    if table is None:
+        return [Note("The selected runs scored none of this dataset's dimensions.")]
+    if table.empty:
+        return [Note("No scores to compare.")]
+    out: list[Block] = [Figure(mean_scores_figure(table, colors), "mean_scores")]
+    if (table["dimension"] == dimension).any():
+        out.append(Figure(mean_scores_system_figure(table, dimension, colors), "mean_scores_system"))
+    return out + [Table(table, "mean scores per system", "mean_scores"),
+                  Note("Raw scores are only comparable when judge and humans use the same scale (G-Eval rates "
+                       "fluency 1-3 while SummEval's humans rate 1-5).", "caption")]
+
+
+def score_bias_blocks(table: pd.DataFrame, dimension: str) -> list[Block]:
+    """Verbosity and self-preference of score runs (``score_bias_table``)."""
+    if table.empty:
+        return [Note(esc(f"No score run with human scores on {dimension!r}."))]
+    return [Table(table, f"score bias {dimension}", "score_bias"),
+            Note("Residual = judge z-score - human z-score of an item (both sides standardised, so scales need not "
+                 "match). Verbosity: its Spearman correlation with the output's length in characters (above 0: the "
+                 "judge favours longer outputs more than the humans). Self-preference: the mean residual on "
+                 "outputs of the judge's model family beside the others (absent when the dataset has none). 95% "
+                 "CIs resample documents. Pairwise runs: see the Alignment page's Pairwise tab.", "caption")]
+
+
+def distribution_blocks(table: pd.DataFrame, dimension: str, colors: dict[str, str] | None = None) -> list[Block]:
+    """Score distributions per method (``score_distribution_table``), with their summary per run."""
+    if table.empty:
+        return [Note(esc(f"No parsed scores on {dimension!r}."))]
+    summary = table.groupby(["run", "method"])["judge"].describe().reset_index()
+    return [Figure(score_distribution_figure(table, dimension, colors), "distributions"),
+            Table(summary, f"score distribution {dimension}", "distributions")]
+
+
+def position_intro(pairwise: list[Run]) -> list[Block]:
+    out: list[Block] = [Heading(POSITION_HEADING)]
+    if not pairwise:
+        out.append(Note("No pairwise run on this dataset. Score one on the **Score** page with the H2H or Pairwise "
+                        "method (SummEval ships Shen et al.'s ChatGPT H2H run)."))
+    return out
+
+
+def position_bias_blocks(table: pd.DataFrame, runs: list[Run]) -> list[Block]:
+    """Position bias of the chosen pairwise runs (``position_bias_table``) and what it rests on."""
+    if table.empty:
+        return [Note("These runs hold no comparisons.")]
+    return [Figure(position_bias_figure(table), "position_bias"), Table(table, "position bias", "position_bias"),
+            Note(esc(position_bias_note(runs)), "caption")]
+
+
+def shown_table(blocks: list[Block], key: str) -> pd.DataFrame | None:
+    """The frame of the table ``key`` among a section's blocks (None: the section shows a note instead): what
+    ``bias --json`` and the exported report take from the page's own view model."""
+    return next((t.frame for t in tables(blocks) if t.key == key), None)

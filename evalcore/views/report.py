@@ -121,8 +121,8 @@ def analysis_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams, comp
 def bias_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams) -> list:
     """The Bias page's tables (issue 18.13: the report had no Bias section): mean judge vs mean human score per
     system (003 Fig. 4) and position bias of pairwise runs."""
-    from evalcore.views.html_report import ReportFigure, ReportSection, ReportTable
-    from evalcore.views.bias import mean_scores_figure, mean_scores_table, position_bias_table
+    from evalcore.views.html_report import ReportSection
+    from evalcore.views.bias import mean_scores_blocks, mean_scores_table, position_bias_blocks, position_bias_table
 
     dims = [d for d in dataset.dimension_names if any(d in r.dimensions for r in runs)]
     means = mean_scores_table(dataset, runs, dims, systems=p.systems)
@@ -134,13 +134,26 @@ def bias_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams) -> list:
                                            "pairwise runs" + (" (all of their pairs: the systems filter does not "
                                                               "apply to pairs)" if p.systems and not pos.empty
                                                               else "") + ".")
-    if not means.empty:
-        sec.figures.append(ReportFigure("Mean judge vs mean human score", mean_scores_figure(
-            means, report_colors(dataset, runs))))
-        sec.tables.append(ReportTable("Mean scores per system", means))
-    if not pos.empty:
-        sec.tables.append(ReportTable("Position bias", pos))
+    # the Bias page's own blocks: the report keeps those it names
+    page_parts(sec, mean_scores_blocks(means, p.dimension, report_colors(dataset, runs)),
+               figures={"mean_scores": "Mean judge vs mean human score"},
+               tables={"mean_scores": "Mean scores per system"})
+    page_parts(sec, position_bias_blocks(pos, runs), tables={"position_bias": "Position bias"})
     return [sec]
+
+
+def page_parts(sec, blocks: list, *, figures: dict[str, str] | None = None, tables: dict[str, str] | None = None
+               ) -> None:
+    """The figures and tables of a page's view model (evalcore.views.blocks) that the report shows, added to
+    ``sec`` under the report's titles (keyed by the blocks' keys); the page's other blocks are left out."""
+    from evalcore.views.blocks import Figure, Table
+    from evalcore.views.html_report import ReportFigure, ReportTable
+
+    for b in blocks:
+        if isinstance(b, Figure) and b.key in (figures or {}):
+            sec.figures.append(ReportFigure(figures[b.key], b.figure))
+        elif isinstance(b, Table) and b.key in (tables or {}):
+            sec.tables.append(ReportTable(tables[b.key], b.frame))
 
 
 def compare_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams, res=None) -> list:
