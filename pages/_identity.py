@@ -153,3 +153,8 @@ def count_look(run_id: str) -> None:
     if number is not None:
         st.info("A run scored on a held-out test part by the Improve page is shown here: looking at its agreement is "
                 f"a final check, counted as your check number {number} on that test part.")
+
+
+def offer_toggle(offer: Any, on_change: Callable[[bool], Any]) -> None:
+    """The toggle of a share offer (evalcore.views.sharing.ShareOffer) the library made for this user."""
+    share_toggle(offer.what, offer.key, offer.shared, on_change)

@@ -349,10 +349,11 @@ def _verdicts_import(upload: Any, dataset: Any, name: str) -> None:
     except importers.DatasetValidationError as e:
         show_problems(e, "scores_problems")
         return
+    from evalcore.importers.api import save_runs
     from evalcore.store import StoreError, default_store
 
     try:
-        default_store().save_imported_run(run, owner=identity.owner())
+        save_runs([run], default_store(), owner=identity.owner())
     except (StoreError, ValueError) as e:
         st.error(ui.esc(str(e)))
         return
@@ -394,10 +395,11 @@ def scores_form(upload: Any, dataset: Any) -> None:
         except importers.DatasetValidationError as e:
             show_problems(e, "scores_problems")
             return
+        from evalcore.importers.api import save_runs
         from evalcore.store import StoreError, default_store
 
         try:
-            default_store().save_imported_run(imported.run, owner=identity.owner())
+            save_runs([imported.run], default_store(), owner=identity.owner())
         except (StoreError, ValueError) as e:  # a store that cannot be written, another user's id: said, not raised
             st.error(ui.esc(str(e)))
             return

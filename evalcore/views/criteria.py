@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
 from evalcore.model import Dataset
+from evalcore.types import Criteria
+from evalcore.views.blocks import Block, Note, Table
+from evalcore.views.format import esc
 
 
 def versions_table(versions: list[dict[str, Any]]) -> pd.DataFrame:
@@ -80,3 +85,133 @@ def _subset(dataset: Dataset, *, item_id: str | None = None, doc_id: str | None 
     return Dataset(id=dataset.id, name=dataset.name, task=dataset.task, dimensions=dataset.dimensions,
                    documents=dataset.documents[dataset.documents["doc_id"].isin(items["doc_id"])], items=items,
                    human_scores=dataset.human_scores.iloc[0:0])
+
+
+# ------------------------------------------------------------------------------------------------ the fields
+
+
+def scale_problem(criteria: Criteria) -> str | None:
+    """Why the criteria cannot be saved as they are, or None."""
+    return "Scale min must be below scale max." if criteria.scale_min >= criteria.scale_max else None
+
+
+def save_version(store: Any, dataset_id: str, criteria: Criteria, *, note: str = "", owner: str | None = None,
+                 steps_by: str = "") -> Note:
+    """Keep the criteria as a new version; what the page says: "Saved version <hash>." or, when the store cannot
+    be written (read-only, full, locked), why, without the server's file path. ``steps_by``: the model whose
+    generated steps are in the field ('' when a person wrote them; dropped when there are no steps)."""
+    from evalcore.store import StoreError, store_message
+
+    try:
+        h = store.save_criteria(dataset_id, criteria, note=note, owner=owner,
+                                steps_by=steps_by if criteria.steps.strip() else "")
+    except StoreError as e:
+        return Note(esc(store_message(e)), "error")
+    return Note(f"Saved version {h}.", "success")
+
+
+# ------------------------------------------------------------------------------------------ generated steps
+
+
+@dataclass(frozen=True)
+class StepsPlan:
+    """G-Eval's auto chain-of-thought request for the criteria (their steps left out), what it costs (``calls``
+    requests, ``cost_usd``: None when the model's price is unknown, 0 calls when the cache answers it), and ``sig``:
+    the plan's identity, so that a confirmation is never carried over to another request."""
+
+    criteria: Criteria
+    request: Any
+    calls: int
+    cost_usd: float | None
+    sig: tuple
+
+
+def steps_plan(dataset_id: str, criteria: Criteria, endpoint: Any, store: Any) -> StepsPlan:
+    from evalcore.judge import spending
+    from evalcore.methods.geval import steps_request
+
+    bare = dataclasses.replace(criteria, steps="")
+    req = steps_request(bare)
+    calls, cost = spending.requests_cost([req], endpoint, store)
+    return StepsPlan(bare, req, calls, cost,
+                     (dataset_id, criteria.dimension, endpoint.base_url, endpoint.model, hash(req.messages)))
+
+
+def generate_steps(plan: StepsPlan, endpoint: Any, api_key: str | None, store: Any) -> Criteria:
+    """Ask the judge for the steps. Not saved (``dataset_id=None``): the steps are shown first, and kept only when
+    the user takes them and saves a version (issue 18.12)."""
+    from evalcore.judge.runner import generate_steps as generate
+
+    return generate(plan.criteria, endpoint=endpoint, api_key=api_key, store=store, dataset_id=None)
+
+
+def generation_error(error: BaseException, api_key: str | None) -> str:
+    """Why the steps could not be generated, escaped, with the key never quoted."""
+    from evalcore.judge.redact import redact
+
+    return esc(redact(f"Could not generate steps: {error or 'the request failed without a message'}", [api_key]))
+
+
+def preview_warning(steps: str) -> Note | None:
+    """Generated steps that do not read as steps are flagged before they are used."""
+    problem = steps_problem(steps)
+    return Note(esc(f"Look before using them: {problem}."), "warning") if problem else None
+
+
+# ------------------------------------------------------------------------------------------ saved versions
+
+
+@dataclass
+class VersionsView:
+    """The saved versions the viewer sees (newest first), and what the page says above the diff."""
+
+    versions: list[dict[str, Any]] = field(default_factory=list)
+    blocks: list[Block] = field(default_factory=list)
+
+    @property
+    def hashes(self) -> list[str]:
+        return [v["hash"] for v in self.versions]
+
+    def diff_defaults(self) -> tuple[str, str]:
+        """(from, to): the version before the newest, and the newest."""
+        h = self.hashes
+        return h[min(1, len(h) - 1)], h[0]
+
+    def version(self, version_hash: str) -> dict[str, Any]:
+        return next(v for v in self.versions if v["hash"] == version_hash)
+
+
+def versions_view(store: Any, dataset_id: str, dimension: str, *, viewer: Any = None,
+                  me: str | None = None) -> VersionsView:
+    """The Criteria page's "Saved versions" (``store`` None: the store cannot be read)."""
+    if store is None:
+        return VersionsView([], [Note("Saved versions are kept in the local store, which cannot be read (see the "
+                                      "message above).", "caption")])
+    versions = store.list_criteria_versions(dataset_id, dimension, viewer=viewer)
+    if not versions:
+        return VersionsView([], [Note("No saved version of these criteria yet: press **Save version**.")])
+    return VersionsView(versions, [
+        Note("A saved version is used only when you load it (below): a new session starts from the paper's "
+             "criteria" + (", or the newest version you saved." if me else "."), "caption"),
+        Table(versions_table(versions), f"criteria versions {dataset_id} {dimension}", "versions")])
+
+
+def version_diff(store: Any, dataset_id: str, dimension: str, old: str, new: str) -> str:
+    """A unified diff of two saved versions, field by field ("(no difference)" when they are the same)."""
+    return store.diff_criteria(dataset_id, dimension, old, new) or "(no difference)"
+
+
+def prompt_or_problem(dataset: Dataset, method_name: str, item_id: str, criteria: Criteria) -> tuple[str | None,
+                                                                                                    Note | None]:
+    """The full prompt for one item, or why this method cannot render one here."""
+    try:
+        return rendered_prompt(dataset, method_name, item_id, criteria), None
+    except Exception as e:  # noqa: BLE001 - a method that cannot render this item says why
+        return None, Note(esc(f"{method_name} cannot render a prompt here: {e or 'no reason given'}"), "warning")
+
+
+def methods_help() -> str:
+    """The Method picker's help: each method's name and what it is."""
+    from evalcore.methods import METHODS
+
+    return ", ".join(f"{n}: {getattr(m, 'label', n)}" for n, m in METHODS.items())

@@ -10,6 +10,8 @@ import plotly.express as px
 import plotly.graph_objects as go
 
 from evalcore.model import Dataset
+from evalcore.views.blocks import Block, Figure, Heading, Metric, Metrics, Note, Table
+from evalcore.views.format import esc
 
 
 def dataset_overview(dataset: Dataset) -> pd.DataFrame:
@@ -206,3 +208,78 @@ def votes_only_note(dataset: Dataset, section: str) -> str:
             "with each other (Cohen's kappa for each pair of annotators, on the pairs both voted on) is on the "
             "Alignment page: on its own while no judge run is chosen, then in the Pairwise preferences tab beside "
             "the agreement of the judge runs selected in the sidebar with them.")
+
+
+# ------------------------------------------------------------------------------------------- the page's blocks
+
+UPLOAD_TYPES = ["csv", "tsv", "json", "jsonl", "ndjson", "parquet"]
+
+
+def orientation(dataset: Dataset, n_runs: int, *, may_upload: bool) -> Note:
+    """What is loaded, where the answer is, how to bring your own (the note on first open)."""
+    held = ("rated outputs" if not dataset.human_scores.empty or dataset.preferences.empty else
+            "outputs voted on in pairs")  # a dataset of pairwise votes: nobody rated an output alone
+    return Note(esc(f"Loaded: {dataset.name}, {len(dataset.items):,} {held} of {len(dataset.systems)} systems, with "
+                    f"{n_runs} judge run(s) selected in the sidebar. How far each judge agrees with the humans, "
+                    "against the human ceiling, is on the Alignment page.")
+                + ("  \nTo use your own ratings, upload a file below (**Bring your own data**)" if may_upload else
+                   "  \nTo use your own ratings, sign in, then upload a file below (**Bring your own data**)")
+                + "; to judge with your own model, set its endpoint on the **Score** page.", "info")
+
+
+def upload_notes(*, may_upload: bool) -> list[Block]:
+    """The upload section's heading and how to read it."""
+    out: list[Block] = [
+        Heading("Bring your own data"),
+        Note("CSV (comma or semicolon), TSV, JSON, JSONL or Parquet: one row per item (a column per dimension) or "
+             "one row per item and dimension. Give each column its role: judge-score columns become runs, with no "
+             "scale needed. Nothing is imported unless the whole file is valid.", "caption")]
+    if not may_upload:
+        out.append(Note("Sign in to upload: an upload is yours until you share it with the lab.", "caption"))
+    return out
+
+
+def overview(dataset: Dataset) -> list[Block]:
+    """The dataset's headline counts and its dimensions (with the pairwise votes and label kinds where it has them)."""
+    prefs = dataset.preferences
+    annotators = set(dataset.annotators) | set(prefs["annotator"]) if not prefs.empty else dataset.annotators
+    out: list[Block] = [Metrics((Metric("Items", f"{len(dataset.items)}"),
+                                 Metric("Documents", f"{dataset.items['doc_id'].nunique()}"),
+                                 Metric("Systems", f"{len(dataset.systems)}"),
+                                 Metric("Annotators", f"{len(annotators)}"))),
+                        Heading("Dimensions"),
+                        Table(dataset_overview(dataset), f"{dataset.id} dimensions", "dimensions", static=True)]
+    if not prefs.empty:  # pairwise votes (A / B / tie): what the Alignment page's Pairwise tab compares with
+        from evalcore.views.preference import votes_overview
+
+        out += [Heading("Pairwise votes", level=3),
+                Table(votes_overview(dataset), f"{dataset.id} pairwise votes", "pairwise_votes", static=True)]
+    if any(d.is_categorical for d in dataset.dimensions):  # label kinds: categories, positive class, alpha level
+        out.append(Table(dimension_kinds(dataset), f"{dataset.id} label kinds", "label_kinds", static=True))
+    return out
+
+
+def ratings_blocks(dataset: Dataset) -> list[Block]:
+    """The "Rating distributions" tab."""
+    if dataset.human_scores.empty and not dataset.preferences.empty:  # PandaLM, LLMBar, an MT-Bench upload
+        return [Note(esc(votes_only_note(dataset, "ratings")))]
+    return [Figure(rating_histogram(dataset), "ratings")]
+
+
+def agreement_note(dataset: Dataset) -> Note | None:
+    """Why the "Human agreement" tab has no alpha to compute, or None when it has."""
+    if dataset.annotations.empty and not dataset.preferences.empty:
+        return Note(esc(votes_only_note(dataset, "agreement")))
+    if dataset.annotations.empty:
+        return Note("This dataset has no per-annotator ratings, so inter-annotator agreement cannot be computed.")
+    return None
+
+
+def agreement_blocks(dataset_id: str, alpha: pd.DataFrame) -> list[Block]:
+    """The "Human agreement" tab once alpha is computed (``evalcore.meta.agreement``, per annotator group)."""
+    if alpha.empty:
+        return [Note("No dimension has ratings from two or more annotators.")]
+    return [Table(alpha, f"{dataset_id} krippendorff alpha", "agreement"),
+            Figure(agreement_figure(alpha), "agreement"),
+            Note("Alpha per annotator group at each dimension's level (column level: interval, ordinal, or nominal "
+                 "for binary and nominal labels); 95% CIs resample items.", "caption")]
