@@ -188,3 +188,14 @@ def esc(text: object) -> str:
     notes quote user data through this, so the page draws them as they are."""
     escaped = "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in str(text))
     return _AUTOLINK.sub(lambda m: m.group(0) + "\u2060", escaped)
+
+
+def fmt(x: Any, digits: int = 3) -> str:
+    """A number as a view model's note or headline writes it (the pages' ``ui.fmt``): ``digits`` decimals, "n/a"
+    when missing."""
+    try:
+        if x is None or pd.isna(x):
+            return "n/a"
+        return f"{float(x):.{digits}f}"
+    except (TypeError, ValueError):
+        return str(x)

@@ -160,8 +160,8 @@ def compare_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams, res=N
     """The Compare page's test for the first two per-item runs that scored the dimension (issue 18.13): the paired
     bootstrap of the difference in correlation with the humans, the test of equal correlation (``res``: that
     comparison computed already)."""
-    from evalcore.views.html_report import ReportSection, ReportTable
-    from evalcore.views.compare import paired_comparison, paired_summary
+    from evalcore.views.html_report import ReportSection
+    from evalcore.views.compare import paired_comparison, result_blocks
 
     pair = compare_pair(runs, p.dimension)
     if pair is None:
@@ -175,8 +175,9 @@ def compare_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams, res=N
             f"bootstrap over documents ({p.n_resamples} resamples) of the difference in correlation with the humans; "
             "its p-value tests equal correlation. Both runs on the items both parsed"
             + (", averaged over the documents where both are defined." if p.level == "summary" else "."))
-    return [ReportSection(title="Compare", text=text,
-                          tables=[ReportTable("Paired difference", paired_summary(res, run_label(a), run_label(b)))])]
+    sec = ReportSection(title="Compare", text=text)
+    page_parts(sec, result_blocks(res, run_label(a), run_label(b), p.dimension), tables={"paired": "Paired difference"})
+    return [sec]
 
 
 def systems_note(p: AnalysisParams) -> str:
