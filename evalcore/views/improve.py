@@ -12,12 +12,19 @@ from typing import Any
 
 import pandas as pd
 
+import json
+from dataclasses import dataclass
+from typing import Callable
+
 from evalcore.align.candidates import Candidate
 from evalcore.align.disagreement import Disagreement
-from evalcore.align.loop import FinalCheck, Scored, Settings, beat_baseline, gain_sentence
-from evalcore.align.split import Split
+from evalcore.align.loop import (Agreement, FinalCheck, Scored, Settings, agreement_of, beat_baseline,
+                                 estimate_part, final_check, gain_sentence, own_run, part_frame, run_id_for)
+from evalcore.align.split import DEV, TEST, Split
 from evalcore.meta.compare_labels import LABEL_STATISTICS
 from evalcore.model import Dataset
+from evalcore.views.blocks import Block, Expander, Figure, Metric, Metrics, Note, Table, Text
+from evalcore.views.format import esc
 
 PART_NAMES = {"dev": "development", "test": "test"}
 
@@ -403,7 +410,416 @@ def _p(p: float) -> str:
     return format_pvalue(p)
 
 
+
+# ------------------------------------------------------------------------------------------- the page's view model
+# What pages/improve.py shows between its widgets, as blocks (evalcore.views.blocks), and what it reads from the
+# store, through a Workspace: the page lays the blocks out and wires its widgets to these calls.
+
+HELP = {
+    "test_share": "The share of documents held out for the final check.",
+    "loop_docs": "Work on K whole documents drawn at random (seeded by the split seed), then split them: a cheaper "
+                 "loop, with wider intervals.",
+    "make_split": "Documents, not items, are split (every output of a document falls on the same side), stratified "
+                  "by system (and by label for a categorical dimension). Saved with the dataset.",
+    "agreement": "How each prompt's agreement is measured, on development and in the final check. A correlation at "
+                 "the dataset level; on a categorical dimension also Cohen's kappa, the quadratic-weighted kappa "
+                 "(ordinal) or accuracy of the judge's labels (a nominal dimension has no order: only those).",
+    "fewshot_how": "disagreement: the development items the baseline got most wrong; coverage: items spread over the "
+                   "human scale; random: seeded",
+}
+
+
+def intro(dataset_id: str, dimension: str, has_store: bool) -> list[Block]:
+    """The page's opening caption, and why it stops without the local store."""
+    out: list[Block] = [Note(
+        f"Dataset **{esc(dataset_id)}** · dimension **{esc(dimension)}** (change them in the sidebar). Split the "
+        "documents, learn from the judge's disagreements on the development part, try candidate prompts there, and "
+        "check the chosen one once on held-out documents it never saw.", "caption")]
+    if not has_store:
+        out.append(Note("The loop needs the local store (splits, criteria versions and every judge call are kept "
+                        "there): see the message above.", "info"))
+    return out
+
+
+def make_loop_split(store, dataset: Dataset, dimension: str, *, docs: int, seed: int, test_share: float) -> Split:
+    """Make and save the split the page's "Make the split" button asks for: on ``docs`` whole documents drawn at
+    random (seeded by ``seed``; 0: all), ``test_share`` of them held out. ValueError when it cannot be made."""
+    from evalcore.align.split import make_split, save_split
+    from evalcore.sampling import documents_subset, sample_documents
+
+    sub = dataset if not docs else documents_subset(dataset, sample_documents(dataset, docs, seed=seed, how="random",
+                                                                              dimension=dimension))
+    made = make_split(sub, dimension, test_share=test_share, seed=seed)
+    save_split(store, made)
+    return made
+
+
+@dataclass
+class SplitView:
+    """The split section: its parts (left), its systems (right), then its warnings."""
+
+    parts: list[Block]
+    systems: list[Block]
+    warnings: list[Block]
+
+
+def split_section(dataset: Dataset, split: Split) -> SplitView:
+    """The split in use as counts only, and what a part too small for the intervals or the permutation test means."""
+    sid = split.split_id
+    parts: list[Block] = [Table(split_overview(split), f"split {sid[:8]} parts", "split_parts", static=True),
+                          Note(f"Stratified by {esc(split.strata)}; the test part's human scores stay hidden here "
+                               "until the final check.", "caption")]
+    systems: list[Block] = [Table(split_by_system(dataset, split), f"split {sid[:8]} by system", "split_systems",
+                                  height=240)]
+    warnings: list[Block] = []
+    few = [name for name, docs in (("development", split.dev_docs), ("test", split.test_docs)) if len(docs) < 10]
+    if few:
+        warnings.append(Note(
+            f"The {' and '.join(few)} part{'s' * (len(few) > 1)} of this split {'hold' if len(few) > 1 else 'holds'} "
+            "fewer than 10 documents: every interval resamples documents, and on so few it is too narrow to trust; "
+            "the final check's verdict also needs the permutation test that swaps the two prompts on whole "
+            "documents, exact on so few.", "warning"))
+    n = len(split.test_docs)
+    if n < 6:
+        warnings.append(Note(
+            f"The test part holds {n} documents: swapping two prompts on whole documents gives {2 ** n} "
+            f"arrangements, so no p-value can fall below {2 / 2 ** n:.3f} and no final check can come out "
+            "significant at 5%. Hold out more documents (a larger test share or more documents in the loop).",
+            "warning"))
+    return SplitView(parts, systems, warnings)
+
+
+def loop_methods() -> list[str]:
+    """The methods the loop can measure (per-item scores: no pairwise method), and the picker's help."""
+    from evalcore.methods import METHODS
+
+    return [n for n, m in METHODS.items() if not m.pairwise]
+
+
+def methods_help(methods: list[str]) -> str:
+    from evalcore.methods import METHODS
+
+    return ", ".join(f"{n}: {getattr(METHODS[n], 'label', n)}" for n in methods)
+
+
+def baseline_caption(base, settings: Settings) -> Note:
+    return Note(f"Baseline: criteria version {base.version_hash()} (what the Score page would use, the loop's own "
+                f"saved candidates aside). Agreement = {agreement_name(settings.coefficient)}, 95% BCa interval "
+                f"over documents ({settings.n_resamples} resamples, set in the sidebar).", "caption")
+
+
+def estimate_note(est: dict[str, Any], what: str, endpoint) -> Note:
+    """What scoring ``what`` would send and cost (``loop.estimate_part``), as the caption under its button."""
+    from evalcore.judge.cost import FREE_PROVIDERS
+    from evalcore.judge.spending import usd
+
+    if est["calls"] == 0:
+        return Note(esc(f"Estimate for {what}: nothing to send (its {est['cached']:,} requests are repeats or "
+                        "already in the cache)."), "caption")
+    cost = ("a local server: no price" if endpoint.provider in FREE_PROVIDERS else
+            "unknown price (the model is not in the price table)" if est["cost_usd"] is None else
+            f"about {usd(est['cost_usd'])}")
+    return Note(esc(f"Estimate for {what}: {est['calls']:,} request(s) to send ({est['cached']:,} more are repeats "
+                    f"or already in the cache), about {est['prompt_tokens']:,} prompt tokens, {cost}."), "caption")
+
+
+def no_estimate_note(error: Exception) -> Note:
+    return Note(esc(f"No estimate: {error or 'no reason given'}"), "warning")
+
+
+def queue_notes(q) -> list[Note]:
+    """How the page's scoring queue (evalcore.align.queue) stopped early, if it did."""
+    out = q.outcome()
+    return [] if out is None else [Note(esc(out[1]) if out[0] == "error" else out[1], out[0])]
+
+
+def _fmt(x: Any) -> str:
+    return "n/a" if x is None or x != x else f"{float(x):.3f}"
+
+
+def baseline_metrics(base_dev: Scored, dis: Disagreement) -> Metrics:
+    a = base_dev.agreement
+    return Metrics((Metric("Baseline agreement (development)", _fmt(a.statistic),
+                           help=f"95% CI {_fmt(a.ci_low)} to {_fmt(a.ci_high)}"),
+                    Metric("Development items judged", f"{len(dis.items):,}"),
+                    Metric("Failed (unreadable replies)", f"{dis.failed:,}")))
+
+
+def item_view(dis: Disagreement, item_id: str) -> tuple[Note, Text, Text]:
+    """One development item read closely: who scored what, the text judged and the judge's reply (verbatim)."""
+    row = dis.items[dis.items["item_id"].astype(str) == item_id].iloc[0]
+    if dis.kind == "nominal":
+        says = (f"System {row['system_id']} · human label {dis.label_names[round(row['human'])]} · "
+                f"judge label {dis.label_names[round(row['judge'])]}")
+    else:
+        says = (f"System {row['system_id']} · human {row['human']:.2f} · judge {row['judge']:.3g} "
+                f"({row['judge_on_human_scale']:.2f} on the human scale)")
+    return (Note(esc(says), "caption"), Text("The text judged", str(row["output"])),
+            Text("The judge's reply", str(row["raw"] or "")))
+
+
+def disagreement_figures(dis: Disagreement) -> list[Figure]:
+    """By system and by human score, side by side."""
+    return [Figure(by_system_figure(dis), "align_by_system"), Figure(by_human_figure(dis), "align_by_human")]
+
+
+def reply_expander(proposal) -> Expander:
+    """The judge's whole reply to the meta-prompt, verbatim."""
+    return Expander("The judge's full reply", (Text("Reply", proposal.reply),))
+
+
+def confusion_blocks(dis: Disagreement) -> list[Block]:
+    if dis.confusion is None:
+        return []
+    return [Note("**Confusion cells** (human label x judge label, development items)", "markdown"),
+            Table(confusion_table(dis), "development confusion cells", "align_confusion")]
+
+
+def meta_prompt_note(n_examples: int, endpoint) -> Note:
+    from evalcore.judge.trust import host_of
+
+    return Note(f"It shows {n_examples} development items with the largest disagreement. \"Propose\" sends it as "
+                f"one request to {esc(host_of(endpoint.base_url))} (cached).", "caption")
+
+
+@dataclass
+class Selection:
+    """The picker of the candidate to test: its options (criteria versions), the default, each one's label."""
+
+    versions: list[str]
+    default: str
+    by_version: dict[str, Scored]
+    baseline: Scored
+
+    def label(self, version: str) -> str:
+        return choice_label(self.baseline, self.by_version[version])
+
+
+def selection(base_dev: Scored, scored: list[Scored]) -> Selection:
+    """The default is the best of those that beat the baseline on development; when none did, the best of them all,
+    said to be no better than the baseline (:func:`selection_sentence`), never offered silently as a gain."""
+    from evalcore.align.loop import choose
+
+    best = default_choice(base_dev, scored) or (
+        choose(scored) if any(s.agreement.statistic == s.agreement.statistic for s in scored) else scored[0])
+    return Selection([s.candidate.version for s in scored], best.candidate.version,
+                     {s.candidate.version: s for s in scored}, base_dev)
+
+
+def candidates_blocks(base_dev: Scored, scored: list[Scored], unscored: list[Candidate], chosen: Scored | None,
+                      settings: Settings, split_id: str, dimension: str) -> list[Block]:
+    table = candidates_table(base_dev, scored, unscored, chosen.candidate.version if chosen else None)
+    return [Figure(candidates_figure(table, settings.coefficient, settings.level), "align_candidates"),
+            Table(table, f"candidates {split_id[:8]} {dimension}", "align_candidates_table")]
+
+
+def times(n: int) -> str:
+    return "once" if n == 1 else "twice" if n == 2 else f"{n} times"
+
+
+@dataclass
+class FinalOffer:
+    """The final check's step: its caption, its button's label and weight, and (no development gain) the box that
+    must be ticked first."""
+
+    caption: Note
+    label: str
+    primary: bool
+    anyway: str | None = None
+
+
+def final_offer(chosen: Candidate, checks_before: int, no_gain: str | None) -> FinalOffer:
+    name = candidate_name(chosen.source, chosen.version)
+    caption = Note(
+        f"Scores the baseline and {esc(name)} once on the test part's documents and compares them by two paired "
+        "tests over documents, both of which must reject for a verdict: the paired bootstrap (as on the Compare page) "
+        "and the permutation test swapping the two prompts on whole documents (exact on few documents, where the "
+        "bootstrap's interval is too narrow). Every final check is counted: " + (
+            "this split's test part has not been looked at yet." if not checks_before else
+            f"this split's test part has been looked at {times(checks_before)} already; another check is allowed "
+            f"and will be reported as check number {checks_before + 1}."), "caption")
+    label = "Run the final check on test" if not checks_before else \
+        f"Run the final check again (check {checks_before + 1})"
+    if no_gain is None:
+        return FinalOffer(caption, label, True)
+    # nothing gained on development: a check only on an explicit request, never the invited step
+    return FinalOffer(caption, label.replace("Run the final check", "Run the final check anyway"), False,
+                      f"Check {name} on test anyway, knowing it did not beat the baseline on development (a counted "
+                      "look at the test part)")
+
+
+def picked(scored: list[Scored], version: str | None, default: Scored) -> Scored:
+    """The candidate a finished final-check queue scored on test (it may no longer be the one in the picker)."""
+    return next((s for s in scored if s.candidate.version == version), default)
+
+
+def verdict_blocks(check: FinalCheck, baseline_dev: Scored, chosen_dev: Scored, settings: Settings) -> list[Block]:
+    """The final check in words, figure and tables (the test part's labels: shown only after the check)."""
+    lines = verdict_sentences(check)
+    return [Note(esc(lines[0]), "success" if check.verdict == "improved" else "warning"),
+            *(Note(esc(line), "markdown") for line in lines[1:]),
+            Figure(test_figure(check, baseline_dev, chosen_dev, settings.coefficient, settings.level), "align_test"),
+            Table(test_table(check, baseline_dev, chosen_dev), "final check agreement", "align_test_table",
+                  static=True),
+            Table(difference_table(check), "final check difference", "align_difference", static=True)]
+
+
+def checks_expander(rows: list[dict[str, Any]], split_id: str) -> Expander:
+    return Expander(f"Final checks on this split's test part: {len(rows)}",
+                    (Table(final_checks_table(rows), f"final checks {split_id[:8]}", "align_checks"),))
+
+
+@dataclass
+class Workspace:
+    """One loop on the page: the dataset, dimension and split in use, the method, endpoint and engine options, whose
+    runs (``owner``: the signed-in user), the store and the agreement measure. What the page reads from the store
+    goes through it. ``agreement_cache(run_id, updated_at, part)``: the page's cached :meth:`agreement`."""
+
+    dataset: Dataset
+    dimension: str
+    split: Split
+    method: str
+    endpoint: Any
+    options: Any
+    store: Any
+    settings: Settings
+    owner: str | None = None
+    agreement_cache: Callable[[str, str, str], Agreement] | None = None
+
+    @property
+    def key(self) -> tuple:
+        """What a run's agreement depends on besides the run itself (a cache key)."""
+        return (self.dataset.id, self.split.split_id, self.dimension, self.settings.coefficient,
+                self.settings.n_resamples)
+
+    @property
+    def estimate_key(self) -> tuple:
+        return (self.dataset.id, self.split.split_id, self.dimension, self.method,
+                json.dumps(self.endpoint.identity(), sort_keys=True))
+
+    def agreement(self, run_id: str, part: str) -> Agreement:
+        """A stored run's agreement with the humans on ``part``."""
+        frame = part_frame(self.dataset, self.store.load_run(run_id), self.dimension, self.split, part,
+                           labels=self.settings.on_labels)
+        return agreement_of(frame, self.settings, self.dataset.dimension(self.dimension))
+
+    def run_id(self, part: str, c: Candidate) -> str:
+        return run_id_for(self.dataset.id, self.split, part, c, self.method, self.endpoint, self.owner)
+
+    def scored_on(self, part: str, c: Candidate) -> Scored | None:
+        """The candidate's finished run on ``part``, or None. This user's own run on this endpoint only
+        (``loop.own_run``): another user's run is never read here, whatever its id."""
+        rid = self.run_id(part, c)
+        row = own_run(self.store, rid, self.owner, self.endpoint)
+        if row is None or row["status"] != "done":
+            return None
+        compute = self.agreement_cache or (lambda r, _at, p: self.agreement(r, p))
+        return Scored(candidate=c, part=part, run_id=rid, agreement=compute(rid, str(row["updated_at"]), part))
+
+    def partition(self, cands: list[Candidate]) -> tuple[list[Scored], list[Candidate]]:
+        """(the candidates scored on development, those not yet), in the list's order."""
+        scored, unscored = [], []
+        for c in cands:
+            s = self.scored_on(DEV, c)
+            (scored if s is not None else unscored).append(s if s is not None else c)
+        return scored, unscored
+
+    def estimate(self, part: str, cands: list[Candidate]) -> dict[str, Any]:
+        return estimate_part(self.dataset, self.split, part, self.dimension, self.method, cands, self.options,
+                             store=self.store)
+
+    def queue(self, kind: str, part: str, cands: list[Candidate], *, chosen: str | None = None):
+        """The scoring queue of ``cands`` on ``part`` (evalcore.align.queue; not started). RunNotReusable when a run
+        under one of their ids is someone else's or another endpoint's."""
+        from evalcore.align import queue
+
+        return queue.plan(kind, self.dataset, self.split, part, self.dimension, self.method, cands,
+                          [candidate_name(c.source, c.version) for c in cands], self.endpoint, self.options,
+                          self.store, owner=self.owner, chosen=chosen)
+
+    def disagreements(self, base_dev: Scored) -> Disagreement:
+        from evalcore.align.disagreement import disagreements
+
+        return disagreements(self.dataset, self.store.load_run(base_dev.run_id), self.dimension, self.split)
+
+    def candidates_key(self, base) -> tuple:
+        return (self.dataset.id, self.dimension, self.split.split_id, self.method, base.version_hash())
+
+    def saved_candidates(self, viewer, base) -> list[Candidate]:
+        """The loop's candidates saved before that ``viewer`` may see (signed in: their own and the lab's shared
+        ones), the baseline left out."""
+        versions = self.store.list_criteria_versions(self.dataset.id, self.dimension, viewer=viewer)
+        return [c for c in saved_candidates(versions) if c.version != base.version_hash()]
+
+    def resumed_candidates(self, saved: list[Candidate]) -> list[Candidate]:
+        """A new session on this split: the saved candidates already scored on its development part (this user's
+        own runs on this endpoint) come back."""
+        return [c for c in saved if own_run(self.store, self.run_id(DEV, c), self.owner, self.endpoint) is not None]
+
+    def keep(self, cands: list[Candidate], c: Candidate, base, *, may_act: bool) -> Note:
+        """Add ``c`` to the list (saved as a criteria version in the owner's name), or say why not."""
+        from evalcore.align.candidates import save_candidate
+        from evalcore.store import StoreError, store_message
+
+        if c.version == base.version_hash():
+            return Note("This candidate is identical to the baseline: not added.", "warning")
+        if any(x.version == c.version for x in cands):
+            return Note(f"Candidate {c.version[:8]} is already in the list.", "info")
+        if not may_act:
+            return Note("Sign in to keep a candidate: it is saved as a criteria version in your name.", "warning")
+        try:
+            save_candidate(self.store, self.dataset.id, c, owner=self.owner)
+        except StoreError as e:
+            return Note(esc(store_message(e)), "error")
+        cands.append(c)
+        return Note(esc(f"Kept {candidate_name(c.source, c.version)} as a candidate (saved as a criteria "
+                        "version)."), "success")
+
+    def proposal_cost(self, prompt: str) -> tuple[int, float | None]:
+        """(requests to send, their cost) of proposing from ``prompt`` (the cache's answer costs nothing)."""
+        from evalcore.align.candidates import proposal_request
+        from evalcore.judge.spending import requests_cost
+
+        return requests_cost([proposal_request(prompt)], self.endpoint, self.store)
+
+    def propose(self, base, prompt: str, example_ids: tuple[str, ...]):
+        from evalcore.align.candidates import propose
+
+        return propose(base, prompt, endpoint=self.endpoint, api_key=self.options.api_key, store=self.store,
+                       example_items=example_ids, timeout_s=self.options.timeout_s,
+                       max_retries=self.options.max_retries)
+
+    def fewshot(self, base, dis: Disagreement, *, k: int, how: str, seed: int) -> Candidate:
+        from evalcore.align.candidates import example_pool, fewshot_candidate
+
+        pool = example_pool(self.dataset, self.dimension, self.split, dis)
+        return fewshot_candidate(base, pool, self.split, k=k, how=how, seed=seed, human_scale=dis.human_scale)
+
+    def checks(self, viewer) -> list[dict[str, Any]]:
+        """``viewer``'s own checks (and looks at this test part on other pages): another user's are not theirs to
+        count, and their candidates' hashes and results are not listed here."""
+        return self.store.final_checks(self.dataset.id, self.split.split_id, viewer=viewer)
+
+    def final_check(self, base_dev: Scored, chosen_dev: Scored) -> FinalCheck:
+        """The check from the queue's stored test runs (nothing is sent again), recorded and counted."""
+        return final_check(self.dataset, self.split, self.dimension, self.method, base_dev, chosen_dev,
+                           self.options, store=self.store, settings=self.settings, owner=self.owner)
+
+    def alt_test_blocks(self, check: FinalCheck, epsilon: float) -> list[Block]:
+        """May the judge now replace the annotators? The Alt-Test on the test part, at the Alignment page's
+        epsilon."""
+        from evalcore.align.split import split_dataset
+
+        text, rows = alt_test_check(split_dataset(self.dataset, self.split, TEST),
+                                    self.store.load_run(check.baseline.run_id),
+                                    self.store.load_run(check.chosen.run_id), self.dimension, epsilon=epsilon)
+        return [Note(esc(text), "markdown"), Table(rows, "final check alt-test", "align_alt_test", static=True)]
+
 __all__ = ["candidate_name", "split_overview", "split_by_system", "split_label", "disagreement_table",
            "by_system_figure", "by_human_figure", "confusion_table", "candidates_table", "candidates_figure",
            "beat_baseline", "default_choice", "choice_label", "selection_sentence", "gain_sentence", "test_table",
-           "difference_table", "test_figure", "verdict_sentences", "optimism_sentence", "final_checks_table", "saved_candidates"]
+           "difference_table", "test_figure", "verdict_sentences", "optimism_sentence", "final_checks_table", "saved_candidates",
+           "alt_test_check", "HELP", "intro", "make_loop_split", "SplitView", "split_section", "loop_methods",
+           "methods_help", "baseline_caption", "estimate_note", "no_estimate_note", "queue_notes", "baseline_metrics",
+           "item_view", "disagreement_figures", "reply_expander", "confusion_blocks", "meta_prompt_note", "Selection", "selection", "candidates_blocks", "times",
+           "FinalOffer", "final_offer", "picked", "verdict_blocks", "checks_expander", "Workspace"]
