@@ -50,9 +50,12 @@ per-annotator ``annotations``, the statistics take the annotators' majority; see
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import math
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar
 
 import pandas as pd
 
@@ -265,6 +268,190 @@ class Dataset:
         return self.items.merge(self.documents, on="doc_id", how="left")
 
 
+@functools.cache
+def _typed_keys(cls: type) -> frozenset[str]:
+    return frozenset(f.name for f in fields(cls) if f.name not in ("extra", "key_order"))
+
+
+class Recorded(Mapping):
+    """A JSON object a run records, read into typed fields for the keys it knows and ``extra`` for the others.
+
+    ``to_dict`` gives back exactly the dict ``from_dict`` read (the same keys in the same order, the same values):
+    what is stored, and every hash of it, never changes by being read. It is also a read-only mapping over that dict
+    (``rec["key"]``, ``rec.get("key")``, ``"key" in rec``, ``rec.items()``), so readers written for the dict work.
+    A key is present when the record holds it, whatever its value (``None`` included); a typed field of a key the
+    record lacks holds the field's default. Built in code (not ``from_dict``), the keys present are the typed fields
+    given a value other than their default, in the fields' order, then ``extra``'s."""
+
+    NESTED: ClassVar[dict[str, type]] = {}  # key -> the Recorded class a dict under that key is read into
+
+    @classmethod
+    def known(cls) -> frozenset[str]:
+        """The keys with a typed field."""
+        return _typed_keys(cls)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Any:
+        known, typed, extra = cls.known(), {}, {}
+        for k, v in d.items():
+            nested = cls.NESTED.get(k)
+            if k in known and nested is not None and isinstance(v, nested):
+                typed[k] = v
+            elif k in known and (nested is None or isinstance(v, dict)):
+                typed[k] = nested.from_dict(v) if nested is not None else v
+            else:  # an unknown key, or a nested record that is no JSON object: kept as it is
+                extra[k] = v
+        return cls(**typed, extra=extra, key_order=tuple(d))
+
+    def __post_init__(self) -> None:
+        given = tuple(self.key_order or ())
+        known = self.known()
+        order = [k for k in given if k in self.extra or k in known]
+        for f in fields(self):
+            if f.name in known and f.name not in order and f.name not in self.extra:
+                default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+                value = getattr(self, f.name)
+                if value is not default and value != default:
+                    order.append(f.name)
+        order += [k for k in self.extra if k not in order]
+        object.__setattr__(self, "key_order", tuple(order))
+        object.__setattr__(self, "_present", frozenset(order))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}.from_dict({self.to_dict()!r})"
+
+    def _value(self, key: str) -> Any:
+        if key in self.extra:
+            return self.extra[key]
+        value = getattr(self, key)
+        return value.to_dict() if isinstance(value, Recorded) else value
+
+    def to_dict(self, *, without: tuple[str, ...] = ()) -> dict[str, Any]:
+        """The recorded dict (less the keys ``without`` names)."""
+        return {k: self._value(k) for k in self.key_order if k not in without}
+
+    def replace(self, **values: Any) -> Any:
+        """A copy with these keys set, as ``dict.update`` would: a present key keeps its place, a new one comes last."""
+        return type(self).from_dict({**self.to_dict(), **values})
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self._present:
+            raise KeyError(key)
+        return self._value(key)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._present
+
+    def __iter__(self):
+        return iter(self.key_order)
+
+    def __len__(self) -> int:
+        return len(self.key_order)
+
+
+@dataclass(frozen=True, eq=False, repr=False, kw_only=True)
+class RunStats(Recorded):
+    """What a run counted (``runs.stats``): the client's requests, the engine's tasks, the rate limiter's, a replica
+    pool's or a batch's figures, an import's counts (evalcore.judge.runner ``ScoringRun._stats``)."""
+
+    # the judge client's requests (evalcore.judge.client.RequestStats)
+    requests: int = 0  # logical requests sent to the network (not cache hits)
+    attempts: int = 0  # HTTP attempts, retries included
+    retries: int = 0
+    failures: int = 0  # logical requests that failed for good
+    cached: int = 0  # requests answered from the cache
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0  # summed over successful requests
+    wall_s: float = 0.0
+    # the engine's tasks (items or ordered pairs x dimensions)
+    probe_requests: int = 0  # requests the capability probe sent
+    tasks: int = 0
+    skipped_already_done: int = 0  # judged by an earlier session of the run (a resume)
+    judged_this_session: int = 0
+    tasks_from_cache: int = 0  # tasks whose every reply came from the cache
+    ok: int = 0
+    failed: int = 0
+    resumed: bool = False
+    cached_prompt_tokens: int = 0  # prompt tokens the server served from its prefix cache
+    refused_requests: int = 0  # requests the endpoint's contract refused (evalcore.judge.contract)
+    reasoning_tokens: int = 0  # hidden reasoning tokens (part of the completion tokens)
+    # one endpoint's rate limiter (evalcore.judge.ratelimit.LimiterStats)
+    rate_limited: int = 0  # attempts answered 429
+    window_decreases: int = 0
+    paced_wait_s: float = 0.0
+    limit_requests_per_min: float | None = None
+    limit_tokens_per_min: float | None = None
+    min_window: float | None = None
+    # a replica pool (evalcore.judge.routing): each endpoint's figures, requests moved to another replica
+    endpoints: list[dict[str, Any]] | None = None
+    failovers: int = 0
+    batch: dict[str, Any] | None = None  # a batch's own figures (evalcore.judge.batch)
+    total: int = 0  # an imported run's judgments (with ok and failed)
+    extra: dict[str, Any] = field(default_factory=dict)
+    key_order: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True, eq=False, repr=False, kw_only=True)
+class RunConfig(Recorded):
+    """What a run records about how it was made (``Run.config``, the store's ``runs.config`` JSON), with what the
+    store says about it when it reads it back (``RUNTIME_KEYS``: its stats, status and owner).
+
+    Keys the engine writes (evalcore.judge.runner ``run_config``), a batch's, an import's and a published run's
+    (data/runs/manifest.json) have typed fields; any other key stays in ``extra``."""
+
+    RUNTIME_KEYS: ClassVar[tuple[str, ...]] = ("stats", "status", "owner", "shared")  # not in runs.config
+    NESTED: ClassVar[dict[str, type]] = {"stats": RunStats}
+
+    # the engine (evalcore.judge.runner.run_config, ScoringRun.open)
+    method: str = ""
+    method_config: dict[str, Any] | None = None  # as planned against the endpoint's capabilities
+    requested_config: dict[str, Any] | None = None  # as asked
+    plan_note: str = ""  # what the plan changed ("" when nothing)
+    capabilities: dict[str, Any] | None = None  # the endpoint's, as probed
+    endpoint: dict[str, Any] | None = None  # the endpoint's identity (never a key)
+    endpoints: list[dict[str, Any]] | None = None  # a replica pool's endpoints
+    criteria: dict[str, dict[str, Any]] | None = None  # dimension -> {"hash", the criteria's fields}
+    parse_mode: str = ""
+    pairs: Any = None  # a pairwise run's PairSelection.describe() (a published run: its list of pairs)
+    limit: int | None = None
+    estimator: str = ""
+    schedule: str = ""
+    spec: dict[str, Any] | None = None  # evalcore.spec.ScoringSpec.to_dict()
+    concurrency: int | None = None
+    max_retries: int | None = None
+    timeout_s: float | None = None
+    variant: str = ""  # the method as it ran on this judge ("" as asked)
+    contract: dict[str, Any] | None = None  # what the endpoint's contract changed in the requests
+    reasoning_options: dict[str, Any] | None = None
+    mode: str = ""  # "batch" for a run scored through a batch API
+    batch: dict[str, Any] | None = None  # the batch's ids and counts
+    # an import (evalcore.importers)
+    imported_from: Any = None  # the file (a name, or a dict describing it)
+    kind: str = ""
+    sha256: str = ""
+    orders: Any = None  # presentation orders of a pairwise import or published run
+    # a published run (data/runs/manifest.json)
+    origin: Any = None  # where it came from (a dict: repository, commit, license)
+    paper: str = ""
+    citation: str = ""
+    model: str = ""
+    parser: str = ""
+    n: int | None = None  # samples per request
+    temperature: float | None = None
+    # what the store adds when it reads the run back
+    stats: RunStats = field(default_factory=RunStats)
+    status: str = ""  # running, done, cancelled, stopped, interrupted, batch-submitted, ...
+    owner: str | None = None  # who started it, on a server with sign-in
+    shared: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+    key_order: tuple[str, ...] | None = None
+
+    def stored(self) -> dict[str, Any]:
+        """The dict the store keeps in ``runs.config``: the record less what the store says itself."""
+        return self.to_dict(without=self.RUNTIME_KEYS)
+
+
 @dataclass
 class Run:
     """One judge configuration applied to one dataset.
@@ -280,12 +467,16 @@ class Run:
     method: str
     model: str
     label: str = ""
-    config: dict[str, Any] = field(default_factory=dict)
+    config: RunConfig = field(default_factory=RunConfig)  # a dict given here is read into a RunConfig
     parser: str = ""
     origin: str = "local"  # "published" for runs released by papers' authors
     created_at: str = ""
     judgments: pd.DataFrame = field(default_factory=lambda: empty_frame(JUDGMENT_COLUMNS))
     comparisons: pd.DataFrame = field(default_factory=lambda: empty_frame(COMPARISON_COLUMNS))
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.config, RunConfig):
+            self.config = RunConfig.from_dict(self.config or {})
 
     @property
     def dimensions(self) -> list[str]:

@@ -7,12 +7,13 @@ Published runs ship in ``data/`` (``evalcore.datasets``); runs scored here live 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 
 import pandas as pd
 
 from evalcore import datasets
 from evalcore.identity import Viewer
-from evalcore.model import Dataset, Run
+from evalcore.model import STATUS_OK, Dataset, Run
 
 log = logging.getLogger(__name__)
 
@@ -179,3 +180,57 @@ def run_dimensions(run_id: str, *, store=None) -> list[str]:
             column = pq.read_table(datasets._path(entry["file"]), columns=["dimension"])["dimension"]
             return [str(d) for d in pc.unique(column).to_pylist()]
     return _store(store).run_dimensions(run_id)
+
+
+# ------------------------------------------------------------------------------------ how a finished run went
+@dataclass(frozen=True)
+class RunOutcome:
+    """How a finished run went: ``level`` "success" (every judgment scored), "warning" (some failed) or "error"
+    (none, or fewer than half, scored: the run says little), and the sentence that says it."""
+
+    level: str
+    text: str
+    scored: int
+    total: int
+
+
+FEW = 0.5  # below this share of judgments scored, a run is reported as a failure, with its commonest reason
+LISTED_BELOW = "The failures and their raw replies are listed below."  # where the Score page shows them
+
+
+def run_outcome(run: Run | None, *, where_failures: str = LISTED_BELOW) -> RunOutcome:
+    """How many items a finished run scored out of how many; when none or few, the commonest failure reason and
+    ``where_failures`` (where the reader finds them: the Score page lists them below, the command line names the
+    export command). The Score page and ``score`` on the command line say the same."""
+    frame, unit = _judged(run)
+    total = len(frame)
+    ok = int((frame["status"] == STATUS_OK).sum()) if total else 0
+    if total == 0:
+        return RunOutcome("error", "Nothing was scored: the run holds no judgment.", 0, 0)
+    text = f"{ok:,} of {total:,} {unit} scored"
+    if ok == total:
+        return RunOutcome("success", text + ".", ok, total)
+    reasons = frame.loc[frame["status"] != STATUS_OK, "reason"].fillna("").astype(str).str.strip()
+    reasons = reasons[reasons != ""]
+    failed = total - ok
+    why = ""
+    if len(reasons):
+        top = reasons.value_counts()
+        why = f" Commonest reason ({int(top.iloc[0]):,} of {failed:,} failures): {top.index[0]}"
+        why += "" if why.endswith(".") else "."
+    if ok / total < FEW:
+        head = "No item was scored" if ok == 0 else f"Only {ok:,} of {total:,} {unit} were scored"
+        return RunOutcome("error", f"{head}: {failed:,} of {total:,} {unit} failed.{why} {where_failures}", ok, total)
+    return RunOutcome("warning", f"{text}; {failed:,} failed.{why}", ok, total)
+
+
+def _judged(run: Run | None) -> tuple[pd.DataFrame, str]:
+    """The run's judgments (or comparisons) and what one of them is called."""
+    if run is None:
+        return pd.DataFrame(columns=["status", "reason"]), "items"
+    if not run.judgments.empty:
+        j = run.judgments
+        return j, ("items" if j["dimension"].nunique() <= 1 else "item-dimension judgments")
+    if not run.comparisons.empty:
+        return run.comparisons, "pairwise verdicts"
+    return pd.DataFrame(columns=["status", "reason"]), "items"

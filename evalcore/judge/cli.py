@@ -127,13 +127,23 @@ def cmd_score(args: argparse.Namespace) -> int:
         summary = run.summary() | {"stats": run.config.get("stats", {}), "plan_note": run.config.get("plan_note"),
                                    "capabilities": run.config.get("capabilities"),
                                    "variant": run.config.get("variant", ""), "contract": run.config.get("contract", {}),
-                                   "wall_s": round(time.perf_counter() - t0, 3)}
+                                   "wall_s": round(time.perf_counter() - t0, 3), "outcome": outcome_of(run)}
         print(json.dumps(json_safe(summary), indent=2))
     else:
         if run.config.get("variant"):  # the method as it ran on this judge (stderr: stdout is the run id alone)
             print(f"variant: {run.config['variant']}", file=sys.stderr)
+        print(outcome_of(run)["text"], file=sys.stderr)
         print(run.run_id)
     return 0
+
+
+def outcome_of(run) -> dict[str, Any]:
+    """How the run went (level, text, scored, total), in the Score page's sentence (evalcore.runs.run_outcome),
+    pointing at the export command where the page says the failures are listed below."""
+    from evalcore.runs import run_outcome
+
+    return dataclasses.asdict(run_outcome(run, where_failures="The failures and their raw replies: "
+                                                              f"python -m evalcore export --run {run.run_id}"))
 
 
 def cmd_check_judge(args: argparse.Namespace) -> int:

@@ -1,13 +1,20 @@
-"""Score page: what a run failed on, and how a finished run went (the command line says the same)."""
+"""Score page: what a run would ask for (requests, tokens, cost), how a run goes, and what a scored run holds (its
+cost, batches, endpoints and failures), as view blocks (evalcore.views.blocks). How a finished run went is
+``evalcore.runs.run_outcome``: the command line says the same."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 
 from evalcore.model import STATUS_OK, Dataset, Run
+from evalcore.runs import FEW, RunOutcome, run_outcome  # noqa: F401 - the page reads them here
+from evalcore.views.blocks import Action, Block, Expander, Metric, Metrics, Note, Table
+from evalcore.views.format import esc
 
 
 def failures_table(run: Run) -> pd.DataFrame:
@@ -19,17 +26,6 @@ def failures_table(run: Run) -> pd.DataFrame:
         c = run.comparisons[run.comparisons["status"] != STATUS_OK]
         return c[["pair_id", "dimension", "order", "reason", "raw"]].reset_index(drop=True)
     return pd.DataFrame(columns=["item_id", "dimension", "reason", "raw"])
-
-
-@dataclass(frozen=True)
-class RunOutcome:
-    """How a finished run went: ``level`` "success" (every judgment scored), "warning" (some failed) or "error"
-    (none, or fewer than half, scored: the run says little), and the sentence that says it."""
-
-    level: str
-    text: str
-    scored: int
-    total: int
 
 
 def default_method(dataset: Dataset) -> str:
@@ -44,46 +40,6 @@ def default_method(dataset: Dataset) -> str:
     return "h2h" if presets.task_kind(dataset.id, dataset.task) == "summarization" else "mtbench"
 
 
-FEW = 0.5  # below this share of judgments scored, a run is reported as a failure, with its commonest reason
-
-
-def run_outcome(run: Run | None) -> RunOutcome:
-    """How many items a finished run scored out of how many; when none or few, the commonest failure reason."""
-    frame, unit = _judged(run)
-    total = len(frame)
-    ok = int((frame["status"] == STATUS_OK).sum()) if total else 0
-    if total == 0:
-        return RunOutcome("error", "Nothing was scored: the run holds no judgment.", 0, 0)
-    text = f"{ok:,} of {total:,} {unit} scored"
-    if ok == total:
-        return RunOutcome("success", text + ".", ok, total)
-    reasons = frame.loc[frame["status"] != STATUS_OK, "reason"].fillna("").astype(str).str.strip()
-    reasons = reasons[reasons != ""]
-    failed = total - ok
-    why = ""
-    if len(reasons):
-        top = reasons.value_counts()
-        why = f" Commonest reason ({int(top.iloc[0]):,} of {failed:,} failures): {top.index[0]}"
-        why += "" if why.endswith(".") else "."
-    if ok / total < FEW:
-        head = "No item was scored" if ok == 0 else f"Only {ok:,} of {total:,} {unit} were scored"
-        return RunOutcome("error", f"{head}: {failed:,} of {total:,} {unit} failed.{why} The failures and their "
-                                   "raw replies are listed below.", ok, total)
-    return RunOutcome("warning", f"{text}; {failed:,} failed.{why}", ok, total)
-
-
-def _judged(run: Run | None) -> tuple[pd.DataFrame, str]:
-    """The run's judgments (or comparisons) and what one of them is called."""
-    if run is None:
-        return pd.DataFrame(columns=["status", "reason"]), "items"
-    if not run.judgments.empty:
-        j = run.judgments
-        return j, ("items" if j["dimension"].nunique() <= 1 else "item-dimension judgments")
-    if not run.comparisons.empty:
-        return run.comparisons, "pairwise verdicts"
-    return pd.DataFrame(columns=["status", "reason"]), "items"
-
-
 _EXCEPTION_NAME = re.compile(r"^\s*(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Warning)\s*:\s*")
 
 
@@ -96,3 +52,309 @@ def plain_error(error: BaseException | str | None) -> str:
         text = str(error).strip()
         return text or f"unexpected {type(error).__name__}"
     return _EXCEPTION_NAME.sub("", str(error), count=1)
+
+
+def error_note(prefix: str, error: BaseException | str | None, kind: str = "error") -> Note:
+    """``prefix`` and the error in plain words, escaped (an endpoint's message may quote anything)."""
+    return Note(esc(prefix + plain_error(error)), kind)  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------------------------------------ what to score
+@dataclass(frozen=True)
+class Sample:
+    """What a run scores: the dataset (restricted to the drawn documents, if any), those documents, the item limit
+    left (0 where the documents decide), and what the page says about it."""
+
+    dataset: Dataset
+    documents: tuple[str, ...] | None
+    limit: int
+    notes: tuple[Block, ...] = ()
+
+
+def sample(ds: Dataset, *, pairwise: bool, limit: int, documents: int, seed: int, how: str,
+           dimension: str | None) -> Sample:
+    """``documents`` whole documents drawn (seeded, evalcore.sampling) with every system's output for each, or the
+    first ``limit`` items; a pairwise method takes neither documents (its unit is the pair)."""
+    if documents and not pairwise:
+        from evalcore.sampling import documents_subset, sample_documents
+
+        picked = sample_documents(ds, int(documents), seed=int(seed), how=how, dimension=dimension)
+        sub = documents_subset(ds, picked)
+        text = (f"Scoring {len(picked)} whole documents ({len(sub.items)} items, {how}, seed {int(seed)})"
+                + ("; fewer than 10 documents: every interval will be unreliable." if len(picked) < 10 else "."))
+        return Sample(sub, tuple(str(d) for d in picked), 0, (Note(esc(text), "caption"),))
+    if limit and not pairwise:
+        return Sample(ds, None, int(limit), (Note("Items = N scores the first N rows: a few documents only. Prefer "
+                                                  "whole documents (above).", "caption"),))
+    return Sample(ds, None, int(limit))
+
+
+def replicas(text: str) -> list[str]:
+    """The replicas' base URLs, one per line."""
+    return [u.strip() for u in text.splitlines() if u.strip()]
+
+
+def replica_notes(replica_text: str, *, use_batch: bool) -> list[Block]:
+    if use_batch and replicas(replica_text):
+        return [Note("The Batch API sends one batch to the first endpoint; the replicas are used by online runs "
+                     "only.", "caption")]
+    return []
+
+
+def judge_check(endpoint: Any, *, store: Any, api_key: str | None, reprobe: bool, effort: str | None,
+                budget: int | None) -> tuple[str | None, Note | None]:
+    """"Check this judge": a few cheap requests (cached) and what they found, as text; or why the check failed."""
+    from evalcore.judge.check import check_judge, format_check
+    from evalcore.judge.contract import RequestOptions
+
+    try:
+        report = check_judge(endpoint, store=store, api_key=api_key, reprobe=reprobe,
+                             options=RequestOptions(effort or None, budget or None))
+    except Exception as e:  # noqa: BLE001 - the endpoint's own message (redacted by the client), not a traceback
+        return None, Note(esc(f"The check failed: {e}"), "error")
+    return format_check(report), None
+
+
+# ----------------------------------------------------------------------------------------------------- estimate
+# A plan above this many requests is estimated (its requests built, their tokens and cache hits counted) only when
+# asked, not on opening a link to it (issue 21, item 2: h2h on every pair and dimension of SummEval is 96,000).
+EAGER_ESTIMATE_REQUESTS = 5_000
+REQUESTS_HELP = "items (or ordered pairs) x dimensions x requests per task"
+
+
+def cost_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """A cost table (evalcore.judge.cost.cost_table) for display: numbers formatted, 'unknown' where the model's
+    price is unknown."""
+    def usd(x: Any, digits: int) -> str:
+        return "unknown" if x is None else f"{x:,.{digits}f}"
+
+    return pd.DataFrame([{"Tokens": r["tokens"], "Count": f"{r['count']:,}",
+                          "USD per 1M (online)": "" if r["tokens"] == "total" else usd(r["usd_per_1m"], 3),
+                          "USD (online)": usd(r["usd"], 4),
+                          "USD per 1M (Batch API)": "" if r["tokens"] == "total" else usd(r["batch_usd_per_1m"], 3),
+                          "USD (Batch API)": usd(r["batch_usd"], 4)} for r in rows])
+
+
+def estimate_cost(est: Any, *, use_batch: bool) -> float | None:
+    """What the calls to send cost, online or through the Batch API (None: the model's price is unknown)."""
+    return est.cost_usd_batch if use_batch else est.cost_usd
+
+
+def estimate_blocks(est: Any, *, use_batch: bool) -> list[Block]:
+    """What a run would ask for: requests (duplicates and cache hits apart from what goes out), then tokens and cost
+    of the calls that go out (online, or through the Batch API)."""
+    cost = estimate_cost(est, use_batch=use_batch)
+    out: list[Block] = [
+        Note("**Requests**", "markdown"),
+        Metrics((Metric("Requests", f"{est.requests:,}", REQUESTS_HELP),
+                 Metric("Duplicate outputs", f"{est.duplicates:,}",
+                        "requests identical to another one of this run (the same text to rate): sent once, the "
+                        "copies read the reply back"),
+                 Metric("Cache hits", f"{est.cache_hits:,}", "replies an earlier run already stored: not sent again"),
+                 Metric("Calls to send", f"{est.calls:,}", "requests - duplicate outputs - cache hits"))),
+        Note("**Tokens and cost** (of the calls to send)", "markdown"),
+        Metrics((Metric("Prompt tokens", f"{est.prompt_tokens:,}", "characters / 4: a rough count"),
+                 Metric("Completion tokens (max)", f"{est.completion_tokens:,}",
+                        "max_tokens x samples: an upper bound"),
+                 Metric("Cost, Batch API (USD)" if use_batch else "Cost (USD)",
+                        "unknown" if cost is None else f"{cost:,.2f}" if cost >= 1 else f"{cost:.4f}",
+                        "unknown when the model's price is not in the price list"))),
+    ]
+    if est.note:
+        out.append(Note(esc(est.note), "caption"))
+    out.append(Expander("Cost by kind of token: cached prompt tokens, online vs Batch API", (
+        Table(cost_frame(est.cost_rows), "cost estimate", "cost_table"),
+        Note("Cached prompt tokens: the expected prefix repeated from a recent request in the scheduled order (the "
+             "provider's prompt cache: OpenAI caches prompts of 1,024 tokens or more). Completion tokens are an "
+             "upper bound (max_tokens x samples).", "caption"))))
+    return out
+
+
+def large_plan(n_requests: int) -> tuple[list[Block], Action] | None:
+    """For a plan over ``EAGER_ESTIMATE_REQUESTS`` requests: its request count and the button that builds its
+    estimate (None: a smaller plan is estimated at once)."""
+    if n_requests <= EAGER_ESTIMATE_REQUESTS:
+        return None
+    return ([Metrics((Metric("Requests", f"{n_requests:,}", REQUESTS_HELP),)),
+             Note(f"A large plan (over {EAGER_ESTIMATE_REQUESTS:,} requests): its calls, tokens and cost are worked "
+                  "out when you ask, not on opening the page. Nothing is sent either way.", "caption")],
+            Action("Estimate calls and cost", "estimate_now"))
+
+
+def start_action(est: Any, *, use_batch: bool, running: bool) -> Action:
+    """"Start scoring": the estimate's calls and cost; not while a run is going, nor without an estimate (the
+    page says why above). The spending rule (evalcore.judge.spending) decides the rest."""
+    if est is None:
+        return Action("Start scoring", "start_scoring", allowed=False)
+    return Action("Start scoring", "start_scoring", calls=int(est.calls),
+                  cost_usd=estimate_cost(est, use_batch=use_batch), allowed=not running)
+
+
+def new_job(spec: Any, endpoint: Any, *, replica_text: str = "", use_batch: bool, api_key: str | None,
+            concurrency: int, reprobe: bool, store: Any, owner: str | None) -> Any:
+    """A scoring job (evalcore.judge.job) for ``spec`` on ``endpoint`` and its replicas (online runs only: the Batch
+    API sends one batch to the first endpoint), recorded as ``owner``'s run. Not started."""
+    from evalcore.judge.job import ScoringJob
+    from evalcore.judge.runner import new_run_id
+    from evalcore.judge.spec import EngineOptions
+
+    urls = [] if use_batch else replicas(replica_text)
+    target = [endpoint] + [dataclasses.replace(endpoint, base_url=u) for u in urls] if urls else endpoint
+    return ScoringJob(run_id=new_run_id(spec.dataset.id, spec.method, endpoint.model),
+                      spec=dataclasses.replace(spec, owner=owner),
+                      engine=EngineOptions(target, api_key=api_key, concurrency=int(concurrency),
+                                           reprobe=bool(reprobe)),
+                      store=store, batch=bool(use_batch))
+
+
+# ----------------------------------------------------------------------------------------------------- progress
+def progress_line(progress: Any) -> tuple[float, str]:
+    """The progress bar's share done and its line (evalcore.judge.runner.Progress; None: not started yet)."""
+    p = progress
+    if p is None:
+        return 0.0, "starting (probing the endpoint)…"
+    frac = p.done / p.total if p.total else 0.0
+    eta = "" if p.eta_s is None else f" · ETA {p.eta_s:,.0f} s"
+    return min(frac, 1.0), (f"{p.done:,} / {p.total:,} done · {p.cached:,} from cache · {p.failed:,} failed · "
+                            f"{p.retrying:,} retrying{eta}")
+
+
+def finished_blocks(job: Any) -> list[Block]:
+    """How a job that has stopped went: its error, a cancel, or how many it scored (when none or few, why)."""
+    if job.error:
+        return [error_note("The run stopped: ", job.error)]
+    if job.cancel.is_set():
+        return [Note("Cancelled. Finished judgments are kept; resume to score the rest.", "warning")]
+    outcome = run_outcome(job.run)
+    if outcome.level == "success":
+        return [Note("Done.", "success"), Note(outcome.text, "caption")]
+    return [Note(esc(outcome.text), outcome.level)]  # type: ignore[arg-type]
+
+
+def resume_offer(job: Any, *, ready: bool, typed_for: str | None) -> tuple[list[Block], Action] | None:
+    """"Resume" for a job that stopped on an error or a cancel (None otherwise): refused while the key typed in
+    this session is for another endpoint than the run's (evalcore.judge.trust), which the note says."""
+    if not (job.error or job.cancel.is_set()):
+        return None
+    from evalcore.judge import trust
+
+    elsewhere = trust.typed_key_elsewhere(job.engine.first_endpoint.base_url, typed_for)
+    notes: list[Block] = [Note(esc(elsewhere), "caption")] if elsewhere else []
+    return notes, Action("Resume", "resume_scoring", allowed=ready and not elsewhere)
+
+
+# ---------------------------------------------------------------------------------------------- runs scored here
+_SAID_STATUSES = ("interrupted", "running", "cancelled", "stopped")
+
+
+def run_labels(runs: list[Run]) -> dict[str, str]:
+    """Each local run's name, with its status where it needs saying: a run whose process is gone is "interrupted"
+    (resume it), not "running" forever."""
+    from evalcore.views.common import run_names
+
+    names = run_names(runs)
+    return {r.run_id: names[r.run_id] + (f"  [{r.config.get('status')}]" if r.config.get("status") in _SAID_STATUSES
+                                         else "") for r in runs}
+
+
+def owner_line(run: Run) -> str | None:
+    """Who started the run and whether the lab sees it (None: a run without an owner, on a server without
+    sign-in)."""
+    owner = run.config.get("owner")
+    if not owner:
+        return None
+    return f"Started by {owner}" + (", shared with the lab" if run.config.get("shared") else ", private")
+
+
+def resume_note(run: Run) -> str | None:
+    """What the page says above the resume command of an interrupted or stopped run (None: nothing to resume)."""
+    status = run.config.get("status")
+    if status not in ("interrupted", "stopped"):
+        return None
+    return (f"This run is {status}: its finished judgments are kept. Resume it from the command line (answered "
+            "requests come from the cache):")
+
+
+def batch_blocks(run: Run, *, store: Any, ready: bool, typed_for: str | None, running: bool
+                 ) -> tuple[list[Block], Action | None]:
+    """The run's Batch API batches, and "Check and collect batch results" while one is uncollected and no run is
+    going: refused while the key typed in this session is for another endpoint than the run's."""
+    from evalcore.judge import batch as batch_mod
+    from evalcore.judge import trust
+
+    batches = batch_mod.batch_rows(store, run.run_id)
+    if not batches:
+        return [], None
+    out: list[Block] = [
+        Note("**Batches of this run (OpenAI Batch API)**", "markdown"),
+        Table(pd.DataFrame([{"batch": b["batch_id"], "status": b["status"], "requests": b["total"] or 0,
+                             "answered": b["completed"] or 0, "failed": b["failed"] or 0,
+                             "collected": "yes" if b["collected"] else "no"} for b in batches]),
+              f"batches {run.run_id}", "batches")]
+    if all(b["collected"] for b in batches) or running:
+        return out, None
+    mismatch = trust.typed_key_elsewhere((run.config.get("endpoint") or {}).get("base_url", ""), typed_for)
+    if mismatch:
+        out.append(Note(esc(mismatch), "caption"))
+    return out, Action("Check and collect batch results", "collect_batches", allowed=ready and not mismatch)
+
+
+def collect_batches(run_id: str, *, store: Any, api_key: str | None) -> Note | None:
+    """Ask the Batch API once for the run's results (no wait): None when they are in (the run is complete), else
+    what to say (still running, or why it could not collect)."""
+    from evalcore.judge import batch as batch_mod
+
+    try:
+        col = batch_mod.collect(run_id, store=store, api_key=api_key, wait=False)
+    except Exception as e:  # noqa: BLE001 - shown with its reason
+        return error_note("Could not collect: ", e)
+    if col.run is not None:
+        return None
+    c = col.status.counts
+    return Note(f"Still running: {c['completed']:,} of {c['total']:,} answered. Check again later.", "info")
+
+
+def run_details(run: Run) -> list[Block]:
+    """A scored run: its tokens and cost as the endpoint reported them, the endpoints that answered, the method's
+    variant on this judge, its counts, and its failures with their raw replies."""
+    info = run.summary()
+    out = _run_cost(run) + _run_endpoints(run)
+    if run.config.get("variant"):  # what the judge's contract changed in the method (evalcore.judge.contract)
+        out.append(Note(esc("As it ran on this judge: " + run.config["variant"]), "caption"))
+    out.append(Metrics((Metric("Judgments", str(info["judgments"])), Metric("Failed", str(info["failed"])),
+                        Metric("Dimensions", esc(", ".join(info["dimensions"]) or "-")))))
+    out.append(Note("**Failures with their raw replies**", "markdown"))
+    fails = failures_table(run)
+    out.append(Note("No failures.", "caption") if fails.empty else Table(fails, f"failures {run.run_id}", "failures"))
+    return out
+
+
+def _run_cost(run: Run) -> list[Block]:
+    """Tokens and cost of the run (Batch API prices when it went through the Batch API); none without token counts."""
+    from evalcore.judge.cost import cost_table
+
+    stats = run.config.get("stats") or {}
+    used = stats.get("batch") if isinstance(stats.get("batch"), dict) and "prompt_tokens" in stats["batch"] else stats
+    if not used.get("prompt_tokens"):
+        return []
+    ident = run.config.get("endpoint") or {}
+    rows = cost_table(int(used.get("prompt_tokens", 0)), int(used.get("completion_tokens", 0)),
+                      cached_prompt_tokens=int(used.get("cached_prompt_tokens", 0)),
+                      model=ident.get("model", run.model), provider=ident.get("provider", "openai"))
+    return [Expander("Tokens and cost of this run (as the endpoint reported them)", (
+        Table(cost_frame(rows), f"cost {run.run_id}", "run_cost"),
+        Note(("Scored through the Batch API: the Batch API columns apply. " if used is not stats else "")
+             + "Requests answered from the cache cost nothing and are not counted.", "caption")))]
+
+
+def _run_endpoints(run: Run) -> list[Block]:
+    """The endpoints of the run with what each answered and whether it was drained."""
+    endpoints = (run.config.get("stats") or {}).get("endpoints")
+    if not endpoints:
+        return []
+    return [Note("**Endpoints of this run** (requests answered by each, the capability probe included; "
+                 "`Store.answers` lists every scoring request with the endpoint that answered it)", "markdown"),
+            Table(pd.DataFrame([{"base URL": e["base_url"], "answered": e["answered"],
+                                 "failed attempts": e["failed_attempts"], "answered 429": e.get("rate_limited", 0),
+                                 "drained": "yes" if e["drained"] else "no", "why drained": e["drain_reason"] or "-"}
+                                for e in endpoints]), f"endpoints {run.run_id}", "endpoints")]
