@@ -11,7 +11,7 @@ from evalcore import datasets
 from evalcore.align import make_split
 from evalcore.align.candidates import Candidate, baseline_candidate
 from evalcore.align.disagreement import Disagreement
-from evalcore.align.loop import Agreement, Difference, FinalCheck, Scored
+from evalcore.align.loop import Agreement, Difference, FinalCheck, Scored, Settings
 from evalcore.types import Criteria
 from evalcore.views import improve as views
 
@@ -160,3 +160,112 @@ def test_confusion_cells_of_a_binary_dimension_match_a_crosstab():
     assert set(items["doc_id"]) <= set(split.dev_docs)  # development items only
     assert views.confusion_table(Disagreement("x", items.head(0), items.head(0), items.head(0), None, (1, 5),
                                               (1, 5))).empty
+
+
+# ------------------------------------------------------------------------------------------- the page's view model
+
+
+def test_split_section_warns_about_parts_too_small(summeval):
+    from evalcore.sampling import documents_subset
+    from evalcore.views.blocks import Table, notes, tables
+
+    ok = views.split_section(summeval, make_split(summeval, "coherence", test_share=0.3, seed=3))
+    assert notes(ok.warnings) == [] and [t.key for t in tables(ok.parts + ok.systems)] == ["split_parts",
+                                                                                           "split_systems"]
+    assert isinstance(ok.parts[0], Table) and ok.parts[0].static and ok.systems[0].height == 240
+    sub = documents_subset(summeval, list(dict.fromkeys(summeval.items["doc_id"]))[:8])
+    small = views.split_section(sub, make_split(sub, "coherence", test_share=0.5, seed=0))
+    [both, perm] = notes(small.warnings, "warning")
+    assert both.startswith("The development and test parts of this split hold fewer than 10 documents")
+    # 4 test documents: 2^4 = 16 arrangements, the smallest p-value 2/16
+    assert perm.startswith("The test part holds 4 documents: swapping two prompts on whole documents gives 16 "
+                           "arrangements, so no p-value can fall below 0.125")
+
+
+def test_estimate_note_says_requests_cache_and_price():
+    from types import SimpleNamespace
+
+    paid, local = SimpleNamespace(provider="openai"), SimpleNamespace(provider="vllm")
+    est = {"calls": 1200, "cached": 30, "prompt_tokens": 480000, "cost_usd": 0.5}
+    note = views.estimate_note(est, "the baseline on the development part", paid)
+    assert note.kind == "caption"
+    plain = note.text.replace("\\", "")
+    assert plain == ("Estimate for the baseline on the development part: 1,200 request(s) to send (30 more are "
+                     "repeats or already in the cache), about 480,000 prompt tokens, about $0.5000.")
+    assert "\\$" in note.text  # escaped: a dollar sign is never read as LaTeX
+    assert views.estimate_note({**est, "cost_usd": None}, "x", paid).text.replace("\\", "").endswith(
+        "unknown price (the model is not in the price table).")
+    assert views.estimate_note(est, "x", local).text.replace("\\", "").endswith("a local server: no price.")
+    assert views.estimate_note({**est, "calls": 0}, "x", paid).text.replace("\\", "") == (
+        "Estimate for x: nothing to send (its 30 requests are repeats or already in the cache).")
+
+
+def test_selection_and_the_final_step_when_a_candidate_gained_and_when_none_did():
+    base = baseline_candidate(crit("Coherence."))
+    a = Candidate(crit("Coherence A."), "edit")
+    b = Candidate(crit("Coherence B."), "proposal")
+    b_dev = scored(base, 0.4, 0.2, 0.6)
+    gained = [scored(a, 0.5, 0.3, 0.7), scored(b, 0.7, 0.5, 0.9)]
+    pick = views.selection(b_dev, gained)
+    assert pick.versions == [a.version, b.version] and pick.default == b.version
+    assert pick.label(b.version) == f"proposal {b.version[:8]} · development 0.700 (+0.300 over the baseline)"
+    offer = views.final_offer(b, 0, None)
+    assert (offer.label, offer.primary, offer.anyway) == ("Run the final check on test", True, None)
+    assert offer.caption.text.endswith("this split's test part has not been looked at yet.")
+    again = views.final_offer(b, 2, None)
+    assert again.label == "Run the final check again (check 3)"
+    assert "has been looked at twice already; another check is allowed and will be reported as check number 3." \
+        in again.caption.text
+    # none beat the baseline: the best of them all is the default, and the check needs a ticked box
+    worse = [scored(a, 0.1, 0.0, 0.3), scored(b, 0.3, 0.1, 0.5)]
+    pick = views.selection(b_dev, worse)
+    assert pick.default == b.version
+    no_gain = views.selection_sentence(b_dev, worse, pick.by_version[pick.default])
+    offer = views.final_offer(b, 1, no_gain)
+    assert offer.label == "Run the final check anyway again (check 2)" and not offer.primary
+    assert offer.anyway.startswith(f"Check proposal {b.version[:8]} on test anyway")
+    assert views.picked(worse, a.version, worse[1]) is worse[0] and views.picked(worse, "gone", worse[1]) is worse[1]
+
+
+def test_baseline_metrics_and_the_verdict_blocks():
+    from evalcore.views.blocks import Figure, notes, tables
+
+    base = baseline_candidate(crit("Coherence."))
+    dis = Disagreement(dimension="coherence", items=pd.DataFrame({"item_id": ["a", "b", "c"]}), confusion=None,
+                       judge_scale=(1.0, 5.0), human_scale=(1.0, 5.0), by_system=pd.DataFrame(),
+                       by_human=pd.DataFrame())
+    m = views.baseline_metrics(scored(base, 0.41234, 0.2, math.nan), dis)
+    assert [(x.label, x.value) for x in m.items] == [("Baseline agreement (development)", "0.412"),
+                                                     ("Development items judged", "3"),
+                                                     ("Failed (unreadable replies)", f"{dis.failed:,}")]
+    assert m.items[0].help == "95% CI 0.200 to n/a"
+    check, b, c = _check(0.5, Difference(0.45, 0.3, 0.6, 0.004, 80), number=2)
+    blocks = views.verdict_blocks(check, b, c, Settings())
+    assert [n.replace("\\", "") for n in notes(blocks, "success")] == [views.verdict_sentences(check)[0]]
+    assert len(notes(blocks, "markdown")) == len(views.verdict_sentences(check)) - 1
+    assert [t.key for t in tables(blocks)] == ["align_test_table", "align_difference"]
+    assert all(t.static for t in tables(blocks)) and sum(isinstance(x, Figure) for x in blocks) == 1
+    worse = views.verdict_blocks(*_check(0.5, Difference(-0.3, -0.5, -0.1, 0.01, 80)), Settings())
+    assert len(notes(worse, "warning")) == 1 and not notes(worse, "success")
+
+
+def test_keep_adds_a_candidate_once_and_saves_it(tmp_path):
+    from evalcore.store import Store
+
+    store = Store(tmp_path / "s.db")
+    base = crit("Coherence.")
+    ws = views.Workspace(dataset=type("D", (), {"id": "summeval"})(), dimension="coherence", split=None,
+                         method="geval", endpoint=None, options=None, store=store, settings=Settings(), owner=None)
+    cands: list = []
+    new = Candidate(crit("Coherence, reworded."), "edit", note="edited")
+    assert ws.keep(cands, baseline_candidate(base), base, may_act=True).text == (
+        "This candidate is identical to the baseline: not added.")
+    note = ws.keep(cands, new, base, may_act=False)
+    assert note.kind == "warning" and note.text.startswith("Sign in to keep a candidate") and cands == []
+    note = ws.keep(cands, new, base, may_act=True)
+    assert note.kind == "success" and cands == [new]
+    assert note.text.replace("\\", "") == f"Kept edit {new.version[:8]} as a candidate (saved as a criteria version)."
+    assert ws.keep(cands, new, base, may_act=True).text == f"Candidate {new.version[:8]} is already in the list."
+    assert cands == [new]
+    # saved: it comes back among the loop's saved candidates (the baseline left out)
+    assert [c.version for c in ws.saved_candidates(None, base)] == [new.version]
