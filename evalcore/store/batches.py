@@ -35,7 +35,7 @@ class BatchesStore(Connection):
                                  f"{clash[0]}): the server reuses batch ids, so this batch cannot be told apart; "
                                  f"cancel it on the server")
             try:
-                self.db["batches"].insert(row)
+                self._insert("batches", [row])
             except sqlite3.IntegrityError as e:  # pragma: no cover - the check above under the same write lock
                 raise ValueError(f"{endpoint}: batch {batch_id} recorded twice") from e
 

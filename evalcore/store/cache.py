@@ -16,14 +16,11 @@ def request_key(identity: dict[str, Any], params: dict[str, Any]) -> str:
     return hashlib.sha256(canonical_json([identity, identity.get("model"), params]).encode()).hexdigest()
 
 
-_CACHE_SQL = ("INSERT OR REPLACE INTO cache (key, endpoint, model, request, response, usage, latency_s, created_at)"
-              " VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
-
-
-def cache_rows(entries: list[dict[str, Any]]) -> list[tuple]:
-    """Entries {key, endpoint (identity), request (params), response, latency_s} as cache rows."""
-    return [(e["key"], canonical_json(e["endpoint"]), e["endpoint"].get("model", ""), canonical_json(e["request"]),
-             dumps(e["response"]), dumps(e["response"].get("usage", {})), e.get("latency_s", 0.0), now())
+def cache_rows(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Entries {key, endpoint (identity), request (params), response, latency_s} as rows of the cache table."""
+    return [{"key": e["key"], "endpoint": canonical_json(e["endpoint"]), "model": e["endpoint"].get("model", ""),
+             "request": canonical_json(e["request"]), "response": dumps(e["response"]),
+             "usage": dumps(e["response"].get("usage", {})), "latency_s": e.get("latency_s", 0.0), "created_at": now()}
             for e in entries]
 
 
@@ -51,8 +48,8 @@ class CacheStore(Connection):
         """Several entries (as ``cache_put`` takes them, with their ``key``) in one transaction."""
         rows = cache_rows(list(entries))
         if rows:
-            with self.write() as c:
-                c.executemany(_CACHE_SQL, rows)
+            with self.write():
+                self._insert("cache", rows, replace=True)
 
     def cache_count(self) -> int:
         return int(self.conn.execute("SELECT count(*) FROM cache").fetchone()[0])

@@ -17,9 +17,10 @@ import sqlite3
 import threading
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 import sqlite_utils
+from sqlite_utils.db import Table
 
 BUSY_TIMEOUT_S = 30.0
 
@@ -194,6 +195,16 @@ def guarded(fn: Any) -> Any:
 
 
 # ------------------------------------------------------------------------------------------------- connections
+class _SchemaTable(Table):
+    """A table as the migrations made it (evalcore.store.schema). sqlite-utils creates a table it does not find and
+    asks sqlite_master on every insert to know; here the table always exists, so an insert neither creates one (a
+    missing table is sqlite's "no such table" error) nor spends that query."""
+
+    def exists(self) -> bool:
+        return True
+
+
+# ------------------------------------------------------------------------------------------------- connections
 class Connection:
     """Per-thread connections to one store file, and its write transaction."""
 
@@ -303,6 +314,17 @@ class Connection:
             raise
         else:
             c.execute("COMMIT")
+
+    def _insert(self, table: str, rows: Iterable[dict[str, Any]], *, replace: bool = False,
+                ignore: bool = False) -> Table:
+        """Rows written into ``table`` by column name (sqlite-utils' ``insert_all``): ``replace`` is INSERT OR REPLACE,
+        ``ignore`` INSERT OR IGNORE. Only inside :meth:`write` on this thread's connection: sqlite-utils then joins
+        that transaction through a savepoint instead of committing its own, so the row commits or rolls back with the
+        rest. ``alter=False``: a key that is not a column is an error, never a new column (the schema is the
+        migrations'). The table object is returned for ``last_rowid``."""
+        if not self.conn.in_transaction:
+            raise RuntimeError(f"a write to {table} outside a write transaction (use `with self.write():`)")
+        return _SchemaTable(self.db, table).insert_all(rows, alter=False, replace=replace, ignore=ignore)
 
     def rows(self, sql: str, args: tuple | list = ()) -> list[dict[str, Any]]:
         """The rows of a query as dicts (sqlite-utils' reader)."""

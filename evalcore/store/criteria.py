@@ -13,7 +13,6 @@ from evalcore.types import Criteria
 
 _COLUMNS = ("dataset_id", "dimension", "hash", "task_introduction", "definition", "scale_min", "scale_max", "steps",
             "note", "created_at", "owner", "steps_by")
-_INSERT_SQL = f"INSERT OR IGNORE INTO criteria ({', '.join(_COLUMNS)}) VALUES ({','.join('?' * len(_COLUMNS))})"
 
 
 def _criteria_from_row(d: dict[str, Any]) -> Criteria:
@@ -48,9 +47,9 @@ class CriteriaStore(Connection):
     def add_criteria_rows(self, rows: list[dict[str, Any]]) -> None:
         """Criteria rows (a bundle's, or one new version) kept as they are; a hash already stored is left alone.
         A row without owner/steps_by (a bundle's) gets none: everyone sees it."""
-        with self.write() as c:
-            c.executemany(_INSERT_SQL, [tuple(r.get(k, "" if k == "steps_by" else None) for k in _COLUMNS)
-                                        for r in rows])
+        with self.write():
+            self._insert("criteria", [{k: r.get(k, "" if k == "steps_by" else None) for k in _COLUMNS} for r in rows],
+                         ignore=True)
 
     def list_criteria_versions(self, dataset_id: str, dimension: str, *, viewer: Viewer | None = None,
                                owner: str | None = None) -> list[dict[str, Any]]:

@@ -69,7 +69,7 @@ class DatasetsStore(Connection):
                                  "name for yours")
             if old is not None:
                 row["owner"], row["shared"] = old[0] or owner, int(old[1] or 0)
-            self.db["datasets"].insert(row, replace=True)
+            self._insert("datasets", [row], replace=True)
 
     def load_dataset(self, dataset_id: str) -> Dataset:
         rows = self.rows("SELECT * FROM datasets WHERE id = ?", (dataset_id,))

@@ -22,8 +22,6 @@ from evalcore.store.owners import visible_labels_sql
 
 LABEL_COLUMNS = ["label_id", "dataset_id", "item_id", "dimension", "annotator", "value", "skipped", "strategy",
                  "position", "shown_at", "created_at", "session"]
-_INSERT_SQL = ("INSERT INTO labels (dataset_id, item_id, dimension, annotator, value, skipped, strategy, position,"
-               " shown_at, created_at, session, owner) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)")
 
 
 def _check_owner(annotator: str, owner: str | None) -> None:
@@ -51,10 +49,12 @@ class LabelsStore(Connection):
         with self.write() as c:
             pos = c.execute("SELECT COALESCE(MAX(position), 0) + 1 FROM labels WHERE dataset_id = ? AND annotator = ?",
                             (dataset_id, annotator)).fetchone()[0]
-            cur = c.execute(_INSERT_SQL, (dataset_id, str(item_id), dimension, annotator,
-                                          None if value is None else float(value), int(bool(skipped)), strategy,
-                                          int(pos), shown_at, created_at or now(), session, owner))
-            return int(cur.lastrowid)
+            table = self._insert("labels", [{
+                "dataset_id": dataset_id, "item_id": str(item_id), "dimension": dimension, "annotator": annotator,
+                "value": None if value is None else float(value), "skipped": int(bool(skipped)),
+                "strategy": strategy, "position": int(pos), "shown_at": shown_at,
+                "created_at": created_at or now(), "session": session, "owner": owner}])
+            return int(table.last_rowid)
 
     def undo_label(self, dataset_id: str, annotator: str, *, dimensions: list[str] | None = None,
                    owner: str | None = None) -> dict[str, Any] | None:
@@ -103,13 +103,15 @@ class LabelsStore(Connection):
         in): every row must be that user's own."""
         for r in rows:
             _check_owner(r["annotator"], owner)
-        args = [(r["dataset_id"], str(r["item_id"]), r["dimension"], r["annotator"], float_or_null(r.get("value")),
-                 int(bool(r.get("skipped"))), r.get("strategy") or "random", int(r["position"]), r.get("shown_at"),
-                 r.get("created_at") or now(), r.get("session") or "", owner)
-                for r in rows]
-        with self.write() as c:
-            c.executemany(_INSERT_SQL, args)
-        return len(args)
+        values = [{"dataset_id": r["dataset_id"], "item_id": str(r["item_id"]), "dimension": r["dimension"],
+                   "annotator": r["annotator"], "value": float_or_null(r.get("value")),
+                   "skipped": int(bool(r.get("skipped"))), "strategy": r.get("strategy") or "random",
+                   "position": int(r["position"]), "shown_at": r.get("shown_at"),
+                   "created_at": r.get("created_at") or now(), "session": r.get("session") or "", "owner": owner}
+                  for r in rows]
+        with self.write():
+            self._insert("labels", values)
+        return len(values)
 
     def delete_labels(self, dataset_id: str, annotator: str | None = None) -> int:
         where, args = ("dataset_id = ?", [dataset_id]) if annotator is None else \

@@ -96,8 +96,7 @@ class LeasesStore(Connection):
             held = _lease_row(c, run_id)
             if held is not None and process_alive(held["pid"], held["host"], held["started"] or "") is not False:
                 raise RunLeased(run_id, held)
-            c.execute("INSERT OR REPLACE INTO leases (run_id, pid, host, started, since, token) VALUES (?,?,?,?,?,?)",
-                      tuple(mine[k] for k in ("run_id", "pid", "host", "started", "since", "token")))
+            self._insert("leases", [mine], replace=True)
         return mine
 
     def release_lease(self, lease: dict[str, Any] | None) -> None:

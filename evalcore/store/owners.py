@@ -62,8 +62,8 @@ class OwnersStore(Connection):
         """Share (or unshare) ``owner``'s labels on a dataset with the lab: those given later too."""
         with self.write() as c:
             if shared:
-                c.execute("INSERT OR IGNORE INTO label_shares (dataset_id, owner, shared_at) VALUES (?, ?, ?)",
-                          (dataset_id, owner, now()))
+                self._insert("label_shares", [{"dataset_id": dataset_id, "owner": owner, "shared_at": now()}],
+                             ignore=True)
             else:
                 c.execute("DELETE FROM label_shares WHERE dataset_id = ? AND owner = ?", (dataset_id, owner))
 

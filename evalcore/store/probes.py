@@ -16,9 +16,10 @@ class ProbeFailuresStore(Connection):
 
     def remember_probe_failure(self, key: str, *, endpoint: dict[str, Any], request: dict[str, Any],
                                reason: str) -> None:
-        with self.write() as c:
-            c.execute("INSERT OR REPLACE INTO probe_failures (key, endpoint, request, reason, created_at)"
-                      " VALUES (?,?,?,?,?)", (key, canonical_json(endpoint), canonical_json(request), reason, now()))
+        with self.write():
+            self._insert("probe_failures", [{"key": key, "endpoint": canonical_json(endpoint),
+                                             "request": canonical_json(request), "reason": reason,
+                                             "created_at": now()}], replace=True)
 
     def forget_probe_failure(self, key: str) -> None:
         with self.write() as c:

@@ -9,33 +9,28 @@ from typing import Any
 import pandas as pd
 
 from evalcore.model import COMPARISON_COLUMNS, JUDGMENT_COLUMNS, Run, empty_frame
-from evalcore.store.cache import _CACHE_SQL, cache_rows
+from evalcore.store.cache import cache_rows
 from evalcore.identity import Viewer
 from evalcore.store.connection import Connection, dumps, float_or_null, now
 from evalcore.store.owners import visible_sql
 
-_JUDGMENT_SQL = ("INSERT OR REPLACE INTO judgments (run_id, item_id, dimension, criteria_hash, raw, value, status,"
-                 " reason, estimator, detail, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)")
-_COMPARISON_SQL = ('INSERT OR REPLACE INTO comparisons (run_id, pair_id, doc_id, item_first, item_second, dimension,'
-                   ' "order", criteria_hash, raw, verdict, value, status, reason, estimator, detail, created_at)'
-                   " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
-# answers rows: (key, task, dimension, answered_by, prompt_tokens, cached_tokens, latency_s)
-_ANSWER_SQL = ("INSERT OR REPLACE INTO answers (run_id, key, task, dimension, answered_by, prompt_tokens,"
-               " cached_tokens, latency_s, created_at) VALUES (?,?,?,?,?,?,?,?,?)")
-_RUN_SQL = ("INSERT INTO runs (run_id, dataset_id, method, model, label, config, parser, created_at, updated_at,"
-            " status, stats, owner) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)")
+# what an answers tuple holds, in its order (evalcore.judge.runner): which endpoint answered each request
+_ANSWER_FIELDS = ("key", "task", "dimension", "answered_by", "prompt_tokens", "cached_tokens", "latency_s")
 
 
-def _judgment_args(run_id: str, r: dict[str, Any], created_at: str) -> tuple:
-    return (run_id, r["item_id"], r["dimension"], r.get("criteria_hash") or "", r.get("raw") or "",
-            float_or_null(r.get("value")), r["status"], r.get("reason") or "", r.get("estimator") or "",
-            dumps(r.get("detail") or {}), created_at)
+def _judgment_row(run_id: str, r: dict[str, Any], created_at: str) -> dict[str, Any]:
+    return {"run_id": run_id, "item_id": r["item_id"], "dimension": r["dimension"],
+            "criteria_hash": r.get("criteria_hash") or "", "raw": r.get("raw") or "",
+            "value": float_or_null(r.get("value")), "status": r["status"], "reason": r.get("reason") or "",
+            "estimator": r.get("estimator") or "", "detail": dumps(r.get("detail") or {}), "created_at": created_at}
 
 
-def _comparison_args(run_id: str, r: dict[str, Any], created_at: str) -> tuple:
-    return (run_id, r["pair_id"], r["doc_id"], r["item_first"], r["item_second"], r["dimension"], r["order"],
-            r.get("criteria_hash") or "", r.get("raw") or "", r.get("verdict"), float_or_null(r.get("value")),
-            r["status"], r.get("reason") or "", r.get("estimator") or "", dumps(r.get("detail") or {}), created_at)
+def _comparison_row(run_id: str, r: dict[str, Any], created_at: str) -> dict[str, Any]:
+    return {"run_id": run_id, "pair_id": r["pair_id"], "doc_id": r["doc_id"], "item_first": r["item_first"],
+            "item_second": r["item_second"], "dimension": r["dimension"], "order": r["order"],
+            "criteria_hash": r.get("criteria_hash") or "", "raw": r.get("raw") or "", "verdict": r.get("verdict"),
+            "value": float_or_null(r.get("value")), "status": r["status"], "reason": r.get("reason") or "",
+            "estimator": r.get("estimator") or "", "detail": dumps(r.get("detail") or {}), "created_at": created_at}
 
 
 def _decoded(d: dict[str, Any]) -> dict[str, Any]:
@@ -78,8 +73,10 @@ class RunsStore(Connection):
                           " updated_at=? WHERE run_id=?",
                           (dataset_id, method, model, label, cfg, parser, status, now(), run_id))
             else:
-                c.execute(_RUN_SQL, (run_id, dataset_id, method, model, label, cfg, parser, now(), now(), status,
-                                     "{}", owner))
+                stamp = now()
+                self._insert("runs", [{"run_id": run_id, "dataset_id": dataset_id, "method": method, "model": model,
+                                       "label": label, "config": cfg, "parser": parser, "created_at": stamp,
+                                       "updated_at": stamp, "status": status, "stats": "{}", "owner": owner}])
 
     def finish_run(self, run_id: str, *, status: str, stats: dict[str, Any]) -> None:
         with self.write() as c:
@@ -122,29 +119,33 @@ class RunsStore(Connection):
     def save_judgment(self, run_id: str, row: dict[str, Any], *, cache: list[dict[str, Any]] = (),
                       answers: list[tuple] = ()) -> None:
         """One judgment (and the cache entries of the responses it came from) in one transaction."""
-        args = (run_id, row["item_id"], row["dimension"], row.get("criteria_hash", ""), row.get("raw", ""),
-                float_or_null(row.get("value")), row["status"], row.get("reason", ""), row.get("estimator", ""),
-                dumps(row.get("detail") or {}), now())
-        self._save_with_cache(run_id, _JUDGMENT_SQL, args, cache, answers)
+        values = {"run_id": run_id, "item_id": row["item_id"], "dimension": row["dimension"],
+                  "criteria_hash": row.get("criteria_hash", ""), "raw": row.get("raw", ""),
+                  "value": float_or_null(row.get("value")), "status": row["status"], "reason": row.get("reason", ""),
+                  "estimator": row.get("estimator", ""), "detail": dumps(row.get("detail") or {}), "created_at": now()}
+        self._save_with_cache(run_id, "judgments", values, cache, answers)
 
     def save_comparison(self, run_id: str, row: dict[str, Any], *, cache: list[dict[str, Any]] = (),
                         answers: list[tuple] = ()) -> None:
-        args = (run_id, row["pair_id"], row["doc_id"], row["item_first"], row["item_second"], row["dimension"],
-                row["order"], row.get("criteria_hash", ""), row.get("raw", ""), row.get("verdict"),
-                float_or_null(row.get("value")), row["status"], row.get("reason", ""), row.get("estimator", ""),
-                dumps(row.get("detail") or {}), now())
-        self._save_with_cache(run_id, _COMPARISON_SQL, args, cache, answers)
+        values = {"run_id": run_id, "pair_id": row["pair_id"], "doc_id": row["doc_id"],
+                  "item_first": row["item_first"], "item_second": row["item_second"], "dimension": row["dimension"],
+                  "order": row["order"], "criteria_hash": row.get("criteria_hash", ""), "raw": row.get("raw", ""),
+                  "verdict": row.get("verdict"), "value": float_or_null(row.get("value")), "status": row["status"],
+                  "reason": row.get("reason", ""), "estimator": row.get("estimator", ""),
+                  "detail": dumps(row.get("detail") or {}), "created_at": now()}
+        self._save_with_cache(run_id, "comparisons", values, cache, answers)
 
-    def _save_with_cache(self, run_id: str, sql: str, args: tuple, cache: list[dict[str, Any]],
+    def _save_with_cache(self, run_id: str, table: str, values: dict[str, Any], cache: list[dict[str, Any]],
                          answers: list[tuple]) -> None:
         """One judgment or comparison row with its responses' cache entries and answers rows, in one transaction."""
         rows = cache_rows(list(cache))
-        with self.write() as c:
+        with self.write():
             if rows:
-                c.executemany(_CACHE_SQL, rows)
+                self._insert("cache", rows, replace=True)
             if answers:
-                c.executemany(_ANSWER_SQL, [(run_id, *a, now()) for a in answers])
-            c.execute(sql, args)
+                self._insert("answers", [{"run_id": run_id, **dict(zip(_ANSWER_FIELDS, a, strict=True)),
+                                          "created_at": now()} for a in answers], replace=True)
+            self._insert(table, [values], replace=True)
 
     def answers(self, run_id: str) -> pd.DataFrame:
         """Which endpoint answered each request the run sent (cache hits are not listed)."""
@@ -205,9 +206,9 @@ class RunsStore(Connection):
         (``owner``: the signed-in user importing it, None without sign-in)."""
         stats = dict(run.config.get("stats") or {})
         config = {k: v for k, v in run.config.items() if k not in ("stats", "status", "owner", "shared")}
-        rows = [_judgment_args(run.run_id, r, r.get("created_at") or now())
+        rows = [_judgment_row(run.run_id, r, r.get("created_at") or now())
                 for r in run.judgments.to_dict("records")]
-        comparisons = [_comparison_args(run.run_id, r, r.get("created_at") or now())
+        comparisons = [_comparison_row(run.run_id, r, r.get("created_at") or now())
                        for r in run.comparisons.to_dict("records")]
         with self.write() as c:
             old = c.execute("SELECT owner, shared FROM runs WHERE run_id = ?", (run.run_id,)).fetchone()
@@ -216,11 +217,13 @@ class RunsStore(Connection):
                                  "name")
             for t in ("judgments", "comparisons", "runs"):
                 c.execute(f"DELETE FROM {t} WHERE run_id = ?", (run.run_id,))
-            c.execute(_RUN_SQL, (run.run_id, run.dataset_id, run.method, run.model, run.label, dumps(config),
-                                 run.parser, run.created_at or now(), now(), status, dumps(stats),
-                                 (old[0] if old is not None and old[0] else owner)))
+            self._insert("runs", [{"run_id": run.run_id, "dataset_id": run.dataset_id, "method": run.method,
+                                   "model": run.model, "label": run.label, "config": dumps(config),
+                                   "parser": run.parser, "created_at": run.created_at or now(), "updated_at": now(),
+                                   "status": status, "stats": dumps(stats),
+                                   "owner": old[0] if old is not None and old[0] else owner}])
             if old is not None and old[1]:
                 c.execute("UPDATE runs SET shared = 1 WHERE run_id = ?", (run.run_id,))
             self.add_criteria_rows(criteria)
-            c.executemany(_JUDGMENT_SQL, rows)
-            c.executemany(_COMPARISON_SQL, comparisons)
+            self._insert("judgments", rows, replace=True)
+            self._insert("comparisons", comparisons, replace=True)

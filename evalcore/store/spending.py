@@ -26,8 +26,8 @@ class SpendingStore(Connection):
             before = float(c.execute(_SPENT, (spender or "",)).fetchone()[0])
             if cap is not None and before + usd > cap:
                 return None
-            c.execute("INSERT INTO spending (spender, usd, calls, what, created_at) VALUES (?,?,?,?,?)",
-                      (spender or "", float(usd), int(calls), what, now()))
+            self._insert("spending", [{"spender": spender or "", "usd": float(usd), "calls": int(calls), "what": what,
+                                       "created_at": now()}])
             return before
 
 

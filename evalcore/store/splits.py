@@ -21,10 +21,6 @@ from evalcore.store.connection import Connection, canonical_json, now
 
 SPLIT_COLUMNS = ("dataset_id", "split_id", "dimension", "seed", "test_share", "strata", "dev_docs", "test_docs",
                  "created_at")
-_INSERT_SPLIT = (f"INSERT OR IGNORE INTO splits ({', '.join(SPLIT_COLUMNS)}) "
-                 f"VALUES ({','.join('?' * len(SPLIT_COLUMNS))})")
-_INSERT_CHECK = ("INSERT INTO final_checks (dataset_id, split_id, dimension, method, baseline_hash, chosen_hash, "
-                 "baseline_run, chosen_run, result, created_at, owner) VALUES (?,?,?,?,?,?,?,?,?,?,?)")
 # whose checks: the same owner ('' and NULL alike: written without sign-in)
 _OWN = "COALESCE(owner, '') = ?"
 
@@ -41,8 +37,8 @@ class SplitsStore(Connection):
         values = {**row, "dev_docs": json.dumps([str(d) for d in row["dev_docs"]]),
                   "test_docs": json.dumps([str(d) for d in row["test_docs"]]),
                   "created_at": row.get("created_at") or now()}
-        with self.write() as c:
-            c.execute(_INSERT_SPLIT, tuple(values[k] for k in SPLIT_COLUMNS))
+        with self.write():
+            self._insert("splits", [{k: values[k] for k in SPLIT_COLUMNS}], ignore=True)
         return str(row["split_id"])
 
     def load_split_row(self, dataset_id: str, split_id: str) -> dict[str, Any] | None:
@@ -68,8 +64,11 @@ class SplitsStore(Connection):
         """Append one final check (or look) on the split's test part by ``owner`` (the signed-in user; None without
         sign-in); how many checks that owner has made on that test part, this one included (1 = the first look)."""
         with self.write() as c:
-            c.execute(_INSERT_CHECK, (dataset_id, split_id, dimension, method, baseline_hash, chosen_hash,
-                                      baseline_run, chosen_run, canonical_json(result), now(), owner or None))
+            self._insert("final_checks", [{
+                "dataset_id": dataset_id, "split_id": split_id, "dimension": dimension, "method": method,
+                "baseline_hash": baseline_hash, "chosen_hash": chosen_hash, "baseline_run": baseline_run,
+                "chosen_run": chosen_run, "result": canonical_json(result), "created_at": now(),
+                "owner": owner or None}])
             return int(c.execute(f"SELECT count(*) FROM final_checks WHERE dataset_id = ? AND split_id = ? AND {_OWN}",
                                  (dataset_id, split_id, owner or "")).fetchone()[0])
 
