@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evalcore import datasets  # noqa: E402
-from evalcore.align import Settings, align  # noqa: E402
+from evalcore.align import AlignSettings, Settings, align  # noqa: E402
 from evalcore.judge.client import Endpoint  # noqa: E402
 from evalcore.judge.spec import EngineOptions  # noqa: E402
 from evalcore.sampling import documents_subset  # noqa: E402
@@ -38,8 +38,8 @@ def one(full, n_docs: int, n_candidates: int) -> None:
         for _ in range(2):
             before = srv.requests_seen
             t = time.perf_counter()
-            report = align(ds, "coherence", "geval", opts, store=store, n_candidates=n_candidates,
-                           settings=Settings(n_resamples=1000))
+            report = align(ds, "coherence", "geval", opts,
+                           AlignSettings(n_candidates=n_candidates, agreement=Settings(n_resamples=1000)), store=store)
             times.append(time.perf_counter() - t)
             sent.append(srv.requests_seen - before)
     tst = report.test

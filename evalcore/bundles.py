@@ -90,16 +90,16 @@ def export_run(run_id: str, out: str | Path, *, store: Any = None, with_dataset:
     dataset = runs_mod.get_dataset(run.dataset_id, store=st)
     is_bundled = run.dataset_id in bundled.DATASET_IDS
     carry = (not is_bundled) if with_dataset is None else bool(with_dataset)
-    status, stats = run.config.get("status"), run.config.get("stats") or {}
-    config = {k: v for k, v in run.config.items() if k not in ("status", "stats", "spec")}
+    config = run.config.to_dict(without=("status", "stats", "spec"))
     spec = _spec_of(run, dataset)
-    hashes = {dim: (c or {}).get("hash") for dim, c in (config.get("criteria") or {}).items()}
+    hashes = {dim: (c or {}).get("hash") for dim, c in (run.config.criteria or {}).items()}
     criteria = _criteria_rows(st, run.dataset_id, hashes)
     header = {
         "type": "header", "kind": KIND, "version": VERSION,
         "run": {"run_id": run.run_id, "dataset_id": run.dataset_id, "method": run.method, "model": run.model,
                 "label": run.label, "parser": run.parser, "origin": run.origin, "created_at": run.created_at,
-                "status": status or "done", "stats": stats, "config": config},
+                "status": run.config.status or "done", "stats": run.config.stats.to_dict(),
+                "config": config},
         "dataset": {"id": dataset.id, "name": dataset.name, "items": len(dataset.items),
                     "items_sha256": items_sha256(dataset), "source_file": dataset.meta.get("source_file"),
                     "bundled": is_bundled},
@@ -137,7 +137,7 @@ def _spec_of(run: Run, dataset: Dataset) -> dict[str, Any] | None:
     spec) as its config describes it; None for a run the engine did not score (judge scores from a file, a
     published run)."""
     config = run.config
-    if not config.get("spec") and not ("method_config" in config and config.get("criteria")):
+    if not config.spec and not ("method_config" in config and config.criteria):
         return None
     try:
         spec = ScoringSpec.from_run_config(config, dataset, run_id=run.run_id, label=run.label)

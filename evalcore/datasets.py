@@ -321,7 +321,7 @@ def _with_parsed(entry: dict[str, Any], raw: pd.DataFrame, mode: str) -> pd.Data
 def _parsed_run(run_id: str, mode: str) -> Run:
     entry = _run_entry(run_id)
     run = _bare_run(entry)
-    run.config["parse_mode"] = mode
+    run.config = run.config.replace(parse_mode=mode)
     table = _with_parsed(entry, _raw_replies(entry), mode)
     if entry["kind"] == "comparisons":
         run.comparisons = table

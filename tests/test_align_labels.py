@@ -19,7 +19,7 @@ from hypothesis import given, settings as hyp_settings, strategies as hst
 from sklearn.metrics import accuracy_score, cohen_kappa_score
 
 from evalcore import datasets
-from evalcore.align import Settings, align
+from evalcore.align import AlignSettings, Settings, align
 from evalcore.align import cli as align_cli
 from evalcore.align import loop
 from evalcore.judge.client import Endpoint
@@ -173,8 +173,9 @@ def test_the_loop_on_a_nominal_dimension_measures_cohens_kappa_and_finds_the_rub
     with serve(scorer=judge) as srv:
         options = EngineOptions(Endpoint(base_url=srv.base_url, model="loopback-judge", provider="vllm",
                                          api_key_env="VLLM_API_KEY"), concurrency=16)
-        report = align(nominal_ds, "coherence", "geval", options, store=store, n_candidates=2, seed=0,
-                       settings=Settings(coefficient="cohen_kappa", n_resamples=300))
+        report = align(nominal_ds, "coherence", "geval", options,
+                       AlignSettings(n_candidates=2, seed=0,
+                                     agreement=Settings(coefficient="cohen_kappa", n_resamples=300)), store=store)
     assert report.settings.coefficient == "cohen_kappa"
     assert report.chosen.candidate.source == "proposal"
     t = report.test
@@ -200,8 +201,8 @@ def test_the_loop_refuses_a_correlation_on_a_nominal_dimension_before_sending_an
     options = EngineOptions(Endpoint(base_url="http://127.0.0.1:9/v1", model="m", provider="vllm",
                                      api_key_env="VLLM_API_KEY"))
     with pytest.raises(ValueError, match="no order"):
-        align(nominal_ds, "coherence", "explicit", options, store=Store(tmp_path / "s.db"),
-              settings=Settings(coefficient="spearman"))
+        align(nominal_ds, "coherence", "explicit", options, AlignSettings(agreement=Settings(coefficient="spearman")),
+              store=Store(tmp_path / "s.db"))
 
 
 def test_two_equally_good_labellers_are_rarely_called_different_on_a_small_test_part():

@@ -19,7 +19,7 @@ import pytest
 import scipy.stats as st
 
 from evalcore import datasets
-from evalcore.align import Settings, align, make_split, split_dataset
+from evalcore.align import AlignSettings, Settings, align, make_split, split_dataset
 from evalcore.align.candidates import FEWSHOT_HEADING
 from evalcore.judge.client import Endpoint
 from evalcore.judge.spec import EngineOptions
@@ -56,8 +56,8 @@ def improvable(ds, tmp_path_factory):
     """One loop on a judge the rubric phrase improves: (report, store, the prompts the judge received)."""
     store = Store(tmp_path_factory.mktemp("align") / "s.db")
     with serve(scorer=PromptQualityJudge.for_dataset(ds, DIM), record_bodies=True) as srv:
-        report = align(ds, DIM, "geval", options(srv.base_url), store=store, n_candidates=5, seed=0,
-                       settings=Settings(n_resamples=RESAMPLES))
+        report = align(ds, DIM, "geval", options(srv.base_url),
+                       AlignSettings(n_candidates=5, seed=0, agreement=Settings(n_resamples=RESAMPLES)), store=store)
         prompts = prompts_of(srv)
     return report, store, prompts
 
@@ -194,9 +194,10 @@ def test_a_candidate_tuned_to_development_noise_shows_no_test_gain(ds, tmp_path)
                                            memorised_outputs=dev_outputs)
     store = Store(tmp_path / "s.db")
     with serve(scorer=judge) as srv:
-        report = align(ds, DIM, "geval", options(srv.base_url), store=store, split=split, n_candidates=0,
-                       edits=(f"How well the summary holds together. {MEMORISED_PHRASE}",),
-                       settings=Settings(n_resamples=RESAMPLES))
+        report = align(ds, DIM, "geval", options(srv.base_url),
+                       AlignSettings(split=split, n_candidates=0,
+                                     edits=(f"How well the summary holds together. {MEMORISED_PHRASE}",),
+                                     agreement=Settings(n_resamples=RESAMPLES)), store=store)
     t = report.test
     assert report.chosen.candidate.source == "edit"
     assert t.dev_gain > 0.5  # looks like a large improvement on development...
@@ -209,8 +210,8 @@ def test_a_judge_no_prompt_improves_is_not_significantly_improved_on_test(ds, tm
     judge = PromptQualityJudge.for_dataset(ds, DIM, rubric_phrase=None)  # the proposal's phrase does nothing
     store = Store(tmp_path / "s.db")
     with serve(scorer=judge) as srv:
-        report = align(ds, DIM, "geval", options(srv.base_url), store=store, n_candidates=4, seed=0,
-                       settings=Settings(n_resamples=RESAMPLES))
+        report = align(ds, DIM, "geval", options(srv.base_url),
+                       AlignSettings(n_candidates=4, seed=0, agreement=Settings(n_resamples=RESAMPLES)), store=store)
     t = report.test
     assert t.verdict != "improved"
     assert t.difference.ci_low <= 0 and t.difference.pvalue > 0.05
@@ -243,8 +244,9 @@ def test_a_proposal_that_cannot_be_read_is_skipped_and_said(ds, tmp_path):
 
     said: list[str] = []
     with serve(scorer=scorer) as srv:
-        report = align(ds, DIM, "geval", options(srv.base_url), store=Store(tmp_path / "s.db"), n_candidates=2,
-                       settings=Settings(n_resamples=50), log=said.append)
+        report = align(ds, DIM, "geval", options(srv.base_url),
+                       AlignSettings(n_candidates=2, agreement=Settings(n_resamples=50)), store=Store(tmp_path / "s.db"),
+                       log=said.append)
     assert [c.candidate.source for c in report.candidates] == ["fewshot", "fewshot"]
     assert any("skipped" in m and "<criteria>" in m for m in said)
 

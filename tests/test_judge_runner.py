@@ -267,7 +267,7 @@ def test_api_key_never_persisted_logged_or_exported(store, tmp_path, caplog, mon
     blobs = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.is_file())
     assert SECRET.encode() not in blobs
     assert SECRET not in caplog.text
-    assert SECRET not in json.dumps(run.config)
+    assert SECRET not in json.dumps(run.config.to_dict())
     assert any("after retries" in r["reason"] for r in rows)  # the failure path was exercised too
 
 

@@ -30,7 +30,7 @@ from evalcore.align.loop import (
 from evalcore.align.split import (
     DEV, TEST, Split, check_dev_only, list_splits, load_split, make_split, save_split, split_dataset,
 )
-from evalcore.align.auto import align, make_candidates
+from evalcore.align.auto import AlignSettings, align, make_candidates
 
 __all__ = [
     "Split", "make_split", "save_split", "load_split", "list_splits", "split_dataset", "check_dev_only", "DEV", "TEST",
@@ -41,5 +41,5 @@ __all__ = [
     "Settings", "Agreement", "Scored", "Difference", "FinalCheck", "AlignReport", "CHOOSE_BEST_DEV", "estimate_dev",
     "estimate_part", "score_candidate", "score_on_dev", "choose", "final_check", "agreement_of", "part_frame",
     "run_id_for", "compare_on_test", "verdict_of",
-    "align", "make_candidates",
+    "AlignSettings", "align", "make_candidates",
 ]

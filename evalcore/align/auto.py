@@ -11,29 +11,58 @@ for the loop is asking for that (the page shows each proposal's diff and saves i
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 from evalcore.align import candidates as cand
 from evalcore.align.disagreement import disagreements
 from evalcore.align.loop import (
-    CHOOSE_BEST_DEV, AlignReport, Settings, beat_baseline, check_method, choose, default_settings, estimate_dev,
-    final_check,
-    score_candidate,
-    score_on_dev,
+    CHOOSE_BEST_DEV, AlignReport, Scored, Settings, beat_baseline, check_method, choose, default_settings,
+    estimate_dev, final_check, score_candidate, score_on_dev,
 )
 from evalcore.align.split import DEV, Split, make_split, save_split
 from evalcore.model import Dataset
+from evalcore.types import Criteria
 
 
-def _generators(base, dis, split, dataset, dimension, options, store, *, meta_prompt: str, n_examples: int,
-                fewshot_k: int, seed: int) -> Iterator[Callable[[], cand.Candidate]]:
+@dataclass(frozen=True)
+class AlignSettings:
+    """What the loop does, beside which judge and which dimension (the ``align`` command's flags).
+
+    ``test_share`` / ``seed``: the split made when ``split`` (a stored one) is not given; ``seed`` also draws the
+    random few-shot examples. ``n_candidates``: candidates to make (proposals and few-shot); ``edits``: definitions
+    the researcher wrote (each an "edit" candidate); ``extra``: candidates made elsewhere. ``rule``: how one is
+    chosen (``loop.CHOOSE_BEST_DEV`` or a criteria version). ``meta_prompt``, ``n_examples`` (development
+    disagreements shown to a proposal), ``fewshot_k`` (examples per few-shot candidate). ``agreement``: how
+    agreement is measured (default: ``loop.default_settings`` for the dimension). ``config_overrides``: the
+    method's config. ``base``: the starting criteria (default: ``candidates.baseline_criteria``, what ``score``
+    would use, the loop's own saved candidates left aside)."""
+
+    test_share: float = 0.3
+    seed: int = 0
+    split: Split | None = None
+    n_candidates: int = 3
+    edits: tuple[str, ...] = ()
+    extra: tuple[cand.Candidate, ...] = ()
+    rule: str = CHOOSE_BEST_DEV
+    meta_prompt: str = cand.META_PROMPT
+    n_examples: int = 8
+    fewshot_k: int = 4
+    agreement: Settings | None = None
+    config_overrides: dict[str, Any] | None = None
+    base: Criteria | None = None
+
+
+def _generators(base, dis, split, dataset, dimension, options, store,
+                settings: AlignSettings) -> Iterator[Callable[[], cand.Candidate]]:
     """Makers of candidates, in the order of the module docstring (endlessly: the caller stops)."""
     human_scale = dis.human_scale
     pool = cand.example_pool(dataset, dimension, split, dis)
+    n_examples, seed = settings.n_examples, settings.seed
 
     def proposal(offset: int) -> Callable[[], cand.Candidate]:
         def make() -> cand.Candidate:
-            prompt, ids = cand.build_meta_prompt(base, dis, split, dataset=dataset, template=meta_prompt,
+            prompt, ids = cand.build_meta_prompt(base, dis, split, dataset=dataset, template=settings.meta_prompt,
                                                  n_examples=n_examples, offset=offset)
             return cand.propose(base, prompt, endpoint=options.first_endpoint, api_key=options.api_key,
                                 store=store, example_items=ids, timeout_s=options.timeout_s,
@@ -41,7 +70,7 @@ def _generators(base, dis, split, dataset, dimension, options, store, *, meta_pr
         return make
 
     def fewshot(how: str, s: int) -> Callable[[], cand.Candidate]:
-        return lambda: cand.fewshot_candidate(base, pool, split, k=fewshot_k, how=how, seed=s,
+        return lambda: cand.fewshot_candidate(base, pool, split, k=settings.fewshot_k, how=how, seed=s,
                                               human_scale=human_scale)
 
     yield proposal(0)
@@ -55,17 +84,18 @@ def _generators(base, dis, split, dataset, dimension, options, store, *, meta_pr
         i += 1
 
 
-def make_candidates(base, dis, split: Split, dataset: Dataset, dimension: str, options, *, store, n: int,
-                    meta_prompt: str = cand.META_PROMPT, n_examples: int = 8, fewshot_k: int = 4, seed: int = 0,
-                    max_tries: int | None = None, log: Callable[[str], None] | None = None) -> list[cand.Candidate]:
-    """Up to ``n`` distinct candidates (none equal to the baseline), each saved as a criteria version. A maker
-    that fails for a reason of its own (a proposal whose reply has no <criteria> block, too few development items
-    for the examples) is skipped and said in ``log``; the next maker is tried (at most ``max_tries`` in all)."""
+def make_candidates(base, dis, split: Split, dataset: Dataset, dimension: str, options,
+                    settings: AlignSettings = AlignSettings(), *, store, max_tries: int | None = None,
+                    log: Callable[[str], None] | None = None) -> list[cand.Candidate]:
+    """Up to ``settings.n_candidates`` distinct candidates (none equal to the baseline), each saved as a criteria
+    version. A maker that fails for a reason of its own (a proposal whose reply has no <criteria> block, too few
+    development items for the examples) is skipped and said in ``log``; the next maker is tried (at most
+    ``max_tries`` in all)."""
     out: dict[str, cand.Candidate] = {}
     tries = 0
+    n = settings.n_candidates
     limit = max_tries if max_tries is not None else 3 * n + 4
-    for make in _generators(base, dis, split, dataset, dimension, options, store, meta_prompt=meta_prompt,
-                            n_examples=n_examples, fewshot_k=fewshot_k, seed=seed):
+    for make in _generators(base, dis, split, dataset, dimension, options, store, settings):
         if len(out) >= n or tries >= limit:
             break
         tries += 1
@@ -81,16 +111,10 @@ def make_candidates(base, dis, split: Split, dataset: Dataset, dimension: str, o
     return list(out.values())
 
 
-def align(dataset: Dataset, dimension: str, method: str, options, *, store=None, test_share: float = 0.3,
-          seed: int = 0, split: Split | None = None, n_candidates: int = 3, edits: tuple[str, ...] = (),
-          extra: tuple[cand.Candidate, ...] = (), rule: str = CHOOSE_BEST_DEV, meta_prompt: str = cand.META_PROMPT,
-          n_examples: int = 8, fewshot_k: int = 4, settings: Settings | None = None,
-          config_overrides: dict[str, Any] | None = None, base=None, log: Callable[[str], None] | None = None,
-          cancel: threading.Event | None = None) -> AlignReport:
-    """Run the loop end to end and return its report (see the module docstring). ``edits``: definitions the
-    researcher wrote (each an "edit" candidate); ``extra``: candidates made elsewhere; ``base``: the starting
-    criteria (default: ``candidates.baseline_criteria``, what ``score`` would use, the loop's own saved candidates
-    left aside); ``settings``: how agreement is measured (default: ``loop.default_settings`` for the dimension)."""
+def align(dataset: Dataset, dimension: str, method: str, options, settings: AlignSettings = AlignSettings(), *,
+          store=None, log: Callable[[str], None] | None = None, cancel: threading.Event | None = None) -> AlignReport:
+    """Run the loop end to end and return its report (see the module docstring and ``AlignSettings``). ``log``
+    receives its progress lines; ``cancel``, when set, stops the scoring."""
     from evalcore.store import default_store
 
     from evalcore.judge.cost import FREE_PROVIDERS
@@ -99,33 +123,29 @@ def align(dataset: Dataset, dimension: str, method: str, options, *, store=None,
     say = log or (lambda _msg: None)
     local = options.first_endpoint.provider in FREE_PROVIDERS
     check_method(method)
-    settings = settings or default_settings(dataset.dimension(dimension))
-    settings.check(dataset.dimension(dimension))  # before anything is sent
-    split = split or make_split(dataset, dimension, test_share=test_share, seed=seed)
+    agreement = settings.agreement or default_settings(dataset.dimension(dimension))
+    agreement.check(dataset.dimension(dimension))  # before anything is sent
+    split = settings.split or make_split(dataset, dimension, test_share=settings.test_share, seed=settings.seed)
     save_split(store, split)
     say(f"split {split.split_id}: {len(split.dev_docs)} development / {len(split.test_docs)} test documents "
         f"(seed {split.seed}, stratified by {split.strata})")
-    base = base or cand.baseline_criteria(dataset, dimension, method, store)
-    baseline = cand.baseline_candidate(base)
-    common = dict(store=store, settings=settings, config_overrides=config_overrides, cancel=cancel)
-    say(_estimate_line(estimate_dev(dataset, split, dimension, method, [baseline], options, store=store,
-                                    config_overrides=config_overrides), "the baseline", local))
-    base_dev = score_candidate(dataset, split, DEV, dimension, method, baseline, options, **common)
+    base = settings.base or cand.baseline_criteria(dataset, dimension, method, store)
+    overrides = settings.config_overrides
+    common = dict(store=store, settings=agreement, config_overrides=overrides, cancel=cancel)
+    base_dev = _baseline_on_dev(dataset, split, dimension, method, base, options, common, say, local)
     dis = disagreements(dataset, store.load_run(base_dev.run_id), dimension, split)
-    made = make_candidates(base, dis, split, dataset, dimension, options, store=store, n=n_candidates,
-                           meta_prompt=meta_prompt, n_examples=n_examples, fewshot_k=fewshot_k, seed=seed, log=say)
-    for text in edits:
+    made = make_candidates(base, dis, split, dataset, dimension, options, settings, store=store, log=say)
+    for text in settings.edits:
         c = cand.edit_candidate(base, definition=text)
         cand.save_candidate(store, dataset.id, c)
         made.append(c)
-    made += list(extra)
+    made += list(settings.extra)
     if not made:
         raise ValueError("no candidate to try: ask for --candidates 1 or more, or give an edit")
-    estimate = estimate_dev(dataset, split, dimension, method, made, options, store=store,
-                            config_overrides=config_overrides)
+    estimate = estimate_dev(dataset, split, dimension, method, made, options, store=store, config_overrides=overrides)
     say(_estimate_line(estimate, f"{estimate['candidates']} candidate(s)", local))
     scored = score_on_dev(dataset, split, dimension, method, made, options, **common)
-    chosen = choose(scored, rule)
+    chosen = choose(scored, settings.rule)
     say(f"chosen: {chosen.candidate.version} ({chosen.candidate.source}), development agreement "
         f"{chosen.agreement.statistic:.3f} vs baseline {base_dev.agreement.statistic:.3f}")
     if not beat_baseline(base_dev, [chosen]):
@@ -136,9 +156,17 @@ def align(dataset: Dataset, dimension: str, method: str, options, *, store=None,
     check = final_check(dataset, split, dimension, method, base_dev, chosen, options, **common)
     if check.check_number > 1:
         say(f"note: this is final check number {check.check_number} on this test part: it was looked at before")
-    return AlignReport(split=split, baseline=base_dev, candidates=scored, chosen=chosen, rule=rule, test=check,
-                       settings=settings, dataset_id=dataset.id, dimension=dimension, method=str(method),
-                       model=options.first_endpoint.model, estimate=estimate)
+    return AlignReport(split=split, baseline=base_dev, candidates=scored, chosen=chosen, rule=settings.rule,
+                       test=check, settings=agreement, dataset_id=dataset.id, dimension=dimension,
+                       method=str(method), model=options.first_endpoint.model, estimate=estimate)
+
+
+def _baseline_on_dev(dataset, split, dimension, method, base, options, common, say, local) -> Scored:
+    """The baseline criteria scored on development, after saying what that costs."""
+    baseline = cand.baseline_candidate(base)
+    say(_estimate_line(estimate_dev(dataset, split, dimension, method, [baseline], options, store=common["store"],
+                                    config_overrides=common["config_overrides"]), "the baseline", local))
+    return score_candidate(dataset, split, DEV, dimension, method, baseline, options, **common)
 
 
 def _estimate_line(est: dict[str, Any], what: str, local: bool) -> str:
@@ -148,4 +176,4 @@ def _estimate_line(est: dict[str, Any], what: str, local: bool) -> str:
             f"cached, ~{est['prompt_tokens']} prompt tokens, {cost}")
 
 
-__all__ = ["align", "make_candidates"]
+__all__ = ["AlignSettings", "align", "make_candidates"]

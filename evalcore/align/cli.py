@@ -34,7 +34,7 @@ def _dataset(args: argparse.Namespace, store):
 
 
 def _options(args: argparse.Namespace):
-    from evalcore.judge.cli import _endpoint
+    from evalcore.judge.cli_common import endpoint_of
     from evalcore.judge.spec import EngineOptions
 
     if not args.model:
@@ -42,7 +42,7 @@ def _options(args: argparse.Namespace):
         if not args.model:
             raise ValueError("align needs the judge's model: --model M (or set OPENAI_MODEL)")
     args.base_url = [args.base_url] if args.base_url else None
-    return EngineOptions(_endpoint(args), concurrency=args.concurrency, max_retries=args.max_retries,
+    return EngineOptions(endpoint_of(args), concurrency=args.concurrency, max_retries=args.max_retries,
                          timeout_s=args.timeout)
 
 
@@ -56,16 +56,17 @@ def cmd_align(args: argparse.Namespace) -> int:
     options = _options(args)
     dim = dataset.dimension(args.dimension)
     coefficient = args.coefficient or loop.default_settings(dim).coefficient
-    settings = loop.Settings(level=args.level, coefficient=coefficient, n_resamples=args.resamples,
-                             random_state=args.seed)
-    split = load_split(store, dataset.id, args.split) if args.split else None
-    base = candidates.baseline_criteria(dataset, args.dimension, args.method, store, version=args.criteria_version)
-    template = open(args.meta_prompt, encoding="utf-8").read() if args.meta_prompt else candidates.META_PROMPT
-    report = auto.align(dataset, args.dimension, args.method, options, store=store, test_share=args.test_share,
-                        seed=args.seed, split=split, n_candidates=args.candidates,
-                        edits=tuple(args.edit_definition or ()), rule=args.choose, meta_prompt=template,
-                        n_examples=args.examples, fewshot_k=args.fewshot_k, settings=settings,
-                        config_overrides=json.loads(args.config) if args.config else None, base=base,
+    agreement = loop.Settings(level=args.level, coefficient=coefficient, n_resamples=args.resamples,
+                              random_state=args.seed)
+    settings = auto.AlignSettings(
+        test_share=args.test_share, seed=args.seed, n_candidates=args.candidates,
+        split=load_split(store, dataset.id, args.split) if args.split else None,
+        base=candidates.baseline_criteria(dataset, args.dimension, args.method, store, version=args.criteria_version),
+        edits=tuple(args.edit_definition or ()), rule=args.choose,
+        meta_prompt=open(args.meta_prompt, encoding="utf-8").read() if args.meta_prompt else candidates.META_PROMPT,
+        n_examples=args.examples, fewshot_k=args.fewshot_k, agreement=agreement,
+        config_overrides=json.loads(args.config) if args.config else None)
+    report = auto.align(dataset, args.dimension, args.method, options, settings, store=store,
                         log=None if args.quiet else (lambda m: print(m, file=sys.stderr)))
     out = json_safe(report.to_json())
     if args.json:

@@ -22,7 +22,7 @@ import pandas as pd
 
 from evalcore.importers.categories import encode_column
 from evalcore.importers.cells import id_column, near_keys, rating_column
-from evalcore.importers.mapping import JudgeColumn, _norm, suggest_mapping
+from evalcore.importers.mapping import JudgeColumn, column_key, suggest_mapping
 from evalcore.importers.problems import Problems
 from evalcore.importers.readers import open_upload
 from evalcore.model import JUDGMENT_COLUMNS, STATUS_FAILED, STATUS_OK, Dataset, Dimension, Run
@@ -178,7 +178,7 @@ class ImportedRun:
 
 
 def _pick(columns: list[str], aliases: tuple[str, ...], used: set[str]) -> str | None:
-    by_norm = {_norm(c): c for c in columns if c not in used}
+    by_norm = {column_key(c): c for c in columns if c not in used}
     return next((by_norm[a] for a in aliases if a in by_norm), None)
 
 

@@ -168,7 +168,8 @@ class ColumnMapping:
 # Guessing a mapping from column names
 
 
-def _norm(name: Any) -> str:
+def column_key(name: Any) -> str:
+    """A column name compared without case, spaces or punctuation ("Judge Score" -> "judge_score")."""
     return re.sub(r"[^0-9a-z]+", "_", str(name).strip().lower()).strip("_")
 
 
@@ -265,7 +266,7 @@ def _generic_annotator_groups(cols: list[str], used: set[str]) -> dict[str, tupl
     """The columns that are one annotator's rating of a dimension of any name: at least two columns of plain names
     sharing the head (``quality_ann1``, ``quality_ann2``). One column, or a name that only normalises to that shape
     (``=cmd|' /C calc'!A0`` reads ``cmd_c_calc_a0``), stays a dimension of its own, named as in the file."""
-    found = {c: _generic_annotator_column(_norm(c)) for c in cols
+    found = {c: _generic_annotator_column(column_key(c)) for c in cols
              if c not in used and re.fullmatch(r"[A-Za-z][A-Za-z0-9_ -]*", str(c))}
     heads = Counter(g[0] for g in found.values() if g is not None)
     return {c: g for c, g in found.items() if g is not None and heads[g[0]] >= 2}
@@ -296,7 +297,7 @@ def suggest_mapping(columns: Iterable[Any], sample: pd.DataFrame | None = None) 
     cols = [str(c) for c in columns]
     by_norm: dict[str, str] = {}
     for c in cols:
-        by_norm.setdefault(_norm(c), c)
+        by_norm.setdefault(column_key(c), c)
     used: set[str] = set()
     m = _id_and_text_roles(by_norm, used)
     dim_col = next((by_norm[a] for a in _ALIASES["dimension"] if a in by_norm and by_norm[a] not in used), None)
@@ -355,7 +356,7 @@ def _judged_dimensions(m: ColumnMapping) -> None:
             j.dimension = j.dimension or only
     for j in m.judges:
         if j.dimension is None:
-            tokens = _norm(j.column).split("_")
+            tokens = column_key(j.column).split("_")
             j.dimension = next((d for i in range(1, len(tokens))
                                 for d in ("_".join(tokens[i:]), "_".join(tokens[:-i])) if d in m.dimensions),
                                None)
@@ -370,7 +371,7 @@ def _wide_dimensions(cols: list[str], used: set[str], m: ColumnMapping, sample: 
     for c in cols:
         if c in used:
             continue
-        n = _norm(c)
+        n = column_key(c)
         dim = _dimension_of(n)
         if dim is None and is_judge_name(c):
             dim = _judge_dimension(n)
@@ -428,7 +429,7 @@ _JUDGE_TOKENS = {
 
 
 def is_judge_name(column: str) -> bool:
-    n = _norm(column)
+    n = column_key(column)
     tokens = set(n.split("_")) | {n.replace("_", "")}
     return bool(tokens & _JUDGE_TOKENS) or n.startswith(("g_eval", "log_prob", "log_lik", "bert_score", "bart_score"))
 

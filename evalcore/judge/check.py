@@ -83,7 +83,7 @@ def method_check(name: str, m: Any, caps: Capabilities, sender: Any, endpoint: E
 async def acheck_judge(endpoint: Endpoint, *, store: Any, api_key: str | None = None,
                        options: RequestOptions | None = None, reprobe: bool = False, timeout_s: float = 60.0,
                        prices: dict[str, Any] | None = None) -> JudgeCheck:
-    from evalcore.judge.runner import CachedSender, _probe_or_explain
+    from evalcore.judge.runner import CachedSender, probe_or_explain
     from evalcore.methods import METHODS
 
     client = JudgeClient(endpoint, api_key=api_key, concurrency=4, timeout_s=timeout_s)
@@ -93,7 +93,7 @@ async def acheck_judge(endpoint: Endpoint, *, store: Any, api_key: str | None = 
             store.forget_contract(sender.identity)
             sender.contract = type(sender.contract)()
         probe = ProbeSender(sender, refresh=reprobe)
-        caps = sender.contract.restrict(await _probe_or_explain(client, probe))
+        caps = sender.contract.restrict(await probe_or_explain(client, probe))
     finally:
         await client.aclose()
     report = JudgeCheck(endpoint=endpoint.identity(), capabilities=caps, contract=sender.contract.as_dict(),

@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from evalcore.judge.cli_common import json_safe, store_of
+from evalcore.judge.cli_common import endpoint_of, json_safe, store_of
 from evalcore.types import Criteria
 
 # evalcore.judge.client.PRESETS's names, listed here so that building the parser does not import openai (a test
@@ -39,17 +39,6 @@ def _dataset(dataset_id: str, store):
     from evalcore import runs
 
     return runs.get_dataset(dataset_id, store, with_labels=False)
-
-
-def _endpoint(args: argparse.Namespace):
-    from evalcore.judge.client import endpoint_from_preset
-
-    base_url = args.base_url[0] if isinstance(args.base_url, list) else args.base_url  # --base-url repeats
-    ep = endpoint_from_preset(args.provider, model=args.model, base_url=base_url,
-                              api_key_env=args.api_key_env, api_version=args.api_version)
-    # The command line is the operator's own: its --base-url may receive the environment's key
-    # (evalcore.judge.trust). Pages never build an endpoint this way.
-    return dataclasses.replace(ep, operator_configured=True)
 
 
 def criteria_for(dataset, dimension: str, store, *, version: str | None = None, method: str = "geval") -> Criteria:
@@ -92,7 +81,7 @@ def spec_from_args(args: argparse.Namespace, dataset, store, documents=None):
                         pairs=_pairs_arg(args), parse_mode=args.parse, label=args.label or "", run_id=args.run,
                         documents=documents, reasoning_effort=getattr(args, "reasoning_effort", None),
                         max_completion_tokens=getattr(args, "max_completion_tokens", None))
-    endpoint = _endpoint(args)
+    endpoint = endpoint_of(args)
     if isinstance(args.base_url, list) and len(args.base_url) > 1:  # several replicas: evalcore.judge.routing
         endpoint = [endpoint] + [dataclasses.replace(endpoint, base_url=u) for u in args.base_url[1:]]
     engine = EngineOptions(endpoint, concurrency=args.concurrency, schedule=getattr(args, "schedule", "prefix"),
@@ -124,14 +113,15 @@ def cmd_score(args: argparse.Namespace) -> int:
         if bar is not None:
             bar.close()
     if args.json:
-        summary = run.summary() | {"stats": run.config.get("stats", {}), "plan_note": run.config.get("plan_note"),
-                                   "capabilities": run.config.get("capabilities"),
-                                   "variant": run.config.get("variant", ""), "contract": run.config.get("contract", {}),
-                                   "wall_s": round(time.perf_counter() - t0, 3), "outcome": outcome_of(run)}
+        cfg = run.config
+        summary = run.summary() | {"stats": cfg.stats.to_dict(), "plan_note": cfg.plan_note,
+                                   "capabilities": cfg.capabilities, "variant": cfg.variant,
+                                   "contract": cfg.contract or {}, "wall_s": round(time.perf_counter() - t0, 3),
+                                   "outcome": outcome_of(run)}
         print(json.dumps(json_safe(summary), indent=2))
     else:
-        if run.config.get("variant"):  # the method as it ran on this judge (stderr: stdout is the run id alone)
-            print(f"variant: {run.config['variant']}", file=sys.stderr)
+        if run.config.variant:  # the method as it ran on this judge (stderr: stdout is the run id alone)
+            print(f"variant: {run.config.variant}", file=sys.stderr)
         print(outcome_of(run)["text"], file=sys.stderr)
         print(run.run_id)
     return 0
@@ -151,7 +141,7 @@ def cmd_check_judge(args: argparse.Namespace) -> int:
     from evalcore.judge.check import check_judge, format_check
     from evalcore.judge.contract import RequestOptions
 
-    report = check_judge(_endpoint(args), store=store_of(args), reprobe=args.reprobe, timeout_s=args.timeout,
+    report = check_judge(endpoint_of(args), store=store_of(args), reprobe=args.reprobe, timeout_s=args.timeout,
                          options=RequestOptions(reasoning_effort=args.reasoning_effort,
                                                 max_completion_tokens=args.max_completion_tokens))
     print(json.dumps(json_safe(report.as_dict()), indent=2) if args.json else format_check(report))
@@ -235,7 +225,7 @@ def cmd_steps(args: argparse.Namespace) -> int:
     store = store_of(args)
     dataset = _dataset(args.dataset, store)
     base = criteria_for(dataset, args.dimension, store)
-    out = runner.generate_steps(base, endpoint=_endpoint(args), store=store, dataset_id=dataset.id,
+    out = runner.generate_steps(base, endpoint=endpoint_of(args), store=store, dataset_id=dataset.id,
                                 timeout_s=args.timeout, max_retries=args.max_retries)
     if args.json:
         print(json.dumps({"dataset": dataset.id, "dimension": args.dimension, "hash": out.version_hash(),

@@ -15,6 +15,21 @@ def store_of(args: argparse.Namespace) -> Any:
     return Store(args.db) if getattr(args, "db", None) else default_store()
 
 
+def endpoint_of(args: argparse.Namespace) -> Any:
+    """The endpoint the endpoint flags (``--provider``, ``--model``, ``--base-url``, ``--api-key-env``,
+    ``--api-version``) describe."""
+    import dataclasses
+
+    from evalcore.judge.client import endpoint_from_preset
+
+    base_url = args.base_url[0] if isinstance(args.base_url, list) else args.base_url  # --base-url repeats
+    ep = endpoint_from_preset(args.provider, model=args.model, base_url=base_url,
+                              api_key_env=args.api_key_env, api_version=args.api_version)
+    # The command line is the operator's own: its --base-url may receive the environment's key
+    # (evalcore.judge.trust). Pages never build an endpoint this way.
+    return dataclasses.replace(ep, operator_configured=True)
+
+
 def json_safe(x: Any) -> Any:
     """``x`` with NaN as None and numpy scalars as Python numbers, for ``json.dumps``."""
     if isinstance(x, dict):
@@ -28,4 +43,4 @@ def json_safe(x: Any) -> Any:
     return x
 
 
-__all__ = ["store_of", "json_safe"]
+__all__ = ["store_of", "endpoint_of", "json_safe"]

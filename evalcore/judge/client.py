@@ -135,8 +135,9 @@ class EndpointUnusable(RuntimeError):
 
 
 @dataclass
-class RunStats:
-    """Counters for one run (or one client's lifetime)."""
+class RequestStats:
+    """A client's request counters for one run (or its lifetime); the run records them with the engine's
+    (evalcore.model.RunStats)."""
 
     requests: int = 0  # logical requests sent to the network (not cache hits)
     attempts: int = 0  # HTTP attempts, retries included
@@ -155,6 +156,9 @@ class RunStats:
         return d
 
 
+RunStats = RequestStats  # its former name, still imported by evalcore.judge.batch (not this change's file)
+
+
 @dataclass
 class _Attempts:
     attempts: int = 0  # HTTP attempts of one logical request so far (the first, then openai-python's retries)
@@ -164,7 +168,7 @@ class _Attempts:
 _current: contextvars.ContextVar[_Attempts | None] = contextvars.ContextVar("evalcore_judge_attempt", default=None)
 
 
-def _key_for(endpoint: Endpoint, api_key: str | None) -> str:
+def key_for(endpoint: Endpoint, api_key: str | None) -> str:
     """The key this client sends: the one typed for this endpoint, else the environment's key only where the
     operator configured the endpoint (evalcore.judge.trust), else a local server's placeholder; else refused."""
     trust.address(endpoint.base_url)  # AmbiguousURL: a URL parsers read differently gets no key, typed or not
@@ -183,6 +187,9 @@ def _key_for(endpoint: Endpoint, api_key: str | None) -> str:
         f"{endpoint.api_key_env} (or type the key in the Score page). A local server that needs no key "
         f"(vLLM, Ollama, llama.cpp) can use its preset: --provider vllm|ollama|llamacpp"
     )
+
+
+_key_for = key_for  # its former name, still imported by evalcore.judge.batch_anthropic (not this change's file)
 
 
 def _refusal_fields(err: BaseException, keys: list[str]) -> dict[str, Any] | None:
@@ -413,8 +420,8 @@ class JudgeClient:
         self.concurrency = concurrency
         self.max_retries = max_retries
         self.timeout_s = timeout_s
-        self.stats = RunStats()
-        self._api_key = _key_for(endpoint, api_key)
+        self.stats = RequestStats()
+        self._api_key = key_for(endpoint, api_key)
         self._sem: asyncio.Semaphore | None = None
         self._client: Any = None
         # reads rate-limit headers, paces attempts and keeps an AIMD window (no-op without such headers)
@@ -676,7 +683,7 @@ def response_from_dict(d: dict[str, Any], *, latency_s: float = 0.0, cached: boo
 
 
 __all__ = [
-    "Endpoint", "PRESETS", "endpoint_from_preset", "JudgeClient", "RunStats", "RequestFailed", "MissingApiKey",
+    "Endpoint", "PRESETS", "endpoint_from_preset", "JudgeClient", "RequestStats", "RequestFailed", "MissingApiKey",
     "EndpointUnusable",
     "chat_response", "completion_response", "response_to_dict", "response_from_dict", "request_body",
 ]

@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalcore.judge.client import Endpoint, JudgeClient, RequestFailed, RunStats
+from evalcore.judge.client import Endpoint, JudgeClient, RequestFailed, RequestStats
 from evalcore.types import Capabilities, Request, Response
 
 
@@ -84,8 +84,8 @@ class EndpointPool:
 
     # ----------------------------------------------------------------------------------------- stats (summed)
     @property
-    def stats(self) -> RunStats:
-        total = RunStats()
+    def stats(self) -> RequestStats:
+        total = RequestStats()
         for m in self.members:
             for k, v in vars(m.client.stats).items():
                 setattr(total, k, getattr(total, k) + v)

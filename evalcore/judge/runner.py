@@ -37,7 +37,6 @@ from evalcore.judge.client import (
     EndpointUnusable,
     JudgeClient,
     RequestFailed,
-    RunStats,
     response_from_dict,
     response_to_dict,
 )
@@ -543,13 +542,13 @@ async def _plan(m: Any, config: Any, sender: CachedSender, capabilities: Capabil
         if reprobe:  # the server's settings may have changed: what it refused is asked again too
             sender.store.forget_contract(sender.identity)
             sender.contract = Contract()
-        caps = await _probe_or_explain(client, ProbeSender(sender, refresh=reprobe))
+        caps = await probe_or_explain(client, ProbeSender(sender, refresh=reprobe))
     caps = sender.contract.restrict(caps)  # what the endpoint refused outright (evalcore.judge.contract)
     planned, note = m.plan(config, caps)  # raises UnsupportedByEndpoint when there is no fallback
     return planned, note, caps
 
 
-async def _probe_or_explain(client: JudgeClient, send: Callable[[Request], Any]) -> Capabilities:
+async def probe_or_explain(client: JudgeClient, send: Callable[[Request], Any]) -> Capabilities:
     """The capability probe, or ``EndpointUnusable`` (one line, no traceback) when the endpoint is down or every
     probe request failed for a reason other than a rejected parameter."""
     failures: list[str] = []
@@ -1070,7 +1069,7 @@ def score_dataset(spec: ScoringSpec, options: EngineOptions, *, store: Store | N
 
 
 # ---------------------------------------------------------------------------------------------------- estimate
-def _request_tokens(request: Request) -> tuple[int, int]:
+def request_tokens(request: Request) -> tuple[int, int]:
     """(prompt tokens ~ chars/4, completion tokens upper bound = max_tokens x n)."""
     if isinstance(request, ChatRequest):
         chars = sum(len(c) for _, c in request.messages)
@@ -1111,7 +1110,7 @@ def estimate(spec: ScoringSpec, options: EngineOptions, *, store: Store | None =
     for k, r in uniq.items():
         if k in hits:
             continue
-        p, c = _request_tokens(r)
+        p, c = request_tokens(r)
         prompt_tokens += p
         completion_tokens += c
     calls = len(uniq) - len(hits)
@@ -1182,7 +1181,7 @@ def generate_steps(criteria: Criteria, *, endpoint: Endpoint, api_key: str | Non
 __all__ = [
     "Progress", "Estimate", "PairSelection", "score_dataset", "ascore_dataset", "estimate", "generate_steps",
     "agenerate_steps", "build_tasks", "item_tasks", "pair_tasks", "item_pairs", "CachedSender", "explain_failure",
-    "new_run_id", "RunStats", "CHARS_PER_TOKEN", "ScoringRun", "pending_tasks", "run_config", "cached_probe",
+    "new_run_id", "CHARS_PER_TOKEN", "ScoringRun", "pending_tasks", "run_config", "cached_probe",
 ]
 
 

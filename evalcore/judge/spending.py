@@ -125,12 +125,12 @@ def requests_cost(requests, endpoint, store) -> tuple[int, float | None]:
     generation), the cache's answers excluded, by the rule of ``runner.estimate``: prompt tokens = characters / 4,
     completion tokens = max_tokens (an upper bound)."""
     from evalcore.judge import cost as cost_mod
-    from evalcore.judge.runner import CachedSender, _request_tokens
+    from evalcore.judge.runner import CachedSender, request_tokens
 
     sender = CachedSender(None, store, endpoint) if store is not None else None
     keys = {sender.key(r) if sender is not None else str(i): r for i, r in enumerate(requests)}
     hits = store.cache_has(list(keys)) if store is not None else set()
     todo = [r for k, r in keys.items() if k not in hits]
-    prompt = sum(_request_tokens(r)[0] for r in todo)
-    completion = sum(_request_tokens(r)[1] for r in todo)
+    prompt = sum(request_tokens(r)[0] for r in todo)
+    completion = sum(request_tokens(r)[1] for r in todo)
     return len(todo), cost_mod.cost_usd(prompt, completion, model=endpoint.model, provider=endpoint.provider)
