@@ -517,3 +517,23 @@ def ppi_plan(dataset_id: str, run_id: str, dimension: str, parse: str, width: fl
 
     return inference_views.plan_table(ui.load_dataset(dataset_id), ui.load_run(run_id, parse), dimension, width,
                                       method=method, rated=rated)
+
+
+# ----------------------------------------------------------------------------------- the Alignment page's views
+
+
+def label_agreement_view(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse: str, n_resamples: int,
+                         systems: tuple[str, ...] | None):
+    """The label-agreement part of the Alignment page (evalcore.views.alignment.label_agreement_view) over the
+    cached reports, and the Data page's cached agreement table (same numbers, same cache)."""
+    try:
+        reports = label_agreements(dataset_id, run_ids, dimension, parse, n_resamples, systems)
+    except ValueError as e:  # e.g. an annotator's value that is no category of the dimension: said on the page
+        reports = e
+    return alignment_views.label_agreement_view(reports, dimension, lambda: agreement(dataset_id, n_resamples))
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def reliability_intervals(table: pd.DataFrame, coefficient: str, n_resamples: int) -> dict:
+    """corr(R_i, P_i) of each run with its 95% interval over systems."""
+    return alignment_views.reliability_intervals(table, coefficient, n_resamples)

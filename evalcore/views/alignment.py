@@ -5,7 +5,8 @@ RTS-MCQ reliability, pairwise agreement by difficulty (Chen et al. 2023)."""
 from __future__ import annotations
 
 import itertools
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
@@ -14,7 +15,9 @@ import plotly.graph_objects as go
 
 from evalcore import runs as runs_mod
 from evalcore.model import Dataset, Run
+from evalcore.views.blocks import Block, Figure, Heading, Metric, Metrics, Note, Table
 from evalcore.views.common import frames_for, label_colors, run_label
+from evalcore.views.format import cite, esc, fmt, format_pvalue
 
 
 def alignment_table(dataset: Dataset, runs: list[Run], dimension: str, *, n_resamples: int = 1000,
@@ -784,3 +787,453 @@ def page_colors(all_runs: list[Run], runs: list[Run]) -> dict[str, str]:
     the selected runs of other datasets."""
     known = {a.run_id for a in all_runs}
     return label_colors(list(all_runs) + [r for r in runs if r.run_id not in known])
+
+
+# ------------------------------------------------------------------------------------- the page's view model
+# What the Alignment page shows, tab by tab, as blocks (evalcore.views.blocks): the page lays them out between its
+# widgets, and computes nothing itself.
+
+SECTIONS = ("Correlations", "Judge vs human scores", "Per system & meta-correlation", "#CP", "RTS-MCQ reliability",
+            "Difficulty", "Pairwise preferences")
+CI_RESAMPLING_LABELS = {"documents": "documents (systems fixed)", "both": "systems and documents"}
+SUMMARY_CONSTANT_LABELS = {"skip": "skipped (G-Eval's script)", "zero": "counted as correlation 0"}
+SUMMARY_CONSTANT_HELP = ("A document whose judge (or human) scores are all equal has no correlation. Skipping it (the "
+                         "default, as G-Eval's released script does) can flatter a judge that often gives all outputs "
+                         "the same score; counting it as 0 does not. The skipped column counts them either way.")
+PAIRWISE_RUNS_NOTE = Note("The selected runs are pairwise: they give verdicts on pairs, not scores per item.")
+
+
+def page_caption(dimension: str, parse: str, n_resamples: int) -> Note:
+    return Note(f"Dimension **{esc(dimension)}** · parse mode **{parse}** · {n_resamples} bootstrap resamples "
+                "(change them in the sidebar)", "caption")
+
+
+def pairwise_only(dataset: Dataset) -> bool:
+    """A dataset whose humans only voted on pairs (PandaLM, LLMBar, an MT-Bench upload) has no scores per item to
+    correlate: its page is the pairwise section alone, without the level, coefficient and systems that would not
+    apply to it."""
+    return dataset.human_scores.empty and not dataset.preferences.empty
+
+
+PAIRWISE_ONLY_NOTE = Note("This dataset's humans voted on pairs of outputs: the agreement below is with their votes "
+                          "(accuracy, kappa, win rates), so no correlation level, coefficient or system filter "
+                          "applies.", "caption")
+
+
+def ci_resampling_help() -> str:
+    from evalcore.meta.inference import CI_RESAMPLING_HELP
+
+    return "documents: " + CI_RESAMPLING_HELP["documents"] + ". both: " + CI_RESAMPLING_HELP["both"] + "."
+
+
+def ci_resampling_note(choice: str) -> Note:
+    from evalcore.meta.inference import CI_RESAMPLING_HELP
+
+    return Note(esc(f"This interval: {CI_RESAMPLING_HELP[choice]}."), "caption")
+
+
+def default_section(dataset: Dataset) -> str:
+    """The tab a visit opens on: a dataset of human pairwise votes opens on what it is about."""
+    return SECTIONS[-1] if not dataset.preferences.empty else SECTIONS[0]
+
+
+def scored_dimensions(dataset: Dataset, runs: list[Run]) -> tuple[str, ...]:
+    """The dataset's dimensions some run scored, in the dataset's order."""
+    return tuple(d for d in dataset.dimension_names if any(d in r.dimensions for r in runs))
+
+
+def annotators_blocks(dataset: Dataset) -> list[Block]:
+    """Before a judge is chosen: the annotators' agreement with each other on pairwise votes (needs no judge)."""
+    from evalcore.views.preference import annotators_agreement_table
+
+    prefs = dataset.preferences
+    if prefs.empty or prefs["annotator"].nunique() < 2:
+        return []
+    return [Heading("Pairwise votes: the annotators' agreement with each other"),
+            Table(annotators_agreement_table(prefs), "annotator kappa", "annotator_kappa"),
+            Note("Cohen's kappa for each pair of annotators over the pairs both voted on (A, B or tie). Blank: no "
+                 "kappa, the note says why. A judge's agreement with these votes appears here once a run with "
+                 "pairwise verdicts is chosen.", "caption")]
+
+
+# --------------------------------------------------------------------------------- label agreement (issue 7.4)
+
+
+@dataclass
+class LabelAgreementView:
+    """The label-agreement part of the Correlations tab: ``top`` before the choice of a run's confusion matrix,
+    ``confusion`` the matrix of each run, ``bottom`` after it."""
+
+    top: list[Block]
+    confusion: dict[str, Figure] = field(default_factory=dict)
+    bottom: list[Block] = field(default_factory=list)
+
+
+def label_agreement_heading(dataset: Dataset, dimension: str, runs: list[Run]) -> Heading | None:
+    """The section's heading on a binary / nominal / ordinal dimension with runs; None: no such section."""
+    dim = dataset.dimension(dimension)
+    return Heading(f"Agreement on {dim.kind} labels") if dim.is_categorical and runs else None
+
+
+def label_agreement_view(reports: dict | Exception, dimension: str, alpha: Callable[[], pd.DataFrame]
+                         ) -> LabelAgreementView:
+    """Kappa & co with CIs, the confusion matrices and calibration (``label_agreements``, or the ValueError it
+    raised: e.g. an annotator's value that is no category of the dimension). ``alpha`` gives the Data page's
+    agreement table (the annotators among themselves), asked only where the judge is compared with each annotator."""
+    if isinstance(reports, Exception):
+        return LabelAgreementView([Note(esc(f"No label agreement for {dimension!r}: {reports}"), "warning")])
+    if not reports:
+        return LabelAgreementView([Note(esc(f"None of the selected runs scored {dimension!r}."))])
+    stats = label_agreement_table(reports)
+    undefined = stats[stats["value"].isna()]
+    top: list[Block] = [Table(stats[stats["value"].notna()], f"label agreement {dimension}", "label_agreement")]
+    if not undefined.empty:  # e.g. precision of a class the judge never chose: no value, rather than a 0
+        top.append(Note(esc("Undefined here (a class never chosen by the judge or by the humans): "
+                            + "; ".join(f"{r.run}: {r.statistic}" for r in undefined.itertuples())), "caption"))
+    first = next(iter(reports.values()))
+    top.append(Note(esc(f"Human label: {first.gold}. Categories: {', '.join(first.labels)}"
+                        + (f" (positive class: {first.positive})" if first.positive else "")
+                        + ". 95% CIs resample documents; n = items compared, dropped = judge replies that could not "
+                          "be read, ties = items whose annotators tie (no majority), left out."), "caption"))
+    confusion = {name: Figure(confusion_figure(rep, name), "confusion") for name, rep in reports.items()}
+    return LabelAgreementView(top, confusion, _per_annotator_blocks(reports, dimension, alpha)
+                              + _calibration_blocks(reports, dimension))
+
+
+def _per_annotator_blocks(reports: dict, dimension: str, alpha: Callable[[], pd.DataFrame]) -> list[Block]:
+    per_annotator = per_annotator_kappa_table(reports)
+    if per_annotator.empty:
+        return []
+    out: list[Block] = [Note("**The judge against each annotator** (Cohen's kappa)", "markdown"),
+                        Table(per_annotator, f"kappa per annotator {dimension}", "kappa_per_annotator")]
+    table = alpha()  # the Data page's table: same numbers, same cache
+    table = table[table["dimension"] == dimension] if not table.empty else table
+    return out + [Note(esc(f"The annotators among themselves ({r.group}): Krippendorff's alpha ({r.level}) "
+                           f"{fmt(r.alpha)} [{fmt(r.ci_low)}, {fmt(r.ci_high)}], {r.n_items} items."), "caption")
+                  for r in table.itertuples()]
+
+
+def _calibration_blocks(reports: dict, dimension: str) -> list[Block]:
+    cal = calibration_table(reports)
+    if cal.empty:
+        return []
+    return [Note("**Calibration of the judge's probabilities**", "markdown"),
+            Table(cal, f"calibration {dimension}", "calibration"), Figure(reliability_figure(reports), "reliability"),
+            Note("Brier score: mean squared error of the probability (0 is best). ECE: share-weighted gap between "
+                 "predicted probability and observed frequency over 10 equal-width bins.", "caption")]
+
+
+# ------------------------------------------------------------------------------------------------ correlations
+
+
+def correlations_intro(dataset: Dataset, dimension: str, runs: list[Run]) -> list[Block]:
+    """The Correlations section's heading, or why it has no correlations."""
+    nominal = dataset.dimension(dimension).kind == "nominal"
+    out: list[Block] = []
+    if nominal and runs:
+        # issue 18.7: codes of unordered categories (A/B/tie) have no mean and no correlation; a Spearman of codes
+        # against a "ceiling" reads as a result and is none
+        out.append(Note("Nominal labels have no order: no correlations, means or human ceiling are computed on their "
+                        "codes. Read kappa, accuracy and the confusion matrix above."))
+    elif not nominal:
+        out.append(Heading("Correlation with human ratings"))
+    if not runs:
+        out.append(Note("The selected runs are pairwise: see #CP below and position bias on the Bias page."))
+    return out
+
+
+def has_correlations(dataset: Dataset, dimension: str, runs: list[Run]) -> bool:
+    return bool(runs) and dataset.dimension(dimension).kind != "nominal"
+
+
+@dataclass
+class CorrelationsView:
+    """The correlation table of the cell on show (``table``: the table, or why there is none) and what follows it
+    (``notes``: how to read it, then the ceiling's heading; empty when there is no table)."""
+
+    table: list[Block]
+    notes: list[Block] = field(default_factory=list)
+
+
+def correlations_view(table: pd.DataFrame, dimension: str, *, level: str, coefficient: str) -> CorrelationsView:
+    """One cell of ``alignment_table`` (``level`` x ``coefficient``) as the page shows it."""
+    if table.empty:
+        return CorrelationsView([Note(esc(f"None of the selected runs scored {dimension!r}."))])
+    shown = filter_correlations(table, level=level, coefficient=coefficient)
+    return CorrelationsView(
+        [Table(shown, f"correlations {dimension} {level} {coefficient}", "correlations")],
+        [Note(f"{level} level, {coefficient} (pick them above; the CSV of every level and coefficient is in the "
+              "exported report). n = items (dataset), documents used (summary) or systems (system); skipped = "
+              "documents where one side is constant (summary level); dropped = replies that could not be parsed. A "
+              "summary-level value is a mean of per-document correlations: it has no p-value (blank), nor does the "
+              "experts' mean in the ceiling table. pvalue_method: below 30 pairs the p-value is a permutation test "
+              "(exact, every ordering, up to 9 pairs), never the t approximation.", "caption"),
+         Note(f"**Human ceiling** ({level}, {coefficient}) on each run's items: each expert against the mean of the "
+              "others, on exactly the items (and systems) the run is correlated on", "markdown")])
+
+
+def support_blocks(notes: list[str]) -> list[Block]:
+    """What a figure rests on (``support_notes``), as warnings."""
+    return [Note(esc(n), "warning") for n in notes]
+
+
+def ceiling_blocks(table: pd.DataFrame, ceiling: pd.DataFrame, dimension: str, *, level: str, coefficient: str
+                   ) -> list[Block]:
+    """The human ceiling on each run's items (``run_ceilings``), and what it is with two annotators."""
+    if ceiling.empty:
+        return [Note("No per-annotator ratings for this dimension: no human ceiling.")]
+    out: list[Block] = [Table(ceiling, f"human ceiling {dimension} {level} {coefficient}", "ceiling"),
+                        Note("mean = the experts' mean (the grey tick in the chart above); its 95% CI resamples "
+                             "documents, the same draw for every expert.", "caption")]
+    two = ceiling_note(table, ceiling, level=level, coefficient=coefficient)
+    if two:  # two annotators: what the ceiling is then, and why a judge can exceed it
+        out.append(Note(esc(two)))
+    return out
+
+
+def headline_notes(ceiling: pd.DataFrame) -> list[Block]:
+    """Under the headline chart (``headline_spec``): how to read it, where it shows a ceiling."""
+    if ceiling.empty:
+        return []
+    return [Note("Dot and line: each run's correlation and its 95% CI. Grey tick and dashed line: the human ceiling "
+                 "on that run's own items, and its 95% CI.", "caption")]
+
+
+# ----------------------------------------------------------------------------------------- judge vs human (items)
+
+JUDGE_BY_HUMAN_HEADING = Heading("Judge score per human score (items)")
+
+
+def judge_by_human_summary(items: pd.DataFrame) -> pd.DataFrame:
+    """The judge's scores per human-score bin and run (``judge_by_human_table``): count, mean, spread, quartiles."""
+    return (items.groupby(["run", "human_bin", "bin_order"], sort=False)["judge"]
+            .describe()[["count", "mean", "std", "min", "50%", "max"]].reset_index()
+            .sort_values("bin_order", kind="stable").drop(columns="bin_order")
+            .rename(columns={"50%": "median", "count": "items"}))
+
+
+def judge_by_human_blocks(items: pd.DataFrame, dimension: str, *, points: bool = False,
+                          colors: dict[str, str] | None = None) -> list[Block]:
+    if items.empty:
+        return [Note(esc(f"None of the selected runs scored {dimension!r}."))]
+    return [Figure(judge_by_human_figure(items, dimension, points=points, colors=colors), "judge_by_human"),
+            Note("One box per human score and run: a judge aligned with the humans climbs from left to right, with "
+                 "little overlap between neighbouring boxes. Human scores that are means of several ratings are "
+                 "binned (the last bin includes its upper end).", "caption"),
+            Table(judge_by_human_summary(items), f"judge per human score {dimension}", "judge_by_human")]
+
+
+# ------------------------------------------------------------------------------------------------ per system
+
+
+def per_system_applies(dataset: Dataset, runs: list[Run]) -> bool:
+    """Per-system correlations need score runs on some dimension and more than two systems."""
+    return bool(runs) and bool(scored_dimensions(dataset, runs)) and len(dataset.systems) > 2
+
+
+PER_SYSTEM_HEADING = Heading(f"Per-system correlation ({cite('003', 'Fig. 1')})")
+
+
+def per_system_blocks(per_system: pd.DataFrame, meta: pd.DataFrame | None, dimension: str, coefficient: str,
+                      colors: dict[str, str] | None = None) -> list[Block]:
+    """Per-system correlations P_i (``per_system_table``) and the meta-correlation M (``meta_correlation_table``;
+    None when there are no per-system correlations)."""
+    if per_system.empty:
+        return [Note("Not enough systems for per-system correlations.")]
+    out: list[Block] = [Figure(per_system_box(per_system, coefficient, colors), "per_system"),
+                        Table(per_system, f"per-system {coefficient}", "per_system"),
+                        Heading(f"Meta-correlation ({cite('003', 'Fig. 2-3')})")]
+    if meta is None or meta.empty:
+        return out
+    out.append(Table(meta, f"meta-correlation {coefficient}", "meta_correlation"))
+    if (per_system["dimension"] == dimension).any():
+        out.append(Figure(meta_scatter(per_system, meta, dimension, coefficient, colors), "meta_scatter"))
+    return out + [Note(f"M = corr(Q_i, P_i) over systems ({cite('003', 'Eq. 3')}). Near 0 is ideal; a negative M "
+                       "means the judge agrees less with humans on better systems.", "caption")]
+
+
+# ----------------------------------------------------------------------------------------------------- #CP
+
+
+def cp_dimensions(dataset: Dataset, runs: list[Run], pairwise_runs: list[Run]) -> tuple[str, ...] | None:
+    """The dimensions #CP counts (those of the score runs, then the pairwise runs'); None where it does not apply
+    (one system, no human scores, or no run scored a dimension)."""
+    pairwise_dims = [d for r in pairwise_runs for d in r.dimensions]
+    if len(dataset.systems) < 2 or dataset.human_scores.empty or not (scored_dimensions(dataset, runs)
+                                                                       or pairwise_dims):
+        return None
+    return tuple(dict.fromkeys(list(scored_dimensions(dataset, runs))
+                               + [d for d in pairwise_dims if d in dataset.dimension_names]))
+
+
+CP_HEADING = Heading(f"Correct preferences #CP ({cite('003', 'Sec. 4.2.1')})")
+
+
+def cp_blocks(cp: pd.DataFrame) -> list[Block]:
+    if cp.empty:
+        return [Note("No system pairs to compare.")]
+    return [Table(cp, "correct preferences", "cp"),
+            Note("full: all pairs of systems (SummEval: the 66 pairs of the 12 abstractive systems); challenge: "
+                 f"pairs adjacent in average human score ({cite('003', 'App. E')}).", "caption")]
+
+
+# -------------------------------------------------------------------------------------------- reliability
+
+RELIABILITY_HEADING = Heading(f"RTS-MCQ reliability ({cite('003', 'Eq. 4')})")
+
+
+def reliability_rows(table: pd.DataFrame, systems: list[str] | None) -> pd.DataFrame:
+    """The page's systems filter: the across-system correlations over the chosen systems only."""
+    return table[table["system_id"].isin(systems)] if systems else table
+
+
+def reliability_intervals(table: pd.DataFrame, coefficient: str, n_resamples: int) -> dict:
+    """corr(R_i, P_i) of RTS and MCQ with its 95% interval over systems (evalcore.meta.across_systems)."""
+    from evalcore.meta.across_systems import across_systems_interval
+
+    return {side: across_systems_interval(table["reliability"], table[f"p_{side}"], coefficient=coefficient,
+                                          n_resamples=n_resamples) for side in ("rts", "mcq")}
+
+
+@dataclass
+class ReliabilityBlocks:
+    """The two headline figures side by side (``columns``), then the rest."""
+
+    columns: list[list[Block]]
+    rest: list[Block]
+
+
+def reliability_blocks(rel, table: pd.DataFrame, intervals: dict, dimension: str, *, coefficient: str,
+                       n_resamples: int, filtered: bool) -> ReliabilityBlocks:
+    """``reliability_view``'s result over ``table`` (its rows for the chosen systems; ``filtered``: some were
+    chosen, so the p-value over every system is not shown) with ``reliability_intervals``."""
+    columns = []
+    for side, pv in (("rts", rel.pvalue_rts), ("mcq", rel.pvalue_mcq)):
+        ci = intervals[side]
+        columns.append([Metrics((Metric(f"corr(R_i, P_i {side.upper()})", fmt(ci.statistic),
+                                        help=(f"{ci.n_systems} systems" if filtered else
+                                              f"p = {format_pvalue(pv)}, {ci.n_systems} systems")),)),
+                        Note(f"95% CI [{fmt(ci.ci_low)}, {fmt(ci.ci_high)}] over {ci.n_systems} systems"
+                             if ci.n_systems >= 4 else "no interval: fewer than 4 systems", "caption")])
+    return ReliabilityBlocks(columns, [
+        Note(f"{coefficient} across systems. The intervals resample the systems (percentile bootstrap, {n_resamples} "
+             "resamples) with each system's R_i and P_i held fixed, so they leave out the noise of those per-system "
+             "values: read them as at least this wide.", "caption"),
+        Table(table, f"reliability {dimension}", "reliability")])
+
+
+def reliability_scored(rts: Run, dimension: str) -> list[Block]:
+    """[] when the RTS run scored ``dimension`` (or names none); else why there is nothing to show."""
+    if dimension in rts.dimensions or not rts.dimensions:
+        return []
+    return [Note(esc(f"These runs did not score {dimension!r}."))]
+
+
+# ----------------------------------------------------------------------------------------------- difficulty
+
+DIFFICULTY_HEADING = Heading(f"Pairwise agreement by difficulty ({cite('002')})")
+
+
+def difficulty_blocks(table: pd.DataFrame, dimension: str, colors: dict[str, str] | None = None) -> list[Block]:
+    if table.empty:
+        return [Note("Not enough pairs of outputs of the same document.")]
+    return [Figure(difficulty_figure(table, colors), "difficulty"),
+            Table(table, f"pairwise tau by difficulty {dimension}", "difficulty")]
+
+
+# ------------------------------------------------------------------------------------ pairwise preferences
+
+PAIRWISE_HEADING = Heading("Pairwise preferences: judge vs human votes")
+
+
+def pairwise_intro(dataset: Dataset, pairwise_runs: list[Run], dimension: str, systems: list[str] | None
+                   ) -> list[Block]:
+    """Why the tab has nothing to show (no votes, no run with verdicts), or the note that the systems filter does
+    not apply to it."""
+    if dataset.preferences.empty:
+        return [Note("This dataset has no pairwise human votes: import some with the Data page's upload (a file with "
+                     "a prompt, two outputs and a winner column) or `python -m evalcore import-pairs`.")]
+    if not pairwise_runs:
+        return [Note(esc(f"No selected run gave pairwise verdicts on {dimension!r}: pick one in the sidebar, import "
+                         "one (`python -m evalcore import-verdicts`) or judge the pairs on the Score page."))]
+    if systems:  # the filter above is for per-item scores; votes on pairs are counted whole
+        return [Note(esc(f"The systems filter ({', '.join(systems)}) does not apply here: every annotated pair is "
+                         "counted."), "caption")]
+    return []
+
+
+def pairwise_blocks(sums: dict[str, dict], colors: dict[str, str] | None = None, *, dimension: str) -> list[Block]:
+    """Each run's agreement with the votes (``preference.summaries``) and what was counted."""
+    from evalcore.views import preference as pv
+
+    table = pv.agreement_table(sums)
+    return [
+        Figure(pv.agreement_figure(table, colors), "pairwise_agreement"),
+        Table(table, f"pairwise agreement {dimension}", "pairwise_agreement"),
+        Note("One judge verdict per pair: in both orders, the verdict when they agree, else a tie (Zheng et al. 2023, "
+             "MT-Bench Sec. 4.2). With ties (S1) every vote counts, tie being a third class; without ties (S2) leaves "
+             "out the votes where either side says tie. Majority: the most frequent vote (a tie when the top votes "
+             "tie). Per-order accuracy, right in both orders and positional agreement as LLMBar's statistics.json, "
+             "but a pair unreadable in both orders agrees only in \"LLMBar's count\". n = votes, pairs or vote pairs "
+             "counted; 95% CIs resample prompts.", "caption"),
+        Table(pv.counts_table(sums), "pairwise counts", "pairwise_counts"),
+        Note("unreadable: pairs with a verdict that could not be read (never guessed); missing_order: pairs of a "
+             "both-orders run judged in one order only. Neither has a combined verdict.", "caption")]
+
+
+@dataclass
+class PairwiseRunView:
+    """One run's confusion matrix (``left``) beside the annotators' kappas and the judge against each (``right``),
+    then the win rates and bias (``below``)."""
+
+    left: list[Block]
+    right: list[Block]
+    below: list[Block]
+
+
+def pairwise_run_view(sums: dict[str, dict], picked: str) -> PairwiseRunView:
+    from evalcore.views import preference as pv
+
+    first = sums[picked]
+    right: list[Block] = []
+    kappas = pv.annotator_kappa_table(first)
+    if not kappas.empty:
+        right += [Note("**Cohen's kappa between annotators**", "markdown"),
+                  Table(kappas, "annotator kappa", "annotator_kappa")]
+        if kappas["cohen_kappa"].isna().any():
+            right.append(Note("Blank: no kappa; the note says why (no shared pair, or shared votes holding one "
+                              "outcome only).", "caption"))
+    right += [Note("**The judge against each annotator**", "markdown"),
+              Table(pv.per_annotator_table({picked: first}), "judge per annotator", "pairwise_per_ann")]
+    return PairwiseRunView([Figure(pv.confusion_figure(first, picked), "pairwise_confusion")], right,
+                           _win_rate_blocks(sums, picked) + _pairwise_bias_blocks(sums))
+
+
+def _win_rate_blocks(sums: dict[str, dict], picked: str) -> list[Block]:
+    from evalcore.views import preference as pv
+
+    models = pv.model_table(sums)
+    if models.empty:
+        return []
+    out: list[Block] = [Note("**Win rates per model** (ties count 0.5)", "markdown"),
+                        Figure(pv.win_rate_figure(models, picked), "pairwise_win_rates"),
+                        Table(models, "win rates per model", "pairwise_models")]
+    rho = (sums[picked].get("models") or {}).get("ranking_spearman") or {}
+    if rho.get("statistic") is not None:
+        out.append(Note(esc(f"Ranking by win rate: Spearman correlation of the humans' and the judge's per-model win "
+                            f"rates {fmt(rho['statistic'])} [{fmt(rho['ci_low'])}, {fmt(rho['ci_high'])}] over "
+                            f"{rho['n']} models."), "caption"))
+    return out
+
+
+def _pairwise_bias_blocks(sums: dict[str, dict]) -> list[Block]:
+    from evalcore.views import preference as pv
+
+    bias = pv.bias_table(sums)
+    if bias.empty:
+        return []
+    return [Note("**Bias**", "markdown"), Table(bias, "pairwise bias", "pairwise_bias"),
+            Note("Position: 0.5 means no preference for the first-shown output. Verbosity (AlpacaEval's \"prefer "
+                 "longer\"): decisive verdicts for the longer output (characters), beside the humans' share. "
+                 "Self-preference: the judge's win rate for outputs of its own model family against others, beside "
+                 "the humans' win rate for the same outputs.", "caption")]
