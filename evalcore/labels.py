@@ -465,3 +465,72 @@ def import_labels(store, dataset: Dataset, frame: pd.DataFrame, *, file: str = "
         more = f" (and {len(problems) - 10} more)" if len(problems) > 10 else ""
         raise LabelImportError("nothing was imported: " + "; ".join(problems[:10]) + more)
     return store.insert_labels(rows, owner=owner) if owner else store.insert_labels(rows)
+
+
+# ----------------------------------------------------------------------------------------- with the store
+# The Label page's reads and writes: one label at a time, committed before the call returns (a reload or a crash
+# loses nothing). ``viewer`` scopes the rows to what a signed-in user may see (None: all, sign-in off).
+
+
+def rows_of(store, dataset_id: str, *, viewer: Any = None) -> pd.DataFrame:
+    """Every label row (skips included) on the dataset that ``viewer`` sees, in the order written."""
+    return store.label_rows(base_id(dataset_id), viewer=viewer)
+
+
+def version_of(store, dataset_id: str) -> tuple[int, int]:
+    """(row count, last label id) of the dataset's labels: changes with every label written or undone (cache keys)."""
+    return store.labels_version(base_id(dataset_id))
+
+
+def view_may_change(store, dataset_id: str) -> bool:
+    """After a label is written or undone: whether the dataset's labels view (``<id>@labels``) may have appeared or
+    gone (it exists from the first label on), so the list of datasets is read again."""
+    return version_of(store, dataset_id)[0] <= 1
+
+
+def save(store, dataset_id: str, item_id: str, dimension: str, annotator: str, value: float | None, *,
+         strategy: str = "random", shown_at: str | None = None, owner: str | None = None) -> int:
+    """One rating (``value`` None: a skip) by ``annotator`` on the item; its label id. ``owner`` (signed in): the
+    user writing it."""
+    return store.save_label(base_id(dataset_id), item_id, dimension, annotator, value, skipped=value is None,
+                            strategy=strategy, shown_at=shown_at, owner=owner)
+
+
+def undo(store, dataset_id: str, annotator: str, *, dimensions: list[str] | None = None,
+         owner: str | None = None) -> dict[str, Any] | None:
+    """Take back the annotator's last label or skip (on ``dimensions`` if given); the row taken back, or None.
+    ``owner`` (signed in): only a row that user wrote, whatever annotator name is asked for."""
+    return store.undo_label(base_id(dataset_id), annotator, dimensions=dimensions, owner=owner)
+
+
+# ------------------------------------------------------------------------------------------ the item order
+
+
+def order_strategy(kind: str, source: tuple = ()) -> str:
+    """The strategy recorded with each label: the order's kind, and for "uncertain" where the uncertainty comes
+    from ("uncertain:geval:<run>", "uncertain:disagree:<run a>:<run b>")."""
+    return ":".join(("uncertain", *source)) if kind == "uncertain" else kind
+
+
+def order_for(dataset: Dataset, kind: str, source: tuple = (), runs: tuple[Run, ...] = (),
+              dimension: str = "") -> tuple[list[str], int]:
+    """The items in the order every annotator follows, and how many of them the judge's uncertainty ranks (0 for
+    the random and stratified orders). "uncertain" takes ``source`` ("geval", run) with that run in ``runs``, or
+    ("disagree", run a, run b) with both; an empty order when they give no uncertainty on ``dimension``."""
+    if kind != "uncertain":
+        return item_order(dataset, kind), 0
+    if source[0] == "geval":
+        u = geval_width(runs[0], dimension)
+    else:
+        u = run_disagreement(runs[0], runs[1], dimension)
+    if u.empty:
+        return [], 0
+    return item_order(dataset, "uncertain", u), len(u)
+
+
+def digit_keys(dimension: Dimension) -> list[str | None]:
+    """The keyboard shortcut of each scale point's button: the value itself on a numeric scale (1-5), the
+    button's place for named categories (None past the ninth)."""
+    points = scale_points(dimension) or []
+    return [str(int(v)) if 0 <= v <= 9 and not dimension.labels else (str(i + 1) if i < 9 else None)
+            for i, v in enumerate(points)]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -10,6 +12,8 @@ import plotly.graph_objects as go
 
 from evalcore import labels
 from evalcore.model import Dataset
+from evalcore.views.blocks import Block, Figure, Metric, Metrics, Note, Table
+from evalcore.views.format import esc, fmt
 
 ALPHA_COLUMNS = ["dimension", "level", "alpha", "ci_low", "ci_high", "n_items", "n_annotators", "sample"]
 
@@ -151,3 +155,162 @@ def plan_notes(dataset: Dataset, run, rows: pd.DataFrame, dimension: str, plan: 
         notes.append("n needed is n/a: at this estimate no sample size up to the planner's limit reaches the "
                      "target half-width; a wider target can be reached.")
     return notes
+
+
+# ---------------------------------------------------------------------------------------------- what to label
+
+ORDERS = {"random": "random", "stratified": "stratified by system", "uncertain": "judge least certain"}
+ORDER_HELP = ("random (default): a fixed random order, a random sample of the dataset. Stratified: the same, "
+              "interleaved so every system is represented in proportion. Judge least certain: widest G-Eval score "
+              "distribution or largest disagreement of two runs first (kept out of the estimates). Every annotator "
+              "follows the same order, so that items get several ratings.")
+UNCERTAINTY_SOURCES = ["G-Eval score distribution", "two runs disagreeing"]
+PICK_SOURCE = Note("Pick the run(s) the judge's uncertainty comes from (a G-Eval run scored here keeps its score "
+                   "distributions; or any two runs of this dataset).")
+PICK_DIMENSION = Note("Pick at least one dimension to label.")
+REFRESH_S = 30  # other annotators' labels show up in the statistics at least this often, without a click
+
+
+def item_runs(runs: list) -> list:
+    """The runs that score items one at a time (a pairwise run gives no score per item to order or plan by)."""
+    return [r for r in runs if r.method not in ("h2h", "pairwise")]
+
+
+def order_note(order: list[str], n_known: int, kind: str, dimension: str) -> Note | None:
+    """What the page says about the order: an uncertain order with no uncertainty stops the page (a warning);
+    an uncertain order says which items it ranks and that they are kept out of the estimates."""
+    if not order:
+        return Note(esc(f"The chosen run(s) give no uncertainty for {dimension!r} (no score distributions, or no "
+                        "items scored by both). Pick other runs or another order."), "warning")
+    if kind == "uncertain":
+        return Note(f"{n_known} items ordered by the judge's uncertainty on {esc(dimension)}, the most uncertain "
+                    "first; these labels are kept out of the estimates below (not a random sample).", "caption")
+    return None
+
+
+def saved_message(dataset: Dataset, dimension: str, value: float | None, label_id: int) -> str:
+    """What the page says after a rating or a skip is saved (the point's name on a named scale)."""
+    d = dataset.dimension(dimension)
+    names = dict(zip(labels.scale_points(d) or [], labels.point_names(d)))
+    what = "skipped" if value is None else f"rated {names.get(value, format(value, 'g'))}"
+    return f"Saved: {dimension} {what} (label #{label_id})."
+
+
+def undone_message(row: dict | None) -> str:
+    """What the page says after Undo (``labels.undo``'s row)."""
+    if row is None:
+        return "Nothing to undo."
+    return (f"Undone: {row['dimension']} {'skip' if row['skipped'] else format(row['value'], 'g')} on your item "
+            f"#{row['position']}.")
+
+
+def no_annotator_note(signed_in: bool) -> Note:
+    return Note("Sign in to label: labels are kept under your user name." if signed_in else
+                "Type your name in **Annotator** to start labelling.")
+
+
+def progress_text(progress: labels.Progress, goal: int, annotator: str, n_items: int, n_dims: int) -> str:
+    return esc(f"{progress.labelled} of {goal} labelled by {annotator} ({progress.skipped} skipped; {n_items} items "
+               f"x {n_dims} dimension(s) in all)")
+
+
+# -------------------------------------------------------------------------------------------------- the card
+
+
+@dataclass(frozen=True)
+class Card:
+    """One item to rate on one dimension: its texts, what the dimension asks, and the buttons' labels and keys
+    (``points`` None: a scale with too many points for buttons, rated with a number field)."""
+
+    output: str
+    source: str
+    context: str
+    heading: str  # the dimension and its scale, Markdown (escaped)
+    definition: str  # plain text
+    description: Note | None
+    points: list[float] | None
+    buttons: list[str]
+    keys: list[str | None]
+    keys_note: Note
+
+
+def card(dataset: Dataset, item_id: str, dimension: str, criteria: Any = None) -> Card:
+    texts = dataset.texts()
+    row = texts[texts["item_id"].astype(str) == item_id].iloc[0]
+    d = dataset.dimension(dimension)
+    what = f"{d.kind}: {' / '.join(d.labels)}" if d.labels else f"scale {d.scale_min:g} to {d.scale_max:g}"
+    definition = criteria.definition if criteria is not None and criteria.definition else ""
+    points = labels.scale_points(d)
+    keys = labels.digit_keys(d) if points is not None else []
+    # a numeric point's button says "rate 3", not "3 3" (its label next to its shortcut: issue 18.11)
+    buttons = [esc(n) if d.labels else f"rate {n}" for n in labels.point_names(d)] if points is not None else []
+    return Card(output=str(row.get("output") or ""), source=str(row.get("source") or ""),
+                context=str(row.get("context") or ""), heading=f"**{esc(dimension)}** · {esc(what)}",
+                definition=definition or (d.description or dimension),
+                description=(Note(esc(d.description), "caption")
+                             if d.description and definition and d.description not in definition else None),
+                points=points, buttons=buttons, keys=keys,
+                keys_note=Note(esc("Keys: " + (", ".join(k for k in keys if k) if points is not None else "Ctrl+Enter")
+                                   + " rate · S skip · U undo (your last label or skip)."), "caption"))
+
+
+# -------------------------------------------------------------------------------------------- the statistics
+
+
+def sample_caption(rows: pd.DataFrame, dimensions: list[str], random_only: bool) -> Note:
+    if random_only:
+        return Note(esc(sample_note(rows, dimensions)), "caption")
+    return Note("All labels, however their items were chosen: items picked for judge uncertainty over-represent hard "
+                "items, so these figures do not describe the dataset as a whole.", "caption")
+
+
+def alpha_blocks(dataset_id: str, table: pd.DataFrame, trajectory: pd.DataFrame, dimensions: list[str],
+                 n_resamples: int) -> list[Block]:
+    """The annotators' alpha per dimension (``alpha_table``), why a cell is blank, and how alpha moved as labels
+    arrived on the first dimension (``alpha_trajectory``)."""
+    if table.empty:
+        return [Note("Alpha needs labels from at least two annotators on the same items.")]
+    out: list[Block] = [Table(table, f"{dataset_id} labels alpha", "label_alpha")]
+    blank = table[table["alpha"].isna()]
+    if not blank.empty:  # a blank cell says why
+        out.append(Note(esc("Blank alpha on " + ", ".join(blank["dimension"]) + ": no item has labels from two "
+                            "annotators yet (n_items counts the items that do), or the labels on them hold one "
+                            "value only."), "caption"))
+    out.append(Note(f"Krippendorff's alpha at each dimension's level (its kind: interval, ordinal, or nominal for "
+                    f"binary and nominal labels, as on the Data page); "
+                    f"95% BCa CI over items, {n_resamples} resamples. Updates with every label saved, by anyone "
+                    f"(other annotators' labels appear within {REFRESH_S} s).", "caption"))
+    cur = table[table["dimension"] == dimensions[0]]
+    if not trajectory.empty:
+        out.append(Figure(alpha_figure(trajectory, cur.iloc[0] if len(cur) else None, dimensions[0]), "label_alpha"))
+    return out
+
+
+def plan_blocks(dataset: Dataset, run: Any, rows: pd.DataFrame, dimension: str, plan: dict, target: float
+                ) -> list[Block]:
+    """The planning tile (``labels.plan``): the figures now, the n needed for the target half-width, why a figure
+    is what it is, and the half-width against n."""
+    coef = plan["coefficient"]
+    return [Metrics((Metric("Labelled items with a judge score (n now)", f"{plan['n_now']}"),
+                     Metric(f"{coef} with the labels", fmt(plan["statistic"]),
+                            help=f"95% CI [{fmt(plan['ci_low'])}, {fmt(plan['ci_high'])}]"),
+                     Metric("CI half-width now", fmt(plan["half_width_now"])),
+                     Metric(f"n needed for ±{target:g}", f"{plan['n_needed']}" if plan["n_needed"] else "n/a"))),
+            # why "n now" is below the labels given, why a figure is n/a
+            *[Note(esc(n), "caption") for n in plan_notes(dataset, run, rows, dimension, plan)],
+            Note(esc(f"Method: {plan['method']}. Sample: {plan['sample']}; {plan['dropped']} item(s) the judge "
+                     "failed on are left out."), "caption"),
+            Figure(plan_figure(plan), "label_plan")]
+
+
+def how_labels_join(dataset: Dataset) -> str:
+    """How the labels are used on the dataset (plain words, escaped)."""
+    if dataset.human_scores.empty or dataset.meta.get("labels", {}).get("human_scores_from_labels"):
+        text = ("How the labels are used: they are this dataset's per-annotator ratings (group 'labels') on every "
+                "page, and an item without a gold score gets the mean of its random-part labels as its human score.")
+    else:
+        text = ("How the labels are used: they join this dataset's per-annotator ratings (group 'labels'; the Data "
+                "page's alpha); its gold human scores stay. To compare judges with the labels, pick the dataset "
+                f"'{labels.view_id(labels.base_id(dataset.id))}' in the sidebar: there the human scores are the "
+                "label means.")
+    return esc(text)
