@@ -16,7 +16,9 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from evalcore.model import Dataset, Run
+from evalcore.views.blocks import Block, Figure, Heading, Note, Table
 from evalcore.views.common import HUMAN_COLOR, run_label
+from evalcore.views.format import esc
 
 # Calderon, Reichart & Dror (ACL 2025), README FAQ: the cost-benefit margin epsilon by who the annotators are.
 EPSILON_GUIDANCE = {0.2: "experts", 0.15: "skilled annotators", 0.1: "crowd workers"}
@@ -527,11 +529,11 @@ def report_sections(dataset: Dataset, runs: list[Run], dimension: str, *, epsilo
                      "to them.")
     sec = ReportSection(title=f"Can the judge replace the annotators, and what may be concluded from few labels: "
                               f"{dimension}", text="\n".join(lines))
-    sec.tables.append(ReportTable("Alternative Annotator Test (Calderon, Reichart & Dror, ACL 2025)",
-                                  alt_test_summary(alts)))
-    per = alt_test_annotator_table(alts)
-    if not per.empty:
-        sec.tables.append(ReportTable("Alt-Test per annotator left out", per))
+    from evalcore.views.report import page_parts  # the page's Alt-Test tables, from its own blocks
+
+    page_parts(sec, alt_test_blocks(alts, dimension),
+               tables={"alt_test": "Alternative Annotator Test (Calderon, Reichart & Dror, ACL 2025)",
+                       "alt_test_annotators": "Alt-Test per annotator left out"})
     table = ppi_table(ppis)
     if not table.empty:
         shown = next(v for v in ppis if v.result is not None)
@@ -539,3 +541,121 @@ def report_sections(dataset: Dataset, runs: list[Run], dimension: str, *, epsilo
                                         ppi_figure(shown, dimension)))
         sec.tables.append(ReportTable(f"Prediction-powered estimates ({METHOD_NAMES[method]}) per system", table))
     return [sec]
+
+
+# ------------------------------------------------------------------------------------- the page's view model
+# The Alignment page's two expanders (pages/_inference.py lays these blocks out between its widgets); the report's
+# section takes its tables from the same functions.
+
+ALT_TEST_SOURCE = ("Calderon, Reichart & Dror (2025). The Alternative Annotator Test for LLM-as-a-Judge: How to "
+                   "Statistically Justify Replacing Human Annotators with LLMs. ACL 2025.")
+PPI_SOURCES = ("Angelopoulos, Bates, Fannjiang, Jordan & Zrnic (2023). Prediction-powered inference. Science 382. "
+               "Angelopoulos, Duchi & Zrnic (2023). PPI++: Efficient prediction-powered inference. arXiv:2311.01453.")
+BT_SOURCE = ("Chiang et al. (2024). Chatbot Arena: An Open Platform for Evaluating LLMs by Human Preference. ICML "
+             "2024; length as a covariate as Arena's style control (LMSYS, 2024).")
+ALT_TEST_TITLE = "Can the judge replace the annotators? (the Alternative Annotator Test)"
+EPSILON_NOTE = Note(EPSILON_HELP, "caption")
+FILTER_NOTE = Note("These figures cover every system the runs judged: the systems filter above does not apply here.",
+                   "caption")
+ESTIMATOR_LABELS = {"ppi++": "PPI++ (power-tuned)", "ppi": "PPI (classic)"}
+ESTIMATOR_HELP = ("PPI: the judge's mean on the unrated items plus the mean of human - judge on the rated ones. PPI++: "
+                  "the judge's weight lambda chosen to make the interval narrowest (never wider than the humans "
+                  "alone).")
+PLANNING_HEADING = Heading("Planning: how many rated documents for an interval this wide?", 3)
+BT_HEADING = Heading("Bradley-Terry rankings: humans vs judge", 3)
+
+
+def ppi_title(runs: list[Run]) -> str:
+    """The second expander's title: Bradley-Terry named where a pairwise run applies."""
+    return ("What may I conclude from few labels? (prediction-powered estimates"
+            + (", Bradley-Terry rankings)" if any(is_pairwise(r) for r in runs) else ")"))
+
+
+def intro_blocks(runs: list[Run], dimension: str, filtered: bool) -> list[Block]:
+    """What either expander says first: that no run applies, or (``filtered``: the page's systems filter is set)
+    that the filter does not apply here."""
+    if not runs:
+        return [Note(esc(f"No selected run judged {dimension!r} against human ratings or votes: pick one in the "
+                         "sidebar."))]
+    return [FILTER_NOTE] if filtered else []
+
+
+def alt_test_blocks(views: list[AltTestView], dimension: str) -> list[Block]:
+    """Each run's Alt-Test verdict, the tables, and how to read them."""
+    out: list[Block] = [Note(esc(alt_test_verdict(v)), "success" if v.result is not None and v.result.passed
+                             else "info") for v in views]
+    scorings = sorted({v.result.scoring for v in views if v.result is not None})
+    if scorings:
+        out.append(Note(esc("Alignment score with the other annotators: "
+                            + "; ".join(SCORING_WORDS[s] for s in scorings) + "."), "caption"))
+    out += [Table(alt_test_summary(views), f"alt-test {dimension}", "alt_test"),
+            Table(alt_test_annotator_table(views), f"alt-test per annotator {dimension}", "alt_test_annotators")]
+    out += [Note(esc(n), "caption") for n in alt_test_notes(views)]
+    return out + [
+        Note("Each annotator is left out in turn: on every item they rated with at least one other annotator, the "
+             "judge and the left-out annotator are each scored against the remaining annotators. H0: the share of "
+             "items where the annotator does at least as well as the judge exceeds the judge's share (where the "
+             "judge does at least as well as the annotator) by epsilon or more; a one-sided t-test, or a Wilcoxon "
+             "signed-rank test where fewer than 30 items (the authors' advice); Benjamini-Yekutieli over the "
+             "annotators at q = 0.05. judge_wins = that null rejected. winning_rate = the share of annotators the "
+             "judge wins against (it passes at 50%). rho (the average advantage probability) = how often the judge "
+             "is at least as good as an annotator, averaged over them: it does not depend on epsilon and is the "
+             "figure to compare judges by. rho_j: the same against one annotator; annotator_advantage: how often "
+             "that annotator is at least as good as the judge.", "caption"),
+        Note(esc(f"Source: {ALT_TEST_SOURCE}"), "caption")]
+
+
+def rated_documents_help(n: int) -> str:
+    return (f"Humans rated every judged item here. Keep the ratings of this many of the {n} documents (drawn at "
+            f"random) and treat the rest as unrated, to see what PPI concludes from fewer labels. All {n}: PPI is "
+            "then the humans' mean.")
+
+
+def ppi_missing_blocks(views: list[PPIView], dimension: str) -> list[Block]:
+    """Why a run has no estimate."""
+    return [Note(esc(ppi_note(v, dimension))) for v in views if v.result is None]
+
+
+def ppi_run_blocks(view: PPIView, shown: list[PPIView], dimension: str, n_resamples: int) -> list[Block]:
+    """The chosen run's chart and note, every run's estimates, and the chosen run's ranking."""
+    return [Figure(ppi_figure(view, dimension), "ppi"), Note(esc(ppi_note(view, dimension)), "caption"),
+            Table(ppi_table(shown), f"ppi {dimension}", "ppi"),
+            Heading("Ranking by the PPI estimate", 3),
+            Table(ppi_ranking_table(view), f"ppi ranking {dimension}", "ppi_ranking"),
+            Note(esc(f"rank_low / rank_high: the 95% interval of each rank over {n_resamples} resamples of documents "
+                     "(documents are shared by the systems, so the ranks move together)."), "caption")]
+
+
+def planning_blocks(plan: pd.DataFrame | Exception, view: PPIView, dimension: str, width: float,
+                    rated: int | None) -> list[Block]:
+    """``plan_table``'s answer (or the ValueError it raised) and how to read it."""
+    if isinstance(plan, Exception):
+        return [Note(esc(f"No planning: {plan}"))]
+    unit = "pairs of the model" if view.pairwise else "documents of the system"
+    return [Table(plan, f"ppi planning {dimension}", "ppi_plan"),
+            Note(esc(f"{view.run}: rated {unit} needed for a 95% interval of width {width:g}, out of those judged, "
+                     "with the humans alone and with the judge's scores on the rest; the variances are estimated "
+                     "from the ratings " + ("kept." if rated is not None else "there are.")), "caption")]
+
+
+def bt_blocks(comparison, run_name: str, dimension: str, n_resamples: int) -> list[Block]:
+    """The humans' and the judge's Bradley-Terry rankings (``bradley_terry_for_run``; a string: why there are
+    none)."""
+    if isinstance(comparison, str):
+        return [Note(esc(f"No Bradley-Terry ranking: {comparison}"))]
+    return [
+        Figure(bt_figure(comparison, run_name), "bradley_terry"), Note(esc(bt_summary(comparison)), "caption"),
+        Table(bt_table(comparison), f"bradley-terry {dimension}", "bradley_terry"),
+        Figure(length_figure(comparison, run_name), "bt_length"),
+        Table(bt_length_table(comparison), f"length coefficient {dimension}", "bt_length"),
+        Table(bt_pairs_table(comparison), f"bradley-terry pairs {dimension}", "bt_pairs"),
+        Note(esc(f"Scores on the Elo scale (400 points = ten-to-one odds; mean 1000), a tie half a win for each side; "
+                 f"95% intervals from {n_resamples} resamples of prompts. The length coefficient is the log-odds of "
+                 "winning per standard deviation of the normalised length difference, fitted with the models "
+                 "(Arena's style control): above 0 the longer output is favoured. separate: the two models' 95% "
+                 "intervals do not overlap; a_above_share: the share of resamples where model_a scores above "
+                 "model_b."), "caption")]
+
+
+def sources_note(pairwise: bool) -> Note:
+    return Note(esc(f"Sources: {PPI_SOURCES}" + (f" {BT_SOURCE}" if pairwise else "")), "caption")

@@ -145,14 +145,15 @@ def bias_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams) -> list:
 def page_parts(sec, blocks: list, *, figures: dict[str, str] | None = None, tables: dict[str, str] | None = None
                ) -> None:
     """The figures and tables of a page's view model (evalcore.views.blocks) that the report shows, added to
-    ``sec`` under the report's titles (keyed by the blocks' keys); the page's other blocks are left out."""
+    ``sec`` under the report's titles (keyed by the blocks' keys); the page's other blocks, and empty tables (the
+    page says "nothing to show"; the report leaves them out), are left out."""
     from evalcore.views.blocks import Figure, Table
     from evalcore.views.html_report import ReportFigure, ReportTable
 
     for b in blocks:
         if isinstance(b, Figure) and b.key in (figures or {}):
             sec.figures.append(ReportFigure(figures[b.key], b.figure))
-        elif isinstance(b, Table) and b.key in (tables or {}):
+        elif isinstance(b, Table) and b.key in (tables or {}) and not b.frame.empty:
             sec.tables.append(ReportTable(tables[b.key], b.frame))
 
 
