@@ -9,16 +9,17 @@ from evalcore.model import Dataset, Run
 from evalcore.views.alignment import (
     alignment_figure,
     alignment_table,
+    ceiling_blocks,
     ceiling_note,
+    cp_blocks,
     run_ceilings,
     correct_preferences_table,
     filter_correlations,
     headline_figure,
-    judge_by_human_figure,
+    judge_by_human_blocks,
     judge_by_human_table,
     meta_correlation_table,
-    meta_scatter,
-    per_system_box,
+    per_system_blocks,
     per_system_table,
     support_notes,
 )
@@ -79,7 +80,8 @@ def analysis_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams, comp
         sec.tables.append(ReportTable("Correlations", table))
         sec.figures.append(ReportFigure("Correlation by level", alignment_figure(table, p.coefficient, colors)))
     if not ceiling.empty:
-        sec.tables.append(ReportTable(f"Human ceiling ({p.level}, {p.coefficient}) on each run's items", ceiling))
+        page_parts(sec, ceiling_blocks(table, ceiling, p.dimension, level=p.level, coefficient=p.coefficient),
+                   tables={"ceiling": f"Human ceiling ({p.level}, {p.coefficient}) on each run's items"})
         two = ceiling_note(table, ceiling, level=p.level, coefficient=p.coefficient)
         if two:  # two annotators: what the ceiling is then, and why a judge can exceed it
             sec.text += "\n" + two
@@ -87,9 +89,8 @@ def analysis_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams, comp
     if notes:  # what a figure rests on, as the page says it (issue 18.5)
         sec.text += "\nWarning: " + "\nWarning: ".join(notes)
     items = judge_by_human_table(dataset, runs, p.dimension, systems=p.systems)
-    if not items.empty:
-        sec.figures.append(ReportFigure("Judge score per human score (items)",
-                                        judge_by_human_figure(items, p.dimension, colors=colors)))
+    page_parts(sec, judge_by_human_blocks(items, p.dimension, colors=colors),
+               figures={"judge_by_human": "Judge score per human score (items)"})
     sections.append(sec)
 
     dims = [d for d in dataset.dimension_names if any(d in r.dimensions for r in runs)]
@@ -97,18 +98,15 @@ def analysis_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams, comp
     if not ps.empty:
         mt = meta_correlation_table(dataset, runs, dims, coefficient=p.coefficient, systems=p.systems)
         s2 = ReportSection(title=f"Per-system correlations and meta-correlation ({cite('003')})")
-        s2.figures.append(ReportFigure("Per-system correlation", per_system_box(ps, p.coefficient, colors)))
-        if not mt.empty:
-            s2.tables.append(ReportTable("Meta-correlation M", mt))
-            if (ps["dimension"] == p.dimension).any():
-                s2.figures.append(ReportFigure("Q_i vs P_i", meta_scatter(ps, mt, p.dimension, p.coefficient,
-                                                                          colors)))
-        s2.tables.append(ReportTable("Per-system correlation P_i", ps))
+        page_parts(s2, per_system_blocks(ps, mt, p.dimension, p.coefficient, colors),  # the page's own blocks
+                   figures={"per_system": "Per-system correlation", "meta_scatter": "Q_i vs P_i"},
+                   tables={"meta_correlation": "Meta-correlation M", "per_system": "Per-system correlation P_i"})
         sections.append(s2)
         cp = correct_preferences_table(dataset, runs, dims, systems=p.systems)
         if not cp.empty:
-            sections.append(ReportSection(title=f"Correct preferences #CP ({cite('003', 'Sec. 4.2.1')})",
-                                          tables=[ReportTable("#CP", cp)]))
+            s3 = ReportSection(title=f"Correct preferences #CP ({cite('003', 'Sec. 4.2.1')})")
+            page_parts(s3, cp_blocks(cp), tables={"cp": "#CP"})
+            sections.append(s3)
     from evalcore.views.inference import report_sections as inference_sections  # the Alt-Test and PPI
 
     sections += inference_sections(dataset, runs, p.dimension, systems=p.systems)
@@ -148,13 +146,16 @@ def page_parts(sec, blocks: list, *, figures: dict[str, str] | None = None, tabl
     ``sec`` under the report's titles (keyed by the blocks' keys); the page's other blocks, and empty tables (the
     page says "nothing to show"; the report leaves them out), are left out."""
     from evalcore.views.blocks import Figure, Table
+    from evalcore.views.blocks import tables as all_tables
     from evalcore.views.html_report import ReportFigure, ReportTable
 
-    for b in blocks:
-        if isinstance(b, Figure) and b.key in (figures or {}):
-            sec.figures.append(ReportFigure(figures[b.key], b.figure))
-        elif isinstance(b, Table) and b.key in (tables or {}) and not b.frame.empty:
-            sec.tables.append(ReportTable(tables[b.key], b.frame))
+    # in the order the report names them (its own reading order, which may differ from the page's)
+    shown_figures = {b.key: b.figure for b in blocks if isinstance(b, Figure)}
+    shown_tables = {t.key: t.frame for t in all_tables(blocks) if isinstance(t, Table)}
+    sec.figures += [ReportFigure(title, shown_figures[key]) for key, title in (figures or {}).items()
+                    if key in shown_figures]
+    sec.tables += [ReportTable(title, shown_tables[key]) for key, title in (tables or {}).items()
+                   if key in shown_tables and not shown_tables[key].empty]
 
 
 def compare_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams, res=None) -> list:
@@ -244,11 +245,11 @@ def pairwise_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams) -> l
                              f"95% percentile bootstrap CIs over prompts ({p.n_resamples} resamples)."
                              + (" The systems filter does not apply to this section: every annotated pair is "
                                 "counted." if p.systems else ""))
-    table = pv.agreement_table(sums)
-    sec.figures.append(ReportFigure("Agreement with human votes", pv.agreement_figure(table, report_colors(dataset,
-                                                                                                          runs))))
-    sec.tables.append(ReportTable("Pairwise agreement", table))
-    sec.tables.append(ReportTable("Counts", pv.counts_table(sums)))
+    from evalcore.views.alignment import pairwise_blocks
+
+    page_parts(sec, pairwise_blocks(sums, report_colors(dataset, runs), dimension=p.dimension),
+               figures={"pairwise_agreement": "Agreement with human votes"},
+               tables={"pairwise_agreement": "Pairwise agreement", "pairwise_counts": "Counts"})
     first_run, first = next(iter(sums.items()))
     kappas = pv.annotator_kappa_table(first)
     if not kappas.empty:
