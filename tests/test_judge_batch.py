@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -18,6 +17,7 @@ from evalcore.judge.client import Endpoint
 from evalcore.store import Store
 from evalcore.types import Criteria
 from evalcore.model import Dataset, Dimension
+from evalcore.testing.clock import SteppedClock
 from evalcore.testing.loopback import BatchSwitches, serve
 from tests import judge_calls
 
@@ -143,20 +143,26 @@ def test_expired_batch_every_item_scored_or_failed_with_reason(store):
 
 
 def test_cancelled_batch_then_collect(store):
+    # the loopback's batch answers a line each 0.05 s of a stepped clock: it has answered exactly three lines and
+    # waits before the fourth when the cancel arrives, however busy the machine is
     ds = tiny_dataset()
-    with serve(batch=BatchSwitches(line_delay_s=0.05)) as srv:
+    clock = SteppedClock()
+    with serve(batch=BatchSwitches(line_delay_s=0.05, sleep=clock.sleep)) as srv:
         sub = judge_calls.submit(ds, method="geval", dimensions=["coherence"], criteria_by_dim=CRIT, endpoint=ep(srv),
                            store=store)
         assert sub.requests == 12 and len(sub.batch_ids) == 1
-        time.sleep(0.2)
+        clock.wait_sleeps(1)
+        for n in (2, 3, 4):  # lines 1-3 answered; the 4th waits
+            clock.advance(0.05)
+            clock.wait_sleeps(n)
         st = batch.cancel(sub.run_id, store=store)
-        assert st.batches[0]["status"] in ("cancelling", "cancelled")
+        assert st.batches[0]["status"] == "cancelling"
+        clock.run_freely()  # the line already under way is answered, then the cancel stops the batch
         col = batch.collect(sub.run_id, store=store, poll_s=0.02, dataset=ds)
         assert srv.by_path.get(CHAT, 0) == 0
     j = col.run.judgments
     assert col.status.batches[0]["status"] == "cancelled"
-    ok = (j["status"] == "ok").sum()
-    assert 1 <= ok < 12 and len(j) == 12
+    assert (j["status"] == "ok").sum() == 4 and len(j) == 12
     assert j.loc[j["status"] == "failed", "reason"].eq("batch cancelled: request not run").all()
 
 

@@ -17,6 +17,7 @@ from evalcore.judge.client import Endpoint  # noqa: E402
 from evalcore.judge.spec import EngineOptions  # noqa: E402
 from evalcore.spec import ScoringSpec  # noqa: E402
 from evalcore.store import Store  # noqa: E402
+from evalcore.testing.clock import SteppedClock  # noqa: E402
 from evalcore.testing.loopback import serve  # noqa: E402
 from evalcore.testing.loopback_profiles import PROFILES  # noqa: E402
 from evalcore.types import ChatRequest  # noqa: E402
@@ -69,14 +70,21 @@ def test_cancel_then_resume_sends_only_what_was_not_run(tmp_path, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
     ds, store = tiny_dataset(), Store(tmp_path / "c.db")
     spec = ScoringSpec(ds, "rts", ["coherence"], CRIT)
+    clock = SteppedClock()  # the loopback answers a request each 0.05 s of this clock: two, then the cancel
     with serve(profile=PROFILES["anthropic-openai-compat"]) as srv:
         srv.anthropic_batches.line_delay_s = 0.05
+        srv.anthropic_batches.sleep = clock.sleep
         sub = batch.submit(spec, EngineOptions(endpoint=_ep(srv)), store=store)
+        clock.wait_sleeps(1)
+        for n in (2, 3):  # requests 1 and 2 answered; the 3rd waits
+            clock.advance(0.05)
+            clock.wait_sleeps(n)
         # a recorded URL is confirmed by naming it again (as the CLI's --base-url does) before the key goes there
         batch.cancel(sub.run_id, store=store, confirmed_base_url=srv.base_url)
+        clock.run_freely()
         col = batch.collect(sub.run_id, store=store, poll_s=0.02, confirmed_base_url=srv.base_url, dataset=ds)
         failed = col.run.judgments[col.run.judgments["status"] != "ok"]
-        assert len(failed) > 0 and failed["reason"].str.startswith("batch cancelled").all()
+        assert len(failed) == 10 and failed["reason"].str.startswith("batch cancelled").all()
         answered = srv.requests_seen
         srv.anthropic_batches.line_delay_s = 0.0
         again = batch.submit(dataclasses.replace(spec, run_id=sub.run_id), EngineOptions(endpoint=_ep(srv)),

@@ -60,6 +60,7 @@ class AnthropicBatches:
     def __init__(self, server: Any, line_delay_s: float = 0.0) -> None:
         self.server = server
         self.line_delay_s = line_delay_s
+        self.sleep = asyncio.sleep  # how the delays pass: a test sets its SteppedClock's (evalcore.testing.clock)
         self.batches: dict[str, dict[str, Any]] = {}
         self.results: dict[str, list[dict[str, Any]]] = {}
         self._cancel: set[str] = set()
@@ -111,7 +112,7 @@ class AnthropicBatches:
     async def _process(self, bid: str, requests: list[dict[str, Any]]) -> None:
         b, counts, srv = self.batches[bid], self.batches[bid]["request_counts"], self.server
         for r in requests:
-            await asyncio.sleep(self.line_delay_s)
+            await self.sleep(self.line_delay_s)
             counts["processing"] -= 1
             if bid in self._cancel:
                 self.results[bid].append({"custom_id": r["custom_id"], "result": {"type": "canceled"}})

@@ -36,6 +36,7 @@ class BatchSwitches:
     complete_at_create: bool = False  # the batch is processed before the create call answers: it comes back completed
     repeat_lines: int = 0  # the output file holds its first N answered lines twice (a custom_id answered twice)
     plain_ids: bool = False  # ids are a bare counter (batch-000001), so two such servers hand out the same ids
+    sleep: Any = None  # how the delays pass: asyncio.sleep, or a test's SteppedClock.sleep (evalcore.testing.clock)
 
 
 def _frac(*parts: Any) -> float:
@@ -186,9 +187,10 @@ class BatchService:
         sw = self.switches
         out: list[str] = []
         errs: list[str] = []
+        sleep = sw.sleep or asyncio.sleep
         try:
             if sw.start_delay_s:
-                await asyncio.sleep(sw.start_delay_s)
+                await sleep(sw.start_delay_s)
             if b["status"] == "validating":
                 b["status"] = "in_progress"
                 b["in_progress_at"] = int(time.time())
@@ -206,7 +208,7 @@ class BatchService:
                                                           "not be executed before the completion window expired."}}))
                     break
                 if sw.line_delay_s:
-                    await asyncio.sleep(sw.line_delay_s)
+                    await sleep(sw.line_delay_s)
                 ok, row = self._answer(line)
                 (out if ok else errs).append(json.dumps(row))
                 b["request_counts"]["completed" if ok else "failed"] += 1
