@@ -185,7 +185,7 @@ class RunsStore(Connection):
         order (dimension, item), whatever order they completed in."""
         d = self.run_row(run_id)
         run = self._run_from_row(d)
-        hashes = {dim: c.get("hash") for dim, c in (d["config"].get("criteria") or {}).items()}
+        hashes = {dim: c.get("hash") for dim, c in (run.config.criteria or {}).items()}
         j = pd.read_sql_query("SELECT * FROM judgments WHERE run_id = ? ORDER BY dimension, item_id", self.conn,
                               params=(run_id,))
         c = pd.read_sql_query('SELECT * FROM comparisons WHERE run_id = ? ORDER BY dimension, pair_id, "order"',
@@ -204,8 +204,7 @@ class RunsStore(Connection):
         """A whole run brought from a file (judge scores, a run bundle) in one transaction: it replaces any run with
         the same id, so importing again never leaves a mix of old and new judgments; but never another user's run
         (``owner``: the signed-in user importing it, None without sign-in)."""
-        stats = dict(run.config.get("stats") or {})
-        config = {k: v for k, v in run.config.items() if k not in ("stats", "status", "owner", "shared")}
+        stats, config = run.config.stats.to_dict(), run.config.stored()
         rows = [_judgment_row(run.run_id, r, r.get("created_at") or now())
                 for r in run.judgments.to_dict("records")]
         comparisons = [_comparison_row(run.run_id, r, r.get("created_at") or now())
