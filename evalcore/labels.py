@@ -503,6 +503,13 @@ def undo(store, dataset_id: str, annotator: str, *, dimensions: list[str] | None
     return store.undo_label(base_id(dataset_id), annotator, dimensions=dimensions, owner=owner)
 
 
+def shown_now() -> str:
+    """When an item was shown, as recorded with its label (UTC, milliseconds: the time spent on it is read back)."""
+    from datetime import UTC, datetime
+
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
 # ------------------------------------------------------------------------------------------ the item order
 
 

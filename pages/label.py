@@ -3,8 +3,6 @@ labels a run's agreement needs, export and re-import. Every label is written to 
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pandas as pd
 import streamlit as st
 
@@ -120,10 +118,6 @@ def forget_cached_dataset() -> None:
     compute.agreement.clear()
 
 
-def now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
-
-
 def save(item_id: str, dimension: str, value: float | None, shown_at: str, who: str) -> None:
     """Save under ``who``, the annotator named on the card when it was drawn (not whatever the name field says when
     the click arrives)."""
@@ -167,7 +161,7 @@ def labelling() -> None:
 
 def item_card(item_id: str, dimension: str, *, position: int) -> None:
     shown_key = f"_shown::{annotator}::{item_id}::{dimension}"  # each annotator's own time (issue 18.11)
-    shown_at = st.session_state.setdefault(shown_key, now())
+    shown_at = st.session_state.setdefault(shown_key, labels.shown_now())
     card = label_views.card(ds, item_id, dimension, ui.current_criteria(ds, dimension))
     st.subheader(f"Item {position} of {len(order)}", anchor=False)
     st.caption(ui.esc(f"Labelling as {annotator}."))

@@ -52,6 +52,13 @@ def test_labels_saved_undone_and_read_back_through_the_library(store, summeval):
     assert label_views.saved_message(summeval, "coherence", None, 9) == "Saved: coherence skipped (label #9)."
 
 
+def test_shown_at_is_utc_to_the_millisecond():
+    from datetime import datetime, timedelta
+
+    shown = labels.shown_now()
+    assert datetime.fromisoformat(shown).utcoffset() == timedelta(0) and len(shown.split(".")[1]) == len("123+00:00")
+
+
 def test_the_order_and_its_recorded_strategy(summeval):
     assert labels.order_strategy("random") == "random"
     assert labels.order_strategy("uncertain", ("disagree", "a", "b")) == "uncertain:disagree:a:b"
