@@ -557,6 +557,28 @@ def test_score_page_samples_whole_documents():
     assert any("first N rows" in c.value for c in at.caption)
 
 
+def test_score_page_shows_a_stopped_runs_resume_command_as_the_cli_reads_it(first_start):
+    """A run stopped midway: the page says so and shows the command that resumes it, which the command line's own
+    parser reads back as that run (evalcore.cli.resume_command)."""
+    import shlex
+
+    from evalcore import cli
+    from evalcore.store import Store
+
+    Store(first_start).create_run(run_id="summeval/rts-m-stopped", dataset_id="summeval", method="rts", model="m",
+                                  config={"endpoint": {"provider": "vllm", "base_url": "http://gpu1:8000/v1"},
+                                          "criteria": {"coherence": {}}, "limit": 20}, status="stopped")
+    at = new_app()
+    at.run()
+    goto(at, "score")
+    assert at.selectbox(key="local_run").value == "summeval/rts-m-stopped"
+    assert any(c.value.startswith("This run is stopped: its finished judgments are kept.") for c in at.caption)
+    (command,) = [c.value for c in at.code if c.language == "bash"]
+    args = cli.parse_checked(shlex.split(command)[3:])
+    assert (args.command, args.run, args.limit, args.dimension) == ("score", "summeval/rts-m-stopped", 20,
+                                                                    ["coherence"])
+
+
 def test_alignment_summary_constant_choice():
     """Issue 18.6: at the summary level the page offers both rules for constant documents and applies them."""
     at = new_app(level="summary", coefficient="pearson", resamples="20")
