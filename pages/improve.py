@@ -93,8 +93,12 @@ def live_progress() -> None:
 def queue_panel(kind: str) -> None:
     """Progress of the page's queue when it scores step ``kind`` on this split, or how it ended."""
     q = st.session_state.get(QUEUE)
-    if q is not None and q.shown_for(kind, split.split_id):
-        live_progress() if not q.done else render.blocks(views.queue_notes(q))
+    if q is None or not q.shown_for(kind, split.split_id):
+        return
+    if q.done:
+        render.blocks(views.queue_notes(q))
+    else:
+        live_progress()
 
 
 def busy() -> bool:

@@ -9,7 +9,7 @@ owner or endpoint (``loop.check_reuse``) before anything is charged or sent.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from evalcore.align.candidates import Candidate
@@ -56,7 +56,7 @@ class ScoringQueue:
     done: bool = False
     absorbed: bool = False  # the page has refreshed its run lists and estimates since the queue ended
     checked: bool = False  # the final check has been computed from this queue's test runs
-    ended_by: str | None = field(default=None)  # None, "error" or "cancelled"
+    ended_by: str | None = None  # why it ended early: "error" or "cancelled"
 
     def advance(self) -> None:
         """Start the next job once the current one has finished; end the queue when none is left, or when the

@@ -1,5 +1,6 @@
 """Improve the judge page: the split, the development disagreements, the candidates' development agreement and the
-final check on test, as frames and plotly figures (no Streamlit here; the page is pages/improve.py).
+final check on test, as frames, plotly figures and view blocks (evalcore.views.blocks), and what the page reads from
+the store through a :class:`Workspace` (no Streamlit here; the page, pages/improve.py, lays them out).
 
 Nothing here reads a test-part human label except :func:`test_table` and :func:`test_figure`, which the page calls
 only after the final check (evalcore.align.loop.final_check) has been run.
@@ -24,7 +25,7 @@ from evalcore.align.split import DEV, TEST, Split
 from evalcore.meta.compare_labels import LABEL_STATISTICS
 from evalcore.model import Dataset
 from evalcore.views.blocks import Block, Expander, Figure, Metric, Metrics, Note, Table, Text
-from evalcore.views.format import esc
+from evalcore.views.format import esc, fmt
 
 PART_NAMES = {"dev": "development", "test": "test"}
 
@@ -490,13 +491,14 @@ def split_section(dataset: Dataset, split: Split) -> SplitView:
 
 
 def loop_methods() -> list[str]:
-    """The methods the loop can measure (per-item scores: no pairwise method), and the picker's help."""
+    """The methods the loop can measure (per-item scores: no pairwise method)."""
     from evalcore.methods import METHODS
 
     return [n for n, m in METHODS.items() if not m.pairwise]
 
 
 def methods_help(methods: list[str]) -> str:
+    """The method picker's help: each method's name and label."""
     from evalcore.methods import METHODS
 
     return ", ".join(f"{n}: {getattr(METHODS[n], 'label', n)}" for n in methods)
@@ -533,14 +535,10 @@ def queue_notes(q) -> list[Note]:
     return [] if out is None else [Note(esc(out[1]) if out[0] == "error" else out[1], out[0])]
 
 
-def _fmt(x: Any) -> str:
-    return "n/a" if x is None or x != x else f"{float(x):.3f}"
-
-
 def baseline_metrics(base_dev: Scored, dis: Disagreement) -> Metrics:
     a = base_dev.agreement
-    return Metrics((Metric("Baseline agreement (development)", _fmt(a.statistic),
-                           help=f"95% CI {_fmt(a.ci_low)} to {_fmt(a.ci_high)}"),
+    return Metrics((Metric("Baseline agreement (development)", fmt(a.statistic),
+                           help=f"95% CI {fmt(a.ci_low)} to {fmt(a.ci_high)}"),
                     Metric("Development items judged", f"{len(dis.items):,}"),
                     Metric("Failed (unreadable replies)", f"{dis.failed:,}")))
 
