@@ -579,6 +579,28 @@ def test_score_page_shows_a_stopped_runs_resume_command_as_the_cli_reads_it(firs
                                                                     ["coherence"])
 
 
+def test_score_page_shares_a_run_with_the_lab_for_who_started_it(first_start, monkeypatch):
+    """On a server with sign-in, who started a run sees its owner line and shares it (evalcore.views.sharing)."""
+    from evalcore.store import Store
+    from pages import _identity
+
+    monkeypatch.setenv("EVALCORE_USER_HEADER", "X-Forwarded-User")
+    monkeypatch.setattr(_identity, "_request_headers", lambda: {"X-Forwarded-User": "alice"})
+    store = Store(first_start)
+    store.create_run(run_id="summeval/rts-m-alice", dataset_id="summeval", method="rts", model="m",
+                     config={"endpoint": {"provider": "vllm", "base_url": "http://gpu1:8000/v1"}}, status="done",
+                     owner="alice")
+    at = new_app()
+    at.run()
+    goto(at, "score")
+    assert at.selectbox(key="local_run").value == "summeval/rts-m-alice"
+    assert "Started by alice, private" in [t.value for t in at.text]
+    at.toggle(key="share_run").set_value(True).run()
+    assert_clean(at)
+    assert store.owner_of("runs", ("summeval/rts-m-alice",)) == ("alice", True)
+    assert "Started by alice, shared with the lab" in [t.value for t in at.text]
+
+
 def test_alignment_summary_constant_choice():
     """Issue 18.6: at the summary level the page offers both rules for constant documents and applies them."""
     at = new_app(level="summary", coefficient="pearson", resamples="20")
