@@ -24,7 +24,7 @@ import pandas as pd
 
 from evalcore.importers.categories import derived_labels, looks_like_labels, only_words, word_counts
 from evalcore.importers.cells import is_blank, parse_rating, rating_column
-from evalcore.model import CATEGORICAL_KINDS, LABEL_KINDS
+from evalcore.model import CATEGORICAL_KINDS
 
 DEFAULT_GROUP = "annotator"
 PREFERRED_GROUP = "expert"
@@ -730,9 +730,3 @@ def kind_prefill(frame: pd.DataFrame, mapping: ColumnMapping) -> dict[str, str]:
         n = len(mapping.labels.get(dim) or {w.strip().lower() for w in counts})
         out[dim] = declared if declared in CATEGORICAL_KINDS else ("binary" if n == 2 else "nominal")
     return out
-
-
-def check_kind(kind: str) -> str:
-    if kind not in LABEL_KINDS:
-        raise ValueError(f"kind must be one of {', '.join(LABEL_KINDS)}, not {kind!r}")
-    return kind

@@ -213,14 +213,6 @@ def _text(v: Any) -> str:
     return str(v)
 
 
-def _winner(v: Any) -> tuple[str, str] | None:
-    """(preferred, variant), or None for a blank cell; KeyError for a value that is no winner."""
-    t = _text(v).strip().lower()
-    if not t:
-        return None
-    return WINNER_VALUES[t]
-
-
 def _check_roles(m: PairMapping, problems: Problems, columns: list[str]) -> None:
     needed = ((("conversation A", m.conversation_a, CONVERSATION_A_NAMES),
                ("conversation B", m.conversation_b, CONVERSATION_B_NAMES)) if m.conversation_a or m.conversation_b

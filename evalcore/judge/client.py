@@ -64,9 +64,6 @@ class Endpoint:
             out["api_version"] = self.api_version
         return out
 
-    def with_model(self, model: str) -> "Endpoint":
-        return replace(self, model=model)
-
 
 # Presets: base URL, which env var holds the key, Azure's api_version. ``model`` is filled by the user.
 PRESETS: dict[str, Endpoint] = {

@@ -68,11 +68,6 @@ class Rule:
         return dataclasses.asdict(self)
 
 
-class ContractRefusal(Exception):
-    """A refusal with no documented substitute: the run pauses with this message (the parameter, the model and
-    the provider's own words)."""
-
-
 def read_refusal(refusal: dict[str, Any] | None) -> Rule | None:
     """The rule a refusal teaches, or None when it is not one naming a parameter (a context-length error, a bad key,
     anything else keeps its usual handling). ``refusal``: ``RequestFailed.refusal`` (status, param, code, message)."""
@@ -238,6 +233,6 @@ def variant_notes(before: list[Request], after: list[Request], contract: Contrac
     return notes
 
 
-__all__ = ["Rule", "Contract", "ContractRefusal", "RequestOptions", "read_refusal", "reasoning_room", "pause_message",
+__all__ = ["Rule", "Contract", "RequestOptions", "read_refusal", "reasoning_room", "pause_message",
            "variant_notes", "CAPABILITY_PARAMS", "RENAME", "DEFAULT_ONLY", "CAPABILITY", "NO_SUBSTITUTE", "ROOM",
            "REASONING_BUDGET"]

@@ -43,10 +43,6 @@ def split_credentials(url: str) -> tuple[str, str | None]:
     return clean, unquote(secret) if secret else None
 
 
-def has_credentials(url: str | None) -> bool:
-    return bool(url) and split_credentials(url)[1] is not None
-
-
 def refuse_credentials(url: str, *, where: str = "the base URL") -> None:
     """Raise ``CredentialsInUrl`` (a message that does not repeat the secret) when ``url`` carries userinfo."""
     clean, secret = split_credentials(url)
@@ -70,4 +66,4 @@ def redact(text: str | None, secrets: Iterable[str | None] = ()) -> str:
     return out
 
 
-__all__ = ["MASK", "CredentialsInUrl", "split_credentials", "has_credentials", "refuse_credentials", "redact"]
+__all__ = ["MASK", "CredentialsInUrl", "split_credentials", "refuse_credentials", "redact"]

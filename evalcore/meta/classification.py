@@ -90,11 +90,6 @@ class ClassificationResult:
                "precision": self.precision, "recall": self.recall, "f1": self.f1}
         return {k: v for k, v in out.items() if v is not None}
 
-    def confusion_frame(self) -> pd.DataFrame:
-        """The confusion matrix as a table: one row per human label, one column per judge label."""
-        return pd.DataFrame(self.confusion.astype(int), index=pd.Index(self.labels, name="human \\ judge"),
-                            columns=list(self.labels))
-
 
 @dataclass(frozen=True)
 class CalibrationResult:

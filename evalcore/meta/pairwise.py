@@ -7,7 +7,6 @@ shown first; "ba": shown second), verdict "first" | "second" | "tie" relative to
 
 from __future__ import annotations
 
-from itertools import combinations
 
 import numpy as np
 import pandas as pd
@@ -338,8 +337,3 @@ def pairwise_kendall_by_difficulty(frame: pd.DataFrame, *, n_pairs: int | None =
             row["tau_ci_low"], row["tau_ci_high"] = _tau_b_interval(pairs, m, counts, docs)
         rows.append(row)
     return pd.DataFrame(rows)
-
-
-def all_system_pairs(systems) -> list[tuple]:
-    """Every unordered pair of the given systems in natural order."""
-    return list(combinations(sorted(systems, key=natural_key), 2))
