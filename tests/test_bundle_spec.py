@@ -80,7 +80,7 @@ def test_an_imported_run_has_the_same_spec_and_sends_the_same_requests(scored, t
         again = scoring_bodies(srv)
         # resumed: every judgment is current (criteria hashes equal), nothing is judged again
         resumed = runner.score_dataset(restored, options(srv), store=target)
-        assert resumed.config["stats"]["judged_this_session"] == 0
+        assert resumed.config.stats.judged_this_session == 0
     assert again and again == bodies
 
 

@@ -153,9 +153,9 @@ def test_fault_injection_every_item_scored_or_failed_with_reason(store):
     for expected in ("HTTP 500 after retries", "no score found", "judge refused", "reply truncated",
                      "malformed response body"):
         assert expected in reasons, expected
-    stats = run.config["stats"]
-    assert stats["retries"] > 0 and stats["failures"] > 0
-    assert stats["ok"] + stats["failed"] == 60
+    stats = run.config.stats
+    assert stats.retries > 0 and stats.failures > 0
+    assert stats.ok + stats.failed == 60
     assert seen[-1].done == 60 and seen[-1].failed == len(failed)
 
 
@@ -169,7 +169,7 @@ def test_cache_hit_on_repeat_makes_zero_requests(store):
         run2 = judge_calls.score_dataset(ds, method=TinyMethod(), criteria_by_dim=CRIT, endpoint=ep(srv), api_key=SECRET,
                                     store=store)
         assert srv.requests_seen == first
-    assert run2.config["stats"]["requests"] == 0 and run2.config["stats"]["cached"] == 40
+    assert run2.config.stats.requests == 0 and run2.config.stats.cached == 40
     pd.testing.assert_series_equal(run1.judgments["value"], run2.judgments["value"])
 
 
@@ -185,7 +185,7 @@ def test_cancel_halfway_then_resume_repeats_no_cached_call(store):
     with serve(latency_s=0.05) as srv:
         run = judge_calls.score_dataset(ds, method=TinyMethod(), criteria_by_dim=one, endpoint=ep(srv), api_key=SECRET,
                                    store=store, concurrency=4, progress=on_progress, cancel=cancel)
-        assert run.config["status"] == "cancelled"
+        assert run.config.status == "cancelled"
         assert 15 <= len(run.judgments) < 40
         answered = store.cache_count()  # probe + every reply that came back before the cancel
         before = srv.requests_seen
@@ -193,7 +193,7 @@ def test_cancel_halfway_then_resume_repeats_no_cached_call(store):
         resumed = judge_calls.score_dataset(ds, method=TinyMethod(), criteria_by_dim=one, endpoint=ep(srv),
                                        api_key=SECRET, store=store, run_id=run.run_id, concurrency=4)
         new_prompts = srv.prompt_log[before:]
-    assert resumed.config["status"] == "done" and len(resumed.judgments) == 40
+    assert resumed.config.status == "done" and len(resumed.judgments) == 40
     # zero repeated calls for what was cached: only the unanswered items were asked again
     assert srv.requests_seen - before == 40 + 3 - answered
     cached_prompts = done_prompts - set(srv.prompt_log[before:])
@@ -245,9 +245,9 @@ def test_changing_one_dimensions_steps_reruns_only_that_dimension(store):
         run2 = judge_calls.score_dataset(ds, method=TinyMethod(), criteria_by_dim=edited, endpoint=ep(srv),
                                     api_key=SECRET, store=store, run_id=run.run_id)
         assert srv.requests_seen - before == 20  # fluency only
-    assert run2.config["stats"]["skipped_already_done"] == 20
+    assert run2.config.stats.skipped_already_done == 20
     assert len(run2.judgments) == 40  # the run shows the current version of each dimension
-    assert run2.config["criteria"]["fluency"]["hash"] == edited["fluency"].version_hash()
+    assert run2.config.criteria["fluency"]["hash"] == edited["fluency"].version_hash()
 
 
 def test_api_key_never_persisted_logged_or_exported(store, tmp_path, caplog, monkeypatch):
@@ -295,10 +295,10 @@ def test_capability_fallback_recorded_or_clear_failure(store):
     with serve(switches=Switches(no_logprobs=True)) as srv:
         run = judge_calls.score_dataset(ds, method=TinyMethod(), config={"use_logprobs": True}, criteria_by_dim=CRIT,
                                    endpoint=ep(srv), api_key="k", store=store)
-        assert run.config["plan_note"] == "log-probs unavailable: greedy fallback"
-        assert run.config["capabilities"]["chat_logprobs"] is False
-        assert run.config["method_config"]["use_logprobs"] is False
-        assert run.config["requested_config"]["use_logprobs"] is True
+        assert run.config.plan_note == "log-probs unavailable: greedy fallback"
+        assert run.config.capabilities["chat_logprobs"] is False
+        assert run.config.method_config["use_logprobs"] is False
+        assert run.config.requested_config["use_logprobs"] is True
         with pytest.raises(UnsupportedByEndpoint, match="needs log-probs"):
             judge_calls.score_dataset(ds, method=TinyMethod(), config={"use_logprobs": True, "fallback": False},
                                  criteria_by_dim=CRIT, endpoint=ep(srv), api_key="k", store=store)
@@ -327,7 +327,7 @@ def test_pairwise_both_orders_and_pair_selection(store):
     c = run.comparisons
     assert len(c) == 10 and set(c["order"]) == {"ab", "ba"} and c["status"].eq("ok").all()
     assert set(c["verdict"]) <= {"first", "second", "tie"}
-    assert run.config["pairs"] == {"mode": "sample", "systems": [], "k": 5, "seed": 1, "annotated": None,
+    assert run.config.pairs == {"mode": "sample", "systems": [], "k": 5, "seed": 1, "annotated": None,
                                    "orders": ["ab", "ba"]}
 
 
@@ -393,13 +393,13 @@ def test_reprobe_sees_a_server_changed_behind_the_same_url(store):
         port = urlparse(srv.base_url).port
         run1 = judge_calls.score_dataset(ds, method=TinyMethod(), criteria_by_dim=CRIT, endpoint=ep(srv), api_key=SECRET,
                                     store=store)
-    assert run1.config["capabilities"]["chat_logprobs"] is True
+    assert run1.config.capabilities["chat_logprobs"] is True
     with serve(port=port, switches=Switches(no_logprobs=True)) as srv:
         stale = judge_calls.score_dataset(ds, method=TinyMethod(), criteria_by_dim=CRIT, endpoint=ep(srv),
                                      api_key=SECRET, store=store, run_id=None)
         assert srv.requests_seen == 0  # everything, the probe included, came from the cache
-        assert stale.config["capabilities"]["chat_logprobs"] is True
+        assert stale.config.capabilities["chat_logprobs"] is True
         fresh = judge_calls.score_dataset(ds, method=TinyMethod(), criteria_by_dim=CRIT, endpoint=ep(srv),
                                      api_key=SECRET, store=store, reprobe=True)
         assert srv.requests_seen >= 3  # the three probe requests went out again
-    assert fresh.config["capabilities"]["chat_logprobs"] is False
+    assert fresh.config.capabilities["chat_logprobs"] is False
