@@ -16,7 +16,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from evalcore.model import Dataset, Run
-from evalcore.views.blocks import Block, Figure, Heading, Note, Table
+from evalcore.views.blocks import Block, Figure, Heading, Note, Table, tables
 from evalcore.views.common import HUMAN_COLOR, run_label
 from evalcore.views.format import esc
 
@@ -529,11 +529,11 @@ def report_sections(dataset: Dataset, runs: list[Run], dimension: str, *, epsilo
                      "to them.")
     sec = ReportSection(title=f"Can the judge replace the annotators, and what may be concluded from few labels: "
                               f"{dimension}", text="\n".join(lines))
-    from evalcore.views.report import page_parts  # the page's Alt-Test tables, from its own blocks
-
-    page_parts(sec, alt_test_blocks(alts, dimension),
-               tables={"alt_test": "Alternative Annotator Test (Calderon, Reichart & Dror, ACL 2025)",
-                       "alt_test_annotators": "Alt-Test per annotator left out"})
+    titles = {"alt_test": "Alternative Annotator Test (Calderon, Reichart & Dror, ACL 2025)",
+              "alt_test_annotators": "Alt-Test per annotator left out"}
+    # the page's Alt-Test tables, from its own blocks (an empty one is left out: the page says "nothing to show")
+    sec.tables += [ReportTable(titles[t.key], t.frame) for t in tables(alt_test_blocks(alts, dimension))
+                   if t.key in titles and not t.frame.empty]
     table = ppi_table(ppis)
     if not table.empty:
         shown = next(v for v in ppis if v.result is not None)
