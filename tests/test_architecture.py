@@ -3,6 +3,7 @@ a new package or top-level module of evalcore must be placed in a layer, or the 
 
 from __future__ import annotations
 
+import sys
 import tomllib
 from pathlib import Path
 
@@ -112,3 +113,45 @@ def test_the_cycle_check_sees_a_lazy_import():
     graph.add_import(importer="pkg.sub.x", imported="pkg.d", line_number=1, line_contents="from pkg import d")
     graph.add_import(importer="pkg.d", imported="pkg.c", line_number=5, line_contents="from pkg import c")
     assert sorted(map(sorted, module_cycles(graph, "pkg"))) == [["pkg.a", "pkg.b"], ["pkg.c", "pkg.d", "pkg.sub"]]
+
+
+# ------------------------------------------------------------------------------------------ pages only lay out
+def _code_shape():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("code_shape", ROOT / "scripts" / "code_shape.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["code_shape"] = mod  # its dataclasses look their module up there
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_no_page_script_holds_more_than_150_lines_of_top_level_code():
+    """A page lays out the view model the library computed (evalcore.views): what it computes belongs there, where it
+    is tested without a browser. scripts/code_shape.py prints the same figures."""
+    shape = _code_shape()
+    pages = [shape.top_level_code(p, ROOT) for p in shape.page_scripts(ROOT)]
+    assert len(pages) >= 9  # the eight pages and app.py
+    assert [p.path for p in pages if p.lines > shape.PAGE_LIMIT] == []
+
+
+def test_pages_call_no_store_method():
+    """Pages hand the store to library functions; a store call in a page is logic the library's tests do not see."""
+    assert _code_shape().store_calls(ROOT) == []
+
+
+def test_the_page_measures_count_what_they_say(tmp_path):
+    """The two measures on a made-up page: top-level statements counted without imports, definitions, the docstring,
+    blank and comment lines; a store method called on a variable found, one called on an imported module not."""
+    shape = _code_shape()
+    (tmp_path / "pages").mkdir()
+    (tmp_path / "evalcore" / "store").mkdir(parents=True)
+    (tmp_path / "evalcore" / "store" / "x.py").write_text(
+        "class RunsStore:\n    def load_run(self):\n        pass\n    def _private(self):\n        pass\n")
+    (tmp_path / "app.py").write_text("x = 1\n")
+    (tmp_path / "pages" / "p.py").write_text(
+        '"""doc"""\nimport os\nfrom evalcore import runs\n\n# a comment\nx = 1\nif x:\n    y = store.load_run()\n'
+        "z = runs.load_run()\n\ndef f():\n    return 1\n")
+    page = shape.top_level_code(tmp_path / "pages" / "p.py", tmp_path)
+    assert (page.lines, page.branches) == (4, 1)  # x = 1, if x:, y = ..., z = ...
+    assert shape.store_calls(tmp_path) == ["pages/p.py:8  store.load_run"]
