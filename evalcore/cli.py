@@ -56,7 +56,7 @@ def cmd_datasets(args: argparse.Namespace) -> int:
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
-    rows = [r.summary() | {"parser": r.parser, "status": r.config.get("status") or "done"}
+    rows = [r.summary() | {"parser": r.parser, "status": r.config.status or "done"}
             for r in runs_mod.list_runs(args.dataset)]
     if args.json:
         print(json.dumps(_clean(rows), indent=2))
@@ -89,8 +89,8 @@ def meta_report(dataset_id: str, run_id: str, *, dimensions: list[str] | None = 
     out: dict[str, Any] = {"dataset": dataset_id, "run": run_id, "parse": parse, "n_resamples": n_resamples,
                            "systems": systems, "ci_resampling": ci_resampling, "summary_constant": summary_constant,
                            "ci_resampling_means": CI_RESAMPLING_HELP[ci_resampling], "dimensions": {}}
-    if run.config.get("variant"):  # the method as it ran on this judge: what its contract changed (absent: as asked)
-        out["variant"] = run.config["variant"]
+    if run.config.variant:  # the method as it ran on this judge: what its contract changed (absent: as asked)
+        out["variant"] = run.config.variant
     if run.judgments.empty:
         if dataset.preferences.empty:
             raise SystemExit(f"run {run_id} has no per-item judgments (pairwise run) and dataset {dataset_id} has no "
@@ -744,16 +744,16 @@ def resume_args(run) -> list[str]:
     model and recorded endpoint, and ``--run``. A run that recorded its spec resumes as recorded (documents
     included); an older one is described by its flags (dimensions, ``--limit``, without which the resume would
     score the whole dataset, and its method config)."""
-    cfg, ep = run.config, run.config.get("endpoint") or {}
+    cfg, ep = run.config, run.config.endpoint or {}
     args = ["score", "--dataset", run.dataset_id, "--method", run.method, "--model", run.model,
             "--provider", ep.get("provider", "openai"), "--base-url", ep.get("base_url", "")]
-    if not cfg.get("spec"):
-        for dim in (cfg.get("criteria") or {}):
+    if not cfg.spec:
+        for dim in (cfg.criteria or {}):
             args += ["--dimension", dim]
-        if cfg.get("limit"):
-            args += ["--limit", str(cfg["limit"])]
-        if cfg.get("requested_config"):
-            args += ["--config", json.dumps(cfg["requested_config"])]
+        if cfg.limit:
+            args += ["--limit", str(cfg.limit)]
+        if cfg.requested_config:
+            args += ["--config", json.dumps(cfg.requested_config)]
     return args + ["--run", run.run_id]
 
 
@@ -774,13 +774,13 @@ def resume_command(run) -> str:
 
 def _resumed_as(run) -> dict[str, Any]:
     """What ``score`` must read from the resume command of ``run`` (its parsed arguments, ``config`` as JSON)."""
-    cfg, ep = run.config, run.config.get("endpoint") or {}
+    cfg, ep = run.config, run.config.endpoint or {}
     wanted = {"command": "score", "dataset": run.dataset_id, "method": run.method, "model": run.model,
               "provider": ep.get("provider", "openai"), "base_url": [ep.get("base_url", "")], "run": run.run_id,
               "dimension": None, "limit": None, "config": None}
-    if not cfg.get("spec"):
-        wanted |= {"dimension": list(cfg.get("criteria") or {}) or None, "limit": int(cfg.get("limit") or 0) or None,
-                   "config": cfg.get("requested_config") or None}
+    if not cfg.spec:
+        wanted |= {"dimension": list(cfg.criteria or {}) or None, "limit": int(cfg.limit or 0) or None,
+                   "config": cfg.requested_config or None}
     return wanted
 
 

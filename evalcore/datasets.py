@@ -113,6 +113,19 @@ def _run_entries() -> list[dict[str, Any]]:
     return _json("runs/manifest.json")["runs"]
 
 
+def bundled_run_dimensions(run_id: str) -> list[str] | None:
+    """The dimensions a bundled run scored, read from one column of its file without building the run; None when
+    ``run_id`` is not bundled."""
+    entry = next((e for e in _run_entries() if e["run_id"] == run_id), None)
+    if entry is None:
+        return None
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    column = pq.read_table(_path(entry["file"]), columns=["dimension"])["dimension"]
+    return [str(d) for d in pc.unique(column).to_pylist()]
+
+
 @functools.lru_cache(maxsize=1)
 def bundled_run_ids() -> frozenset[str]:
     """The ids of every published run shipped with the package (read once: the manifest never changes at run

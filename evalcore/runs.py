@@ -172,13 +172,9 @@ def run_dimensions(run_id: str, *, store=None) -> list[str]:
     """The dimensions a run scored, read without parsing its replies (one column of a bundled run's file, or a
     DISTINCT query on the store): what the app needs to open a dataset on a dimension its runs scored."""
     if run_id.startswith(PUBLISHED_PREFIXES):
-        entry = next((e for e in datasets._run_entries() if e["run_id"] == run_id), None)
-        if entry is not None:
-            import pyarrow.compute as pc
-            import pyarrow.parquet as pq
-
-            column = pq.read_table(datasets._path(entry["file"]), columns=["dimension"])["dimension"]
-            return [str(d) for d in pc.unique(column).to_pylist()]
+        dims = datasets.bundled_run_dimensions(run_id)
+        if dims is not None:
+            return dims
     return _store(store).run_dimensions(run_id)
 
 

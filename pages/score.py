@@ -183,12 +183,12 @@ def _local_run(picked, label: str, job: ScoringJob | None, choice, store) -> Non
     st.text(f"{label}  (id {rid})")
     if owner_line := score_views.owner_line(picked):
         st.text(owner_line)
-        if picked.config["owner"] == identity.owner():
+        if picked.config.owner == identity.owner():
             def _share(on: bool) -> None:
-                sharing.share_runs(store, (rid,), picked.config["owner"], on)
+                sharing.share_runs(store, (rid,), picked.config.owner, on)
                 ui.forget_runs()
 
-            identity.share_toggle("this run", "run", bool(picked.config.get("shared")), _share)
+            identity.share_toggle("this run", "run", picked.config.shared, _share)
     if resume_note := score_views.resume_note(picked):
         st.caption(resume_note)
         st.code(command_line.resume_command(picked), language="bash", wrap_lines=True)

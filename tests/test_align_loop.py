@@ -233,13 +233,13 @@ def test_a_second_final_check_on_the_same_test_part_is_counted(improvable, ds):
 
 
 def test_a_proposal_that_cannot_be_read_is_skipped_and_said(ds, tmp_path):
-    from evalcore.testing.loopback import Reply, _plain
+    from evalcore.testing.replies import Reply, plain_tokens
 
     judge = PromptQualityJudge.for_dataset(ds, DIM)
 
     def scorer(prompt, *, sample=0, temperature=0.0):
         if PROPOSAL_MARKER in prompt:  # an LLM that answers in prose, without the <criteria> block asked for
-            return Reply(_plain("The definition could mention the order of events."))
+            return Reply(plain_tokens("The definition could mention the order of events."))
         return judge(prompt, sample=sample, temperature=temperature)
 
     said: list[str] = []

@@ -55,7 +55,7 @@ class Disagreement:
 
 def judge_scale(run: Run, dimension: str, default: tuple[float, float]) -> tuple[float, float]:
     """The scale the run's criteria asked the judge for (its recorded criteria), else ``default``."""
-    crit = (run.config.get("criteria") or {}).get(dimension) or {}
+    crit = (run.config.criteria or {}).get(dimension) or {}
     if "scale_min" in crit and "scale_max" in crit:
         return float(crit["scale_min"]), float(crit["scale_max"])
     return default

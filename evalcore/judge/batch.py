@@ -41,7 +41,7 @@ from evalcore.judge.client import (  # request_body: the one builder of a reques
     Endpoint,
     JudgeClient,
     RequestFailed,
-    RunStats,
+    RequestStats,
     chat_response,
     completion_response,
     request_body,
@@ -193,7 +193,7 @@ async def _create_batches(store: Store, endpoint: Endpoint, api_key: str | None,
     try:
         with _no_half_made_run(store, run_id, ids, existed):
             try:
-                api = client._openai()
+                api = client.sdk()
                 for route, lines in jsonl_lines(endpoint, missing).items():
                     for i in range(0, len(lines), max_lines):
                         await _create_one_batch(api, client, store, endpoint, run_id, route, lines[i:i + max_lines],
@@ -308,7 +308,7 @@ async def astatus(run_id: str, *, store: Store | None = None, api_key: str | Non
     client = JudgeClient(endpoint, api_key=api_key, concurrency=4)
     out = []
     try:
-        api = client._openai()
+        api = client.sdk()
         for r in rows:
             if r["collected"] or r["status"] in TERMINAL:
                 out.append(_public(r))
@@ -355,7 +355,7 @@ async def acancel(run_id: str, *, store: Store | None = None, api_key: str | Non
     endpoint = _endpoint_of(store, run_id, api_key_env, confirmed_base_url)
     client = JudgeClient(endpoint, api_key=api_key, concurrency=4)
     try:
-        api = client._openai()
+        api = client.sdk()
         for r in batch_rows(store, run_id):
             if r["status"] not in TERMINAL and not r["collected"] and r["route"] == batch_anthropic.ROUTE:
                 fields = await _message_batch_status(endpoint, api_key, r["batch_id"], cancel=True)
@@ -378,7 +378,7 @@ class BatchResults:
         self.reasons = reasons
         self.default = default
         self.key = sender_key
-        self.stats = RunStats()
+        self.stats = RequestStats()
         self.endpoint = None
         self._extra = extra
 
@@ -560,7 +560,7 @@ async def acollect(run_id: str, *, store: Store | None = None, api_key: str | No
     tally = _Tally()
     client = JudgeClient(endpoint, api_key=api_key, concurrency=4)
     try:
-        api = client._openai()
+        api = client.sdk()
         for b in batch_rows(store, run_id):
             if not b["collected"] and b["route"] == batch_anthropic.ROUTE:
                 await _collect_message_batch(store, b, endpoint, api_key, by_key, tally)

@@ -10,7 +10,7 @@ stores (the text blocks as the content, thinking blocks as the reasoning, ``stop
 ``finish_reason: length``), so the collected replies are scored by the engine exactly as online ones, and a later
 online run of the same work sends nothing.
 
-The key goes where the online client's would (``client._key_for``: the endpoint's documented URL or one the operator
+The key goes where the online client's would (``client.key_for``: the endpoint's documented URL or one the operator
 configured), never to a ``results_url`` on another host: the results are read only from the endpoint's own host.
 """
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from evalcore.judge.client import Endpoint, _key_for
+from evalcore.judge.client import Endpoint, key_for
 from evalcore.types import Capabilities, ChatRequest, Request
 
 ROUTE = "anthropic:/v1/messages/batches"  # the batches table's ``route`` of a Message Batch
@@ -45,7 +45,7 @@ def api(endpoint: Endpoint, api_key: str | None) -> Any:
         import anthropic
     except ImportError:  # pragma: no cover - an optional dependency
         raise RuntimeError("Anthropic's Message Batches need the anthropic package: pip install anthropic") from None
-    return anthropic.AsyncAnthropic(api_key=_key_for(endpoint, api_key), base_url=native_base(endpoint),
+    return anthropic.AsyncAnthropic(api_key=key_for(endpoint, api_key), base_url=native_base(endpoint),
                                     max_retries=6, http_client=anthropic.DefaultAsyncHttpxClient(
                                         follow_redirects=False))
 

@@ -37,7 +37,7 @@ def _print_status(st: Any, as_json: bool) -> None:
 
 def _print_run(run: Any, as_json: bool, extra: dict[str, Any]) -> None:
     if as_json:
-        print(json.dumps(json_safe(run.summary() | {"stats": run.config.get("stats", {}), **extra}), indent=2))
+        print(json.dumps(json_safe(run.summary() | {"stats": run.config.stats.to_dict(), **extra}), indent=2))
     else:
         info = run.summary()
         print(f"{run.run_id}: {info.get('judgments', 0)} judgments, {info.get('failed', 0)} failed")

@@ -153,7 +153,6 @@ class RequestStats:
         return d
 
 
-RunStats = RequestStats  # its former name, still imported by evalcore.judge.batch (not this change's file)
 
 
 @dataclass
@@ -186,7 +185,6 @@ def key_for(endpoint: Endpoint, api_key: str | None) -> str:
     )
 
 
-_key_for = key_for  # its former name, still imported by evalcore.judge.batch_anthropic (not this change's file)
 
 
 def _refusal_fields(err: BaseException, keys: list[str]) -> dict[str, Any] | None:
@@ -432,7 +430,9 @@ class JudgeClient:
         return f"JudgeClient({self.endpoint.identity()!r}, concurrency={self.concurrency})"
 
     # the openai client binds to the running loop's transport: build it lazily inside the loop
-    def _openai(self) -> Any:
+    def sdk(self) -> Any:
+        """The openai SDK client for this endpoint (its key, its checked address, no redirects), built once inside
+        the running loop: the Batch API route (evalcore.judge.batch) sends through the same one."""
         if self._client is None:
             async def on_request(request: Any) -> None:
                 # the hook runs in the task of the logical request (``_send_now``), so its context variable says
@@ -472,7 +472,7 @@ class JudgeClient:
             return await self._send_now(request)
 
     async def _send_now(self, request: Request) -> Response:
-        client = self._openai()
+        client = self.sdk()
         state = _Attempts()
         token = _current.set(state)
         t0 = time.perf_counter()

@@ -35,7 +35,6 @@ import asyncio
 import contextvars
 import hashlib
 import json
-import math
 import random
 import re
 import threading
@@ -46,6 +45,15 @@ from typing import Any, Callable
 from evalcore.testing.loopback_anthropic import AnthropicBatches
 from evalcore.testing.loopback_batch import BatchService, BatchSwitches
 from evalcore.testing.loopback_limits import PrefixCache, RateLimit
+from evalcore.testing.replies import (
+    Reply,
+    default_reply,
+    find_scale,
+    hash_fraction,
+    pad_alternatives,
+    plain_tokens,
+    stable_hash,
+)
 
 FAULT_KINDS = ("429", "500", "timeout", "drop", "malformed", "unparseable", "truncated", "refusal")
 # hostile endpoints (tests/hardening): a body dripped one byte at a time, a web page instead of JSON, a 401 that
@@ -119,176 +127,6 @@ def _hostile(fault: Fault, chat: bool, model: str) -> tuple[int, Any, dict[str, 
     return None
 
 
-def _h(*parts: Any) -> int:
-    return int(hashlib.sha256("\x1f".join(str(p) for p in parts).encode()).hexdigest()[:12], 16)
-
-
-def _hfrac(*parts: Any) -> float:
-    return _h(*parts) / float(16**12)
-
-
-# ------------------------------------------------------------------------------------------------ reply composition
-_SCALE_RE = re.compile(r"(?<![\d.])(\d{1,3})\s*(?:-|–|to|and)\s*(\d{1,3})(?!\d)(?!\.\d)")
-_FORM_DIM_RE = re.compile(r"-\s*([A-Z][A-Za-z ]{2,30}?)\s*(?:\(\s*\d+\s*-\s*\d+\s*\))?\s*:\s*$")
-_DIM_SCALE_RE = re.compile(r"([A-Z][A-Za-z]{2,30})\s*\(\s*\d{1,3}\s*-\s*\d{1,3}\s*\)")
-_TOKEN_RE = re.compile(r"\s*[A-Za-z]+|\s*\d{1,3}|\s*[^\sA-Za-z\d]")
-
-
-def find_scale(prompt: str) -> tuple[int, int]:
-    """The rating scale the prompt names: the first "lo-hi" / "lo to hi" pair with lo < hi <= 100 (default 1-5)."""
-    for m in _SCALE_RE.finditer(prompt):
-        lo, hi = int(m.group(1)), int(m.group(2))
-        if lo < hi <= 100 and lo in (0, 1):
-            return lo, hi
-    return 1, 5
-
-
-def _softmax_top(values: list[str], chosen: str, sharpness: float = 1.2) -> list[tuple[str, float]]:
-    """A peaked distribution over ``values`` (chosen first), as (token, logprob) sorted by probability."""
-    idx = values.index(chosen)
-    weights = [math.exp(-sharpness * abs(i - idx)) for i in range(len(values))]
-    z = sum(weights)
-    pairs = [(v, math.log(w / z)) for v, w in zip(values, weights)]
-    return sorted(pairs, key=lambda p: -p[1])
-
-
-@dataclass
-class Reply:
-    """A reply as tokens, each with its top alternatives (the token itself first)."""
-
-    tokens: list[tuple[str, list[tuple[str, float]]]]
-    finish_reason: str = "stop"
-    refusal: str | None = None
-
-    @property
-    def text(self) -> str:
-        return "".join(t for t, _ in self.tokens)
-
-
-def _plain(text: str) -> list[tuple[str, list[tuple[str, float]]]]:
-    out = []
-    for tok in _TOKEN_RE.findall(text):
-        alt = tok.strip().upper() if tok.strip().islower() else tok.strip().lower()
-        out.append((tok, [(tok, -0.01 - (_h(tok) % 7) / 1000), (alt, -4.6 - (_h(alt) % 9) / 10)]))
-    return out
-
-
-def _picker(prompt: str, sample: int, vary: bool):
-    """The reply's choice among ``options``: ``options[base]``, or with ``vary`` a draw from the same peaked
-    distribution the top log-probs report."""
-
-    def pick(options: list[str], base: int) -> str:
-        if vary:
-            r = _hfrac(prompt, "sample", sample)
-            acc = 0.0
-            for tok, lp in _softmax_top(options, options[base]):
-                acc += math.exp(lp)
-                if r <= acc:
-                    return tok
-        return options[base]
-
-    return pick
-
-
-def default_reply(prompt: str, *, sample: int = 0, temperature: float = 0.0, score: int | None = None) -> Reply:
-    """The deterministic reply to one prompt (sample index varies it when temperature > 0): a verdict, a choice,
-    yes / no, evaluation steps or a score, by what the prompt asks for. ``score``: the scale value a rating reply
-    gives (instead of one drawn from the prompt's hash), for judges whose quality a test controls
-    (evalcore.testing.loopback_align)."""
-    key = _h(prompt)
-    vary = temperature > 0 and sample > 0
-    pick = _picker(prompt, sample, vary)
-    low = prompt.lower()
-    reply = _choice_reply(prompt, low, key, pick)
-    if reply is None:
-        reply = _yes_no_reply(prompt, low, sample if vary else None)
-    if reply is None and prompt.rstrip().endswith("Evaluation Steps:"):
-        # G-Eval auto-CoT (000 §2): numbered steps
-        reply = Reply(_plain("1. Read the source text carefully and identify its main points.\n"
-                             "2. Read the text to evaluate and compare it with the source.\n"
-                             "3. Assign a score on the given scale according to the criteria."))
-    return reply if reply is not None else _scale_reply(prompt, low, key, pick, score)
-
-
-def _choice_reply(prompt: str, low: str, key: int, pick) -> Reply | None:
-    """A pairwise verdict or a multiple-choice answer, when the prompt asks for one."""
-    # MT-Bench pairwise judge (Zheng et al. 2023): a short explanation, then "[[A]]", "[[B]]" or "[[C]]"
-    if "[[a]]" in low and "[[b]]" in low and "[[c]]" in low:
-        chosen = pick(["A", "B", "C"], key % 3)
-        return Reply(_plain(f"Both answers address the question; weighing them as asked: [[{chosen}]]"))
-    # pairwise: two texts to compare (002 options (A)(B)(C); 003 H2H "Summary #1 / #2 / tie")
-    if ("(a)" in low and "(b)" in low and "(c)" in low) or ("#1" in prompt and "#2" in prompt):
-        options = ["A", "B", "C"]
-        chosen = pick(options, key % 3)
-        reply = _plain(chosen)
-        reply[0] = (chosen, _softmax_top(options, chosen))
-        return Reply(reply)
-    # multiple choice A-E (003 MCQ)
-    if all(re.search(rf"(?m)^\s*\(?{c}[.):]", prompt) for c in "ABCDE"):
-        options = list("ABCDE")
-        chosen = pick(options, key % 5)
-        head = _plain("Answer:")
-        return Reply(head + [(" " + chosen, [(" " + o, lp) for o, lp in _softmax_top(options, chosen)])])
-    return None
-
-
-def _yes_no_reply(prompt: str, low: str, sample: int | None) -> Reply | None:
-    """Yes or No with a p(yes) drawn from the prompt (002 implicit score), when the prompt asks a yes / no question;
-    ``sample``: a sampled reply's index (None: the most likely answer)."""
-    if not (re.search(r"yes\s*(?:or|/)\s*no", low) or (
-            re.search(r"question:\s*(?:is|are|does|do|can|would|will)\b", low) and low.rstrip().endswith("answer:"))):
-        return None
-    p_yes = 0.15 + 0.7 * _hfrac(prompt, "yes")
-    top = [("Yes", math.log(p_yes * 0.8)), (" Yes", math.log(p_yes * 0.2)),
-           ("No", math.log((1 - p_yes) * 0.8)), (" No", math.log((1 - p_yes) * 0.2))]
-    chosen = "Yes" if p_yes >= 0.5 else "No"
-    if sample is not None:
-        chosen = "Yes" if _hfrac(prompt, "sample", sample) < p_yes else "No"
-    return Reply([(chosen, sorted(top, key=lambda p: -p[1]))])
-
-
-def _scale_reply(prompt: str, low: str, key: int, pick, score: int | None = None) -> Reply:
-    """A score on the scale the prompt names (``score`` when given and on it), written as the prompt's form asks
-    (form filling, reason then score, "Dimension: score", or the number alone)."""
-    lo, hi = find_scale(prompt)
-    values = [str(v) for v in range(lo, hi + 1)]
-    chosen = pick(values, values.index(str(score)) if score is not None and str(score) in values
-                  else key % len(values))
-    if hi - lo > 10:
-        # wide scales (002 explicit 0-100): one number token, no distribution worth reading
-        return Reply([(chosen, [(chosen, -0.05)])])
-    score_tok = (" " + chosen, [(" " + v, lp) for v, lp in _softmax_top(values, chosen)])
-    tail = prompt.rstrip()[-200:]
-    if _FORM_DIM_RE.search(tail):
-        # G-Eval form filling: the prompt ends "- Coherence:"; the judge writes just the score (checked first:
-        # the texts inside the prompt may contain any word, the form's last line is unambiguous)
-        return Reply([(chosen, _softmax_top(values, chosen))])
-    if re.search(r"\b(reason|explain|explanation|rationale|justify)", low):
-        # reason-then-score (003 RTS)
-        return Reply(_plain("The text is mostly adequate, with minor issues. Score:") + [score_tok])
-    m = _DIM_SCALE_RE.search(prompt)
-    if m:
-        return Reply(_plain(f"{m.group(1)}:") + [score_tok])
-    return Reply([(chosen, _softmax_top(values, chosen))])
-
-
-_FILLER = ["The", " The", "\n", " ", "I", "Score", " -", ":", "**", "Co", " is", "It", " a", "-", " (", ".", "This",
-           " I", "Based", "After", "Overall", "Rating", " score", "Answer"]
-
-
-def _pad(top: list[tuple[str, float]], k: int) -> list[tuple[str, float]]:
-    """Pad a short alternatives list to k entries with unlikely non-answer tokens, as a real model's top-k is."""
-    if len(top) >= k:
-        return top
-    seen = {t for t, _ in top}
-    floor = min(lp for _, lp in top) if top else -5.0
-    out = list(top)
-    for i, f in enumerate(t for t in _FILLER if t not in seen):
-        if len(out) >= k:
-            break
-        out.append((f, floor - 2.0 - i * 0.37))
-    return out
-
 
 def echo_logprobs(prompt: str) -> tuple[list[str], list[float | None], list[int]]:
     """Per whitespace token: token, a deterministic log-prob (None for the first), text offset."""
@@ -300,7 +138,7 @@ def echo_logprobs(prompt: str) -> tuple[list[str], list[float | None], list[int]
     for i, t in enumerate(tokens):
         offsets.append(pos)
         pos += len(t)
-        lps.append(None if i == 0 else -0.05 - (_h(prev, t) % 5000) / 1000)
+        lps.append(None if i == 0 else -0.05 - (stable_hash(prev, t) % 5000) / 1000)
         prev = t
     return tokens, lps, offsets
 
@@ -557,7 +395,7 @@ class LoopbackServer:
                 return f
             if f.fraction > 0:
                 if f.sticky:
-                    if _hfrac(prompt, "fault", f.kind) < f.fraction:
+                    if hash_fraction(prompt, "fault", f.kind) < f.fraction:
                         return f
                 elif self._rng.random() < f.fraction:
                     return f
@@ -568,11 +406,11 @@ class LoopbackServer:
         out = []
         for i in range(n):
             if fault is not None and fault.kind == "refusal":
-                out.append(Reply(_plain(REFUSAL_TEXT), refusal=REFUSAL_TEXT))
+                out.append(Reply(plain_tokens(REFUSAL_TEXT), refusal=REFUSAL_TEXT))
             elif fault is not None and fault.kind == "unparseable":
-                out.append(Reply(_plain(UNPARSEABLE_TEXT)))
+                out.append(Reply(plain_tokens(UNPARSEABLE_TEXT)))
             elif fault is not None and fault.kind == "truncated":
-                out.append(Reply(_plain("The text is"), finish_reason="length"))
+                out.append(Reply(plain_tokens("The text is"), finish_reason="length"))
             else:
                 r = self.scorer(prompt, sample=i, temperature=temperature)
                 max_tokens = req.get("max_tokens") or req.get("max_completion_tokens")
@@ -603,11 +441,11 @@ class LoopbackServer:
                 lp = {"content": [
                     {"token": t, "logprob": top[0][1], "bytes": list(t.encode()),
                      "top_logprobs": [{"token": a, "logprob": b, "bytes": list(a.encode())}
-                                      for a, b in _pad(top, k)[:k]]}
+                                      for a, b in pad_alternatives(top, k)[:k]]}
                     for t, top in r.tokens], "refusal": None}
             message = {"role": "assistant", "content": None if r.refusal else r.text, "refusal": r.refusal}
             choices.append({"index": i, "message": message, "logprobs": lp, "finish_reason": r.finish_reason})
-        return {"id": f"chatcmpl-{_h(prompt, time.time()):x}", "object": "chat.completion", "created": int(time.time()),
+        return {"id": f"chatcmpl-{stable_hash(prompt, time.time()):x}", "object": "chat.completion", "created": int(time.time()),
                 "model": req.get("model", self.model), "choices": choices,
                 "usage": self._usage(prompt, replies, cached=req.get("_cached_tokens", 0))}
 
@@ -639,7 +477,7 @@ class LoopbackServer:
                 lp = {"tokens": toks, "token_logprobs": lps, "top_logprobs": tops, "text_offset": offs}
             choices.append({"index": i, "text": text, "logprobs": lp, "finish_reason": "length" if max_tokens == 0
                             else r.finish_reason})
-        return {"id": f"cmpl-{_h(prompt):x}", "object": "text_completion", "created": int(time.time()),
+        return {"id": f"cmpl-{stable_hash(prompt):x}", "object": "text_completion", "created": int(time.time()),
                 "model": req.get("model", self.model), "choices": choices,
                 "usage": self._usage(prompt, replies if max_tokens > 0 else [], cached=req.get("_cached_tokens", 0))}
 

@@ -24,7 +24,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from evalcore.testing.loopback import Reply, _hfrac, _plain, default_reply, find_scale
+from evalcore.testing.replies import Reply, default_reply, find_scale, hash_fraction, plain_tokens
 
 PROPOSAL_MARKER = "<current_criteria>"  # evalcore.align.candidates.META_PROMPT holds it
 RUBRIC_PHRASE = ("Reward a text whose sentences build on each other in the source's order of events; penalise one "
@@ -36,8 +36,8 @@ _DEFINITION_RE = re.compile(r"Definition of [^:\n]*:\s*(.*?)\n\s*\nEvaluation st
 
 def _normal(*parts) -> float:
     """A standard normal draw from a hash of ``parts`` (Box-Muller): deterministic, seedable."""
-    u1 = max(_hfrac(*parts, "u1"), 1e-12)
-    u2 = _hfrac(*parts, "u2")
+    u1 = max(hash_fraction(*parts, "u1"), 1e-12)
+    u2 = hash_fraction(*parts, "u2")
     return math.sqrt(-2.0 * math.log(u1)) * math.cos(2.0 * math.pi * u2)
 
 
@@ -100,7 +100,7 @@ class PromptQualityJudge:
 
     def __call__(self, prompt: str, *, sample: int = 0, temperature: float = 0.0) -> Reply:
         if PROPOSAL_MARKER in prompt:
-            return Reply(_plain(self.proposal(prompt)))
+            return Reply(plain_tokens(self.proposal(prompt)))
         output = self.judged_output(prompt)
         if output is None or prompt.rstrip().endswith("Evaluation Steps:"):
             return default_reply(prompt, sample=sample, temperature=temperature)

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from evalcore.testing.loopback import Reply, _h, _pad, _plain
+from evalcore.testing.replies import Reply, pad_alternatives, plain_tokens, stable_hash
 
 # What a parser would read if it looked at the reasoning: a score, a pairwise verdict, a multiple-choice letter.
 DECOY_REASONING = ("The summary covers the main event but skips details. A first draft of the verdict, to be "
@@ -91,14 +91,14 @@ class Profile:
             if want_lp and tokens:
                 lp = {"content": [{"token": t, "logprob": top[0][1], "bytes": list(t.encode()),
                                    "top_logprobs": [{"token": a, "logprob": b, "bytes": list(a.encode())}
-                                                    for a, b in _pad(top, k)[:k]]} for t, top in tokens],
+                                                    for a, b in pad_alternatives(top, k)[:k]]} for t, top in tokens],
                       "refusal": None}
             choices.append({"index": i, "message": message, "logprobs": lp, "finish_reason": finish})
         p = len(prompt.split())
         usage: dict[str, Any] = {"prompt_tokens": p, "completion_tokens": spent, "total_tokens": p + spent}
         if thought:
             usage["completion_tokens_details"] = {"reasoning_tokens": thought}
-        return {"id": f"chatcmpl-{_h(prompt, time.time()):x}", "object": "chat.completion",
+        return {"id": f"chatcmpl-{stable_hash(prompt, time.time()):x}", "object": "chat.completion",
                 "created": int(time.time()), "model": req.get("model", server.model), "choices": choices,
                 "usage": usage}
 
@@ -108,9 +108,9 @@ class Profile:
         reply: the reasoning first, out of the same budget, then the answer."""
         if r.refusal:
             return {"role": "assistant", "content": None, "refusal": r.refusal}, [], r.finish_reason, len(r.tokens), 0
-        think = _plain(DECOY_REASONING) if self.reasoning in ("content", "reasoning_content", "reasoning") else []
+        think = plain_tokens(DECOY_REASONING) if self.reasoning in ("content", "reasoning_content", "reasoning") else []
         if self.reasoning == "content":
-            think = _plain("<think>") + think + _plain("</think>")
+            think = plain_tokens("<think>") + think + plain_tokens("</think>")
         before = hidden if self.reasoning == "hidden" else len(think)
         room = None if budget is None else budget - before
         finish = r.finish_reason

@@ -253,22 +253,22 @@ def run_labels(runs: list[Run]) -> dict[str, str]:
     from evalcore.views.common import run_names
 
     names = run_names(runs)
-    return {r.run_id: names[r.run_id] + (f"  [{r.config.get('status')}]" if r.config.get("status") in _SAID_STATUSES
+    return {r.run_id: names[r.run_id] + (f"  [{r.config.status}]" if r.config.status in _SAID_STATUSES
                                          else "") for r in runs}
 
 
 def owner_line(run: Run) -> str | None:
     """Who started the run and whether the lab sees it (None: a run without an owner, on a server without
     sign-in)."""
-    owner = run.config.get("owner")
+    owner = run.config.owner
     if not owner:
         return None
-    return f"Started by {owner}" + (", shared with the lab" if run.config.get("shared") else ", private")
+    return f"Started by {owner}" + (", shared with the lab" if run.config.shared else ", private")
 
 
 def resume_note(run: Run) -> str | None:
     """What the page says above the resume command of an interrupted or stopped run (None: nothing to resume)."""
-    status = run.config.get("status")
+    status = run.config.status
     if status not in ("interrupted", "stopped"):
         return None
     return (f"This run is {status}: its finished judgments are kept. Resume it from the command line (answered "
@@ -293,7 +293,7 @@ def batch_blocks(run: Run, *, store: Any, ready: bool, typed_for: str | None, ru
               f"batches {run.run_id}", "batches")]
     if all(b["collected"] for b in batches) or running:
         return out, None
-    mismatch = trust.typed_key_elsewhere((run.config.get("endpoint") or {}).get("base_url", ""), typed_for)
+    mismatch = trust.typed_key_elsewhere((run.config.endpoint or {}).get("base_url", ""), typed_for)
     if mismatch:
         out.append(Note(esc(mismatch), "caption"))
     return out, Action("Check and collect batch results", "collect_batches", allowed=ready and not mismatch)
@@ -319,8 +319,8 @@ def run_details(run: Run) -> list[Block]:
     variant on this judge, its counts, and its failures with their raw replies."""
     info = run.summary()
     out = _run_cost(run) + _run_endpoints(run)
-    if run.config.get("variant"):  # what the judge's contract changed in the method (evalcore.judge.contract)
-        out.append(Note(esc("As it ran on this judge: " + run.config["variant"]), "caption"))
+    if run.config.variant:  # what the judge's contract changed in the method (evalcore.judge.contract)
+        out.append(Note(esc("As it ran on this judge: " + run.config.variant), "caption"))
     out.append(Metrics((Metric("Judgments", str(info["judgments"])), Metric("Failed", str(info["failed"])),
                         Metric("Dimensions", esc(", ".join(info["dimensions"]) or "-")))))
     out.append(Note("**Failures with their raw replies**", "markdown"))
@@ -333,11 +333,11 @@ def _run_cost(run: Run) -> list[Block]:
     """Tokens and cost of the run (Batch API prices when it went through the Batch API); none without token counts."""
     from evalcore.judge.cost import cost_table
 
-    stats = run.config.get("stats") or {}
+    stats = run.config.stats
     used = stats.get("batch") if isinstance(stats.get("batch"), dict) and "prompt_tokens" in stats["batch"] else stats
     if not used.get("prompt_tokens"):
         return []
-    ident = run.config.get("endpoint") or {}
+    ident = run.config.endpoint or {}
     rows = cost_table(int(used.get("prompt_tokens", 0)), int(used.get("completion_tokens", 0)),
                       cached_prompt_tokens=int(used.get("cached_prompt_tokens", 0)),
                       model=ident.get("model", run.model), provider=ident.get("provider", "openai"))
@@ -349,7 +349,7 @@ def _run_cost(run: Run) -> list[Block]:
 
 def _run_endpoints(run: Run) -> list[Block]:
     """The endpoints of the run with what each answered and whether it was drained."""
-    endpoints = (run.config.get("stats") or {}).get("endpoints")
+    endpoints = run.config.stats.endpoints
     if not endpoints:
         return []
     return [Note("**Endpoints of this run** (requests answered by each, the capability probe included; "
