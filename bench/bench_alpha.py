@@ -144,7 +144,7 @@ def main() -> None:
         t_new, new = timed(lambda ann=ann: krippendorff_alpha(ann, DIMENSION, **kw), args.repeat)
         if n <= args.old_max_items:
             t_old, old = timed(lambda ann=ann: old_krippendorff_alpha(ann, DIMENSION, **kw), args.repeat)
-            diff = max(abs(a - b) for a, b in zip((new.alpha, new.ci_low, new.ci_high),
+            diff = max(abs(a - b) for a, b in zip((new.statistic, new.ci_low, new.ci_high),
                                                   (old.alpha, old.ci_low, old.ci_high)))
             before, ratio, d = f"{t_old:10.3f}", f"{t_old / t_new:7.1f}x", f"{diff:9.1e}"
         else:
@@ -152,14 +152,14 @@ def main() -> None:
         verdict = ""
         if n == 20000:
             verdict = f"   target {TARGET_S:.1f} s: {'ok' if t_new <= TARGET_S else 'OVER TARGET'}"
-        print(f"{n:8d} {before} {t_new:9.3f} {ratio} {d}   {new.alpha:.4f} [{new.ci_low:.4f}, {new.ci_high:.4f}] "
-              f"{new.ci_method}{verdict}")
+        print(f"{n:8d} {before} {t_new:9.3f} {ratio} {d}   {new.statistic:.4f} [{new.ci_low:.4f}, {new.ci_high:.4f}] "
+              f"{new.method}{verdict}")
     if args.level == "interval":
         ann = synthetic_annotations(20000, continuous=True)
         t_new, new = timed(lambda ann=ann: krippendorff_alpha(ann, DIMENSION, **kw), args.repeat)
         distinct = ann["value"].nunique()
-        print(f"{20000:8d} {'n/a':>10} {t_new:9.3f} {'-':>8} {'-':>9}   {new.alpha:.4f} [{new.ci_low:.4f}, "
-              f"{new.ci_high:.4f}] {new.ci_method}   continuous ratings ({distinct} distinct values)")
+        print(f"{20000:8d} {'n/a':>10} {t_new:9.3f} {'-':>8} {'-':>9}   {new.statistic:.4f} [{new.ci_low:.4f}, "
+              f"{new.ci_high:.4f}] {new.method}   continuous ratings ({distinct} distinct values)")
 
 
 if __name__ == "__main__":

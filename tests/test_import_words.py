@@ -387,7 +387,7 @@ def test_texts_only_import_is_labelled_in_the_app_and_its_labels_give_alpha(tmp_
     rows = store.label_rows(ds.id)
     alpha = labels_mod.labels_alpha(rows, "safe", level=labels_mod.measurement_level(ds.dimension("safe")),
                                     n_resamples=0)
-    assert alpha.alpha == pytest.approx(nominal_alpha_by_hand([r1, r2]))
+    assert alpha.statistic == pytest.approx(nominal_alpha_by_hand([r1, r2]))
     merged = runs_mod.get_dataset(ds.id, store)  # what every page sees
     hs = merged.human_scores[merged.human_scores["dimension"] == "safe"].set_index("item_id")["score"]
     assert len(hs) == 10

@@ -254,7 +254,7 @@ def test_alpha_from_labels_matches_krippendorff_package(store):
         store.save_label("ds", f"i{k}", "q", "bob", y)
     res = labels.labels_alpha(store.label_rows("ds"), "q", n_resamples=0)
     expected = krippendorff.alpha(reliability_data=[a, b], level_of_measurement="interval")
-    assert math.isclose(res.alpha, expected, rel_tol=1e-9) and res.n_items == 6
+    assert math.isclose(res.statistic, expected, rel_tol=1e-9) and res.n == 6
     assert labels.labels_alpha(store.label_rows("ds"), "other") is None
 
 

@@ -49,9 +49,9 @@ def test_alpha_interval_matches_definition():
 def test_alpha_perfect_agreement_and_group_filter():
     same = np.tile(TRUE, (3, 1))
     table = pd.concat([annotations_table(same), annotations_table(VALUES, group="crowd")])
-    assert krippendorff_alpha(table, "coherence", group="expert").alpha == pytest.approx(1.0)
-    assert krippendorff_alpha(table, "coherence", group="crowd").alpha < 1.0
-    assert krippendorff_alpha(table, "coherence", group="expert", level_of_measurement="ordinal").alpha == \
+    assert krippendorff_alpha(table, "coherence", group="expert").statistic == pytest.approx(1.0)
+    assert krippendorff_alpha(table, "coherence", group="crowd").statistic < 1.0
+    assert krippendorff_alpha(table, "coherence", group="expert", level_of_measurement="ordinal").statistic == \
         pytest.approx(1.0)
     with pytest.raises(ValueError, match="no ratings"):
         krippendorff_alpha(table, "fluency")
@@ -59,7 +59,7 @@ def test_alpha_perfect_agreement_and_group_filter():
 
 def test_alpha_bootstrap_interval():
     r = krippendorff_alpha(annotations_table(VALUES), "coherence", n_resamples=200, random_state=1)
-    assert r.ci_low <= r.alpha <= r.ci_high and r.ci_low < r.ci_high
+    assert r.ci_low <= r.statistic <= r.ci_high and r.ci_low < r.ci_high
     again = krippendorff_alpha(annotations_table(VALUES), "coherence", n_resamples=200, random_state=1)
     assert (again.ci_low, again.ci_high) == (r.ci_low, r.ci_high)
 
@@ -134,7 +134,7 @@ def test_alpha_bca_interval_equals_scipy_bootstrap():
     weights = np.stack([np.bincount(row, minlength=k) for row in np.concatenate(drawn)])
     boot = alpha_from_unit_weights(data, domain, weights, "interval")
     jack = jackknife_values(k, lambda w: alpha_from_unit_weights(data, domain, w, "interval"))
-    estimate = krippendorff_alpha(annotations_table(VALUES), "coherence").alpha
+    estimate = krippendorff_alpha(annotations_table(VALUES), "coherence").statistic
     lo, hi, _, method = bootstrap_interval(boot, confidence_level=0.95, estimate=estimate, jackknife=jack)
     assert method == "bca"
     assert (lo, hi) == (pytest.approx(ci.low, abs=1e-9), pytest.approx(ci.high, abs=1e-9))
@@ -144,11 +144,11 @@ def test_alpha_interval_method_is_recorded():
     bca = krippendorff_alpha(annotations_table(VALUES), "coherence", n_resamples=200, random_state=1)
     pct = krippendorff_alpha(annotations_table(VALUES), "coherence", n_resamples=200, random_state=1,
                              ci_method="percentile")
-    assert (bca.ci_method, pct.ci_method) == ("bca", "percentile")
-    assert bca.alpha == pct.alpha and (bca.ci_low, bca.ci_high) != (pct.ci_low, pct.ci_high)
+    assert (bca.method, pct.method) == ("bca", "percentile")
+    assert bca.statistic == pct.statistic and (bca.ci_low, bca.ci_high) != (pct.ci_low, pct.ci_high)
     same = np.tile(TRUE, (3, 1))  # perfect agreement on every resample: BCa undefined, recorded fallback
     perfect = krippendorff_alpha(annotations_table(same), "coherence", n_resamples=50)
-    assert perfect.ci_method == "percentile" and perfect.ci_low == perfect.ci_high == pytest.approx(1.0)
+    assert perfect.method == "percentile" and perfect.ci_low == perfect.ci_high == pytest.approx(1.0)
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -260,8 +260,8 @@ OLD_IMPLEMENTATION = {
 def test_same_seed_same_interval_as_the_previous_implementation(level, method):
     r = krippendorff_alpha(fixed_case(), "coh", level_of_measurement=level, n_resamples=300, random_state=5,
                            ci_method=method)
-    assert (r.alpha, r.ci_low, r.ci_high) == pytest.approx(OLD_IMPLEMENTATION[level, method], abs=1e-12)
-    assert r.ci_method == method and r.n_items == 56
+    assert (r.statistic, r.ci_low, r.ci_high) == pytest.approx(OLD_IMPLEMENTATION[level, method], abs=1e-12)
+    assert r.method == method and r.n == 56
 
 
 def test_continuous_ratings_interval_alpha_and_its_interval_are_exact():
@@ -279,7 +279,7 @@ def test_continuous_ratings_interval_alpha_and_its_interval_are_exact():
     data = reliability_from(table)
     domain = np.unique(data[~np.isnan(data)])
     assert domain.size > 90
-    assert r.alpha == pytest.approx(package_alpha(data, domain, "interval"), abs=1e-9)
+    assert r.statistic == pytest.approx(package_alpha(data, domain, "interval"), abs=1e-9)
     slow = np.array([package_alpha(data[:, idx], domain, "interval")
                      for idx in bootstrap_indices(data.shape[1], 60, random_state=9)])
     lo, hi, _, _ = bootstrap_interval(slow, confidence_level=0.95, method="percentile")

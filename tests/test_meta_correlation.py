@@ -409,7 +409,7 @@ def test_correlate_bca_equals_reference_at_system_level(coefficient):
     boot = np.where(np.abs(boot - est) <= 1e-12, est, boot)  # the tie rule's tolerance (rounding differences)
     jack = slow_bootstrap(frame, "system", coefficient, leave_one_out(12))
     assert r.statistic == pytest.approx(est, abs=1e-12)
-    assert r.ci_method == "bca"
+    assert r.method == "bca"
     assert (r.ci_low, r.ci_high) == tuple(pytest.approx(v, abs=1e-9) for v in reference_bca(boot, est, jack))
 
 
@@ -434,7 +434,7 @@ def test_bca_recentres_the_system_level_interval(coefficient):
     frame = summeval_like(seed=1)
     pct = correlate(frame, level="system", coefficient=coefficient, ci_method="percentile")
     bca = correlate(frame, level="system", coefficient=coefficient)
-    assert (pct.ci_method, bca.ci_method) == ("percentile", "bca")
+    assert (pct.method, bca.method) == ("percentile", "bca")
     assert pct.ci_low <= pct.statistic <= pct.ci_high and bca.ci_low <= bca.statistic <= bca.ci_high
     assert pct.statistic - pct.ci_low > 2 * (pct.ci_high - pct.statistic)  # lopsided: mostly below the estimate
     assert bca.ci_low > pct.ci_low and bca.ci_high > pct.ci_high
@@ -449,7 +449,7 @@ def test_bca_does_not_rescue_an_estimate_outside_the_percentile_interval():
     pct = correlate(frame, level="system", coefficient="spearman", ci_method="percentile")
     bca = correlate(frame, level="system", coefficient="spearman")
     assert pct.ci_high < pct.statistic
-    assert bca.ci_method == "bca" and bca.ci_low > bca.statistic
+    assert bca.method == "bca" and bca.ci_low > bca.statistic
 
 
 def test_bca_degenerate_cases_fall_back_to_percentile():
@@ -479,7 +479,7 @@ def test_constant_jackknife_is_recorded_as_percentile():
     frame = make_frame([("a1", "d1", "A", 1, 1), ("a2", "d1", "B", 2, 3), ("a3", "d1", "C", 3, 2),
                         ("b1", "d2", "A", 1, 1), ("b2", "d2", "B", 2, 3), ("b3", "d2", "C", 3, 2)])
     r = correlate(frame, level="dataset", coefficient="pearson", n_resamples=50)
-    assert r.ci_method == "percentile" and r.ci_low == r.ci_high == pytest.approx(r.statistic)
+    assert r.method == "percentile" and r.ci_low == r.ci_high == pytest.approx(r.statistic)
     with pytest.raises(ValueError, match="unknown ci_method"):
         correlate(frame, ci_method="basic")
 
@@ -525,9 +525,9 @@ def test_an_estimate_outside_its_interval_is_flagged():
     frame = pd.DataFrame(rows)
     r = correlate(frame, level="system", coefficient="pearson", n_resamples=300)
     assert not (r.ci_low <= r.statistic <= r.ci_high)
-    assert "outside its bootstrap interval" in r.ci_note
+    assert "outside its bootstrap interval" in r.note
     r2 = correlate(frame, level="dataset", coefficient="pearson", n_resamples=300)
-    assert r2.ci_low <= r2.statistic <= r2.ci_high and r2.ci_note == ""
+    assert r2.ci_low <= r2.statistic <= r2.ci_high and r2.note == ""
 
 
 def test_ci_note_ignores_rounding_at_the_interval_end():

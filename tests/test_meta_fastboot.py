@@ -179,7 +179,7 @@ def test_grouped_jackknife_interval_within_monte_carlo_error_of_leave_one_out(le
     systems take a handful of values, where a quantile's standard error has no density to speak of: left out."""
     frame = synthetic(n_docs=2_400, n_systems=3, seed=1, continuous=True)
     grouped = correlate(frame, level=level, coefficient=coefficient, n_resamples=1000)
-    assert grouped.ci_method.startswith("bca (grouped jackknife") or grouped.ci_method == "percentile"
+    assert grouped.method.startswith("bca (grouped jackknife") or grouped.method == "percentile"
     monkeypatch.setattr(fastboot, "JACKKNIFE_MAX_UNITS", 10_000)
     loo = correlate(frame, level=level, coefficient=coefficient, n_resamples=1000)
     p = corr.prepare_frame(frame)

@@ -64,28 +64,6 @@ class Estimate:
         """The notes as one sentence ("" without any)."""
         return "; ".join(self.notes)
 
-    # Names the earlier result types used (CorrelationResult, AlphaResult, preference.Stat), kept for one release so
-    # that callers outside evalcore.meta keep working; new code reads the fields above.
-    @property
-    def ci_method(self) -> str:
-        return self.method
-
-    @property
-    def ci_note(self) -> str:
-        return self.note
-
-    @property
-    def reason(self) -> str:
-        return self.note
-
-    @property
-    def alpha(self) -> float:
-        return self.statistic
-
-    @property
-    def n_items(self) -> int:
-        return self.n
-
 
 def missing(n: int, reason: str) -> Estimate:
     """A statistic that cannot be computed, with its reason (``n``: the units it would have counted)."""
