@@ -145,7 +145,7 @@ def main() -> None:
         if n <= args.old_max_items:
             t_old, old = timed(lambda ann=ann: old_krippendorff_alpha(ann, DIMENSION, **kw), args.repeat)
             diff = max(abs(a - b) for a, b in zip((new.statistic, new.ci_low, new.ci_high),
-                                                  (old.alpha, old.ci_low, old.ci_high)))
+                                                  (old.statistic, old.ci_low, old.ci_high)))
             before, ratio, d = f"{t_old:10.3f}", f"{t_old / t_new:7.1f}x", f"{diff:9.1e}"
         else:
             before, ratio, d = f"{'skipped':>10}", f"{'-':>8}", f"{'-':>9}"
