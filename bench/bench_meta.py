@@ -154,7 +154,7 @@ def section_million() -> None:
     seconds = time.perf_counter() - t0
     print("3. dataset level, 1,000,000 pairs (SummEval-like ties), point estimates + p-values")
     print(line("   pearson + spearman + kendall", seconds))
-    print("   " + ", ".join(f"{r.coefficient} {r.statistic:.4f}" for r in results))
+    print("   " + ", ".join(f"{co} {r.statistic:.4f}" for co, r in zip(COEFFICIENTS, results)))
     cont = big.assign(judge=human + rng.normal(0, 1, n))
     t0 = time.perf_counter()
     results = [correlate(cont, level="dataset", coefficient=co, n_resamples=0) for co in COEFFICIENTS]
