@@ -14,6 +14,7 @@ from typing import Any, Callable
 import streamlit as st
 
 from evalcore.identity import IdentityError, User, Viewer, header_name, user_from_claims, user_from_headers
+from pages import _handoff as handoff
 
 
 def _request_headers() -> list[tuple[str, str]]:
@@ -48,9 +49,8 @@ def _refused(what: str, e: IdentityError) -> None:
     """A refused sign-in: the message, then why as plain text (the value is the visitor's: as Markdown, an image in
     it would be fetched and a link drawn). Said once per script run, however many times the page asks who is
     signed in (pages/_nav.main clears the flag at the start of each run)."""
-    if st.session_state.get("_sign_in_refusal_said"):
+    if not handoff.first_refusal():
         return
-    st.session_state["_sign_in_refusal_said"] = True
     st.error(what)
     st.text(str(e))
 

@@ -19,6 +19,7 @@ import streamlit as st
 
 from evalcore.parsers import PARSE_MODES
 from evalcore.views import common as common_views
+from pages import _handoff as handoff
 from pages import _identity as identity
 from pages import _loaders as ui
 from pages import _url as url
@@ -77,7 +78,7 @@ def _dataset_picker() -> str:
     if "dataset" not in st.session_state and st.query_params.get("dataset", "") not in ("", *ids):
         _link_not_shown()  # the link's dataset is not this viewer's to open (or no longer exists)
     url.key("dataset", default, options=ids)
-    pending = st.session_state.pop("_pending_dataset", None)
+    pending = handoff.take_dataset()
     if pending in ids:  # set by the Data page after an upload, before the widget exists in this run
         st.session_state["dataset"] = pending
         url.key("dataset", default, options=ids)  # to the URL at once
@@ -102,7 +103,7 @@ def _runs_picker(dataset_id: str, run_ids: list[str], labels: dict[str, str]) ->
         _link_not_shown()
     url.key("runs", common_views.default_run_ids(dataset_id, run_ids), options=run_ids)
     # A run that finished on the Score page joins the selection (set there; the widget exists only from here on).
-    added = [r for r in st.session_state.pop("_pending_runs", []) if r in run_ids]
+    added = [r for r in handoff.take_runs() if r in run_ids]
     if added:
         st.session_state["runs"] = list(dict.fromkeys(list(st.session_state["runs"]) + added))
         url.key("runs", common_views.default_run_ids(dataset_id, run_ids), options=run_ids)  # to the URL at once
@@ -210,7 +211,7 @@ def main() -> None:
     st.set_page_config(page_title=APP_NAME, page_icon=":material/balance:", layout="wide")
     page = st.navigation([*pages(), _first_page_alias()])
     url.begin()
-    st.session_state.pop("_sign_in_refusal_said", None)  # a refused sign-in is said once per run (pages/_identity)
+    handoff.new_script_run()  # a refused sign-in is said once per run (pages/_identity)
     if page.url_path == FIRST_PAGE_ALIAS_PATH:
         _to_first_page()
     st.session_state["_ctx"] = sidebar()

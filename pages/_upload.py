@@ -17,6 +17,7 @@ import streamlit as st
 from evalcore import importers
 from evalcore.importers import pairs
 from evalcore.model import LABEL_KINDS
+from pages import _handoff as handoff
 from pages import _identity as identity
 from pages import _shared as ui
 
@@ -272,8 +273,8 @@ def _import(upload: Any, mapping: importers.ColumnMapping, name: str, raw: pd.Da
     ui.forget_runs()
     ui.load_dataset.clear()
     st.session_state["_imported_digest"] = _digest(upload)
-    st.session_state["_pending_dataset"] = ds.id
-    st.session_state["_pending_runs"] = [r.run_id for r in result.runs]
+    handoff.open_dataset(ds.id)
+    handoff.open_runs([r.run_id for r in result.runs])
     runs = f" and {len(result.runs)} judge run(s): {', '.join(r.label for r in result.runs)}" if result.runs else ""
     st.session_state["_imported"] = (f"Imported {ds.name!r} as {ds.id}: {len(ds.items)} items, dimensions "
                                      f"{', '.join(ds.dimension_names)}{runs}.")
@@ -335,7 +336,7 @@ def _pairs_form(upload: Any, raw: pd.DataFrame, digest: str) -> None:
         ui.forget_runs()
         ui.load_dataset.clear()
         st.session_state["_imported_digest"] = digest
-        st.session_state["_pending_dataset"] = s["dataset"]
+        handoff.open_dataset(s["dataset"])
         st.session_state["_imported"] = (f"Imported {result.dataset.name!r} as {s['dataset']}: {s['pairs']} pairs, "
                                          f"{s['votes']} votes by {len(s['annotators'])} annotators, "
                                          f"{len(s['models'])} models.")
@@ -359,7 +360,7 @@ def _verdicts_import(upload: Any, dataset: Any, name: str) -> None:
         return
     ui.forget_runs()
     picked = [r for r in st.session_state.get("runs") or [] if r != run.run_id]
-    st.session_state["_pending_runs"] = [*picked, run.run_id]
+    handoff.open_runs([*picked, run.run_id])
     failed = int((run.comparisons["status"] != "ok").sum())
     st.session_state["_imported"] = (f"Imported run {run.label!r} ({run.run_id}): {len(run.comparisons)} pairwise "
                                      f"verdicts ({failed} unreadable).")
@@ -406,7 +407,7 @@ def scores_form(upload: Any, dataset: Any) -> None:
         ui.forget_runs()
         # the new run joins the runs already picked (all of this dataset)
         picked = [r for r in st.session_state.get("runs") or [] if r != imported.run.run_id]
-        st.session_state["_pending_runs"] = [*picked, imported.run.run_id]
+        handoff.open_runs([*picked, imported.run.run_id])
         st.session_state["_imported"] = (f"Imported run {imported.run.label!r} ({imported.run.run_id}): "
                                          f"{len(imported.run.judgments)} judgments.")
         st.session_state["_import_warnings"] = imported.warnings

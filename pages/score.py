@@ -17,6 +17,7 @@ from evalcore.views import criteria as criteria_views
 from evalcore.views import score as score_views
 from evalcore.views import sharing
 from pages import _compute as compute
+from pages import _handoff as handoff
 from pages import _identity as identity
 from pages import _render as render
 from pages import _shared as ui
@@ -162,7 +163,7 @@ def _progress(job: ScoringJob, choice) -> None:
         ui.forget_runs()
         st.session_state["local_run"] = job.run_id  # show the run just scored below
         if job.run is not None:  # and analyse it: it joins the sidebar's runs (pages/_nav.py adds it)
-            st.session_state.setdefault("_pending_runs", []).append(job.run_id)
+            handoff.open_runs([job.run_id])
         st.rerun()
     else:
         frac, text = score_views.progress_line(job.progress)
