@@ -157,15 +157,6 @@ def need_runs(runs: list[Run], what: str = "per-item scores") -> bool:
     return False
 
 
-def fmt(x: Any, digits: int = 3) -> str:
-    try:
-        if x is None or pd.isna(x):
-            return "n/a"
-        return f"{float(x):.{digits}f}"
-    except (TypeError, ValueError):
-        return str(x)
-
-
 # ------------------------------------------------------------------------------------------------ judge endpoint
 
 
