@@ -191,7 +191,7 @@ def esc(text: object) -> str:
 
 
 def fmt(x: Any, digits: int = 3) -> str:
-    """A number as a view model's note or headline writes it (the pages' ``ui.fmt``): ``digits`` decimals, "n/a"
+    """A number as a view model's note or headline writes it: ``digits`` decimals, "n/a"
     when missing."""
     try:
         if x is None or pd.isna(x):
