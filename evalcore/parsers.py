@@ -459,6 +459,26 @@ def parse_explicit(text: str, scale: tuple[float, float] = (0, 100), *, mode: st
 # ----------------------------------------------------------------------------------------------------------------
 
 
+def _options_named(text: str, stripped: str, letters: str) -> list[str]:
+    """The distinct option letters a longer reply names (sorted)."""
+    found: list[str] = []
+    # Explicit labels anywhere: "Answer: C", "the answer is (B)", "option D", "choice E".
+    for m in re.finditer(
+        # the letter itself is case-sensitive: "the answer is a good one" names no option
+        rf"\b(?:answer|option|choice)\s{{0,3}}(?:is|would\s+be|:)?\s{{0,3}}\(?\b(?-i:([{letters}]))\b\)?",
+        text,
+        re.IGNORECASE,
+    ):
+        found.append(m.group(1).upper())
+    # A parenthesised letter: "(D)".
+    found += [m.group(1) for m in re.finditer(rf"\(([{letters}])\)", text)]
+    # An upper-case option letter leading the reply and followed by punctuation: "B) ...", "D. The summary", "E: ...".
+    lead = re.match(rf"\s{{0,3}}([{letters}])\s{{0,3}}(?:[.):\-–]|$)", stripped)
+    if lead:
+        found.append(lead.group(1))
+    return sorted(set(found))
+
+
 def parse_mcq(text: str, options: str = "ABCDE", *, mode: str = "robust") -> Parsed:
     """Multiple choice (003 MCQ): a letter mapped to its rank, A=1 .. E=5.
 
@@ -497,22 +517,7 @@ def parse_mcq(text: str, options: str = "ABCDE", *, mode: str = "robust") -> Par
     if several:
         named = sorted(set(re.findall(rf"\b[{letters}]\b", stripped)))
         return _fail(f"ambiguous: several options named ({', '.join(named)})")
-    found: list[str] = []
-    # Explicit labels anywhere: "Answer: C", "the answer is (B)", "option D", "choice E".
-    for m in re.finditer(
-        # the letter itself is case-sensitive: "the answer is a good one" names no option
-        rf"\b(?:answer|option|choice)\s{{0,3}}(?:is|would\s+be|:)?\s{{0,3}}\(?\b(?-i:([{letters}]))\b\)?",
-        text,
-        re.IGNORECASE,
-    ):
-        found.append(m.group(1).upper())
-    # A parenthesised letter: "(D)".
-    found += [m.group(1) for m in re.finditer(rf"\(([{letters}])\)", text)]
-    # An upper-case option letter leading the reply and followed by punctuation: "B) ...", "D. The summary", "E: ...".
-    lead = re.match(rf"\s{{0,3}}([{letters}])\s{{0,3}}(?:[.):\-–]|$)", stripped)
-    if lead:
-        found.append(lead.group(1))
-    distinct = sorted(set(found))
+    distinct = _options_named(text, stripped, letters)
     if len(distinct) == 1:
         return value_of(distinct[0])
     if len(distinct) > 1:

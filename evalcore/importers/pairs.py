@@ -448,17 +448,7 @@ def _read_rows(frame: pd.DataFrame, m: PairMapping, problems: Problems, dimensio
     ok = ~same & ~t.other_prompt
     key, _ = _codes(t.doc, np.minimum(t.item_a, t.item_b), np.maximum(t.item_a, t.item_b))
     given = _texts(frame, m.pair_id).str.strip().to_numpy(dtype=object) if m.pair_id else np.full(n, "", object)
-    named = ok & (given != "")
-    if named.any():  # a pair id names one pair: the one on its first row
-        idx = np.flatnonzero(named)
-        first = idx[_first_rows(pd.factorize(given[idx])[0])]
-        bad = np.zeros(n, bool)
-        bad[idx[key[idx] != key[first]]] = True
-        k = problems.first(bad)
-        for r, g in zip(rows[k].tolist(), given[k].tolist()):
-            problems.add(int(r), m.pair_id, f"pair id {g!r} names another pair of outputs (or another prompt) than on "
-                                            "its first row")
-        ok &= ~bad
+    ok &= ~_pair_id_elsewhere(given, key, ok, rows, m, problems)
     v, names = _vote_cells(frame, m, ok, problems)
     apart = _apart(t, v, key, ok)
     slot = np.where(apart, key + n, key)  # a record kept apart: the pair's swapped twin
@@ -489,14 +479,30 @@ def _read_rows(frame: pd.DataFrame, m: PairMapping, problems: Problems, dimensio
     pref[swap] = np.where(pref[swap] == "a", "b", "a")
     import pyarrow as pa
 
-    names_arr = pa.array(names, pa.large_string())
     prefs = pa.table({"pair_id": pid.take(vp), "doc_id": t.doc_ids.take(t.doc[first_row][vp]),
                       "item_a": t.item_ids.take(first_a[vp]), "item_b": t.item_ids.take(first_b[vp]),
                       "dimension": pa.array(np.full(len(vp), dimension, dtype=object), pa.large_string()),
-                      "annotator": names_arr.take(ann), "preferred": pa.array(pref, pa.large_string()),
+                      "annotator": pa.array(names, pa.large_string()).take(ann),
+                      "preferred": pa.array(pref, pa.large_string()),
                       "tie_variant": pa.array(v.variant[keep], pa.large_string())}).to_pandas()
-    prefs = prefs[PREFERENCE_COLUMNS + ["tie_variant"]]
-    return t, prefs, int(len(np.unique(slot[apart & ok])))
+    return t, prefs[PREFERENCE_COLUMNS + ["tie_variant"]], int(len(np.unique(slot[apart & ok])))
+
+
+def _pair_id_elsewhere(given: np.ndarray, key: np.ndarray, ok: np.ndarray, rows: np.ndarray, m: PairMapping,
+                       problems: Problems) -> np.ndarray:
+    """Rows whose pair id names another pair than on that id's first row (a pair id names one pair), each said."""
+    bad = np.zeros(len(given), bool)
+    named = ok & (given != "")
+    if not named.any():
+        return bad
+    idx = np.flatnonzero(named)
+    first = idx[_first_rows(pd.factorize(given[idx])[0])]
+    bad[idx[key[idx] != key[first]]] = True
+    k = problems.first(bad)
+    for r, g in zip(rows[k].tolist(), given[k].tolist()):
+        problems.add(int(r), m.pair_id, f"pair id {g!r} names another pair of outputs (or another prompt) than on "
+                                        "its first row")
+    return bad
 
 
 def import_pairs(source: Any, *, name: str | None = None, winners: list[str] | None = None,

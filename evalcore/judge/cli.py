@@ -325,9 +325,8 @@ def _endpoint_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true")
 
 
-def register(subparsers: Any) -> None:
-    """Add ``score``, ``steps`` and ``export`` to the ``python -m evalcore`` parser."""
-    s = subparsers.add_parser("score", help="score a dataset with an LLM judge (resumable, cached)")
+def _score_args(s: Any) -> None:
+    """The ``score`` command's options (its Batch API flags are batch_cli's)."""
     s.add_argument("--dataset", required=True)
     s.add_argument("--dimension", action="append", help="repeat for several; default all of the dataset's")
     s.add_argument("--method", required=True, help="geval, explicit, implicit, rts, mcq, pairwise, h2h, mtbench, gptscore")
@@ -360,8 +359,14 @@ def register(subparsers: Any) -> None:
     s.add_argument("--quiet", action="store_true", help="no progress bar")
     s.add_argument("--reprobe", action="store_true",
                    help="probe the endpoint's capabilities again (the probe is cached like any request)")
+
+
+def register(subparsers: Any) -> None:
+    """Add ``score``, ``steps``, ``export``, ``check-judge`` and ``batch`` to the ``python -m evalcore`` parser."""
     from evalcore.judge import batch_cli
 
+    s = subparsers.add_parser("score", help="score a dataset with an LLM judge (resumable, cached)")
+    _score_args(s)
     batch_cli.add_score_flags(s)  # --batch, --no-wait, --poll, --schedule
     s.set_defaults(func=cmd_score)
 

@@ -60,6 +60,8 @@ FAULT_KINDS = ("429", "500", "timeout", "drop", "malformed", "unparseable", "tru
 # echoes the caller's Authorization header, a reply without choices, a body that is not JSON at all
 HOSTILE_KINDS = ("drip", "html", "key_echo", "empty_choices", "garbage")
 FAULT_KINDS = FAULT_KINDS + HOSTILE_KINDS
+# faults whose reply replaces the answer (the others shape an answer: a refusal, an unparseable or truncated reply)
+_FAULT_ONLY = ("429", "500", "timeout", "drop", "malformed") + HOSTILE_KINDS
 
 REFUSAL_TEXT = "I'm sorry, but I can't help with that request."
 UNPARSEABLE_TEXT = "The text reads well overall, though some parts could be tighter."
@@ -317,15 +319,9 @@ class LoopbackServer:
             self.in_flight -= 1
 
     async def _route(self, method: str, path: str, body: bytes):
-        if method == "GET" and path.rstrip("/") == "/v1/models":
-            return 200, {"object": "list", "data": [{"id": self.model, "object": "model", "owned_by": "loopback"}]}, {}
-        if method == "GET" and path == "/_stats":
-            with self._lock:
-                return 200, {"requests": self.requests_seen, "by_path": dict(self.by_path),
-                             "faults": dict(self.faults_served), "rate_limited": self.rate_limited}, {}
-        if method == "POST" and path == "/_reset":
-            self.reset()
-            return 200, {"ok": True}, {}
+        admin = self._admin_route(method, path)
+        if admin is not None:
+            return admin
         if method != "POST" or path not in ("/v1/chat/completions", "/v1/completions"):
             return 404, {"error": {"message": f"no route {method} {path}", "type": "not_found"}}, {}
         try:
@@ -335,16 +331,7 @@ class LoopbackServer:
         chat = path == "/v1/chat/completions"
         prompt = ("\n".join(str(m.get("content", "")) for m in req.get("messages", [])) if chat
                   else (req.get("prompt") if isinstance(req.get("prompt"), str) else "".join(req.get("prompt") or [])))
-        with self._lock:
-            self.requests_seen += 1
-            ordinal = self.requests_seen
-            self.by_path[path] = self.by_path.get(path, 0) + 1
-            self.prompt_log.append(hashlib.sha256(prompt.encode()).hexdigest())
-            if self.record_bodies:
-                self.bodies.append((path, body))
-            fault = self._pick_fault(ordinal, prompt)
-            if fault is not None:
-                self.faults_served[fault.kind] = self.faults_served.get(fault.kind, 0) + 1
+        fault = self._record(path, body, prompt)
         limit_headers: dict[str, str] = {}
         if self.rate_limit is not None:
             admitted, limit_headers = self.rate_limit.admit(self._token_cost(req, prompt))
@@ -357,22 +344,8 @@ class LoopbackServer:
             req["_cached_tokens"] = self.prefix_cache.lookup_insert(prompt)
         if self.latency_s:
             await asyncio.sleep(self.latency_s)
-        if fault is not None:
-            if fault.kind == "429":
-                extra = {} if fault.retry_after is None else {"Retry-After": f"{fault.retry_after:g}"}
-                return 429, {"error": {"message": "Rate limit reached (loopback)", "type": "rate_limit_error"}}, extra
-            if fault.kind == "500":
-                return 500, {"error": {"message": "Internal error (loopback)", "type": "server_error"}}, {}
-            if fault.kind == "timeout":
-                await asyncio.sleep(fault.hang_s)
-                return 500, {"error": {"message": "too late", "type": "server_error"}}, {}
-            if fault.kind == "drop":
-                return None
-            if fault.kind == "malformed":
-                return 200, b'{"id": "x", "choices": [{"index": 0, "message": ', {}
-            hostile = _hostile(fault, chat, self.model)
-            if hostile is not None:
-                return hostile
+        if fault is not None and fault.kind in _FAULT_ONLY:
+            return await self._fault_reply(fault, chat)
         if not chat and (self.switches.no_completions or self.profile is not None and self.profile.name != "openai-2023"):
             # the providers' compatibility layers and the reasoning models serve chat completions only
             return 404, {"error": {"message": "completions endpoint not available", "type": "not_found"}}, {}
@@ -380,6 +353,48 @@ class LoopbackServer:
         if refused is not None:
             return 400, refused, {}
         return 200, (self._chat(req, prompt, fault) if chat else self._completion(req, prompt, fault)), limit_headers
+
+    def _admin_route(self, method: str, path: str):
+        """The test double's own routes (the model list, its counters, a reset); None for any other request."""
+        if method == "GET" and path.rstrip("/") == "/v1/models":
+            return 200, {"object": "list", "data": [{"id": self.model, "object": "model", "owned_by": "loopback"}]}, {}
+        if method == "GET" and path == "/_stats":
+            with self._lock:
+                return 200, {"requests": self.requests_seen, "by_path": dict(self.by_path),
+                             "faults": dict(self.faults_served), "rate_limited": self.rate_limited}, {}
+        if method == "POST" and path == "/_reset":
+            self.reset()
+            return 200, {"ok": True}, {}
+        return None
+
+    def _record(self, path: str, body: bytes, prompt: str) -> Fault | None:
+        """Count the request (and keep its body when asked); the fault it gets, if any."""
+        with self._lock:
+            self.requests_seen += 1
+            self.by_path[path] = self.by_path.get(path, 0) + 1
+            self.prompt_log.append(hashlib.sha256(prompt.encode()).hexdigest())
+            if self.record_bodies:
+                self.bodies.append((path, body))
+            fault = self._pick_fault(self.requests_seen, prompt)
+            if fault is not None:
+                self.faults_served[fault.kind] = self.faults_served.get(fault.kind, 0) + 1
+        return fault
+
+    async def _fault_reply(self, fault: Fault, chat: bool):
+        """The reply of a fault that replaces the answer (the others, e.g. a truncated reply, shape the answer)."""
+        if fault.kind == "429":
+            extra = {} if fault.retry_after is None else {"Retry-After": f"{fault.retry_after:g}"}
+            return 429, {"error": {"message": "Rate limit reached (loopback)", "type": "rate_limit_error"}}, extra
+        if fault.kind == "500":
+            return 500, {"error": {"message": "Internal error (loopback)", "type": "server_error"}}, {}
+        if fault.kind == "timeout":
+            await asyncio.sleep(fault.hang_s)
+            return 500, {"error": {"message": "too late", "type": "server_error"}}, {}
+        if fault.kind == "drop":
+            return None
+        if fault.kind == "malformed":
+            return 200, b'{"id": "x", "choices": [{"index": 0, "message": ', {}
+        return _hostile(fault, chat, self.model)
 
     @staticmethod
     def _token_cost(req: dict, prompt: str) -> float:
