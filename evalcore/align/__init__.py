@@ -11,7 +11,8 @@ test part the loop never looked at.
 * :mod:`evalcore.align.loop`: candidates scored on development (cost estimate first), one chosen, then the baseline
   and the chosen one scored once on test and compared by the paired test (difference, CI, p-value), optimism =
   development gain - test gain, every final check counted;
-* :mod:`evalcore.align.auto`: the whole loop unattended (``python -m evalcore align``).
+* :mod:`evalcore.align.queue`: the Improve page's scoring jobs, one after another (what is done, running, pending);
+* :mod:`evalcore.align.auto`: the whole loop unattended (``python -m evalcore align``), its knobs in ``AlignSettings``.
 
 No Streamlit here; the page builds on these functions.
 """
