@@ -22,51 +22,8 @@ def test_every_evalcore_module_has_a_layer():
 
 
 # Cycles among the modules of one package that are known and owned elsewhere, with why; the test fails when one of
-# them is gone too, so that this list only shrinks. The loopback test double's provider profiles build replies with
-# the loopback's token helpers while its command line looks the profiles up by name.
+# them is gone too, so that this list only shrinks. None is left.
 KNOWN_MODULE_CYCLES: dict = {}
-
-
-def _strongly_connected(nodes: list[str], edges: dict[str, set[str]]) -> list[set[str]]:
-    """The strongly connected components of more than one node (Tarjan's algorithm, iterative)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found: list[set[str]] = []
-    for root in nodes:
-        if root in index:
-            continue
-        work = [(root, iter(sorted(edges[root])))]
-        index[root] = low[root] = len(index)
-        stack.append(root)
-        on_stack.add(root)
-        while work:
-            node, children = work[-1]
-            child = next(children, None)
-            if child is not None:
-                if child not in index:
-                    index[child] = low[child] = len(index)
-                    stack.append(child)
-                    on_stack.add(child)
-                    work.append((child, iter(sorted(edges[child]))))
-                elif child in on_stack:
-                    low[node] = min(low[node], index[child])
-                continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[node])
-            if low[node] == index[node]:
-                component = set()
-                while True:
-                    member = stack.pop()
-                    on_stack.discard(member)
-                    component.add(member)
-                    if member == node:
-                        break
-                if len(component) > 1:
-                    found.append(component)
-    return found
 
 
 def module_cycles(graph, package: str) -> list[set[str]]:
@@ -84,7 +41,7 @@ def module_cycles(graph, package: str) -> list[set[str]]:
             target = owner.get(imported)
             if target is not None and target != child:
                 edges[child].add(target)
-    return _strongly_connected(children, edges)
+    return [set(c) for c in _code_shape().cycles(edges)]  # the one strongly-connected search, scripts/code_shape.py
 
 
 def test_no_import_cycle_among_the_modules_of_any_package():
