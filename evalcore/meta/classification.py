@@ -49,6 +49,7 @@ from sklearn.metrics import (
 
 from evalcore.meta.intervals import CI_METHODS, bootstrap_interval
 from evalcore.meta.resampling import bootstrap_counts, jackknife_blocks
+from evalcore.meta.scoreframe import numeric_column
 from evalcore.meta.results import Estimate
 from evalcore.meta.validation import check_choice, check_n_resamples
 from evalcore.model import CATEGORICAL_KINDS, Dataset, Dimension, Run
@@ -177,16 +178,8 @@ def prepare_labels(frame: pd.DataFrame, categories, kind: str, *, name: str = "l
     cats = tuple(float(c) for c in categories)
     if len(cats) < 2:
         raise ValueError(f"{name}: a categorical dimension needs at least 2 categories, got {list(cats)}")
-    cols = {}
-    for col in ("judge", "human"):
-        raw = frame[col]
-        num = pd.to_numeric(raw, errors="coerce")
-        bad = num.isna() & raw.notna()
-        if bad.any():
-            row = int(bad.to_numpy().nonzero()[0][0])
-            raise ValueError(f"{name}: column {col!r} row {row} holds {raw.iloc[row]!r}, which is not a category "
-                             "value (encode labels with Dimension.encode)")
-        cols[col] = num.to_numpy(dtype=float)
+    cols = {col: numeric_column(frame, col, name, "a category value (encode labels with Dimension.encode)")
+            for col in ("judge", "human")}
     human, rounded = _human_codes(cols["human"], cats, kind, name)
     human_ties = human == -3
     judge = judge_codes(cols["judge"], cats, kind)

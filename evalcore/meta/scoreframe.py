@@ -33,6 +33,18 @@ class PreparedFrame:
         return len(self.system_ids)
 
 
+def numeric_column(frame: pd.DataFrame, col: str, name: str, expected: str = "a number") -> np.ndarray:
+    """``frame[col]`` as floats, a missing cell as NaN; ValueError naming the column, row and value of the first cell
+    that is not ``expected`` (a number written as text is read as the number)."""
+    raw = frame[col]
+    num = pd.to_numeric(raw, errors="coerce")
+    bad = num.isna() & raw.notna()
+    if bad.any():
+        row = int(bad.to_numpy().nonzero()[0][0])
+        raise ValueError(f"{name}: column {col!r} row {row} holds {raw.iloc[row]!r}, which is not {expected}")
+    return num.to_numpy(dtype=float)
+
+
 def prepare_frame(frame: pd.DataFrame, *, name: str = "score frame") -> PreparedFrame:
     """Validate a score frame and drop (and count) items whose judge value is missing.
 
@@ -52,13 +64,7 @@ def prepare_frame(frame: pd.DataFrame, *, name: str = "score frame") -> Prepared
                              "a score frame has one row per item")
     cols = {}
     for col in ("judge", "human"):
-        raw = frame[col]
-        num = pd.to_numeric(raw, errors="coerce")
-        bad = num.isna() & raw.notna()
-        if bad.any():
-            row = bad.to_numpy().nonzero()[0][0]
-            raise ValueError(f"{name}: column {col!r} row {row} holds {raw.iloc[row]!r}, which is not a number")
-        arr = num.to_numpy(dtype=float)
+        arr = numeric_column(frame, col, name)
         if np.isinf(arr).any():
             row = np.isinf(arr).nonzero()[0][0]
             raise ValueError(f"{name}: column {col!r} row {row} is infinite")
