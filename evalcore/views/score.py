@@ -286,9 +286,11 @@ def batch_blocks(run: Run, *, store: Any, ready: bool, typed_for: str | None, ru
     if not batches:
         return [], None
     out: list[Block] = [
-        Note("**Batches of this run (OpenAI Batch API)**", "markdown"),
-        Table(pd.DataFrame([{"batch": b["batch_id"], "status": b["status"], "requests": b["total"] or 0,
-                             "answered": b["completed"] or 0, "failed": b["failed"] or 0,
+        Note("**Batches of this run** (the provider's Batch API: OpenAI's, or Anthropic's Message Batches)",
+             "markdown"),
+        # counts the provider has not reported yet stay blank: not 0 requests
+        Table(pd.DataFrame([{"batch": b["batch_id"], "status": b["status"], "requests": b["total"],
+                             "answered": b["completed"], "failed": b["failed"],
                              "collected": "yes" if b["collected"] else "no"} for b in batches]),
               f"batches {run.run_id}", "batches")]
     if all(b["collected"] for b in batches) or running:
