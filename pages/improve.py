@@ -32,11 +32,11 @@ def _agreement(run_id: str, updated_at: str, part: str, key: tuple, *, _ws: view
 
 
 @st.cache_data(show_spinner=False, max_entries=32, ttl=60)
-def _estimate(part: str, versions: tuple[str, ...], key: tuple, *, _ws: views.Workspace, _cands) -> dict:
+def _estimate(part: str, versions: tuple[str, ...], key: tuple, *, _ws: views.Workspace, _cands) -> views.PartEstimate:
     return _ws.estimate(part, _cands)
 
 
-def estimate(part: str, cands: list[cand.Candidate]) -> dict | None:
+def estimate(part: str, cands: list[cand.Candidate]) -> views.PartEstimate | None:
     try:
         return _estimate(part, tuple(c.version for c in cands), ws.estimate_key, _ws=ws, _cands=cands)
     except Exception as e:  # noqa: BLE001 - e.g. the method cannot score this dataset
@@ -44,15 +44,15 @@ def estimate(part: str, cands: list[cand.Candidate]) -> dict | None:
         return None
 
 
-def may_spend(est: dict | None, key: str) -> bool:
+def may_spend(est: views.PartEstimate | None, key: str) -> bool:
     """The spending rule of every page (pages/_spending.py: evalcore.judge.spending.gate), for this very plan."""
     if est is None:
         return False
     if not may_act:
         st.caption("Sign in to score: runs and candidates are yours until you share them with the lab.")
         return False
-    sig = (key, split.split_id, method, ws.endpoint.base_url, est["calls"], est["cost_usd"])
-    return _spending.consent(key, sig, est["cost_usd"], est["calls"], ws.endpoint)
+    sig = (key, split.split_id, method, ws.endpoint.base_url, est.calls, est.cost_usd)
+    return _spending.consent(key, sig, est.cost_usd, est.calls, ws.endpoint)
 
 
 def offer(kind: str, part: str, cands: list, what: str, label: str, key: str, spend_key: str, *,
@@ -71,7 +71,7 @@ def offer(kind: str, part: str, cands: list, what: str, label: str, key: str, sp
     except loop.RunNotReusable as e:
         st.error(ui.esc(str(e)))
         return
-    if _spending.charge(est["cost_usd"], est["calls"], ws.endpoint, f"improve {ds.id} {dim} {kind}"):
+    if _spending.charge(est.cost_usd, est.calls, ws.endpoint, f"improve {ds.id} {dim} {kind}"):
         st.session_state[QUEUE] = q
         q.advance()
 

@@ -176,7 +176,7 @@ def test_real_runs_land_under_the_loops_ids_and_a_later_queue_sends_nothing_agai
             row = loop.own_run(store, it.run_id, "ann", endpoint)
             assert row is not None and row["status"] == "done"
         sent = srv.requests_seen
-        assert sent >= est["calls"] > 32  # both candidates' requests (and the endpoint's probe)
+        assert sent >= est.calls > 32  # both candidates' requests (and the endpoint's probe)
 
         # a session resumed later: the same candidates, the same runs; the cache answers, nothing is sent again
         later = aq.plan("dev", ds, split, "dev", DIM, "geval", cands, names, endpoint, engine, store, owner="ann")

@@ -183,20 +183,23 @@ def test_split_section_warns_about_parts_too_small(summeval):
 
 
 def test_estimate_note_says_requests_cache_and_price():
+    import dataclasses
     from types import SimpleNamespace
 
+    from evalcore.align.loop import PartEstimate
+
     paid, local = SimpleNamespace(provider="openai"), SimpleNamespace(provider="vllm")
-    est = {"calls": 1200, "cached": 30, "prompt_tokens": 480000, "cost_usd": 0.5}
+    est = PartEstimate("dev", 1, calls=1200, cached=30, prompt_tokens=480000, completion_tokens=0, cost_usd=0.5)
     note = views.estimate_note(est, "the baseline on the development part", paid)
     assert note.kind == "caption"
     plain = note.text.replace("\\", "")
     assert plain == ("Estimate for the baseline on the development part: 1,200 request(s) to send (30 more are "
                      "repeats or already in the cache), about 480,000 prompt tokens, about $0.5000.")
     assert "\\$" in note.text  # escaped: a dollar sign is never read as LaTeX
-    assert views.estimate_note({**est, "cost_usd": None}, "x", paid).text.replace("\\", "").endswith(
+    assert views.estimate_note(dataclasses.replace(est, cost_usd=None), "x", paid).text.replace("\\", "").endswith(
         "unknown price (the model is not in the price table).")
     assert views.estimate_note(est, "x", local).text.replace("\\", "").endswith("a local server: no price.")
-    assert views.estimate_note({**est, "calls": 0}, "x", paid).text.replace("\\", "") == (
+    assert views.estimate_note(dataclasses.replace(est, calls=0), "x", paid).text.replace("\\", "") == (
         "Estimate for x: nothing to send (its 30 requests are repeats or already in the cache).")
 
 

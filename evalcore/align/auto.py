@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterator
 from evalcore.align import candidates as cand
 from evalcore.align.disagreement import disagreements
 from evalcore.align.loop import (
-    CHOOSE_BEST_DEV, AlignReport, Scored, Settings, beat_baseline, check_method, choose, default_settings,
+    CHOOSE_BEST_DEV, AlignReport, PartEstimate, Scored, Settings, beat_baseline, check_method, choose, default_settings,
     estimate_dev, final_check, score_candidate, score_on_dev,
 )
 from evalcore.align.split import DEV, Split, make_split, save_split
@@ -143,7 +143,7 @@ def align(dataset: Dataset, dimension: str, method: str, options, settings: Alig
     if not made:
         raise ValueError("no candidate to try: ask for --candidates 1 or more, or give an edit")
     estimate = estimate_dev(dataset, split, dimension, method, made, options, store=store, config_overrides=overrides)
-    say(_estimate_line(estimate, f"{estimate['candidates']} candidate(s)", local))
+    say(_estimate_line(estimate, f"{estimate.candidates} candidate(s)", local))
     scored = score_on_dev(dataset, split, dimension, method, made, options, **common)
     chosen = choose(scored, settings.rule)
     say(f"chosen: {chosen.candidate.version} ({chosen.candidate.source}), development agreement "
@@ -169,11 +169,11 @@ def _baseline_on_dev(dataset, split, dimension, method, base, options, common, s
     return score_candidate(dataset, split, DEV, dimension, method, baseline, options, **common)
 
 
-def _estimate_line(est: dict[str, Any], what: str, local: bool) -> str:
+def _estimate_line(est: PartEstimate, what: str, local: bool) -> str:
     cost = ("a local server: no price" if local else "unknown price (model not in the price table)"
-            if est["cost_usd"] is None else f"~${est['cost_usd']:.4f}")
-    return (f"estimate for {what} on the development part: {est['calls']} request(s) to send, {est['cached']} "
-            f"cached, ~{est['prompt_tokens']} prompt tokens, {cost}")
+            if est.cost_usd is None else f"~${est.cost_usd:.4f}")
+    return (f"estimate for {what} on the development part: {est.calls} request(s) to send, {est.cached} "
+            f"cached, ~{est.prompt_tokens} prompt tokens, {cost}")
 
 
 __all__ = ["AlignSettings", "align", "make_candidates"]

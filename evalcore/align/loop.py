@@ -34,7 +34,7 @@ import hashlib
 import json
 import re
 import threading
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any, Callable
 
 import pandas as pd
@@ -167,7 +167,7 @@ class AlignReport:
     dimension: str = ""
     method: str = ""
     model: str = ""
-    estimate: dict[str, Any] = field(default_factory=dict)
+    estimate: PartEstimate | None = None
 
     def to_json(self) -> dict[str, Any]:
         split = self.split.summary()
@@ -184,7 +184,7 @@ class AlignReport:
                      "test_gain": t.test_gain, "verdict": t.verdict, "final_check": t.check_number,
                      "n_documents": len(self.split.test_docs), "n_items": t.difference.n},
             "settings": {"dataset": self.dataset_id, "dimension": self.dimension, "method": self.method,
-                         "model": self.model, **self.settings.as_dict(), "estimate": self.estimate},
+                         "model": self.model, **self.settings.as_dict(), "estimate": self.estimate.as_dict() if self.estimate else {}},
         }
 
 
@@ -294,9 +294,27 @@ def spec_for(dataset: Dataset, split: Split, part: str, dimension: str, method: 
                        run_id=run_id_for(dataset.id, split, part, candidate, method, endpoint, owner), owner=owner)
 
 
+@dataclass(frozen=True)
+class PartEstimate:
+    """What scoring candidates on one part would send and cost: requests to send, those the cache already holds,
+    tokens, and the cost in USD (None when the model's price is unknown). The same attribute names as the engine's
+    estimate (``runner.Estimate``), which the spending decision reads on every page."""
+
+    part: str
+    candidates: int
+    calls: int
+    cached: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)  # ``align --json``'s "estimate" block, keys in this order
+
+
 def estimate_part(dataset: Dataset, split: Split, part: str, dimension: str, method: str,
                   candidates: list[Candidate], options, *, store=None,
-                  config_overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+                  config_overrides: dict[str, Any] | None = None) -> PartEstimate:
     """What scoring these candidates on one part would send and cost (nothing is sent): requests to send, those the
     cache already holds, tokens and cost (None when the model's price is unknown)."""
     from evalcore.judge import runner
@@ -309,12 +327,11 @@ def estimate_part(dataset: Dataset, split: Split, part: str, dimension: str, met
         calls, cached = calls + est.calls, cached + est.cached
         prompt, completion = prompt + est.prompt_tokens, completion + est.completion_tokens
         cost = None if cost is None or est.cost_usd is None else cost + est.cost_usd
-    return {"part": part, "candidates": len(_unique(candidates)), "calls": calls, "cached": cached,
-            "prompt_tokens": prompt, "completion_tokens": completion, "cost_usd": cost}
+    return PartEstimate(part, len(_unique(candidates)), calls, cached, prompt, completion, cost)
 
 
 def estimate_dev(dataset: Dataset, split: Split, dimension: str, method: str, candidates: list[Candidate], options,
-                 *, store=None, config_overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+                 *, store=None, config_overrides: dict[str, Any] | None = None) -> PartEstimate:
     """The cost of scoring every candidate on the development part (see :func:`estimate_part`)."""
     return estimate_part(dataset, split, DEV, dimension, method, candidates, options, store=store,
                          config_overrides=config_overrides)
@@ -555,6 +572,6 @@ def _json_safe(x: Any) -> Any:
 
 __all__ = ["Settings", "default_settings", "Agreement", "Scored", "Difference", "FinalCheck", "AlignReport", "CHOOSE_BEST_DEV",
            "check_method", "run_id_for", "RunNotReusable", "check_reuse", "own_run", "test_part_of", "count_look",
-           "spec_for", "estimate_part", "estimate_dev", "part_frame", "agreement_of",
+           "spec_for", "PartEstimate", "estimate_part", "estimate_dev", "part_frame", "agreement_of",
            "score_candidate", "score_on_dev", "choose", "compare_on_test", "verdict_of", "final_check",
            "beat_baseline", "gain_sentence"]

@@ -19,7 +19,7 @@ from typing import Callable
 
 from evalcore.align.candidates import Candidate
 from evalcore.align.disagreement import Disagreement
-from evalcore.align.loop import (Agreement, FinalCheck, Scored, Settings, agreement_of, beat_baseline,
+from evalcore.align.loop import (Agreement, FinalCheck, PartEstimate, Scored, Settings, agreement_of, beat_baseline,
                                  estimate_part, final_check, gain_sentence, own_run, part_frame, run_id_for)
 from evalcore.align.split import DEV, TEST, Split
 from evalcore.meta.compare_labels import LABEL_STATISTICS
@@ -510,19 +510,19 @@ def baseline_caption(base, settings: Settings) -> Note:
                 f"over documents ({settings.n_resamples} resamples, set in the sidebar).", "caption")
 
 
-def estimate_note(est: dict[str, Any], what: str, endpoint) -> Note:
+def estimate_note(est: PartEstimate, what: str, endpoint) -> Note:
     """What scoring ``what`` would send and cost (``loop.estimate_part``), as the caption under its button."""
     from evalcore.judge.cost import FREE_PROVIDERS
     from evalcore.judge.spending import usd
 
-    if est["calls"] == 0:
-        return Note(esc(f"Estimate for {what}: nothing to send (its {est['cached']:,} requests are repeats or "
+    if est.calls == 0:
+        return Note(esc(f"Estimate for {what}: nothing to send (its {est.cached:,} requests are repeats or "
                         "already in the cache)."), "caption")
     cost = ("a local server: no price" if endpoint.provider in FREE_PROVIDERS else
-            "unknown price (the model is not in the price table)" if est["cost_usd"] is None else
-            f"about {usd(est['cost_usd'])}")
-    return Note(esc(f"Estimate for {what}: {est['calls']:,} request(s) to send ({est['cached']:,} more are repeats "
-                    f"or already in the cache), about {est['prompt_tokens']:,} prompt tokens, {cost}."), "caption")
+            "unknown price (the model is not in the price table)" if est.cost_usd is None else
+            f"about {usd(est.cost_usd)}")
+    return Note(esc(f"Estimate for {what}: {est.calls:,} request(s) to send ({est.cached:,} more are repeats "
+                    f"or already in the cache), about {est.prompt_tokens:,} prompt tokens, {cost}."), "caption")
 
 
 def no_estimate_note(error: Exception) -> Note:
@@ -722,7 +722,7 @@ class Workspace:
             (scored if s is not None else unscored).append(s if s is not None else c)
         return scored, unscored
 
-    def estimate(self, part: str, cands: list[Candidate]) -> dict[str, Any]:
+    def estimate(self, part: str, cands: list[Candidate]) -> PartEstimate:
         return estimate_part(self.dataset, self.split, part, self.dimension, self.method, cands, self.options,
                              store=self.store)
 
