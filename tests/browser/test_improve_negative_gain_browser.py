@@ -10,9 +10,11 @@ Screenshots: artifacts/screenshots/improve-negative-*.png (copied to /tmp/improv
 
 from __future__ import annotations
 
+import re
 import shutil
 
 import pytest
+from playwright.sync_api import expect
 
 from conftest import AppPage, UI_TIMEOUT_MS, require_chromium, start_app, stop_app
 
@@ -84,6 +86,9 @@ def test_a_candidate_worse_than_the_baseline_through_the_page(browser, operator_
 
         # the researcher's own edit, without the phrase the judge needs
         definition = app.page.get_by_label("Definition", exact=True)
+        # the field is filled from the baseline on the run after the scoring job's last one (a busy machine may show
+        # the tab a moment before that run delivers it): wait for the value, then check it holds the baseline's text
+        expect(definition).to_have_value(re.compile(re.escape(BASELINE_PHRASE)), timeout=UI_TIMEOUT_MS)
         assert BASELINE_PHRASE in definition.input_value()
         definition.fill("Coherence: how well the summary reads.")
         definition.press("Control+Enter")  # a text area sends its value on Ctrl+Enter (or on leaving it)
