@@ -214,6 +214,11 @@ class RunsStore(Connection):
             if old is not None and old[0] and old[0] != owner:
                 raise ValueError(f"a run with id {run.run_id!r} belongs to another user: import it under another "
                                  "name")
+            if old is not None and not old[0] and owner:
+                # a run without an owner (the operator's CLI import, a store from before sign-in) is everyone's: a
+                # signed-in user replacing it would rewrite what the whole lab reads and become its owner
+                raise ValueError(f"a run with id {run.run_id!r} exists already, shared by everyone (imported "
+                                 "without sign-in): import yours under another name")
             for t in ("judgments", "comparisons", "runs"):
                 c.execute(f"DELETE FROM {t} WHERE run_id = ?", (run.run_id,))
             self._insert("runs", [{"run_id": run.run_id, "dataset_id": run.dataset_id, "method": run.method,
