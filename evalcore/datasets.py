@@ -36,6 +36,7 @@ from evalcore import parsed_cache, parsers
 from evalcore.model import (
     ANNOTATION_COLUMNS,
     COMPARISON_COLUMNS,
+    DRAW_COLUMNS,
     DOCUMENT_COLUMNS,
     HUMAN_SCORE_COLUMNS,
     ITEM_COLUMNS,
@@ -330,6 +331,33 @@ def _with_parsed(entry: dict[str, Any], raw: pd.DataFrame, mode: str) -> pd.Data
     return out[COMPARISON_COLUMNS if entry["kind"] == "comparisons" else JUDGMENT_COLUMNS]
 
 
+def _parse_draws(raw: pd.DataFrame, entry: dict[str, Any], mode: str) -> pd.DataFrame:
+    """Every sample of a run that sampled n > 1 replies per item (raw a JSON list), parsed one by one: the run's
+    draws (DRAW_COLUMNS; ``draw`` is the sample's position in the released list). A sample that cannot be read is
+    a failed draw (value NaN) under either mode: the paper rule's 0 belongs to its estimator, not to the draw."""
+    config = entry["config"]
+    if entry["kind"] != "judgments" or int(config.get("n", 1)) <= 1:
+        return empty_frame(DRAW_COLUMNS)
+    lists = raw["raw"].map(json.loads)
+    frame = raw[["item_id", "dimension"]].assign(raw=lists).explode("raw", ignore_index=False)
+    frame["draw"] = frame.groupby(level=0).cumcount()
+    frame = frame.reset_index(drop=True)
+    scales = {d: _scale_for(config, d) for d in frame["dimension"].unique()}
+    memo: dict[tuple[str, str], parsers.Parsed] = {}
+    values, statuses, reasons = [], [], []
+    for text, dim in zip(frame["raw"].tolist(), frame["dimension"].tolist()):
+        p = memo.get((text, dim))
+        if p is None:
+            p = memo[(text, dim)] = parsers.parse_reply(entry["parser"], text, mode=mode, scale=scales[dim])
+        values.append(p.value if p.ok else math.nan)
+        statuses.append(STATUS_OK if p.ok else STATUS_FAILED)
+        reasons.append(p.reason)
+    frame["value"] = pd.Series(values, index=frame.index, dtype="float64")
+    frame["status"] = statuses
+    frame["reason"] = reasons
+    return frame[DRAW_COLUMNS]
+
+
 @functools.lru_cache(maxsize=64)
 def _parsed_run(run_id: str, mode: str) -> Run:
     entry = _run_entry(run_id)
@@ -340,6 +368,7 @@ def _parsed_run(run_id: str, mode: str) -> Run:
         run.comparisons = table
     else:
         run.judgments = table
+        run.draws = _parse_draws(_raw_replies(entry), entry, mode)
     return run
 
 
@@ -353,4 +382,5 @@ def load_bundled_run(run_id: str, *, parse: str = "robust") -> Run:
         config=copy.deepcopy(run.config),
         judgments=run.judgments.copy(),
         comparisons=run.comparisons.copy(),
+        draws=run.draws.copy(),
     )

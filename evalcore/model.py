@@ -20,6 +20,11 @@ preferences  pair_id, doc_id, item_a, item_b, dimension, annotator, preferred ("
 judgments    item_id, dimension, raw, value, status, reason, estimator
              raw is the judge's reply (a JSON list of strings when several samples were drawn);
              value is NaN unless status == "ok"; status is "ok" or "failed"; reason says why it failed.
+draws        item_id, dimension, draw, raw, value, status, reason
+             (optional) a judge sampled K times per item: one row per draw (``draw`` 0..K-1). The judgments row
+             of an item is then the draws' aggregate (``aggregate_draws``: the mean of the draws that parsed, the
+             mode for a categorical label), so every analysis that reads judgments reads that; the reliability of
+             the draws themselves is evalcore.meta.reliability's. A run of one draw has no draws table.
 comparisons  pair_id, doc_id, item_first, item_second, dimension, order, raw, verdict, status, reason
              one row per presentation order; ``order`` is "ab" or "ba"; verdict is "first" | "second" | "tie"
              (NaN/None when the reply could not be read; status then says "failed").
@@ -65,6 +70,7 @@ HUMAN_SCORE_COLUMNS = ["item_id", "dimension", "score"]
 ANNOTATION_COLUMNS = ["item_id", "dimension", "annotator", "group", "value"]
 PREFERENCE_COLUMNS = ["pair_id", "doc_id", "item_a", "item_b", "dimension", "annotator", "preferred"]
 JUDGMENT_COLUMNS = ["item_id", "dimension", "raw", "value", "status", "reason", "estimator"]
+DRAW_COLUMNS = ["item_id", "dimension", "draw", "raw", "value", "status", "reason"]
 COMPARISON_COLUMNS = [
     "pair_id", "doc_id", "item_first", "item_second", "dimension", "order", "raw", "verdict", "status", "reason",
 ]
@@ -473,6 +479,8 @@ class Run:
     created_at: str = ""
     judgments: pd.DataFrame = field(default_factory=lambda: empty_frame(JUDGMENT_COLUMNS))
     comparisons: pd.DataFrame = field(default_factory=lambda: empty_frame(COMPARISON_COLUMNS))
+    # K > 1 draws per item (DRAW_COLUMNS); empty for a run of one draw, whose judgments are its only draw
+    draws: pd.DataFrame = field(default_factory=lambda: empty_frame(DRAW_COLUMNS))
 
     def __post_init__(self) -> None:
         if not isinstance(self.config, RunConfig):
@@ -494,6 +502,26 @@ class Run:
         j = self.judgments[self.judgments["dimension"] == dimension]
         return j[["item_id", "value", "status", "reason"]].rename(columns={"value": "judge"})
 
+    @property
+    def n_draws(self) -> int:
+        """The most draws any item has (1 for a run without a draws table)."""
+        if self.draws.empty:
+            return 1
+        return int(self.draws.groupby(["item_id", "dimension"]).size().max())
+
+    def draw_scores(self, dimension: str) -> pd.DataFrame:
+        """item_id, draw, judge (NaN where that draw failed to parse) for one dimension: every draw of every item,
+        or the judgments as draw 0 for a run of one draw."""
+        if self.draws.empty:
+            j = self.scores(dimension)[["item_id", "judge"]].copy()
+            j.insert(1, "draw", 0)
+            return j.reset_index(drop=True)
+        d = self.draws[self.draws["dimension"] == dimension]
+        out = d[["item_id", "draw", "value"]].rename(columns={"value": "judge"})
+        out["draw"] = out["draw"].astype(int)
+        out["judge"] = pd.to_numeric(out["judge"], errors="coerce").astype(float)
+        return out.reset_index(drop=True)
+
     def summary(self) -> dict[str, Any]:
         j = self.judgments
         c = self.comparisons
@@ -513,6 +541,28 @@ class Run:
         }
 
 
+def aggregate_draws(draws: pd.DataFrame, *, categorical: bool = False) -> pd.DataFrame:
+    """One row per (item_id, dimension) from a draws table: ``value`` the mean of the draws that parsed (the mode
+    for a categorical label: the commonest code, a tie going to the lowest code so that the rule is stated and
+    repeatable), ``status`` failed only when no draw parsed, ``n_draws`` and ``n_ok`` the draws counted."""
+    d = draws.assign(value=pd.to_numeric(draws["value"], errors="coerce").astype(float))
+    ok = d[(d["status"] == STATUS_OK) & d["value"].notna()]
+    keys = ["item_id", "dimension"]
+    counts = d.groupby(keys, sort=False).size().rename("n_draws")
+    if categorical:
+        modes = (ok.groupby(keys + ["value"], sort=True).size().rename("k").reset_index()
+                 .sort_values(keys + ["k", "value"], ascending=[True, True, False, True], kind="stable")
+                 .drop_duplicates(keys).set_index(keys)["value"])
+        value = modes
+    else:
+        value = ok.groupby(keys, sort=False)["value"].mean()
+    n_ok = ok.groupby(keys, sort=False).size().rename("n_ok")
+    out = counts.to_frame().join(value.rename("value")).join(n_ok).reset_index()
+    out["n_ok"] = out["n_ok"].fillna(0).astype(int)
+    out["status"] = [STATUS_OK if k > 0 else STATUS_FAILED for k in out["n_ok"]]
+    return out[["item_id", "dimension", "value", "status", "n_draws", "n_ok"]]
+
+
 def natural_key(s: Any) -> tuple:
     """Sort "M8" before "M10"."""
     import re
@@ -526,3 +576,16 @@ _natural_key = natural_key  # the name this module's own sorts use
 
 def is_missing(x: Any) -> bool:
     return x is None or (isinstance(x, float) and math.isnan(x))
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """A count and its noun, agreeing: ``counted(1, "document")`` -> "1 document", ``counted(2, "reply")`` ->
+    "2 replies", ``counted(1200, "item")`` -> "1,200 items"; ``plural`` where the noun's plural is irregular. The
+    one way every sentence of the product says how many (never "1 documents" nor "document(s)")."""
+    if plural is None:
+        plural = noun[:-1] + "ies" if noun.endswith("y") and noun[-2:-1] not in "aeiou" else noun + "s"
+    try:
+        shown = f"{n.__index__():,}"  # an int, numpy's too
+    except (AttributeError, TypeError):
+        shown = str(n)
+    return f"{shown} {noun if n == 1 else plural}"

@@ -35,7 +35,7 @@ def test_version_4_keeps_every_row_and_appends_the_owner_columns(v3_store):
     assert schema.version(store.conn) == schema.SCHEMA_VERSION
     store.close()
     after = all_rows(v3_store)
-    assert set(after) == set(before) | {"label_shares", "splits", "final_checks", "spending"}  # versions 4, 5, 6
+    assert set(after) == set(before) | {"label_shares", "splits", "final_checks", "spending", "draws"}  # versions 4-7
     assert after["label_shares"] == []
     for table, rows in before.items():
         added = V4_ADDED.get(table, ())

@@ -8,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from evalcore.model import COMPARISON_COLUMNS, JUDGMENT_COLUMNS, Run, empty_frame
+from evalcore.model import COMPARISON_COLUMNS, DRAW_COLUMNS, JUDGMENT_COLUMNS, Run, empty_frame
 from evalcore.store.cache import cache_rows
 from evalcore.identity import Viewer
 from evalcore.store.connection import Connection, dumps, float_or_null, now
@@ -31,6 +31,13 @@ def _comparison_row(run_id: str, r: dict[str, Any], created_at: str) -> dict[str
             "criteria_hash": r.get("criteria_hash") or "", "raw": r.get("raw") or "", "verdict": r.get("verdict"),
             "value": float_or_null(r.get("value")), "status": r["status"], "reason": r.get("reason") or "",
             "estimator": r.get("estimator") or "", "detail": dumps(r.get("detail") or {}), "created_at": created_at}
+
+
+def _draw_row(run_id: str, r: dict[str, Any], created_at: str) -> dict[str, Any]:
+    return {"run_id": run_id, "item_id": r["item_id"], "dimension": r["dimension"],
+            "criteria_hash": r.get("criteria_hash") or "", "draw": int(r["draw"]), "raw": r.get("raw") or "",
+            "value": float_or_null(r.get("value")), "status": r["status"], "reason": r.get("reason") or "",
+            "created_at": created_at}
 
 
 def _decoded(d: dict[str, Any]) -> dict[str, Any]:
@@ -192,11 +199,23 @@ class RunsStore(Connection):
                               self.conn, params=(run_id,))
         run.judgments = _current(j, hashes, JUDGMENT_COLUMNS)
         run.comparisons = _current(c, hashes, COMPARISON_COLUMNS)
+        run.draws = self._draws(run_id, hashes)
         return run
+
+    def _draws(self, run_id: str, hashes: dict[str, str | None]) -> pd.DataFrame:
+        """A run's draws under the criteria versions its config names (empty for a run of one draw)."""
+        d = pd.read_sql_query("SELECT * FROM draws WHERE run_id = ? ORDER BY dimension, item_id, draw", self.conn,
+                              params=(run_id,))
+        if d.empty:
+            return empty_frame(DRAW_COLUMNS)
+        if hashes:
+            d = d[[hashes.get(x) in (None, h) for x, h in zip(d["dimension"], d["criteria_hash"])]]
+        d = d.assign(value=d["value"].astype(float), draw=d["draw"].astype(int))
+        return d[DRAW_COLUMNS].reset_index(drop=True)
 
     def delete_run(self, run_id: str) -> None:
         with self.write() as c:
-            for t in ("judgments", "comparisons", "answers", "runs"):
+            for t in ("judgments", "comparisons", "draws", "answers", "runs"):
                 c.execute(f"DELETE FROM {t} WHERE run_id = ?", (run_id,))
 
     def save_imported_run(self, run: Run, *, status: str = "done", criteria: list[dict[str, Any]] = (),
@@ -209,6 +228,7 @@ class RunsStore(Connection):
                 for r in run.judgments.to_dict("records")]
         comparisons = [_comparison_row(run.run_id, r, r.get("created_at") or now())
                        for r in run.comparisons.to_dict("records")]
+        draws = [_draw_row(run.run_id, r, now()) for r in run.draws.to_dict("records")]
         with self.write() as c:
             old = c.execute("SELECT owner, shared FROM runs WHERE run_id = ?", (run.run_id,)).fetchone()
             if old is not None and old[0] and old[0] != owner:
@@ -219,7 +239,7 @@ class RunsStore(Connection):
                 # signed-in user replacing it would rewrite what the whole lab reads and become its owner
                 raise ValueError(f"a run with id {run.run_id!r} exists already, shared by everyone (imported "
                                  "without sign-in): import yours under another name")
-            for t in ("judgments", "comparisons", "runs"):
+            for t in ("judgments", "comparisons", "draws", "runs"):
                 c.execute(f"DELETE FROM {t} WHERE run_id = ?", (run.run_id,))
             self._insert("runs", [{"run_id": run.run_id, "dataset_id": run.dataset_id, "method": run.method,
                                    "model": run.model, "label": run.label, "config": dumps(config),
@@ -231,3 +251,4 @@ class RunsStore(Connection):
             self.add_criteria_rows(criteria)
             self._insert("judgments", rows, replace=True)
             self._insert("comparisons", comparisons, replace=True)
+            self._insert("draws", draws, replace=True)

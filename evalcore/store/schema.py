@@ -13,7 +13,8 @@ Version 5 adds ``splits`` and ``final_checks`` (evalcore.store.splits: the devel
 documents for judge alignment, and every final check made on a split's test part, so that looking at the test part
 again is counted). Version 6 adds ``owner`` at the end of ``final_checks`` (whose check or look it is: counted per
 user) and the ``spending`` table (what each user, or everyone not signed in together, started on the operator's key:
-the cap of evalcore.judge.spending holds across sessions).
+the cap of evalcore.judge.spending holds across sessions). Version 7 adds ``draws``: a judge sampled K times per
+item keeps every draw (its index, reply and parsed value) beside the judgments row that aggregates them.
 
 Opening a store runs the migrations it lacks in place, in ONE transaction, after a backup copy of the file next to
 it (``<name>.bak-v<old>-<UTC timestamp>``) when the file already held tables: a failed migration rolls back and the
@@ -47,6 +48,8 @@ splits         dataset_id, split_id, dimension, seed, test_share, strata, dev_do
 final_checks   check_id, dataset_id, split_id, dimension, method, baseline_hash, chosen_hash, baseline_run,
                chosen_run, result (JSON), created_at: one row per final check on a split's test part (version 5)
                + owner (version 6): the user whose check (or look at the test part's agreement) it is
+draws          run_id, item_id, dimension, criteria_hash, draw, raw, value, status, reason, created_at: the K
+               draws of an item whose judgments row is their aggregate (version 7)
 spending       spend_id, spender (a user's name, '' for visitors not signed in), usd, calls, what, created_at:
                what was started on the operator's key (version 6)
 """
@@ -166,6 +169,15 @@ _V6_VIEWERS_AND_SPENDING = [
     'CREATE INDEX IF NOT EXISTS "idx_spending_spender" ON "spending" ("spender")',
 ]
 
+# A judge sampled K times per item (a temperature above 0, a reasoning model held at its default temperature, a
+# panel's repeated draws) keeps every draw: the judgments row stays the one value every analysis reads (the draws'
+# aggregate, evalcore.model.aggregate_draws), and the draws are what the reliability report reads.
+_V7_DRAWS = [
+    """CREATE TABLE IF NOT EXISTS "draws" ("run_id" TEXT, "item_id" TEXT, "dimension" TEXT, "criteria_hash" TEXT,
+       "draw" INTEGER, "raw" TEXT, "value" REAL, "status" TEXT, "reason" TEXT, "created_at" TEXT,
+       PRIMARY KEY ("run_id", "item_id", "dimension", "criteria_hash", "draw"))""",
+]
+
 # (version reached, why, statements), in order
 MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (1, "every table created up front, the schema version recorded", _V1_TABLES),
@@ -174,6 +186,7 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (4, "owner and sharing of datasets, runs, criteria and labels; who generated criteria steps", _V4_OWNERS),
     (5, "development / test splits and the final checks made on their test parts", _V5_SPLITS),
     (6, "final checks counted per user; spending on the operator's key kept per user", _V6_VIEWERS_AND_SPENDING),
+    (7, "every draw of a judge sampled several times per item", _V7_DRAWS),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
