@@ -341,11 +341,12 @@ checks_before = len(ws.checks(identity.viewer()))
 if chosen_dev is None:
     st.info("Score at least one candidate on development, then run the final check.")
     st.stop()
-final_offer = views.final_offer(chosen_dev.candidate, checks_before, no_gain)
+final_offer = views.final_offer(chosen_dev.candidate, checks_before, no_gain, loop.final_check_blocker(split))
 render.blocks([final_offer.caption])
-offer("test", TEST, [baseline, chosen_dev.candidate], "the baseline and the chosen candidate on the test part",
-      final_offer.label, "final_check", "align_test", anyway=final_offer.anyway, primary=final_offer.primary,
-      chosen=chosen_dev.candidate.version)
+if final_offer.label is not None:  # None: no check can run on this split (the caption says why)
+    offer("test", TEST, [baseline, chosen_dev.candidate], "the baseline and the chosen candidate on the test part",
+          final_offer.label, "final_check", "align_test", anyway=final_offer.anyway, primary=final_offer.primary,
+          chosen=chosen_dev.candidate.version)
 queue_panel("test")
 if (q := st.session_state.get(QUEUE)) is not None and q.claim_check(split.split_id):
     picked = views.picked(scored, q.chosen, chosen_dev)
@@ -356,8 +357,7 @@ if (q := st.session_state.get(QUEUE)) is not None and q.claim_check(split.split_
 final = st.session_state.get("_align_final")
 if final is not None and (final[0], final[4]) != (split.split_id, settings.coefficient):
     final = None  # another split or another agreement measure: that check is listed below, not drawn
-if final is not None:
-    render.blocks(views.verdict_blocks(*final[1:4], settings))
-    render.blocks(ws.alt_test_blocks(final[1], epsilon=st.session_state.get("alt_epsilon", 0.2)))
+if final is not None:  # the verdict, or why the check could not be computed (then not counted)
+    render.blocks(ws.final_blocks(*final[1:4], epsilon=st.session_state.get("alt_epsilon", 0.2)))
 if checks_before or final is not None:
     render.blocks([views.checks_expander(ws.checks(identity.viewer()), split.split_id)])

@@ -17,11 +17,11 @@ from typing import Any, Callable, Iterator
 from evalcore.align import candidates as cand
 from evalcore.align.disagreement import disagreements
 from evalcore.align.loop import (
-    CHOOSE_BEST_DEV, AlignReport, PartEstimate, Scored, Settings, beat_baseline, check_method, choose, default_settings,
-    estimate_dev, final_check, score_candidate, score_on_dev,
+    CHOOSE_BEST_DEV, AlignReport, FinalCheckUnavailable, PartEstimate, Scored, Settings, beat_baseline, check_method,
+    choose, default_settings, estimate_dev, final_check, final_check_blocker, score_candidate, score_on_dev,
 )
 from evalcore.align.split import DEV, Split, make_split, save_split
-from evalcore.model import Dataset
+from evalcore.model import Dataset, counted
 from evalcore.types import Criteria
 
 
@@ -127,8 +127,10 @@ def align(dataset: Dataset, dimension: str, method: str, options, settings: Alig
     agreement.check(dataset.dimension(dimension))  # before anything is sent
     split = settings.split or make_split(dataset, dimension, test_share=settings.test_share, seed=settings.seed)
     save_split(store, split)
-    say(f"split {split.split_id}: {len(split.dev_docs)} development / {len(split.test_docs)} test documents "
+    say(f"split {split.split_id}: {len(split.dev_docs)} development / {counted(len(split.test_docs), 'test document')} "
         f"(seed {split.seed}, stratified by {split.strata})")
+    if (why := final_check_blocker(split)) is not None:  # before anything is sent: the loop would end on no check
+        raise FinalCheckUnavailable(why)
     base = settings.base or cand.baseline_criteria(dataset, dimension, method, store)
     overrides = settings.config_overrides
     common = dict(store=store, settings=agreement, config_overrides=overrides, cancel=cancel)
@@ -143,7 +145,7 @@ def align(dataset: Dataset, dimension: str, method: str, options, settings: Alig
     if not made:
         raise ValueError("no candidate to try: ask for --candidates 1 or more, or give an edit")
     estimate = estimate_dev(dataset, split, dimension, method, made, options, store=store, config_overrides=overrides)
-    say(_estimate_line(estimate, f"{estimate.candidates} candidate(s)", local))
+    say(_estimate_line(estimate, counted(estimate.candidates, "candidate"), local))
     scored = score_on_dev(dataset, split, dimension, method, made, options, **common)
     chosen = choose(scored, settings.rule)
     say(f"chosen: {chosen.candidate.version} ({chosen.candidate.source}), development agreement "
@@ -172,7 +174,7 @@ def _baseline_on_dev(dataset, split, dimension, method, base, options, common, s
 def _estimate_line(est: PartEstimate, what: str, local: bool) -> str:
     cost = ("a local server: no price" if local else "unknown price (model not in the price table)"
             if est.cost_usd is None else f"~${est.cost_usd:.4f}")
-    return (f"estimate for {what} on the development part: {est.calls} request(s) to send, {est.cached} "
+    return (f"estimate for {what} on the development part: {counted(est.calls, 'request')} to send, {est.cached} "
             f"cached, ~{est.prompt_tokens} prompt tokens, {cost}")
 
 

@@ -41,9 +41,17 @@ import pandas as pd
 
 from evalcore.align.candidates import Candidate
 from evalcore.align.split import DEV, TEST, Split, split_dataset
-from evalcore.model import Dataset, Dimension, Run
+from evalcore.model import Dataset, Dimension, Run, counted
 
 CHOOSE_BEST_DEV = "best-dev"
+# The final check's permutation test swaps the two prompts on whole documents (scipy.stats.permutation_test needs two
+# or more), and a bootstrap over one document resamples nothing: below this many test documents no check can run.
+MIN_TEST_DOCUMENTS = 2
+
+
+class FinalCheckUnavailable(ValueError):
+    """A final check that cannot be computed (a test part too small, or the comparison failed): nothing is recorded,
+    so it is not a look at the test part."""
 
 
 @dataclass(frozen=True)
@@ -528,15 +536,30 @@ def gain_sentence(dev_gain: float, test_gain: float, verdict: str) -> str:
                                                     test_gain < 0.5 * dev_gain else "."))
 
 
+def final_check_blocker(split: Split) -> str | None:
+    """Why no final check can run on ``split``'s test part, in words (None: it can)."""
+    n = len(split.test_docs)
+    if n >= MIN_TEST_DOCUMENTS:
+        return None
+    return (f"No final check on this split: its test part holds {counted(n, 'document')}. The check compares the two "
+            "prompts by swapping them on whole documents and by resampling documents, which needs "
+            f"{MIN_TEST_DOCUMENTS} or more. Make a split that holds out more documents (a larger test share, or "
+            "more documents in the loop).")
+
+
 def final_check(dataset: Dataset, split: Split, dimension: str, method: str, baseline_dev: Scored,
                 chosen_dev: Scored, options, *, store=None, settings: Settings = Settings(),
                 config_overrides: dict[str, Any] | None = None, progress: Callable | None = None,
                 cancel: threading.Event | None = None, owner: str | None = None) -> FinalCheck:
     """Score the baseline and the chosen candidate on the test part, compare them, record the check (counted as
-    ``owner``'s, the signed-in user's; their own runs only, see :func:`check_reuse`)."""
+    ``owner``'s, the signed-in user's; their own runs only, see :func:`check_reuse`). FinalCheckUnavailable, with
+    nothing recorded, when the test part is too small (:func:`final_check_blocker`: nothing is scored either) or
+    the comparison cannot be computed: only a check that shows a result is a look."""
     from evalcore.judge import runner
     from evalcore.store import default_store
 
+    if (why := final_check_blocker(split)) is not None:
+        raise FinalCheckUnavailable(why)
     store = store or default_store()
     runs = {}
     for name, s in (("baseline", baseline_dev), ("chosen", chosen_dev)):
@@ -544,11 +567,16 @@ def final_check(dataset: Dataset, split: Split, dimension: str, method: str, bas
                         config_overrides=config_overrides, owner=owner)
         check_reuse(store, spec.run_id, owner, options.first_endpoint)
         runs[name] = runner.score_dataset(spec, options, store=store, progress=progress, cancel=cancel)
-    scored = {name: Scored(s.candidate, TEST, runs[name].run_id,
-                           agreement_of(part_frame(dataset, runs[name], dimension, split, TEST,
-                                                   labels=settings.on_labels), settings, dataset.dimension(dimension)))
-              for name, s in (("baseline", baseline_dev), ("chosen", chosen_dev))}
-    diff = compare_on_test(dataset, split, dimension, runs["baseline"], runs["chosen"], settings)
+    try:
+        scored = {name: Scored(s.candidate, TEST, runs[name].run_id,
+                               agreement_of(part_frame(dataset, runs[name], dimension, split, TEST,
+                                                       labels=settings.on_labels), settings,
+                                            dataset.dimension(dimension)))
+                  for name, s in (("baseline", baseline_dev), ("chosen", chosen_dev))}
+        diff = compare_on_test(dataset, split, dimension, runs["baseline"], runs["chosen"], settings)
+    except (ValueError, ZeroDivisionError) as e:  # recorded only once computed: a failed check is no look
+        raise FinalCheckUnavailable(f"The final check could not be computed on the test part ({e}); it is not "
+                                    "counted as a look. The test runs are kept: nothing is sent again.") from e
     dev_gain = chosen_dev.agreement.statistic - baseline_dev.agreement.statistic
     result = {"difference": diff.as_dict(), "dev_gain": dev_gain, "test_gain": diff.statistic,
               "optimism": dev_gain - diff.statistic, "settings": settings.as_dict()}
@@ -574,4 +602,4 @@ __all__ = ["Settings", "default_settings", "Agreement", "Scored", "Difference", 
            "check_method", "run_id_for", "RunNotReusable", "check_reuse", "own_run", "test_part_of", "count_look",
            "spec_for", "PartEstimate", "estimate_part", "estimate_dev", "part_frame", "agreement_of",
            "score_candidate", "score_on_dev", "choose", "compare_on_test", "verdict_of", "final_check",
-           "beat_baseline", "gain_sentence"]
+           "beat_baseline", "gain_sentence", "MIN_TEST_DOCUMENTS", "FinalCheckUnavailable", "final_check_blocker"]

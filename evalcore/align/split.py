@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from evalcore.model import Dataset
+from evalcore.model import Dataset, counted
 
 DEV, TEST = "dev", "test"
 STRATA_SYSTEM = "system"
@@ -133,8 +133,8 @@ def make_split(dataset: Dataset, dimension: str, *, test_share: float = 0.3, see
     strata = _doc_strata(dataset, dimension, by_label)
     n_docs = len(strata)
     if n_docs < 2:
-        raise ValueError(f"dataset {dataset.id!r} has {n_docs} document(s): a development / test split needs two "
-                         "or more")
+        raise ValueError(f"dataset {dataset.id!r} has {counted(n_docs, 'document')}: a development / test "
+                         "split needs two or more")
     total = min(n_docs - 1, max(1, round(n_docs * float(test_share))))
     keys = sorted(set(strata))
     members = [sorted(strata.index[strata == k]) for k in keys]

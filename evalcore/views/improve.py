@@ -19,11 +19,12 @@ from typing import Callable
 
 from evalcore.align.candidates import Candidate
 from evalcore.align.disagreement import Disagreement
-from evalcore.align.loop import (Agreement, FinalCheck, PartEstimate, Scored, Settings, agreement_of, beat_baseline,
-                                 estimate_part, final_check, gain_sentence, own_run, part_frame, run_id_for)
+from evalcore.align.loop import (MIN_TEST_DOCUMENTS, Agreement, FinalCheck, FinalCheckUnavailable, PartEstimate,
+                                 Scored, Settings, agreement_of, beat_baseline, estimate_part, final_check,
+                                 gain_sentence, own_run, part_frame, run_id_for)
 from evalcore.align.split import DEV, TEST, Split
 from evalcore.meta.compare_labels import LABEL_STATISTICS
-from evalcore.model import Dataset
+from evalcore.model import Dataset, counted
 from evalcore.views.blocks import Block, Expander, Figure, Metric, Metrics, Note, Table, Text
 from evalcore.views.format import esc, fmt
 
@@ -61,7 +62,7 @@ def split_label(split: Split) -> str:
     """A saved split in a list: its id, rule and sizes, and how many final checks its test part has had."""
     checks = f", {split.final_checks} final check{'s' * (split.final_checks != 1)}" if split.final_checks else ""
     return (f"{split.split_id[:8]} · seed {split.seed} · test share {split.test_share:g} · "
-            f"{len(split.dev_docs)} development / {len(split.test_docs)} test documents{checks}")
+            f"{len(split.dev_docs)} development / {counted(len(split.test_docs), 'test document')}{checks}")
 
 
 # ----------------------------------------------------------------------------------------------- disagreements
@@ -448,6 +449,10 @@ def make_loop_split(store, dataset: Dataset, dimension: str, *, docs: int, seed:
     from evalcore.align.split import make_split, save_split
     from evalcore.sampling import documents_subset, sample_documents
 
+    if 0 < docs < 2:  # said of the choice, not of the dataset (a one-document subset is not what the dataset holds)
+        n_all = int(dataset.items["doc_id"].nunique())
+        raise ValueError(f"Documents in the loop: {docs} of {dataset.id}'s {counted(n_all, 'document')} chosen; a "
+                         "development / test split needs two or more (0 takes them all).")
     sub = dataset if not docs else documents_subset(dataset, sample_documents(dataset, docs, seed=seed, how="random",
                                                                               dimension=dimension))
     made = make_split(sub, dimension, test_share=test_share, seed=seed)
@@ -483,10 +488,11 @@ def split_section(dataset: Dataset, split: Split) -> SplitView:
     n = len(split.test_docs)
     if n < 6:
         warnings.append(Note(
-            f"The test part holds {n} documents: swapping two prompts on whole documents gives {2 ** n} "
-            f"arrangements, so no p-value can fall below {2 / 2 ** n:.3f} and no final check can come out "
-            "significant at 5%. Hold out more documents (a larger test share or more documents in the loop).",
-            "warning"))
+            f"The test part holds {counted(n, 'document')}: swapping two prompts on whole documents gives "
+            f"{2 ** n} arrangements, so no p-value can fall below {2 / 2 ** n:.3f} and no final check can come out "
+            "significant at 5%" + (" (on one document no final check can run at all)" if n < MIN_TEST_DOCUMENTS
+                                   else "") +
+            ". Hold out more documents (a larger test share or more documents in the loop).", "warning"))
     return SplitView(parts, systems, warnings)
 
 
@@ -621,12 +627,17 @@ class FinalOffer:
     must be ticked first."""
 
     caption: Note
-    label: str
+    label: str | None  # None: no check can run on this split (the caption says why)
     primary: bool
     anyway: str | None = None
 
 
-def final_offer(chosen: Candidate, checks_before: int, no_gain: str | None) -> FinalOffer:
+def final_offer(chosen: Candidate, checks_before: int, no_gain: str | None, blocked: str | None = None
+                ) -> FinalOffer:
+    """The final check's step; ``blocked`` (``loop.final_check_blocker``): why no check can run on this split, said
+    instead of a button (``label`` None), since a check that cannot run is no look to offer."""
+    if blocked is not None:
+        return FinalOffer(Note(esc(blocked), "warning"), None, False)
     name = candidate_name(chosen.source, chosen.version)
     caption = Note(
         f"Scores the baseline and {esc(name)} once on the test part's documents and compares them by two paired "
@@ -798,10 +809,21 @@ class Workspace:
         count, and their candidates' hashes and results are not listed here."""
         return self.store.final_checks(self.dataset.id, self.split.split_id, viewer=viewer)
 
-    def final_check(self, base_dev: Scored, chosen_dev: Scored) -> FinalCheck:
-        """The check from the queue's stored test runs (nothing is sent again), recorded and counted."""
-        return final_check(self.dataset, self.split, self.dimension, self.method, base_dev, chosen_dev,
-                           self.options, store=self.store, settings=self.settings, owner=self.owner)
+    def final_check(self, base_dev: Scored, chosen_dev: Scored) -> FinalCheck | Note:
+        """The check from the queue's stored test runs (nothing is sent again), recorded and counted; or, when it
+        cannot be computed, why (an error note: nothing recorded, so it is no look)."""
+        try:
+            return final_check(self.dataset, self.split, self.dimension, self.method, base_dev, chosen_dev,
+                               self.options, store=self.store, settings=self.settings, owner=self.owner)
+        except FinalCheckUnavailable as e:
+            return Note(esc(str(e)), "error")
+
+    def final_blocks(self, check: FinalCheck | Note, baseline_dev: Scored, chosen_dev: Scored, epsilon: float
+                     ) -> list[Block]:
+        """What :meth:`final_check` gave, as the page shows it: the verdict and the Alt-Test, or why no check."""
+        if isinstance(check, Note):
+            return [check]
+        return verdict_blocks(check, baseline_dev, chosen_dev, self.settings) + self.alt_test_blocks(check, epsilon)
 
     def alt_test_blocks(self, check: FinalCheck, epsilon: float) -> list[Block]:
         """May the judge now replace the annotators? The Alt-Test on the test part, at the Alignment page's
