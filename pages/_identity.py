@@ -41,7 +41,8 @@ def _header() -> str | None:
     try:
         return header_name(os.environ)
     except IdentityError as e:
-        st.error(f"Sign-in is misconfigured: {e}")
+        st.error("Sign-in is misconfigured:")
+        st.text(str(e))  # text: the message quotes the setting as written
         st.stop()
 
 

@@ -136,8 +136,9 @@ def sources(*codes: str) -> None:
 
 
 def plain(label: str, text: str, key: str | None = None) -> None:
-    """A dataset text or judge reply: shown verbatim as text, never interpreted as Markdown or HTML."""
-    st.caption(label)
+    """A dataset text or judge reply: shown verbatim as text, never interpreted as Markdown or HTML; its label too (a
+    run's name in "Run A (name)" is the user's: escaped here, so no view has to remember it)."""
+    st.caption(esc(label))
     st.code(text if text else "(empty)", language=None, wrap_lines=True)
 
 

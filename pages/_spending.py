@@ -32,7 +32,7 @@ def consent(key: str, sig: tuple, cost_usd: float | None, calls: int, endpoint: 
     if st.session_state.get(f"_sig_{key}") != sig:
         st.session_state[f"_sig_{key}"] = sig
         st.session_state[f"confirm_{key}"] = False
-    return st.checkbox(f"Send {calls:,} request{'s' * (calls != 1)} to {trust.host_of(endpoint.base_url)} for an "
+    return st.checkbox(f"Send {calls:,} request{'s' * (calls != 1)} to {ui.esc(trust.host_of(endpoint.base_url))} for an "
                        f"estimated {spending.usd(cost_usd)} ({d.reason}): I confirm", key=f"confirm_{key}")
 
 

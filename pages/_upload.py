@@ -83,7 +83,7 @@ def _role_row(g: importers.ColumnGuess, has_long: bool) -> importers.ColumnGuess
     c = st.columns([3, 2, 2, 2], vertical_alignment="bottom")
     rng = f" · {g.lo:g} to {g.hi:g}" if g.lo is not None else f" · words: {', '.join(g.labels)}" if g.labels else ""
     c[0].text(f"{g.column}\n{g.numbers} numbers{rng} · {g.distinct} distinct · {g.blanks} blank")
-    role = c[1].selectbox(f"Role of {g.column}", ROLE_KEYS, index=ROLE_KEYS.index(g.role),
+    role = c[1].selectbox(ui.esc(f"Role of {g.column}"), ROLE_KEYS, index=ROLE_KEYS.index(g.role),
                           key=f"role_{g.column}", format_func=importers.ROLES.get, label_visibility="collapsed")
     out = importers.ColumnGuess(g.column, role)
     if role == "human":
@@ -126,7 +126,7 @@ def prefills(digest: str, mapping_json: str, _raw: pd.DataFrame, _mapping: impor
 def _labels_input(dim: str, words: tuple[str, ...]) -> list[str]:
     """The categories of a dimension rated in words, in order (the last one of a binary dimension is its positive
     class), prefilled from the file: the --labels of the CLI."""
-    typed = st.text_input(f"Labels in order · {dim}", key=f"labels_{dim}",
+    typed = st.text_input(ui.esc(f"Labels in order · {dim}"), key=f"labels_{dim}",
                           help="Comma-separated, in order: the codes are 0, 1, … For a binary dimension the last "
                                "label is the positive class (precision, recall and F1 are about it). Spelling "
                                "variants in the file (Pass, pass ) are read as the label they fold to.")
@@ -153,10 +153,10 @@ def _scale_inputs(raw: pd.DataFrame, mapping: importers.ColumnMapping, digest: s
             st.session_state[f"labels_{dim}"] = ", ".join(words.get(dim, ()))
         c = st.columns([3, 2, 2, 2], vertical_alignment="bottom")
         c[0].text(dim)
-        kind = c[1].selectbox(f"Kind · {dim}", LABEL_KINDS, key=f"kind_{dim}")
-        smin = c[2].number_input(f"Scale min · {dim}", key=f"scale_min_{dim}", min_value=-SCALE_LIMIT,
+        kind = c[1].selectbox(ui.esc(f"Kind · {dim}"), LABEL_KINDS, key=f"kind_{dim}")
+        smin = c[2].number_input(ui.esc(f"Scale min · {dim}"), key=f"scale_min_{dim}", min_value=-SCALE_LIMIT,
                                  max_value=SCALE_LIMIT)
-        smax = c[3].number_input(f"Scale max · {dim}", key=f"scale_max_{dim}", min_value=-SCALE_LIMIT,
+        smax = c[3].number_input(ui.esc(f"Scale max · {dim}"), key=f"scale_max_{dim}", min_value=-SCALE_LIMIT,
                                  max_value=SCALE_LIMIT)
         mapping.scales[dim] = (float(smin), float(smax))
         mapping.kinds[dim] = kind
@@ -299,7 +299,7 @@ def _pair_roles(raw: pd.DataFrame) -> pairs.PairMapping | None:
     for col, role in guess.items():
         c = st.columns([3, 2], vertical_alignment="bottom")
         c[0].text(col)
-        chosen[col] = c[1].selectbox(f"Pairwise role of {col}", PAIR_ROLE_KEYS, index=PAIR_ROLE_KEYS.index(role),
+        chosen[col] = c[1].selectbox(ui.esc(f"Pairwise role of {col}"), PAIR_ROLE_KEYS, index=PAIR_ROLE_KEYS.index(role),
                                      key=f"pairrole_{col}", label_visibility="collapsed")
     try:
         return pairs.mapping_from_roles(chosen)

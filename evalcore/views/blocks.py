@@ -56,7 +56,8 @@ class Figure:
 
 @dataclass(frozen=True)
 class Text:
-    """A dataset text or a judge's reply: shown verbatim, never interpreted as Markdown or HTML."""
+    """A dataset text or a judge's reply: shown verbatim, never interpreted as Markdown or HTML. ``label`` is plain
+    text too (it may quote a run's name): the page escapes it when it draws it, so a view passes it unescaped."""
 
     label: str
     text: str
