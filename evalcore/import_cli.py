@@ -5,7 +5,8 @@
                                       [--judge COLUMN[=DIM]]... [--allow-missing-ratings] [--json]
     python -m evalcore import-run FILE --dataset ID --name NAME [--dimension DIM] [--score COLUMN] [--json]
     python -m evalcore export-run RUN_ID --out FILE.jsonl [--with-dataset | --without-dataset] [--json]
-    python -m evalcore import-pairs FILE --name NAME [--winner COLUMN]... [--dimension DIM] [--json]
+    python -m evalcore import-pairs FILE --name NAME [--winner COLUMN]... [--one-hot A,B,TIE] [--dimension DIM]
+                                    [--json]
     python -m evalcore import-verdicts FILE --dataset ID --name NAME [--dimension DIM] [--json]
 
 Ratings written as words (pass/fail, yes/no, A/B/tie) import as labels of a binary or nominal dimension (guessed
@@ -74,6 +75,14 @@ def dimension_arg(text: str) -> tuple[str, tuple[float, float] | None]:
         return text.strip(), None
     dim, scale = scale_arg(text)
     return dim, scale
+
+
+def onehot_arg(text: str) -> tuple[str, str, str]:
+    cols = [c.strip() for c in text.split(",")]
+    if len(cols) != 3 or not all(cols):
+        raise argparse.ArgumentTypeError(f"--one-hot {text!r}: give three columns separated by commas (A wins, B "
+                                         "wins, tie), e.g. winner_model_a,winner_model_b,winner_tie")
+    return cols[0], cols[1], cols[2]
 
 
 def judge_arg(text: str) -> tuple[str, str | None]:
@@ -263,14 +272,15 @@ def _import_scores(args: argparse.Namespace) -> dict[str, Any]:
 def cmd_import_pairs(args: argparse.Namespace) -> int:
     from evalcore.importers.pairs import import_pairs, save_pairs
 
-    result = import_pairs(args.file, name=args.name, winners=args.winner or None, dimension=args.dimension)
+    result = import_pairs(args.file, name=args.name, winners=args.winner or None, dimension=args.dimension,
+                          onehot=args.one_hot)
     save_pairs(result)
     summary = result.summary()
     if args.json:
         print(json.dumps(summary, indent=2, ensure_ascii=False))
         return 0
     print(f"imported {args.name!r} as {summary['dataset']}: {summary['pairs']} pairs, {summary['votes']} votes by "
-          f"{len(summary['annotators'])} annotators, {len(summary['models'])} models")
+          f"{len(summary['annotators'])} annotators, {len(summary['models'])} models; votes {result.outcome_text()}")
     for w in summary["warnings"]:
         print(f"warning: {w}")
     return 0
@@ -340,13 +350,19 @@ def register(sub: Any) -> None:
     r.add_argument("--json", action="store_true")
     r.set_defaults(func=cmd_import_run)
 
-    pp = sub.add_parser("import-pairs", help="import pairwise human preferences (MT-Bench, Arena, PandaLM style)")
+    pp = sub.add_parser("import-pairs", help="import pairwise human preferences (MT-Bench, Chatbot Arena, PandaLM "
+                                                      "style)")
     pp.add_argument("file", help="one row per vote: a prompt and two outputs (question, answer_a, answer_b, ...), or "
                                  "MT-Bench's published human judgments (question_id, model_a, model_b, winner, judge, "
-                                 "conversation_a, conversation_b, turn: each record one turn of two conversations)")
+                                 "conversation_a, conversation_b, turn: each record one turn of two conversations), or "
+                                 "LMSYS Chatbot Arena's (id, model_a, model_b, prompt, response_a, response_b, "
+                                 "winner_model_a, winner_model_b, winner_tie: one-hot votes, JSON lists of turns)")
     pp.add_argument("--name", required=True, help="the dataset's name")
     pp.add_argument("--winner", action="append", metavar="COLUMN",
                     help="a column holding votes (several: one per annotator, the column name naming the annotator)")
+    pp.add_argument("--one-hot", type=onehot_arg, metavar="A_COL,B_COL,TIE_COL",
+                    help="the votes are three 0/1 columns (A wins, B wins, tie), as Chatbot Arena's winner_model_a, "
+                         "winner_model_b, winner_tie (recognised by those names without this option)")
     pp.add_argument("--dimension", default="preference", help="what the votes judge (default: preference)")
     pp.add_argument("--json", action="store_true")
     pp.set_defaults(func=cmd_import_pairs)

@@ -294,7 +294,8 @@ def _pair_roles(raw: pd.DataFrame) -> pairs.PairMapping | None:
     guess = pairs.pair_roles(pairs.guess_pair_mapping(raw.columns), raw.columns)
     st.markdown("**Read as pairwise preferences: the role of each column** (guessed from the names: correct it). "
                 "Either a prompt and two outputs, or two conversations (lists of {role, content} messages, each "
-                "record judging one turn); one winner column, or one per annotator.")
+                "record judging one turn); one winner column, or one per annotator, or Chatbot Arena's three 0/1 "
+                "columns (A wins, B wins, tie).")
     chosen = {}
     for col, role in guess.items():
         c = st.columns([3, 2], vertical_alignment="bottom")
@@ -321,7 +322,7 @@ def _pairs_form(upload: Any, raw: pd.DataFrame, digest: str) -> None:
             with st.spinner("Validating and importing…"):
                 result = pairs.import_pairs((upload.getvalue(), upload.name), name=name or Path(upload.name).stem,
                                             mapping=mapping, dimension=dimension or pairs.DEFAULT_DIMENSION,
-                                            table=raw, owner=identity.owner())
+                                            table=raw, owner=identity.owner(), door="page")
         except importers.DatasetValidationError as e:
             show_problems(e)
             return
@@ -339,7 +340,7 @@ def _pairs_form(upload: Any, raw: pd.DataFrame, digest: str) -> None:
         handoff.open_dataset(s["dataset"])
         st.session_state["_imported"] = (f"Imported {result.dataset.name!r} as {s['dataset']}: {s['pairs']} pairs, "
                                          f"{s['votes']} votes by {len(s['annotators'])} annotators, "
-                                         f"{len(s['models'])} models.")
+                                         f"{len(s['models'])} models; votes {result.outcome_text()}.")
         st.session_state["_import_warnings"] = result.warnings
         st.rerun()
 

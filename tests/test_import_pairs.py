@@ -133,7 +133,7 @@ def test_cli_import_pairs_verdicts_and_meta(tmp_path):
     out = _cli(["import-pairs", str(f), "--name", "mt", "--json"], db)
     assert out.returncode == 0, out.stderr
     s = json.loads(out.stdout)
-    assert set(s) == {"dataset", "pairs", "votes", "annotators", "models", "warnings"} and s["pairs"] == 3
+    assert set(s) == {"dataset", "pairs", "votes", "outcomes", "annotators", "models", "warnings"} and s["pairs"] == 3
     from evalcore.store import Store
 
     ds = Store(db).load_dataset(s["dataset"])

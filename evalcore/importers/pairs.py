@@ -33,7 +33,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +63,9 @@ CONVERSATION_A_NAMES = ("conversation_a", "messages_a")
 CONVERSATION_B_NAMES = ("conversation_b", "messages_b")
 ANNOTATOR_NAMES = ("annotator", "judge", "rater", "evaluator", "worker", "annotator_id", "judge_id", "rater_id")
 WINNER_NAMES = ("winner", "label", "preference", "preferred", "choice", "vote")
+# LMSYS Chatbot Arena's published layout (the Kaggle "lmsys-chatbot-arena" train.csv: id, model_a, model_b, prompt,
+# response_a, response_b, winner_model_a, winner_model_b, winner_tie): the vote is three one-hot columns, one 1 per row
+ONEHOT_NAMES = ("winner_model_a", "winner_model_b", "winner_tie")
 WIDE_WINNER = re.compile(r"^(annotator|rater|judge|human|worker)[ _-]?\d+$", re.IGNORECASE)
 
 # Winner values -> (preferred, tie variant). Matched after lower-casing and stripping.
@@ -101,10 +104,17 @@ class PairMapping:
     prompt_id: str | None = None  # MT-Bench's question_id: kept as the prompt's (document's) id
     conversation_a: str | None = None  # each model's whole conversation, in place of prompt and outputs
     conversation_b: str | None = None
+    win_a: str | None = None  # one-hot votes (Chatbot Arena): 1 where A won, 0 elsewhere
+    win_b: str | None = None
+    win_tie: str | None = None
 
     @property
     def wide(self) -> bool:
         return len(self.winners) > 1
+
+    @property
+    def onehot(self) -> tuple[str | None, str | None, str | None]:
+        return self.win_a, self.win_b, self.win_tie
 
     @property
     def conversations(self) -> bool:
@@ -115,7 +125,7 @@ class PairMapping:
         return {k: v for k, v in self.__dict__.items() if v is not None or k not in _LATER_ROLES}
 
 
-_LATER_ROLES = ("prompt_id", "conversation_a", "conversation_b")
+_LATER_ROLES = ("prompt_id", "conversation_a", "conversation_b", "win_a", "win_b", "win_tie")
 
 # The Data page's role menu for a pairwise file: role name -> PairMapping field ("winner" may name several columns,
 # one per annotator)
@@ -123,7 +133,7 @@ PAIR_ROLES: dict[str, str] = {
     "prompt": "prompt", "extra input": "input", "output A": "output_a", "output B": "output_b",
     "conversation A": "conversation_a", "conversation B": "conversation_b", "model A": "model_a",
     "model B": "model_b", "prompt id": "prompt_id", "pair id": "pair_id", "turn": "turn", "annotator": "annotator",
-    "winner": "winners", "ignored": "",
+    "winner": "winners", "A wins (0/1)": "win_a", "B wins (0/1)": "win_b", "tie (0/1)": "win_tie", "ignored": "",
 }
 
 
@@ -154,13 +164,18 @@ def pair_roles(m: PairMapping, columns) -> dict[str, str]:
     return {str(c): by_column.get(str(c), "ignored") for c in columns}
 
 
-def guess_pair_mapping(columns, winners: list[str] | None = None) -> PairMapping:
-    """The roles guessed from the column names (``winners`` given: those columns hold the votes)."""
+def guess_pair_mapping(columns, winners: list[str] | None = None,
+                       onehot: tuple[str, str, str] | None = None) -> PairMapping:
+    """The roles guessed from the column names (``winners`` given: those columns hold the votes; ``onehot``: the
+    three 0/1 columns of A wins, B wins, tie; Chatbot Arena's three are recognised by their names)."""
     cols = [str(c) for c in columns]
     prompt = _find(cols, PROMPT_NAMES)
     extra = _find([c for c in cols if c != prompt], INPUT_NAMES) if prompt else None
-    if winners:
-        wins = list(winners)
+    found = tuple(_find(cols, (n,)) for n in ONEHOT_NAMES)
+    hot: tuple[str | None, ...] = tuple(onehot) if onehot else (
+        found if all(found) and not winners else (None, None, None))
+    if winners or any(hot):
+        wins = list(winners or [])
     else:
         wide = [c for c in cols if WIDE_WINNER.match(c.strip())]
         one = _find(cols, WINNER_NAMES)
@@ -176,14 +191,15 @@ def guess_pair_mapping(columns, winners: list[str] | None = None) -> PairMapping
                        input=extra, model_a=_find(cols, MODEL_A_NAMES), model_b=_find(cols, MODEL_B_NAMES),
                        pair_id=_find(cols, PAIR_ID_NAMES), turn=_find(cols, TURN_NAMES),
                        annotator=None if len(wins) > 1 else annotator, winners=wins,
-                       prompt_id=_find(cols, PROMPT_ID_NAMES), conversation_a=conv_a, conversation_b=conv_b)
+                       prompt_id=_find(cols, PROMPT_ID_NAMES), conversation_a=conv_a, conversation_b=conv_b,
+                       win_a=hot[0], win_b=hot[1], win_tie=hot[2])
 
 
 def looks_pairwise(columns) -> bool:
     """Whether a table reads as pairwise preferences: a prompt and two outputs (or two conversations, MT-Bench's
     published layout) and at least one winner column."""
     m = guess_pair_mapping(columns)
-    return bool(((m.prompt and m.output_a and m.output_b) or m.conversations) and m.winners)
+    return bool(((m.prompt and m.output_a and m.output_b) or m.conversations) and (m.winners or all(m.onehot)))
 
 
 PAIRWISE_ROUTE = ("its columns read as pairwise preferences (two outputs, or two conversations, and a winner per "
@@ -200,9 +216,17 @@ class PairImport:
         """The CLI's --json document."""
         p = self.dataset.preferences
         models = sorted({s for s in self.dataset.items["system_id"] if s})
+        counts = p["preferred"].value_counts()
         return {"dataset": self.dataset.id, "pairs": int(p["pair_id"].nunique()), "votes": int(len(p)),
+                "outcomes": {k: int(counts.get(k, 0)) for k in ("a", "b", "tie")},
                 "annotators": sorted(p["annotator"].unique().tolist()), "models": models,
                 "warnings": list(self.warnings)}
+
+    def outcome_text(self) -> str:
+        """The votes per outcome, as stored ("39 A, 35 B, 6 tie"): a vote on a pair seen the other way round
+        counts for the output it names in the pair's first orientation."""
+        o = self.summary()["outcomes"]
+        return f"{o['a']} A, {o['b']} B, {o['tie']} tie"
 
 
 def _text(v: Any) -> str:
@@ -213,26 +237,136 @@ def _text(v: Any) -> str:
     return str(v)
 
 
-def _check_roles(m: PairMapping, problems: Problems, columns: list[str]) -> None:
+def _check_roles(m: PairMapping, problems: Problems, columns: list[str], door: str = "cli") -> None:
+    """Every missing or unknown role, said in the words of the door the file came through: the command line's
+    options, or the Data page's role menu (a page's message gives no command-line advice)."""
+    page = door == "page"
     needed = ((("conversation A", m.conversation_a, CONVERSATION_A_NAMES),
                ("conversation B", m.conversation_b, CONVERSATION_B_NAMES)) if m.conversation_a or m.conversation_b
               else (("prompt", m.prompt, PROMPT_NAMES), ("output A", m.output_a, OUTPUT_A_NAMES),
                     ("output B", m.output_b, OUTPUT_B_NAMES)))
     for role, col, names in needed:
         if col is None:
-            problems.add("-", "-", f"no {role} column: name one of {', '.join(names)}", block=Problems.READ)
+            problems.add("-", "-", f"no column has the role {role!r}: choose it in the role menu above" if page
+                         else f"no {role} column: name one of {', '.join(names)}", block=Problems.READ)
     for col in (m.prompt, m.output_a, m.output_b, m.input, m.model_a, m.model_b, m.pair_id, m.turn, m.annotator,
-                m.prompt_id, m.conversation_a, m.conversation_b):
+                m.prompt_id, m.conversation_a, m.conversation_b, *m.onehot, *m.winners):
         if col is not None and col not in columns:
             problems.add("-", col, f"no column {col!r} in the file (columns: {', '.join(columns)})",
                          block=Problems.READ)
-    if not m.winners:
-        problems.add("-", "-", f"no winner column: name one {', '.join(WINNER_NAMES)}, or give --winner COLUMN "
-                               "(several for one column per annotator)", block=Problems.READ)
-    for w in m.winners:
-        if w not in columns:
-            problems.add("-", w, f"--winner names no column of the file (columns: {', '.join(columns)})",
-                         block=Problems.READ)
+    hot = [c for c in m.onehot if c]
+    if hot and len(hot) < 3:
+        problems.add("-", ",".join(hot), "a one-hot vote needs three 0/1 columns (A wins, B wins, tie), "
+                     f"{len(hot)} given: " + (ONEHOT_ROLES_PAGE if page else ONEHOT_CLI), block=Problems.READ)
+    if hot and m.winners:
+        problems.add("-", ",".join(m.winners), "the votes are given twice, as a winner column and as three one-hot "
+                     "columns: keep one of the two", block=Problems.READ)
+    if not m.winners and not hot:
+        problems.add("-", "-", ("no column has the role 'winner' (one per annotator for several), nor the three "
+                                "one-hot roles of Chatbot Arena's layout ('A wins (0/1)', 'B wins (0/1)', 'tie (0/1)'):"
+                                " choose them in the role menu above") if page else
+                     (f"no winner column: name one {', '.join(WINNER_NAMES)}, or give --winner COLUMN (several for "
+                      f"one column per annotator), or {ONEHOT_CLI}"), block=Problems.READ)
+
+
+ONEHOT_CLI = ("--one-hot A_COLUMN,B_COLUMN,TIE_COLUMN for three 0/1 columns (Chatbot Arena's "
+              "--one-hot winner_model_a,winner_model_b,winner_tie, recognised without it by those names)")
+ONEHOT_ROLES_PAGE = ("give the three columns the roles 'A wins (0/1)', 'B wins (0/1)' and 'tie (0/1)' in the role "
+                     "menu above (Chatbot Arena's winner_model_a, winner_model_b, winner_tie)")
+
+
+def _binary_winners(frame: pd.DataFrame, m: PairMapping, problems: Problems, door: str) -> None:
+    """Winner columns holding only 0 and 1, all of them together, are refused: read as winners (1 = A, 2 = B,
+    0 = tie) every B win of a one-hot column would become a tie without a word (a Chatbot Arena file given
+    ``winner_model_a`` as its winner column). One annotator's column of 0 and 1 beside another's 2 (the file's
+    annotator1..k columns, chosen or not) is the 1 / 2 / 0 coding (PandaLM's); only 1s is no problem: both readings
+    say A."""
+    cols = [c for c in m.winners if c in frame.columns]
+    siblings = cols + [str(c) for c in frame.columns if str(c) not in cols and WIDE_WINNER.match(str(c).strip())]
+    values = set().union(*(set(_texts(frame, c).str.strip().unique()) for c in siblings)) - {""} if cols else set()
+    if not ("0" in values and values <= {"0", "1"}):
+        return
+    for col in cols:
+        problems.add("-", col, f"the winner column {col!r} holds only 0 and 1: it reads as one column of a "
+                     "one-hot vote (Chatbot Arena's layout: winner_model_a, winner_model_b, winner_tie, one 1 "
+                     "per row), where 0 means 'not this outcome', not a tie; read as a winner column its 0s "
+                     "would all be ties and no vote would go to B. "
+                     + (ONEHOT_ROLES_PAGE[0].upper() + ONEHOT_ROLES_PAGE[1:] + " instead of 'winner'" if door ==
+                        "page" else "Give " + ONEHOT_CLI + " instead of --winner")
+                     + "; or recode the column as a / b / tie (or 1 / 2 / 0)", block=Problems.READ)
+
+
+_BOOL = {"0": 0, "1": 1, "0.0": 0, "1.0": 1, "false": 0, "true": 1}
+
+
+def onehot_frame(frame: pd.DataFrame, m: PairMapping, problems: Problems) -> tuple[pd.DataFrame, PairMapping]:
+    """The table with one winner column (a / b / tie) decoded from the three one-hot columns, and the mapping that
+    reads it. A cell that is not 0 or 1, or a row without exactly one 1, is a problem naming the row and columns;
+    a row whose three cells are blank is no vote. The decoded column is named after the three, so a problem about a
+    vote names the columns it came from."""
+    cols = list(m.onehot)
+    cells = []
+    for c in cols:
+        text = _texts(frame, c).str.strip().str.lower()
+        codes = text.map(_BOOL)
+        bad = (text != "") & codes.isna()
+        for r in frame.index[problems.first(bad.to_numpy())].tolist():
+            problems.add(int(r), c, f"{frame.at[r, c]!r} is not 0 or 1 (a one-hot vote column)")
+        cells.append((codes.fillna(-1).to_numpy(np.int64), (text == "").to_numpy()))
+    ones = sum((v == 1).astype(int) for v, _ in cells)
+    blank = np.logical_and.reduce([b for _, b in cells])
+    wrong = (ones != 1) & ~blank & np.logical_and.reduce([(v >= 0) | b for v, b in cells])
+    for r, k in zip(frame.index[problems.first(wrong)].tolist(), ones[problems.first(wrong)].tolist()):
+        shown = ", ".join(f"{c} = {_text(frame.at[r, c]) or 'blank'}" for c in cols)
+        problems.add(int(r), cols[0], f"a one-hot vote has exactly one 1 among {', '.join(cols)}; this row has "
+                                      f"{k} ({shown})")
+    name = "/".join(cols)
+    pick = np.select([cells[0][0] == 1, cells[1][0] == 1, cells[2][0] == 1], ["a", "b", "tie"], "")
+    out = frame.copy(deep=False)
+    out[name] = pd.Series(np.where(ones == 1, pick, ""), index=frame.index, dtype="str")
+    return out, replace(m, winners=[name], win_a=None, win_b=None, win_tie=None)
+
+
+def _turns_text(cell: Any) -> str | None:
+    """A JSON list of turns (Chatbot Arena's prompt and response cells: '["first question", "follow-up"]') as
+    readable text: one turn as itself, several as "Turn 1:" ... "Turn k:" (a null turn: "(no text)"); None when
+    the cell is no such list."""
+    if isinstance(cell, np.ndarray):
+        cell = cell.tolist()
+    if isinstance(cell, str):
+        if not cell.lstrip().startswith("["):
+            return None
+        try:
+            cell = json.loads(cell)
+        except ValueError:
+            return None
+    if not isinstance(cell, list) or not cell or not all(t is None or isinstance(t, str) for t in cell):
+        return None
+    turns = ["(no text)" if t is None else t for t in cell]
+    if len(turns) == 1:
+        return turns[0]
+    return "\n\n".join(f"Turn {k}:\n{t}" for k, t in enumerate(turns, start=1))
+
+
+def decode_turn_lists(frame: pd.DataFrame, m: PairMapping) -> tuple[pd.DataFrame, list[str]]:
+    """The prompt and output columns whose every non-blank cell is a JSON list of turns, decoded to text (else the
+    judge would read brackets, quotes and \\n escapes), and the names of the columns decoded."""
+    decoded, out = [], frame
+    for col in dict.fromkeys(c for c in (m.prompt, m.input, m.output_a, m.output_b) if c in frame.columns):
+        cells = frame[col]
+        filled = ~blank_mask(cells)
+        if not filled.any():
+            continue
+        texts = by_unique(cells[filled], _turns_text)
+        if texts.isna().any():
+            continue  # some cell is plain text: the column is text, kept as it is
+        if out is frame:
+            out = frame.copy(deep=False)
+        full = pd.Series("", index=frame.index, dtype=object)
+        full[filled] = texts.to_numpy()
+        out[col] = full.astype("str")
+        decoded.append(col)
+    return out, decoded
 
 
 def _texts(frame: pd.DataFrame, column: str | None) -> pd.Series:
@@ -508,27 +642,35 @@ def _pair_id_elsewhere(given: np.ndarray, key: np.ndarray, ok: np.ndarray, rows:
 def import_pairs(source: Any, *, name: str | None = None, winners: list[str] | None = None,
                  dimension: str = DEFAULT_DIMENSION, filename: str | None = None,
                  table: pd.DataFrame | None = None, owner: str | None = None,
-                 mapping: PairMapping | None = None) -> PairImport:
+                 mapping: PairMapping | None = None, onehot: tuple[str, str, str] | None = None,
+                 door: str = "cli") -> PairImport:
     """Read a pairwise preference file into a Dataset (not saved), or raise DatasetValidationError listing every
     problem (file, row, column). ``owner``: the signed-in user importing it (evalcore.identity.upload_id).
     ``mapping``: the columns' roles as chosen (the Data page's role menu), else guessed from their names (with
-    ``winners`` naming the vote columns). A file of conversations (MT-Bench's human judgments) is read by
-    :mod:`evalcore.importers.conversations`: a question and two answers per record's turn."""
+    ``winners`` naming the vote columns, or ``onehot`` the three 0/1 columns of A wins, B wins, tie). A file of
+    conversations (MT-Bench's human judgments) is read by :mod:`evalcore.importers.conversations`: a question and
+    two answers per record's turn. ``door``: "cli" or "page", whose words the messages use."""
     upload = open_upload(source, filename, table=table)
     frame, problems = upload.frame, upload.problems
     columns = [str(c) for c in frame.columns]
-    m = mapping if mapping is not None else guess_pair_mapping(columns, winners)
-    _check_roles(m, problems, columns)
+    m = mapping if mapping is not None else guess_pair_mapping(columns, winners, onehot)
+    _check_roles(m, problems, columns, door)
+    _binary_winners(frame, m, problems, door)
     upload.raise_if_problems()
-    read_frame, read_m = frame, m
+    read_frame, read_m, decoded = frame, m, []
     if m.conversations:
         from evalcore.importers.conversations import conversation_frame
 
         read_frame, read_m = conversation_frame(frame, m, problems)
         upload.raise_if_problems()
+    else:
+        read_frame, decoded = decode_turn_lists(frame, m)
+    if all(m.onehot):
+        read_frame, read_m = onehot_frame(read_frame, read_m, problems)
+        upload.raise_if_problems()
     t, p, apart = _read_rows(read_frame, read_m, problems, dimension, marker=not m.conversations)
     if not len(p) and not problems:
-        problems.add("-", ",".join(m.winners), "no votes: every winner cell is blank", block=Problems.AFTER)
+        problems.add("-", ",".join(read_m.winners), "no votes: every winner cell is blank", block=Problems.AFTER)
     upload.raise_if_problems()
     digest = hashlib.sha256(upload.data + json.dumps(m.to_dict(), sort_keys=True).encode() + dimension.encode())
     dataset_id = upload_id(digest.hexdigest(), owner)
@@ -538,9 +680,16 @@ def import_pairs(source: Any, *, name: str | None = None, winners: list[str] | N
                          "references": [[] for _ in range(len(t.doc_ids))], "context": ""})
     fname = Path(upload.name).name
     warnings = []
-    blank = len(frame) * len(m.winners) - len(p)
+    blank = len(frame) * len(read_m.winners) - len(p)
     if blank:
-        warnings.append(f"{blank} blank winner cells were taken as no vote")
+        warnings.append(f"{blank} blank winner cells were taken as no vote" if not all(m.onehot) else
+                        f"{blank} rows with blank one-hot cells were taken as no vote")
+    if all(m.onehot):
+        warnings.append(f"votes read from the one-hot columns {', '.join(m.onehot)} (Chatbot Arena's layout: a 1 "
+                        "marks A wins, B wins or a tie)")
+    if decoded:
+        warnings.append(f"the cells of {', '.join(map(repr, decoded))} are JSON lists of turns (Chatbot Arena's "
+                        "layout): decoded to text, several turns marked 'Turn 1:', 'Turn 2:', ...")
     if not m.wide and not m.annotator:
         warnings.append("no annotator column: the votes are anonymous, the k-th vote on a pair is counted as "
                         "annotator 'vote-k'")

@@ -1,0 +1,55 @@
+"""The Data page on LMSYS Chatbot Arena's layout (tests/fixtures/importers/arena_lmsys_train.csv, synthetic, in the
+columns of the Kaggle "lmsys-chatbot-arena" train.csv): offered as pairwise preferences with the three one-hot vote
+columns prefilled as such, imported with the file's own counts (39 A, 35 B, 6 tie); given one of the 0/1 columns as
+the winner, the import is refused with a message about the page's role menu, not the command line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("streamlit")
+
+from tests.test_app_pages import assert_clean, new_app  # noqa: E402
+
+pytestmark = pytest.mark.usefixtures("first_start")
+FIXTURE = Path(__file__).parent / "fixtures" / "importers" / "arena_lmsys_train.csv"
+
+
+def _uploaded():
+    at = new_app()
+    at.run()
+    at.file_uploader(key="upload").upload(FIXTURE.name, FIXTURE.read_bytes(), "text/csv")
+    at.run()
+    assert_clean(at)
+    return at
+
+
+def test_the_arena_layout_is_offered_with_one_hot_roles_and_imports_its_counts():
+    at = _uploaded()
+    assert at.radio(key="upload_holds").value == "pairwise preferences"
+    roles = {c: at.selectbox(key=f"pairrole_{c}").value for c in
+             ("prompt", "response_a", "response_b", "model_a", "model_b", "winner_model_a", "winner_model_b",
+              "winner_tie")}
+    assert roles == {"prompt": "prompt", "response_a": "output A", "response_b": "output B", "model_a": "model A",
+                     "model_b": "model B", "winner_model_a": "A wins (0/1)", "winner_model_b": "B wins (0/1)",
+                     "winner_tie": "tie (0/1)"}
+    at.button(key="import_pairs").click().run()
+    assert_clean(at)
+    done = " ".join(str(s.value) for s in at.success)
+    assert "80 pairs, 80 votes" in done and "votes 39 A, 35 B, 6 tie" in done, done
+    warned = " ".join(str(w.value) for w in at.warning).replace("\\", "")  # Markdown escapes
+    assert "one-hot" in warned and "JSON lists of turns" in warned
+
+
+def test_a_zero_one_winner_column_is_refused_in_the_pages_words():
+    at = _uploaded()
+    at.selectbox(key="pairrole_winner_model_a").set_value("winner").run()
+    at.selectbox(key="pairrole_winner_model_b").set_value("ignored").run()
+    at.selectbox(key="pairrole_winner_tie").set_value("ignored").run()
+    at.button(key="import_pairs").click().run()
+    errors = " ".join(str(e.value) for e in at.error).replace("\\", "")  # Markdown escapes
+    assert "holds only 0 and 1" in errors and "one-hot" in errors and "role menu" in errors, errors
+    assert "--winner" not in errors and "--one-hot" not in errors and "give --" not in errors
+    assert not at.success
