@@ -106,7 +106,8 @@ def _how_to_send(choice, store) -> dict[str, Any]:
         "More replicas of this model (optional, one base URL per line)", key="replicas", height=68,
         placeholder="http://gpu2:8000/v1", help="Several servers of the same model without a load balancer: each "
                                                 "request goes to the one with the fewest outstanding requests; a "
-                                                "failing one is drained. The first URL (above) keys the cache.")
+                                                "failing one is drained. Each reply is cached under the server "
+                                                "that gave it.")
     opts["use_batch"] = bool(c7.checkbox(
         "Use the OpenAI Batch API", key=url.key("use_batch", False),
         help="Half price; results within 24 hours. The batch ids are kept with the run: you may close the app and "

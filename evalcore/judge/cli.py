@@ -311,7 +311,8 @@ def _endpoint_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", required=True, help="model name (Azure: the deployment name)")
     p.add_argument("--base-url", action="append",
                    help="the endpoint's base URL (default: the provider preset's); score: repeat it for several "
-                        "replicas of one model (least-outstanding-requests routing; the first keys the cache)")
+                        "replicas of one model (least-outstanding-requests routing; each reply cached under the replica "
+                        "that gave it)")
     p.add_argument("--provider", default="openai", choices=PROVIDERS,
                    help="the provider's preset: base URL, key variable, documented contract (docs/providers.md)")
     p.add_argument("--reasoning-effort", help="reasoning judges: the effort asked for (none, minimal, low, medium, "

@@ -124,6 +124,8 @@ class RequestFailed(RuntimeError):
         self.recorded = recorded
         # an HTTP 4xx error's own fields (status, param, code, message): what evalcore.judge.contract learns from
         self.refusal = refusal
+        # the replica that gave this failure (evalcore.judge.routing); "" when not one of a replica set's members
+        self.answered_by = ""
 
 
 class EndpointUnusable(RuntimeError):

@@ -4,7 +4,8 @@ A probe request the endpoint answers is cached like any request (``cache`` table
 REJECTS (HTTP 400/404/405/422/501: the parameter or the route is not supported, e.g. no ``/v1/completions`` for the
 echo probe) is remembered too, in ``probe_failures``, with its reason: without it, every run against an endpoint
 without echo would send the echo probe again, and a fully cached repeat run would not be free. Transient failures
-(429, 5xx, timeouts) are never remembered. ``refresh=True`` (``--reprobe``) asks again and replaces both kinds.
+(429, 5xx, timeouts) are never remembered. ``refresh=True`` (``--reprobe``) asks again and replaces both kinds. Both kinds are stored under the endpoint that
+gave them: with replicas, under the replica that answered or rejected the request (``CachedSender.source``).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from evalcore.judge.client import RequestFailed
-from evalcore.store import Store
+from evalcore.store import Store, request_key
 from evalcore.types import Request, Response
 
 NOT_SUPPORTED = ("HTTP 400", "HTTP 404", "HTTP 405", "HTTP 422", "HTTP 501")
@@ -43,12 +44,12 @@ class ProbeSender:
 
     async def __call__(self, request: Request) -> Response:
         s = self.sender
-        key = s.key(request, probe=True)  # as the endpoint's learned contract shapes it (evalcore.judge.contract)
+        shaped = s.shaped(request, probe=True)  # as the endpoint's learned contract shapes it (evalcore.judge.contract)
         if not self.refresh:
             hit = s.lookup(request, probe=True)
             if hit is not None:
                 return hit
-            reason = cached_failure(s.store, key)
+            reason = s.probe_failure(request)  # any member's (a replica set's), the first endpoint's first
             if reason is not None:
                 raise RequestFailed(reason)
         if s.client is None:
@@ -57,14 +58,15 @@ class ProbeSender:
         try:
             resp = await (s.refresh(request, probe=True) if self.refresh else s.send_and_cache(request, probe=True))
         except RequestFailed as e:
-            if e.reason.startswith(NOT_SUPPORTED):
+            who = s.source(e)  # the endpoint that rejected it: a replica's rejection is its own
+            if e.reason.startswith(NOT_SUPPORTED) and who is not None:
                 # keyed as finally shaped: the refusal may have taught the contract something on the way
-                key = s.key(request, probe=True)
-                remember_failure(s.store, key, endpoint=s.identity, request=s.shaped(request, probe=True).params(),
-                                 reason=e.reason)
+                remember_failure(s.store, s.key(request, probe=True, identity=who), endpoint=who,
+                                 request=s.shaped(request, probe=True).params(), reason=e.reason)
             raise
         if self.refresh:
-            forget_failure(s.store, key)
+            who = s.source(resp) or s.identity
+            forget_failure(s.store, request_key(who, shaped.params()))
         return resp
 
 

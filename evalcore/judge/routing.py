@@ -10,10 +10,13 @@
   (no new work) and tried again after ``cooldown_s`` with a single request. A 429 is not a failure of the endpoint:
   the request is routed again (possibly to the same endpoint, whose limiter now paces it) and nothing is drained.
   The run fails a request only when every endpoint is drained or after ``max_failovers`` further attempts;
-* **provenance**: each response carries ``answered_by`` (the base URL that answered), which the engine records.
+* **provenance**: each response carries ``answered_by`` (the base URL that answered), which the engine records,
+  and so does a failure one member gave (a refusal naming a parameter, a rejected probe request).
 
-Replicas are assumed to serve the same model: cache keys use the FIRST endpoint's identity, so a later run with the
-same list (first endpoint first) is served from the cache.
+Replicas are assumed to serve the same model, but a replica may be anyone's server: every reply and every refusal is
+stored under the identity of the endpoint that gave it (``runner.CachedSender.source``), and a run of the set reads
+every member's. A later run with the same list is served from the cache; a run on one of the endpoints alone reads
+that endpoint's own replies only, never another member's.
 """
 
 from __future__ import annotations
@@ -130,6 +133,7 @@ class EndpointPool:
             except RequestFailed as e:
                 m.failed += 1
                 last = e
+                e.answered_by = m.endpoint.base_url  # who refused: its refusal is stored under its own identity
                 if not e.retryable:
                     if half_open:
                         m.probing = False
@@ -174,7 +178,7 @@ class EndpointPool:
 
 def make_client(endpoint: Endpoint | list[Endpoint], *, api_key: str | None = None, concurrency: int = 16,
                 max_retries: int = 6, timeout_s: float = 60.0) -> tuple[Endpoint, Any]:
-    """(the endpoint whose identity keys the cache, a JudgeClient or, for several endpoints, an EndpointPool)."""
+    """(the first endpoint, a JudgeClient or, for several endpoints, an EndpointPool)."""
     eps = list(endpoint) if isinstance(endpoint, (list, tuple)) else [endpoint]
     if len(eps) == 1:
         return eps[0], JudgeClient(eps[0], api_key=api_key, concurrency=concurrency, max_retries=max_retries,

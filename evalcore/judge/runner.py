@@ -355,18 +355,31 @@ class CachedSender:
     (``evalcore.judge.contract``), and keyed as shaped: the key names the variant actually sent. A refusal naming
     a parameter teaches the contract (stored with the probe cache) and the request is sent again as the contract
     now shapes it. Until one request has gone through, requests go one at a time, so a refused parameter costs one
-    refusal, not one per request in flight."""
+    refusal, not one per request in flight.
+
+    Replicas (``replicas``: the endpoints after the first of an ``EndpointPool``): every reply and every refusal is
+    stored under the endpoint that gave it (``source``), never under the first one's identity, and the cache and
+    the contract are read from every member's. A user who adds his own server as a replica of the operator's
+    endpoint therefore writes nothing a run on the operator's endpoint alone reads (its replies, its refusals, its
+    probe's answers stay his server's)."""
 
     MAX_LEARNING = 4  # refusals one request may teach before it fails (max_tokens, temperature, top_p, one more)
 
     def __init__(self, client: JudgeClient | None, store: Store, endpoint: Endpoint, *,
-                 options: RequestOptions | None = None) -> None:
+                 options: RequestOptions | None = None, replicas: Iterable[Endpoint] = ()) -> None:
         self.client = client
         self.store = store
         self.endpoint = endpoint
         self.identity = endpoint.identity()
+        # each member's identity by the base URL a reply names (``Response.answered_by``); the first's first
+        self.members: dict[str, dict[str, Any]] = {}
+        self.identities: list[dict[str, Any]] = []
+        for e in [endpoint, *replicas]:
+            self.members.setdefault(e.base_url, e.identity())
+            if e.identity() not in self.identities:
+                self.identities.append(e.identity())
         self.options = options or RequestOptions()
-        self.contract = Contract.from_rows(store.contract_rules(self.identity))
+        self.contract = Contract.from_rows([r for i in self.identities for r in store.contract_rules(i)])
         self.refusals = 0  # refusals met (each one taught the contract something)
         self.paused: str | None = None  # a refusal with no documented substitute: why the run pauses
         self._inflight: dict[str, asyncio.Future] = {}
@@ -377,14 +390,49 @@ class CachedSender:
         """The request as it is sent: the spec's reasoning options, then the endpoint's contract."""
         return self.contract.adapt(self.options.apply(request, probe=probe))
 
-    def key(self, request: Request, *, probe: bool = False) -> str:
-        return request_key(self.identity, self.shaped(request, probe=probe).params())
+    def key(self, request: Request, *, probe: bool = False, identity: dict[str, Any] | None = None) -> str:
+        """The request's cache key under ``identity`` (default: the first endpoint's)."""
+        return request_key(identity or self.identity, self.shaped(request, probe=probe).params())
+
+    def source(self, answer: Any) -> dict[str, Any] | None:
+        """The identity of the endpoint that gave ``answer`` (a reply or a ``RequestFailed``): where it is stored.
+        A replica's own, never the first endpoint's; None for a replica set's failure that no member gave (a rule
+        known before, all members drained): nothing to store."""
+        url = getattr(answer, "answered_by", None)
+        if url:
+            return self.members.get(url) or dataclasses.replace(self.endpoint, base_url=url).identity()
+        return None if len(self.identities) > 1 else self.identity
 
     def lookup(self, request: Request, *, probe: bool = False) -> Response | None:
-        hit = self.store.cache_get(self.key(request, probe=probe))
-        if hit is None:
-            return None
-        return response_from_dict(hit["response"], latency_s=hit["latency_s"] or 0.0, cached=True)
+        """A cached reply of any member (the first endpoint's first), or None."""
+        for identity in self.identities:
+            hit = self.store.cache_get(self.key(request, probe=probe, identity=identity))
+            if hit is not None:
+                return response_from_dict(hit["response"], latency_s=hit["latency_s"] or 0.0, cached=True)
+        return None
+
+    def hits(self, by_key: dict[str, Request]) -> set[str]:
+        """The keys of ``by_key`` (``key``'s, under the first endpoint) whose request some member's cached reply
+        answers."""
+        found = self.store.cache_has(list(by_key))
+        for identity in self.identities[1:]:
+            other = {self.key(r, identity=identity): k for k, r in by_key.items() if k not in found}
+            found |= {other[k] for k in self.store.cache_has(list(other))}
+        return found
+
+    def probe_failure(self, request: Request) -> str | None:
+        """Why some member rejected this probe request before (``evalcore.judge.probes``), or None."""
+        for identity in self.identities:
+            reason = self.store.probe_failure(self.key(request, probe=True, identity=identity))
+            if reason is not None:
+                return reason
+        return None
+
+    def forget_contract(self) -> None:
+        """Forget what every member was found to refuse (a re-probe)."""
+        for identity in self.identities:
+            self.store.forget_contract(identity)
+        self.contract = Contract()
 
     async def fetch(self, request: Request, *, probe: bool = False) -> tuple[Response, dict[str, Any] | None]:
         """(response, cache entry to write or None when it came from the cache)."""
@@ -411,9 +459,15 @@ class CachedSender:
         finally:
             self._inflight.pop(key, None)
         fut.set_result(resp)
-        entry = {"key": request_key(self.identity, sent.params()), "endpoint": self.identity,
-                 "request": sent.params(), "response": response_to_dict(resp), "latency_s": resp.latency_s}
-        return resp, entry
+        return resp, self._entry(resp, sent)
+
+    def _entry(self, resp: Response, sent: Request) -> dict[str, Any]:
+        """The cache entry of a reply: under the endpoint that gave it."""
+        identity = self.source(resp)
+        if identity is None:
+            raise RequestFailed("a replica's reply that names no endpoint: not stored")
+        return {"key": request_key(identity, sent.params()), "endpoint": identity, "request": sent.params(),
+                "response": response_to_dict(resp), "latency_s": resp.latency_s}
 
     async def _send(self, request: Request, *, probe: bool = False) -> tuple[Response, Request]:
         """Send the shaped request; learn from a refusal naming a parameter and send it again, reshaped.
@@ -435,7 +489,7 @@ class CachedSender:
                 room = reasoning_room(resp, sent, self.options)
                 if room is not None:  # the judge reasons: this and every later request get room for it
                     if self.contract.rules.get("reasoning") != room:
-                        self._learn(room, probe=probe)
+                        self._learn(room, probe=probe, source=self.source(resp))
                     if self.shaped(request, probe=probe) != sent:
                         continue
                 self._settled = True
@@ -446,27 +500,30 @@ class CachedSender:
                     self._settled = True  # not a contract question: nothing to learn by going one at a time
                     raise
                 self.refusals += 1
-                self._learn(rule, probe=probe)
+                self._learn(rule, probe=probe, source=self.source(e))
                 if rule.action in (CAPABILITY, NO_SUBSTITUTE) or self.shaped(request, probe=probe) == sent:
                     raise
         raise RequestFailed(f"the endpoint kept refusing the request after {self.MAX_LEARNING} adaptations")
 
-    def _learn(self, rule: Rule, *, probe: bool) -> None:
+    def _learn(self, rule: Rule, *, probe: bool, source: dict[str, Any] | None) -> None:
+        """Shape this run's requests by ``rule`` from now on, and remember it for the endpoint that taught it
+        (``source``; a replica's rule is its own, never the first endpoint's)."""
         if rule.action == NO_SUBSTITUTE:
             if not probe:  # a probe request that is refused only lacks that capability
                 self.paused = self.paused or pause_message(rule, self.endpoint.model, self.endpoint.base_url)
             return
-        if self.contract.learn(rule):
-            self.store.remember_contract_rule(request_key(self.identity, {"kind": "contract", "param": rule.param}),
-                                              endpoint=self.identity, rule=rule.as_dict())
+        if self.contract.learn(rule) and source is not None:
+            self.store.remember_contract_rule(request_key(source, {"kind": "contract", "param": rule.param}),
+                                              endpoint=source, rule=rule.as_dict())
 
     async def refresh(self, request: Request, *, probe: bool = False) -> Response:
         """Ask the endpoint even if the cache has an answer, and replace the cached one (a fresh capability probe)."""
         if self.client is None:
             raise RequestFailed("no client to ask")
         resp, sent = await self._send(request, probe=probe)
-        self.store.cache_put(request_key(self.identity, sent.params()), endpoint=self.identity,
-                             request=sent.params(), response=response_to_dict(resp), latency_s=resp.latency_s)
+        e = self._entry(resp, sent)
+        self.store.cache_put(e["key"], endpoint=e["endpoint"], request=e["request"], response=e["response"],
+                             latency_s=e["latency_s"])
         return resp
 
     async def send_and_cache(self, request: Request, *, probe: bool = False) -> Response:
@@ -540,8 +597,7 @@ async def _plan(m: Any, config: Any, sender: CachedSender, capabilities: Capabil
         # for a server whose settings changed behind the same URL and model.
         # A rejected probe request (no echo, no completions route) is remembered too (evalcore.judge.probes).
         if reprobe:  # the server's settings may have changed: what it refused is asked again too
-            sender.store.forget_contract(sender.identity)
-            sender.contract = Contract()
+            sender.forget_contract()
         caps = await probe_or_explain(client, ProbeSender(sender, refresh=reprobe))
     caps = sender.contract.restrict(caps)  # what the endpoint refused outright (evalcore.judge.contract)
     planned, note = m.plan(config, caps)  # raises UnsupportedByEndpoint when there is no fallback
@@ -730,13 +786,14 @@ class ScoringRun:
                                                                spec.config)
         endpoint = options.endpoint
         self.endpoints = list(endpoint) if isinstance(endpoint, (list, tuple)) else [endpoint]
-        if client is None:  # several endpoints: an EndpointPool (evalcore.judge.routing); the first keys the cache
+        if client is None:  # several endpoints: an EndpointPool (evalcore.judge.routing)
             self.endpoint, self.client = make_client(self.endpoints, api_key=options.api_key,
                                                      concurrency=options.concurrency,
                                                      max_retries=options.max_retries, timeout_s=options.timeout_s)
         else:
             self.endpoint, self.client = self.endpoints[0], client
-        self.sender = CachedSender(self.client, self.store, self.endpoint, options=request_options(spec))
+        self.sender = CachedSender(self.client, self.store, self.endpoint, options=request_options(spec),
+                                   replicas=self.endpoints[1:] if client is None else ())
         self.concurrency, self.limit, self.pairs = options.concurrency, spec.limit, spec.pairs
         self.schedule, self.max_retries, self.timeout_s = options.schedule, options.max_retries, options.timeout_s
         self.capabilities, self.reprobe = options.capabilities, options.reprobe
@@ -1060,8 +1117,8 @@ def score_dataset(spec: ScoringSpec, options: EngineOptions, *, store: Store | N
     selection, "all" | [(system_a, system_b), ...] | {"sample": k, "seed": s}; ``run_id``, an existing id resumes
     that run. From the options: ``reprobe`` probes the endpoint's capabilities again instead of reusing the cached
     probe; ``endpoint`` may be a list of endpoints serving the same model (replicas): requests are routed to the one
-    with the fewest outstanding requests, a failing one is drained (``evalcore.judge.routing``), the first keys the
-    cache; ``schedule`` "prefix" (default) sends the requests sharing the longest prompt prefix together (one
+    with the fewest outstanding requests, a failing one is drained (``evalcore.judge.routing``), each reply is
+    cached under the replica that gave it; ``schedule`` "prefix" (default) sends the requests sharing the longest prompt prefix together (one
     document's items while the server's prefix cache is hot), "as-given" keeps the dataset's order.
     ``cancel``: set it to stop; finished judgments are kept and the run is marked "cancelled".
     Raises ``UnsupportedByEndpoint`` when the method needs a capability the endpoint lacks and has no fallback."""
@@ -1086,9 +1143,12 @@ def estimate(spec: ScoringSpec, options: EngineOptions, *, store: Store | None =
     bound: replies usually stop earlier). The config is planned against ``capabilities``, else against the
     endpoint's probe results if an earlier run left them in the cache, else taken as requested (noted)."""
     store = store or default_store()
-    endpoint = options.first_endpoint  # replicas: the first one's identity keys the cache
+    endpoint = options.first_endpoint
+    replicas = list(options.endpoint[1:]) if isinstance(options.endpoint, (list, tuple)) else []
     m, dims, crit, requested = resolve(spec.method, spec.dimensions, spec.criteria, spec.config)
-    sender = CachedSender(None, store, endpoint, options=request_options(spec))
+    # every member's cached replies count (a replica set reads them all); given the first endpoint alone, what a
+    # replica answered is not counted: the estimate is then an upper bound
+    sender = CachedSender(None, store, endpoint, options=request_options(spec), replicas=replicas)
     note = ""
     caps = options.capabilities if options.capabilities is not None else cached_probe(sender)
     caps = sender.contract.restrict(caps) if caps is not None else None
@@ -1105,7 +1165,7 @@ def estimate(spec: ScoringSpec, options: EngineOptions, *, store: Store | None =
         reqs += [sender.shaped(r) for r in m.build_requests(t, crit[t.dimension], planned)]
     keys = [sender.key(r) for r in reqs]
     uniq = dict(zip(keys, reqs))  # identical requests are sent once (the second is a cache hit)
-    hits = store.cache_has(list(uniq))
+    hits = sender.hits(uniq)
     prompt_tokens = completion_tokens = 0
     for k, r in uniq.items():
         if k in hits:
