@@ -305,6 +305,35 @@ def cmd_import_verdicts(args: argparse.Namespace) -> int:
     return 0
 
 
+# ------------------------------------------------------------------------------------------------ delete-dataset
+
+
+def cmd_delete_dataset(args: argparse.Namespace) -> int:
+    """Delete an imported dataset and everything the store keeps for it (Store.delete_dataset). The command line is
+    the operator's, as on a lab server: it may delete any upload (the Data page lets only the uploader)."""
+    from evalcore.store import Store, default_store
+    from evalcore.views.data import footprint_sentence
+
+    store = Store(args.db) if args.db else default_store()
+    found = store.find_datasets(args.dataset)
+    if len(found) != 1:
+        raise CommandError(f"no imported dataset has the id or name {args.dataset!r} in {store.path} (a bundled "
+                           "dataset cannot be deleted; `datasets` lists them all)" if not found else
+                           f"{len(found)} imported datasets are named {args.dataset!r}: give one id of "
+                           f"{', '.join(found)}")
+    dataset_id, name = found[0], store.dataset_name(found[0])
+    if not args.yes:
+        raise CommandError(footprint_sentence(repr(name), dataset_id, store.dataset_footprint(dataset_id))
+                           + " Run again with --yes to delete it.")
+    gone = store.delete_dataset(dataset_id)
+    if args.json:
+        print(json.dumps({"deleted": dataset_id, "name": name, **gone}, indent=2, ensure_ascii=False))
+        return 0
+    print(f"deleted dataset {name!r} ({dataset_id}): " + ", ".join(f"{n} {what.replace('_', ' ')}"
+                                                                    for what, n in gone.items()))
+    return 0
+
+
 # ---------------------------------------------------------------------------------------------------- export-run
 
 
@@ -384,3 +413,11 @@ def register(sub: Any) -> None:
     g.add_argument("--without-dataset", dest="with_dataset", action="store_false")
     e.add_argument("--json", action="store_true")
     e.set_defaults(func=cmd_export_run)
+
+    x = sub.add_parser("delete-dataset", help="delete an imported dataset and everything kept for it (its runs, "
+                                              "labels, criteria versions, splits); not a bundled one")
+    x.add_argument("dataset", help="the imported dataset's id, or its name when no other upload has it")
+    x.add_argument("--yes", action="store_true", help="delete (without it: say what would be deleted, delete nothing)")
+    x.add_argument("--db", help="SQLite store (default $EVALCORE_DB or ~/.evalcore/evalcore.db)")
+    x.add_argument("--json", action="store_true")
+    x.set_defaults(func=cmd_delete_dataset)

@@ -24,6 +24,8 @@ may_upload = not identity.sign_in_configured() or identity.owner() is not None
 # Orientation on first open (issue 18.15): what is loaded, where the answer is, how to bring your own.
 st.info(data_views.orientation(ds, len(ctx.run_ids), may_upload=may_upload).text, icon=":material/info:")
 upload_ui.messages()
+if (deleted := st.session_state.pop("_data_deleted", None)) is not None:  # delete_section's, before its rerun
+    render.blocks([deleted])
 
 # ----------------------------------------------------------------------------------------------------- upload
 intro = data_views.upload_notes(may_upload=may_upload)
@@ -63,6 +65,27 @@ def share_toggles(entry: dict) -> None:
         identity.offer_toggle(runs_offer, share_runs)
 
 
+def delete_section() -> None:
+    """"Delete this dataset" for an upload: what it deletes, its id typed to confirm, then the deletion (the store
+    checks again who may: the uploader, or anyone on a machine without sign-in)."""
+    offer = data_views.delete_offer(store, ds, identity.viewer()) if store is not None else None
+    if offer is None:  # a bundled dataset
+        return
+    with st.expander("Delete this dataset"):
+        render.blocks([offer.what] + ([offer.why_not] if offer.why_not else []))
+        typed = st.text_input(f"Type the dataset's id, {offer.confirm}, to confirm", key="delete_confirm",
+                              disabled=not offer.allowed)
+        if st.button("Delete this dataset", key="delete_dataset", disabled=not offer.allowed or
+                     typed.strip() != offer.confirm):
+            done = data_views.delete_dataset(store, ds.id, identity.viewer())
+            if done.kind == "success":  # the sidebar opens the default dataset: this one is gone
+                ui.forget_runs()
+                ui.load_dataset.clear()
+                st.session_state["_data_deleted"] = done
+                st.rerun()
+            render.blocks([done])
+
+
 st.divider()
 st.subheader("Dataset in use")
 st.text(f"{ds.name}  ·  {ds.task}  ·  id {ds.id}")
@@ -70,6 +93,7 @@ owned = sharing.dataset_owner(ui.dataset_list(), ds.id)
 if owned is not None:
     st.text(sharing.dataset_owner_line(owned))
     share_toggles(owned)
+delete_section()
 if ds.description:
     st.text(ds.description)
 render.blocks(data_views.overview(ds))

@@ -29,7 +29,7 @@ GROUPS: list[tuple[str, str, list[str]]] = [
      "provider supports: [providers.md](providers.md).", ["check-judge", "score", "steps", "batch", "export"]),
     ("Bring your own data, move runs between stores", "Formats, column roles, pairwise files and the `--json` keys: "
      "[data.md](data.md).", ["import-dataset", "import-run", "import-pairs", "import-verdicts", "export-run",
-                             "labels"]),
+                             "labels", "delete-dataset"]),
     ("Improve the judge", "The loop, its steps and `--json` keys: [improve.md](improve.md).", ["align"]),
 ]
 
@@ -55,6 +55,7 @@ EXAMPLES: dict[str, str] = {
     "import-verdicts": "python -m evalcore import-verdicts verdicts.csv --dataset DATASET_ID --name \"my judge\" --json",
     "export-run": "python -m evalcore export-run RUN_ID --out run.jsonl --json",
     "labels": "python -m evalcore labels export labels.csv --dataset summeval",
+    "delete-dataset": "python -m evalcore delete-dataset \"my study\" --yes",
     "align": "python -m evalcore align --dataset summeval --dimension coherence --method geval \\\n"
              "       --provider openai --model gpt-4o-mini --sample-docs 24 --json",
 }

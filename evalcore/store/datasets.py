@@ -10,12 +10,23 @@ from typing import Any
 import pandas as pd
 
 from evalcore import model
-from evalcore.model import Dataset, Dimension, empty_frame
+from evalcore.model import Dataset, Dimension, counted, empty_frame
 from evalcore.identity import Viewer
 from evalcore.store.connection import Connection, dumps, now
 from evalcore.store.owners import visible_sql
 
 FRAMES = ("documents", "items", "human_scores", "annotations", "preferences")
+# What deleting a dataset deletes, counted before it is deleted: one query each, keyed by the dataset's id.
+_RUNS_OF = "SELECT run_id FROM runs WHERE dataset_id = ?"
+_FOOTPRINT_SQL = {
+    "runs": "SELECT count(*) FROM runs WHERE dataset_id = ?",
+    "judgments": f"SELECT count(*) FROM judgments WHERE run_id IN ({_RUNS_OF})",
+    "comparisons": f"SELECT count(*) FROM comparisons WHERE run_id IN ({_RUNS_OF})",
+    "labels": "SELECT count(*) FROM labels WHERE dataset_id = ?",
+    "criteria": "SELECT count(*) FROM criteria WHERE dataset_id = ?",
+    "splits": "SELECT count(*) FROM splits WHERE dataset_id = ?",
+    "final_checks": "SELECT count(*) FROM final_checks WHERE dataset_id = ?",
+}
 
 
 def _frame_to_blob(frame: pd.DataFrame) -> bytes:
@@ -82,6 +93,18 @@ class DatasetsStore(Connection):
                        description=d["description"] or "", citation=d["citation"] or "", origin=d["origin"] or "",
                        meta=json.loads(d["meta"] or "{}"), **frames)
 
+    def find_datasets(self, id_or_name: str) -> list[str]:
+        """The ids of the imported datasets whose id is ``id_or_name`` (that one alone), else whose name is."""
+        if self.has_dataset(id_or_name):
+            return [id_or_name]
+        return [r[0] for r in self.conn.execute("SELECT id FROM datasets WHERE name = ? ORDER BY id", (id_or_name,))]
+
+    def dataset_name(self, dataset_id: str) -> str:
+        row = self.conn.execute("SELECT name FROM datasets WHERE id = ?", (dataset_id,)).fetchone()
+        if row is None:
+            raise KeyError(f"no imported dataset {dataset_id!r} in {self.path}")
+        return str(row[0] or dataset_id)
+
     def has_dataset(self, dataset_id: str) -> bool:
         return self.conn.execute("SELECT 1 FROM datasets WHERE id = ?", (dataset_id,)).fetchone() is not None
 
@@ -99,6 +122,61 @@ class DatasetsStore(Connection):
                         "owner": owner or "", "shared": bool(shared)})
         return out
 
-    def delete_dataset(self, dataset_id: str) -> None:
+    def dataset_footprint(self, dataset_id: str) -> dict[str, int]:
+        """What the store keeps for an imported dataset, counted per kind (DATASET_FOOTPRINT): what deleting it
+        deletes. KeyError when no imported dataset has that id (a bundled one is not in the store)."""
+        if not self.has_dataset(dataset_id):
+            raise KeyError(f"no imported dataset {dataset_id!r} in {self.path} (a bundled dataset cannot be deleted)")
+        return {what: int(self.conn.execute(sql, (dataset_id,)).fetchone()[0])
+                for what, sql in _FOOTPRINT_SQL.items()}
+
+    def others_relying_on(self, dataset_id: str, user: str | None) -> dict[str, int]:
+        """Runs and labels on the dataset that are not ``user``'s own (another user's, or written without sign-in):
+        what a signed-in user may not delete with their upload."""
+        runs = self.conn.execute("SELECT count(*) FROM runs WHERE dataset_id = ? AND COALESCE(owner, '') != ?",
+                                 (dataset_id, user or "")).fetchone()[0]
+        labels = self.conn.execute("SELECT count(*) FROM labels WHERE dataset_id = ? AND COALESCE(owner, '') != ?",
+                                   (dataset_id, user or "")).fetchone()[0]
+        return {"runs": int(runs), "labels": int(labels)}
+
+    def delete_dataset(self, dataset_id: str, *, by: Viewer | None = None) -> dict[str, int]:
+        """Delete an imported dataset and everything the store keeps for it (its runs with their judgments,
+        comparisons, draws, answers, leases and batches; labels and their sharing; criteria versions; splits and
+        their final checks), in one transaction; what was deleted (``dataset_footprint``). The response cache and
+        the spending record stay (they are not the dataset's).
+
+        ``by`` None is the operator (the command line; a laptop without sign-in): any imported dataset. A signed-in
+        viewer may delete only an upload of their own, and only while no one else's run or labels rely on it
+        (PermissionError naming what does: the operator may delete it). KeyError when there is no such upload."""
+        footprint = self.dataset_footprint(dataset_id)
+        if by is not None:
+            self.may_delete_dataset(dataset_id, by)
+        run_ids = [r[0] for r in self.conn.execute("SELECT run_id FROM runs WHERE dataset_id = ?", (dataset_id,))]
         with self.write() as c:
+            for start in range(0, len(run_ids), 500):  # SQLite's bound on a statement's parameters
+                chunk = run_ids[start:start + 500]
+                marks = ",".join("?" * len(chunk))
+                for t in ("judgments", "comparisons", "draws", "answers", "leases", "batches"):
+                    c.execute(f'DELETE FROM "{t}" WHERE run_id IN ({marks})', chunk)
+            for t in ("runs", "labels", "label_shares", "criteria", "final_checks", "splits"):
+                c.execute(f'DELETE FROM "{t}" WHERE dataset_id = ?', (dataset_id,))
             c.execute("DELETE FROM datasets WHERE id = ?", (dataset_id,))
+        return footprint
+
+    def may_delete_dataset(self, dataset_id: str, by: Viewer) -> None:
+        """PermissionError saying why the signed-in viewer ``by`` may not delete the dataset (see delete_dataset)."""
+        owner, _shared = self.conn.execute("SELECT owner, shared FROM datasets WHERE id = ?", (dataset_id,)).fetchone()
+        if not by.user:
+            raise PermissionError("sign in to delete a dataset: only its uploader (or the server's operator) may")
+        if not owner:
+            raise PermissionError(f"dataset {dataset_id!r} was imported without sign-in, so it is everyone's: only "
+                                  "the server's operator may delete it (python -m evalcore delete-dataset)")
+        if owner != by.user:
+            raise PermissionError(f"dataset {dataset_id!r} was uploaded by another user: only they (or the server's "
+                                  "operator) may delete it")
+        others = self.others_relying_on(dataset_id, by.user)
+        if any(others.values()):
+            raise PermissionError(
+                f"dataset {dataset_id!r} holds {counted(others['runs'], 'run')} and {counted(others['labels'], 'label')} "
+                "of other users (or made without sign-in): deleting it would delete their work; the server's "
+                "operator may (python -m evalcore delete-dataset)")

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 
-from evalcore.model import Dataset
+from evalcore.model import Dataset, counted
 from evalcore.views.blocks import Block, Figure, Heading, Metric, Metrics, Note, Table
 from evalcore.views.format import esc
 
@@ -283,3 +285,57 @@ def agreement_blocks(dataset_id: str, alpha: pd.DataFrame) -> list[Block]:
             Figure(agreement_figure(alpha), "agreement"),
             Note("Alpha per annotator group at each dimension's level (column level: interval, ordinal, or nominal "
                  "for binary and nominal labels); 95% CIs resample items.", "caption")]
+
+
+# ------------------------------------------------------------------------------------------------------- delete
+
+
+@dataclass(frozen=True)
+class DeleteOffer:
+    """The Data page's "Delete this dataset" for an upload: what deleting it deletes (``what``, Markdown-escaped),
+    whether this session may (``allowed``; ``why_not`` says why not), and the text to type to confirm."""
+
+    what: Note
+    allowed: bool
+    confirm: str
+    why_not: Note | None = None
+
+
+def footprint_sentence(name: str, dataset_id: str, footprint: dict[str, int]) -> str:
+    """What deleting a dataset deletes, in words (``Store.dataset_footprint``)."""
+    f = footprint
+    splits = counted(f["splits"], "development / test split")
+    if f["splits"]:
+        splits += f" (with {counted(f['final_checks'], 'final check')})"
+    return (f"Deleting {name} (id {dataset_id}) deletes it and everything kept for it in the store: "
+            f"{counted(f['runs'], 'judge run')} ({counted(f['judgments'] + f['comparisons'], 'judgment')}), "
+            f"{counted(f['labels'], 'label')} made on the Label page, {counted(f['criteria'], 'criteria version')} "
+            f"and {splits}. It cannot be undone; the bundled datasets are never deleted.")
+
+
+def delete_offer(store: Any, dataset: Dataset, viewer: Any) -> DeleteOffer | None:
+    """The offer for the dataset in use, or None when it is no upload (a bundled dataset). ``viewer``: the
+    session's (``pages/_identity.viewer``): None without sign-in (the machine's user may delete any upload),
+    else only the uploader, while no one else's work relies on it (``Store.delete_dataset``'s rule)."""
+    try:
+        footprint = store.dataset_footprint(dataset.id)
+    except KeyError:
+        return None
+    what = Note(esc(footprint_sentence(dataset.name, dataset.id, footprint)), "warning")
+    why_not = None
+    if viewer is not None:
+        try:
+            store.may_delete_dataset(dataset.id, viewer)
+        except PermissionError as e:
+            why_not = Note(esc(str(e)[:1].upper() + str(e)[1:] + "."), "info")
+    return DeleteOffer(what, why_not is None, dataset.id, why_not)
+
+
+def delete_dataset(store: Any, dataset_id: str, viewer: Any) -> Note:
+    """Delete the upload (``Store.delete_dataset``, checked again there), and say what was deleted or why not."""
+    try:
+        gone = store.delete_dataset(dataset_id, by=viewer)
+    except (KeyError, PermissionError) as e:
+        return Note(esc(str(e).strip("'\"")), "error")
+    return Note(esc(f"Deleted dataset {dataset_id} with {counted(gone['runs'], 'judge run')} and "
+                    f"{counted(gone['labels'], 'label')}."), "success")
