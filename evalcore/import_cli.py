@@ -1,6 +1,6 @@
 """``python -m evalcore import-dataset / import-run / export-run``: bringing a researcher's own work in and moving runs.
 
-    python -m evalcore import-dataset FILE --name NAME [--scale DIM=LO:HI]... [--kind DIM=KIND]...
+    python -m evalcore import-dataset FILE --name NAME [--role COLUMN=ROLE]... [--scale DIM=LO:HI]... [--kind DIM=KIND]...
                                       [--labels DIM=L1,L2,...]... [--dimension DIM[=LO:HI]]...
                                       [--judge COLUMN[=DIM]]... [--allow-missing-ratings] [--json]
     python -m evalcore import-run FILE --dataset ID --name NAME [--dimension DIM] [--score COLUMN] [--json]
@@ -96,9 +96,10 @@ def judge_arg(text: str) -> tuple[str, str | None]:
 
 
 def mapping_for_cli(frame: Any, judges: list[tuple[str, str | None]], scales: dict, kinds: dict,
-                    labels: dict | None = None, declared: list | None = None) -> tuple[Any, list[str]]:
-    """The guessed mapping with the command line's judge columns, scales, kinds, labels and declared (unrated)
-    dimensions applied (+ notes on what was guessed or changed)."""
+                    labels: dict | None = None, declared: list | None = None,
+                    roles: list[tuple[str, str]] | None = None) -> tuple[Any, list[str]]:
+    """The guessed mapping with the command line's column roles, judge columns, scales, kinds, labels and declared
+    (unrated) dimensions applied (+ notes on what was guessed or changed)."""
     from evalcore.importers import (
         JudgeColumn,
         guess_columns,
@@ -109,7 +110,7 @@ def mapping_for_cli(frame: Any, judges: list[tuple[str, str | None]], scales: di
     mapping = suggest_mapping(frame.columns, frame.head(1000))
     guesses = guess_columns(frame, mapping)
     by_col = {g.column: g for g in guesses}
-    notes: list[str] = []
+    notes: list[str] = _given_roles(guesses, by_col, roles or [])
     if judges:
         for col, dim in judges:
             if col not in by_col:
@@ -141,6 +142,44 @@ def mapping_for_cli(frame: Any, judges: list[tuple[str, str | None]], scales: di
     notes += _word_kinds(frame, out)
     notes += _default_scales(frame, out)
     return out, notes
+
+
+def role_arg(text: str) -> tuple[str, str]:
+    """``COLUMN=ROLE``: the role by its name (doc_id, source, human, ...) or as the Data page names it ("document
+    id", "source text", "human rating", ...)."""
+    from evalcore.importers import ROLES
+
+    if "=" not in text:
+        raise argparse.ArgumentTypeError(f"--role must look like COLUMN=ROLE, got {text!r}")
+    col, role = (x.strip() for x in text.rsplit("=", 1))
+    by_word = {**{k: k for k in ROLES}, **{v.lower(): k for k, v in ROLES.items()}}
+    if not col or role.lower() not in by_word:
+        raise argparse.ArgumentTypeError(f"--role {text!r}: the role must be one of "
+                                         f"{', '.join(f'{k} ({v})' for k, v in ROLES.items())}")
+    return col, by_word[role.lower()]
+
+
+def _given_roles(guesses: list, by_col: dict, roles: list[tuple[str, str]]) -> list[str]:
+    """``--role COLUMN=ROLE`` applied to the guess: a role one column holds (document id, system, output, ...)
+    leaves the column guessed for it ignored, said in a note; a human rating rates the dimension named as the
+    column."""
+    from evalcore.importers import ROLES
+    from evalcore.importers.mapping import SINGLE_ROLES
+
+    notes = []
+    named = {c for c, _ in roles}
+    for col, role in roles:
+        if col not in by_col:
+            raise CommandError(f"--role {col}={role}: no such column; the columns are {', '.join(map(repr, by_col))}")
+        for g in by_col.values():
+            if role in SINGLE_ROLES and g.role == role and g.column not in named:
+                g.role = "ignored"
+                notes.append(f"column {g.column!r} (guessed {ROLES[role]}) is ignored: --role gives that role to "
+                             f"{col!r}")
+        g = by_col[col]
+        g.role, g.annotator = role, ""
+        g.dimension = (g.dimension or col) if role in ("human", "judge") else ""
+    return notes
 
 
 def _declared_dimensions(mapping: Any, declared: list[tuple[str, tuple[float, float] | None]]) -> list[str]:
@@ -177,8 +216,8 @@ def _word_kinds(frame: Any, mapping: Any) -> list[str]:
 
 
 def _default_scales(frame: Any, mapping: Any) -> list[str]:
-    """A dimension without --scale gets the scale the Data page would prefill (the usual scale its human ratings fit
-    in), so the CLI and the page import the same file as the same dataset. Not when its ratings are all equal (or
+    """A dimension without --scale gets the scale the Data page would prefill (inferred from its human ratings,
+    mapping.usual_scale), so the CLI and the page import the same file as the same dataset. Not when its ratings are all equal (or
     absent): then the importer asks for the scale rather than guess one."""
     import numpy as np
 
@@ -192,8 +231,8 @@ def _default_scales(frame: Any, mapping: Any) -> list[str]:
             continue
         lo, hi = usual_scale(finite)
         mapping.scales[dim] = (lo, hi)
-        notes.append(f"no --scale for {dim!r}: {lo:g}-{hi:g} assumed, the usual scale its ratings "
-                     f"({finite.min():g} to {finite.max():g}) fit in; declare it with --scale {dim}=LO:HI")
+        notes.append(f"no --scale for {dim!r}: {lo:g}-{hi:g}, inferred from its ratings ({finite.min():g} to "
+                     f"{finite.max():g}); declare it with --scale {dim}=LO:HI if the scale is wider")
     return notes
 
 
@@ -202,7 +241,7 @@ def cmd_import_dataset(args: argparse.Namespace) -> int:
 
     frame = read_table(args.file)
     mapping, notes = mapping_for_cli(frame, args.judge or [], dict(args.scale or []), dict(args.kind or []),
-                                     dict(args.labels or []), list(args.dimension or []))
+                                     dict(args.labels or []), list(args.dimension or []), list(args.role or []))
     mapping.allow_missing_ratings = bool(args.allow_missing_ratings)
     result = import_table(args.file, mapping, name=args.name, table=frame)  # the table read above: not read twice
     del frame
@@ -363,6 +402,11 @@ def register(sub: Any) -> None:
     d.add_argument("--dimension", type=dimension_arg, action="append", metavar="DIM[=LO:HI]",
                    help="a dimension with no rating column (texts to label on the Label page), with its scale; or "
                         "give --kind DIM=binary|nominal and --labels DIM=... instead of a scale")
+    d.add_argument("--role", type=role_arg, action="append", metavar="COLUMN=ROLE",
+                   help="a column's role, as the Data page's role menu gives it: doc_id (document id), system_id "
+                        "(system), output, source (source text), item_id, annotator, human (human rating: the "
+                        "dimension is the column's name), judge, ignored, ... (default: guessed from names and "
+                        "values)")
     d.add_argument("--judge", type=judge_arg, action="append", metavar="COLUMN[=DIM]",
                    help="a judge-score column, imported as a run (default: the columns guessed as judge scores)")
     d.add_argument("--allow-missing-ratings", action="store_true",

@@ -139,8 +139,8 @@ def _scale_inputs(raw: pd.DataFrame, mapping: importers.ColumnMapping, digest: s
     prefill, kinds, words = prefills(digest, mapping.to_json(), raw, mapping)
     if not prefill:
         return
-    st.markdown("**Rating scale and label kind per dimension** (prefilled from the human ratings; judge scores "
-                "need no scale)")
+    st.markdown("**Rating scale and label kind per dimension** (inferred from the human ratings given: widen a "
+                "scale they do not reach; judge scores need no scale)")
     for dim, (lo, hi) in prefill.items():
         if not dim.strip():
             continue
@@ -241,6 +241,8 @@ def _form(upload: Any, raw: pd.DataFrame, digest: str) -> None:
         st.error(ui.esc(str(e)))
         return
     _id_warnings(raw, mapping, digest)
+    for note in importers.implicit_notes(mapping):  # what stands in for a column the file does not give
+        st.info(ui.esc(note))
     _scale_inputs(raw, mapping, digest)
     _unrated_inputs(mapping, texts_only=not mapping.rating_columns())
     mapping.allow_missing_ratings = bool(st.checkbox("A blank rating means 'not rated'", key="map_allow_missing"))

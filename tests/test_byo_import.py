@@ -146,9 +146,8 @@ def test_library_cli_and_data_page_give_the_same_dataset_and_runs(tmp_path, monk
     # without --scale the CLI takes the scale the page prefills (and says so): the same dataset again
     again = json.loads(cli("import-dataset", str(WIDE), "--name", "my study", "--json", db=tmp_path / "c2.db").stdout)
     assert again["dataset"] == ds.id and again["runs"] == out["runs"]
-    assert again["warnings"] == ["no --scale for 'coherence': 1-5 assumed, the usual scale its ratings (1 to 5) "
-                                 "fit in; "
-                                 "declare it with --scale coherence=LO:HI"]
+    assert again["warnings"] == ["no --scale for 'coherence': 1-5, inferred from its ratings (1 to 5); declare it "
+                                 "with --scale coherence=LO:HI if the scale is wider"]
 
     from streamlit.testing.v1 import AppTest
 

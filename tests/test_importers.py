@@ -314,8 +314,8 @@ def test_every_problem_in_a_bad_csv_is_named_with_its_line_and_column():
         (5, "coh", "rating 7 is outside the declared scale 1-5"),
         (6, "coh", "duplicate rating: item 'd1/M1', dimension 'coherence' was already rated on line 2"),
         (6, "flu", "duplicate rating: item 'd1/M1', dimension 'fluency' was already rated on line 2"),
-        (7, "doc", "missing doc_id"),
-        (8, "system", "missing system_id"),
+        (7, "doc", "missing document id"),
+        (8, "system", "missing system"),
         (9, "flu", "'2,5' is not a number (use a dot as the decimal separator)"),  # record on lines 9-10
         (11, "flu", "rating 0 is outside the declared scale 1-3"),
     ]
@@ -422,7 +422,8 @@ def test_duplicates_and_conflicts_across_annotator_rows():
 
 def test_mapping_problems_are_reported_with_row_dash():
     cases = [
-        (ColumnMapping(system_id="system", output="out", dimensions={"c": "coh"}), "no column is mapped to doc_id"),
+        (ColumnMapping(system_id="system", output="out", dimensions={"c": "coh"}),
+         "no column says which document"),
         (ColumnMapping(doc_id="doc", system_id="system", output="out"), "no ratings are mapped"),
         (ColumnMapping(doc_id="doc", system_id="system", output="out", dimensions={"c": "coh"}, dimension="dim",
                        value="coh"), "choose one shape"),

@@ -37,6 +37,7 @@ from evalcore.importers.mapping import (
     ColumnMapping,
     JudgeColumn,
     guess_columns,
+    implicit_notes,
     kind_prefill,
     label_prefill,
     mapping_from_guesses,
@@ -88,6 +89,7 @@ __all__ = [
     "run_id_for",
     "save_import",
     "scale_prefill",
+    "implicit_notes",
     "suggest_mapping",
     "usual_scale",
 ]

@@ -110,7 +110,7 @@ def import_table(source: Any, mapping: ColumnMapping, *, filename: str | None = 
     annotations = build.annotations_frame(check, ratings)
     if ratings.missing:
         notes.append(f"{ratings.missing} blank rating cells were treated as not rated")
-    warnings = check.label_warnings + _id_warnings(check, ratings)
+    warnings = check.implicit + check.label_warnings + _id_warnings(check, ratings)
     if frame.attrs.get("delimiter", ",") != "," and fmt == "csv":
         notes.append(f"fields are separated by {frame.attrs['delimiter']!r} (detected from the header line)")
     unrated = [d.name for d in dimensions if not (human["dimension"] == d.name).any()]

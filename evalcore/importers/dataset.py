@@ -36,7 +36,7 @@ from evalcore.importers.categories import (
     spellings,
     word_counts,
 )
-from evalcore.importers.mapping import PREFERRED_GROUP, ColumnMapping
+from evalcore.importers.mapping import PREFERRED_GROUP, ROLES, ColumnMapping
 from evalcore.importers.problems import Problems
 from evalcore.model import (
     ANNOTATION_COLUMNS,
@@ -50,6 +50,8 @@ from evalcore.model import (
 
 # words in an interval dimension's cells are hinted to be labels when there are at most this many distinct ones
 MAX_HINTED_LABELS = 20
+# the roles as the Data page names them (mapping.ROLES), in messages instead of the mapping's field names
+WORDS = {k: ROLES[k] for k in ("doc_id", "system_id", "item_id")}
 # the order of the checks within one row, as problems are listed
 PHASE = {"doc_id": 0, "system_id": 1, "item_id": 2, "output": 3, "item": 4, "source": 5.0, "references": 5.1,
          "context": 5.2, "annotator": 6, "dimension": 7, "rating": 8}
@@ -81,11 +83,9 @@ def check_mapping(mapping: ColumnMapping, columns: list[str], problems: Problems
 
 def _check_roles_and_shape(mapping: ColumnMapping, shape: str, whole: Any) -> None:
     """The roles every dataset needs, one shape (wide or long) with what it needs, annotators and groups."""
-    for role, what in (("doc_id", "the document (source text) each output was generated from"),
-                       ("system_id", "the system that produced each output"),
-                       ("output", "the rated text")):
-        if getattr(mapping, role) is None:
-            whole("-", f"no column is mapped to {role} ({what})")
+    if mapping.doc_id is None and mapping.source is None and mapping.item_id is None:
+        whole("-", "no column says which document (the prompt or source text) each row is about: give a column the "
+                   "role 'document id', 'source text' or 'item id' (CLI: --role COLUMN=ROLE)")
     if shape == "unknown":
         if mapping.dimensions:
             whole("-", "both dimension columns (wide) and a dimension/value column pair (long) are mapped; "
@@ -219,28 +219,77 @@ class TableCheck:
     # ------------------------------------------------------------------------------------------------ identities
     def identities(self) -> None:
         m, f = self.mapping, self.frame
-
-        def none() -> pd.Series:  # an unmapped column: every cell missing
-            return pd.Series(np.full(self.n, np.nan), index=f.index).astype("str")
-
-        self.doc = id_column(f[m.doc_id]) if self.col(m.doc_id) else none()
-        self.system = id_column(f[m.system_id]) if self.col(m.system_id) else none()
-        for c, s, what in ((self.col(m.doc_id), self.doc, "doc_id"), (self.col(m.system_id), self.system, "system_id")):
-            if c:
-                self.report_rows(s.isna().to_numpy(), c, f"missing {what} (empty cell)", PHASE[what])
+        self.implicit: list[str] = []  # what stands in for a document id, system or output the file does not give
+        self.doc = self._documents()
+        if self.col(m.system_id):
+            self.system = id_column(f[m.system_id])
+            self.report_rows(self.system.isna().to_numpy(), m.system_id, f"missing {WORDS['system_id']} (empty cell)",
+                             PHASE["system_id"])
+        else:
+            self.system = self._numbered_outputs()
         if self.col(m.item_id):
             self.item = id_column(f[m.item_id])
-            self.report_rows(self.item.isna().to_numpy(), m.item_id, "missing item_id (empty cell)", PHASE["item_id"])
+            self.report_rows(self.item.isna().to_numpy(), m.item_id, f"missing {WORDS['item_id']} (empty cell)",
+                             PHASE["item_id"])
         else:
             self.item = self.doc + "/" + self.system
         c_out = self.col(m.output)
-        self.output = text_column(f[c_out]) if c_out else none()
+        self.output = text_column(f[c_out]) if c_out else self._none().fillna("")
         if c_out:
             self.report_rows(blank_mask(f[c_out]), c_out, "empty output text", PHASE["output"])
+        elif m.output is None:
+            self.implicit.append("no output column: the items have no text (the ratings and annotators are all the "
+                                 "Alt-Test, agreement and label statistics need; a judge cannot score them here)")
         self.attributes = {c: f[c].where(~blank_mask(f[c])) for c in m.attributes if c in self.present}
         self.item_code, self.item_names = pd.factorize(self.item)
         self.doc_code, self.doc_names = pd.factorize(self.doc)
         self.valid_item = (self.item_code >= 0) & self.doc.notna().to_numpy() & self.system.notna().to_numpy()
+
+    def _none(self) -> pd.Series:
+        """An unmapped column: every cell missing."""
+        return pd.Series(np.full(self.n, np.nan), index=self.frame.index).astype("str")
+
+    def _documents(self) -> pd.Series:
+        """Each row's document: the document id column; else one document per distinct source text (the prompt),
+        numbered doc-1, doc-2, ... in file order; else the item id (each item a document of its own)."""
+        m, f = self.mapping, self.frame
+        if self.col(m.doc_id):
+            doc = id_column(f[m.doc_id])
+            self.report_rows(doc.isna().to_numpy(), m.doc_id, f"missing {WORDS['doc_id']} (empty cell)",
+                             PHASE["doc_id"])
+            return doc
+        if self.col(m.source):
+            blank = blank_mask(f[m.source])
+            self.report_rows(blank, m.source, "empty source text (with no document id column, the source text says "
+                                              "which document a row is about)", PHASE["doc_id"])
+            codes = pd.factorize(text_column(f[m.source]).where(~blank))[0]
+            self.implicit.append(f"no document id column: each distinct text of {m.source!r} (the source) is a "
+                                 "document, numbered doc-1, doc-2, ... in file order")
+            return pd.Series(np.char.add("doc-", (codes + 1).astype(str)), index=f.index, dtype="str").where(codes >= 0)
+        if self.col(m.item_id):
+            self.implicit.append(f"no document id or source column: each item ({m.item_id!r}) is a document of its own")
+            return id_column(f[m.item_id])
+        return self._none()
+
+    def _numbered_outputs(self) -> pd.Series:
+        """No system column: the distinct outputs (item ids, else output texts) of each document numbered in file
+        order, output-1, output-2, ... (HelpSteer2 gives two responses per prompt and no model), each number taken
+        as a system, said in a note."""
+        m, f = self.mapping, self.frame
+        key = id_column(f[m.item_id]) if self.col(m.item_id) else (
+            text_column(f[m.output]) if self.col(m.output) else pd.Series("", index=f.index, dtype="str"))
+        first = pd.DataFrame({"d": self.doc.to_numpy(), "k": key.to_numpy()}).drop_duplicates()
+        first["n"] = first.groupby("d", sort=False, dropna=False).cumcount() + 1
+        number = pd.DataFrame({"d": self.doc.to_numpy(), "k": key.to_numpy()}).merge(first, how="left", on=["d", "k"])
+        out = pd.Series(("output-" + number["n"].astype("Int64").astype("str")).to_numpy(), index=f.index,
+                        dtype="str").where(self.doc.notna().to_numpy() & key.notna().to_numpy())
+        most = int(first["n"].max()) if len(first) else 0
+        self.implicit.append("no system column: " + ("one output per document, taken as one system 'output-1'"
+                                                     if most <= 1 else
+                                                     "the outputs of each document are numbered in file order "
+                                                     f"(output-1 to output-{most}) and each number is taken as a "
+                                                     "system: per-system figures compare positions, not models"))
+        return out
 
     def _conflicts(self, codes: np.ndarray, values: pd.Series, ok: np.ndarray, *, first_of_key: bool
                    ) -> tuple[np.ndarray, np.ndarray]:
@@ -272,8 +321,8 @@ class TableCheck:
         m = self.mapping
         fields = [("output", self.col(m.output), self.output)]
         if self.col(m.item_id):
-            fields = [("doc_id", self.col(m.doc_id), self.doc), ("system_id", self.col(m.system_id), self.system)] \
-                + fields
+            fields = [(WORDS["doc_id"], self.col(m.doc_id), self.doc),
+                      (WORDS["system_id"], self.col(m.system_id), self.system)] + fields
         fields += [(f"attribute {a!r}", a, s) for a, s in self.attributes.items()]
         for i, (what, column, values) in enumerate(fields):
             if not column:

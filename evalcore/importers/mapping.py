@@ -183,7 +183,7 @@ _ALIASES: dict[str, list[str]] = {
     "output": ["output", "summary", "response", "system_output", "hypothesis", "hyp", "generation", "generated_text",
                "candidate", "prediction", "completion", "decoded"],
     "source": ["source", "article", "src", "document_text", "dialogue", "dialog", "source_text", "article_text",
-               "input", "conversation", "dialogue_history", "history"],
+               "input", "conversation", "dialogue_history", "history", "prompt", "instruction"],
     "reference": ["reference", "references", "ref", "refs", "reference_summary", "reference_summaries", "gold",
                   "target"],
     "context": ["context", "fact", "facts", "knowledge"],
@@ -459,6 +459,9 @@ _SINGLE_ROLES = ("item_id", "doc_id", "system_id", "output", "source", "context"
                  "value")
 
 
+SINGLE_ROLES = _SINGLE_ROLES  # the roles one column holds (the CLI's --role gives them too)
+
+
 @dataclass
 class ColumnGuess:
     """One column: its role, what the role needs (dimension, annotator, run name), and what it holds."""
@@ -641,12 +644,17 @@ USUAL_SCALES = ((1, 5), (0, 1), (1, 3), (1, 4), (1, 6), (1, 7), (0, 5), (0, 10),
 
 
 def usual_scale(values: np.ndarray) -> tuple[float, float]:
-    """The first usual rating scale the finite values fit in (1-5, 0-1, 1-3, 1-4, 1-6, 1-7, 0-5, 0-10, 1-10, 0-100,
-    1-100), else the values' own range widened to whole numbers; 1-5 when there are none."""
+    """The scale the finite values suggest. Whole numbers from 0 to 10: from 0 (when a 0 is given) or 1 up to the
+    highest rating given, so HelpSteer2's 0-4 ratings read 0-4, not 0-5 (a scale the data never reach would be put
+    to the judge and drawn on every chart), and a column rated 0-2 reads 0-2 (the page shows it before the import,
+    to widen). Else the first usual scale they fit in (1-5, 0-1, 1-3, 1-4, 1-6, 1-7, 0-5, 0-10, 1-10, 0-100,
+    1-100), else their own range widened to whole numbers; 1-5 when there are none."""
     values = values[np.isfinite(values)]
     if not len(values):
         return 1.0, 5.0
     lo, hi = float(values.min()), float(values.max())
+    if lo >= 0 and hi <= 10 and bool(np.all(values == np.round(values))) and hi > min(lo, 1):
+        return (0.0 if lo == 0 else 1.0), hi
     for a, b in USUAL_SCALES:
         if a <= lo and hi <= b:
             return float(a), float(b)
@@ -729,4 +737,24 @@ def kind_prefill(frame: pd.DataFrame, mapping: ColumnMapping) -> dict[str, str]:
         declared = mapping.kinds.get(dim)
         n = len(mapping.labels.get(dim) or {w.strip().lower() for w in counts})
         out[dim] = declared if declared in CATEGORICAL_KINDS else ("binary" if n == 2 else "nominal")
+    return out
+
+
+def implicit_notes(mapping: ColumnMapping) -> list[str]:
+    """What the import will put in place of a document id, system or output column the mapping does not give, as
+    the Data page says it before the import (the import's own notes then give the counts)."""
+    out = []
+    if mapping.doc_id is None and mapping.source is not None:
+        out.append(f"No document id column: each distinct text of {mapping.source!r} (the source text) will be a "
+                   "document, numbered doc-1, doc-2, ... in file order.")
+    elif mapping.doc_id is None and mapping.item_id is not None:
+        out.append(f"No document id or source text column: each item ({mapping.item_id!r}) will be a document of its "
+                   "own.")
+    if mapping.system_id is None:
+        out.append("No system column: the outputs of each document will be numbered in file order (output-1, "
+                   "output-2, ...) and each number taken as a system, so per-system figures compare positions, not "
+                   "models (give a column the role 'system' if the file names them).")
+    if mapping.output is None:
+        out.append("No output column: the items will have no text; the Alt-Test, agreement and label statistics "
+                   "need only the ratings, but a judge cannot score the items here.")
     return out

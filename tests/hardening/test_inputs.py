@@ -90,7 +90,7 @@ CASES = [
          error=(3, "coh", "duplicate rating: item 'd1/A', dimension 'coherence' was already rated on line 2")),
     Case("empty_output.csv", (HEADER + "d1,A,   ,1\nd1,B,y,2\n").encode(), error=(2, "output", "empty output text")),
     Case("missing_system.csv", (HEADER + "d1,,x,1\nd1,B,y,2\n").encode(),
-         error=(2, "system", "missing system_id (empty cell)")),
+         error=(2, "system", "missing system (empty cell)")),
     Case("hostile_names.csv",
          b'doc,system,output,coh\nd1,"=HYPERLINK(""http://x"",""click"")",<script>alert(1)</script>,1\n'
          b'd1,+SUM(1;2),@cmd,5\n',

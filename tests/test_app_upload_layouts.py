@@ -1,7 +1,9 @@
-"""The Data page on LMSYS Chatbot Arena's layout (tests/fixtures/importers/arena_lmsys_train.csv, synthetic, in the
+"""Real layouts on the Data page. LMSYS Chatbot Arena's layout (tests/fixtures/importers/arena_lmsys_train.csv, synthetic, in the
 columns of the Kaggle "lmsys-chatbot-arena" train.csv): offered as pairwise preferences with the three one-hot vote
 columns prefilled as such, imported with the file's own counts (39 A, 35 B, 6 tie); given one of the 0/1 columns as
-the winner, the import is refused with a message about the page's role menu, not the command line."""
+the winner, the import is refused with a message about the page's role menu, not the command line. HelpSteer2 as it
+ships (tests/fixtures/importers/helpsteer2.jsonl: no system, two responses per prompt, 0-4 ratings): the page says
+what stands in for the document id and system before the import and shows the scales inferred from the ratings."""
 
 from __future__ import annotations
 
@@ -53,3 +55,29 @@ def test_a_zero_one_winner_column_is_refused_in_the_pages_words():
     assert "holds only 0 and 1" in errors and "one-hot" in errors and "role menu" in errors, errors
     assert "--winner" not in errors and "--one-hot" not in errors and "give --" not in errors
     assert not at.success
+
+
+HELPSTEER2 = Path(__file__).parent / "fixtures" / "importers" / "helpsteer2.jsonl"
+
+
+def test_helpsteer2_as_it_ships_shows_its_implicit_ids_and_inferred_scales_then_imports():
+    at = new_app()
+    at.run()
+    at.file_uploader(key="upload").upload(HELPSTEER2.name, HELPSTEER2.read_bytes(), "application/jsonl")
+    at.run()
+    assert_clean(at)
+    assert at.radio(key="upload_holds").value == "ratings of outputs"
+    assert (at.selectbox(key="role_prompt").value, at.selectbox(key="role_response").value) == ("source", "output")
+    said = " ".join(str(i.value) for i in at.info).replace("\\", "")
+    assert "No document id column" in said and "No system column" in said and "output-1, output-2" in said
+    # the scales shown before the import: inferred from the ratings (0-4, and 0-2, 0-3 where that is all they reach)
+    scales = {d: (at.number_input(key=f"scale_min_{d}").value, at.number_input(key=f"scale_max_{d}").value)
+              for d in ("helpfulness", "complexity", "verbosity")}
+    assert scales == {"helpfulness": (0.0, 4.0), "complexity": (0.0, 2.0), "verbosity": (0.0, 3.0)}
+    at.number_input(key="scale_max_complexity").set_value(4.0).run()  # HelpSteer2's scale is 0-4: widened here
+    at.button(key="import_dataset").click().run()
+    assert_clean(at)
+    done = " ".join(str(s.value) for s in at.success)
+    assert "12 items" in done, done
+    warned = " ".join(str(w.value) for w in at.warning).replace("\\", "")
+    assert "numbered in file order (output-1 to output-2)" in warned
