@@ -24,6 +24,7 @@ import math
 import sys
 from typing import Any
 
+from evalcore import panel_cli
 from evalcore import runs as runs_mod
 
 
@@ -396,6 +397,7 @@ def cmd_meta(args: argparse.Namespace) -> int:
         ci_resampling=args.ci_resampling, summary_constant=args.summary_constant,
         inference=_inference_options(args),
     )
+    report = panel_cli.extend_meta_report(report, args)  # --reliability, --agreement-matrix
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
@@ -428,6 +430,7 @@ def cmd_meta(args: argparse.Namespace) -> int:
         if "agreement" in e:
             _print_label_agreement(e["agreement"])
         _print_inference(e)
+    panel_cli.print_blocks(report)
     return 0
 
 
@@ -702,7 +705,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     m = sub.add_parser("meta", help="meta-evaluate a run against the human ratings")
     m.add_argument("--dataset", required=True)
-    m.add_argument("--run", required=True)
+    m.add_argument("--run", required=True, action=panel_cli.RunsAction,
+                   help="the run reported on (given again, --run B ..., the judges of --agreement-matrix)")
     m.add_argument("--dimension")
     m.add_argument("--level", choices=["dataset", "summary", "system"])
     m.add_argument("--coefficient", choices=["pearson", "spearman", "kendall"])
@@ -717,6 +721,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="summary level: a document where either side is constant is skipped (default, G-Eval's "
                         "script) or counts as correlation 0; either way `skipped` counts them")
     _add_inference_arguments(m)
+    panel_cli.add_meta_arguments(m)
     m.add_argument("--json", action="store_true")
     m.set_defaults(func=cmd_meta)
 
@@ -732,6 +737,7 @@ def build_parser() -> argparse.ArgumentParser:
     from evalcore import import_cli  # import-dataset, import-run, export-run
 
     import_cli.register(sub)
+    panel_cli.register(sub)  # jury
     _register_plan(sub)
     from evalcore.align import cli as align_cli  # align: the judge-alignment loop (issue 22)
 

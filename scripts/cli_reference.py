@@ -24,7 +24,7 @@ PAGE = ROOT / "docs" / "cli.md"
 GROUPS: list[tuple[str, str, list[str]]] = [
     ("Look at the data", "", ["datasets", "runs"]),
     ("Meta-evaluate a run", "What each figure means, and every `--json` key: [statistics.md](statistics.md).",
-     ["meta", "bias", "plan"]),
+     ["meta", "bias", "plan", "jury"]),
     ("Score with an LLM judge", "Methods, the engine, caching, batch and costs: [scoring.md](scoring.md); what each "
      "provider supports: [providers.md](providers.md).", ["check-judge", "score", "steps", "batch", "export"]),
     ("Bring your own data, move runs between stores", "Formats, column roles, pairwise files and the `--json` keys: "
@@ -39,6 +39,9 @@ EXAMPLES: dict[str, str] = {
     "meta": "python -m evalcore meta --dataset summeval --run summeval/shen-gpt-3.5-turbo-0301-rts \\\n"
             "       --dimension coherence --level summary --coefficient kendall --json",
     "bias": "python -m evalcore bias --dataset summeval --run summeval/shen-gpt-3.5-turbo-0301-h2h --json",
+    "jury": "python -m evalcore jury --dataset summeval --run summeval/shen-gpt-4-0314-rts \\\n"
+            "       --run summeval/shen-gpt-3.5-turbo-0301-rts --run summeval/shen-llama-2-70b-chat-rts \\\n"
+            "       --aggregate mean --name three --json",
     "plan": "python -m evalcore plan --dataset summeval --run summeval/shen-gpt-3.5-turbo-0301-rts \\\n"
             "       --dimension coherence --coefficient spearman --half-width 0.05 --json",
     "check-judge": "python -m evalcore check-judge --provider vllm --base-url http://localhost:8000/v1 --model M",
