@@ -24,7 +24,7 @@ draws        item_id, dimension, draw, raw, value, status, reason
              (optional) a judge sampled K times per item: one row per draw (``draw`` 0..K-1). The judgments row
              of an item is then the draws' aggregate (``aggregate_draws``: the mean of the draws that parsed, the
              mode for a categorical label), so every analysis that reads judgments reads that; the reliability of
-             the draws themselves is evalcore.meta.reliability's. A run of one draw has no draws table.
+             the draws themselves is evalcore.meta.draw_reliability's. A run of one draw has no draws table.
 comparisons  pair_id, doc_id, item_first, item_second, dimension, order, raw, verdict, status, reason
              one row per presentation order; ``order`` is "ab" or "ba"; verdict is "first" | "second" | "tie"
              (NaN/None when the reply could not be read; status then says "failed").
