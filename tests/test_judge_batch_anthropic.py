@@ -112,10 +112,15 @@ def test_a_batch_cancelled_before_any_line_ran_is_collected_as_failures_not_a_br
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
     ds, store = tiny_dataset(), Store(tmp_path / "c0.db")
     spec = ScoringSpec(ds, "rts", ["coherence"], CRIT)
+    clock = SteppedClock()  # the first line waits on this clock until after the cancel: no line runs before it
     with serve(profile=PROFILES["anthropic-openai-compat"]) as srv:
-        srv.anthropic_batches.line_delay_s = 0.3  # no line runs before the cancel
+        srv.anthropic_batches.line_delay_s = 0.05
+        srv.anthropic_batches.sleep = clock.sleep
         sub = batch.submit(spec, EngineOptions(endpoint=_ep(srv)), store=store)
+        clock.wait_sleeps(1)  # the batch is processing, its first line not yet run
         batch.cancel(sub.run_id, store=store, confirmed_base_url=srv.base_url)
+        clock.run_freely()
         col = batch.collect(sub.run_id, store=store, poll_s=0.02, confirmed_base_url=srv.base_url, dataset=ds)
+        assert srv.requests_seen == 0  # not one line was answered
     j = col.run.judgments
     assert len(j) == len(ds.items) and j["reason"].str.startswith("batch cancelled").all()

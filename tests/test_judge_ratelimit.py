@@ -131,10 +131,16 @@ def test_engine_run_against_a_rate_limited_endpoint(tmp_path):
                                    store=Store(tmp_path / "j.db"), concurrency=64)
         wall = time.perf_counter() - t0
         sent, limited = srv.requests_seen, srv.rate_limited
-    assert (run.judgments["status"] == "ok").all()
-    assert limited <= max(3, 0.2 * sent)  # the bench measures it (<= 2 %), the virtual-clock test decides it exactly
-    assert run.config["stats"]["rate_limited"] == limited
-    assert wall >= (83 - 20) / 80 * 0.9  # the limit was binding and was respected
+    # What does not depend on the machine's speed: every item judged, each 429 retried and nothing else, every
+    # attempt the server saw counted, the limit learned from the headers. How few 429s the pacer lets through depends
+    # on how evenly a busy machine's sends reach the server (44 of 127 at load 12): it is decided exactly on a
+    # virtual clock (test_pacer_holds_an_rpm_limit_on_a_virtual_clock) and measured by bench/bench_judge.py (e).
+    st = run.config["stats"]
+    assert (run.judgments["status"] == "ok").all() and st["ok"] == 80 and st["failures"] == 0
+    assert st["rate_limited"] == limited == st["retries"]
+    assert st["attempts"] == sent == st["requests"] + limited and st["requests"] == 80 + st["probe_requests"]
+    assert st["limit_requests_per_min"] == 4800
+    assert wall >= (83 - 20) / 80 * 0.9  # the limit was binding (the server's bucket: a lower bound on any machine)
 
 
 def test_client_paces_to_a_tpm_limit():
