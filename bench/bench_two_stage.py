@@ -1,6 +1,7 @@
 """How often the interval of a K-draw judge's correlation with the humans covers the truth, simulated: the two-stage
 bootstrap (documents, then the draws within each drawn item: evalcore.meta.draw_reliability.two_stage_correlation)
-beside the documents-only percentile bootstrap of the same K-draw means (evalcore.meta.correlate).
+beside the documents-only BCa bootstrap of the same K-draw means (evalcore.meta.correlate: what ``meta
+--reliability`` reports as ``mean_of_draws``, each resampled document bringing its items' draws as drawn).
 
 The population: documents with 4 items each; an item's quality q ~ N(0, 1) plus a document effect; humans see
 q + N(0, 0.5^2) as the mean of 3 annotators on 1-5; the judge draws q + N(0, s^2) per draw, rounded and clipped to
@@ -55,7 +56,7 @@ def one_study(n_docs: int, k: int, noise: float, resamples: int, rng: np.random.
     long = pd.DataFrame({"item_id": np.repeat(ids, k), "draw": np.tile(np.arange(k), n), "judge": draws.ravel()})
     seed = int(rng.integers(2**31))
     two = two_stage_correlation(long, frame, n_resamples=resamples, random_state=seed)
-    docs_only = correlate(frame, n_resamples=resamples, ci_method="percentile", random_state=seed)
+    docs_only = correlate(frame, n_resamples=resamples, random_state=seed)
     return two, docs_only
 
 
@@ -75,11 +76,11 @@ def main() -> None:
         t0 = time.perf_counter()
         rho = truth(args.draws, noise)
         rng = np.random.default_rng(2026)
-        rows = {"two-stage (documents, draws)": [], "documents only": []}
+        rows = {"two-stage (documents, draws)": [], "documents only (BCa)": []}
         for _ in range(args.studies):
             two, docs_only = one_study(args.docs, args.draws, noise, args.resamples, rng)
             rows["two-stage (documents, draws)"].append((two.ci_low, two.ci_high))
-            rows["documents only"].append((docs_only.ci_low, docs_only.ci_high))
+            rows["documents only (BCa)"].append((docs_only.ci_low, docs_only.ci_high))
         for name, ci in rows.items():
             lo, hi = np.array(ci).T
             cover = np.mean((lo <= rho) & (rho <= hi))

@@ -57,7 +57,10 @@ def test_meta_reliability_reproduces_the_topical_chat_table(tc_report, dim):
     assert r["icc1"]["statistic"] == pytest.approx(icc, abs=0.005)
     assert r["icc1"]["ci_low"] < r["icc1"]["statistic"] < r["icc1"]["ci_high"]
     m = r["mean_of_draws"]
-    assert m["resampling"].startswith("documents, then draws") and m["ci_low"] < m["statistic"] < m["ci_high"]
+    assert m["resampling"] == "documents" and m["ci_low"] < m["statistic"] < m["ci_high"]
+    h = tc_report["dimensions"][dim]["correlations"][0]
+    assert m["statistic"] == pytest.approx(h["statistic"], abs=1e-12)  # the run's judgments are the draws' mean
+    assert (m["ci_low"], m["ci_high"]) == pytest.approx((h["ci_low"], h["ci_high"]), abs=1e-12)
     assert sorted(map(int, r["projected"])) == list(range(1, 41))
     assert r["projected"]["20"] == pytest.approx(m["statistic"], abs=1e-12)
     assert isinstance(r["draws_needed"], int) and r["draws_needed"] > 1

@@ -14,9 +14,13 @@ not a number: each item has K draws. Classical test theory treats each draw as a
   its expected correlation with the humans with m draws is rho_K * sqrt(R_m / R_K), rho_K being the correlation of
   the K-draw mean. The formula is exact for Pearson's r under the model; for rank coefficients it is the usual
   approximation, and says so.
-- A two-stage bootstrap for the correlation of the K-draw mean with the humans: documents resampled, and within each
-  drawn item its draws resampled (Davison & Hinkley 1997, sec. 3.8, two-stage sampling), so that the interval carries
-  the judge's own noise as well as the choice of documents. bench/bench_two_stage.py shows its coverage.
+- The interval of the K-draw mean's correlation with the humans resamples documents, each with its items' K draws
+  as they were drawn: a new study draws new documents AND new draws for them, and since a judge's draws of an item
+  are independent of other items', the documents-only bootstrap already carries the judge's noise.
+  ``two_stage_correlation`` also resamples the draws within each drawn item (two-stage sampling, Davison & Hinkley
+  1997 sec. 3.8): bench/bench_two_stage.py shows that this adds the judge's noise a second time, which attenuates
+  every resampled correlation and puts the interval too low (it covers far less than 95% when the judge is noisy),
+  while the documents-only interval covers about 95%. It is kept for that comparison; the report does not use it.
 
 Inputs: ``draws`` has item_id, draw, judge (NaN where the draw failed to parse); ``frame`` is a score frame
 (evalcore.runs.score_frame: item_id, doc_id, system_id, judge, human) whose judge column is ignored here.
@@ -216,29 +220,13 @@ def _two_stage_other(S, k_ok, frame: pd.DataFrame, items_of, level, coefficient,
     return out
 
 
-def bias_corrected_interval(boot: np.ndarray, estimate: float, confidence_level: float
-                            ) -> tuple[float, float, int, str]:
-    """The bias-corrected percentile interval (Efron & Tibshirani 1993, eq. 14.10 with a = 0): resampling the draws
-    within items adds noise to each item's mean, which attenuates every resampled correlation, so the plain
-    percentile interval sits too low (bench/bench_two_stage.py measured it); z0 = Phi^-1(share of replicates below
-    the estimate) moves it back. Falls back to the percentile interval where z0 is infinite."""
-    lo, hi, undefined = percentile_interval(boot, confidence_level)
-    ok = boot[~np.isnan(boot)]
-    share = (np.count_nonzero(ok < estimate) + np.count_nonzero(ok == estimate) / 2) / max(len(ok), 1)
-    if len(ok) == 0 or not 0 < share < 1:
-        return lo, hi, undefined, "percentile"
-    z0, z = st.norm.ppf(share), st.norm.ppf((1 - confidence_level) / 2)
-    levels = st.norm.cdf([2 * z0 + z, 2 * z0 - z])
-    lo, hi = np.quantile(ok, levels)
-    return float(lo), float(hi), undefined, "bias-corrected percentile"
-
-
 def two_stage_correlation(draws: pd.DataFrame, frame: pd.DataFrame, *, level: str = "dataset",
                           coefficient: str = "spearman", n_resamples: int = 1000, confidence_level: float = 0.95,
                           random_state=0) -> Estimate:
-    """The correlation of the mean of each item's draws with the humans, with a two-stage bias-corrected bootstrap
-    interval (bias_corrected_interval): documents drawn with replacement, then each drawn item's draws drawn with replacement from those that
-    parsed. ``resampling`` says so; ``n`` and ``dropped`` are those of the point estimate (evalcore.meta.correlate)."""
+    """The correlation of the mean of each item's draws with the humans, with a two-stage percentile bootstrap
+    interval: documents drawn with replacement, then each drawn item's draws drawn with replacement from those that
+    parsed. ``resampling`` says so; ``n`` and ``dropped`` are those of the point estimate (evalcore.meta.correlate).
+    Biased low when the judge is noisy (module docstring, bench/bench_two_stage.py): for comparison only."""
     check_n_resamples(n_resamples)
     check_confidence_level(confidence_level)
     ids, M = draw_matrix(draws)
@@ -262,11 +250,23 @@ def two_stage_correlation(draws: pd.DataFrame, frame: pd.DataFrame, *, level: st
         boot = _two_stage_dataset(S, k_ok, f["human"].to_numpy(dtype=float), items_of, coefficient, n_resamples, rng)
     else:
         boot = _two_stage_other(S, k_ok, f, items_of, level, coefficient, n_resamples, rng)
-    lo, hi, undefined, method = bias_corrected_interval(boot, point.statistic, confidence_level)
-    return Estimate(point.statistic, lo, hi, n=point.n, method=method, notes=point.notes,
+    lo, hi, undefined = percentile_interval(boot, confidence_level)
+    return Estimate(point.statistic, lo, hi, n=point.n, method="percentile", notes=point.notes,
                     pvalue=point.pvalue, pvalue_method=point.pvalue_method, confidence_level=confidence_level,
                     n_resamples=n_resamples, undefined_resamples=undefined, resampling=TWO_STAGE,
                     dropped=point.dropped, skipped=point.skipped)
+
+
+def mean_of_draws_correlation(draws: pd.DataFrame, frame: pd.DataFrame, *, level: str = "dataset",
+                              coefficient: str = "spearman", n_resamples: int = 1000, confidence_level: float = 0.95,
+                              random_state=0) -> Estimate:
+    """The correlation of the mean of each item's draws (those that parsed) with the humans, with the documents
+    bootstrap of evalcore.meta.correlate (BCa): see the module docstring for why that interval carries the judge's
+    noise."""
+    mean = draws.groupby("item_id")["judge"].mean()
+    f = frame[frame["item_id"].isin(mean.index)]
+    return correlate(f.assign(judge=f["item_id"].map(mean).astype(float)), level=level, coefficient=coefficient,
+                     n_resamples=n_resamples, confidence_level=confidence_level, random_state=random_state)
 
 
 # -------------------------------------------------------------------------------------------------- the report
@@ -321,12 +321,15 @@ def reliability_report(draws: pd.DataFrame, frame: pd.DataFrame, *, level: str =
     icc1, icc1k = icc_oneway(M, confidence_level=confidence_level)
     alpha = draws_alpha(draws, level_of_measurement=level_of_measurement, n_resamples=n_resamples,
                         confidence_level=confidence_level, random_state=random_state)
-    mean = two_stage_correlation(draws, frame, level=level, coefficient=coefficient, n_resamples=n_resamples,
-                                 confidence_level=confidence_level, random_state=random_state)
+    mean = mean_of_draws_correlation(draws, frame, level=level, coefficient=coefficient, n_resamples=n_resamples,
+                                     confidence_level=confidence_level, random_state=random_state)
     notes = [SPEARMAN_BROWN_NOTE]
     if k < 2:
-        notes.append("one draw per item: the judge's own noise is not measured; the interval resamples documents "
-                     "only (a second draw of a few documents would measure it)")
+        notes.append("one draw per item: how far the figure would move on another draw, and how much averaging "
+                     "draws would lift it, are not measured (a second draw of a few documents would measure them)")
+    else:
+        notes.append(f"the interval resamples documents, each with its items' {k} draws: it carries the judge's "
+                     "noise as drawn")
     return ReliabilityReport(
         draws=k, items=int(M.shape[0]), icc1=icc1, icc1k=icc1k, alpha=alpha, disagreement=pairs_differ(M),
         single_draw=single_draw_correlations(draws, frame, level=level, coefficient=coefficient),
