@@ -18,7 +18,6 @@ With ``--json`` the result is one JSON document on stdout (keys documented in RE
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import math
 import sys
@@ -77,50 +76,65 @@ def meta_report(dataset_id: str, run_id: str, *, dimensions: list[str] | None = 
     ``summary_constant``: a document where either side is constant is skipped ("skip", G-Eval's rule, default) or
     counts as correlation 0 ("zero") at the summary level. ``inference`` (``_inference_options``) adds the Alt-Test,
     prediction-powered estimates and Bradley-Terry rankings asked for; None leaves them out."""
-    from evalcore import meta
-    from evalcore.meta.inference import CI_RESAMPLING_HELP
-
     dataset = runs_mod.get_dataset(dataset_id)
     run = runs_mod.load_run(run_id, parse=parse)
-    dims = dimensions or [d for d in run.dimensions if d in dataset.dimension_names]
-    levels = levels or meta.LEVELS
-    coefficients = coefficients or meta.COEFFICIENTS
     _check_meta_options(dataset, dataset_id, n_resamples, summary_constant, systems)
-    skip_constant = summary_constant == "skip"
-    out: dict[str, Any] = {"dataset": dataset_id, "run": run_id, "parse": parse, "n_resamples": n_resamples,
+    return meta_document(dataset, run, dimensions=dimensions, levels=levels, coefficients=coefficients, parse=parse,
+                         n_resamples=n_resamples, random_state=random_state, systems=systems,
+                         ci_resampling=ci_resampling, summary_constant=summary_constant, inference=inference)
+
+
+def meta_document(dataset, run, *, dimensions: list[str] | None = None, levels: tuple[str, ...] | None = None,
+                  coefficients: tuple[str, ...] | None = None, parse: str = "robust", n_resamples: int = 1000,
+                  random_state: int = 0, systems: list[str] | None = None, ci_resampling: str = "documents",
+                  summary_constant: str = "skip", inference: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``meta_report`` of a dataset and run already loaded: evalcore.analyses.evaluation's analysis, rendered."""
+    from evalcore import meta
+    from evalcore.analyses import evaluation
+    from evalcore.meta.inference import CI_RESAMPLING_HELP
+
+    out: dict[str, Any] = {"dataset": dataset.id, "run": run.run_id, "parse": parse, "n_resamples": n_resamples,
                            "systems": systems, "ci_resampling": ci_resampling, "summary_constant": summary_constant,
                            "ci_resampling_means": CI_RESAMPLING_HELP[ci_resampling], "dimensions": {}}
     if run.config.variant:  # the method as it ran on this judge: what its contract changed (absent: as asked)
         out["variant"] = run.config.variant
     if run.judgments.empty:
         if dataset.preferences.empty:
-            raise SystemExit(f"run {run_id} has no per-item judgments (pairwise run) and dataset {dataset_id} has no "
-                             "pairwise preferences to compare its verdicts with")
-        out = _pairwise_meta(out, dataset, run, dimensions, n_resamples=n_resamples, random_state=random_state)
-        for dim, entry in out["dimensions"].items():
+            raise SystemExit(f"run {run.run_id} has no per-item judgments (pairwise run) and dataset {dataset.id} "
+                             "has no pairwise preferences to compare its verdicts with")
+        for dim, summary in evaluation.pairwise_analysis(dataset, run, dimensions, n_resamples=n_resamples,
+                                                         random_state=random_state).items():
+            out["dimensions"][dim] = entry = {"pairwise": summary}
             if inference:
                 _add_pairwise_inference(entry, dataset, run, dim, inference, n_resamples, random_state)
         return _clean(out)
-    for dim in dims:
-        frame = runs_mod.score_frame(dataset, run, dim, systems=systems)
-        table = meta.correlation_table(frame, levels=levels, coefficients=coefficients, n_resamples=n_resamples,
-                                       random_state=random_state, ci_resampling=ci_resampling,
-                                       skip_constant=skip_constant)
-        entry: dict[str, Any] = {
-            "items": int(len(frame)),
-            "failed": int(frame["judge"].isna().sum()),
-            "correlations": table.to_dict(orient="records"),
-            "human_ceiling": _ceiling_rows(dataset, frame, dim, levels, coefficients, n_resamples, random_state,
-                                           skip_constant),
-            "warnings": _support_warnings(frame, levels),
-        }
-        if frame["system_id"].nunique() > 1:
-            entry.update(_system_level(dataset, frame, coefficients))
-        _add_label_agreement(entry, dataset, run, dim, n_resamples=n_resamples, random_state=random_state)
+    settings = evaluation.Settings(levels or meta.LEVELS, coefficients or meta.COEFFICIENTS, n_resamples,
+                                   random_state, systems, ci_resampling, summary_constant)
+    for dim, analysis in evaluation.run_analysis(dataset, run, dimensions, settings).items():
+        entry = dimension_entry(analysis)
         if inference:
             _add_inference(entry, dataset, run, dim, inference, n_resamples, random_state, systems)
         out["dimensions"][dim] = entry
     return _clean(out)
+
+
+def dimension_entry(a) -> dict[str, Any]:
+    """``dimensions.<dim>`` of ``meta --json``: an evalcore.analyses.evaluation.DimensionAnalysis as a dict. A
+    nominal dimension has no correlations, ceiling or system-level figures: its codes have no order."""
+    entry: dict[str, Any] = {"items": a.items, "failed": a.failed}
+    if a.correlations is not None:
+        entry["correlations"] = a.correlations.rows()
+        entry["human_ceiling"] = [c.as_dict() for c in a.ceiling or []]
+    entry["warnings"] = a.warnings
+    if a.systems is not None:
+        entry.update(_system_level(a.systems))
+    if isinstance(a.agreement, Exception):  # labels that are no category of the dimension: said, the rest stands
+        entry["agreement"] = {"error": str(a.agreement)}
+    elif a.agreement is not None:
+        from evalcore.meta import classification
+
+        entry["agreement"] = classification.agreement_dict(a.agreement)
+    return entry
 
 
 def _check_meta_options(dataset, dataset_id: str, n_resamples: int, summary_constant: str, systems: list[str] | None) -> None:
@@ -136,90 +150,21 @@ def _check_meta_options(dataset, dataset_id: str, n_resamples: int, summary_cons
                            f"{', '.join(map(str, dataset.systems))}")
 
 
-def _system_level(dataset, frame, coefficients) -> dict[str, Any]:
-    """A run over several systems: per-system correlations P_i, the meta-correlation M (003 Eq. 2-3) and the
-    correct preferences #CP on all system pairs and on the challenge pairs (003 §4.2.1)."""
-    from evalcore import meta
-
-    entry: dict[str, Any] = {"per_system": {c: meta.per_system(frame, coefficient=c).to_dict(orient="records")
-                                            for c in coefficients}}
-    mc = {}
-    for c in coefficients:
-        r = meta.meta_correlation(frame, coefficient=c)
-        mc[c] = {"statistic": r.statistic, "pvalue": r.pvalue, "n_systems": r.n_systems,
-                 "dropped_systems": list(r.dropped_systems)}
-    entry["meta_correlation"] = mc
-    scored = set(frame.loc[frame["judge"].notna(), "system_id"])
-    # 003's full set is every pair of SummEval's 12 abstractive systems; elsewhere every pair of systems
-    pool = sorted(set(dataset.meta.get("abstractive_systems") or scored) & scored)
-    full = meta.correct_preferences(frame, pairs=list(itertools.combinations(pool, 2)))
-    entry["correct_preferences"] = {"full": {"correct": full.correct, "total": full.total}}
-    challenge = [tuple(p) for p in dataset.meta.get("challenge_pairs", [])]
-    covered = [p for p in challenge if p[0] in scored and p[1] in scored]
-    if covered:  # a partial run is counted on the challenge pairs it covers ("total" says how many)
-        ch = meta.correct_preferences(frame, pairs=covered)
-        entry["correct_preferences"]["challenge"] = {"correct": ch.correct, "total": ch.total}
+def _system_level(sl) -> dict[str, Any]:
+    """A run over several systems (evalcore.analyses.systems.SystemLevel): per-system correlations P_i, the
+    meta-correlation M (003 Eq. 2-3) and the correct preferences #CP on all system pairs and on the challenge pairs
+    (003 §4.2.1), each counted on the pairs the run covers ("total" says how many)."""
+    entry: dict[str, Any] = {"per_system": {c: r.table.to_dict(orient="records")
+                                            for c, r in sl.meta_correlation.items()}}
+    entry["meta_correlation"] = {c: {"statistic": r.statistic, "pvalue": r.pvalue, "n_systems": r.n_systems,
+                                     "dropped_systems": list(r.dropped_systems)}
+                                 for c, r in sl.meta_correlation.items()}
+    cp = {name: ({"correct": r.correct, "total": r.total} if r is not None else None)
+          for name, r in sl.correct_preferences.items()}
+    entry["correct_preferences"] = {"full": cp["full"] or {"correct": 0, "total": 0}}
+    if cp.get("challenge"):
+        entry["correct_preferences"]["challenge"] = cp["challenge"]
     return entry
-
-
-def _ceiling_rows(dataset, frame, dim: str, levels, coefficients, n_resamples: int, random_state: int,
-                  skip_constant: bool = True) -> list[dict[str, Any]]:
-    """The human ceiling on exactly the items the run is correlated on (its parsed items; at the summary level
-    with constant documents skipped, the documents its correlation is defined on): the experts' mean per level x
-    coefficient."""
-    from evalcore.views.alignment import ceiling_table, correlated_items
-
-    rows = []
-    for lv in levels:
-        items = correlated_items(frame, level=lv, skip_constant=skip_constant)
-        for co in coefficients:
-            t = ceiling_table(dataset, dim, level=lv, coefficient=co, item_ids=items, n_resamples=n_resamples,
-                              skip_constant=skip_constant, random_state=random_state)
-            if t.empty:
-                return []
-            m = t[t["annotator"] == "mean"].iloc[0]
-            rows.append({"level": lv, "coefficient": co, "statistic": m["statistic"], "ci_low": m["ci_low"],
-                         "ci_high": m["ci_high"], "n": m["n"], "n_items": int(m["n_items"]),
-                         "group": t["group"].iloc[0], "annotators": int((t["annotator"] != "mean").sum())})
-    return rows
-
-
-def _support_warnings(frame, levels) -> list[str]:
-    from evalcore.meta.inference import Support, support_warnings
-
-    scored = frame[frame["judge"].notna()]
-    return support_warnings(Support(int(scored["doc_id"].nunique()), int(scored["system_id"].nunique())),
-                            levels=levels)
-
-
-def _pairwise_meta(out: dict[str, Any], dataset, run, dimensions: list[str] | None, *, n_resamples: int,
-                   random_state: int) -> dict[str, Any]:
-    """``dimensions.<dim>.pairwise`` for a pairwise run on a dataset with human preferences (README "Pairwise")."""
-    from evalcore.meta.preference import pairwise_summary
-
-    judged = set(run.comparisons["dimension"])
-    dims = dimensions or [d for d in dict.fromkeys(dataset.preferences["dimension"]) if d in judged]
-    for dim in dims:
-        out["dimensions"][dim] = {"pairwise": pairwise_summary(
-            dataset.preferences, run.comparisons, dataset.items, dimension=dim, judge_model=run.model,
-            n_resamples=n_resamples, random_state=random_state)}
-    return out
-
-
-def _add_label_agreement(entry: dict[str, Any], dataset, run, dim: str, *, n_resamples: int,
-                         random_state: int) -> None:
-    """Binary / nominal / ordinal dimensions: kappa, accuracy, P/R/F1, confusion matrix, calibration (issue 7.4)."""
-    if not dataset.dimension(dim).is_categorical:
-        return
-    from evalcore.meta import classification
-
-    try:
-        report = classification.label_agreement(dataset, run, dim, n_resamples=n_resamples,
-                                                 random_state=random_state)
-    except ValueError as e:  # labels that are no category of the dimension: say which, keep the rest of the report
-        entry["agreement"] = {"error": str(e)}
-        return
-    entry["agreement"] = classification.agreement_dict(report)
 
 
 # ------------------------------------------------------------------------------- meta: Alt-Test, PPI, Bradley-Terry
@@ -285,7 +230,7 @@ def _add_inference(entry: dict[str, Any], dataset, run, dim: str, opts: dict[str
     """``alt_test`` and ``ppi`` of a score run's dimension (README "meta --json")."""
     from evalcore.meta import alt_test as at
     from evalcore.meta import ppi
-    from evalcore.views.alignment import ceiling_group
+    from evalcore.analyses.ceiling import ceiling_group
 
     scores = run.scores(dim)
     if systems is not None:

@@ -48,6 +48,24 @@ def test_meta_json_reproduces_shen_correct_preferences(capsys):
     assert all(c["challenge"]["total"] == 11 for c in cps.values())
 
 
+def test_meta_json_counts_challenge_pairs_from_human_means_where_the_dataset_ships_none(capsys):
+    # Topical-Chat ships no challenge pairs: as on the Alignment page, they are the systems adjacent in mean human
+    # score over all dimensions (003 App. E), here recomputed by hand from the human scores
+    run = "topical_chat/chiang-lee-gpt-3.5-geval"
+    out = run_json(capsys, "meta", "--dataset", "topical_chat", "--run", run, "--level", "system",
+                   "--coefficient", "kendall", "--resamples", "0")
+    dataset = load_dataset("topical_chat")
+    means = (dataset.human_scores.merge(dataset.items[["item_id", "system_id"]], on="item_id")
+             .groupby("system_id")["score"].mean().sort_values(ascending=False, kind="stable"))
+    ranked = list(means.index)
+    pairs = list(zip(ranked, ranked[1:]))
+    assert means.is_unique  # no tie, so the order (hence the pairs) is the same whichever tie rule
+    for dim, entry in out["dimensions"].items():
+        frame = score_frame(dataset, load_bundled_run(run), dim)
+        expected = meta.correct_preferences(frame, pairs=pairs)
+        assert entry["correct_preferences"]["challenge"] == {"correct": expected.correct, "total": len(pairs)}
+
+
 def test_meta_json_matches_the_library(capsys):
     out = run_json(capsys, "meta", "--dataset", "summeval", "--run", SHEN_RTS, "--dimension", "fluency",
                    "--resamples", "100")
@@ -126,7 +144,7 @@ def test_meta_on_four_systems_gives_exact_pvalue_warning_and_a_ceiling_on_the_sa
     system = next(r for r in entry["correlations"] if r["level"] == "system")
     assert system["n"] == 4 and system["pvalue_method"] == "exact permutation"
     assert system["pvalue"] >= 1 / 12 - 1e-12  # no p below the exact minimum of 4 systems
-    assert any("4 system(s)" in w for w in entry["warnings"])
+    assert any("4 systems" in w for w in entry["warnings"])
     # the ceiling by hand: each expert against the mean of the other two on the 400 items of these systems
     ds = load_dataset("summeval")
     ann = ds.annotations[(ds.annotations["dimension"] == "coherence") & (ds.annotations["group"] == "expert")]

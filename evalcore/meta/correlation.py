@@ -554,6 +554,19 @@ def correlation_table(frame: pd.DataFrame, *, levels=LEVELS, coefficients=COEFFI
     Every cell uses the same document resamples (same random_state), so cells are comparable resample by resample.
     ``ci_method`` as in correlate.
     """
+    cells = correlation_estimates(frame, levels=levels, coefficients=coefficients, n_resamples=n_resamples,
+                                  skip_constant=skip_constant, random_state=random_state,
+                                  confidence_level=confidence_level, ci_method=ci_method, ci_resampling=ci_resampling)
+    rows = [table_row(e, level=lv, coefficient=co, skip_constant=skip_constant) for (lv, co), e in cells.items()]
+    return pd.DataFrame(rows, columns=list(TABLE_COLUMNS))
+
+
+def correlation_estimates(frame: pd.DataFrame, *, levels=LEVELS, coefficients=COEFFICIENTS, n_resamples: int = 1000,
+                          skip_constant: bool = True, random_state=0, confidence_level: float = 0.95,
+                          ci_method: str = "bca", ci_resampling: str = "documents"
+                          ) -> dict[tuple[str, str], Estimate]:
+    """{(level, coefficient): Estimate} for every cell, levels then coefficients in the order given: what
+    ``correlation_table`` tabulates, every cell on the same document resamples."""
     for lv in levels:
         for co in coefficients:
             _check_args(lv, co, n_resamples, confidence_level, ci_method, ci_resampling)
@@ -566,11 +579,8 @@ def correlation_table(frame: pd.DataFrame, *, levels=LEVELS, coefficients=COEFFI
                  if B.max() <= 255] or None
         if drawn is not None and sum(len(B) for B in drawn) != n_resamples:
             drawn = None
-    rows = [
-        table_row(_correlate_prepared(p, level=lv, coefficient=co, n_resamples=n_resamples,
-                                      confidence_level=confidence_level, skip_constant=skip_constant,
-                                      random_state=random_state, ci_method=ci_method, ci_resampling=ci_resampling,
-                                      drawn=drawn), level=lv, coefficient=co, skip_constant=skip_constant)
-        for lv in levels for co in coefficients
-    ]
-    return pd.DataFrame(rows, columns=list(TABLE_COLUMNS))
+    return {(lv, co): _correlate_prepared(p, level=lv, coefficient=co, n_resamples=n_resamples,
+                                          confidence_level=confidence_level, skip_constant=skip_constant,
+                                          random_state=random_state, ci_method=ci_method,
+                                          ci_resampling=ci_resampling, drawn=drawn)
+            for lv in levels for co in coefficients}

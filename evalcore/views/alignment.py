@@ -4,113 +4,32 @@ RTS-MCQ reliability, pairwise agreement by difficulty (Chen et al. 2023)."""
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 
-from evalcore import runs as runs_mod
+from evalcore.analyses.ceiling import (  # noqa: F401  (the page's cached analyses call them here)
+    ceiling_group, ceiling_means, ceiling_table, correlated_items, run_ceilings,
+)
+from evalcore.analyses.common import documents_per_run, scored_dimensions  # noqa: F401
+from evalcore.analyses.common import has_correlations as ordered
+from evalcore.analyses.items import human_score_bins, judge_by_human_table  # noqa: F401
+from evalcore.analyses.labels import label_agreements  # noqa: F401
+from evalcore.analyses.correlations import (  # noqa: F401
+    alignment_table, cell_rows, filter_correlations, merge_cells, support_notes,
+)
+from evalcore.analyses.systems import (  # noqa: F401
+    correct_preferences_table, difficulty_table, h2h_cp, meta_correlation_table, pair_sets, per_system_table,
+    reliability_intervals, reliability_pairs, reliability_view,
+)
 from evalcore.model import Dataset, Run
 from evalcore.views.blocks import Block, Figure, Heading, Metric, Metrics, Note, Table
-from evalcore.views.common import frames_for, label_colors, run_label
+from evalcore.views.common import label_colors
 from evalcore.views.format import cite, esc, fmt, format_pvalue
-
-
-def alignment_table(dataset: Dataset, runs: list[Run], dimension: str, *, n_resamples: int = 1000,
-                    systems: list[str] | None = None, ci_resampling: str = "documents",
-                    skip_constant: bool = True, levels: tuple[str, ...] | None = None,
-                    coefficients: tuple[str, ...] | None = None) -> pd.DataFrame:
-    """Correlation of each run with the humans: level x coefficient, with CI, n, skipped and dropped counts.
-    ``ci_resampling``: the system level's interval, "documents" or "both" (evalcore.meta.inference).
-
-    ``levels`` / ``coefficients`` restrict the cells computed (default: all), so a page can compute the one cell it
-    shows first: on 200,000 items one cell takes seconds, the full table nine times that."""
-    from evalcore.meta.correlation import COEFFICIENTS, LEVELS, correlation_table
-
-    from evalcore.meta import fastboot
-    from evalcore.meta.correlation import replicate_rows
-
-    labels = {r.run_id: run_label(r) for r in runs}
-    frames = frames_for(dataset, runs, dimension, systems=systems)
-    levels, coefficients = levels or LEVELS, coefficients or COEFFICIENTS
-    # the whole plan declared once, so a progress bar runs from 0 to 1 over every run and cell (boot-both cells
-    # resample otherwise and report nothing)
-    cells = len(coefficients) * sum(1 for lv in levels if not (lv == "system" and ci_resampling == "both"))
-    plan = cells * sum(replicate_rows(n, n_resamples) for n in documents_per_run(frames).values())
-    parts = []
-    with fastboot.expecting(plan if n_resamples > 0 else 0):
-        for run_id, frame in frames.items():
-            t = correlation_table(frame, n_resamples=n_resamples, ci_resampling=ci_resampling,
-                                  skip_constant=skip_constant, levels=levels, coefficients=coefficients)
-            t.insert(0, "run", labels[run_id])
-            t.insert(1, "run_id", run_id)
-            parts.append(t)
-    if not parts:
-        return pd.DataFrame()
-    table = pd.concat(parts, ignore_index=True)
-    keep = ["run", "level", "coefficient", "statistic", "ci_low", "ci_high", "n", "skipped", "dropped", "pvalue",
-            "pvalue_method", "ci_resampling", "run_id"]
-    if "ci_note" in table.columns and (table["ci_note"].fillna("") != "").any():
-        keep.append("ci_note")  # an estimate outside its own interval is said, beside it
-    return table[[c for c in keep if c in table.columns]]
-
-
-def merge_cells(cells: list[pd.DataFrame], runs: list[Run]) -> pd.DataFrame:
-    """The table ``alignment_table`` gives for every level and coefficient, from its cells computed one at a time
-    (``alignment_table(..., levels=(lv,), coefficients=(co,))``): runs in their order, then level, then coefficient;
-    ``ci_note`` kept where any cell has one."""
-    from evalcore.meta.correlation import COEFFICIENTS, LEVELS
-
-    parts = [c for c in cells if c is not None and not c.empty]
-    if not parts:
-        return pd.DataFrame()
-    # a summary-level cell's p-values are all None (object), the others' floats: read together as floats again
-    t = pd.concat(parts, ignore_index=True).infer_objects()
-    order = {r.run_id: i for i, r in enumerate(runs)}
-    t = t.assign(_run=t["run_id"].map(order), _level=t["level"].map(LEVELS.index),
-                 _coef=t["coefficient"].map(COEFFICIENTS.index))
-    t = t.sort_values(["_run", "_level", "_coef"], kind="stable").drop(columns=["_run", "_level", "_coef"])
-    if "ci_note" in t.columns:
-        t["ci_note"] = t["ci_note"].fillna("")
-        if not (t["ci_note"] != "").any():
-            t = t.drop(columns="ci_note")
-    return t.reset_index(drop=True)
-
-
-def documents_per_run(frames: dict[str, pd.DataFrame]) -> dict[str, int]:
-    """Documents each run's correlations resample (those with a parsed judge value): what sets the jackknife's
-    replicates, hence the rows a progress bar counts."""
-    return {run_id: int(f.loc[f["judge"].notna(), "doc_id"].nunique()) for run_id, f in frames.items()}
-
-
-def cell_rows(dataset: Dataset, runs: list[Run], dimension: str, *, n_resamples: int,
-              systems: list[str] | None = None) -> int:
-    """Replicate rows of one cell (level x coefficient, documents resampled) of ``alignment_table`` over the runs."""
-    from evalcore.meta.correlation import replicate_rows
-
-    if n_resamples <= 0:
-        return 0
-    frames = frames_for(dataset, runs, dimension, systems=systems)
-    return sum(replicate_rows(n, n_resamples) for n in documents_per_run(frames).values())
-
-
-def support_notes(dataset: Dataset, runs: list[Run], dimension: str, *, systems: list[str] | None = None
-                  ) -> list[str]:
-    """One sentence per run whose figures rest on few documents (fewer than 10: unreliable; fewer than 100: too
-    narrow, as simulated) or fewer than 5 systems (evalcore.meta.inference.support_warnings)."""
-    from evalcore.meta.inference import Support, support_warnings
-
-    labels = {r.run_id: run_label(r) for r in runs}
-    notes = []
-    for run_id, frame in frames_for(dataset, runs, dimension, systems=systems).items():
-        scored = frame[frame["judge"].notna()]
-        for w in support_warnings(Support(int(scored["doc_id"].nunique()), int(scored["system_id"].nunique()))):
-            notes.append(f"{labels[run_id]}: {w}")
-    return notes
 
 
 def alignment_figure(table: pd.DataFrame, coefficient: str, colors: dict[str, str] | None = None) -> go.Figure:
@@ -126,19 +45,6 @@ def alignment_figure(table: pd.DataFrame, coefficient: str, colors: dict[str, st
     fig.update_layout(barmode="group", title=f"{coefficient.title()} correlation with human ratings (95% CI)",
                       yaxis_title=coefficient, xaxis_title="level")
     return fig
-
-
-def filter_correlations(table: pd.DataFrame, *, level: str | None = None, coefficient: str | None = None
-                        ) -> pd.DataFrame:
-    """The rows of ``alignment_table`` for the page's Level and Coefficient selectors (None keeps every value)."""
-    if table.empty:
-        return table
-    keep = pd.Series(True, index=table.index)
-    if level is not None:
-        keep &= table["level"] == level
-    if coefficient is not None:
-        keep &= table["coefficient"] == coefficient
-    return table[keep].reset_index(drop=True)
 
 
 def headline_figure(table: pd.DataFrame, ceiling: pd.DataFrame | None, *, level: str, coefficient: str,
@@ -236,13 +142,6 @@ HUMAN_CEILING_COLOR = "#555555"
 CEILING_OFFSET = 10  # pixels below the middle of a run's band (44 px high) where its ceiling is drawn
 
 
-def ceiling_means(ceiling: pd.DataFrame | None) -> pd.DataFrame:
-    """The "mean" rows of ``run_ceilings`` (one per run: the ceiling on that run's items, with its interval)."""
-    if ceiling is None or ceiling.empty or "run" not in ceiling.columns:
-        return pd.DataFrame(columns=["run", "statistic", "ci_low", "ci_high"])
-    return ceiling[ceiling["annotator"] == "mean"].reset_index(drop=True)
-
-
 def ceiling_note(table: pd.DataFrame, ceiling: pd.DataFrame | None, *, level: str, coefficient: str) -> str:
     """What the human ceiling is where two annotators rated the items, and why a judge can exceed it: each annotator
     "against the mean of the others" is then one annotator against the other, while the judge is correlated with the
@@ -272,98 +171,6 @@ def _num(x) -> float | None:
     return None if x is None or pd.isna(x) else float(x)
 
 
-def ceiling_group(dataset: Dataset, dimension: str):
-    """The annotator group the ceiling is computed in ("expert" where there is one), or None when fewer than two
-    annotators rated this dimension."""
-    ann = dataset.annotations
-    if ann.empty or not (ann["dimension"] == dimension).any():
-        return None
-    groups = list(ann.loc[ann["dimension"] == dimension, "group"].dropna().unique())
-    group = "expert" if "expert" in groups else (groups[0] if groups else None)
-    sub = ann[(ann["dimension"] == dimension) & (ann["group"] == group)] if group is not None else ann
-    if sub["annotator"].nunique() < 2:
-        return None
-    return group
-
-
-def ceiling_table(dataset: Dataset, dimension: str, *, level: str, coefficient: str, item_ids=None,
-                  n_resamples: int = 0, skip_constant: bool = True, random_state=0) -> pd.DataFrame:
-    """Each expert against the mean of the others (the human ceiling), at the same level and coefficient, on
-    ``item_ids`` (None: every rated item); ``random_state`` seeds its resamples and permutation p-values."""
-    from evalcore.meta.agreement import human_ceiling
-
-    group = ceiling_group(dataset, dimension)
-    if group is None:
-        return pd.DataFrame()
-    t = human_ceiling(dataset.annotations, dataset.items, dimension, group=group, level=level,
-                      coefficient=coefficient, item_ids=item_ids, n_resamples=n_resamples,
-                      skip_constant=skip_constant, random_state=random_state)
-    t = t.copy()
-    t.insert(0, "group", group)
-    return t
-
-
-def correlated_items(frame: pd.DataFrame, *, level: str, skip_constant: bool = True) -> pd.Series:
-    """The item ids a run's correlation at ``level`` is computed on: its parsed items, and at the summary level with
-    constant documents skipped, only the documents where its per-document correlation is defined (the human
-    ceiling is then computed on the same documents: issue 18.1)."""
-    scored = frame[frame["judge"].notna()]
-    if level == "summary" and skip_constant and not scored.empty:
-        g = scored.groupby("doc_id")
-        defined = (g["judge"].nunique() > 1) & (g["human"].nunique() > 1)
-        scored = scored[scored["doc_id"].isin(defined[defined].index)]
-    return scored["item_id"]
-
-
-def run_ceilings(dataset: Dataset, runs: list[Run], dimension: str, *, level: str, coefficient: str,
-                 systems: list[str] | None = None, n_resamples: int = 0, skip_constant: bool = True
-                 ) -> pd.DataFrame:
-    """The human ceiling on exactly the items each run is correlated on (its scored items, in the selected
-    systems): one block of rows (each expert, then their mean) per run, with a ``run`` column."""
-    labels = {r.run_id: run_label(r) for r in runs}
-    parts = []
-    for run_id, frame in frames_for(dataset, runs, dimension, systems=systems).items():
-        items = correlated_items(frame, level=level, skip_constant=skip_constant)
-        t = ceiling_table(dataset, dimension, level=level, coefficient=coefficient, item_ids=items,
-                          n_resamples=n_resamples, skip_constant=skip_constant)
-        if t.empty:
-            continue
-        t.insert(0, "run", labels[run_id])
-        parts.append(t)
-    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
-
-
-def per_system_table(dataset: Dataset, runs: list[Run], dimensions: list[str], *, coefficient: str,
-                     systems: list[str] | None = None) -> pd.DataFrame:
-    """P_i (003 Eq. 2) and Q_i (Eq. 1) for every run, dimension and system."""
-    from evalcore.meta.systems import per_system
-
-    labels = {r.run_id: run_label(r) for r in runs}
-    parts = []
-    for dim in dimensions:
-        for run_id, frame in frames_for(dataset, runs, dim, systems=systems).items():
-            if frame["system_id"].nunique() < 2:
-                continue
-            t = per_system(frame, coefficient=coefficient).copy()
-            t.insert(0, "run", labels[run_id])
-            t.insert(1, "dimension", dim)
-            t["note"] = [_undefined_p_i(frame, sid) if not ok else "" for sid, ok in zip(t["system_id"], t["defined"])]
-            parts.append(t)
-    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
-
-
-def _undefined_p_i(frame: pd.DataFrame, system_id) -> str:
-    """Why P_i is undefined for a system: too few scored items, or one side constant."""
-    g = frame[(frame["system_id"] == system_id) & frame["judge"].notna()]
-    if len(g) < 2:
-        return f"n/a: {len(g)} scored item(s)"
-    if g["judge"].nunique() < 2:
-        return "n/a: the judge gave every item the same score"
-    if g["human"].nunique() < 2:
-        return "n/a: the humans gave every item the same score"
-    return "n/a: undefined"
-
-
 def per_system_box(table: pd.DataFrame, coefficient: str, colors: dict[str, str] | None = None) -> go.Figure:
     """Shen et al. 2023 Fig. 1: the spread of per-system correlations in each dimension (a box per run and
     dimension)."""
@@ -374,36 +181,6 @@ def per_system_box(table: pd.DataFrame, coefficient: str, colors: dict[str, str]
                  title=f"Per-system {coefficient} correlation ({cite('003', 'Fig. 1')})")
     fig.update_layout(yaxis_title=f"{coefficient} per system (P_i)")
     return fig
-
-
-def meta_correlation_table(dataset: Dataset, runs: list[Run], dimensions: list[str], *, coefficient: str,
-                           systems: list[str] | None = None) -> pd.DataFrame:
-    """M (003 Eq. 3) per run and dimension, with its p-value and the systems dropped as undefined."""
-    from evalcore.meta.systems import meta_correlation
-
-    labels = {r.run_id: run_label(r) for r in runs}
-    rows = []
-    for dim in dimensions:
-        for run_id, frame in frames_for(dataset, runs, dim, systems=systems).items():
-            if frame["system_id"].nunique() < 3:
-                continue
-            r = meta_correlation(frame, coefficient=coefficient)
-            rows.append({"run": labels[run_id], "dimension": dim, "M": r.statistic, "pvalue": r.pvalue,
-                         "n_systems": r.n_systems, "dropped_systems": ", ".join(map(str, r.dropped_systems)),
-                         "note": _undefined_m(r) if pd.isna(r.statistic) else ""})
-    return pd.DataFrame(rows)
-
-
-def _undefined_m(r) -> str:
-    """Why M (a correlation over systems of Q_i and P_i) is undefined."""
-    t = r.table[r.table["defined"]]
-    if len(t) < 3:
-        return f"n/a: P_i is defined for {len(t)} system(s), fewer than 3"
-    if t["correlation"].nunique() < 2:
-        return "n/a: M undefined, all P_i are equal"
-    if t["quality"].nunique() < 2:
-        return "n/a: M undefined, all Q_i are equal"
-    return "n/a: undefined"
 
 
 def meta_scatter(per_system: pd.DataFrame, meta_table: pd.DataFrame, dimension: str, coefficient: str,
@@ -430,128 +207,6 @@ def meta_scatter(per_system: pd.DataFrame, meta_table: pd.DataFrame, dimension: 
     return fig
 
 
-def pair_sets(dataset: Dataset, systems: list[str] | None = None) -> dict[str, list[tuple[str, str]] | None]:
-    """The system pairs #CP is counted on (003 4.2.1): all pairs of the abstractive systems (SummEval) or of every
-    system, and the challenge pairs (adjacent in average human score over all dimensions, 003 App. E)."""
-    from evalcore.meta.systems import challenge_pairs
-
-    pool = list(dataset.meta.get("abstractive_systems") or dataset.systems)
-    if systems is not None:
-        pool = [s for s in pool if s in systems]
-    full = list(itertools.combinations(sorted(pool, key=str), 2))
-    if dataset.meta.get("challenge_pairs") and systems is None:
-        challenge = [tuple(p) for p in dataset.meta["challenge_pairs"]]
-    else:
-        hs = dataset.human_scores.merge(dataset.items[["item_id", "system_id"]], on="item_id")
-        hs = hs[hs["system_id"].isin(pool)]
-        means = hs.groupby("system_id")["score"].mean() if not hs.empty else pd.Series(dtype=float)
-        challenge = challenge_pairs(means) if len(means) > 1 else []
-    return {"full": full, "challenge": challenge}
-
-
-def correct_preferences_table(dataset: Dataset, runs: list[Run], dimensions: list[str], *,
-                              systems: list[str] | None = None) -> pd.DataFrame:
-    """#CP per run and dimension on the full and the challenge pair sets."""
-    from evalcore.meta.systems import correct_preferences
-
-    sets = pair_sets(dataset, systems)
-    labels = {r.run_id: run_label(r) for r in runs}
-    rows = []
-    for dim in dimensions:
-        for run_id, frame in frames_for(dataset, runs, dim, systems=systems).items():
-            row: dict[str, Any] = {"run": labels[run_id], "dimension": dim}
-            scored = set(frame.loc[frame["judge"].notna(), "system_id"])
-            for name, pairs in sets.items():
-                # a run that scored only some systems (a first try on a few items) is counted on the pairs it
-                # covers; "total" says how many that is
-                pairs = [p for p in pairs if p[0] in scored and p[1] in scored]
-                if not pairs:
-                    continue
-                r = correct_preferences(frame, pairs=pairs)
-                row[f"{name} correct"] = r.correct
-                row[f"{name} total"] = r.total
-            rows.append(row)
-    # Pairwise (H2H) runs: the judge's points come from its verdicts, not from per-item scores.
-    for run in runs:
-        if run.comparisons.empty:
-            continue
-        for dim in dimensions:
-            comps = run.comparisons[run.comparisons["dimension"] == dim]
-            if comps.empty:
-                continue
-            row = {"run": labels[run.run_id], "dimension": dim}
-            for name, pairs in sets.items():
-                if not pairs:
-                    continue
-                r = h2h_cp(dataset, comps, dim, pairs)
-                if r is None:
-                    continue
-                row[f"{name} correct"] = r.correct
-                row[f"{name} total"] = r.total
-            rows.append(row)
-    table = pd.DataFrame(rows)
-    if not table.empty:
-        for name in ("full", "challenge"):
-            if f"{name} correct" in table.columns:
-                table[f"{name} %"] = 100.0 * table[f"{name} correct"] / table[f"{name} total"]
-    return table
-
-
-def h2h_cp(dataset: Dataset, comparisons: pd.DataFrame, dimension: str, pairs):
-    """#CP of a pairwise run (003 H2H), through evalcore.meta.pairwise; None when the run did not judge every pair
-    of the set (Shen's H2H run covers only the 11 challenge pairs)."""
-    from evalcore.meta import pairwise
-
-    try:
-        return pairwise.h2h_correct_preferences(comparisons, dataset.items, dataset.human_scores, dimension,
-                                                pairs=pairs)
-    except ValueError:
-        return None
-
-
-def reliability_pairs(runs: list[Run]) -> list[tuple[Run, Run]]:
-    """(RTS run, MCQ run) pairs from the same judge model: the inputs of 003's reliability indicator (Eq. 4).
-
-    When a model has several prompt variants of each (Shen's RTS/MCQ and RTS2/MCQ2), a run is paired with the MCQ
-    run whose id is its own with "rts" replaced by "mcq"; otherwise with every MCQ run of the same model."""
-    rts = [r for r in runs if r.method == "rts"]
-    mcq = [r for r in runs if r.method == "mcq"]
-    by_id = {r.run_id: r for r in mcq}
-    out = []
-    for a in rts:
-        twin = by_id.get(a.run_id.replace("rts", "mcq"))
-        if twin is not None and twin.model == a.model:
-            out.append((a, twin))
-        else:
-            out += [(a, b) for b in mcq if b.model == a.model and b.run_id.replace("mcq", "rts") not in
-                    {r.run_id for r in rts}]
-    return out
-
-
-def reliability_view(dataset: Dataset, rts: Run, mcq: Run, dimension: str, *, coefficient: str):
-    """R_i per system with P_i of both methods, and corr(R_i, P_i) for each (003 Eq. 4)."""
-    from evalcore.meta.systems import reliability
-
-    a = runs_mod.score_frame(dataset, rts, dimension)
-    b = runs_mod.score_frame(dataset, mcq, dimension)
-    return reliability(a, b, coefficient=coefficient)
-
-
-def difficulty_table(dataset: Dataset, runs: list[Run], dimension: str, *, systems: list[str] | None = None,
-                     n_resamples: int = 1000) -> pd.DataFrame:
-    """002's pairwise tau by difficulty bucket (hard/medium/easy by the human score gap) for each run, with its 95%
-    interval over documents (tau_ci_low, tau_ci_high)."""
-    from evalcore.meta.pairwise import pairwise_kendall_by_difficulty
-
-    labels = {r.run_id: run_label(r) for r in runs}
-    parts = []
-    for run_id, frame in frames_for(dataset, runs, dimension, systems=systems).items():
-        t = pairwise_kendall_by_difficulty(frame, n_resamples=n_resamples).copy()
-        t.insert(0, "run", labels[run_id])
-        parts.append(t)
-    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
-
-
 def difficulty_figure(table: pd.DataFrame, colors: dict[str, str] | None = None) -> go.Figure:
     from evalcore.views.format import cite
 
@@ -568,50 +223,6 @@ def difficulty_figure(table: pd.DataFrame, colors: dict[str, str] | None = None)
 
 
 # ------------------------------------------------------------------------------ judge score per human score
-
-
-def human_score_bins(human: pd.Series, *, scale: tuple[float, float] | None = None, max_values: int = 7,
-                     max_bins: int = 8) -> pd.Series:
-    """The human score as box-plot categories.
-
-    Up to ``max_values`` distinct scores (integer ratings; 1-3 means of 3 annotators) are each their own category.
-    More (SummEval's 1-5 means of 3 experts take 13 values) are binned: on whole numbers when the scale spans 3 to
-    ``max_bins`` units ("[1, 2)", ..., "[4, 5]"), else in ``max_bins`` equal-width bins; the last bin is closed."""
-    h = pd.to_numeric(human, errors="coerce")
-    values = np.sort(h.dropna().unique())
-    if len(values) <= max_values:
-        return h.map(lambda v: "" if pd.isna(v) else f"{v:.3g}")
-    lo, hi = float(values[0]), float(values[-1])
-    if scale is not None:
-        lo, hi = min(lo, float(scale[0])), max(hi, float(scale[1]))
-    if 3 <= hi - lo <= max_bins and float(lo).is_integer() and float(hi).is_integer():
-        edges = np.arange(lo, hi + 1)
-    else:
-        edges = np.linspace(lo, hi, max_bins + 1)
-    idx = np.clip(np.searchsorted(edges, h.to_numpy(), side="right") - 1, 0, len(edges) - 2)
-    labels = [f"[{edges[i]:.3g}, {edges[i + 1]:.3g}{']' if i == len(edges) - 2 else ')'}"
-              for i in range(len(edges) - 1)]
-    return pd.Series([labels[i] if pd.notna(v) else "" for i, v in zip(idx, h)], index=h.index)
-
-
-def judge_by_human_table(dataset: Dataset, runs: list[Run], dimension: str, *, systems: list[str] | None = None
-                         ) -> pd.DataFrame:
-    """Item-level judge and human scores of each run on one dimension, with the human score's bin (``human_bin``,
-    ordered by ``bin_order``). Items whose reply could not be parsed are left out (counted on the Score page)."""
-    labels = {r.run_id: run_label(r) for r in runs}
-    parts = []
-    for run_id, frame in frames_for(dataset, runs, dimension, systems=systems).items():
-        f = frame.dropna(subset=["judge", "human"])[["item_id", "system_id", "judge", "human"]].copy()
-        f.insert(0, "run", labels[run_id])
-        parts.append(f)
-    if not parts:
-        return pd.DataFrame(columns=["run", "item_id", "system_id", "judge", "human", "human_bin", "bin_order"])
-    t = pd.concat(parts, ignore_index=True)
-    dim = next((d for d in dataset.dimensions if d.name == dimension), None)
-    t["human_bin"] = human_score_bins(t["human"], scale=(dim.scale_min, dim.scale_max) if dim else None)
-    order = t.groupby("human_bin")["human"].min().sort_values()
-    t["bin_order"] = t["human_bin"].map({b: i for i, b in enumerate(order.index)})
-    return t.sort_values("bin_order", kind="stable").reset_index(drop=True)  # runs in the order selected
 
 
 # Beyond this many items of one run the boxes are sent as their five numbers, not as every item's score (plotly
@@ -670,23 +281,6 @@ def judge_by_human_figure(table: pd.DataFrame, dimension: str, *, points: bool =
 
 
 # ------------------------------------------------------------------------------------ categorical labels (issue 7.4)
-
-
-def label_agreements(dataset: Dataset, runs: list[Run], dimension: str, *, n_resamples: int = 1000,
-                     systems: list[str] | None = None) -> dict:
-    """run label -> evalcore.meta.classification.LabelAgreement for every per-item run that judged a binary,
-    nominal or ordinal ``dimension``; {} for an interval dimension."""
-    from evalcore.meta.classification import label_agreement
-
-    if not dataset.dimension(dimension).is_categorical:
-        return {}
-    out = {}
-    for run in runs:
-        if run.judgments.empty or dimension not in run.dimensions:
-            continue
-        out[run_label(run)] = label_agreement(dataset, run, dimension, n_resamples=n_resamples, systems=systems,
-                                              human_alpha=False)  # the page shows the Data page's alpha
-    return out
 
 
 STATISTIC_NAMES = {"cohen_kappa": "Cohen's kappa", "weighted_kappa": "quadratic-weighted kappa",
@@ -837,11 +431,6 @@ def default_section(dataset: Dataset) -> str:
     return SECTIONS[-1] if not dataset.preferences.empty else SECTIONS[0]
 
 
-def scored_dimensions(dataset: Dataset, runs: list[Run]) -> tuple[str, ...]:
-    """The dataset's dimensions some run scored, in the dataset's order."""
-    return tuple(d for d in dataset.dimension_names if any(d in r.dimensions for r in runs))
-
-
 def annotators_blocks(dataset: Dataset) -> list[Block]:
     """Before a judge is chosen: the annotators' agreement with each other on pairwise votes (needs no judge)."""
     from evalcore.views.preference import annotators_agreement_table
@@ -943,7 +532,7 @@ def correlations_intro(dataset: Dataset, dimension: str, runs: list[Run]) -> lis
 
 
 def has_correlations(dataset: Dataset, dimension: str, runs: list[Run]) -> bool:
-    return bool(runs) and dataset.dimension(dimension).kind != "nominal"
+    return bool(runs) and ordered(dataset, dimension)
 
 
 @dataclass
@@ -969,7 +558,8 @@ def correlations_view(table: pd.DataFrame, dimension: str, *, level: str, coeffi
               "experts' mean in the ceiling table. pvalue_method: below 30 pairs the p-value is a permutation test "
               "(exact, every ordering, up to 9 pairs), never the t approximation.", "caption"),
          Note(f"**Human ceiling** ({level}, {coefficient}) on each run's items: each expert against the mean of the "
-              "others, on exactly the items (and systems) the run is correlated on", "markdown")])
+              "others, on the items (and systems) the run is correlated on that this expert and at least one other "
+              "rated (n_items: how many; an item fewer than two experts rated has no ceiling)", "markdown")])
 
 
 def support_blocks(notes: list[str]) -> list[Block]:
@@ -1085,14 +675,6 @@ RELIABILITY_HEADING = Heading(f"RTS-MCQ reliability ({cite('003', 'Eq. 4')})")
 def reliability_rows(table: pd.DataFrame, systems: list[str] | None) -> pd.DataFrame:
     """The page's systems filter: the across-system correlations over the chosen systems only."""
     return table[table["system_id"].isin(systems)] if systems else table
-
-
-def reliability_intervals(table: pd.DataFrame, coefficient: str, n_resamples: int) -> dict:
-    """corr(R_i, P_i) of RTS and MCQ with its 95% interval over systems (evalcore.meta.across_systems)."""
-    from evalcore.meta.across_systems import across_systems_interval
-
-    return {side: across_systems_interval(table["reliability"], table[f"p_{side}"], coefficient=coefficient,
-                                          n_resamples=n_resamples) for side in ("rts", "mcq")}
 
 
 @dataclass

@@ -1,27 +1,25 @@
-"""The HTML report of the current analysis (the sidebar's "Export report")."""
+"""The HTML report of the current analysis (the sidebar's "Export report"): the analyses of evalcore.analyses, the
+same the page computes, rendered as report sections, mostly through the page's own blocks."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
+from evalcore.analyses.ceiling import run_ceilings
+from evalcore.analyses.common import scored_dimensions
+from evalcore.analyses.correlations import alignment_table, filter_correlations, support_notes
+from evalcore.analyses.systems import correct_preferences_table, meta_correlation_table, per_system_table
 from evalcore.model import Dataset, Run
 from evalcore.views.alignment import (
     alignment_figure,
-    alignment_table,
     ceiling_blocks,
     ceiling_note,
     cp_blocks,
-    run_ceilings,
-    correct_preferences_table,
-    filter_correlations,
     headline_figure,
     judge_by_human_blocks,
     judge_by_human_table,
-    meta_correlation_table,
     per_system_blocks,
-    per_system_table,
-    support_notes,
 )
 from evalcore.views.common import label_colors, run_label
 from evalcore.views.format import cite, sources_key
@@ -93,7 +91,7 @@ def analysis_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams, comp
                figures={"judge_by_human": "Judge score per human score (items)"})
     sections.append(sec)
 
-    dims = [d for d in dataset.dimension_names if any(d in r.dimensions for r in runs)]
+    dims = list(scored_dimensions(dataset, runs))
     ps = per_system_table(dataset, runs, dims, coefficient=p.coefficient, systems=p.systems)
     if not ps.empty:
         mt = meta_correlation_table(dataset, runs, dims, coefficient=p.coefficient, systems=p.systems)

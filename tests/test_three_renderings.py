@@ -1,0 +1,163 @@
+"""One analysis, three renderings: for every bundled run that ``meta`` analyses, the Alignment page's blocks
+(evalcore.views.alignment), ``meta --json`` (evalcore.cli) and the exported report (evalcore.views.report) show the
+same numbers: correlations at every level and coefficient with their intervals, the human ceiling, per-system
+correlations, the meta-correlation and #CP. Each is read from what that rendering shows (the page's tables, the JSON
+document, the report's tables), never from the analysis the three share."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from evalcore import cli
+from evalcore import runs as runs_mod
+from evalcore.meta.correlation import COEFFICIENTS, LEVELS
+from evalcore.views import alignment as av
+from evalcore.views import report as report_views
+from evalcore.views.blocks import tables
+
+N = 20  # resamples: the three renderings draw the same ones (seed 0); few keep the whole set under a minute
+
+
+def _score_runs() -> list:
+    """Every bundled run with per-item scores (a pairwise run has no correlations, ceiling or #CP to show): each
+    dataset's first run in the quick pass, the others marked slow (each takes several seconds; the suite still runs
+    them)."""
+    manifest = json.loads((Path(__file__).resolve().parents[1] / "data" / "runs" / "manifest.json").read_text())
+    seen: set[str] = set()
+    out = []
+    for r in manifest["runs"]:
+        if r["kind"] != "judgments":
+            continue
+        first = r["dataset_id"] not in seen
+        seen.add(r["dataset_id"])
+        out.append(pytest.param(r["dataset_id"], r["run_id"], marks=() if first else pytest.mark.slow))
+    return out
+
+
+def same(a, b) -> bool:
+    """Equal numbers, a blank (None / NaN) equal to a blank."""
+    blank = lambda x: x is None or (isinstance(x, float) and math.isnan(x))  # noqa: E731
+    if blank(a) or blank(b):
+        return blank(a) and blank(b)
+    return math.isclose(float(a), float(b), rel_tol=0, abs_tol=1e-12)
+
+
+def _page(dataset, run, dim: str, level: str, coefficient: str) -> dict[str, pd.DataFrame]:
+    """What the Alignment page shows for one level and coefficient, by its blocks' keys."""
+    table = av.alignment_table(dataset, [run], dim, n_resamples=N)
+    view = av.correlations_view(table, dim, level=level, coefficient=coefficient)
+    ceiling = av.run_ceilings(dataset, [run], dim, level=level, coefficient=coefficient, n_resamples=N)
+    blocks = view.table + (av.ceiling_blocks(table, ceiling, dim, level=level, coefficient=coefficient)
+                           if not ceiling.empty else [])
+    dims = list(av.scored_dimensions(dataset, [run]))
+    ps = av.per_system_table(dataset, [run], dims, coefficient=coefficient)
+    if not ps.empty:
+        meta = av.meta_correlation_table(dataset, [run], dims, coefficient=coefficient)
+        blocks += av.per_system_blocks(ps, meta, dim, coefficient)
+    blocks += av.cp_blocks(av.correct_preferences_table(dataset, [run], dims))
+    return {t.key: t.frame for t in tables(blocks)}
+
+
+def _report(dataset, run, dim: str, level: str, coefficient: str) -> dict[str, pd.DataFrame]:
+    p = report_views.AnalysisParams(dataset_id=dataset.id, run_ids=[run.run_id], dimension=dim, level=level,
+                                    coefficient=coefficient, n_resamples=N)
+    return {t.title: t.frame for s in report_views.analysis_sections(dataset, [run], p) for t in s.tables}
+
+
+def _check_correlations(entry: dict, page: dict, report: dict, level: str, coefficient: str) -> int:
+    cli_rows = {(r["level"], r["coefficient"]): r for r in entry["correlations"]}
+    full = report["Correlations"]
+    for (lv, co), c in cli_rows.items():
+        r = full[(full["level"] == lv) & (full["coefficient"] == co)].iloc[0]
+        for k in ("statistic", "ci_low", "ci_high", "n", "pvalue"):
+            assert same(c[k], r[k]), (lv, co, k, c[k], r[k])
+    shown = page["correlations"].iloc[0]  # the page's cell on show
+    c = cli_rows[(level, coefficient)]
+    for k in ("statistic", "ci_low", "ci_high", "n"):
+        assert same(c[k], shown[k]), (k, c[k], shown[k])
+    return len(cli_rows)
+
+
+def _check_ceiling(entry: dict, page: dict, report: dict, level: str, coefficient: str) -> None:
+    rows = [r for r in entry["human_ceiling"] if (r["level"], r["coefficient"]) == (level, coefficient)]
+    if not rows:
+        assert "ceiling" not in page
+        return
+    c = rows[0]
+    for t in (page["ceiling"], report[f"Human ceiling ({level}, {coefficient}) on each run's items"]):
+        m = t[t["annotator"] == "mean"].iloc[0]
+        for k in ("statistic", "ci_low", "ci_high", "n", "n_items"):
+            assert same(c[k], m[k]), (k, c[k], m[k])
+        assert c["annotators"] == int((t["annotator"] != "mean").sum())
+
+
+def _check_systems(entry: dict, page: dict, report: dict, dim: str, coefficient: str) -> None:
+    if "per_system" not in entry:
+        assert "per_system" not in page and "cp" not in page
+        return
+    ps = {str(r["system_id"]): r for r in entry["per_system"][coefficient]}
+    for t in (page["per_system"], report["Per-system correlation P_i"]):
+        t = t[t["dimension"] == dim]
+        assert sorted(map(str, t["system_id"])) == sorted(ps)
+        for r in t.itertuples():
+            for k in ("correlation", "pvalue", "n", "quality"):
+                assert same(ps[str(r.system_id)][k], getattr(r, k)), (r.system_id, k)
+    m = entry["meta_correlation"][coefficient]
+    if m["n_systems"] >= 0 and "meta_correlation" in page:
+        for t in (page["meta_correlation"], report["Meta-correlation M"]):
+            row = t[t["dimension"] == dim].iloc[0]
+            assert same(m["statistic"], row["M"]) and same(m["pvalue"], row["pvalue"])
+            assert m["n_systems"] == row["n_systems"]
+    cp = entry["correct_preferences"]
+    for t in (page["cp"], report["#CP"]):
+        row = t[t["dimension"] == dim].iloc[0]
+        for name in ("full", "challenge"):
+            if name in cp:
+                assert (cp[name]["correct"], cp[name]["total"]) == (row[f"{name} correct"], row[f"{name} total"])
+            else:
+                assert f"{name} correct" not in t.columns or pd.isna(row[f"{name} correct"])
+
+
+@pytest.mark.parametrize("dataset_id, run_id", _score_runs())
+def test_page_cli_and_report_show_the_same_numbers(dataset_id, run_id):
+    dataset = runs_mod.get_dataset(dataset_id)
+    run = runs_mod.load_run(run_id)
+    dim = next(d for d in run.dimensions if d in dataset.dimension_names)
+    # the page shows one cell at a time: one level and coefficient per run, turning, so every one is checked
+    i = sum(map(ord, run_id))
+    level, coefficient = LEVELS[i % len(LEVELS)], COEFFICIENTS[(i // len(LEVELS)) % len(COEFFICIENTS)]
+    entry = cli.meta_report(dataset_id, run_id, dimensions=[dim], n_resamples=N)["dimensions"][dim]
+    page = _page(dataset, run, dim, level, coefficient)
+    report = _report(dataset, run, dim, level, coefficient)
+    assert _check_correlations(entry, page, report, level, coefficient) == len(LEVELS) * len(COEFFICIENTS)
+    _check_ceiling(entry, page, report, level, coefficient)
+    _check_systems(entry, page, report, dim, coefficient)
+
+
+def test_a_nominal_dimension_has_no_correlations_in_any_rendering():
+    """Codes of unordered categories (A / B / tie) have no correlation, ceiling or system-level figure: the page shows
+    none, nor do ``meta --json`` and the report; all three show the same kappa."""
+    from evalcore.testing.labels import label_dataset, label_run
+
+    dataset, truth = label_dataset(kind="nominal")
+    run = label_run(dataset, truth)
+    entry = cli.meta_document(dataset, run, n_resamples=N)["dimensions"]["faithful"]
+    assert not {"correlations", "human_ceiling", "per_system", "meta_correlation", "correct_preferences"} & set(entry)
+    assert not av.has_correlations(dataset, "faithful", [run])
+    assert av.alignment_table(dataset, [run], "faithful", n_resamples=N).empty
+    assert av.run_ceilings(dataset, [run], "faithful", level="dataset", coefficient="spearman").empty
+    assert av.per_system_table(dataset, [run], ["faithful"], coefficient="spearman").empty
+    p = report_views.AnalysisParams(dataset_id=dataset.id, run_ids=[run.run_id], dimension="faithful", n_resamples=N)
+    shown = {t.title: t.frame for s in report_views.analysis_sections(dataset, [run], p) for t in s.tables}
+    assert not {"Correlations", "Per-system correlation P_i", "#CP"} & set(shown)
+    assert not any(title.startswith("Human ceiling") for title in shown)
+    kappa = entry["agreement"]["cohen_kappa"]
+    for t in (shown["Label agreement"], av.label_agreement_table(av.label_agreements(dataset, [run], "faithful",
+                                                                                    n_resamples=N))):
+        row = t[t["statistic"] == "Cohen's kappa"].iloc[0]
+        assert (row["value"], row["ci_low"], row["ci_high"]) == (kappa["statistic"], kappa["ci_low"], kappa["ci_high"])
