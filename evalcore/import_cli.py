@@ -283,26 +283,34 @@ def cmd_import_run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(out, indent=2, ensure_ascii=False))
         return 0
-    print(f"run {out['run']}: {out['judgments']} judgments imported"
-          + (f" (dataset {out['dataset']} imported from the bundle)" if out.get("dataset_imported") else ""))
-    for w in out.get("warnings", []):
-        print(f"warning: {w}")
+    for one in out.get("runs") or [out]:
+        print(f"run {one['run']}: {one['judgments']} judgments imported"
+              + (f" (dataset {out['dataset']} imported from the bundle)" if out.get("dataset_imported") else ""))
+        for w in one.get("warnings", []):
+            print(f"warning: {w}")
     return 0
 
 
 def _import_scores(args: argparse.Namespace) -> dict[str, Any]:
     from evalcore import runs as runs_mod
-    from evalcore.importers import load_run_scores
+    from evalcore.importers import annotator_sources, load_run_scores
     from evalcore.store import default_store
 
     if not args.dataset or not args.name:
         raise CommandError("a judge-score file needs --dataset ID (the dataset it scores) and --name NAME (the run)")
     dataset = runs_mod.get_dataset(args.dataset)
-    imported = load_run_scores(args.file, dataset, name=args.name, dimension=args.dimension,
-                               score_column=args.score)
-    default_store().save_imported_run(imported.run)
-    return {"run": imported.run.run_id, "judgments": len(imported.run.judgments), "unmatched": 0,
-            "dataset": dataset.id, "coverage": imported.coverage, "warnings": imported.warnings}
+    # annotations as {annotator: {item: label}} with several keys (the Alt-Test authors' llm_annotations.json, one
+    # key per LLM): a run per key, named NAME-KEY, all checked before any is saved
+    parts = annotator_sources(args.file) or [(None, args.file)]
+    imported = [load_run_scores(src, dataset, name=args.name if who is None else f"{args.name}-{who}",
+                                dimension=args.dimension, score_column=args.score) for who, src in parts]
+    store = default_store()
+    with store.write():
+        for one in imported:
+            store.save_imported_run(one.run)
+    outs = [{"run": one.run.run_id, "judgments": len(one.run.judgments), "unmatched": 0, "dataset": dataset.id,
+             "coverage": one.coverage, "warnings": one.warnings} for one in imported]
+    return outs[0] if len(outs) == 1 else {"runs": outs, "dataset": dataset.id}
 
 
 # ---------------------------------------------------------------------------------------------------- pairwise

@@ -389,9 +389,17 @@ def scores_form(upload: Any, dataset: Any) -> None:
     verdicts = not dataset.preferences.empty and {"order", "verdict"} <= {str(x).strip().lower() for x in raw.columns}
     if verdicts:
         st.caption("Read as a judge's pairwise verdicts: pair_id, order (ab / ba), verdict (a / b / tie or 1 / 2 / 0).")
+    parts = _annotator_parts(upload)
+    if parts:
+        st.caption(f"Annotations as {{annotator: {{item: label}}}} for {len(parts)} judges "
+                   f"({', '.join(ui.esc(k) for k, _ in parts)}): each is imported as a run of its own.")
     if st.button("Import judge scores", key="import_scores", type="primary"):
         if verdicts:
             _verdicts_import(upload, dataset, name or upload.name)
+            return
+        if parts:
+            _annotator_runs(parts, dataset, name or Path(upload.name).stem,
+                            None if _has_dimension_column(upload) else dim)
             return
         try:
             imported = importers.load_run_scores((upload.getvalue(), upload.name), dataset, name=name or upload.name,
@@ -415,6 +423,42 @@ def scores_form(upload: Any, dataset: Any) -> None:
                                          f"{len(imported.run.judgments)} judgments.")
         st.session_state["_import_warnings"] = imported.warnings
         st.rerun()
+
+
+def _annotator_parts(upload: Any) -> list[tuple[str, Any]] | None:
+    """The Alt-Test authors' llm_annotations.json layout, {judge: {item: label}} with several judges: one source
+    per judge (None for any other file)."""
+    memo = st.session_state.setdefault("_annotator_parts", {})
+    digest = _digest(upload)
+    if digest not in memo:
+        memo.clear()
+        memo[digest] = importers.annotator_sources((upload.getvalue(), upload.name))
+    return memo[digest]
+
+
+def _annotator_runs(parts: list[tuple[str, Any]], dataset: Any, name: str, dim: str | None) -> None:
+    """A run per judge of the file, NAME-JUDGE, every one checked before any is saved."""
+    try:
+        imported = [importers.load_run_scores(src, dataset, name=f"{name}-{who}", dimension=dim)
+                    for who, src in parts]
+    except importers.DatasetValidationError as e:
+        show_problems(e, "scores_problems")
+        return
+    from evalcore.importers.api import save_runs
+    from evalcore.store import StoreError, default_store
+
+    try:
+        save_runs([i.run for i in imported], default_store(), owner=identity.owner())  # all or none
+    except (StoreError, ValueError) as e:
+        st.error(ui.esc(str(e)))
+        return
+    ui.forget_runs()
+    ids = [i.run.run_id for i in imported]
+    handoff.open_runs([*[r for r in st.session_state.get("runs") or [] if r not in ids], *ids])
+    st.session_state["_imported"] = "Imported " + ", ".join(
+        f"run {i.run.label!r} ({len(i.run.judgments)} judgments)" for i in imported) + "."
+    st.session_state["_import_warnings"] = [w for i in imported for w in i.warnings]
+    st.rerun()
 
 
 def _has_dimension_column(upload: Any) -> bool:

@@ -81,3 +81,30 @@ def test_helpsteer2_as_it_ships_shows_its_implicit_ids_and_inferred_scales_then_
     assert "12 items" in done, done
     warned = " ".join(str(w.value) for w in at.warning).replace("\\", "")
     assert "numbered in file order (output-1 to output-2)" in warned
+
+
+ALT_HUMANS = Path(__file__).parent / "fixtures" / "importers" / "alt_test_human_annotations.json"
+ALT_LLMS = Path(__file__).parent / "fixtures" / "importers" / "alt_test_llm_annotations.json"
+
+
+def test_the_alt_test_authors_files_import_on_the_page_humans_then_one_run_per_llm():
+    at = new_app()
+    at.run()
+    at.file_uploader(key="upload").upload(ALT_HUMANS.name, ALT_HUMANS.read_bytes(), "application/json")
+    at.run()
+    assert_clean(at)
+    roles = {c: at.selectbox(key=f"role_{c}").value for c in ("annotator", "item_id", "label")}
+    assert roles == {"annotator": "annotator", "item_id": "item_id", "label": "human"}
+    said = " ".join(str(i.value) for i in at.info).replace("\\", "")
+    assert "No system column" in said and "No output column" in said and "a document of its own" in said
+    at.button(key="import_dataset").click().run()
+    assert_clean(at)
+    assert any("45 items" in str(s.value) for s in at.success), [s.value for s in at.success]
+    at.file_uploader(key="upload_scores").upload(ALT_LLMS.name, ALT_LLMS.read_bytes(), "application/json")
+    at.run()
+    assert_clean(at)
+    assert any("for 2 judges" in str(c.value) for c in at.caption)
+    at.button(key="import_scores").click().run()
+    assert_clean(at)
+    done = " ".join(str(s.value) for s in at.success).replace("\\", "")  # Markdown escapes
+    assert "gemini_flash" in done and "gpt4o" in done and "45 judgments" in done, done

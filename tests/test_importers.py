@@ -373,7 +373,7 @@ def test_unreadable_files_are_problems_not_crashes():
     cases = [
         ((b"doc,system,out,coh\nd1,A,ok,3\nd1,B,caf\xe9,3\n", "latin1.csv"), (3, "not UTF-8 text (byte 0xe9")),
         ((b'[{"doc": "d1",}]', "bad.json"), ("-", "not valid JSON: Expecting property name")),
-        ((b'{"rows": []}', "shape.json"), ("-", 'expected a JSON list of records or an object {"records": [...]}')),
+        ((b'{"rows": []}', "shape.json"), ("-", 'expected a JSON list of records, an object {"records": [...]}')),
         ((b"PAR1 not really", "broken.parquet"), ("-", "not a readable Parquet file")),
         ((b"doc,system,out,coh\n", "header_only.csv"), ("-", "no data rows")),
         ((b"", "empty.csv"), ("-", "the file is empty")),

@@ -53,6 +53,7 @@ from evalcore.importers.problems import (
 from evalcore.importers.readers import (
     FORMATS,
     MAX_CELL_BYTES,
+    annotator_sources,
     detect_format,
     preview_frame,
     read_table,
@@ -90,6 +91,7 @@ __all__ = [
     "save_import",
     "scale_prefill",
     "implicit_notes",
+    "annotator_sources",
     "suggest_mapping",
     "usual_scale",
 ]

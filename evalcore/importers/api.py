@@ -163,5 +163,7 @@ def save_import(result: ImportResult, store: Any = None, *, owner: str | None = 
 
 
 def save_runs(runs: list[Run], store: Any, *, owner: str | None = None) -> None:
-    for run in runs:
-        store.save_imported_run(run, owner=owner)
+    """Every run, or none of them (one transaction)."""
+    with store.write():
+        for run in runs:
+            store.save_imported_run(run, owner=owner)

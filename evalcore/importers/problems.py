@@ -18,6 +18,9 @@ ROW_CONVENTIONS: dict[str, tuple[str, str]] = {
     "json": ("record", "rows are record numbers in the JSON list (1 = the first record)"),
     "jsonl": ("record", "rows are record numbers (1 = the first JSON object in the file; blank lines not counted)"),
     "parquet": ("row", "rows are data row numbers (1 = the first row)"),
+    # the Alt-Test authors' annotation files: {annotator: {item: label}} (github.com/nitaytech/AltTest, data/)
+    "json-annotators": ("entry", "rows are entries of the {annotator: {item: label}} object in reading order (1 = the "
+                                 "first annotator's first item)"),
 }
 
 

@@ -398,13 +398,15 @@ def read_json(name: str, text: str, unit: str) -> tuple[pd.DataFrame | None, lis
         return None, [Problem(name, "-", "-", f"the JSON is {_TOO_DEEP}", unit)]
     except ValueError as e:  # e.g. an integer over Python's 4,300-digit limit
         return None, [Problem(name, "-", "-", f"not readable JSON: {e}", unit)]
+    if is_annotator_layout(obj):
+        return annotator_frame(obj), []
     if isinstance(obj, dict) and isinstance(obj.get("records"), list):
         raw = obj["records"]
     elif isinstance(obj, list):
         raw = obj
     else:
-        return None, [Problem(name, "-", "-",
-                              'expected a JSON list of records or an object {"records": [...]}', unit)]
+        return None, [Problem(name, "-", "-", 'expected a JSON list of records, an object {"records": [...]}, or '
+                                              "annotations as {annotator: {item: label}}", unit)]
     problems = [
         Problem(name, i, "-", f"record {i} is a JSON {type(r).__name__}, not an object with named fields", unit)
         for i, r in enumerate(raw, start=1) if not isinstance(r, dict)
@@ -412,6 +414,44 @@ def read_json(name: str, text: str, unit: str) -> tuple[pd.DataFrame | None, lis
     records = [r for r in raw if isinstance(r, dict)]
     numbers = [i for i, r in enumerate(raw, start=1) if isinstance(r, dict)]
     return _records_frame(records, numbers, unit), problems
+
+
+ANNOTATOR_COLUMNS = ("annotator", "item_id", "label")
+
+
+def is_annotator_layout(obj: Any) -> bool:
+    """Whether a JSON value is annotations as the Alt-Test's authors publish them (github.com/nitaytech/AltTest,
+    data/<dataset>/human_annotations.json and llm_annotations.json): an object whose every value is an object of
+    item id -> one label (a number, a word or null), keyed by annotator (or LLM) name."""
+    return (isinstance(obj, dict) and bool(obj) and "records" not in obj
+            and all(isinstance(v, dict) and v for v in obj.values())
+            and all(not isinstance(x, (dict, list)) for v in obj.values() for x in v.values()))
+
+
+def annotator_frame(obj: dict[str, dict[str, Any]]) -> pd.DataFrame:
+    """{annotator: {item: label}} as a long table (annotator, item_id, label), one row per entry in reading order,
+    numbered from 1: the roles are then guessed by name (annotator, item id, a rating column "label")."""
+    rows = [(str(a), str(i), v) for a, labels in obj.items() for i, v in labels.items()]
+    frame = pd.DataFrame({c: pd.Series([r[k] for r in rows], dtype=object) for k, c in enumerate(ANNOTATOR_COLUMNS)})
+    frame.index = pd.Index(range(1, len(rows) + 1), name="entry", dtype="int64")
+    frame.attrs["layout"] = "annotators"
+    return frame
+
+
+def annotator_sources(source: Any, filename: str | None = None) -> list[tuple[str, tuple[bytes, str]]] | None:
+    """A file in the {annotator: {item: label}} layout holding several annotators (an llm_annotations.json with one
+    key per LLM) as one source per annotator, (its name, (bytes, file name)), to import each as a run of its own;
+    None for any other file."""
+    name, data = resolve_source(source, filename)
+    if detect_format(name) != "json":
+        return None
+    try:
+        obj = json.loads(data)
+    except (ValueError, RecursionError):
+        return None
+    if not is_annotator_layout(obj) or len(obj) < 2:
+        return None
+    return [(str(k), (json.dumps({k: v}, ensure_ascii=False).encode("utf-8"), name)) for k, v in obj.items()]
 
 
 def _read_jsonl_fast(data: bytes) -> pd.DataFrame | None:
@@ -582,12 +622,14 @@ def read(name: str, data: bytes) -> tuple[pd.DataFrame | None, str, list[Problem
         frame = None
         if text is not None:
             frame, problems = read_json(name, text, unit)
+        if frame is not None and frame.attrs.get("layout") == "annotators":
+            fmt = "json-annotators"
     if frame is not None:
         too_big = UploadBudget.from_env().shape_problem(len(frame), len(frame.columns))
         if too_big:
             return None, fmt, [Problem(name, "-", "-", too_big, unit)]
         frame.attrs["format"] = fmt
-        frame.attrs["row_convention"] = convention
+        frame.attrs["row_convention"] = ROW_CONVENTIONS[fmt][1]
     return frame, fmt, problems
 
 
