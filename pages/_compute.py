@@ -472,12 +472,14 @@ def score_bias(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse:
 
 
 @cached_for_runs(max_entries=32)
-def alt_tests(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse: str, epsilon: float) -> list:
+def alt_tests(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse: str, epsilon: float,
+              small_sample: str = "skip") -> list:
     """The Alt-Test of each run (evalcore.views.inference.AltTestView)."""
     from evalcore.views import inference as inference_views
 
     ds = ui.load_dataset(dataset_id)
-    return [inference_views.alt_test_for_run(ds, r, dimension, epsilon=epsilon) for r in _runs(run_ids, parse)]
+    return [inference_views.alt_test_for_run(ds, r, dimension, epsilon=epsilon, small_sample=small_sample)
+            for r in _runs(run_ids, parse)]
 
 
 @cached_for_runs(max_entries=32)

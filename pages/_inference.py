@@ -45,8 +45,12 @@ def _alt_test_section(ctx, runs) -> None:
                        format_func=iv.epsilon_label, help=iv.EPSILON_HELP,
                        key=url.key("alt_epsilon", EPSILONS[0], options=EPSILONS))
     render.blocks([iv.EPSILON_NOTE])
+    small = st.radio("Annotators with fewer than 30 items", list(iv.SMALL_SAMPLE_LABELS), horizontal=True,
+                     format_func=iv.SMALL_SAMPLE_LABELS.get, help=iv.SMALL_SAMPLE_HELP,
+                     key=url.key("alt_small", "skip", options=tuple(iv.SMALL_SAMPLE_LABELS)))
     with st.spinner("Alt-Test…"):
-        views = compute.alt_tests(ctx.dataset_id, tuple(r.run_id for r in runs), ctx.dimension, ctx.parse, epsilon)
+        views = compute.alt_tests(ctx.dataset_id, tuple(r.run_id for r in runs), ctx.dimension, ctx.parse, epsilon,
+                                  small)
     render.blocks(iv.alt_test_blocks(views, ctx.dimension))
 
 

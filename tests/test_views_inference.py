@@ -63,13 +63,24 @@ def test_alt_test_verdict_when_the_judge_passes(summeval):
     assert iv.alt_test_summary([v]).iloc[0]["verdict"] == "passes"
 
 
-def test_wilcoxon_below_30_items_is_said_as_such(summeval):
+def test_below_30_items_annotators_are_left_out_by_default_or_tested_exactly(summeval):
     ds, run = summeval
     few = set(run.scores("coherence")["item_id"][:24])
     small = dataclasses.replace(ds, annotations=ds.annotations[ds.annotations["item_id"].isin(few)])
     v = iv.alt_test_for_run(small, run, "coherence", epsilon=0.2)
-    tests = set(iv.alt_test_annotator_table([v])["test"])
-    assert tests == {"Wilcoxon signed-rank (fewer than 30 items: 24)"}
+    assert v.result is None and "fewer than 30 items" in v.error and "expert_1 (24)" in v.error
+    v = iv.alt_test_for_run(small, run, "coherence", epsilon=0.2, small_sample="exact")
+    assert set(iv.alt_test_annotator_table([v])["test"]) == {"exact test of the mean (fewer than 30 items: 24)"}
+    # one annotator short of 30: left out, counted and named
+    short = ds.annotations[~((ds.annotations["annotator"] == "expert_3") & ~ds.annotations["item_id"].isin(few))]
+    v = iv.alt_test_for_run(dataclasses.replace(ds, annotations=short), run, "coherence", epsilon=0.2)
+    assert [a.annotator for a in v.result.per_annotator] == ["expert_1", "expert_2"]
+    assert iv.alt_test_summary([v]).iloc[0]["annotators_skipped"] == 1
+    assert "expert_3 (24 items)" in " ".join(iv.alt_test_notes([v]))
+    assert "1 annotator(s) with fewer than 30 items left out" in iv.alt_test_verdict(v)
+    text = " ".join(b.text for b in iv.alt_test_blocks([v], "coherence") if hasattr(b, "text"))
+    assert "Wilcoxon" not in text and "advice" not in text and "left out of the winning rate" in text
+    assert iv.MIN_ITEMS == at.MIN_ITEMS_T_TEST
 
 
 def test_no_alt_test_says_why(summeval):

@@ -32,6 +32,12 @@ SCORING_WORDS = {"accuracy": "accuracy (the share of the other annotators' label
                              "ratings)"}
 METHOD_NAMES = {"ppi": "PPI", "ppi++": "PPI++"}
 MIN_RATED_DOCUMENTS = 10
+MIN_ITEMS = 30  # evalcore.meta.alt_test.MIN_ITEMS_T_TEST: the authors' least number of items per annotator
+SMALL_SAMPLE_LABELS = {"skip": "leave out (the authors' rule)", "exact": "exact test of the mean"}
+SMALL_SAMPLE_HELP = ("An annotator who rated fewer than 30 items the test can use: the authors leave them out of the "
+                     "winning rate (their t-test's normal approximation is not trusted there). The exact test "
+                     "includes them with a test of the mean that is valid at any number of items (it assumes only "
+                     "that the items are independent draws); it is conservative, so a judge wins less often.")
 RATED_SHARE = 0.2  # the default "rated documents" on a fully rated dataset: a fifth of them, at least 10
 
 
@@ -88,9 +94,10 @@ class AltTestView:
 
 
 def alt_test_for_run(dataset: Dataset, run: Run, dimension: str, *, epsilon: float,
-                     scoring: str | None = None) -> AltTestView:
+                     scoring: str | None = None, small_sample: str = "skip") -> AltTestView:
     """The Alt-Test of ``run`` on ``dimension``: per-item ratings against the annotators of the group the human
-    ceiling uses ("expert" where there is one), pairwise verdicts against the votes (accuracy)."""
+    ceiling uses ("expert" where there is one), pairwise verdicts against the votes (accuracy); ``small_sample``:
+    an annotator with fewer than 30 items left out ("skip", the authors' rule) or tested exactly ("exact")."""
     from evalcore.meta import alt_test as at
     from evalcore.views.alignment import ceiling_group
 
@@ -98,7 +105,7 @@ def alt_test_for_run(dataset: Dataset, run: Run, dimension: str, *, epsilon: flo
     try:
         if is_pairwise(run):
             return AltTestView(name, at.alt_test_pairwise(dataset.preferences, run.comparisons, dimension=dimension,
-                                                          epsilon=epsilon), None)
+                                                          epsilon=epsilon, small_sample=small_sample), None)
         if dimension not in run.dimensions:
             return AltTestView(name, None, None, f"{name} did not score {dimension!r}")
         group = ceiling_group(dataset, dimension)
@@ -107,8 +114,8 @@ def alt_test_for_run(dataset: Dataset, run: Run, dimension: str, *, epsilon: flo
                                                  "each annotator's own ratings, from at least two")
         kind = dataset.dimension(dimension).kind
         return AltTestView(name, at.alt_test_scores(dataset.annotations, run.scores(dimension), dimension, group=group,
-                                                    scoring=scoring or at.default_scoring(kind), epsilon=epsilon),
-                           group)
+                                                    scoring=scoring or at.default_scoring(kind), epsilon=epsilon,
+                                                    small_sample=small_sample), group)
     except ValueError as e:
         return AltTestView(name, None, None, str(e))
 
@@ -126,13 +133,15 @@ def alt_test_verdict(view: AltTestView) -> str:
     else:
         head = f"{view.run}: the judge cannot replace {who} at epsilon {r.epsilon:g}"
     why = (f"leaving each annotator out in turn, the judge represents the others at least as well as that annotator "
-           f"does, within the margin, for {won} of the {m} annotators (null rejected after Benjamini-Yekutieli at "
-           f"q = {r.q:g}): winning rate {100 * r.winning_rate:.0f}%, and passing needs 50%")
+           f"does, within the margin, for {won} of the {m} annotators tested (null rejected after Benjamini-Yekutieli "
+           f"at q = {r.q:g}): winning rate {100 * r.winning_rate:.0f}%, and passing needs 50%")
+    if r.skipped:
+        why += f"; {len(r.skipped)} annotator(s) with fewer than {MIN_ITEMS} items left out (the authors' rule)"
     return f"{head}: {why}. Advantage probability rho = {r.advantage_probability:.3f}."
 
 
 def describe_test(test: str, n: int) -> str:
-    return "t-test" if test == "t-test" else f"Wilcoxon signed-rank (fewer than 30 items: {n})"
+    return "t-test" if test == "t-test" else f"exact test of the mean (fewer than {MIN_ITEMS} items: {n})"
 
 
 def alt_test_summary(views: list[AltTestView]) -> pd.DataFrame:
@@ -145,7 +154,7 @@ def alt_test_summary(views: list[AltTestView]) -> pd.DataFrame:
             continue
         rows.append({"run": v.run, "verdict": "passes" if r.passed else "does not pass", "epsilon": r.epsilon,
                      "scoring": r.scoring, "winning_rate": r.winning_rate, "rho": r.advantage_probability,
-                     "annotators": len(r.per_annotator), "items": r.n_items,
+                     "annotators": len(r.per_annotator), "annotators_skipped": len(r.skipped), "items": r.n_items,
                      "dropped_items": r.dropped_items, "items_without_judge": r.items_without_judge})
     return pd.DataFrame(rows)
 
@@ -177,6 +186,10 @@ def alt_test_notes(views: list[AltTestView]) -> list[str]:
         if r.items_without_judge:
             parts.append(f"{r.items_without_judge} item(s) rated by two or more annotators have no judge verdict "
                          "(unreadable reply or not judged) and are left out")
+        if r.skipped:
+            parts.append(f"left out of the winning rate and rho, with fewer than {MIN_ITEMS} items the test can use "
+                         "(the authors' rule; the exact small-sample test would include them): "
+                         + ", ".join(f"{a} ({n} items)" for a, n in r.skipped))
         undefined = [a.annotator for a in r.per_annotator if not math.isfinite(a.p_value)]
         if undefined:
             parts.append("no p-value against " + ", ".join(undefined) + " (every difference equals epsilon): "
@@ -595,13 +608,15 @@ def alt_test_blocks(views: list[AltTestView], dimension: str) -> list[Block]:
         Note("Each annotator is left out in turn: on every item they rated with at least one other annotator, the "
              "judge and the left-out annotator are each scored against the remaining annotators. H0: the share of "
              "items where the annotator does at least as well as the judge exceeds the judge's share (where the "
-             "judge does at least as well as the annotator) by epsilon or more; a one-sided t-test, or a Wilcoxon "
-             "signed-rank test where fewer than 30 items (the authors' advice); Benjamini-Yekutieli over the "
-             "annotators at q = 0.05. judge_wins = that null rejected. winning_rate = the share of annotators the "
-             "judge wins against (it passes at 50%). rho (the average advantage probability) = how often the judge "
-             "is at least as good as an annotator, averaged over them: it does not depend on epsilon and is the "
-             "figure to compare judges by. rho_j: the same against one annotator; annotator_advantage: how often "
-             "that annotator is at least as good as the judge.", "caption"),
+             "judge does at least as well as the annotator) by epsilon or more; a one-sided t-test on 30 items or "
+             "more. An annotator with fewer than 30 items is left out of the winning rate, as the authors' code "
+             "does, or, if asked, tested with an exact test of the mean (valid at any size, conservative); "
+             "Benjamini-Yekutieli over the annotators at q = 0.05. judge_wins = that null rejected. winning_rate = "
+             "the share of the annotators tested that the judge wins against (it passes at 50%). rho (the average "
+             "advantage probability) = how often the judge is at least as good as an annotator, averaged over them: "
+             "it does not depend on epsilon and is the figure to compare judges by. rho_j: the same against one "
+             "annotator; annotator_advantage: how often that annotator is at least as good as the judge.",
+             "caption"),
         Note(esc(f"Source: {ALT_TEST_SOURCE}"), "caption")]
 
 
