@@ -250,7 +250,8 @@ if render.action(start if may_spend else dataclasses.replace(start, allowed=Fals
         and _spending.charge(start.cost_usd, start.calls, choice.endpoint, f"score {ds.id} {method_name}"):
     job = score_views.new_job(spec, choice.endpoint, replica_text=opts["replicas"], use_batch=opts["use_batch"],
                               api_key=choice.api_key, concurrency=int(opts["concurrency"]),
-                              reprobe=bool(opts["reprobe"]), store=store, owner=identity.owner())
+                              reprobe=bool(opts["reprobe"]), store=store, owner=identity.owner(),
+                              charged_usd=start.cost_usd)
     st.session_state["_score_job"] = job
     job.start()
 if job is not None:

@@ -58,8 +58,10 @@ class Endpoint:
         refuse_credentials(self.base_url)
 
     def identity(self) -> dict[str, Any]:
-        """What goes in cache keys and run records: provider, base_url, model (and Azure's api_version)."""
-        out: dict[str, Any] = {"provider": self.provider, "base_url": self.base_url.rstrip("/"), "model": self.model}
+        """What goes in cache keys and run records: provider, base_url, model (and Azure's api_version). The base URL
+        in one spelling per address (``trust.identity_url``): another spelling of the same URL is the same endpoint."""
+        out: dict[str, Any] = {"provider": self.provider, "base_url": trust.identity_url(self.base_url),
+                               "model": self.model}
         if self.api_version:
             out["api_version"] = self.api_version
         return out

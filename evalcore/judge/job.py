@@ -37,6 +37,9 @@ class ScoringJob:
     run: Any = None  # the stored Run when done
     thread: threading.Thread | None = None
     absorbed: bool = False  # the app has refreshed its run lists since the thread finished
+    # what the run's replies cost, charged to who started it as they arrive; the run stops at the operator's cap
+    # (evalcore.judge.spending.Meter; None: nothing to count, e.g. a local server)
+    meter: Any = None
 
     @property
     def running(self) -> bool:
@@ -82,7 +85,8 @@ class ScoringJob:
         from evalcore.judge import runner
 
         self.run = runner.score_dataset(self.spec, self.engine, store=self.store,
-                                        progress=lambda p: setattr(self, "progress", p), cancel=self.cancel)
+                                        progress=lambda p: setattr(self, "progress", p), cancel=self.cancel,
+                                        meter=self.meter)
 
     def _score_batch(self) -> None:
         """Submit (unless batches of the run are still out: then resume the wait), then check every ``poll_s``

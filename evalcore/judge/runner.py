@@ -779,8 +779,9 @@ class ScoringRun:
 
     def __init__(self, spec: ScoringSpec, options: EngineOptions, *, store: Store | None = None,
                  progress: Callable[[Progress], None] | None = None, cancel: threading.Event | None = None,
-                 client: Any = None, extra_config: dict[str, Any] | None = None) -> None:
+                 client: Any = None, extra_config: dict[str, Any] | None = None, meter: Any = None) -> None:
         self.t_start = time.perf_counter()
+        self.meter = meter  # the spending meter (evalcore.judge.spending.Meter), or None: nothing counted
         self.spec, self.dataset, self.store = spec, spec.dataset, store or default_store()
         self.m, self.dims, self.crit, self.requested = resolve(spec.method, spec.dimensions, spec.criteria,
                                                                spec.config)
@@ -805,6 +806,8 @@ class ScoringRun:
 
     async def run(self) -> Run:
         lease = self.store.acquire_lease(self.run_id) if self.run_id else None  # one writer per run
+        if self.meter is not None:
+            self.meter.begin()
         try:
             await self.plan()
             lease = self.open(lease)
@@ -812,6 +815,8 @@ class ScoringRun:
             await self.dispatch()
             return self.finish()
         finally:
+            if self.meter is not None:  # whatever ended the run: its record made what its replies cost
+                self.meter.settle()
             _release(self.store, lease)
             await self.client.aclose()
 
@@ -820,6 +825,19 @@ class ScoringRun:
         self.planned, self.note, self.caps = await _plan(self.m, self.requested, self.sender, self.capabilities,
                                                          self.client, self.reprobe)
         self.probe_stats = dataclasses.replace(self.client.stats)
+        self.observe_cost()
+
+    def observe_cost(self) -> None:
+        """Tell the spending meter what the replies so far cost (the probe's included)."""
+        if self.meter is not None:
+            st, counts = self.client.stats, getattr(self, "counts", None)
+            self.meter.observe(st.prompt_tokens, st.completion_tokens,
+                               counts.cached_prompt_tokens if counts is not None else 0)
+
+    @property
+    def over_budget(self) -> str | None:
+        """Why the run must stop for money (the operator's cap reached), or None."""
+        return self.meter.reached if self.meter is not None else None
 
     def open(self, lease: dict[str, Any] | None) -> dict[str, Any]:
         """Build the tasks, name the run, take its lease (a second process stops here), write its record."""
@@ -891,7 +909,7 @@ class ScoringRun:
 
         async def worker() -> None:
             while not ((self.cancel is not None and self.cancel.is_set()) or self.failfast.tripped
-                       or self.sender.paused):
+                       or self.sender.paused or self.over_budget):
                 try:
                     t = queue.get_nowait()
                 except asyncio.QueueEmpty:
@@ -941,6 +959,7 @@ class ScoringRun:
         outcome = _checked(outcome)
         self._save(task, outcome, replies)
         self._count(outcome, replies.responses)
+        self.observe_cost()
 
     async def _fetch(self, task: ItemTask | PairTask, requests: list[Request], replies: _Replies) -> None:
         task_label = f"{task.pair_id}|{task.order}" if isinstance(task, PairTask) else task.item_id
@@ -1008,7 +1027,8 @@ class ScoringRun:
         """Record the run's stats and status; a fail-fast stop raises ``EndpointUnusable`` after recording it."""
         stats = self._stats()
         paused = self.sender.paused
-        status = "cancelled" if self.cancelled else "stopped" if (self.failfast.tripped or paused) else "done"
+        broke = self.over_budget if self.counts.session_done < len(self.todo) else None  # tasks left unjudged
+        status = "cancelled" if self.cancelled else "stopped" if (self.failfast.tripped or paused or broke) else "done"
         variant = self._variant()
         row = self.store.run_row(self.run_id)
         if {k: row["config"].get(k) for k in variant} != variant:  # the contract learned more during the run
@@ -1016,6 +1036,9 @@ class ScoringRun:
                                   model=row["model"], label=row.get("label") or "", config={**row["config"], **variant},
                                   parser=row.get("parser") or "", status=status, owner=self.spec.owner)
         self.store.finish_run(self.run_id, status=status, stats=stats)
+        if broke and not self.cancelled:
+            self.meter.settle()
+            raise self.meter.stop_error(self.run_id)
         if paused and not self.cancelled:
             raise EndpointUnusable(f"run {self.run_id} paused: {paused}. Change the method's settings or the judge, "
                                    f"then resume the run (CLI: --run {self.run_id}): what was answered is not asked "
@@ -1075,11 +1098,11 @@ def _raw_text(outcome: Outcome, responses: list[Response]) -> str:
 
 async def ascore_dataset(spec: ScoringSpec, options: EngineOptions, *, store: Store | None = None,
                          progress: Callable[[Progress], None] | None = None, cancel: threading.Event | None = None,
-                         client: Any = None, extra_config: dict[str, Any] | None = None) -> Run:
+                         client: Any = None, extra_config: dict[str, Any] | None = None, meter: Any = None) -> Run:
     """The async form of ``score_dataset`` (same arguments; ``client`` replaces the endpoint's client, e.g. a
     batch's results; ``extra_config`` is merged into the run's recorded config)."""
     run = ScoringRun(spec, options, store=store, progress=progress, cancel=cancel, client=client,
-                     extra_config=extra_config)
+                     extra_config=extra_config, meter=meter)
     return await run.run()
 
 
@@ -1107,7 +1130,7 @@ def run_sync(coro_factory: Callable[[], Any]) -> Any:
 
 def score_dataset(spec: ScoringSpec, options: EngineOptions, *, store: Store | None = None,
                   progress: Callable[[Progress], None] | None = None,
-                  cancel: threading.Event | None = None) -> Run:
+                  cancel: threading.Event | None = None, meter: Any = None) -> Run:
     """Score ``spec.dataset`` on ``spec.dimensions`` with ``spec.method`` (a name or a Method object) through the
     judge ``options`` describe, and return the stored Run.
 
@@ -1121,8 +1144,11 @@ def score_dataset(spec: ScoringSpec, options: EngineOptions, *, store: Store | N
     cached under the replica that gave it; ``schedule`` "prefix" (default) sends the requests sharing the longest prompt prefix together (one
     document's items while the server's prefix cache is hot), "as-given" keeps the dataset's order.
     ``cancel``: set it to stop; finished judgments are kept and the run is marked "cancelled".
+    ``meter`` (``evalcore.judge.spending.Meter``): the run's cost counted from each reply's usage and charged to its
+    spender; the run stops (status "stopped", ``CapReached`` raised) once the operator's cap is reached.
     Raises ``UnsupportedByEndpoint`` when the method needs a capability the endpoint lacks and has no fallback."""
-    return run_sync(lambda: ascore_dataset(spec, options, store=store, progress=progress, cancel=cancel))
+    return run_sync(lambda: ascore_dataset(spec, options, store=store, progress=progress, cancel=cancel,
+                                           meter=meter))
 
 
 # ---------------------------------------------------------------------------------------------------- estimate

@@ -13,6 +13,13 @@ price: they need neither.
 Everything the app sends on a paid endpoint goes through the same two calls, :func:`gate` (may it start, does it
 need a confirmation) and :func:`charge` (at the click: checked again and recorded in one transaction): a Score run,
 the Improve loop's runs and its "Propose", Criteria's "Generate evaluation steps".
+
+An estimate is only an estimate: a judge nobody probed yet is estimated as the method asks (a one-token reply),
+and a reasoning judge then spends thousands of tokens per reply. A Score run therefore carries a :class:`Meter`: the
+estimate charged at the click is a reservation, the run's cost is counted from the usage each reply reports (at the
+price table's rates), what passes the reservation is charged as it comes, and the run stops once the spender's total
+reaches the cap (requests already in flight still finish: at most the concurrency's worth more). When the run ends
+the record is settled to what its replies cost (an estimate above it is given back).
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 CONFIRM_ENV = "EVALCORE_CONFIRM_USD"
 CAP_ENV = "EVALCORE_MAX_COST_USD"
@@ -134,3 +142,92 @@ def requests_cost(requests, endpoint, store) -> tuple[int, float | None]:
     prompt = sum(request_tokens(r)[0] for r in todo)
     completion = sum(request_tokens(r)[1] for r in todo)
     return len(todo), cost_mod.cost_usd(prompt, completion, model=endpoint.model, provider=endpoint.provider)
+
+
+class CapReached(RuntimeError):
+    """A run stopped because its spender reached the operator's cap: what it answered is kept."""
+
+
+# what passes the reservation is written to the store in steps of at least this much (not one row per reply); the
+# cap is checked on every reply with what is not written yet counted in
+METER_STEP_USD = 0.01
+
+
+class Meter:
+    """One run's cost counted from the usage its replies report, charged to ``spender``'s budget beyond the
+    ``reserved`` estimate charged at the click (:func:`charge`). The engine calls :meth:`observe` with the run's
+    token totals as replies arrive and stops the run while :attr:`reached` says why; :meth:`settle` records the
+    difference between what the replies cost and what was charged when the run ends."""
+
+    def __init__(self, store: Any, spender: str | None, *, model: str, provider: str, reserved: float, what: str,
+                 cap: float | None, prices: dict[str, Any] | None = None) -> None:
+        self.store, self.spender, self.what, self.cap = store, spender, what, cap
+        self.model, self.provider, self.prices = model, provider, prices
+        self.charged = max(float(reserved or 0.0), 0.0)  # what the store holds for this run so far
+        self.cost = 0.0  # what the replies cost so far, every session of the run
+        self.earlier = 0.0  # what the sessions before this one cost (a run resumed with the same meter)
+        self.reached: str | None = None
+        self.settled = False
+
+    @classmethod
+    def for_run(cls, store: Any, spender: str | None, endpoint: Any, *, reserved: float | None, what: str,
+                environ: Mapping[str, str] | None = None) -> "Meter | None":
+        """The meter of a run on ``endpoint``; None where there is nothing to count (a local server, a model whose
+        price is unknown: without a cap such a run was confirmed as of unknown cost, under a cap it is refused)."""
+        from evalcore.judge import cost as cost_mod
+
+        if store is None or endpoint.provider in cost_mod.FREE_PROVIDERS:
+            return None
+        if cost_mod.price_for(endpoint.model, provider=endpoint.provider) is None:
+            return None
+        return cls(store, spender, model=endpoint.model, provider=endpoint.provider, reserved=reserved or 0.0,
+                   what=what, cap=spending_cap(environ))
+
+    def price(self, prompt_tokens: int, completion_tokens: int, cached_prompt_tokens: int = 0) -> float:
+        from evalcore.judge.cost import cost_table
+
+        usd = cost_table(prompt_tokens, completion_tokens, cached_prompt_tokens=cached_prompt_tokens,
+                         model=self.model, provider=self.provider, prices=self.prices)[-1]["usd"]
+        return float(usd or 0.0)
+
+    def begin(self) -> None:
+        """A session of the run starts (the first, or a resume: nothing is reserved for it, its usage is charged as
+        it comes); it does not start past the cap."""
+        self.earlier, self.settled, self.reached = self.cost, False, None
+        if self.cap is not None and self.store.spent_usd(self.spender) >= self.cap:
+            self._stop(self.store.spent_usd(self.spender))
+
+    def observe(self, prompt_tokens: int, completion_tokens: int, cached_prompt_tokens: int = 0) -> None:
+        """This session's token totals so far (every reply the endpoint gave, the capability probe's included)."""
+        self.cost = self.earlier + self.price(prompt_tokens, completion_tokens, cached_prompt_tokens)
+        pending = self.cost - self.charged
+        if pending <= 0:
+            return
+        spent = self.store.spent_usd(self.spender) + pending if self.cap is not None else 0.0
+        if pending >= METER_STEP_USD or (self.cap is not None and spent >= self.cap):
+            self._record(pending, "usage past the estimate")
+        if self.cap is not None and spent >= self.cap:
+            self._stop(spent)
+
+    def _stop(self, spent: float) -> None:
+        if self.reached is None:
+            self.reached = (f"the operator's spending cap of {usd(self.cap)} per {budget_name(self.spender)} was "
+                            f"reached ({usd(spent)} spent, this run's replies {usd(self.cost)} of it)")
+
+    def stop_error(self, run_id: str) -> CapReached:
+        """What a run stopped by the cap raises (after recording its status and what it answered)."""
+        return CapReached(f"run {run_id} stopped: {self.reached}. Its finished judgments are kept; the operator "
+                          "can raise the cap ($" + CAP_ENV + ") and the run be resumed.")
+
+    def settle(self) -> None:
+        """At the end of the run: the record made equal to what the replies cost (once)."""
+        if self.settled:
+            return
+        self.settled = True
+        if abs(self.cost - self.charged) > 1e-12:
+            self._record(self.cost - self.charged, "settled to the replies' usage")
+
+    def _record(self, amount: float, why: str) -> None:
+        # recorded whatever the cap: the money is spent (the cap stops the run, it cannot undo a reply)
+        self.store.charge(self.spender, amount, calls=0, what=f"{self.what} ({why})", cap=None)
+        self.charged += amount

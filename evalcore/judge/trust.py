@@ -159,6 +159,20 @@ def canonical_base_url(url: str) -> str:
     return f"{a.scheme}://{a.authority}{a.path}" + (f"?{query}" if query else "")
 
 
+def identity_url(url: str) -> str:
+    """The base URL as an endpoint's identity (cache keys, the learned contract, run records): one spelling for every
+    way of writing the same address, so that ``HTTP://Host:80/v1/#again`` is ``http://host/v1`` and is no new,
+    "not yet probed" endpoint. Scheme and host lower-cased, the default port, a trailing slash and the fragment (never
+    sent) dropped; the query kept (it is sent). A URL in a form parsers read differently keeps its spelling less a
+    trailing slash: nothing is ever sent to it (``AmbiguousURL``)."""
+    try:
+        a = address(url)
+    except AmbiguousURL:
+        return (url or "").strip().rstrip("/")
+    query = urlsplit((url or "").strip()).query
+    return a.normal + (f"?{query}" if query else "")
+
+
 def host_of(url: str) -> str:
     """What the page shows as "requests go to": ``host[:port]`` (``?`` when the URL has none or is refused)."""
     try:

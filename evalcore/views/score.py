@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from evalcore.model import STATUS_OK, Dataset, Run
+from evalcore.model import STATUS_OK, Dataset, Run, counted
 from evalcore.runs import FEW, RunOutcome, run_outcome  # noqa: F401 - the page reads them here
 from evalcore.views.blocks import Action, Block, Expander, Metric, Metrics, Note, Table
 from evalcore.views.format import esc
@@ -80,8 +80,11 @@ def sample(ds: Dataset, *, pairwise: bool, limit: int, documents: int, seed: int
 
         picked = sample_documents(ds, int(documents), seed=int(seed), how=how, dimension=dimension)
         sub = documents_subset(ds, picked)
-        text = (f"Scoring {len(picked)} whole documents ({len(sub.items)} items, {how}, seed {int(seed)})"
-                + ("; fewer than 10 documents: every interval will be unreliable." if len(picked) < 10 else "."))
+        text = (f"Scoring {counted(len(picked), 'whole document')} ({counted(len(sub.items), 'item')}, {how}, seed "
+                f"{int(seed)})" + ("; on one document there is no interval (a bootstrap over documents has nothing "
+                                   "to resample)." if len(picked) == 1 else
+                                   "; fewer than 10 documents: every interval will be unreliable."
+                                   if len(picked) < 10 else "."))
         return Sample(sub, tuple(str(d) for d in picked), 0, (Note(esc(text), "caption"),))
     if limit and not pairwise:
         return Sample(ds, None, int(limit), (Note("Items = N scores the first N rows: a few documents only. Prefer "
@@ -191,20 +194,25 @@ def start_action(est: Any, *, use_batch: bool, running: bool) -> Action:
 
 
 def new_job(spec: Any, endpoint: Any, *, replica_text: str = "", use_batch: bool, api_key: str | None,
-            concurrency: int, reprobe: bool, store: Any, owner: str | None) -> Any:
+            concurrency: int, reprobe: bool, store: Any, owner: str | None, charged_usd: float | None = None) -> Any:
     """A scoring job (evalcore.judge.job) for ``spec`` on ``endpoint`` and its replicas (online runs only: the Batch
-    API sends one batch to the first endpoint), recorded as ``owner``'s run. Not started."""
+    API sends one batch to the first endpoint), recorded as ``owner``'s run. Not started. An online run on a paid
+    endpoint counts what its replies cost against ``owner``'s budget (``charged_usd``: the estimate charged at the
+    click) and stops at the operator's cap (evalcore.judge.spending.Meter)."""
     from evalcore.judge.job import ScoringJob
     from evalcore.judge.runner import new_run_id
     from evalcore.judge.spec import EngineOptions
+    from evalcore.judge.spending import Meter
 
     urls = [] if use_batch else replicas(replica_text)
     target = [endpoint] + [dataclasses.replace(endpoint, base_url=u) for u in urls] if urls else endpoint
-    return ScoringJob(run_id=new_run_id(spec.dataset.id, spec.method, endpoint.model),
-                      spec=dataclasses.replace(spec, owner=owner),
+    run_id = new_run_id(spec.dataset.id, spec.method, endpoint.model)
+    meter = None if use_batch else Meter.for_run(store, owner, endpoint, reserved=charged_usd,
+                                                 what=f"score {spec.dataset.id} {spec.method} ({run_id})")
+    return ScoringJob(run_id=run_id, spec=dataclasses.replace(spec, owner=owner),
                       engine=EngineOptions(target, api_key=api_key, concurrency=int(concurrency),
                                            reprobe=bool(reprobe)),
-                      store=store, batch=bool(use_batch))
+                      store=store, batch=bool(use_batch), meter=meter)
 
 
 # ----------------------------------------------------------------------------------------------------- progress

@@ -6,13 +6,15 @@ operator's judge and bob's own server on the loopback."""
 from __future__ import annotations
 
 
+import dataclasses
+
 import pytest
 
 from evalcore.judge.client import endpoint_from_preset
 from evalcore.judge.spec import ScoringSpec
 from evalcore.store import Store
 from evalcore.testing.loopback import serve
-from evalcore.testing.loopback_profiles import Profile
+from evalcore.testing.loopback_profiles import PROFILES, Profile
 from evalcore.testing.replies import Reply
 from evalcore.views import score as score_views
 
@@ -55,12 +57,20 @@ def geval_spec(n: int = 16) -> ScoringSpec:
     return ScoringSpec(dataset(n), "geval", ["coherence"], CRITERIA, None)
 
 
-def score_as(owner, endpoint, store, *, replicas: str = "", api_key=None, spec=None):
-    """A run as the Score page starts one ("Start scoring": evalcore.views.score.new_job, then the job's thread)."""
+def start_as(owner, endpoint, store, *, replicas: str = "", api_key=None, spec=None, concurrency=4,
+             charged_usd=None):
+    """A job as the Score page starts one ("Start scoring": evalcore.views.score.new_job, then the job's thread),
+    waited for."""
     job = score_views.new_job(spec or geval_spec(), endpoint, replica_text=replicas, use_batch=False, api_key=api_key,
-                              concurrency=4, reprobe=False, store=store, owner=owner)
+                              concurrency=concurrency, reprobe=False, store=store, owner=owner,
+                              charged_usd=charged_usd)
     job.start()
     assert job.wait(120)
+    return job
+
+
+def score_as(owner, endpoint, store, **kw):
+    job = start_as(owner, endpoint, store, **kw)
     assert job.error is None, job.error
     return job.run
 
@@ -125,3 +135,109 @@ def test_finding1_a_replica_set_is_served_from_its_members_replies_and_the_estim
         answered = store.answers(first.run_id)["answered_by"].value_counts()
         est = runner.estimate(geval_spec(), EngineOptions(page_endpoint(operator)), store=store)
         assert est.cache_hits == int(answered.get(operator.base_url, 0)) and est.calls == 16 - est.cache_hits
+
+
+# ------------------------------------------------------------------------------------------------ finding 5
+PRICE_PER_TOKEN = 1e-5  # the test's own price: 10 USD per million tokens, prompt and completion alike
+
+
+@pytest.fixture
+def reasoning_operator(monkeypatch, tmp_path):
+    """The operator's judge is a reasoning model (hidden reasoning tokens, billed as completion tokens), priced by
+    an override price table."""
+    import json
+
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"loop-reasoner": {"input": 10.0, "output": 10.0}}))
+    monkeypatch.setenv("EVALCORE_PRICES", str(prices))
+    with serve(profile=PROFILES["openai-reasoning"]) as srv:
+        monkeypatch.setenv("OPENAI_API_KEY", OPERATOR_KEY)
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
+        yield endpoint_from_preset("openai", model="loop-reasoner", base_url=srv.base_url)
+
+
+def click_start(owner, endpoint, store, spec):
+    """The page's estimate and "Start scoring": the estimate charged to ``owner`` (evalcore.judge.spending.charge)."""
+    from evalcore.judge import runner, spending
+    from evalcore.judge.spec import EngineOptions
+
+    est = runner.estimate(spec, EngineOptions(endpoint), store=store)
+    d = spending.charge(est.cost_usd, est.calls, local=False, spender=owner, store=store, what="score")
+    assert d.allowed, d.reason
+    return est
+
+
+def replies_cost(stats) -> float:
+    return (stats["prompt_tokens"] + stats["completion_tokens"]) * PRICE_PER_TOKEN
+
+
+def test_finding5_a_run_is_charged_what_its_replies_cost_not_its_estimate(tmp_path, reasoning_operator,
+                                                                           monkeypatch):
+    monkeypatch.setenv("EVALCORE_MAX_COST_USD", "100")
+    store, spec = Store(tmp_path / "judge.db"), geval_spec(8)
+    est = click_start("alice", reasoning_operator, store, spec)
+    assert "not probed" in est.note  # the estimate knows nothing of the reasoning yet
+    run = score_as("alice", reasoning_operator, store, spec=spec, charged_usd=est.cost_usd)
+    cost = replies_cost(run.config["stats"])
+    assert run.config["stats"]["reasoning_tokens"] > 0 and cost > 3 * est.cost_usd
+    assert store.spent_usd("alice") == pytest.approx(cost)  # the record is the replies' usage, not the estimate
+    assert store.spent_usd(None) == 0.0  # and it is alice's, not the server's
+
+
+def test_finding5_the_cap_stops_the_run_when_reached(tmp_path, reasoning_operator, monkeypatch):
+    store, spec = Store(tmp_path / "judge.db"), geval_spec(8)
+    cap = 0.03
+    monkeypatch.setenv("EVALCORE_MAX_COST_USD", str(cap))
+    est = click_start("alice", reasoning_operator, store, spec)
+    assert est.cost_usd < cap  # the estimate passed the cap's check at the click
+    job = start_as("alice", reasoning_operator, store, spec=spec, concurrency=1, charged_usd=est.cost_usd)
+    assert job.error is not None and "spending cap of $0.0300 per user was reached" in job.error
+    row, stats = store.run_row(job.run_id), store.run_stats(job.run_id)
+    assert row["status"] == "stopped" and 0 < stats["judged_this_session"] < 8
+    spent = store.spent_usd("alice")
+    assert spent == pytest.approx(replies_cost(stats))
+    per_task = replies_cost(stats) / stats["judged_this_session"]
+    assert cap <= spent <= cap + 2 * per_task  # stopped at the cap (one request in flight at a time)
+    # a resume does not start past the cap
+    job.resume(None)
+    assert job.wait(60) and "spending cap" in (job.error or "")
+    assert store.spent_usd("alice") == pytest.approx(spent)
+
+
+@pytest.mark.parametrize("spelling", ["{url}#again", "{url}/", "{url}/#again", "HTTP://{hostport}/v1"])
+def test_finding5_another_spelling_of_the_url_is_the_same_endpoint(tmp_path, spelling):
+    """A fragment, a trailing slash or the scheme's case make no new endpoint: not "not probed" again, and its
+    cached replies are its own."""
+    from evalcore.judge import runner
+    from evalcore.judge.client import Endpoint
+    from evalcore.judge.spec import EngineOptions
+
+    store = Store(tmp_path / "judge.db")
+    with serve() as srv:
+        ep = Endpoint(srv.base_url, MODEL, provider="vllm", api_key_env="VLLM_API_KEY")
+        score_as(None, ep, store, spec=geval_spec(4))
+    other = dataclasses.replace(ep, base_url=spelling.format(url=srv.base_url, hostport=f"127.0.0.1:{srv.port}"))
+    assert other.identity() == ep.identity()
+    est = runner.estimate(geval_spec(4), EngineOptions(other), store=store)
+    assert "not probed" not in est.note and est.calls == 0 and est.cache_hits == 4
+
+
+@pytest.mark.parametrize("a,b", [
+    ("https://API.OpenAI.com/v1", "https://api.openai.com/v1"),  # the host's case
+    ("https://api.openai.com:443/v1", "https://api.openai.com/v1"),  # the default port
+    ("http://localhost:80/v1/", "http://localhost/v1"),
+    ("https://x.example/v1?api-version=1#frag", "https://x.example/v1?api-version=1"),  # the query is sent: kept
+])
+def test_finding5_identity_is_one_spelling_per_address(a, b):
+    from evalcore.judge.client import Endpoint
+
+    assert Endpoint(a, MODEL).identity() == Endpoint(b, MODEL).identity()
+    assert Endpoint(b, MODEL).identity()["base_url"] == b
+
+
+def test_finding5_a_path_or_another_port_is_another_endpoint():
+    from evalcore.judge.client import Endpoint
+
+    ids = {Endpoint(u, MODEL).identity()["base_url"] for u in ("http://h/v1", "http://h/V1", "http://h:8000/v1",
+                                                                "https://h/v1")}
+    assert len(ids) == 4
