@@ -38,6 +38,7 @@ PAGE_SPECS = [
     ("pages/alignment.py", "Alignment", ":material/insights:", "alignment"),
     ("pages/bias.py", "Bias", ":material/balance:", "bias"),
     ("pages/compare.py", "Compare", ":material/compare_arrows:", "compare"),
+    ("pages/jury.py", "Jury", ":material/groups:", "jury"),
     ("pages/improve.py", "Improve the judge", ":material/trending_up:", "improve"),
     ("pages/label.py", "Label", ":material/label:", "label"),
 ]

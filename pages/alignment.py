@@ -225,6 +225,10 @@ for name, tab in tab_of.items():
 from pages._inference import show_inference  # noqa: E402
 
 show_inference(ctx)
+# and how much the judge agrees with itself across its draws
+from pages._reliability import show_reliability  # noqa: E402
+
+show_reliability(ctx)
 
 ui.sources("003", "002")
 

@@ -1,0 +1,97 @@
+"""The Alignment page's reliability section: how much the judge agrees with itself across its draws, and what that
+does to its agreement with the humans (evalcore.meta.draw_reliability; ``meta --reliability`` on the command line
+computes the same report)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from evalcore import runs as runs_mod
+from evalcore.meta.draw_reliability import ReliabilityReport, reliability_report
+from evalcore.model import Dataset, Run
+from evalcore.views.blocks import Block, Figure, Heading, Metric, Metrics, Note, Table
+from evalcore.views.format import esc, fmt
+
+TITLE = "How much would the figure move on a rerun? The judge's draws"
+UNSTABLE_SHOWN = 15
+
+
+def drawn_runs(runs: list[Run], dimension: str) -> list[Run]:
+    """The runs with per-item judgments on ``dimension``, those with several draws first."""
+    scored = [r for r in runs if not r.judgments.empty and dimension in r.dimensions]
+    return sorted(scored, key=lambda r: r.n_draws == 1)
+
+
+def report(dataset: Dataset, run: Run, dimension: str, *, level: str, coefficient: str,
+           n_resamples: int) -> ReliabilityReport:
+    frame = runs_mod.score_frame(dataset, run, dimension)
+    return reliability_report(run.draw_scores(dimension), frame, level=level, coefficient=coefficient,
+                              n_resamples=n_resamples,
+                              level_of_measurement=dataset.dimension(dimension).alpha_level)
+
+
+def _ci(e) -> str:
+    return f"95% CI [{fmt(e.ci_low)}, {fmt(e.ci_high)}]"
+
+
+def headline(rep: ReliabilityReport) -> Metrics:
+    return Metrics((
+        Metric("Draws per item", str(rep.draws), help=f"{rep.items:,} items"),
+        Metric("ICC(1,1): one draw", fmt(rep.icc1.statistic, 2), help=_ci(rep.icc1) + ", F distribution"),
+        Metric(f"ICC(1,{rep.draws}): mean of draws", fmt(rep.icc1k.statistic, 2), help=_ci(rep.icc1k)),
+        Metric("Draw pairs that differ", f"{rep.disagreement:.0%}" if rep.disagreement == rep.disagreement
+               else "n/a", help="share of pairs of draws of the same item that give different scores"),
+        Metric(f"Draws for reliability {rep.target}", str(rep.draws_needed) if rep.draws_needed else "n/a",
+               help="Spearman-Brown: the fewest draws whose mean reaches that reliability"),
+    ))
+
+
+def agreement_table(rep: ReliabilityReport, coefficient: str) -> pd.DataFrame:
+    s = rep.single_draw_summary()
+    m = rep.mean_of_draws
+    return pd.DataFrame([
+        {"what": "one draw (min over the draws)", coefficient: s["min"], "95% CI": ""},
+        {"what": "one draw (median)", coefficient: s["median"], "95% CI": ""},
+        {"what": "one draw (max)", coefficient: s["max"], "95% CI": ""},
+        {"what": f"mean of {rep.draws} draws", coefficient: m.statistic,
+         "95% CI": f"[{fmt(m.ci_low)}, {fmt(m.ci_high)}] ({m.resampling or 'no interval'})"},
+    ])
+
+
+def projection_figure(rep: ReliabilityReport, coefficient: str):
+    """Expected correlation with the humans by number of draws (Spearman-Brown and the correction for attenuation),
+    with the draws actually observed: the single draws and their mean."""
+    import plotly.graph_objects as go
+
+    m = list(rep.projected)
+    fig = go.Figure(go.Scatter(x=m, y=[rep.projected[k] for k in m], mode="lines+markers",
+                               name="projected (Spearman-Brown)"))
+    fig.add_trace(go.Scatter(x=[1] * len(rep.single_draw), y=list(rep.single_draw), mode="markers",
+                             name="each single draw", marker={"symbol": "x"}))
+    fig.add_trace(go.Scatter(x=[rep.draws], y=[rep.mean_of_draws.statistic], mode="markers",
+                             name=f"mean of the {rep.draws} draws", marker={"size": 12}))
+    fig.update_layout(xaxis_title="draws averaged per item", yaxis_title=f"{coefficient} with the humans",
+                      height=360, margin={"t": 30})
+    return fig
+
+
+def unstable_table(dataset: Dataset, rep: ReliabilityReport) -> pd.DataFrame:
+    t = rep.spread.head(UNSTABLE_SHOWN).merge(dataset.items[["item_id", "system_id"]], on="item_id", how="left")
+    return t[["item_id", "system_id", "draws", "mean", "sd", "range", "distinct"]]
+
+
+def blocks(dataset: Dataset, run_label: str, dimension: str, rep: ReliabilityReport, *,
+           coefficient: str) -> list[Block]:
+    """The section for one run and dimension."""
+    out: list[Block] = [Heading(f"{esc(run_label)} on {esc(dimension)}", 3)]
+    if rep.draws < 2:
+        return out + [Note("This run drew the judge once per item, so its own noise is not measured: how far the "
+                           "figure would move on another draw, and how much averaging draws would lift it, are "
+                           "unknown. Score a few documents again with more draws to measure it.", "info")]
+    out += [headline(rep),
+            Table(agreement_table(rep, coefficient), f"draws vs humans {dimension}", "rel_agreement", static=True),
+            Figure(projection_figure(rep, coefficient), "rel_projection"),
+            Note(esc("; ".join(rep.notes)) + ".", "info"),
+            Heading("The items whose draws disagree most", 3),
+            Table(unstable_table(dataset, rep), f"unstable items {dimension}", "rel_unstable")]
+    return out
