@@ -146,6 +146,20 @@ def run_version(run_id: str, *, store=None) -> str:
     return _store(store).run_version(run_id)
 
 
+def runs_version(dataset_id: str, *, store=None) -> str:
+    """A string that changes whenever the store's list of the dataset's runs does (the runs of a labels view's base
+    dataset included); "" when the store cannot be read (the bundled runs never change). Key a run list's cache by
+    (dataset id, this), never by a time to live: a run scored elsewhere then shows at once."""
+    from evalcore import labels
+
+    ids = [labels.base_id(dataset_id), dataset_id] if labels.is_view(dataset_id) else [dataset_id]
+    try:
+        s = _store(store)
+        return "/".join(s.runs_version(i) for i in ids)
+    except Exception:  # noqa: BLE001 - an unreadable store lists the published runs only (list_runs says why)
+        return ""
+
+
 def dataset_version(dataset_id: str, *, store=None) -> str:
     """A string that changes whenever the dataset's labels do (a dataset's own rows never change: an upload under
     the same name is a new id), for the same use as ``run_version``."""

@@ -14,7 +14,7 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
-from evalcore.model import Dataset
+from evalcore.model import Dataset, counted
 
 SAMPLING = ("random", "stratified")
 
@@ -33,7 +33,7 @@ def sample_documents(dataset: Dataset, k: int, *, seed: int = 0, how: str = "ran
     if not isinstance(k, (int, np.integer)) or k < 1:
         raise ValueError(f"--sample-docs must be a whole number of at least 1, got {k!r}")
     if k > len(docs):
-        raise ValueError(f"--sample-docs {k}: dataset {dataset.id!r} has only {len(docs)} documents")
+        raise ValueError(f"--sample-docs {k}: dataset {dataset.id!r} has only {counted(len(docs), 'document')}")
     rng = np.random.default_rng(seed)
     if how == "random":
         picked = set(rng.choice(len(docs), size=k, replace=False).tolist())

@@ -50,14 +50,16 @@ def load_dataset(dataset_id: str) -> Dataset:
     return runs_mod.get_dataset(dataset_id, viewer=identity.lab_viewer())
 
 
-@st.cache_resource(show_spinner=False, ttl=30)
-def _run_index(dataset_id: str, scope: str) -> list[Run]:
+@st.cache_resource(show_spinner=False, ttl=30, max_entries=64)
+def _run_index(dataset_id: str, scope: str, version: str) -> list[Run]:
     return runs_mod.list_runs(dataset_id, viewer=identity.viewer_of(scope))
 
 
 def run_index(dataset_id: str) -> list[Run]:
-    """The runs of a dataset (bundled and local) this session may see, without their values: cheap, for pickers."""
-    return _run_index(dataset_id, identity.scope_key(identity.viewer()))
+    """The runs of a dataset (bundled and local) this session may see, without their values: cheap, for pickers.
+    Keyed by the store's runs version (evalcore.runs.runs_version): a run scored or finished anywhere (another page,
+    another session, the CLI) is listed on the next rerun, not 30 s later."""
+    return _run_index(dataset_id, identity.scope_key(identity.viewer()), runs_mod.runs_version(dataset_id))
 
 
 run_index.clear = _run_index.clear  # type: ignore[attr-defined]

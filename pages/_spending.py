@@ -9,6 +9,7 @@ from typing import Any
 import streamlit as st
 
 from evalcore.judge import spending, trust
+from evalcore.views.format import consent_label
 from pages import _identity as identity
 from pages import _shared as ui
 
@@ -32,8 +33,8 @@ def consent(key: str, sig: tuple, cost_usd: float | None, calls: int, endpoint: 
     if st.session_state.get(f"_sig_{key}") != sig:
         st.session_state[f"_sig_{key}"] = sig
         st.session_state[f"confirm_{key}"] = False
-    return st.checkbox(f"Send {calls:,} request{'s' * (calls != 1)} to {ui.esc(trust.host_of(endpoint.base_url))} for an "
-                       f"estimated {spending.usd(cost_usd)} ({d.reason}): I confirm", key=f"confirm_{key}")
+    return st.checkbox(consent_label(calls, trust.host_of(endpoint.base_url), cost_usd, d.reason),
+                       key=f"confirm_{key}")
 
 
 def charge(cost_usd: float | None, calls: int, endpoint: Any, what: str) -> bool:

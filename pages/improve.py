@@ -323,8 +323,8 @@ scored, unscored = ws.partition(cands)
 if not cands:
     st.info("No candidate yet: add one above (your own edit, an LLM proposal, or few-shot examples).")
 if unscored:
-    offer("dev", DEV, unscored, f"{len(unscored)} candidate(s) on the development part",
-          f"Score {len(unscored)} candidate(s) on development", "score_candidates", "align_dev")
+    offer("dev", DEV, unscored, f"{views.counted(len(unscored), 'candidate')} on the development part",
+          f"Score {views.counted(len(unscored), 'candidate')} on development", "score_candidates", "align_dev")
 queue_panel("dev")
 chosen_dev, no_gain = None, None
 if scored:

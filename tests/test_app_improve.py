@@ -138,7 +138,7 @@ def test_the_loop_on_the_page_finds_the_proposal_and_checks_it_once_on_test(firs
         assert_clean(at)
 
         # selection on development: both candidates scored, the proposal the default choice
-        assert at.button(key="score_candidates").label == "Score 2 candidate(s) on development"
+        assert at.button(key="score_candidates").label == "Score 2 candidates on development"
         at.button(key="score_candidates").click().run()
         wait_for(at, lambda a: not has_button(a, "score_candidates"), "candidates scored")
         table = next(f for f in shown_frames(at) if "development agreement" in f.columns)

@@ -180,7 +180,7 @@ def test_ceiling_mean_interval_equals_explicit_resampling_of_documents():
 def test_support_warnings_name_documents_and_systems():
     assert support_warnings(Support(100, 12)) == []
     w = support_warnings(Support(2, 2))
-    assert len(w) == 2 and "2 document(s)" in w[0] and "always +1 or -1" in w[1]
+    assert len(w) == 2 and "2 documents" in w[0] and "always +1 or -1" in w[1]
     assert support_warnings(Support(150, 3), levels=("dataset",)) == []
 
 

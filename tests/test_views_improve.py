@@ -193,7 +193,7 @@ def test_estimate_note_says_requests_cache_and_price():
     note = views.estimate_note(est, "the baseline on the development part", paid)
     assert note.kind == "caption"
     plain = note.text.replace("\\", "")
-    assert plain == ("Estimate for the baseline on the development part: 1,200 request(s) to send (30 more are "
+    assert plain == ("Estimate for the baseline on the development part: 1,200 requests to send (30 more are "
                      "repeats or already in the cache), about 480,000 prompt tokens, about $0.5000.")
     assert "\\$" in note.text  # escaped: a dollar sign is never read as LaTeX
     assert views.estimate_note(dataclasses.replace(est, cost_usd=None), "x", paid).text.replace("\\", "").endswith(

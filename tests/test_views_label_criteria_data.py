@@ -193,7 +193,7 @@ def test_steps_plan_counts_one_request_on_a_local_endpoint(store):
 def test_data_page_blocks(summeval):
     note = data_views.orientation(summeval, 2, may_upload=False)
     assert note.text.startswith(f"Loaded\\: {esc(summeval.name)}, 1,600 rated outputs of 16 systems, with 2 judge "
-                                "run\\(s\\)")
+                                "runs selected")
     assert "sign in, then upload" in note.text
     assert notes(data_views.upload_notes(may_upload=True))[0].startswith("CSV (comma or semicolon), TSV, JSON")
     assert len(data_views.upload_notes(may_upload=True)) == 2  # heading and how to read it: no sign-in note

@@ -15,12 +15,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalcore.judge import cost as cost_mod
-from evalcore.judge.client import Endpoint, JudgeClient
+from evalcore.judge.client import Endpoint, JudgeClient, RequestFailed
 from evalcore.judge.contract import RequestOptions, variant_notes
 from evalcore.judge.probes import ProbeSender
 from evalcore.types import Capabilities, ChatRequest, Criteria, ItemTask, PairTask, UnsupportedByEndpoint
 
 TYPICAL_SOURCE_CHARS, TYPICAL_OUTPUT_CHARS = 2000, 300
+# A request at the smallest budget a method gives (G-Eval's 5 tokens). The capability probe's one-token replies
+# cannot show a judge that reasons (its first token is "<" of "<think>"); this one can, and the engine's own rule
+# (contract.reasoning_room, applied by CachedSender to every reply) learns it here as it would from the run's first
+# reply, so the budgets the check predicts are the ones the run sends.
+REASONING_PROBE = ChatRequest(messages=(("user", "Reply with one digit from 1 to 5."),), max_tokens=5)
 _CRITERIA = Criteria("coherence", "You will be given one summary written for a news article. Your task is to rate "
                      "the summary on one metric.", "Coherence - the collective quality of all sentences.", 1, 5)
 
@@ -94,6 +99,10 @@ async def acheck_judge(endpoint: Endpoint, *, store: Any, api_key: str | None = 
             sender.contract = type(sender.contract)()
         probe = ProbeSender(sender, refresh=reprobe)
         caps = sender.contract.restrict(await probe_or_explain(client, probe))
+        try:
+            await probe(REASONING_PROBE)
+        except RequestFailed:
+            pass  # nothing learned: the methods' budgets stay as they are, as the run's would
     finally:
         await client.aclose()
     report = JudgeCheck(endpoint=endpoint.identity(), capabilities=caps, contract=sender.contract.as_dict(),

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from evalcore.judge.cli_common import endpoint_of, json_safe, store_of
+from evalcore.model import counted
 from evalcore.types import Criteria
 
 # evalcore.judge.client.PRESETS's names, listed here so that building the parser does not import openai (a test
@@ -182,7 +183,7 @@ def _recorded(args: argparse.Namespace, dataset, store):
         return None  # another dataset or method: the flags describe the run (the engine says what is wrong)
     spec = recorded_spec(args.run, store, dataset)
     if not args.quiet:
-        docs = f"{len(spec.documents)} sampled documents" if spec.documents else "the whole dataset"
+        docs = counted(len(spec.documents), "sampled document") if spec.documents else "the whole dataset"
         print(f"resuming run {args.run} as recorded: {spec.method} on "
               f"{', '.join(spec.dimensions or spec.criteria)}, {docs}", file=sys.stderr)
     return spec
@@ -200,7 +201,7 @@ def _sampled(dataset, args: argparse.Namespace):
 
     docs = sample_documents(dataset, k, seed=args.seed, how=args.sample_how,
                             dimension=(args.dimension or [None])[0])
-    print(f"scoring {len(docs)} documents ({args.sample_how}, seed {args.seed}): " + ", ".join(map(str, docs)),
+    print(f"scoring {counted(len(docs), 'document')} ({args.sample_how}, seed {args.seed}): " + ", ".join(map(str, docs)),
           file=sys.stderr)
     return documents_subset(dataset, docs), tuple(str(d) for d in docs)
 

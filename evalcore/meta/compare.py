@@ -45,6 +45,7 @@ from evalcore.meta.correlation import (
 from evalcore.meta.intervals import CI_METHODS, bootstrap_interval
 from evalcore.meta.scoreframe import PreparedFrame, prepare_frame
 from evalcore.meta.validation import check_choice, check_n_resamples
+from evalcore.model import counted
 
 METHODS = ("bootstrap", "permutation")
 
@@ -240,10 +241,10 @@ def few_documents_warning(result: PairedComparisonResult) -> str | None:
     """What a paired comparison on few documents cannot promise, in words; None when nothing needs saying."""
     d = result.n_documents
     if result.method == "permutation" and 0 < d < 6:
-        return (f"This comparison rests on {d} documents: swapping the two judges on whole documents gives "
+        return (f"This comparison rests on {counted(d, 'document')}: swapping the two judges on whole documents gives "
                 f"{2 ** d} arrangements, so the p-value cannot fall below {2 / 2 ** d:.3f}.")
     if result.method == "bootstrap" and 0 < d < FEW_DOCUMENTS_FOR_BOOTSTRAP:
-        return (f"This comparison rests on {d} documents: on fewer than {FEW_DOCUMENTS_FOR_BOOTSTRAP} the paired "
+        return (f"This comparison rests on {counted(d, 'document')}: on fewer than {FEW_DOCUMENTS_FOR_BOOTSTRAP} the paired "
                 "bootstrap's interval is too narrow (two equally good judges came out different in 12-14% of "
                 "simulated studies of 6-20 documents, 7.5% at 40, instead of 5%: bench/bench_paired_size.py). Read "
                 "the permutation test too (Test: exchangeable judges), which is exact on few documents; a difference "
@@ -280,6 +281,9 @@ def paired_inference(n_docs: int, of_counts, difference: float, *, n_resamples: 
     gives A - B on count rows (replicates x documents); the interval is the paired bootstrap's (BCa with the
     jackknife over documents, or percentile), the p-value the bootstrap's (``method="bootstrap"``) or what
     ``permutation_pvalue()`` returns. Shared by the correlation and the label comparisons."""
+    if n_docs < 2:  # one document: every resample is that document (no interval), and swapping the two judges on
+        # it only flips the difference's sign, so the exact two-sided permutation p-value is 1
+        return float("nan"), float("nan"), float("nan") if method == "bootstrap" else 1.0, ci_method
     boot, jack = _paired_distribution(n_docs, of_counts, n_resamples, random_state, ci_method)
     lo, hi, _, used = bootstrap_interval(boot, confidence_level=confidence_level, method=ci_method,
                                          estimate=difference, jackknife=jack)

@@ -448,12 +448,13 @@ def _correlate_prepared(p: PreparedFrame, *, level: str, coefficient: str, n_res
         lo, hi, undefined = boot_both_interval(p, coefficient, n_resamples=n_resamples,
                                                confidence_level=confidence_level, random_state=random_state)
         used_method = "percentile"
-    elif n_resamples > 0 and p.n_docs > 0:
+    elif n_resamples > 0 and p.n_docs > 1:
         lo, hi, undefined, used_method = _document_interval(p, stat, level=level, coefficient=coefficient,
                                                             n_resamples=n_resamples, confidence_level=confidence_level,
                                                             skip_constant=skip_constant, random_state=random_state,
                                                             ci_method=ci_method, drawn=drawn)
-    note = _ci_note(float(stat), lo, hi)
+    # one document: every resample is that document, so the "interval" would be the estimate itself (zero width)
+    note = ONE_DOCUMENT_NOTE if n_resamples > 0 and p.n_docs == 1 and not both else _ci_note(float(stat), lo, hi)
     return Estimate(
         statistic=float(stat), ci_low=lo, ci_high=hi, n=int(n), method=used_method, notes=(note,) if note else (),
         pvalue=None if pv is None else float(pv), pvalue_method=pv_method, confidence_level=float(confidence_level),
@@ -500,6 +501,9 @@ def replicate_rows(n_docs: int, n_resamples: int, ci_method: str = "bca") -> int
 # interval end at 0.8 are the same number (a rank correlation takes few distinct values, and the bootstrap hits
 # the estimate exactly); only a real miss deserves the warning.
 CI_NOTE_TOLERANCE = 1e-9
+
+
+ONE_DOCUMENT_NOTE = "no interval: a bootstrap over one document has nothing to resample"
 
 
 def _ci_note(stat: float, lo: float, hi: float) -> str:

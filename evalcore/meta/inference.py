@@ -30,6 +30,7 @@ import scipy.stats as st
 from evalcore.meta.coefficients import rows_correlation, scipy_correlation, snap_ties
 from evalcore.meta.intervals import percentile_interval
 from evalcore.meta.scoreframe import PreparedFrame
+from evalcore.model import counted
 
 # What a correlation's interval resamples (correlation.correlate's ``ci_resampling``): see CI_RESAMPLING_HELP.
 CI_RESAMPLING = ("documents", "both")
@@ -192,8 +193,10 @@ def support_warnings(support: Support, *, levels=("dataset", "summary", "system"
     systems."""
     out = []
     if support.n_documents < MIN_DOCUMENTS:
-        out.append(f"every interval rests on {support.n_documents} document(s) (fewer than {MIN_DOCUMENTS}): "
-                   "the bootstrap resamples documents, so the intervals are unreliable")
+        out.append(f"every interval rests on {counted(support.n_documents, 'document')} (fewer than {MIN_DOCUMENTS}): "
+                   + ("a bootstrap over one document has nothing to resample, so there is no interval"
+                      if support.n_documents == 1 else
+                      "the bootstrap resamples documents, so the intervals are unreliable"))
     elif support.n_documents < FEW_DOCUMENTS_FOR_COVERAGE:
         out.append(f"the intervals rest on {support.n_documents} documents (fewer than "
                    f"{FEW_DOCUMENTS_FOR_COVERAGE}): on so few a 95% interval over documents can be too narrow "
@@ -202,5 +205,6 @@ def support_warnings(support: Support, *, levels=("dataset", "summary", "system"
                    "10, 92% at 20, 94% from 30)")
     if "system" in levels and support.n_systems < MIN_SYSTEMS:
         extra = " (with 2 systems a correlation is always +1 or -1)" if support.n_systems <= 2 else ""
-        out.append(f"the system level rests on {support.n_systems} system(s) (fewer than {MIN_SYSTEMS}){extra}")
+        out.append(f"the system level rests on {counted(support.n_systems, 'system')} (fewer than {MIN_SYSTEMS})"
+                   f"{extra}")
     return out

@@ -387,7 +387,7 @@ class GEval:
                 return config, "; ".join(notes)
             why = "log-probs unavailable" if not caps.chat_logprobs else "no top log-prob alternatives"
             config = replace(config, probs_source="samples")
-            notes.append(f"{why}: {config.n_samples}-sample fallback (000 §3.1)")
+            notes.append(f"{why}: {config.n_samples}-sample fallback (Liu et al. 2023, §3.1)")
         if not caps.honours_n and config.samples_per_request > 1:
             _, note = sampling_note(config.n_samples, caps)
             config = replace(config, samples_per_request=1)

@@ -104,6 +104,13 @@ class RunsStore(Connection):
             version += f"|{n[0]}"
         return version
 
+    def runs_version(self, dataset_id: str) -> str:
+        """What changes whenever the list of a dataset's runs does: a run created, resumed, finished, deleted or
+        shared. A picker's cache keyed by it lists a run scored a moment ago, on any page or by the CLI."""
+        n, last, shared = self.conn.execute("SELECT count(*), max(updated_at), total(shared) FROM runs "
+                                            "WHERE dataset_id = ?", (dataset_id,)).fetchone()
+        return f"{n}|{last}|{int(shared)}"
+
     def run_exists(self, run_id: str) -> bool:
         return self.conn.execute("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)).fetchone() is not None
 

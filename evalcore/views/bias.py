@@ -10,7 +10,7 @@ import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 
-from evalcore.model import STATUS_OK, Dataset, Run
+from evalcore.model import STATUS_OK, Dataset, Run, counted
 from evalcore.views.blocks import Block, Expander, Figure, Heading, Note, Table, tables
 from evalcore.views.common import frames_for, run_label
 from evalcore.views.format import cite, esc
@@ -154,7 +154,7 @@ def writer_bias_figure(table: pd.DataFrame, run_name: str) -> go.Figure:
     from evalcore.views.common import HUMAN_COLOR
     from evalcore.views.format import cite
 
-    x = [f"{g} ({n} pairs)" for g, n in zip(table["group"], table["pairs"])]
+    x = [f"{g} ({counted(n, 'pair')})" for g, n in zip(table["group"], table["pairs"])]
     fig = go.Figure([
         go.Bar(x=x, y=table["human_written"], name="human-written", marker_color=HUMAN_COLOR,
                text=[f"{v:.2f}" for v in table["human_written"]], textposition="outside"),

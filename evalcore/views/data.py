@@ -200,7 +200,8 @@ def votes_only_note(dataset: Dataset, section: str) -> str:
     prefs = dataset.preferences
     n_ann = int(prefs["annotator"].nunique())
     who = f"The {n_ann} annotators" if n_ann > 1 else "The annotator"
-    votes = f"{who} voted on {prefs['pair_id'].nunique():,} pairs of outputs ({len(prefs):,} votes: A, B or tie)"
+    votes = (f"{who} voted on {counted(prefs['pair_id'].nunique(), 'pair')} of outputs ({counted(len(prefs), 'vote')}: "
+             "A, B or tie)")
     if section == "ratings":
         return (f"{votes}; nobody rated a single output, so there is no rating distribution to draw. The shares of "
                 "A, B and tie votes are in the Pairwise votes table above.")
@@ -219,10 +220,11 @@ UPLOAD_TYPES = ["csv", "tsv", "json", "jsonl", "ndjson", "parquet"]
 
 def orientation(dataset: Dataset, n_runs: int, *, may_upload: bool) -> Note:
     """What is loaded, where the answer is, how to bring your own (the note on first open)."""
-    held = ("rated outputs" if not dataset.human_scores.empty or dataset.preferences.empty else
-            "outputs voted on in pairs")  # a dataset of pairwise votes: nobody rated an output alone
-    return Note(esc(f"Loaded: {dataset.name}, {len(dataset.items):,} {held} of {len(dataset.systems)} systems, with "
-                    f"{n_runs} judge run(s) selected in the sidebar. How far each judge agrees with the humans, "
+    rated = not dataset.human_scores.empty or dataset.preferences.empty  # else pairwise votes: no output rated alone
+    held = counted(len(dataset.items), "rated output") if rated else \
+        f"{counted(len(dataset.items), 'output')} voted on in pairs"
+    return Note(esc(f"Loaded: {dataset.name}, {held} of {counted(len(dataset.systems), 'system')}, with "
+                    f"{counted(n_runs, 'judge run')} selected in the sidebar. How far each judge agrees with the humans, "
                     "against the human ceiling, is on the Alignment page.")
                 + ("  \nTo use your own ratings, upload a file below (**Bring your own data**)" if may_upload else
                    "  \nTo use your own ratings, sign in, then upload a file below (**Bring your own data**)")

@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evalcore.model import counted  # re-exported: the one way a sentence of the product says how many
+
 # ------------------------------------------------------------------------------------------------------ sources
 
 # The papers the app follows, by the number the project files them under. Headings cite "Liu et al. 2023, Fig. 2",
@@ -199,3 +201,16 @@ def fmt(x: Any, digits: int = 3) -> str:
         return f"{float(x):.{digits}f}"
     except (TypeError, ValueError):
         return str(x)
+
+
+# ------------------------------------------------------------------------------------------------------ counts
+
+
+def consent_label(calls: int, host: str, cost_usd: float | None, reason: str) -> str:
+    """The box a paid plan needs ticked (pages/_spending.py): how many requests go where, at what estimated cost, and
+    why it asks (evalcore.judge.spending.decide's reason). An unknown price is said as such, never as an amount.
+    Escaped: a widget label is drawn as Markdown, and the host is the user's."""
+    if cost_usd is None:
+        return esc(f"Send {counted(calls, 'request')} to {host} ({reason}, so no cost can be estimated): I confirm")
+    cost = f"${cost_usd:,.2f}" if cost_usd >= 1 else f"${cost_usd:.4f}"
+    return esc(f"Send {counted(calls, 'request')} to {host} for an estimated {cost} ({reason}): I confirm")

@@ -322,7 +322,7 @@ def verdict_sentences(check: FinalCheck) -> list[str]:
     else:
         out.append("This is the first final check on this split's test part.")
     if d.pvalue_bootstrap == d.pvalue_bootstrap:  # recorded (not NaN)
-        out.append(f"The p-value is the larger of two paired tests over the {d.n_documents} test documents: the paired "
+        out.append(f"The p-value is the larger of two paired tests over the {counted(d.n_documents, 'test document')}: the paired "
                    f"bootstrap (equal agreement, p = {_p(d.pvalue_bootstrap)}) and the permutation test swapping the "
                    f"two prompts on whole documents (exchangeable judges, p = {_p(d.pvalue_permutation)}); the verdict "
                    "needs both, because the bootstrap's interval is too narrow on few documents.")
@@ -527,7 +527,7 @@ def estimate_note(est: PartEstimate, what: str, endpoint) -> Note:
     cost = ("a local server: no price" if endpoint.provider in FREE_PROVIDERS else
             "unknown price (the model is not in the price table)" if est.cost_usd is None else
             f"about {usd(est.cost_usd)}")
-    return Note(esc(f"Estimate for {what}: {est.calls:,} request(s) to send ({est.cached:,} more are repeats "
+    return Note(esc(f"Estimate for {what}: {counted(est.calls, 'request')} to send ({est.cached:,} more are repeats "
                     f"or already in the cache), about {est.prompt_tokens:,} prompt tokens, {cost}."), "caption")
 
 
@@ -582,7 +582,7 @@ def confusion_blocks(dis: Disagreement) -> list[Block]:
 def meta_prompt_note(n_examples: int, endpoint) -> Note:
     from evalcore.judge.trust import host_of
 
-    return Note(f"It shows {n_examples} development items with the largest disagreement. \"Propose\" sends it as "
+    return Note(f"It shows {counted(n_examples, 'development item')} with the largest disagreement. \"Propose\" sends it as "
                 f"one request to {esc(host_of(endpoint.base_url))} (cached).", "caption")
 
 

@@ -11,7 +11,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from evalcore import labels
-from evalcore.model import Dataset
+from evalcore.model import Dataset, counted
 from evalcore.views.blocks import Block, Figure, Metric, Metrics, Note, Table
 from evalcore.views.format import esc, fmt
 
@@ -106,11 +106,11 @@ def sample_note(rows: pd.DataFrame, dimensions: list[str]) -> str:
     pairs = set(zip(lab["item_id"], lab["dimension"]))
     rp = labels.random_part(sub) & pairs
     other = len(pairs) - len(rp)
-    text = (f"Estimates (alpha, the plan, the human scores taken from labels) use the random part only: {len(rp)} "
-            "labelled item-dimension pair(s) drawn by the random or system-stratified order (a random sample of "
+    text = (f"Estimates (alpha, the plan, the human scores taken from labels) use the random part only: "
+            f"{counted(len(rp), 'labelled item-dimension pair')} drawn by the random or system-stratified order (a random sample of "
             "the dataset; stratified draws are proportional, so self-weighting).")
     if other:
-        text += (f" {other} pair(s) chosen where the judge is least certain are left out: they over-represent "
+        text += (f" {counted(other, 'pair')} chosen where the judge is least certain are left out: they over-represent "
                  "hard items and would bias the estimates. They remain in the dataset's annotations.")
     return text
 
@@ -134,7 +134,7 @@ def plan_notes(dataset: Dataset, run, rows: pd.DataFrame, dimension: str, plan: 
             parts.append(f"{len(labelled) - n_run} were not scored by this run (outside its items or systems)")
         if n_run > n_now:
             parts.append(f"the judge's reply could not be read on {n_run - n_now}")
-        notes.append(f"n now is {n_now} of the {len(labelled)} items labelled on {dimension} (random part): "
+        notes.append(f"n now is {n_now} of the {counted(len(labelled), 'item')} labelled on {dimension} (random part): "
                      + " and ".join(parts) + ".")
     stat = plan.get("statistic")
     if stat is None or not math.isfinite(stat):
@@ -183,7 +183,7 @@ def order_note(order: list[str], n_known: int, kind: str, dimension: str) -> Not
         return Note(esc(f"The chosen run(s) give no uncertainty for {dimension!r} (no score distributions, or no "
                         "items scored by both). Pick other runs or another order."), "warning")
     if kind == "uncertain":
-        return Note(f"{n_known} items ordered by the judge's uncertainty on {esc(dimension)}, the most uncertain "
+        return Note(f"{counted(n_known, 'item')} ordered by the judge's uncertainty on {esc(dimension)}, the most uncertain "
                     "first; these labels are kept out of the estimates below (not a random sample).", "caption")
     return None
 
@@ -210,8 +210,8 @@ def no_annotator_note(signed_in: bool) -> Note:
 
 
 def progress_text(progress: labels.Progress, goal: int, annotator: str, n_items: int, n_dims: int) -> str:
-    return esc(f"{progress.labelled} of {goal} labelled by {annotator} ({progress.skipped} skipped; {n_items} items "
-               f"x {n_dims} dimension(s) in all)")
+    return esc(f"{progress.labelled} of {goal} labelled by {annotator} ({progress.skipped} skipped; "
+               f"{counted(n_items, 'item')} x {counted(n_dims, 'dimension')} in all)")
 
 
 # -------------------------------------------------------------------------------------------------- the card
@@ -298,7 +298,7 @@ def plan_blocks(dataset: Dataset, run: Any, rows: pd.DataFrame, dimension: str, 
                      Metric(f"n needed for ±{target:g}", f"{plan['n_needed']}" if plan["n_needed"] else "n/a"))),
             # why "n now" is below the labels given, why a figure is n/a
             *[Note(esc(n), "caption") for n in plan_notes(dataset, run, rows, dimension, plan)],
-            Note(esc(f"Method: {plan['method']}. Sample: {plan['sample']}; {plan['dropped']} item(s) the judge "
+            Note(esc(f"Method: {plan['method']}. Sample: {plan['sample']}; {counted(plan['dropped'], 'item')} the judge "
                      "failed on are left out."), "caption"),
             Figure(plan_figure(plan), "label_plan")]
 

@@ -113,13 +113,13 @@ def test_the_loop_on_summeval_through_the_page(browser, operator_app, align_judg
         app.idle()
 
         # 4. both candidates on development
-        confirm_and_click(app, "Score 2 candidate(s) on development")
+        confirm_and_click(app, "Score 2 candidates on development")
         app.page.get_by_text("Candidate to test (default: the best development agreement above the baseline's)"
                              ).wait_for(
             timeout=SCORING_TIMEOUT_MS)
         app.idle()
         assert app.problems() == []
-        assert app.page.get_by_role("button", name="Score 2 candidate(s) on development").count() == 0
+        assert app.page.get_by_role("button", name="Score 2 candidates on development").count() == 0
         chosen = app.page.get_by_role("combobox", name="Candidate to test (default: the best development "
                                                        "agreement above the baseline's)", exact=True).input_value()
         assert chosen.startswith("proposal "), chosen

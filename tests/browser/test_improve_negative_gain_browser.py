@@ -96,7 +96,7 @@ def test_a_candidate_worse_than_the_baseline_through_the_page(browser, operator_
         app.page.get_by_role("button", name="Add as candidate").click()
         app.idle()
         confirm_spending(app)
-        app.page.get_by_role("button", name="Score 1 candidate(s) on development").click()
+        app.page.get_by_role("button", name="Score 1 candidate on development").click()
         app.page.get_by_text(PICKER).wait_for(timeout=SCORING_TIMEOUT_MS)
         app.idle()
         assert app.problems() == []
