@@ -273,10 +273,21 @@ def endpoint_help(choice: EndpointChoice) -> None:
         st.caption("Missing: " + esc("; ".join(choice.problems)))
 
 
+def shared_server() -> bool:
+    """A lab server (sign-in configured, or the operator listed endpoints): evalcore.judge.trust.shared_server."""
+    from evalcore.judge import trust
+    from pages import _identity as identity
+
+    return trust.shared_server(identity.sign_in_configured())
+
+
 def key_source(endpoint: Any, typed: str | None, local_providers: tuple[str, ...]) -> tuple[str, str | None]:
     """(which key the requests carry, in words; the reason they cannot be sent, or None)."""
     from evalcore.judge import trust
 
+    refused = trust.local_refusal(endpoint, shared=shared_server())  # a local preset, on a lab server
+    if refused:
+        return "", refused
     if typed:
         return "with the key you typed, kept in this session only", None
     if os.environ.get(endpoint.api_key_env):

@@ -96,7 +96,7 @@ def _how_to_send(choice, store) -> dict[str, Any]:
                       "support, which variant of each method will run on it, the cost per item."):
         text, failed = score_views.judge_check(choice.endpoint, store=store, api_key=choice.api_key,
                                                reprobe=bool(opts["reprobe"]), effort=opts["effort"],
-                                               budget=opts["budget"])
+                                               budget=opts["budget"], shared=ui.shared_server())
         if failed is None:
             st.code(text, language=None)
         else:

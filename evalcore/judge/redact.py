@@ -66,4 +66,17 @@ def redact(text: str | None, secrets: Iterable[str | None] = ()) -> str:
     return out
 
 
-__all__ = ["MASK", "CredentialsInUrl", "split_credentials", "refuse_credentials", "redact"]
+# The engine's own words for how a request failed (evalcore.judge.client._describe_error), before any text the
+# endpoint wrote (its error message, a redirect's location, an exception's text)
+_STATUS = re.compile(r"HTTP \d{3}(?: after retries)?|HTTP timeout|connection failed|malformed response body|"
+                     r"the endpoint returned (?:HTML|text), not JSON|the endpoint redirected this request")
+
+
+def status_line(text: str | None) -> str:
+    """A failure as a short status line holding nothing the endpoint wrote: "HTTP 403", "connection failed",
+    "HTTP timeout", ... (an internal service's error body, "admin token ...", is not read back through a page)."""
+    m = _STATUS.search(text or "")
+    return m.group(0) if m else "no usable answer"
+
+
+__all__ = ["MASK", "CredentialsInUrl", "split_credentials", "refuse_credentials", "redact", "status_line"]

@@ -173,6 +173,27 @@ def identity_url(url: str) -> str:
     return a.normal + (f"?{query}" if query else "")
 
 
+def shared_server(sign_in: bool, environ: Mapping[str, str] | None = None) -> bool:
+    """A lab server: sign-in is configured (``sign_in``: a proxy header or OIDC, read by the pages), or the operator
+    listed the endpoints the lab may use (``$EVALCORE_ALLOWED_ENDPOINTS``)."""
+    env = os.environ if environ is None else environ
+    return bool(sign_in) or bool(env.get(ALLOWED_ENV, "").strip())
+
+
+def local_refusal(endpoint: Any, *, shared: bool, environ: Mapping[str, str] | None = None) -> str | None:
+    """Why a local preset's endpoint may not be sent to from a page of a lab server (``shared``), or None. A local
+    preset needs no key, so without this rule any visitor could have the server post to any host and port of its
+    network ("Check this judge", a run) and read what comes back: on a lab server it goes only to an address the
+    operator configured (the preset's own default, ``$EVALCORE_ALLOWED_ENDPOINTS``)."""
+    if not shared or endpoint.provider not in LOCAL_PROVIDERS or endpoint.operator_configured:
+        return None
+    if server_key_allowed(endpoint.base_url, endpoint.api_key_env, environ):
+        return None
+    return (f"{host_of(endpoint.base_url)} is not an endpoint this server's operator configured: on a shared server "
+            f"a local preset ({endpoint.provider}) sends only to its own default address or to one listed in "
+            f"${ALLOWED_ENV} (operator: add its base URL there).")
+
+
 def host_of(url: str) -> str:
     """What the page shows as "requests go to": ``host[:port]`` (``?`` when the URL has none or is refused)."""
     try:

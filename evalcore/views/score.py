@@ -105,16 +105,33 @@ def replica_notes(replica_text: str, *, use_batch: bool) -> list[Block]:
 
 
 def judge_check(endpoint: Any, *, store: Any, api_key: str | None, reprobe: bool, effort: str | None,
-                budget: int | None) -> tuple[str | None, Note | None]:
-    """"Check this judge": a few cheap requests (cached) and what they found, as text; or why the check failed."""
+                budget: int | None, shared: bool = False) -> tuple[str | None, Note | None]:
+    """"Check this judge": a few cheap requests (cached) and what they found, as text; or why the check failed.
+    The endpoint's own words are not shown: a failure is a short status line ("HTTP 403"), and on a lab server
+    (``shared``, evalcore.judge.trust.shared_server) a local preset is sent only to an address the operator
+    configured, and the refusals' messages are left out. The command line's ``check-judge`` (the operator's) prints
+    them."""
+    from evalcore.judge import trust
     from evalcore.judge.check import check_judge, format_check
+    from evalcore.judge.client import MissingApiKey
     from evalcore.judge.contract import RequestOptions
+    from evalcore.judge.redact import status_line
 
+    refused = trust.local_refusal(endpoint, shared=shared)
+    if refused:
+        return None, Note(esc(f"The check was not sent: {refused}"), "error")
     try:
         report = check_judge(endpoint, store=store, api_key=api_key, reprobe=reprobe,
                              options=RequestOptions(effort or None, budget or None))
-    except Exception as e:  # noqa: BLE001 - the endpoint's own message (redacted by the client), not a traceback
+    except (trust.UntrustedEndpoint, MissingApiKey) as e:  # our own words: nothing was sent
         return None, Note(esc(f"The check failed: {e}"), "error")
+    except Exception as e:  # noqa: BLE001 - what the endpoint answered, as a status line only
+        return None, Note(esc(f"The check failed: {trust.host_of(endpoint.base_url)} answered {status_line(str(e))}"
+                              " (the endpoint's own message is not shown here; the command line's check-judge "
+                              "prints it)."), "error")
+    if shared:
+        report.contract = {p: {**r, "message": "(its message is not shown on a shared server)"}
+                           for p, r in report.contract.items()}
     return format_check(report), None
 
 

@@ -33,12 +33,14 @@ def judge():
 
 
 @pytest.fixture(scope="module")
-def lab_app(tmp_path_factory):
+def lab_app(tmp_path_factory, judge):
     from conftest import require_chromium, start_app, stop_app
 
     require_chromium()
+    # the loopback is the lab's local judge, listed by the operator: with sign-in, a local preset goes nowhere else
     server = start_app(tmp_path_factory.mktemp("shared"), resamples=20,
-                       extra_env={"EVALCORE_USER_HEADER": HEADER, "EVALCORE_MAX_COST_USD": "0.000001"})
+                       extra_env={"EVALCORE_USER_HEADER": HEADER, "EVALCORE_MAX_COST_USD": "0.000001",
+                                  "EVALCORE_ALLOWED_ENDPOINTS": judge.base_url})
     try:
         yield server
     finally:

@@ -18,7 +18,7 @@ from evalcore.testing.loopback_profiles import PROFILES, Profile
 from evalcore.testing.replies import Reply
 from evalcore.views import score as score_views
 
-from _judging import CRITERIA, dataset
+from _judging import CRITERIA, ROOT, dataset
 
 MODEL = "loopback-judge"
 OPERATOR_KEY = "sk-operator-round4"
@@ -241,3 +241,102 @@ def test_finding5_a_path_or_another_port_is_another_endpoint():
     ids = {Endpoint(u, MODEL).identity()["base_url"] for u in ("http://h/v1", "http://h/V1", "http://h:8000/v1",
                                                                 "https://h/v1")}
     assert len(ids) == 4
+
+
+# ------------------------------------------------------------------------------------------------ finding 6
+INTERNAL_SECRET = "admin token tok-INTERNAL-4711"
+
+
+class InternalService:
+    """A service of the lab's network that is no judge: every POST is answered 403 with a secret in its error body.
+    Counts the connections it gets."""
+
+    def __init__(self) -> None:
+        import http.server
+        import json
+        import threading
+
+        owner = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802 - http.server's name
+                owner.posts += 1
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                body = json.dumps({"error": {"message": INTERNAL_SECRET, "type": "forbidden"}}).encode()
+                self.send_response(403)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *a):
+                pass
+
+        self.posts = 0
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def local_endpoint(url):
+    return endpoint_from_preset("vllm", model=MODEL, base_url=url)
+
+
+def test_finding6_check_this_judge_shows_a_status_line_not_the_endpoints_error_body(tmp_path):
+    with InternalService() as internal:
+        text, failed = score_views.judge_check(local_endpoint(internal.base_url), store=Store(tmp_path / "j.db"),
+                                               api_key=None, reprobe=False, effort=None, budget=None)
+        assert internal.posts > 0  # on a laptop (no sign-in, no listed endpoints) a local preset goes anywhere
+    shown = failed.text.replace("\\", "")  # as drawn: Markdown escapes taken out
+    assert text is None and "HTTP 403" in shown and "tok-INTERNAL" not in shown and "admin" not in shown
+
+
+def test_finding6_on_a_lab_server_a_local_preset_goes_only_to_configured_hosts(tmp_path, monkeypatch):
+    from evalcore.judge import trust
+
+    store = Store(tmp_path / "j.db")
+    with InternalService() as internal:
+        ep = local_endpoint(internal.base_url)
+        assert trust.shared_server(False, {"EVALCORE_ALLOWED_ENDPOINTS": "http://gpu1:8000/v1"})
+        assert not trust.shared_server(False, {})
+        text, failed = score_views.judge_check(ep, store=store, api_key=None, reprobe=False, effort=None,
+                                               budget=None, shared=True)
+        assert internal.posts == 0 and text is None
+        assert "is not an endpoint this server's operator configured" in failed.text.replace("\\", "")
+        # its own default address, and what the operator lists, stay usable
+        assert trust.local_refusal(local_endpoint("http://localhost:8000/v1"), shared=True) is None
+        monkeypatch.setenv("EVALCORE_ALLOWED_ENDPOINTS", internal.base_url)
+        text, failed = score_views.judge_check(ep, store=store, api_key=None, reprobe=False, effort=None,
+                                               budget=None, shared=True)
+        assert internal.posts > 0 and "HTTP 403" in failed.text and "INTERNAL" not in failed.text
+
+
+def test_finding6_the_score_page_of_a_lab_server_refuses_a_local_preset_to_another_host(first_start, monkeypatch):
+    """Through the page, signed in by the proxy header: "Check this judge" and "Start scoring" stay off, nothing
+    is posted."""
+    from streamlit.testing.v1 import AppTest
+
+    from pages import _identity
+
+    monkeypatch.setenv("EVALCORE_USER_HEADER", "X-Forwarded-User")
+    monkeypatch.setattr(_identity, "_request_headers", lambda: {"X-Forwarded-User": "bob"})
+    with InternalService() as internal:
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
+        at.query_params.update({"method": "geval", "limit": "4"})
+        at.switch_page("pages/score.py").run()
+        at.selectbox(key="endpoint").set_value("vllm").run()
+        at.text_input(key="base_url").input(internal.base_url).run()
+        at.text_input(key="model").input(MODEL).run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert at.button(key="check_judge").disabled and at.button(key="start_scoring").disabled
+        shown = " ".join(str(e.value) for e in list(at.error) + list(at.warning) + list(at.info)).replace("\\", "")
+        assert "not an endpoint this server's operator configured" in shown
+        assert internal.posts == 0

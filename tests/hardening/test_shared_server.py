@@ -90,6 +90,8 @@ def _baseline_shown(at: AppTest) -> bool:
 def test_item4_another_users_private_baseline_run_is_not_shown_on_the_improve_page(first_start, signed_in_as,
                                                                                      monkeypatch):
     with serve() as judge:
+        # the lab's local judge: on a server with sign-in a local preset goes only where the operator listed
+        monkeypatch.setenv("EVALCORE_ALLOWED_ENDPOINTS", judge.base_url)
         at = _improve_as("alice", signed_in_as, judge.base_url)
         at.button(key="score_baseline").click().run()
         deadline = time.monotonic() + 60
@@ -219,9 +221,10 @@ def test_item6_reading_a_test_parts_runs_on_compare_is_a_counted_check(first_sta
 
 
 # ------------------------------------------------------------------------------------- item 7: consent to spend
-def test_item7_a_visitor_not_signed_in_cannot_generate_steps(first_start, signed_in_as):
+def test_item7_a_visitor_not_signed_in_cannot_generate_steps(first_start, signed_in_as, monkeypatch):
     signed_in_as(None)
     with serve(record_bodies=True) as judge:
+        monkeypatch.setenv("EVALCORE_ALLOWED_ENDPOINTS", judge.base_url)  # the lab's local judge, as the operator set
         at = page("pages/criteria.py", dimension=DIM)
         at.selectbox(key="endpoint").set_value("vllm").run()
         at.text_input(key="base_url").input(judge.base_url).run()
