@@ -141,3 +141,13 @@ def test_cli_import_pairs_reads_the_layout_and_says_the_counts(tmp_path, monkeyp
     cols = "winner_model_a,winner_model_b,winner_tie"
     assert main(["import-pairs", str(FIXTURE), "--name", "arena", "--one-hot", cols]) == 0
     assert "votes 39 A, 35 B, 6 tie" in capsys.readouterr().out
+
+
+def test_a_cell_that_breaks_a_column_of_json_lists_is_a_problem_not_kept_as_raw_text(tmp_path):
+    text = FIXTURE.read_text(encoding="utf-8").splitlines()
+    text[6] = text[6].replace('"[""', '"[oops ""', 1)  # line 7: its prompt opens with [ but is no JSON list
+    bad = tmp_path / "arena.csv"
+    bad.write_text("\n".join(text) + "\n", encoding="utf-8")
+    with pytest.raises(DatasetValidationError) as e:
+        import_pairs(bad, name="arena")
+    assert "line 7, column 'prompt': not a JSON list of turns" in str(e.value)

@@ -348,9 +348,12 @@ def _turns_text(cell: Any) -> str | None:
     return "\n\n".join(f"Turn {k}:\n{t}" for k, t in enumerate(turns, start=1))
 
 
-def decode_turn_lists(frame: pd.DataFrame, m: PairMapping) -> tuple[pd.DataFrame, list[str]]:
+def decode_turn_lists(frame: pd.DataFrame, m: PairMapping, problems: Problems | None = None
+                      ) -> tuple[pd.DataFrame, list[str]]:
     """The prompt and output columns whose every non-blank cell is a JSON list of turns, decoded to text (else the
-    judge would read brackets, quotes and \\n escapes), and the names of the columns decoded."""
+    judge would read brackets, quotes and \\n escapes), and the names of the columns decoded. A column whose every
+    cell opens with "[" but some cell is no such list is a problem naming its rows (left as it is, that column's
+    other cells would keep their brackets without a word); a column with plain text cells is text, kept as it is."""
     decoded, out = [], frame
     for col in dict.fromkeys(c for c in (m.prompt, m.input, m.output_a, m.output_b) if c in frame.columns):
         cells = frame[col]
@@ -359,6 +362,12 @@ def decode_turn_lists(frame: pd.DataFrame, m: PairMapping) -> tuple[pd.DataFrame
             continue
         texts = by_unique(cells[filled], _turns_text)
         if texts.isna().any():
+            opens = by_unique(cells[filled], lambda v: isinstance(v, (list, np.ndarray))
+                              or (isinstance(v, str) and v.lstrip().startswith("[")))
+            if problems is not None and opens.all() and texts.notna().any():
+                for r in texts.index[problems.first(texts.isna().to_numpy())].tolist():
+                    problems.add(int(r), col, "not a JSON list of turns (strings or null), as the column's other "
+                                              "cells are: its text would be read with brackets and escapes")
             continue  # some cell is plain text: the column is text, kept as it is
         if out is frame:
             out = frame.copy(deep=False)
@@ -664,7 +673,8 @@ def import_pairs(source: Any, *, name: str | None = None, winners: list[str] | N
         read_frame, read_m = conversation_frame(frame, m, problems)
         upload.raise_if_problems()
     else:
-        read_frame, decoded = decode_turn_lists(frame, m)
+        read_frame, decoded = decode_turn_lists(frame, m, problems)
+        upload.raise_if_problems()
     if all(m.onehot):
         read_frame, read_m = onehot_frame(read_frame, read_m, problems)
         upload.raise_if_problems()
