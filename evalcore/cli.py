@@ -25,6 +25,7 @@ from typing import Any
 
 from evalcore import panel_cli
 from evalcore import runs as runs_mod
+from evalcore.model import counted
 
 
 def _clean(x: Any) -> Any:
@@ -496,7 +497,7 @@ def cmd_labels(args: argparse.Namespace) -> int:
         print(json.dumps(out, indent=2))
     else:
         print(f"{out['labels']} labels ({out['random_part']} in the random part) on {dataset.id} from "
-              f"{len(out['annotators'])} annotator(s): " + ", ".join(f"{a} {n}" for a, n in out["annotators"].items()))
+              f"{counted(len(out['annotators']), 'annotator')}: " + ", ".join(f"{a} {n}" for a, n in out["annotators"].items()))
     return 0
 
 

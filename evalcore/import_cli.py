@@ -24,7 +24,7 @@ import json
 import math
 from typing import Any
 
-from evalcore.model import LABEL_KINDS
+from evalcore.model import LABEL_KINDS, counted
 
 
 class CommandError(ValueError):
@@ -252,7 +252,7 @@ def cmd_import_dataset(args: argparse.Namespace) -> int:
         print(json.dumps(summary, indent=2, ensure_ascii=False))
         return 0
     ds = result.dataset
-    print(f"imported {ds.name!r} as {ds.id}: {len(ds.items)} items, {len(ds.systems)} systems, dimensions "
+    print(f"imported {ds.name!r} as {ds.id}: {counted(len(ds.items), 'item')}, {counted(len(ds.systems), 'system')}, dimensions "
           f"{', '.join(_dimension_text(d) for d in ds.dimensions)}")
     for r in result.runs:
         ok = int((r.judgments["status"] == "ok").sum())
@@ -326,8 +326,9 @@ def cmd_import_pairs(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(summary, indent=2, ensure_ascii=False))
         return 0
-    print(f"imported {args.name!r} as {summary['dataset']}: {summary['pairs']} pairs, {summary['votes']} votes by "
-          f"{len(summary['annotators'])} annotators, {len(summary['models'])} models; votes {result.outcome_text()}")
+    print(f"imported {args.name!r} as {summary['dataset']}: {counted(summary['pairs'], 'pair')}, "
+          f"{counted(summary['votes'], 'vote')} by {counted(len(summary['annotators']), 'annotator')}, "
+          f"{counted(len(summary['models']), 'model')}; votes {result.outcome_text()}")
     for w in summary["warnings"]:
         print(f"warning: {w}")
     return 0

@@ -45,6 +45,7 @@ from evalcore.model import (
     Dataset,
     Dimension,
     Run,
+    counted,
 )
 
 LABEL_GROUP = "labels"
@@ -134,7 +135,7 @@ def merge_labels(dataset: Dataset, rows: pd.DataFrame) -> Dataset:
     annotations = pd.concat([dataset.annotations, ann], ignore_index=True) if not dataset.annotations.empty else ann
     info = {"annotators": sorted(ann["annotator"].unique()), "labels": len(ann),
             "human_scores_from_labels": len(new), "gold_kept": int(len(means) - len(new))}
-    note = (f"Labels made here: {info['labels']} by {len(info['annotators'])} annotator(s), in the annotations as "
+    note = (f"Labels made here: {info['labels']} by {counted(len(info['annotators']), 'annotator')}, in the annotations as "
             f"group '{LABEL_GROUP}'. " + (f"{info['human_scores_from_labels']} item-dimension human scores are the "
                                           "mean of their labels (random part only; no gold score existed)."
                                           if len(new) else "Human scores are the dataset's gold ratings; the labels "
@@ -158,8 +159,9 @@ def labels_view(dataset: Dataset, rows: pd.DataFrame) -> Dataset:
     meta["labels"] = {"annotators": sorted(ann["annotator"].unique()) if not ann.empty else [],
                       "labels": len(ann), "left_out_not_random": int(n_all - len(ann))}
     desc = (f"Labels made in this workbench on {dataset.name}: human scores are the mean of the labels (the dataset's "
-            f"gold ratings are not used). {len(items)} items of the random part (drawn by the random or stratified "
-            f"order); {n_all - len(ann)} label(s) of items chosen for judge uncertainty are left out, since they do "
+            f"gold ratings are not used). {counted(len(items), 'item')} of the random part (drawn by the random or "
+            f"stratified order); {counted(n_all - len(ann), 'label')} of items chosen for judge uncertainty are left "
+            "out, since they do "
             "not represent the dataset.")
     dims = [d for d in dataset.dimensions if d.name in set(means["dimension"])] or list(dataset.dimensions)
     return replace(dataset, id=view_id(dataset.id), name=f"{dataset.name} · labels", dimensions=dims,

@@ -16,7 +16,7 @@ import streamlit as st
 
 from evalcore import importers
 from evalcore.importers import pairs
-from evalcore.model import LABEL_KINDS
+from evalcore.model import LABEL_KINDS, counted
 from pages import _handoff as handoff
 from pages import _identity as identity
 from pages import _shared as ui
@@ -59,7 +59,7 @@ def show_problems(err: importers.DatasetValidationError, key: str = "upload_prob
     lines = [str(p) for p in err.problems[: importers.MAX_PROBLEMS_SHOWN]]
     total = getattr(err, "total", len(err.problems))  # past the first 1,000 problems the rest are counted, not kept
     more = total - len(lines)
-    head = f"{total:,} problem(s) found, nothing was imported"
+    head = f"{counted(total, 'problem')} found, nothing was imported"
     if err.convention:
         head += f" ({err.convention})"
     st.error(head + ":\n\n" + "\n".join(f"- {ui.esc(x)}" for x in lines) + (f"\n- … and {more:,} more" if more else ""))
@@ -277,8 +277,9 @@ def _import(upload: Any, mapping: importers.ColumnMapping, name: str, raw: pd.Da
     st.session_state["_imported_digest"] = _digest(upload)
     handoff.open_dataset(ds.id)
     handoff.open_runs([r.run_id for r in result.runs])
-    runs = f" and {len(result.runs)} judge run(s): {', '.join(r.label for r in result.runs)}" if result.runs else ""
-    st.session_state["_imported"] = (f"Imported {ds.name!r} as {ds.id}: {len(ds.items)} items, dimensions "
+    runs = f" and {counted(len(result.runs), 'judge run')}: {', '.join(r.label for r in result.runs)}" \
+        if result.runs else ""
+    st.session_state["_imported"] = (f"Imported {ds.name!r} as {ds.id}: {counted(len(ds.items), 'item')}, dimensions "
                                      f"{', '.join(ds.dimension_names)}{runs}.")
     st.session_state["_import_warnings"] = result.warnings
     st.rerun()

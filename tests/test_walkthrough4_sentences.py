@@ -195,3 +195,33 @@ def test_the_ceiling_heading_says_on_which_items_it_is_computed():
                                         coefficient="spearman").notes
     heading = notes[-1].text
     assert "exactly the items" not in heading and "at least one other rated" in heading and "n_items" in heading
+
+
+def test_the_human_ceiling_on_one_document_has_no_interval_either():
+    """The ceiling's mean row on a one-document run was drawn as [0.778, 0.778]: no interval now."""
+    from evalcore import datasets
+    from evalcore.meta.agreement import human_ceiling
+
+    ds = datasets.load_dataset("summeval")
+    one = ds.items[ds.items["doc_id"] == ds.items["doc_id"].iloc[0]]["item_id"]
+    t = human_ceiling(ds.annotations, ds.items, "coherence", level="dataset", n_resamples=50, item_ids=one)
+    mean = t[t["annotator"] == "mean"].iloc[0]
+    assert np.isnan(mean["ci_low"]) and np.isnan(mean["ci_high"]) and 0 < mean["statistic"] < 1
+    two = ds.items[ds.items["doc_id"].isin(ds.items["doc_id"].unique()[:2])]["item_id"]
+    t = human_ceiling(ds.annotations, ds.items, "coherence", level="dataset", n_resamples=50, item_ids=two)
+    mean = t[t["annotator"] == "mean"].iloc[0]
+    assert mean["ci_low"] < mean["ci_high"]
+
+
+def test_the_improve_page_says_no_interval_where_the_development_part_has_none():
+    from evalcore.align.candidates import Candidate
+    from evalcore.align.loop import Agreement, Scored, Settings
+    from evalcore.types import Criteria
+    from evalcore.views import improve as views
+
+    crit = Criteria(dimension="coherence", task_introduction="Rate.", definition="d", scale_min=1, scale_max=5)
+    base = Scored(Candidate(crit, "baseline"), "dev", "r1", Agreement(0.48, float("nan"), float("nan"), 16))
+    blocks = views.candidates_blocks(base, [], [], None, Settings(), "abcdef12", "coherence")
+    assert any("No 95% interval" in getattr(b, "text", "") for b in blocks)
+    metrics = views.baseline_metrics(base, type("D", (), {"items": [1] * 16, "failed": 0})())
+    assert "n/a" not in metrics.items[0].help and "No 95% interval" in metrics.items[0].help

@@ -197,11 +197,12 @@ def check_dev_only(frame: pd.DataFrame, split: Split, *, what: str) -> None:
     docs = set(frame["doc_id"].astype(str)) if "doc_id" in frame.columns else set()
     leaked = sorted(docs & set(split.test_docs))
     if leaked:
-        raise ValueError(f"{what} holds {len(leaked)} document(s) of the test part (e.g. {leaked[0]!r}): only the "
+        raise ValueError(f"{what} holds {counted(len(leaked), 'document')} of the test part (e.g. {leaked[0]!r}): only the "
                          "development part may be shown to the judge or used for examples")
     unknown = sorted(docs - set(split.dev_docs))
     if unknown:
-        raise ValueError(f"{what} holds document(s) the split does not know (e.g. {unknown[0]!r})")
+        raise ValueError(f"{what} holds {counted(len(unknown), 'document')} the split does not know (e.g. "
+                         f"{unknown[0]!r})")
 
 
 __all__ = ["Split", "make_split", "save_split", "load_split", "list_splits", "split_dataset", "check_dev_only",

@@ -23,7 +23,7 @@ from evalcore.importers.pairs import PAIRWISE_ROUTE, looks_pairwise
 from evalcore.importers.problems import Problems
 from evalcore.identity import upload_id
 from evalcore.importers.readers import open_upload
-from evalcore.model import Dataset, Run
+from evalcore.model import Dataset, Run, counted
 
 NEAR_DUPLICATE_COLUMNS = ("system_id", "doc_id", "item_id", "annotator", "dimension")
 
@@ -119,8 +119,9 @@ def import_table(source: Any, mapping: ColumnMapping, *, filename: str | None = 
     ds = Dataset(
         id=dataset_id, name=name or Path(fname).stem, task=task, dimensions=dimensions, documents=documents,
         items=items, human_scores=human, annotations=annotations,
-        description=f"Imported from {Path(fname).name}: {len(items)} items, {len(documents)} documents, "
-                    f"{items['system_id'].nunique()} systems, {len(dimensions)} dimensions"
+        description=f"Imported from {Path(fname).name}: {counted(len(items), 'item')}, "
+                    f"{counted(len(documents), 'document')}, {counted(items['system_id'].nunique(), 'system')}, "
+                    f"{counted(len(dimensions), 'dimension')}"
                     + (f" ({len(unrated)} with no ratings yet, to label)." if unrated else "."),
         origin=f"uploaded file {Path(fname).name} (sha256 {file_digest})",
         meta={"source_file": Path(fname).name, "sha256": file_digest, "format": fmt, "shape": mapping.shape,

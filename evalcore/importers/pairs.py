@@ -44,7 +44,7 @@ from evalcore.importers.cells import blank_mask, by_unique, is_string_column
 from evalcore.importers.problems import Problems
 from evalcore.identity import upload_id
 from evalcore.importers.readers import open_upload
-from evalcore.model import COMPARISON_COLUMNS, PREFERENCE_COLUMNS, Dataset, Dimension, Run, is_missing
+from evalcore.model import COMPARISON_COLUMNS, PREFERENCE_COLUMNS, Dataset, Dimension, Run, counted, is_missing
 
 PROMPT_NAMES = ("prompt", "question", "instruction", "query", "user_prompt")
 INPUT_NAMES = ("input", "context")
@@ -716,8 +716,8 @@ def import_pairs(source: Any, *, name: str | None = None, winners: list[str] | N
                                                " (a / b / tie).")],
         documents=docs, items=items, human_scores=pd.DataFrame(columns=["item_id", "dimension", "score"]),
         preferences=p,
-        description=f"Imported from {fname}: {p['pair_id'].nunique()} pairs, {len(p)} votes by "
-                    f"{p['annotator'].nunique()} annotators over {len(docs)} prompts.",
+        description=f"Imported from {fname}: {counted(p['pair_id'].nunique(), 'pair')}, {counted(len(p), 'vote')} "
+                    f"by {counted(p['annotator'].nunique(), 'annotator')} over {counted(len(docs), 'prompt')}.",
         origin=f"uploaded file {fname} (sha256 {hashlib.sha256(upload.data).hexdigest()})",
         meta={"source_file": fname, "format": upload.format, "shape": "pairwise", "pair_mapping": m.to_dict(),
               "import_warnings": warnings},

@@ -35,7 +35,7 @@ def mean_ceiling_interval(frames: list[pd.DataFrame], estimate: float, *, level:
     (from the union of the annotators' documents) and recomputes every annotator's statistic on them."""
     ps = [prepare_frame(f, name="ceiling frame") for f in frames]
     union = pd.Index(sorted(set().union(*(p.doc_ids.tolist() for p in ps))))
-    if n_resamples <= 0 or len(union) == 0:
+    if n_resamples <= 0 or len(union) < 2:  # one document: every resample is it, no interval (not a zero-width one)
         return float("nan"), float("nan"), ci_method
     C = resample_counts(bootstrap_indices(len(union), n_resamples, random_state), len(union))
     dist = _mean_over_annotators(ps, union, C, level=level, coefficient=coefficient, skip_constant=skip_constant)

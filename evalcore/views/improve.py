@@ -29,6 +29,9 @@ from evalcore.views.blocks import Block, Expander, Figure, Metric, Metrics, Note
 from evalcore.views.format import esc, fmt
 
 PART_NAMES = {"dev": "development", "test": "test"}
+# what an agreement without an interval says instead (one document: evalcore.meta.correlation gives none)
+NO_INTERVAL = ("No 95% interval: the bootstrap over documents gave none (the part holds one document, or the "
+               "agreement is undefined on its resamples)")
 
 
 def candidate_name(source: str, version: str) -> str:
@@ -488,10 +491,11 @@ def split_section(dataset: Dataset, split: Split) -> SplitView:
     n = len(split.test_docs)
     if n < 6:
         warnings.append(Note(
-            f"The test part holds {counted(n, 'document')}: swapping two prompts on whole documents gives "
-            f"{2 ** n} arrangements, so no p-value can fall below {2 / 2 ** n:.3f} and no final check can come out "
-            "significant at 5%" + (" (on one document no final check can run at all)" if n < MIN_TEST_DOCUMENTS
-                                   else "") +
+            (f"The test part holds {counted(n, 'document')}: no final check can run on it (swapping two prompts "
+             "on whole documents, and resampling documents, need two or more)" if n < MIN_TEST_DOCUMENTS else
+             f"The test part holds {counted(n, 'document')}: swapping two prompts on whole documents gives "
+             f"{2 ** n} arrangements, so no p-value can fall below {2 / 2 ** n:.3f} and no final check can come out "
+             "significant at 5%") +
             ". Hold out more documents (a larger test share or more documents in the loop).", "warning"))
     return SplitView(parts, systems, warnings)
 
@@ -544,7 +548,8 @@ def queue_notes(q) -> list[Note]:
 def baseline_metrics(base_dev: Scored, dis: Disagreement) -> Metrics:
     a = base_dev.agreement
     return Metrics((Metric("Baseline agreement (development)", fmt(a.statistic),
-                           help=f"95% CI {fmt(a.ci_low)} to {fmt(a.ci_high)}"),
+                           help=f"95% CI {fmt(a.ci_low)} to {fmt(a.ci_high)}" if a.ci_low == a.ci_low else
+                           NO_INTERVAL),
                     Metric("Development items judged", f"{len(dis.items):,}"),
                     Metric("Failed (unreadable replies)", f"{dis.failed:,}")))
 
@@ -613,8 +618,11 @@ def selection(base_dev: Scored, scored: list[Scored]) -> Selection:
 def candidates_blocks(base_dev: Scored, scored: list[Scored], unscored: list[Candidate], chosen: Scored | None,
                       settings: Settings, split_id: str, dimension: str) -> list[Block]:
     table = candidates_table(base_dev, scored, unscored, chosen.candidate.version if chosen else None)
-    return [Figure(candidates_figure(table, settings.coefficient, settings.level), "align_candidates"),
-            Table(table, f"candidates {split_id[:8]} {dimension}", "align_candidates_table")]
+    out: list[Block] = [Figure(candidates_figure(table, settings.coefficient, settings.level), "align_candidates"),
+                        Table(table, f"candidates {split_id[:8]} {dimension}", "align_candidates_table")]
+    if any(s.agreement.ci_low != s.agreement.ci_low for s in [base_dev, *scored]):  # NaN: no interval
+        out.append(Note(esc(f"{NO_INTERVAL}: ci_low and ci_high are blank, and the chart draws no bars."), "caption"))
+    return out
 
 
 def times(n: int) -> str:
