@@ -225,3 +225,15 @@ def test_the_improve_page_says_no_interval_where_the_development_part_has_none()
     assert any("No 95% interval" in getattr(b, "text", "") for b in blocks)
     metrics = views.baseline_metrics(base, type("D", (), {"items": [1] * 16, "failed": 0})())
     assert "n/a" not in metrics.items[0].help and "No 95% interval" in metrics.items[0].help
+
+
+def test_the_headline_chart_says_no_interval_instead_of_nan():
+    import pandas as pd
+
+    from evalcore.views import alignment
+
+    table = pd.DataFrame({"run": ["one document"], "level": ["dataset"], "coefficient": ["spearman"],
+                          "statistic": [0.36], "ci_low": [float("nan")], "ci_high": [float("nan")]})
+    fig = alignment.headline_figure(table, pd.DataFrame(), level="dataset", coefficient="spearman")
+    hover = fig.data[0].hovertemplate
+    assert "(no interval)" in hover and "nan" not in hover

@@ -62,7 +62,8 @@ def headline_figure(table: pd.DataFrame, ceiling: pd.DataFrame | None, *, level:
             x=[row.statistic], y=[run], mode="markers", name=run, marker=dict(size=12, color=(colors or {}).get(run)),
             orientation="h", offsetgroup="run",
             error_x=dict(type="data", symmetric=False, array=[hi], arrayminus=[lo], thickness=2, width=8),
-            hovertemplate=f"{run}<br>{coefficient} %{{x:.3f}} [{row.ci_low:.3f}, {row.ci_high:.3f}]<extra></extra>",
+            hovertemplate=f"{run}<br>{coefficient} %{{x:.3f}} " + (
+                f"[{row.ci_low:.3f}, {row.ci_high:.3f}]" if pd.notna(row.ci_low) else "(no interval)") + "<extra></extra>",
         ))
     for first_ceiling, row in zip([True] + [False] * len(t), ceiling_means(ceiling).itertuples(index=False)):
         lo = row.statistic - row.ci_low if pd.notna(row.ci_low) else 0.0
