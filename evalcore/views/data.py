@@ -236,8 +236,10 @@ def upload_notes(*, may_upload: bool) -> list[Block]:
     out: list[Block] = [
         Heading("Bring your own data"),
         Note("CSV (comma or semicolon), TSV, JSON, JSONL or Parquet: one row per item (a column per dimension) or "
-             "one row per item and dimension. Give each column its role: judge-score columns become runs, with no "
-             "scale needed. Nothing is imported unless the whole file is valid.", "caption")]
+             "one row per item and dimension; JSON also as {annotator: {item: label}} (the Alt-Test authors' "
+             "files); pairwise votes (MT-Bench's, Chatbot Arena's one-hot winner columns) are recognised by their "
+             "columns. Give each column its role: judge-score columns become runs, with no scale needed. Nothing is "
+             "imported unless the whole file is valid.", "caption")]
     if not may_upload:
         out.append(Note("Sign in to upload: an upload is yours until you share it with the lab.", "caption"))
     return out
