@@ -16,7 +16,6 @@ from pages import _url as url
 
 EPSILONS = (0.2, 0.15, 0.1)
 METHODS = ("ppi++", "ppi")
-BT_RESAMPLES_MAX = 200  # every resample refits two logistic regressions per source: 200 keep the page quick
 
 
 def show_inference(ctx) -> None:
@@ -59,7 +58,9 @@ def _rated_documents(ctx, runs) -> int | None:
     full, n = compute.rating_coverage(ctx.dataset_id, tuple(r.run_id for r in runs), ctx.dimension, ctx.parse)
     if not full or n < 3:
         return None
-    return st.slider("Rated documents", min_value=2, max_value=n, help=iv.rated_documents_help(n),
+    pairwise = all(iv.is_pairwise(r) for r in runs)
+    return st.slider(iv.rated_documents_label(pairwise), min_value=2, max_value=n,
+                     help=iv.rated_documents_help(n, pairwise),
                      key=url.key("ppi_rated", iv.default_rated_documents(n), bounds=(2, n)))
 
 
@@ -103,12 +104,12 @@ def _planning(ctx, run, view, method: str, rated: int | None) -> None:
 
 
 def _bradley_terry(ctx, pairwise) -> None:
-    render.blocks([iv.BT_HEADING])
+    n = iv.bt_resamples(ctx.n_resamples)
+    render.blocks([iv.bt_heading(n)])
     names = {r.run_id: iv.run_label(r) for r in pairwise}
     run_id = (st.selectbox("Pairwise run", list(names), format_func=names.get,
                            key=url.key("bt_run", next(iter(names)), options=list(names)))
               if len(names) > 1 else next(iter(names)))
-    n = min(ctx.n_resamples, BT_RESAMPLES_MAX)
     with st.spinner("Bradley-Terry fits with prompt resamples…"):
         comparison = compute.bradley_terry(ctx.dataset_id, run_id, ctx.dimension, ctx.parse, n)
     render.blocks(iv.bt_blocks(comparison, names[run_id], ctx.dimension, n))

@@ -99,7 +99,7 @@ def test_ppi_view_equals_the_library_and_ppi_py_on_summeval(summeval):
     assert iv.fully_rated(frame) and iv.rated_documents(frame) == 100
     assert iv.default_rated_documents(100) == 20
     v = iv.ppi_for_run(ds, run, "coherence", method="ppi++", rated=20, n_resamples=50)
-    lib = ppi.ppi_by_system(ppi.hide_ratings(frame, 20), method="ppi++", n_resamples=50)
+    lib = ppi.ppi_by_system(ppi.hide_ratings(frame, 20), method="ppi++", n_resamples=50, scale=(1.0, 5.0))
     t = iv.ppi_table([v])
     assert len(t) == 12 and set(t["n_labelled"]) == {20} and set(t["n_unlabelled"]) == {80}
     for row, s in zip(t.itertuples(index=False), lib.per_system):
@@ -108,17 +108,27 @@ def test_ppi_view_equals_the_library_and_ppi_py_on_summeval(summeval):
             (s.estimate, s.ci_low, s.ci_high, s.lam)
         assert (row.human_only, row.judge_only) == (s.human_only.statistic, s.judge_only.statistic)
         assert math.isclose(row.judge_minus_ppi, s.judge_only.statistic - s.estimate)
+    assert set(t["interval"]) == {"Student t, 19 df (fewer than 30 rated documents)"}
+    assert any("fewer than 30 rated documents" in w for w in iv.ppi_warnings(v))
+    # from 30 rated documents on, the interval is ppi_py's (clipped to the 1-5 scale, which it does not reach here)
     ppi_py = pytest.importorskip("ppi_py")
-    hidden = ppi.hide_ratings(frame, 20)
-    g = hidden[hidden["system_id"] == t["system"].iloc[0]]
+    v30 = iv.ppi_for_run(ds, run, "coherence", method="ppi++", rated=30, n_resamples=0)
+    t30 = iv.ppi_table([v30])
+    hidden = ppi.hide_ratings(frame, 30)
+    g = hidden[hidden["system_id"] == t30["system"].iloc[0]]
     rated = g["human"].notna()
     y, yhat, yu = g.loc[rated, "human"].to_numpy(), g.loc[rated, "judge"].to_numpy(), g.loc[~rated, "judge"].to_numpy()
     lo, hi = ppi_py.ppi_mean_ci(y, yhat, yu, alpha=0.05, lam=None)
-    assert np.allclose([t["ci_low"].iloc[0], t["ci_high"].iloc[0]], [float(np.ravel(lo)[0]), float(np.ravel(hi)[0])],
-                       atol=1e-10)
-    assert "only 20 of them" in iv.ppi_note(v, "coherence")
+    assert np.allclose([t30["ci_low"].iloc[0], t30["ci_high"].iloc[0]],
+                       [float(np.ravel(lo)[0]), float(np.ravel(hi)[0])], atol=1e-10)
+    assert set(t30["interval"]) == {"normal"} and not iv.ppi_warnings(v30)
+    note = iv.ppi_note(v, "coherence")
+    assert "only 20 of them" in note
+    assert "over the population of documents" in note and "uniform random sample" in note  # target, condition
     ranking = iv.ppi_ranking_table(v)
     assert ranking["system"].tolist() == [r.system for r in lib.ranking]
+    # the ranks' intervals hold whole ranks
+    assert all(float(x).is_integer() for x in np.r_[ranking["rank_low"], ranking["rank_high"]])
 
 
 def test_ppi_without_hidden_ratings_is_the_humans_mean(summeval):
@@ -145,10 +155,25 @@ def test_pandalm_alt_test_ppi_and_bradley_terry_equal_the_library(pandalm):
 
     frame = ppi.pairwise_frame(ds.preferences, run.comparisons, ds.items, dimension="preference")
     pv = iv.ppi_for_run(ds, run, "preference", rated=34, n_resamples=0)
-    lib = ppi.ppi_by_system(ppi.hide_ratings(frame, 34), n_resamples=0)
-    assert iv.ppi_table([pv])["estimate"].tolist() == [s.estimate for s in lib.per_system]
-    assert _axes(iv.ppi_figure(pv, "preference")) == ("model", "win rate (ties count 0.5)")
+    lib = ppi.ppi_by_system(ppi.hide_ratings(frame, 34), n_resamples=0, scale=(0.0, 1.0))
+    pt = iv.ppi_table([pv])
+    assert pt["estimate"].tolist() == [s.estimate for s in lib.per_system]
+    assert pt["ci_low"].tolist() == [s.ci_low for s in lib.per_system]
+    # a model meets several opponents per prompt: clustered by prompt, and the section speaks of prompts and pairs
+    hidden = ppi.hide_ratings(frame, 34)
+    per_model = hidden[hidden["human"].notna() & hidden["judge"].notna()].groupby("system_id")["doc_id"].nunique()
+    assert all(s.clustered for s in lib.per_system)
+    assert pt["rated_prompts"].tolist() == per_model.reindex(pt["system"]).tolist()  # each model's rated prompts
+    assert {"rated_pairs", "unrated_pairs"} <= set(pt.columns) and "n_labelled" not in pt.columns
+    assert all(i.endswith("clustered by prompt") for i in pt["interval"])
+    note = iv.ppi_note(pv, "preference")
+    assert "judged prompts" in note and "documents" not in note
+    assert iv.rated_documents_label(True) == "Rated prompts" and "of the 169 prompts" in iv.rated_documents_help(169, True)
+    fig = iv.ppi_figure(pv, "preference")
+    assert _axes(fig) == ("model", "win rate (ties count 0.5)")
+    assert fig.layout.yaxis.tickformat == ".0%"  # as the Alignment page's win-rate chart
 
+    assert iv.bt_heading(iv.bt_resamples(1000)).text.endswith("(200 prompt resamples)")
     comp = iv.bradley_terry_for_run(ds, run, "preference", n_resamples=20)
     ref = bt.compare_rankings(ds.preferences, run.comparisons, ds.items, dimension="preference", n_resamples=20)
     t = iv.bt_table(comp).set_index("model")

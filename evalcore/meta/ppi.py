@@ -12,19 +12,42 @@ Yhat) and N unrated ones (judge Yhat~), the estimate of the mean human score is
 - PPI++: lambda = cov(Y, Yhat) / ((1 + n/N) var(Yhat)), clipped to [0, 1], the value that minimises the estimate's
   variance (ADZ23, the mean case of their Eq. for lambda-hat); lambda = 0 is the human-only mean.
 
-The 95% interval is the normal (CLT) one, theta +- z * sqrt(sd(lambda Yhat~)^2 / N + sd(Y - lambda Yhat)^2 / n)
-with population standard deviations, as ppi_py's ``ppi_mean_ci``; covariance with 1/n and the judge's variance
-over all items with 1/(n + N - 1), as ppi_py's ``_calc_lam_glm``. The tests hold every system's figures to ppi_py's
-``ppi_mean_pointestimate`` / ``ppi_mean_ci`` (it is a test dependency, not imported here: the formula is a few lines,
-while the package pulls numba, statsmodels and a downloader in).
+What is estimated, and on what condition: the target is the system's mean human score over the population of
+documents the judged ones are drawn from (the superpopulation mean), not the mean over these documents alone; the
+interval's coverage requires the rated documents to be a uniform random sample of the judged ones (ratings missing
+completely at random). Documents chosen for rating by how they look, or by what the judge said, break it.
 
-Beside it: the human-only estimate (the rated items' mean, lambda = 0) and the judge-only one (the judge's mean on
-every item: its interval is about the judge's mean, and the distance to the human-only value is the judge's bias).
+The 95% interval is the normal (CLT) one, theta +- z * se with se^2 = sd(lambda Yhat~)^2 / N + sd(Y - lambda Yhat)^2 / n
+and population standard deviations, as ppi_py's ``ppi_mean_ci``, when the rated items fall in 30 documents or more;
+covariance with 1/n and the judge's variance over all items with 1/(n + N - 1) in lambda, as ppi_py's
+``_calc_lam_glm``. The tests hold every system's figures to ppi_py's ``ppi_mean_pointestimate`` / ``ppi_mean_ci``
+there (it is a test dependency, not imported here: the formula is a few lines, while the package pulls numba,
+statsmodels and a downloader in). Departures, each for a case ppi_py does not cover:
+
+- clusters: where one document (a prompt) holds several items of a system (pairwise data: a model meets several
+  opponents on a prompt with the same response), se^2 is the cluster-robust (sandwich) variance of the estimate,
+  sum over documents of the squared sum of the items' influence terms; with one item per document it is the formula
+  above exactly;
+- fewer than 30 rated documents (SMALL_SAMPLE): Student's t with (rated documents - 1) degrees of freedom instead of
+  z, and each part's variance times G / (G - 1) (G its documents: the unbiased variance for one item per document,
+  CR1 for clusters). One rated document gives no interval (the whole scale where it is known);
+- no spread among the rated values (every Y - lambda Yhat alike, e.g. all 20 ratings 5 and lambda 0): the sample
+  says nothing of the spread, and a zero-width interval would claim certainty. Its variance is then bounded instead:
+  with G rated documents all alike, the share of the population that differs is below p = 1 - (alpha/2)^(1/G) at
+  (1 - alpha/2) confidence (Clopper-Pearson with no event), and a variable equal to a constant except on a share p,
+  where it may lie up to D away (D: the scale's range, plus lambda times the judge's range), has a variance of at
+  most D^2 p (1 - p); that bound is used as the variance;
+- the interval is clipped to the scale where the scale is known (a mean lies within it).
+
+Beside it: the human-only estimate (the rated items' mean, lambda = 0, the same interval) and the judge-only one
+(the judge's mean on every item: its interval is about the judge's mean, and the distance to the human-only value is
+the judge's bias).
 
 Differences between systems and the ranking rest on documents that several systems share: their intervals come from
 resampling documents with replacement (evalcore.meta.resampling's draws), every system's estimate recomputed on the
-resample with its lambda held at the full-data value (PPI++'s lambda is consistent, so its variation is second
-order). A system with no unrated item is estimated by its humans alone (lambda = 0: PPI has nothing to add).
+resample, PPI++'s lambda re-estimated on each resample as on the data (the resample's rated and unrated items), so
+that the interval carries lambda's own variation. A system with no unrated item is estimated by its humans alone
+(lambda = 0: PPI has nothing to add).
 """
 
 from __future__ import annotations
@@ -43,6 +66,7 @@ from evalcore.meta.validation import check_confidence_level
 from evalcore.model import natural_key
 
 METHODS = ("ppi", "ppi++")
+SMALL_SAMPLE = 30  # fewer rated documents than this: a Student t interval with unbiased variances (module docstring)
 FRAME_COLUMNS = ["item_id", "doc_id", "system_id", "judge", "human"]
 
 
@@ -62,12 +86,18 @@ class SystemEstimate:
     n_unlabelled: int
     human_only: Estimate  # the classical mean of the labelled items' human scores, beside the PPI estimate
     judge_only: Estimate  # the mean of the judge's scores on every item (biased by the judge's own bias)
+    interval: str = "normal"  # how the interval was made: "normal", or "t" below SMALL_SAMPLE rated documents
+    rated_documents: int = 0  # documents (prompts) holding the rated items: the units the interval counts
+    floored: bool = False     # no spread among the rated values: their variance bounded instead (module docstring)
+    clustered: bool = False   # some document holds several of the system's items: cluster-robust variance
 
     def as_dict(self) -> dict:
         return {"system": self.system, "estimate": _num(self.estimate), "ci_low": _num(self.ci_low),
                 "ci_high": _num(self.ci_high), "lambda": _num(self.lam), "n_labelled": self.n_labelled,
                 "n_unlabelled": self.n_unlabelled, "human_only": mean_dict(self.human_only),
-                "judge_only": mean_dict(self.judge_only)}
+                "judge_only": mean_dict(self.judge_only), "interval": self.interval,
+                "rated_documents": self.rated_documents, "spread_floored": self.floored,
+                "clustered": self.clustered}
 
 
 @dataclass(frozen=True)
@@ -87,8 +117,8 @@ class Difference:
 class Rank:
     system: str
     rank: int       # 1 = highest estimate
-    rank_low: float  # the 2.5th and 97.5th percentiles of its rank over the document resamples
-    rank_high: float
+    rank_low: float  # the 2.5th and 97.5th percentiles of its rank over the document resamples, as ranks taken
+    rank_high: float  # (the nearest rank below / above: an interval of ranks holds whole ranks; NaN without one)
 
     def as_dict(self) -> dict:
         return {"system": self.system, "rank": self.rank, "rank_low": _num(self.rank_low),
@@ -110,6 +140,7 @@ class PPIResult:
                 "per_system": [s.as_dict() for s in self.per_system],
                 "differences": [d.as_dict() for d in self.differences],
                 "ranking": [r.as_dict() for r in self.ranking], "n_resamples": self.n_resamples,
+                "lambda_in_resamples": "re-estimated" if self.method == "ppi++" else "fixed at 1",
                 "judge_failed": self.judge_failed}
 
 
@@ -134,33 +165,103 @@ def power_tuned_lambda(y: np.ndarray, yhat: np.ndarray, yhat_unlabelled: np.ndar
     return float(np.clip(cov / ((1 + n / big_n) * var_hat), 0.0, 1.0))
 
 
+@dataclass(frozen=True)
+class MeanInterval:
+    """A prediction-powered mean with its interval and how the interval was made (module docstring)."""
+
+    estimate: float
+    ci_low: float
+    ci_high: float
+    lam: float
+    interval: str        # "normal" or "t"
+    rated_documents: int  # the distinct documents (groups) of the rated items
+    floored: bool = False
+    clustered: bool = False
+
+
 def ppi_mean(y, yhat, yhat_unlabelled, *, lam: float | None = 1.0,
              confidence_level: float = 0.95) -> tuple[float, float, float, float]:
     """(estimate, ci_low, ci_high, lambda) of the mean of Y: lambda 1 = classic PPI, None = PPI++ (power-tuned),
-    0 = the labelled items' mean alone (module docstring)."""
+    0 = the labelled items' mean alone; one item per document (``ppi_interval`` for the rest)."""
+    m = ppi_interval(y, yhat, yhat_unlabelled, lam=lam, confidence_level=confidence_level)
+    return m.estimate, m.ci_low, m.ci_high, m.lam
+
+
+def ppi_interval(y, yhat, yhat_unlabelled, *, lam: float | None = 1.0, confidence_level: float = 0.95,
+                 groups=None, groups_unlabelled=None, scale: tuple[float, float] | None = None) -> MeanInterval:
+    """The mean of Y from rated items (Y, Yhat) and unrated ones (Yhat~): estimate and interval (module docstring).
+    ``groups`` / ``groups_unlabelled``: each item's document (None: one item per document); ``scale``: the (lowest,
+    highest) value Y can take, for the spread bound and the clipping (None: unknown)."""
     y, yhat, yu = (np.asarray(v, dtype=float) for v in (y, yhat, yhat_unlabelled))
     if len(y) != len(yhat):
         raise ValueError(f"ppi_mean: {len(y)} human ratings but {len(yhat)} judge scores on the rated items")
     n, big_n = len(y), len(yu)
     if n == 0:
-        return math.nan, math.nan, math.nan, math.nan
+        return MeanInterval(math.nan, math.nan, math.nan, math.nan, "normal", 0)
     if big_n == 0:
         lam = 0.0  # every item rated: the estimate is the humans' mean
     elif lam is None:
         lam = power_tuned_lambda(y, yhat, yu)
+    lam = float(lam)
     rect = y - lam * yhat
     est = float((lam * yu).mean() + rect.mean()) if big_n else float(rect.mean())
-    var = float(np.var(rect)) / n + (float(np.var(lam * yu)) / big_n if big_n else 0.0)
-    half = _z(confidence_level) * math.sqrt(var)
-    return est, est - half, est + half, float(lam)
+    code_r, code_u = _group_codes(groups, groups_unlabelled, n, big_n)
+    g_r, g_u = len(np.unique(code_r)), len(np.unique(code_u))
+    small = g_r < SMALL_SAMPLE
+    size = max(int(code_r.max(initial=-1)), int(code_u.max(initial=-1))) + 1
+    s_r = np.bincount(code_r, (rect - rect.mean()) / n, minlength=size)
+    s_u = np.bincount(code_u, lam * (yu - yu.mean()) / big_n, minlength=size) if big_n else np.zeros(size)
+    f_r, f_u = (g / (g - 1) if small and g > 1 else 1.0 for g in (g_r, g_u))
+    var = f_r * float(s_r @ s_r) + f_u * float(s_u @ s_u) + 2 * math.sqrt(f_r * f_u) * float(s_r @ s_u)
+    floored = bool(np.ptp(rect) <= 1e-12 * (1 + float(np.abs(rect).max())))
+    if floored:  # no spread among the rated values: their variance bounded (module docstring)
+        var += _spread_bound(y, yhat, yu, lam, scale, g_r, confidence_level)
+    lo, hi = _bounds(est, var, g_r, small, confidence_level, scale)
+    clustered = bool(len(code_r) + len(code_u) > len(np.unique(np.r_[code_r, code_u])))
+    return MeanInterval(est, lo, hi, lam, "t" if small else "normal", g_r, floored, clustered)
 
 
-def _clt_mean(x: np.ndarray, z: float) -> Estimate:
-    """The mean with its normal-approximation (CLT) interval."""
+def _group_codes(groups, groups_unlabelled, n: int, big_n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Integer codes of the rated and unrated items' documents, one code per document across both (one document
+    per item where ``groups`` is None)."""
+    if groups is None:
+        return np.arange(n), np.arange(n, n + big_n)
+    labels = np.r_[np.asarray(groups, dtype=object), np.asarray(groups_unlabelled if big_n else [], dtype=object)]
+    codes = pd.factorize(pd.Series(labels).astype(str))[0]
+    return codes[:n], codes[n:]
+
+
+def _spread_bound(y, yhat, yu, lam: float, scale, g_r: int, confidence_level: float) -> float:
+    """The variance of the rated part's mean when its values are all alike: D^2 p (1 - p) / G with p the
+    Clopper-Pearson (1 - alpha/2) bound of the share that differs after G alike documents, D the range the
+    rectifier Y - lambda Yhat may take (module docstring)."""
+    judge = np.r_[yhat, yu]
+    span_y = float(scale[1] - scale[0]) if scale is not None else float(np.ptp(np.r_[y, judge]))
+    span = span_y + lam * float(np.ptp(judge))
+    p = 1 - ((1 - confidence_level) / 2) ** (1 / g_r)
+    return span ** 2 * p * (1 - p) / g_r
+
+
+def _bounds(est: float, var: float, g_r: int, small: bool, confidence_level: float,
+            scale) -> tuple[float, float]:
+    if small and g_r < 2:  # one rated document: no interval, the whole scale where it is known
+        return (float(scale[0]), float(scale[1])) if scale is not None else (math.nan, math.nan)
+    q = float(sps.t.ppf(0.5 + confidence_level / 2, g_r - 1)) if small else _z(confidence_level)
+    half = q * math.sqrt(max(var, 0.0))
+    lo, hi = est - half, est + half
+    if scale is not None:
+        lo, hi = max(lo, float(scale[0])), min(hi, float(scale[1]))
+    return lo, hi
+
+
+def _mean_estimate(x: np.ndarray, groups, confidence_level: float, scale) -> Estimate:
+    """A plain mean (lambda 0) with the same interval as the PPI estimate's."""
     if len(x) == 0:
         return Estimate(math.nan, n=0)
-    m, half = float(x.mean()), z * float(np.std(x)) / math.sqrt(len(x))
-    return Estimate(m, m - half, m + half, n=len(x), method="normal (CLT)")
+    m = ppi_interval(x, x, [], lam=0.0, confidence_level=confidence_level, groups=groups, scale=scale)
+    method = "normal (CLT)" if m.interval == "normal" else f"Student t ({m.rated_documents - 1} df)"
+    return Estimate(m.estimate, m.ci_low, m.ci_high, n=len(x), method=method,
+                    confidence_level=confidence_level)
 
 
 def check_frame(frame: pd.DataFrame) -> pd.DataFrame:
@@ -171,27 +272,32 @@ def check_frame(frame: pd.DataFrame) -> pd.DataFrame:
                                        human=pd.to_numeric(frame["human"], errors="coerce").astype(float))
 
 
-def system_estimate(frame: pd.DataFrame, system: str, method: str, confidence_level: float) -> SystemEstimate:
+def system_estimate(frame: pd.DataFrame, system: str, method: str, confidence_level: float,
+                    scale: tuple[float, float] | None = None) -> SystemEstimate:
     """One system's PPI / PPI++ estimate, human-only and judge-only means (``frame``: that system's items with a
-    judge score; human NaN where unrated)."""
+    judge score; human NaN where unrated), each item's document its cluster."""
     rated = frame["human"].notna().to_numpy()
     y, yhat = frame["human"].to_numpy()[rated], frame["judge"].to_numpy()[rated]
     yu = frame["judge"].to_numpy()[~rated]
-    est, lo, hi, lam = ppi_mean(y, yhat, yu, lam=1.0 if method == "ppi" else None,
-                                confidence_level=confidence_level)
-    z = _z(confidence_level)
-    return SystemEstimate(system=str(system), estimate=est, ci_low=lo, ci_high=hi, lam=lam, n_labelled=int(len(y)),
-                          n_unlabelled=int(len(yu)), human_only=_clt_mean(y, z),
-                          judge_only=_clt_mean(frame["judge"].to_numpy(), z))
+    docs = frame["doc_id"].astype(str).to_numpy()
+    m = ppi_interval(y, yhat, yu, lam=1.0 if method == "ppi" else None, confidence_level=confidence_level,
+                     groups=docs[rated], groups_unlabelled=docs[~rated], scale=scale)
+    return SystemEstimate(system=str(system), estimate=m.estimate, ci_low=m.ci_low, ci_high=m.ci_high, lam=m.lam,
+                          n_labelled=int(len(y)), n_unlabelled=int(len(yu)),
+                          human_only=_mean_estimate(y, docs[rated], confidence_level, scale),
+                          judge_only=_mean_estimate(frame["judge"].to_numpy(), docs, confidence_level, None),
+                          interval=m.interval, rated_documents=m.rated_documents, floored=m.floored,
+                          clustered=m.clustered)
 
 
 def ppi_by_system(frame: pd.DataFrame, *, method: str = "ppi++", n_resamples: int = 1000, random_state=0,
-                  confidence_level: float = 0.95) -> PPIResult:
+                  confidence_level: float = 0.95, scale: tuple[float, float] | None = None) -> PPIResult:
     """Per system: PPI (``method`` "ppi") or PPI++ ("ppi++") beside human-only and judge-only estimates; between
-    systems: differences and ranks with document-resample intervals.
+    systems: differences and ranks with document-resample intervals (lambda re-estimated on each resample).
 
     ``frame``: item_id, doc_id, system_id, judge, human (NaN where no human rated the item; evalcore.runs'
-    score_frame joined to every judged item). Items without a judge score are left out and counted."""
+    score_frame joined to every judged item). Items without a judge score are left out and counted. ``scale``: the
+    human scores' (lowest, highest) value where known (module docstring)."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
     if n_resamples < 0:
@@ -203,8 +309,8 @@ def ppi_by_system(frame: pd.DataFrame, *, method: str = "ppi++", n_resamples: in
         raise ValueError("no item has a judge score: nothing to estimate")
     systems = sorted(f["system_id"].astype(str).unique(), key=natural_key)
     f = f.assign(system_id=f["system_id"].astype(str))
-    per = tuple(system_estimate(f[f["system_id"] == s], s, method, confidence_level) for s in systems)
-    boot = document_resamples(f, systems, {p.system: p.lam for p in per}, n_resamples, random_state)
+    per = tuple(system_estimate(f[f["system_id"] == s], s, method, confidence_level, scale) for s in systems)
+    boot = document_resamples(f, systems, n_resamples, random_state, method=method)
     theta = np.array([p.estimate for p in per])
     return PPIResult(method=method, confidence_level=float(confidence_level), per_system=per,
                      differences=_differences(systems, theta, boot, confidence_level),
@@ -212,33 +318,53 @@ def ppi_by_system(frame: pd.DataFrame, *, method: str = "ppi++", n_resamples: in
                      judge_failed=failed)
 
 
-def document_resamples(frame: pd.DataFrame, systems: list[str], lams: dict[str, float], n_resamples: int,
-                       random_state=0) -> np.ndarray:
+def document_resamples(frame: pd.DataFrame, systems: list[str], n_resamples: int, random_state=0, *,
+                       method: str = "ppi++", lams: dict[str, float] | None = None) -> np.ndarray:
     """(n_resamples x systems) estimates on document resamples: the draws of
     ``bootstrap_indices(n_documents, n_resamples, random_state)``, taken in blocks; NaN where a resample holds no
-    rated item of a system."""
+    rated item of a system. lambda as on the data: 1 for PPI (0 without an unrated item), PPI++'s re-estimated on
+    each resample from its own items (``power_tuned_lambda``'s formula on the resample's sums); ``lams`` holds it at
+    given values instead (to measure what re-estimating changes)."""
     docs, doc_code = np.unique(frame["doc_id"].astype(str).to_numpy(), return_inverse=True)
     n_docs, n_sys = len(docs), len(systems)
     sys_code = pd.Index(systems).get_indexer(frame["system_id"])
-    lam = np.nan_to_num(np.array([lams[s] for s in systems]))
     rated = frame["human"].notna().to_numpy()
     y, yhat = frame["human"].to_numpy(), frame["judge"].to_numpy()
-    sums = np.zeros((4, n_docs, n_sys))  # unrated judge sum, unrated count, rectifier sum, rated count
-    np.add.at(sums[0], (doc_code[~rated], sys_code[~rated]), yhat[~rated])
-    np.add.at(sums[1], (doc_code[~rated], sys_code[~rated]), 1.0)
-    np.add.at(sums[2], (doc_code[rated], sys_code[rated]), y[rated] - lam[sys_code[rated]] * yhat[rated])
-    np.add.at(sums[3], (doc_code[rated], sys_code[rated]), 1.0)
+    # per document and system: rated count, sum Y, sum Yhat, sum Y Yhat, sum Yhat^2; unrated count, sum, sum of squares
+    cols = [np.ones(rated.sum()), y[rated], yhat[rated], y[rated] * yhat[rated], yhat[rated] ** 2]
+    cols_u = [np.ones((~rated).sum()), yhat[~rated], yhat[~rated] ** 2]
+    sums = np.zeros((8, n_docs, n_sys))
+    for k, v in enumerate(cols):
+        np.add.at(sums[k], (doc_code[rated], sys_code[rated]), v)
+    for k, v in enumerate(cols_u):
+        np.add.at(sums[5 + k], (doc_code[~rated], sys_code[~rated]), v)
+    fixed = None if lams is None else np.nan_to_num(np.array([lams[s] for s in systems]))
     out = np.empty((n_resamples, n_sys))
     rng = np.random.default_rng(random_state)
-    step = max(1, BLOCK_CELLS // max(1, n_docs))
+    step = max(1, BLOCK_CELLS // max(1, n_docs * 8))
     for s in range(0, n_resamples, step):
         b = min(step, n_resamples - s)
         C = resample_counts(rng.integers(0, n_docs, size=(b, n_docs)), n_docs)
-        ju, nu, rect, nr = (C @ sums[k] for k in range(4))
-        with np.errstate(invalid="ignore", divide="ignore"):
-            imputed = np.where(nu > 0, lam[None, :] * ju / np.where(nu > 0, nu, 1), 0.0)
-            out[s:s + b] = np.where(nr > 0, imputed + rect / nr, np.nan)
+        out[s:s + b] = _resample_estimates([C @ sums[k] for k in range(8)], method, fixed)
     return out
+
+
+def _resample_estimates(t: list[np.ndarray], method: str, fixed: np.ndarray | None) -> np.ndarray:
+    """Each system's estimate from a block of resamples' sums (``document_resamples``' eight, resamples x systems)."""
+    n, sy, sh, syh, shh, nu, su, suu = t
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if fixed is not None:
+            lam = np.where(nu > 0, fixed[None, :], 0.0)
+        elif method == "ppi":
+            lam = np.where(nu > 0, 1.0, 0.0)
+        else:  # PPI++: cov(Y, Yhat) with 1/n over ((1 + n/N) var(all Yhat) with 1/(n + N - 1)), clipped to [0, 1]
+            total = n + nu
+            cov = syh / n - (sy / n) * (sh / n)
+            var = (shh + suu - (sh + su) ** 2 / total) / (total - 1)
+            ok = (nu > 0) & (n > 0) & (total > 1) & (var > 1e-12)
+            lam = np.where(ok, np.clip(cov / ((1 + n / np.where(nu > 0, nu, 1)) * np.where(ok, var, 1)), 0, 1), 0.0)
+        imputed = np.where(nu > 0, lam * su / np.where(nu > 0, nu, 1), 0.0)
+        return np.where(n > 0, imputed + (sy - lam * sh) / np.where(n > 0, n, 1), np.nan)
 
 
 def _percentiles(x: np.ndarray, confidence_level: float) -> tuple[float, float]:
@@ -248,6 +374,13 @@ def _percentiles(x: np.ndarray, confidence_level: float) -> tuple[float, float]:
     a = (1 - confidence_level) / 2 * 100
     lo, hi = np.percentile(x, [a, 100 - a])
     return float(lo), float(hi)
+
+
+def _rank_bounds(ranks: np.ndarray, confidence_level: float) -> tuple[float, float]:
+    if len(ranks) == 0:
+        return math.nan, math.nan
+    a = (1 - confidence_level) / 2 * 100
+    return (float(np.percentile(ranks, a, method="lower")), float(np.percentile(ranks, 100 - a, method="higher")))
 
 
 def _differences(systems, theta, boot, confidence_level) -> tuple[Difference, ...]:
@@ -260,11 +393,11 @@ def _differences(systems, theta, boot, confidence_level) -> tuple[Difference, ..
 
 def _ranking(systems, theta, boot, confidence_level) -> tuple[Rank, ...]:
     """Rank 1 = highest estimate (ties share the better rank); the rank's interval over the resamples where every
-    system has an estimate."""
+    system has an estimate, its ends whole ranks (the percentiles taken as the nearest rank outward)."""
     point = sps.rankdata(-np.nan_to_num(theta, nan=-np.inf), method="min")
     ok = np.isfinite(boot).all(axis=1)
     ranks = sps.rankdata(-boot[ok], axis=1, method="min") if ok.any() else np.empty((0, len(systems)))
-    rows = [Rank(s, int(point[i]), *_percentiles(ranks[:, i], confidence_level)) for i, s in enumerate(systems)]
+    rows = [Rank(s, int(point[i]), *_rank_bounds(ranks[:, i], confidence_level)) for i, s in enumerate(systems)]
     return tuple(sorted(rows, key=lambda r: (r.rank, natural_key(r.system))))
 
 

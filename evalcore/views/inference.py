@@ -33,6 +33,7 @@ SCORING_WORDS = {"accuracy": "accuracy (the share of the other annotators' label
 METHOD_NAMES = {"ppi": "PPI", "ppi++": "PPI++"}
 MIN_RATED_DOCUMENTS = 10
 MIN_ITEMS = 30  # evalcore.meta.alt_test.MIN_ITEMS_T_TEST: the authors' least number of items per annotator
+SMALL_SAMPLE = 30  # evalcore.meta.ppi.SMALL_SAMPLE: fewer rated documents, a Student t interval
 SMALL_SAMPLE_LABELS = {"skip": "leave out (the authors' rule)", "exact": "exact test of the mean"}
 SMALL_SAMPLE_HELP = ("An annotator who rated fewer than 30 items the test can use: the authors leave them out of the "
                      "winning rate (their t-test's normal approximation is not trusted there). The exact test "
@@ -258,28 +259,83 @@ def ppi_for_run(dataset: Dataset, run: Run, dimension: str, *, method: str = "pp
         if rated is not None:
             rated = min(int(rated), total)
             frame = ppi.hide_ratings(frame, rated, random_state=random_state)
-        result = ppi.ppi_by_system(frame, method=method, n_resamples=n_resamples, random_state=random_state)
+        result = ppi.ppi_by_system(frame, method=method, n_resamples=n_resamples, random_state=random_state,
+                                   scale=human_scale(dataset, dimension, pairwise))
     except ValueError as e:
         return PPIView(name, None, pairwise, None, 0, 0, str(e))
     return PPIView(name, result, pairwise, rated, total, docs)
 
 
+def human_scale(dataset: Dataset, dimension: str, pairwise: bool) -> tuple[float, float] | None:
+    """The (lowest, highest) human score: 0-1 for a win rate, the dimension's scale where it has one."""
+    if pairwise:
+        return (0.0, 1.0)
+    d = dataset.dimension(dimension)
+    lo, hi = getattr(d, "scale_min", None), getattr(d, "scale_max", None)
+    return (float(lo), float(hi)) if lo is not None and hi is not None and hi > lo else None
+
+
+def interval_words(s, pairwise: bool) -> str:
+    """How a system's interval was made, in a few words (the table's ``interval`` column)."""
+    unit = "prompts" if pairwise else "documents"
+    text = ("normal" if s.interval == "normal" else
+            f"Student t, {s.rated_documents - 1} df (fewer than {SMALL_SAMPLE} rated {unit})")
+    if s.rated_documents < 2:
+        text = f"none: one rated {unit[:-1]}"
+    if s.floored and s.rated_documents >= 2:
+        text += "; spread bounded (the rated values are all alike)"
+    if s.clustered:
+        text += f"; clustered by {unit[:-1]}"
+    return text
+
+
 def ppi_table(views: list[PPIView]) -> pd.DataFrame:
-    """Per run and system: the PPI estimate with its 95% CI, lambda, rated and unrated items, and beside it the
-    humans-only and the judge-only means with theirs; judge_minus_ppi is the judge's bias in the dimension's units."""
+    """Per run and system: the PPI estimate with its 95% CI, lambda, how the interval was made, rated and unrated
+    items (pairwise: pairs) and the documents (prompts) rated, and beside it the humans-only and the judge-only
+    means with theirs; judge_minus_ppi is the judge's bias in the dimension's units."""
     rows = []
     for v in views:
         if v.result is None:
             continue
         method = METHOD_NAMES[v.result.method]
+        counts = ("rated_pairs", "unrated_pairs", "rated_prompts") if v.pairwise else \
+            ("n_labelled", "n_unlabelled", "rated_documents")
         for s in v.result.per_system:
             h, j = s.human_only, s.judge_only
             rows.append({"run": v.run, "system": s.system, "method": method, "estimate": s.estimate,
-                         "ci_low": s.ci_low, "ci_high": s.ci_high, "lambda": s.lam, "n_labelled": s.n_labelled,
-                         "n_unlabelled": s.n_unlabelled, "human_only": h.statistic, "human_ci_low": h.ci_low,
-                         "human_ci_high": h.ci_high, "judge_only": j.statistic, "judge_ci_low": j.ci_low,
-                         "judge_ci_high": j.ci_high, "judge_minus_ppi": j.statistic - s.estimate})
+                         "ci_low": s.ci_low, "ci_high": s.ci_high, "lambda": s.lam,
+                         "interval": interval_words(s, v.pairwise), counts[0]: s.n_labelled,
+                         counts[1]: s.n_unlabelled, counts[2]: s.rated_documents, "human_only": h.statistic,
+                         "human_ci_low": h.ci_low, "human_ci_high": h.ci_high, "judge_only": j.statistic,
+                         "judge_ci_low": j.ci_low, "judge_ci_high": j.ci_high,
+                         "judge_minus_ppi": j.statistic - s.estimate})
     return pd.DataFrame(rows)
+
+
+def ppi_warnings(view: PPIView) -> list[str]:
+    """Where the interval's 95% is known to fall short: few rated documents, or rated values piled on one value
+    (simulated in bench/bench_ppi_small.py)."""
+    r = view.result
+    if r is None:
+        return []
+    unit = "prompts" if view.pairwise else "documents"
+    few = [s.system for s in r.per_system if s.rated_documents < SMALL_SAMPLE]
+    alike = [s.system for s in r.per_system if s.floored and s.rated_documents >= 2]
+    out = []
+    if few:
+        out.append(f"{view.run}: fewer than {SMALL_SAMPLE} rated {unit} for {_names(few)}: the interval is a Student t "
+                   "one, and its coverage can still fall short of 95%, most where the ratings pile up at one end of "
+                   "the scale (simulated from SummEval's ratings at 20 rated documents: 88-94% for coherence, "
+                   "fluency and relevance, about 88% for consistency, most of whose ratings are 5).")
+    if alike:
+        out.append(f"{view.run}: every rated value is alike for {_names(alike)}: the sample shows no spread, so the "
+                   "interval rests on a bound of it (a variable that differs on an unseen share of documents), not "
+                   "on the data.")
+    return out
+
+
+def _names(systems: list[str], k: int = 6) -> str:
+    return ", ".join(systems[:k]) + (f" and {len(systems) - k} more" if len(systems) > k else "")
 
 
 def ppi_ranking_table(view: PPIView) -> pd.DataFrame:
@@ -287,8 +343,9 @@ def ppi_ranking_table(view: PPIView) -> pd.DataFrame:
     if view.result is None:
         return pd.DataFrame()
     est = {s.system: s.estimate for s in view.result.per_system}
-    return pd.DataFrame([{"rank": r.rank, "system": r.system, "estimate": est.get(r.system), "rank_low": r.rank_low,
-                          "rank_high": r.rank_high} for r in view.result.ranking])
+    t = pd.DataFrame([{"rank": r.rank, "system": r.system, "estimate": est.get(r.system), "rank_low": r.rank_low,
+                       "rank_high": r.rank_high} for r in view.result.ranking])
+    return t.astype({"rank_low": "Int64", "rank_high": "Int64"})  # whole ranks (blank without resamples)
 
 
 def ppi_note(view: PPIView, dimension: str) -> str:
@@ -296,21 +353,29 @@ def ppi_note(view: PPIView, dimension: str) -> str:
     if view.result is None:
         return f"{view.run}: no prediction-powered estimate ({view.error})."
     r = view.result
+    unit = "prompts" if view.pairwise else "documents"
     if view.pairwise:
         what, source = "each model's win rate (ties count 0.5)", "the judge's verdict on every judged pair"
     else:
         what, source = f"each system's mean human {dimension} score", "the judge's score of every judged output"
-    text = (f"{METHOD_NAMES[r.method]} estimates {what} from {source} and the human ratings where they exist; its "
-            "95% interval is valid whatever the judge's bias. lambda is the weight given to the judge (1: classic "
-            "PPI; PPI++ picks the weight that makes the interval narrowest; 0: the humans alone). judge_minus_ppi: "
-            "the judge-only figure minus the PPI estimate, the judge's bias in the same units.")
+    text = (f"{METHOD_NAMES[r.method]} estimates {what} from {source} and the human votes or ratings where they "
+            f"exist. The target is that mean over the population of {unit} these are drawn from, not over these "
+            f"{unit} alone; the 95% interval holds, whatever the judge's bias, on one condition: the rated {unit} "
+            f"are a uniform random sample of the judged ones (if people chose which to rate, it does not hold). It "
+            f"is a normal approximation; below {SMALL_SAMPLE} rated {unit} a Student t one. lambda is the weight "
+            "given to the judge (1: classic PPI; PPI++ estimates the weight that should make the interval narrowest, "
+            "and being estimated from the same ratings, its interval is now and then a little wider than the "
+            "humans-only one; 0: the humans alone). judge_minus_ppi: the judge-only figure minus the PPI estimate, "
+            "the judge's bias in the same units.")
+    if view.pairwise:
+        text += " Each model meets several opponents on a prompt with one response: its intervals count prompts."
     if view.rated_documents is not None:
-        text += (f" Humans rated all {view.total_rated_documents} judged documents here; only {view.rated_documents} "
+        text += (f" Humans rated all {view.total_rated_documents} judged {unit} here; only {view.rated_documents} "
                  "of them (drawn at random, seed 0) keep their ratings and the rest are treated as unrated, to show "
                  "what PPI would conclude with fewer labels. The humans-only column uses those "
-                 f"{view.rated_documents} documents alone.")
+                 f"{view.rated_documents} {unit} alone.")
     elif view.total_rated_documents < view.documents:
-        text += (f" Humans rated {view.total_rated_documents} of the {view.documents} judged documents; the others "
+        text += (f" Humans rated {view.total_rated_documents} of the {view.documents} judged {unit}; the others "
                  "enter through the judge's scores alone.")
     narrower = interval_gain(view)
     if narrower is not None:
@@ -355,6 +420,10 @@ def ppi_figure(view: PPIView, dimension: str) -> go.Figure:
             hovertemplate="%{x}: %{y:.3f}<extra>" + name + "</extra>"))
     who = "model" if view.pairwise else "system"
     y_title = "win rate (ties count 0.5)" if view.pairwise else f"mean human {dimension} score"
+    if view.pairwise:  # as the Alignment page's win-rate chart: percentages
+        fig.update_yaxes(tickformat=".0%")
+        for t in fig.data:
+            t.hovertemplate = t.hovertemplate.replace("%{y:.3f}", "%{y:.1%}")
     fig.update_layout(title=f"{view.run}: each {who}'s {'win rate' if view.pairwise else 'mean'} by humans only, "
                             f"by the judge only and by {method} (95% CI)",
                       xaxis_title=who, yaxis_title=y_title, scattermode="group", legend_title_text="estimate",
@@ -536,7 +605,7 @@ def report_sections(dataset: Dataset, runs: list[Run], dimension: str, *, epsilo
     ppis = [ppi_for_run(dataset, r, dimension, method=method, rated=rated, n_resamples=0) for r in chosen]
     lines = [alt_test_verdict(v) for v in alts] + alt_test_notes(alts)
     lines.append(f"Epsilon {epsilon_label(epsilon)}. " + EPSILON_HELP)
-    lines += [ppi_note(v, dimension) for v in ppis]
+    lines += [ppi_note(v, dimension) for v in ppis] + [w for v in ppis for w in ppi_warnings(v)]
     if systems:
         lines.append("These figures cover every system the runs judged: the view's systems filter does not apply "
                      "to them.")
@@ -572,10 +641,19 @@ FILTER_NOTE = Note("These figures cover every system the runs judged: the system
                    "caption")
 ESTIMATOR_LABELS = {"ppi++": "PPI++ (power-tuned)", "ppi": "PPI (classic)"}
 ESTIMATOR_HELP = ("PPI: the judge's mean on the unrated items plus the mean of human - judge on the rated ones. PPI++: "
-                  "the judge's weight lambda chosen to make the interval narrowest (never wider than the humans "
-                  "alone).")
+                  "the judge's weight lambda estimated to make the interval narrowest; estimated from the same "
+                  "ratings, so its interval is now and then a little wider than the humans-only one.")
 PLANNING_HEADING = Heading("Planning: how many rated documents for an interval this wide?", 3)
-BT_HEADING = Heading("Bradley-Terry rankings: humans vs judge", 3)
+BT_RESAMPLES_MAX = 200  # every resample refits two logistic regressions per source: at most 200 keep the page quick
+
+
+def bt_heading(n_resamples: int) -> Heading:
+    """The Bradley-Terry heading, naming its own resamples (the sidebar's count applies to the other intervals)."""
+    return Heading(f"Bradley-Terry rankings: humans vs judge ({n_resamples} prompt resamples)", 3)
+
+
+def bt_resamples(n_resamples: int) -> int:
+    return min(int(n_resamples), BT_RESAMPLES_MAX)
 
 
 def ppi_title(runs: list[Run]) -> str:
@@ -620,8 +698,14 @@ def alt_test_blocks(views: list[AltTestView], dimension: str) -> list[Block]:
         Note(esc(f"Source: {ALT_TEST_SOURCE}"), "caption")]
 
 
-def rated_documents_help(n: int) -> str:
-    return (f"Humans rated every judged item here. Keep the ratings of this many of the {n} documents (drawn at "
+def rated_documents_label(pairwise: bool) -> str:
+    return "Rated prompts" if pairwise else "Rated documents"
+
+
+def rated_documents_help(n: int, pairwise: bool = False) -> str:
+    unit = "prompts" if pairwise else "documents"
+    what = "pair" if pairwise else "item"
+    return (f"Humans rated every judged {what} here. Keep the ratings of this many of the {n} {unit} (drawn at "
             f"random) and treat the rest as unrated, to see what PPI concludes from fewer labels. All {n}: PPI is "
             "then the humans' mean.")
 
@@ -632,13 +716,19 @@ def ppi_missing_blocks(views: list[PPIView], dimension: str) -> list[Block]:
 
 
 def ppi_run_blocks(view: PPIView, shown: list[PPIView], dimension: str, n_resamples: int) -> list[Block]:
-    """The chosen run's chart and note, every run's estimates, and the chosen run's ranking."""
+    """The chosen run's chart and note, where its coverage may fall short, every run's estimates, and the chosen
+    run's ranking."""
+    unit, who = ("prompts", "models") if view.pairwise else ("documents", "systems")
+    lam = (" PPI++'s lambda is re-estimated on every resample, as on the data." if view.result is not None
+           and view.result.method == "ppi++" else "")
     return [Figure(ppi_figure(view, dimension), "ppi"), Note(esc(ppi_note(view, dimension)), "caption"),
+            *[Note(esc(w), "warning") for v in shown for w in ppi_warnings(v)],
             Table(ppi_table(shown), f"ppi {dimension}", "ppi"),
             Heading("Ranking by the PPI estimate", 3),
             Table(ppi_ranking_table(view), f"ppi ranking {dimension}", "ppi_ranking"),
-            Note(esc(f"rank_low / rank_high: the 95% interval of each rank over {n_resamples} resamples of documents "
-                     "(documents are shared by the systems, so the ranks move together)."), "caption")]
+            Note(esc(f"rank_low / rank_high: the 95% interval of each rank over {n_resamples} resamples of {unit} "
+                     f"(the {who} share the {unit}, so the ranks move together), as whole ranks.{lam}"),
+                 "caption")]
 
 
 def planning_blocks(plan: pd.DataFrame | Exception, view: PPIView, dimension: str, width: float,
@@ -646,7 +736,7 @@ def planning_blocks(plan: pd.DataFrame | Exception, view: PPIView, dimension: st
     """``plan_table``'s answer (or the ValueError it raised) and how to read it."""
     if isinstance(plan, Exception):
         return [Note(esc(f"No planning: {plan}"))]
-    unit = "pairs of the model" if view.pairwise else "documents of the system"
+    unit = "pairs of the model (a prompt holds several)" if view.pairwise else "documents of the system"
     return [Table(plan, f"ppi planning {dimension}", "ppi_plan"),
             Note(esc(f"{view.run}: rated {unit} needed for a 95% interval of width {width:g}, out of those judged, "
                      "with the humans alone and with the judge's scores on the rest; the variances are estimated "
@@ -665,7 +755,8 @@ def bt_blocks(comparison, run_name: str, dimension: str, n_resamples: int) -> li
         Table(bt_length_table(comparison), f"length coefficient {dimension}", "bt_length"),
         Table(bt_pairs_table(comparison), f"bradley-terry pairs {dimension}", "bt_pairs"),
         Note(esc(f"Scores on the Elo scale (400 points = ten-to-one odds; mean 1000), a tie half a win for each side; "
-                 f"95% intervals from {n_resamples} resamples of prompts. The length coefficient is the log-odds of "
+                 f"95% intervals from {n_resamples} resamples of prompts (at most {BT_RESAMPLES_MAX} here: each "
+                 "resample refits both models; the sidebar's resamples apply to the other intervals). The length coefficient is the log-odds of "
                  "winning per standard deviation of the normalised length difference, fitted with the models "
                  "(Arena's style control): above 0 the longer output is favoured. separate: the two models' 95% "
                  "intervals do not overlap; a_above_share: the share of resamples where model_a scores above "
