@@ -160,6 +160,15 @@ def runs_version(dataset_id: str, *, store=None) -> str:
         return ""
 
 
+def datasets_version(*, store=None) -> str:
+    """A string that changes whenever the store's list of datasets does (``Store.datasets_version``); "" when the
+    store cannot be read. Key a dataset list's cache by it: a dataset deleted elsewhere leaves the pickers at once."""
+    try:
+        return _store(store).datasets_version()
+    except Exception:  # noqa: BLE001 - an unreadable store lists the bundled datasets only
+        return ""
+
+
 def dataset_version(dataset_id: str, *, store=None) -> str:
     """A string that changes whenever the dataset's labels do (a dataset's own rows never change: an upload under
     the same name is a new id), for the same use as ``run_version``."""

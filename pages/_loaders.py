@@ -29,15 +29,16 @@ def default_resamples() -> int:
 # ----------------------------------------------------------------------------------------------- cached loading
 
 
-@st.cache_data(show_spinner=False, ttl=30)
-def _dataset_list(scope: str) -> list[dict]:
+@st.cache_data(show_spinner=False, ttl=30, max_entries=64)
+def _dataset_list(scope: str, version: str) -> list[dict]:
     # a labels view is listed when the labels every session may see make one: load_dataset merges those
     return runs_mod.list_all_datasets(viewer=identity.viewer_of(scope), labels_viewer=identity.lab_viewer())
 
 
 def dataset_list() -> list[dict]:
-    """The datasets this session may see (pages/_identity.py: every one without sign-in)."""
-    return _dataset_list(identity.scope_key(identity.viewer()))
+    """The datasets this session may see (pages/_identity.py: every one without sign-in), keyed by the store's
+    datasets version: an upload deleted or imported elsewhere (another session, the CLI) shows on the next rerun."""
+    return _dataset_list(identity.scope_key(identity.viewer()), runs_mod.datasets_version())
 
 
 dataset_list.clear = _dataset_list.clear  # type: ignore[attr-defined]

@@ -153,4 +153,24 @@ def test_the_data_page_deletes_an_upload_once_its_id_is_typed(first_start):
     assert any("1 judge run and 0 labels" in s.value.replace("\\", "") for s in at.success)
     assert not store.has_dataset(MINE)
     assert at.sidebar.selectbox(key="dataset").value == "summeval"
-    assert MINE not in at.sidebar.selectbox(key="dataset").options
+    assert "Synthetic binary labels" not in at.sidebar.selectbox(key="dataset").options
+
+
+def test_an_upload_deleted_from_the_command_line_leaves_an_open_app_at_once(first_start):
+    """The dataset list is keyed by the store's datasets version, not kept 30 s: a session that had the upload
+    open falls back to the default dataset on its next rerun instead of offering one that is gone."""
+    pytest.importorskip("streamlit")
+    from evalcore.cli import main
+    from tests.test_app_pages import assert_clean, new_app
+
+    store = Store(first_start)
+    save_label_example(store, dataset_id=MINE, n_docs=6)
+    at = new_app(dataset=MINE)
+    at.run()
+    assert at.sidebar.selectbox(key="dataset").value == MINE
+    assert "Synthetic binary labels" in at.sidebar.selectbox(key="dataset").options  # shown by its name
+    assert main(["delete-dataset", MINE, "--yes"]) == 0  # the operator, in a terminal (EVALCORE_DB: this store)
+    at.run()
+    assert_clean(at)
+    assert "Synthetic binary labels" not in at.sidebar.selectbox(key="dataset").options
+    assert at.sidebar.selectbox(key="dataset").value == "summeval"

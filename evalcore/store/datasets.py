@@ -105,6 +105,13 @@ class DatasetsStore(Connection):
             raise KeyError(f"no imported dataset {dataset_id!r} in {self.path}")
         return str(row[0] or dataset_id)
 
+    def datasets_version(self) -> str:
+        """What changes whenever the list of uploads does (one imported, deleted or shared, labels made): a
+        listing's cache keyed by it shows a deletion from the command line at once."""
+        n, last, shared = self.conn.execute("SELECT count(*), max(created_at), total(shared) FROM datasets").fetchone()
+        labels = self.conn.execute("SELECT count(*), max(label_id) FROM labels").fetchone()
+        return f"{n}|{last}|{int(shared)}|{labels[0]}|{labels[1]}"
+
     def has_dataset(self, dataset_id: str) -> bool:
         return self.conn.execute("SELECT 1 FROM datasets WHERE id = ?", (dataset_id,)).fetchone() is not None
 
