@@ -92,7 +92,7 @@ def _ppi_section(ctx, runs) -> None:
 
 def _planning(ctx, run, view, method: str, rated: int | None) -> None:
     """How many rated documents an interval of a chosen width needs, with the humans alone and with PPI."""
-    render.blocks([iv.PLANNING_HEADING])
+    render.blocks([iv.planning_heading(view.pairwise)])
     default = iv.default_target_width(ctx.dataset, ctx.dimension, view.pairwise)
     width = st.number_input("Target width of the 95% interval (full width)", min_value=0.001, max_value=1000.0,
                             step=0.05, format="%.3f", key=url.key("ppi_width", default, bounds=(0.001, 1000.0)))

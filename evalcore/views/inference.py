@@ -644,6 +644,11 @@ ESTIMATOR_HELP = ("PPI: the judge's mean on the unrated items plus the mean of h
                   "the judge's weight lambda estimated to make the interval narrowest; estimated from the same "
                   "ratings, so its interval is now and then a little wider than the humans-only one.")
 PLANNING_HEADING = Heading("Planning: how many rated documents for an interval this wide?", 3)
+
+
+def planning_heading(pairwise: bool) -> Heading:
+    """Pairwise planning counts a model's pairs (its rows), not prompts."""
+    return Heading("Planning: how many rated pairs for an interval this wide?", 3) if pairwise else PLANNING_HEADING
 BT_RESAMPLES_MAX = 200  # every resample refits two logistic regressions per source: at most 200 keep the page quick
 
 
