@@ -127,3 +127,37 @@ def test_numeric_checks_name_the_argument():
             check_confidence_level(bad)
     with pytest.raises(ValueError, match="unknown level 'item'"):
         corr.correlate(FRAME, level="item")
+
+
+# ----------------------------------------------------------------------- one serialiser, one percentile interval
+
+
+def test_to_json_writes_estimates_numpy_and_missing_numbers_as_json_holds_them():
+    import json
+
+    from evalcore.meta.results import Estimate, none_if_missing, to_json
+
+    e = Estimate(0.5, float("nan"), 0.9, n=3, notes=("a",))
+    doc = to_json({"e": e, "xs": (np.float64(1.5), np.int64(2), float("inf"), None), "flag": np.bool_(True)})
+    assert doc["e"] == {**e.as_dict(), "ci_low": None, "notes": ["a"]}
+    assert doc["xs"] == [1.5, 2, None, None] and type(doc["xs"][1]) is int and doc["flag"] is True
+    json.dumps(doc, allow_nan=False)  # nothing left that JSON cannot hold
+    assert [none_if_missing(x) for x in (None, float("nan"), -float("inf"), np.float32(0.25), 3)] == [
+        None, None, None, 0.25, 3.0]
+
+
+@settings(max_examples=50, deadline=None)
+@given(hst.lists(hst.one_of(hst.floats(-1e6, 1e6), hst.just(float("nan")), hst.just(float("inf"))), max_size=40),
+       hst.floats(0.5, 0.99))
+def test_percentile_ends_are_numpys_percentiles_of_the_finite_values(values, level):
+    from evalcore.meta.intervals import percentile_ends, tail_percent
+
+    x = np.array(values, dtype=float)
+    a = tail_percent(level)
+    lo, hi = percentile_ends(x, a, 100 - a)
+    finite = x[np.isfinite(x)]
+    if len(finite) == 0:
+        assert math.isnan(lo) and math.isnan(hi)
+    else:
+        assert (lo, hi) == tuple(float(v) for v in np.percentile(finite, [a, 100 - a]))
+        assert lo <= hi

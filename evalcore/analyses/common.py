@@ -15,6 +15,16 @@ def run_label(run: Run) -> str:
     return f"{run.method} · {run.model}" if run.model else run.run_id
 
 
+def run_names(runs) -> dict[str, str]:
+    """{run_id: the name people gave it} for pickers, chips and tables; where two runs share a name, the end of the
+    id tells them apart (ids such as ``summeval/geval-fake-judge-20261124-144845-ee30a6`` are no name)."""
+    names = {r.run_id: run_label(r) for r in runs}
+    counts: dict[str, int] = {}
+    for n in names.values():
+        counts[n] = counts.get(n, 0) + 1
+    return {rid: n if counts[n] == 1 else f"{n} ({rid.rsplit('-', 1)[-1]})" for rid, n in names.items()}
+
+
 def frames_for(dataset: Dataset, runs: list[Run], dimension: str, *, systems: list[str] | None = None
                ) -> dict[str, pd.DataFrame]:
     """Score frames (item_id, doc_id, system_id, judge, human) of each per-item run that judged ``dimension``."""

@@ -86,11 +86,9 @@ def run_analysis(dataset: Dataset, run: Run, dimensions: list[str] | None, s: Se
 def pairwise_analysis(dataset: Dataset, run: Run, dimensions: list[str] | None, *, n_resamples: int,
                       random_state: int) -> dict[str, dict]:
     """A pairwise run (verdicts, no per-item scores) against the dataset's human votes, per dimension
-    (evalcore.meta.preference.pairwise_summary)."""
-    from evalcore.meta.preference import pairwise_summary
+    (evalcore.analyses.preferences.run_pairwise)."""
+    from evalcore.analyses.preferences import run_pairwise
 
     judged = set(run.comparisons["dimension"])
     dims = dimensions or [d for d in dict.fromkeys(dataset.preferences["dimension"]) if d in judged]
-    return {dim: pairwise_summary(dataset.preferences, run.comparisons, dataset.items, dimension=dim,
-                                  judge_model=run.model, n_resamples=n_resamples, random_state=random_state)
-            for dim in dims}
+    return {dim: run_pairwise(dataset, run, dim, n_resamples=n_resamples, random_state=random_state) for dim in dims}

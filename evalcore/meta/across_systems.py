@@ -18,6 +18,7 @@ import numpy as np
 from scipy import stats
 
 from evalcore.meta.coefficients import COEFFICIENTS
+from evalcore.meta.intervals import percentile_ends
 
 MIN_SYSTEMS = 4  # fewer than this and most resamples repeat one system: no interval
 
@@ -65,5 +66,5 @@ def across_systems_interval(x, y, *, coefficient: str = "kendall", n_resamples: 
     if len(dist) < n_resamples / 2:
         return AcrossSystems(r, math.nan, math.nan, len(x))
     alpha = (1 - confidence) / 2
-    lo, hi = np.percentile(dist, [100 * alpha, 100 * (1 - alpha)])
-    return AcrossSystems(r, float(lo), float(hi), len(x))
+    lo, hi = percentile_ends(dist, 100 * alpha, 100 * (1 - alpha))
+    return AcrossSystems(r, lo, hi, len(x))

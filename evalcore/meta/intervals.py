@@ -27,6 +27,24 @@ def percentile_interval(values: np.ndarray, confidence_level: float) -> tuple[fl
     return float(lo), float(hi), undefined
 
 
+def percentile_ends(values: np.ndarray, low: float = 2.5, high: float = 97.5) -> tuple[float, float]:
+    """The ``low``-th and ``high``-th percentiles (in percent, numpy's linear interpolation) of the finite values: a
+    percentile bootstrap interval's ends; (NaN, NaN) when no value is finite. ``tail_percent`` gives ``low`` for a
+    confidence level (``high`` = 100 - low)."""
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v)]
+    if len(v) == 0:
+        return float("nan"), float("nan")
+    lo, hi = np.percentile(v, [low, high])
+    return float(lo), float(hi)
+
+
+def tail_percent(confidence_level: float) -> float:
+    """The percent of resamples left out below a two-sided interval of ``confidence_level`` (2.5 for 0.95, to the
+    last bit as this expression rounds it)."""
+    return (1 - confidence_level) / 2 * 100
+
+
 def bca_levels(values: np.ndarray, estimate: float, jackknife: np.ndarray, confidence_level: float
                ) -> tuple[float, float] | None:
     """BCa's adjusted quantile levels (alpha1, alpha2) of the bootstrap distribution (Efron 1987; Efron & Tibshirani

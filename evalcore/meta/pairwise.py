@@ -13,6 +13,7 @@ import pandas as pd
 
 from evalcore.meta.scoreframe import REQUIRED_COLUMNS
 from evalcore.meta.resampling import bootstrap_counts
+from evalcore.meta.intervals import percentile_ends
 from evalcore.meta.systems import CorrectPreferencesResult, points, tally_preferences
 from evalcore.model import STATUS_OK, natural_key
 
@@ -278,11 +279,7 @@ def _tau_b_interval(pairs: pd.DataFrame, mask: np.ndarray, counts: np.ndarray, d
     P, Q, T, U = (counts @ per_doc).T
     with np.errstate(invalid="ignore", divide="ignore"):
         tau = (P - Q) / np.sqrt((P + Q + T) * (P + Q + U))
-    ok = np.isfinite(tau)
-    if not ok.any():
-        return float("nan"), float("nan")
-    lo, hi = np.percentile(tau[ok], [2.5, 97.5])
-    return float(lo), float(hi)
+    return percentile_ends(tau)
 
 
 def pairwise_kendall_by_difficulty(frame: pd.DataFrame, *, n_pairs: int | None = None, buckets="tertiles",

@@ -27,10 +27,12 @@ correlated, which widens real intervals a little.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.stats as st
+
+from evalcore.meta.results import Estimate
 
 COEFFICIENTS = ("pearson", "spearman", "kendall")
 N_MAX = 10_000_000
@@ -151,10 +153,10 @@ def statistic(x: np.ndarray, y: np.ndarray, coefficient: str) -> float:
 
 @dataclass(frozen=True)
 class PlanResult:
-    n_now: int
-    statistic: float
-    ci_low: float
-    ci_high: float
+    """``now``: the correlation on the items labelled so far with its Fisher-z interval (an Estimate: ``n`` the
+    items, ``method`` how the interval and the plan were computed); then what the plan needs."""
+
+    now: Estimate
     half_width_now: float
     n_needed: int | None
     target_half_width: float
@@ -162,10 +164,34 @@ class PlanResult:
     confidence: float
     assurance: float
     planning_value: float  # the |r| n_needed was planned for
-    method: str
+
+    @property
+    def n_now(self) -> int:
+        return self.now.n
+
+    @property
+    def statistic(self) -> float:
+        return self.now.statistic
+
+    @property
+    def ci_low(self) -> float:
+        return self.now.ci_low
+
+    @property
+    def ci_high(self) -> float:
+        return self.now.ci_high
+
+    @property
+    def method(self) -> str:
+        return self.now.method
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        """``plan --json``'s keys, in their documented order."""
+        return {"n_now": self.n_now, "statistic": self.statistic, "ci_low": self.ci_low, "ci_high": self.ci_high,
+                "half_width_now": self.half_width_now, "n_needed": self.n_needed,
+                "target_half_width": self.target_half_width, "coefficient": self.coefficient,
+                "confidence": self.confidence, "assurance": self.assurance, "planning_value": self.planning_value,
+                "method": self.method}
 
 
 def method_text(coefficient: str, confidence: float, assurance: float) -> str:
@@ -204,9 +230,9 @@ def plan_sample_size(judge, human, *, coefficient: str = "spearman", half_width:
         lo = hi = hw = math.nan
     need = n_for_half_width(r, n, half_width, coefficient, confidence=confidence, assurance=assurance)
     pv = float(planning_value(r, n, need, coefficient, assurance)) if need is not None else math.nan
-    return PlanResult(n_now=n, statistic=r, ci_low=lo, ci_high=hi, half_width_now=hw, n_needed=need,
-                      target_half_width=float(half_width), coefficient=coefficient, confidence=confidence,
-                      assurance=assurance, planning_value=pv, method=method_text(coefficient, confidence, assurance))
+    now = Estimate(r, lo, hi, n=n, method=method_text(coefficient, confidence, assurance), confidence_level=confidence)
+    return PlanResult(now=now, half_width_now=hw, n_needed=need, target_half_width=float(half_width),
+                      coefficient=coefficient, confidence=confidence, assurance=assurance, planning_value=pv)
 
 
 def half_width_curve(r_now: float, n_now: int, coefficient: str, ns, *, confidence: float = 0.95,

@@ -41,7 +41,8 @@ from evalcore.meta import fastboot
 from evalcore.meta.classification import stats_from_confusion
 from evalcore.meta.correlation import replicate_function
 from evalcore.meta.resampling import bootstrap_counts
-from evalcore.meta.results import Estimate, missing
+from evalcore.meta.intervals import percentile_ends
+from evalcore.meta.results import Estimate, missing, none_if_missing
 from evalcore.meta.scoreframe import PreparedFrame
 from evalcore.model import STATUS_OK, natural_key
 
@@ -88,18 +89,6 @@ def _percentile(point: float, lo: float, hi: float, n: int, n_resamples: int) ->
                     resampling="documents")
 
 
-def _num(x: float) -> float | None:
-    return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
-
-
-def _interval(values: np.ndarray) -> tuple[float, float]:
-    v = values[np.isfinite(values)]
-    if len(v) == 0:
-        return (math.nan, math.nan)
-    lo, hi = np.percentile(v, [2.5, 97.5])
-    return (float(lo), float(hi))
-
-
 def _doc_codes(docs) -> tuple[np.ndarray, int]:
     codes, uniques = pd.factorize(pd.Series(docs, dtype="object"))
     return codes, len(uniques)
@@ -121,7 +110,7 @@ def ratio_stat(docs, numerator, denominator=None, *, n_resamples: int = N_RESAMP
     counts = bootstrap_counts(g, n_resamples, random_state)
     with np.errstate(invalid="ignore", divide="ignore"):
         boot = (counts @ pn) / (counts @ pd_)
-    lo, hi = _interval(boot)
+    lo, hi = percentile_ends(boot)
     return _percentile(float(num.sum() / den.sum()), lo, hi, n, n_resamples)
 
 
@@ -148,7 +137,7 @@ def kappa_stat(docs, human, judge, *, n_resamples: int = N_RESAMPLES, random_sta
     np.add.at(per_doc, (codes, cell), 1.0)
     counts = bootstrap_counts(g, n_resamples, random_state)
     boot = stats_from_confusion((counts @ per_doc).reshape(-1, 3, 3))["cohen_kappa"]
-    lo, hi = _interval(boot)
+    lo, hi = percentile_ends(boot)
     return _percentile(point if np.isfinite(point) else math.nan, lo, hi, len(human), n_resamples)
 
 
@@ -273,7 +262,7 @@ def annotator_kappas(preferences: pd.DataFrame) -> list[dict]:
     for a, b in combinations(names, 2):
         both = wide[[a, b]].dropna()
         k = _kappa(both[a], both[b]) if len(both) else math.nan
-        row = {"a": a, "b": b, "kappa": _num(k), "n": int(len(both))}
+        row = {"a": a, "b": b, "kappa": none_if_missing(k), "n": int(len(both))}
         if shared_pairs_note(len(both)):
             row["note"] = shared_pairs_note(len(both))
         out.append(row)
@@ -456,7 +445,7 @@ def _ranking_correlation(human: pd.DataFrame, judge: pd.DataFrame, models: list[
         rh, rj = rh - rh.mean(1, keepdims=True), rj - rj.mean(1, keepdims=True)
         boot = (rh * rj).sum(1) / np.sqrt((rh ** 2).sum(1) * (rj ** 2).sum(1))
     boot[~(np.isfinite(bh[:, ok]).all(1) & np.isfinite(bj[:, ok]).all(1))] = np.nan
-    lo, hi = _interval(boot)
+    lo, hi = percentile_ends(boot)
     return _percentile(point, lo, hi, int(ok.sum()), n_resamples)
 
 
@@ -623,7 +612,7 @@ def score_verbosity(frame: pd.DataFrame, lengths: pd.Series, *, n_resamples: int
         return Estimate(math.nan, n=len(f))
     point = float(sps.spearmanr(f["residual"], f["length"]).statistic)
     codes, g = _doc_codes(f["doc_id"])
-    lo, hi = _interval(_spearman_document_bootstrap(f["residual"].to_numpy(float), f["length"].to_numpy(float),
+    lo, hi = percentile_ends(_spearman_document_bootstrap(f["residual"].to_numpy(float), f["length"].to_numpy(float),
                                                     np.asarray(codes, dtype=np.int64), g, n_resamples, random_state))
     return _percentile(point, lo, hi, len(f), n_resamples)
 

@@ -10,7 +10,8 @@ elsewhere. What a statistic *was asked* (the level, the coefficient, the scale's
 caller's argument, not part of the result, as with scipy.
 
 ``as_dict()`` gives the fields as a dict, or only those named, in the order named: each ``--json`` block keeps its
-own documented keys (README "meta --json") by naming them.
+own documented keys (README "meta --json") by naming them. ``to_json`` makes any result (nested dicts and lists of
+numbers, numpy scalars, Estimates) ready for ``json.dumps``; ``none_if_missing`` is its rule for one number.
 """
 
 from __future__ import annotations
@@ -68,3 +69,32 @@ class Estimate:
 def missing(n: int, reason: str) -> Estimate:
     """A statistic that cannot be computed, with its reason (``n``: the units it would have counted)."""
     return Estimate(NAN, n=int(n), notes=(reason,) if reason else ())
+
+
+def none_if_missing(x) -> float | None:
+    """A number as a JSON document holds it: None for a missing one (None, NaN) and for an infinite one (JSON has
+    neither), else a plain float. The one such helper of the package."""
+    if x is None:
+        return None
+    v = float(x)
+    return v if math.isfinite(v) else None
+
+
+def to_json(x):
+    """``x`` ready for ``json.dumps``, the one serialiser of results: dicts, lists and tuples element by element; an
+    ``Estimate`` as its ``as_dict()``; numpy scalars as Python values; a float that is not finite as None."""
+    if isinstance(x, Estimate):
+        x = x.as_dict()
+    if isinstance(x, dict):
+        return {k: to_json(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [to_json(v) for v in x]
+    if hasattr(x, "item") and not isinstance(x, (str, bytes)):
+        try:
+            x = x.item()
+        except (ValueError, AttributeError):
+            pass
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x
+

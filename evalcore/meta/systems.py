@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from evalcore.meta.coefficients import COEFFICIENTS, scipy_correlation
+from evalcore.meta.results import Estimate
 from evalcore.meta.scoreframe import REQUIRED_COLUMNS
 from evalcore.meta.validation import check_choice
 from evalcore.model import natural_key
@@ -76,12 +77,25 @@ def per_system(frame: pd.DataFrame, *, coefficient: str = "kendall") -> pd.DataF
 
 @dataclass(frozen=True)
 class MetaCorrelationResult:
-    statistic: float
-    pvalue: float
-    n_systems: int
+    """M as an Estimate (``n``: the systems whose P_i is defined; no interval), the systems left out, the
+    coefficient, and the per-system table it was computed from."""
+
+    estimate: Estimate
     dropped_systems: list[str]
     coefficient: str
     table: pd.DataFrame = field(repr=False)
+
+    @property
+    def statistic(self) -> float:
+        return self.estimate.statistic
+
+    @property
+    def pvalue(self) -> float:
+        return self.estimate.pvalue
+
+    @property
+    def n_systems(self) -> int:
+        return self.estimate.n
 
 
 def meta_correlation(frame: pd.DataFrame, *, coefficient: str = "kendall") -> MetaCorrelationResult:
@@ -94,7 +108,7 @@ def meta_correlation(frame: pd.DataFrame, *, coefficient: str = "kendall") -> Me
     ok = table["defined"].to_numpy()
     stat, pv = scipy_correlation(table.loc[ok, "quality"].to_numpy(), table.loc[ok, "correlation"].to_numpy(),
                                  coefficient)
-    return MetaCorrelationResult(statistic=stat, pvalue=pv, n_systems=int(ok.sum()),
+    return MetaCorrelationResult(estimate=Estimate(stat, n=int(ok.sum()), pvalue=pv),
                                  dropped_systems=[str(s) for s in table.loc[~ok, "system_id"]],
                                  coefficient=coefficient, table=table)
 
@@ -209,12 +223,29 @@ def challenge_pairs(system_means: pd.Series) -> list[tuple[str, str]]:
 
 @dataclass(frozen=True)
 class ReliabilityResult:
+    """The per-system table and corr(R_i, P_i) of each method across systems as an Estimate (``n``: the systems
+    where both are defined; its interval, over systems, is evalcore.meta.across_systems')."""
+
     table: pd.DataFrame
-    corr_r_p_rts: float
-    pvalue_rts: float
-    corr_r_p_mcq: float
-    pvalue_mcq: float
+    rts: Estimate
+    mcq: Estimate
     coefficient: str
+
+    @property
+    def corr_r_p_rts(self) -> float:
+        return self.rts.statistic
+
+    @property
+    def pvalue_rts(self) -> float:
+        return self.rts.pvalue
+
+    @property
+    def corr_r_p_mcq(self) -> float:
+        return self.mcq.statistic
+
+    @property
+    def pvalue_mcq(self) -> float:
+        return self.mcq.pvalue
 
 
 def reliability(rts_frame: pd.DataFrame, mcq_frame: pd.DataFrame, *, coefficient: str = "kendall"
@@ -244,11 +275,10 @@ def reliability(rts_frame: pd.DataFrame, mcq_frame: pd.DataFrame, *, coefficient
                      "quality": p_rts["quality"].get(sid, np.nan)})
     table = pd.DataFrame(rows, columns=["system_id", "reliability", "n", "p_rts", "p_mcq", "quality"])
 
-    def across(col: str) -> tuple[float, float]:
+    def across(col: str) -> Estimate:
         ok = table["reliability"].notna() & table[col].notna()
-        return scipy_correlation(table.loc[ok, "reliability"].to_numpy(), table.loc[ok, col].to_numpy(), coefficient)
+        stat, pv = scipy_correlation(table.loc[ok, "reliability"].to_numpy(), table.loc[ok, col].to_numpy(),
+                                     coefficient)
+        return Estimate(stat, n=int(ok.sum()), pvalue=pv)
 
-    c_rts, pv_rts = across("p_rts")
-    c_mcq, pv_mcq = across("p_mcq")
-    return ReliabilityResult(table=table, corr_r_p_rts=c_rts, pvalue_rts=pv_rts, corr_r_p_mcq=c_mcq,
-                             pvalue_mcq=pv_mcq, coefficient=coefficient)
+    return ReliabilityResult(table=table, rts=across("p_rts"), mcq=across("p_mcq"), coefficient=coefficient)

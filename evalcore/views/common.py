@@ -3,21 +3,11 @@ colour per run."""
 
 from __future__ import annotations
 
-from evalcore.analyses.common import frames_for, run_label  # noqa: F401  (how runs are named; their frames)
+from evalcore.analyses.common import frames_for, run_label, run_names  # noqa: F401  (how runs are named)
 
 # Which bundled runs the app opens on (the issue: SummEval with Shen et al.'s GPT-4 and ChatGPT RTS judgments).
 DEFAULT_DATASET = "summeval"
 DEFAULT_RUNS = ("summeval/shen-gpt-4-0314-rts", "summeval/shen-gpt-3.5-turbo-0301-rts")
-
-
-def run_names(runs) -> dict[str, str]:
-    """{run_id: the name people gave it} for pickers and chips; where two runs share a name, the end of the id tells
-    them apart (issue 18.10: selectors showed ids such as ``summeval/geval-fake-judge-20261124-144845-ee30a6``)."""
-    names = {r.run_id: run_label(r) for r in runs}
-    counts: dict[str, int] = {}
-    for n in names.values():
-        counts[n] = counts.get(n, 0) + 1
-    return {rid: n if counts[n] == 1 else f"{n} ({rid.rsplit('-', 1)[-1]})" for rid, n in names.items()}
 
 
 def default_run_ids(dataset_id: str, available: list[str]) -> list[str]:

@@ -1,14 +1,13 @@
 """Frames and figures for pairwise preferences (the Alignment page's "Pairwise preferences" tab and the report):
-thin layouts of what :func:`evalcore.meta.preference.pairwise_summary` computes."""
+thin layouts of what :func:`evalcore.analyses.preferences.summaries` computes."""
 
 from __future__ import annotations
 
 import pandas as pd
 import plotly.graph_objects as go
 
-from evalcore.meta.preference import pairwise_summary
-from evalcore.model import Dataset, Run
-from evalcore.views.common import run_names
+from evalcore.analyses.preferences import pairwise_runs, summaries  # noqa: F401  (computed there, laid out here)
+from evalcore.model import Dataset
 
 TABLE_COLUMNS = ["run", "statistic", "value", "ci_low", "ci_high", "n", "note"]
 
@@ -31,23 +30,6 @@ BIAS_STATISTICS = (("bias.position_first_win_rate", "position: share of decisive
                    ("bias.humans_prefer_longer", "verbosity: humans' decisive votes for the longer output"),
                    ("bias.self_preference.judge_win_rate_own", "self-preference: judge's win rate for its family"),
                    ("bias.self_preference.human_win_rate_own", "self-preference: humans' win rate for that family"))
-
-
-def pairwise_runs(runs: list[Run], dimension: str) -> list[Run]:
-    return [r for r in runs if not r.comparisons.empty and (r.comparisons["dimension"] == dimension).any()]
-
-
-def summaries(dataset: Dataset, runs: list[Run], dimension: str, *, n_resamples: int = 1000) -> dict[str, dict]:
-    """run name -> pairwise_summary, for the runs with verdicts on ``dimension`` (none without human preferences).
-    Runs are named as in the pickers and legends (``run_names``: the label, the id's end where two share one)."""
-    prefs = dataset.preferences
-    if prefs.empty or not (prefs["dimension"] == dimension).any():
-        return {}
-    chosen = pairwise_runs(runs, dimension)
-    names = run_names(chosen)
-    return {names[r.run_id]: pairwise_summary(prefs, r.comparisons, dataset.items, dimension=dimension,
-                                              judge_model=r.model, n_resamples=n_resamples)
-            for r in chosen}
 
 
 def _get(summary: dict, key: str) -> dict | None:
