@@ -15,6 +15,7 @@ import asyncio
 import contextvars
 import functools
 import logging
+import math
 import os
 import time
 from dataclasses import asdict, dataclass, field, replace
@@ -493,6 +494,9 @@ class JudgeClient:
                                            prompt=request.prompt if request.echo else None)
             else:
                 raise TypeError(f"not a request: {type(request).__name__}")
+            hostile = hostile_numbers(resp)
+            if hostile:  # a failure of this request: not scored, not cached, its tokens not counted
+                raise RequestFailed(hostile)
         except RequestFailed:
             self.stats.failures += 1
             raise
@@ -644,20 +648,59 @@ def completion_response(raw: Any, *, prompt: str | None = None) -> Response:
     return Response(choices=choices, usage=_usage(raw))
 
 
-def _usage(raw: Any) -> dict[str, int]:
+def _usage(raw: Any) -> dict[str, Any]:
     u = getattr(raw, "usage", None)
     if u is None:
         return {}
-    out = {k: int(getattr(u, k, 0) or 0) for k in ("prompt_tokens", "completion_tokens", "total_tokens")}
+    out = {k: _token_count(getattr(u, k, 0)) for k in ("prompt_tokens", "completion_tokens", "total_tokens")}
     details = getattr(u, "prompt_tokens_details", None)
     cached = getattr(details, "cached_tokens", None) if details is not None else None
     if cached:  # prompt tokens the server served from its prefix cache (OpenAI prompt caching, vLLM APC)
-        out["cached_tokens"] = int(cached)
+        out["cached_tokens"] = _token_count(cached)
     done = getattr(u, "completion_tokens_details", None)
     reasoning = getattr(done, "reasoning_tokens", None) if done is not None else None
     if reasoning:  # hidden reasoning tokens, part of completion_tokens (OpenAI's reasoning models)
-        out["reasoning_tokens"] = int(reasoning)
+        out["reasoning_tokens"] = _token_count(reasoning)
     return out
+
+
+def _token_count(value: Any) -> Any:
+    """A usage figure as the endpoint reported it: an int when it is a whole number, else what it is (NaN for a
+    value that is no number), for ``hostile_numbers`` to refuse."""
+    try:
+        x = float(value or 0)
+    except (TypeError, ValueError, OverflowError):
+        return math.nan
+    return int(x) if math.isfinite(x) and x.is_integer() else x
+
+
+# No request of a judge spends more: the largest context windows of 2026 hold about 2 million tokens, and a reply's
+# budget is a fraction of it. A figure past it, negative or not a whole number is the endpoint's error (or a lie
+# that would make a run's cost what the endpoint says), never a count to charge or to store.
+MAX_USAGE_TOKENS = 10_000_000
+# A log-prob is log p <= 0; a server's float rounding may report a hair above 0 for p = 1, nothing more.
+LOGPROB_ROUNDING = 1e-3
+
+
+def hostile_numbers(resp: Response) -> str | None:
+    """Why a reply's numbers cannot be used, or None: a log-prob that is not a number or above 0 (NaN, +inf: a
+    distribution computed from it would be no distribution; -inf, probability 0, is a number), or a usage figure
+    that is negative, not a whole number or over ``MAX_USAGE_TOKENS``. Such a reply is a failed request with this
+    reason (counted, not scored, not cached, its tokens not counted): choosing to refuse rather than clamp keeps a
+    lying endpoint from setting what a run is charged."""
+    for choice in resp.choices:
+        for pos, t in enumerate(choice.tokens or ()):
+            for token, lp in ((t.token, t.logprob), *t.top):
+                if lp is None:
+                    continue
+                if not isinstance(lp, (int, float)) or math.isnan(lp) or lp > LOGPROB_ROUNDING:
+                    return (f"the endpoint reported an impossible log-prob ({lp!r}) for the token {str(token)[:20]!r} "
+                            f"at position {pos}: a log-prob is a number <= 0, so the reply is not scored")
+    for k, v in (resp.usage or {}).items():
+        if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= MAX_USAGE_TOKENS:
+            return (f"the endpoint reported an implausible usage ({k} = {v!r}; a request's counts lie between 0 and "
+                    f"{MAX_USAGE_TOKENS:,} tokens): the reply is not used and its tokens are not counted")
+    return None
 
 
 # ------------------------------------------------------------------------------------------------ (de)serialisation
@@ -685,6 +728,6 @@ def response_from_dict(d: dict[str, Any], *, latency_s: float = 0.0, cached: boo
 
 __all__ = [
     "Endpoint", "PRESETS", "endpoint_from_preset", "JudgeClient", "RequestStats", "RequestFailed", "MissingApiKey",
-    "EndpointUnusable",
+    "EndpointUnusable", "hostile_numbers", "MAX_USAGE_TOKENS",
     "chat_response", "completion_response", "response_to_dict", "response_from_dict", "request_body",
 ]

@@ -37,6 +37,7 @@ from evalcore.judge.client import (
     EndpointUnusable,
     JudgeClient,
     RequestFailed,
+    hostile_numbers,
     response_from_dict,
     response_to_dict,
 )
@@ -569,6 +570,10 @@ def score_replies(m: Any, task: ItemTask | PairTask, criteria: Criteria, config:
     spent, has no answer: when no reply has one, that is the failure's reason."""
     from evalcore.methods.base import separate_reasoning
 
+    hostile = next((h for h in map(hostile_numbers, responses) if h), None)
+    if hostile:  # a cached or batch reply (an online one failed as its request): a counted failure, not a value
+        return Outcome(value=None, status=STATUS_FAILED, reason=hostile, estimator=getattr(config, "estimator", ""),
+                       raw="\n".join(c.text or "" for r in responses for c in r.choices))
     sep = separate_reasoning(responses, chat)
     record = sep.record()
     if sep.failure:

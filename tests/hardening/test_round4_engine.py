@@ -340,3 +340,72 @@ def test_finding6_the_score_page_of_a_lab_server_refuses_a_local_preset_to_anoth
         shown = " ".join(str(e.value) for e in list(at.error) + list(at.warning) + list(at.info)).replace("\\", "")
         assert "not an endpoint this server's operator configured" in shown
         assert internal.posts == 0
+
+
+# ------------------------------------------------------------------------------------------------ finding 8
+HOSTILE = ("summary d0 of", "summary d1 of")  # the items whose replies carry a hostile number; d2, d3 are fine
+
+
+def _nan_on_the_chosen_token(prompt, *, sample=0, temperature=0.0, **_):
+    """For d0 and d1 the judge chooses 4 and reports its log-prob as NaN (the alternatives are numbers)."""
+    from evalcore.testing.replies import default_reply
+
+    if any(h in prompt for h in HOSTILE):
+        return Reply([("4", [("4", float("nan")), ("3", -1.2), ("5", -2.3)])])
+    return default_reply(prompt, sample=sample, temperature=temperature)
+
+
+def _local(srv):
+    from evalcore.judge.client import Endpoint
+
+    return Endpoint(srv.base_url, MODEL, provider="vllm", api_key_env="VLLM_API_KEY")
+
+
+def test_finding8_a_nan_log_prob_on_the_chosen_token_is_a_counted_failure(tmp_path):
+    store = Store(tmp_path / "judge.db")
+    with serve(scorer=_nan_on_the_chosen_token) as srv:
+        run = score_as(None, _local(srv), store, spec=geval_spec(4))
+    j = run.judgments.set_index("item_id")
+    assert (j.loc[["d0", "d1"], "status"] == "failed").all() and j.loc[["d0", "d1"], "value"].isna().all()
+    assert j.loc[["d0", "d1"], "reason"].str.contains("impossible log-prob (nan) for the token '4'", regex=False).all()
+    assert (j.loc[["d2", "d3"], "status"] == "ok").all()
+    stats = run.config["stats"]
+    assert stats["failed"] == 2 and stats["ok"] == 2 and stats["failures"] >= 2
+    # the NaN replies were not cached: only the probe's and d2, d3's replies were
+    assert store.cache_count() == len(store.answers(run.run_id)) + stats["probe_requests"]
+
+
+@pytest.mark.parametrize("usage", [
+    {"prompt_tokens": 10**15, "completion_tokens": 1, "total_tokens": 10**15 + 1},
+    {"prompt_tokens": 12, "completion_tokens": -10**15, "total_tokens": 12},
+    {"prompt_tokens": 12.5, "completion_tokens": 1, "total_tokens": 13},
+])
+def test_finding8_an_implausible_usage_is_refused_not_stored(tmp_path, usage):
+    store = Store(tmp_path / "judge.db")
+    with serve() as srv:
+        real = srv._usage
+        srv._usage = lambda prompt, replies, **kw: (usage if any(h in prompt for h in HOSTILE)
+                                                    else real(prompt, replies, **kw))
+        run = score_as(None, _local(srv), store, spec=geval_spec(4))
+    j = run.judgments.set_index("item_id")
+    assert (j.loc[["d0", "d1"], "status"] == "failed").all()
+    assert j.loc[["d0", "d1"], "reason"].str.contains("implausible usage").all()
+    assert (j.loc[["d2", "d3"], "status"] == "ok").all()
+    stats = run.config["stats"]
+    assert 0 <= stats["prompt_tokens"] < 10**7 and 0 <= stats["completion_tokens"] < 10**7  # not counted
+    assert stats["failed"] == 2 and stats["failures"] >= 2
+
+
+def test_finding8_a_cached_reply_with_a_nan_log_prob_is_not_scored_either():
+    """Replies read back from the cache or a batch's results are checked as they are scored."""
+    from evalcore.judge.runner import score_replies
+    from evalcore.methods import METHODS
+    from evalcore.types import Choice, ItemTask, Response, TokenLogprob
+
+    m = METHODS["geval"]
+    task = ItemTask("i", "d", "s", "coherence", "source", "output")
+    resp = Response(choices=[Choice(text="4", tokens=(TokenLogprob("4", float("nan"), (("4", float("nan")),
+                                                                                      ("3", -1.0))),))],
+                    usage={"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11}, cached=True)
+    out = score_replies(m, task, CRITERIA["coherence"], m.default_config(), [resp])
+    assert out.status == "failed" and out.value is None and "impossible log-prob" in out.reason
