@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from evalcore import runs as runs_mod
+from evalcore.labels import base_id
 from evalcore.model import JUDGMENT_COLUMNS, STATUS_FAILED, STATUS_OK, Dataset, Run
 from evalcore.meta import correlate
 from evalcore.meta.results import Estimate
@@ -174,7 +175,7 @@ def make_jury(dataset_id: str, spec: JurySpec, name: str, *, parse: str = "robus
     dataset = runs_mod.get_dataset(dataset_id, store)
     members = [runs_mod.load_run(r, parse=parse, store=store) for r in spec.members]
     for m in members:
-        if m.dataset_id != dataset_id and not dataset_id.startswith(m.dataset_id):
+        if m.dataset_id not in (dataset_id, base_id(dataset_id)):  # a labels view is judged by its base's runs
             raise ValueError(f"run {m.run_id} judged dataset {m.dataset_id}, not {dataset_id}")
         if m.judgments.empty:
             raise ValueError(f"run {m.run_id} holds no per-item judgments (a pairwise run cannot join a jury)")
