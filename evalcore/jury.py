@@ -211,10 +211,33 @@ def save_jury(run: Run, *, store=None, owner: str | None = None) -> str:
 
 
 # ------------------------------------------------------------------------------------------ the agreement matrix
+def agreement_measure(dataset: Dataset, dimension: str, coefficient: str) -> str:
+    """What the matrix holds: the correlation coefficient asked for, or for a label Cohen's kappa (quadratic-weighted
+    for ordered categories), as the Alignment page reports labels."""
+    dim = dataset.dimension(dimension)
+    if not dim.is_categorical:
+        return coefficient
+    return "weighted_kappa" if dim.kind == "ordinal" else "cohen_kappa"
+
+
+def _agreement(frame: pd.DataFrame, dataset: Dataset, dimension: str, measure: str, n_resamples: int,
+               random_state) -> Estimate:
+    if measure in ("cohen_kappa", "weighted_kappa"):
+        from evalcore.meta.classification import classify
+
+        dim = dataset.dimension(dimension)
+        res = classify(frame, categories=dim.categories, kind=dim.kind, n_resamples=n_resamples,
+                       random_state=random_state)
+        return getattr(res, measure)
+    return correlate(frame, coefficient=measure, n_resamples=n_resamples, random_state=random_state)
+
+
 def agreement_matrix(dataset: Dataset, members: list[Run], dimension: str, *, coefficient: str = "spearman",
                      n_resamples: int = 1000, random_state=0) -> tuple[list[list[Estimate]], list[Estimate]]:
-    """Every pair of runs' dataset-level correlation on the items both scored (a document-bootstrap interval), and
-    each run's correlation with the human score: (matrix in member order, humans)."""
+    """Every pair of runs' agreement on the items both scored (dataset level, document-bootstrap interval) and each
+    run's agreement with the human score: (matrix in member order, humans). The measure is ``agreement_measure``'s:
+    ``coefficient``, or kappa on a label."""
+    measure = agreement_measure(dataset, dimension, coefficient)
     frames = [runs_mod.score_frame(dataset, m, dimension) for m in members]
     matrix = []
     for i, a in enumerate(frames):
@@ -225,8 +248,7 @@ def agreement_matrix(dataset: Dataset, members: list[Run], dimension: str, *, co
                 continue
             pair = a.drop(columns=["human"]).merge(b[["item_id", "judge"]].rename(columns={"judge": "human"}),
                                                    on="item_id").dropna(subset=["human"])
-            row.append(correlate(pair, coefficient=coefficient, n_resamples=n_resamples, random_state=random_state))
+            row.append(_agreement(pair, dataset, dimension, measure, n_resamples, random_state))
         matrix.append(row)
-    humans = [correlate(f, coefficient=coefficient, n_resamples=n_resamples, random_state=random_state)
-              for f in frames]
+    humans = [_agreement(f, dataset, dimension, measure, n_resamples, random_state) for f in frames]
     return matrix, humans

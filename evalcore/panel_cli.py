@@ -83,7 +83,7 @@ def matrix_block(dataset, members, dim: str, *, coefficient: str, n_resamples: i
     """``meta --agreement-matrix``'s block for one dimension."""
     matrix, humans = jury_mod.agreement_matrix(dataset, members, dim, coefficient=coefficient,
                                                n_resamples=n_resamples, random_state=random_state)
-    return {"coefficient": coefficient, "runs": [m.run_id for m in members],
+    return {"coefficient": jury_mod.agreement_measure(dataset, dim, coefficient), "runs": [m.run_id for m in members],
             "matrix": [[_est(e) for e in row] for row in matrix], "humans": [_est(e) for e in humans]}
 
 

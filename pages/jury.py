@@ -56,7 +56,8 @@ key = (ds.id, tuple(chosen), ui.run_versions(tuple(chosen)), ctx.dimension, ctx.
        ctx.n_resamples)
 with st.spinner("The agreement matrix…"):
     mat, humans = matrix(*key)
-render.blocks(jv.agreement_blocks([names[r] for r in chosen], mat, humans, coefficient))
+render.blocks(jv.agreement_blocks([names[r] for r in chosen], mat, humans,
+                                  jury_mod.agreement_measure(ds, ctx.dimension, coefficient)))
 
 # ---------------------------------------------------------------------------------------------- make a jury
 st.subheader("Make a jury of these judges")

@@ -49,3 +49,22 @@ def test_a_jury_needs_two_different_members_and_calibration_documents():
         jury.JurySpec(("a", "b"), weights="calibrated").check()
     with pytest.raises(ValueError, match="unknown tie rule"):
         jury.JurySpec(("a", "b"), tie="coin").check()
+
+
+def test_agreement_matrix_on_a_label_is_cohens_kappa_as_scikit_learn_counts_it():
+    from sklearn.metrics import cohen_kappa_score
+
+    from evalcore.testing.labels import label_dataset, label_run
+
+    ds, truth = label_dataset(kind="nominal", n_docs=30, seed=4)
+    a = label_run(ds, truth, seed=5, run_id="x/a")
+    b = label_run(ds, truth, seed=6, run_id="x/b", judge_accuracy=0.5)
+    assert jury.agreement_measure(ds, "faithful", "spearman") == "cohen_kappa"
+    matrix, humans = jury.agreement_matrix(ds, [a, b], "faithful", n_resamples=50)
+    va = a.judgments["value"].to_numpy()
+    vb = b.judgments["value"].to_numpy()
+    assert matrix[0][1].statistic == pytest.approx(cohen_kappa_score(va, vb), abs=1e-12)
+    assert matrix[1][0].statistic == pytest.approx(matrix[0][1].statistic, abs=1e-12) and matrix[0][0].statistic == 1
+    human = ds.human_scores["score"].to_numpy()
+    assert humans[1].statistic == pytest.approx(cohen_kappa_score(vb, human), abs=1e-12)
+    assert humans[0].ci_low < humans[0].statistic < humans[0].ci_high
