@@ -237,3 +237,12 @@ def test_the_headline_chart_says_no_interval_instead_of_nan():
     fig = alignment.headline_figure(table, pd.DataFrame(), level="dataset", coefficient="spearman")
     hover = fig.data[0].hovertemplate
     assert "(no interval)" in hover and "nan" not in hover
+
+
+def test_label_agreement_on_one_document_has_no_interval():
+    from evalcore.meta.classification import classify
+
+    a, _ = _one_document_frames()
+    labels = a.assign(human=(a["human"] > 3).astype(float), judge=(a["judge"] > 3).astype(float))
+    est = classify(labels, categories=[0.0, 1.0], kind="binary", n_resamples=50)
+    assert np.isnan(est.accuracy.ci_low) and np.isnan(est.accuracy.ci_high) and est.accuracy.statistic >= 0

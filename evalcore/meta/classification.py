@@ -290,7 +290,7 @@ def classify(frame: pd.DataFrame, *, categories, kind: str, labels=None, n_resam
     cm = confusion_matrix(p.human, p.judge, labels=list(range(p.k))) if len(p.human) else np.zeros((p.k, p.k), int)
     lo_cells = hi_cells = np.full((p.k, p.k), np.nan)
     intervals: dict[str, tuple[float, float, str]] = {}
-    if n_resamples > 0 and p.n_docs > 0:
+    if n_resamples > 0 and p.n_docs > 1:  # one document: every resample is it, so no interval (not a zero-width one)
         C = confusion_from_counts(p, bootstrap_counts(p.n_docs, n_resamples, random_state))
         boot = stats_from_confusion(C, average=average)
         jack = (stats_from_confusion(_jackknife_confusions(p), average=average) if ci_method == "bca" else None)
