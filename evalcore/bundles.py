@@ -33,7 +33,7 @@ import pandas as pd
 
 from evalcore import datasets as bundled
 from evalcore import runs as runs_mod
-from evalcore.model import COMPARISON_COLUMNS, JUDGMENT_COLUMNS, Dataset, Dimension, Run
+from evalcore.model import COMPARISON_COLUMNS, DRAW_COLUMNS, JUDGMENT_COLUMNS, Dataset, Dimension, Run
 from evalcore.spec import ScoringSpec, SpecError
 
 KIND = "evalcore-run-bundle"
@@ -105,7 +105,7 @@ def export_run(run_id: str, out: str | Path, *, store: Any = None, with_dataset:
                     "bundled": is_bundled},
         "carries_dataset": carry,
         "counts": {"judgments": len(run.judgments), "comparisons": len(run.comparisons),
-                   "criteria": len(criteria)},
+                   "criteria": len(criteria), **({"draws": len(run.draws)} if not run.draws.empty else {})},
         "has_spec": spec is not None,
     }
     path = Path(out)
@@ -123,6 +123,8 @@ def export_run(run_id: str, out: str | Path, *, store: Any = None, with_dataset:
                 f.write(_line({"type": "judgment", **r}) + "\n")
             for r in _records(_with_hash(run.comparisons, COMPARISON_COLUMNS, hashes)):
                 f.write(_line({"type": "comparison", **r}) + "\n")
+            for r in _records(_with_hash(run.draws, DRAW_COLUMNS, hashes)):  # a judge drawn K times per item
+                f.write(_line({"type": "draw", **r}) + "\n")
             if carry:
                 _write_dataset(f, dataset)
         tmp.replace(path)  # a bundle is whole or absent, never half-written
@@ -186,6 +188,7 @@ class Bundle:
     criteria: list[dict[str, Any]] = field(default_factory=list)
     judgments: list[dict[str, Any]] = field(default_factory=list)
     comparisons: list[dict[str, Any]] = field(default_factory=list)
+    draws: list[dict[str, Any]] = field(default_factory=list)
     dataset: Dataset | None = None
     spec: dict[str, Any] | None = None  # ScoringSpec.to_dict() (version 2), None in a version-1 bundle
     spec_line: int = 0
@@ -240,6 +243,8 @@ def read_bundle(path: str | Path) -> Bundle:
                 bundle.judgments.append(obj)
             elif kind == "comparison":
                 bundle.comparisons.append(obj)
+            elif kind == "draw":
+                bundle.draws.append(obj)
             elif kind == "dataset":
                 ds_head = obj
             elif kind == "dataset_row" and obj.get("table") in tables:
@@ -325,6 +330,8 @@ def import_bundle(path: str | Path, *, store: Any = None, dataset_id: str | None
               parser=head["parser"], created_at=head.get("created_at") or "",
               judgments=pd.DataFrame(bundle.judgments).drop(columns="type", errors="ignore"),
               comparisons=pd.DataFrame(bundle.comparisons).drop(columns="type", errors="ignore"))
+    if bundle.draws:
+        run.draws = pd.DataFrame(bundle.draws).drop(columns="type", errors="ignore")
     st.save_imported_run(run, status=head.get("status") or "done",
                          criteria=[{k: v for k, v in c.items() if k != "type"} for c in bundle.criteria])
     out = {"run": run.run_id, "judgments": len(bundle.judgments), "comparisons": len(bundle.comparisons),

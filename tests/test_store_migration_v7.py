@@ -15,9 +15,9 @@ from tests.test_store_migration_v6 import FIXTURE
 from tests.test_store_migrations import all_rows, columns, copy_of
 
 
-def _run_with_draws(dataset_id: str) -> Run:
+def _run_with_draws(dataset_id: str, a: str = "a", b: str = "b") -> Run:
     draws = pd.DataFrame({
-        "item_id": ["a"] * 3 + ["b"] * 3, "dimension": ["coherence"] * 6, "draw": [0, 1, 2] * 2,
+        "item_id": [a] * 3 + [b] * 3, "dimension": ["coherence"] * 6, "draw": [0, 1, 2] * 2,
         "raw": ["4", "5", "x", "2", "2", "3"], "value": [4.0, 5.0, math.nan, 2.0, 2.0, 3.0],
         "status": ["ok", "ok", "failed", "ok", "ok", "ok"], "reason": ["", "", "no score", "", "", ""]})
     agg = aggregate_draws(draws)
@@ -56,3 +56,21 @@ def test_a_run_with_draws_round_trips_and_old_runs_read_back_unchanged(tmp_path)
     store.delete_run("drawn")
     assert store.conn.execute("SELECT count(*) FROM draws").fetchone()[0] == 0
     store.close()
+
+
+def test_a_run_bundle_carries_the_draws(tmp_path):
+    from evalcore.bundles import export_run, import_bundle
+
+    from evalcore.datasets import load_dataset
+
+    a, b = load_dataset("summeval").items["item_id"].tolist()[:2]
+    store = Store(tmp_path / "a.db")
+    store.save_imported_run(_run_with_draws("summeval", a, b))
+    out = tmp_path / "drawn.jsonl"
+    summary = export_run("drawn", out, store=store)
+    assert summary["draws"] == 6
+    other = Store(tmp_path / "b.db")
+    import_bundle(out, store=other)
+    back = other.load_run("drawn")
+    assert back.n_draws == 3 and back.draws["raw"].tolist() == ["4", "5", "x", "2", "2", "3"]
+    assert back.judgments.set_index("item_id")["value"].to_dict() == {a: 4.5, b: 7 / 3}
