@@ -131,6 +131,18 @@ def test_ppi_view_equals_the_library_and_ppi_py_on_summeval(summeval):
     assert all(float(x).is_integer() for x in np.r_[ranking["rank_low"], ranking["rank_high"]])
 
 
+def test_ppi_warns_where_ratings_pile_up_at_one_end_of_the_scale(summeval):
+    ds, run = summeval
+    v = iv.ppi_for_run(ds, run, "consistency", rated=50, n_resamples=0)
+    frame = ppi.hide_ratings(ppi.judged_frame(ds.items, ds.human_scores, run.scores("consistency"), "consistency"), 50)
+    for s in v.result.per_system:  # the share of rated values within 0.4 of 1 or 5, by hand
+        y = frame.loc[(frame["system_id"] == s.system) & frame["human"].notna() & frame["judge"].notna(), "human"]
+        assert s.end_share == pytest.approx(float(((y <= 1.4) | (y >= 4.6)).mean()))
+    warned = [w for w in iv.ppi_warnings(v) if "one end of the scale" in w]
+    assert len(warned) == 1 and "82-91%" in warned[0]
+    assert not any("fewer than 30" in w for w in iv.ppi_warnings(v))
+
+
 def test_ppi_without_hidden_ratings_is_the_humans_mean(summeval):
     ds, run = summeval
     v = iv.ppi_for_run(ds, run, "coherence", method="ppi", rated=None, n_resamples=0)

@@ -90,6 +90,7 @@ class SystemEstimate:
     rated_documents: int = 0  # documents (prompts) holding the rated items: the units the interval counts
     floored: bool = False     # no spread among the rated values: their variance bounded instead (module docstring)
     clustered: bool = False   # some document holds several of the system's items: cluster-robust variance
+    end_share: float = math.nan  # share of the rated values within a tenth of the scale of one of its ends (NaN: no scale)
 
     def as_dict(self) -> dict:
         return {"system": self.system, "estimate": _num(self.estimate), "ci_low": _num(self.ci_low),
@@ -97,7 +98,7 @@ class SystemEstimate:
                 "n_unlabelled": self.n_unlabelled, "human_only": mean_dict(self.human_only),
                 "judge_only": mean_dict(self.judge_only), "interval": self.interval,
                 "rated_documents": self.rated_documents, "spread_floored": self.floored,
-                "clustered": self.clustered}
+                "clustered": self.clustered, "share_at_scale_end": _num(self.end_share)}
 
 
 @dataclass(frozen=True)
@@ -287,7 +288,16 @@ def system_estimate(frame: pd.DataFrame, system: str, method: str, confidence_le
                           human_only=_mean_estimate(y, docs[rated], confidence_level, scale),
                           judge_only=_mean_estimate(frame["judge"].to_numpy(), docs, confidence_level, None),
                           interval=m.interval, rated_documents=m.rated_documents, floored=m.floored,
-                          clustered=m.clustered)
+                          clustered=m.clustered, end_share=_end_share(y, scale))
+
+
+def _end_share(y: np.ndarray, scale) -> float:
+    """The share of ``y`` within a tenth of the scale's range of its lowest or highest value: ratings piled up at
+    one end, where a normal or t interval is known to cover less than asked (bench/bench_ppi_small.py)."""
+    if scale is None or len(y) == 0:
+        return math.nan
+    tenth = (scale[1] - scale[0]) / 10
+    return float(np.mean((y <= scale[0] + tenth) | (y >= scale[1] - tenth)))
 
 
 def ppi_by_system(frame: pd.DataFrame, *, method: str = "ppi++", n_resamples: int = 1000, random_state=0,

@@ -313,20 +313,24 @@ def ppi_table(views: list[PPIView]) -> pd.DataFrame:
 
 
 def ppi_warnings(view: PPIView) -> list[str]:
-    """Where the interval's 95% is known to fall short: few rated documents, or rated values piled on one value
-    (simulated in bench/bench_ppi_small.py)."""
+    """Where the interval's 95% is known to fall short: few rated documents, rated values piled up at one end of the
+    scale (simulated in bench/bench_ppi_small.py), or no spread at all."""
     r = view.result
     if r is None:
         return []
     unit = "prompts" if view.pairwise else "documents"
     few = [s.system for s in r.per_system if s.rated_documents < SMALL_SAMPLE]
+    piled = [s.system for s in r.per_system if s.end_share >= 0.5]
     alike = [s.system for s in r.per_system if s.floored and s.rated_documents >= 2]
     out = []
     if few:
         out.append(f"{view.run}: fewer than {SMALL_SAMPLE} rated {unit} for {_names(few)}: the interval is a Student t "
-                   "one, and its coverage can still fall short of 95%, most where the ratings pile up at one end of "
-                   "the scale (simulated from SummEval's ratings at 20 rated documents: 88-94% for coherence, "
-                   "fluency and relevance, about 88% for consistency, most of whose ratings are 5).")
+                   "one, and its coverage can still fall short of 95% (simulated from SummEval's coherence and "
+                   "relevance ratings at 10 and 20 rated documents: 92-94%).")
+    if piled:
+        out.append(f"{view.run}: most rated values sit at one end of the scale for {_names(piled)}: a normal or t "
+                   "interval is known to cover less than 95% there (simulated from SummEval's consistency and "
+                   "fluency ratings, most of them 5: 82-91% at 10 to 50 rated documents).")
     if alike:
         out.append(f"{view.run}: every rated value is alike for {_names(alike)}: the sample shows no spread, so the "
                    "interval rests on a bound of it (a variable that differs on an unseen share of documents), not "
