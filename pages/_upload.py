@@ -206,7 +206,7 @@ def dataset_form(upload: Any) -> None:
         show_problems(err)
         return
     delim = raw.attrs.get("delimiter")
-    st.text(f"{upload.name}: {len(raw)} rows, {len(raw.columns)} columns"
+    st.text(f"{upload.name}: {counted(len(raw), 'row')}, {counted(len(raw.columns), 'column')}"
             + (f", fields separated by {delim!r}" if delim and delim != "," else ""))
     done = st.session_state.get("_imported_digest") == digest
     guessed = pairs.looks_pairwise(raw.columns)
@@ -341,9 +341,10 @@ def _pairs_form(upload: Any, raw: pd.DataFrame, digest: str) -> None:
         ui.load_dataset.clear()
         st.session_state["_imported_digest"] = digest
         handoff.open_dataset(s["dataset"])
-        st.session_state["_imported"] = (f"Imported {result.dataset.name!r} as {s['dataset']}: {s['pairs']} pairs, "
-                                         f"{s['votes']} votes by {len(s['annotators'])} annotators, "
-                                         f"{len(s['models'])} models; votes {result.outcome_text()}.")
+        st.session_state["_imported"] = (f"Imported {result.dataset.name!r} as {s['dataset']}: "
+                                         f"{counted(s['pairs'], 'pair')}, {counted(s['votes'], 'vote')} by "
+                                         f"{counted(len(s['annotators']), 'annotator')}, "
+                                         f"{counted(len(s['models']), 'model')}; votes {result.outcome_text()}.")
         st.session_state["_import_warnings"] = result.warnings
         st.rerun()
 
@@ -381,7 +382,7 @@ def scores_form(upload: Any, dataset: Any) -> None:
     if err is not None:
         show_problems(err, "scores_problems")
         return
-    st.text(f"{upload.name}: {len(raw)} rows, {len(raw.columns)} columns")
+    st.text(f"{upload.name}: {counted(len(raw), 'row')}, {counted(len(raw.columns), 'column')}")
     st.dataframe(importers.preview_frame(raw, 10), key="scores_preview")
     c = st.columns(2)
     name = c[0].text_input("Run name", value=Path(upload.name).stem, key="scores_name")
@@ -421,7 +422,7 @@ def scores_form(upload: Any, dataset: Any) -> None:
         picked = [r for r in st.session_state.get("runs") or [] if r != imported.run.run_id]
         handoff.open_runs([*picked, imported.run.run_id])
         st.session_state["_imported"] = (f"Imported run {imported.run.label!r} ({imported.run.run_id}): "
-                                         f"{len(imported.run.judgments)} judgments.")
+                                         f"{counted(len(imported.run.judgments), 'judgment')}.")
         st.session_state["_import_warnings"] = imported.warnings
         st.rerun()
 
@@ -457,7 +458,7 @@ def _annotator_runs(parts: list[tuple[str, Any]], dataset: Any, name: str, dim: 
     ids = [i.run.run_id for i in imported]
     handoff.open_runs([*[r for r in st.session_state.get("runs") or [] if r not in ids], *ids])
     st.session_state["_imported"] = "Imported " + ", ".join(
-        f"run {i.run.label!r} ({len(i.run.judgments)} judgments)" for i in imported) + "."
+        f"run {i.run.label!r} ({counted(len(i.run.judgments), 'judgment')})" for i in imported) + "."
     st.session_state["_import_warnings"] = [w for i in imported for w in i.warnings]
     st.rerun()
 

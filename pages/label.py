@@ -7,6 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from evalcore import labels
+from evalcore.model import counted
 from evalcore.store import default_store
 from evalcore.views import common as common_views
 from evalcore.views import label as label_views
@@ -283,7 +284,7 @@ def export_and_import() -> None:
             st.error(ui.esc(str(e)))
         else:
             forget_cached_dataset()
-            st.success(f"Imported {n} labels.")
+            st.success(f"Imported {counted(n, 'label')}.")
     st.caption(label_views.how_labels_join(ds))
     offer = sharing.labels_offer(store, ds_id, me)
     if offer is not None:
