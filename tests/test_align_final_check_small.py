@@ -124,3 +124,13 @@ def test_choosing_one_document_for_the_loop_is_said_of_the_choice(summeval, tmp_
         views.make_loop_split(Store(tmp_path / "s.db"), summeval, DIM, docs=1, seed=0, test_share=0.3)
     assert "1 of summeval's 100 documents" in str(e.value)
     assert "has 1 document(s)" not in str(e.value)
+
+
+def test_align_sample_docs_one_is_said_of_the_choice(capsys):
+    from evalcore.cli import main
+
+    assert main(["align", "--dataset", "summeval", "--dimension", DIM, "--method", "geval", "--provider", "vllm",
+                 "--base-url", NOWHERE, "--model", "m", "--sample-docs", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "--sample-docs 1: a development / test split needs two or more documents" in err
+    assert "has 1 document" not in err

@@ -29,6 +29,9 @@ def _dataset(args: argparse.Namespace, store):
     ds = runs.get_dataset(args.dataset, store, with_labels=False)
     if args.sample_docs is None:
         return ds
+    if args.sample_docs < 2:  # said of the choice: the dataset itself may hold many more
+        raise ValueError(f"--sample-docs {args.sample_docs}: a development / test split needs two or more documents "
+                         f"(dataset {ds.id!r} has {ds.items['doc_id'].nunique():,})")
     docs = sample_documents(ds, args.sample_docs, seed=args.seed, how="random", dimension=args.dimension)
     return documents_subset(ds, docs)
 
