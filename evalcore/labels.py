@@ -213,8 +213,13 @@ def stratified_order(dataset: Dataset) -> list[str]:
 
 def geval_width(run: Run, dimension: str) -> pd.Series:
     """item_id -> standard deviation of G-Eval's score distribution (the judge's own uncertainty; Liu et al. 2023
-    Eq. 1 weights the scores by these probabilities). Empty when the run kept no distributions."""
+    Eq. 1 weights the scores by these probabilities). A run that kept its K draws per item instead (sampled replies,
+    e.g. Chiang & Lee's 20) gives the standard deviation of the draws, the empirical distribution of its samples.
+    Empty when the run kept neither."""
     j = run.judgments
+    if not run.draws.empty and dimension in set(run.draws["dimension"]):
+        d = run.draw_scores(dimension).dropna(subset=["judge"])
+        return d.groupby("item_id")["judge"].std(ddof=0).astype(float)
     if j.empty or "detail" not in j.columns:
         return pd.Series(dtype=float)
     j = j[(j["dimension"] == dimension) & (j["status"] == "ok")]

@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from evalcore import datasets
 from evalcore.model import aggregate_draws
@@ -51,3 +52,15 @@ def test_a_run_of_one_draw_has_no_draws_table_and_reads_its_judgments_as_draw_0(
     assert run.draws.empty and run.n_draws == 1
     d = run.draw_scores("coherence")
     assert d["draw"].eq(0).all() and d["judge"].tolist() == run.scores("coherence")["judge"].tolist()
+
+
+def test_the_label_pages_uncertain_order_ranks_items_by_the_spread_of_their_draws():
+    from evalcore import labels
+
+    run = datasets.load_bundled_run(TC)
+    u = labels.geval_width(run, "coherence")
+    d = run.draw_scores("coherence").pivot(index="item_id", columns="draw", values="judge")
+    assert len(u) == len(d) and u.loc[d.index[0]] == pytest.approx(float(np.nanstd(d.iloc[0].to_numpy())))
+    order, n = labels.order_for(datasets.load_dataset("topical_chat"), "uncertain", ("geval", TC), (run,),
+                                "coherence")
+    assert n == len(u) and u.loc[order[0]] == u.max()
