@@ -2,15 +2,18 @@
 ratings on some (Angelopoulos, Bates, Fannjiang, Jordan & Zrnic, "Prediction-powered inference", Science 2023;
 power-tuned PPI++: Angelopoulos, Duchi & Zrnic, "PPI++: Efficient prediction-powered inference", arXiv:2311.01453).
 
-Within one system each document holds one output, so the items are the units. With n rated items (human Y, judge
-Yhat) and N unrated ones (judge Yhat~), the estimate of the mean human score is
+Within one system a document usually holds one output, so the items are the units (pairwise data: a prompt holds
+several of a model's pairs, and the prompts are the units: clusters below). With n rated items (human Y, judge Yhat)
+and N unrated ones (judge Yhat~), the estimate of the mean human score is
 
     theta_lambda = lambda * mean(Yhat~) + mean(Y - lambda * Yhat)
 
 - classic PPI: lambda = 1 (the judge's mean on the unrated items, corrected by the mean of human - judge on the rated
   ones: the "rectifier");
-- PPI++: lambda = cov(Y, Yhat) / ((1 + n/N) var(Yhat)), clipped to [0, 1], the value that minimises the estimate's
-  variance (ADZ23, the mean case of their Eq. for lambda-hat); lambda = 0 is the human-only mean.
+- PPI++: lambda = cov(Y, Yhat) / ((1 + n/N) var(Yhat)), clipped to [0, 1], an estimate of the value that minimises
+  the estimate's variance (ADZ23, the mean case of their Eq. for lambda-hat); lambda = 0 is the human-only mean.
+  Being estimated (the judge's variance pooled over rated and unrated items), it does not always give an interval
+  narrower than the humans' alone (tests/test_meta_ppi.py builds a case).
 
 What is estimated, and on what condition: the target is the system's mean human score over the population of
 documents the judged ones are drawn from (the superpopulation mean), not the mean over these documents alone; the
