@@ -93,5 +93,7 @@ def blocks(dataset: Dataset, run_label: str, dimension: str, rep: ReliabilityRep
             Figure(projection_figure(rep, coefficient), "rel_projection"),
             Note(esc("; ".join(rep.notes)) + ".", "info"),
             Heading("The items whose draws disagree most", 3),
+            Note("The Label page's order \"judge least certain\", with this run as its G-Eval source, offers "
+                 "these items for rating first.", "info"),
             Table(unstable_table(dataset, rep), f"unstable items {dimension}", "rel_unstable")]
     return out
