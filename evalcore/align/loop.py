@@ -41,6 +41,7 @@ import pandas as pd
 
 from evalcore.align.candidates import Candidate
 from evalcore.align.split import DEV, TEST, Split, split_dataset
+from evalcore.meta.results import Estimate, to_json
 from evalcore.model import Dataset, Dimension, Run, counted
 
 CHOOSE_BEST_DEV = "best-dev"
@@ -96,18 +97,16 @@ def default_settings(dim: Dimension, **kw) -> Settings:
 
 
 @dataclass(frozen=True)
-class Agreement:
-    """A judge's agreement with the humans on one part: the correlation with its interval; ``n`` as
-    ``CorrelationResult.n`` (items at the dataset level), ``failed`` judgments that could not be read (dropped)."""
+class Agreement(Estimate):
+    """A judge's agreement with the humans on one part: an Estimate (the correlation or kappa with its interval;
+    ``n`` as the statistic's, items at the dataset level) and ``failed``, the judgments that could not be read
+    (dropped)."""
 
-    statistic: float
-    ci_low: float
-    ci_high: float
-    n: int
     failed: int = 0
 
-    def as_dict(self) -> dict[str, float]:
-        return {"statistic": self.statistic, "ci_low": self.ci_low, "ci_high": self.ci_high}
+    def as_dict(self, *names: str, missing_as_none: bool = False) -> dict:
+        """``align --json``'s keys (statistic, ci_low, ci_high) unless others are named."""
+        return super().as_dict(*(names or ("statistic", "ci_low", "ci_high")), missing_as_none=missing_as_none)
 
 
 @dataclass(frozen=True)
@@ -379,12 +378,12 @@ def agreement_of(frame: pd.DataFrame, settings: Settings, dim: Dimension | None 
         e = getattr(res, settings.coefficient)
         # failed: replies that could not be read, and values that are no category of a nominal dimension
         return Agreement(statistic=float(e.statistic), ci_low=float(e.ci_low), ci_high=float(e.ci_high), n=int(res.n),
-                         failed=int(res.dropped + res.invalid))
+                         method=e.method, failed=int(res.dropped + res.invalid))
     r = meta.correlate(frame, level=settings.level, coefficient=settings.coefficient,
                        n_resamples=settings.n_resamples, random_state=settings.random_state,
                        confidence_level=settings.confidence_level)
     return Agreement(statistic=float(r.statistic), ci_low=float(r.ci_low), ci_high=float(r.ci_high), n=int(r.n),
-                     failed=int(frame["judge"].isna().sum()))
+                     method=r.method, failed=int(frame["judge"].isna().sum()))
 
 
 def score_candidate(dataset: Dataset, split: Split, part: str, dimension: str, method: str, candidate: Candidate,
@@ -584,18 +583,10 @@ def final_check(dataset: Dataset, split: Split, dimension: str, method: str, bas
                                       baseline_hash=baseline_dev.candidate.version,
                                       chosen_hash=chosen_dev.candidate.version,
                                       baseline_run=runs["baseline"].run_id, chosen_run=runs["chosen"].run_id,
-                                      result=_json_safe(result), owner=owner)
+                                      result=to_json(result), owner=owner)
     return FinalCheck(baseline=scored["baseline"], chosen=scored["chosen"], difference=diff, dev_gain=dev_gain,
                       test_gain=diff.statistic, optimism=dev_gain - diff.statistic, check_number=number,
                       verdict=verdict_of(diff))
-
-
-def _json_safe(x: Any) -> Any:
-    if isinstance(x, dict):
-        return {k: _json_safe(v) for k, v in x.items()}
-    if isinstance(x, float) and x != x:
-        return None
-    return x
 
 
 __all__ = ["Settings", "default_settings", "Agreement", "Scored", "Difference", "FinalCheck", "AlignReport", "CHOOSE_BEST_DEV",

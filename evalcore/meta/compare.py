@@ -43,6 +43,7 @@ from evalcore.meta.correlation import (
     LEVELS, per_document, point_estimate, replicate_function, replicate_rows, system_sums,
 )
 from evalcore.meta.intervals import CI_METHODS, bootstrap_interval
+from evalcore.meta.results import Estimate
 from evalcore.meta.scoreframe import PreparedFrame, prepare_frame
 from evalcore.meta.validation import check_choice, check_n_resamples
 from evalcore.model import counted
@@ -66,21 +67,39 @@ def swap_resamples(n_documents: int, n_resamples: int) -> float:
 
 @dataclass(frozen=True)
 class PairedComparisonResult:
+    """Two judges' statistics and their difference a - b as an Estimate: its interval (``method``: the interval
+    actually used, "bca", or "percentile" asked for or BCa's fallback), its p-value (``pvalue_method``: the test,
+    "bootstrap" or "permutation"), ``n`` as correlate's (items / documents used / systems), ``dropped`` the items
+    left out because either judge's value is missing (or only one frame has the item). The old flat names are
+    properties."""
+
     statistic_a: float
     statistic_b: float
-    difference: float  # statistic_a - statistic_b
-    ci_low: float
-    ci_high: float
-    pvalue: float
-    n: int  # items / documents used / systems, as correlate's n
+    estimate: Estimate
     level: str
     coefficient: str
-    method: str
-    dropped: int = 0  # items left out because either judge's value is missing (or only one frame has the item)
-    n_resamples: int = 0
-    confidence_level: float = 0.95
-    ci_method: str = "bca"  # interval actually used: "bca", or "percentile" (asked for, or BCa's fallback)
     n_documents: int = 0  # the documents both frames share: the resampling (and swapping) unit
+
+    difference = property(lambda self: self.estimate.statistic)  # statistic_a - statistic_b
+    ci_low = property(lambda self: self.estimate.ci_low)
+    ci_high = property(lambda self: self.estimate.ci_high)
+    pvalue = property(lambda self: self.estimate.pvalue)
+    n = property(lambda self: self.estimate.n)
+    method = property(lambda self: self.estimate.pvalue_method)
+    dropped = property(lambda self: self.estimate.dropped)
+    n_resamples = property(lambda self: self.estimate.n_resamples)
+    confidence_level = property(lambda self: self.estimate.confidence_level)
+    ci_method = property(lambda self: self.estimate.method)
+
+
+def paired_result(stat_a: float, stat_b: float, difference: float, lo: float, hi: float, pvalue: float, *, n: int,
+                  level: str, coefficient: str, method: str, dropped: int, n_resamples: int, confidence_level: float,
+                  ci_method: str, n_documents: int) -> PairedComparisonResult:
+    """The result of a paired comparison (here and in evalcore.meta.compare_labels), its difference an Estimate."""
+    e = Estimate(float(difference), float(lo), float(hi), n=int(n), method=ci_method, pvalue=float(pvalue),
+                 pvalue_method=method, confidence_level=float(confidence_level), n_resamples=int(n_resamples),
+                 resampling="documents", dropped=int(dropped))
+    return PairedComparisonResult(float(stat_a), float(stat_b), e, level, coefficient, int(n_documents))
 
 
 def _paired_frames(frame_a: pd.DataFrame, frame_b: pd.DataFrame) -> tuple[PreparedFrame, PreparedFrame, int]:
@@ -223,12 +242,9 @@ def paired_difference(frame_a: pd.DataFrame, frame_b: pd.DataFrame, *, level: st
             ci_method=ci_method, confidence_level=confidence_level, method=method,
             permutation_pvalue=lambda: _permutation_pvalue(pa, pb, level, coefficient, skip_constant, n_resamples,
                                                            random_state))
-    return PairedComparisonResult(
-        statistic_a=float(stat_a), statistic_b=float(stat_b), difference=float(difference), ci_low=lo, ci_high=hi,
-        pvalue=pvalue, n=int(n), level=level, coefficient=coefficient, method=method, dropped=int(dropped),
-        n_resamples=int(n_resamples), confidence_level=float(confidence_level), ci_method=used_method,
-        n_documents=int(pa.n_docs),
-    )
+    return paired_result(stat_a, stat_b, difference, lo, hi, pvalue, n=n, level=level, coefficient=coefficient,
+                         method=method, dropped=dropped, n_resamples=n_resamples, confidence_level=confidence_level,
+                         ci_method=used_method, n_documents=pa.n_docs)
 
 
 # Below this many documents the paired bootstrap's interval is measurably too narrow: two equally weak judges with

@@ -29,7 +29,9 @@ import scipy.stats as st
 from evalcore.meta.classification import (
     PreparedLabels, doc_tables, judge_codes, prepare_labels, sklearn_statistics, stats_from_confusion,
 )
-from evalcore.meta.compare import METHODS, PairedComparisonResult, paired_inference, SWAP_BATCH, swap_resamples
+from evalcore.meta.compare import (
+    METHODS, SWAP_BATCH, PairedComparisonResult, paired_inference, paired_result, swap_resamples,
+)
 from evalcore.meta.intervals import CI_METHODS
 from evalcore.meta.validation import check_choice, check_n_resamples
 
@@ -134,12 +136,9 @@ def paired_label_difference(frame_a: pd.DataFrame, frame_b: pd.DataFrame, *, cat
                 (docs, docs + pa.n_docs), _swap_statistic(pa, pb, statistic, average), permutation_type="samples",
                 vectorized=True, n_resamples=swap_resamples(pa.n_docs, n_resamples), alternative="two-sided",
                 random_state=random_state, batch=SWAP_BATCH).pvalue)
-    return PairedComparisonResult(
-        statistic_a=float(stat_a), statistic_b=float(stat_b), difference=float(difference), ci_low=float(lo),
-        ci_high=float(hi), pvalue=float(pvalue), n=int(len(pa.human)), level="dataset", coefficient=statistic,
-        method=method, dropped=int(dropped), n_resamples=int(n_resamples), confidence_level=float(confidence_level),
-        ci_method=used, n_documents=int(pa.n_docs),
-    )
+    return paired_result(stat_a, stat_b, difference, lo, hi, pvalue, n=len(pa.human), level="dataset",
+                         coefficient=statistic, method=method, dropped=dropped, n_resamples=n_resamples,
+                         confidence_level=confidence_level, ci_method=used, n_documents=pa.n_docs)
 
 
 __all__ = ["LABEL_STATISTICS", "check_statistic", "paired_label_difference"]
