@@ -137,4 +137,6 @@ def agreement_blocks(names: list[str], matrix, humans, coefficient: str) -> list
             for n, row, h in zip(names, matrix, humans)]
     return [Heading("How the judges agree with each other and with the humans", 3),
             Figure(matrix_figure(names, matrix, humans, coefficient), "jury_matrix"),
-            Table(pd.DataFrame(rows), "agreement matrix", "jury_matrix_table", static=True)]
+            Table(pd.DataFrame(rows), "agreement matrix", "jury_matrix_table", static=True),
+            Note("To rate the items two of these judges disagree on most, pick the Label page's order \"judge least "
+                 "certain\" from two runs disagreeing.", "info")]
