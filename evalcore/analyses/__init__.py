@@ -6,5 +6,8 @@ only render. A figure the three show is therefore the same number in all three (
 - ``correlations``: judge against human at each level and coefficient, with intervals (``alignment_table``);
 - ``ceiling``: the human ceiling on the items each run is correlated on;
 - ``systems``: per-system correlations P_i, the meta-correlation M, #CP, RTS-MCQ reliability, difficulty;
-- ``meta``: the whole of one run's meta-evaluation, dimension by dimension (what ``meta --json`` prints).
+- ``labels``, ``preferences``: agreement on labels; pairwise verdicts against the humans' votes;
+- ``items``: the judge's score beside the human score, item by item;
+- ``bias``: writer, position, verbosity and self-preference bias, mean scores per system, score distributions;
+- ``evaluation``: the whole of one run's meta-evaluation, dimension by dimension (what ``meta --json`` prints).
 """
