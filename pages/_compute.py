@@ -1,7 +1,7 @@
 """Cached analyses: every result is computed once per (dataset, runs, parameters) and kept by ``st.cache_data``.
 
 Arguments are ids and plain values (tuples, not lists) so they hash; the objects are fetched from the resource
-caches in ``_shared``. Each function is a one-line call into ``evalcore.views``.
+caches in ``_loaders``. Each function is a one-line call into ``evalcore.views``.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from evalcore.views import bias as bias_views
 from evalcore.views import common as common_views
 from evalcore.views import compare as compare_views
 from evalcore.views import data as data_views
-from pages import _shared as ui
+from pages import _loaders as loaders
 from pages import _streamlit_internals as internals
 
 
@@ -71,7 +71,7 @@ def cached_for_runs(**cache_kw):
                 value = bound.arguments.get(name)
                 ids += list(value) if isinstance(value, (tuple, list)) else [value] if value else []
             dataset_id = bound.arguments.get("dataset_id")
-            versions = ui.run_versions(tuple(ids)) + ((ui.dataset_version(dataset_id),) if dataset_id else ())
+            versions = loaders.run_versions(tuple(ids)) + ((loaders.dataset_version(dataset_id),) if dataset_id else ())
             return cached(versions, *args, **kwargs)
 
         call.clear = cached.clear  # type: ignore[attr-defined]
@@ -157,7 +157,7 @@ def long_work(what: str, key: str, call):
 
 
 def _runs(run_ids: tuple[str, ...], parse: str):
-    return [ui.load_run(r, parse) for r in run_ids]
+    return [loaders.load_run(r, parse) for r in run_ids]
 
 
 def _systems(systems: tuple[str, ...] | None) -> list[str] | None:
@@ -172,7 +172,7 @@ def alignment_cell(dataset_id: str, run_ids: tuple[str, ...], dimension: str, pa
     """The rows of ``alignment`` for one level and coefficient: what the Alignment page shows, computed alone (the
     full table costs nine cells; on 200,000 items that is the difference between seconds and a minute). Shared by
     every session asking for the same cell (st.cache_data), never repeated per rerun."""
-    return alignment_views.alignment_table(ui.load_dataset(dataset_id), _runs(run_ids, parse), dimension,
+    return alignment_views.alignment_table(loaders.load_dataset(dataset_id), _runs(run_ids, parse), dimension,
                                            n_resamples=n_resamples, systems=_systems(systems), levels=(level,),
                                            coefficients=(coefficient,), ci_resampling=ci_resampling,
                                            skip_constant=skip_constant)
@@ -205,7 +205,7 @@ def fill_alignment_cells(dataset_id: str, run_ids: tuple[str, ...], dimension: s
     under ``long_work`` in ``status`` (progress bar and Stop), with the settings a visitor gets on switching: the
     shown level's own (``ci_resampling``, ``skip_constant``) for its other coefficients, the defaults (documents
     resampled, constant documents skipped) at the other levels. A large study only (FILL_MIN_ITEMS)."""
-    if len(ui.load_dataset(dataset_id).items) < FILL_MIN_ITEMS:
+    if len(loaders.load_dataset(dataset_id).items) < FILL_MIN_ITEMS:
         return
     todo = other_cells(shown)
     # the page just drawn reaches the browser and is laid out before the cells take both cores (started at once,
@@ -242,7 +242,7 @@ def report(dataset_id: str, run_ids: tuple[str, ...], dimension: str, level: str
     from evalcore.views import report as report_views
     from evalcore.meta.correlation import replicate_rows
 
-    ds = ui.load_dataset(dataset_id)
+    ds = loaders.load_dataset(dataset_id)
     runs = [r for r in _runs(run_ids, parse) if not r.judgments.empty or not r.comparisons.empty]
     item_ids = tuple(r.run_id for r in runs if not r.judgments.empty)  # the Alignment page's runs: same cache keys
     params = report_views.AnalysisParams(dataset_id=dataset_id, run_ids=list(run_ids), dimension=dimension,
@@ -279,7 +279,7 @@ def report(dataset_id: str, run_ids: tuple[str, ...], dimension: str, level: str
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def agreement(dataset_id: str, n_resamples: int) -> pd.DataFrame:
-    return data_views.agreement_table(ui.load_dataset(dataset_id), n_resamples=n_resamples)
+    return data_views.agreement_table(loaders.load_dataset(dataset_id), n_resamples=n_resamples)
 
 
 @cached_for_runs(max_entries=64)
@@ -287,7 +287,7 @@ def agreement(dataset_id: str, n_resamples: int) -> pd.DataFrame:
 def alignment(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse: str, n_resamples: int,
               systems: tuple[str, ...] | None, ci_resampling: str = "documents",
               skip_constant: bool = True) -> pd.DataFrame:
-    return alignment_views.alignment_table(ui.load_dataset(dataset_id), _runs(run_ids, parse), dimension,
+    return alignment_views.alignment_table(loaders.load_dataset(dataset_id), _runs(run_ids, parse), dimension,
                                  n_resamples=n_resamples, systems=_systems(systems), ci_resampling=ci_resampling,
                                  skip_constant=skip_constant)
 
@@ -295,7 +295,7 @@ def alignment(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse: 
 @cached_for_runs(max_entries=64)
 def support_notes(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse: str,
                   systems: tuple[str, ...] | None) -> list[str]:
-    return alignment_views.support_notes(ui.load_dataset(dataset_id), _runs(run_ids, parse), dimension,
+    return alignment_views.support_notes(loaders.load_dataset(dataset_id), _runs(run_ids, parse), dimension,
                                          systems=_systems(systems))
 
 
@@ -303,7 +303,7 @@ def support_notes(dataset_id: str, run_ids: tuple[str, ...], dimension: str, par
 def ceiling(dataset_id: str, run_ids: tuple[str, ...], dimension: str, level: str, coefficient: str, parse: str,
             n_resamples: int, systems: tuple[str, ...] | None, skip_constant: bool = True) -> pd.DataFrame:
     """The human ceiling on each run's items (issue 18.1), with its interval."""
-    return alignment_views.run_ceilings(ui.load_dataset(dataset_id), _runs(run_ids, parse), dimension, level=level,
+    return alignment_views.run_ceilings(loaders.load_dataset(dataset_id), _runs(run_ids, parse), dimension, level=level,
                                         coefficient=coefficient, systems=_systems(systems), n_resamples=n_resamples,
                                         skip_constant=skip_constant)
 
@@ -311,62 +311,62 @@ def ceiling(dataset_id: str, run_ids: tuple[str, ...], dimension: str, level: st
 @cached_for_runs(max_entries=64)
 def per_system(dataset_id: str, run_ids: tuple[str, ...], dimensions: tuple[str, ...], coefficient: str, parse: str,
                systems: tuple[str, ...] | None) -> pd.DataFrame:
-    return alignment_views.per_system_table(ui.load_dataset(dataset_id), _runs(run_ids, parse), list(dimensions),
+    return alignment_views.per_system_table(loaders.load_dataset(dataset_id), _runs(run_ids, parse), list(dimensions),
                                   coefficient=coefficient, systems=_systems(systems))
 
 
 @cached_for_runs(max_entries=64)
 def meta_correlation(dataset_id: str, run_ids: tuple[str, ...], dimensions: tuple[str, ...], coefficient: str,
                      parse: str, systems: tuple[str, ...] | None) -> pd.DataFrame:
-    return alignment_views.meta_correlation_table(ui.load_dataset(dataset_id), _runs(run_ids, parse), list(dimensions),
+    return alignment_views.meta_correlation_table(loaders.load_dataset(dataset_id), _runs(run_ids, parse), list(dimensions),
                                         coefficient=coefficient, systems=_systems(systems))
 
 
 @cached_for_runs(max_entries=64)
 def correct_preferences(dataset_id: str, run_ids: tuple[str, ...], dimensions: tuple[str, ...], parse: str,
                         systems: tuple[str, ...] | None) -> pd.DataFrame:
-    return alignment_views.correct_preferences_table(ui.load_dataset(dataset_id), _runs(run_ids, parse), list(dimensions),
+    return alignment_views.correct_preferences_table(loaders.load_dataset(dataset_id), _runs(run_ids, parse), list(dimensions),
                                            systems=_systems(systems))
 
 
 @cached_for_runs(max_entries=64)
 def reliability(dataset_id: str, rts_id: str, mcq_id: str, dimension: str, coefficient: str, parse: str):
-    return alignment_views.reliability_view(ui.load_dataset(dataset_id), ui.load_run(rts_id, parse),
-                                  ui.load_run(mcq_id, parse), dimension, coefficient=coefficient)
+    return alignment_views.reliability_view(loaders.load_dataset(dataset_id), loaders.load_run(rts_id, parse),
+                                  loaders.load_run(mcq_id, parse), dimension, coefficient=coefficient)
 
 
 @cached_for_runs(max_entries=64)
 def difficulty(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse: str,
                systems: tuple[str, ...] | None) -> pd.DataFrame:
-    return alignment_views.difficulty_table(ui.load_dataset(dataset_id), _runs(run_ids, parse), dimension,
+    return alignment_views.difficulty_table(loaders.load_dataset(dataset_id), _runs(run_ids, parse), dimension,
                                   systems=_systems(systems))
 
 
 @cached_for_runs(max_entries=64)
 def judge_by_human(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse: str,
                    systems: tuple[str, ...] | None) -> pd.DataFrame:
-    return alignment_views.judge_by_human_table(ui.load_dataset(dataset_id), _runs(run_ids, parse), dimension,
+    return alignment_views.judge_by_human_table(loaders.load_dataset(dataset_id), _runs(run_ids, parse), dimension,
                                                 systems=_systems(systems))
 
 
 @cached_for_runs(max_entries=64)
 def writer_bias(dataset_id: str, run_id: str, dimension: str, parse: str) -> pd.DataFrame:
-    return bias_views.writer_bias_table(ui.load_dataset(dataset_id), ui.load_run(run_id, parse), dimension)
+    return bias_views.writer_bias_table(loaders.load_dataset(dataset_id), loaders.load_run(run_id, parse), dimension)
 
 
 @cached_for_runs(max_entries=64)
 def writer_pairs(dataset_id: str, run_id: str, dimension: str, parse: str) -> pd.DataFrame:
-    return bias_views.writer_bias_pairs(ui.load_dataset(dataset_id), ui.load_run(run_id, parse), dimension)
+    return bias_views.writer_bias_pairs(loaders.load_dataset(dataset_id), loaders.load_run(run_id, parse), dimension)
 
 
 @cached_for_runs(max_entries=64)
 def mean_scores(dataset_id: str, run_ids: tuple[str, ...], dimensions: tuple[str, ...], parse: str) -> pd.DataFrame:
-    return bias_views.mean_scores_table(ui.load_dataset(dataset_id), _runs(run_ids, parse), list(dimensions))
+    return bias_views.mean_scores_table(loaders.load_dataset(dataset_id), _runs(run_ids, parse), list(dimensions))
 
 
 @cached_for_runs(max_entries=64)
 def distributions(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse: str) -> pd.DataFrame:
-    return bias_views.score_distribution_table(ui.load_dataset(dataset_id), _runs(run_ids, parse), dimension)
+    return bias_views.score_distribution_table(loaders.load_dataset(dataset_id), _runs(run_ids, parse), dimension)
 
 
 @cached_for_runs(max_entries=64)
@@ -378,7 +378,7 @@ def position_bias(run_ids: tuple[str, ...], parse: str) -> pd.DataFrame:
 @stoppable
 def paired(dataset_id: str, run_a: str, run_b: str, dimension: str, level: str, coefficient: str, n_resamples: int,
            method: str, parse: str, systems: tuple[str, ...] | None = None):
-    return compare_views.paired_comparison(ui.load_dataset(dataset_id), ui.load_run(run_a, parse), ui.load_run(run_b, parse),
+    return compare_views.paired_comparison(loaders.load_dataset(dataset_id), loaders.load_run(run_a, parse), loaders.load_run(run_b, parse),
                                    dimension, level=level, coefficient=coefficient, n_resamples=n_resamples,
                                    method=method, systems=_systems(systems))
 
@@ -388,15 +388,15 @@ def paired_estimates(dataset_id: str, run_a: str, run_b: str, dimension: str, le
                      parse: str, systems: tuple[str, ...] | None = None):
     """The two runs' correlations on their shared items and the difference, without resampling: what the Compare
     page shows first while the paired bootstrap runs."""
-    return compare_views.paired_comparison(ui.load_dataset(dataset_id), ui.load_run(run_a, parse),
-                                           ui.load_run(run_b, parse), dimension, level=level,
+    return compare_views.paired_comparison(loaders.load_dataset(dataset_id), loaders.load_run(run_a, parse),
+                                           loaders.load_run(run_b, parse), dimension, level=level,
                                            coefficient=coefficient, n_resamples=0, systems=_systems(systems))
 
 
 @cached_for_runs(max_entries=64)
 def disagreements(dataset_id: str, run_a: str, run_b: str, dimension: str, parse: str, top: int,
                   systems: tuple[str, ...] | None = None) -> pd.DataFrame:
-    return compare_views.disagreements(ui.load_dataset(dataset_id), ui.load_run(run_a, parse), ui.load_run(run_b, parse),
+    return compare_views.disagreements(loaders.load_dataset(dataset_id), loaders.load_run(run_a, parse), loaders.load_run(run_b, parse),
                                dimension, top=top, systems=_systems(systems))
 
 
@@ -404,7 +404,7 @@ def disagreements(dataset_id: str, run_a: str, run_b: str, dimension: str, parse
 def label_agreements(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse: str, n_resamples: int,
                      systems: tuple[str, ...] | None) -> dict:
     """Kappa, confusion matrix and calibration per run on a binary / nominal / ordinal dimension (issue 7.4)."""
-    return alignment_views.label_agreements(ui.load_dataset(dataset_id), _runs(run_ids, parse), dimension,
+    return alignment_views.label_agreements(loaders.load_dataset(dataset_id), _runs(run_ids, parse), dimension,
                                             n_resamples=n_resamples, systems=_systems(systems))
 
 
@@ -449,14 +449,14 @@ def _score_estimate(dataset_id: str, method: str, criteria_key: tuple, config_ke
     from evalcore.judge.runner import estimate
     from evalcore.judge.spec import EngineOptions
 
-    return estimate(_spec, EngineOptions(_endpoint), store=ui.store_or_none())
+    return estimate(_spec, EngineOptions(_endpoint), store=loaders.store_or_none())
 
 
 @cached_for_runs(max_entries=32)
 def pairwise(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse: str, n_resamples: int) -> dict:
     from evalcore.views import preference as preference_views
 
-    return preference_views.summaries(ui.load_dataset(dataset_id), _runs(run_ids, parse), dimension,
+    return preference_views.summaries(loaders.load_dataset(dataset_id), _runs(run_ids, parse), dimension,
                                       n_resamples=n_resamples)
 
 
@@ -464,7 +464,7 @@ def pairwise(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse: s
 @stoppable
 def score_bias(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse: str, n_resamples: int
                ) -> pd.DataFrame:
-    return bias_views.score_bias_table(ui.load_dataset(dataset_id), _runs(run_ids, parse), dimension,
+    return bias_views.score_bias_table(loaders.load_dataset(dataset_id), _runs(run_ids, parse), dimension,
                                        n_resamples=n_resamples)
 
 
@@ -477,7 +477,7 @@ def alt_tests(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse: 
     """The Alt-Test of each run (evalcore.views.inference.AltTestView)."""
     from evalcore.views import inference as inference_views
 
-    ds = ui.load_dataset(dataset_id)
+    ds = loaders.load_dataset(dataset_id)
     return [inference_views.alt_test_for_run(ds, r, dimension, epsilon=epsilon, small_sample=small_sample)
             for r in _runs(run_ids, parse)]
 
@@ -486,7 +486,7 @@ def alt_tests(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse: 
 def rating_coverage(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse: str) -> tuple[bool, int]:
     from evalcore.views import inference as inference_views
 
-    return inference_views.rating_coverage(ui.load_dataset(dataset_id), _runs(run_ids, parse), dimension)
+    return inference_views.rating_coverage(loaders.load_dataset(dataset_id), _runs(run_ids, parse), dimension)
 
 
 @cached_for_runs(max_entries=32)
@@ -496,7 +496,7 @@ def ppi_estimates(dataset_id: str, run_ids: tuple[str, ...], dimension: str, par
     """PPI / PPI++ per system of each run (evalcore.views.inference.PPIView)."""
     from evalcore.views import inference as inference_views
 
-    ds = ui.load_dataset(dataset_id)
+    ds = loaders.load_dataset(dataset_id)
     return [inference_views.ppi_for_run(ds, r, dimension, method=method, rated=rated, n_resamples=n_resamples)
             for r in _runs(run_ids, parse)]
 
@@ -507,7 +507,7 @@ def bradley_terry(dataset_id: str, run_id: str, dimension: str, parse: str, n_re
     """The humans' and the judge's Bradley-Terry rankings of one pairwise run, or why there are none (a string)."""
     from evalcore.views import inference as inference_views
 
-    return inference_views.bradley_terry_for_run(ui.load_dataset(dataset_id), ui.load_run(run_id, parse), dimension,
+    return inference_views.bradley_terry_for_run(loaders.load_dataset(dataset_id), loaders.load_run(run_id, parse), dimension,
                                                  n_resamples=n_resamples)
 
 
@@ -517,7 +517,7 @@ def ppi_plan(dataset_id: str, run_id: str, dimension: str, parse: str, width: fl
     """Rated documents per system for a PPI interval of ``width`` (evalcore.views.inference.plan_table)."""
     from evalcore.views import inference as inference_views
 
-    return inference_views.plan_table(ui.load_dataset(dataset_id), ui.load_run(run_id, parse), dimension, width,
+    return inference_views.plan_table(loaders.load_dataset(dataset_id), loaders.load_run(run_id, parse), dimension, width,
                                       method=method, rated=rated)
 
 

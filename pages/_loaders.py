@@ -154,3 +154,38 @@ def runs_by_ids(run_ids: list[str], parse: str) -> list[Run]:
         except Exception as e:  # noqa: BLE001 - one unreadable run must not take the page down
             st.warning(esc(f"Run {rid} could not be loaded: {e}"))
     return out
+
+
+# ------------------------------------------------------------------------------------------ a broken store
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _store_problem(path: str, stamp: tuple) -> str | None:
+    from evalcore.store import store_problem
+
+    return store_problem(path)
+
+
+def store_problem() -> str | None:
+    """Why the local store cannot be used (checked again whenever the file changes), or None."""
+    from evalcore.store import default_path
+
+    path = default_path()
+    try:
+        st_ = path.stat()
+        stamp = (st_.st_size, st_.st_mtime_ns)
+    except OSError:
+        stamp = (None, None)
+    return _store_problem(str(path), stamp)
+
+
+def store_or_none():
+    """The default store, or None when it cannot be used (the banner has said why)."""
+    from evalcore.store import StoreError, default_store
+
+    if store_problem():
+        return None
+    try:
+        return default_store()
+    except StoreError:
+        return None

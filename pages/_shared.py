@@ -28,7 +28,7 @@ from evalcore.model import Dataset, Run
 from pages import _nav
 from pages._loaders import (  # noqa: F401 - the pages reach the loaders through this module
     Context, dataset_list, dataset_version, default_resamples, esc, forget_runs, load_dataset, load_run, run_index,
-    run_versions, runs_by_ids)
+    run_versions, runs_by_ids, store_or_none, store_problem)
 
 
 def context() -> Context:
@@ -360,26 +360,6 @@ def remember_criteria(ds: Dataset, criteria) -> None:
 # ------------------------------------------------------------------------------------------ a broken store (issue 9)
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
-def _store_problem(path: str, stamp: tuple) -> str | None:
-    from evalcore.store import store_problem
-
-    return store_problem(path)
-
-
-def store_problem() -> str | None:
-    """Why the local store cannot be used (checked again whenever the file changes), or None."""
-    from evalcore.store import default_path
-
-    path = default_path()
-    try:
-        st_ = path.stat()
-        stamp = (st_.st_size, st_.st_mtime_ns)
-    except OSError:
-        stamp = (None, None)
-    return _store_problem(str(path), stamp)
-
-
 def store_banner() -> None:
     """One banner at the top of every page while the store cannot be read: what it is, and the way out."""
     problem = store_problem()
@@ -387,15 +367,3 @@ def store_banner() -> None:
         st.error(esc(problem[:1].upper() + problem[1:]) + "\n\nUntil then, datasets uploaded here and runs scored "
                  "here are not listed, and scoring and saving criteria are off; the bundled data and published runs "
                  "work as usual.", icon=":material/database:")
-
-
-def store_or_none():
-    """The default store, or None when it cannot be used (the banner has said why)."""
-    from evalcore.store import StoreError, default_store
-
-    if store_problem():
-        return None
-    try:
-        return default_store()
-    except StoreError:
-        return None

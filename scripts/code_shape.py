@@ -12,7 +12,8 @@ function's length runs from its ``def`` line to its last line) with file:line, a
 top-level code (module-level statements other than imports, ``def`` and ``class`` and the docstring; blank and
 comment lines not counted) and the branches among them; a page is meant to lay out a view model the library
 computed, so more than ``--page-limit`` (150) lines fails the run (exit status 1; tests/test_architecture.py runs the
-same check in CI). Reads files only (``ast``), imports nothing, so it runs on any checkout: an old commit in a
+same check in CI). (d) Import cycles among the modules of ``pages/`` (each module its own node), and the page
+functions that read module-level variables rather than take them as parameters. Reads files only (``ast``), imports nothing, so it runs on any checkout: an old commit in a
 ``git worktree`` as well as this one.
 """
 
@@ -129,6 +130,79 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
         if v not in index:
             visit(v)
     return sorted(found)
+
+
+def page_module_graph(root: Path) -> dict[str, set[str]]:
+    """The import graph among the modules of ``pages/`` (each module its own node, ``app.py`` too), every import
+    counted, those inside functions included: ``pages._shared -> pages._nav -> pages._compute -> pages._shared`` is a
+    cycle though all three sit in one group of :func:`import_graph`. Give it to :func:`cycles`."""
+    graph: dict[str, set[str]] = {}
+    for path in python_files(root, ("pages", "app.py")):
+        module = module_name(root, path)
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        found = imported_modules(tree, module, path.name == "__init__.py")
+        targets = {m for m in found if m.startswith("pages.") and (root / (m.replace(".", "/") + ".py")).is_file()}
+        graph[module] = targets - {module}
+    return graph
+
+
+def _is_constant_name(name: str) -> bool:
+    return name.lstrip("_").isupper() or name.lstrip("_") == ""
+
+
+def _module_names(tree: ast.Module) -> set[str]:
+    """Names a module binds at its top level by assignment (loop and ``with`` targets, walrus included): the
+    module's globals other than imports, functions, classes and UPPER_CASE constants."""
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)):
+            continue
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+                names.add(sub.id)
+            elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                break  # a definition nested in a top-level statement binds its own names
+    return {n for n in names if not _is_constant_name(n)}
+
+
+def _locals_of(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> set[str]:
+    a = fn.args
+    names = {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs}
+    names |= {x.arg for x in (a.vararg, a.kwarg) if x is not None}
+    for sub in ast.walk(fn):
+        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+            names.add(sub.id)
+        elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and sub is not fn:
+            names.add(sub.name)
+        elif isinstance(sub, (ast.Import, ast.ImportFrom)):
+            names.update((x.asname or x.name).split(".")[0] for x in sub.names)
+    return names
+
+
+def page_globals(root: Path) -> list[str]:
+    """``file:line  function: names`` for every function of a page script (``pages/*.py`` not starting with ``_``,
+    and ``app.py``) that reads a module-level name other than an import, a function, a class or an UPPER_CASE
+    constant: a page function takes what it needs as parameters, so that what it draws depends on what it is given."""
+    found: list[str] = []
+    for path in page_scripts(root):
+        if not path.exists():
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        module = _module_names(tree)
+        for node in ast.walk(tree):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            local = _locals_of(node)
+            read = sorted({n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+                           and n.id in module and n.id not in local})
+            if read:
+                found.append(f"{path.relative_to(root).as_posix()}:{node.lineno}  {node.name}: {', '.join(read)}")
+    return found
+
+
+def page_functions(root: Path) -> int:
+    return sum(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+               for p in page_scripts(root) if p.exists() for n in ast.walk(ast.parse(p.read_text(encoding="utf-8"))))
 
 
 def functions(root: Path, paths: tuple[str, ...]) -> list[Function]:
@@ -263,6 +337,15 @@ def main(argv: list[str] | None = None) -> int:
     print()
     pages = [top_level_code(p, root) for p in page_scripts(root) if p.exists()]
     print_pages(pages, args.page_limit)
+    page_cycles = cycles(page_module_graph(root))
+    print("## Import cycles among the modules of pages/: "
+          + ("; ".join(" <-> ".join(c) for c in page_cycles) if page_cycles else "none"))
+    closing = page_globals(root)
+    print()
+    print(f"## Page functions reading module-level variables ({len(closing)} of {page_functions(root)}; "
+          "a page function takes what it needs as parameters)")
+    for c in closing:
+        print(c)
     calls = store_calls(root)
     print()
     print(f"## Store methods called by the app's pages ({len(calls)}; pages hand the store to library functions)")
@@ -274,7 +357,7 @@ def main(argv: list[str] | None = None) -> int:
         for f in sorted(funcs, key=lambda f: (-f.length, f.path, f.line)):
             if f.length > args.over:
                 print(f"{f.length:4d}  {f.path}:{f.line}  {f.name}")
-    return 1 if any(p.lines > args.page_limit for p in pages) or calls else 0
+    return 1 if any(p.lines > args.page_limit for p in pages) or calls or page_cycles else 0
 
 
 if __name__ == "__main__":

@@ -110,3 +110,37 @@ def test_the_page_measures_count_what_they_say(tmp_path):
     page = shape.top_level_code(tmp_path / "pages" / "p.py", tmp_path)
     assert (page.lines, page.branches) == (4, 1)  # x = 1, if x:, y = ..., z = ...
     assert shape.store_calls(tmp_path) == ["pages/p.py:8  store.load_run"]
+
+
+def test_no_import_cycle_among_the_modules_of_pages():
+    """import-linter's root is ``evalcore``, and code_shape's group graph puts all of ``pages/`` in one node: the
+    modules of ``pages/`` are checked here, each its own node, lazy imports included."""
+    shape = _code_shape()
+    assert shape.cycles(shape.page_module_graph(ROOT)) == []
+
+
+def test_the_page_cycle_check_sees_a_lazy_import_round_three_modules(tmp_path):
+    shape = _code_shape()
+    (tmp_path / "pages").mkdir()
+    (tmp_path / "app.py").write_text("from pages import _a\n")
+    (tmp_path / "pages" / "_a.py").write_text("from pages import _b\n")
+    (tmp_path / "pages" / "_b.py").write_text("import os\nfrom pages._c import f\n")
+    (tmp_path / "pages" / "_c.py").write_text("def f():\n    from pages import _a\n")
+    (tmp_path / "pages" / "_d.py").write_text("from pages import _a, _b\n")
+    assert shape.cycles(shape.page_module_graph(tmp_path)) == [["pages._a", "pages._b", "pages._c"]]
+
+
+def test_the_page_globals_measure_counts_what_it_says(tmp_path):
+    """A page function reading a module-level variable is found; one reading its parameters, its own locals, an
+    import, another function, a class or an UPPER_CASE constant is not."""
+    shape = _code_shape()
+    (tmp_path / "pages").mkdir()
+    (tmp_path / "app.py").write_text("")
+    (tmp_path / "pages" / "p.py").write_text(
+        "import streamlit as st\nfrom x import y\nLIMIT = 3\nctx = st.context()\nfor row in y:\n    pass\n\n"
+        "def helper(ctx):\n    return ctx, LIMIT, st, y\n\n"
+        "def section():\n    n = len(ctx)\n    return helper(n), n\n\n"
+        "class K:\n    pass\n\n"
+        "def other():\n    import os\n    row = 1\n    return K, os, row, section\n\n"
+        "def looped():\n    return row\n")
+    assert shape.page_globals(tmp_path) == ["pages/p.py:11  section: ctx", "pages/p.py:23  looped: row"]
