@@ -33,9 +33,9 @@ render.blocks(intro[:2])
 up_left, up_right = st.columns(2)
 render.blocks(intro[2:])  # below the two uploaders: why they are disabled
 upload = up_left.file_uploader("Upload a dataset file (human ratings, optionally judge scores)",
-                               type=data_views.UPLOAD_TYPES, key="upload", disabled=not may_upload)
+                               type=data_views.upload_types(), key="upload", disabled=not may_upload)
 scores = up_right.file_uploader("Add judge scores to the dataset in use (a file keyed by item_id, or by doc_id and "
-                                "system_id)", type=data_views.UPLOAD_TYPES, key="upload_scores",
+                                "system_id)", type=data_views.upload_types(), key="upload_scores",
                                 disabled=not may_upload)
 if upload is not None:
     upload_ui.dataset_form(upload)

@@ -11,6 +11,7 @@ example per command are written here. A command the groups do not name still app
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -179,6 +180,8 @@ def main(argv: list[str] | None = None) -> int:
     mode.add_argument("--write", action="store_true", help=f"write {PAGE.relative_to(ROOT)}")
     mode.add_argument("--check", action="store_true", help=f"exit 1 when {PAGE.relative_to(ROOT)} is stale")
     opts = args.parse_args(argv)
+    if opts.write or opts.check:  # the committed page: the built-in methods and providers, whatever is installed here
+        os.environ["JUDGESCOPE_NO_PLUGINS"] = "1"
     page = render()
     if opts.write:
         PAGE.write_text(page, encoding="utf-8")

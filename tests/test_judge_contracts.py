@@ -249,7 +249,7 @@ def test_the_cli_lists_every_preset_and_each_new_key_goes_only_to_its_documented
     from evalcore.judge import cli as judge_cli, trust
     from evalcore.judge.client import PRESETS, JudgeClient
 
-    assert tuple(sorted(PRESETS)) == judge_cli.PROVIDERS
+    assert tuple(sorted(PRESETS)) == judge_cli.providers()
     for name in ("anthropic", "gemini", "openrouter", "litellm"):
         ep = PRESETS[name]
         monkeypatch.setenv(ep.api_key_env, "sk-test-0123456789abcdef")

@@ -113,8 +113,7 @@ def _gains(t: dict[str, Any]) -> str:
 
 
 def register(subparsers: Any) -> None:
-    from evalcore.judge.client import PRESETS
-
+    from evalcore import registry
     from evalcore.align.loop import CHOOSE_BEST_DEV
 
     a = subparsers.add_parser("align", help="improve the judge's prompt on a development part, verdict on a "
@@ -124,7 +123,7 @@ def register(subparsers: Any) -> None:
     a.add_argument("--method", required=True, help="a per-item scoring method: geval, explicit, implicit, rts, mcq, ...")
     a.add_argument("--model", help="the judge's model (default $OPENAI_MODEL)")
     a.add_argument("--base-url", help="the endpoint's base URL (default: the provider preset's)")
-    a.add_argument("--provider", default="openai", choices=sorted(PRESETS),
+    a.add_argument("--provider", default="openai", choices=sorted(registry.PROVIDERS),
                    help="the provider's preset (as score's --provider)")
     a.add_argument("--api-key-env", help="environment variable holding the API key (default: the provider's)")
     a.add_argument("--api-version", help="Azure OpenAI api_version")

@@ -11,13 +11,9 @@ from dataclasses import dataclass
 
 MAX_PROBLEMS_SHOWN = 50
 
-# What a row number means, per format: (unit word used in messages, sentence explaining it).
+# What a row number means in a layout read from a registered format (the formats' own conventions are registered
+# with them, evalcore.importers.readers): (unit word used in messages, sentence explaining it).
 ROW_CONVENTIONS: dict[str, tuple[str, str]] = {
-    "csv": ("line", "rows are CSV line numbers, counting the header as line 1"),
-    "tsv": ("line", "rows are TSV line numbers, counting the header as line 1"),
-    "json": ("record", "rows are record numbers in the JSON list (1 = the first record)"),
-    "jsonl": ("record", "rows are record numbers (1 = the first JSON object in the file; blank lines not counted)"),
-    "parquet": ("row", "rows are data row numbers (1 = the first row)"),
     # the Alt-Test authors' annotation files: {annotator: {item: label}} (github.com/nitaytech/AltTest, data/)
     "json-annotators": ("entry", "rows are entries of the {annotator: {item: label}} object in reading order (1 = the "
                                  "first annotator's first item)"),

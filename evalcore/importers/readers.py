@@ -21,26 +21,29 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evalcore import registry
+from evalcore.registry import register_format
 from evalcore.importers.problems import ROW_CONVENTIONS, DatasetValidationError, Problem, Problems
 from evalcore.importers.budget import UploadBudget, arrow_decoded_bytes
 
-FORMATS: dict[str, str] = {
-    ".csv": "csv",
-    ".tsv": "tsv",
-    ".json": "json",
-    ".jsonl": "jsonl",
-    ".ndjson": "jsonl",
-    ".parquet": "parquet",
-    ".pq": "parquet",
-}
+FORMATS = registry.FORMATS  # name -> evalcore.registry.Format: the readers registered below, and plugins'
 MAX_CELL_BYTES = 10 * 1024 * 1024  # a text cell may hold up to 10 MB (a long document, a whole dialogue)
 _BLOCK_BYTES = 1 << 25  # pyarrow's block must hold the largest record
 DELIMITERS = (",", ";", "\t", "|")
 
 
 def detect_format(filename: str) -> str | None:
-    """Format name from a file name's extension ("csv", "tsv", "json", "jsonl", "parquet"), or None."""
-    return FORMATS.get(Path(filename).suffix.lower())
+    """Format name from a file name's extension ("csv", "tsv", "json", "jsonl", "parquet", a plugin's), or None."""
+    found = registry.format_of(filename)
+    return found.name if found else None
+
+
+def row_convention(fmt: str) -> tuple[str, str]:
+    """(unit word used in messages, the sentence explaining it) of a registered format or a layout of one."""
+    if fmt in ROW_CONVENTIONS:
+        return ROW_CONVENTIONS[fmt]
+    spec = FORMATS[fmt]
+    return spec.unit, spec.convention
 
 
 def resolve_source(source: Any, filename: str | None = None) -> tuple[str, bytes]:
@@ -594,6 +597,52 @@ def _decode_dictionaries(table):
     return table
 
 
+# -------------------------------------------------------------------------------------------- the formats
+# Each format registers its reader (evalcore.registry.register_format); a plugin's reader is called the same way.
+
+
+@register_format("csv", extensions=(".csv",), unit="line", label="CSV (comma or semicolon)",
+                 convention="rows are CSV line numbers, counting the header as line 1")
+def _read_csv(name: str, data: bytes, unit: str) -> tuple[pd.DataFrame | None, list[Problem]]:
+    return read_delimited(name, data, "csv", unit)
+
+
+@register_format("tsv", extensions=(".tsv",), unit="line", label="TSV",
+                 convention="rows are TSV line numbers, counting the header as line 1")
+def _read_tsv(name: str, data: bytes, unit: str) -> tuple[pd.DataFrame | None, list[Problem]]:
+    return read_delimited(name, data, "tsv", unit)
+
+
+@register_format("json", extensions=(".json",), unit="record", label="JSON (a list of records, or "
+                 "{annotator: {item: label}})", convention="rows are record numbers in the JSON list (1 = the first "
+                 "record)")
+def _read_json_file(name: str, data: bytes, unit: str) -> tuple[pd.DataFrame | None, list[Problem]]:
+    problems = _nul_problem(name, data, unit) or _json_memory_problem(name, data, unit)
+    text, more = (None, []) if problems else _decode(name, data, unit)
+    if text is None:
+        return None, problems + more
+    return read_json(name, text, unit)
+
+
+register_format("jsonl", extensions=(".jsonl", ".ndjson"), unit="record", label="JSONL (one record a line)",
+                convention="rows are record numbers (1 = the first JSON object in the file; blank lines not counted)",
+                )(read_jsonl)
+register_format("parquet", extensions=(".parquet", ".pq"), unit="row", label="Parquet",
+                convention="rows are data row numbers (1 = the first row)")(read_parquet)
+
+
+def _run_reader(spec: registry.Format, name: str, data: bytes) -> tuple[pd.DataFrame | None, list[Problem]]:
+    """The format's reader on the file; a plugin's reader that raises is a problem of the file naming the plugin
+    (the built-ins' own errors are bugs, and surface as such)."""
+    if FORMATS.origin(spec.name) == registry.BUILTIN:
+        return spec.reader(name, data, spec.unit)
+    try:
+        return spec.reader(name, data, spec.unit)
+    except Exception as exc:  # noqa: BLE001 - third-party code: its failure is reported, never a crash
+        return None, [Problem(name, "-", "-", f"the {spec.label} reader of plugin {FORMATS.origin(spec.name)} "
+                                              f"failed: {type(exc).__name__}: {exc}", spec.unit)]
+
+
 # ------------------------------------------------------------------------------------------------------ entry
 
 
@@ -603,33 +652,21 @@ def read(name: str, data: bytes) -> tuple[pd.DataFrame | None, str, list[Problem
     Raises at once only for an unknown file type. Problems in a table that could still be read (a ragged CSV row, a
     malformed JSONL line) come back with the table, so the rows can be checked too and every problem reported.
     """
-    fmt = detect_format(name)
-    if fmt is None:
+    spec = registry.format_of(name)
+    if spec is None:
+        known = ", ".join(sorted(e for f in FORMATS.values() for e in f.extensions))
         raise DatasetValidationError([Problem(
-            name, "-", "-",
-            f"unknown file type {Path(name).suffix or '(no extension)'!r}; use one of {', '.join(sorted(FORMATS))}")])
-    unit, convention = ROW_CONVENTIONS[fmt]
-    if fmt == "parquet":
-        frame, problems = read_parquet(name, data, unit)
-    elif fmt in ("csv", "tsv"):
-        frame, problems = read_delimited(name, data, fmt, unit)
-    elif fmt == "jsonl":
-        frame, problems = read_jsonl(name, data, unit)
-    else:
-        problems = _nul_problem(name, data, unit) or _json_memory_problem(name, data, unit)
-        text, more = (None, []) if problems else _decode(name, data, unit)
-        problems += more
-        frame = None
-        if text is not None:
-            frame, problems = read_json(name, text, unit)
-        if frame is not None and frame.attrs.get("layout") == "annotators":
-            fmt = "json-annotators"
+            name, "-", "-", f"unknown file type {Path(name).suffix or '(no extension)'!r}; use one of {known}")])
+    fmt, unit = spec.name, spec.unit
+    frame, problems = _run_reader(spec, name, data)
+    if frame is not None and frame.attrs.get("layout") == "annotators":
+        fmt = "json-annotators"
     if frame is not None:
         too_big = UploadBudget.from_env().shape_problem(len(frame), len(frame.columns))
         if too_big:
             return None, fmt, [Problem(name, "-", "-", too_big, unit)]
         frame.attrs["format"] = fmt
-        frame.attrs["row_convention"] = ROW_CONVENTIONS[fmt][1]
+        frame.attrs["row_convention"] = row_convention(fmt)[1]
     return frame, fmt, problems
 
 
@@ -643,7 +680,7 @@ def read_table(source: Any, *, filename: str | None = None) -> pd.DataFrame:
     name, data = resolve_source(source, filename)
     frame, fmt, problems = read(name, data)
     if problems or frame is None:
-        raise DatasetValidationError(problems, convention=ROW_CONVENTIONS[fmt][1])
+        raise DatasetValidationError(problems, convention=row_convention(fmt)[1])
     return frame
 
 
@@ -694,11 +731,11 @@ def open_upload(source: Any, filename: str | None = None, *, table: pd.DataFrame
     the table :func:`read_table` already read from these bytes (the app keeps it), so the file is not parsed twice.
     A table without data rows is a problem (the checks still run, so every problem is listed)."""
     name, data = resolve_source(source, filename)
-    if table is not None and table.attrs.get("format") in ROW_CONVENTIONS:
+    if table is not None and (table.attrs.get("format") in ROW_CONVENTIONS or table.attrs.get("format") in FORMATS):
         frame, fmt, read_problems = table, table.attrs["format"], []
     else:
         frame, fmt, read_problems = read(name, data)
-    unit, convention = ROW_CONVENTIONS[fmt]
+    unit, convention = row_convention(fmt)
     problems = Problems(name, unit)
     problems.extend(read_problems)
     if frame is None:

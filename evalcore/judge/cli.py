@@ -27,13 +27,15 @@ import time
 from pathlib import Path
 from typing import Any
 
+from evalcore import registry
 from evalcore.judge.cli_common import endpoint_of, json_safe, store_of
 from evalcore.model import counted
 from evalcore.types import Criteria
 
-# evalcore.judge.client.PRESETS's names, listed here so that building the parser does not import openai (a test
-# keeps the two equal)
-PROVIDERS = ("anthropic", "azure", "gemini", "litellm", "llamacpp", "ollama", "openai", "openrouter", "vllm")
+
+def providers() -> tuple[str, ...]:
+    """The registered providers' names (evalcore.judge.providers and plugins), read without importing openai."""
+    return tuple(sorted(registry.PROVIDERS))
 
 
 def _dataset(dataset_id: str, store):
@@ -314,7 +316,7 @@ def _endpoint_args(p: argparse.ArgumentParser) -> None:
                    help="the endpoint's base URL (default: the provider preset's); score: repeat it for several "
                         "replicas of one model (least-outstanding-requests routing; each reply cached under the replica "
                         "that gave it)")
-    p.add_argument("--provider", default="openai", choices=PROVIDERS,
+    p.add_argument("--provider", default="openai", choices=providers(),
                    help="the provider's preset: base URL, key variable, documented contract (docs/providers.md)")
     p.add_argument("--reasoning-effort", help="reasoning judges: the effort asked for (none, minimal, low, medium, "
                    "high), sent as reasoning_effort; recorded and part of the cache key")
@@ -331,7 +333,8 @@ def _score_args(s: Any) -> None:
     """The ``score`` command's options (its Batch API flags are batch_cli's)."""
     s.add_argument("--dataset", required=True)
     s.add_argument("--dimension", action="append", help="repeat for several; default all of the dataset's")
-    s.add_argument("--method", required=True, help="geval, explicit, implicit, rts, mcq, pairwise, h2h, mtbench, gptscore")
+    s.add_argument("--method", required=True, choices=list(registry.METHODS), metavar="METHOD",
+                   help="the scoring method: " + ", ".join(registry.METHODS) + " (docs/extending.md adds one)")
     _endpoint_args(s)
     s.add_argument("--limit", type=int, help="first N items (pairwise: first N pairs, both orders); a partial run "
                    "is better drawn with --sample-docs")

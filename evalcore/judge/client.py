@@ -18,11 +18,13 @@ import logging
 import math
 import os
 import time
+from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import openai
 
+from evalcore import registry
 from evalcore.judge import trust
 from evalcore.judge.redact import redact, refuse_credentials
 from evalcore.judge.ratelimit import RateLimiter
@@ -68,32 +70,23 @@ class Endpoint:
         return out
 
 
-# Presets: base URL, which env var holds the key, Azure's api_version. ``model`` is filled by the user.
-PRESETS: dict[str, Endpoint] = {
-    "openai": Endpoint(base_url="https://api.openai.com/v1", model="", api_key_env="OPENAI_API_KEY",
-                       provider="openai"),
-    # Azure: base_url is the resource endpoint, model is the DEPLOYMENT name.
-    "azure": Endpoint(base_url="https://YOUR-RESOURCE.openai.azure.com", model="", api_key_env="AZURE_OPENAI_API_KEY",
-                      provider="azure", api_version="2024-10-21"),
-    "vllm": Endpoint(base_url="http://localhost:8000/v1", model="", api_key_env="VLLM_API_KEY", provider="vllm"),
-    "ollama": Endpoint(base_url="http://localhost:11434/v1", model="", api_key_env="OLLAMA_API_KEY",
-                       provider="ollama"),
-    "llamacpp": Endpoint(base_url="http://localhost:8080/v1", model="", api_key_env="LLAMACPP_API_KEY",
-                         provider="llamacpp"),
-    # Anthropic's OpenAI SDK compatibility layer (https://docs.anthropic.com/en/api/openai-sdk): n must be 1,
-    # log-probs ignored; the contract is learned from the refusals (evalcore.judge.contract), nothing assumed.
-    "anthropic": Endpoint(base_url="https://api.anthropic.com/v1", model="", api_key_env="ANTHROPIC_API_KEY",
-                          provider="anthropic"),
-    # Gemini's OpenAI compatibility (https://ai.google.dev/gemini-api/docs/openai)
-    "gemini": Endpoint(base_url="https://generativelanguage.googleapis.com/v1beta/openai", model="",
-                       api_key_env="GEMINI_API_KEY", provider="gemini"),
-    # OpenRouter (https://openrouter.ai/docs/api-reference/overview): reasoning returned in message.reasoning
-    "openrouter": Endpoint(base_url="https://openrouter.ai/api/v1", model="", api_key_env="OPENROUTER_API_KEY",
-                           provider="openrouter"),
-    # a LiteLLM proxy (https://docs.litellm.ai/docs/proxy/quick_start): the operator's own server, its master key
-    "litellm": Endpoint(base_url="http://localhost:4000/v1", model="", api_key_env="LITELLM_API_KEY",
-                        provider="litellm"),
-}
+class _Presets(Mapping[str, Endpoint]):
+    """Each registered provider (evalcore.judge.providers, plugins: evalcore.registry.PROVIDERS) as an Endpoint
+    preset: base URL, which env var holds the key, Azure's api_version. ``model`` is filled by the user."""
+
+    def __getitem__(self, name: str) -> Endpoint:
+        p = registry.PROVIDERS[name]
+        return Endpoint(base_url=p.base_url, model="", api_key_env=p.api_key_env, provider=p.name,
+                        api_version=p.api_version)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(registry.PROVIDERS)
+
+    def __len__(self) -> int:
+        return len(registry.PROVIDERS)
+
+
+PRESETS: Mapping[str, Endpoint] = _Presets()
 
 
 def endpoint_from_preset(preset: str, *, model: str, base_url: str | None = None,

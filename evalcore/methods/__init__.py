@@ -6,29 +6,25 @@ editable (every template is a config field or a ``Criteria``).
     h2h       Head-to-head, 003            gptscore  GPTScore, 004
     mtbench   MT-Bench pairwise judge (Zheng et al. 2023), with or without a reference answer
 
-``get_method(name)`` returns the method object (see ``base.Method``); ``render_prompt`` the full prompt text.
+``get_method(name)`` returns the method object (see ``base.Method``); ``render_prompt`` the full prompt text. A new
+method is one module that registers itself (``evalcore.registry.register_method``), here or in an installed package
+(docs/extending.md).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from evalcore import registry
 from evalcore.types import Criteria, ItemTask, PairTask
 from evalcore.methods.base import Method, placeholder_pair, placeholder_task, request_text
-from evalcore.methods.explicit import METHOD as _explicit
-from evalcore.methods.geval import METHOD as _geval
 from evalcore.methods.geval import parse_steps, steps_request
-from evalcore.methods.gptscore import METHOD as _gptscore
-from evalcore.methods.h2h import METHOD as _h2h
-from evalcore.methods.implicit import METHOD as _implicit
-from evalcore.methods.mcq import METHOD as _mcq
-from evalcore.methods.mtbench import METHOD as _mtbench
-from evalcore.methods.pairwise import METHOD as _pairwise
-from evalcore.methods.rts import METHOD as _rts
 
-METHODS: dict[str, Method] = {
-    m.name: m for m in (_geval, _explicit, _implicit, _rts, _mcq, _pairwise, _h2h, _gptscore, _mtbench)
-}
+# Each module registers its method on import (evalcore.registry.register_method); this order is the menus' order.
+from evalcore.methods import geval, explicit, implicit, rts, mcq, pairwise, h2h, gptscore, mtbench  # noqa: E402,F401,I001
+
+# name -> Method: the built-ins above and every installed plugin's (entry-point group judgescope.methods), read lazily
+METHODS = registry.METHODS
 
 
 def get_method(name: str) -> Method:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from evalcore import parsers
+from evalcore.registry import register_method
 from evalcore.types import Capabilities, Criteria, ItemTask, Outcome, Request, Response
 from evalcore.methods.base import (
     PromptLabels,
@@ -126,4 +127,4 @@ class Explicit:
         return ok(result.value, estimator, raw=raw_of(texts), reason=result.reason, detail=detail)
 
 
-METHOD = Explicit()
+METHOD = register_method(Explicit())  # the one instance every caller shares (evalcore.registry)

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from evalcore import parsers
+from evalcore.registry import register_method
 from evalcore.types import (
     Capabilities,
     ChatRequest,
@@ -494,4 +495,4 @@ class GEval:
         return ok(dist.expected, estimator, raw=raw, detail=detail)
 
 
-METHOD = GEval()
+METHOD = register_method(GEval())  # the one instance every caller shares (evalcore.registry)

@@ -35,6 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from evalcore.registry import register_method
 from evalcore.types import (
     Capabilities,
     Choice,
@@ -198,4 +199,4 @@ class GPTScore:
         return ok(value, estimator, raw=raw_of([f"{s:.6f}" for s in scores]), reason=reason, detail=detail)
 
 
-METHOD = GPTScore()
+METHOD = register_method(GPTScore())  # the one instance every caller shares (evalcore.registry)

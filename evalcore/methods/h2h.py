@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from evalcore.registry import register_method
 from evalcore.types import Capabilities, Criteria, Outcome, PairTask, Request, Response
 from evalcore.methods._pairs import pair_outcome
 from evalcore.methods.base import PromptLabels, chat, item_prompt, load_config
@@ -70,4 +71,4 @@ class H2H:
         return pair_outcome(responses, config.estimator, parse_mode)
 
 
-METHOD = H2H()
+METHOD = register_method(H2H())  # the one instance every caller shares (evalcore.registry)

@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from evalcore.registry import register_method
 from evalcore.types import Capabilities, CompletionRequest, Criteria, ItemTask, Outcome, Request, Response
 from evalcore.methods.base import (
     PromptLabels,
@@ -190,4 +191,4 @@ class Implicit:
         return ok(value, estimator, raw=raw, detail=detail)
 
 
-METHOD = Implicit()
+METHOD = register_method(Implicit())  # the one instance every caller shares (evalcore.registry)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalcore import parsers
+from evalcore.registry import register_method
 from evalcore.types import Capabilities, Criteria, ItemTask, Outcome, Request, Response
 from evalcore.methods.base import (
     PromptLabels,
@@ -119,4 +120,4 @@ class MCQ:
         return outcome_from_parsed(parsed, config.estimator, raw_of(texts[:1]), transform=to_scale)
 
 
-METHOD = MCQ()
+METHOD = register_method(MCQ())  # the one instance every caller shares (evalcore.registry)

@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from evalcore.registry import register_method
 from evalcore.types import Capabilities, ChatRequest, Criteria, Outcome, PairTask, Request, Response
 from evalcore.methods._pairs import VERDICT_VALUE
 from evalcore.methods.base import PromptLabels, failed, fill, load_config, ok, raw_of, reply_texts, slot_values
@@ -128,4 +129,4 @@ class MTBench:
         return ok(VERDICT_VALUE[verdict], config.estimator, raw=raw, verdict=verdict)
 
 
-METHOD = MTBench()
+METHOD = register_method(MTBench())  # the one instance every caller shares (evalcore.registry)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from evalcore.registry import register_method
 from evalcore.types import Capabilities, Criteria, Outcome, PairTask, Request, Response
 from evalcore.methods._pairs import pair_outcome
 from evalcore.methods.base import PromptLabels, chat, item_prompt, load_config
@@ -76,4 +77,4 @@ class Pairwise:
         return pair_outcome(responses, config.estimator, parse_mode)
 
 
-METHOD = Pairwise()
+METHOD = register_method(Pairwise())  # the one instance every caller shares (evalcore.registry)

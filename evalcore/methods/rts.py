@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalcore import parsers
+from evalcore.registry import register_method
 from evalcore.types import Capabilities, Criteria, ItemTask, Outcome, Request, Response
 from evalcore.methods.base import (
     PromptLabels,
@@ -85,4 +86,4 @@ class RTS:
         return outcome_from_parsed(parsed, config.estimator, raw_of(texts[:1]))
 
 
-METHOD = RTS()
+METHOD = register_method(RTS())  # the one instance every caller shares (evalcore.registry)

@@ -11,6 +11,7 @@ import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 
+from evalcore import registry
 from evalcore.model import Dataset, counted
 from evalcore.views.blocks import Block, Figure, Heading, Metric, Metrics, Note, Table
 from evalcore.views.format import esc
@@ -215,7 +216,17 @@ def votes_only_note(dataset: Dataset, section: str) -> str:
 
 # ------------------------------------------------------------------------------------------- the page's blocks
 
-UPLOAD_TYPES = ["csv", "tsv", "json", "jsonl", "ndjson", "parquet"]
+def upload_types() -> list[str]:
+    """The extensions an upload accepts, without the dot: every registered format's (evalcore.registry), plugins'
+    included."""
+    return registry.upload_extensions()
+
+
+def _plugin_formats() -> str:
+    """"; also <label> (.ext)" for each format a plugin registered, or ""."""
+    added = [f"{f.label} ({', '.join(f.extensions)})" for n, f in registry.FORMATS.items()
+             if registry.FORMATS.origin(n) != registry.BUILTIN]
+    return f"; also {', '.join(added)}" if added else ""
 
 
 def orientation(dataset: Dataset, n_runs: int, *, may_upload: bool) -> Note:
@@ -235,7 +246,8 @@ def upload_notes(*, may_upload: bool) -> list[Block]:
     """The upload section's heading and how to read it."""
     out: list[Block] = [
         Heading("Bring your own data"),
-        Note("CSV (comma or semicolon), TSV, JSON, JSONL or Parquet: one row per item (a column per dimension) or "
+        Note(f"CSV (comma or semicolon), TSV, JSON, JSONL or Parquet{esc(_plugin_formats())}: one row per item (a "
+             "column per dimension) or "
              "one row per item and dimension; JSON also as {annotator: {item: label}} (the Alt-Test authors' "
              "files); pairwise votes (MT-Bench's, Chatbot Arena's one-hot winner columns) are recognised by their "
              "columns. Give each column its role: judge-score columns become runs, with no scale needed. Nothing is "

@@ -1,0 +1,188 @@
+"""Registration: a package outside JudgeScope (``tests/plugin_pkg``, found through its ``*.dist-info`` on sys.path, so
+nothing is installed) adds a scoring method and an import format through the entry-point groups; both then appear in
+the command line (``score --method``, scoring through the loopback server; ``import-dataset`` reading the new format),
+on the Score and Data pages (the method in the menu, the extension accepted and the file read), and in the docs'
+generated tables. A plugin that fails to load is named, skipped and taken out again; the rest works without it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tomllib
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from evalcore import registry
+from evalcore.importers import DatasetValidationError, read_table
+
+ROOT = Path(__file__).resolve().parents[1]
+PKG = ROOT / "tests" / "plugin_pkg"
+PSV = (b"doc_id|system|article|summary|coherence\n"
+       b"d1|s1|An article.|A summary.|3\nd1|s2|An article.|Another summary.|4\n"
+       b"d2|s1|Second article.|Third summary.|2\nd2|s2|Second article.|Fourth summary.|5\n")
+
+
+@contextmanager
+def plugins_from(*folders: Path):
+    """The registries re-read with ``folders`` on sys.path (their ``*.dist-info`` entry points), then put back."""
+    saved = {kind: r.snapshot() for kind, r in registry.REGISTRIES.items()}
+    sys.path[:0] = [str(f) for f in folders]
+    try:
+        for r in registry.REGISTRIES.values():
+            r.reload_plugins()
+        yield
+    finally:
+        for f in folders:
+            sys.path.remove(str(f))
+        for kind, r in registry.REGISTRIES.items():
+            r.restore(saved[kind])
+        for name in [m for m in sys.modules if m.startswith(("judgescope_demo", "broken_plugin"))]:
+            del sys.modules[name]
+
+
+@pytest.fixture
+def demo_plugin():
+    with plugins_from(PKG):
+        yield
+
+
+def _entry_points_txt(path: Path) -> dict[str, dict[str, str]]:
+    out: dict[str, dict[str, str]] = {}
+    group = ""
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("["):
+            group = line.strip("[]")
+        elif "=" in line:
+            k, v = (s.strip() for s in line.split("=", 1))
+            out.setdefault(group, {})[k] = v
+    return out
+
+
+def test_the_example_package_declares_what_its_installed_metadata_says():
+    declared = tomllib.loads((PKG / "pyproject.toml").read_text(encoding="utf-8"))["project"]["entry-points"]
+    assert _entry_points_txt(PKG / "judgescope_demo-0.1.dist-info" / "entry_points.txt") == declared
+
+
+def test_the_builtins_are_registered_by_their_modules_and_load_no_plugin_on_import():
+    assert list(registry.METHODS)[:3] == ["geval", "explicit", "implicit"]
+    assert {registry.METHODS.origin(n) for n in registry.METHODS} == {registry.BUILTIN}
+    assert registry.format_of("ratings.PQ").name == "parquet" and registry.format_of("notes.txt") is None
+    assert "pq" in registry.upload_extensions() and "ndjson" in registry.upload_extensions()
+    assert type(registry.METHODS["rts"]).__module__ == "evalcore.methods.rts"
+    from evalcore.judge.client import PRESETS
+
+    assert sorted(PRESETS) == sorted(registry.PROVIDERS)
+    assert PRESETS["azure"].api_version == registry.PROVIDERS["azure"].api_version == "2024-10-21"
+
+
+def test_the_plugin_adds_a_method_and_a_format_in_process(demo_plugin):
+    from evalcore.methods import METHODS, get_method
+
+    assert list(METHODS)[-1] == "brief" and get_method("brief").label.startswith("Score only")
+    assert registry.METHODS.origin("brief") == registry.FORMATS.origin("psv") == "judgescope-demo"
+    table = read_table((PSV, "study.psv"))
+    assert list(table.index) == [2, 3, 4, 5] and table.loc[3, "summary"] == "Another summary."
+    assert table.attrs["format"] == "psv" and "PSV line numbers" in table.attrs["row_convention"]
+    with pytest.raises(DatasetValidationError) as err:
+        read_table((PSV + b"d3|s1|too few\n", "study.psv"))
+    assert "line 6" in str(err.value) and "3 cells where the header has 5" in str(err.value)
+
+
+def _cli(*args: str, db: Path) -> subprocess.CompletedProcess:
+    """``python -m evalcore`` in a fresh process that finds the plugin as an installed one would be found."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(PKG)]), "EVALCORE_DB": str(db)}
+    env.pop(registry.NO_PLUGINS_ENV, None)
+    return subprocess.run([sys.executable, "-m", "evalcore", *args], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=300, check=False)
+
+
+def test_the_cli_scores_with_the_plugin_method_and_imports_the_plugin_format(tmp_path):
+    from evalcore.testing.loopback import serve
+
+    db = tmp_path / "cli.db"
+    help_text = _cli("score", "--help", db=db).stdout
+    assert "brief" in help_text.split("--method")[-1]
+    with serve() as srv:
+        done = _cli("score", "--dataset", "summeval", "--dimension", "coherence", "--method", "brief", "--provider",
+                    "vllm", "--base-url", srv.base_url, "--model", "m", "--limit", "3", "--quiet", "--json", db=db)
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = json.loads(done.stdout)
+    assert out["method"] == "brief" and out["outcome"]["scored"] == out["judgments"] == 3 and out["failed"] == 0
+    path = tmp_path / "study.psv"
+    path.write_bytes(PSV)
+    done = _cli("import-dataset", str(path), "--name", "pipes", "--scale", "coherence=1:5", "--json", db=db)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout)["items"] == 4
+    path.write_bytes(PSV + b"d3|s1|too few\n")
+    done = _cli("import-dataset", str(path), "--name", "pipes 2", "--json", db=db)
+    assert done.returncode != 0 and "line 6" in done.stdout + done.stderr
+
+
+def test_the_docs_tables_list_the_plugin_and_the_committed_page_lists_the_builtins(demo_plugin, monkeypatch):
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import extensions_reference as ref
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    tables = ref.tables()
+    assert "| `brief` | Score only (a plugin's example) | one output | `judgescope_demo_method` (plugin: judgescope-demo) |" \
+        in tables
+    assert "| PSV (pipe-separated) | `.psv` |" in tables and "`.pq`" in tables
+    monkeypatch.setenv(registry.NO_PLUGINS_ENV, "1")
+    for r in registry.REGISTRIES.values():
+        r.reload_plugins()
+    assert "brief" not in ref.tables()
+    assert ref.main(["--check"]) == 0, "run python scripts/extensions_reference.py --write"
+
+
+def test_a_plugin_that_fails_is_named_skipped_and_taken_out_again(tmp_path):
+    dist = tmp_path / "broken_plugin-2.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: broken-plugin\nVersion: 2.0\n", encoding="utf-8")
+    (dist / "entry_points.txt").write_text(
+        "[judgescope.methods]\nmissing = broken_plugin_absent\nclash = broken_plugin_clash\n"
+        "[judgescope.formats]\nhalf = broken_plugin_half\n", encoding="utf-8")
+    (tmp_path / "broken_plugin_clash.py").write_text(  # takes a built-in's name
+        "from evalcore.registry import register_method\nfrom evalcore.methods.rts import RTS\n"
+        "class Again(RTS):\n    name = 'geval'\nregister_method(Again())\n", encoding="utf-8")
+    (tmp_path / "broken_plugin_half.py").write_text(  # registers one format, then fails on an extension taken
+        "from evalcore.registry import register_format\n"
+        "register_format('ok-half', extensions=('.half',), unit='row', convention='rows')(lambda n, d, u: (None, []))\n"
+        "register_format('csv2', extensions=('.csv',), unit='row', convention='rows')(lambda n, d, u: (None, []))\n",
+        encoding="utf-8")
+    with pytest.warns(registry.PluginWarning) as caught, plugins_from(tmp_path):
+        methods, formats = list(registry.METHODS), list(registry.FORMATS)
+        failures = {f.name: f.message() for f in registry.plugin_failures()}
+        geval = type(registry.METHODS["geval"]).__module__
+    assert set(failures) == {"missing", "clash", "half"}
+    assert "plugin 'missing' (broken_plugin_absent, from broken-plugin)" in failures["missing"]
+    assert "ModuleNotFoundError" in failures["missing"] and "goes on without it" in failures["missing"]
+    assert "scoring method 'geval' is already registered (by built-in)" in failures["clash"]
+    assert "extension .csv is already format 'csv'" in failures["half"]
+    assert "ok-half" not in formats and "geval" in methods and geval == "evalcore.methods.geval"
+    assert len(caught) == 3 and set(registry.METHODS) >= {"geval", "rts"}
+
+
+def test_the_score_and_data_pages_offer_the_plugin_method_and_format(demo_plugin, first_start):
+    pytest.importorskip("streamlit")
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.run()
+    at.switch_page("pages/score.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "brief" in at.selectbox(key="method").options
+    at.selectbox(key="method").set_value("brief").run()
+    assert not at.exception and at.selectbox(key="method").value == "brief"
+    at.switch_page("pages/data.py").run()
+    uploader = at.file_uploader(key="upload")
+    assert ".psv" in list(uploader.proto.type) and ".pq" in list(uploader.proto.type)
+    assert any("PSV (pipe-separated) (.psv)" in c.value.replace("\\", "") for c in at.caption)  # escaped Markdown
+    uploader.upload("study.psv", PSV, "text/plain")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.selectbox(key="role_doc_id").value == "doc_id"
