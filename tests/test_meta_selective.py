@@ -15,12 +15,15 @@ from evalcore.meta import selective as sel
 
 def paper_threshold(conf, agree, alpha, delta):
     """Algorithm 1 of Jung et al. written out: candidates from strictest to loosest; H_lambda (risk > alpha) is
-    rejected when BinomCDF(k; n, alpha) <= delta; stop at the first non-rejection."""
+    rejected when BinomCDF(k; n, alpha) <= delta; stop at the first non-rejection. Candidates that keep fewer items
+    than can ever be rejected (BinomCDF(0; n, alpha) > delta) are not tested."""
     conf, agree = np.asarray(conf, float), np.asarray(agree, bool)
     chosen = None
     for lam in sorted(set(conf.tolist()), reverse=True):
         kept = conf >= lam
         n, k = int(kept.sum()), int((~agree[kept]).sum())
+        if binom.cdf(0, n, alpha) > delta:
+            continue
         if binom.cdf(k, n, alpha) <= delta:
             chosen = lam
         else:
@@ -54,14 +57,15 @@ def test_hand_case_threshold_and_bound():
 def test_nothing_certified_says_why():
     conf, agree = [0.9] * 10, [True] * 10  # 10 agreeing items bound the rate at 1 - 0.1^(1/10) = 0.206 > 0.2
     cal = sel.choose_threshold(conf, agree, alpha=0.2, delta=0.1)
-    assert cal.threshold is None
-    assert "11 agreeing items" in cal.reason
+    assert cal.threshold is None and cal.steps == ()
+    assert sel.fewest_items(0.2, 0.1) == 11  # 0.8^10 = 0.107 > 0.1 >= 0.8^11 = 0.086
+    assert "fewer than the 11" in cal.reason
     res = sel.evaluate(cal, ["a", "b"], [0.95, 0.5], [True, False], alpha=0.2, delta=0.1)
     assert res.coverage.statistic == 0 and res.abstained == ("a", "b")
     assert math.isnan(res.agreement_kept.statistic)
     assert "No confidence threshold is certified" in res.sentence
-    cal2 = sel.choose_threshold([0.9, 0.9, 0.5], [False, True, True], alpha=0.2, delta=0.1)
-    assert cal2.threshold is None and "1 of the 2" in cal2.reason
+    cal2 = sel.choose_threshold([0.9] * 11 + [0.5], [False] + [True] * 11, alpha=0.2, delta=0.1)
+    assert cal2.threshold is None and "1 of the 11" in cal2.reason
 
 
 def test_evaluate_counts_and_interval():

@@ -19,9 +19,12 @@ same condition as the one-sided Clopper-Pearson (1 - delta) upper bound on the d
 binomial CDF falls as its rate rises), which is how the bound is reported here.
 
 The candidates are the calibration items' distinct confidences (the paper uses a grid; any fixed order of candidates
-chosen before the labels are seen keeps the guarantee). When even the strictest candidate fails, no threshold is
-certified: the judge keeps nothing, and the result says why (too few calibration items at that confidence for the
-bound to reach 1 - alpha, or too many of them disagree).
+chosen before the labels are seen keeps the guarantee). A candidate keeping fewer than ``fewest_items(alpha, delta)``
+items, n with (1 - alpha)^n <= delta, can never be rejected, even with every kept item agreeing; the sequence starts
+at the strictest candidate keeping that many, a choice made from the confidences alone (started above it, it would
+stop at once whenever the top confidence is held by few items). When even that candidate fails, no threshold is
+certified: the judge keeps nothing, and the result says why (too few calibration items for the bound to reach
+alpha, or too many of the most confident ones disagree).
 
 What the guarantee needs: the calibration and test items exchangeable (a random split of the documents, here), and
 the humans' verdict taken as the truth. The held-out part then reports what the chosen threshold buys: the share of
@@ -116,11 +119,17 @@ def choose_threshold(confidence, agree, *, alpha: float, delta: float, candidate
     ok = ~np.isnan(c)
     c, a = c[ok], a[ok]
     cands = np.unique(c if candidates is None else np.asarray(candidates, dtype=float))[::-1]
+    # kept and disagreeing counts at every candidate at once: items sorted by confidence, counted cumulatively
+    order = np.argsort(-c, kind="stable")
+    cum_k = np.concatenate([[0], np.cumsum(~a[order])])
+    n_at = len(c) - np.searchsorted(np.sort(c), cands, side="left")
     steps: list[Step] = []
     chosen = None
-    for lam in cands:
-        kept = c >= lam
-        n, k = int(kept.sum()), int((~a[kept]).sum())
+    need = fewest_items(alpha, delta)
+    for lam, n in zip(cands, n_at):
+        if n < need:
+            continue  # can never be rejected, whatever the labels: skipping it uses the confidences only
+        n, k = int(n), int(cum_k[n])
         ub = clopper_pearson_upper(k, n, delta)
         passed = n > 0 and ub <= alpha
         steps.append(Step(float(lam), n, k, ub, passed))
@@ -130,18 +139,24 @@ def choose_threshold(confidence, agree, *, alpha: float, delta: float, candidate
     if chosen is not None:
         return Calibration(chosen.threshold, chosen.upper_bound, int(len(c)), tuple(steps))
     return Calibration(None, steps[0].upper_bound if steps else 1.0, int(len(c)), tuple(steps),
-                       _why_nothing(steps, alpha, delta))
+                       _why_nothing(steps, len(c), alpha, delta))
 
 
-def _why_nothing(steps: list[Step], alpha: float, delta: float) -> str:
+def fewest_items(alpha: float, delta: float) -> int:
+    """The fewest kept calibration items that can certify a threshold: n with (1 - alpha)^n <= delta, where even n
+    agreeing items bound the disagreement rate at alpha. A candidate keeping fewer can never be rejected whatever
+    its labels, so the sequence starts at the strictest candidate keeping this many (a choice made from the
+    confidences alone, which keeps the guarantee; starting above it would stop the sequence at once)."""
+    return math.ceil(math.log(delta) / math.log(1 - alpha) - 1e-12)
+
+
+def _why_nothing(steps: list[Step], n_items: int, alpha: float, delta: float) -> str:
+    need = fewest_items(alpha, delta)
     if not steps:
-        return "no calibration item has a confidence: no threshold can be tested"
+        return (f"the calibration part has {n_items} items with a confidence, fewer than the {need} that even "
+                f"in full agreement with the humans bound the disagreement rate at alpha {alpha:g} with "
+                f"confidence {1 - delta:g}")
     s = steps[0]
-    if s.n_disagree == 0:
-        need = math.ceil(math.log(delta) / math.log(1 - alpha))
-        return (f"the most confident calibration items ({s.n_kept}) all agree with the humans, but {s.n_kept} "
-                f"agreeing items bound the disagreement rate only at {s.upper_bound:.3f} > alpha {alpha:g}; "
-                f"{need} agreeing items at one confidence are the fewest that could certify it")
     return (f"at the strictest threshold ({s.threshold:g}) {s.n_disagree} of the {s.n_kept} kept calibration "
             f"items disagree with the humans: the upper bound {s.upper_bound:.3f} on the disagreement rate exceeds "
             f"alpha {alpha:g}, so no threshold is certified and the judge keeps nothing")
