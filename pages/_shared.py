@@ -207,7 +207,7 @@ def _restore_endpoint_fields() -> None:
 
 def endpoint_form(where: str = "main") -> EndpointChoice:
     """Preset, base URL, model, API key: this session's own, never in the URL (evalcore.judge.trust)."""
-    from evalcore.judge.client import LOCAL_PROVIDERS, PRESETS, endpoint_from_preset
+    from evalcore.judge.client import PRESETS, endpoint_from_preset, key_source
 
     presets = list(PRESETS)
     _restore_endpoint_fields()
@@ -239,7 +239,7 @@ def endpoint_form(where: str = "main") -> EndpointChoice:
     else:
         endpoint = endpoint_from_preset(preset, model=model.strip(), base_url=(base_url.strip() or preset_base))
     target = endpoint or endpoint_from_preset(preset, model="-", base_url=(base_url.strip() or preset_base))
-    source, problem = key_source(target, api_key or None, LOCAL_PROVIDERS)
+    source, problem = key_source(target, api_key or None, shared=shared_server())
     refused = problem if problem and ("operator configured" in problem or "is refused" in problem) else None
     if problem:
         problems.append(problem)
@@ -279,25 +279,6 @@ def shared_server() -> bool:
     from pages import _identity as identity
 
     return trust.shared_server(identity.sign_in_configured())
-
-
-def key_source(endpoint: Any, typed: str | None, local_providers: tuple[str, ...]) -> tuple[str, str | None]:
-    """(which key the requests carry, in words; the reason they cannot be sent, or None)."""
-    from evalcore.judge import trust
-
-    refused = trust.local_refusal(endpoint, shared=shared_server())  # a local preset, on a lab server
-    if refused:
-        return "", refused
-    if typed:
-        return "with the key you typed, kept in this session only", None
-    if os.environ.get(endpoint.api_key_env):
-        if trust.server_key_allowed(endpoint.base_url, endpoint.api_key_env):
-            return f"with the server's ${endpoint.api_key_env}: an endpoint the operator configured", None
-        if endpoint.provider not in local_providers:
-            return "", trust.refusal(endpoint.base_url, endpoint.api_key_env)
-    if endpoint.provider in local_providers:
-        return "a local server: no key is sent", None
-    return "", f"no API key (field empty and ${endpoint.api_key_env} not set)"
 
 
 def _move_typed_credentials() -> None:

@@ -162,27 +162,47 @@ class _Attempts:
 _current: contextvars.ContextVar[_Attempts | None] = contextvars.ContextVar("evalcore_judge_attempt", default=None)
 
 
-def key_for(endpoint: Endpoint, api_key: str | None) -> str:
+def key_for(endpoint: Endpoint, api_key: str | None, *, shared: bool = False) -> str:
     """The key this client sends: the one typed for this endpoint, else the environment's key only where the
-    operator configured the endpoint (evalcore.judge.trust), else a local server's placeholder; else refused."""
+    operator configured the endpoint (evalcore.judge.trust), else a local server's placeholder; else refused.
+    ``shared`` (a page of a lab server): a local preset sends only to an address the operator configured
+    (``trust.local_refusal``)."""
+    return _key_decision(endpoint, api_key, shared)[0]
+
+
+def key_source(endpoint: Endpoint, api_key: str | None, *, shared: bool) -> tuple[str, str | None]:
+    """:func:`key_for`'s decision as a page says it: (which key the requests carry, in words; the reason they
+    cannot be sent, or None). The one place the decision is made, so that the page and the client agree."""
+    try:
+        return _key_decision(endpoint, api_key, shared)[1], None
+    except MissingApiKey:
+        return "", f"no API key (field empty and ${endpoint.api_key_env} not set)"
+    except trust.UntrustedEndpoint as e:
+        return "", str(e)
+
+
+def _key_decision(endpoint: Endpoint, api_key: str | None, shared: bool) -> tuple[str, str]:
+    """(the key, where it comes from in words); raises UntrustedEndpoint or MissingApiKey."""
+    refused = trust.local_refusal(endpoint, shared=shared)  # a local preset, on a lab server
+    if refused:
+        raise trust.UntrustedEndpoint(refused)
     trust.address(endpoint.base_url)  # AmbiguousURL: a URL parsers read differently gets no key, typed or not
     if api_key:
-        return api_key
+        return api_key, "with the key you typed, kept in this session only"
     key = os.environ.get(endpoint.api_key_env, "")
     if key:
         if endpoint.operator_configured or trust.server_key_allowed(endpoint.base_url, endpoint.api_key_env):
-            return key
+            return key, f"with the server's ${endpoint.api_key_env}: an endpoint the operator configured"
         if endpoint.provider not in LOCAL_PROVIDERS:
             raise trust.UntrustedEndpoint(trust.refusal(endpoint.base_url, endpoint.api_key_env))
     if endpoint.provider in LOCAL_PROVIDERS:
-        return "not-needed"  # local servers usually accept any key; openai's client insists on a non-empty one
+        # local servers usually accept any key; openai's client insists on a non-empty one
+        return "not-needed", "a local server: no key is sent"
     raise MissingApiKey(
         f"no API key for {endpoint.provider} endpoint {endpoint.base_url}: set the environment variable "
         f"{endpoint.api_key_env} (or type the key in the Score page). A local server that needs no key "
         f"(vLLM, Ollama, llama.cpp) can use its preset: --provider vllm|ollama|llamacpp"
     )
-
-
 
 
 def _refusal_fields(err: BaseException, keys: list[str]) -> dict[str, Any] | None:
@@ -371,7 +391,7 @@ def request_body(endpoint: Endpoint, request: Request) -> dict[str, Any]:
             body["logprobs"] = True
             if request.top_logprobs:
                 body["top_logprobs"] = request.top_logprobs
-        if request.seed is not None:
+        if request.seed is not None and "seed" not in request.omit:  # a judge that refuses seeds gets none
             body["seed"] = request.seed
         if request.stop:
             body["stop"] = list(request.stop)

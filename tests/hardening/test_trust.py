@@ -84,6 +84,26 @@ def test_local_preset_elsewhere_gets_no_server_key(monkeypatch, server_key):
     assert JudgeClient(ep)._api_key == "not-needed"
 
 
+def test_the_page_says_the_clients_own_decision(server_key):
+    """The Score page's "requests go to ... with ..." line and its refusals are client.key_source, the decision
+    JudgeClient makes: an endpoint the command line named (operator_configured) gets the server's key on both."""
+    from evalcore.judge.client import key_for, key_source
+
+    op = Endpoint("http://127.0.0.1:10/v1", "m", operator_configured=True)
+    assert key_for(op, None) == CANARY
+    assert key_source(op, None, shared=False) == ("with the server's $OPENAI_API_KEY: an endpoint the operator "
+                                                  "configured", None)
+    source, refused = key_source(Endpoint("http://127.0.0.1:10/v1", "m"), None, shared=False)
+    assert source == "" and "is not an endpoint" in refused
+    assert key_source(Endpoint("http://127.0.0.1:10/v1", "m"), "typed", shared=True)[1] is None
+    local = Endpoint("http://127.0.0.1:9/v1", "m", api_key_env="VLLM_API_KEY", provider="vllm")
+    assert key_source(local, None, shared=False) == ("a local server: no key is sent", None)
+    source, refused = key_source(local, None, shared=True)  # a local preset elsewhere, on a lab server
+    assert source == "" and "a local preset (vllm) sends only to" in refused
+    with pytest.raises(trust.UntrustedEndpoint, match="a local preset"):
+        key_for(local, None, shared=True)
+
+
 def test_scoring_steps_and_batch_submit_never_reach_the_host(server_key):
     ds = dataset(4)
     server_key.save_dataset(ds)
