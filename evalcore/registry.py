@@ -30,7 +30,6 @@ is first read, so every layer may read any registry.
 from __future__ import annotations
 
 import importlib
-import logging
 import os
 import sys
 import warnings
@@ -39,8 +38,6 @@ from dataclasses import dataclass, field
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import PurePath
 from typing import Any
-
-log = logging.getLogger(__name__)
 
 NO_PLUGINS_ENV = "JUDGESCOPE_NO_PLUGINS"
 BUILTIN = "built-in"
@@ -116,8 +113,7 @@ class Registry(Mapping[str, Any]):
             self._items, self._origin = before, {k: v for k, v in self._origin.items() if k in before}
             failure = PluginFailure(self.group, ep.name, ep.value, dist, f"{type(exc).__name__}: {exc}")
             self._failures.append(failure)
-            log.warning(failure.message())
-            warnings.warn(failure.message(), PluginWarning, stacklevel=2)
+            warnings.warn(failure.message(), PluginWarning, stacklevel=2)  # stderr of the CLI and the server
         finally:
             self._loading = BUILTIN
 

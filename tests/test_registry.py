@@ -139,7 +139,7 @@ def test_the_docs_tables_list_the_plugin_and_the_committed_page_lists_the_builti
     assert ref.main(["--check"]) == 0, "run python scripts/extensions_reference.py --write"
 
 
-def test_a_plugin_that_fails_is_named_skipped_and_taken_out_again(tmp_path):
+def test_a_plugin_that_fails_is_named_skipped_and_taken_out_again(tmp_path, first_start):
     dist = tmp_path / "broken_plugin-2.0.dist-info"
     dist.mkdir()
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: broken-plugin\nVersion: 2.0\n", encoding="utf-8")
@@ -158,6 +158,11 @@ def test_a_plugin_that_fails_is_named_skipped_and_taken_out_again(tmp_path):
         methods, formats = list(registry.METHODS), list(registry.FORMATS)
         failures = {f.name: f.message() for f in registry.plugin_failures()}
         geval = type(registry.METHODS["geval"]).__module__
+        at = _app("pages/data.py")  # the app opens, and says which plugin it goes on without
+        shown = [w.value.replace("\\", "") for w in at.warning]
+        at.switch_page("pages/score.py").run()
+        assert not at.exception, [e.value for e in at.exception]
+    assert sum("plugin 'clash' (broken_plugin_clash, from broken-plugin)" in w for w in shown) == 1, shown
     assert set(failures) == {"missing", "clash", "half"}
     assert "plugin 'missing' (broken_plugin_absent, from broken-plugin)" in failures["missing"]
     assert "ModuleNotFoundError" in failures["missing"] and "goes on without it" in failures["missing"]
@@ -167,14 +172,19 @@ def test_a_plugin_that_fails_is_named_skipped_and_taken_out_again(tmp_path):
     assert len(caught) == 3 and set(registry.METHODS) >= {"geval", "rts"}
 
 
-def test_the_score_and_data_pages_offer_the_plugin_method_and_format(demo_plugin, first_start):
+def _app(page: str):
     pytest.importorskip("streamlit")
     from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     at.run()
-    at.switch_page("pages/score.py").run()
+    at.switch_page(page).run()
     assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_the_score_and_data_pages_offer_the_plugin_method_and_format(demo_plugin, first_start):
+    at = _app("pages/score.py")
     assert "brief" in at.selectbox(key="method").options
     at.selectbox(key="method").set_value("brief").run()
     assert not at.exception and at.selectbox(key="method").value == "brief"

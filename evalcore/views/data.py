@@ -254,6 +254,8 @@ def upload_notes(*, may_upload: bool) -> list[Block]:
              "imported unless the whole file is valid.", "caption")]
     if not may_upload:
         out.append(Note("Sign in to upload: an upload is yours until you share it with the lab.", "caption"))
+    # an installed plugin that could not be loaded: named here, the rest of the app works without it
+    out += [Note(esc(f.message()), "warning") for f in registry.plugin_failures()]
     return out
 
 
