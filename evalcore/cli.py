@@ -23,7 +23,7 @@ import math
 import sys
 from typing import Any
 
-from evalcore import panel_cli
+from evalcore import guarantees_cli, panel_cli
 from evalcore import runs as runs_mod
 from evalcore.model import counted
 
@@ -344,6 +344,7 @@ def cmd_meta(args: argparse.Namespace) -> int:
         inference=_inference_options(args),
     )
     report = panel_cli.extend_meta_report(report, args)  # --reliability, --agreement-matrix
+    report = guarantees_cli.extend_meta_report(report, args)  # --selective
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
@@ -377,6 +378,7 @@ def cmd_meta(args: argparse.Namespace) -> int:
             _print_label_agreement(e["agreement"])
         _print_inference(e)
     panel_cli.print_blocks(report)
+    guarantees_cli.print_blocks(report)
     return 0
 
 
@@ -668,6 +670,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "script) or counts as correlation 0; either way `skipped` counts them")
     _add_inference_arguments(m)
     panel_cli.add_meta_arguments(m)
+    guarantees_cli.add_meta_arguments(m)
     m.add_argument("--json", action="store_true")
     m.set_defaults(func=cmd_meta)
 
@@ -692,48 +695,25 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def resume_args(run) -> list[str]:
-    """The ``score`` arguments that resume ``run`` (interrupted or stopped) where it stopped: its dataset, method,
-    model and recorded endpoint, and ``--run``. A run that recorded its spec resumes as recorded (documents
-    included); an older one is described by its flags (dimensions, ``--limit``, without which the resume would
-    score the whole dataset, and its method config)."""
-    cfg, ep = run.config, run.config.endpoint or {}
-    args = ["score", "--dataset", run.dataset_id, "--method", run.method, "--model", run.model,
-            "--provider", ep.get("provider", "openai"), "--base-url", ep.get("base_url", "")]
-    if not cfg.spec:
-        for dim in (cfg.criteria or {}):
-            args += ["--dimension", dim]
-        if cfg.limit:
-            args += ["--limit", str(cfg.limit)]
-        if cfg.requested_config:
-            args += ["--config", json.dumps(cfg.requested_config)]
-    return args + ["--run", run.run_id]
+    """The ``score`` arguments that resume ``run``: evalcore.judge.resume, where the Score page reads them too."""
+    from evalcore.judge import resume
+
+    return resume.resume_args(run)
 
 
 def resume_command(run) -> str:
-    """The shell command that resumes ``run``, checked by parsing it back with this command line's own parser (the
-    one ``main`` uses): an option renamed there fails here, and in the tests, rather than in the user's shell."""
-    import shlex
+    """The shell command that resumes ``run`` (evalcore.judge.resume), checked by parsing it back with this command
+    line's own parser (the one ``main`` uses): an option renamed there fails here, and in the tests, rather than in
+    the user's shell."""
+    from evalcore.judge import resume
 
-    argv = resume_args(run)
-    args = parse_checked(argv)
-    wanted = _resumed_as(run)
+    args = parse_checked(resume.resume_args(run))
+    wanted = resume.resumed_as(run)
     got = {k: getattr(args, k, None) for k in wanted}
     got["config"] = json.loads(got["config"]) if got.get("config") else None
     if got != wanted:
         raise ValueError(f"the resume command of run {run.run_id} reads back as {got}, not {wanted}")
-    return " ".join(shlex.quote(a) for a in ["python", "-m", "evalcore", *argv])
-
-
-def _resumed_as(run) -> dict[str, Any]:
-    """What ``score`` must read from the resume command of ``run`` (its parsed arguments, ``config`` as JSON)."""
-    cfg, ep = run.config, run.config.endpoint or {}
-    wanted = {"command": "score", "dataset": run.dataset_id, "method": run.method, "model": run.model,
-              "provider": ep.get("provider", "openai"), "base_url": [ep.get("base_url", "")], "run": run.run_id,
-              "dimension": None, "limit": None, "config": None}
-    if not cfg.spec:
-        wanted |= {"dimension": list(cfg.criteria or {}) or None, "limit": int(cfg.limit or 0) or None,
-                   "config": cfg.requested_config or None}
-    return wanted
+    return resume.resume_command(run)
 
 
 def parse_checked(argv: list[str]) -> argparse.Namespace:

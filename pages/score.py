@@ -9,7 +9,7 @@ from typing import Any
 
 import streamlit as st
 
-from evalcore import cli as command_line
+from evalcore.judge import resume
 from evalcore.judge.job import ScoringJob
 from evalcore.judge.spec import ScoringSpec
 from evalcore.methods import METHODS
@@ -193,7 +193,7 @@ def _local_run(picked, label: str, job: ScoringJob | None, choice, store) -> Non
             identity.share_toggle("this run", "run", picked.config.shared, _share)
     if resume_note := score_views.resume_note(picked):
         st.caption(resume_note)
-        st.code(command_line.resume_command(picked), language="bash", wrap_lines=True)
+        st.code(resume.resume_command(picked), language="bash", wrap_lines=True)
     run = ui.load_run(rid, "robust")
     batches, collect = score_views.batch_blocks(run, store=store, ready=choice.ready, typed_for=choice.typed_for,
                                                 running=job is not None and job.running)

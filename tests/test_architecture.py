@@ -144,3 +144,17 @@ def test_the_page_globals_measure_counts_what_it_says(tmp_path):
         "def other():\n    import os\n    row = 1\n    return K, os, row, section\n\n"
         "def looped():\n    return row\n")
     assert shape.page_globals(tmp_path) == ["pages/p.py:11  section: ctx", "pages/p.py:23  looped: row"]
+
+
+def test_no_page_imports_the_command_line():
+    """A page needs a library function, not the CLI module (argument parsing, every subcommand's imports)."""
+    import ast
+
+    found = []
+    for path in sorted((ROOT / "pages").glob("*.py")) + [ROOT / "app.py"]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [f"{node.module}.{a.name}" for a in node.names] if isinstance(node, ast.ImportFrom) else []
+            found += [f"{path.name}: {n}" for n in names if n.split(".")[-1].endswith("cli")
+                      or ".cli." in f"{n}." or n.startswith("evalcore.cli")]
+    assert found == []

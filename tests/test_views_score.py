@@ -1,5 +1,6 @@
-"""The Score page's view model (evalcore.views.score), the resume command it shows (evalcore.cli.resume_command,
-checked by the command line's own parser), and the run outcome the page and ``score`` both say (evalcore.runs)."""
+"""The Score page's view model (evalcore.views.score), the resume command it shows (evalcore.judge.resume,
+checked by the command line's own parser in evalcore.cli.resume_command), and the run outcome the page and ``score``
+both say (evalcore.runs)."""
 
 from __future__ import annotations
 
@@ -49,6 +50,22 @@ def test_an_older_run_is_described_by_its_flags_and_they_parse_back():
     assert (args.dataset, args.method, args.model, args.provider) == ("summeval", "rts", "gpt-4o-mini", "vllm")
     assert args.base_url == ["http://gpu1:8000/v1"] and args.run == "summeval/rts-m-1"
     assert args.dimension == ["coherence", "fluency"] and args.limit == 20 and args.config == '{"n_samples": 5}'
+
+
+@pytest.mark.parametrize("config", [
+    {"endpoint": ENDPOINT, "spec": {"method": "rts"}},
+    {"endpoint": ENDPOINT, "status": "stopped", "criteria": {"coherence": {}, "fluency": {}}, "limit": 20,
+     "requested_config": {"n_samples": 5}},
+    {"status": "interrupted"},
+])
+def test_the_page_shows_the_command_the_cli_parser_checked(config):
+    """The Score page reads the command from the library (evalcore.judge.resume), not the command line: it is the
+    one cli.resume_command parses back with ``python -m evalcore``'s own parser."""
+    from evalcore.judge import resume
+
+    run = _run(config)
+    assert resume.resume_command(run) == cli.resume_command(run)
+    assert resume.resume_command(run).startswith("python -m evalcore score --dataset summeval --method rts ")
 
 
 def test_an_option_the_parser_no_longer_takes_breaks_the_resume_command(monkeypatch):
