@@ -552,7 +552,7 @@ def explain_failure(outcome: Outcome, responses: list[Response]) -> Outcome:
     if refused and len(refused) == len(choices):
         reason = f"judge refused: {refused[0].text[:160]!r}"
     elif refused:
-        reason += f" ({len(refused)} of {len(choices)} replies were refusals)"
+        reason += f" (refusals: {len(refused)} of {len(choices)} replies)"  # never "1 ... were refusals"
     elif truncated and len(truncated) == len(choices):
         reason = f"reply truncated (finish_reason=length; raise max_tokens?): {reason}"
     elif truncated:
