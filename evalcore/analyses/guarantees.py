@@ -1,0 +1,167 @@
+"""Selective evaluation on a run (evalcore.meta.selective; Jung, Brahman & Choi 2025): each item's verdict, the
+humans', whether they agree, and the judge's confidence, then the threshold certified on a random part of the
+documents and what it keeps on the rest. ``meta --selective`` and the Guarantees section render ``selective``.
+
+Confidence, the first the run has (``source`` names it):
+
+- ``logprob``: the judge's own probability of its verdict, from the score distribution a log-prob run keeps per
+  item (G-Eval's Eq. 1 weighting, Liu et al. 2023): for a rating the probability mass within the tolerance of the
+  judge's score, for a label the probability of the label given;
+- ``draws``: the share of the run's K draws that agree with its verdict (within the tolerance for a rating);
+- ``orders``: a pairwise run judged in both presentation orders: the share of the two orders that give its verdict
+  (1 when both agree; 0 when they differ, the verdict then being a tie that neither order gave);
+- ``jury``: other runs given as a jury: the share of all the judges (this run included) that agree with its verdict.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from evalcore import runs as runs_mod
+from evalcore.meta import selective as sel
+from evalcore.meta.preference import align_to_preferences, judge_outcomes, majority_votes
+from evalcore.model import Dataset, Run
+
+
+@dataclass(frozen=True)
+class Verdicts:
+    """One row per item (or pair): item_id, doc_id, judge, human, agree, confidence; the kind and the source."""
+
+    frame: pd.DataFrame
+    kind: str
+    source: str  # "" when the run has no confidence
+    tolerance: float | None
+
+
+def _kind(dataset: Dataset, dim: str) -> str:
+    d = dataset.dimension(dim)
+    return d.kind if d.is_categorical else "interval"
+
+
+def _logprob_confidence(run: Run, dim: str, frame: pd.DataFrame, kind: str, tol: float) -> pd.Series | None:
+    j = run.judgments
+    if j.empty or "detail" not in j.columns:
+        return None
+    j = j[(j["dimension"] == dim) & (j["status"] == "ok")]
+    judge = frame.set_index("item_id")["judge"]
+    out = {}
+    for item, detail in zip(j["item_id"], j["detail"]):
+        dist = detail.get("distribution") if isinstance(detail, dict) else None
+        if not dist or item not in judge.index:
+            continue
+        v = np.array([float(k) for k in dist], dtype=float)
+        p = np.array(list(dist.values()), dtype=float)
+        if p.sum() <= 0:
+            continue
+        near = np.abs(v - judge[item]) <= (tol + 1e-9 if kind == "interval" else 1e-9)
+        out[item] = float(p[near].sum() / p.sum())
+    return pd.Series(out, dtype=float) if out else None
+
+
+def _share_agreeing(values: pd.DataFrame, verdict: pd.Series, kind: str, tol: float) -> pd.Series:
+    """item_id -> share of the rows of ``values`` (item_id, judge) that agree with the item's verdict."""
+    v = values.dropna(subset=["judge"])
+    ref = v["item_id"].map(verdict)
+    hit = sel.agrees(v["judge"].to_numpy(), ref.to_numpy(), kind=kind, tolerance=tol)
+    n_all = values.groupby("item_id").size()
+    return (pd.Series(hit, index=v.index).groupby(v["item_id"]).sum() / n_all).astype(float)
+
+
+def score_verdicts(dataset: Dataset, run: Run, dim: str, *, tolerance: float = sel.DEFAULT_TOLERANCE,
+                   jury: list[Run] | None = None) -> Verdicts:
+    """A rated or labelled dimension's verdicts, agreement and confidence (module docstring)."""
+    kind = _kind(dataset, dim)
+    frame = runs_mod.score_frame(dataset, run, dim)
+    frame["agree"] = sel.agrees(frame["judge"], frame["human"], kind=kind, tolerance=tolerance)
+    verdict = frame.set_index("item_id")["judge"]
+    conf, source = _logprob_confidence(run, dim, frame, kind, tolerance), "logprob"
+    if conf is None and run.n_draws > 1:
+        conf, source = _share_agreeing(run.draw_scores(dim), verdict, kind, tolerance), "draws"
+    if conf is None and jury:
+        votes = pd.concat([m.scores(dim)[["item_id", "judge"]] for m in [run, *jury]], ignore_index=True)
+        votes = votes[votes["item_id"].isin(verdict.index)]
+        conf, source = _share_agreeing(votes, verdict, kind, tolerance), "jury"
+    if conf is None:
+        conf, source = pd.Series(dtype=float), ""
+    frame["confidence"] = frame["item_id"].map(conf).astype(float)
+    frame.loc[frame["judge"].isna(), "confidence"] = np.nan  # a failed parse is never kept
+    return Verdicts(frame, kind, source, tolerance if kind == "interval" else None)
+
+
+def pairwise_verdicts(dataset: Dataset, run: Run, dim: str) -> Verdicts:
+    """A pairwise dimension: the judge's combined verdict per pair against the humans' majority; confidence from
+    the two presentation orders (module docstring)."""
+    prefs = dataset.preferences[dataset.preferences["dimension"] == dim]
+    comps = align_to_preferences(run.comparisons[run.comparisons["dimension"] == dim], prefs)
+    judged = judge_outcomes(comps)
+    gold = majority_votes(prefs)[["pair_id", "majority"]]
+    f = judged.merge(gold, on="pair_id", how="inner")
+    both = f["ab"].notna() & f["ba"].notna()
+    conf = np.where(both, (f["ab"].eq(f["verdict"]).astype(float) + f["ba"].eq(f["verdict"]).astype(float)) / 2,
+                    np.nan)
+    source = "orders" if both.any() else ""
+    frame = pd.DataFrame({"item_id": f["pair_id"].astype(str), "doc_id": f["doc_id"].astype(str),
+                          "judge": f["verdict"], "human": f["majority"],
+                          "agree": sel.agrees(f["verdict"], f["majority"], kind="pairwise"),
+                          "confidence": np.where(f["verdict"].isna(), np.nan, conf)})
+    return Verdicts(frame, "pairwise", source, None)
+
+
+@dataclass(frozen=True)
+class SelectiveAnalysis:
+    """``selective`` for one dimension: the verdicts' source, the split, and the held-out result."""
+
+    verdicts: Verdicts
+    result: sel.SelectiveResult | None  # None when the run has no confidence
+    calibration_docs: int
+    test_docs: int
+    reason: str = ""  # why there is no result
+
+    def as_dict(self) -> dict:
+        v, r = self.verdicts, self.result
+        out = {"confidence": v.source or None, "agreement": _agreement_rule(v),
+               "calibration_docs": self.calibration_docs, "test_docs": self.test_docs}
+        if r is None:
+            return {**out, "threshold": None, "coverage": None, "agreement_kept": None, "abstained": [],
+                    "guarantee": None, "sentence": self.reason}
+        return {**out, "threshold": r.threshold, "coverage": r.coverage, "agreement_kept": r.agreement_kept,
+                "guarantee": {"alpha": r.alpha, "delta": r.delta},
+                "calibration_bound": r.calibration.upper_bound, "calibration_items": r.calibration.n_calibration,
+                "abstained": list(r.abstained), "sentence": r.sentence}
+
+
+def _agreement_rule(v: Verdicts) -> str:
+    if v.kind == "interval":
+        return f"|judge - human| <= {v.tolerance:g} scale points"
+    return "the same preference (a / b / tie) as the humans' majority" if v.kind == "pairwise" else \
+        "the same label as the humans'"
+
+
+def verdicts(dataset: Dataset, run: Run, dim: str, *, tolerance: float = sel.DEFAULT_TOLERANCE,
+             jury: list[Run] | None = None) -> Verdicts:
+    if run.is_pairwise or dim not in set(run.judgments.get("dimension", [])):
+        return pairwise_verdicts(dataset, run, dim)
+    return score_verdicts(dataset, run, dim, tolerance=tolerance, jury=jury)
+
+
+def selective(dataset: Dataset, run: Run, dim: str, *, alpha: float, delta: float, calibration_docs: int,
+              seed: int = 0, tolerance: float = sel.DEFAULT_TOLERANCE, jury: list[Run] | None = None
+              ) -> SelectiveAnalysis:
+    """Certify a threshold on ``calibration_docs`` random documents and apply it to the others."""
+    v = verdicts(dataset, run, dim, tolerance=tolerance, jury=jury)
+    f = v.frame
+    if f.empty:
+        return SelectiveAnalysis(v, None, 0, 0, f"the run has no item with a human {dim!r} to compare with")
+    cal_docs, test_docs = sel.split_documents(f["doc_id"], calibration_docs, seed)
+    if not v.source:
+        why = ("the run has no confidence per item (no log-prob distribution, one draw per item, one "
+               "presentation order, no jury given): nothing can be certified, and the judge keeps nothing")
+        return SelectiveAnalysis(v, None, len(cal_docs), len(test_docs), why)
+    is_cal = f["doc_id"].astype(str).isin(cal_docs).to_numpy()
+    c, a = f["confidence"].to_numpy(dtype=float), f["agree"].to_numpy(dtype=bool)
+    calib = sel.choose_threshold(c[is_cal], a[is_cal], alpha=alpha, delta=delta)
+    res = sel.evaluate(calib, f["item_id"].to_numpy()[~is_cal], c[~is_cal], a[~is_cal], alpha=alpha, delta=delta)
+    return SelectiveAnalysis(v, res, len(cal_docs), len(test_docs))

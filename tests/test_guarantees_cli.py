@@ -1,0 +1,55 @@
+"""``meta --selective``: the selective block's keys, and its figures recomputed from the verdicts with
+evalcore.meta.selective directly (LLMBar's GPT-4 run, both presentation orders as the confidence)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from evalcore import cli
+from evalcore import runs as R
+from evalcore.analyses import guarantees as G
+from evalcore.meta import selective as sel
+
+RUN = "llmbar_natural/llmbar-gpt-4-vanilla"
+KEYS = {"threshold", "confidence", "coverage", "agreement_kept", "guarantee", "calibration_docs", "test_docs",
+        "abstained"}
+
+
+def test_meta_selective_json(capsys):
+    rc = cli.main(["meta", "--dataset", "llmbar_natural", "--run", RUN, "--selective", "--alpha", "0.2",
+                   "--delta", "0.1", "--calibration-docs", "60", "--seed", "3", "--resamples", "20", "--json"])
+    assert rc in (0, None)
+    s = json.loads(capsys.readouterr().out)["dimensions"]["preference"]["selective"]
+    assert KEYS <= set(s)
+    assert s["confidence"] == "orders" and s["guarantee"] == {"alpha": 0.2, "delta": 0.1}
+    assert s["calibration_docs"] == 60 and s["test_docs"] == 40
+    # recompute: same split, same verdicts, the threshold by the library's function
+    v = G.verdicts(R.get_dataset("llmbar_natural"), R.load_run(RUN), "preference").frame
+    cal_docs, _ = sel.split_documents(v["doc_id"], 60, 3)
+    is_cal = v["doc_id"].isin(cal_docs).to_numpy()
+    c, a = v["confidence"].to_numpy(float), v["agree"].to_numpy(bool)
+    t = sel.choose_threshold(c[is_cal], a[is_cal], alpha=0.2, delta=0.1).threshold
+    assert s["threshold"] == t
+    kept = ~is_cal & (c >= t) if t is not None else np.zeros(len(c), bool)
+    assert s["coverage"]["n"] == int((~is_cal).sum())
+    assert s["coverage"]["statistic"] == pytest.approx(kept.sum() / (~is_cal).sum())
+    assert s["agreement_kept"]["statistic"] == pytest.approx(a[kept].mean())
+    assert len(s["abstained"]) == int((~is_cal).sum() - kept.sum())
+
+
+def test_no_confidence_keeps_nothing_and_says_why():
+    d = R.get_dataset("pandalm")
+    run = R.load_run("pandalm/pandalm-gpt-3.5-turbo")  # one presentation order: no confidence per pair
+    res = G.selective(d, run, "preference", alpha=0.1, delta=0.1, calibration_docs=50)
+    out = res.as_dict()
+    assert out["threshold"] is None and out["confidence"] is None
+    assert "no confidence per item" in out["sentence"] and "keeps nothing" in out["sentence"]
+
+
+def test_bad_alpha_is_a_message():
+    with pytest.raises(SystemExit, match="--alpha and --delta"):
+        cli.main(["meta", "--dataset", "llmbar_natural", "--run", RUN, "--selective", "--alpha", "1.5", "--json",
+                  "--resamples", "20"])
