@@ -2,7 +2,8 @@
 nothing is installed) adds a scoring method and an import format through the entry-point groups; both then appear in
 the command line (``score --method``, scoring through the loopback server; ``import-dataset`` reading the new format),
 on the Score and Data pages (the method in the menu, the extension accepted and the file read), and in the docs'
-generated tables. A plugin that fails to load is named, skipped and taken out again; the rest works without it."""
+generated tables. A plugin that fails to load is named, skipped and taken out again; the rest works without it. A
+plugin provider is offered (``--provider``, the presets) but trusted with no server key."""
 
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ def plugins_from(*folders: Path):
             sys.path.remove(str(f))
         for kind, r in registry.REGISTRIES.items():
             r.restore(saved[kind])
-        for name in [m for m in sys.modules if m.startswith(("judgescope_demo", "broken_plugin"))]:
+        for name in [m for m in sys.modules if m.startswith(("judgescope_demo", "broken_plugin", "lab_judge"))]:
             del sys.modules[name]
 
 
@@ -196,3 +197,27 @@ def test_the_score_and_data_pages_offer_the_plugin_method_and_format(demo_plugin
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.selectbox(key="role_doc_id").value == "doc_id"
+
+
+def test_a_plugin_provider_is_offered_but_trusted_with_no_server_key(tmp_path):
+    dist = tmp_path / "lab_judge-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: lab-judge\nVersion: 1.0\n", encoding="utf-8")
+    (dist / "entry_points.txt").write_text("[judgescope.providers]\nmylab = lab_judge_providers\n", encoding="utf-8")
+    (tmp_path / "lab_judge_providers.py").write_text(
+        "from evalcore.registry import register_provider\n"
+        "register_provider('mylab', base_url='https://judge.mylab.example/v1', api_key_env='OPENAI_API_KEY')\n",
+        encoding="utf-8")
+    from evalcore.cli import build_parser
+    from evalcore.judge import trust
+    from evalcore.judge.client import PRESETS
+
+    with plugins_from(tmp_path):
+        choices = next(a for a in build_parser()._subparsers._group_actions[0].choices["score"]._actions
+                       if a.dest == "provider").choices
+        preset = PRESETS["mylab"]
+        sent = trust.server_key_allowed(preset.base_url, preset.api_key_env, environ={})
+        openai_ok = trust.server_key_allowed("https://api.openai.com/v1", "OPENAI_API_KEY", environ={})
+    assert "mylab" in choices and preset.provider == "mylab" and preset.base_url == "https://judge.mylab.example/v1"
+    assert openai_ok and not sent  # the server's OpenAI key goes to OpenAI's address, never to the plugin's
+    assert "mylab" not in PRESETS
