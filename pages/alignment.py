@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+from dataclasses import dataclass
+from typing import Any
 
 import streamlit as st
 
@@ -73,8 +75,9 @@ else:
         "section", av.default_section(ds), options=list(av.SECTIONS)))))
 
 
-def label_agreement_section() -> None:
+def label_agreement_section(v: _View) -> None:
     """Binary / nominal / ordinal dimension: kappa & co with CIs, the confusion matrix, calibration."""
+    ctx, ds, run_ids, runs, sys_t = (v.ctx, v.ds, v.run_ids, v.runs, v.sys_t)
     heading = av.label_agreement_heading(ds, ctx.dimension, runs)
     if heading is None:
         return
@@ -89,10 +92,12 @@ def label_agreement_section() -> None:
         render.blocks([view.confusion[picked]] + view.bottom)
 
 
-def correlations_section():
+def correlations_section(v: _View):
     """The cell on show of the correlation table, the human ceiling and the headline chart above them; the
     placeholder where the other cells' progress goes (None: no table)."""
-    label_agreement_section()
+    ctx, ds, runs, run_ids, sys_t, colors = v.ctx, v.ds, v.runs, v.run_ids, v.sys_t, v.colors
+    level, coefficient, ci_resampling, skip_constant = v.level, v.coefficient, v.ci_resampling, v.skip_constant
+    label_agreement_section(v)
     render.blocks(av.correlations_intro(ds, ctx.dimension, runs))
     if not av.has_correlations(ds, ctx.dimension, runs):
         return None
@@ -127,7 +132,8 @@ def correlations_section():
     return status
 
 
-def judge_by_human_section() -> None:
+def judge_by_human_section(v: _View) -> None:
+    colors, ctx, ds, run_ids, runs, sys_t = (v.colors, v.ctx, v.ds, v.run_ids, v.runs, v.sys_t)
     render.blocks([av.JUDGE_BY_HUMAN_HEADING] + ([] if runs else [av.PAIRWISE_RUNS_NOTE]))
     if runs:
         with st.spinner("Item scores…"):
@@ -136,7 +142,9 @@ def judge_by_human_section() -> None:
         render.blocks(av.judge_by_human_blocks(items, ctx.dimension, points=points, colors=colors))
 
 
-def per_system_section() -> None:
+def per_system_section(v: _View) -> None:
+    ctx, ds, runs, run_ids, sys_t, colors = v.ctx, v.ds, v.runs, v.run_ids, v.sys_t, v.colors
+    coefficient, dims = v.coefficient, v.dims
     if av.per_system_applies(ds, runs):
         render.blocks([av.PER_SYSTEM_HEADING])
         with st.spinner("Per-system correlations…"):
@@ -145,7 +153,8 @@ def per_system_section() -> None:
         render.blocks(av.per_system_blocks(ps, mt, ctx.dimension, coefficient, colors))
 
 
-def cp_section() -> None:
+def cp_section(v: _View) -> None:
+    ctx, ds, runs, sys_t = (v.ctx, v.ds, v.runs, v.sys_t)
     cp_dims = av.cp_dimensions(ds, runs, ctx.pairwise_runs)
     if cp_dims is not None:
         render.blocks([av.CP_HEADING])
@@ -155,7 +164,8 @@ def cp_section() -> None:
         render.blocks(av.cp_blocks(cp))
 
 
-def reliability_section() -> None:
+def reliability_section(v: _View) -> None:
+    coefficient, ctx, ds, systems = (v.coefficient, v.ctx, v.ds, v.systems)
     pairs = av.reliability_pairs(list(ctx.all_runs))
     if not pairs:
         return
@@ -182,7 +192,8 @@ def reliability_section() -> None:
     render.blocks(view.rest)
 
 
-def difficulty_section() -> None:
+def difficulty_section(v: _View) -> None:
+    colors, ctx, ds, run_ids, runs, sys_t = (v.colors, v.ctx, v.ds, v.run_ids, v.runs, v.sys_t)
     if runs:
         render.blocks([av.DIFFICULTY_HEADING])
         with st.spinner("Pairwise Kendall tau by difficulty…"):
@@ -190,8 +201,9 @@ def difficulty_section() -> None:
         render.blocks(av.difficulty_blocks(diff, ctx.dimension, colors))
 
 
-def pairwise_section() -> None:
+def pairwise_section(v: _View) -> None:
     """Judge verdicts on annotated pairs against the human votes, as MT-Bench, PandaLM and LLMBar report them."""
+    colors, ctx, ds, systems = (v.colors, v.ctx, v.ds, v.systems)
     prs = preference_views.pairwise_runs(ctx.pairwise_runs, ctx.dimension)
     intro = av.pairwise_intro(ds, prs, ctx.dimension, systems)
     render.blocks([av.PAIRWISE_HEADING] + intro)
@@ -210,6 +222,25 @@ def pairwise_section() -> None:
     render.blocks(view.below)
 
 
+@dataclass(frozen=True)
+class _View:
+    """What the sections draw from: the sidebar's context and this page's choices, handed to each section."""
+
+    ctx: Any
+    ds: Any
+    runs: list
+    run_ids: tuple
+    dims: list
+    sys_t: tuple | None
+    systems: list
+    level: str
+    coefficient: str
+    ci_resampling: str
+    skip_constant: bool
+    colors: dict
+
+
+view = _View(ctx, ds, runs, run_ids, dims, sys_t, systems, level, coefficient, ci_resampling, skip_constant, colors)
 SECTION_OF = {"Correlations": correlations_section, "Judge vs human scores": judge_by_human_section,
               "Per system & meta-correlation": per_system_section, "#CP": cp_section,
               "RTS-MCQ reliability": reliability_section, "Difficulty": difficulty_section,
@@ -218,7 +249,7 @@ fill_status = None
 for name, tab in tab_of.items():
     with tab:
         if tab.open:
-            drawn = SECTION_OF[name]()
+            drawn = SECTION_OF[name](view)
             fill_status = drawn if name == "Correlations" else fill_status
 
 # whatever the tab: may the judge replace the annotators, and what may be concluded from few labels
