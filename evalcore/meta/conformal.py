@@ -1,0 +1,72 @@
+"""Per-item intervals for the human score from the judge's score by split conformal prediction (Vovk et al. 2005;
+Lei et al. 2018; for LLM judges, Sheng et al., EMNLP 2025, arXiv:2509.18658).
+
+On the calibration items the nonconformity score is the absolute residual |human - judge|; with n of them, q is the
+ceil((n + 1) * level)-th smallest (Lei et al. 2018, split conformal); each other item's interval is
+[judge - q, judge + q], widened outward to the scale's points (``step`` apart from the scale's low end) and clipped to
+the scale. Widening only adds coverage, so P(human in interval) >= level holds for exchangeable items, marginally
+(over items, not per system: the per-system figures show where it holds less). Where ceil((n + 1) * level) exceeds n
+the interval is the whole scale, and the result says so.
+
+The midpoint of an item's interval is offered as an alternative score beside the judge's."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats as sps
+
+
+@dataclass(frozen=True)
+class ConformalResult:
+    level: float
+    q: float  # the calibrated half-width before snapping (inf: too few calibration items)
+    low: np.ndarray
+    high: np.ndarray
+    coverage: float  # share of test items whose human score lies in its interval (NaN without human scores)
+    mean_width: float
+    midpoint_correlation: float  # Pearson correlation of the midpoints with the human scores on the test items
+    note: str = ""
+
+
+def conformal_quantile(residuals, level: float) -> float:
+    """The split-conformal half-width: the ceil((n + 1) level)-th smallest residual (inf when that exceeds n)."""
+    r = np.sort(np.abs(np.asarray(residuals, dtype=float)))
+    r = r[~np.isnan(r)]
+    k = math.ceil((len(r) + 1) * level)
+    return float("inf") if k > len(r) else float(r[k - 1])
+
+
+def snap(low, high, scale: tuple[float, float], step: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """Widen [low, high] outward to the scale's points and clip to the scale."""
+    lo_s, hi_s = scale
+    lo = lo_s + np.floor((np.asarray(low, dtype=float) - lo_s) / step + 1e-9) * step
+    hi = lo_s + np.ceil((np.asarray(high, dtype=float) - lo_s) / step - 1e-9) * step
+    return np.clip(lo, lo_s, hi_s), np.clip(hi, lo_s, hi_s)
+
+
+def split_conformal(judge_cal, human_cal, judge_test, human_test, *, level: float, scale: tuple[float, float],
+                    step: float = 1.0) -> ConformalResult:
+    """Intervals for the test items' human scores, calibrated on the calibration items (module docstring)."""
+    if not 0 < level < 1:
+        raise ValueError(f"level must lie strictly between 0 and 1, got {level}")
+    jc, hc = np.asarray(judge_cal, dtype=float), np.asarray(human_cal, dtype=float)
+    ok = ~(np.isnan(jc) | np.isnan(hc))
+    q = conformal_quantile(hc[ok] - jc[ok], level)
+    jt, ht = np.asarray(judge_test, dtype=float), np.asarray(human_test, dtype=float)
+    note = ""
+    if math.isinf(q):
+        note = (f"{int(ok.sum())} calibration items are too few for level {level:g}: every interval is the whole "
+                f"scale (at least {math.ceil(level / (1 - level))} are needed)")
+    # a failed parse has no judge score: its interval is the whole scale
+    lo, hi = snap(np.where(np.isnan(jt), -np.inf, jt - q), np.where(np.isnan(jt), np.inf, jt + q), scale, step)
+    lo = np.where(np.isnan(lo), scale[0], lo)
+    hi = np.where(np.isnan(hi), scale[1], hi)
+    has = ~np.isnan(ht)
+    cover = float(np.mean((ht[has] >= lo[has] - 1e-9) & (ht[has] <= hi[has] + 1e-9))) if has.any() else float("nan")
+    mid = (lo + hi) / 2
+    both = has & ~np.isnan(jt)
+    corr = float(sps.pearsonr(mid[both], ht[both])[0]) if both.sum() > 2 and np.ptp(mid[both]) > 0 else float("nan")
+    return ConformalResult(level, q, lo, hi, cover, float(np.mean(hi - lo)) if len(hi) else float("nan"), corr, note)
