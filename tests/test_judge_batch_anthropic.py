@@ -6,22 +6,25 @@ cache keys (a later online run sends nothing and scores the same)."""
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 
 import pytest
 
-pytest.importorskip("anthropic")
+from evalcore.judge import batch, runner, trust
+from evalcore.judge.batch_anthropic import ROUTE, chat_line, message_params
+from evalcore.judge.client import Endpoint
+from evalcore.judge.spec import EngineOptions
+from evalcore.spec import ScoringSpec
+from evalcore.store import Store
+from evalcore.testing.clock import SteppedClock
+from evalcore.testing.loopback import serve
+from evalcore.testing.loopback_profiles import PROFILES
+from evalcore.types import ChatRequest
+from tests.test_judge_batch import CRIT, tiny_dataset
 
-from evalcore.judge import batch, runner, trust  # noqa: E402
-from evalcore.judge.batch_anthropic import ROUTE, chat_line, message_params  # noqa: E402
-from evalcore.judge.client import Endpoint  # noqa: E402
-from evalcore.judge.spec import EngineOptions  # noqa: E402
-from evalcore.spec import ScoringSpec  # noqa: E402
-from evalcore.store import Store  # noqa: E402
-from evalcore.testing.clock import SteppedClock  # noqa: E402
-from evalcore.testing.loopback import serve  # noqa: E402
-from evalcore.testing.loopback_profiles import PROFILES  # noqa: E402
-from evalcore.types import ChatRequest  # noqa: E402
-from tests.test_judge_batch import CRIT, tiny_dataset  # noqa: E402
+# skipped without the anthropic package, which is looked up, not imported: importing it takes about 3 s, which every
+# collection (each xdist worker's) would pay; evalcore.judge.batch_anthropic imports it only when a batch is sent
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("anthropic") is None, reason="the anthropic package is missing")
 
 KEY = "sk-ant-test-0123456789abcdef"
 
