@@ -27,7 +27,7 @@ st.caption(f"Dataset **{ui.esc(ds.id)}** · dimension **{ui.esc(dim)}** (change 
 FIELDS = ("crit_intro", "crit_definition", "crit_min", "crit_max", "crit_steps")
 
 
-def load_into_fields(c: Criteria) -> None:
+def load_into_fields(c: Criteria, ds, dim: str) -> None:
     """Put a Criteria into the text fields (only before they are drawn in this run)."""
     st.session_state["crit_intro"] = c.task_introduction
     st.session_state["crit_definition"] = c.definition
@@ -45,12 +45,12 @@ def steps_by() -> dict:
 
 pending = st.session_state.pop("_crit_pending", None)
 if pending is not None and pending.dimension == dim:
-    load_into_fields(pending)
+    load_into_fields(pending, ds, dim)
     generated = st.session_state.pop("_crit_steps_model", None)
     if generated is not None and generated[:2] == (ds.id, dim):
         steps_by()[(ds.id, dim)] = generated[2]
 elif st.session_state.get("_crit_for") != (ds.id, dim) or any(f not in st.session_state for f in FIELDS):
-    load_into_fields(ui.current_criteria(ds, dim, st.session_state.get("method") or "geval"))
+    load_into_fields(ui.current_criteria(ds, dim, st.session_state.get("method") or "geval"), ds, dim)
 
 # ------------------------------------------------------------------------------------------------------ presets
 options = ui.preset_options(ds, dim)
@@ -93,7 +93,7 @@ if b1.button("Save version", key="save_criteria", type="primary",
 
 
 # ------------------------------------------------------------------------------------------- generate the steps
-def generation() -> None:
+def generation(ds, dim: str, criteria: Criteria, store, may_save: bool) -> None:
     """Ask the judge for steps under the spending rule of a Score run (pages/_spending.py: on a server with sign-in,
     signed in only; a costly or unknown-price request confirmed first; the operator's cap counted per user in the
     store), then show them before they go into the field."""
@@ -118,10 +118,10 @@ def generation() -> None:
             st.rerun()
     preview = st.session_state.get("_crit_preview")
     if preview is not None and preview[0] == dim:
-        steps_preview(preview[1], choice)
+        steps_preview(preview[1], choice, ds, dim, criteria)
 
 
-def steps_preview(steps: str, choice) -> None:
+def steps_preview(steps: str, choice, ds, dim: str, criteria: Criteria) -> None:
     # the preview's text through session state, not value=: Streamlit 1.56 (the floor) registers no state for a
     # disabled widget given only value=, and reading it back fails there
     st.session_state["crit_preview_text"] = steps
@@ -141,14 +141,14 @@ def steps_preview(steps: str, choice) -> None:
 
 
 with st.expander("Generate evaluation steps with the judge (G-Eval auto-CoT)"):
-    generation()
+    generation(ds, dim, criteria, store, may_save)
 msg = st.session_state.pop("_crit_msg", None)
 if msg:
     st.success(msg)
 
 
 # ----------------------------------------------------------------------------------------------------- versions
-def versions_part(view: criteria_views.VersionsView) -> None:
+def versions_part(view: criteria_views.VersionsView, ds, dim: str, store, me) -> None:
     """The diff of two versions (the newest against the one before it when a version was added), loading one, and
     sharing it."""
     hashes = view.hashes
@@ -177,7 +177,7 @@ st.subheader("Saved versions")
 versions = criteria_views.versions_view(store, ds.id, dim, viewer=identity.viewer(), me=me)
 render.blocks(versions.blocks)
 if versions.versions:
-    versions_part(versions)
+    versions_part(versions, ds, dim, store, me)
 
 # --------------------------------------------------------------------------------------------- rendered prompt
 st.subheader("Full prompt for one item")
