@@ -587,7 +587,8 @@ def headline_notes(ceiling: pd.DataFrame) -> list[Block]:
     if ceiling.empty:
         return []
     return [Note("Dot and line: each run's correlation and its 95% CI. Grey tick and dashed line: the human ceiling "
-                 "on that run's own items, and its 95% CI.", "caption")]
+                 "on that run's own items, and its 95% CI. A run on one document has a dot and no line: a bootstrap "
+                 "over one document has nothing to resample.", "caption")]
 
 
 # ----------------------------------------------------------------------------------------- judge vs human (items)
