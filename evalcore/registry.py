@@ -62,6 +62,19 @@ class PluginFailure:
                 f"was not loaded: {self.error}. JudgeScope goes on without it.")
 
 
+_SCANNED: dict[tuple[str, ...], Any] = {}
+
+
+def _entry_points(group: str) -> Any:
+    """The entry points of ``group``: the installed distributions are read once for every group (each read costs
+    about 0.1 s), again only when sys.path changed."""
+    key = tuple(sys.path)
+    if key not in _SCANNED:
+        _SCANNED.clear()
+        _SCANNED[key] = entry_points()
+    return _SCANNED[key].select(group=group)
+
+
 class Registry(Mapping[str, Any]):
     """Name -> registered object for one kind. A read-only mapping: reading it first imports the built-ins' package,
     then the entry points of ``group`` (once)."""
@@ -95,7 +108,7 @@ class Registry(Mapping[str, Any]):
         importlib.import_module(self._builtins)
         if os.environ.get(NO_PLUGINS_ENV, "").strip() not in ("", "0"):
             return
-        for ep in entry_points(group=self.group):
+        for ep in _entry_points(self.group):
             self._load_entry_point(ep)
 
     def _load_entry_point(self, ep: EntryPoint) -> None:
