@@ -22,6 +22,7 @@ a fraction of the scale or a verb of scoring, then "<Dimension>: N", then a bare
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from typing import Callable
 
 __all__ = [
     "PARSE_MODES",
+    "MAX_REPLY_CHARS",
     "Parsed",
     "Verdict",
     "parse_form_score",
@@ -81,6 +83,23 @@ class Verdict:
 
 def _fail(reason: str) -> Parsed:
     return Parsed(None, False, reason)
+
+
+# The longest reply each parser reads, in characters (the answer after any reasoning block): far above what a judge
+# answers (the bundled runs' longest reply is 1,698 characters), low enough that a runaway or hostile reply costs
+# milliseconds. A longer one is a counted failure that says so; it is never cut and read in part.
+MAX_REPLY_CHARS = {"form": 20_000, "explicit": 20_000, "mcq": 20_000, "rts": 50_000, "stars": 50_000,
+                   "pairwise": 50_000}
+
+
+def _too_long(text: str | None, parser: str) -> str | None:
+    """Why ``text`` is not read (None: it may be): longer than MAX_REPLY_CHARS[parser]."""
+    limit = MAX_REPLY_CHARS[parser]
+    n = 0 if text is None else len(str(text))
+    if n <= limit:
+        return None
+    return (f"reply too long to read: {n:,} characters, over the {limit:,} a {parser} reply may have "
+            "(a judge's answer is far shorter: a runaway reply?)")
 
 
 def _check_mode(mode: str) -> None:
@@ -140,17 +159,62 @@ class _Candidate:
 
 # Said of a score the text does NOT get: "The only thing that keeps it from being a 5 out of 5", "which would make
 # it a 5", "prevent it from being a perfect 5", "rather than a 3". Looked for in the sentence before the number.
-_COUNTERFACTUAL = re.compile(
-    r"(?:\bfrom\s+(?:being|getting|receiving|earning|achieving)|\bwould\s+(?:make|have\s+been|be|get|earn|deserve"
-    r"|raise|bring|improve)|\bcould\s+(?:make|be|get|earn|have)|\bnot\s+(?:a|an|quite\s+a)\b|n't\s+(?:get|be|a)\b"
-    r"|\brather\s+than|\binstead\s+of|\bto\s+(?:get|reach|achieve|earn|be)\b|\bif\b|\bshort\s+of)[^.!?\n]*$",
-    re.IGNORECASE,
+_CF_LEAD = (  # each starts a word (a "\b" before it in _CF_WORDS)
+    r"from\s+(?:being|getting|receiving|earning|achieving)|would\s+(?:make|have\s+been|be|get|earn|deserve|raise"
+    r"|bring|improve)|could\s+(?:make|be|get|earn|have)|not\s+(?:a|an|quite\s+a)\b|rather\s+than|instead\s+of"
+    r"|to\s+(?:get|reach|achieve|earn|be)\b|if\b|short\s+of"
 )
+_CF_TAIL = r"n't\s+(?:get|be|a)\b"
+_CF_WORDS = rf"(?:\b(?:{_CF_LEAD})|{_CF_TAIL})"
+# The rule on one sentence: such words, and no sentence end after them. (What the tests hold _collect to; _collect
+# itself finds the words once per reply, below.)
+_COUNTERFACTUAL = re.compile(_CF_WORDS + r"[^.!?\n]*$", re.IGNORECASE)
+_CF_STARTS = re.compile(rf"(?={_CF_WORDS})", re.IGNORECASE)  # a lookahead: overlapping starts are all found
+# At a window cut the sentence, as a string of its own, starts a word there even inside one: no "\b" to check.
+_CF_AT_CUT = re.compile(rf"(?:{_CF_LEAD}|{_CF_TAIL})", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"[.!?\n]")
+_CF_WINDOW = 300  # how far back "the sentence before the number" reaches, in characters
 _LIST_LINE = re.compile(r"^[ \t]*(?:\d+[.)]|[*\-•])[ \t]")
+_LIST_AT = re.compile(r"[ \t]*(?:\d+[.)]|[*\-•])[ \t]")  # the same, matched at a line's start inside the reply
+
+
+class _Context:
+    """What every candidate of one reply asks about the text before it (its line's start, the last sentence end,
+    where counterfactual words begin), found once per reply: a candidate then costs a binary search, not a copy of
+    its line and a regex over its sentence (which made a long reply on one line quadratic)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.newlines = [m.start() for m in re.finditer("\n", text)]
+        self.ends = [m.start() for m in _SENTENCE_END.finditer(text)]
+        self.cf_starts = [m.start() for m in _CF_STARTS.finditer(text)]
+        self.list_end: dict[int, int] = {}  # line start -> end of its list marker (-1: none)
+
+    def in_list(self, start: int) -> bool:
+        """``_LIST_LINE`` on the line up to ``start``: the line opens with a list marker that ends by ``start``."""
+        i = bisect.bisect_left(self.newlines, start) - 1
+        line = self.newlines[i] + 1 if i >= 0 else 0
+        if line not in self.list_end:
+            m = _LIST_AT.match(self.text, line)
+            self.list_end[line] = m.end() if m else -1
+        return 0 <= self.list_end[line] <= start
+
+    def counterfactual(self, start: int) -> bool:
+        """``_COUNTERFACTUAL`` on the sentence before ``start`` (back to the last sentence end or line break, at most
+        _CF_WINDOW characters). The words hold no ``.!?`` or line break and none may follow them, so the question
+        is whether they start at or after ``lo``, past the last such character."""
+        window = max(0, start - _CF_WINDOW)
+        i = bisect.bisect_left(self.ends, start) - 1
+        lo = max(window, self.ends[i] + 1 if i >= 0 else 0)
+        k = bisect.bisect_left(self.cf_starts, lo)
+        if k < len(self.cf_starts) and self.cf_starts[k] < start:
+            return True
+        return lo == window > 0 and _CF_AT_CUT.match(self.text, window, start) is not None
 
 
 def _collect(text: str, patterns: list[tuple[int, re.Pattern[str]]]) -> list[_Candidate]:
     out: list[_Candidate] = []
+    ctx: _Context | None = None
     for tier, pat in patterns:
         for m in pat.finditer(text):
             v = _to_float(m.group("v"))
@@ -158,17 +222,9 @@ def _collect(text: str, patterns: list[tuple[int, re.Pattern[str]]]) -> list[_Ca
                 continue
             d = m.groupdict().get("d")
             start = m.start("v")
-            line = text[text.rfind("\n", 0, start) + 1 : start]
-            # the sentence so far: back to the last sentence end or line break, at most 300 characters
-            window = text[max(0, start - 300) : start]
-            sentence = re.split(r"[.!?](?:\s|$)|\n", window)[-1]
-            out.append(
-                _Candidate(
-                    v, tier, start, _to_float(d) if d else None,
-                    in_list=bool(_LIST_LINE.match(line)),
-                    counterfactual=bool(_COUNTERFACTUAL.search(sentence)),
-                )
-            )
+            ctx = ctx or _Context(text)
+            out.append(_Candidate(v, tier, start, _to_float(d) if d else None, in_list=ctx.in_list(start),
+                                  counterfactual=ctx.counterfactual(start)))
     return out
 
 
@@ -349,6 +405,8 @@ def parse_form_score(text: str, scale: tuple[float, float] = (1, 5), *, mode: st
     not a number (e.g. "."), scores 0 and is kept.
     """
     _check_mode(mode)
+    if why := _too_long(text, "form"):
+        return _fail(why)
     if mode == "paper":
         m = _GEVAL_PAPER.search(text or "")
         if m:
@@ -372,22 +430,47 @@ def parse_form_score(text: str, scale: tuple[float, float] = (1, 5), *, mode: st
 #   7. nothing: -1, kept in the scores (the paper's choice, which we only reproduce on request)
 # This order reproduces 003 Table 5 exactly: #CP 54/56/62/62 of 66 and 28 of 44 challenge pairs (tests/test_datasets).
 _WORD = r"(one|two|three|four|five)"
-_RTS_PAPER_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("'score: N'", re.compile(r"score:\s*([1-5](?:\.\d)?)")),
-    ("'score: <word>'", re.compile(r"score:\s*" + _WORD + r"\b")),
-    ("'score/scoring ... N' in the sentence", re.compile(r"scor(?:e|ing)[^.]*?([1-5](?:\.\d)?)")),
-    ("'score/scoring ... <word>' in the sentence", re.compile(r"scor(?:e|ing)[^.]*?\b" + _WORD + r"\b")),
-    ("'score of <word>'", re.compile(r"score of\s+" + _WORD + r"\b")),
+_RTS_SCORE_COLON_N = re.compile(r"score:\s*([1-5](?:\.\d)?)")
+_RTS_SCORE_COLON_WORD = re.compile(r"score:\s*" + _WORD + r"\b")
+_RTS_SCORE_OF_WORD = re.compile(r"score of\s+" + _WORD + r"\b")
+_RTS_SCOR = re.compile(r"scor(?:e|ing)")
+_RTS_DIGIT = re.compile(r"[1-5]")
+_RTS_N = re.compile(r"[1-5](?:\.\d)?")
+_RTS_WORD = re.compile(r"\b" + _WORD + r"\b")
+
+
+def _after_score_in_sentence(low: str, first: re.Pattern[str], whole: re.Pattern[str]) -> str | None:
+    """What ``re.search(r"scor(?:e|ing)[^.]*?" + whole.pattern, low)`` reads (rules 3 and 4), in linear time: the
+    first "score"/"scoring" whose sentence (up to the next full stop) holds ``first`` after it. A later "score" of a
+    sentence where an earlier one found nothing finds nothing either, so each sentence is read once (the regex
+    rescans the rest of the sentence from every "score": quadratic on a long one)."""
+    dot = -1
+    for m in _RTS_SCOR.finditer(low):
+        if m.start() < dot:
+            continue
+        dot = low.find(".", m.end())
+        dot = len(low) if dot < 0 else dot
+        hit = first.search(low, m.end(), dot)
+        if hit:
+            return whole.match(low, hit.start()).group(0)  # a decimal part may run past the full stop ("3.5")
+    return None
+
+
+_RTS_PAPER_RULES: tuple[tuple[str, Callable[[str], str | None]], ...] = (
+    ("'score: N'", lambda low: (m := _RTS_SCORE_COLON_N.search(low)) and m.group(1)),
+    ("'score: <word>'", lambda low: (m := _RTS_SCORE_COLON_WORD.search(low)) and m.group(1)),
+    ("'score/scoring ... N' in the sentence", lambda low: _after_score_in_sentence(low, _RTS_DIGIT, _RTS_N)),
+    ("'score/scoring ... <word>' in the sentence", lambda low: _after_score_in_sentence(low, _RTS_WORD, _RTS_WORD)),
+    ("'score of <word>'", lambda low: (m := _RTS_SCORE_OF_WORD.search(low)) and m.group(1)),
 )
 _RTS_PAPER_LAST = re.compile(r"([1-5])(?:\s*out of\s*\d+)?")
 
 
 def _rts_paper(text: str) -> Parsed:
     low = (text or "").lower()
-    for label, rx in _RTS_PAPER_RULES:
-        m = rx.search(low)
-        if m:
-            g = m.group(1)
+    for label, rule in _RTS_PAPER_RULES:
+        g = rule(low)
+        if g:
             value = float(_WORD_VALUES[g]) if g in _WORD_VALUES else float(g)
             return Parsed(value, True, f"paper rule (003 script): {label}")
     matches = _RTS_PAPER_LAST.findall(low)
@@ -396,8 +479,10 @@ def _rts_paper(text: str) -> Parsed:
     return Parsed(-1.0, True, "paper rule (003 script): no score -> -1 kept")
 
 
-# Shen's StarEval reader takes the token just before "star" (a digit or a number word); -1 when there is none.
-_STARS_PAPER = re.compile(r"(\S+)\s+stars?\b")
+# Shen's StarEval reader takes the token just before "star" (a digit or a number word); -1 when there is none. The
+# token is a whole run of non-space ((?<!\S): the same leftmost match as "(\S+)\s+stars?\b", without retrying every
+# position of a long run, which was quadratic).
+_STARS_PAPER = re.compile(r"(?<!\S)(\S+)\s+stars?\b")
 
 
 def _stars_paper(text: str) -> Parsed:
@@ -419,6 +504,8 @@ def parse_rts(text: str, scale: tuple[float, float] = (1, 5), *, mode: str = "ro
     (ok=True). It reproduces 003's published #CP exactly (54/56/62/62 of 66; 28 of 44 challenge pairs).
     """
     _check_mode(mode)
+    if why := _too_long(text, "rts"):
+        return _fail(why)
     if mode == "paper":
         return _rts_paper(text)
     return _robust_score(text, scale)
@@ -436,6 +523,8 @@ def parse_stars(text: str, scale: tuple[float, float] = (1, 5), *, mode: str = "
     paper: Shen's StarEval reader: the token just before "star" (digit or number word); none -> -1, kept.
     """
     _check_mode(mode)
+    if why := _too_long(text, "stars"):
+        return _fail(why)
     if mode == "paper":
         return _stars_paper(text)
     if text and (m := _STAR_GLYPHS.match(str(text))):
@@ -449,6 +538,8 @@ def parse_explicit(text: str, scale: tuple[float, float] = (0, 100), *, mode: st
     paper: 002 released no parser; the paper mode is G-Eval's reading (leading number, unparseable -> 0 kept).
     """
     _check_mode(mode)
+    if why := _too_long(text, "explicit"):
+        return _fail(why)
     if mode == "paper":
         return parse_form_score(text, scale, mode="paper")
     return _robust_score(text, scale)
@@ -489,6 +580,8 @@ def parse_mcq(text: str, options: str = "ABCDE", *, mode: str = "robust") -> Par
     if text is None or not str(text).strip():
         return _fail("empty reply")
     text = str(text)
+    if why := _too_long(text, "mcq"):
+        return _fail(why)
     letters = "".join(re.escape(c) for c in options)
     stripped = text.strip()
     if mode == "paper":
@@ -597,6 +690,8 @@ def parse_pairwise(text: str, *, mode: str = "robust") -> Verdict:
     paper (003 H2H): the same reading, but an unreadable verdict counts as a tie (ok=True, reason notes the rule).
     """
     _check_mode(mode)
+    if why := _too_long(text, "pairwise"):
+        return Verdict(None, False, why)  # in either mode: the paper's tie is for a reply read, not one refused
     v = _pairwise_robust(text)
     if mode == "paper" and not v.ok:
         return Verdict("tie", True, f"paper rule (003 H2H): unreadable ({v.reason}) -> tie")

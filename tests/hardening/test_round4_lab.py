@@ -5,12 +5,16 @@ secret."""
 
 from __future__ import annotations
 
-
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from evalcore.identity import Viewer
 from evalcore.store import Store
+from tests import judge_calls
+
+from _judging import CAPS, CRITERIA, KEY_ENV, SECRET, dataset, endpoint
 
 # ------------------------------------------------------------------------------- an ownerless run is everyone's
 
@@ -109,3 +113,189 @@ def test_a_hostile_run_label_is_text_on_compare(first_start):
     quoting = [s for s in shown if "attacker" in s]
     assert quoting, "the label is shown somewhere through Markdown (the judge replies' caption)"
     assert [s for s in shown if not _no_link_or_image(s)] == []
+
+
+# ------------------------------------------------------------------------ the score parser stays linear
+
+def _collect_051be06(text, patterns):
+    """The candidate collection as it was (commit 051be06): per candidate, a copy of its line back to the previous
+    line break and a regex over the 300 characters before it. The reference the linear one is held to."""
+    import re
+
+    from evalcore.parsers import _COUNTERFACTUAL, _Candidate, _to_float
+
+    out = []
+    for tier, pat in patterns:
+        for m in pat.finditer(text):
+            v = _to_float(m.group("v"))
+            if v is None:
+                continue
+            d = m.groupdict().get("d")
+            start = m.start("v")
+            line = text[text.rfind("\n", 0, start) + 1: start]
+            window = text[max(0, start - 300): start]
+            sentence = re.split(r"[.!?](?:\s|$)|\n", window)[-1]
+            out.append(_Candidate(v, tier, start, _to_float(d) if d else None,
+                                  in_list=bool(re.match(r"^[ \t]*(?:\d+[.)]|[*\-•])[ \t]", line)),
+                                  counterfactual=bool(_COUNTERFACTUAL.search(sentence))))
+    return out
+
+
+class _CountingStr(str):
+    """A reply that counts the characters Python-level string operations copy or scan out of it."""
+
+    copied = 0
+
+    def __getitem__(self, key):
+        piece = str.__getitem__(self, key)
+        type(self).copied += len(piece)
+        return piece
+
+    def rfind(self, sub, start=None, end=None):
+        found = str.rfind(self, sub, start, end)
+        type(self).copied += (len(self) if end is None else end) - max(found, start or 0)
+        return found
+
+    def find(self, sub, start=None, end=None):
+        found = str.find(self, sub, start, end)
+        type(self).copied += (found if found >= 0 else (len(self) if end is None else end)) - (start or 0)
+        return found
+
+
+def _all_patterns():
+    from evalcore import parsers
+
+    return parsers._SCORE_PATTERNS + parsers._LABEL_LINE + parsers._LAST_RESORT + parsers._STAR_PATTERNS
+
+
+@pytest.mark.parametrize("unit", ["Score: 3 ", "if Score: 3 ", "3 out of 5 and ", "1. rated it 4 because "])
+def test_collecting_candidates_copies_nothing_per_candidate(unit):
+    """The reply of the review ("Score: 3 " over and over, no line break): each candidate used to copy its line
+    (quadratic in the reply) and its sentence. Counted, not timed: what Python-level string operations copy or scan
+    out of the reply stays within the reply's own length, at 4,000 and at 16,000 candidates; the candidates are the
+    reference's."""
+    from evalcore.parsers import _collect
+
+    for n in (4_000, 16_000):
+        text = _CountingStr(unit * n)
+        _CountingStr.copied = 0
+        got = _collect(text, _all_patterns())
+        assert len(got) >= n
+        assert _CountingStr.copied <= len(text), f"{_CountingStr.copied:,} characters copied for a {len(text):,} reply"
+    short = unit * 200  # the reference is quadratic: compared on a short reply
+    assert _collect(short, _all_patterns()) == _collect_051be06(short, _all_patterns())
+
+
+@pytest.mark.parametrize("n_spaces,expected", [(290, False), (291, True), (292, False)])
+def test_a_sentence_cut_by_the_300_character_window_reads_as_before(n_spaces, expected):
+    """The sentence before a number reaches back 300 characters; cut inside a word ("Zif"), the cut piece starts a
+    word of its own ("if": counterfactual) as it did when the sentence was a string of its own."""
+    from evalcore.parsers import _collect
+
+    text = "Zif" + " " * n_spaces + "Score: 3"
+    (cand,) = _collect(text, _all_patterns()[:2])
+    assert cand.counterfactual is expected
+    assert _collect(text, _all_patterns()) == _collect_051be06(text, _all_patterns())
+
+
+_PIECES = ["if", "If", "xif", "not a", "n't a", "isn't be", "from being", "rom being", "would be", "rather than",
+           "short of", "to get", " ", "  ", "\t", "\n", ".", ". ", "!", "?", "Score: 3", "score 4", "rating of 2",
+           "1. ", "- ", "* ", "3", "five", "3.5", "out of 5", "/5", "/10", "(4)", "a", "word", "é", "'", "\u00a0",
+           "I would rate it", "a perfect", "Coherence:", "stars", "scoring"]
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=160), st.lists(st.sampled_from(_PIECES[:13]), max_size=90))
+@settings(max_examples=300, deadline=None)
+def test_candidates_are_those_of_the_quadratic_reference(pieces, long_sentence):
+    """Any reply, long sentences and window cuts included: the same candidates, flags and order as before."""
+    from evalcore.parsers import _collect
+
+    text = "".join(long_sentence) * 3 + "".join(pieces)
+    assert _collect(text, _all_patterns()) == _collect_051be06(text, _all_patterns())
+
+
+@given(st.lists(st.sampled_from(_PIECES + ["score", "scor", "one", "four", "six", "e.", "5 stars", "4 star"]),
+                max_size=120))
+@settings(max_examples=300, deadline=None)
+def test_paper_rules_read_as_the_published_regexes(pieces):
+    """Shen et al.'s RTS rules 3 and 4 and the StarEval reader, now linear, give what their regexes give."""
+    import re
+
+    from evalcore.parsers import _RTS_DIGIT, _RTS_N, _RTS_WORD, _STARS_PAPER, _after_score_in_sentence
+
+    low = "".join(pieces).lower()
+    word = r"(one|two|three|four|five)"
+    for rx, first, whole in ((r"scor(?:e|ing)[^.]*?([1-5](?:\.\d)?)", _RTS_DIGIT, _RTS_N),
+                             (r"scor(?:e|ing)[^.]*?\b" + word + r"\b", _RTS_WORD, _RTS_WORD)):
+        m = re.search(rx, low)
+        assert _after_score_in_sentence(low, first, whole) == (m.group(1) if m else None)
+    m, mine = re.search(r"(\S+)\s+stars?\b", low), _STARS_PAPER.search(low)
+    assert (m.group(1) if m else None) == (mine.group(1) if mine else None)
+
+
+def test_paper_rules_read_each_sentence_once():
+    """Rules 3 and 4 look in each sentence once, however many times it says "score": counted by the pattern they
+    search with (a search per sentence, each over that sentence alone)."""
+    from evalcore import parsers
+
+    class Counting:
+        def __init__(self):
+            self.calls, self.scanned = 0, 0
+
+        def search(self, text, pos, endpos):
+            self.calls += 1
+            self.scanned += endpos - pos
+            return parsers._RTS_DIGIT.search(text, pos, endpos)
+
+    low = ("score " * 20_000 + ". ") * 3
+    probe = Counting()
+    assert parsers._after_score_in_sentence(low, probe, parsers._RTS_N) is None
+    assert probe.calls == 3 and probe.scanned <= len(low)
+
+
+@pytest.mark.parametrize("name", ["form", "rts", "stars", "explicit", "mcq", "pairwise"])
+@pytest.mark.parametrize("mode", ["robust", "paper"])
+def test_a_reply_over_its_methods_bound_is_a_counted_failure_that_says_so(name, mode):
+    """A reply longer than its parser reads (MAX_REPLY_CHARS) is a failure naming its length and the bound, in either
+    mode (the paper modes' 0, -1 or tie are for replies read): never read in part, never a value."""
+    from evalcore import parsers
+
+    limit = parsers.MAX_REPLY_CHARS[name]
+    fn = {"form": parsers.parse_form_score, "rts": parsers.parse_rts, "stars": parsers.parse_stars,
+          "explicit": parsers.parse_explicit, "mcq": parsers.parse_mcq, "pairwise": parsers.parse_pairwise}[name]
+    answer = {"mcq": "Answer: B", "pairwise": "Summary 1 is better."}.get(name, "4 stars. Score: 4")
+    at_limit = answer + " " * (limit - len(answer))
+    assert fn(at_limit, mode=mode).ok
+    over = fn(at_limit + " ", mode=mode)
+    assert not over.ok
+    assert over.reason == (f"reply too long to read: {limit + 1:,} characters, over the {limit:,} a {name} reply may "
+                           "have (a judge's answer is far shorter: a runaway reply?)")
+    if name != "pairwise":
+        assert parsers.parse_reply(name, at_limit + " ", mode=mode).reason == over.reason
+
+
+def test_the_reviews_reply_reads_the_same_under_the_bound():
+    """'Score: 3 ' repeated up to the bound (no line break) reads 3, as the quadratic parser read it, and a
+    megabyte of it is refused by its length alone."""
+    from evalcore import parsers
+
+    text = "Score: 3 " * (parsers.MAX_REPLY_CHARS["rts"] // 9)
+    assert parsers.parse_rts(text) == parsers.Parsed(3.0, True)
+    assert parsers.parse_rts(text, mode="paper").value == 3.0
+    huge = parsers.parse_rts("Score: 3 " * 120_000)
+    assert not huge.ok and huge.reason.startswith("reply too long to read: 1,080,000 characters")
+
+
+def test_a_runaway_reply_through_the_engine_is_a_failure_saying_so(tmp_path, monkeypatch):
+    """A judge answering "Score: 3 " over and over (the review's reply), past the bound, to every item: each item
+    fails with the length in its reason, and the run finishes (the parse, between the engine's cancel checks, reads
+    nothing over the bound: it cannot hold the loop the way a quadratic read of a megabyte did)."""
+    from evalcore.testing.loopback import Reply, serve
+
+    monkeypatch.setenv(KEY_ENV, SECRET)
+    with serve(scorer=lambda prompt, **_: Reply([("Score: 3 " * 6_000, [])])) as srv:
+        run = judge_calls.score_dataset(dataset(3), method="rts", criteria_by_dim=CRITERIA, endpoint=endpoint(srv),
+                                        store=Store(tmp_path / "s.db"), capabilities=CAPS)
+    j = run.judgments
+    assert (j["status"] == "failed").all() and len(j) == 3
+    assert j["reason"].str.startswith("reply too long to read: 54,000 characters, over the 50,000").all()
