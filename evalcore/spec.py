@@ -87,8 +87,13 @@ class ScoringSpec:
     # change the requests, so both are recorded and part of the cache key (evalcore.judge.contract.RequestOptions).
     reasoning_effort: str | None = None
     max_completion_tokens: int | None = None
+    # K draws per item: each item's requests sent K times (draw 0 as a one-draw run sends them, draw d > 0 with its
+    # own cache key and seed; evalcore.judge.draws), the judgment the draws' aggregate (model.aggregate_draws)
+    draws: int = 1
 
     def __post_init__(self) -> None:
+        if isinstance(self.draws, bool) or not isinstance(self.draws, int) or self.draws < 1:
+            raise ValueError(f"draws must be a whole number of draws per item, 1 or more, not {self.draws!r}")
         if self.max_completion_tokens is not None and int(self.max_completion_tokens) < 1:
             raise ValueError(f"max_completion_tokens must be a positive number of tokens, not "
                              f"{self.max_completion_tokens!r}")
@@ -115,6 +120,7 @@ class ScoringSpec:
             # only when set: a spec without reasoning options reads as it always did
             **({"reasoning_effort": self.reasoning_effort} if self.reasoning_effort else {}),
             **({"max_completion_tokens": int(self.max_completion_tokens)} if self.max_completion_tokens else {}),
+            **({"draws": int(self.draws)} if self.draws > 1 else {}),
         }
 
     @classmethod
@@ -144,7 +150,7 @@ class ScoringSpec:
         return cls(dataset, d["method"], d.get("dimensions"), criteria, d.get("config"), limit=d.get("limit"),
                    pairs=d.get("pairs"), parse_mode=d.get("parse_mode", "robust"), label=d.get("label", ""),
                    run_id=d.get("run_id"), documents=documents, reasoning_effort=d.get("reasoning_effort"),
-                   max_completion_tokens=d.get("max_completion_tokens"))
+                   max_completion_tokens=d.get("max_completion_tokens"), draws=int(d.get("draws", 1)))
 
     @classmethod
     def from_run_config(cls, config: dict[str, Any], dataset: Dataset, *, run_id: str | None = None,

@@ -36,6 +36,9 @@ class ChatRequest:
     token_param: str = "max_tokens"
     omit: tuple[str, ...] = ()
     reasoning_effort: str | None = None
+    # which of a run's K draws this request belongs to (evalcore.judge.draws): part of the cache key from draw 1 on,
+    # so draw 2 is never served draw 1's reply (draw 0 keeps the key a one-draw run always had); never sent
+    draw: int = 0
 
     def params(self) -> dict[str, Any]:
         """Every parameter that changes the reply: what the cache key is made of (with endpoint and model)."""
@@ -57,6 +60,8 @@ class ChatRequest:
             out["omit"] = sorted(self.omit)
         if self.reasoning_effort is not None:
             out["reasoning_effort"] = self.reasoning_effort
+        if self.draw:
+            out["draw"] = self.draw
         return out
 
 
@@ -73,9 +78,10 @@ class CompletionRequest:
     n: int = 1
     seed: int | None = None
     kind: Literal["completion"] = "completion"
+    draw: int = 0  # as ChatRequest.draw
 
     def params(self) -> dict[str, Any]:
-        return {
+        out = {
             "kind": self.kind,
             "prompt": self.prompt,
             "max_tokens": self.max_tokens,
@@ -85,6 +91,9 @@ class CompletionRequest:
             "n": self.n,
             "seed": self.seed,
         }
+        if self.draw:
+            out["draw"] = self.draw
+        return out
 
 
 Request = ChatRequest | CompletionRequest

@@ -17,7 +17,8 @@ from evalcore import parsers
 from evalcore.datasets import load_dataset
 from evalcore.judge import runner
 from evalcore.judge.client import Endpoint, EndpointUnusable
-from evalcore.judge.contract import CAPABILITY, DEFAULT_ONLY, NO_SUBSTITUTE, RENAME, Contract, read_refusal
+from evalcore.judge.contract import (CAPABILITY, DEFAULT_ONLY, LEAVE_OUT, NO_SUBSTITUTE, RENAME, Contract,
+                                     read_refusal)
 from evalcore.judge.spec import EngineOptions, default_spec
 from evalcore.methods import METHODS
 from evalcore.methods.base import separate_reasoning
@@ -103,8 +104,11 @@ def test_refusals_are_read_from_the_documented_fields_and_messages():
     assert (r.param, r.action, r.value) == ("temperature", DEFAULT_ONLY, 1.0)
     assert read_refusal({"status": 400, "param": "", "code": "", "message": "n: must be exactly 1"}).action == \
         CAPABILITY
+    assert read_refusal({"status": 400, "param": "reasoning_effort", "code": "unsupported_parameter",
+                         "message": "Unsupported parameter: 'reasoning_effort'."}).action == NO_SUBSTITUTE
+    # a seed only made replies reproducible: left out (the request keeps it in its cache key), no pause
     assert read_refusal({"status": 400, "param": "seed", "code": "unsupported_parameter",
-                         "message": "Unsupported parameter: 'seed'."}).action == NO_SUBSTITUTE
+                         "message": "Unsupported parameter: 'seed'."}).action == LEAVE_OUT
     # a 400 that names no refused parameter keeps its usual handling
     assert read_refusal({"status": 400, "param": "messages", "code": "context_length_exceeded",
                          "message": "This model's maximum context length is 8192 tokens."}) is None
@@ -215,22 +219,23 @@ def test_the_default_budget_makes_room_for_reasoning_after_one_reply(summeval, t
 
 
 @dataclasses.dataclass(frozen=True)
-class _SeedRefusing(Profile):
+class _EffortRefusing(Profile):
     """A contract that refuses a parameter with no documented substitute."""
 
     def refusal(self, req):
-        if "seed" in req:
-            return {"error": {"message": "Unsupported parameter: 'seed' is not supported with this model.",
-                              "type": "invalid_request_error", "param": "seed", "code": "unsupported_parameter"}}
+        if "reasoning_effort" in req:
+            return {"error": {"message": "Unsupported parameter: 'reasoning_effort' is not supported with this "
+                                         "model.", "type": "invalid_request_error", "param": "reasoning_effort",
+                              "code": "unsupported_parameter"}}
         return super().refusal(req)
 
 
 def test_a_refusal_without_substitute_pauses_and_the_resume_pays_nothing_twice(summeval, tmp_path):
     store = Store(tmp_path / "p.db")
-    spec = default_spec(summeval, "geval", ["coherence"], limit=2)
-    refusing = _SeedRefusing("seedless", doc="test", ignore_n=True, ignore_logprobs=True)
+    spec = default_spec(summeval, "geval", ["coherence"], limit=2, reasoning_effort="low")
+    refusing = _EffortRefusing("effortless", doc="test", ignore_n=True, ignore_logprobs=True)
     with serve(profile=refusing) as srv:
-        with pytest.raises(EndpointUnusable, match="'seed'.*judge-2026.*resume") as info:
+        with pytest.raises(EndpointUnusable, match="'reasoning_effort'.*judge-2026.*resume") as info:
             runner.score_dataset(spec, EngineOptions(endpoint=_ep(srv), concurrency=1), store=store)
         run_id = str(info.value).split()[1]
         assert store.run_row(run_id)["status"] == "stopped"

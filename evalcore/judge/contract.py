@@ -23,6 +23,8 @@ refused                substitute
 ``logprobs``           no log-probs: the capability is absent, the method plans its sampling estimator
 ``top_logprobs``
 ``n``                  one sample per request: the method plans separate requests
+``seed``               left out (the request keeps its seed in its cache key, so draws and the samples spread
+                       over requests stay apart): the judge's replies are independent samples, not reproducible
 anything else          none: the run pauses with the provider's message naming the parameter and the model
 (no answer: the budget ``REASONING_BUDGET`` for every request (``reasoning_room``), when a reply spent its whole
 ran out in reasoning)  budget reasoning and the run set no budget of its own
@@ -39,6 +41,7 @@ from typing import Any
 from evalcore.types import Capabilities, ChatRequest, Request
 
 RENAME, DEFAULT_ONLY, CAPABILITY, NO_SUBSTITUTE = "rename", "default-only", "capability", "none"
+LEAVE_OUT = "leave-out"  # a parameter the judge refuses that only made replies reproducible (seed): not sent
 ROOM = "room"  # not a refusal: the judge reasons before answering, and every budget below this one ran out in it
 # The completion budget a judge that reasons gets when the run set none. OpenAI advises reserving about 25,000
 # tokens for reasoning and output while experimenting (https://platform.openai.com/docs/guides/reasoning, "Allocating
@@ -86,6 +89,8 @@ def read_refusal(refusal: dict[str, Any] | None) -> Rule | None:
         return Rule(param, DEFAULT_ONLY, float(m.group(1)) if m else SAMPLING_DEFAULTS[param], message)
     if param in CAPABILITY_PARAMS:
         return Rule(param, CAPABILITY, None, message)
+    if param == "seed":
+        return Rule(param, LEAVE_OUT, None, message)
     return Rule(param, NO_SUBSTITUTE, None, message)
 
 
@@ -123,6 +128,9 @@ class Contract:
             r = self.rules.get(p)
             if r is not None and r.action == DEFAULT_ONLY and float(getattr(request, p)) != float(r.value):
                 omit.add(p)
+        seed = self.rules.get("seed")
+        if seed is not None and seed.action == LEAVE_OUT and request.seed is not None:
+            omit.add("seed")
         if omit != set(request.omit):
             changes["omit"] = tuple(sorted(omit))
         room = self.rules.get("reasoning")
@@ -227,6 +235,8 @@ def variant_notes(before: list[Request], after: list[Request], contract: Contrac
     if room is not None and any(isinstance(b, ChatRequest) and isinstance(a, ChatRequest) and a.max_tokens > b.max_tokens
                                 for b, a in zip(before, after)):
         notes.append(f"completion budget raised to {int(room.value):,} tokens: the judge reasons before answering")
+    if any(isinstance(a, ChatRequest) and "seed" in a.omit for a in after):
+        notes.append("seed left out: this judge refuses one, so its draws are not reproducible")
     if any(isinstance(a, ChatRequest) and a.token_param != "max_tokens" for a in after):
         name = next(a.token_param for a in after if isinstance(a, ChatRequest) and a.token_param != "max_tokens")
         notes.append(f"completion budget sent as {name}")
@@ -234,5 +244,6 @@ def variant_notes(before: list[Request], after: list[Request], contract: Contrac
 
 
 __all__ = ["Rule", "Contract", "RequestOptions", "read_refusal", "reasoning_room", "pause_message",
-           "variant_notes", "CAPABILITY_PARAMS", "RENAME", "DEFAULT_ONLY", "CAPABILITY", "NO_SUBSTITUTE", "ROOM",
+           "variant_notes", "CAPABILITY_PARAMS", "RENAME", "DEFAULT_ONLY", "CAPABILITY", "NO_SUBSTITUTE", "LEAVE_OUT",
+           "ROOM",
            "REASONING_BUDGET"]

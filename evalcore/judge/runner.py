@@ -52,6 +52,7 @@ from evalcore.judge.contract import (
     reasoning_room,
     variant_notes,
 )
+from evalcore.judge.draws import aggregate_outcome, draw_request, item_draws
 from evalcore.judge.probes import ProbeSender
 from evalcore.judge.redact import redact
 from evalcore.judge.routing import make_client
@@ -308,7 +309,7 @@ def count_requests(spec: ScoringSpec, planned: Any = None) -> int:
     for dim in dims:
         for n_tasks, task in _tasks_per_document(spec.dataset, m, dim, spec.limit, spec.pairs):
             total += n_tasks * len(m.build_requests(task, crit[dim], planned))
-    return total
+    return total * max(1, int(getattr(spec, "draws", 1) or 1))  # every draw sends the item's requests again
 
 
 def _tasks_per_document(dataset: Dataset, m: Any, dimension: str, limit: int | None, pairs: Any
@@ -385,6 +386,9 @@ class CachedSender:
         self.paused: str | None = None  # a refusal with no documented substitute: why the run pauses
         self._inflight: dict[str, asyncio.Future] = {}
         self._settled = False
+        # a seeded request (a later draw, a method's spread samples) goes one at a time too until one seeded request
+        # has gone through: a judge that refuses seeds refuses it once, not once per draw in flight
+        self._seed_settled = False
         self._gate: asyncio.Lock | None = None
 
     def shaped(self, request: Request, *, probe: bool = False) -> Request:
@@ -479,7 +483,7 @@ class CachedSender:
             if known is not None:  # refused before: not asked again (its rule is the method's fallback)
                 raise RequestFailed(f"HTTP 400 (refused before, not asked again): {known.message}")
             try:
-                if self._settled:
+                if self._settled and (getattr(sent, "seed", None) is None or self._seed_settled):
                     resp = await self.client.send(sent)
                 else:
                     if self._gate is None:
@@ -494,6 +498,7 @@ class CachedSender:
                     if self.shaped(request, probe=probe) != sent:
                         continue
                 self._settled = True
+                self._seed_settled = self._seed_settled or getattr(sent, "seed", None) is not None
                 return resp, sent
             except RequestFailed as e:
                 rule = read_refusal(e.refusal)
@@ -806,6 +811,9 @@ class ScoringRun:
         self.progress, self.cancel, self.run_id = progress, cancel, spec.run_id
         self.parse_mode, self.label, self.extra_config = spec.parse_mode, spec.label, extra_config
         self.hashes = {d: c.version_hash() for d, c in self.crit.items()}
+        self.draws = max(1, int(getattr(spec, "draws", 1) or 1))  # draws per item (evalcore.judge.draws)
+        if self.draws > 1 and self.m.pairwise:
+            raise ValueError(f"{self.m.name} compares pairs: draws per item apply to methods that rate items")
         self.cancelled = False
         self._last_emit = 0.0
 
@@ -872,6 +880,7 @@ class ScoringRun:
         if self.tasks:
             t = self.tasks[0]
             before = self.m.build_requests(t, self.crit[t.dimension], self.planned)
+            before = [draw_request(r, min(1, self.draws - 1)) for r in before]  # a later draw's: its seed too
             notes += variant_notes(before, [self.sender.shaped(r) for r in before], self.sender.contract)
         label = getattr(self.m, "label", self.m.name)
         out: dict[str, Any] = {"variant": f"{label}: {'; '.join(notes)}" if notes else "",
@@ -949,11 +958,16 @@ class ScoringRun:
     # ------------------------------------------------------------------------------------------ one task
     async def judge(self, task: ItemTask | PairTask) -> None:
         """Send one task's requests, score the replies, store the judgment with its cache entries, count it."""
-        replies = _Replies()
+        replies, draws = _Replies(), []
         try:
             requests = self.m.build_requests(task, self.crit[task.dimension], self.planned)
-            await self._fetch(task, requests, replies)
-            outcome = self._score(task, requests, replies)
+            if self.draws > 1:
+                outcome, draws = await self._judge_draws(task, requests, replies)
+            else:
+                await self._fetch(task, requests, replies)
+                outcome = self._score(task, requests, replies)
+                draws = self._samples(task, outcome, replies, 0) if isinstance(task, ItemTask) else []
+                draws = draws if len(draws) > 1 else []  # one value: the judgment is the run's only draw
         except asyncio.CancelledError:
             raise
         except UnsupportedByEndpoint:
@@ -962,7 +976,7 @@ class ScoringRun:
             log.warning("method error on %s: %s", getattr(task, "item_id", getattr(task, "pair_id", "?")), e)
             outcome = Outcome(value=None, status=STATUS_FAILED, reason=f"method error: {type(e).__name__}: {e}")
         outcome = _checked(outcome)
-        self._save(task, outcome, replies)
+        self._save(task, outcome, replies, draws)
         self._count(outcome, replies.responses)
         self.observe_cost()
 
@@ -986,6 +1000,32 @@ class ScoringRun:
                                         resp.answered_by or self.endpoint.base_url,
                                         int(resp.usage.get("prompt_tokens", 0) or 0), cached_toks, resp.latency_s))
 
+    async def _judge_draws(self, task: ItemTask, requests: list[Request], replies: _Replies
+                           ) -> tuple[Outcome, list[dict[str, Any]]]:
+        """The item judged in ``self.draws`` draws, each its own requests (``draws.draw_request``): the aggregate
+        outcome and every draw's row (a sampling method's samples each a row). ``replies`` gathers all draws'."""
+        per = [_Replies() for _ in range(self.draws)]
+        sent = [[draw_request(r, d) for r in requests] for d in range(self.draws)]
+        await asyncio.gather(*(self._fetch(task, sent[d], per[d]) for d in range(self.draws)))
+        rows: list[dict[str, Any]] = []
+        outcomes = []
+        for d, one in enumerate(per):
+            outcome = _checked(self._score(task, sent[d], one))
+            outcomes.append(outcome)
+            rows += self._samples(task, outcome, one, len(rows))
+            replies.responses += one.responses
+            replies.entries += one.entries
+            replies.answers += one.answers
+        dim = self.dataset.dimension(task.dimension) if task.dimension in self.dataset.dimension_names else None
+        return aggregate_outcome(rows, outcomes, categorical=bool(dim and dim.is_categorical)), rows
+
+    def _samples(self, task: ItemTask, outcome: Outcome, replies: _Replies, first: int) -> list[dict[str, Any]]:
+        """One draw's rows (``draws.item_draws``): each sample of a sampling method scored alone by the method."""
+        if replies.errors:
+            return item_draws(outcome, [], lambda rs: outcome, first=first)
+        return item_draws(_checked(outcome), replies.responses, lambda rs: _checked(score_replies(
+            self.m, task, self.crit[task.dimension], self.planned, rs, parse_mode=self.parse_mode)), first=first)
+
     def _score(self, task: ItemTask | PairTask, requests: list[Request], replies: _Replies) -> Outcome:
         if replies.errors:
             e = replies.errors[0]
@@ -1000,8 +1040,9 @@ class ScoringRun:
         return score_replies(self.m, task, self.crit[task.dimension], self.planned, replies.responses,
                              parse_mode=self.parse_mode, chat=[isinstance(r, ChatRequest) for r in requests])
 
-    def _save(self, task: ItemTask | PairTask, outcome: Outcome, replies: _Replies) -> None:
-        """The judgment (or comparison) row and its responses' cache entries, in one transaction."""
+    def _save(self, task: ItemTask | PairTask, outcome: Outcome, replies: _Replies,
+              draws: list[dict[str, Any]] = ()) -> None:
+        """The judgment (or comparison) row, its draws and its responses' cache entries, in one transaction."""
         row = {"dimension": task.dimension, "criteria_hash": self.hashes[task.dimension],
                "raw": _raw_text(outcome, replies.responses), "value": outcome.value, "status": outcome.status,
                "reason": _redact(self.client, outcome.reason), "estimator": outcome.estimator,
@@ -1012,7 +1053,10 @@ class ScoringRun:
             self.store.save_comparison(self.run_id, row, cache=replies.entries, answers=replies.answers)
         else:
             row.update(item_id=task.item_id)
-            self.store.save_judgment(self.run_id, row, cache=replies.entries, answers=replies.answers)
+            self.store.save_judgment(self.run_id, row, cache=replies.entries, answers=replies.answers,
+                                     draws=[{**d, "item_id": task.item_id, "dimension": task.dimension,
+                                             "criteria_hash": row["criteria_hash"],
+                                             "reason": _redact(self.client, d["reason"])} for d in draws])
 
     def _count(self, outcome: Outcome, responses: list[Response]) -> None:
         c = self.counts
@@ -1192,8 +1236,10 @@ def estimate(spec: ScoringSpec, options: EngineOptions, *, store: Store | None =
     tasks = build_tasks(spec.dataset, m, dims, limit=spec.limit, pairs=spec.pairs)
     tasks = order_tasks(tasks, _requests_by_task(m, crit, planned), options.schedule)
     reqs: list[Request] = []
+    draws = range(max(1, int(getattr(spec, "draws", 1) or 1)))
     for t in tasks:
-        reqs += [sender.shaped(r) for r in m.build_requests(t, crit[t.dimension], planned)]
+        reqs += [sender.shaped(draw_request(r, d)) for d in draws for r in m.build_requests(t, crit[t.dimension],
+                                                                                              planned)]
     keys = [sender.key(r) for r in reqs]
     uniq = dict(zip(keys, reqs))  # identical requests are sent once (the second is a cache hit)
     hits = sender.hits(uniq)

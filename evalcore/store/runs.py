@@ -131,13 +131,16 @@ class RunsStore(Connection):
         return [r[0] for r in rows]
 
     def save_judgment(self, run_id: str, row: dict[str, Any], *, cache: list[dict[str, Any]] = (),
-                      answers: list[tuple] = ()) -> None:
-        """One judgment (and the cache entries of the responses it came from) in one transaction."""
+                      answers: list[tuple] = (), draws: list[dict[str, Any]] = ()) -> None:
+        """One judgment (with its draws, when the judge was drawn several times, and the cache entries of the
+        responses it came from) in one transaction. The item's earlier draws under the same criteria are replaced,
+        so a failed item judged again keeps no draw of its first try."""
         values = {"run_id": run_id, "item_id": row["item_id"], "dimension": row["dimension"],
                   "criteria_hash": row.get("criteria_hash", ""), "raw": row.get("raw", ""),
                   "value": float_or_null(row.get("value")), "status": row["status"], "reason": row.get("reason", ""),
                   "estimator": row.get("estimator", ""), "detail": dumps(row.get("detail") or {}), "created_at": now()}
-        self._save_with_cache(run_id, "judgments", values, cache, answers)
+        self._save_with_cache(run_id, "judgments", values, cache, answers,
+                              draws=[_draw_row(run_id, d, values["created_at"]) for d in draws])
 
     def save_comparison(self, run_id: str, row: dict[str, Any], *, cache: list[dict[str, Any]] = (),
                         answers: list[tuple] = ()) -> None:
@@ -150,10 +153,16 @@ class RunsStore(Connection):
         self._save_with_cache(run_id, "comparisons", values, cache, answers)
 
     def _save_with_cache(self, run_id: str, table: str, values: dict[str, Any], cache: list[dict[str, Any]],
-                         answers: list[tuple]) -> None:
-        """One judgment or comparison row with its responses' cache entries and answers rows, in one transaction."""
+                         answers: list[tuple], draws: list[dict[str, Any]] = ()) -> None:
+        """One judgment or comparison row with its responses' cache entries, answers rows and draws, in one
+        transaction."""
         rows = cache_rows(list(cache))
-        with self.write():
+        with self.write() as c:
+            if table == "judgments":
+                c.execute("DELETE FROM draws WHERE run_id = ? AND item_id = ? AND dimension = ? AND criteria_hash = ?",
+                          (run_id, values["item_id"], values["dimension"], values["criteria_hash"]))
+            if draws:
+                self._insert("draws", list(draws), replace=True)
             if rows:
                 self._insert("cache", rows, replace=True)
             if answers:

@@ -1,0 +1,173 @@
+"""K draws per item through the engine, against the loopback judge: each draw its own cache key and seed (draw 0 the
+one-draw run's key), every draw stored, the judgment their mean, the cost estimate and request count times K, a judge
+that refuses seeds still drawn, a sampling method's samples each a draw, the resume command carrying --draws."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import threading
+from dataclasses import dataclass
+
+import pytest
+
+from evalcore.judge import runner
+from evalcore.judge.contract import LEAVE_OUT, Contract, read_refusal
+from evalcore.judge.draws import DRAW_SEED_STRIDE, draw_request
+from evalcore.judge.spec import EngineOptions, ScoringSpec
+from evalcore.store import Store
+from evalcore.testing.loopback import serve
+from evalcore.testing.loopback_profiles import Profile, _openai_error
+from evalcore.testing.replies import Reply, plain_tokens
+from evalcore.types import ChatRequest, Outcome
+from tests.test_judge_runner import CRIT, SECRET, TinyMethod, ep, tiny_dataset
+
+
+class Varying:
+    """A judge whose every reply differs from the one before: scores 1, 2, ... 5, 1, ... in the order asked."""
+
+    def __init__(self) -> None:
+        self._next = itertools.count()
+        self._lock = threading.Lock()
+
+    def __call__(self, prompt: str, *, sample: int = 0, temperature: float = 0.0) -> Reply:
+        with self._lock:
+            k = next(self._next)
+        return Reply(plain_tokens(f"Score: {k % 5 + 1}"))
+
+
+@dataclass(frozen=True)
+class NoSeed(Profile):
+    """A contract that refuses ``seed`` as OpenAI words an unsupported parameter."""
+
+    def refusal(self, req):
+        if req.get("seed") is not None:
+            return _openai_error("Unsupported parameter: 'seed' is not supported with this model.", "seed",
+                                 "unsupported_parameter")
+        return super().refusal(req)
+
+
+class TinySampler(TinyMethod):
+    """Three samples in one request at temperature 1, averaged: a method that already samples."""
+
+    name = "tinysampler"
+
+    def build_requests(self, task, criteria, config):
+        return [ChatRequest(messages=(("user", f"Rate {task.output} from 1 to 5."),), temperature=1.0, n=3,
+                            max_tokens=config.max_tokens)]
+
+    def score(self, task, criteria, config, responses, *, parse_mode="robust"):
+        texts = [c.text for r in responses for c in r.choices]
+        values = [float(re.search(r"\d", t).group()) for t in texts]
+        return Outcome(value=sum(values) / len(values), status="ok", raw=json.dumps(texts),
+                       estimator=f"sample-mean(n={len(texts)})")
+
+
+@pytest.fixture
+def store(tmp_path):
+    return Store(tmp_path / "judge.db")
+
+
+def spec(ds, method=None, draws=1, **kw):
+    return ScoringSpec(ds, method or TinyMethod(), ["coherence"], {"coherence": CRIT["coherence"]}, draws=draws, **kw)
+
+
+def score(srv, store, sp, **kw):
+    return runner.score_dataset(sp, EngineOptions(ep(srv), api_key=SECRET, concurrency=4, **kw), store=store)
+
+
+def test_draw_zero_is_the_request_itself_and_later_draws_have_their_own_key_and_seed():
+    r = ChatRequest(messages=(("user", "x"),))
+    assert draw_request(r, 0) is r and "draw" not in r.params()
+    keys = {json.dumps(draw_request(r, d).params(), sort_keys=True) for d in range(4)}
+    assert len(keys) == 4
+    assert [draw_request(r, d).seed for d in range(3)] == [None, DRAW_SEED_STRIDE, 2 * DRAW_SEED_STRIDE]
+    spread = ChatRequest(messages=(("user", "x"),), seed=2)  # a method's third sample request
+    assert draw_request(spread, 1).seed == DRAW_SEED_STRIDE + 2
+
+
+def test_three_draws_stored_judgment_is_their_mean_and_rerun_is_all_cache(store):
+    ds = tiny_dataset(3, 2)  # 6 items
+    with serve(scorer=Varying(), record_bodies=True) as srv:
+        one = score(srv, store, spec(ds))
+        sent_one = srv.requests_seen
+        run = score(srv, store, spec(ds, draws=3))
+        sent_three = srv.requests_seen - sent_one
+        again = score(srv, store, spec(ds, draws=3))
+        assert srv.requests_seen == sent_one + sent_three  # the rerun sent nothing
+        bodies = [json.loads(b) for p, b in srv.bodies if p.endswith("/chat/completions")]
+    assert one.draws.empty  # a one-draw run keeps no draws table, as before
+    assert sent_three == 6 * 2  # draw 0 of every item was the one-draw run's request, answered from the cache
+    seeds = sorted(b.get("seed") for b in bodies[-12:])
+    assert seeds == [DRAW_SEED_STRIDE] * 6 + [2 * DRAW_SEED_STRIDE] * 6
+    d = run.draws
+    assert len(d) == 18 and d.groupby("item_id")["draw"].apply(sorted).tolist() == [[0, 1, 2]] * 6
+    by_hand = d.groupby("item_id")["value"].mean()
+    j = run.judgments.set_index("item_id")["value"]
+    assert (j.loc[by_hand.index] == by_hand).all()
+    assert d.groupby("item_id")["value"].nunique().max() > 1  # the draws differ: the judge varies per request
+    zero = d[d["draw"] == 0].set_index("item_id")["value"]
+    assert (zero == one.judgments.set_index("item_id")["value"].loc[zero.index]).all()
+    assert again.config.stats.requests == 0 and again.config.stats.cached == 18
+    assert again.judgments["value"].tolist() == run.judgments["value"].tolist()
+    assert run.config.spec.get("draws") == 3
+
+
+def test_count_and_estimate_count_every_draw(store):
+    ds = tiny_dataset(3, 2)
+    caps = runner.Capabilities(chat_logprobs=False, top_logprobs=0, honours_n=True)
+    with serve() as srv:
+        opts = EngineOptions(ep(srv), api_key=SECRET, capabilities=caps)
+        e1 = runner.estimate(spec(ds), opts, store=store)
+        e3 = runner.estimate(spec(ds, draws=3), opts, store=store)
+    assert runner.count_requests(spec(ds)) == 6 and runner.count_requests(spec(ds, draws=3)) == 18
+    assert (e1.calls, e3.calls) == (6, 18)
+    assert e3.prompt_tokens == 3 * e1.prompt_tokens and e3.completion_tokens == 3 * e1.completion_tokens
+
+
+def test_a_judge_that_refuses_seeds_is_drawn_without_them(store):
+    ds = tiny_dataset(2, 2)
+    profile = NoSeed(name="no-seed", doc="test")
+    with serve(profile=profile, record_bodies=True) as srv:
+        run = score(srv, store, spec(ds, draws=2))
+        accepted = [json.loads(b) for p, b in srv.bodies if p.endswith("/chat/completions")]
+    assert run.config.status == "done" and (run.judgments["status"] == "ok").all()
+    assert len(run.draws) == 8
+    assert run.config.contract["seed"]["action"] == LEAVE_OUT
+    assert "seed left out" in run.config.variant
+    assert sum(1 for b in accepted if "seed" in b) == 1  # the one refusal that taught the contract
+    rule = read_refusal({"param": "seed", "code": "unsupported_parameter", "message": "no"})
+    c = Contract()
+    c.learn(rule)
+    a, b = (c.adapt(draw_request(ChatRequest(messages=(("user", "x"),)), d)) for d in (1, 2))
+    assert "seed" in a.omit and a.params() != b.params()  # left out of the body, not of the key
+
+
+def test_a_sampling_method_keeps_each_sample_as_a_draw(store):
+    ds = tiny_dataset(2, 2)
+    with serve(scorer=Varying()) as srv:
+        caps = runner.Capabilities(chat_logprobs=False, top_logprobs=0, honours_n=True)
+        one = score(srv, store, spec(ds, TinySampler()), capabilities=caps)
+        three = score(srv, store, spec(ds, TinySampler(), draws=2), capabilities=caps)
+    assert len(one.draws) == 4 * 3  # three samples per item, one draw of the method
+    per_item = one.draws.groupby("item_id")["value"].mean()
+    assert (one.judgments.set_index("item_id")["value"].loc[per_item.index] == per_item).all()
+    assert len(three.draws) == 4 * 6 and sorted(set(three.draws["draw"])) == list(range(6))
+
+
+def test_pairwise_methods_refuse_draws(store):
+    from tests.test_judge_runner import TinyPairwise
+
+    ds = tiny_dataset(2, 2)
+    with serve() as srv, pytest.raises(ValueError, match="draws per item"):
+        score(srv, store, spec(ds, TinyPairwise(), draws=2))
+
+
+def test_spec_records_draws_only_when_more_than_one():
+    ds = tiny_dataset(1, 1)
+    assert "draws" not in spec(ds).to_dict()
+    back = ScoringSpec.from_dict(spec(ds, draws=4).to_dict(), ds)
+    assert back.draws == 4
+    with pytest.raises(ValueError, match="draws"):
+        spec(ds, draws=0)
