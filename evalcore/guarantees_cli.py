@@ -1,5 +1,7 @@
-"""Guarantees on the command line: ``meta --selective`` (selective evaluation with a guarantee, Jung, Brahman & Choi
-2025: evalcore.meta.selective through evalcore.analyses.guarantees) adds a ``selective`` block per dimension."""
+"""Guarantees on the command line, each a block per dimension of ``meta`` (evalcore.analyses.guarantees):
+``--selective`` (selective evaluation with a guarantee, Jung, Brahman & Choi 2025: evalcore.meta.selective),
+``--conformal LEVEL`` (split conformal intervals for each item's human score: evalcore.meta.conformal) and
+``--calibrate isotonic`` (a judge -> human map, its transfer to systems it was not fitted on)."""
 
 from __future__ import annotations
 
@@ -34,17 +36,33 @@ def add_meta_arguments(m) -> None:
                         "the run has no log-probs or draws")
 
 
+    m.add_argument("--conformal", type=float, metavar="LEVEL",
+                   help="add split conformal intervals for each item's human score from the judge's (e.g. 0.9), "
+                        "calibrated on --calibration-docs random documents, snapped to the points the human score "
+                        "takes: coverage and mean width on the other documents, per system too, and the interval "
+                        "midpoint's correlation with the human score")
+    m.add_argument("--calibrate", choices=["isotonic"],
+                   help="add an isotonic map judge -> human fitted on --calibration-docs random documents: its "
+                        "mean absolute error on the others, and per system fitted on the other systems (transfer)")
+
+
 def _check(args: argparse.Namespace) -> None:
     if not (0 < args.alpha < 1 and 0 < args.delta < 1):
         raise SystemExit(f"meta --selective: --alpha and --delta must lie strictly between 0 and 1 "
                          f"(got {args.alpha:g}, {args.delta:g})")
     if args.tolerance < 0:
         raise SystemExit(f"meta --selective: --tolerance must be 0 or more (got {args.tolerance:g})")
+    if args.conformal is not None and not 0 < args.conformal < 1:
+        raise SystemExit(f"meta --conformal: LEVEL must lie strictly between 0 and 1 (got {args.conformal:g})")
 
 
 def extend_meta_report(report: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
-    """Add ``selective`` to each dimension of ``meta``'s report when --selective is given (in place)."""
-    if not getattr(args, "selective", False):
+    """Add ``selective``, ``conformal`` and ``calibration`` to each dimension of ``meta``'s report, as asked (in
+    place). Conformal intervals and the calibration map are for ratings: a pairwise or labelled dimension has
+    neither block."""
+    wanted = getattr(args, "selective", False) or getattr(args, "conformal", None) is not None \
+        or getattr(args, "calibrate", None)
+    if not wanted:
         return report
     _check(args)
     dataset = runs_mod.get_dataset(args.dataset)
@@ -55,13 +73,26 @@ def extend_meta_report(report: dict[str, Any], args: argparse.Namespace) -> dict
     n_cal = args.calibration_docs if args.calibration_docs is not None else n_docs // 2
     for dim, entry in report["dimensions"].items():
         try:
-            res = guarantees.selective(dataset, run, dim, alpha=args.alpha, delta=args.delta,
-                                       calibration_docs=n_cal, seed=args.seed, tolerance=args.tolerance,
-                                       jury=[m for m in jury if dim in m.dimensions] or None)
+            _add_blocks(entry, dataset, run, dim, args, n_cal, jury)
         except ValueError as e:
-            raise SystemExit(f"meta --selective: {e}") from None
-        entry["selective"] = to_json(res.as_dict())
+            raise SystemExit(f"meta: {e}") from None
     return report
+
+
+def _add_blocks(entry: dict, dataset, run, dim: str, args, n_cal: int, jury: list) -> None:
+    common = dict(calibration_docs=n_cal, seed=args.seed)
+    if args.selective:
+        res = guarantees.selective(dataset, run, dim, alpha=args.alpha, delta=args.delta,
+                                   tolerance=args.tolerance, jury=[m for m in jury if dim in m.dimensions] or None,
+                                   **common)
+        entry["selective"] = to_json(res.as_dict())
+    rating = "pairwise" not in entry and not dataset.dimension(dim).is_categorical
+    if args.conformal is not None and rating:
+        block = guarantees.conformal(dataset, run, dim, level=args.conformal, **common)
+        block.pop("intervals")
+        entry["conformal"] = to_json(block)
+    if args.calibrate and rating:
+        entry["calibration"] = to_json(guarantees.isotonic_calibration(dataset, run, dim, **common))
 
 
 def print_blocks(report: dict[str, Any]) -> None:
@@ -74,3 +105,19 @@ def print_blocks(report: dict[str, Any]) -> None:
             print(f"  {s['sentence']}")
             if s["abstained"]:
                 print(f"  abstained on {len(s['abstained'])} held-out items")
+        c = e.get("conformal")
+        if c:
+            print(f"\nconformal intervals for {dim} at level {c['level']:g}: coverage {_f(c['coverage'])}, mean "
+                  f"width {_f(c['mean_width'])} on {c['test_items']} items of {c['test_docs']} held-out documents; "
+                  f"midpoint correlation {_f(c['midpoint_correlation'])} (judge {_f(c['judge_correlation'])})")
+            if c["note"]:
+                print(f"  {c['note']}")
+        k = e.get("calibration")
+        if k:
+            print(f"\nisotonic map for {dim}: mean absolute error {_f(k['mae_mapped'])} (judge "
+                  f"{_f(k['mae_judge'])}, calibration mean {_f(k['mae_constant'])}); transfer to "
+                  f"{len(k['transfer'])} systems fitted on the others")
+
+
+def _f(x) -> str:
+    return "n/a" if x is None else f"{x:.3f}"

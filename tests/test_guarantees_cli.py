@@ -53,3 +53,30 @@ def test_bad_alpha_is_a_message():
     with pytest.raises(SystemExit, match="--alpha and --delta"):
         cli.main(["meta", "--dataset", "llmbar_natural", "--run", RUN, "--selective", "--alpha", "1.5", "--json",
                   "--resamples", "20"])
+
+
+def test_meta_conformal_and_isotonic_json(capsys):
+    run = "summeval/shen-gpt-4-0314-rts"
+    cli.main(["meta", "--dataset", "summeval", "--run", run, "--dimension", "fluency", "--resamples", "20",
+              "--conformal", "0.9", "--calibrate", "isotonic", "--calibration-docs", "50", "--seed", "1", "--json"])
+    e = json.loads(capsys.readouterr().out)["dimensions"]["fluency"]
+    c, k = e["conformal"], e["calibration"]
+    assert {"coverage", "mean_width", "midpoint_correlation"} <= set(c) and c["test_docs"] == 50
+    # recomputed directly: residual quantile, intervals widened to the experts' 1/3 grid, coverage
+    from sklearn.isotonic import IsotonicRegression
+
+    d = R.get_dataset("summeval")
+    f = R.score_frame(d, R.load_run(run), "fluency")
+    cal_docs, _ = sel.split_documents(f["doc_id"], 50, 1)
+    cal = f[f["doc_id"].isin(cal_docs)]
+    test = f[~f["doc_id"].isin(cal_docs)]
+    r = np.sort(np.abs(cal["human"] - cal["judge"]).dropna().to_numpy())
+    q = r[int(np.ceil((len(r) + 1) * 0.9)) - 1]
+    lo = np.clip(1 + np.floor((test["judge"] - q - 1) * 3 + 1e-9) / 3, 1, 5)
+    hi = np.clip(1 + np.ceil((test["judge"] + q - 1) * 3 - 1e-9) / 3, 1, 5)
+    h = test["human"]
+    assert c["coverage"] == pytest.approx(float(((h >= lo - 1e-9) & (h <= hi + 1e-9)).mean()))
+    assert c["mean_width"] == pytest.approx(float((hi - lo).mean()))
+    iso = IsotonicRegression(out_of_bounds="clip").fit(cal["judge"], cal["human"])
+    assert k["mae_mapped"] == pytest.approx(float(np.abs(iso.predict(test["judge"]) - h).mean()))
+    assert set(k["transfer"]) == set(f["system_id"])

@@ -165,3 +165,93 @@ def selective(dataset: Dataset, run: Run, dim: str, *, alpha: float, delta: floa
     calib = sel.choose_threshold(c[is_cal], a[is_cal], alpha=alpha, delta=delta)
     res = sel.evaluate(calib, f["item_id"].to_numpy()[~is_cal], c[~is_cal], a[~is_cal], alpha=alpha, delta=delta)
     return SelectiveAnalysis(v, res, len(cal_docs), len(test_docs))
+
+
+# ------------------------------------------------------------------------------- conformal intervals, calibration
+def _split_frame(dataset: Dataset, run: Run, dim: str, calibration_docs: int, seed: int):
+    frame = runs_mod.score_frame(dataset, run, dim)
+    cal_docs, test_docs = sel.split_documents(frame["doc_id"], calibration_docs, seed)
+    is_cal = frame["doc_id"].astype(str).isin(cal_docs).to_numpy()
+    return frame, is_cal, len(cal_docs), len(test_docs)
+
+
+def human_step(human) -> float:
+    """The spacing of the points a human score can take: 1 for single ratings on an integer scale, 1/3 for the mean
+    of three (SummEval's experts), the smallest gap between distinct scores when every score sits on its grid,
+    else 1."""
+    v = np.unique(np.asarray(human, dtype=float)[~np.isnan(np.asarray(human, dtype=float))])
+    if len(v) < 2:
+        return 1.0
+    for k in range(1, 11):  # the mean of k ratings on an integer scale lies on a 1/k grid
+        if np.allclose(v * k, np.round(v * k), atol=1e-6):
+            return 1.0 / k
+    return 1.0
+
+
+def conformal(dataset: Dataset, run: Run, dim: str, *, level: float, calibration_docs: int, seed: int = 0,
+              step: float | None = None) -> dict:
+    """Split conformal intervals (evalcore.meta.conformal) calibrated on ``calibration_docs`` random documents,
+    measured on the others: coverage, mean width, the midpoint's correlation with the human score beside the
+    judge's, and the same per system. The intervals are snapped to the points the human score takes
+    (``human_step`` unless ``step`` is given)."""
+    from evalcore.meta.conformal import split_conformal
+
+    frame, is_cal, n_cal, n_test = _split_frame(dataset, run, dim, calibration_docs, seed)
+    scale = dataset.dimension(dim).scale
+    step = human_step(frame["human"]) if step is None else step
+    cal, test = frame[is_cal], frame[~is_cal]
+    res = split_conformal(cal["judge"], cal["human"], test["judge"], test["human"], level=level, scale=scale,
+                          step=step)
+    t = test.assign(low=res.low, high=res.high)
+    t = t.assign(covered=(t["human"] >= t["low"] - 1e-9) & (t["human"] <= t["high"] + 1e-9),
+                 width=t["high"] - t["low"])
+    per_system = {str(s): {"coverage": float(g["covered"].mean()), "mean_width": float(g["width"].mean()),
+                           "items": int(len(g))} for s, g in t.groupby("system_id", sort=True)}
+    ok = t.dropna(subset=["judge", "human"])
+    judge_r = float(ok["judge"].corr(ok["human"])) if len(ok) > 2 else float("nan")
+    return {"level": level, "calibration_docs": n_cal, "test_docs": n_test, "test_items": int(len(t)),
+            "half_width": res.q, "step": step, "coverage": res.coverage, "mean_width": res.mean_width,
+            "midpoint_correlation": res.midpoint_correlation, "judge_correlation": judge_r,
+            "per_system": per_system, "note": res.note,
+            "intervals": t[["item_id", "low", "high"]].assign(item_id=t["item_id"].astype(str))
+            .to_dict("records")}
+
+
+def _isotonic_fit(x, y):
+    from sklearn.isotonic import IsotonicRegression
+
+    ok = ~(np.isnan(x) | np.isnan(y))
+    return IsotonicRegression(out_of_bounds="clip").fit(x[ok], y[ok])
+
+
+def _mae(pred, y) -> float:
+    ok = ~(np.isnan(pred) | np.isnan(y))
+    return float(np.mean(np.abs(pred[ok] - y[ok]))) if ok.any() else float("nan")
+
+
+def isotonic_calibration(dataset: Dataset, run: Run, dim: str, *, calibration_docs: int, seed: int = 0) -> dict:
+    """An isotonic map judge -> human (scikit-learn's IsotonicRegression, clipped outside the fitted range) fitted
+    on the calibration documents and applied to the others: mean absolute error to the human score of the mapped
+    score, of the judge's own and of the calibration part's mean human score (the map should beat that constant).
+    ``transfer``: for each system, the map fitted on the other systems' calibration items, tested on its held-out
+    items (does a map learnt on some systems carry to a new one?)."""
+    frame, is_cal, n_cal, n_test = _split_frame(dataset, run, dim, calibration_docs, seed)
+    x, y = frame["judge"].to_numpy(dtype=float), frame["human"].to_numpy(dtype=float)
+    fit = _isotonic_fit(x[is_cal], y[is_cal])
+    test = ~is_cal
+    mapped = np.where(np.isnan(x), np.nan, fit.predict(np.nan_to_num(x)))
+    const = np.full(len(y), np.nanmean(y[is_cal]))
+    systems = frame["system_id"].astype(str).to_numpy()
+    transfer = {}
+    for s in sorted(set(systems)):
+        own, rest = systems == s, systems != s
+        if not (own & test).any() or not (rest & is_cal).any():
+            continue
+        f = _isotonic_fit(x[rest & is_cal], y[rest & is_cal])
+        m = own & test
+        pred = np.where(np.isnan(x[m]), np.nan, f.predict(np.nan_to_num(x[m])))
+        transfer[s] = {"items": int(m.sum()), "mae_mapped": _mae(pred, y[m]), "mae_judge": _mae(x[m], y[m]),
+                       "mae_constant": _mae(np.full(m.sum(), np.nanmean(y[rest & is_cal])), y[m])}
+    return {"method": "isotonic", "calibration_docs": n_cal, "test_docs": n_test,
+            "mae_mapped": _mae(mapped[test], y[test]), "mae_judge": _mae(x[test], y[test]),
+            "mae_constant": _mae(const[test], y[test]), "transfer": transfer}

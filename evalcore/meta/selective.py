@@ -184,9 +184,9 @@ class SelectiveResult:
         cov, agr = self.coverage, self.agreement_kept
         kept = f"the judge keeps {cov.statistic:.0%} of the {cov.n} held-out items"
         if agr.n == 0:
-            return (f"Threshold {self.threshold:g} is certified on the calibration part, but {kept}: it abstains on "
+            return (f"Threshold {self.threshold:.3g} is certified on the calibration part, but {kept}: it abstains on "
                     f"all of them.")
-        return (f"At confidence >= {self.threshold:g} {kept}; they agree with the humans at {agr.statistic:.0%} "
+        return (f"At confidence >= {self.threshold:.3g} {kept}; they agree with the humans at {agr.statistic:.0%} "
                 f"(95% CI {agr.ci_low:.0%}-{agr.ci_high:.0%}); the guarantee asks at least {1 - self.alpha:.0%} "
                 f"with probability {1 - self.delta:.0%} over calibration sets.")
 
