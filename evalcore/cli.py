@@ -208,67 +208,22 @@ def _inference_options(args: argparse.Namespace) -> dict[str, Any] | None:
             "ppi": ppi, "ppi_rated_docs": args.ppi_rated_docs, "bradley_terry": args.bradley_terry}
 
 
-def _guarded(compute) -> dict[str, Any]:
-    """A block's dict, or {"error": why} when its data cannot give it (the rest of the report stands)."""
-    try:
-        return compute()
-    except ValueError as e:
-        return {"error": str(e)}
-
-
-def _ppi_block(frame, opts: dict[str, Any], n_resamples: int, random_state: int) -> dict[str, Any]:
-    from evalcore.meta import ppi
-
-    k = opts.get("ppi_rated_docs")
-    if k is not None:
-        frame = ppi.hide_ratings(frame, k, random_state=random_state)
-    out = ppi.ppi_by_system(frame, method=opts["ppi"], n_resamples=n_resamples, random_state=random_state).as_dict()
-    return out | ({"rated_documents": k} if k is not None else {})
-
-
 def _add_inference(entry: dict[str, Any], dataset, run, dim: str, opts: dict[str, Any], n_resamples: int,
                    random_state: int, systems: list[str] | None) -> None:
-    """``alt_test`` and ``ppi`` of a score run's dimension (README "meta --json")."""
-    from evalcore.meta import alt_test as at
-    from evalcore.meta import ppi
-    from evalcore.analyses.ceiling import ceiling_group
+    """``alt_test`` and ``ppi`` of a score run's dimension (README "meta --json"; evalcore.analyses.inference)."""
+    from evalcore.analyses.inference import score_inference
 
-    scores = run.scores(dim)
-    if systems is not None:
-        scores = scores[scores["item_id"].isin(dataset.items.loc[dataset.items["system_id"].isin(systems), "item_id"])]
-    d = dataset.dimension(dim)
-    if opts.get("alt_test"):
-        a, group = opts["alt_test"], ceiling_group(dataset, dim)
-        scoring = a["scoring"] or at.default_scoring(d.kind)
-        entry["alt_test"] = {"error": f"fewer than two annotators rated {dim!r}: the Alt-Test needs per-annotator "
-                                      "ratings from at least two"} if group is None else _guarded(
-            lambda: at.alt_test_scores(dataset.annotations, scores, dim, group=group, scoring=scoring,
-                                       epsilon=a["epsilon"]).as_dict() | {"group": group})
-    if opts.get("ppi"):
-        if d.kind == "nominal":
-            entry["ppi"] = {"error": f"{dim!r} is nominal: its categories have no mean to estimate"}
-            return
-        frame = ppi.judged_frame(dataset.items, dataset.human_scores, scores, dim)
-        entry["ppi"] = _guarded(lambda: _ppi_block(frame, opts, n_resamples, random_state))
+    for name, outcome in score_inference(dataset, run, dim, opts, n_resamples, random_state, systems).items():
+        entry[name] = outcome.as_dict()
 
 
 def _add_pairwise_inference(entry: dict[str, Any], dataset, run, dim: str, opts: dict[str, Any], n_resamples: int,
                             random_state: int) -> None:
     """``alt_test`` (votes scored by accuracy), ``ppi`` (each model's win rate) and ``pairwise.bradley_terry``."""
-    from evalcore.meta import alt_test as at
-    from evalcore.meta import bradley_terry as bt
-    from evalcore.meta import ppi
+    from evalcore.analyses.inference import pairwise_inference
 
-    prefs, comps = dataset.preferences, run.comparisons
-    if opts.get("alt_test"):
-        entry["alt_test"] = _guarded(lambda: at.alt_test_pairwise(prefs, comps, dimension=dim,
-                                                                  epsilon=opts["alt_test"]["epsilon"]).as_dict())
-    if opts.get("ppi"):
-        entry["ppi"] = _guarded(lambda: _ppi_block(ppi.pairwise_frame(prefs, comps, dataset.items, dimension=dim),
-                                                   opts, n_resamples, random_state))
-    if opts.get("bradley_terry"):
-        entry["pairwise"]["bradley_terry"] = _guarded(lambda: bt.compare_rankings(
-            prefs, comps, dataset.items, dimension=dim, n_resamples=n_resamples, random_state=random_state).as_dict())
+    for name, outcome in pairwise_inference(dataset, run, dim, opts, n_resamples, random_state).items():
+        (entry["pairwise"] if name == "bradley_terry" else entry)[name] = outcome.as_dict()
 
 
 def _print_inference(e: dict[str, Any]) -> None:

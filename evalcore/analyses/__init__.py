@@ -9,5 +9,6 @@ only render. A figure the three show is therefore the same number in all three (
 - ``labels``, ``preferences``: agreement on labels; pairwise verdicts against the humans' votes;
 - ``items``: the judge's score beside the human score, item by item;
 - ``bias``: writer, position, verbosity and self-preference bias, mean scores per system, score distributions;
-- ``evaluation``: the whole of one run's meta-evaluation, dimension by dimension (what ``meta --json`` prints).
+- ``evaluation``: the whole of one run's meta-evaluation, dimension by dimension (what ``meta --json`` prints);
+- ``inference``: the Alt-Test, PPI and Bradley-Terry rankings ``meta`` adds when asked.
 """
