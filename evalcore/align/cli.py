@@ -120,7 +120,8 @@ def register(subparsers: Any) -> None:
                                             "held-out test part")
     a.add_argument("--dataset", required=True)
     a.add_argument("--dimension", required=True)
-    a.add_argument("--method", required=True, help="a per-item scoring method: geval, explicit, implicit, rts, mcq, ...")
+    a.add_argument("--method", required=True, help="a per-item scoring method: "
+                   + ", ".join(n for n, m in registry.METHODS.items() if not m.pairwise))
     a.add_argument("--model", help="the judge's model (default $OPENAI_MODEL)")
     a.add_argument("--base-url", help="the endpoint's base URL (default: the provider preset's)")
     a.add_argument("--provider", default="openai", choices=sorted(registry.PROVIDERS),
