@@ -417,7 +417,8 @@ def plan_key(spec, endpoint) -> tuple:
     # a sample of whole documents (score --sample-docs) is the same dataset id with fewer items: keyed by its items
     ds = spec.dataset
     items_key = hashlib.sha256("\x1f".join(map(str, ds.items["item_id"])).encode()).hexdigest()
-    return (f"{ds.id}:{items_key}", spec.method, crit_key, repr(spec.config),
+    draws = f"|draws={spec.draws}" if getattr(spec, "draws", 1) > 1 else ""  # K draws: K times the requests
+    return (f"{ds.id}:{items_key}", spec.method, crit_key, repr(spec.config) + draws,
             json.dumps(endpoint.identity(), sort_keys=True), spec.limit, tuple(spec.dimensions),
             json.dumps(spec.pairs, sort_keys=True))
 

@@ -71,6 +71,17 @@ def _pairs(ds) -> dict:
     return {"orders": orders or ORDERS, **({"annotated": False} if every else {})}
 
 
+def _draws(pairwise: bool) -> int:
+    """Draws per item: how many times the judge rates each item (1: once, as a run always did)."""
+    return int(st.number_input(
+        "Draws per item", min_value=1, max_value=50, step=1, key=url.key("draws", 1, bounds=(1, 50)),
+        disabled=pairwise, help="Ask the judge K times per item (each draw cached under its own key, with a seed "
+                                "where the endpoint takes one): the item's score is the draws' mean, and the "
+                                "Alignment page's reliability section shows how much a rerun would move the figure. "
+                                "The estimate counts every draw. Draws of a greedy judge (temperature 0) measure "
+                                "only the endpoint's own nondeterminism.")) if not pairwise else 1
+
+
 def _how_to_send(choice, store) -> dict[str, Any]:
     """Concurrency, label, reasoning options, the judge check, replicas and the Batch API."""
     c4, c5 = st.columns([1, 3])
@@ -219,6 +230,7 @@ st.subheader("Judge endpoint")
 choice = ui.endpoint_form("score")
 ui.endpoint_help(choice)
 method_name, dims, picked_items, pairs = _what_to_score(ds, ctx.dimension)
+draws = _draws(METHODS[method_name].pairwise)
 opts = _how_to_send(choice, store)
 criteria = {d: ui.current_criteria(ds, d, method_name) for d in dims}
 with st.expander("Criteria used (edit them on the Criteria page)"):
@@ -230,7 +242,7 @@ with st.expander("Criteria used (edit them on the Criteria page)"):
 spec = ScoringSpec(picked_items.dataset, method_name, dims, criteria, criteria_views.method_config(method_name, ds),
                    limit=picked_items.limit or None, pairs=pairs, label=opts["label"],
                    documents=picked_items.documents, reasoning_effort=opts["effort"],
-                   max_completion_tokens=opts["budget"])
+                   max_completion_tokens=opts["budget"], draws=draws)
 est = _estimate(spec, choice.endpoint, use_batch=opts["use_batch"]) if choice.endpoint is not None and dims else None
 
 job: ScoringJob | None = st.session_state.get("_score_job")

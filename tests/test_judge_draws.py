@@ -171,3 +171,18 @@ def test_spec_records_draws_only_when_more_than_one():
     assert back.draws == 4
     with pytest.raises(ValueError, match="draws"):
         spec(ds, draws=0)
+
+
+def test_the_resume_command_carries_the_draws_and_the_cli_reads_them():
+    from evalcore import cli
+    from tests.test_views_score import ENDPOINT, _run
+
+    run = _run({"endpoint": ENDPOINT, "spec": {"method": "rts", "draws": 3}, "status": "interrupted",
+                "criteria": {"coherence": {}}})
+    command = cli.resume_command(run)  # parsed back by the command line's own parser, draws compared
+    assert command.endswith("--draws 3 --run summeval/rts-m-1")
+    assert cli.parse_checked(cli.resume_args(run)).draws == 3
+    one = _run({"endpoint": ENDPOINT, "spec": {"method": "rts"}, "status": "interrupted"})
+    assert "--draws" not in cli.resume_command(one)
+    with pytest.raises(ValueError, match="draws"):
+        cli.parse_checked(["score", "--dataset", "x", "--method", "rts", "--model", "m", "--draws", "0"])

@@ -83,7 +83,8 @@ def spec_from_args(args: argparse.Namespace, dataset, store, documents=None):
                         config_overrides=json.loads(args.config) if args.config else None, limit=args.limit,
                         pairs=_pairs_arg(args), parse_mode=args.parse, label=args.label or "", run_id=args.run,
                         documents=documents, reasoning_effort=getattr(args, "reasoning_effort", None),
-                        max_completion_tokens=getattr(args, "max_completion_tokens", None))
+                        max_completion_tokens=getattr(args, "max_completion_tokens", None),
+                        draws=getattr(args, "draws", 1) or 1)
     endpoint = endpoint_of(args)
     if isinstance(args.base_url, list) and len(args.base_url) > 1:  # several replicas: evalcore.judge.routing
         endpoint = [endpoint] + [dataclasses.replace(endpoint, base_url=u) for u in args.base_url[1:]]
@@ -102,6 +103,8 @@ def cmd_score(args: argparse.Namespace) -> int:
         dataset, documents = _sampled(dataset, args)
     spec, engine = spec_from_args(args, dataset, store, None if resumed else documents)
     spec = resumed or spec
+    if getattr(args, "batch", False) and spec.draws > 1:
+        raise ValueError(f"--batch sends one draw per item; score {spec.draws} draws per item without --batch")
     if getattr(args, "batch", False) and not args.estimate_only:
         from evalcore.judge.batch_cli import score_batch
 
@@ -343,6 +346,10 @@ def _score_args(s: Any) -> None:
     s.add_argument("--seed", type=int, default=0, help="seed of --sample-docs (default 0)")
     s.add_argument("--sample-how", choices=["random", "stratified"], default="random",
                    help="stratified: one document from each of K strata of the documents' mean human score")
+    s.add_argument("--draws", type=_positive, default=1, metavar="K",
+                   help="judge every item K times (default 1): each draw stored with its own cache key and seed, "
+                        "the item's score the draws' mean (the mode for a label); the estimate counts K. Draws of a "
+                        "greedy judge (temperature 0) measure only the endpoint's own nondeterminism")
     s.add_argument("--concurrency", type=int, default=16)
     s.add_argument("--estimate-only", action="store_true", help="print calls/tokens/cost and exit (no request)")
     s.add_argument("--run", help="resume this run id (its cached and finished work is not repeated)")
@@ -364,6 +371,16 @@ def _score_args(s: Any) -> None:
     s.add_argument("--quiet", action="store_true", help="no progress bar")
     s.add_argument("--reprobe", action="store_true",
                    help="probe the endpoint's capabilities again (the probe is cached like any request)")
+
+
+def _positive(text: str) -> int:
+    try:
+        k = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a whole number of draws, 1 or more, not {text!r}") from None
+    if k < 1:
+        raise argparse.ArgumentTypeError(f"a whole number of draws, 1 or more, not {text!r}")
+    return k
 
 
 def register(subparsers: Any) -> None:

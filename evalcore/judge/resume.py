@@ -30,7 +30,14 @@ def resume_args(run: Run) -> list[str]:
             args += ["--limit", str(cfg.limit)]
         if cfg.requested_config:
             args += ["--config", json.dumps(cfg.requested_config)]
+    if _draws(run) > 1:  # the recorded spec says it too; shown so the command says what the run costs
+        args += ["--draws", str(_draws(run))]
     return args + ["--run", run.run_id]
+
+
+def _draws(run: Run) -> int:
+    """The draws per item ``run`` was scored with (1 for a run of one draw or one that recorded no spec)."""
+    return int((run.config.spec or {}).get("draws", 1) or 1)
 
 
 def resumed_as(run: Run) -> dict[str, Any]:
@@ -38,7 +45,7 @@ def resumed_as(run: Run) -> dict[str, Any]:
     cfg, ep = run.config, run.config.endpoint or {}
     wanted = {"command": "score", "dataset": run.dataset_id, "method": run.method, "model": run.model,
               "provider": ep.get("provider", "openai"), "base_url": [ep.get("base_url", "")], "run": run.run_id,
-              "dimension": None, "limit": None, "config": None}
+              "dimension": None, "limit": None, "config": None, "draws": _draws(run)}
     if not cfg.spec:
         wanted |= {"dimension": list(cfg.criteria or {}) or None, "limit": int(cfg.limit or 0) or None,
                    "config": cfg.requested_config or None}
