@@ -95,13 +95,46 @@ class SystemEstimate:
     clustered: bool = False   # some document holds several of the system's items: cluster-robust variance
     end_share: float = math.nan  # share of the rated values within a tenth of the scale of one of its ends (NaN: no scale)
 
+    @property
+    def effective_labels(self) -> float:
+        """The human-only sample size whose interval would be as narrow as this one: n * (human-only width / PPI
+        width)^2, the width shrinking as 1 / sqrt(n) at a fixed spread (NaN where either width is missing or 0)."""
+        wh = self.human_only.ci_high - self.human_only.ci_low
+        wp = self.ci_high - self.ci_low
+        if not (math.isfinite(wh) and math.isfinite(wp)) or wp <= 0 or wh <= 0:
+            return math.nan
+        return self.n_labelled * (wh / wp) ** 2
+
+    @property
+    def label_saving(self) -> float:
+        """effective_labels / the labels used: how many times fewer human labels PPI needs for this width."""
+        return self.effective_labels / self.n_labelled if self.n_labelled else math.nan
+
+    @property
+    def saving_note(self) -> str:
+        """Below a factor of 2, the regime of Dorner, Nastl & Hardt (ICLR 2025): a judge no more accurate than the
+        model it evaluates can at most halve the human labels."""
+        f = self.label_saving
+        if not math.isfinite(f):
+            return ""
+        if f < 1:
+            return (f"the prediction-powered interval is wider than the humans' alone (as {f:.2f} times the labels): "
+                    f"the judge saves no human labels here")
+        if f < 2:
+            return (f"the judge saves a factor of {f:.2f} in human labels, below 2: the regime Dorner, Nastl & Hardt "
+                    f"(ICLR 2025) describe, where a judge no better than the evaluated model cannot more than halve "
+                    f"the labels")
+        return f"the judge saves a factor of {f:.2f} in human labels"
+
     def as_dict(self) -> dict:
         return {"system": self.system, "estimate": _num(self.estimate), "ci_low": _num(self.ci_low),
                 "ci_high": _num(self.ci_high), "lambda": _num(self.lam), "n_labelled": self.n_labelled,
                 "n_unlabelled": self.n_unlabelled, "human_only": mean_dict(self.human_only),
                 "judge_only": mean_dict(self.judge_only), "interval": self.interval,
                 "rated_documents": self.rated_documents, "spread_floored": self.floored,
-                "clustered": self.clustered, "share_at_scale_end": _num(self.end_share)}
+                "clustered": self.clustered, "share_at_scale_end": _num(self.end_share),
+                "effective_labels": _num(self.effective_labels), "label_saving": _num(self.label_saving),
+                "saving_note": self.saving_note}
 
 
 @dataclass(frozen=True)

@@ -308,7 +308,8 @@ def ppi_table(views: list[PPIView]) -> pd.DataFrame:
                          counts[1]: s.n_unlabelled, counts[2]: s.rated_documents, "human_only": h.statistic,
                          "human_ci_low": h.ci_low, "human_ci_high": h.ci_high, "judge_only": j.statistic,
                          "judge_ci_low": j.ci_low, "judge_ci_high": j.ci_high,
-                         "judge_minus_ppi": j.statistic - s.estimate})
+                         "judge_minus_ppi": j.statistic - s.estimate, "effective_labels": s.effective_labels,
+                         "label_saving": s.label_saving})
     return pd.DataFrame(rows)
 
 
@@ -389,6 +390,20 @@ def ppi_note(view: PPIView, dimension: str) -> str:
     if r.judge_failed:
         text += (f" {r.judge_failed // 2} pair(s) without a readable verdict are left out." if view.pairwise
                  else f" {r.judge_failed} output(s) without a readable judge score are left out.")
+    return text + saving_sentence(view)
+
+
+def saving_sentence(view: PPIView) -> str:
+    """effective_labels and label_saving in words; where the saving is below 2, Dorner, Nastl & Hardt's regime."""
+    per = [s for s in view.result.per_system if math.isfinite(s.label_saving)]
+    if not per:
+        return ""
+    text = (" effective_labels: the humans-only sample size whose interval would be as narrow; label_saving: that "
+            "over the labels used.")
+    low = [s.system for s in per if s.label_saving < 2]
+    if low:
+        text += (f" The saving is below 2 for {_names(low)}: the regime Dorner, Nastl & Hardt (ICLR 2025) describe, "
+                 "where a judge no better than the evaluated model cannot more than halve the human labels.")
     return text
 
 
