@@ -6,6 +6,10 @@ come from uploaded files, so every CSV the product writes passes through here. F
 advice, such a text cell gets a leading single quote, which spreadsheets show as text. Numbers stay numbers: a
 numeric column is left alone, and so is a text cell that is a plain number ("-0.5", "+3", "-1e-3"), which no
 spreadsheet runs as a formula.
+
+A cell is also quoted whenever it holds a field separator of any common locale (``,`` ``;`` tab ``|``), as OWASP
+advises: a spreadsheet set to split on ``;`` (German, French, ... Excel) would otherwise cut ``ok;=1+2`` into two
+cells, the second of them a formula that no leading quote protects.
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ from typing import Any, Iterable, Mapping
 import pandas as pd
 
 TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
+# Characters that make a field quoted: the separators of the common locales, the quote itself and line breaks.
+QUOTED_IF = frozenset(',;\t|"\r\n')
 
 
 def _is_plain_number(text: str) -> bool:
@@ -47,22 +53,41 @@ def neutralise(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def _line(fields: list[str], sep: str = ",") -> str:
+    """One CSV line (CRLF, RFC 4180): a field holding any QUOTED_IF character is quoted (its quotes doubled); a
+    lone empty field is quoted too, so the line is not read as a blank one (as the csv module writes it)."""
+    if fields == [""]:
+        return '""\r\n'
+    return sep.join('"' + f.replace('"', '""') + '"' if not QUOTED_IF.isdisjoint(f) or sep in f else f
+                    for f in fields) + "\r\n"
+
+
 def to_csv_safe(frame: pd.DataFrame, **kw: Any) -> str:
     """``frame.to_csv`` (index off unless asked) after ``neutralise``: the one way the product writes a frame.
-    Lines end in CRLF (RFC 4180), which also makes pandas quote a cell holding a bare CR: unquoted, a spreadsheet
-    would start a new row there."""
+    Lines end in CRLF (RFC 4180). pandas writes each value as it does (numbers, missing cells); the fields are then
+    quoted by QUOTED_IF (read back with the csv module, which undoes pandas' own quoting exactly)."""
     kw.setdefault("index", False)
     kw.setdefault("lineterminator", "\r\n")
-    return neutralise(frame).to_csv(**kw)
+    sep = kw.get("sep", ",")
+    text = neutralise(frame).to_csv(**kw)
+    return "".join(_line(row, sep) for row in csv.reader(io.StringIO(text, newline=""), delimiter=sep))
+
+
+def _text(value: Any) -> str:
+    """A cell as the csv module writes it: None empty, anything else its str()."""
+    return "" if value is None else str(safe_cell(value))
 
 
 def write_rows(out: Any, columns: list[str], rows: Iterable[Mapping[str, Any]]) -> int:
-    """Write dict rows as CSV to the text stream ``out`` (None -> empty cell), every cell through ``safe_cell``."""
-    w = csv.DictWriter(out, fieldnames=[safe_cell(c) for c in columns])
-    w.writeheader()
+    """Write dict rows as CSV to the text stream ``out`` (None -> empty cell, a missing key too), every cell through
+    ``safe_cell`` and quoted by QUOTED_IF. A key that is not a column is an error, as with csv.DictWriter."""
+    out.write(_line([_text(c) for c in columns]))
     n = 0
     for r in rows:
-        w.writerow({safe_cell(k): ("" if v is None else safe_cell(v)) for k, v in r.items()})
+        extra = set(r) - set(columns)
+        if extra:
+            raise ValueError(f"dict contains fields not in fieldnames: {', '.join(map(repr, sorted(extra)))}")
+        out.write(_line([_text(r.get(c)) for c in columns]))
         n += 1
     return n
 
@@ -73,4 +98,4 @@ def rows_to_csv(columns: list[str], rows: Iterable[Mapping[str, Any]]) -> str:
     return buf.getvalue()
 
 
-__all__ = ["TRIGGERS", "safe_cell", "neutralise", "to_csv_safe", "write_rows", "rows_to_csv"]
+__all__ = ["TRIGGERS", "QUOTED_IF", "safe_cell", "neutralise", "to_csv_safe", "write_rows", "rows_to_csv"]

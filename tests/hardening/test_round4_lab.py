@@ -299,3 +299,47 @@ def test_a_runaway_reply_through_the_engine_is_a_failure_saying_so(tmp_path, mon
     j = run.judgments
     assert (j["status"] == "failed").all() and len(j) == 3
     assert j["reason"].str.startswith("reply too long to read: 54,000 characters, over the 50,000").all()
+
+
+# ------------------------------------------------------------------- CSV: every locale's separator quoted
+
+SEPARATOR_CELLS = ["ok;=1+2", "ok\t=1+2", "ok|=1+2", "ok,=1+2", "a;b", "x|@SUM(1,2)"]
+
+
+def _cells_as_a_spreadsheet_reads(text: str, sep: str) -> list[str]:
+    import csv
+    import io
+
+    return [f for row in csv.reader(io.StringIO(text, newline=""), delimiter=sep) for f in row]
+
+
+@pytest.mark.parametrize("sep", [",", ";", "\t", "|"])
+def test_no_locale_splits_a_cell_into_a_formula(sep):
+    """``ok;=1+2`` was written unquoted: a spreadsheet splitting on ';' (German or French Excel) made '=1+2' a cell
+    of its own, a formula. Every field holding a separator of a common locale is quoted, in the frames' CSV and
+    the dict rows' alike; read with each locale's separator, no cell starts a formula."""
+    from evalcore.csvsafe import rows_to_csv, to_csv_safe
+
+    frame = pd.DataFrame({"system": SEPARATOR_CELLS, "score": [4.5] * len(SEPARATOR_CELLS)})
+    for text in (to_csv_safe(frame),
+                 rows_to_csv(["system", "score"], frame.to_dict("records"))):
+        cells = _cells_as_a_spreadsheet_reads(text, sep)
+        assert not [c for c in cells if c[:1] in ("=", "+", "-", "@")], (sep, cells)
+        assert all(f'"{c}"' in text for c in SEPARATOR_CELLS)
+
+
+def test_the_csv_reads_back_as_written():
+    """Quoting more changes no value: the frame's CSV reads back with pandas cell for cell (formula-like cells with
+    their leading quote), and what needs no quotes is written as before."""
+    import io
+
+    from evalcore.csvsafe import rows_to_csv, to_csv_safe
+
+    frame = pd.DataFrame({"system": [*SEPARATOR_CELLS, "plain", "=1+1", 'say "hi"', "", "two\nlines"],
+                          "score": [1.5, -2.0, 3.0, 4.0, 5.0, float("nan"), 7.0, 8.0, 9.0, 10.0, 11.0]})
+    back = pd.read_csv(io.StringIO(to_csv_safe(frame)), keep_default_na=False)
+    assert back["system"].tolist() == [*SEPARATOR_CELLS, "plain", "'=1+1", 'say "hi"', "", "two\nlines"]
+    assert back["score"].astype(str).tolist()[:5] == ["1.5", "-2.0", "3.0", "4.0", "5.0"]
+    assert to_csv_safe(pd.DataFrame({"a": ["x"], "b": [1]})) == "a,b\r\nx,1\r\n"
+    assert to_csv_safe(pd.DataFrame({"a": [""]})) == 'a\r\n""\r\n'
+    assert rows_to_csv(["a", "b"], [{"a": "x;y", "b": None}, {"a": "z"}]) == 'a,b\r\n"x;y",\r\nz,\r\n'
