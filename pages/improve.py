@@ -8,6 +8,9 @@ queue is evalcore.align.queue's, kept here in the session state; spending goes t
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import streamlit as st
 
 from evalcore.align import candidates as cand
@@ -36,7 +39,7 @@ def _estimate(part: str, versions: tuple[str, ...], key: tuple, *, _ws: views.Wo
     return _ws.estimate(part, _cands)
 
 
-def estimate(part: str, cands: list[cand.Candidate]) -> views.PartEstimate | None:
+def estimate(ws: views.Workspace, part: str, cands: list[cand.Candidate]) -> views.PartEstimate | None:
     try:
         return _estimate(part, tuple(c.version for c in cands), ws.estimate_key, _ws=ws, _cands=cands)
     except Exception as e:  # noqa: BLE001 - e.g. the method cannot score this dataset
@@ -44,8 +47,9 @@ def estimate(part: str, cands: list[cand.Candidate]) -> views.PartEstimate | Non
         return None
 
 
-def may_spend(est: views.PartEstimate | None, key: str) -> bool:
+def may_spend(ws: views.Workspace, may_act: bool, est: views.PartEstimate | None, key: str) -> bool:
     """The spending rule of every page (pages/_spending.py: evalcore.judge.spending.gate), for this very plan."""
+    split, method = ws.split, ws.method
     if est is None:
         return False
     if not may_act:
@@ -55,13 +59,14 @@ def may_spend(est: views.PartEstimate | None, key: str) -> bool:
     return _spending.consent(key, sig, est.cost_usd, est.calls, ws.endpoint)
 
 
-def offer(kind: str, part: str, cands: list, what: str, label: str, key: str, spend_key: str, *,
-          anyway: str | None = None, primary: bool = True, chosen: str | None = None) -> None:
+def offer(ws: views.Workspace, may_act: bool, kind: str, part: str, cands: list, what: str, label: str, key: str,
+          spend_key: str, *, anyway: str | None = None, primary: bool = True, chosen: str | None = None) -> None:
     """The estimate, the spending consent and the button that queues ``cands`` on ``part``; charged at the click."""
-    est = estimate(part, cands)
+    ds, dim = ws.dataset, ws.dimension
+    est = estimate(ws, part, cands)
     if est is not None:
         render.blocks([views.estimate_note(est, what, ws.endpoint)])
-    ok = may_spend(est, spend_key)
+    ok = may_spend(ws, may_act, est, spend_key)
     if anyway is not None:
         ok = st.checkbox(anyway, key="align_test_anyway") and ok
     if not (st.button(label, key=key, type="primary" if primary else "secondary", disabled=not ok or busy()) and ok):
@@ -90,7 +95,7 @@ def live_progress() -> None:
         q.cancel()
 
 
-def queue_panel(kind: str) -> None:
+def queue_panel(kind: str, split) -> None:
     """Progress of the page's queue when it scores step ``kind`` on this split, or how it ended."""
     q = st.session_state.get(QUEUE)
     if q is None or not q.shown_for(kind, split.split_id):
@@ -106,11 +111,22 @@ def busy() -> bool:
     return q is not None and q.busy()
 
 
-def keep(c: cand.Candidate) -> None:
-    render.blocks([ws.keep(cands, c, base, may_act=may_act)])
+@dataclass(frozen=True)
+class _Loop:
+    """What the candidate tabs work with: the loop's workspace, whether this user may score and save, the
+    baseline's criteria and this session's list of candidates."""
+
+    ws: views.Workspace
+    may_act: bool
+    base: Any
+    cands: list
 
 
-def split_form() -> None:
+def keep(lp: _Loop, c: cand.Candidate) -> None:
+    render.blocks([lp.ws.keep(lp.cands, c, lp.base, may_act=lp.may_act)])
+
+
+def split_form(ds, dim: str, store) -> None:
     """The split's seed, test share and documents, and the button that makes it (evalcore.views.improve)."""
     n_all = int(ds.items["doc_id"].nunique())
     c1, c2, c3 = st.columns(3)
@@ -128,7 +144,7 @@ def split_form() -> None:
             st.error(ui.esc(str(e)))
 
 
-def judge_form() -> tuple:
+def judge_form(ds, dim: str) -> tuple:
     """The judge endpoint, the method, the requests at once and the agreement measure."""
     choice = ui.endpoint_form("improve")
     ui.endpoint_help(choice)
@@ -178,8 +194,9 @@ def add_back(saved_before: list, cands: list) -> None:
                 st.rerun()
 
 
-def edit_tab(cands_key: tuple) -> None:
+def edit_tab(lp: _Loop, cands_key: tuple) -> None:
     """The researcher's own edit of the baseline's definition and steps."""
+    base = lp.base
     # Streamlit drops a widget's state after a run that did not draw it (a run stopped above while a job ran): the
     # fields are filled again whenever their state is gone, not only when the baseline changed.
     if (st.session_state.get("_align_edit_for") != cands_key or "align_edit_definition" not in st.session_state
@@ -189,12 +206,14 @@ def edit_tab(cands_key: tuple) -> None:
     st.text_area("Definition", key="align_edit_definition", height=140)
     st.text_area("Evaluation steps", key="align_edit_steps", height=140)
     if st.button("Add as candidate", key="add_edit"):
-        keep(cand.edit_candidate(base, definition=st.session_state["align_edit_definition"],
+        keep(lp, cand.edit_candidate(base, definition=st.session_state["align_edit_definition"],
                                  steps=st.session_state["align_edit_steps"]))
 
 
-def llm_tab(dis, base_dev, cands_key: tuple) -> None:
+def llm_tab(lp: _Loop, dis, base_dev, cands_key: tuple) -> None:
     """The meta-prompt from development disagreements, its proposal as a diff, kept on request."""
+    ws, may_act, base = lp.ws, lp.may_act, lp.base
+    ds, dim, split = ws.dataset, ws.dimension, ws.split
     n_examples = int(st.number_input("Development examples in the prompt", min_value=1, max_value=40,
                                      key=url.key("align_examples", 8, bounds=(1, 40))))
     prompt, example_ids = cand.build_meta_prompt(base, dis, split, dataset=ds, n_examples=n_examples)
@@ -225,15 +244,16 @@ def llm_tab(dis, base_dev, cands_key: tuple) -> None:
         render.blocks([views.reply_expander(held[1])])
         k1, k2, _ = st.columns([1, 1, 4])
         if k1.button("Keep as candidate", key="keep_proposal", type="primary"):
-            keep(held[1].candidate)
+            keep(lp, held[1].candidate)
             st.session_state.pop("_align_proposal", None)
         if k2.button("Discard", key="discard_proposal"):
             st.session_state.pop("_align_proposal", None)
             st.rerun()
 
 
-def fewshot_tab(dis) -> None:
+def fewshot_tab(lp: _Loop, dis) -> None:
     """Few-shot examples from the development part."""
+    ws, base = lp.ws, lp.base
     f1, f2, f3 = st.columns(3)
     k = int(f1.number_input("Examples (k)", min_value=1, max_value=20, key=url.key("fewshot_k", 4, bounds=(1, 20))))
     how = f2.selectbox("Chosen by", list(cand.FEWSHOT_HOW), help=views.HELP["fewshot_how"],
@@ -242,7 +262,7 @@ def fewshot_tab(dis) -> None:
                                    key=url.key("fewshot_seed", 0, bounds=(0, 2**31 - 1)), disabled=how != "random"))
     if st.button("Add few-shot candidate", key="add_fewshot"):
         try:
-            keep(ws.fewshot(base, dis, k=k, how=how, seed=few_seed))
+            keep(lp, ws.fewshot(base, dis, k=k, how=how, seed=few_seed))
         except ValueError as e:
             st.error(ui.esc(str(e)))
 
@@ -259,7 +279,7 @@ if store is None:
     st.stop()
 
 st.subheader("1. Split the documents")
-split_form()
+split_form(ds, dim, store)
 saved = list_splits(store, ds.id, dim, viewer=identity.viewer())  # final checks: this user's own
 if not saved:
     st.info("No split yet for this dataset and dimension: choose the seed and test share, then **Make the split**.")
@@ -274,7 +294,7 @@ for col, part_blocks in zip(st.columns([1, 2]), (shown_split.parts, shown_split.
 render.blocks(shown_split.warnings)
 
 st.subheader("2. Judge and method")
-choice, method, concurrency, measure = judge_form()
+choice, method, concurrency, measure = judge_form(ds, dim)
 settings = loop.Settings(coefficient=measure, n_resamples=int(ctx.n_resamples))
 base = cand.baseline_criteria(ds, dim, method, store, owner=me)
 baseline = cand.baseline_candidate(base)
@@ -294,9 +314,9 @@ base_dev = ws.scored_on(DEV, baseline)
 if base_dev is None:
     st.caption("Score the baseline on the development part first: its disagreements are what the candidates "
                "learn from.")
-    offer("baseline", DEV, [baseline], "the baseline on the development part", "Score the baseline on development",
-          "score_baseline", "align_baseline")
-    queue_panel("baseline")
+    offer(ws, may_act, "baseline", DEV, [baseline], "the baseline on the development part",
+          "Score the baseline on development", "score_baseline", "align_baseline")
+    queue_panel("baseline", split)
     st.stop()
 dis = ws.disagreements(base_dev)
 render.blocks([views.baseline_metrics(base_dev, dis)])
@@ -311,21 +331,22 @@ if cands_key not in st.session_state.setdefault(CANDS, {}):  # a new session: sc
 cands: list[cand.Candidate] = st.session_state[CANDS][cands_key]
 add_back(saved_before, cands)
 tab_edit, tab_llm, tab_few = st.tabs(["Your own edit", "LLM proposal", "Few-shot examples"])
+loop_state = _Loop(ws, may_act, base, cands)
 with tab_edit:
-    edit_tab(cands_key)
+    edit_tab(loop_state, cands_key)
 with tab_llm:
-    llm_tab(dis, base_dev, cands_key)
+    llm_tab(loop_state, dis, base_dev, cands_key)
 with tab_few:
-    fewshot_tab(dis)
+    fewshot_tab(loop_state, dis)
 
 st.subheader("5. Select on development")
 scored, unscored = ws.partition(cands)
 if not cands:
     st.info("No candidate yet: add one above (your own edit, an LLM proposal, or few-shot examples).")
 if unscored:
-    offer("dev", DEV, unscored, f"{views.counted(len(unscored), 'candidate')} on the development part",
+    offer(ws, may_act, "dev", DEV, unscored, f"{views.counted(len(unscored), 'candidate')} on the development part",
           f"Score {views.counted(len(unscored), 'candidate')} on development", "score_candidates", "align_dev")
-queue_panel("dev")
+queue_panel("dev", split)
 chosen_dev, no_gain = None, None
 if scored:
     pick = views.selection(base_dev, scored)
@@ -344,10 +365,10 @@ if chosen_dev is None:
 final_offer = views.final_offer(chosen_dev.candidate, checks_before, no_gain, loop.final_check_blocker(split))
 render.blocks([final_offer.caption])
 if final_offer.label is not None:  # None: no check can run on this split (the caption says why)
-    offer("test", TEST, [baseline, chosen_dev.candidate], "the baseline and the chosen candidate on the test part",
-          final_offer.label, "final_check", "align_test", anyway=final_offer.anyway, primary=final_offer.primary,
-          chosen=chosen_dev.candidate.version)
-queue_panel("test")
+    offer(ws, may_act, "test", TEST, [baseline, chosen_dev.candidate],
+          "the baseline and the chosen candidate on the test part", final_offer.label, "final_check", "align_test",
+          anyway=final_offer.anyway, primary=final_offer.primary, chosen=chosen_dev.candidate.version)
+queue_panel("test", split)
 if (q := st.session_state.get(QUEUE)) is not None and q.claim_check(split.split_id):
     picked = views.picked(scored, q.chosen, chosen_dev)
     with st.spinner("Comparing on the test part…"):  # the runs are in the store: nothing is sent again
