@@ -189,14 +189,21 @@ def page_globals(root: Path) -> list[str]:
             continue
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
         module = _module_names(tree)
-        for node in ast.walk(tree):
-            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                continue
-            local = _locals_of(node)
-            read = sorted({n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
-                           and n.id in module and n.id not in local})
-            if read:
-                found.append(f"{path.relative_to(root).as_posix()}:{node.lineno}  {node.name}: {', '.join(read)}")
+        rel = path.relative_to(root).as_posix()
+
+        def visit(node: ast.AST, enclosing: set[str]) -> None:
+            for child in ast.iter_child_nodes(node):
+                if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    visit(child, enclosing)
+                    continue
+                local = enclosing | _locals_of(child)  # a nested function reads its enclosing function's names
+                own = [n for n in ast.walk(child) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+                read = sorted({n.id for n in own if n.id in module and n.id not in local})
+                if read:
+                    found.append(f"{rel}:{child.lineno}  {child.name}: {', '.join(read)}")
+                visit(child, local)
+
+        visit(tree, set())
     return found
 
 

@@ -131,8 +131,8 @@ def test_the_page_cycle_check_sees_a_lazy_import_round_three_modules(tmp_path):
 
 
 def test_the_page_globals_measure_counts_what_it_says(tmp_path):
-    """A page function reading a module-level variable is found; one reading its parameters, its own locals, an
-    import, another function, a class or an UPPER_CASE constant is not."""
+    """A page function reading a module-level variable is found; one reading its parameters, its own locals (or
+    those of the function it is nested in), an import, another function, a class or an UPPER_CASE constant is not."""
     shape = _code_shape()
     (tmp_path / "pages").mkdir()
     (tmp_path / "app.py").write_text("")
@@ -142,7 +142,8 @@ def test_the_page_globals_measure_counts_what_it_says(tmp_path):
         "def section():\n    n = len(ctx)\n    return helper(n), n\n\n"
         "class K:\n    pass\n\n"
         "def other():\n    import os\n    row = 1\n    return K, os, row, section\n\n"
-        "def looped():\n    return row\n")
+        "def looped():\n    return row\n\n"
+        "def outer(ctx):\n    def inner():\n        return ctx\n    return inner\n")
     assert shape.page_globals(tmp_path) == ["pages/p.py:11  section: ctx", "pages/p.py:23  looped: row"]
 
 
