@@ -43,4 +43,5 @@ def show_reliability(ctx) -> None:
         with st.spinner("Reliability of the draws…"):
             rep = _report(ctx.dataset.id, run_id, ui.run_versions((run_id,))[0], ctx.dimension, ctx.parse, level,
                           coefficient, ctx.n_resamples)
-        render.blocks(rv.blocks(ctx.dataset, names[run_id], ctx.dimension, rep, coefficient=coefficient))
+        run = next(r for r in runs if r.run_id == run_id)
+        render.blocks(rv.blocks(ctx.dataset, names[run_id], ctx.dimension, rep, coefficient=coefficient, run=run))

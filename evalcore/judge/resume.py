@@ -52,6 +52,55 @@ def resumed_as(run: Run) -> dict[str, Any]:
     return wanted
 
 
+def sampling_reason(run: Run) -> str | None:
+    """Why ``run``'s judge samples (a rerun would give other scores), in words; None for a greedy judge. Read from
+    what the run recorded: the engine's variant note when it turned greedy requests into samples (a reasoning model
+    held at its default temperature, ``evalcore.judge.contract.variant_notes``), else the temperature or decoding
+    of its planned config (a published run's own temperature)."""
+    cfg = run.config
+    if "greedy replies became samples" in (cfg.variant or ""):
+        return ("its endpoint accepts only its default temperature (a reasoning model), so the engine sent its "
+                "greedy requests as samples at that temperature")
+    planned = cfg.method_config or {}
+    temperature = planned.get("temperature", cfg.temperature)
+    if isinstance(temperature, (int, float)) and temperature > 0:
+        return f"it samples its replies at temperature {temperature:g}"
+    if planned.get("decoding") == "sampling" or planned.get("probs_source") == "samples":
+        return "it samples its replies"
+    return None
+
+
+def second_draw_args(run: Run, dimension: str, *, documents: int = 10) -> list[str] | None:
+    """The ``score`` arguments of a new run that asks ``run``'s judge twice (``--draws 2``) on ``documents`` whole
+    documents drawn at random: the noise of its draws measured at the cost of 2 x those documents' items. The same
+    dataset, method, model, endpoint and method config; the method's default criteria (pass
+    ``--criteria-version`` for a saved version). None when ``run`` was not scored by a method ``score`` runs."""
+    from evalcore import registry
+
+    if run.method not in registry.METHODS:
+        return None
+    cfg, ep = run.config, run.config.endpoint or {}
+    args = ["score", "--dataset", run.dataset_id, "--method", run.method, "--model", run.model,
+            "--provider", ep.get("provider", "openai")]
+    if ep.get("base_url"):
+        args += ["--base-url", ep["base_url"]]
+    args += ["--dimension", dimension, "--sample-docs", str(int(documents)), "--draws", "2"]
+    spec = cfg.spec or {}
+    config = spec.get("config") if cfg.spec else cfg.requested_config
+    if config:
+        args += ["--config", json.dumps(config, sort_keys=True)]
+    if spec.get("reasoning_effort"):
+        args += ["--reasoning-effort", str(spec["reasoning_effort"])]
+    if spec.get("max_completion_tokens"):
+        args += ["--max-completion-tokens", str(int(spec["max_completion_tokens"]))]
+    return args + ["--label", f"two draws: {run.label or run.run_id}"]
+
+
+def shell_line(args: list[str]) -> str:
+    """``python -m evalcore`` with ``args``, as one shell command line."""
+    return " ".join(shlex.quote(a) for a in ["python", "-m", "evalcore", *args])
+
+
 def resume_command(run: Run) -> str:
     """``resume_args`` as one shell command line."""
     return " ".join(shlex.quote(a) for a in ["python", "-m", "evalcore", *resume_args(run)])

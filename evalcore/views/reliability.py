@@ -9,7 +9,7 @@ import pandas as pd
 from evalcore import runs as runs_mod
 from evalcore.meta.draw_reliability import ReliabilityReport, reliability_report
 from evalcore.model import Dataset, Run
-from evalcore.views.blocks import Block, Figure, Heading, Metric, Metrics, Note, Table
+from evalcore.views.blocks import Block, Figure, Heading, Metric, Metrics, Note, Table, Text
 from evalcore.views.format import esc, fmt
 
 TITLE = "How much would the figure move on a rerun? The judge's draws"
@@ -80,10 +80,39 @@ def unstable_table(dataset: Dataset, rep: ReliabilityReport) -> pd.DataFrame:
     return t[["item_id", "system_id", "draws", "mean", "sd", "range", "distinct"]]
 
 
+SECOND_DRAW_DOCUMENTS = 10  # documents a second draw is offered on: 2 x their items, a small part of most runs
+
+
+def one_draw_of_a_sampler(dataset: Dataset, run: Run, dimension: str) -> list[Block]:
+    """What a one-draw run of a judge that samples owes its reader: its figure rests on one draw, its interval
+    resamples documents only, and a command that measures the noise (a second draw of a few documents); [] for a
+    greedy judge or a run with several draws."""
+    from evalcore.judge import resume
+
+    why = resume.sampling_reason(run)
+    if why is None or run.n_draws > 1:
+        return []
+    n_docs = min(SECOND_DRAW_DOCUMENTS, int(dataset.items["doc_id"].nunique()))
+    out: list[Block] = [Note(
+        f"This figure rests on one draw of a judge that samples ({esc(why)}): another draw would give other "
+        "scores, and the correlation's interval, which resamples documents only, leaves out the judge's own "
+        "noise. Two draws of a few documents measure it (their reliability, and how far one draw's figure "
+        "moves).", "warning")]
+    args = resume.second_draw_args(run, dimension, documents=n_docs)
+    if args is not None:
+        out += [Text(f"Two draws of {n_docs} documents (a new run; its estimate first: add --estimate-only)",
+                     resume.shell_line(args), key=f"second_draw_{dimension}")]
+    return out
+
+
 def blocks(dataset: Dataset, run_label: str, dimension: str, rep: ReliabilityReport, *,
-           coefficient: str) -> list[Block]:
-    """The section for one run and dimension."""
+           coefficient: str, run: Run | None = None) -> list[Block]:
+    """The section for one run and dimension (``run``: the run itself, to say what a one-draw run of a judge
+    that samples leaves unmeasured)."""
     out: list[Block] = [Heading(f"{esc(run_label)} on {esc(dimension)}", 3)]
+    sampler = one_draw_of_a_sampler(dataset, run, dimension) if run is not None else []
+    if sampler:
+        return out + sampler
     if rep.draws < 2:
         return out + [Note("This run drew the judge once per item, so its own noise is not measured: how far the "
                            "figure would move on another draw, and how much averaging draws would lift it, are "
