@@ -57,8 +57,11 @@ def cmd_datasets(args: argparse.Namespace) -> int:
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
-    rows = [r.summary() | {"parser": r.parser, "status": r.config.status or "done"}
-            for r in runs_mod.list_runs(args.dataset)]
+    listed = runs_mod.list_runs(args.dataset)
+    # A listing carries no judgments (cheap for a picker): --json counts them from the loaded run, as `meta` reads
+    # it (the current criteria version's judgments, published replies parsed robustly), never a listing's 0.
+    rows = [(runs_mod.load_run(r.run_id) if args.json else r).summary()
+            | {"parser": r.parser, "status": r.config.status or "done"} for r in listed]
     if args.json:
         print(json.dumps(_clean(rows), indent=2))
         return 0

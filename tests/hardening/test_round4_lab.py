@@ -5,6 +5,8 @@ secret."""
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 import pytest
 from hypothesis import given, settings
@@ -343,3 +345,31 @@ def test_the_csv_reads_back_as_written():
     assert to_csv_safe(pd.DataFrame({"a": ["x"], "b": [1]})) == "a,b\r\nx,1\r\n"
     assert to_csv_safe(pd.DataFrame({"a": [""]})) == 'a\r\n""\r\n'
     assert rows_to_csv(["a", "b"], [{"a": "x;y", "b": None}, {"a": "z"}]) == 'a,b\r\n"x;y",\r\nz,\r\n'
+
+
+# --------------------------------------------------------------------- runs --json counts a run's judgments
+
+def test_runs_json_counts_each_runs_judgments_and_dimensions(tmp_path, own_store, capsys):
+    """``runs --json`` said "judgments": 0 and "dimensions": [] for every run (the listing carries no judgments).
+    A run imported here: the counts it was written with; a published run: one judgment per released reply."""
+    from evalcore import datasets
+    from evalcore.cli import main
+    from evalcore.model import Run
+
+    items = datasets.load_dataset("summeval").items["item_id"].head(3).tolist()
+    j = pd.DataFrame({"item_id": items * 2, "dimension": ["coherence"] * 3 + ["fluency"] * 3,
+                      "raw": ["4", "x", "3", "2", "5", "1"], "value": [4.0, None, 3.0, 2.0, 5.0, 1.0],
+                      "status": ["ok", "failed", "ok", "ok", "ok", "ok"], "reason": ["", "no score found", "", "", "", ""],
+                      "estimator": ""})
+    Store(own_store).save_imported_run(Run(run_id="summeval/scores-mine", dataset_id="summeval", method="imported",
+                                           model="mine", label="mine", judgments=j))
+    capsys.readouterr()
+    assert main(["runs", "--dataset", "summeval", "--json"]) == 0
+    rows = {r["run_id"]: r for r in json.loads(capsys.readouterr().out)}
+    mine = rows["summeval/scores-mine"]
+    assert (mine["judgments"], mine["failed"], mine["dimensions"]) == (6, 1, ["coherence", "fluency"])
+    entry = next(e for e in datasets._run_entries() if e["run_id"] == "summeval/shen-gpt-4-0314-rts")
+    published = rows[entry["run_id"]]
+    assert published["judgments"] == len(datasets._raw_replies(entry)) > 0
+    assert published["dimensions"] == sorted(datasets._raw_replies(entry)["dimension"].unique().tolist())
+    assert all(r["judgments"] > 0 and r["dimensions"] for r in rows.values())
