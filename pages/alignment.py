@@ -260,6 +260,10 @@ show_inference(ctx)
 from pages._reliability import show_reliability  # noqa: E402
 
 show_reliability(ctx)
+# and where the judge's verdict may be used with a guarantee
+from pages._guarantees import show_guarantees  # noqa: E402
+
+show_guarantees(ctx)
 
 ui.sources("003", "002")
 

@@ -1,0 +1,103 @@
+"""The Alignment page's Guarantees section: where the judge may be trusted with a guarantee and where it must escalate
+(selective evaluation, Jung, Brahman & Choi 2025), and per-item intervals for the human score (split conformal).
+``meta --selective`` / ``--conformal`` compute the same figures (evalcore.analyses.guarantees)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from evalcore.analyses import guarantees as ga
+from evalcore.model import Dataset, Run
+from evalcore.views.blocks import Block, Heading, Note, Table
+from evalcore.views.format import esc
+
+TITLE = "Where may I use the judge's verdict? Guarantees"
+ALPHAS = (0.1, 0.2)
+DELTA = 0.1
+LEVEL = 0.9
+
+
+def _calibration_docs(dataset: Dataset) -> int:
+    return dataset.items["doc_id"].nunique() // 2
+
+
+def scored_runs(runs: list[Run], dimension: str) -> list[Run]:
+    """The runs with verdicts on ``dimension`` (item by item, or pairwise)."""
+    return [r for r in runs if dimension in r.dimensions]
+
+
+def selective_table(dataset: Dataset, runs: list[Run], names: dict[str, str], dimension: str, *,
+                    seed: int = 0) -> tuple[pd.DataFrame, dict[str, tuple[str, ...]]]:
+    """Per run and alpha (delta 0.1, half the documents calibrating): the confidence used, the threshold, coverage
+    and agreement on the kept held-out items, and the sentence; and each run's abstained items at the first alpha.
+    A run with no confidence of its own has the other selected runs as its jury."""
+    rows, abstained = [], {}
+    n_cal = _calibration_docs(dataset)
+    for run in runs:
+        jury = [r for r in runs if r is not run and not r.judgments.empty] or None
+        for alpha in ALPHAS:
+            a = ga.selective(dataset, run, dimension, alpha=alpha, delta=DELTA, calibration_docs=n_cal, seed=seed,
+                             jury=jury)
+            r = a.result
+            rows.append({"run": names.get(run.run_id, run.run_id), "alpha": alpha, "delta": DELTA,
+                         "confidence": a.verdicts.source or "none",
+                         "threshold": None if r is None else r.threshold,
+                         "coverage": 0.0 if r is None else r.coverage.statistic,
+                         "agreement_kept": None if r is None else r.agreement_kept.statistic,
+                         "agreement_ci_low": None if r is None else r.agreement_kept.ci_low,
+                         "agreement_ci_high": None if r is None else r.agreement_kept.ci_high,
+                         "held_out_items": None if r is None else r.coverage.n,
+                         "what_it_means": a.reason if r is None else r.sentence})
+            if r is not None and alpha == ALPHAS[0]:
+                abstained[run.run_id] = r.abstained
+    return pd.DataFrame(rows), abstained
+
+
+def conformal_table(dataset: Dataset, runs: list[Run], names: dict[str, str], dimension: str, *,
+                    seed: int = 0) -> pd.DataFrame:
+    """Per run (ratings only): coverage and width of the 90% conformal intervals on the held-out documents, the
+    midpoint's correlation beside the judge's."""
+    rows = []
+    for run in runs:
+        if run.judgments.empty or dimension not in set(run.judgments["dimension"]):
+            continue
+        c = ga.conformal(dataset, run, dimension, level=LEVEL, calibration_docs=_calibration_docs(dataset),
+                         seed=seed)
+        rows.append({"run": names.get(run.run_id, run.run_id), "level": LEVEL, "held_out_documents": c["test_docs"],
+                     "held_out_items": c["test_items"], "coverage": c["coverage"], "mean_width": c["mean_width"],
+                     "midpoint_correlation": c["midpoint_correlation"], "judge_correlation": c["judge_correlation"],
+                     "note": c["note"]})
+    return pd.DataFrame(rows)
+
+
+def blocks(dataset: Dataset, runs: list[Run], names: dict[str, str], dimension: str) -> list[Block]:
+    """The section for the selected runs on one dimension."""
+    runs = scored_runs(runs, dimension)
+    if not runs:
+        return [Note("No selected run judged this dimension.", "info")]
+    n_cal = _calibration_docs(dataset)
+    sel_t, abstained = selective_table(dataset, runs, names, dimension)
+    out: list[Block] = [
+        Heading(f"Selective evaluation on {esc(dimension)}", 3),
+        Note(f"Half the documents ({n_cal}, drawn at random) calibrate a confidence threshold by fixed-sequence "
+             "testing with an exact binomial bound (Jung, Brahman & Choi, ICLR 2025): the items the judge keeps "
+             "then agree with the humans at least 1 - alpha, with probability at least 1 - delta over the draw of "
+             "the calibration documents. The other documents show what the threshold keeps (coverage) and how far "
+             "those items agree (Clopper-Pearson 95% interval). A rating agrees when it lies within one scale "
+             "point of the human score; a preference or label when it is the same.", "info"),
+        Table(sel_t, f"selective {dimension}", "guar_selective"),
+    ]
+    n_abst = sum(len(v) for v in abstained.values())
+    if n_abst:
+        out.append(Note(f"At alpha {ALPHAS[0]:g} the judges abstain on {n_abst} held-out item(s) in all: those go to "
+                        "a stronger judge or to the humans (the Label page's order \"judge least certain\" offers "
+                        "the least certain items first).", "info"))
+    conf_t = conformal_table(dataset, runs, names, dimension)
+    if not conf_t.empty:
+        out += [Heading(f"Intervals for each item's human score ({LEVEL:.0%} split conformal)", 3),
+                Note("Calibrated on the same documents, each held-out item gets an interval for its human score "
+                     "from the judge's score, widened to the points the human score takes. Coverage is measured on "
+                     "the held-out documents (the guarantee is over items, not per system); the midpoint is an "
+                     "alternative score.", "info"),
+                Table(conf_t, f"conformal {dimension}", "guar_conformal")]
+    return out
