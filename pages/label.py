@@ -3,6 +3,9 @@ labels a run's agreement needs, export and re-import. Every label is written to 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import pandas as pd
 import streamlit as st
 
@@ -76,7 +79,7 @@ def _order(dataset_id: str, kind: str, source: tuple, dimension: str, parse: str
     return labels.order_for(ui.load_dataset(dataset_id), kind, source, runs, dimension)
 
 
-def uncertainty_source() -> tuple:
+def uncertainty_source(ctx) -> tuple:
     """The run(s) the judge's uncertainty comes from, as picked: ("geval", run), ("disagree", run a, run b), or ()
     while not picked."""
     item_runs = label_views.item_runs(ctx.all_runs)
@@ -95,7 +98,7 @@ def uncertainty_source() -> tuple:
     return ("disagree", *pair) if len(pair) == 2 else ()
 
 
-source = uncertainty_source() if order_kind == "uncertain" else ()
+source = uncertainty_source(ctx) if order_kind == "uncertain" else ()
 if order_kind == "uncertain" and not source:
     render.blocks([label_views.PICK_SOURCE])
     st.stop()
@@ -110,7 +113,26 @@ if not order:
     st.stop()
 
 
-def forget_cached_dataset() -> None:
+@dataclass(frozen=True)
+class _Labelling:
+    """What the labelling, statistics and export parts work with: the store, the dataset, who labels (and who is
+    signed in and sees what), the dimensions, the item order and how it was chosen, the sidebar's context."""
+
+    ctx: Any
+    store: Any
+    ds_id: str
+    ds: Any
+    me: str | None
+    viewer: Any
+    signed_in: bool
+    annotator: str
+    scope: str
+    dims: list
+    order: list
+    strategy: Any
+
+
+def forget_cached_dataset(store, ds_id: str) -> None:
     """Every page reads labels through the cached dataset: drop it (and results built on it) after a change."""
     ui.load_dataset.clear(ds_id)
     ui.load_dataset.clear(labels.view_id(ds_id))
@@ -119,24 +141,28 @@ def forget_cached_dataset() -> None:
     compute.agreement.clear()
 
 
-def save(item_id: str, dimension: str, value: float | None, shown_at: str, who: str) -> None:
+def save(lb: _Labelling, item_id: str, dimension: str, value: float | None, shown_at: str, who: str) -> None:
     """Save under ``who``, the annotator named on the card when it was drawn (not whatever the name field says when
     the click arrives)."""
+    store, ds_id, ds, me, strategy = lb.store, lb.ds_id, lb.ds, lb.me, lb.strategy
     label_id = labels.save(store, ds_id, item_id, dimension, who, value, strategy=strategy, shown_at=shown_at,
                            owner=me)
-    forget_cached_dataset()
+    forget_cached_dataset(store, ds_id)
     st.session_state["_label_msg"] = label_views.saved_message(ds, dimension, value, label_id)
 
 
-def undo() -> None:
+def undo(lb: _Labelling) -> None:
+    store, ds_id, annotator, dims, me = lb.store, lb.ds_id, lb.annotator, lb.dims, lb.me
     row = labels.undo(store, ds_id, annotator, dimensions=dims, owner=me)
-    forget_cached_dataset()
+    forget_cached_dataset(store, ds_id)
     st.session_state["_label_msg"] = label_views.undone_message(row)
 
 
 # ---------------------------------------------------------------------------------------------------- labelling
 @st.fragment(run_every=label_views.REFRESH_S)
-def labelling() -> None:
+def labelling(lb: _Labelling) -> None:
+    store, ds_id, ds, viewer, signed_in = lb.store, lb.ds_id, lb.ds, lb.viewer, lb.signed_in
+    annotator, dims, order, strategy = lb.annotator, lb.dims, lb.order, lb.strategy
     rows = labels.rows_of(store, ds_id, viewer=viewer)
     if not annotator:
         render.blocks([label_views.no_annotator_note(signed_in)])
@@ -154,13 +180,14 @@ def labelling() -> None:
         task = labels.next_task(order, rows, annotator, dims, strategy)
         if task is None:
             st.success("Every item in this order has your label on the chosen dimensions.")
-            st.button("Undo", key="label_undo", shortcut="U", on_click=undo, icon=":material/undo:")
+            st.button("Undo", key="label_undo", shortcut="U", on_click=undo, args=(lb,), icon=":material/undo:")
         else:
-            item_card(*task, position=order.index(task[0]) + 1)
-    statistics(rows)
+            item_card(lb, *task, position=order.index(task[0]) + 1)
+    statistics(lb, rows)
 
 
-def item_card(item_id: str, dimension: str, *, position: int) -> None:
+def item_card(lb: _Labelling, item_id: str, dimension: str, *, position: int) -> None:
+    ds, annotator, dims, order = lb.ds, lb.annotator, lb.dims, lb.order
     shown_key = f"_shown::{annotator}::{item_id}::{dimension}"  # each annotator's own time (issue 18.11)
     shown_at = st.session_state.setdefault(shown_key, labels.shown_now())
     card = label_views.card(ds, item_id, dimension, ui.current_criteria(ds, dimension))
@@ -183,20 +210,22 @@ def item_card(item_id: str, dimension: str, *, position: int) -> None:
         st.markdown(card.heading)
         st.text(card.definition)
         render.blocks([card.description] if card.description is not None else [])
-        rating_buttons(card, item_id, dimension, shown_at)
+        rating_buttons(lb, card, item_id, dimension, shown_at)
         b1, b2 = st.columns(2)
         b1.button("Skip", key="label_skip", shortcut="S", on_click=save,
-                  args=(item_id, dimension, None, shown_at, annotator),
+                  args=(lb, item_id, dimension, None, shown_at, annotator),
                   icon=":material/skip_next:", width="stretch")
-        b2.button("Undo", key="label_undo", shortcut="U", on_click=undo, icon=":material/undo:", width="stretch")
+        b2.button("Undo", key="label_undo", shortcut="U", on_click=undo, args=(lb,), icon=":material/undo:",
+                  width="stretch")
         render.blocks([card.keys_note])
 
 
-def rating_buttons(card: label_views.Card, item_id: str, dimension: str, shown_at: str) -> None:
+def rating_buttons(lb: _Labelling, card: label_views.Card, item_id: str, dimension: str, shown_at: str) -> None:
+    ds, annotator = lb.ds, lb.annotator
     if card.points is not None:
         for col, v, label, key in zip(st.columns(len(card.points)), card.points, card.buttons, card.keys):
             col.button(label, key=f"label_rate_{int(v)}", shortcut=key, type="primary", width="stretch",
-                       on_click=save, args=(item_id, dimension, v, shown_at, annotator))
+                       on_click=save, args=(lb, item_id, dimension, v, shown_at, annotator))
         return
     d = ds.dimension(dimension)
     field = f"label_value::{item_id}::{dimension}"
@@ -204,14 +233,14 @@ def rating_buttons(card: label_views.Card, item_id: str, dimension: str, shown_a
                     max_value=float(d.scale_max), key=field)
     # the value is read when the click arrives, not when the button was drawn (the field may have changed)
     st.button("Save rating", key="label_save", shortcut="Ctrl+Enter", type="primary",
-              on_click=lambda: save(item_id, dimension, float(st.session_state[field]), shown_at, annotator))
+              on_click=lambda: save(lb, item_id, dimension, float(st.session_state[field]), shown_at, annotator))
 
 
 # -------------------------------------------------------------------------------------------------- statistics
 @st.cache_data(show_spinner=False, max_entries=64)
 def _alpha(dataset_id: str, dims_t: tuple[str, ...], random_only: bool, n_resamples: int, version: tuple,
-           scope: str):
-    rows = labels.rows_of(store, dataset_id, viewer=identity.viewer_of(scope))
+           scope: str, *, _store):
+    rows = labels.rows_of(_store, dataset_id, viewer=identity.viewer_of(scope))
     dataset = ui.load_dataset(dataset_id)
     table = label_views.alpha_table(dataset, rows, list(dims_t), random_only=random_only, n_resamples=n_resamples)
     traj = label_views.alpha_trajectory(dataset, rows, dims_t[0], random_only=random_only)
@@ -220,13 +249,14 @@ def _alpha(dataset_id: str, dims_t: tuple[str, ...], random_only: bool, n_resamp
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _plan(dataset_id: str, run_id: str, dimension: str, coefficient: str, target: float, parse: str,
-          version: tuple, scope: str) -> dict:
+          version: tuple, scope: str, *, _store) -> dict:
     return labels.plan(ui.load_dataset(dataset_id), ui.load_run(run_id, parse),
-                       labels.rows_of(store, dataset_id, viewer=identity.viewer_of(scope)),
+                       labels.rows_of(_store, dataset_id, viewer=identity.viewer_of(scope)),
                        dimension, coefficient=coefficient, half_width=target, reference="labels")
 
 
-def statistics(rows: pd.DataFrame) -> None:
+def statistics(lb: _Labelling, rows: pd.DataFrame) -> None:
+    ctx, store, ds_id, ds, dims, scope = lb.ctx, lb.store, lb.ds_id, lb.ds, lb.dims, lb.scope
     version = labels.version_of(store, ds_id)
     st.divider()
     st.subheader("Agreement among annotators", anchor=False)
@@ -234,7 +264,7 @@ def statistics(rows: pd.DataFrame) -> None:
                             help="Leave out items chosen where the judge is least certain (they are not a random "
                                  "sample of the dataset).")
     render.blocks([label_views.sample_caption(rows, dims, random_only)])
-    table, traj = _alpha(ds_id, tuple(dims), random_only, ctx.n_resamples, version, scope)
+    table, traj = _alpha(ds_id, tuple(dims), random_only, ctx.n_resamples, version, scope, _store=store)
     render.blocks(label_views.alpha_blocks(ds_id, table, traj, dims, ctx.n_resamples))
 
     st.subheader("How many labels you need", anchor=False)
@@ -251,12 +281,13 @@ def statistics(rows: pd.DataFrame) -> None:
         target = float(p4.number_input("Target CI half-width", min_value=0.005, max_value=0.5, step=0.01,
                                        format="%.3f", key=url.key("plan_half_width", 0.05, bounds=(0.005, 0.5))))
         if run_id:
-            plan = _plan(ds_id, run_id, pdim, coef, target, ctx.parse, version, scope)
+            plan = _plan(ds_id, run_id, pdim, coef, target, ctx.parse, version, scope, _store=store)
             render.blocks(label_views.plan_blocks(ds, ui.load_run(run_id, ctx.parse), rows, pdim, plan, target))
 
 
-def export_and_import() -> None:
+def export_and_import(lb: _Labelling) -> None:
     """Outside the auto-refreshing fragment: a refresh must not replace the button while a download is running."""
+    store, ds_id, ds, me, viewer, signed_in = lb.store, lb.ds_id, lb.ds, lb.me, lb.viewer, lb.signed_in
     st.subheader("Export and re-import", anchor=False)
 
     def export_csv() -> bytes:
@@ -283,18 +314,19 @@ def export_and_import() -> None:
         except (labels.LabelImportError, ValueError) as e:
             st.error(ui.esc(str(e)))
         else:
-            forget_cached_dataset()
+            forget_cached_dataset(store, ds_id)
             st.success(f"Imported {counted(n, 'label')}.")
     st.caption(label_views.how_labels_join(ds))
     offer = sharing.labels_offer(store, ds_id, me)
     if offer is not None:
         def share(on: bool) -> None:
             sharing.share_labels(store, ds_id, me, on)
-            forget_cached_dataset()
+            forget_cached_dataset(store, ds_id)
             ui.dataset_list.clear()
 
         identity.offer_toggle(offer, share)
 
 
-labelling()
-export_and_import()
+labelling_state = _Labelling(ctx, store, ds_id, ds, me, viewer, signed_in, annotator, scope, dims, order, strategy)
+labelling(labelling_state)
+export_and_import(labelling_state)
