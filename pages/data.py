@@ -43,7 +43,7 @@ if scores is not None:
     upload_ui.scores_form(scores, ds)
 
 
-def share_toggles(entry: dict) -> None:
+def share_toggles(entry: dict, ds, store) -> None:
     """The dataset's toggle for its uploader, and beside it one for the judge-score runs imported with it (private
     until shared: sharing the dataset alone would leave the lab without its judge scores)."""
     me = identity.owner()
@@ -65,7 +65,7 @@ def share_toggles(entry: dict) -> None:
         identity.offer_toggle(runs_offer, share_runs)
 
 
-def delete_section() -> None:
+def delete_section(ds, store) -> None:
     """"Delete this dataset" for an upload: what it deletes, its id typed to confirm, then the deletion (the store
     checks again who may: the uploader, or anyone on a machine without sign-in)."""
     offer = data_views.delete_offer(store, ds, identity.viewer()) if store is not None else None
@@ -92,8 +92,8 @@ st.text(f"{ds.name}  ·  {ds.task}  ·  id {ds.id}")
 owned = sharing.dataset_owner(ui.dataset_list(), ds.id)
 if owned is not None:
     st.text(sharing.dataset_owner_line(owned))
-    share_toggles(owned)
-delete_section()
+    share_toggles(owned, ds, store)
+delete_section(ds, store)
 if ds.description:
     st.text(ds.description)
 render.blocks(data_views.overview(ds))

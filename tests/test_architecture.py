@@ -159,3 +159,9 @@ def test_no_page_imports_the_command_line():
             found += [f"{path.name}: {n}" for n in names if n.split(".")[-1].endswith("cli")
                       or ".cli." in f"{n}." or n.startswith("evalcore.cli")]
     assert found == []
+
+
+def test_no_page_function_reads_module_globals():
+    """A page function takes what it needs as parameters (scripts/code_shape.py lists any that do not): what it
+    draws then depends only on what it is given, not on which statements of the script ran before it."""
+    assert _code_shape().page_globals(ROOT) == []
