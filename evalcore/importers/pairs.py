@@ -73,6 +73,7 @@ WINNER_VALUES: dict[str, tuple[str, str]] = {
     "a": ("a", ""), "b": ("b", ""), "tie": ("tie", ""),
     "model_a": ("a", ""), "model_b": ("b", ""),
     "1": ("a", ""), "2": ("b", ""), "0": ("tie", ""),
+    "a>b": ("a", ""), "b>a": ("b", ""), "a=b": ("tie", ""),  # JudgeBench's label
     "tie (bothbad)": ("tie", "bothbad"), "tie (inconsistent)": ("tie", "inconsistent"),
 }
 VERDICT_VALUES = {"a": "a", "b": "b", "tie": "tie", "1": "a", "2": "b", "0": "tie"}
@@ -107,6 +108,10 @@ class PairMapping:
     win_a: str | None = None  # one-hot votes (Chatbot Arena): 1 where A won, 0 elsewhere
     win_b: str | None = None
     win_tie: str | None = None
+    chosen: str | None = None  # RewardBench: the preferred response, and the other (preference_sets.py)
+    rejected: str | None = None
+    signed: str | None = None  # HelpSteer3: a -3..3 preference (negative: output A), and each annotator's
+    individual: str | None = None
 
     @property
     def wide(self) -> bool:
@@ -125,7 +130,8 @@ class PairMapping:
         return {k: v for k, v in self.__dict__.items() if v is not None or k not in _LATER_ROLES}
 
 
-_LATER_ROLES = ("prompt_id", "conversation_a", "conversation_b", "win_a", "win_b", "win_tie")
+_LATER_ROLES = ("prompt_id", "conversation_a", "conversation_b", "win_a", "win_b", "win_tie", "chosen", "rejected",
+                "signed", "individual")
 
 # The Data page's role menu for a pairwise file: role name -> PairMapping field ("winner" may name several columns,
 # one per annotator)
@@ -133,7 +139,9 @@ PAIR_ROLES: dict[str, str] = {
     "prompt": "prompt", "extra input": "input", "output A": "output_a", "output B": "output_b",
     "conversation A": "conversation_a", "conversation B": "conversation_b", "model A": "model_a",
     "model B": "model_b", "prompt id": "prompt_id", "pair id": "pair_id", "turn": "turn", "annotator": "annotator",
-    "winner": "winners", "A wins (0/1)": "win_a", "B wins (0/1)": "win_b", "tie (0/1)": "win_tie", "ignored": "",
+    "winner": "winners", "A wins (0/1)": "win_a", "B wins (0/1)": "win_b", "tie (0/1)": "win_tie",
+    "chosen (preferred)": "chosen", "rejected": "rejected", "preference -3..3 (negative: A)": "signed",
+    "annotators' preferences (list)": "individual", "ignored": "",
 }
 
 
@@ -187,19 +195,39 @@ def guess_pair_mapping(columns, winners: list[str] | None = None,
     conv_a, conv_b = _find(cols, CONVERSATION_A_NAMES), _find(cols, CONVERSATION_B_NAMES)
     if not (conv_a and conv_b) or (out_a and out_b):
         conv_a = conv_b = None  # the outputs, when the file has them, are what was judged
-    return PairMapping(prompt=prompt, output_a=out_a, output_b=out_b,
+    return _published_roles(cols, wins, PairMapping(prompt=prompt, output_a=out_a, output_b=out_b,
                        input=extra, model_a=_find(cols, MODEL_A_NAMES), model_b=_find(cols, MODEL_B_NAMES),
                        pair_id=_find(cols, PAIR_ID_NAMES), turn=_find(cols, TURN_NAMES),
                        annotator=None if len(wins) > 1 else annotator, winners=wins,
                        prompt_id=_find(cols, PROMPT_ID_NAMES), conversation_a=conv_a, conversation_b=conv_b,
-                       win_a=hot[0], win_b=hot[1], win_tie=hot[2])
+                       win_a=hot[0], win_b=hot[1], win_tie=hot[2]))
+
+
+def _published_roles(cols: list[str], wins: list[str], m: PairMapping) -> PairMapping:
+    """RewardBench's chosen / rejected and HelpSteer3's signed preferences, recognised by their column names
+    (:mod:`evalcore.importers.preference_sets`), when no winner column holds the vote."""
+    from evalcore.importers import preference_sets as ps
+
+    if wins or all(m.onehot):
+        return m
+    chosen, rejected = _find(cols, ps.CHOSEN_NAMES), _find(cols, ps.REJECTED_NAMES)
+    if (chosen or rejected) and not (m.output_a and m.output_b):
+        return replace(m, chosen=chosen, rejected=rejected, model_a=_find(cols, ps.CHOSEN_MODEL_NAMES),
+                       model_b=_find(cols, ps.REJECTED_MODEL_NAMES), pair_id=m.pair_id or _find(cols, ("id",)))
+    signed, individual = _find(cols, ps.SIGNED_NAMES), _find(cols, ps.INDIVIDUAL_NAMES)
+    if signed or individual:
+        prompt = m.prompt or _find(cols, ps.CONTEXT_NAMES)
+        return replace(m, signed=signed, individual=individual, prompt=prompt,
+                       input=None if m.input == prompt else m.input)
+    return m
 
 
 def looks_pairwise(columns) -> bool:
     """Whether a table reads as pairwise preferences: a prompt and two outputs (or two conversations, MT-Bench's
     published layout) and at least one winner column."""
     m = guess_pair_mapping(columns)
-    return bool(((m.prompt and m.output_a and m.output_b) or m.conversations) and (m.winners or all(m.onehot)))
+    return bool(((m.prompt and m.output_a and m.output_b) or m.conversations) and (m.winners or all(m.onehot))
+                or (m.chosen and m.rejected) or (m.output_a and m.output_b and (m.signed or m.individual)))
 
 
 PAIRWISE_ROUTE = ("its columns read as pairwise preferences (two outputs, or two conversations, and a winner per "
@@ -648,6 +676,23 @@ def _pair_id_elsewhere(given: np.ndarray, key: np.ndarray, ok: np.ndarray, rows:
     return bad
 
 
+def _published_frame(frame: pd.DataFrame, m: PairMapping, problems: Problems, columns: list[str], door: str
+                     ) -> tuple[pd.DataFrame, PairMapping, list[str]]:
+    """A published layout's table turned into a winner-column one (preference_sets.py), with what was done; the
+    layout's one missing field a problem."""
+    from evalcore.importers import preference_sets as ps
+
+    layout = ps.layout_of(m)
+    if layout is None:
+        return frame, m, []
+    ps.check_layout(m, columns, problems, door)
+    if problems:
+        return frame, m, []
+    if layout == ps.REWARDBENCH:
+        return ps.chosen_frame(frame, m, _texts)
+    return ps.signed_frame(frame, m, problems, _texts)
+
+
 def import_pairs(source: Any, *, name: str | None = None, winners: list[str] | None = None,
                  dimension: str = DEFAULT_DIMENSION, filename: str | None = None,
                  table: pd.DataFrame | None = None, owner: str | None = None,
@@ -663,6 +708,9 @@ def import_pairs(source: Any, *, name: str | None = None, winners: list[str] | N
     frame, problems = upload.frame, upload.problems
     columns = [str(c) for c in frame.columns]
     m = mapping if mapping is not None else guess_pair_mapping(columns, winners, onehot)
+    frame, m, published = _published_frame(frame, m, problems, columns, door)
+    upload.raise_if_problems()
+    columns = [str(c) for c in frame.columns]
     _check_roles(m, problems, columns, door)
     _binary_winners(frame, m, problems, door)
     upload.raise_if_problems()
@@ -700,6 +748,7 @@ def import_pairs(source: Any, *, name: str | None = None, winners: list[str] | N
     if decoded:
         warnings.append(f"the cells of {', '.join(map(repr, decoded))} are JSON lists of turns (Chatbot Arena's "
                         "layout): decoded to text, several turns marked 'Turn 1:', 'Turn 2:', ...")
+    warnings += published
     if not m.wide and not m.annotator:
         warnings.append("no annotator column: the votes are anonymous, the k-th vote on a pair is counted as "
                         "annotator 'vote-k'")
