@@ -36,6 +36,12 @@ def add_meta_arguments(m) -> None:
                         "the run has no log-probs or draws")
 
 
+    m.add_argument("--cascade", metavar="RUNS",
+                   help="--selective: comma-separated stronger runs that see, in turn, the items the run abstains "
+                        "on; humans take the rest (each stage calibrated at the same alpha and delta)")
+    m.add_argument("--stage-costs", metavar="C,...,H",
+                   help="--cascade: cost per item of the run, of each cascade run and of a person, in one unit "
+                        "(e.g. 0.001,0.01,0.5)")
     m.add_argument("--conformal", type=float, metavar="LEVEL",
                    help="add split conformal intervals for each item's human score from the judge's (e.g. 0.9), "
                         "calibrated on --calibration-docs random documents, snapped to the points the human score "
@@ -86,6 +92,8 @@ def _add_blocks(entry: dict, dataset, run, dim: str, args, n_cal: int, jury: lis
                                    tolerance=args.tolerance, jury=[m for m in jury if dim in m.dimensions] or None,
                                    **common)
         entry["selective"] = to_json(res.as_dict())
+        if args.cascade:
+            entry["selective"]["cascade"] = _cascade(dataset, run, dim, args, n_cal)
     rating = "pairwise" not in entry and not dataset.dimension(dim).is_categorical
     if args.conformal is not None and rating:
         block = guarantees.conformal(dataset, run, dim, level=args.conformal, **common)
@@ -93,6 +101,21 @@ def _add_blocks(entry: dict, dataset, run, dim: str, args, n_cal: int, jury: lis
         entry["conformal"] = to_json(block)
     if args.calibrate and rating:
         entry["calibration"] = to_json(guarantees.isotonic_calibration(dataset, run, dim, **common))
+
+
+def _cascade(dataset, run, dim: str, args, n_cal: int) -> dict:
+    ids = [r.strip() for r in args.cascade.split(",") if r.strip()]
+    members = [run] + [runs_mod.load_run(r, parse=args.parse) for r in ids]
+    try:
+        costs = [float(c) for c in (args.stage_costs or "").split(",") if c.strip()]
+    except ValueError:
+        raise SystemExit(f"meta --stage-costs: numbers separated by commas, got {args.stage_costs!r}") from None
+    if len(costs) != len(members) + 1:
+        raise SystemExit(f"meta --cascade: --stage-costs needs {len(members) + 1} numbers (the run, "
+                         f"{len(ids)} cascade run(s), a person), got {len(costs)}")
+    out = guarantees.cascade(dataset, members, dim, alpha=args.alpha, delta=args.delta, calibration_docs=n_cal,
+                             seed=args.seed, costs=costs[:-1], human_cost=costs[-1], tolerance=args.tolerance)
+    return to_json(out)
 
 
 def print_blocks(report: dict[str, Any]) -> None:
@@ -105,6 +128,12 @@ def print_blocks(report: dict[str, Any]) -> None:
             print(f"  {s['sentence']}")
             if s["abstained"]:
                 print(f"  abstained on {len(s['abstained'])} held-out items")
+            for st in (s.get("cascade") or {}).get("stages", []):
+                print(f"  cascade {st['stage']}: threshold {st['threshold']}, keeps {st['kept']} of the "
+                      f"{st['reached']} items reaching it (cost {st['cost_per_item']:g} per item)")
+            if s.get("cascade"):
+                k = s["cascade"]
+                print(f"  humans: {k['to_humans']} of {k['test_items']} items; cost per item {_f(k['cost_per_item'])}")
         c = e.get("conformal")
         if c:
             print(f"\nconformal intervals for {dim} at level {c['level']:g}: coverage {_f(c['coverage'])}, mean "

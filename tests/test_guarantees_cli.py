@@ -80,3 +80,20 @@ def test_meta_conformal_and_isotonic_json(capsys):
     iso = IsotonicRegression(out_of_bounds="clip").fit(cal["judge"], cal["human"])
     assert k["mae_mapped"] == pytest.approx(float(np.abs(iso.predict(test["judge"]) - h).mean()))
     assert set(k["transfer"]) == set(f["system_id"])
+
+
+def test_meta_cascade(capsys):
+    cli.main(["meta", "--dataset", "llmbar_natural", "--run", "llmbar_natural/llmbar-gpt-3.5-turbo-0301-vanilla",
+              "--selective", "--cascade", RUN, "--stage-costs", "0.001,0.02,0.5", "--resamples", "20", "--json"])
+    k = json.loads(capsys.readouterr().out)["dimensions"]["preference"]["selective"]["cascade"]
+    first, second = k["stages"]
+    assert first["reached"] == k["test_items"] == 50 and second["reached"] == 50 - first["kept"]
+    assert k["to_humans"] == second["reached"] - second["kept"]
+    assert k["cost_per_item"] == pytest.approx(
+        (0.001 * 50 + 0.02 * second["reached"] + 0.5 * k["to_humans"]) / 50)
+
+
+def test_cascade_costs_must_match():
+    with pytest.raises(SystemExit, match="needs 3 numbers"):
+        cli.main(["meta", "--dataset", "llmbar_natural", "--run", RUN, "--selective", "--cascade", RUN,
+                  "--stage-costs", "1,2", "--resamples", "20", "--json"])

@@ -255,3 +255,28 @@ def isotonic_calibration(dataset: Dataset, run: Run, dim: str, *, calibration_do
     return {"method": "isotonic", "calibration_docs": n_cal, "test_docs": n_test,
             "mae_mapped": _mae(mapped[test], y[test]), "mae_judge": _mae(x[test], y[test]),
             "mae_constant": _mae(const[test], y[test]), "transfer": transfer}
+
+
+def cascade(dataset: Dataset, runs: list[Run], dim: str, *, alpha: float, delta: float, calibration_docs: int,
+            costs: list[float], human_cost: float, seed: int = 0,
+            tolerance: float = sel.DEFAULT_TOLERANCE) -> dict:
+    """A cascade of judges (Jung et al. 2025, Sec. 4): the first run keeps what it is sure of, the next sees what it
+    abstains on, humans the rest (evalcore.meta.selective.cascade), on the items every run judged. ``costs``: each
+    run's cost per item judged, ``human_cost`` a person's, in one unit."""
+    if len(costs) != len(runs):
+        raise ValueError(f"{len(runs)} runs in the cascade need {len(runs)} costs per item, got {len(costs)}")
+    frames = [verdicts(dataset, r, dim, tolerance=tolerance).frame.set_index("item_id") for r in runs]
+    common = frames[0].index
+    for f in frames[1:]:
+        common = common.intersection(f.index)
+    if len(common) == 0:
+        raise ValueError(f"the runs of the cascade share no item with a human {dim!r}")
+    docs = frames[0].loc[common, "doc_id"].astype(str)
+    cal_docs, test_docs = sel.split_documents(docs, calibration_docs, seed)
+    is_cal = docs.isin(cal_docs).to_numpy()
+    stages = [sel.Stage(r.run_id, f.loc[common, "confidence"].to_numpy(dtype=float),
+                        f.loc[common, "agree"].to_numpy(dtype=bool), float(c))
+              for r, f, c in zip(runs, frames, costs)]
+    out = sel.cascade(stages, is_cal, alpha=alpha, delta=delta, human_cost=human_cost)
+    return {**out, "guarantee": {"alpha": alpha, "delta": delta}, "calibration_docs": len(cal_docs),
+            "test_docs": len(test_docs), "human_cost": human_cost}
