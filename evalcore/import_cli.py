@@ -8,6 +8,7 @@
     python -m evalcore import-pairs FILE --name NAME [--winner COLUMN]... [--one-hot A,B,TIE] [--dimension DIM]
                                     [--json]
     python -m evalcore import-verdicts FILE --dataset ID --name NAME [--dimension DIM] [--json]
+    python -m evalcore import-log PATH [--human SOURCE] [--name NAME] [--document-key K] [--system-key K] [--json]
 
 Ratings written as words (pass/fail, yes/no, A/B/tie) import as labels of a binary or nominal dimension (guessed
 for a column of a few verdict words, or ``--kind``); ``--labels`` sets their order (a binary dimension's last label is
@@ -397,7 +398,39 @@ def cmd_export_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_import_log(args: argparse.Namespace) -> int:
+    from evalcore.importers import save_import
+    from evalcore.importers.inspect_log import InspectLogError, import_log
+
+    try:
+        result = import_log(args.path, human=args.human, name=args.name, document_key=args.document_key,
+                            system_key=args.system_key)
+    except InspectLogError as e:
+        raise CommandError(str(e)) from None
+    save_import(result)
+    summary = {**result.summary(), "human_source": args.human or "",
+               "metadata_keys": result.dataset.meta.get("metadata_keys", []),
+               "draws": {r.run_id: r.n_draws for r in result.runs}}
+    if args.json:
+        print(json.dumps(summary, indent=2, ensure_ascii=False))
+        return 0
+    ds = result.dataset
+    print(f"imported {ds.name!r} as {ds.id}: {counted(len(ds.items), 'item')}, runs {', '.join(summary['runs'])}")
+    return 0
+
+
 def register(sub: Any) -> None:
+    lg = sub.add_parser("import-log", help="import an Inspect AI log (.eval or .json): its samples as items, the "
+                                           "scorers' values as a judge run, its epochs as draws")
+    lg.add_argument("path")
+    lg.add_argument("--human", metavar="SOURCE", help="where the human ratings are: target, metadata:KEY, or edits "
+                                                      "(scores edited with a provenance author)")
+    lg.add_argument("--name", help="the dataset's name (default: the file's)")
+    lg.add_argument("--document-key", metavar="K", help="the sample metadata key naming each sample's document")
+    lg.add_argument("--system-key", metavar="K", help="the sample metadata key naming each sample's system")
+    lg.add_argument("--json", action="store_true")
+    lg.set_defaults(func=cmd_import_log)
+
     d = sub.add_parser("import-dataset", help="import a human-rated file (and its judge-score columns as runs)")
     d.add_argument("file")
     d.add_argument("--name", required=True, help="the dataset's name")

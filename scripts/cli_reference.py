@@ -29,8 +29,8 @@ GROUPS: list[tuple[str, str, list[str]]] = [
     ("Score with an LLM judge", "Methods, the engine, caching, batch and costs: [scoring.md](scoring.md); what each "
      "provider supports: [providers.md](providers.md).", ["check-judge", "score", "steps", "batch", "export"]),
     ("Bring your own data, move runs between stores", "Formats, column roles, pairwise files and the `--json` keys: "
-     "[data.md](data.md).", ["import-dataset", "import-run", "import-pairs", "import-verdicts", "export-run",
-                             "labels", "delete-dataset"]),
+     "[data.md](data.md).", ["import-dataset", "import-run", "import-pairs", "import-verdicts", "import-log",
+                             "export-run", "labels", "delete-dataset"]),
     ("Improve the judge", "The loop, its steps and `--json` keys: [improve.md](improve.md).", ["align"]),
 ]
 
@@ -57,6 +57,7 @@ EXAMPLES: dict[str, str] = {
                   "--dimension coherence --json",
     "import-pairs": "python -m evalcore import-pairs votes.jsonl --name \"my preferences\" --json",
     "import-verdicts": "python -m evalcore import-verdicts verdicts.csv --dataset DATASET_ID --name \"my judge\" --json",
+    "import-log": "python -m evalcore import-log logs/my-task.eval --human metadata:rating --document-key doc --json",
     "export-run": "python -m evalcore export-run RUN_ID --out run.jsonl --json",
     "labels": "python -m evalcore labels export labels.csv --dataset summeval",
     "delete-dataset": "python -m evalcore delete-dataset \"my study\" --yes",
@@ -78,6 +79,7 @@ MEANINGS: dict[tuple[str, str] | str, str] = {
     ("import-run", "file"): "a judge-score file, or a run bundle written by export-run",
     ("import-pairs", "file"): "a file of pairwise votes, long or wide",
     ("import-verdicts", "file"): "one row per pair and order: pair_id, order, verdict[, raw]",
+    ("import-log", "path"): "an Inspect AI log, .eval or .json (read with inspect_ai, which must be installed)",
     "--json": "print one JSON document on stdout",
     "--dataset": "a dataset id (`datasets` lists them)",
     "--run": "a run id (`runs --dataset D` lists them)",
