@@ -17,7 +17,10 @@ from evalcore.model import STATUS_OK, Dataset, Run
 
 log = logging.getLogger(__name__)
 
-PUBLISHED_PREFIXES = tuple(f"{d}/" for d in datasets.DATASET_IDS)
+def is_published(run_id: str) -> bool:
+    """Whether ``run_id`` is a published run shipped with the package: read from the bundled runs' manifest
+    (data/runs/manifest.json), the record of where a run came from, never from the id's text."""
+    return run_id in datasets.bundled_run_ids()
 
 
 def _store(store=None):
@@ -133,7 +136,7 @@ def load_run(run_id: str, *, parse: str = "robust", store=None) -> Run:
     log-probs, which the reply text alone cannot give back), under the parse mode recorded in
     ``run.config["parse_mode"]``; to compare parse modes on a local run, score it again with the other mode (the
     cache makes that free)."""
-    if run_id.startswith(PUBLISHED_PREFIXES) and run_id in datasets.bundled_run_ids():
+    if is_published(run_id):
         return datasets.load_bundled_run(run_id, parse=parse)
     return _store(store).load_run(run_id)
 
@@ -141,7 +144,7 @@ def load_run(run_id: str, *, parse: str = "robust", store=None) -> Run:
 def run_version(run_id: str, *, store=None) -> str:
     """A string that changes whenever the run's judgments do (evalcore.store.runs.RunsStore.run_version); a bundled
     run never changes ("published"). Key caches of a run's figures by (run id, version), never by the id alone."""
-    if run_id.startswith(PUBLISHED_PREFIXES) and run_id in datasets.bundled_run_ids():
+    if is_published(run_id):
         return "published"
     return _store(store).run_version(run_id)
 
@@ -194,7 +197,7 @@ def score_frame(dataset: Dataset, run: Run, dimension: str, *, systems: list[str
 def run_dimensions(run_id: str, *, store=None) -> list[str]:
     """The dimensions a run scored, read without parsing its replies (one column of a bundled run's file, or a
     DISTINCT query on the store): what the app needs to open a dataset on a dimension its runs scored."""
-    if run_id.startswith(PUBLISHED_PREFIXES):
+    if is_published(run_id):
         dims = datasets.bundled_run_dimensions(run_id)
         if dims is not None:
             return dims

@@ -80,13 +80,22 @@ def test_disagreements_rank_items_by_percentile_gap(pairs_dataset):
 
 
 def test_reliability_pairs_match_prompt_variants():
-    def r(rid, method, model):
-        return Run(run_id=rid, dataset_id="s", method=method, model=model)
+    """Paired by the prompt variant each run records, never by its id: ids that say nothing pair the same way."""
+    def r(rid, method, model, variant=None):
+        return Run(run_id=rid, dataset_id="s", method=method, model=model,
+                   config={"prompt_variant": variant} if variant else {})
 
-    runs = [r("s/x-rts", "rts", "gpt"), r("s/x-mcq", "mcq", "gpt"), r("s/x-altrts", "rts", "gpt"),
-            r("s/x-altmcq", "mcq", "gpt"), r("s/y-rts", "rts", "llama")]
+    runs = [r("s/x-rts", "rts", "gpt", "rts"), r("s/x-mcq", "mcq", "gpt", "mcq"),
+            r("s/x-altrts", "rts", "gpt", "altrts"), r("s/x-altmcq", "mcq", "gpt", "altmcq"), r("s/y-rts", "rts", "llama")]
     pairs = {(a.run_id, b.run_id) for a, b in alignment_views.reliability_pairs(runs)}
     assert pairs == {("s/x-rts", "s/x-mcq"), ("s/x-altrts", "s/x-altmcq")}
+    plain = [r("s/1", "rts", "gpt", "altrts"), r("s/2", "mcq", "gpt", "mcq"), r("s/3", "mcq", "gpt", "altmcq"),
+             r("s/4", "rts", "gpt", "rts")]
+    assert {(a.run_id, b.run_id) for a, b in alignment_views.reliability_pairs(plain)} == {("s/1", "s/3"),
+                                                                                          ("s/4", "s/2")}
+    # no variant recorded: an RTS run pairs with each MCQ run of its model
+    local = [r("s/a", "rts", "m"), r("s/b", "mcq", "m"), r("s/c", "mcq", "other")]
+    assert [(a.run_id, b.run_id) for a, b in alignment_views.reliability_pairs(local)] == [("s/a", "s/b")]
 
 
 def test_default_runs_and_failures():

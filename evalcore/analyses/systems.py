@@ -188,19 +188,25 @@ def reliability_pairs(runs: list[Run]) -> list[tuple[Run, Run]]:
     """(RTS run, MCQ run) pairs from the same judge model: the inputs of 003's reliability indicator (Eq. 4).
 
     When a model has several prompt variants of each (Shen's RTS/MCQ and RTS2/MCQ2), a run is paired with the MCQ
-    run whose id is its own with "rts" replaced by "mcq"; otherwise with every MCQ run of the same model."""
+    run of the same model and the same prompt variant as its record gives it (``prompt_variant``: "altrts" with
+    "altmcq"); otherwise with every MCQ run of the same model whose variant has no RTS run. Read from the runs'
+    records, never from their ids."""
     rts = [r for r in runs if r.method == "rts"]
     mcq = [r for r in runs if r.method == "mcq"]
-    by_id = {r.run_id: r for r in mcq}
+    rts_keys = {(r.model, _variant_family(r)) for r in rts}
     out = []
     for a in rts:
-        twin = by_id.get(a.run_id.replace("rts", "mcq"))
-        if twin is not None and twin.model == a.model:
-            out.append((a, twin))
-        else:
-            out += [(a, b) for b in mcq if b.model == a.model and b.run_id.replace("mcq", "rts") not in
-                    {r.run_id for r in rts}]
+        twins = [b for b in mcq if (b.model, _variant_family(b)) == (a.model, _variant_family(a))]
+        out += [(a, b) for b in twins] if twins else \
+            [(a, b) for b in mcq if b.model == a.model and (b.model, _variant_family(b)) not in rts_keys]
     return out
+
+
+def _variant_family(run: Run) -> str:
+    """The prompt variant a run records (a published run's ``prompt_variant``: "rts", "altrts", "mcq", ...) without
+    its method: "" for the first variant, "alt" for the second; "" for a run that records none."""
+    variant = str(run.config.extra.get("prompt_variant") or "")
+    return variant.removesuffix(run.method)
 
 
 def reliability_view(dataset: Dataset, rts: Run, mcq: Run, dimension: str, *, coefficient: str):
