@@ -13,7 +13,8 @@ from typing import Any, Callable
 
 import streamlit as st
 
-from evalcore.identity import IdentityError, User, Viewer, header_name, user_from_claims, user_from_headers
+from evalcore.identity import (IdentityError, UntrustedRequest, User, Viewer, header_name, proxy_secret,
+                               user_from_claims, user_from_headers)
 from pages import _handoff as handoff
 
 
@@ -38,11 +39,20 @@ def oidc_configured() -> bool:
 
 
 def _header() -> str | None:
+    return _setting(header_name)
+
+
+def _secret() -> str | None:
+    return _setting(proxy_secret)
+
+
+def _setting(read: Callable[[Any], str | None]) -> str | None:
+    """The operator's sign-in setting ``read`` from the environment; a page that says so and stops when unusable."""
     try:
-        return header_name(os.environ)
+        return read(os.environ)
     except IdentityError as e:
         st.error("Sign-in is misconfigured:")
-        st.text(str(e))  # text: the message quotes the setting as written
+        st.text(str(e))  # text: a message may quote the setting as written
         st.stop()
 
 
@@ -65,7 +75,10 @@ def user() -> User | None:
     header = _header()
     if header is not None:
         try:
-            return user_from_headers(_request_headers(), header)
+            return user_from_headers(_request_headers(), header, _secret())
+        except UntrustedRequest as e:
+            _refused("This request did not come through the sign-in proxy: not signed in.", e)
+            return None
         except IdentityError as e:
             _refused(f"The sign-in header {header} holds no usable user name: not signed in.", e)
             return None

@@ -109,6 +109,6 @@ if juries:
             render.blocks(jv.versus_best_blocks(ds, jury_run, ui.load_run(best, ctx.parse), ctx.dimension,
                                                 coefficient=coefficient, n_resamples=ctx.n_resamples))
     runs = {r: ui.load_run(r, ctx.parse) for r in all_ids}
-    render.blocks(jv.cost_blocks(jv.cost_table(table, runs, coefficient), coefficient))
+    render.blocks(jv.cost_blocks(jv.cost_table(table, runs, coefficient), coefficient, jv.price_sources(runs)))
 
 ui.sources("003")

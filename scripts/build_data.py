@@ -1001,6 +1001,22 @@ def read_reply_file(path: Path) -> tuple[dict[str, str], int]:
 
 
 
+def read_reply_usage(path: Path) -> dict[str, tuple[int, int]]:
+    """id -> (prompt tokens, completion tokens) of the lines that carry Shen et al.'s ``prompt_len`` / ``total_len``
+    (the OpenAI runs' files; the Llama files have none), last line per id winning as for the replies. Completion is
+    total_len - prompt_len: the counts the authors' script recorded from each API reply."""
+    usage: dict[str, tuple[int, int]] = {}
+    for lineno, r in enumerate(read_jsonl(path), 1):
+        if "prompt_len" not in r and "total_len" not in r:
+            usage.pop(r.get("id"), None)  # the last line is the reply kept: a count of an earlier one is not its
+            continue
+        p, t = r.get("prompt_len"), r.get("total_len")
+        check(isinstance(p, int) and isinstance(t, int) and 0 <= p <= t,
+              f"{path}, record {lineno}: prompt_len / total_len are not token counts ({p!r}, {t!r})")
+        usage[r["id"]] = (p, t - p)
+    return usage
+
+
 def _hundred_replies(base: Path, rel: str, dup_files: dict[str, int]) -> tuple[Path, dict[str, str]]:
     """One of Shen et al.'s reply files (100 SummEval documents), its duplicate lines counted in ``dup_files``."""
     path = base / rel
@@ -1017,12 +1033,28 @@ def build_shen_runs(root: Path, bundle: Bundle, summeval: dict[str, Any]) -> lis
     runs = []
     for evaluator, suffix, slug, method, parser, label_suffix in SHEN_ITEM_RUNS:
         rows, dup_files = _shen_replies(root / folder, evaluator, suffix, known_items)
+        usage = [r.pop("usage") for r in rows]
         frame = pd.DataFrame(rows).sort_values(["dimension", "item_id"], kind="stable")
         run_id = f"summeval/shen-{slug}"
         bundle.parquet(run_file(run_id), frame)
-        runs.append(_shen_run_entry(folder, run_id, evaluator, suffix, method, parser, label_suffix, len(frame),
-                                    dup_files))
+        entry = _shen_run_entry(folder, run_id, evaluator, suffix, method, parser, label_suffix, len(frame),
+                                dup_files)
+        entry["config"].update(_shen_usage(usage))
+        runs.append(entry)
     return runs
+
+
+def _shen_usage(usage: list[tuple[int, int] | None]) -> dict[str, Any]:
+    """The run's recorded usage (its stats' token counts) when every reply carries Shen et al.'s counts, with where
+    they come from; nothing when any reply lacks them (the Llama runs: no count was released)."""
+    if not usage or any(u is None for u in usage):
+        return {}
+    prompt, completion = sum(u[0] for u in usage), sum(u[1] for u in usage)
+    return {"stats": {"requests": len(usage), "prompt_tokens": prompt, "completion_tokens": completion,
+                      "total_tokens": prompt + completion},
+            "usage_source": "the prompt_len and total_len Shen et al. released with each reply (the API's token "
+                            "counts as their script recorded them; completion = total_len - prompt_len), summed "
+                            "over the replies kept (last line per id)"}
 
 
 def _shen_replies(base: Path, evaluator: str, suffix: str,
@@ -1036,10 +1068,11 @@ def _shen_replies(base: Path, evaluator: str, suffix: str,
             # Only <dim>_<method>.txt; `*_old` drafts and the empty fluency_cap.txt are not part of any run.
             rel = f"eval_model_generations/{evaluator}/eval_{system_id}_generations/{dim}_{suffix}.txt"
             path, replies = _hundred_replies(base, rel, dup_files)
+            usage = read_reply_usage(path)
             for doc_id, resp in replies.items():
                 item_id = f"{doc_id}/{system_id}"
                 check(item_id in known_items, f"{path}: id {doc_id} is not a SummEval document")
-                rows.append({"item_id": item_id, "dimension": dim, "raw": resp})
+                rows.append({"item_id": item_id, "dimension": dim, "raw": resp, "usage": usage.get(doc_id)})
     return rows, dup_files
 
 

@@ -38,6 +38,20 @@ PRICES: dict[str, dict[str, float]] = {
     "babbage-002": {"input": 0.40, "output": 0.40},
     "o3-mini": {"input": 1.10, "output": 4.40, "cached_input": 0.55},
     "o4-mini": {"input": 1.10, "output": 4.40, "cached_input": 0.275},
+    # retired snapshots, at their list prices when the bundled runs were made (see PRICE_SOURCES): they price the
+    # usage Shen et al. released with their replies, for the Jury page's cost-agreement chart
+    "gpt-4-0314": {"input": 30.00, "output": 60.00},
+    "gpt-3.5-turbo-0301": {"input": 2.00, "output": 2.00},
+}
+
+# Where a built-in price comes from, and when, for the models whose price is no longer on the pricing page.
+PRICE_SOURCES: dict[str, str] = {
+    "gpt-4-0314": "OpenAI's list price for GPT-4 (8K context) at its release, 14 March 2023: $0.03 per 1K prompt "
+                  "tokens, $0.06 per 1K completion tokens (https://openai.com/research/gpt-4, the API pricing page "
+                  "of that date)",
+    "gpt-3.5-turbo-0301": "OpenAI's list price for gpt-3.5-turbo at its release, 1 March 2023: $0.002 per 1K "
+                          "tokens, prompt and completion alike "
+                          "(https://openai.com/blog/introducing-chatgpt-and-whisper-apis)",
 }
 
 # Dated snapshots priced as their model, as OpenAI's model pages list them (https://platform.openai.com/docs/models:

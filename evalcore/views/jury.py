@@ -108,16 +108,31 @@ def cost_figure(t: pd.DataFrame, coefficient: str):
     return fig
 
 
-def cost_blocks(t: pd.DataFrame, coefficient: str) -> list[Block]:
+def cost_blocks(t: pd.DataFrame, coefficient: str, sources: dict[str, str] | None = None) -> list[Block]:
+    """The cost-agreement chart and table; ``sources``: where the prices of the runs' models come from
+    (``price_sources``)."""
     out: list[Block] = [Heading("Cost and agreement", 3)]
     missing = t[t["cost_usd"].isna()]["run"].tolist()
     if missing:
-        out.append(Note("No recorded usage (so no cost) for: " + esc(", ".join(missing)) + ". Published runs "
-                        "come without their authors' token counts; runs scored here record theirs.", "info"))
+        out.append(Note("No recorded usage or no known price (so no cost) for: " + esc(", ".join(missing)) + ". A "
+                        "published run has usage only where its authors released token counts; runs scored here "
+                        "record theirs.", "info"))
     if t["cost_usd"].notna().sum() >= 1:
         out.append(Figure(cost_figure(t, coefficient), "jury_cost"))
     out.append(Table(t.drop(columns=["run_id"]), "cost and agreement", "jury_cost_table", static=True))
+    if sources:
+        out.append(Note("Cost: each run's whole recorded usage (every dimension it scored) at the price table's "
+                        "prices (editable: $EVALCORE_PRICES). " + " ".join(esc(f"{m}: {s}.") for m, s in
+                                                                         sorted(sources.items())), "caption"))
     return out
+
+
+def price_sources(runs: dict[str, Run]) -> dict[str, str]:
+    """Model -> where its built-in price comes from, for the runs' models that have such a note (retired snapshots
+    priced at their dated list price)."""
+    from evalcore.judge.cost import PRICE_SOURCES
+
+    return {r.model: PRICE_SOURCES[r.model] for r in runs.values() if r.model in PRICE_SOURCES}
 
 
 def versus_best_blocks(dataset: Dataset, jury_run: Run, best: Run, dimension: str, *, coefficient: str,

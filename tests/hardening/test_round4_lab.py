@@ -373,3 +373,81 @@ def test_runs_json_counts_each_runs_judgments_and_dimensions(tmp_path, own_store
     assert published["judgments"] == len(datasets._raw_replies(entry)) > 0
     assert published["dimensions"] == sorted(datasets._raw_replies(entry)["dimension"].unique().tolist())
     assert all(r["judgments"] > 0 and r["dimensions"] for r in rows.values())
+
+
+# ------------------------------------------------------------- proxy-header sign-in needs the proxy's secret
+
+PROXY_SECRET = "c2VjcmV0LXByb3h5LTQyNDI0MjQy"
+
+
+@pytest.mark.parametrize("headers,expected", [
+    ({"X-Forwarded-User": "alice", "X-Evalcore-Proxy-Secret": PROXY_SECRET}, "alice"),
+    ({"x-forwarded-user": "alice", "x-evalcore-proxy-secret": f" {PROXY_SECRET} "}, "alice"),
+    ({"Accept": "*/*"}, None),  # a visitor the proxy let through without a name: not signed in, not refused
+    ({"X-Evalcore-Proxy-Secret": PROXY_SECRET}, None),
+])
+def test_the_proxy_header_is_believed_with_the_proxys_secret(headers, expected):
+    from evalcore.identity import User, user_from_headers
+
+    got = user_from_headers(headers, "X-Forwarded-User", PROXY_SECRET)
+    assert got == (User(expected, "header") if expected else None)
+
+
+@pytest.mark.parametrize("headers", [
+    {"X-Forwarded-User": "alice"},  # a local process straight to the app's port
+    {"X-Forwarded-User": "alice", "X-Evalcore-Proxy-Secret": "guess"},
+    {"X-Forwarded-User": "alice", "X-Evalcore-Proxy-Secret": PROXY_SECRET[:-1]},
+    [("X-Forwarded-User", "alice"), ("X-Evalcore-Proxy-Secret", PROXY_SECRET),
+     ("X-Evalcore-Proxy-Secret", "guess")],  # sent twice: which one the proxy added cannot be told
+])
+def test_a_user_header_without_the_proxys_secret_is_refused(headers):
+    from evalcore.identity import UntrustedRequest, User, user_from_headers
+
+    with pytest.raises(UntrustedRequest, match="did not come through the sign-in proxy") as e:
+        user_from_headers(headers, "X-Forwarded-User", PROXY_SECRET)
+    assert PROXY_SECRET[:8] not in str(e.value) and "guess" not in str(e.value)
+    assert user_from_headers(headers, "X-Forwarded-User") == User("alice", "header")  # no secret set: as before
+
+
+@pytest.mark.parametrize("env,expected", [({}, None), ({"EVALCORE_PROXY_SECRET": "  "}, None),
+                                          ({"EVALCORE_PROXY_SECRET": f" {PROXY_SECRET}\n"}, PROXY_SECRET)])
+def test_the_proxy_secret_setting(env, expected):
+    from evalcore.identity import proxy_secret
+
+    assert proxy_secret(env) == expected
+
+
+def test_a_short_proxy_secret_is_refused_without_quoting_it():
+    from evalcore.identity import IdentityError, proxy_secret
+
+    with pytest.raises(IdentityError, match="at least 16") as e:
+        proxy_secret({"EVALCORE_PROXY_SECRET": "hunter2"})
+    assert "hunter2" not in str(e.value)
+
+
+def test_the_pages_sign_in_a_local_process_only_with_the_proxys_secret(first_start, monkeypatch):
+    """The Data page with EVALCORE_PROXY_SECRET set: a request naming alice without the secret (any process on the
+    lab host, straight to the app's port) is refused and not signed in; with it, alice is signed in."""
+    from streamlit.testing.v1 import AppTest
+
+    from pages import _identity
+    from tests.test_app_pages import APP
+
+    monkeypatch.setenv("EVALCORE_USER_HEADER", "X-Forwarded-User")
+    monkeypatch.setenv("EVALCORE_PROXY_SECRET", PROXY_SECRET)
+    sent = {"X-Forwarded-User": "alice"}
+    monkeypatch.setattr(_identity, "_request_headers", lambda: dict(sent))
+
+    def open_data():
+        at = AppTest.from_file(APP, default_timeout=90)
+        at.switch_page("pages/data.py").run()
+        assert not at.exception, [e.value for e in at.exception]
+        return at, "\n".join(str(t.value) for t in at.sidebar.text)
+
+    at, sidebar = open_data()
+    assert any("did not come through the sign-in proxy" in e.value for e in at.error)
+    assert "Signed in as" not in sidebar
+    assert PROXY_SECRET not in "\n".join(str(t.value) for t in at.text)
+    sent["X-Evalcore-Proxy-Secret"] = PROXY_SECRET
+    at, sidebar = open_data()
+    assert not at.error and "Signed in as alice" in sidebar
