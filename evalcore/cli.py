@@ -95,6 +95,7 @@ def meta_document(dataset, run, *, dimensions: list[str] | None = None, levels: 
     """``meta_report`` of a dataset and run already loaded: evalcore.analyses.evaluation's analysis, rendered."""
     from evalcore import meta
     from evalcore.analyses import evaluation
+    from evalcore.fingerprint import provenance
     from evalcore.meta.inference import CI_RESAMPLING_HELP
 
     out: dict[str, Any] = {"dataset": dataset.id, "run": run.run_id, "parse": parse, "n_resamples": n_resamples,
@@ -102,6 +103,7 @@ def meta_document(dataset, run, *, dimensions: list[str] | None = None, levels: 
                            "ci_resampling_means": CI_RESAMPLING_HELP[ci_resampling], "dimensions": {}}
     if run.config.variant:  # the method as it ran on this judge: what its contract changed (absent: as asked)
         out["variant"] = run.config.variant
+    out.update(provenance(dataset, run, dimensions))  # the judge's fingerprint, the hash of the ratings used
     if run.judgments.empty:
         if dataset.preferences.empty:
             raise SystemExit(f"run {run.run_id} has no per-item judgments (pairwise run) and dataset {dataset.id} "
