@@ -17,6 +17,9 @@ ROW_CONVENTIONS: dict[str, tuple[str, str]] = {
     # the Alt-Test authors' annotation files: {annotator: {item: label}} (github.com/nitaytech/AltTest, data/)
     "json-annotators": ("entry", "rows are entries of the {annotator: {item: label}} object in reading order (1 = the "
                                  "first annotator's first item)"),
+    # UltraFeedback's records, one per instruction, flattened to one row per completion (rating_sets.py)
+    "ultrafeedback": ("completion", "rows are UltraFeedback's completions in reading order (1 = the first record's "
+                                    "first completion); doc_id is the record's number"),
 }
 
 

@@ -646,6 +646,20 @@ def _run_reader(spec: registry.Format, name: str, data: bytes) -> tuple[pd.DataF
 # ------------------------------------------------------------------------------------------------------ entry
 
 
+def _nested_ratings(name: str, frame: pd.DataFrame, fmt: str, problems: list[Problem]
+                    ) -> tuple[pd.DataFrame | None, str, list[Problem]]:
+    """A published rating set that nests its ratings in each record (UltraFeedback) as its flat table, one row per
+    completion (evalcore.importers.rating_sets); any other table as it is."""
+    from evalcore.importers import rating_sets
+
+    if not rating_sets.is_ultrafeedback(frame):
+        return frame, fmt, problems
+    flat, found = rating_sets.ultrafeedback_frame(frame)
+    unit = row_convention(fmt)[0]
+    more = [Problem(name, rec, col, msg, unit) for rec, col, msg in found]
+    return (None if more else flat), rating_sets.ULTRAFEEDBACK, problems + more
+
+
 def read(name: str, data: bytes) -> tuple[pd.DataFrame | None, str, list[Problem]]:
     """The raw table (index = row numbers as a person counts them; None if unreadable), its format, read problems.
 
@@ -661,6 +675,8 @@ def read(name: str, data: bytes) -> tuple[pd.DataFrame | None, str, list[Problem
     frame, problems = _run_reader(spec, name, data)
     if frame is not None and frame.attrs.get("layout") == "annotators":
         fmt = "json-annotators"
+    if frame is not None and fmt in ("json", "jsonl"):
+        frame, fmt, problems = _nested_ratings(name, frame, fmt, problems)
     if frame is not None:
         too_big = UploadBudget.from_env().shape_problem(len(frame), len(frame.columns))
         if too_big:
