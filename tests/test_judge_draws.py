@@ -186,3 +186,12 @@ def test_the_resume_command_carries_the_draws_and_the_cli_reads_them():
     assert "--draws" not in cli.resume_command(one)
     with pytest.raises(ValueError, match="draws"):
         cli.parse_checked(["score", "--dataset", "x", "--method", "rts", "--model", "m", "--draws", "0"])
+
+
+def test_the_batch_api_refuses_draws_before_anything_is_written(store):
+    from evalcore.judge import batch
+
+    ds = tiny_dataset(1, 2)
+    with serve() as srv, pytest.raises(ValueError, match="one draw per item"):
+        batch.submit(spec(ds, draws=2), EngineOptions(ep(srv), api_key=SECRET), store=store)
+    assert store.list_runs() == []

@@ -142,6 +142,8 @@ class Submitted:
 async def asubmit(spec: ScoringSpec, options: EngineOptions, *, store: Store | None = None,
                   completion_window: str = "24h", max_lines: int = MAX_LINES) -> Submitted:
     """Write the run's uncached requests as batches and create them; returns at once (see ``collect``)."""
+    if getattr(spec, "draws", 1) > 1:  # a batch carries each item's requests once: draws are scored online
+        raise ValueError(f"a batch sends one draw per item; score {spec.draws} draws per item without the Batch API")
     store = store or default_store()
     endpoint = options.first_endpoint  # a batch goes to one API
     dataset, limit, pairs, schedule = spec.dataset, spec.limit, spec.pairs, options.schedule
