@@ -195,3 +195,30 @@ def test_the_batch_api_refuses_draws_before_anything_is_written(store):
     with serve() as srv, pytest.raises(ValueError, match="one draw per item"):
         batch.submit(spec(ds, draws=2), EngineOptions(ep(srv), api_key=SECRET), store=store)
     assert store.list_runs() == []
+
+
+def test_the_score_pages_job_scores_the_draws_and_resumes_them(tmp_path):
+    """G-Eval through the Score page's job, 2 draws of 4 items: each stored, and a cancelled job resumed keeps K."""
+    import dataclasses
+
+    from evalcore.datasets import load_dataset
+    from evalcore.judge.client import Endpoint
+    from evalcore.judge.job import ScoringJob
+    from evalcore.judge.spec import default_spec
+
+    store = Store(tmp_path / "s.db")
+    sp = dataclasses.replace(default_spec(load_dataset("summeval"), "geval", ["coherence"], limit=4), draws=2)
+    with serve() as srv:
+        engine = EngineOptions(Endpoint(srv.base_url, "loop-model", provider="local"), concurrency=2, max_retries=0,
+                               timeout_s=10)
+        job = ScoringJob(run_id="summeval/drawn", spec=sp, engine=engine, store=store, poll_s=0.02)
+        job.start()
+        job.cancel.set()
+        assert job.wait(60)
+        job.resume(None)
+        assert job.wait(60)
+    assert job.error is None
+    run = store.load_run("summeval/drawn")
+    assert run.config.status == "done" and len(run.judgments) == 4
+    assert len(run.draws) == 8 and run.n_draws == 2
+    assert run.config.spec["draws"] == 2
