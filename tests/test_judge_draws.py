@@ -222,3 +222,22 @@ def test_the_score_pages_job_scores_the_draws_and_resumes_them(tmp_path):
     assert run.config.status == "done" and len(run.judgments) == 4
     assert len(run.draws) == 8 and run.n_draws == 2
     assert run.config.spec["draws"] == 2
+
+
+def test_geval_without_log_probs_keeps_its_20_samples_as_draws(store):
+    """G-Eval's fallback (Liu et al. 2023, section 3.1: 20 samples at temperature 1) on a judge without log-probs: a
+    one-draw run stores each sample as a draw, and its judgment (the method's sample mean) is their mean."""
+    from evalcore.datasets import load_dataset
+    from evalcore.judge.spec import default_spec
+    from evalcore.testing.loopback import Switches
+
+    sp = default_spec(load_dataset("summeval"), "geval", ["coherence"], limit=3)
+    with serve(switches=Switches(no_logprobs=True)) as srv:
+        run = score(srv, store, sp)
+    assert run.judgments["estimator"].str.startswith("sample-mean").all()
+    d = run.draws
+    assert d.groupby("item_id").size().tolist() == [20, 20, 20]
+    assert d["value"].notna().all() and d["value"].between(1, 5).all()
+    by_hand = d.groupby("item_id")["value"].mean()
+    j = run.judgments.set_index("item_id")["value"]
+    assert j.loc[by_hand.index].tolist() == pytest.approx(by_hand.tolist(), abs=1e-12)
