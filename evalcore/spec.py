@@ -90,6 +90,9 @@ class ScoringSpec:
     # K draws per item: each item's requests sent K times (draw 0 as a one-draw run sends them, draw d > 0 with its
     # own cache key and seed; evalcore.judge.draws), the judgment the draws' aggregate (model.aggregate_draws)
     draws: int = 1
+    # the Improve loop's run: which split and which part of it it scores ({"split": split id, "part": "dev" or
+    # "test"}), so that a held-out part's run is known by its record (evalcore.align.loop.test_part_of), not its id
+    align: dict[str, str] | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.draws, bool) or not isinstance(self.draws, int) or self.draws < 1:
@@ -121,6 +124,7 @@ class ScoringSpec:
             **({"reasoning_effort": self.reasoning_effort} if self.reasoning_effort else {}),
             **({"max_completion_tokens": int(self.max_completion_tokens)} if self.max_completion_tokens else {}),
             **({"draws": int(self.draws)} if self.draws > 1 else {}),
+            **({"align": dict(self.align)} if self.align else {}),
         }
 
     @classmethod
@@ -150,7 +154,8 @@ class ScoringSpec:
         return cls(dataset, d["method"], d.get("dimensions"), criteria, d.get("config"), limit=d.get("limit"),
                    pairs=d.get("pairs"), parse_mode=d.get("parse_mode", "robust"), label=d.get("label", ""),
                    run_id=d.get("run_id"), documents=documents, reasoning_effort=d.get("reasoning_effort"),
-                   max_completion_tokens=d.get("max_completion_tokens"), draws=int(d.get("draws", 1)))
+                   max_completion_tokens=d.get("max_completion_tokens"), draws=int(d.get("draws", 1)),
+                   align=d.get("align"))
 
     @classmethod
     def from_run_config(cls, config: dict[str, Any], dataset: Dataset, *, run_id: str | None = None,

@@ -145,25 +145,41 @@ def share_toggle(what: str, key: str, shared: bool, on_change: Callable[[bool], 
               help="Off: only you see it. On: everyone signed in to this server sees it (read-only).")
 
 
+_SHOWN = "_runs_shown"  # the ids of the runs loaded in this script run (pages/_loaders.load_run)
+
+
+def note_shown(run_id: str) -> None:
+    st.session_state.setdefault(_SHOWN, set()).add(run_id)
+
+
+def forget_shown() -> None:
+    """Before a page: no run loaded yet in this script run."""
+    st.session_state.pop(_SHOWN, None)
+
+
+def count_looks() -> None:
+    """After a page: each run it loaded that the Improve loop scored on a held-out test part (its record says so)
+    is a look at that test part (:func:`count_look`). Called by pages/_nav.main, never by a loader."""
+    for run_id in sorted(st.session_state.pop(_SHOWN, set())):
+        count_look(run_id)
+
+
 def count_look(run_id: str) -> None:
     """A look at a held-out test part outside the Improve page's final check is a counted check of this user
     (evalcore.align.loop.count_look): a run the loop scored on a test part, loaded by any page (Compare, Alignment),
     is recorded once per session and test part (Compare's two runs are one look), and the page says so."""
     from evalcore.align import loop
-
-    part = loop.test_part_of(run_id)
-    if part is None:
-        return
-    seen = st.session_state.setdefault("_test_part_looks", set())
-    if part in seen:
-        return
     from evalcore.store import StoreError, default_store
 
     try:
-        number = loop.count_look(default_store(), run_id, owner(), "a page other than Improve")
+        store = default_store()
+        part = loop.test_part_of(store, run_id)
+        if part is None or part in st.session_state.setdefault("_test_part_looks", set()):
+            return
+        number = loop.count_look(store, run_id, owner(), "a page other than Improve")
     except StoreError:
         return  # no store: no run of the loop to load either
-    seen.add(part)
+    st.session_state["_test_part_looks"].add(part)
     if number is not None:
         st.info("A run scored on a held-out test part by the Improve page is shown here: looking at its agreement is "
                 f"a final check, counted as your check number {number} on that test part.")

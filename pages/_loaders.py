@@ -82,10 +82,11 @@ def dataset_version(dataset_id: str) -> str:
 
 
 def load_run(run_id: str, parse: str) -> Run:
-    """A run (cached for every session). A run the Improve loop scored on a held-out test part is a look at that
-    test part: counted as this user's final check there (pages/_identity.count_look), whatever page loads it."""
+    """A run (cached for every session), its id noted in this script run's list of runs shown: after the page,
+    pages/_nav.main counts a run the Improve loop scored on a held-out test part as a look at that test part
+    (pages/_identity.count_looks), whatever page loaded it. The loader itself writes nothing."""
     run = _load_run(run_id, parse, runs_mod.run_version(run_id))
-    identity.count_look(run_id)
+    identity.note_shown(run_id)
     return run
 
 

@@ -223,7 +223,9 @@ def main() -> None:
             st.warning(LINK_NOT_SHOWN, icon=":material/link_off:")
         else:
             del st.session_state[_LINK_NOTE]
+    identity.forget_shown()  # the runs this script run loads: counted after the page
     try:
         page.run()
     finally:
+        identity.count_looks()  # a held-out test part's run the page loaded is a counted look (pages/_identity)
         url.sync()

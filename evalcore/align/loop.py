@@ -245,13 +245,16 @@ def own_run(store, run_id: str, owner: str | None, endpoint) -> dict[str, Any] |
         return None
 
 
-_TEST_RUN = re.compile(r"^(?P<dataset>.+)/align-(?P<split>[0-9a-f]{8})-test-")
-
-
-def test_part_of(run_id: str) -> tuple[str, str] | None:
-    """(dataset id, split id prefix) when ``run_id`` names a run of the loop on a test part, else None."""
-    m = _TEST_RUN.match(str(run_id))
-    return None if m is None else (m["dataset"], m["split"])
+def test_part_of(store, run_id: str) -> tuple[str, str] | None:
+    """(dataset id, split id) when ``run_id`` is a run the loop scored on a test part, else None: read from the run's
+    record (its spec's ``align``, evalcore.spec.ScoringSpec), never from its id."""
+    if not store.run_exists(run_id):  # a published run, or none
+        return None
+    spec = (store.run_row(run_id).get("config") or {}).get("spec") or {}
+    align = spec.get("align") or {}
+    if align.get("part") != TEST or not align.get("split") or not spec.get("dataset_id"):
+        return None
+    return str(spec["dataset_id"]), str(align["split"])
 
 
 def count_look(store, run_id: str, owner: str | None, page: str) -> int | None:
@@ -259,17 +262,11 @@ def count_look(store, run_id: str, owner: str | None, page: str) -> int | None:
     Alignment page) as a final check of ``owner`` on that test part: seeing a test part is what counts, whatever
     page shows it. The viewer's number of checks on it, this one included; None when ``run_id`` is no test part's
     run (or its split is unknown)."""
-    found = test_part_of(run_id)
+    found = test_part_of(store, run_id)
     if found is None:
         return None
-    dataset_id, prefix = found
-    try:
-        row = store.load_split_row(dataset_id, prefix)
-    except KeyError:  # an ambiguous prefix: counted against each split it may be
-        row = None
-        rows = [r for r in store.list_split_rows(dataset_id) if r["split_id"].startswith(prefix)]
-    else:
-        rows = [row] if row is not None else []
+    dataset_id, split_id = found
+    rows = [r for r in store.list_split_rows(dataset_id) if r["split_id"] == split_id]
     number = None
     for r in rows:
         number = store.record_final_check(dataset_id, r["split_id"], dimension=r["dimension"], method="look",
@@ -298,7 +295,8 @@ def spec_for(dataset: Dataset, split: Split, part: str, dimension: str, method: 
     return ScoringSpec(sub, method, [dimension], {dimension: candidate.criteria},
                        method_config(method, dataset, config_overrides),
                        label=f"align {part} · {candidate.source} · {candidate.version[:8]}",
-                       run_id=run_id_for(dataset.id, split, part, candidate, method, endpoint, owner), owner=owner)
+                       run_id=run_id_for(dataset.id, split, part, candidate, method, endpoint, owner), owner=owner,
+                       align={"split": split.split_id, "part": part})
 
 
 @dataclass(frozen=True)

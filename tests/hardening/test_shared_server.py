@@ -182,7 +182,8 @@ def test_item6_final_checks_are_counted_and_listed_per_user(first_start):
 
 
 def _test_part_runs(store, split, owner: str) -> list[str]:
-    """Two runs of the loop on the split's test part (as the final check scores them), with a judgment per item."""
+    """Two runs of the loop on the split's test part (as the final check scores them, their records saying so: the
+    spec's ``align``), with a judgment per item."""
     from evalcore import datasets
 
     ds = datasets.load_dataset("summeval")
@@ -191,12 +192,27 @@ def _test_part_runs(store, split, owner: str) -> list[str]:
     for k, version in enumerate(("a" * 64, "b" * 64)):
         rid = f"summeval/align-{split.split_id[:8]}-test-{version[:8]}-geval-m-{'0' * 64}"
         store.create_run(run_id=rid, dataset_id="summeval", method="geval", model="m", owner=owner, status="done",
-                         config={"criteria": {DIM: {"hash": version}}})
+                         config={"criteria": {DIM: {"hash": version}},
+                                 "spec": {"dataset_id": "summeval", "align": {"split": split.split_id, "part": "test"}}})
         for i, item in enumerate(items):
             store.save_judgment(rid, {"item_id": item, "dimension": DIM, "criteria_hash": version,
                                       "value": float(1 + (i * (k + 2)) % 5), "status": "ok", "raw": "3"})
         ids.append(rid)
     return ids
+
+
+def test_item6_a_test_parts_run_is_known_by_its_record_not_its_id(first_start):
+    from evalcore.align import loop
+
+    store = Store(first_start)
+    store.create_run(run_id="summeval/plain-name", dataset_id="summeval", method="geval", model="m", status="done",
+                     config={"spec": {"dataset_id": "summeval", "align": {"split": "s" * 64, "part": "test"}}})
+    store.create_run(run_id=f"summeval/align-{'s' * 8}-test-x", dataset_id="summeval", method="geval", model="m",
+                     status="done", config={"spec": {"dataset_id": "summeval", "align": {"split": "s" * 64,
+                                                                                           "part": "dev"}}})
+    assert loop.test_part_of(store, "summeval/plain-name") == ("summeval", "s" * 64)
+    assert loop.test_part_of(store, f"summeval/align-{'s' * 8}-test-x") is None  # a dev part's, whatever its id
+    assert loop.test_part_of(store, "summeval/shen-gpt-4-0314-rts") is None  # a published run
 
 
 def test_item6_reading_a_test_parts_runs_on_compare_is_a_counted_check(first_start, signed_in_as):
