@@ -31,6 +31,11 @@ from evalcore.testing.loopback_align import MEMORISED_PHRASE, PROPOSAL_MARKER, R
 DIM = "coherence"
 RESAMPLES = 400
 
+# every test here runs the loop (about 1,500 judge requests through HTTP) or a 200-study simulation: 35-105 s each on
+# two shared cores. Run by CI (python -m pytest -m slow); the quick pass has the loop's parts (test_align_split,
+# test_align_candidates, test_align_queue, test_views_improve) and its CLI errors.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def ds():

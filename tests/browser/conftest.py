@@ -362,6 +362,13 @@ class AppPage:
 # --------------------------------------------------------------------------------------------------- fixtures
 
 
+def pytest_itemcollected(item):
+    """Every browser test is slow: each needs the app in its own server process and chromium beside the test's
+    worker (30 of the 38 took over 20 s in a whole run on two shared cores, and their processes loaded the machine for
+    the tests beside them). Left out of the quick pass, run by CI (python -m pytest -m slow)."""
+    item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(scope="session")
 def app_server(tmp_path_factory) -> Iterator[AppServer]:
     require_chromium()
