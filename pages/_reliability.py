@@ -25,6 +25,9 @@ def _report(dataset_id: str, run_id: str, version: str, dimension: str, parse: s
 
 def show_reliability(ctx) -> None:
     """The expander, for the sidebar's dataset, runs and dimension."""
+    warned = rv.one_draw_samplers_note(ctx.runs, run_names(ctx.runs), ctx.dimension)
+    if warned is not None:
+        render.block(warned)
     box = st.expander(rv.TITLE, key=url.key("reliability_open", False), on_change="rerun")
     if not box.open:
         return

@@ -67,3 +67,15 @@ def test_a_greedy_judge_or_a_run_with_draws_gets_no_such_warning():
     assert rv.one_draw_of_a_sampler(ds, drawn, "coherence") == []
     unknown = Run(run_id="x", dataset_id="tiny", method="not-a-method", model="m", config={"variant": HELD})
     assert resume.second_draw_args(unknown, "coherence") is None
+
+
+def test_the_alignment_page_names_the_one_draw_samplers_above_the_section():
+    sampler = _run({"variant": HELD, "endpoint": ENDPOINT})
+    greedy = Run(run_id="tiny/greedy", dataset_id="tiny", method="geval", model="m",
+                 config={"method_config": {"temperature": 0}}, judgments=sampler.judgments)
+    note = rv.one_draw_samplers_note([sampler, greedy], {"tiny/geval-1": "my judge", "tiny/greedy": "greedy"},
+                                     "coherence")
+    assert note.kind == "warning" and note.text.startswith("my judge: one draw of a judge that samples")
+    assert "greedy" not in note.text
+    assert rv.one_draw_samplers_note([greedy], {}, "coherence") is None
+    assert rv.one_draw_samplers_note([sampler], {}, "fluency") is None  # it did not score that dimension

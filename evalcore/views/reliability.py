@@ -105,6 +105,20 @@ def one_draw_of_a_sampler(dataset: Dataset, run: Run, dimension: str) -> list[Bl
     return out
 
 
+def one_draw_samplers_note(runs: list[Run], names: dict[str, str], dimension: str) -> Note | None:
+    """One line, shown above the reliability section whether or not it is open: the selected runs that drew a
+    sampling judge once on ``dimension`` (None when there are none)."""
+    from evalcore.judge import resume
+
+    once = [r for r in runs if dimension in r.dimensions and r.n_draws == 1 and resume.sampling_reason(r)]
+    if not once:
+        return None
+    who = ", ".join(names.get(r.run_id, r.run_id) for r in once)
+    return Note(f"{esc(who)}: one draw of a judge that samples, so the figure above would move on another draw and "
+                "its interval leaves that out. The section below says how to measure it (a second draw of a few "
+                "documents).", "warning")
+
+
 def blocks(dataset: Dataset, run_label: str, dimension: str, rep: ReliabilityReport, *,
            coefficient: str, run: Run | None = None) -> list[Block]:
     """The section for one run and dimension (``run``: the run itself, to say what a one-draw run of a judge
