@@ -647,6 +647,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     import_cli.register(sub)
     panel_cli.register(sub)  # jury
+    from evalcore import gate  # gate: a check for CI
+
+    gate.register(sub)
     _register_plan(sub)
     from evalcore.align import cli as align_cli  # align: the judge-alignment loop (issue 22)
 

@@ -25,7 +25,7 @@ PAGE = ROOT / "docs" / "cli.md"
 GROUPS: list[tuple[str, str, list[str]]] = [
     ("Look at the data", "", ["datasets", "runs"]),
     ("Meta-evaluate a run", "What each figure means, and every `--json` key: [statistics.md](statistics.md).",
-     ["meta", "bias", "plan", "jury"]),
+     ["meta", "bias", "plan", "jury", "gate"]),
     ("Score with an LLM judge", "Methods, the engine, caching, batch and costs: [scoring.md](scoring.md); what each "
      "provider supports: [providers.md](providers.md).", ["check-judge", "score", "steps", "batch", "export"]),
     ("Bring your own data, move runs between stores", "Formats, column roles, pairwise files and the `--json` keys: "
@@ -57,6 +57,7 @@ EXAMPLES: dict[str, str] = {
                   "--dimension coherence --json",
     "import-pairs": "python -m evalcore import-pairs votes.jsonl --name \"my preferences\" --json",
     "import-verdicts": "python -m evalcore import-verdicts verdicts.csv --dataset DATASET_ID --name \"my judge\" --json",
+    "gate": "python -m evalcore gate --dataset summeval --run RUN_ID --baseline BASELINE_RUN_ID --json",
     "import-log": "python -m evalcore import-log logs/my-task.eval --human metadata:rating --document-key doc --json",
     "export-run": "python -m evalcore export-run RUN_ID --out run.jsonl --json",
     "labels": "python -m evalcore labels export labels.csv --dataset summeval",
