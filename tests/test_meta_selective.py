@@ -107,3 +107,16 @@ def test_cascade_costs():
     assert r1["reached"] == 200 and r2["reached"] == 200 - r1["kept"]
     assert out["to_humans"] == r2["reached"] - r2["kept"]
     assert math.isclose(out["cost_per_item"], (200 * 1 + r2["reached"] * 10 + out["to_humans"] * 100) / 200)
+
+
+def test_every_outcome_has_a_true_sentence():
+    # certified, but nothing held out reaches it
+    cal = sel.Calibration(0.9, 0.1, 20, ())
+    res = sel.evaluate(cal, ["a"], [0.5], [True], alpha=0.2, delta=0.1)
+    assert "abstains on all of them" in res.sentence and res.coverage.statistic == 0
+    # certified and keeping some
+    res = sel.evaluate(cal, ["a", "b"], [0.95, 0.5], [True, True], alpha=0.2, delta=0.1)
+    assert res.sentence.startswith("At confidence >= 0.9 the judge keeps 50% of the 2 held-out items")
+    # first tested candidate fails with no disagreement (rounding at the boundary): said as such
+    steps = [sel.Step(1.0, 2, 0, 0.5000001, False)]
+    assert "all agree" in sel._why_nothing(steps, 2, 0.5, 0.25)

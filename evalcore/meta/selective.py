@@ -157,6 +157,9 @@ def _why_nothing(steps: list[Step], n_items: int, alpha: float, delta: float) ->
                 f"in full agreement with the humans bound the disagreement rate at alpha {alpha:g} with "
                 f"confidence {1 - delta:g}")
     s = steps[0]
+    if s.n_disagree == 0:
+        return (f"the {s.n_kept} most confident calibration items all agree with the humans, but they bound the "
+                f"disagreement rate only at {s.upper_bound:.3f}, above alpha {alpha:g}")
     return (f"at the strictest threshold ({s.threshold:g}) {s.n_disagree} of the {s.n_kept} kept calibration "
             f"items disagree with the humans: the upper bound {s.upper_bound:.3f} on the disagreement rate exceeds "
             f"alpha {alpha:g}, so no threshold is certified and the judge keeps nothing")
@@ -182,6 +185,8 @@ class SelectiveResult:
             return (f"No confidence threshold is certified at alpha {self.alpha:g}, delta {self.delta:g}: "
                     f"{self.calibration.reason}. Every held-out item goes to a stronger judge or to the humans.")
         cov, agr = self.coverage, self.agreement_kept
+        if cov.n == 0:
+            return f"Threshold {self.threshold:.3g} is certified on the calibration part; there is no held-out item."
         kept = f"the judge keeps {cov.statistic:.0%} of the {cov.n} held-out items"
         if agr.n == 0:
             return (f"Threshold {self.threshold:.3g} is certified on the calibration part, but {kept}: it abstains on "

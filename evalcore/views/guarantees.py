@@ -89,9 +89,10 @@ def blocks(dataset: Dataset, runs: list[Run], names: dict[str, str], dimension: 
     ]
     n_abst = sum(len(v) for v in abstained.values())
     if n_abst:
-        out.append(Note(f"At alpha {ALPHAS[0]:g} the judges abstain on {n_abst} held-out item(s) in all: those go to "
-                        "a stronger judge or to the humans (the Label page's order \"judge least certain\" offers "
-                        "the least certain items first).", "info"))
+        out.append(Note(f"At alpha {ALPHAS[0]:g} the selected runs abstain on {n_abst} held-out item(s) in all "
+                        "(counted per run): those go to a stronger judge or to people. The Label page's order "
+                        "\"judge least certain\" offers first the items whose G-Eval scores or draws spread most, "
+                        "where a run kept them.", "info"))
     conf_t = conformal_table(dataset, runs, names, dimension)
     if not conf_t.empty:
         out += [Heading(f"Intervals for each item's human score ({LEVEL:.0%} split conformal)", 3),
