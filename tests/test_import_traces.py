@@ -1,0 +1,112 @@
+"""Judge and human scores kept on traces: MLflow assessments and Langfuse scores, each read from a file in the layout
+its documentation gives (fixtures written here by hand, not by the tools, which are not installed):
+
+- MLflow: the frame mlflow.search_traces returns, saved with to_json(orient="records"); each assessment as
+  mlflow.entities.Assessment.to_dictionary writes it (mlflow.org/docs/latest/api_reference/python_api/
+  mlflow.entities.html: assessment_id, assessment_name, trace_id, source {source_type, source_id}, feedback {value},
+  rationale, overrides, valid), source_type HUMAN / LLM_JUDGE / CODE (mlflow.org/docs/latest/genai/concepts/trace/
+  feedback "Feedback Sources"); a human's override is a new assessment whose ``overrides`` names the judge's, the
+  judge's marked valid = false (mlflow.org/docs/latest/genai/assessments/feedback, "override_feedback").
+- Langfuse: pages of GET /api/public/scores ({data: [...], meta: {page, limit, totalItems, totalPages}}), each score
+  id, traceId, name, value, source (ScoreSource: ANNOTATION, API, EVAL), dataType, authorUserId
+  (langfuse.com/docs/evaluation/evaluation-methods/custom-scores; the OpenAPI ScoreSource enum).
+Expected values are read from the fixtures with the json module."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from evalcore.importers.traces import TraceFormatError, import_traces, read_scores
+
+HERE = Path(__file__).parent / "fixtures" / "importers"
+MLFLOW = HERE / "mlflow_traces.json"
+LANGFUSE = HERE / "langfuse_scores.json"
+
+
+def assessments():
+    return [(r["trace_id"], a) for r in json.loads(MLFLOW.read_text()) for a in r["assessments"]]
+
+
+def test_mlflow_judge_and_human_assessments_and_overrides():
+    res = import_traces(MLFLOW, name="ml")
+    ds, run = res.dataset, res.runs[0]
+    assert run.label == "gpt-4o-judge" and len(res.runs) == 1
+    judge = {t: a["feedback"]["value"] for t, a in assessments() if a["source"]["source_type"] == "LLM_JUDGE"}
+    human = {t: a["feedback"]["value"] for t, a in assessments()
+             if a["source"]["source_type"] == "HUMAN" and "feedback" in a}
+    overridden = {a["overrides"] for _, a in assessments() if a.get("overrides")}
+    assert len(overridden) == 3  # three judge assessments a human corrected: still the judge's scores
+    got_judge = dict(zip(run.judgments["item_id"].str.removesuffix("/app"), run.judgments["value"]))
+    assert got_judge == judge
+    got_human = dict(zip(ds.human_scores["item_id"].str.removesuffix("/app"), ds.human_scores["score"]))
+    assert got_human == human
+    ann = ds.annotations.set_index("item_id")["annotator"]
+    assert ann["tr-0000/app"] == "expert@lab.org" and ann["tr-0001/app"] == "rater@lab.org"
+    assert "8 CODE assessments (neither LLM_JUDGE nor HUMAN) left out" in res.warnings
+    assert "1 expectations (no feedback) left out" in res.warnings
+    items = ds.items.set_index("item_id")
+    assert items.loc["tr-0001/app", "output"] == "Answer 1."
+
+
+def test_langfuse_eval_against_annotation_by_name():
+    res = import_traces(LANGFUSE, name="lf")
+    ds, run = res.dataset, res.runs[0]
+    scores = [s for p in json.loads(LANGFUSE.read_text()) for s in p["data"]]
+    ev = {s["traceId"]: s["value"] for s in scores if s["source"] == "EVAL"}
+    ann = [s for s in scores if s["source"] == "ANNOTATION"]
+    assert ds.dimension_names == ["helpfulness"]
+    assert dict(zip(run.judgments["item_id"].str.removesuffix("/app"), run.judgments["value"])) == ev
+    assert len(ds.annotations) == len(ann) == 16
+    assert set(ds.annotations["annotator"]) == {"user-ana", "user-bo"}
+    # the item's human score is the annotators' mean: the dataset-level Pearson recomputed here
+    mean = {t: np.mean([s["value"] for s in ann if s["traceId"] == t]) for t in ev}
+    got = dict(zip(ds.human_scores["item_id"].str.removesuffix("/app"), ds.human_scores["score"]))
+    assert got == pytest.approx(mean)
+    r = stats.pearsonr([ev[t] for t in sorted(ev)], [mean[t] for t in sorted(ev)])[0]
+    from evalcore.analyses.evaluation import Settings, dimension_analysis
+
+    a = dimension_analysis(ds, run, "helpfulness", Settings(levels=("dataset",), coefficients=("pearson",),
+                                                            n_resamples=50))
+    assert a.correlations.cells[("dataset", "pearson")].statistic == pytest.approx(r)
+    assert "1 API scores (neither EVAL nor ANNOTATION) left out" in res.warnings
+
+
+def test_the_format_is_recognised_from_the_shape():
+    assert read_scores(MLFLOW).fmt == "mlflow" and read_scores(LANGFUSE).fmt == "langfuse"
+
+
+def test_a_missing_field_is_one_error_naming_it(tmp_path):
+    recs = json.loads(MLFLOW.read_text())
+    del recs[2]["trace_id"]
+    bad = tmp_path / "ml.json"
+    bad.write_text(json.dumps(recs))
+    with pytest.raises(TraceFormatError, match=r"record 3: no 'trace_id'.*search_traces"):
+        import_traces(bad)
+    pages = json.loads(LANGFUSE.read_text())
+    del pages[0]["data"][1]["source"]
+    bad.write_text(json.dumps(pages))
+    with pytest.raises(TraceFormatError, match=r"score 2: no 'source'"):
+        import_traces(bad)
+    bad.write_text(json.dumps({"data": [s for p in json.loads(LANGFUSE.read_text()) for s in p["data"]
+                                        if s["source"] != "ANNOTATION"]}))
+    with pytest.raises(TraceFormatError, match="no human rating .source ANNOTATION."):
+        import_traces(bad)
+
+
+def test_a_human_rating_that_is_no_number_is_said_a_judges_is_a_counted_failure(tmp_path):
+    recs = json.loads(MLFLOW.read_text())
+    recs[1]["assessments"][0]["feedback"]["value"] = "unsure"  # the judge's
+    f = tmp_path / "ml.json"
+    f.write_text(json.dumps(recs))
+    run = import_traces(f).runs[0]
+    row = run.judgments.set_index("item_id").loc["tr-0001/app"]
+    assert row["status"] == "failed" and np.isnan(row["value"])
+    recs[1]["assessments"][1]["feedback"]["value"] = "great"  # the human's
+    f.write_text(json.dumps(recs))
+    with pytest.raises(TraceFormatError, match="record 2: the human rating 'great' of 'correctness' is no number"):
+        import_traces(f)
