@@ -49,7 +49,9 @@ def add_meta_arguments(m) -> None:
                         "midpoint's correlation with the human score")
     m.add_argument("--calibrate", choices=["isotonic"],
                    help="add an isotonic map judge -> human fitted on --calibration-docs random documents: its "
-                        "mean absolute error on the others, and per system fitted on the other systems (transfer)")
+                        "mean absolute error on the others, per system fitted on the other systems (transfer), and "
+                        "PPI++ with the calibration documents rated, the cross-fitted map against the raw judge "
+                        "as the predictor")
 
 
 def _check(args: argparse.Namespace) -> None:
@@ -101,6 +103,7 @@ def _add_blocks(entry: dict, dataset, run, dim: str, args, n_cal: int, jury: lis
         entry["conformal"] = to_json(block)
     if args.calibrate and rating:
         entry["calibration"] = to_json(guarantees.isotonic_calibration(dataset, run, dim, **common))
+        entry["calibration"]["ppi"] = to_json(guarantees.ppi_with_map(dataset, run, dim, **common))
 
 
 def _cascade(dataset, run, dim: str, args, n_cal: int) -> dict:

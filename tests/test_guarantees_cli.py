@@ -97,3 +97,19 @@ def test_cascade_costs_must_match():
     with pytest.raises(SystemExit, match="needs 3 numbers"):
         cli.main(["meta", "--dataset", "llmbar_natural", "--run", RUN, "--selective", "--cascade", RUN,
                   "--stage-costs", "1,2", "--resamples", "20", "--json"])
+
+
+def test_cross_fitted_map_never_sees_its_own_label():
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    n = 200
+    frame = pd.DataFrame({"item_id": [f"i{i}" for i in range(n)], "doc_id": [f"d{i // 2}" for i in range(n)],
+                          "system_id": "s", "judge": rng.integers(1, 6, n).astype(float)})
+    frame["human"] = np.clip(frame["judge"] + rng.normal(0, 1, n), 1, 5)
+    labelled = np.arange(n) < 120
+    base = G.cross_fitted_map(frame, labelled)
+    changed = frame.copy()
+    changed.loc[0, "human"] = 100.0  # item 0 is labelled: its own prediction must not move
+    assert G.cross_fitted_map(changed, labelled)[0] == base[0]
+    assert not np.isnan(base).any()

@@ -280,3 +280,43 @@ def cascade(dataset: Dataset, runs: list[Run], dim: str, *, alpha: float, delta:
     out = sel.cascade(stages, is_cal, alpha=alpha, delta=delta, human_cost=human_cost)
     return {**out, "guarantee": {"alpha": alpha, "delta": delta}, "calibration_docs": len(cal_docs),
             "test_docs": len(test_docs), "human_cost": human_cost}
+
+
+def cross_fitted_map(frame: pd.DataFrame, labelled: np.ndarray, *, folds: int = 5, seed: int = 0) -> np.ndarray:
+    """The isotonic map's predictions as a PPI predictor, cross-fitted so that no labelled item is predicted by a
+    map fitted on its own label (Zrnic & Candes 2024, cross-prediction-powered inference): the labelled documents
+    fall in ``folds`` random folds, a labelled item gets the map fitted on the other folds, an unlabelled item the
+    mean of the fold maps."""
+    x, y = frame["judge"].to_numpy(dtype=float), frame["human"].to_numpy(dtype=float)
+    docs = frame["doc_id"].astype(str).to_numpy()
+    lab_docs = np.array(sorted(set(docs[labelled])), dtype=object)
+    fold_of = dict(zip(lab_docs, np.random.default_rng(seed).permutation(len(lab_docs)) % folds))
+    fold = np.array([fold_of.get(d, -1) for d in docs])
+    out = np.full(len(x), np.nan)
+    unl = np.zeros(len(x))
+    xs = np.nan_to_num(x)
+    for k in range(folds):
+        train = labelled & (fold != k)
+        if not train.any():
+            continue
+        f = _isotonic_fit(x[train], y[train])
+        out[labelled & (fold == k)] = f.predict(xs[labelled & (fold == k)])
+        unl += f.predict(xs)
+    out[~labelled] = unl[~labelled] / folds
+    return np.where(np.isnan(x), np.nan, out)
+
+
+def ppi_with_map(dataset: Dataset, run: Run, dim: str, *, calibration_docs: int, seed: int = 0) -> dict:
+    """PPI++ of each system's mean human score with the calibration documents as the rated ones, the judge's raw
+    score against the cross-fitted isotonic map as the predictor: interval width and label saving of each."""
+    from evalcore.meta import ppi
+
+    frame, is_cal, _, _ = _split_frame(dataset, run, dim, calibration_docs, seed)
+    hidden = frame.assign(human=np.where(is_cal, frame["human"], np.nan))
+    mapped = hidden.assign(judge=cross_fitted_map(frame, is_cal, seed=seed))
+    scale = dataset.dimension(dim).scale
+    raw = ppi.ppi_by_system(hidden, n_resamples=0, scale=scale).per_system
+    via = {s.system: s for s in ppi.ppi_by_system(mapped, n_resamples=0, scale=scale).per_system}
+    return {s.system: {"width_judge": s.ci_high - s.ci_low, "label_saving_judge": s.label_saving,
+                       "width_map": via[s.system].ci_high - via[s.system].ci_low,
+                       "label_saving_map": via[s.system].label_saving} for s in raw if s.system in via}
