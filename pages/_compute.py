@@ -490,16 +490,27 @@ def rating_coverage(dataset_id: str, run_ids: tuple[str, ...], dimension: str, p
     return inference_views.rating_coverage(loaders.load_dataset(dataset_id), _runs(run_ids, parse), dimension)
 
 
-@cached_for_runs(max_entries=32)
-@stoppable
 def ppi_estimates(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse: str, method: str,
-                  rated: int | None, n_resamples: int) -> list:
-    """PPI / PPI++ per system of each run (evalcore.views.inference.PPIView)."""
+                  rated: int | None, n_resamples: int, *, step=None) -> list:
+    """PPI / PPI++ per system of each run (evalcore.views.inference.PPIView), each run cached under its own version
+    (a rescored run recomputes only its own); ``step(i, n)`` is told before each run's (the page's progress)."""
+    out = []
+    for i, run_id in enumerate(run_ids):
+        if step is not None:
+            step(i, len(run_ids))
+        out.append(ppi_estimate(dataset_id, run_id, dimension, parse, method, rated, n_resamples))
+    return out
+
+
+@cached_for_runs(max_entries=64)
+@stoppable
+def ppi_estimate(dataset_id: str, run_id: str, dimension: str, parse: str, method: str, rated: int | None,
+                 n_resamples: int):
+    """PPI / PPI++ per system of one run (evalcore.views.inference.PPIView)."""
     from evalcore.views import inference as inference_views
 
-    ds = loaders.load_dataset(dataset_id)
-    return [inference_views.ppi_for_run(ds, r, dimension, method=method, rated=rated, n_resamples=n_resamples)
-            for r in _runs(run_ids, parse)]
+    return inference_views.ppi_for_run(loaders.load_dataset(dataset_id), loaders.load_run(run_id, parse), dimension,
+                                       method=method, rated=rated, n_resamples=n_resamples)
 
 
 @cached_for_runs(max_entries=16)

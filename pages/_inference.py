@@ -64,6 +64,21 @@ def _rated_documents(ctx, runs) -> int | None:
                      key=url.key("ppi_rated", iv.default_rated_documents(n), bounds=(2, n)))
 
 
+class _Progress:
+    """One bar over the expander's computations (each run's PPI, then Bradley-Terry): on a first open they take a
+    while (a large pairwise dataset, a minute on a busy machine), then each is cached under its run's version
+    (pages/_compute.py) and the bar only flashes. Emptied when the section is drawn."""
+
+    def __init__(self, total: int) -> None:
+        self.slot, self.total = st.empty(), max(1, total)
+
+    def step(self, i: int, what: str) -> None:
+        self.slot.progress(i / self.total, text=f"{what} ({i + 1} of {self.total}; computed once per run version)")
+
+    def done(self) -> None:
+        self.slot.empty()
+
+
 def _ppi_section(ctx, runs) -> None:
     if not _intro(ctx, runs):
         return
@@ -72,9 +87,11 @@ def _ppi_section(ctx, runs) -> None:
                       help=iv.ESTIMATOR_HELP, key=url.key("ppi_method", METHODS[0], options=METHODS))
     with c2:
         rated = _rated_documents(ctx, runs)
-    with st.spinner("Prediction-powered estimates…"):
-        views = compute.ppi_estimates(ctx.dataset_id, tuple(r.run_id for r in runs), ctx.dimension, ctx.parse, method,
-                                      rated, ctx.n_resamples)
+    pairwise = [r for r in runs if iv.is_pairwise(r)]
+    progress = _Progress(len(runs) + bool(pairwise))
+    views = compute.ppi_estimates(ctx.dataset_id, tuple(r.run_id for r in runs), ctx.dimension, ctx.parse, method,
+                                  rated, ctx.n_resamples,
+                                  step=lambda i, n: progress.step(i, "Prediction-powered estimates"))
     render.blocks(iv.ppi_missing_blocks(views, ctx.dimension))
     shown = [v for v in views if v.result is not None]
     if shown:
@@ -84,9 +101,9 @@ def _ppi_section(ctx, runs) -> None:
         view = shown[names.index(picked)]
         render.blocks(iv.ppi_run_blocks(view, shown, ctx.dimension, ctx.n_resamples))
         _planning(ctx, runs[[v.run for v in views].index(picked)], view, method, rated)
-    pairwise = [r for r in runs if iv.is_pairwise(r)]
     if pairwise:
-        _bradley_terry(ctx, pairwise)
+        _bradley_terry(ctx, pairwise, progress)
+    progress.done()
     render.blocks([iv.sources_note(bool(pairwise))])
 
 
@@ -103,13 +120,13 @@ def _planning(ctx, run, view, method: str, rated: int | None) -> None:
     render.blocks(iv.planning_blocks(plan, view, ctx.dimension, float(width), rated))
 
 
-def _bradley_terry(ctx, pairwise) -> None:
+def _bradley_terry(ctx, pairwise, progress: _Progress) -> None:
     n = iv.bt_resamples(ctx.n_resamples)
     render.blocks([iv.bt_heading(n)])
     names = {r.run_id: iv.run_label(r) for r in pairwise}
     run_id = (st.selectbox("Pairwise run", list(names), format_func=names.get,
                            key=url.key("bt_run", next(iter(names)), options=list(names)))
               if len(names) > 1 else next(iter(names)))
-    with st.spinner("Bradley-Terry fits with prompt resamples…"):
-        comparison = compute.bradley_terry(ctx.dataset_id, run_id, ctx.dimension, ctx.parse, n)
+    progress.step(progress.total - 1, f"Bradley-Terry fits on {n} prompt resamples")
+    comparison = compute.bradley_terry(ctx.dataset_id, run_id, ctx.dimension, ctx.parse, n)
     render.blocks(iv.bt_blocks(comparison, names[run_id], ctx.dimension, n))
