@@ -9,6 +9,7 @@
                                     [--json]
     python -m evalcore import-verdicts FILE --dataset ID --name NAME [--dimension DIM] [--json]
     python -m evalcore import-log PATH [--human SOURCE] [--name NAME] [--document-key K] [--system-key K] [--json]
+    python -m evalcore import-traces FILE.json [--name NAME] [--json]
 
 Ratings written as words (pass/fail, yes/no, A/B/tie) import as labels of a binary or nominal dimension (guessed
 for a column of a few verdict words, or ``--kind``); ``--labels`` sets their order (a binary dimension's last label is
@@ -419,7 +420,36 @@ def cmd_import_log(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_import_traces(args: argparse.Namespace) -> int:
+    from evalcore.importers import save_import
+    from evalcore.importers.traces import TraceFormatError, import_traces
+
+    try:
+        result = import_traces(args.file, name=args.name)
+    except TraceFormatError as e:
+        raise CommandError(str(e)) from None
+    save_import(result)
+    summary = {**result.summary(), "format": result.dataset.meta["trace_format"]}
+    if args.json:
+        print(json.dumps(summary, indent=2, ensure_ascii=False))
+        return 0
+    ds = result.dataset
+    print(f"imported {ds.name!r} as {ds.id} ({summary['format']}): {counted(len(ds.items), 'trace')}, runs "
+          f"{', '.join(summary['runs'])}")
+    for w in result.warnings:
+        print(f"note: {w}")
+    return 0
+
+
 def register(sub: Any) -> None:
+    tr = sub.add_parser("import-traces", help="import judge and human scores kept on traces: MLflow assessments "
+                                              "(mlflow.search_traces saved as JSON records) or Langfuse score pages "
+                                              "(GET /api/public/scores saved as JSON)")
+    tr.add_argument("file")
+    tr.add_argument("--name", help="the dataset's name (default: the file's)")
+    tr.add_argument("--json", action="store_true")
+    tr.set_defaults(func=cmd_import_traces)
+
     lg = sub.add_parser("import-log", help="import an Inspect AI log (.eval or .json): its samples as items, the "
                                            "scorers' values as a judge run, its epochs as draws")
     lg.add_argument("path")

@@ -30,7 +30,7 @@ GROUPS: list[tuple[str, str, list[str]]] = [
      "provider supports: [providers.md](providers.md).", ["check-judge", "score", "steps", "batch", "export"]),
     ("Bring your own data, move runs between stores", "Formats, column roles, pairwise files and the `--json` keys: "
      "[data.md](data.md).", ["import-dataset", "import-run", "import-pairs", "import-verdicts", "import-log",
-                             "export-run", "labels", "delete-dataset"]),
+                             "import-traces", "export-run", "labels", "delete-dataset"]),
     ("Improve the judge", "The loop, its steps and `--json` keys: [improve.md](improve.md).", ["align"]),
 ]
 
@@ -59,6 +59,7 @@ EXAMPLES: dict[str, str] = {
     "import-verdicts": "python -m evalcore import-verdicts verdicts.csv --dataset DATASET_ID --name \"my judge\" --json",
     "gate": "python -m evalcore gate --dataset summeval --run RUN_ID --baseline BASELINE_RUN_ID --json",
     "import-log": "python -m evalcore import-log logs/my-task.eval --human metadata:rating --document-key doc --json",
+    "import-traces": "python -m evalcore import-traces mlflow_traces.json --name \"support bot\" --json",
     "export-run": "python -m evalcore export-run RUN_ID --out run.jsonl --json",
     "labels": "python -m evalcore labels export labels.csv --dataset summeval",
     "delete-dataset": "python -m evalcore delete-dataset \"my study\" --yes",
@@ -81,6 +82,7 @@ MEANINGS: dict[tuple[str, str] | str, str] = {
     ("import-pairs", "file"): "a file of pairwise votes, long or wide",
     ("import-verdicts", "file"): "one row per pair and order: pair_id, order, verdict[, raw]",
     ("import-log", "path"): "an Inspect AI log, .eval or .json (read with inspect_ai, which must be installed)",
+    ("import-traces", "file"): "MLflow traces with their assessments, or Langfuse score pages, as JSON",
     "--json": "print one JSON document on stdout",
     "--dataset": "a dataset id (`datasets` lists them)",
     "--run": "a run id (`runs --dataset D` lists them)",

@@ -110,3 +110,18 @@ def test_a_human_rating_that_is_no_number_is_said_a_judges_is_a_counted_failure(
     f.write_text(json.dumps(recs))
     with pytest.raises(TraceFormatError, match="record 2: the human rating 'great' of 'correctness' is no number"):
         import_traces(f)
+
+
+def test_cli_import_traces(tmp_path, monkeypatch, capsys):
+    from evalcore.cli import main
+
+    monkeypatch.setenv("EVALCORE_DB", str(tmp_path / "s.db"))
+    assert main(["import-traces", str(MLFLOW), "--name", "ml", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["format"] == "mlflow" and out["items"] == 8 and out["dimensions"] == ["correctness"]
+    assert main(["import-traces", str(LANGFUSE), "--name", "lf"]) == 0
+    assert "(langfuse): 8 traces" in capsys.readouterr().out
+    bad = tmp_path / "x.json"
+    bad.write_text("[1, 2]")
+    assert main(["import-traces", str(bad)]) == 2
+    assert "neither MLflow traces" in capsys.readouterr().err
