@@ -13,7 +13,8 @@ top-level code (module-level statements other than imports, ``def`` and ``class`
 comment lines not counted) and the branches among them; a page is meant to lay out a view model the library
 computed, so more than ``--page-limit`` (150) lines fails the run (exit status 1; tests/test_architecture.py runs the
 same check in CI). (d) Import cycles among the modules of ``pages/`` (each module its own node), and the page
-functions that read module-level variables rather than take them as parameters. Reads files only (``ast``), imports nothing, so it runs on any checkout: an old commit in a
+functions that read module-level variables rather than take them as parameters. (e) The parameters of evalcore/
+annotated ``Any`` or not annotated. Reads files only (``ast``), imports nothing, so it runs on any checkout: an old commit in a
 ``git worktree`` as well as this one.
 """
 
@@ -212,6 +213,36 @@ def page_functions(root: Path) -> int:
                for p in page_scripts(root) if p.exists() for n in ast.walk(ast.parse(p.read_text(encoding="utf-8"))))
 
 
+def _is_any(annotation: ast.expr | None) -> bool:
+    if annotation is None:
+        return False
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):  # a string annotation
+        try:
+            annotation = ast.parse(annotation.value, mode="eval").body
+        except SyntaxError:
+            return False
+    return isinstance(annotation, ast.Name) and annotation.id == "Any" or \
+        isinstance(annotation, ast.Attribute) and annotation.attr == "Any"
+
+
+def parameter_types(root: Path, paths: tuple[str, ...] = ("evalcore",)) -> tuple[int, int, int]:
+    """(parameters annotated exactly ``Any``, parameters with no annotation, all parameters) of every function in
+    ``paths``; ``self`` and ``cls`` of methods not counted. ``Any`` inside a type (``dict[str, Any]``) is not counted:
+    the seam is typed, its contents are open."""
+    n_any = n_bare = n_all = 0
+    for path in python_files(root, paths):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            a = node.args
+            params = [p for p in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg] if p is not None]
+            params = [p for p in params if p.arg not in ("self", "cls")]
+            n_all += len(params)
+            n_any += sum(_is_any(p.annotation) for p in params)
+            n_bare += sum(p.annotation is None for p in params)
+    return n_any, n_bare, n_all
+
+
 def functions(root: Path, paths: tuple[str, ...]) -> list[Function]:
     out: list[Function] = []
     for path in python_files(root, paths):
@@ -353,6 +384,9 @@ def main(argv: list[str] | None = None) -> int:
           "a page function takes what it needs as parameters)")
     for c in closing:
         print(c)
+    n_any, n_bare, n_all = parameter_types(root)
+    print()
+    print(f"## Parameters in evalcore/: {n_any} annotated Any, {n_bare} not annotated, of {n_all}")
     calls = store_calls(root)
     print()
     print(f"## Store methods called by the app's pages ({len(calls)}; pages hand the store to library functions)")

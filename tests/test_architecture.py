@@ -177,3 +177,14 @@ def test_the_type_checkers_list_of_modules_not_yet_clean_names_existing_modules(
     missing = [m for m in ignored if not (ROOT / (m.replace(".", "/") + ".py")).exists()
                and not (ROOT / m.replace(".", "/") / "__init__.py").exists()]
     assert missing == [] and len(ignored) == len(set(ignored))
+
+
+def test_the_parameter_type_count_counts_what_it_says(tmp_path):
+    """``Any`` as a parameter's whole annotation (plain, ``typing.Any``, or as a string) counts; ``dict[str, Any]``,
+    ``self`` and ``cls`` do not; a parameter without annotation is counted apart."""
+    (tmp_path / "evalcore").mkdir()
+    (tmp_path / "evalcore" / "m.py").write_text(
+        "import typing\nfrom typing import Any\n\n"
+        "def f(a: Any, b: typing.Any, c: 'Any', d: dict[str, Any], e, *args: Any, **kw) -> Any:\n    pass\n\n"
+        "class K:\n    def m(self, x: int, y):\n        pass\n")
+    assert _code_shape().parameter_types(tmp_path) == (4, 3, 9)  # a b c args; e kw y; all but self
