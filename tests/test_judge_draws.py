@@ -241,3 +241,20 @@ def test_geval_without_log_probs_keeps_its_20_samples_as_draws(store):
     by_hand = d.groupby("item_id")["value"].mean()
     j = run.judgments.set_index("item_id")["value"]
     assert j.loc[by_hand.index].tolist() == pytest.approx(by_hand.tolist(), abs=1e-12)
+
+
+def test_a_draw_whose_request_failed_fails_the_item_and_a_resume_asks_only_that_request(store):
+    from evalcore.testing.loopback import Fault
+
+    ds = tiny_dataset(2, 2)  # 4 items x 3 draws = 12 requests after the probe
+    with serve(scorer=Varying(), faults=[Fault("500", on_requests=(6,))]) as srv:
+        first = score(srv, store, spec(ds, draws=3), max_retries=0)
+        failed = first.judgments[first.judgments["status"] == "failed"]
+        assert len(failed) == 1 and re.match(r"draw [0-2] of 3: ", failed["reason"].iloc[0])
+        before = srv.requests_seen
+        again = score(srv, store, spec(ds, draws=3, run_id=first.run_id), max_retries=0)
+        assert srv.requests_seen - before == 1  # the one request that failed; the others from the cache
+    assert (again.judgments["status"] == "ok").all()
+    assert again.draws.groupby("item_id").size().tolist() == [3] * 4
+    by_hand = again.draws.groupby("item_id")["value"].mean()
+    assert (again.judgments.set_index("item_id")["value"].loc[by_hand.index] == by_hand).all()

@@ -1017,7 +1017,13 @@ class ScoringRun:
             replies.entries += one.entries
             replies.answers += one.answers
         dim = self.dataset.dimension(task.dimension) if task.dimension in self.dataset.dimension_names else None
-        return aggregate_outcome(rows, outcomes, categorical=bool(dim and dim.is_categorical)), rows
+        outcome = aggregate_outcome(rows, outcomes, categorical=bool(dim and dim.is_categorical))
+        failed = next((d for d, one in enumerate(per) if one.errors), None)
+        if failed is not None:  # a request that failed (not a reply that did not parse): the item is judged again on
+            # resume, its answered draws from the cache, so no item keeps fewer draws for an endpoint's hiccup
+            outcome = dataclasses.replace(outcome, value=None, status=STATUS_FAILED,
+                                          reason=f"draw {failed} of {self.draws}: {outcomes[failed].reason}")
+        return outcome, rows
 
     def _samples(self, task: ItemTask, outcome: Outcome, replies: _Replies, first: int) -> list[dict[str, Any]]:
         """One draw's rows (``draws.item_draws``): each sample of a sampling method scored alone by the method."""
