@@ -52,6 +52,7 @@ def test_every_aspect_rating_is_imported_and_na_is_no_rating():
     got = {(docs[items.loc[h["item_id"], "doc_id"]], items.loc[h["item_id"], "system_id"], h["dimension"]):
            float(h["score"]) for _, h in ds.human_scores.dropna(subset=["score"]).iterrows()}
     assert got == file_ratings() and len(got) == 20 * 4 - 1
+    assert any("written by GPT-4" in n for n in ds.meta["import_notes"])  # not people: said
 
 
 def test_a_file_without_annotations_is_one_error_naming_the_field(tmp_path):

@@ -113,6 +113,7 @@ def import_table(source: Any, mapping: ColumnMapping, *, filename: str | None = 
     warnings = check.implicit + check.label_warnings + _id_warnings(check, ratings)
     if frame.attrs.get("delimiter", ",") != "," and fmt == "csv":
         notes.append(f"fields are separated by {frame.attrs['delimiter']!r} (detected from the header line)")
+    notes += frame.attrs.get("notes", [])  # what a published layout's reader says of it (rating_sets.py)
     unrated = [d.name for d in dimensions if not (human["dimension"] == d.name).any()]
     if unrated:
         notes.append(f"no ratings yet for {', '.join(map(repr, unrated))}: label them on the Label page")
