@@ -15,7 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from evalcore import importers
-from evalcore.importers import pairs
+from evalcore.importers import inspect_log, pairs
 from evalcore.model import LABEL_KINDS, counted
 from pages import _handoff as handoff
 from pages import _identity as identity
@@ -24,7 +24,7 @@ from pages import _shared as ui
 ROLE_KEYS = list(importers.ROLES)
 # widget keys that belong to one uploaded file: dropped when another file is uploaded
 FILE_KEYS = ("role_", "dim_", "ann_", "run_", "scale_min_", "scale_max_", "kind_", "labels_", "_prefill_",
-             "unrated_", "pairrole_", "upload_holds")
+             "unrated_", "pairrole_", "upload_holds", "inspect_")
 HOLDS = ("ratings of outputs", "pairwise preferences")
 SCALE_LIMIT = 1e15  # the number inputs hold finite numbers a browser can show exactly
 
@@ -201,6 +201,9 @@ def _unrated_inputs(mapping: importers.ColumnMapping, texts_only: bool) -> None:
 def dataset_form(upload: Any) -> None:
     digest = _digest(upload)
     _forget_other_file(digest)
+    if inspect_log.looks_like_log(upload.name, upload.getvalue()):
+        inspect_form(upload, digest)
+        return
     raw, err = read_upload(digest, upload.name, upload.getvalue())
     if err is not None:
         show_problems(err)
@@ -264,6 +267,11 @@ def _import(upload: Any, mapping: importers.ColumnMapping, name: str, raw: pd.Da
     except importers.DatasetValidationError as e:
         show_problems(e)
         return
+    _save(upload, result)
+
+
+def _save(upload: Any, result: importers.ImportResult) -> None:
+    """Save an import, open its dataset and runs, and say what was imported (a table's or an Inspect log's)."""
     from evalcore.store import StoreError, store_message
 
     try:
@@ -283,6 +291,48 @@ def _import(upload: Any, mapping: importers.ColumnMapping, name: str, raw: pd.Da
                                      f"{', '.join(ds.dimension_names)}{runs}.")
     st.session_state["_import_warnings"] = result.warnings
     st.rerun()
+
+
+# ------------------------------------------------------------------------------------------------ Inspect logs
+
+
+@st.cache_data(show_spinner="Reading the Inspect log…", max_entries=4)
+def _log_preview(digest: str, name: str, _data: bytes) -> tuple[Any, str]:
+    try:
+        return inspect_log.preview_bytes(_data, name), ""
+    except (inspect_log.InspectLogError, ValueError) as e:
+        return None, str(e)
+
+
+def inspect_form(upload: Any, digest: str) -> None:
+    """An Inspect AI log: where the human ratings are, the documents' and systems' metadata keys (proposed from what
+    the log holds), a preview of its samples, and the import (evalcore.importers.inspect_log)."""
+    preview, error = _log_preview(digest, upload.name, upload.getvalue())
+    if preview is None:
+        st.error(ui.esc(f"{upload.name}: {error}"))
+        return
+    st.text(f"{upload.name}: Inspect log of task {preview.task}, {counted(len(preview.samples), 'sample')} shown, "
+            f"judge {preview.judge}")
+    st.dataframe(preview.samples, key="inspect_preview")
+    none = "(none)"
+    human = st.selectbox("Human ratings", preview.human_sources + ["(none: judge scores only)"], key="inspect_human",
+                         help="target: each sample's target; metadata:KEY: a sample metadata value; edits: scores "
+                              "people edited (inspect_ai.log.edit_score), each author an annotator")
+    doc = st.selectbox("Document key", [none] + preview.keys, key="inspect_doc",
+                       help="the sample metadata key naming each sample's document (none: each sample its own)")
+    system = st.selectbox("System key", [none] + preview.keys, key="inspect_system",
+                          help="the sample metadata key naming the system that wrote the output (none: the model)")
+    name = st.text_input("Dataset name", value=Path(upload.name).stem, key="inspect_name")
+    if st.button("Import log", key="inspect_import", type="primary"):
+        try:
+            result = inspect_log.import_bytes(
+                upload.getvalue(), upload.name, human=None if human.startswith("(none") else human,
+                name=name or None, document_key=None if doc == none else doc,
+                system_key=None if system == none else system, owner=identity.owner())
+        except inspect_log.InspectLogError as e:
+            st.error(ui.esc(str(e)))
+            return
+        _save(upload, result)
 
 
 # ------------------------------------------------------------------------------------------------ pairwise

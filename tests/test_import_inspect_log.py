@@ -161,3 +161,28 @@ def test_letter_grades_as_inspect_maps_them():
     assert [to_number(g)[0] for g in ("C", "P", "I", 3, "4.5")] == [1.0, 0.5, 0.0, 3.0, 4.5]
     value, why = to_number("banana")
     assert math.isnan(value) and "banana" in why
+
+
+@pytest.mark.usefixtures("first_start")
+def test_the_data_page_imports_the_log(log_path):
+    pytest.importorskip("streamlit")
+    from evalcore.importers.inspect_log import import_log
+    from tests.test_app_pages import assert_clean, new_app
+
+    at = new_app()
+    at.run()
+    at.file_uploader(key="upload").upload(log_path.name, log_path.read_bytes(), "application/octet-stream")
+    at.run()
+    assert_clean(at)
+    assert at.selectbox(key="inspect_human").options[-2:] == ["target", "(none: judge scores only)"]
+    assert "metadata:rating" in at.selectbox(key="inspect_human").options  # proposed from the log's metadata
+    at.selectbox(key="inspect_human").set_value("metadata:rating")
+    at.selectbox(key="inspect_doc").set_value("doc")
+    at.selectbox(key="inspect_system").set_value("system")
+    at.button(key="inspect_import").click().run()
+    assert_clean(at)
+    expected = import_log(log_path, human="metadata:rating", document_key="doc", system_key="system")
+    done = " ".join(str(s.value) for s in at.success).replace("\\", "")  # Markdown escapes
+    assert expected.dataset.id in done and "6 items" in done, done
+    [run] = expected.runs
+    assert _item_pearson(expected.dataset.id, run.run_id) == pytest.approx(by_hand(log_path, "metadata:rating"))

@@ -301,3 +301,59 @@ def _unique(rows: Iterable[tuple]) -> list[tuple]:
 def _check_human(human: str | None) -> None:
     if human and not (human in ("target", "edits") or (human.startswith("metadata:") and len(human) > 9)):
         raise InspectLogError(f"--human {human!r}: pass one of {', '.join(HUMAN_SOURCES)}")
+
+
+# ------------------------------------------------------------------------------------------------ an upload's bytes
+
+
+def looks_like_log(filename: str, data: bytes) -> bool:
+    """An ``.eval`` file, or a ``.json`` file whose head holds an Inspect log's top-level keys."""
+    low = filename.lower()
+    if low.endswith(".eval"):
+        return True
+    head = data[:4096]
+    return low.endswith(".json") and head.lstrip().startswith(b"{") and b'"eval"' in head and b'"version"' in head
+
+
+def _with_file(data: bytes, filename: str, read: Any) -> Any:
+    """``read(path)`` on the upload's bytes written to a temporary file (inspect_ai reads logs from paths)."""
+    import tempfile
+
+    suffix = ".eval" if filename.lower().endswith(".eval") else ".json"
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / f"upload{suffix}"
+        path.write_bytes(data)
+        return read(path)
+
+
+@dataclass
+class LogPreview:
+    """What the upload form proposes: the metadata keys, the human sources the log offers, a table of samples."""
+
+    keys: list[str]
+    human_sources: list[str]
+    samples: pd.DataFrame
+    judge: str
+    task: str
+
+
+def preview_bytes(data: bytes, filename: str, rows: int = 20) -> LogPreview:
+    """The Data page's preview of an uploaded log."""
+    def read(path: Path) -> LogPreview:
+        log = read_log(path)
+        keys = metadata_keys(log)
+        edited = any(_edits(sc) for s in log.samples for sc in (s.scores or {}).values())
+        numeric = [k for k in keys if any(not math.isnan(to_number((s.metadata or {}).get(k, ""))[0])
+                                          for s in log.samples[:50])]
+        sources = (["edits"] if edited else []) + [f"metadata:{k}" for k in numeric] + ["target"]
+        table = pd.DataFrame([{"id": str(s.id), "epoch": s.epoch, "target": _text(s.target)[:80],
+                               **{f"score: {n}": str(v.value)[:40] for n, v in (s.scores or {}).items()},
+                               "output": (s.output.completion if s.output else "")[:120]}
+                              for s in log.samples[:rows]])
+        return LogPreview(keys, sources, table, judge_model(log), str(log.eval.task))
+    return _with_file(data, filename, read)
+
+
+def import_bytes(data: bytes, filename: str, **options: Any) -> Any:
+    """:func:`import_log` of an upload's bytes (``options``: human, name, document_key, system_key, owner)."""
+    return _with_file(data, filename, lambda path: import_log(path, filename=filename, **options))

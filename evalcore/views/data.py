@@ -219,7 +219,8 @@ def votes_only_note(dataset: Dataset, section: str) -> str:
 def upload_types() -> list[str]:
     """The extensions an upload accepts, without the dot: every registered format's (evalcore.registry), plugins'
     included."""
-    return registry.upload_extensions()
+    # Inspect AI logs (.eval; their .json is a JSON upload, recognised by its content): evalcore.importers.inspect_log
+    return list(dict.fromkeys([*registry.upload_extensions(), "eval"]))
 
 
 def _plugin_formats() -> str:
