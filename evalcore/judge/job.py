@@ -40,6 +40,8 @@ class ScoringJob:
     # what the run's replies cost, charged to who started it as they arrive; the run stops at the operator's cap
     # (evalcore.judge.spending.Meter; None: nothing to count, e.g. a local server)
     meter: Any = None
+    # the store refused the start: the run is not this user's to resume (another user's, or one without an owner)
+    refused: bool = False
 
     @property
     def running(self) -> bool:
@@ -50,17 +52,31 @@ class ScoringJob:
         return self.spec.dataset.id
 
     def start(self) -> None:
-        """Score on a new thread (again, after a cancel or an error: the run resumes where it stopped)."""
+        """Score on a new thread (again, after a cancel or an error: the run resumes where it stopped). A run that
+        is not the signed-in user's to resume is refused here, before anything is sent (``error`` says why)."""
         self.spec = dataclasses.replace(self.spec, run_id=self.run_id)
         self.cancel.clear()
         self.absorbed = False
         self.finished = False
         self.error = None
         self.started = time.monotonic()
+        if self._refuse():
+            return
         target = self._score_batch if self.batch else self._score_online
         self.thread = threading.Thread(target=self._guarded, args=(target,), name=f"score-{self.run_id}",
                                        daemon=True)
         self.thread.start()
+
+    def _refuse(self) -> bool:
+        """True (the job finished, ``error`` set) when the store holds ``run_id`` as a run that ``spec.owner`` does
+        not own (evalcore.store.runs: RunsStore.run_refusal); what was charged at the click is given back."""
+        refusal = self.store.run_refusal(self.run_id, self.spec.owner)
+        if refusal is None:
+            return False
+        self.refused, self.error, self.finished = True, refusal, True
+        if self.meter is not None:  # nothing was sent: the estimate reserved at the click is returned
+            self.meter.settle()
+        return True
 
     def resume(self, api_key: str | None) -> None:
         """Start again with the key the user holds now (a run stopped by a bad key resumes with a good one)."""

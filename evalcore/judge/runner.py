@@ -818,6 +818,11 @@ class ScoringRun:
         self._last_emit = 0.0
 
     async def run(self) -> Run:
+        if refusal := self.store.run_refusal(self.run_id, self.spec.owner):  # not theirs: refused before the probe
+            if self.meter is not None:
+                self.meter.settle()  # nothing was sent: what was reserved for it is returned
+            await self.client.aclose()
+            raise ValueError(refusal)
         lease = self.store.acquire_lease(self.run_id) if self.run_id else None  # one writer per run
         if self.meter is not None:
             self.meter.begin()

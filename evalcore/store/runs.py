@@ -60,6 +60,21 @@ def _current(frame: pd.DataFrame, hashes: dict[str, str | None], columns: list[s
     return frame[columns + extra].reset_index(drop=True)
 
 
+def _not_theirs(run_id: str, recorded: str | None, owner: str | None) -> str | None:
+    """Why the signed-in ``owner`` may not resume, rewrite or add to the existing run ``run_id`` recorded as
+    ``recorded``'s (None: they may). Without sign-in (``owner`` None: the operator's command line) nothing is
+    refused here."""
+    if not owner or recorded == owner:
+        return None
+    if recorded:
+        return (f"a run with the id {run_id!r} belongs to another user: it is not resumed or rewritten; score yours "
+                "under a new run name")
+    # a run without an owner (the operator's command line, a store from before sign-in) is everyone's: a signed-in
+    # user resuming it would rewrite its label and config and add their judgments to what the whole lab reads
+    return (f"a run with the id {run_id!r} exists already, shared by everyone (scored without sign-in): a signed-in "
+            "user does not resume, rewrite or add to it; score yours under a new run name")
+
+
 class RunsStore(Connection):
     """Runs; composed in ``Store`` with ``LeasesStore`` (live_status) and ``CriteriaStore`` (add_criteria_rows)."""
 
@@ -68,13 +83,13 @@ class RunsStore(Connection):
                    owner: str | None = None) -> None:
         """Create the run row, or update the config/status of an existing one (resume keeps created_at and the
         owner). ``owner``: the signed-in user who started it (None without sign-in). A signed-in user never resumes
-        (and so rewrites) another user's run: ValueError, nothing written."""
+        (and so rewrites) a run that is not theirs, another user's or one without an owner
+        (:meth:`run_refusal`): ValueError, nothing written."""
         cfg = dumps(config or {})
         with self.write() as c:
             existing = c.execute("SELECT created_at, owner FROM runs WHERE run_id = ?", (run_id,)).fetchone()
-            if existing and existing[1] and owner and existing[1] != owner:
-                raise ValueError(f"a run with the id {run_id!r} belongs to another user: it is not resumed or "
-                                 "rewritten")
+            if existing and (refused := _not_theirs(run_id, existing[1], owner)):
+                raise ValueError(refused)
             if existing:
                 c.execute("UPDATE runs SET dataset_id=?, method=?, model=?, label=?, config=?, parser=?, status=?,"
                           " updated_at=? WHERE run_id=?",
@@ -84,6 +99,14 @@ class RunsStore(Connection):
                 self._insert("runs", [{"run_id": run_id, "dataset_id": dataset_id, "method": method, "model": model,
                                        "label": label, "config": cfg, "parser": parser, "created_at": stamp,
                                        "updated_at": stamp, "status": status, "stats": "{}", "owner": owner}])
+
+    def run_refusal(self, run_id: str | None, owner: str | None) -> str | None:
+        """Why the signed-in ``owner`` may not resume (rewrite, add to) the run ``run_id``, or None: no such run, one
+        of theirs, or no sign-in. Asked before anything is sent (evalcore.judge.job, evalcore.judge.runner)."""
+        if not run_id or not owner:
+            return None
+        row = self.conn.execute("SELECT owner FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        return None if row is None else _not_theirs(run_id, row[0], owner)
 
     def finish_run(self, run_id: str, *, status: str, stats: dict[str, Any]) -> None:
         with self.write() as c:

@@ -1,7 +1,7 @@
-"""A shared lab server, fourth review: an ownerless run is not taken over by a signed-in user's import, user-written
-strings stay text on every page, the score parser stays linear on hostile replies, CSV cells holding any locale's
-separator are quoted, ``runs --json`` counts a run's judgments, and proxy-header sign-in can require the proxy's
-secret."""
+"""A shared lab server, fourth review: an ownerless run is not taken over by a signed-in user's import, nor resumed
+(rewritten, added to) by a signed-in user's scoring; user-written strings stay text on every page, the score parser
+stays linear on hostile replies, CSV cells holding any locale's separator are quoted, ``runs --json`` counts a run's
+judgments, and proxy-header sign-in can require the proxy's secret."""
 
 from __future__ import annotations
 
@@ -63,6 +63,102 @@ def test_a_signed_in_upload_never_replaces_the_operators_ownerless_run(tmp_path,
     save_runs([bobs2.run], store, owner="bob")
     assert store.owner_of("runs", (bobs2.run.run_id,)) == ("bob", False)
     capsys.readouterr()
+
+
+# ----------------------------------------------------------- an ownerless scored run is not resumed by a user
+
+@pytest.fixture
+def operators_run(tmp_path, monkeypatch):
+    """The operator's scored run (the command line: no owner) on a priced loopback judge: (store, endpoint, run,
+    server). The judge's price is the test's own (10 USD per million tokens), so that a click is charged."""
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"loop-model": {"input": 10.0, "output": 10.0}}))
+    monkeypatch.setenv("EVALCORE_PRICES", str(prices))
+    monkeypatch.setenv(KEY_ENV, SECRET)
+    from evalcore.testing.loopback import serve
+
+    store = Store(tmp_path / "lab.db")
+    with serve() as srv:
+        ep = endpoint(srv)
+        run = judge_calls.score_dataset(dataset(4), method="geval", criteria_by_dim=CRITERIA, endpoint=ep,
+                                        store=store, capabilities=CAPS, label="the operator's")
+        assert store.owner_of("runs", (run.run_id,)) == (None, False)
+        yield store, ep, run, srv
+
+
+def _as_it_was(store, rid):
+    row = store.run_row(rid)
+    return (row["label"], row["config"], row["owner"], len(store.load_run(rid).judgments),
+            store.run_version(rid))
+
+
+def test_a_signed_in_user_never_resumes_the_operators_ownerless_run_from_the_score_page(operators_run,
+                                                                                         monkeypatch):
+    """Bob's "Start scoring" on the Score page (its own code path: the estimate charged at the click, then
+    evalcore.views.score.new_job and the job's thread) lands on the id of the operator's ownerless run: refused
+    before anything is sent, the run's label, config, judgments and ownerlessness as they were, the estimate given
+    back, and no "Resume" offered (resuming it refused the same way). The message says to use a new run name."""
+    from evalcore.judge import runner, spending
+    from evalcore.judge.spec import EngineOptions, ScoringSpec
+    from evalcore.views import score as score_views
+
+    store, ep, run, srv = operators_run
+    before, seen = _as_it_was(store, run.run_id), srv.requests_seen
+    spec = ScoringSpec(dataset(6), "geval", ["coherence"], CRITERIA, None, label="bob's")  # 2 items not cached
+    est = runner.estimate(spec, EngineOptions(ep), store=store)
+    assert spending.charge(est.cost_usd, est.calls, local=False, spender="bob", store=store, what="score").allowed
+    assert est.cost_usd and store.spent_usd("bob") == pytest.approx(est.cost_usd)  # charged at the click
+    monkeypatch.setattr(runner, "new_run_id", lambda *a: run.run_id)  # the new run's id is the operator's
+    job = score_views.new_job(spec, ep, use_batch=False, api_key=None, concurrency=2, reprobe=True, store=store,
+                              owner="bob", charged_usd=est.cost_usd)
+    assert job.meter is not None  # a priced judge: the run would be metered
+    job.start()
+    assert job.wait(60) and job.refused
+    assert job.run_id == run.run_id and job.thread is None
+    assert "shared by everyone" in job.error and "new run name" in job.error
+    said = score_views.finished_blocks(job)
+    assert said[0].text.replace("\\", "").startswith("Not started: ") and said[0].kind == "error"
+    assert score_views.resume_offer(job, ready=True, typed_for=None) is None
+    job.resume(None)  # as a page holding the job would: refused again
+    assert job.refused and job.thread is None
+    assert srv.requests_seen == seen  # no probe, no request
+    assert _as_it_was(store, run.run_id) == before
+    assert store.spent_usd("bob") == pytest.approx(0.0)  # the estimate given back: nothing was sent
+
+
+def _resume_as(owner, ep, store, run_id, **kw):
+    """The engine (evalcore.judge.runner.score_dataset) given ``run_id`` and ``owner`` (a signed-in user's spec)."""
+    from evalcore.judge import runner
+    from evalcore.judge.spec import EngineOptions, ScoringSpec
+
+    spec = ScoringSpec(dataset(4), "geval", ["coherence"], CRITERIA, None, run_id=run_id, owner=owner,
+                       label=f"{owner}'s")
+    return runner.score_dataset(spec, EngineOptions(ep, **kw), store=store)
+
+
+def test_the_engine_and_the_store_refuse_a_signed_in_resume_of_an_ownerless_run(operators_run):
+    """Below the page: the engine given the ownerless run's id and a signed-in owner (alice or bob) refuses before
+    its probe; the store refuses to rewrite the run's row for them; another user's run is refused the same way. The
+    operator's command line (no owner) still resumes it, and it stays ownerless."""
+    store, ep, run, srv = operators_run
+    before, seen = _as_it_was(store, run.run_id), srv.requests_seen
+    for user in ("alice", "bob"):
+        with pytest.raises(ValueError, match="shared by everyone.*new run name"):
+            _resume_as(user, ep, store, run.run_id)
+        with pytest.raises(ValueError, match="shared by everyone.*new run name"):
+            store.create_run(run_id=run.run_id, dataset_id="tiny", method="geval", model="m", label=f"{user}'s",
+                             config={}, owner=user)
+    assert srv.requests_seen == seen and _as_it_was(store, run.run_id) == before
+    store.create_run(run_id="tiny/alices", dataset_id="tiny", method="geval", model="m", owner="alice")
+    with pytest.raises(ValueError, match="belongs to another user.*new run name"):
+        _resume_as("bob", ep, store, "tiny/alices")
+    assert store.run_refusal("tiny/alices", "alice") is None and store.run_refusal("tiny/none", "bob") is None
+    assert srv.requests_seen == seen
+    # the operator (no sign-in) resumes their own run: answered from the cache, still ownerless
+    again = judge_calls.score_dataset(dataset(4), method="geval", criteria_by_dim=CRITERIA, endpoint=ep, store=store,
+                                      run_id=run.run_id, label="the operator's, again", capabilities=CAPS)
+    assert store.owner_of("runs", (again.run_id,)) == (None, False)
+    assert store.run_row(run.run_id)["label"] == "the operator's, again"
 
 
 # ---------------------------------------------------------------------------- user-written strings stay text
