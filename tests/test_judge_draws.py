@@ -258,3 +258,19 @@ def test_a_draw_whose_request_failed_fails_the_item_and_a_resume_asks_only_that_
     assert again.draws.groupby("item_id").size().tolist() == [3] * 4
     by_hand = again.draws.groupby("item_id")["value"].mean()
     assert (again.judgments.set_index("item_id")["value"].loc[by_hand.index] == by_hand).all()
+
+
+def test_the_score_pages_run_details_say_the_draws(store):
+    from evalcore.views import score as score_views
+    from evalcore.views.blocks import Metrics
+
+    ds = tiny_dataset(1, 2)
+    with serve(scorer=Varying()) as srv:
+        one, three = score(srv, store, spec(ds)), score(srv, store, spec(ds, draws=3))
+
+    def labels(run):
+        return [m.label for b in score_views.run_details(run) if isinstance(b, Metrics) for m in b.items]
+
+    assert "Draws per item" not in labels(one)
+    shown = {m.label: m.value for b in score_views.run_details(three) if isinstance(b, Metrics) for m in b.items}
+    assert shown["Draws per item"] == "3"
