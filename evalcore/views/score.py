@@ -245,7 +245,10 @@ def progress_line(progress: Any) -> tuple[float, str]:
 
 
 def finished_blocks(job: Any) -> list[Block]:
-    """How a job that has stopped went: its error, a cancel, or how many it scored (when none or few, why)."""
+    """How a job that has stopped went: its refusal, its error, a cancel, or how many it scored (when none or few,
+    why)."""
+    if getattr(job, "refused", False):  # the run is not this user's: nothing was sent
+        return [error_note("Not started: ", job.error)]
     if job.error:
         return [error_note("The run stopped: ", job.error)]
     if job.cancel.is_set():
@@ -259,8 +262,8 @@ def finished_blocks(job: Any) -> list[Block]:
 def resume_offer(job: Any, *, ready: bool, typed_for: str | None) -> tuple[list[Block], Action] | None:
     """"Resume" for a job that stopped on an error or a cancel (None otherwise): refused while the key typed in
     this session is for another endpoint than the run's (evalcore.judge.trust), which the note says."""
-    if not (job.error or job.cancel.is_set()):
-        return None
+    if getattr(job, "refused", False) or not (job.error or job.cancel.is_set()):
+        return None  # a refused run is not resumed either: the note says to score under a new run name
     from evalcore.judge import trust
 
     elsewhere = trust.typed_key_elsewhere(job.engine.first_endpoint.base_url, typed_for)
