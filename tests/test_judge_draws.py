@@ -274,3 +274,34 @@ def test_the_score_pages_run_details_say_the_draws(store):
     assert "Draws per item" not in labels(one)
     shown = {m.label: m.value for b in score_views.run_details(three) if isinstance(b, Metrics) for m in b.items}
     assert shown["Draws per item"] == "3"
+
+
+def test_score_draws_on_the_command_line(tmp_path):
+    """``python -m evalcore score --draws 2``: the estimate counts both draws, the run stores them, and
+    ``--batch`` refuses them."""
+    import contextlib
+    import io
+
+    from evalcore import cli
+
+    db = tmp_path / "cli.db"
+    Store(db).save_dataset(tiny_dataset(2, 2))
+
+    def run(*argv):
+        args = cli.parse_checked(list(argv))
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            assert args.func(args) == 0
+        return json.loads(buf.getvalue())
+
+    with serve() as srv:
+        base = ["score", "--dataset", "tiny", "--dimension", "coherence", "--method", "geval", "--model", "loop",
+                "--base-url", srv.base_url, "--provider", "vllm", "--db", str(db), "--json", "--quiet"]
+        one, two = run(*base, "--estimate-only"), run(*base, "--estimate-only", "--draws", "2")
+        assert (one["calls"], two["calls"]) == (4, 8)
+        summary = run(*base, "--draws", "2")
+        batch = cli.parse_checked([*base, "--draws", "2", "--batch"])
+        with pytest.raises(ValueError, match="one draw per item"):
+            batch.func(batch)
+    drawn = Store(db).load_run(summary["run_id"])
+    assert len(drawn.draws) == 8 and drawn.config.spec["draws"] == 2
