@@ -4,6 +4,7 @@ against a rate-limited loopback that stays near the limit with few 429s."""
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 
 import pandas as pd
@@ -144,8 +145,9 @@ def test_engine_run_against_a_rate_limited_endpoint(tmp_path):
 
 
 def test_client_paces_to_a_tpm_limit():
-    """A token limit binding before any request limit: the token pacer (prompt characters / 4 + max_tokens) keeps
-    429s to almost none."""
+    """A token limit binding before any request limit, through HTTP: the limit is learned from the headers, every 429
+    counted and the limit respected. How few 429s the token pacer lets through is decided on a virtual clock
+    (test_pacer_holds_a_tpm_limit_on_a_virtual_clock): here a busy machine may bunch sends that the pacer spread."""
     words = " ".join(f"word{i}" for i in range(20))
     reqs = [ChatRequest(messages=(("user", f"{words} {i}. Rate it from 1 to 5."),), max_tokens=2) for i in range(40)]
 
@@ -163,7 +165,7 @@ def test_client_paces_to_a_tpm_limit():
     with serve(latency_s=0.02, rate_limit=RateLimit(tpm=30000, burst_s=0.5)) as srv:
         wall, st = asyncio.run(go(srv))
         limited = srv.rate_limited
-    assert limited <= 2 and st.limit_tokens_per_min == 30000
+    assert st.limit_tokens_per_min == 30000 and st.rate_limited == limited
     assert wall >= (39 - 9) * 29 / 500 * 0.8  # the limit was respected (500 tokens/s)
 
 
@@ -177,12 +179,15 @@ class _Attempt:
         self.content = b""
 
 
-def _paced_run(rpm: float, burst_s: float, n: int, latency: float = 0.02, concurrency: int = 16):
+def _paced_run(rpm: float, burst_s: float, n: int, latency: float = 0.02, concurrency: int = 16, *,
+               tpm: float | None = None, body: bytes = b""):
+    """``tpm``: the server limits tokens (``body``'s, as the limiter counts them) instead of requests."""
     from evalcore.testing.clock import ServerBucket, VirtualClock
 
     clock = VirtualClock()
     lim = RateLimiter(64, clock=clock)
-    server = ServerBucket(clock, rpm=rpm, burst_s=burst_s)
+    server = ServerBucket(clock, rpm=rpm, burst_s=burst_s) if tpm is None else _TokenBucket(
+        clock, tpm=tpm, burst_s=burst_s, cost=lim.token_cost(body))
     pending: list[tuple[float, int, dict, _Attempt]] = []
     sent_at: list[float] = []
 
@@ -199,6 +204,7 @@ def _paced_run(rpm: float, burst_s: float, n: int, latency: float = 0.02, concur
                 clock.t = max(clock.t, first)
                 deliver(first)
             att = _Attempt()
+            att.content = body
             await lim.before_attempt(att)
             deliver(clock.now())
             status, headers = server.admit(clock.now())
@@ -209,6 +215,32 @@ def _paced_run(rpm: float, burst_s: float, n: int, latency: float = 0.02, concur
     # the first reply teaches the limits (as JudgeClient's first request does)
     asyncio.run(go())
     return clock, lim, server, sent_at
+
+
+class _TokenBucket:
+    """A server's per-minute token limit on the virtual clock, with OpenAI's x-ratelimit-*-tokens headers: a bucket
+    of ``burst_s`` seconds of the rate, each request costing ``cost`` tokens (prompt characters / 4 + max_tokens)."""
+
+    def __init__(self, clock, *, tpm: float, burst_s: float, cost: float) -> None:
+        self.rate, self.tpm, self.cost = tpm / 60.0, tpm, cost
+        self.capacity = self.level = self.rate * burst_s
+        self.t = clock.now()
+        self.limited = 0
+
+    def admit(self, at: float) -> tuple[int, dict[str, str]]:
+        self.level = min(self.capacity, self.level + max(0.0, at - self.t) * self.rate)
+        self.t = max(self.t, at)
+        ok = self.level >= self.cost
+        if ok:
+            self.level -= self.cost
+        else:
+            self.limited += 1
+        headers = {"x-ratelimit-limit-tokens": str(int(self.tpm)),
+                   "x-ratelimit-remaining-tokens": str(int(self.level)),
+                   "x-ratelimit-reset-tokens": f"{int((self.capacity - self.level) / self.rate * 1000)}ms"}
+        if not ok:
+            headers["retry-after-ms"] = str(int((self.cost - self.level) / self.rate * 1000) + 1)
+        return (200 if ok else 429), headers
 
 
 def test_pacer_holds_an_rpm_limit_on_a_virtual_clock():
@@ -243,3 +275,22 @@ def test_a_429_pauses_every_attempt_for_retry_after_on_a_virtual_clock():
     assert asyncio.run(go()) == pytest.approx(2.0)
     assert lim.stats.rate_limited == 1 and lim.stats.paced_wait_s == pytest.approx(2.0)
     assert lim.window == 4  # no limits known: the window halves (AIMD)
+
+
+def test_pacer_holds_a_tpm_limit_on_a_virtual_clock():
+    """30,000 tokens a minute (500/s) in bursts of half a second, requests of 40.25 tokens as the limiter counts them
+    (characters / 4 + max_tokens): the first round (16 at once, before any reply) overruns the burst of 6 requests;
+    once the first reply told the limit, no attempt is refused and the token rate is the limit's, never above it
+    (what test_client_paces_to_a_tpm_limit does through HTTP, exact here: no wall clock involved)."""
+    words = " ".join(f"word{i}" for i in range(20))
+    body = json.dumps({"messages": [{"role": "user", "content": f"{words} 7. Rate it from 1 to 5."}],
+                       "max_tokens": 2}).encode()
+    clock, lim, server, sent = _paced_run(rpm=0, burst_s=0.5, n=120, tpm=30000, body=body)
+    assert lim.stats.limit_tokens_per_min == 30000
+    first_reply = sent[0] + 0.02
+    early = sum(1 for t in sent if t <= first_reply)
+    assert early == 16 and server.limited == early - int(250 // server.cost)  # refusals only before the first reply
+    late = [t for t in sent if t > first_reply + 1.0]
+    assert len(late) > 10
+    rate = (len(late) - 1) * server.cost / (late[-1] - late[0])
+    assert 500 * 0.99 * 0.95 <= rate <= 500 * 1.001  # the limit paces it, and it is never passed
