@@ -340,6 +340,10 @@ def test_cli_score_estimate_and_export(tmp_path, monkeypatch):
     st.save_dataset(tiny_dataset(2, 2))
     import argparse
 
+    from evalcore import registry
+
+    registry.METHODS.load()  # the menu --method offers is the registry's: the test's method joins it for this test
+    monkeypatch.setitem(registry.METHODS._items, "tiny", TinyMethod())
     p = argparse.ArgumentParser()
     cli.register(p.add_subparsers(dest="command"))
     monkeypatch.setattr(runner, "method_of", lambda m: TinyMethod() if m == "tiny" else m)
