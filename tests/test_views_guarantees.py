@@ -50,3 +50,41 @@ def test_expander_on_the_alignment_page():
     assert_clean(at)
     assert any("Selective evaluation" in str(h.value) for h in at.markdown) or \
         any("Selective evaluation" in str(h.value) for h in at.subheader)
+
+
+def test_report_carries_the_guarantees_section():
+    """The exported report's Guarantees section holds the figures the analysis computes: selective coverage at
+    alpha 0.1 and 0.2 with delta 0.1, the reason where nothing is kept, and the conformal coverage."""
+    from evalcore.views import report as report_views
+    from evalcore.views.html_report import format_cell
+
+    d = R.get_dataset("summeval")
+    runs = [R.load_run("summeval/shen-gpt-4-0314-rts"), R.load_run("summeval/shen-gpt-3.5-turbo-0301-rts")]
+    p = report_views.AnalysisParams(dataset_id="summeval", run_ids=[r.run_id for r in runs], dimension="coherence",
+                                    n_resamples=20)
+    (sec,) = report_views.guarantees_sections(d, runs, p)
+    assert sec.title == "Guarantees: coherence" and "alpha 0.1 and 0.2, delta 0.1" in sec.text
+    tables = {t.title: t.frame for t in sec.tables}
+    sel_t, conf_t = tables["Selective evaluation"], tables["Intervals for each item's human score (90%)"]
+    html = report_views.analysis_report(d, runs, p)
+    assert "<h2>Guarantees: coherence</h2>" in html
+    for run in runs:
+        name = run_names(runs)[run.run_id]
+        for alpha in (0.1, 0.2):
+            a = ga.selective(d, run, "coherence", alpha=alpha, delta=0.1, calibration_docs=50, jury=[
+                r for r in runs if r is not run])
+            row = sel_t[(sel_t["run"] == name) & (sel_t["alpha"] == alpha)].iloc[0]
+            expect = 0.0 if a.result is None else a.result.coverage.statistic
+            assert row["coverage"] == expect
+            said = a.reason if a.result is None else a.result.sentence
+            assert row["what_it_means"] == said
+            assert html_escape(said) in html
+        c = ga.conformal(d, run, "coherence", level=0.9, calibration_docs=50)
+        assert conf_t[conf_t["run"] == name].iloc[0]["coverage"] == c["coverage"]
+        assert format_cell(float(c["coverage"])) in html or f"{100 * c['coverage']:.1f}%" in html
+
+
+def html_escape(s: str) -> str:
+    import html
+
+    return html.escape(s)

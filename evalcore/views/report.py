@@ -21,7 +21,7 @@ from evalcore.views.alignment import (
     judge_by_human_table,
     per_system_blocks,
 )
-from evalcore.views.common import label_colors, run_label
+from evalcore.views.common import label_colors, run_label, run_names
 from evalcore.views.format import cite, sources_key
 
 
@@ -107,11 +107,37 @@ def analysis_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams, comp
             sections.append(s3)
     from evalcore.views.inference import report_sections as inference_sections  # the Alt-Test and PPI
 
-    sections += inference_sections(dataset, runs, p.dimension, systems=p.systems)
+    sections += inference_sections(dataset, runs, p.dimension, systems=p.systems) + guarantees_sections(dataset, runs, p)
     sections += bias_sections(dataset, runs, p) + compare_sections(dataset, runs, p, computed.comparison)
     if not ps.empty:
         sections.append(ReportSection(title="Sources", text="\n".join(sources_key(["003"]))))
     return sections
+
+
+def guarantees_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams) -> list:
+    """The Alignment page's Guarantees expander (evalcore.views.guarantees, the same blocks): selective evaluation
+    at each alpha with its delta, and the conformal intervals' coverage, on the held-out documents."""
+    from evalcore.views import guarantees as gv
+    from evalcore.views.html_report import ReportSection
+
+    if not gv.scored_runs(runs, p.dimension):
+        return []
+    blocks = gv.blocks(dataset, runs, run_names(runs), p.dimension)
+    alphas = " and ".join(f"{a:g}" for a in gv.ALPHAS)
+    sec = ReportSection(
+        title=f"Guarantees: {p.dimension}",
+        text=f"Half the documents ({dataset.items['doc_id'].nunique() // 2}, drawn at random) calibrate a "
+             "confidence threshold by fixed-sequence testing with an exact binomial bound (Jung, Brahman & Choi, "
+             f"ICLR 2025) at alpha {alphas}, delta {gv.DELTA:g}: the items the judge keeps then agree with the "
+             "humans at least 1 - alpha, with probability at least 1 - delta. Coverage and agreement on kept items "
+             "(Clopper-Pearson 95% interval) are measured on the other documents; the abstained items go to a "
+             f"stronger judge or to people. {gv.LEVEL:.0%} split conformal intervals for each item's human score "
+             "from the judge's score, calibrated on the same documents: coverage and width on the held-out "
+             "documents." + (" The systems filter does not apply to this section: every item is counted."
+                             if p.systems else ""))
+    page_parts(sec, blocks, tables={"guar_selective": "Selective evaluation",
+                                    "guar_conformal": f"Intervals for each item's human score ({gv.LEVEL:.0%})"})
+    return [sec] if sec.tables else []
 
 
 def bias_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams) -> list:
