@@ -125,3 +125,35 @@ def test_cli_import_traces(tmp_path, monkeypatch, capsys):
     bad.write_text("[1, 2]")
     assert main(["import-traces", str(bad)]) == 2
     assert "neither MLflow traces" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("one_page", [False, True])
+def test_the_data_page_reads_an_export_as_one_row_per_human_rating(tmp_path, one_page):
+    """What the Data page's upload does: read_table, the roles guessed by name, import_table."""
+    from evalcore.importers import import_table, read_table, suggest_mapping
+
+    path = LANGFUSE
+    if one_page:  # a single page saved as it came from the API
+        path = tmp_path / "page.json"
+        pages = json.loads(LANGFUSE.read_text())
+        path.write_text(json.dumps({"data": pages[0]["data"] + pages[1]["data"], "meta": pages[0]["meta"]}))
+    t = read_table(path)
+    assert t.attrs["format"] == "traces" and len(t) == 16 and list(t.index[:2]) == [1, 2]
+    m = suggest_mapping(t.columns, t)
+    assert (m.doc_id, m.dimension, m.value, m.annotator) == ("doc_id", "dimension", "value", "annotator")
+    assert [j.column for j in m.judges] == ["judge langfuse-eval"]
+    res = import_table(path, m, table=t)
+    cli = import_traces(LANGFUSE)
+    assert res.runs[0].judgments["value"].tolist() == cli.runs[0].judgments["value"].tolist()
+    assert res.dataset.human_scores["score"].tolist() == cli.dataset.human_scores["score"].tolist()
+    assert "read as Langfuse scores: one row per human rating, a column per judge" in res.dataset.meta["import_notes"]
+
+
+def test_the_data_page_reads_mlflow_traces_with_their_texts():
+    from evalcore.importers import import_table, read_table, suggest_mapping
+
+    t = read_table(MLFLOW)
+    m = suggest_mapping(t.columns, t)
+    assert (m.source, m.output) == ("source", "output") and [j.column for j in m.judges] == ["judge gpt-4o-judge"]
+    ds = import_table(MLFLOW, m, table=t).dataset
+    assert ds.items.set_index("item_id").loc["tr-0002/app", "output"] == "Answer 2."

@@ -59,6 +59,8 @@ from evalcore.importers.readers import (
     read_table,
 )
 
+from evalcore.importers import traces as _traces  # noqa: E402,F401  (registers its layout with the readers)
+
 __all__ = [
     "DEFAULT_GROUP",
     "FORMATS",

@@ -20,6 +20,9 @@ ROW_CONVENTIONS: dict[str, tuple[str, str]] = {
     # UltraFeedback's records, one per instruction, flattened to one row per completion (rating_sets.py)
     "ultrafeedback": ("completion", "rows are UltraFeedback's completions in reading order (1 = the first record's "
                                     "first completion); doc_id is the record's number"),
+    # MLflow assessments and Langfuse scores read as one row per human rating (traces.py)
+    "traces": ("rating", "rows are the human ratings in reading order (1 = the first), one per annotator, dimension "
+                         "and trace"),
 }
 
 

@@ -407,6 +407,8 @@ def read_json(name: str, text: str, unit: str) -> tuple[pd.DataFrame | None, lis
         raw = obj["records"]
     elif isinstance(obj, list):
         raw = obj
+    elif isinstance(obj, dict) and isinstance(obj.get("data"), list) and "meta" in obj:
+        raw = [obj]  # one page of an API's list (Langfuse's scores: {data, meta}), a record of the pages' list
     else:
         return None, [Problem(name, "-", "-", 'expected a JSON list of records, an object {"records": [...]}, or '
                                               "annotations as {annotator: {item: label}}", unit)]
@@ -652,12 +654,24 @@ def _nested_ratings(name: str, frame: pd.DataFrame, fmt: str, problems: list[Pro
     completion (evalcore.importers.rating_sets); any other table as it is."""
     from evalcore.importers import rating_sets
 
+    unit = row_convention(fmt)[0]
+    for layout in NESTED_LAYOUTS:  # registered by a module that imports the readers (traces.py)
+        found = layout(frame, fmt)
+        if found is not None:
+            flat, layout_fmt, said = found
+            more = [Problem(name, rec, col, msg, unit) for rec, col, msg in said]
+            return (None if more else flat), layout_fmt, problems + more
     if not rating_sets.is_ultrafeedback(frame):
         return frame, fmt, problems
-    flat, found = rating_sets.ultrafeedback_frame(frame)
-    unit = row_convention(fmt)[0]
-    more = [Problem(name, rec, col, msg, unit) for rec, col, msg in found]
+    flat, said = rating_sets.ultrafeedback_frame(frame)
+    more = [Problem(name, rec, col, msg, unit) for rec, col, msg in said]
     return (None if more else flat), rating_sets.ULTRAFEEDBACK, problems + more
+
+
+# Layouts of a JSON file read as another table (frame, format) -> (table, its format, problems as (row, column,
+# message)) or None when the file is not of that layout; registered by the modules that read them (traces.py), which
+# import the readers, so the readers need not import them.
+NESTED_LAYOUTS: list = []
 
 
 def read(name: str, data: bytes) -> tuple[pd.DataFrame | None, str, list[Problem]]:

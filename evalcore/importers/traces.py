@@ -231,3 +231,54 @@ def import_traces(path: Any, *, name: str | None = None, owner: str | None = Non
     result.warnings += [f"{n} {why} left out" for why, n in sc.left_out.items()]
     result.dataset.meta["trace_format"] = sc.fmt
     return result
+
+
+def _exported_scores(frame: pd.DataFrame) -> Scores | None:
+    """The scores of a JSON file the readers read as a table, when it is an MLflow or Langfuse export."""
+    cols = {str(c) for c in frame.columns}
+    if {"trace_id", "assessments"} <= cols:
+        records = [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
+                   for r in frame.to_dict("records")]
+        return mlflow_scores(records)
+    if "data" in cols and len(frame):
+        pages = [{"data": json.loads(v) if isinstance(v, str) else v} for v in frame["data"]]
+        if all(isinstance(p["data"], list) and all(isinstance(s, dict) and "traceId" in s for s in p["data"])
+               for p in pages):
+            return langfuse_scores(pages)
+    return None
+
+
+def trace_layout(frame: pd.DataFrame, fmt: str) -> tuple[pd.DataFrame | None, str, list] | None:
+    """An MLflow or Langfuse export read by the JSON reader, as the table the Data page's roles are guessed on: one
+    row per human rating, named as the guesses read them (doc_id, system_id, source, output, dimension, annotator,
+    value, "judge NAME" per judge); None for any other file. Registered with the readers (NESTED_LAYOUTS)."""
+    if fmt != "json":
+        return None
+    try:
+        sc = _exported_scores(frame)
+        if sc is None:
+            return None
+        table, _, judges = score_table(sc)
+    except TraceFormatError as e:
+        return None, "traces", [("-", "-", str(e))]
+    table = table[table["annotator"] != ""].rename(columns={
+        "trace": "doc_id", "system": "system_id", "request": "source", "response": "output", "human": "value",
+        **{f"judge:{n}": f"judge {n}" for n in judges}})
+    table = table.drop(columns=[c for c in ("source", "output") if not table[c].str.len().any()])  # no texts
+    table = table.reset_index(drop=True)
+    table.index = pd.RangeIndex(1, len(table) + 1, name="rating")
+    table.attrs["layout"] = "traces"
+    label = "MLflow assessments" if sc.fmt == MLFLOW else "Langfuse scores"
+    table.attrs["notes"] = [f"read as {label}: one row per human rating, a column per judge"] + [
+        f"{n} {why} left out" for why, n in sc.left_out.items()]
+    return table, "traces", []
+
+
+def _register() -> None:
+    from evalcore.importers import readers
+
+    if trace_layout not in readers.NESTED_LAYOUTS:
+        readers.NESTED_LAYOUTS.append(trace_layout)
+
+
+_register()
