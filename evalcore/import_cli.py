@@ -400,13 +400,19 @@ def cmd_export_run(args: argparse.Namespace) -> int:
 
 
 def cmd_import_log(args: argparse.Namespace) -> int:
-    from evalcore.importers import save_import
-    from evalcore.importers.inspect_log import InspectLogError, import_log
+    from pathlib import Path
 
+    from evalcore.importers import promptfoo, save_import
+    from evalcore.importers.inspect_log import InspectLogError, import_log, looks_like_log
+
+    head = Path(args.path).read_bytes()[:65536]
     try:
-        result = import_log(args.path, human=args.human, name=args.name, document_key=args.document_key,
-                            system_key=args.system_key)
-    except InspectLogError as e:
+        if not looks_like_log(args.path, head) and promptfoo.looks_like_results(head):
+            result = promptfoo.import_results(args.path, name=args.name)
+        else:
+            result = import_log(args.path, human=args.human, name=args.name, document_key=args.document_key,
+                                system_key=args.system_key)
+    except (InspectLogError, promptfoo.PromptfooError) as e:
         raise CommandError(str(e)) from None
     save_import(result)
     summary = {**result.summary(), "human_source": args.human or "",
@@ -450,8 +456,10 @@ def register(sub: Any) -> None:
     tr.add_argument("--json", action="store_true")
     tr.set_defaults(func=cmd_import_traces)
 
-    lg = sub.add_parser("import-log", help="import an Inspect AI log (.eval or .json): its samples as items, the "
-                                           "scorers' values as a judge run, its epochs as draws")
+    lg = sub.add_parser("import-log", help="import an Inspect AI log (.eval or .json: its samples as items, the "
+                                           "scorers' values as a judge run, its epochs as draws) or promptfoo "
+                                           "results (promptfoo eval -o results.json: graded assertions as runs, "
+                                           "human ratings as the humans')")
     lg.add_argument("path")
     lg.add_argument("--human", metavar="SOURCE", help="where the human ratings are: target, metadata:KEY, or edits "
                                                       "(scores edited with a provenance author)")

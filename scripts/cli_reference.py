@@ -81,7 +81,8 @@ MEANINGS: dict[tuple[str, str] | str, str] = {
     ("import-run", "file"): "a judge-score file, or a run bundle written by export-run",
     ("import-pairs", "file"): "a file of pairwise votes, long or wide",
     ("import-verdicts", "file"): "one row per pair and order: pair_id, order, verdict[, raw]",
-    ("import-log", "path"): "an Inspect AI log, .eval or .json (read with inspect_ai, which must be installed)",
+    ("import-log", "path"): "an Inspect AI log, .eval or .json (read with inspect_ai, which must be installed), or a "
+                            "promptfoo results JSON file",
     ("import-traces", "file"): "MLflow traces with their assessments, or Langfuse score pages, as JSON",
     "--json": "print one JSON document on stdout",
     "--dataset": "a dataset id (`datasets` lists them)",
