@@ -1,6 +1,7 @@
 """The Data page on the published preference sets read by import-pairs (tests/test_import_preference_sets.py cites
 their dataset cards): RewardBench and HelpSteer3 files are offered as pairwise preferences with their own roles
-prefilled (chosen / rejected; the -3..3 preference and the annotators' list), and import as the CLI imports them."""
+prefilled (chosen / rejected; the -3..3 preference and the annotators' list), and import as the CLI imports them;
+and on MLflow and Langfuse exports, read as ratings with their judge's scores."""
 
 from __future__ import annotations
 
@@ -47,3 +48,17 @@ def test_helpsteer3_is_offered_with_its_preference_roles_and_imports():
     at.button(key="import_pairs").click().run()
     assert_clean(at)
     assert any("8 pairs, 22 votes by 3 annotators" in str(s.value) for s in at.success)
+
+
+@pytest.mark.parametrize("name, runs", [("mlflow_traces.json", "gpt-4o-judge"),
+                                        ("langfuse_scores.json", "langfuse-eval")])
+def test_a_trace_export_imports_as_ratings_with_its_judge(name, runs):
+    """MLflow assessments and Langfuse scores (tests/test_import_traces.py cites their documentation): the upload
+    reads them as one row per human rating, the roles guessed, and imports the judge's scores as a run."""
+    at = _uploaded(name)
+    assert at.radio(key="upload_holds").value == "ratings of outputs"
+    assert at.selectbox(key="role_doc_id").value is not None
+    at.button(key="import_dataset").click().run()
+    assert_clean(at)
+    said = " ".join(str(s.value) for s in at.success).replace("\\", "")  # Markdown escapes
+    assert "8 items" in said and f"1 judge run: judge {runs}." in said
