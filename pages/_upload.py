@@ -15,7 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from evalcore import importers
-from evalcore.importers import inspect_log, pairs
+from evalcore.importers import inspect_log, pairs, promptfoo
 from evalcore.model import LABEL_KINDS, counted
 from pages import _handoff as handoff
 from pages import _identity as identity
@@ -204,6 +204,9 @@ def dataset_form(upload: Any) -> None:
     if inspect_log.looks_like_log(upload.name, upload.getvalue()):
         inspect_form(upload, digest)
         return
+    if upload.name.lower().endswith(".json") and promptfoo.looks_like_results(upload.getvalue()):
+        promptfoo_form(upload)
+        return
     raw, err = read_upload(digest, upload.name, upload.getvalue())
     if err is not None:
         show_problems(err)
@@ -330,6 +333,21 @@ def inspect_form(upload: Any, digest: str) -> None:
                 name=name or None, document_key=None if doc == none else doc,
                 system_key=None if system == none else system, owner=identity.owner())
         except inspect_log.InspectLogError as e:
+            st.error(ui.esc(str(e)))
+            return
+        _save(upload, result)
+
+
+def promptfoo_form(upload: Any) -> None:
+    """promptfoo results: its graded assertions become judge runs, its human assertions the human ratings."""
+    st.text(f"{upload.name}: promptfoo results (graded assertions as judge runs, 'human' assertions as the human "
+            "ratings)")
+    name = st.text_input("Dataset name", value=Path(upload.name).stem, key="promptfoo_name")
+    if st.button("Import results", key="promptfoo_import", type="primary"):
+        try:
+            result = promptfoo.import_bytes(upload.getvalue(), upload.name, name=name or None,
+                                            owner=identity.owner())
+        except (promptfoo.PromptfooError, ValueError) as e:
             st.error(ui.esc(str(e)))
             return
         _save(upload, result)

@@ -63,3 +63,22 @@ def test_a_file_without_graded_assertions_is_one_error(tmp_path, own_store):
     path.write_text(json.dumps({"evalId": "x", "results": {"version": 3}}))
     out = cli("import-log", str(path), db=own_store, check=False)
     assert out.returncode == 2 and "results.results" in out.stderr
+
+
+@pytest.mark.usefixtures("first_start")
+def test_the_data_page_imports_promptfoo_results():
+    pytest.importorskip("streamlit")
+    from evalcore.runs import get_dataset
+    from tests.test_app_pages import assert_clean, new_app
+
+    at = new_app()
+    at.run()
+    at.file_uploader(key="upload").upload("results.json", json.dumps(results()).encode(), "application/json")
+    at.run()
+    assert_clean(at)
+    at.button(key="promptfoo_import").click().run()
+    assert_clean(at)
+    done = " ".join(str(s.value) for s in at.success).replace("\\", "")  # Markdown escapes
+    assert "6 items" in done and "openai:gpt-4o-mini" in done, done
+    ds_id = done.split(" as ")[1].split(":")[0]
+    assert get_dataset(ds_id).human_scores["score"].tolist() == HUMAN

@@ -98,11 +98,14 @@ def _judgments(frame: pd.DataFrame) -> pd.DataFrame:
 def import_results(path: str | Path, *, name: str | None = None, owner: str | None = None,
                    filename: str | None = None) -> Any:
     """A promptfoo results file as an :class:`evalcore.importers.ImportResult`."""
+    path = Path(path)
+    return import_bytes(path.read_bytes(), filename or path.name, name=name, owner=owner)
+
+
+def import_bytes(data: bytes, fname: str, *, name: str | None = None, owner: str | None = None) -> Any:
+    """:func:`import_results` of a file's bytes (an upload)."""
     from evalcore.importers.api import ImportResult
 
-    path = Path(path)
-    fname = filename or path.name
-    data = path.read_bytes()
     items, judged, human = _rows(entries(json.loads(data), fname))
     if not judged:
         raise PromptfooError(f"{fname}: no graded assertion ({', '.join(GRADED)}) in 'gradingResult."
