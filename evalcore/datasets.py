@@ -25,14 +25,13 @@ import dataclasses
 import functools
 import json
 import math
-import os
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pyarrow.parquet as pq
 
-from evalcore import parsed_cache, parsers
+from evalcore import parsed_cache, parsers, settings
 from evalcore.model import (
     ANNOTATION_COLUMNS,
     COMPARISON_COLUMNS,
@@ -52,7 +51,7 @@ from evalcore.model import (
 
 __all__ = ["DATA_DIR", "DATASET_IDS", "list_datasets", "load_dataset", "list_bundled_runs", "load_bundled_run"]
 
-DATA_DIR: Path = Path(os.environ.get("EVALCORE_DATA_DIR") or Path(__file__).resolve().parent.parent / "data")
+DATA_DIR: Path = Path(settings.current().data_dir or Path(__file__).resolve().parent.parent / "data")
 DATASET_IDS: tuple[str, ...] = ("summeval", "topical_chat", "qags_cnndm", "qags_xsum", "fed_dialogue", "zhang_pairs",
                                  "pandalm", "llmbar_natural")
 

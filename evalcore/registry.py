@@ -30,7 +30,6 @@ is first read, so every layer may read any registry.
 from __future__ import annotations
 
 import importlib
-import os
 import sys
 import warnings
 from collections.abc import Callable, Iterator, Mapping
@@ -38,6 +37,8 @@ from dataclasses import dataclass, field
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import PurePath
 from typing import Any
+
+from evalcore import settings
 
 NO_PLUGINS_ENV = "JUDGESCOPE_NO_PLUGINS"
 BUILTIN = "built-in"
@@ -106,7 +107,7 @@ class Registry(Mapping[str, Any]):
             return
         self._loaded = True  # first: a plugin that reads the registry while loading must not load it again
         importlib.import_module(self._builtins)
-        if os.environ.get(NO_PLUGINS_ENV, "").strip() not in ("", "0"):
+        if settings.current().no_plugins:  # $JUDGESCOPE_NO_PLUGINS (NO_PLUGINS_ENV)
             return
         for ep in _entry_points(self.group):
             self._load_entry_point(ep)

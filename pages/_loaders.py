@@ -7,11 +7,11 @@ after 30 s, and ``forget_runs()`` drops them at once after a scoring run or an u
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 
 import streamlit as st
 
+from evalcore import settings
 from evalcore import runs as runs_mod
 from evalcore.model import Dataset, Run
 from evalcore.views.format import esc  # the view models escape the same way (pages/_shared.py re-exports it)
@@ -20,10 +20,7 @@ from pages import _identity as identity
 
 def default_resamples() -> int:
     """Bootstrap resamples: 1000 unless EVALCORE_RESAMPLES says otherwise (tests set a small number)."""
-    try:
-        return max(10, int(os.environ.get("EVALCORE_RESAMPLES", "1000")))
-    except ValueError:
-        return 1000
+    return max(10, settings.current().resamples or 1000)
 
 
 # ----------------------------------------------------------------------------------------------- cached loading

@@ -22,6 +22,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from evalcore import settings
 from evalcore.csvsafe import to_csv_safe
 from evalcore.judge.redact import split_credentials
 from evalcore.model import Dataset, Run
@@ -214,7 +215,7 @@ def endpoint_form(where: str = "main") -> EndpointChoice:
     _move_typed_credentials()
     if st.session_state.get("endpoint") not in presets:
         st.session_state["endpoint"] = presets[0]
-    st.session_state.setdefault("model", os.environ.get("OPENAI_MODEL", ""))
+    st.session_state.setdefault("model", settings.current().openai_model)
     c1, c2, c3 = st.columns([1, 2, 1])
     preset = c1.selectbox("Endpoint preset", presets, key="endpoint")
     env_base = configured_openai_base()

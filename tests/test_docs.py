@@ -125,3 +125,29 @@ def test_architecture_names_every_module():
     page = (DOCS / "architecture.md").read_text(encoding="utf-8")
     missing = sorted(p.relative_to(ROOT).as_posix() for p in _modules() if not _named(page, p))
     assert not missing, f"add these to docs/architecture.md: {missing}"
+
+
+def test_the_environment_variables_table_is_generated_from_the_settings():
+    """docs/lab-server.md's table is evalcore.settings.Settings's (python scripts/settings_reference.py --write)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "settings_reference.py"), "--check"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+def test_every_environment_variable_the_code_reads_is_a_setting():
+    """An environment variable named in evalcore/ or pages/ (EVALCORE_*, JUDGESCOPE_*, OPENAI_BASE_URL, ...) is a
+    field of evalcore.settings.Settings, so it is in the documentation's table; the API keys are read by name."""
+    import re
+
+    from evalcore.settings import variables
+
+    known = {name for name, _ in variables()}
+    keys = {"OPENAI_API_KEY", "AZURE_OPENAI_API_KEY", "ANTHROPIC_API_KEY"}
+    named = set()
+    for path in list((ROOT / "evalcore").rglob("*.py")) + list((ROOT / "pages").glob("*.py")):
+        named |= set(re.findall(r"\b((?:EVALCORE|JUDGESCOPE)_[A-Z_]+[A-Z])\b", path.read_text(encoding="utf-8")))
+    named -= {"EVALCORE_PROXY_SECRET_HEADER"}
+    assert sorted(named - known - keys) == []

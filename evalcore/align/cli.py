@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from typing import Any
+
+from evalcore import settings
 
 # evalcore.meta.compare_labels.LABEL_STATISTICS, written out so that the CLI starts without importing scikit-learn
 # (tests/test_align_labels.py checks they are the same)
@@ -41,7 +42,7 @@ def _options(args: argparse.Namespace):
     from evalcore.judge.spec import EngineOptions
 
     if not args.model:
-        args.model = os.environ.get("OPENAI_MODEL")
+        args.model = settings.current().openai_model
         if not args.model:
             raise ValueError("align needs the judge's model: --model M (or set OPENAI_MODEL)")
     args.base_url = [args.base_url] if args.base_url else None

@@ -18,16 +18,13 @@ budget. Measured on the hardening cases, an import's peak stays below the estima
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
+from evalcore import settings
 
-def _env_int(name: str, default: int) -> int:
-    try:
-        v = int(os.environ.get(name, ""))
-    except ValueError:
-        return default
-    return v if v > 0 else default
+
+def _or(value: int | None, default: int) -> int:
+    return default if value is None else value
 
 
 # What one cell and one byte of text cost an import at its peak, measured by bench/bench_upload_memory.py (peak
@@ -54,10 +51,9 @@ class UploadBudget:
     @classmethod
     def from_env(cls) -> "UploadBudget":
         d = cls()
-        return cls(_env_int("EVALCORE_MAX_UPLOAD_BYTES", d.max_bytes),
-                   _env_int("EVALCORE_MAX_UPLOAD_COLUMNS", d.max_columns),
-                   _env_int("EVALCORE_MAX_UPLOAD_CELLS", d.max_cells),
-                   _env_int("EVALCORE_MAX_UPLOAD_MEMORY", d.max_memory))
+        s = settings.current()
+        return cls(_or(s.max_upload_bytes, d.max_bytes), _or(s.max_upload_columns, d.max_columns),
+                   _or(s.max_upload_cells, d.max_cells), _or(s.max_upload_memory, d.max_memory))
 
     @staticmethod
     def memory_needed(cells: int, text_bytes: int) -> int:

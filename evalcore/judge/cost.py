@@ -17,10 +17,10 @@ family and o-series: 50 %); the Batch API halves input and output prices (``BATC
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
+from evalcore import settings
 from evalcore.judge.trust import LOCAL_PROVIDERS
 
 # USD per 1M tokens: {"input": ..., "output": ...}
@@ -83,8 +83,7 @@ def load_prices(path: str | Path | None = None) -> dict[str, dict[str, float]]:
     override is not a mapping of model name -> {"input": number, "output": number}."""
     table = {k: dict(v) for k, v in PRICES.items()}
     if path is None:
-        env = os.environ.get("EVALCORE_PRICES")
-        path = Path(env) if env else Path.home() / ".evalcore" / "prices.json"
+        path = settings.current().prices_path()  # $EVALCORE_PRICES or ~/.evalcore/prices.json
         if not Path(path).exists():
             return table
     p = Path(path)

@@ -24,11 +24,11 @@ the record is settled to what its replies cost (an estimate above it is given ba
 
 from __future__ import annotations
 
-import math
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from evalcore import settings
 
 CONFIRM_ENV = "EVALCORE_CONFIRM_USD"
 CAP_ENV = "EVALCORE_MAX_COST_USD"
@@ -44,25 +44,15 @@ class SpendDecision:
     reason: str
 
 
-def _env_usd(name: str, environ: Mapping[str, str], default: float | None) -> float | None:
-    raw = environ.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        x = float(raw)
-    except ValueError:
-        return default
-    return x if math.isfinite(x) and x >= 0 else default
-
-
 def confirm_threshold(environ: Mapping[str, str] | None = None) -> float:
-    env = os.environ if environ is None else environ
-    return _env_usd(CONFIRM_ENV, env, DEFAULT_CONFIRM_USD)
+    """``$EVALCORE_CONFIRM_USD`` (CONFIRM_ENV), read through evalcore.settings; DEFAULT_CONFIRM_USD when unset."""
+    x = settings.current(environ).confirm_usd
+    return DEFAULT_CONFIRM_USD if x is None else x
 
 
 def spending_cap(environ: Mapping[str, str] | None = None) -> float | None:
-    env = os.environ if environ is None else environ
-    return _env_usd(CAP_ENV, env, None)
+    """``$EVALCORE_MAX_COST_USD`` (CAP_ENV), read through evalcore.settings; None when unset."""
+    return settings.current(environ).max_cost_usd
 
 
 def usd(x: float | None) -> str:

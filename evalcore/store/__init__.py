@@ -13,10 +13,10 @@ criteria versions and labels record their owner, and listings take a ``viewer`` 
 from __future__ import annotations
 
 import inspect
-import os
 import threading
 from pathlib import Path
 
+from evalcore import settings
 from evalcore.store import schema
 from evalcore.store.batches import BatchesStore
 from evalcore.store.cache import CacheStore, request_key
@@ -81,7 +81,7 @@ def default_store() -> Store:
     """The one global handle (``$EVALCORE_DB`` or ``~/.evalcore/evalcore.db``)."""
     global _default
     with _default_lock:
-        if _default is None or (os.environ.get("EVALCORE_DB") and Path(os.environ["EVALCORE_DB"]) != _default.path):
+        if _default is None or (settings.current().db and settings.current().store_path() != _default.path):
             _default = Store()
         return _default
 

@@ -53,7 +53,9 @@ def float_or_null(value: Any) -> float | None:
 
 def default_path() -> Path:
     """Where the default store lives: ``$EVALCORE_DB`` or ``~/.evalcore/evalcore.db``."""
-    return Path(os.environ.get("EVALCORE_DB") or Path.home() / ".evalcore" / "evalcore.db")
+    from evalcore import settings
+
+    return settings.current().store_path()
 
 
 # ------------------------------------------------------------------------------------------------------ errors
