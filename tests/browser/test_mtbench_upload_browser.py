@@ -7,6 +7,7 @@ evalcore's on the same files), its chart, and Cohen's kappa between the annotato
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,13 @@ from evalcore.importers.pairs import import_pairs, import_verdicts
 from evalcore.meta.preference import pairwise_summary
 
 pytestmark = pytest.mark.browser
+
+
+def _role_of(app, col: str) -> str:
+    """The role prefilled for ``col``. The widget's label escapes the column name's underscores for Markdown (a
+    column name is the user's text), and the combobox's accessible name keeps the escapes: match either form."""
+    name = re.compile(r"^Pairwise role of " + r"\\?_".join(map(re.escape, col.split("_"))) + "$")
+    return app.page.get_by_role("combobox", name=name).input_value()
 
 MTBENCH = Path(__file__).resolve().parents[1] / "fixtures" / "mtbench_human_judgments.jsonl"
 # MT-Bench's columns and the pairwise role the Data page should prefill for each (pages/_upload.py, PAIR_ROLES)
@@ -48,7 +56,7 @@ def test_mtbench_human_judgments_upload_to_alignment(app):
     holds = app.page.get_by_role("radiogroup", name="The file holds")
     assert holds.get_by_role("radio", name="pairwise preferences", exact=True).is_checked()
     assert not holds.get_by_role("radio", name="ratings of outputs", exact=True).is_checked()
-    assert {col: app.selected(f"Pairwise role of {col}") for col in ROLES} == ROLES
+    assert {col: _role_of(app, col) for col in ROLES} == ROLES
     app.screenshot("mtbench-upload-form")
 
     # 2. import: the dataset joins the sidebar, counted as the importer counts it
