@@ -40,6 +40,7 @@ import pandas as pd
 from scipy import special
 from scipy import stats as sps
 
+from evalcore.meta.results import none_if_missing as _num  # the package's one NaN-to-None rule
 from evalcore.model import natural_key
 
 SCORINGS = ("accuracy", "neg_rmse")
@@ -93,10 +94,6 @@ class AltTestResult:
                 "items_without_judge": self.items_without_judge, "n_items": self.n_items,
                 "per_annotator": [a.as_dict() for a in self.per_annotator], "small_sample": self.small_sample,
                 "min_items": MIN_ITEMS_T_TEST, "skipped": [{"annotator": a, "n": n} for a, n in self.skipped]}
-
-
-def _num(x: float) -> float | None:
-    return None if x is None or not math.isfinite(x) else float(x)
 
 
 def alignment_scores(label: np.ndarray, others: np.ndarray, scoring: str) -> np.ndarray:

@@ -39,6 +39,8 @@ from scipy.sparse.csgraph import connected_components
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 
+from evalcore.meta.results import none_if_missing as _num  # the package's one NaN-to-None rule
+from evalcore.meta.intervals import percentile_ci as _percentiles  # the one percentile interval
 from evalcore.model import natural_key
 
 SCALE, BASE, ANCHOR = 400.0, 10.0, 1000.0
@@ -120,10 +122,6 @@ class RankingComparison:
                 "human": self.human.as_dict(), "judge": self.judge.as_dict(),
                 "kendall_tau": _num(self.kendall_tau), "spearman_rho": _num(self.spearman_rho),
                 "n_models": self.n_models, "pairs": [p.as_dict() for p in self.pairs]}
-
-
-def _num(x: float) -> float | None:
-    return None if x is None or not math.isfinite(x) else float(x)
 
 
 # ------------------------------------------------------------------------------------------------ fitting
@@ -284,15 +282,6 @@ def _clean(battles: pd.DataFrame) -> tuple[pd.DataFrame, int]:
 
 def _n(battles: pd.DataFrame, model: str) -> int:
     return int(((battles["model_a"] == model) | (battles["model_b"] == model)).sum())
-
-
-def _percentiles(x: np.ndarray, confidence_level: float) -> tuple[float, float]:
-    x = x[np.isfinite(x)]
-    if len(x) == 0:
-        return math.nan, math.nan
-    a = (1 - confidence_level) / 2 * 100
-    lo, hi = np.percentile(x, [a, 100 - a])
-    return float(lo), float(hi)
 
 
 def _scores(models, point, boot, battles, confidence_level) -> tuple[Score, ...]:

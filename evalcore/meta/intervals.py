@@ -45,6 +45,13 @@ def tail_percent(confidence_level: float) -> float:
     return (1 - confidence_level) / 2 * 100
 
 
+def percentile_ci(values: np.ndarray, confidence_level: float) -> tuple[float, float]:
+    """The two-sided percentile bootstrap interval of ``confidence_level`` over the finite values (``percentile_ends``
+    at ``tail_percent`` and 100 minus it); (NaN, NaN) when none is finite."""
+    a = tail_percent(confidence_level)
+    return percentile_ends(values, a, 100 - a)
+
+
 def bca_levels(values: np.ndarray, estimate: float, jackknife: np.ndarray, confidence_level: float
                ) -> tuple[float, float] | None:
     """BCa's adjusted quantile levels (alpha1, alpha2) of the bootstrap distribution (Efron 1987; Efron & Tibshirani

@@ -66,6 +66,8 @@ from scipy import stats as sps
 from evalcore.meta.resampling import BLOCK_CELLS, resample_counts
 from evalcore.meta.results import Estimate
 from evalcore.meta.validation import check_confidence_level
+from evalcore.meta.results import none_if_missing as _num  # the package's one NaN-to-None rule
+from evalcore.meta.intervals import percentile_ci as _percentiles  # the one percentile interval
 from evalcore.model import natural_key
 
 METHODS = ("ppi", "ppi++")
@@ -179,10 +181,6 @@ class PPIResult:
                 "ranking": [r.as_dict() for r in self.ranking], "n_resamples": self.n_resamples,
                 "lambda_in_resamples": "re-estimated" if self.method == "ppi++" else "fixed at 1",
                 "judge_failed": self.judge_failed}
-
-
-def _num(x: float) -> float | None:
-    return None if x is None or not math.isfinite(x) else float(x)
 
 
 def _z(confidence_level: float) -> float:
@@ -411,15 +409,6 @@ def _resample_estimates(t: list[np.ndarray], method: str, fixed: np.ndarray | No
             lam = np.where(ok, np.clip(cov / ((1 + n / np.where(nu > 0, nu, 1)) * np.where(ok, var, 1)), 0, 1), 0.0)
         imputed = np.where(nu > 0, lam * su / np.where(nu > 0, nu, 1), 0.0)
         return np.where(n > 0, imputed + (sy - lam * sh) / np.where(n > 0, n, 1), np.nan)
-
-
-def _percentiles(x: np.ndarray, confidence_level: float) -> tuple[float, float]:
-    x = x[np.isfinite(x)]
-    if len(x) == 0:
-        return math.nan, math.nan
-    a = (1 - confidence_level) / 2 * 100
-    lo, hi = np.percentile(x, [a, 100 - a])
-    return float(lo), float(hi)
 
 
 def _rank_bounds(ranks: np.ndarray, confidence_level: float) -> tuple[float, float]:

@@ -100,7 +100,7 @@ def alt_test_for_run(dataset: Dataset, run: Run, dimension: str, *, epsilon: flo
     ceiling uses ("expert" where there is one), pairwise verdicts against the votes (accuracy); ``small_sample``:
     an annotator with fewer than 30 items left out ("skip", the authors' rule) or tested exactly ("exact")."""
     from evalcore.meta import alt_test as at
-    from evalcore.views.alignment import ceiling_group
+    from evalcore.analyses.ceiling import ceiling_group
 
     name = run_label(run)
     try:
