@@ -27,6 +27,8 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
+from evalcore import settings
+
 USER_HEADER_ENV = "EVALCORE_USER_HEADER"
 PROXY_SECRET_ENV = "EVALCORE_PROXY_SECRET"
 PROXY_SECRET_HEADER = "X-Evalcore-Proxy-Secret"
@@ -79,7 +81,7 @@ def valid_name(name: object) -> str:
 
 def header_name(environ: Mapping[str, str]) -> str | None:
     """The trusted header the operator named in ``EVALCORE_USER_HEADER``, or None when sign-in by header is off."""
-    raw = (environ.get(USER_HEADER_ENV) or "").strip()
+    raw = settings.current(environ).user_header  # $EVALCORE_USER_HEADER
     if not raw:
         return None
     if not _HEADER.fullmatch(raw):
@@ -90,7 +92,7 @@ def header_name(environ: Mapping[str, str]) -> str | None:
 def proxy_secret(environ: Mapping[str, str]) -> str | None:
     """The secret the proxy must send (``EVALCORE_PROXY_SECRET``), or None when the operator set none. A secret under
     MIN_SECRET_CHARS characters raises IdentityError (its value is not quoted)."""
-    raw = (environ.get(PROXY_SECRET_ENV) or "").strip()
+    raw = settings.current(environ).proxy_secret  # $EVALCORE_PROXY_SECRET
     if not raw:
         return None
     if len(raw) < MIN_SECRET_CHARS:

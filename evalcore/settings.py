@@ -93,6 +93,13 @@ class Settings:
             values[f.name] = f.default if parsed is None or parsed == "" else parsed
         return cls(**values)
 
+    def value(self, variable: str) -> Any:
+        """The setting read from ``$variable`` (KeyError for a variable that is no setting)."""
+        for f in fields(self):
+            if f.metadata["env"] == variable:
+                return getattr(self, f.name)
+        raise KeyError(f"{variable} is not a setting of evalcore.settings.Settings")
+
     def store_path(self) -> Path:
         return Path(self.db) if self.db else Path.home() / ".evalcore" / "evalcore.db"
 

@@ -14,7 +14,6 @@ Conventions the pages keep:
 from __future__ import annotations
 
 import inspect
-import os
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -259,7 +258,7 @@ def configured_openai_base() -> str:
     for problem in trust.configuration_problems():
         st.warning(esc(f"Server configuration: {problem}"), icon="⚠️")
     entries = [e for e in trust.operator_entries() if e.variable == "OPENAI_BASE_URL" and e.problem is None]
-    return os.environ["OPENAI_BASE_URL"].strip() if entries else ""
+    return settings.current().openai_base_url if entries else ""
 
 
 def endpoint_help(choice: EndpointChoice) -> None:

@@ -28,13 +28,13 @@ form is ignored and reported (``configuration_problems``), never trusted.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from evalcore import settings
 from evalcore.judge.redact import redact
 
 ALLOWED_ENV = "EVALCORE_ALLOWED_ENDPOINTS"
@@ -176,8 +176,7 @@ def identity_url(url: str) -> str:
 def shared_server(sign_in: bool, environ: Mapping[str, str] | None = None) -> bool:
     """A lab server: sign-in is configured (``sign_in``: a proxy header or OIDC, read by the pages), or the operator
     listed the endpoints the lab may use (``$EVALCORE_ALLOWED_ENDPOINTS``)."""
-    env = os.environ if environ is None else environ
-    return bool(sign_in) or bool(env.get(ALLOWED_ENV, "").strip())
+    return bool(sign_in) or bool(settings.current(environ).allowed_endpoints)
 
 
 def local_refusal(endpoint: Any, *, shared: bool, environ: Mapping[str, str] | None = None) -> str | None:
@@ -227,9 +226,9 @@ def operator_entries(environ: Mapping[str, str] | None = None) -> list[OperatorE
     """Every endpoint named in the operator's environment, each checked. The configuration is input too: a URL with
     user:password@ would carry a secret wherever it is used (a replica field, a link), and a URL in a form parsers
     read differently would not be the endpoint the operator meant; neither is trusted."""
-    env = os.environ if environ is None else environ
-    named = [(ALLOWED_ENV, u) for u in re.split(r"[,\s]+", env.get(ALLOWED_ENV, "")) if u]
-    named += [(var, env[var]) for var in CONFIGURED_BY.values() if env.get(var)]
+    s = settings.current(environ)
+    named = [(ALLOWED_ENV, u) for u in re.split(r"[,\s]+", s.allowed_endpoints) if u]
+    named += [(var, s.value(var)) for var in CONFIGURED_BY.values() if s.value(var)]
     out = []
     for var, url in named:
         problem = None
@@ -253,11 +252,10 @@ def allowed_for(key_env: str, environ: Mapping[str, str] | None = None) -> froze
     """The normalised base URLs that the key in ``$key_env`` may be sent to: the allow-list, the variable that
     configures this key's endpoint (or, when unset, the address its provider documents); entries with a problem
     (``operator_entries``) are left out."""
-    env = os.environ if environ is None else environ
     own = CONFIGURED_BY.get(key_env)
-    entries = [e for e in operator_entries(env) if e.variable in (ALLOWED_ENV, own)]
+    entries = [e for e in operator_entries(environ) if e.variable in (ALLOWED_ENV, own)]
     urls = {address(e.url).normal for e in entries if e.problem is None}
-    if not (own and env.get(own)) and key_env in DOCUMENTED_DEFAULTS:
+    if not (own and settings.current(environ).value(own)) and key_env in DOCUMENTED_DEFAULTS:
         urls.add(address(DOCUMENTED_DEFAULTS[key_env]).normal)
     return frozenset(urls)
 
