@@ -39,6 +39,7 @@ from scipy.sparse.csgraph import connected_components
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 
+from evalcore.meta.results import Estimate
 from evalcore.meta.results import none_if_missing as _num  # the package's one NaN-to-None rule
 from evalcore.meta.intervals import percentile_ci as _percentiles  # the one percentile interval
 from evalcore.model import natural_key
@@ -49,11 +50,16 @@ BATTLE_COLUMNS = ["doc_id", "model_a", "model_b", "outcome", "len_a", "len_b"]
 
 @dataclass(frozen=True)
 class Score:
+    """A model's score on the Elo scale as an Estimate: its percentile interval over prompt resamples, ``n`` the
+    model's battles."""
+
     model: str
-    score: float
-    ci_low: float
-    ci_high: float
-    n_battles: int
+    estimate: Estimate
+
+    score = property(lambda self: self.estimate.statistic)
+    ci_low = property(lambda self: self.estimate.ci_low)
+    ci_high = property(lambda self: self.estimate.ci_high)
+    n_battles = property(lambda self: self.estimate.n)
 
     def as_dict(self) -> dict:
         return {"model": self.model, "score": _num(self.score), "ci_low": _num(self.ci_low),
@@ -251,7 +257,7 @@ def ranking(battles: pd.DataFrame, *, source: str, models: list[str] | None = No
     problem = _problem(X, y, w, models) if len(battles) else \
         f"no battle between two different models ({self_battles} of a model against itself)"
     if problem:
-        scores = tuple(Score(m, math.nan, math.nan, math.nan, _n(battles, m)) for m in models)
+        scores = tuple(Score(m, Estimate(math.nan, n=_n(battles, m), notes=(problem,))) for m in models)
         return Ranking(source, scores, len(battles), ties, self_battles, n_resamples, problem, None), \
             np.full((n_resamples, len(models)), np.nan)
     docs, code = np.unique(battles["doc_id"].astype(str).to_numpy(), return_inverse=True)
@@ -285,7 +291,9 @@ def _n(battles: pd.DataFrame, model: str) -> int:
 
 
 def _scores(models, point, boot, battles, confidence_level) -> tuple[Score, ...]:
-    return tuple(Score(m, float(point[i]), *_percentiles(boot[:, i], confidence_level), _n(battles, m))
+    return tuple(Score(m, Estimate(float(point[i]), *_percentiles(boot[:, i], confidence_level), n=_n(battles, m),
+                                   method="percentile", confidence_level=confidence_level,
+                                   n_resamples=len(boot), resampling="documents"))
                  for i, m in enumerate(models))
 
 
