@@ -20,7 +20,9 @@ items rated by several people):
   (its rank within its system + 1/2) / the system's size), so every prefix holds each system in proportion. Equal
   inclusion probabilities: treated as self-weighting, like the random order.
 * ``uncertain``: where the judge is least certain first: the standard deviation of G-Eval's score distribution
-  (``geval_width``) or the disagreement of two runs (``run_disagreement``). Deliberately not representative.
+  (``geval_width``) or the disagreement of two runs (``run_disagreement``); or only the items a judge abstained on
+  under selective evaluation (``handed_order``, strategy ``uncertain:abstained:<run>``). Deliberately not
+  representative.
 
 Honest statistics: every label records the strategy that chose its item. Estimates (human scores from labels, the
 sample-size plan, alpha on the Label page by default) use the *random part only*: items with at least one label
@@ -262,6 +264,13 @@ def uncertain_order(dataset: Dataset, uncertainty: pd.Series) -> list[str]:
     rest = [i for i in order if i not in set(known)]
     known.sort(key=lambda i: (-float(uncertainty[i]), pos[i]))
     return known + rest
+
+
+def handed_order(dataset: Dataset, item_ids) -> list[str]:
+    """The items of ``item_ids`` that the dataset holds (the items a judge abstained on, handed over as a queue),
+    in the random order's sequence, so every annotator follows the same one. Others (a pair's id) are left out."""
+    handed = {str(i) for i in item_ids}
+    return [i for i in random_order(dataset) if i in handed]
 
 
 def item_order(dataset: Dataset, strategy: str, uncertainty: pd.Series | None = None) -> list[str]:

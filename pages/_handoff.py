@@ -34,6 +34,23 @@ def take_dataset() -> str | None:
     return st.session_state.pop(_DATASET, None)
 
 
+_LABEL_QUEUE = "_label_queue"
+
+
+def queue_for_label(dataset_id: str, dimension: str, run_id: str, run_name: str, item_ids: list[str]) -> None:
+    """Items the Label page offers as its queue (the items a run's judge abstained on, from the Alignment page's
+    Guarantees section). Kept, not taken once: the Label page reads it on every run until another queue replaces
+    it."""
+    st.session_state[_LABEL_QUEUE] = {"dataset": dataset_id, "dimension": dimension, "run": run_id,
+                                      "run_name": run_name, "items": list(item_ids)}
+
+
+def label_queue(dataset_id: str) -> dict | None:
+    """The queue handed over for this dataset (``queue_for_label``'s fields), or None."""
+    q = st.session_state.get(_LABEL_QUEUE)
+    return q if q and q.get("dataset") == dataset_id else None
+
+
 def first_refusal() -> bool:
     """True the first time a script run asks: a refused sign-in is said once per run, however many times the page
     asks who is signed in."""

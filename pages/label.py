@@ -16,6 +16,7 @@ from evalcore.views import common as common_views
 from evalcore.views import label as label_views
 from evalcore.views import sharing
 from pages import _compute as compute
+from pages import _handoff as handoff
 from pages import _identity as identity
 from pages import _render as render
 from pages import _shared as ui
@@ -88,6 +89,12 @@ def uncertainty_source(ctx) -> tuple:
     sources = label_views.UNCERTAINTY_SOURCES
     how = u1.radio("Judge uncertainty from", sources, key=url.key("label_uncertainty", sources[0], options=sources))
     ids = [r.run_id for r in item_runs]
+    if how == sources[2]:  # the items a run abstained on, handed over by the Alignment page's Guarantees section
+        queue = handoff.label_queue(ds_id)
+        if queue is None:
+            render.blocks([label_views.NO_QUEUE])
+            st.stop()
+        return ("abstained", queue["run"])
     if how == sources[0]:
         gevals = [r.run_id for r in item_runs if r.method == "geval"]
         pick = u2.selectbox("G-Eval run (its score distributions)", gevals, format_func=run_names.get,
@@ -106,9 +113,13 @@ strategy = labels.order_strategy(order_kind, source)
 if not dims:
     render.blocks([label_views.PICK_DIMENSION])
     st.stop()
-with st.spinner("Ordering the items…"):
-    order, n_known = _order(ds_id, order_kind, source, dims[0], ctx.parse)
-render.blocks([n for n in [label_views.order_note(order, n_known, order_kind, dims[0])] if n is not None])
+if source[:1] == ("abstained",):
+    order = labels.handed_order(ds, handoff.label_queue(ds_id)["items"])
+    render.blocks([label_views.queue_note(order, handoff.label_queue(ds_id))])
+else:
+    with st.spinner("Ordering the items…"):
+        order, n_known = _order(ds_id, order_kind, source, dims[0], ctx.parse)
+    render.blocks([n for n in [label_views.order_note(order, n_known, order_kind, dims[0])] if n is not None])
 if not order:
     st.stop()
 

@@ -88,3 +88,42 @@ def html_escape(s: str) -> str:
     import html
 
     return html.escape(s)
+
+
+@pytest.mark.usefixtures("first_start")
+def test_abstained_items_become_the_label_pages_queue():
+    """The expander's button hands a run's abstained items (at alpha 0.1) to the Label page, which offers exactly
+    those, in the random order's sequence, as its queue, its labels recorded as not a random sample."""
+    pytest.importorskip("streamlit")
+    from evalcore import labels
+    from tests.test_app_pages import assert_clean, new_app
+
+    gpt4, chatgpt = "summeval/shen-gpt-4-0314-rts", "summeval/shen-gpt-3.5-turbo-0301-rts"
+    d = R.get_dataset("summeval", with_labels=False)
+    runs = [R.load_run(gpt4), R.load_run(chatgpt)]
+    _, abstained = gv.section(d, runs, run_names(runs), "coherence")
+    want = gv.label_queues(d, abstained)[gpt4]
+    assert want and set(want) <= set(abstained[gpt4])
+    at = new_app(dataset="summeval", runs=[gpt4, chatgpt], dimension="coherence", guarantees_open="true")
+    at.switch_page("pages/alignment.py").run()
+    assert_clean(at)
+    at.session_state["annotator"] = "ann"  # signed in as an annotator (the Label page's own field)
+    at.button(key="guar_label_0").click().run()
+    assert_clean(at)
+    assert at.title[0].value == "Label"
+    assert at.session_state["label_order"] == "uncertain" and at.session_state["label_dims"] == ["coherence"]
+    captions = " ".join(str(c.value) for c in at.caption)
+    assert f"{len(want)} items" in captions and "abstained on for coherence" in captions
+    order = labels.handed_order(d, want)
+    assert order == [i for i in labels.random_order(d) if i in set(want)] and len(order) == len(want)
+    outputs = d.items.assign(item_id=d.items["item_id"].astype(str)).set_index("item_id")["output"]
+    assert at.code[0].value == outputs[order[0]]  # the first item shown is the queue's first
+    at.switch_page("pages/label.py")  # AppTest reruns the page it was last told; the browser stays on Label
+    at.button(key="label_rate_3").click().run()
+    assert_clean(at)
+    from evalcore.store import default_store
+
+    rows = default_store().label_rows("summeval")
+    assert list(rows["item_id"].astype(str)) == [order[0]] and list(rows["strategy"]) == [f"uncertain:abstained:{gpt4}"]
+    assert labels.random_part(rows) == set()  # kept out of the estimates
+    assert at.code[0].value == outputs[order[1]]

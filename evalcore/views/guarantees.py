@@ -72,9 +72,23 @@ def conformal_table(dataset: Dataset, runs: list[Run], names: dict[str, str], di
 
 def blocks(dataset: Dataset, runs: list[Run], names: dict[str, str], dimension: str) -> list[Block]:
     """The section for the selected runs on one dimension."""
+    return section(dataset, runs, names, dimension)[0]
+
+
+def label_queues(dataset: Dataset, abstained: dict[str, tuple[str, ...]]) -> dict[str, list[str]]:
+    """Per run, the abstained ids that are items of the dataset (what the Label page can rate one at a time; a
+    pairwise run abstains on pairs): the runs with none are left out."""
+    items = set(dataset.items["item_id"].astype(str))
+    out = {run_id: [i for i in map(str, ids) if i in items] for run_id, ids in abstained.items()}
+    return {k: v for k, v in out.items() if v}
+
+
+def section(dataset: Dataset, runs: list[Run], names: dict[str, str], dimension: str
+            ) -> tuple[list[Block], dict[str, tuple[str, ...]]]:
+    """The section's blocks, and each run's abstained held-out items at the first alpha (the Label page's queue)."""
     runs = scored_runs(runs, dimension)
     if not runs:
-        return [Note("No selected run judged this dimension.", "info")]
+        return [Note("No selected run judged this dimension.", "info")], {}
     n_cal = _calibration_docs(dataset)
     sel_t, abstained = selective_table(dataset, runs, names, dimension)
     out: list[Block] = [
@@ -90,9 +104,10 @@ def blocks(dataset: Dataset, runs: list[Run], names: dict[str, str], dimension: 
     n_abst = sum(len(v) for v in abstained.values())
     if n_abst:
         out.append(Note(f"At alpha {ALPHAS[0]:g} the selected runs abstain on {n_abst} held-out item(s) in all "
-                        "(counted per run): those go to a stronger judge or to people. The Label page's order "
-                        "\"judge least certain\" offers first the items whose G-Eval scores or draws spread most, "
-                        "where a run kept them.", "info"))
+                        "(counted per run): those go to a stronger judge or to people. \"Label its abstained "
+                        "items\" hands a run's abstained items to the Label page as its queue (order \"judge least "
+                        "certain\", from \"items a judge abstained on\"); a pair is not an item to label there.",
+                        "info"))
     conf_t = conformal_table(dataset, runs, names, dimension)
     if not conf_t.empty:
         out += [Heading(f"Intervals for each item's human score ({LEVEL:.0%} split conformal)", 3),
@@ -101,4 +116,4 @@ def blocks(dataset: Dataset, runs: list[Run], names: dict[str, str], dimension: 
                      "the held-out documents (the guarantee is over items, not per system); the midpoint is an "
                      "alternative score.", "info"),
                 Table(conf_t, f"conformal {dimension}", "guar_conformal")]
-    return out
+    return out, abstained

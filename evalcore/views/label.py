@@ -164,7 +164,10 @@ ORDER_HELP = ("random (default): a fixed random order, a random sample of the da
               "interleaved so every system is represented in proportion. Judge least certain: widest G-Eval score "
               "distribution or largest disagreement of two runs first (kept out of the estimates). Every annotator "
               "follows the same order, so that items get several ratings.")
-UNCERTAINTY_SOURCES = ["G-Eval score distribution", "two runs disagreeing"]
+UNCERTAINTY_SOURCES = ["G-Eval score distribution", "two runs disagreeing", "items a judge abstained on"]
+NO_QUEUE = Note("No abstained items have been handed over for this dataset: open the Alignment page's section "
+                "\"Where may I use the judge's verdict? Guarantees\" and press a run's \"Label its abstained "
+                "items\".", "info")
 PICK_SOURCE = Note("Pick the run(s) the judge's uncertainty comes from (a G-Eval run scored here keeps its score "
                    "distributions; or any two runs of this dataset).")
 PICK_DIMENSION = Note("Pick at least one dimension to label.")
@@ -186,6 +189,19 @@ def order_note(order: list[str], n_known: int, kind: str, dimension: str) -> Not
         return Note(f"{counted(n_known, 'item')} ordered by the judge's uncertainty on {esc(dimension)}, the most uncertain "
                     "first; these labels are kept out of the estimates below (not a random sample).", "caption")
     return None
+
+
+def queue_note(order: list[str], queue: dict) -> Note:
+    """What the page says about a queue of abstained items: whose, on which dimension, how many are items of the
+    dataset, and that their labels stay out of the estimates (not a random sample)."""
+    n_left = len(queue["items"]) - len(order)
+    left = f" ({counted(n_left, 'id')} not an item of this dataset, left out)" if n_left else ""
+    if not order:
+        return Note(esc(f"None of the {len(queue['items'])} ids {queue['run_name']} abstained on is an item of this "
+                        "dataset: this page labels items one at a time, not pairs."), "warning")
+    return Note(esc(f"{counted(len(order), 'item')} {queue['run_name']} abstained on for {queue['dimension']} at "
+                    f"the Guarantees section's first alpha{left}: a stronger judge or people must see them. These "
+                    "labels are kept out of the estimates below (not a random sample)."), "caption")
 
 
 def saved_message(dataset: Dataset, dimension: str, value: float | None, label_id: int) -> str:
