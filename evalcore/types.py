@@ -127,6 +127,7 @@ class Response:
     latency_s: float = 0.0
     cached: bool = False
     answered_by: str = ""  # the base URL that answered (filled by the engine; "" for cache hits)
+    model: str = ""  # the model (and snapshot) the endpoint says answered, "" where it did not say
 
 
 @dataclass(frozen=True)

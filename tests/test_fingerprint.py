@@ -41,6 +41,7 @@ def test_resumed_run_keeps_its_fingerprint_and_a_prompt_edit_changes_it(store):
     before, after, other = fingerprint(run), fingerprint(resumed), fingerprint(edited)
     assert set(PARTS) <= set(before) and before == after
     assert before["model"] == "loop-model" and before["provider"] == "openai" and before["method"] == "tiny"
+    assert before["reported_model"] == "loop-model"  # the response's own "model" field, as the loopback sends it
     assert SECRET not in repr(before)
     assert other["prompt_hash"] != before["prompt_hash"] and other["hash"] != before["hash"]
     # everything but the prompt is the same judge

@@ -607,7 +607,7 @@ def chat_response(raw: Any) -> Response:
         choices.append(Choice(text=text, tokens=tokens, finish_reason=finish, reasoning=_reasoning_of(msg)))
     if not choices:
         raise ValueError("response has no choices")
-    return Response(choices=choices, usage=_usage(raw))
+    return Response(choices=choices, usage=_usage(raw), model=_reported_model(raw))
 
 
 def _reasoning_of(msg: Any) -> str | None:
@@ -658,7 +658,14 @@ def completion_response(raw: Any, *, prompt: str | None = None) -> Response:
         choices.append(Choice(text=text, tokens=tokens, finish_reason=c.finish_reason, prompt_token_count=count))
     if not choices:
         raise ValueError("response has no choices")
-    return Response(choices=choices, usage=_usage(raw))
+    return Response(choices=choices, usage=_usage(raw), model=_reported_model(raw))
+
+
+def _reported_model(raw: Any) -> str:
+    """The response's ``model``: the snapshot that answered (e.g. gpt-4o-2024-08-06 for gpt-4o), part of a run's
+    fingerprint (evalcore.fingerprint)."""
+    model = getattr(raw, "model", None)
+    return model if isinstance(model, str) else ""
 
 
 def _usage(raw: Any) -> dict[str, Any]:

@@ -792,6 +792,7 @@ class ScoringRun:
                  client: Any = None, extra_config: dict[str, Any] | None = None, meter: Any = None) -> None:
         self.t_start = time.perf_counter()
         self.meter = meter  # the spending meter (evalcore.judge.spending.Meter), or None: nothing counted
+        self.reported_models: set[str] = set()  # the models the endpoint said answered this session
         self.spec, self.dataset, self.store = spec, spec.dataset, store or default_store()
         self.m, self.dims, self.crit, self.requested = resolve(spec.method, spec.dimensions, spec.criteria,
                                                                spec.config)
@@ -893,6 +894,8 @@ class ScoringRun:
         opts = self.sender.options
         if opts.reasoning_effort or opts.max_completion_tokens:
             out["reasoning_options"] = dataclasses.asdict(opts)
+        if self.reported_models:  # what the endpoint said answered (a resume that asked nothing keeps the record's)
+            out["reported_model"] = ", ".join(sorted(self.reported_models))
         return out
 
     def select(self) -> None:
@@ -1072,6 +1075,7 @@ class ScoringRun:
     def _count(self, outcome: Outcome, responses: list[Response]) -> None:
         c = self.counts
         self.client.stats.cached += sum(1 for r in responses if r.cached)
+        self.reported_models.update(r.model for r in responses if r.model and not r.cached)  # the fingerprint's
         c.done += 1
         c.session_done += 1
         if responses and all(r.cached for r in responses):
