@@ -5,8 +5,9 @@ The fingerprint is derived from what a run records (``Run.config``, ``evalcore.m
 whenever the record is the same: a resumed run keeps its record and so its fingerprint; a prompt edit changes the
 criteria's version hash and so the fingerprint. Its parts:
 
-- ``model``: the model asked for; ``reported_model``: the model and snapshot the endpoint reported, where the record
-  holds one (``extra["reported_model"]``; "" otherwise);
+- ``model``: the model asked for; ``reported_model``: the model and snapshot the endpoint said answered (the
+  responses' ``model`` field, recorded by the engine with the run: ``extra["reported_model"]``; "" for a run that
+  does not record it, such as an import or a published run);
 - ``endpoint``: the endpoint's identity (provider, base URL in one spelling, Azure's api_version; never a key),
   ``provider``;
 - ``method``, ``variant`` (the method as it ran on this judge's contract, "" as asked);
