@@ -11,6 +11,7 @@ import streamlit as st
 from evalcore import views
 from evalcore.views import alignment as av
 from evalcore.views import common as common_views
+from evalcore.views import history as history_views
 from evalcore.views import preference as preference_views
 from pages import _compute as compute
 from pages import _render as render
@@ -129,7 +130,27 @@ def correlations_section(v: _View):
         st.vega_lite_chart(av.headline_spec(table, ceil, level=level, coefficient=coefficient, colors=colors),
                            key="chart_headline", width="stretch")
         render.blocks(av.headline_notes(ceil))
+    history_section(v)
     return status
+
+
+def history_section(v: _View) -> None:
+    """A judge's agreement over time: its runs by date at the level and coefficient on show (evalcore.views.history),
+    computed only when asked (each run's cell is the headline's, cached)."""
+    found = history_views.judges(v.ctx.all_runs)
+    render.blocks(history_views.intro(found))
+    if not found or not st.toggle("Show a judge's runs by date", key=url.key("history", False)):
+        return
+    names = list(found)
+    judge = (st.selectbox("Judge", names, key=url.key("history_judge", names[0], options=names))
+             if len(names) > 1 else names[0])
+    runs = found[judge]
+    with st.spinner("The judge's correlation on each of its runs…"):
+        table = compute.alignment_cell(v.ds.id, tuple(r.run_id for r in runs), v.ctx.dimension, v.ctx.parse,
+                                       v.ctx.n_resamples, v.sys_t, v.level, v.coefficient, v.ci_resampling,
+                                       v.skip_constant)
+    render.blocks(history_views.history_blocks(history_views.history_frame(runs, table), runs, judge=judge,
+                                               level=v.level, coefficient=v.coefficient))
 
 
 def judge_by_human_section(v: _View) -> None:

@@ -4,6 +4,8 @@ correlation checked against scipy on the same items."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -101,3 +103,39 @@ def test_no_history_without_two_dated_runs_of_one_judge(store):
     empty = history.history_frame([], pd.DataFrame())
     assert history.history_blocks(empty, [], judge="j", level="dataset", coefficient="pearson")[0].text.startswith(
         "No run")
+
+
+def test_the_alignment_page_draws_the_history_when_asked(first_start):
+    """Under AppTest: three runs of one judge on SummEval's coherence, stored with distinct dates, drawn on the
+    Alignment page's Correlations tab once its toggle is on: the chart and the table, oldest first."""
+    from streamlit.testing.v1 import AppTest
+
+    from evalcore import runs as runs_mod
+
+    ds = runs_mod.get_dataset("summeval")
+    human = ds.human_scores[ds.human_scores["dimension"] == "coherence"].groupby("item_id")["score"].mean()
+    human = human.iloc[:80]
+    st = Store(first_start)
+    config = {**CONFIG, "criteria": {"coherence": {"hash": "h1"}}}
+    for k, date in enumerate(["2026-02-01", "2026-01-01", "2026-03-01"], start=1):
+        noise = np.random.default_rng(k).normal(0, k * 0.3, len(human))
+        j = pd.DataFrame({"item_id": human.index, "dimension": "coherence", "criteria_hash": "h1", "raw": "",
+                          "value": np.clip(human.to_numpy() + noise, 1, 5), "status": "ok", "reason": "",
+                          "estimator": "", "detail": [{}] * len(human)})
+        st.save_imported_run(Run(run_id=f"hist-{date}", dataset_id="summeval", method="direct", model="judge-m",
+                                 config=config, created_at=f"{date}T00:00:00+00:00", judgments=j))
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page("pages/alignment.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any(history.HEADING in m.value for m in at.markdown)
+    toggle = next(t for t in at.toggle if t.label == "Show a judge's runs by date")
+    toggle.set_value(True).run()
+    assert not at.exception, [e.value for e in at.exception]
+    charts = [c for c in at.get("plotly_chart")]
+    assert charts, "no plotly chart drawn"
+    # st.table's cells are Markdown-escaped (pages._shared.markdown_safe): read without the backslashes
+    tables = [t.value for t in at.table if {"date", "statistic"} <= set(t.value.columns)]
+    assert len(tables) == 1 and len(tables[0]) == 3
+    dates = [str(d).replace("\\", "")[:10] for d in tables[0]["date"]]
+    assert dates == ["2026-01-01", "2026-02-01", "2026-03-01"]
