@@ -135,7 +135,7 @@ def merge_labels(dataset: Dataset, rows: pd.DataFrame) -> Dataset:
     if len(new):
         human = human.astype({"score": float})
     annotations = pd.concat([dataset.annotations, ann], ignore_index=True) if not dataset.annotations.empty else ann
-    info = {"annotators": sorted(ann["annotator"].unique()), "labels": len(ann),
+    info: dict[str, Any] = {"annotators": sorted(ann["annotator"].unique()), "labels": len(ann),
             "human_scores_from_labels": len(new), "gold_kept": int(len(means) - len(new))}
     note = (f"Labels made here: {info['labels']} by {counted(len(info['annotators']), 'annotator')}, in the annotations as "
             f"group '{LABEL_GROUP}'. " + (f"{info['human_scores_from_labels']} item-dimension human scores are the "

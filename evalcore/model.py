@@ -60,7 +60,7 @@ import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import pandas as pd
 
@@ -481,6 +481,12 @@ class Run:
     comparisons: pd.DataFrame = field(default_factory=lambda: empty_frame(COMPARISON_COLUMNS))
     # K > 1 draws per item (DRAW_COLUMNS); empty for a run of one draw, whose judgments are its only draw
     draws: pd.DataFrame = field(default_factory=lambda: empty_frame(DRAW_COLUMNS))
+
+    if TYPE_CHECKING:  # the dataclass's own __init__, as the type checker should read it: config may be a mapping
+        def __init__(self, run_id: str, dataset_id: str, method: str, model: str, label: str = "",
+                     config: RunConfig | Mapping[str, Any] | None = None, parser: str = "", origin: str = "local",
+                     created_at: str = "", judgments: pd.DataFrame = ..., comparisons: pd.DataFrame = ...,
+                     draws: pd.DataFrame = ...) -> None: ...
 
     def __post_init__(self) -> None:
         if not isinstance(self.config, RunConfig):

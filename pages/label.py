@@ -80,7 +80,7 @@ def _order(dataset_id: str, kind: str, source: tuple, dimension: str, parse: str
     return labels.order_for(ui.load_dataset(dataset_id), kind, source, runs, dimension)
 
 
-def uncertainty_source(ctx) -> tuple:
+def uncertainty_source(ctx, ds_id: str) -> tuple:
     """The run(s) the judge's uncertainty comes from, as picked: ("geval", run), ("disagree", run a, run b), or ()
     while not picked."""
     item_runs = label_views.item_runs(ctx.all_runs)
@@ -105,7 +105,7 @@ def uncertainty_source(ctx) -> tuple:
     return ("disagree", *pair) if len(pair) == 2 else ()
 
 
-source = uncertainty_source(ctx) if order_kind == "uncertain" else ()
+source = uncertainty_source(ctx, ds_id) if order_kind == "uncertain" else ()
 if order_kind == "uncertain" and not source:
     render.blocks([label_views.PICK_SOURCE])
     st.stop()

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 import pandas as pd
 
 from evalcore.analyses.common import documents_per_run, frames_for, has_correlations, run_label
-from evalcore.meta.correlation import COEFFICIENTS, LEVELS, TABLE_COLUMNS, correlation_estimates, table_row
+from evalcore.meta.coefficients import COEFFICIENTS
+from evalcore.meta.correlation import LEVELS, TABLE_COLUMNS, correlation_estimates, table_row
 from evalcore.meta.results import Estimate
 from evalcore.model import Dataset, Run
 

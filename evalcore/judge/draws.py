@@ -61,7 +61,7 @@ def item_draws(outcome: Outcome, responses: list[Response], score_alone: Callabl
     method (``score_alone`` on a response holding that one choice)."""
     if not is_sampled(outcome, responses):
         return [_row(first, outcome)]
-    rows = []
+    rows: list[dict[str, Any]] = []
     for r in responses:
         for c in r.choices:
             one = score_alone([dataclasses.replace(r, choices=[c])])
@@ -71,7 +71,8 @@ def item_draws(outcome: Outcome, responses: list[Response], score_alone: Callabl
 
 def _row(draw: int, outcome: Outcome) -> dict[str, Any]:
     ok = outcome.status == STATUS_OK and outcome.value is not None
-    return {"draw": int(draw), "raw": outcome.raw or "", "value": float(outcome.value) if ok else None,
+    value = float(outcome.value) if ok and outcome.value is not None else None
+    return {"draw": int(draw), "raw": outcome.raw or "", "value": value,
             "status": STATUS_OK if ok else STATUS_FAILED, "reason": "" if ok else (outcome.reason or "no value")}
 
 

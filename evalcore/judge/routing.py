@@ -109,7 +109,7 @@ class EndpointPool:
                 live.append(m)  # half-open: one request may test it again
         return live
 
-    def pick(self, exclude: set[int] = frozenset()) -> Member | None:
+    def pick(self, exclude: frozenset[int] | set[int] = frozenset()) -> Member | None:
         live = [m for i, m in enumerate(self.members) if i not in exclude and m in self._live()]
         if not live:
             return None
@@ -169,7 +169,7 @@ class EndpointPool:
         raise RequestFailed(f"{last.reason} (on {n} endpoint{'s' if n > 1 else ''})", retryable=last.retryable)
 
     async def probe(self, send: Any = None) -> Capabilities:
-        return await JudgeClient.probe(self, send=send)  # type: ignore[arg-type] - uses only self.send
+        return await JudgeClient.probe(self, send=send)  # type: ignore[arg-type]  # it uses only self.send
 
     async def aclose(self) -> None:
         for m in self.members:

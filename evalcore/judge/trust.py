@@ -92,7 +92,7 @@ def _client_url(url: str) -> Any:
     try:
         import httpx2 as httpx
     except ImportError:  # pragma: no cover - older openai
-        import httpx
+        import httpx  # type: ignore[no-redef]
     return httpx.URL(url)
 
 

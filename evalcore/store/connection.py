@@ -135,7 +135,7 @@ _READONLY_CODES, _READONLY_TEXTS = ("SQLITE_READONLY", "SQLITE_PERM"), ("readonl
 _FULL_CODES, _FULL_TEXTS = ("SQLITE_FULL",), ("database or disk is full", "no space left")
 
 
-def _sqlite_cause(err: BaseException) -> sqlite3.Error | None:
+def _sqlite_cause(err: BaseException | None) -> sqlite3.Error | None:
     """The sqlite3 error behind ``err`` (pandas wraps it in its own DatabaseError), or None."""
     seen = 0
     while err is not None and seen < 5:

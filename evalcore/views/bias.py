@@ -123,7 +123,8 @@ def position_bias_note(runs: list[Run]) -> str:
     """What the position-bias table rests on, true for the runs given: the both-orders reading where every run
     judged each pair in both orders, else which runs judged one order only and why their flip and inconsistency
     rates are blank (they need a pair's two verdicts)."""
-    both, one = [], []
+    both: list[Run] = []
+    one: list[Run] = []
     for run in runs:
         c = run.comparisons
         if c is None or c.empty:
