@@ -189,11 +189,12 @@ def human_step(human) -> float:
 
 
 def conformal(dataset: Dataset, run: Run, dim: str, *, level: float, calibration_docs: int, seed: int = 0,
-              step: float | None = None) -> dict:
+              step: float | None = None, ties: str = "randomised") -> dict:
     """Split conformal intervals (evalcore.meta.conformal) calibrated on ``calibration_docs`` random documents,
     measured on the others: coverage, mean width, the midpoint's correlation with the human score beside the
-    judge's, and the same per system. The intervals are snapped to the points the human score takes
-    (``human_step`` unless ``step`` is given)."""
+    judge's, and the same per system. The intervals are sets of the points the human score takes (``human_step``
+    unless ``step`` is given); ties among the residuals are broken at random by default (coverage the level, not
+    the level plus the ties' mass; ``ties="conservative"``: the quantile widened outward)."""
     from evalcore.meta.conformal import split_conformal
 
     frame, is_cal, n_cal, n_test = _split_frame(dataset, run, dim, calibration_docs, seed)
@@ -201,7 +202,7 @@ def conformal(dataset: Dataset, run: Run, dim: str, *, level: float, calibration
     step = human_step(frame["human"]) if step is None else step
     cal, test = frame[is_cal], frame[~is_cal]
     res = split_conformal(cal["judge"], cal["human"], test["judge"], test["human"], level=level, scale=scale,
-                          step=step)
+                          step=step, ties=ties, seed=seed)
     t = test.assign(low=res.low, high=res.high)
     t = t.assign(covered=(t["human"] >= t["low"] - 1e-9) & (t["human"] <= t["high"] + 1e-9),
                  width=t["high"] - t["low"])
@@ -210,7 +211,7 @@ def conformal(dataset: Dataset, run: Run, dim: str, *, level: float, calibration
     ok = t.dropna(subset=["judge", "human"])
     judge_r = float(ok["judge"].corr(ok["human"])) if len(ok) > 2 else float("nan")
     return {"level": level, "calibration_docs": n_cal, "test_docs": n_test, "test_items": int(len(t)),
-            "half_width": res.q, "step": step, "coverage": res.coverage, "mean_width": res.mean_width,
+            "half_width": res.q, "step": step, "ties": ties, "coverage": res.coverage, "mean_width": res.mean_width,
             "midpoint_correlation": res.midpoint_correlation, "judge_correlation": judge_r,
             "per_system": per_system, "note": res.note,
             "intervals": t[["item_id", "low", "high"]].assign(item_id=t["item_id"].astype(str))

@@ -112,8 +112,9 @@ def section(dataset: Dataset, runs: list[Run], names: dict[str, str], dimension:
     if not conf_t.empty:
         out += [Heading(f"Intervals for each item's human score ({LEVEL:.0%} split conformal)", 3),
                 Note("Calibrated on the same documents, each held-out item gets an interval for its human score "
-                     "from the judge's score, widened to the points the human score takes. Coverage is measured on "
-                     "the held-out documents (the guarantee is over items, not per system); the midpoint is an "
+                     "from the judge's score: the points the human score takes, ties among the calibration residuals "
+                     "broken at random so that coverage is the level rather than the level plus the ties' mass. "
+                     "Coverage is measured on the held-out documents (the guarantee is over items, not per system); the midpoint is an "
                      "alternative score.", "info"),
                 Table(conf_t, f"conformal {dimension}", "guar_conformal")]
     return out, abstained
