@@ -162,7 +162,8 @@ def plan_notes(dataset: Dataset, run, rows: pd.DataFrame, dimension: str, plan: 
 ORDERS = {"random": "random", "stratified": "stratified by system", "uncertain": "judge least certain"}
 ORDER_HELP = ("random (default): a fixed random order, a random sample of the dataset. Stratified: the same, "
               "interleaved so every system is represented in proportion. Judge least certain: widest G-Eval score "
-              "distribution or largest disagreement of two runs first (kept out of the estimates). Every annotator "
+              "distribution or largest disagreement of two runs first, or only the items a judge abstained on, as "
+              "handed over by the Alignment page's Guarantees section (kept out of the estimates). Every annotator "
               "follows the same order, so that items get several ratings.")
 UNCERTAINTY_SOURCES = ["G-Eval score distribution", "two runs disagreeing", "items a judge abstained on"]
 NO_QUEUE = Note("No abstained items have been handed over for this dataset: open the Alignment page's section "
