@@ -27,7 +27,7 @@ import json
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -35,6 +35,9 @@ from evalcore import datasets as bundled
 from evalcore import runs as runs_mod
 from evalcore.model import COMPARISON_COLUMNS, DRAW_COLUMNS, JUDGMENT_COLUMNS, Dataset, Dimension, Run
 from evalcore.spec import ScoringSpec, SpecError
+
+if TYPE_CHECKING:
+    from evalcore.store import Store
 
 KIND = "evalcore-run-bundle"
 VERSION = 2  # 2: the run's scoring spec on a line of its own
@@ -71,7 +74,7 @@ def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     return [{k: _json_value(v) for k, v in r.items()} for r in frame.to_dict("records")]
 
 
-def _store(store: Any) -> Any:
+def _store(store: Store) -> Any:
     if store is not None:
         return store
     from evalcore.store import default_store
@@ -82,7 +85,7 @@ def _store(store: Any) -> Any:
 # ---------------------------------------------------------------------------------------------------------- export
 
 
-def export_run(run_id: str, out: str | Path, *, store: Any = None, with_dataset: bool | None = None) -> dict[str, Any]:
+def export_run(run_id: str, out: str | Path, *, store: Store | None = None, with_dataset: bool | None = None) -> dict[str, Any]:
     """Write ``run_id`` as a bundle to ``out``. ``with_dataset``: carry the dataset (default: when it is not one of the
     bundled datasets). Returns the header's summary."""
     st = _store(store)
@@ -157,7 +160,7 @@ def _with_hash(frame: pd.DataFrame, columns: list[str], hashes: dict[str, str | 
     return out
 
 
-def _criteria_rows(store: Any, dataset_id: str, hashes: dict[str, str | None]) -> list[dict[str, Any]]:
+def _criteria_rows(store: Store, dataset_id: str, hashes: dict[str, str | None]) -> list[dict[str, Any]]:
     rows = []
     for dim, h in hashes.items():
         if not h:
@@ -269,7 +272,7 @@ def _dataset_from(head: dict[str, Any], tables: dict[str, list[dict[str, Any]]])
                    citation=head["citation"], origin=head["origin"], meta=head["meta"], **frames)
 
 
-def _target_dataset(bundle: Bundle, store: Any, name: str) -> tuple[Dataset, bool]:
+def _target_dataset(bundle: Bundle, store: Store, name: str) -> tuple[Dataset, bool]:
     """The dataset the run belongs to in this store (saving the carried one if the store lacks it)."""
     want = bundle.header["dataset"]
     try:
@@ -301,7 +304,7 @@ def _target_dataset(bundle: Bundle, store: Any, name: str) -> tuple[Dataset, boo
     return have, False
 
 
-def import_bundle(path: str | Path, *, store: Any = None, dataset_id: str | None = None,
+def import_bundle(path: str | Path, *, store: Store | None = None, dataset_id: str | None = None,
                   name: str | None = None) -> dict[str, Any]:
     """Import a bundle into ``store``. ``dataset_id``, when given, must be the bundle's dataset; ``name`` relabels
     the run. Returns {"run", "judgments", "comparisons", "unmatched": 0, "dataset", "dataset_imported"}."""
@@ -343,7 +346,7 @@ def import_bundle(path: str | Path, *, store: Any = None, dataset_id: str | None
     return out
 
 
-def _free_run_id(run_id: str, dataset_id: str, store: Any) -> str:
+def _free_run_id(run_id: str, dataset_id: str, store: Store) -> str:
     """``run_id`` unless a run of that id exists (another user's, or a published one): then a new id beside it, so
     an import never replaces a run (issue 21, item 9)."""
     shipped = dataset_id in {d["id"] for d in bundled.list_datasets()}
@@ -355,7 +358,7 @@ def _free_run_id(run_id: str, dataset_id: str, store: Any) -> str:
     return candidate
 
 
-def _checked_spec(bundle: Bundle, store: Any, name: str) -> ScoringSpec | None:
+def _checked_spec(bundle: Bundle, store: Store, name: str) -> ScoringSpec | None:
     """The bundle's spec read against the run's dataset (carried, or in the store), before anything is written: a
     spec from a newer evalcore, or one whose criteria do not hash to their recorded versions, stops the import."""
     if bundle.spec is None:
@@ -372,7 +375,7 @@ def _checked_spec(bundle: Bundle, store: Any, name: str) -> ScoringSpec | None:
         raise BundleError(f"{name}, line {bundle.spec_line}: the run's scoring spec cannot be read: {e}") from None
 
 
-def _check_items(bundle: Bundle, store: Any, name: str) -> None:
+def _check_items(bundle: Bundle, store: Store, name: str) -> None:
     """Every judgment's item must be in the dataset (carried, or in the store): list the ones that are not."""
     ds = bundle.dataset
     if ds is None:

@@ -10,17 +10,20 @@ owner or endpoint (``loop.check_reuse``) before anything is charged or sent.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from evalcore.align.candidates import Candidate
 from evalcore.align.loop import check_reuse, spec_for
 from evalcore.align.split import Split
 from evalcore.model import Dataset
 
+if TYPE_CHECKING:
+    from evalcore.store import Store
+
 KINDS = ("baseline", "dev", "test")  # which step started the queue: the baseline, the candidates, the final check
 
 
-def _scoring_job(spec: Any, engine: Any, store: Any) -> Any:
+def _scoring_job(spec: Any, engine: Any, store: Store) -> Any:
     from evalcore.judge.job import ScoringJob
 
     return ScoringJob(run_id=spec.run_id, spec=spec, engine=engine, store=store)
@@ -48,7 +51,7 @@ class ScoringQueue:
     split_id: str
     items: list[Item]
     engine: Any
-    store: Any
+    store: Store
     chosen: str | None = None  # the final check's chosen candidate (its criteria version)
     make_job: Callable[[Any, Any, Any], Any] = _scoring_job
     started: int = 0  # how many items have had a job started
@@ -158,7 +161,7 @@ class ScoringQueue:
 
 
 def plan(kind: str, dataset: Dataset, split: Split, part: str, dimension: str, method: str,
-         candidates: list[Candidate], names: list[str], endpoint: Any, engine: Any, store: Any, *,
+         candidates: list[Candidate], names: list[str], endpoint: Any, engine: Any, store: Store, *,
          owner: str | None = None, chosen: str | None = None,
          make_job: Callable[[Any, Any, Any], Any] = _scoring_job) -> ScoringQueue:
     """The queue scoring ``candidates`` (named ``names`` on the page) on ``part``: ``owner``'s runs on ``endpoint``.

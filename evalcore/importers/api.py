@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -24,6 +24,9 @@ from evalcore.importers.problems import Problems
 from evalcore.identity import upload_id
 from evalcore.importers.readers import open_upload
 from evalcore.model import Dataset, Run, counted
+
+if TYPE_CHECKING:
+    from evalcore.store import Store
 
 NEAR_DUPLICATE_COLUMNS = ("system_id", "doc_id", "item_id", "annotator", "dimension")
 
@@ -151,7 +154,7 @@ def load_user_dataset(source: Any, mapping: ColumnMapping, *, filename: str | No
     return import_table(source, mapping, filename=filename, name=name, task=task).dataset
 
 
-def save_import(result: ImportResult, store: Any = None, *, owner: str | None = None) -> None:
+def save_import(result: ImportResult, store: Store | None = None, *, owner: str | None = None) -> None:
     """Write the dataset and its judge-score runs (replacing earlier imports of the same ids) in one transaction:
     if any write fails, nothing of this import is left in the store (an earlier import of the same ids stays).
     ``owner``: the signed-in user uploading it (None without sign-in)."""
@@ -164,7 +167,7 @@ def save_import(result: ImportResult, store: Any = None, *, owner: str | None = 
         save_runs(result.runs, store, owner=owner)
 
 
-def save_runs(runs: list[Run], store: Any, *, owner: str | None = None) -> None:
+def save_runs(runs: list[Run], store: Store, *, owner: str | None = None) -> None:
     """Every run, or none of them (one transaction)."""
     with store.write():
         for run in runs:

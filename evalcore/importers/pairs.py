@@ -35,7 +35,7 @@ import json
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -45,6 +45,9 @@ from evalcore.importers.problems import Problems
 from evalcore.identity import upload_id
 from evalcore.importers.readers import open_upload
 from evalcore.model import COMPARISON_COLUMNS, PREFERENCE_COLUMNS, Dataset, Dimension, Run, counted, is_missing
+
+if TYPE_CHECKING:
+    from evalcore.store import Store
 
 PROMPT_NAMES = ("prompt", "question", "instruction", "query", "user_prompt")
 INPUT_NAMES = ("input", "context")
@@ -774,7 +777,7 @@ def import_pairs(source: Any, *, name: str | None = None, winners: list[str] | N
     return PairImport(ds, warnings)
 
 
-def save_pairs(result: PairImport, store: Any = None, *, owner: str | None = None) -> None:
+def save_pairs(result: PairImport, store: Store | None = None, *, owner: str | None = None) -> None:
     if store is None:
         from evalcore.store import default_store
 

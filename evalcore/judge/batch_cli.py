@@ -11,9 +11,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalcore.judge.cli_common import json_safe, store_of
+
+if TYPE_CHECKING:
+    from evalcore.store import Store
 
 
 def _line(st: Any, stream: Any = None) -> None:
@@ -43,7 +46,7 @@ def _print_run(run: Any, as_json: bool, extra: dict[str, Any]) -> None:
         print(f"{run.run_id}: {info.get('judgments', 0)} judgments, {info.get('failed', 0)} failed")
 
 
-def score_batch(args: argparse.Namespace, *, spec: Any, engine: Any, store: Any) -> int:
+def score_batch(args: argparse.Namespace, *, spec: Any, engine: Any, store: Store) -> int:
     """``score --batch``: submit; then, unless --no-wait, wait for the batches and score the run."""
     from evalcore.judge import batch
 

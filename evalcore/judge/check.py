@@ -12,13 +12,16 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalcore.judge import cost as cost_mod
 from evalcore.judge.client import Endpoint, JudgeClient, RequestFailed
 from evalcore.judge.contract import RequestOptions, variant_notes
 from evalcore.judge.probes import ProbeSender
 from evalcore.types import Capabilities, ChatRequest, Criteria, ItemTask, PairTask, UnsupportedByEndpoint
+
+if TYPE_CHECKING:
+    from evalcore.store import Store
 
 TYPICAL_SOURCE_CHARS, TYPICAL_OUTPUT_CHARS = 2000, 300
 # A request at the smallest budget a method gives (G-Eval's 5 tokens). The capability probe's one-token replies
@@ -85,7 +88,7 @@ def method_check(name: str, m: Any, caps: Capabilities, sender: Any, endpoint: E
                        requests_per_item=len(after), completion_tokens_per_item=completion, usd_per_item=usd)
 
 
-async def acheck_judge(endpoint: Endpoint, *, store: Any, api_key: str | None = None,
+async def acheck_judge(endpoint: Endpoint, *, store: Store, api_key: str | None = None,
                        options: RequestOptions | None = None, reprobe: bool = False, timeout_s: float = 60.0,
                        prices: dict[str, Any] | None = None) -> JudgeCheck:
     from evalcore.judge.runner import CachedSender, probe_or_explain

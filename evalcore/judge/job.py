@@ -12,10 +12,13 @@ import dataclasses
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalcore.judge.redact import redact
 from evalcore.judge.spec import EngineOptions, ScoringSpec
+
+if TYPE_CHECKING:
+    from evalcore.store import Store
 
 
 @dataclass
@@ -26,7 +29,7 @@ class ScoringJob:
     run_id: str
     spec: ScoringSpec
     engine: EngineOptions
-    store: Any
+    store: Store
     batch: bool = False
     poll_s: float = 5.0
     cancel: threading.Event = field(default_factory=threading.Event)

@@ -23,11 +23,14 @@ ONE rule:
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalcore.model import Dataset
 from evalcore.spec import EngineOptions, ScoringSpec, SpecError
 from evalcore.types import Criteria
+
+if TYPE_CHECKING:
+    from evalcore.store import Store
 
 
 def dataset_criteria(dataset: Dataset, dimension: str) -> Criteria:
@@ -54,7 +57,7 @@ def dataset_criteria(dataset: Dataset, dimension: str) -> Criteria:
                     definition=definition, scale_min=lo, scale_max=hi)
 
 
-def default_criteria(dataset: Dataset, dimension: str, method: str, store: Any = None, *,
+def default_criteria(dataset: Dataset, dimension: str, method: str, store: Store | None = None, *,
                      version: str | None = None, owner: str | None = None) -> Criteria:
     """The criteria a run of ``method`` on ``dimension`` uses unless told otherwise (see the module docstring).
     ``store`` None: the saved versions are not looked at; ``version``: that saved version (hash or prefix);
@@ -94,7 +97,7 @@ def method_config(method: Any, dataset: Dataset, overrides: dict[str, Any] | Non
     return loader({**dataclasses.asdict(config), **overrides})
 
 
-def default_spec(dataset: Dataset, method: str, dimensions: list[str] | None = None, *, store: Any = None,
+def default_spec(dataset: Dataset, method: str, dimensions: list[str] | None = None, *, store: Store | None = None,
                  criteria_versions: dict[str, str] | None = None, config_overrides: dict[str, Any] | None = None,
                  **kw: Any) -> ScoringSpec:
     """The spec with the one default rule's criteria and config (see the module docstring); ``kw``: the spec's other
@@ -105,7 +108,7 @@ def default_spec(dataset: Dataset, method: str, dimensions: list[str] | None = N
     return ScoringSpec(dataset, method, dims, criteria, method_config(method, dataset, config_overrides), **kw)
 
 
-def recorded_spec(run_id: str, store: Any, dataset: Dataset | None = None) -> ScoringSpec:
+def recorded_spec(run_id: str, store: Store, dataset: Dataset | None = None) -> ScoringSpec:
     """The spec a stored run was scored with: as the engine recorded it (a bundle carries it, an import restores
     it), else, for a run recorded before runs recorded their spec, as its config describes it. Scoring it again (a
     resume) sends the run's own requests. ``dataset``: the run's whole dataset, when the caller holds it."""

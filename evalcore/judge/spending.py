@@ -26,9 +26,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalcore import settings
+
+if TYPE_CHECKING:
+    from evalcore.store import Store
 
 CONFIRM_ENV = "EVALCORE_CONFIRM_USD"
 CAP_ENV = "EVALCORE_MAX_COST_USD"
@@ -149,7 +152,7 @@ class Meter:
     token totals as replies arrive and stops the run while :attr:`reached` says why; :meth:`settle` records the
     difference between what the replies cost and what was charged when the run ends."""
 
-    def __init__(self, store: Any, spender: str | None, *, model: str, provider: str, reserved: float, what: str,
+    def __init__(self, store: Store, spender: str | None, *, model: str, provider: str, reserved: float, what: str,
                  cap: float | None, prices: dict[str, Any] | None = None) -> None:
         self.store, self.spender, self.what, self.cap = store, spender, what, cap
         self.model, self.provider, self.prices = model, provider, prices
@@ -160,7 +163,7 @@ class Meter:
         self.settled = False
 
     @classmethod
-    def for_run(cls, store: Any, spender: str | None, endpoint: Any, *, reserved: float | None, what: str,
+    def for_run(cls, store: Store, spender: str | None, endpoint: Any, *, reserved: float | None, what: str,
                 environ: Mapping[str, str] | None = None) -> "Meter | None":
         """The meter of a run on ``endpoint``; None where there is nothing to count (a local server, a model whose
         price is unknown: without a cap such a run was confirmed as of unknown cost, under a cap it is refused)."""

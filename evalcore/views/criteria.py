@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -12,6 +12,9 @@ from evalcore.model import Dataset
 from evalcore.types import Criteria
 from evalcore.views.blocks import Block, Note, Table
 from evalcore.views.format import esc
+
+if TYPE_CHECKING:
+    from evalcore.store import Store
 
 
 def versions_table(versions: list[dict[str, Any]]) -> pd.DataFrame:
@@ -95,7 +98,7 @@ def scale_problem(criteria: Criteria) -> str | None:
     return "Scale min must be below scale max." if criteria.scale_min >= criteria.scale_max else None
 
 
-def save_version(store: Any, dataset_id: str, criteria: Criteria, *, note: str = "", owner: str | None = None,
+def save_version(store: Store, dataset_id: str, criteria: Criteria, *, note: str = "", owner: str | None = None,
                  steps_by: str = "") -> Note:
     """Keep the criteria as a new version; what the page says: "Saved version <hash>." or, when the store cannot
     be written (read-only, full, locked), why, without the server's file path. ``steps_by``: the model whose
@@ -126,7 +129,7 @@ class StepsPlan:
     sig: tuple
 
 
-def steps_plan(dataset_id: str, criteria: Criteria, endpoint: Any, store: Any) -> StepsPlan:
+def steps_plan(dataset_id: str, criteria: Criteria, endpoint: Any, store: Store) -> StepsPlan:
     from evalcore.judge import spending
     from evalcore.methods.geval import steps_request
 
@@ -137,7 +140,7 @@ def steps_plan(dataset_id: str, criteria: Criteria, endpoint: Any, store: Any) -
                      (dataset_id, criteria.dimension, endpoint.base_url, endpoint.model, hash(req.messages)))
 
 
-def generate_steps(plan: StepsPlan, endpoint: Any, api_key: str | None, store: Any) -> Criteria:
+def generate_steps(plan: StepsPlan, endpoint: Any, api_key: str | None, store: Store) -> Criteria:
     """Ask the judge for the steps. Not saved (``dataset_id=None``): the steps are shown first, and kept only when
     the user takes them and saves a version (issue 18.12)."""
     from evalcore.judge.runner import generate_steps as generate
@@ -181,7 +184,7 @@ class VersionsView:
         return next(v for v in self.versions if v["hash"] == version_hash)
 
 
-def versions_view(store: Any, dataset_id: str, dimension: str, *, viewer: Any = None,
+def versions_view(store: Store, dataset_id: str, dimension: str, *, viewer: Any = None,
                   me: str | None = None) -> VersionsView:
     """The Criteria page's "Saved versions" (``store`` None: the store cannot be read)."""
     if store is None:
@@ -196,7 +199,7 @@ def versions_view(store: Any, dataset_id: str, dimension: str, *, viewer: Any = 
         Table(versions_table(versions), f"criteria versions {dataset_id} {dimension}", "versions")])
 
 
-def version_diff(store: Any, dataset_id: str, dimension: str, old: str, new: str) -> str:
+def version_diff(store: Store, dataset_id: str, dimension: str, old: str, new: str) -> str:
     """A unified diff of two saved versions, field by field ("(no difference)" when they are the same)."""
     return store.diff_criteria(dataset_id, dimension, old, new) or "(no difference)"
 

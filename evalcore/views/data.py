@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -15,6 +15,9 @@ from evalcore import registry
 from evalcore.model import Dataset, counted
 from evalcore.views.blocks import Block, Figure, Heading, Metric, Metrics, Note, Table
 from evalcore.views.format import esc
+
+if TYPE_CHECKING:
+    from evalcore.store import Store
 
 
 def dataset_overview(dataset: Dataset) -> pd.DataFrame:
@@ -332,7 +335,7 @@ def footprint_sentence(name: str, dataset_id: str, footprint: dict[str, int]) ->
             f"and {splits}. It cannot be undone; the bundled datasets are never deleted.")
 
 
-def delete_offer(store: Any, dataset: Dataset, viewer: Any) -> DeleteOffer | None:
+def delete_offer(store: Store, dataset: Dataset, viewer: Any) -> DeleteOffer | None:
     """The offer for the dataset in use, or None when it is no upload (a bundled dataset). ``viewer``: the
     session's (``pages/_identity.viewer``): None without sign-in (the machine's user may delete any upload),
     else only the uploader, while no one else's work relies on it (``Store.delete_dataset``'s rule)."""
@@ -350,7 +353,7 @@ def delete_offer(store: Any, dataset: Dataset, viewer: Any) -> DeleteOffer | Non
     return DeleteOffer(what, why_not is None, dataset.id, why_not)
 
 
-def delete_dataset(store: Any, dataset_id: str, viewer: Any) -> Note:
+def delete_dataset(store: Store, dataset_id: str, viewer: Any) -> Note:
     """Delete the upload (``Store.delete_dataset``, checked again there), and say what was deleted or why not."""
     try:
         gone = store.delete_dataset(dataset_id, by=viewer)

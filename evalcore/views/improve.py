@@ -9,7 +9,7 @@ only after the final check (evalcore.align.loop.final_check) has been run.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -27,6 +27,9 @@ from evalcore.meta.compare_labels import LABEL_STATISTICS
 from evalcore.model import Dataset, counted
 from evalcore.views.blocks import Block, Expander, Figure, Metric, Metrics, Note, Table, Text
 from evalcore.views.format import esc, fmt
+
+if TYPE_CHECKING:
+    from evalcore.store import Store
 
 PART_NAMES = {"dev": "development", "test": "test"}
 # what an agreement without an interval says instead (one document: evalcore.meta.correlation gives none)
@@ -698,7 +701,7 @@ class Workspace:
     method: str
     endpoint: Any
     options: Any
-    store: Any
+    store: Store
     settings: Settings
     owner: str | None = None
     agreement_cache: Callable[[str, str, str], Agreement] | None = None

@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -15,6 +15,10 @@ from evalcore.model import STATUS_OK, Dataset, Run, counted
 from evalcore.runs import FEW, RunOutcome, run_outcome  # noqa: F401 - the page reads them here
 from evalcore.views.blocks import Action, Block, Expander, Metric, Metrics, Note, Table
 from evalcore.views.format import esc
+from evalcore.views.provenance import fingerprint_blocks
+
+if TYPE_CHECKING:
+    from evalcore.store import Store
 
 
 def failures_table(run: Run) -> pd.DataFrame:
@@ -104,7 +108,7 @@ def replica_notes(replica_text: str, *, use_batch: bool) -> list[Block]:
     return []
 
 
-def judge_check(endpoint: Any, *, store: Any, api_key: str | None, reprobe: bool, effort: str | None,
+def judge_check(endpoint: Any, *, store: Store, api_key: str | None, reprobe: bool, effort: str | None,
                 budget: int | None, shared: bool = False) -> tuple[str | None, Note | None]:
     """"Check this judge": a few cheap requests (cached) and what they found, as text; or why the check failed.
     The endpoint's own words are not shown: a failure is a short status line ("HTTP 403"), and on a lab server
@@ -211,7 +215,7 @@ def start_action(est: Any, *, use_batch: bool, running: bool) -> Action:
 
 
 def new_job(spec: Any, endpoint: Any, *, replica_text: str = "", use_batch: bool, api_key: str | None,
-            concurrency: int, reprobe: bool, store: Any, owner: str | None, charged_usd: float | None = None) -> Any:
+            concurrency: int, reprobe: bool, store: Store, owner: str | None, charged_usd: float | None = None) -> Any:
     """A scoring job (evalcore.judge.job) for ``spec`` on ``endpoint`` and its replicas (online runs only: the Batch
     API sends one batch to the first endpoint), recorded as ``owner``'s run. Not started. An online run on a paid
     endpoint counts what its replies cost against ``owner``'s budget (``charged_usd``: the estimate charged at the
@@ -303,7 +307,7 @@ def resume_note(run: Run) -> str | None:
             "requests come from the cache):")
 
 
-def batch_blocks(run: Run, *, store: Any, ready: bool, typed_for: str | None, running: bool
+def batch_blocks(run: Run, *, store: Store, ready: bool, typed_for: str | None, running: bool
                  ) -> tuple[list[Block], Action | None]:
     """The run's Batch API batches, and "Check and collect batch results" while one is uncollected and no run is
     going: refused while the key typed in this session is for another endpoint than the run's."""
@@ -329,7 +333,7 @@ def batch_blocks(run: Run, *, store: Any, ready: bool, typed_for: str | None, ru
     return out, Action("Check and collect batch results", "collect_batches", allowed=ready and not mismatch)
 
 
-def collect_batches(run_id: str, *, store: Any, api_key: str | None) -> Note | None:
+def collect_batches(run_id: str, *, store: Store, api_key: str | None) -> Note | None:
     """Ask the Batch API once for the run's results (no wait): None when they are in (the run is complete), else
     what to say (still running, or why it could not collect)."""
     from evalcore.judge import batch as batch_mod
@@ -351,6 +355,7 @@ def run_details(run: Run) -> list[Block]:
     out = _run_cost(run) + _run_endpoints(run)
     if run.config.variant:  # what the judge's contract changed in the method (evalcore.judge.contract)
         out.append(Note(esc("As it ran on this judge: " + run.config.variant), "caption"))
+    out += fingerprint_blocks(run)  # what must be equal for two runs to be the same judge
     drawn = (Metric("Draws per item", str(run.n_draws), help="each judgment is the mean of its draws (the mode for "
                     "a label); the Alignment page's reliability section reads them"),) if run.n_draws > 1 else ()
     out.append(Metrics((Metric("Judgments", str(info["judgments"])), Metric("Failed", str(info["failed"])),

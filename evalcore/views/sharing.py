@@ -8,10 +8,13 @@ A toggle is offered only on what the signed-in user owns; the store refuses anot
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from evalcore.views.common import run_names
 from evalcore.views.format import esc
+
+if TYPE_CHECKING:
+    from evalcore.store import Store
 
 
 @dataclass(frozen=True)
@@ -46,7 +49,7 @@ def dataset_offer(entry: dict[str, Any] | None, me: str | None) -> ShareOffer | 
     return ShareOffer("this dataset", "dataset", bool(entry["shared"]), (entry["id"],))
 
 
-def share_dataset(store: Any, dataset_id: str, me: str, on: bool) -> bool:
+def share_dataset(store: Store, dataset_id: str, me: str, on: bool) -> bool:
     """Share (or unshare) ``me``'s upload; True when a row of theirs changed."""
     return store.share("datasets", (dataset_id,), me, on)
 
@@ -59,7 +62,7 @@ def is_imported(run: Any) -> bool:
     return run.method == "imported" or bool((run.config or {}).get("imported_from"))
 
 
-def imported_runs_offer(store: Any, runs: Iterable[Any], me: str | None) -> ShareOffer | None:
+def imported_runs_offer(store: Store, runs: Iterable[Any], me: str | None) -> ShareOffer | None:
     """The judge scores imported in the same file as the dataset are runs of their own, private until shared:
     offered beside the dataset's toggle (so that sharing the dataset does not leave the lab without its judge
     scores), for the imported runs ``me`` owns; None when there is none."""
@@ -75,7 +78,7 @@ def imported_runs_offer(store: Any, runs: Iterable[Any], me: str | None) -> Shar
                       tuple(r.run_id for r, _ in mine))
 
 
-def share_runs(store: Any, run_ids: Iterable[str], me: str, on: bool) -> int:
+def share_runs(store: Store, run_ids: Iterable[str], me: str, on: bool) -> int:
     """Share (or unshare) each of ``me``'s runs; how many rows changed (another user's run is left alone)."""
     return sum(bool(store.share("runs", (rid,), me, on)) for rid in run_ids)
 
@@ -90,19 +93,19 @@ def criteria_offer(version: dict[str, Any], me: str | None) -> ShareOffer | None
     return ShareOffer(f"version {version['hash'][:8]}", "criteria", bool(version.get("shared")), (version["hash"],))
 
 
-def share_criteria(store: Any, dataset_id: str, dimension: str, version_hash: str, me: str, on: bool) -> bool:
+def share_criteria(store: Store, dataset_id: str, dimension: str, version_hash: str, me: str, on: bool) -> bool:
     return store.share("criteria", (dataset_id, dimension, version_hash), me, on)
 
 
 # -------------------------------------------------------------------------------------------------------- labels
 
 
-def labels_offer(store: Any, dataset_id: str, me: str | None) -> ShareOffer | None:
+def labels_offer(store: Store, dataset_id: str, me: str | None) -> ShareOffer | None:
     """A signed-in user's toggle for their labels on a dataset (those given later too)."""
     if not me:
         return None
     return ShareOffer("your labels on this dataset", "labels", store.labels_shared(dataset_id, me), (dataset_id,))
 
 
-def share_labels(store: Any, dataset_id: str, me: str, on: bool) -> None:
+def share_labels(store: Store, dataset_id: str, me: str, on: bool) -> None:
     store.share_labels(dataset_id, me, on)
