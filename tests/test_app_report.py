@@ -58,6 +58,19 @@ def test_report_holds_the_table_numbers(summeval_report):
     assert "kendall" in html and "coherence" in html and "Human ceiling (summary, kendall)" in html
 
 
+def test_report_states_each_judges_fingerprint_and_the_labels_hash(summeval_report):
+    from evalcore.fingerprint import fingerprint, labels_hash
+
+    dataset, runs, html, _ = summeval_report
+    assert "What these figures rest on" in html and "Judge fingerprints" in html
+    assert f"labels hash {labels_hash(dataset, ['coherence'])}" in html
+    for run in runs:
+        fp = fingerprint(run)
+        assert fp["hash"][:12] in html and run.run_id in html and fp["model"] in html
+    for header in ("reported model", "endpoint", "provider", "method", "variant", "prompt hash", "parameters"):
+        assert f"<th>{header}</th>" in html
+
+
 def test_report_escapes_text_and_embeds_csv():
     hostile = '<script>alert("x")</script>'
     frame = pd.DataFrame({"item": [hostile], "score": [0.123456], "n": [7]})

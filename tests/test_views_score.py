@@ -5,6 +5,7 @@ both say (evalcore.runs)."""
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import threading
 from types import SimpleNamespace
@@ -253,7 +254,7 @@ def test_run_details_cost_endpoints_counts_and_failures():
                "endpoints": [{"base_url": "http://a/v1", "answered": 3, "failed_attempts": 1, "drained": True,
                               "drain_reason": "HTTP 500 x3"}]})
     blocks = score_views.run_details(run)
-    cost, endpoints, failures = (t for t in tables(blocks))
+    cost, endpoints, fp, failures = (t for t in tables(blocks))
     assert cost.key == "run_cost" and cost.frame["Tokens"].iloc[-1] == "total"
     assert endpoints.frame.to_dict("records") == [{"base URL": "http://a/v1", "answered": 3, "failed attempts": 1,
                                                    "answered 429": 0, "drained": "yes",
@@ -263,9 +264,21 @@ def test_run_details_cost_endpoints_counts_and_failures():
     assert figures == {"Judgments": "3", "Failed": "2", "Dimensions": "coherence"}
     assert any("20\\-sample fallback" in n for n in notes(blocks, "caption"))
     assert isinstance(blocks[0], Expander)
+    # the judge's fingerprint, each part as evalcore.fingerprint derives it from the record
+    from evalcore.fingerprint import fingerprint
+
+    want = fingerprint(run)
+    shown = dict(zip(fp.frame["part"], fp.frame["value"]))
+    assert shown["model"] == "gpt-4o-mini" and shown["provider"] == "openai"
+    assert shown["variant"] == "20-sample fallback" and shown["fingerprint"] == want["hash"][:12]
+    assert shown["endpoint"] == '{"provider": "openai"}' and shown["reported model"] == "-"
+    assert json.loads(shown["parameters"]) == json.loads(json.dumps(want["parameters"], default=str))
+    assert set(shown) == {"model", "reported model", "endpoint", "provider", "method", "variant", "prompt hash",
+                          "parameters", "fingerprint"}
+    assert any(b.title == f"Judge's fingerprint {want['hash'][:12]}" for b in blocks if isinstance(b, Expander))
     clean = _failed(1, [""])
     clean.judgments["status"] = "ok"
-    assert notes(score_views.run_details(clean), "caption") == ["No failures."]
+    assert notes(score_views.run_details(clean), "caption")[-1:] == ["No failures."]
 
 
 def test_batch_blocks_offer_collect_while_a_batch_is_out():

@@ -23,6 +23,7 @@ from evalcore.views.alignment import (
 )
 from evalcore.views.common import label_colors, run_label, run_names
 from evalcore.views.format import cite, sources_key
+from evalcore.views.provenance import provenance_section
 
 
 @dataclass
@@ -302,4 +303,6 @@ def analysis_report(dataset: Dataset, runs: list[Run], p: AnalysisParams, comput
     variants = [f"{run_label(r)}: {r.config['variant']}" for r in runs if (r.config or {}).get("variant")]
     if variants:  # a method adapted to its judge's contract (greedy became sampled, ...): said with the figures
         meta["method as run on its judge"] = "; ".join(variants)
-    return render_report(f"JudgeScope: {dataset.name}", analysis_sections(dataset, runs, p, computed), meta=meta)
+    sections = analysis_sections(dataset, runs, p, computed)
+    sections.append(provenance_section(dataset, runs, p.dimension))  # each judge's fingerprint, the labels' hash
+    return render_report(f"JudgeScope: {dataset.name}", sections, meta=meta)
