@@ -31,7 +31,10 @@ import argparse
 import json
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from evalcore.model import Dataset, Run
 
 EXIT_CODES = {"OK": 0, "REGRESSED": 1, "FLAKY": 3, "JUDGE_CHANGED": 4, "LABELS_CHANGED": 5}
 DEFAULT_MAX_DRAW_DISAGREEMENT = 0.25
@@ -72,7 +75,7 @@ class GateOptions:
     random_state: int = 0
 
 
-def _dimensions(dataset: Any, run: Any, baseline: Any, dimension: str | None) -> list[str]:
+def _dimensions(dataset: Dataset, run: Run, baseline: Any, dimension: str | None) -> list[str]:
     shared = [d for d in run.dimensions if d in baseline.dimensions and d in dataset.dimension_names]
     if dimension:
         if dimension not in shared:
@@ -84,7 +87,7 @@ def _dimensions(dataset: Any, run: Any, baseline: Any, dimension: str | None) ->
     return shared
 
 
-def draw_disagreement(run: Any, dimensions: list[str]) -> float | None:
+def draw_disagreement(run: Run, dimensions: list[str]) -> float | None:
     """The share of pairs of draws of the same item that differ, over ``dimensions``; None for a run of one draw."""
     from evalcore.meta.draw_reliability import draw_matrix, pairs_differ
 
@@ -95,7 +98,7 @@ def draw_disagreement(run: Any, dimensions: list[str]) -> float | None:
     return max(shares) if shares else None
 
 
-def _compare(dataset: Any, run: Any, baseline: Any, dim: str, o: GateOptions) -> dict[str, Any]:
+def _compare(dataset: Dataset, run: Run, baseline: Any, dim: str, o: GateOptions) -> dict[str, Any]:
     from evalcore import runs as runs_mod
     from evalcore.meta.compare import paired_difference
 
@@ -118,7 +121,7 @@ def _regressions(comparisons: dict[str, dict[str, Any]], o: GateOptions) -> list
     return out
 
 
-def check(dataset: Any, run: Any, baseline: Any, options: GateOptions = GateOptions()) -> GateResult:
+def check(dataset: Dataset, run: Run, baseline: Any, options: GateOptions = GateOptions()) -> GateResult:
     """The gate's verdict on ``run`` against ``baseline`` on ``dataset`` (the module docstring says each status)."""
     from evalcore.fingerprint import fingerprint, labels_hash
 

@@ -11,7 +11,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from evalcore import labels
-from evalcore.model import Dataset, counted
+from evalcore.model import Dataset, Run, counted
 from evalcore.views.blocks import Block, Figure, Metric, Metrics, Note, Table
 from evalcore.views.format import esc, fmt
 
@@ -303,7 +303,7 @@ def alpha_blocks(dataset_id: str, table: pd.DataFrame, trajectory: pd.DataFrame,
     return out
 
 
-def plan_blocks(dataset: Dataset, run: Any, rows: pd.DataFrame, dimension: str, plan: dict, target: float
+def plan_blocks(dataset: Dataset, run: Run, rows: pd.DataFrame, dimension: str, plan: dict, target: float
                 ) -> list[Block]:
     """The planning tile (``labels.plan``): the figures now, the n needed for the target half-width, why a figure
     is what it is, and the half-width against n."""
