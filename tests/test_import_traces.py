@@ -9,7 +9,11 @@ its documentation gives (fixtures written here by hand, not by the tools, which 
   judge's marked valid = false (mlflow.org/docs/latest/genai/assessments/feedback, "override_feedback").
 - Langfuse: pages of GET /api/public/scores ({data: [...], meta: {page, limit, totalItems, totalPages}}), each score
   id, traceId, name, value, source (ScoreSource: ANNOTATION, API, EVAL), dataType, authorUserId
-  (langfuse.com/docs/evaluation/evaluation-methods/custom-scores; the OpenAPI ScoreSource enum).
+  (langfuse.com/docs/evaluation/evaluation-methods/custom-scores; the OpenAPI ScoreSource enum); and the scores table
+  exported as CSV (langfuse.com/docs/api-and-data-platform/features/export-from-ui: every column exported), its
+  columns as the score export's field reference names them (id, timestamp, project_id, environment, trace_id,
+  observation_id, name, value, source, comment, data_type, string_value, author_user_id:
+  langfuse.com/docs/api-and-data-platform/features/blob-storage-export-fields).
 Expected values are read from the fixtures with the json module."""
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from evalcore.importers.traces import TraceFormatError, import_traces, read_scor
 HERE = Path(__file__).parent / "fixtures" / "importers"
 MLFLOW = HERE / "mlflow_traces.json"
 LANGFUSE = HERE / "langfuse_scores.json"
+LANGFUSE_CSV = HERE / "langfuse_scores.csv"
 
 
 def assessments():
@@ -74,6 +79,30 @@ def test_langfuse_eval_against_annotation_by_name():
                                                             n_resamples=50))
     assert a.correlations.cells[("dataset", "pearson")].statistic == pytest.approx(r)
     assert "1 API scores (neither EVAL nor ANNOTATION) left out" in res.warnings
+
+
+def test_langfuse_csv_export_eval_against_annotation():
+    import csv
+
+    rows = list(csv.DictReader(LANGFUSE_CSV.open(encoding="utf-8")))
+    res = import_traces(LANGFUSE_CSV, name="lfcsv")
+    ds, run = res.dataset, res.runs[0]
+    assert read_scores(LANGFUSE_CSV).fmt == "langfuse" and run.label == "langfuse-eval"
+    ev = {r["trace_id"]: float(r["value"]) for r in rows if r["source"] == "EVAL"}
+    assert dict(zip(run.judgments["item_id"].str.removesuffix("/app"), run.judgments["value"])) == ev
+    ann = [r for r in rows if r["source"] == "ANNOTATION"]
+    assert len(ds.annotations) == len(ann) == 8 and set(ds.annotations["annotator"]) == {"user-ana", "user-bo"}
+    mean = {t: np.mean([float(r["value"]) for r in ann if r["trace_id"] == t]) for t in ev}
+    assert dict(zip(ds.human_scores["item_id"].str.removesuffix("/app"), ds.human_scores["score"])) == \
+        pytest.approx(mean)
+    assert "1 API scores (neither EVAL nor ANNOTATION) left out" in res.warnings
+
+
+def test_langfuse_csv_without_a_needed_column_names_it(tmp_path):
+    bad = tmp_path / "scores.csv"
+    bad.write_text(LANGFUSE_CSV.read_text().replace(",source,", ",origin,", 1))
+    with pytest.raises(TraceFormatError, match=r"scores.csv: no column 'source'.*export the scores table"):
+        import_traces(bad)
 
 
 def test_the_format_is_recognised_from_the_shape():

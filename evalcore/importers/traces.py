@@ -148,8 +148,32 @@ def langfuse_scores(pages: list[dict]) -> Scores:
     return out
 
 
+# The CSV of scores as Langfuse exports it (the UI's export of the scores table, "all columns are always exported":
+# langfuse.com/docs/api-and-data-platform/features/export-from-ui; the score columns as the blob storage export
+# field reference names them: langfuse.com/docs/api-and-data-platform/features/blob-storage-export-fields), read
+# with either spelling of a column: the export's snake_case or the scores API's camelCase.
+_CSV_COLUMNS = {"trace_id": "traceId", "string_value": "stringValue", "data_type": "dataType",
+                "author_user_id": "authorUserId", "observation_id": "observationId"}
+
+
+def langfuse_csv(path: Any) -> Scores:
+    """The scores of Langfuse's CSV export (the note above), as the scores API's records."""
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    frame = frame.rename(columns={c: _CSV_COLUMNS.get(str(c).strip(), str(c).strip()) for c in frame.columns})
+    missing = [c for c in ("traceId", "name", "value", "source") if c not in frame.columns]
+    if missing:
+        raise TraceFormatError(f"{Path(path).name}: no column {missing[0]!r} (a Langfuse scores export has "
+                               "trace_id, name, value, source): export the scores table from Langfuse as CSV")
+    records = [{k: (v if v != "" else None) for k, v in r.items()} for r in frame.to_dict("records")]
+    for r in records:  # a CSV cell is text: a numeric score's value as the API gives it, a number
+        r["value"] = _number(r["value"]) if _number(r["value"]) is not None else r["value"]
+    return langfuse_scores([{"data": records}])
+
+
 def read_scores(path: Any) -> Scores:
-    """A trace export's scores, its format recognised from the JSON's shape."""
+    """A trace export's scores, its format recognised from the JSON's shape (a .csv file: Langfuse's export)."""
+    if Path(path).suffix.lower() == ".csv":
+        return langfuse_csv(path)
     obj = json.loads(Path(path).read_text(encoding="utf-8"))
     fmt = detect(obj)
     if fmt is None:
