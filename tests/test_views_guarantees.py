@@ -127,3 +127,24 @@ def test_abstained_items_become_the_label_pages_queue():
     assert list(rows["item_id"].astype(str)) == [order[0]] and list(rows["strategy"]) == [f"uncertain:abstained:{gpt4}"]
     assert labels.random_part(rows) == set()  # kept out of the estimates
     assert at.code[0].value == outputs[order[1]]
+
+
+def test_cascade_table_matches_the_analysis_and_orders_by_cost():
+    """LLMBar's runs in the order selected (no recorded usage): the stages equal evalcore.analyses.guarantees.cascade
+    on them; SummEval's runs with recorded usage: the cheapest per item first; people take the rest."""
+    from evalcore.views.jury import run_cost
+
+    d = R.get_dataset("llmbar_natural")
+    runs = [R.load_run(r.run_id) for r in R.list_runs("llmbar_natural")]
+    t = _tables(gv.blocks(d, runs, run_names(runs), "preference"))["guar_cascade"]
+    k = ga.cascade(d, runs, "preference", alpha=0.1, delta=0.1, calibration_docs=50, costs=[0] * len(runs),
+                   human_cost=0)
+    assert list(t["stage"][:-1]) == [run_names(runs)[s["stage"]] for s in k["stages"]]
+    assert list(t["kept"][:-1]) == [s["kept"] for s in k["stages"]] and t["kept"].iloc[-1] == k["to_humans"]
+    assert sum(t["kept"]) == k["test_items"]  # every held-out item is kept by one stage or goes to people
+    s = R.get_dataset("summeval")
+    sruns = [R.load_run("summeval/shen-gpt-4-0314-rts"), R.load_run("summeval/shen-gpt-3.5-turbo-0301-rts")]
+    c = gv.cascade_table(s, sruns, run_names(sruns), "coherence")
+    per_item = {run_names(sruns)[r.run_id]: run_cost(r) / r.judgments["item_id"].nunique() for r in sruns}
+    assert list(c["stage"][:-1]) == sorted(per_item, key=per_item.get)
+    assert [math.isclose(c["usd_per_item_judged"].iloc[i], per_item[c["stage"].iloc[i]]) for i in (0, 1)] == [True] * 2

@@ -53,6 +53,41 @@ def selective_table(dataset: Dataset, runs: list[Run], names: dict[str, str], di
     return pd.DataFrame(rows), abstained
 
 
+def _usd_per_item(run: Run) -> float | None:
+    """The run's recorded cost (tokens x the price table) over the items or pairs it judged; None when unknown."""
+    from evalcore.views.jury import run_cost
+
+    usd = run_cost(run)
+    n = run.judgments["item_id"].nunique() if not run.judgments.empty else len(run.comparisons)
+    return None if usd is None or not n else usd / n
+
+
+def cascade_table(dataset: Dataset, runs: list[Run], names: dict[str, str], dimension: str, *,
+                  seed: int = 0) -> pd.DataFrame:
+    """The selected runs as a cascade (Jung et al. 2025, Sec. 4) at the first alpha: the cheapest first where every
+    run's cost is known, else in the order selected; each stage keeps what it is sure of among the held-out items
+    that reach it, people take the rest. Empty with fewer than two runs or no shared item."""
+    if len(runs) < 2:
+        return pd.DataFrame()
+    usd = {r.run_id: _usd_per_item(r) for r in runs}
+    if all(v is not None for v in usd.values()):
+        runs = sorted(runs, key=lambda r: usd[r.run_id])
+    try:
+        k = ga.cascade(dataset, runs, dimension, alpha=ALPHAS[0], delta=DELTA,
+                       calibration_docs=_calibration_docs(dataset), costs=[0.0] * len(runs), human_cost=0.0,
+                       seed=seed)
+    except ValueError:  # the runs share no item with a human score
+        return pd.DataFrame()
+    rows = [{"stage": names.get(st["stage"], st["stage"]), "threshold": st["threshold"], "reached": st["reached"],
+             "kept": st["kept"], "agreement_kept": st["agreement_kept"].statistic,
+             "agreement_ci_low": st["agreement_kept"].ci_low, "agreement_ci_high": st["agreement_kept"].ci_high,
+             "usd_per_item_judged": usd[st["stage"]], "what_it_means": st["reason"] or ""}
+            for st in k["stages"]]
+    rows.append({"stage": "people", "reached": k["to_humans"], "kept": k["to_humans"],
+                 "what_it_means": "every item the last judge abstains on"})
+    return pd.DataFrame(rows)
+
+
 def conformal_table(dataset: Dataset, runs: list[Run], names: dict[str, str], dimension: str, *,
                     seed: int = 0) -> pd.DataFrame:
     """Per run (ratings only): coverage and width of the 90% conformal intervals on the held-out documents, the
@@ -108,6 +143,15 @@ def section(dataset: Dataset, runs: list[Run], names: dict[str, str], dimension:
                         "items\" hands a run's abstained items to the Label page as its queue (order \"judge least "
                         "certain\", from \"items a judge abstained on\"); a pair is not an item to label there.",
                         "info"))
+    casc = cascade_table(dataset, runs, names, dimension)
+    if not casc.empty:
+        out += [Heading(f"A cascade of the selected runs (alpha {ALPHAS[0]:g}, delta {DELTA:g})", 3),
+                Note("Each judge, calibrated on the calibration items that reach it, keeps the held-out items it "
+                     "is sure of and passes the rest on; people take what the last one abstains on (Jung, Brahman "
+                     "& Choi 2025, Sec. 4). A judge without a confidence of its own (no log-probs, one draw, one "
+                     "order) keeps nothing here. The cheapest first where every run's recorded cost is known (US "
+                     "dollars per item judged, from its token usage), else in the order selected.", "info"),
+                Table(casc, f"cascade {dimension}", "guar_cascade")]
     conf_t = conformal_table(dataset, runs, names, dimension)
     if not conf_t.empty:
         out += [Heading(f"Intervals for each item's human score ({LEVEL:.0%} split conformal)", 3),

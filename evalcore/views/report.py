@@ -137,6 +137,7 @@ def guarantees_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams) ->
              "documents." + (" The systems filter does not apply to this section: every item is counted."
                              if p.systems else ""))
     page_parts(sec, blocks, tables={"guar_selective": "Selective evaluation",
+                                    "guar_cascade": f"A cascade of the selected runs (alpha {gv.ALPHAS[0]:g})",
                                     "guar_conformal": f"Intervals for each item's human score ({gv.LEVEL:.0%})"})
     return [sec] if sec.tables else []
 
