@@ -18,12 +18,13 @@ from evalcore.align.split import Split
 from evalcore.model import Dataset
 
 if TYPE_CHECKING:
+    from evalcore.spec import EngineOptions
     from evalcore.store import Store
 
 KINDS = ("baseline", "dev", "test")  # which step started the queue: the baseline, the candidates, the final check
 
 
-def _scoring_job(spec: Any, engine: Any, store: Store) -> Any:
+def _scoring_job(spec: Any, engine: EngineOptions, store: Store) -> Any:
     from evalcore.judge.job import ScoringJob
 
     return ScoringJob(run_id=spec.run_id, spec=spec, engine=engine, store=store)
@@ -50,7 +51,7 @@ class ScoringQueue:
     kind: str
     split_id: str
     items: list[Item]
-    engine: Any
+    engine: EngineOptions
     store: Store
     chosen: str | None = None  # the final check's chosen candidate (its criteria version)
     make_job: Callable[[Any, Any, Any], Any] = _scoring_job
@@ -161,7 +162,7 @@ class ScoringQueue:
 
 
 def plan(kind: str, dataset: Dataset, split: Split, part: str, dimension: str, method: str,
-         candidates: list[Candidate], names: list[str], endpoint: Any, engine: Any, store: Store, *,
+         candidates: list[Candidate], names: list[str], endpoint: Any, engine: EngineOptions, store: Store, *,
          owner: str | None = None, chosen: str | None = None,
          make_job: Callable[[Any, Any, Any], Any] = _scoring_job) -> ScoringQueue:
     """The queue scoring ``candidates`` (named ``names`` on the page) on ``part``: ``owner``'s runs on ``endpoint``.

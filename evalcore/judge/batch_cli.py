@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from evalcore.judge.cli_common import json_safe, store_of
 
 if TYPE_CHECKING:
+    from evalcore.spec import EngineOptions, ScoringSpec
     from evalcore.store import Store
 
 
@@ -46,7 +47,7 @@ def _print_run(run: Any, as_json: bool, extra: dict[str, Any]) -> None:
         print(f"{run.run_id}: {info.get('judgments', 0)} judgments, {info.get('failed', 0)} failed")
 
 
-def score_batch(args: argparse.Namespace, *, spec: Any, engine: Any, store: Store) -> int:
+def score_batch(args: argparse.Namespace, *, spec: ScoringSpec, engine: EngineOptions, store: Store) -> int:
     """``score --batch``: submit; then, unless --no-wait, wait for the batches and score the run."""
     from evalcore.judge import batch
 

@@ -590,7 +590,7 @@ def score_replies(m: Any, task: ItemTask | PairTask, criteria: Criteria, config:
     return outcome
 
 
-def request_options(spec: Any) -> RequestOptions:
+def request_options(spec: ScoringSpec) -> RequestOptions:
     """The spec's reasoning options (``reasoning_effort``, ``max_completion_tokens``; absent on older specs)."""
     return RequestOptions(reasoning_effort=getattr(spec, "reasoning_effort", None),
                           max_completion_tokens=getattr(spec, "max_completion_tokens", None))

@@ -18,6 +18,7 @@ from evalcore.views.format import esc
 from evalcore.views.provenance import fingerprint_blocks
 
 if TYPE_CHECKING:
+    from evalcore.spec import ScoringSpec
     from evalcore.store import Store
 
 
@@ -214,7 +215,7 @@ def start_action(est: Any, *, use_batch: bool, running: bool) -> Action:
                   cost_usd=estimate_cost(est, use_batch=use_batch), allowed=not running)
 
 
-def new_job(spec: Any, endpoint: Any, *, replica_text: str = "", use_batch: bool, api_key: str | None,
+def new_job(spec: ScoringSpec, endpoint: Any, *, replica_text: str = "", use_batch: bool, api_key: str | None,
             concurrency: int, reprobe: bool, store: Store, owner: str | None, charged_usd: float | None = None) -> Any:
     """A scoring job (evalcore.judge.job) for ``spec`` on ``endpoint`` and its replicas (online runs only: the Batch
     API sends one batch to the first endpoint), recorded as ``owner``'s run. Not started. An online run on a paid
