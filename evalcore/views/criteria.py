@@ -14,6 +14,7 @@ from evalcore.views.blocks import Block, Note, Table
 from evalcore.views.format import esc
 
 if TYPE_CHECKING:
+    from evalcore.judge.client import Endpoint
     from evalcore.store import Store
 
 
@@ -129,7 +130,7 @@ class StepsPlan:
     sig: tuple
 
 
-def steps_plan(dataset_id: str, criteria: Criteria, endpoint: Any, store: Store) -> StepsPlan:
+def steps_plan(dataset_id: str, criteria: Criteria, endpoint: Endpoint, store: Store) -> StepsPlan:
     from evalcore.judge import spending
     from evalcore.methods.geval import steps_request
 
@@ -140,7 +141,7 @@ def steps_plan(dataset_id: str, criteria: Criteria, endpoint: Any, store: Store)
                      (dataset_id, criteria.dimension, endpoint.base_url, endpoint.model, hash(req.messages)))
 
 
-def generate_steps(plan: StepsPlan, endpoint: Any, api_key: str | None, store: Store) -> Criteria:
+def generate_steps(plan: StepsPlan, endpoint: Endpoint, api_key: str | None, store: Store) -> Criteria:
     """Ask the judge for the steps. Not saved (``dataset_id=None``): the steps are shown first, and kept only when
     the user takes them and saves a version (issue 18.12)."""
     from evalcore.judge.runner import generate_steps as generate

@@ -18,6 +18,7 @@ from evalcore.views.format import esc
 from evalcore.views.provenance import fingerprint_blocks
 
 if TYPE_CHECKING:
+    from evalcore.judge.client import Endpoint
     from evalcore.spec import ScoringSpec
     from evalcore.store import Store
 
@@ -109,7 +110,7 @@ def replica_notes(replica_text: str, *, use_batch: bool) -> list[Block]:
     return []
 
 
-def judge_check(endpoint: Any, *, store: Store, api_key: str | None, reprobe: bool, effort: str | None,
+def judge_check(endpoint: Endpoint, *, store: Store, api_key: str | None, reprobe: bool, effort: str | None,
                 budget: int | None, shared: bool = False) -> tuple[str | None, Note | None]:
     """"Check this judge": a few cheap requests (cached) and what they found, as text; or why the check failed.
     The endpoint's own words are not shown: a failure is a short status line ("HTTP 403"), and on a lab server
@@ -215,7 +216,7 @@ def start_action(est: Any, *, use_batch: bool, running: bool) -> Action:
                   cost_usd=estimate_cost(est, use_batch=use_batch), allowed=not running)
 
 
-def new_job(spec: ScoringSpec, endpoint: Any, *, replica_text: str = "", use_batch: bool, api_key: str | None,
+def new_job(spec: ScoringSpec, endpoint: Endpoint, *, replica_text: str = "", use_batch: bool, api_key: str | None,
             concurrency: int, reprobe: bool, store: Store, owner: str | None, charged_usd: float | None = None) -> Any:
     """A scoring job (evalcore.judge.job) for ``spec`` on ``endpoint`` and its replicas (online runs only: the Batch
     API sends one batch to the first endpoint), recorded as ``owner``'s run. Not started. An online run on a paid
