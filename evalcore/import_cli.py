@@ -7,6 +7,7 @@
     python -m evalcore export-run RUN_ID --out FILE.jsonl [--with-dataset | --without-dataset] [--json]
     python -m evalcore import-pairs FILE --name NAME [--winner COLUMN]... [--one-hot A,B,TIE] [--dimension DIM]
                                     [--json]
+    python -m evalcore import-pairs --hf-dataset NAME [--split S] --name NAME [...]
     python -m evalcore import-verdicts FILE --dataset ID --name NAME [--dimension DIM] [--json]
     python -m evalcore import-log PATH [--human SOURCE] [--name NAME] [--document-key K] [--system-key K] [--json]
     python -m evalcore import-traces FILE.json [--name NAME] [--json]
@@ -321,7 +322,14 @@ def _import_scores(args: argparse.Namespace) -> dict[str, Any]:
 def cmd_import_pairs(args: argparse.Namespace) -> int:
     from evalcore.importers.pairs import import_pairs, save_pairs
 
-    result = import_pairs(args.file, name=args.name, winners=args.winner or None, dimension=args.dimension,
+    if bool(args.file) == bool(args.hf_dataset):
+        raise CommandError("import-pairs: give a FILE or --hf-dataset NAME (one of them)")
+    source = args.file
+    if args.hf_dataset:  # a published set by name, through the datasets library (needs a network or its cache)
+        from evalcore.importers.preference_sets import hub_source
+
+        source = hub_source(args.hf_dataset, args.split)
+    result = import_pairs(source, name=args.name, winners=args.winner or None, dimension=args.dimension,
                           onehot=args.one_hot)
     save_pairs(result)
     summary = result.summary()
@@ -505,12 +513,17 @@ def register(sub: Any) -> None:
 
     pp = sub.add_parser("import-pairs", help="import pairwise human preferences (MT-Bench, Chatbot Arena, PandaLM "
                                                       "style)")
-    pp.add_argument("file", help="one row per vote: a prompt and two outputs (question, answer_a, answer_b, ...), or "
+    pp.add_argument("file", nargs="?", help="one row per vote: a prompt and two outputs (question, answer_a, answer_b, ...), or "
                                  "MT-Bench's published human judgments (question_id, model_a, model_b, winner, judge, "
                                  "conversation_a, conversation_b, turn: each record one turn of two conversations), or "
                                  "LMSYS Chatbot Arena's (id, model_a, model_b, prompt, response_a, response_b, "
                                  "winner_model_a, winner_model_b, winner_tie: one-hot votes, JSON lists of turns)")
     pp.add_argument("--name", required=True, help="the dataset's name")
+    pp.add_argument("--hf-dataset", metavar="NAME",
+                    help="instead of a FILE, a published preference set by its dataset name (allenai/reward-bench, "
+                         "nvidia/HelpSteer3, ...), read with the datasets library (pip install datasets; needs a "
+                         "network or its cache) and recognised as its file would be")
+    pp.add_argument("--split", default="train", help="the split read with --hf-dataset (default: train)")
     pp.add_argument("--winner", action="append", metavar="COLUMN",
                     help="a column holding votes (several: one per annotator, the column name naming the annotator)")
     pp.add_argument("--one-hot", type=onehot_arg, metavar="A_COL,B_COL,TIE_COL",

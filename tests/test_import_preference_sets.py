@@ -185,3 +185,41 @@ def test_cli_import_pairs_reads_each_layout(tmp_path, monkeypatch, capsys):
                            (HELPSTEER3, {"a": 9, "b": 10, "tie": 3})):
         assert main(["import-pairs", str(path), "--name", path.stem, "--json"]) == 0
         assert json.loads(capsys.readouterr().out)["outcomes"] == outcomes
+
+
+def test_cli_import_pairs_by_dataset_name_reads_what_the_file_gives(tmp_path, monkeypatch, capsys):
+    """--hf-dataset NAME: the set as datasets.load_dataset returns it (here a Dataset built from the fixture's records,
+    no network) is recognised as its file is, with the same votes."""
+    datasets = pytest.importorskip("datasets")
+    import pandas as pd
+
+    from evalcore.cli import main
+
+    asked = []
+
+    def load_dataset(name, split=None):
+        asked.append((name, split))
+        return datasets.Dataset.from_pandas(pd.DataFrame(records({"nvidia/HelpSteer3": HELPSTEER3,
+                                                                   "allenai/reward-bench": REWARDBENCH}[name])))
+
+    monkeypatch.setattr(datasets, "load_dataset", load_dataset)
+    monkeypatch.setenv("EVALCORE_DB", str(tmp_path / "s.db"))
+    for name, split, outcomes in (("nvidia/HelpSteer3", "validation", {"a": 9, "b": 10, "tie": 3}),
+                                  ("allenai/reward-bench", "filtered", {"a": 7, "b": 5, "tie": 0})):
+        assert main(["import-pairs", "--hf-dataset", name, "--split", split, "--name", "hub", "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["outcomes"] == outcomes
+    assert asked == [("nvidia/HelpSteer3", "validation"), ("allenai/reward-bench", "filtered")]
+
+
+def test_cli_import_pairs_by_dataset_name_without_datasets_says_how_to_install(tmp_path, monkeypatch, capsys):
+    import sys
+
+    from evalcore.cli import main
+
+    monkeypatch.setitem(sys.modules, "datasets", None)  # as if not installed: importing it raises ImportError
+    monkeypatch.setenv("EVALCORE_DB", str(tmp_path / "s.db"))
+    assert main(["import-pairs", "--hf-dataset", "allenai/reward-bench", "--name", "rb"]) != 0
+    err = capsys.readouterr().err
+    assert "needs the datasets library: pip install datasets" in err and "allenai/reward-bench" in err
+    assert main(["import-pairs", "--name", "rb"]) != 0
+    assert "give a FILE or --hf-dataset NAME" in capsys.readouterr().err

@@ -195,3 +195,22 @@ def _individual_columns(frame: pd.DataFrame, col: str, problems: Problems) -> di
         lists.append([_signed(frame, row, col, s, problems) for s in scores])
     k = max((len(s) for s in lists), default=0)
     return {f"annotator-{j + 1}": [s[j] if j < len(s) else "" for s in lists] for j in range(k)}
+
+
+class HubUnavailable(ValueError):
+    """A preference set asked for by name cannot be read here: the ``datasets`` library is not installed."""
+
+
+def hub_source(name: str, split: str = "train") -> tuple[bytes, str]:
+    """A published preference set by its dataset name (e.g. ``allenai/reward-bench``), read with the ``datasets``
+    library (the network, and its cache), as the bytes of a JSON-lines file named after it: it is then read as that
+    file would be, through the same layout recognition (RewardBench, HelpSteer3, JudgeBench, LMSYS, ...). JSON lines
+    keep a record's lists and nested turns as they are. ``datasets`` is imported only here, so it stays optional."""
+    try:
+        import datasets
+    except ImportError:
+        raise HubUnavailable(f"reading {name!r} by name needs the datasets library: pip install datasets "
+                             "(or download the set's file and import that)") from None
+    frame = datasets.load_dataset(name, split=split).to_pandas()
+    data = frame.to_json(orient="records", lines=True, force_ascii=False).encode("utf-8")
+    return data, f"{name.replace('/', '_')}-{split}.jsonl"
