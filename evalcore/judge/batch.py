@@ -31,7 +31,7 @@ import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 import openai
 
@@ -51,6 +51,9 @@ from evalcore.spec import pairs_from_described
 from evalcore.store import Store, default_store
 from evalcore.types import Capabilities, ChatRequest, Request, Response
 from evalcore.model import Run
+
+if TYPE_CHECKING:
+    from evalcore.methods.base import Method
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +103,7 @@ def _dataset(dataset_id: str, store: Store) -> Any:
     return runs.get_dataset(dataset_id, store, with_labels=False)
 
 
-def _plan_offline(m: Any, requested: Any, sender: runner.CachedSender,
+def _plan_offline(m: Method, requested: Any, sender: runner.CachedSender,
                   capabilities: Capabilities | None) -> tuple[Any, str, Capabilities]:
     caps = capabilities
     how = ""
@@ -118,7 +121,7 @@ def _plan_offline(m: Any, requested: Any, sender: runner.CachedSender,
     return planned, "; ".join(x for x in (note, how) if x), caps
 
 
-def _requests_of(m: Any, crit: dict[str, Any], planned: Any, tasks: list[Any]) -> list[Request]:
+def _requests_of(m: Method, crit: dict[str, Any], planned: Any, tasks: list[Any]) -> list[Request]:
     reqs: list[Request] = []
     for t in tasks:
         try:

@@ -21,6 +21,7 @@ from evalcore.judge.probes import ProbeSender
 from evalcore.types import Capabilities, ChatRequest, Criteria, ItemTask, PairTask, UnsupportedByEndpoint
 
 if TYPE_CHECKING:
+    from evalcore.methods.base import Method
     from evalcore.store import Store
 
 TYPICAL_SOURCE_CHARS, TYPICAL_OUTPUT_CHARS = 2000, 300
@@ -67,7 +68,7 @@ def _typical(pairwise: bool) -> ItemTask | PairTask:
     return ItemTask("i", "d", "s", "coherence", source, output, references=(output,))
 
 
-def method_check(name: str, m: Any, caps: Capabilities, sender: Any, endpoint: Endpoint,
+def method_check(name: str, m: Method, caps: Capabilities, sender: Any, endpoint: Endpoint,
                  prices: dict[str, Any] | None = None) -> MethodCheck:
     """One method on this judge: its planned variant, requests and expected cost for a typical item."""
     from evalcore.judge.runner import CHARS_PER_TOKEN

@@ -73,6 +73,7 @@ from evalcore.types import (
 from evalcore.model import STATUS_FAILED, STATUS_OK, Dataset, Run
 
 if TYPE_CHECKING:  # the engine reads the two values; evalcore.judge.spec builds them (and imports the engine lazily)
+    from evalcore.methods.base import Method
     from evalcore.spec import EngineOptions, ScoringSpec
 
 log = logging.getLogger(__name__)
@@ -162,7 +163,7 @@ class PairSelection:
 
 
 # ---------------------------------------------------------------------------------------------------- tasks
-def method_of(method: Any) -> Any:
+def method_of(method: Any) -> Method:
     """The Method object for a name (or the object itself)."""
     if isinstance(method, str):
         from evalcore.methods import get_method
@@ -171,7 +172,7 @@ def method_of(method: Any) -> Any:
     return method
 
 
-def method_config_of(m: Any, config: Any) -> Any:
+def method_config_of(m: Method, config: Any) -> Any:
     """The method's config from None (its default), a dict (a stored run's, through its loader) or a config."""
     if config is None:
         return m.default_config()
@@ -312,7 +313,7 @@ def count_requests(spec: ScoringSpec, planned: Any = None) -> int:
     return total * max(1, int(getattr(spec, "draws", 1) or 1))  # every draw sends the item's requests again
 
 
-def _tasks_per_document(dataset: Dataset, m: Any, dimension: str, limit: int | None, pairs: Any
+def _tasks_per_document(dataset: Dataset, m: Method, dimension: str, limit: int | None, pairs: Any
                         ) -> Iterable[tuple[int, ItemTask | PairTask]]:
     """(number of tasks, the first task) for each document, as ``build_tasks`` would make them on ``dimension``."""
     if not m.pairwise:
@@ -567,7 +568,7 @@ def explain_failure(outcome: Outcome, responses: list[Response]) -> Outcome:
     return dataclasses.replace(outcome, reason=reason)
 
 
-def score_replies(m: Any, task: ItemTask | PairTask, criteria: Criteria, config: Any, responses: list[Response], *,
+def score_replies(m: Method, task: ItemTask | PairTask, criteria: Criteria, config: Any, responses: list[Response], *,
                   parse_mode: str = "robust", chat: list[bool] | None = None) -> Outcome:
     """The method's outcome from the replies' answers: the judge's reasoning is taken out first (a ``<think>`` block,
     the server's reasoning field; ``methods.base.separate_reasoning``), so no score is ever read from it; it is kept
@@ -597,7 +598,7 @@ def request_options(spec: ScoringSpec) -> RequestOptions:
 
 
 # ---------------------------------------------------------------------------------------------------- planning
-async def _plan(m: Any, config: Any, sender: CachedSender, capabilities: Capabilities | None,
+async def _plan(m: Method, config: Any, sender: CachedSender, capabilities: Capabilities | None,
                 client: JudgeClient | None, reprobe: bool = False) -> tuple[Any, str, Capabilities]:
     caps = capabilities
     if caps is None:
@@ -685,7 +686,7 @@ def _release(store: Store, lease: dict[str, Any] | None) -> None:
         log.warning("could not release the lease of run %s: %s", (lease or {}).get("run_id"), e)
 
 
-def _criteria_for(m: Any, dimensions: list[str], criteria_by_dim: dict[str, Criteria]) -> dict[str, Criteria]:
+def _criteria_for(m: Method, dimensions: list[str], criteria_by_dim: dict[str, Criteria]) -> dict[str, Criteria]:
     missing = [d for d in dimensions if d not in criteria_by_dim]
     if missing:
         raise KeyError(f"no criteria for dimension(s) {missing}: pass criteria_by_dim with an entry for each "
@@ -709,11 +710,11 @@ def resolve(method: Any, dimensions: Iterable[str] | None, criteria_by_dim: dict
     return m, dims, _criteria_for(m, dims, criteria_by_dim), method_config_of(m, config)
 
 
-def _requests_by_task(m: Any, crit: dict[str, Criteria], planned: Any) -> Callable[[Any], list[Request]]:
+def _requests_by_task(m: Method, crit: dict[str, Criteria], planned: Any) -> Callable[[Any], list[Request]]:
     return lambda t: m.build_requests(t, crit[t.dimension], planned)
 
 
-def pending_tasks(tasks: list[Any], done: dict[tuple, str], m: Any, crit: dict[str, Criteria], planned: Any,
+def pending_tasks(tasks: list[Any], done: dict[tuple, str], m: Method, crit: dict[str, Criteria], planned: Any,
                   schedule: str) -> list[Any]:
     """The tasks without a current "ok" judgment in ``done`` (``Store.done_keys``), in the ``schedule``'s order:
     "prefix" puts the longest shared prompt prefix first (one document's items together, while the server's prefix
@@ -732,7 +733,7 @@ class Plan(NamedTuple):
     caps: Capabilities
 
 
-def run_config(m: Any, spec: ScoringSpec, plan: Plan, *, endpoint: Endpoint, crit: dict[str, Criteria],
+def run_config(m: Method, spec: ScoringSpec, plan: Plan, *, endpoint: Endpoint, crit: dict[str, Criteria],
                schedule: str, run_id: str | None = None) -> dict[str, Any]:
     """What a run records about how it was made (the online and the batch runs alike): ``spec`` gives the parse
     mode, the pairs and the limit; ``crit`` the resolved criteria of its dimensions. ``spec`` itself is recorded
