@@ -5,17 +5,18 @@ The correlation the app computes equals one computed by hand from the log as ``r
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 from pathlib import Path
 
 import pytest
+from scipy import stats
 
-pytest.importorskip("inspect_ai")
+from tests.test_byo_import import cli
 
-from scipy import stats  # noqa: E402
-
-from tests.test_byo_import import cli  # noqa: E402
+# looked up, not imported: importing inspect_ai takes about 3 s, which every collection (each xdist worker's) would pay
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("inspect_ai") is None, reason="inspect_ai is not installed")
 
 GRADES = ["C", "I", "P", "C", "I", "C", "P", "C", "I", "I", "C", "P"]  # the grader's verdicts, 6 samples x 2 epochs
 TARGETS = ["1", "0", "0.5", "1", "0", "0.5"]
