@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evalcore.identity import Viewer
 from evalcore.model import (
     ANNOTATION_COLUMNS,
     HUMAN_SCORE_COLUMNS,
@@ -488,7 +489,7 @@ def import_labels(store, dataset: Dataset, frame: pd.DataFrame, *, file: str = "
 # loses nothing). ``viewer`` scopes the rows to what a signed-in user may see (None: all, sign-in off).
 
 
-def rows_of(store, dataset_id: str, *, viewer: Any = None) -> pd.DataFrame:
+def rows_of(store, dataset_id: str, *, viewer: Viewer | None = None) -> pd.DataFrame:
     """Every label row (skips included) on the dataset that ``viewer`` sees, in the order written."""
     return store.label_rows(base_id(dataset_id), viewer=viewer)
 

@@ -164,7 +164,7 @@ class Meter:
         self.settled = False
 
     @classmethod
-    def for_run(cls, store: Store, spender: str | None, endpoint: Endpoint, *, reserved: float | None, what: str,
+    def for_run(cls, store: Store | None, spender: str | None, endpoint: Endpoint, *, reserved: float | None, what: str,
                 environ: Mapping[str, str] | None = None) -> "Meter | None":
         """The meter of a run on ``endpoint``; None where there is nothing to count (a local server, a model whose
         price is unknown: without a cap such a run was confirmed as of unknown cost, under a cap it is refused)."""

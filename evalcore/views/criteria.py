@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from evalcore.identity import Viewer
 from evalcore.model import Dataset
 from evalcore.types import Criteria
 from evalcore.views.blocks import Block, Note, Table
@@ -185,7 +186,7 @@ class VersionsView:
         return next(v for v in self.versions if v["hash"] == version_hash)
 
 
-def versions_view(store: Store, dataset_id: str, dimension: str, *, viewer: Any = None,
+def versions_view(store: Store | None, dataset_id: str, dimension: str, *, viewer: Viewer | None = None,
                   me: str | None = None) -> VersionsView:
     """The Criteria page's "Saved versions" (``store`` None: the store cannot be read)."""
     if store is None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -12,6 +12,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 
 from evalcore import registry
+from evalcore.identity import Viewer
 from evalcore.model import Dataset, counted
 from evalcore.views.blocks import Block, Figure, Heading, Metric, Metrics, Note, Table
 from evalcore.views.format import esc
@@ -335,7 +336,7 @@ def footprint_sentence(name: str, dataset_id: str, footprint: dict[str, int]) ->
             f"and {splits}. It cannot be undone; the bundled datasets are never deleted.")
 
 
-def delete_offer(store: Store, dataset: Dataset, viewer: Any) -> DeleteOffer | None:
+def delete_offer(store: Store, dataset: Dataset, viewer: Viewer) -> DeleteOffer | None:
     """The offer for the dataset in use, or None when it is no upload (a bundled dataset). ``viewer``: the
     session's (``pages/_identity.viewer``): None without sign-in (the machine's user may delete any upload),
     else only the uploader, while no one else's work relies on it (``Store.delete_dataset``'s rule)."""
@@ -353,7 +354,7 @@ def delete_offer(store: Store, dataset: Dataset, viewer: Any) -> DeleteOffer | N
     return DeleteOffer(what, why_not is None, dataset.id, why_not)
 
 
-def delete_dataset(store: Store, dataset_id: str, viewer: Any) -> Note:
+def delete_dataset(store: Store, dataset_id: str, viewer: Viewer) -> Note:
     """Delete the upload (``Store.delete_dataset``, checked again there), and say what was deleted or why not."""
     try:
         gone = store.delete_dataset(dataset_id, by=viewer)
