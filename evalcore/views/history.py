@@ -83,7 +83,7 @@ def history_blocks(frame: pd.DataFrame, runs: list[Run], *, judge: str, level: s
         return [Note(f"No run of {judge} has a {level}-level {coefficient} correlation on this dimension.")]
     blocks: list[Block] = [
         Figure(history_figure(frame, judge=judge, level=level, coefficient=coefficient), key="chart_history"),
-        Table(frame.drop(columns=["run_id"]), name="history", key="table_history", static=True),
+        Table(frame, name="history", key="table_history", static=True),  # run_id: runs of one judge share a name
     ]
     missing = [r.run_id for r in runs if r.run_id not in set(frame["run_id"])]
     if missing:
