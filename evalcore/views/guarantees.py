@@ -71,7 +71,7 @@ def cascade_table(dataset: Dataset, runs: list[Run], names: dict[str, str], dime
         return pd.DataFrame()
     usd = {r.run_id: _usd_per_item(r) for r in runs}
     if all(v is not None for v in usd.values()):
-        runs = sorted(runs, key=lambda r: usd[r.run_id])
+        runs = sorted(runs, key=lambda r: usd[r.run_id] or 0.0)  # every one priced (checked above)
     try:
         k = ga.cascade(dataset, runs, dimension, alpha=ALPHAS[0], delta=DELTA,
                        calibration_docs=_calibration_docs(dataset), costs=[0.0] * len(runs), human_cost=0.0,
