@@ -103,8 +103,10 @@ def evaluate(frame: pd.DataFrame, *, judge: str = "judge", human: str = "human",
     their human ratings (the rest judge-only). Raises DatasetValidationError (row and column) on a bad cell."""
     table, m = _mapping(frame, judge=judge, human=human, document=document, system=system, annotator=annotator,
                         dimension=dimension, scale=scale, kind=kind, labels=labels)
-    result = import_table((table.to_csv(index=False).encode("utf-8"), f"{name}.csv"), m, name=name,
-                          task="notebook frame")
+    # handed over as JSON lines (not CSV): the cells keep their types (an id "007" stays text), and every CSV the
+    # product writes goes through evalcore.csvsafe, which is for files people open, not for this hand-over
+    lines = table.to_json(orient="records", lines=True, force_ascii=False).encode("utf-8")
+    result = import_table((lines, f"{name}.jsonl"), m, name=name, task="notebook frame")
     dataset, run = result.dataset, result.runs[0]
     s = Settings(levels=tuple(levels), coefficients=tuple(coefficients), n_resamples=n_resamples,
                  random_state=random_state)
