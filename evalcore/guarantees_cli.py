@@ -52,6 +52,11 @@ def add_meta_arguments(m) -> None:
                         "mean absolute error on the others, per system fitted on the other systems (transfer), and "
                         "PPI++ with the calibration documents rated, the cross-fitted map against the raw judge "
                         "as the predictor")
+    m.add_argument("--stratified-plan", type=int, metavar="N",
+                   help="binary dimensions: add a plan of N human labels on the documents --calibration-docs leaves "
+                        "out, stratified by the judge's verdict (Neyman allocation, inverse-probability weights; "
+                        "each stratum's positive share from the calibration documents) and its saving against "
+                        "simple random sampling")
 
 
 def _check(args: argparse.Namespace) -> None:
@@ -62,6 +67,8 @@ def _check(args: argparse.Namespace) -> None:
         raise SystemExit(f"meta --selective: --tolerance must be 0 or more (got {args.tolerance:g})")
     if args.conformal is not None and not 0 < args.conformal < 1:
         raise SystemExit(f"meta --conformal: LEVEL must lie strictly between 0 and 1 (got {args.conformal:g})")
+    if getattr(args, "stratified_plan", None) is not None and args.stratified_plan < 1:
+        raise SystemExit(f"meta --stratified-plan: N must be 1 or more (got {args.stratified_plan})")
 
 
 def extend_meta_report(report: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
@@ -69,7 +76,7 @@ def extend_meta_report(report: dict[str, Any], args: argparse.Namespace) -> dict
     place). Conformal intervals and the calibration map are for ratings: a pairwise or labelled dimension has
     neither block."""
     wanted = getattr(args, "selective", False) or getattr(args, "conformal", None) is not None \
-        or getattr(args, "calibrate", None)
+        or getattr(args, "calibrate", None) or getattr(args, "stratified_plan", None) is not None
     if not wanted:
         return report
     _check(args)
@@ -104,6 +111,9 @@ def _add_blocks(entry: dict, dataset, run, dim: str, args, n_cal: int, jury: lis
     if args.calibrate and rating:
         entry["calibration"] = to_json(guarantees.isotonic_calibration(dataset, run, dim, **common))
         entry["calibration"]["ppi"] = to_json(guarantees.ppi_with_map(dataset, run, dim, **common))
+    if getattr(args, "stratified_plan", None) is not None and dataset.dimension(dim).kind == "binary":
+        entry["stratified_plan"] = to_json(guarantees.stratified_plan(dataset, run, dim, n_labels=args.stratified_plan,
+                                                                      **common))
 
 
 def _cascade(dataset, run, dim: str, args, n_cal: int) -> dict:

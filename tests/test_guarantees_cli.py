@@ -121,3 +121,23 @@ def test_cross_fitted_map_never_sees_its_own_label():
     changed.loc[0, "human"] = 100.0  # item 0 is labelled: its own prediction must not move
     assert G.cross_fitted_map(changed, labelled)[0] == base[0]
     assert not np.isnan(base).any()
+
+
+def test_meta_stratified_plan_json(capsys):
+    """``--stratified-plan N`` on a binary dimension: the strata and the saving against simple random sampling,
+    recomputed by hand (tests/test_views_guarantees.py's helpers), saved to the test's own store first."""
+    from evalcore.importers.api import save_import
+    from tests.test_views_guarantees import binary_study, expected_saving
+
+    res = binary_study()
+    save_import(res)
+    d, run = res.dataset, res.runs[0]
+    rc = cli.main(["meta", "--dataset", d.id, "--run", run.run_id, "--stratified-plan", "30",
+                   "--calibration-docs", "40", "--seed", "2", "--resamples", "20", "--json"])
+    assert rc in (0, None)
+    p = json.loads(capsys.readouterr().out)["dimensions"]["ok"]["stratified_plan"]
+    sizes, saving = expected_saving(d, run, 40, seed=2)
+    assert {s["stratum"]: s["items"] for s in p["strata"]} == sizes
+    assert p["n_labels"] == 30 and p["n_allocated"] == sum(s["labels"] for s in p["strata"])
+    assert p["saving"] == pytest.approx(saving)
+    assert p["test_docs"] == 60 and p["calibration_docs"] == 40

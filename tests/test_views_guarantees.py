@@ -148,3 +148,59 @@ def test_cascade_table_matches_the_analysis_and_orders_by_cost():
     per_item = {run_names(sruns)[r.run_id]: run_cost(r) / r.judgments["item_id"].nunique() for r in sruns}
     assert list(c["stage"][:-1]) == sorted(per_item, key=per_item.get)
     assert [math.isclose(c["usd_per_item_judged"].iloc[i], per_item[c["stage"].iloc[i]]) for i in (0, 1)] == [True] * 2
+
+
+def binary_study(n: int = 200, seed: int = 1):
+    """A binary dimension ("ok", 0/1) and a judge right 85% of the time, imported as the Data page imports a file."""
+    import numpy as np
+    import pandas as pd
+
+    from evalcore.api import _mapping
+    from evalcore.importers.api import import_table
+
+    rng = np.random.default_rng(seed)
+    human = rng.integers(0, 2, n)
+    judge = np.where(rng.random(n) < 0.85, human, 1 - human)
+    f = pd.DataFrame({"document": [f"d{i // 2}" for i in range(n)], "system": ["x", "y"] * (n // 2),
+                      "human": human, "judge": judge})
+    table, m = _mapping(f, judge="judge", human="human", document="document", system="system", annotator=None,
+                        dimension="ok", scale=(0, 1), kind="binary", labels=None)
+    return import_table((table.to_json(orient="records", lines=True).encode(), "binary.jsonl"), m, name="binary",
+                        task="binary verdicts")
+
+
+def expected_saving(dataset, run, n_cal: int, seed: int = 0) -> tuple[dict, float]:
+    """Strata sizes and the saving recomputed by hand: W_j, p_j from the calibration documents, saving
+    p(1 - p) / (sum_j W_j sqrt(p_j (1 - p_j)))^2 (Cochran 1977, 5.5)."""
+    import numpy as np
+
+    from evalcore.meta import selective as sel
+
+    f = R.score_frame(dataset, run, "ok")
+    cal, _ = sel.split_documents(f["doc_id"], n_cal, seed)
+    is_cal = f["doc_id"].isin(cal)
+    sizes, ws, ps = {}, [], []
+    for verdict, name in ((0, "judge negative"), (1, "judge positive")):
+        test = ~is_cal & (f["judge"] == verdict)
+        sizes[name] = int(test.sum())
+        ps.append(f.loc[is_cal & (f["judge"] == verdict), "human"].mean())
+        ws.append(test.sum() / (~is_cal).sum())
+    ws, ps = np.array(ws), np.array(ps)
+    pbar = (ws * ps).sum()
+    return sizes, pbar * (1 - pbar) / (ws * np.sqrt(ps * (1 - ps))).sum() ** 2
+
+
+def test_binary_dimension_shows_the_stratified_plan():
+    res = binary_study()
+    d, run = res.dataset, res.runs[0]
+    t = _tables(gv.blocks(d, [run], run_names([run]), "ok"))["guar_stratified"]
+    sizes, saving = expected_saving(d, run, gv._calibration_docs(d))
+    assert dict(zip(t["stratum"], t["items"])) == sizes
+    assert t["labels"].sum() == gv.plan_labels(d)
+    assert t["saving_vs_random"].iloc[0] == pytest.approx(saving)
+    assert saving > 1.5  # an 85%-right judge purifies the strata
+    assert list(t["inclusion"]) == pytest.approx(list(t["labels"] / t["items"]))
+    # a rating dimension has no such table
+    sd = R.get_dataset("llmbar_natural")
+    sruns = [R.load_run(r.run_id) for r in R.list_runs("llmbar_natural")]
+    assert "guar_stratified" not in _tables(gv.blocks(sd, sruns, run_names(sruns), "preference"))

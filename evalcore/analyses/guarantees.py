@@ -321,3 +321,39 @@ def ppi_with_map(dataset: Dataset, run: Run, dim: str, *, calibration_docs: int,
     return {s.system: {"width_judge": s.ci_high - s.ci_low, "label_saving_judge": s.label_saving,
                        "width_map": via[s.system].ci_high - via[s.system].ci_low,
                        "label_saving_map": via[s.system].label_saving} for s in raw if s.system in via}
+
+
+# ------------------------------------------------------------------------------ labelling stratified by the verdict
+def stratified_plan(dataset: Dataset, run: Run, dim: str, *, n_labels: int, calibration_docs: int,
+                    seed: int = 0) -> dict:
+    """For a binary dimension: plan ``n_labels`` human labels over the held-out documents' items stratified by the
+    judge's verdict (evalcore.meta.stratified: Neyman allocation, inverse-probability weights), each stratum's
+    positive share p_j from the calibration documents' human labels, and the saving against simple random sampling
+    (the labels it needs for the same variance). A failed parse is a stratum of its own ("no verdict"); a stratum
+    with no calibration item takes p_j = 0.5, the largest variance, and the note says so."""
+    from evalcore.meta import stratified
+
+    d = dataset.dimension(dim)
+    if d.kind != "binary":
+        raise ValueError(f"a stratified labelling plan needs a binary dimension; {dim!r} is {d.kind}")
+    frame, is_cal, n_cal, n_test = _split_frame(dataset, run, dim, calibration_docs, seed)
+    positive = float(d.scale_max)
+    stratum = np.where(frame["judge"].isna(), "no verdict",
+                       np.where(frame["judge"].astype(float) == positive, "judge positive", "judge negative"))
+    is_pos = (frame["human"].astype(float) == positive).to_numpy()
+    test = stratum[~is_cal]
+    share, guessed = {}, []
+    for name in sorted(set(test)):
+        cal = is_cal & (stratum == name)
+        share[name] = float(is_pos[cal].mean()) if cal.any() else 0.5
+        if not cal.any():
+            guessed.append(name)
+    p = stratified.plan(test, share, n_labels)
+    note = (f"no calibration item in {', '.join(guessed)}: its positive share taken as 0.5 (the largest variance)"
+            if guessed else "")
+    return {"n_labels": n_labels, "n_allocated": int(sum(p.allocation)), "calibration_docs": n_cal,
+            "test_docs": n_test, "test_items": int(len(test)), "positive": positive,
+            "strata": [{"stratum": s, "items": n, "positive_share": q, "labels": a, "inclusion": w}
+                       for s, n, q, a, w in zip(p.strata, p.sizes, p.positive_share, p.allocation, p.inclusion)],
+            "variance_stratified": p.variance_stratified, "variance_random": p.variance_random,
+            "saving": p.saving, "note": note}

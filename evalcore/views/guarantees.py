@@ -105,6 +105,30 @@ def conformal_table(dataset: Dataset, runs: list[Run], names: dict[str, str], di
     return pd.DataFrame(rows)
 
 
+def plan_labels(dataset: Dataset) -> int:
+    """How many labels the stratified plan spends: a quarter of the held-out half's items, 20 at least, 200 at most."""
+    return int(min(200, max(20, len(dataset.items) // 8)))
+
+
+def stratified_table(dataset: Dataset, runs: list[Run], names: dict[str, str], dimension: str, *,
+                     seed: int = 0) -> pd.DataFrame:
+    """Per run (binary dimensions only): the held-out items' labelling planned by the judge's verdict, each stratum's
+    items, positive share (from the calibration documents) and labels, and the saving against simple random
+    sampling (evalcore.analyses.guarantees.stratified_plan). Empty for any other kind."""
+    if dataset.dimension(dimension).kind != "binary":
+        return pd.DataFrame()
+    rows = []
+    for run in runs:
+        if run.judgments.empty or dimension not in set(run.judgments["dimension"]):
+            continue
+        p = ga.stratified_plan(dataset, run, dimension, n_labels=plan_labels(dataset),
+                               calibration_docs=_calibration_docs(dataset), seed=seed)
+        rows += [{"run": names.get(run.run_id, run.run_id), "stratum": st["stratum"], "items": st["items"],
+                  "positive_share": st["positive_share"], "labels": st["labels"], "inclusion": st["inclusion"],
+                  "saving_vs_random": p["saving"], "note": p["note"]} for st in p["strata"]]
+    return pd.DataFrame(rows)
+
+
 def blocks(dataset: Dataset, runs: list[Run], names: dict[str, str], dimension: str) -> list[Block]:
     """The section for the selected runs on one dimension."""
     return section(dataset, runs, names, dimension)[0]
@@ -161,4 +185,14 @@ def section(dataset: Dataset, runs: list[Run], names: dict[str, str], dimension:
                      "Coverage is measured on the held-out documents (the guarantee is over items, not per system); the midpoint is an "
                      "alternative score.", "info"),
                 Table(conf_t, f"conformal {dimension}", "guar_conformal")]
+    strat = stratified_table(dataset, runs, names, dimension)
+    if not strat.empty:
+        out += [Heading(f"Labelling planned by the judge's verdict ({plan_labels(dataset)} labels)", 3),
+                Note("For a binary label: the held-out items split by what the judge said, each part's share of "
+                     "human positives estimated on the calibration documents, the labels allocated where that "
+                     "share is least certain (Neyman allocation) and the positive share estimated with "
+                     "inverse-probability weights (inclusion = labels / items; Cochran 1977, ch. 5.5). The saving "
+                     "is how many times the labels simple random sampling needs for the same variance: 1 when the "
+                     "verdict says nothing of the label.", "info"),
+                Table(strat, f"stratified plan {dimension}", "guar_stratified")]
     return out, abstained
