@@ -259,13 +259,15 @@ def test_pvalue_label_is_the_method_scipy_used():
 
 
 def test_human_ceiling_in_meta_honours_the_callers_random_state(gpt4_rts_coherence):
-    from evalcore.cli import _ceiling_rows
+    from evalcore.analyses.ceiling import run_ceiling
     from evalcore.meta import human_ceiling
 
     ds = load_dataset("summeval")
     got = {}
     for seed in (1, 2):
-        [row] = _ceiling_rows(ds, gpt4_rts_coherence, "coherence", ("dataset",), ("spearman",), 40, seed)
+        [cell] = run_ceiling(ds, gpt4_rts_coherence, "coherence", levels=("dataset",), coefficients=("spearman",),
+                             n_resamples=40, random_state=seed)
+        row = cell.as_dict()  # meta --json's human_ceiling row
         t = human_ceiling(ds.annotations, ds.items, "coherence", group=row["group"], level="dataset",
                           coefficient="spearman", n_resamples=40, random_state=seed,
                           item_ids=gpt4_rts_coherence["item_id"])
