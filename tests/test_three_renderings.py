@@ -204,3 +204,107 @@ def test_pairwise_page_cli_and_report_show_the_same_numbers(dataset_id, run_id):
             checked += 1
     assert checked >= 2 * 4  # at least agreement with and without ties, accuracy and kappa in both
 
+
+
+# ------------------------------------------------------------------ Alt-Test, PPI and Bradley-Terry (``meta --alt-test
+# --ppi --bradley-terry``; the page's two expanders; the report's inference section)
+
+def _inference_runs() -> list:
+    """One SummEval run and one PandaLM run in the quick pass; the other bundled runs with human data marked slow."""
+    quick = {"summeval/shen-gpt-4-0314-rts", "pandalm/pandalm-gpt-3.5-turbo"}
+    return [pytest.param(r["dataset_id"], r["run_id"], marks=() if r["run_id"] in quick else pytest.mark.slow)
+            for r in _manifest() if r["kind"] == "judgments" or r["dataset_id"] in WITH_VOTES]
+
+
+def _inference_page(dataset, run, dim: str, rated: int | None) -> dict[str, pd.DataFrame]:
+    """What the page's two expanders show for one run (epsilon 0.2, PPI++, the report's rated documents)."""
+    from evalcore.views import inference as iv
+
+    blocks = iv.alt_test_blocks([iv.alt_test_for_run(dataset, run, dim, epsilon=0.2)], dim)
+    view = iv.ppi_for_run(dataset, run, dim, method="ppi++", rated=rated, n_resamples=N)
+    blocks += iv.ppi_run_blocks(view, [view], dim, N)
+    if iv.is_pairwise(run):
+        blocks += iv.bt_blocks(iv.bradley_terry_for_run(dataset, run, dim, n_resamples=iv.bt_resamples(N)),
+                               view.run, dim, N)
+    return {t.key: t.frame for t in tables(blocks)}
+
+
+def _check_alt_test(a: dict, page: dict, report: dict) -> int:
+    if "error" in a:
+        assert "winning_rate" not in page["alt_test"].columns or page["alt_test"]["winning_rate"].isna().all()
+        return 0
+    for t in (page["alt_test"], report["Alternative Annotator Test (Calderon, Reichart & Dror, ACL 2025)"]):
+        row = t.iloc[0]
+        assert same(a["winning_rate"], row["winning_rate"]) and same(a["advantage_probability"], row["rho"])
+        assert (row["verdict"] == "passes") == a["passed"] and a["n_items"] == row["items"]
+    for t in (page["alt_test_annotators"], report["Alt-Test per annotator left out"]):
+        assert len(t) == len(a["per_annotator"])
+        for x in a["per_annotator"]:
+            row = t[t["annotator"].astype(str) == str(x["annotator"])].iloc[0]
+            assert same(x["p_value"], row["p_value"]) and same(x["advantage_probability"], row["rho_j"])
+            assert x["n"] == row["n"]
+    return len(a["per_annotator"])
+
+
+def _check_ppi(p: dict, page: dict, report: dict) -> int:
+    if "error" in p:
+        assert "ppi" not in page
+        return 0
+    for t in (page["ppi"], report["Prediction-powered estimates (PPI++) per system"]):
+        assert len(t) == len(p["per_system"])
+        for s in p["per_system"]:
+            row = t[t["system"].astype(str) == str(s["system"])].iloc[0]
+            for k, col in (("estimate", "estimate"), ("ci_low", "ci_low"), ("ci_high", "ci_high"),
+                           ("lambda", "lambda")):
+                assert same(s[k], row[col]), (s["system"], k, s[k], row[col])
+            assert same(s["human_only"]["estimate"], row["human_only"])
+            assert same(s["judge_only"]["ci_high"], row["judge_ci_high"])
+    ranks = {str(r["system"]): r for r in p["ranking"]}
+    for row in page["ppi_ranking"].itertuples():
+        r = ranks[str(row.system)]
+        assert r["rank"] == row.rank and same(r["rank_low"], row.rank_low) and same(r["rank_high"], row.rank_high)
+    return len(p["per_system"])
+
+
+def _check_bradley_terry(b: dict, page: dict) -> int:
+    if "error" in b:
+        assert "bradley_terry" not in page
+        return 0
+    t = page["bradley_terry"]
+    for side in ("human", "judge"):
+        for s in b[side]["scores"]:
+            row = t[t["model"].astype(str) == str(s["model"])].iloc[0]
+            for k in ("score", "ci_low", "ci_high"):
+                assert same(s[k], row[f"{side}_{k}"]), (side, s["model"], k)
+    lengths = page["bt_length"]
+    for side, source in (("human", "humans"), ("judge", "judge")):
+        if b[side]["length"] is not None:
+            row = lengths[lengths["source"] == source].iloc[0]
+            assert same(b[side]["length"]["coefficient"], row["length_coefficient"])
+            assert same(b[side]["length"]["ci_low"], row["ci_low"])
+    return len(t)
+
+
+@pytest.mark.parametrize("dataset_id, run_id", _inference_runs())
+def test_inference_sections_show_the_same_numbers(dataset_id, run_id):
+    """The Alt-Test, PPI++ (with the report's rated documents) and Bradley-Terry as the page's blocks, ``meta --json
+    --alt-test --ppi --bradley-terry`` and the report show them: the same estimates and intervals, clipped alike to
+    the human scale."""
+    from evalcore.views import inference as iv
+
+    dataset = runs_mod.get_dataset(dataset_id)
+    run = runs_mod.load_run(run_id)
+    dims = run.dimensions if not iv.is_pairwise(run) else list(dict.fromkeys(run.comparisons["dimension"]))
+    dim = next(d for d in dims if d in dataset.dimension_names)
+    full, n = iv.rating_coverage(dataset, [run], dim)
+    rated = iv.default_rated_documents(n) if full and n >= 3 else None  # as the report's section picks it
+    opts = {"alt_test": {"epsilon": 0.2, "scoring": None}, "ppi": "ppi++", "ppi_rated_docs": rated,
+            "bradley_terry": iv.is_pairwise(run)}
+    entry = cli.meta_report(dataset_id, run_id, dimensions=[dim], n_resamples=N, inference=opts)["dimensions"][dim]
+    page = _inference_page(dataset, run, dim, rated)
+    p = report_views.AnalysisParams(dataset_id=dataset_id, run_ids=[run_id], dimension=dim, n_resamples=N)
+    report = {t.title: t.frame for s in report_views.analysis_sections(dataset, [run], p) for t in s.tables}
+    checked = _check_alt_test(entry["alt_test"], page, report) + _check_ppi(entry["ppi"], page, report)
+    if iv.is_pairwise(run):
+        checked += _check_bradley_terry(entry["pairwise"]["bradley_terry"], page)
+    assert checked > 0

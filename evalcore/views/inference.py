@@ -96,29 +96,17 @@ class AltTestView:
 
 def alt_test_for_run(dataset: Dataset, run: Run, dimension: str, *, epsilon: float,
                      scoring: str | None = None, small_sample: str = "skip") -> AltTestView:
-    """The Alt-Test of ``run`` on ``dimension``: per-item ratings against the annotators of the group the human
-    ceiling uses ("expert" where there is one), pairwise verdicts against the votes (accuracy); ``small_sample``:
-    an annotator with fewer than 30 items left out ("skip", the authors' rule) or tested exactly ("exact")."""
-    from evalcore.meta import alt_test as at
-    from evalcore.analyses.ceiling import ceiling_group
+    """The Alt-Test of ``run`` on ``dimension`` as evalcore.analyses.inference.alt_test computes it (``meta
+    --alt-test``'s): per-item ratings against the annotators of the group the human ceiling uses ("expert" where
+    there is one), pairwise verdicts against the votes (accuracy); ``small_sample``: an annotator with fewer than 30
+    items left out ("skip", the authors' rule) or tested exactly ("exact")."""
+    from evalcore.analyses import inference as ai
 
     name = run_label(run)
-    try:
-        if is_pairwise(run):
-            return AltTestView(name, at.alt_test_pairwise(dataset.preferences, run.comparisons, dimension=dimension,
-                                                          epsilon=epsilon, small_sample=small_sample), None)
-        if dimension not in run.dimensions:
-            return AltTestView(name, None, None, f"{name} did not score {dimension!r}")
-        group = ceiling_group(dataset, dimension)
-        if group is None:
-            return AltTestView(name, None, None, f"fewer than two annotators rated {dimension!r}: the Alt-Test needs "
-                                                 "each annotator's own ratings, from at least two")
-        kind = dataset.dimension(dimension).kind
-        return AltTestView(name, at.alt_test_scores(dataset.annotations, run.scores(dimension), dimension, group=group,
-                                                    scoring=scoring or at.default_scoring(kind), epsilon=epsilon,
-                                                    small_sample=small_sample), group)
-    except ValueError as e:
-        return AltTestView(name, None, None, str(e))
+    if not is_pairwise(run) and dimension not in run.dimensions:
+        return AltTestView(name, None, None, f"{name} did not score {dimension!r}")
+    o = ai.alt_test(dataset, run, dimension, epsilon=epsilon, scoring=scoring, small_sample=small_sample)
+    return AltTestView(name, o.result, o.extra.get("group"), o.error)
 
 
 def alt_test_verdict(view: AltTestView) -> str:
@@ -215,13 +203,10 @@ class PPIView:
 
 
 def ppi_frame(dataset: Dataset, run: Run, dimension: str) -> pd.DataFrame:
-    """PPI's input for a run: every judged item with its human score where there is one (pairwise: each model's
-    points per pair, human = the votes' mean points)."""
-    from evalcore.meta import ppi
+    """PPI's input for a run (evalcore.analyses.inference.ppi_frame)."""
+    from evalcore.analyses import inference as ai
 
-    if is_pairwise(run):
-        return ppi.pairwise_frame(dataset.preferences, run.comparisons, dataset.items, dimension=dimension)
-    return ppi.judged_frame(dataset.items, dataset.human_scores, run.scores(dimension), dimension)
+    return ai.ppi_frame(dataset, run, dimension)
 
 
 def rated_documents(frame: pd.DataFrame) -> int:
@@ -241,10 +226,11 @@ def default_rated_documents(n_documents: int) -> int:
 
 def ppi_for_run(dataset: Dataset, run: Run, dimension: str, *, method: str = "ppi++",
                 rated: int | None = None, n_resamples: int = 1000, random_state: int = 0) -> PPIView:
-    """Per system (pairwise: per model's win rate) PPI or PPI++ beside human-only and judge-only estimates;
-    ``rated`` keeps the human ratings of that many documents drawn at random (ppi.hide_ratings) and treats the rest
-    as unrated, None uses the data as it is."""
-    from evalcore.meta import ppi
+    """Per system (pairwise: per model's win rate) PPI or PPI++ beside human-only and judge-only estimates, as
+    evalcore.analyses.inference.ppi computes them (``meta --ppi``'s); ``rated`` keeps the human ratings of that many
+    documents drawn at random (at most as many as are rated) and treats the rest as unrated, None uses the data as
+    it is."""
+    from evalcore.analyses import inference as ai
 
     name, pairwise = run_label(run), is_pairwise(run)
     if not pairwise and dimension not in run.dimensions:
@@ -253,26 +239,23 @@ def ppi_for_run(dataset: Dataset, run: Run, dimension: str, *, method: str = "pp
         return PPIView(name, None, False, None, 0, 0, f"{dimension!r} is nominal: its categories have no mean")
     try:
         frame = ppi_frame(dataset, run, dimension)
-        total, docs = rated_documents(frame), int(frame.loc[frame["judge"].notna(), "doc_id"].nunique())
-        if total == 0:
-            return PPIView(name, None, pairwise, None, 0, docs, "no judged item has a human rating")
-        if rated is not None:
-            rated = min(int(rated), total)
-            frame = ppi.hide_ratings(frame, rated, random_state=random_state)
-        result = ppi.ppi_by_system(frame, method=method, n_resamples=n_resamples, random_state=random_state,
-                                   scale=human_scale(dataset, dimension, pairwise))
     except ValueError as e:
         return PPIView(name, None, pairwise, None, 0, 0, str(e))
-    return PPIView(name, result, pairwise, rated, total, docs)
+    total, docs = rated_documents(frame), int(frame.loc[frame["judge"].notna(), "doc_id"].nunique())
+    if total == 0:
+        return PPIView(name, None, pairwise, None, 0, docs, "no judged item has a human rating")
+    o = ai.ppi(dataset, run, dimension, method=method, rated=rated, cap_rated=True, n_resamples=n_resamples,
+               random_state=random_state, frame=frame)
+    if o.error:
+        return PPIView(name, None, pairwise, None, 0, 0, o.error)
+    return PPIView(name, o.result, pairwise, o.extra.get("rated_documents"), total, docs)
 
 
 def human_scale(dataset: Dataset, dimension: str, pairwise: bool) -> tuple[float, float] | None:
-    """The (lowest, highest) human score: 0-1 for a win rate, the dimension's scale where it has one."""
-    if pairwise:
-        return (0.0, 1.0)
-    d = dataset.dimension(dimension)
-    lo, hi = getattr(d, "scale_min", None), getattr(d, "scale_max", None)
-    return (float(lo), float(hi)) if lo is not None and hi is not None and hi > lo else None
+    """The (lowest, highest) human score (evalcore.analyses.inference.human_scale)."""
+    from evalcore.analyses import inference as ai
+
+    return ai.human_scale(dataset, dimension, pairwise)
 
 
 def interval_words(s, pairwise: bool) -> str:
@@ -488,15 +471,12 @@ def plan_table(dataset: Dataset, run: Run, dimension: str, target_width: float, 
 
 def bradley_terry_for_run(dataset: Dataset, run: Run, dimension: str, *, n_resamples: int = 200,
                           random_state: int = 0):
-    """The humans' and the judge's Bradley-Terry rankings side by side (evalcore.meta.bradley_terry), or the reason
-    there are none as a string."""
-    from evalcore.meta import bradley_terry as bt
+    """The humans' and the judge's Bradley-Terry rankings side by side (evalcore.analyses.inference.bradley_terry,
+    ``meta --bradley-terry``'s), or the reason there are none as a string."""
+    from evalcore.analyses import inference as ai
 
-    try:
-        return bt.compare_rankings(dataset.preferences, run.comparisons, dataset.items, dimension=dimension,
-                                   n_resamples=n_resamples, random_state=random_state)
-    except ValueError as e:
-        return str(e)
+    o = ai.bradley_terry(dataset, run, dimension, n_resamples=n_resamples, random_state=random_state)
+    return o.error or o.result
 
 
 def bt_table(comparison) -> pd.DataFrame:
