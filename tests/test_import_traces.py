@@ -186,3 +186,74 @@ def test_the_data_page_reads_mlflow_traces_with_their_texts():
     assert (m.source, m.output) == ("source", "output") and [j.column for j in m.judges] == ["judge gpt-4o-judge"]
     ds = import_table(MLFLOW, m, table=t).dataset
     assert ds.items.set_index("item_id").loc["tr-0002/app", "output"] == "Answer 2."
+
+
+def mlflow_parquet(tmp_path: Path, *, nested: bool) -> tuple[Path, list[dict]]:
+    """The JSON fixture's records as ``mlflow.search_traces`` returns them, saved with ``DataFrame.to_parquet``
+    (mlflow.org/docs/latest/api_reference/python_api/mlflow.html#mlflow.search_traces: a pandas DataFrame whose
+    ``assessments`` column holds each trace's Assessment dicts). ``nested``: the lists of dicts as Parquet structs,
+    which need one type per field, so the CODE assessments (true / false beside the numbers) are left out of the
+    file; else the column as its JSON text (json.dumps), every record kept."""
+    import pandas as pd
+
+    recs = json.loads(MLFLOW.read_text())
+    if nested:
+        recs = [{**r, "assessments": [a for a in r["assessments"] if a["source"]["source_type"] != "CODE"]}
+                for r in recs]
+    frame = pd.DataFrame(recs)
+    if not nested:
+        frame["assessments"] = frame["assessments"].map(json.dumps)
+    path = tmp_path / ("nested.parquet" if nested else "text.parquet")
+    frame.to_parquet(path)
+    return path, recs
+
+
+@pytest.mark.parametrize("nested", [True, False])
+def test_mlflow_parquet_export_reads_as_the_json_one(tmp_path, nested):
+    """The CLI's reader and the Data page's (read_table, suggest_mapping, import_table) on the Parquet file give the
+    judge and human scores the JSON records hold."""
+    from evalcore.importers import import_table, read_table, suggest_mapping
+
+    path, recs = mlflow_parquet(tmp_path, nested=nested)
+    pairs = [(r["trace_id"], a) for r in recs for a in r["assessments"]]
+    judge = {t: a["feedback"]["value"] for t, a in pairs if a["source"]["source_type"] == "LLM_JUDGE"}
+    human = {t: a["feedback"]["value"] for t, a in pairs if a["source"]["source_type"] == "HUMAN" and "feedback" in a}
+    res = import_traces(path, name="mlpq")
+    t = read_table(path)
+    assert t.attrs["format"] == "traces"
+    m = suggest_mapping(t.columns, t)
+    page = import_table(path, m, table=t)
+    for r in (res, page):
+        got_judge = dict(zip(r.runs[0].judgments["item_id"].str.removesuffix("/app"), r.runs[0].judgments["value"]))
+        assert got_judge == judge
+        ds = r.dataset
+        assert dict(zip(ds.human_scores["item_id"].str.removesuffix("/app"), ds.human_scores["score"])) == human
+        assert ds.items.set_index("item_id").loc["tr-0001/app", "output"] == "Answer 1."
+    assert "1 expectations (no feedback) left out" in res.warnings
+    assert ("8 CODE assessments (neither LLM_JUDGE nor HUMAN) left out" in res.warnings) is not nested
+
+
+def test_a_parquet_file_without_assessments_names_them(tmp_path):
+    import pandas as pd
+
+    path = tmp_path / "t.parquet"
+    pd.DataFrame({"trace_id": ["a"], "request": ["q"]}).to_parquet(path)
+    with pytest.raises(TraceFormatError, match=r"t.parquet: no 'trace_id' and 'assessments'.*to_parquet"):
+        import_traces(path)
+
+
+def test_the_data_page_recognises_a_langfuse_csv_export():
+    """The scores table's CSV export uploaded: read as one row per human rating, roles guessed, imported as the
+    CLI imports it."""
+    from evalcore.importers import import_table, read_table, suggest_mapping
+
+    t = read_table(LANGFUSE_CSV)
+    assert t.attrs["format"] == "traces" and len(t) == 8
+    m = suggest_mapping(t.columns, t)
+    assert (m.doc_id, m.dimension, m.value, m.annotator) == ("doc_id", "dimension", "value", "annotator")
+    assert [j.column for j in m.judges] == ["judge langfuse-eval"]
+    res = import_table(LANGFUSE_CSV, m, table=t)
+    cli = import_traces(LANGFUSE_CSV)
+    assert res.runs[0].judgments["value"].tolist() == cli.runs[0].judgments["value"].tolist()
+    assert res.dataset.human_scores["score"].tolist() == cli.dataset.human_scores["score"].tolist()
+    assert "read as Langfuse scores: one row per human rating, a column per judge" in res.dataset.meta["import_notes"]

@@ -689,7 +689,7 @@ def read(name: str, data: bytes) -> tuple[pd.DataFrame | None, str, list[Problem
     frame, problems = _run_reader(spec, name, data)
     if frame is not None and frame.attrs.get("layout") == "annotators":
         fmt = "json-annotators"
-    if frame is not None and fmt in ("json", "jsonl"):
+    if frame is not None and fmt in ("json", "jsonl", "csv", "parquet"):  # csv, parquet: trace exports
         frame, fmt, problems = _nested_ratings(name, frame, fmt, problems)
     if frame is not None:
         too_big = UploadBudget.from_env().shape_problem(len(frame), len(frame.columns))

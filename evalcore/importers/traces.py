@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from evalcore.importers.mapping import ColumnMapping, JudgeColumn
@@ -158,11 +159,19 @@ _CSV_COLUMNS = {"trace_id": "traceId", "string_value": "stringValue", "data_type
 
 def langfuse_csv(path: Any) -> Scores:
     """The scores of Langfuse's CSV export (the note above), as the scores API's records."""
-    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
-    frame = frame.rename(columns={c: _CSV_COLUMNS.get(str(c).strip(), str(c).strip()) for c in frame.columns})
+    return langfuse_csv_frame(pd.read_csv(path, dtype=str, keep_default_na=False), Path(path).name)
+
+
+def _langfuse_columns(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.rename(columns={c: _CSV_COLUMNS.get(str(c).strip(), str(c).strip()) for c in frame.columns})
+
+
+def langfuse_csv_frame(frame: pd.DataFrame, name: str) -> Scores:
+    """The scores of Langfuse's CSV export read as text cells (blank = none), ``name`` the file's for the errors."""
+    frame = _langfuse_columns(frame)
     missing = [c for c in ("traceId", "name", "value", "source") if c not in frame.columns]
     if missing:
-        raise TraceFormatError(f"{Path(path).name}: no column {missing[0]!r} (a Langfuse scores export has "
+        raise TraceFormatError(f"{name}: no column {missing[0]!r} (a Langfuse scores export has "
                                "trace_id, name, value, source): export the scores table from Langfuse as CSV")
     records = [{k: (v if v != "" else None) for k, v in r.items()} for r in frame.to_dict("records")]
     for r in records:  # a CSV cell is text: a numeric score's value as the API gives it, a number
@@ -174,6 +183,8 @@ def read_scores(path: Any) -> Scores:
     """A trace export's scores, its format recognised from the JSON's shape (a .csv file: Langfuse's export)."""
     if Path(path).suffix.lower() == ".csv":
         return langfuse_csv(path)
+    if Path(path).suffix.lower() in (".parquet", ".pq"):
+        return _mlflow_frame(pd.read_parquet(path), Path(path).name)
     obj = json.loads(Path(path).read_text(encoding="utf-8"))
     fmt = detect(obj)
     if fmt is None:
@@ -257,13 +268,48 @@ def import_traces(path: Any, *, name: str | None = None, owner: str | None = Non
     return result
 
 
+def _plain(v: Any) -> Any:
+    """A cell as the JSON export holds it: Parquet's nested values come back from pyarrow as numpy arrays of dicts
+    with every struct field present (None where a record lacks it) and numpy scalars; here lists, dicts without the
+    absent fields, Python numbers, and None for a missing number."""
+    if isinstance(v, dict):
+        return {k: x for k, x in ((k, _plain(x)) for k, x in v.items()) if x is not None}
+    if isinstance(v, (list, tuple, np.ndarray)):
+        return [_plain(x) for x in v]
+    if isinstance(v, np.generic):
+        v = v.item()
+    return None if isinstance(v, float) and v != v else v
+
+
+def _mlflow_frame(frame: pd.DataFrame, name: str) -> Scores:
+    """MLflow's search_traces frame saved with ``to_parquet`` (its ``assessments`` lists of dicts nested, or their
+    JSON text)."""
+    if not {"trace_id", "assessments"} <= {str(c) for c in frame.columns}:
+        raise TraceFormatError(f"{name}: no 'trace_id' and 'assessments' columns: a Parquet file is read as MLflow "
+                               "traces, saved with mlflow.search_traces(...).to_parquet(PATH)")
+    return mlflow_scores(_plain(frame.to_dict("records")))
+
+
+def _parquet_scores(frame: pd.DataFrame) -> Scores | None:
+    """The assessments of a Parquet file the readers read, when it is MLflow's search_traces frame."""
+    if not {"trace_id", "assessments"} <= {str(c) for c in frame.columns}:
+        return None
+    return _mlflow_frame(frame, "the Parquet file")
+
+
+def _csv_scores(frame: pd.DataFrame) -> Scores | None:
+    """The scores of a CSV file the readers read, when its columns are those of Langfuse's scores export."""
+    cols = set(_langfuse_columns(frame).columns)
+    if not {"traceId", "name", "value", "source"} <= cols:
+        return None
+    return langfuse_csv_frame(frame, "the CSV file")
+
+
 def _exported_scores(frame: pd.DataFrame) -> Scores | None:
     """The scores of a JSON file the readers read as a table, when it is an MLflow or Langfuse export."""
     cols = {str(c) for c in frame.columns}
     if {"trace_id", "assessments"} <= cols:
-        records = [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
-                   for r in frame.to_dict("records")]
-        return mlflow_scores(records)
+        return mlflow_scores(_plain(frame.to_dict("records")))
     if "data" in cols and len(frame):
         pages = [{"data": json.loads(v) if isinstance(v, str) else v} for v in frame["data"]]
         if all(isinstance(p["data"], list) and all(isinstance(s, dict) and "traceId" in s for s in p["data"])
@@ -273,13 +319,13 @@ def _exported_scores(frame: pd.DataFrame) -> Scores | None:
 
 
 def trace_layout(frame: pd.DataFrame, fmt: str) -> tuple[pd.DataFrame | None, str, list] | None:
-    """An MLflow or Langfuse export read by the JSON reader, as the table the Data page's roles are guessed on: one
+    """An MLflow or Langfuse export read by the JSON, Parquet (MLflow) or CSV (Langfuse) reader, as the table the Data page's roles are guessed on: one
     row per human rating, named as the guesses read them (doc_id, system_id, source, output, dimension, annotator,
     value, "judge NAME" per judge); None for any other file. Registered with the readers (NESTED_LAYOUTS)."""
-    if fmt != "json":
+    if fmt not in ("json", "parquet", "csv"):
         return None
     try:
-        sc = _exported_scores(frame)
+        sc = {"json": _exported_scores, "csv": _csv_scores, "parquet": _parquet_scores}[fmt](frame)
         if sc is None:
             return None
         table, _, judges = score_table(sc)
