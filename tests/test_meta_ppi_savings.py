@@ -13,7 +13,7 @@ from evalcore.meta.results import Estimate
 
 
 def est(width_ppi: float, width_human: float, n: int = 30) -> ppi.SystemEstimate:
-    return ppi.SystemEstimate(system="s", estimate=3.0, ci_low=3 - width_ppi / 2, ci_high=3 + width_ppi / 2, lam=1.0,
+    return ppi.SystemEstimate(system="s", ppi=Estimate(3.0, 3 - width_ppi / 2, 3 + width_ppi / 2, n=n), lam=1.0,
                               n_labelled=n, n_unlabelled=70,
                               human_only=Estimate(3.0, 3 - width_human / 2, 3 + width_human / 2, n=n),
                               judge_only=Estimate(3.1, 3.0, 3.2, n=100))

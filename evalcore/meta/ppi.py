@@ -83,9 +83,7 @@ def mean_dict(e: Estimate) -> dict:
 @dataclass(frozen=True)
 class SystemEstimate:
     system: str
-    estimate: float
-    ci_low: float
-    ci_high: float
+    ppi: Estimate  # the prediction-powered mean and its interval (n: the rated items, as human_only's)
     lam: float
     n_labelled: int
     n_unlabelled: int
@@ -96,6 +94,18 @@ class SystemEstimate:
     floored: bool = False     # no spread among the rated values: their variance bounded instead (module docstring)
     clustered: bool = False   # some document holds several of the system's items: cluster-robust variance
     end_share: float = math.nan  # share of the rated values within a tenth of the scale of one of its ends (NaN: no scale)
+
+    @property
+    def estimate(self) -> float:
+        return self.ppi.statistic
+
+    @property
+    def ci_low(self) -> float:
+        return self.ppi.ci_low
+
+    @property
+    def ci_high(self) -> float:
+        return self.ppi.ci_high
 
     @property
     def effective_labels(self) -> float:
@@ -143,9 +153,19 @@ class SystemEstimate:
 class Difference:
     system_a: str
     system_b: str
-    estimate: float  # theta_a - theta_b
-    ci_low: float
-    ci_high: float
+    difference: Estimate  # theta_a - theta_b, its percentile interval over the document resamples
+
+    @property
+    def estimate(self) -> float:
+        return self.difference.statistic
+
+    @property
+    def ci_low(self) -> float:
+        return self.difference.ci_low
+
+    @property
+    def ci_high(self) -> float:
+        return self.difference.ci_high
 
     def as_dict(self) -> dict:
         return {"system_a": self.system_a, "system_b": self.system_b, "estimate": _num(self.estimate),
@@ -294,9 +314,12 @@ def _mean_estimate(x: np.ndarray, groups, confidence_level: float, scale) -> Est
     if len(x) == 0:
         return Estimate(math.nan, n=0)
     m = ppi_interval(x, x, [], lam=0.0, confidence_level=confidence_level, groups=groups, scale=scale)
-    method = "normal (CLT)" if m.interval == "normal" else f"Student t ({m.rated_documents - 1} df)"
-    return Estimate(m.estimate, m.ci_low, m.ci_high, n=len(x), method=method,
+    return Estimate(m.estimate, m.ci_low, m.ci_high, n=len(x), method=_interval_method(m),
                     confidence_level=confidence_level)
+
+
+def _interval_method(m: MeanInterval) -> str:
+    return "normal (CLT)" if m.interval == "normal" else f"Student t ({m.rated_documents - 1} df)"
 
 
 def check_frame(frame: pd.DataFrame) -> pd.DataFrame:
@@ -317,7 +340,9 @@ def system_estimate(frame: pd.DataFrame, system: str, method: str, confidence_le
     docs = frame["doc_id"].astype(str).to_numpy()
     m = ppi_interval(y, yhat, yu, lam=1.0 if method == "ppi" else None, confidence_level=confidence_level,
                      groups=docs[rated], groups_unlabelled=docs[~rated], scale=scale)
-    return SystemEstimate(system=str(system), estimate=m.estimate, ci_low=m.ci_low, ci_high=m.ci_high, lam=m.lam,
+    point = Estimate(m.estimate, m.ci_low, m.ci_high, n=int(len(y)), method=_interval_method(m),
+                     confidence_level=confidence_level)
+    return SystemEstimate(system=str(system), ppi=point, lam=m.lam,
                           n_labelled=int(len(y)), n_unlabelled=int(len(yu)),
                           human_only=_mean_estimate(y, docs[rated], confidence_level, scale),
                           judge_only=_mean_estimate(frame["judge"].to_numpy(), docs, confidence_level, None),
@@ -422,7 +447,9 @@ def _differences(systems, theta, boot, confidence_level) -> tuple[Difference, ..
     out = []
     for a, b in combinations(range(len(systems)), 2):
         lo, hi = _percentiles(boot[:, a] - boot[:, b], confidence_level)
-        out.append(Difference(systems[a], systems[b], float(theta[a] - theta[b]), lo, hi))
+        out.append(Difference(systems[a], systems[b], Estimate(float(theta[a] - theta[b]), lo, hi,
+                                                               n=len(boot), method="percentile" if len(boot) else "",
+                                                               confidence_level=confidence_level)))
     return tuple(out)
 
 
