@@ -457,7 +457,8 @@ def cmd_import_traces(args: argparse.Namespace) -> int:
 
 def register(sub: Any) -> None:
     tr = sub.add_parser("import-traces", help="import judge and human scores kept on traces: MLflow assessments "
-                                              "(mlflow.search_traces saved as JSON records) or Langfuse score pages "
+                                              "(mlflow.search_traces saved as JSON records or to_parquet) or Langfuse "
+                                              "score pages "
                                               "(GET /api/public/scores saved as JSON, or the scores table exported as CSV)")
     tr.add_argument("file")
     tr.add_argument("--name", help="the dataset's name (default: the file's)")

@@ -1,7 +1,7 @@
 """Judge and human scores kept on traces by an observability tool: MLflow assessments and Langfuse scores.
 
 MLflow (mlflow.org/docs/latest/genai/concepts/trace/feedback, and ``mlflow.entities.Assessment``): the frame
-``mlflow.search_traces`` returns, saved with ``DataFrame.to_json(orient="records")``: one record per trace with
+``mlflow.search_traces`` returns, saved with ``DataFrame.to_json(orient="records")`` or ``to_parquet``: one record per trace with
 ``trace_id``, ``request``, ``response`` and ``assessments``, each assessment ``{assessment_id, assessment_name
 (or name), source: {source_type, source_id}, feedback: {value}, rationale, overrides, valid}``. ``source_type``
 ``LLM_JUDGE`` is the judge's (a run per ``source_id``), ``HUMAN`` a person's (the annotator is the ``source_id``);
