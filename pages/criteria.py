@@ -110,7 +110,8 @@ def generation(ds, dim: str, criteria: Criteria, store, may_save: bool) -> None:
             _spending.charge(plan.cost_usd, plan.calls, choice.endpoint, f"criteria {ds.id} {dim} steps"):
         try:
             with st.spinner(f"Asking {choice.endpoint.model} for evaluation steps…"):
-                new = criteria_views.generate_steps(plan, choice.endpoint, choice.api_key, store)
+                new = criteria_views.generate_steps(plan, choice.endpoint, choice.api_key, store,
+                                                    spender=identity.owner(), what=f"criteria {ds.id} {dim} steps")
         except Exception as e:  # noqa: BLE001 - shown to the user with its reason; nothing is saved
             st.error(criteria_views.generation_error(e, choice.api_key))
         else:

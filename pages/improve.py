@@ -72,7 +72,7 @@ def offer(ws: views.Workspace, may_act: bool, kind: str, part: str, cands: list,
     if not (st.button(label, key=key, type="primary" if primary else "secondary", disabled=not ok or busy()) and ok):
         return
     try:
-        q = ws.queue(kind, part, cands, chosen=chosen)
+        q = ws.queue(kind, part, cands, chosen=chosen, charged_usd=est.cost_usd if est.calls else 0.0)
     except loop.RunNotReusable as e:
         st.error(ui.esc(str(e)))
         return
@@ -234,7 +234,8 @@ def llm_tab(lp: _Loop, dis, base_dev, cands_key: tuple) -> None:
         try:
             with st.spinner("Asking the judge for a revision…"):
                 st.session_state["_align_proposal"] = (cands_key, ws.propose(
-                    base, st.session_state["align_meta_prompt"], example_ids))
+                    base, st.session_state["align_meta_prompt"], example_ids,
+                    charged_usd=propose_cost if propose_calls else 0.0))
         except Exception as e:  # noqa: BLE001 - shown with its reason (no <criteria> block, a refusal, ...)
             st.session_state.pop("_align_proposal", None)
             st.error(ui.esc(f"No proposal: {e or 'the request failed without a message'}"))

@@ -215,7 +215,7 @@ def _local_run(picked, label: str, job: ScoringJob | None, choice, store) -> Non
             ui.forget_runs()
             st.rerun()
         render.block(said)
-    render.blocks(score_views.run_details(run))
+    render.blocks(score_views.run_details(run, shared=ui.shared_server()))
 
 
 ctx = ui.context()

@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -206,20 +207,23 @@ def parse_proposal(base: Criteria, reply: str) -> Criteria:
 
 
 def propose(base: Criteria, prompt: str, *, endpoint, api_key: str | None = None, store=None,
-            example_items: tuple[str, ...] = (), timeout_s: float = 60.0, max_retries: int = 6) -> Proposal:
+            example_items: tuple[str, ...] = (), timeout_s: float = 60.0, max_retries: int = 6,
+            meter: Any = None) -> Proposal:
     """Send the meta-prompt ``prompt`` (as built by :func:`build_meta_prompt`, or as the researcher edited it)
-    through the judge client and read the revision back. Cached like every request; nothing is saved."""
+    through the judge client and read the revision back. Cached like every request; nothing is saved. ``meter``
+    (``evalcore.judge.spending.Meter``): the estimate charged at the click settled to what the reply costs."""
     from evalcore.judge.runner import run_sync
 
     reply = run_sync(lambda: _asend(proposal_request(prompt), endpoint=endpoint, api_key=api_key, store=store,
-                                    timeout_s=timeout_s, max_retries=max_retries))
+                                    timeout_s=timeout_s, max_retries=max_retries, meter=meter))
     new = parse_proposal(base, reply)
     cand = Candidate(criteria=new, source="proposal", diff=_diff(base, new), example_items=tuple(example_items),
                      note=f"proposed by {endpoint.model} from {len(example_items)} development disagreements")
     return Proposal(prompt=prompt, reply=reply, candidate=cand, model=endpoint.model)
 
 
-async def _asend(request: ChatRequest, *, endpoint, api_key, store, timeout_s: float, max_retries: int) -> str:
+async def _asend(request: ChatRequest, *, endpoint, api_key, store, timeout_s: float, max_retries: int,
+                 meter: Any = None) -> str:
     from evalcore.judge.client import JudgeClient, RequestFailed
     from evalcore.judge.runner import CachedSender
     from evalcore.store import default_store
@@ -229,6 +233,8 @@ async def _asend(request: ChatRequest, *, endpoint, api_key, store, timeout_s: f
         resp = await CachedSender(client, store or default_store(), endpoint).send_and_cache(request)
     finally:
         await client.aclose()
+        if meter is not None:
+            meter.count_reply(client.stats)
     choice = resp.choices[0]
     if choice.finish_reason == "refusal":
         raise RequestFailed(f"judge refused to propose a revision: {choice.text[:160]!r}")

@@ -61,6 +61,10 @@ class ScoringQueue:
     absorbed: bool = False  # the page has refreshed its run lists and estimates since the queue ended
     checked: bool = False  # the final check has been computed from this queue's test runs
     ended_by: str | None = None  # why it ended early: "error" or "cancelled"
+    # what its runs' replies cost, charged to who queued them (evalcore.judge.spending.Meter, its reservation held
+    # for every run: the estimate charged at the click covers them all); each job stops at the operator's cap, a
+    # run stopped so ends the queue; None: nothing to count (a local server)
+    meter: Any = None
 
     def advance(self) -> None:
         """Start the next job once the current one has finished; end the queue when none is left, or when the
@@ -71,16 +75,23 @@ class ScoringQueue:
         if job is not None and job.running:
             return
         if job is not None and (job.error or job.cancel.is_set()):
-            self.ended_by = "error" if job.error else "cancelled"
-            self.done = True
+            self._end("error" if job.error else "cancelled")
             return
         if self.started >= len(self.items):
-            self.done = True
+            self._end(None)
             return
         item = self.items[self.started]
         self.started += 1
         self.job = self.make_job(item.spec, self.engine, self.store)
+        if self.meter is not None:  # every run counted by the queue's one meter
+            self.meter.held = True
+            self.job.meter = self.meter
         self.job.start()
+
+    def _end(self, ended_by: str | None) -> None:
+        self.ended_by, self.done = ended_by, True
+        if self.meter is not None:  # the record settled to what the runs' replies cost
+            self.meter.release()
 
     def busy(self) -> bool:
         """Whether the queue is still scoring (advancing it first)."""
@@ -164,10 +175,11 @@ class ScoringQueue:
 def plan(kind: str, dataset: Dataset, split: Split, part: str, dimension: str, method: str,
          candidates: list[Candidate], names: list[str], endpoint: Any, engine: EngineOptions, store: Store, *,
          owner: str | None = None, chosen: str | None = None,
-         make_job: Callable[[Any, Any, Any], Any] = _scoring_job) -> ScoringQueue:
+         make_job: Callable[[Any, Any, Any], Any] = _scoring_job, meter: Any = None) -> ScoringQueue:
     """The queue scoring ``candidates`` (named ``names`` on the page) on ``part``: ``owner``'s runs on ``endpoint``.
     Raises ``loop.RunNotReusable`` when a run under one of their ids exists with another owner or endpoint (it is
-    never reused); nothing starts until :meth:`ScoringQueue.advance`."""
+    never reused); nothing starts until :meth:`ScoringQueue.advance`. ``meter`` (evalcore.judge.spending.Meter):
+    what the runs' replies cost, counted against ``owner``'s budget; each run stops at the operator's cap."""
     if kind not in KINDS:
         raise ValueError(f"unknown queue kind {kind!r}: one of {', '.join(KINDS)}")
     items = [Item(name, spec_for(dataset, split, part, dimension, method, c, endpoint, owner=owner))
@@ -175,7 +187,7 @@ def plan(kind: str, dataset: Dataset, split: Split, part: str, dimension: str, m
     for it in items:
         check_reuse(store, it.run_id, owner, endpoint)
     return ScoringQueue(kind=kind, split_id=split.split_id, items=items, engine=engine, store=store, chosen=chosen,
-                        make_job=make_job)
+                        make_job=make_job, meter=meter)
 
 
 __all__ = ["KINDS", "Item", "ScoringQueue", "plan"]

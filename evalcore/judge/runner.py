@@ -1304,7 +1304,7 @@ def cached_probe(sender: CachedSender) -> Capabilities | None:
 # ---------------------------------------------------------------------------------------------------- G-Eval auto-CoT
 async def agenerate_steps(criteria: Criteria, *, endpoint: Endpoint, api_key: str | None = None,
                           store: Store | None = None, dataset_id: str | None = None, timeout_s: float = 60.0,
-                          max_retries: int = 6) -> Criteria:
+                          max_retries: int = 6, meter: Any = None) -> Criteria:
     from evalcore.methods.geval import parse_steps, steps_request
 
     store = store or default_store()
@@ -1313,6 +1313,8 @@ async def agenerate_steps(criteria: Criteria, *, endpoint: Endpoint, api_key: st
         resp = await CachedSender(client, store, endpoint).send_and_cache(steps_request(criteria))
     finally:
         await client.aclose()
+        if meter is not None:  # charged what the reply's usage costs, not the estimate (spending.Meter)
+            meter.count_reply(client.stats)
     choice = resp.choices[0]
     if choice.finish_reason == "refusal":
         raise RequestFailed(f"judge refused to write evaluation steps: {choice.text[:160]!r}")
@@ -1324,11 +1326,14 @@ async def agenerate_steps(criteria: Criteria, *, endpoint: Endpoint, api_key: st
 
 
 def generate_steps(criteria: Criteria, *, endpoint: Endpoint, api_key: str | None = None, store: Store | None = None,
-                   dataset_id: str | None = None, timeout_s: float = 60.0, max_retries: int = 6) -> Criteria:
+                   dataset_id: str | None = None, timeout_s: float = 60.0, max_retries: int = 6,
+                   meter: Any = None) -> Criteria:
     """G-Eval auto-CoT (000 §2): ask the judge for evaluation steps; returns the criteria with ``steps`` filled
-    (and saves that version under ``dataset_id`` when given)."""
+    (and saves that version under ``dataset_id`` when given). ``meter`` (``spending.Meter``): the estimate charged
+    at the click settled to what the reply's usage costs."""
     return run_sync(lambda: agenerate_steps(criteria, endpoint=endpoint, api_key=api_key, store=store,
-                                             dataset_id=dataset_id, timeout_s=timeout_s, max_retries=max_retries))
+                                             dataset_id=dataset_id, timeout_s=timeout_s, max_retries=max_retries,
+                                             meter=meter))
 
 
 __all__ = [

@@ -162,6 +162,9 @@ class Meter:
         self.earlier = 0.0  # what the sessions before this one cost (a run resumed with the same meter)
         self.reached: str | None = None
         self.settled = False
+        # a reservation held for several runs (the Improve page's queue: one estimate charged for all its
+        # candidates): a run's end gives back nothing, :meth:`release` settles once the last one ended
+        self.held = False
 
     @classmethod
     def for_run(cls, store: Store | None, spender: str | None, endpoint: Endpoint, *, reserved: float | None, what: str,
@@ -188,8 +191,10 @@ class Meter:
         """A session of the run starts (the first, or a resume: nothing is reserved for it, its usage is charged as
         it comes); it does not start past the cap."""
         self.earlier, self.settled, self.reached = self.cost, False, None
-        if self.cap is not None and self.store.spent_usd(self.spender) >= self.cap:
-            self._stop(self.store.spent_usd(self.spender))
+        # what this meter reserved and its replies did not spend yet is this run's own: it does not stop it
+        spent = self.store.spent_usd(self.spender) - max(self.charged - self.cost, 0.0) if self.cap is not None else 0.0
+        if self.cap is not None and spent >= self.cap - 1e-12:
+            self._stop(spent)
 
     def observe(self, prompt_tokens: int, completion_tokens: int, cached_prompt_tokens: int = 0) -> None:
         """This session's token totals so far (every reply the endpoint gave, the capability probe's included)."""
@@ -218,8 +223,23 @@ class Meter:
         if self.settled:
             return
         self.settled = True
+        if self.held and self.cost <= self.charged:  # the rest of the reservation is the next runs'
+            return
         if abs(self.cost - self.charged) > 1e-12:
             self._record(self.cost - self.charged, "settled to the replies' usage")
+
+    def release(self) -> None:
+        """The last run of a held reservation (:attr:`held`) ended: the record made equal to what the replies of
+        all its runs cost."""
+        self.held, self.settled = False, False
+        self.settle()
+
+    def count_reply(self, stats: Any) -> None:
+        """A one-off request (a proposal, step generation) answered: its client's token totals (``RequestStats``)
+        observed and the record settled to them (nothing is charged for a cached answer)."""
+        self.begin()
+        self.observe(int(stats.prompt_tokens or 0), int(stats.completion_tokens or 0))
+        self.settle()
 
     def _record(self, amount: float, why: str) -> None:
         # recorded whatever the cap: the money is spent (the cap stops the run, it cannot undo a reply)

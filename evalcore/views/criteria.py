@@ -142,12 +142,16 @@ def steps_plan(dataset_id: str, criteria: Criteria, endpoint: Endpoint, store: S
                      (dataset_id, criteria.dimension, endpoint.base_url, endpoint.model, hash(req.messages)))
 
 
-def generate_steps(plan: StepsPlan, endpoint: Endpoint, api_key: str | None, store: Store) -> Criteria:
+def generate_steps(plan: StepsPlan, endpoint: Endpoint, api_key: str | None, store: Store, *,
+                   spender: str | None = None, what: str = "criteria steps") -> Criteria:
     """Ask the judge for the steps. Not saved (``dataset_id=None``): the steps are shown first, and kept only when
-    the user takes them and saves a version (issue 18.12)."""
+    the user takes them and saves a version (issue 18.12). On a paid endpoint the plan's estimate, charged to
+    ``spender`` at the click, is settled to what the reply's usage costs (evalcore.judge.spending.Meter)."""
     from evalcore.judge.runner import generate_steps as generate
+    from evalcore.judge.spending import Meter
 
-    return generate(plan.criteria, endpoint=endpoint, api_key=api_key, store=store, dataset_id=None)
+    meter = Meter.for_run(store, spender, endpoint, reserved=plan.cost_usd if plan.calls else 0.0, what=what)
+    return generate(plan.criteria, endpoint=endpoint, api_key=api_key, store=store, dataset_id=None, meter=meter)
 
 
 def generation_error(error: BaseException, api_key: str | None) -> str:

@@ -748,14 +748,20 @@ class Workspace:
         return estimate_part(self.dataset, self.split, part, self.dimension, self.method, cands, self.options,
                              store=self.store)
 
-    def queue(self, kind: str, part: str, cands: list[Candidate], *, chosen: str | None = None):
+    def queue(self, kind: str, part: str, cands: list[Candidate], *, chosen: str | None = None,
+              charged_usd: float | None = None):
         """The scoring queue of ``cands`` on ``part`` (evalcore.align.queue; not started). RunNotReusable when a run
-        under one of their ids is someone else's or another endpoint's."""
+        under one of their ids is someone else's or another endpoint's. On a paid endpoint its runs count what their
+        replies cost against the owner's budget (``charged_usd``: the estimate charged at the click, held for all of
+        them) and stop at the operator's cap (evalcore.judge.spending.Meter)."""
         from evalcore.align import queue
+        from evalcore.judge.spending import Meter
 
+        meter = Meter.for_run(self.store, self.owner, self.endpoint, reserved=charged_usd,
+                              what=f"improve {self.dataset.id} {self.dimension} {kind}")
         return queue.plan(kind, self.dataset, self.split, part, self.dimension, self.method, cands,
                           [candidate_name(c.source, c.version) for c in cands], self.endpoint, self.options,
-                          self.store, owner=self.owner, chosen=chosen)
+                          self.store, owner=self.owner, chosen=chosen, meter=meter)
 
     def disagreements(self, base_dev: Scored) -> Disagreement:
         from evalcore.align.disagreement import disagreements
@@ -802,12 +808,17 @@ class Workspace:
 
         return requests_cost([proposal_request(prompt)], self.endpoint, self.store)
 
-    def propose(self, base, prompt: str, example_ids: tuple[str, ...]):
+    def propose(self, base, prompt: str, example_ids: tuple[str, ...], *, charged_usd: float | None = None):
+        """The judge's proposal; on a paid endpoint the estimate charged at the click (``charged_usd``) is settled
+        to what the reply's usage costs (evalcore.judge.spending.Meter)."""
         from evalcore.align.candidates import propose
+        from evalcore.judge.spending import Meter
 
+        meter = Meter.for_run(self.store, self.owner, self.endpoint, reserved=charged_usd,
+                              what=f"improve {self.dataset.id} {self.dimension} proposal")
         return propose(base, prompt, endpoint=self.endpoint, api_key=self.options.api_key, store=self.store,
                        example_items=example_ids, timeout_s=self.options.timeout_s,
-                       max_retries=self.options.max_retries)
+                       max_retries=self.options.max_retries, meter=meter)
 
     def fewshot(self, base, dis: Disagreement, *, k: int, how: str, seed: int) -> Candidate:
         from evalcore.align.candidates import example_pool, fewshot_candidate

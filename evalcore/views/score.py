@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from evalcore.model import STATUS_OK, Dataset, Run, counted
+from evalcore.model import STATUS_FAILED, STATUS_OK, Dataset, Run, counted
 from evalcore.runs import FEW, RunOutcome, run_outcome  # noqa: F401 - the page reads them here
 from evalcore.views.blocks import Action, Block, Expander, Metric, Metrics, Note, Table
 from evalcore.views.format import esc
@@ -23,15 +23,35 @@ if TYPE_CHECKING:
     from evalcore.store import Store
 
 
-def failures_table(run: Run) -> pd.DataFrame:
-    """The judgments (or comparisons) whose reply could not be read, with the raw reply and the reason."""
+def failures_table(run: Run, *, shared: bool = False) -> pd.DataFrame:
+    """The judgments (or comparisons) whose reply could not be read, with the raw reply and the reason. On a lab
+    server (``shared``, evalcore.judge.trust.shared_server) a request that failed says only its short status line
+    (redact.status_line: "HTTP 403"), never the endpoint's error body: an internal service's words are not read
+    back through a page."""
     if not run.judgments.empty:
         j = run.judgments[run.judgments["status"] != STATUS_OK]
-        return j[["item_id", "dimension", "reason", "raw"]].reset_index(drop=True)
-    if not run.comparisons.empty:
+        out = j[["item_id", "dimension", "reason", "raw"]].reset_index(drop=True)
+    elif not run.comparisons.empty:
         c = run.comparisons[run.comparisons["status"] != STATUS_OK]
-        return c[["pair_id", "dimension", "order", "reason", "raw"]].reset_index(drop=True)
-    return pd.DataFrame(columns=["item_id", "dimension", "reason", "raw"])
+        out = c[["pair_id", "dimension", "order", "reason", "raw"]].reset_index(drop=True)
+    else:
+        return pd.DataFrame(columns=["item_id", "dimension", "reason", "raw"])
+    if shared:
+        out = _status_only(out, (j if not run.judgments.empty else c)["status"].reset_index(drop=True))
+    return out
+
+
+def _status_only(table: pd.DataFrame, status: pd.Series) -> pd.DataFrame:
+    """The failures of requests (status "failed": what the endpoint answered instead of a reply) as status lines;
+    a reply that could not be read keeps its reason and raw text (the judge's own answer)."""
+    from evalcore.judge.redact import status_line
+
+    sent = status == STATUS_FAILED
+    table = table.copy()
+    table.loc[sent, "reason"] = [status_line(r) + " (the endpoint's message is not shown on a shared server)"
+                                 for r in table.loc[sent, "reason"]]
+    table.loc[sent, "raw"] = ""
+    return table
 
 
 def default_method(dataset: Dataset) -> str:
@@ -350,9 +370,10 @@ def collect_batches(run_id: str, *, store: Store, api_key: str | None) -> Note |
     return Note(f"Still running: {c['completed']:,} of {c['total']:,} answered. Check again later.", "info")
 
 
-def run_details(run: Run) -> list[Block]:
+def run_details(run: Run, *, shared: bool = False) -> list[Block]:
     """A scored run: its tokens and cost as the endpoint reported them, the endpoints that answered, the method's
-    variant on this judge, its counts, and its failures with their raw replies."""
+    variant on this judge, its counts, and its failures with their raw replies (on a lab server, ``shared``, a
+    failed request as its status line only: :func:`failures_table`)."""
     info = run.summary()
     out = _run_cost(run) + _run_endpoints(run)
     if run.config.variant:  # what the judge's contract changed in the method (evalcore.judge.contract)
@@ -363,7 +384,7 @@ def run_details(run: Run) -> list[Block]:
     out.append(Metrics((Metric("Judgments", str(info["judgments"])), Metric("Failed", str(info["failed"])),
                         Metric("Dimensions", esc(", ".join(info["dimensions"]) or "-")), *drawn)))
     out.append(Note("**Failures with their raw replies**", "markdown"))
-    fails = failures_table(run)
+    fails = failures_table(run, shared=shared)
     out.append(Note("No failures.", "caption") if fails.empty else Table(fails, f"failures {run.run_id}", "failures"))
     return out
 

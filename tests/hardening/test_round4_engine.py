@@ -409,3 +409,142 @@ def test_finding8_a_cached_reply_with_a_nan_log_prob_is_not_scored_either():
                     usage={"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11}, cached=True)
     out = score_replies(m, task, CRITERIA["coherence"], m.default_config(), [resp])
     assert out.status == "failed" and out.value is None and "impossible log-prob" in out.reason
+
+
+# ----------------------------------------------------------------------- finding 5: every path that spends
+def improve_workspace(endpoint, store, *, owner="alice", concurrency=4, n_items=12):
+    """The Improve page's workspace (evalcore.views.improve.Workspace) over a split of the tiny dataset, with the
+    baseline and one edit as its candidates."""
+    from evalcore.align import loop, make_split, save_split
+    from evalcore.align.candidates import baseline_candidate, edit_candidate
+    from evalcore.judge.spec import EngineOptions
+    from evalcore.views import improve as improve_views
+
+    ds = dataset(n_items)
+    split = make_split(ds, "coherence", test_share=0.3, seed=0)
+    save_split(store, split)
+    base = CRITERIA["coherence"]
+    cands = [baseline_candidate(base), edit_candidate(base, definition=base.definition + " Mind the order.")]
+    ws = improve_views.Workspace(ds, "coherence", split, "geval", endpoint,
+                                 EngineOptions(endpoint, concurrency=concurrency), store,
+                                 loop.Settings(n_resamples=20), owner=owner)
+    return ws, cands
+
+
+def click_queue(ws, cands, owner="alice"):
+    """The Improve page's "Score on development": its estimate charged at the click, then the queue run to its end
+    (advanced as the page's reruns do)."""
+    import time
+
+    from evalcore.judge import spending
+
+    est = ws.estimate("dev", cands)
+    d = spending.charge(est.cost_usd, est.calls, local=False, spender=owner, store=ws.store, what="improve")
+    assert d.allowed, d.reason
+    q = ws.queue("dev", "dev", cands, charged_usd=est.cost_usd if est.calls else 0.0)
+    q.advance()
+    while q.busy():
+        if q.job is not None:
+            q.job.wait(60)
+        time.sleep(0.01)
+    return est, q
+
+
+def test_finding5_improve_runs_are_charged_what_their_replies_cost(tmp_path, reasoning_operator, monkeypatch):
+    monkeypatch.setenv("EVALCORE_MAX_COST_USD", "100")
+    store = Store(tmp_path / "judge.db")
+    ws, cands = improve_workspace(reasoning_operator, store)
+    est, q = click_queue(ws, cands)
+    assert q.ended_by is None and len(q.finished()) == 2
+    cost = sum(replies_cost(store.run_stats(it.run_id)) for it in q.items)
+    assert cost > 3 * est.cost_usd  # the estimate knew nothing of the reasoning
+    assert store.spent_usd("alice") == pytest.approx(cost)  # charged the replies' usage, both runs
+    assert store.spent_usd(None) == 0.0
+
+
+def test_finding5_the_cap_stops_an_improve_queue(tmp_path, reasoning_operator, monkeypatch):
+    cap = 0.03
+    monkeypatch.setenv("EVALCORE_MAX_COST_USD", str(cap))
+    store = Store(tmp_path / "judge.db")
+    ws, cands = improve_workspace(reasoning_operator, store, concurrency=1)
+    est, q = click_queue(ws, cands)
+    assert est.cost_usd < cap  # the estimate passed the cap's check at the click
+    assert q.ended_by == "error" and "spending cap of $0.0300 per user was reached" in q.outcome()[1]
+    runs = [store.run_stats(it.run_id) for it in q.items[:q.started]]
+    cost = sum(replies_cost(s) for s in runs)
+    spent = store.spent_usd("alice")
+    assert spent == pytest.approx(cost)
+    per_task = cost / sum(s["judged_this_session"] for s in runs)
+    assert cap <= spent <= cap + 2 * per_task  # stopped at the cap, not after every candidate's run
+    assert store.run_row(q.items[q.started - 1].run_id)["status"] == "stopped"
+
+
+def _cached_reply_cost(store, endpoint, request) -> float:
+    from evalcore.judge.runner import CachedSender
+
+    usage = CachedSender(None, store, endpoint).lookup(request).usage
+    return (usage["prompt_tokens"] + usage["completion_tokens"]) * PRICE_PER_TOKEN
+
+
+def test_finding5_criteria_steps_are_charged_what_the_reply_costs(tmp_path, reasoning_operator, monkeypatch):
+    from evalcore.judge import spending
+    from evalcore.views import criteria as criteria_views
+
+    monkeypatch.setenv("EVALCORE_MAX_COST_USD", "100")
+    store, ep = Store(tmp_path / "judge.db"), reasoning_operator
+    plan = criteria_views.steps_plan("tiny", CRITERIA["coherence"], ep, store)
+    assert spending.charge(plan.cost_usd, plan.calls, local=False, spender="alice", store=store,
+                           what="criteria steps").allowed
+    assert store.spent_usd("alice") == pytest.approx(plan.cost_usd)
+    criteria_views.generate_steps(plan, ep, None, store, spender="alice")
+    cost = _cached_reply_cost(store, ep, plan.request)
+    assert cost > 0 and abs(cost - plan.cost_usd) > 1e-6
+    assert store.spent_usd("alice") == pytest.approx(cost)  # settled to the reply's usage
+    # asked again, the cache answers: nothing is charged
+    plan2 = criteria_views.steps_plan("tiny", CRITERIA["coherence"], ep, store)
+    assert plan2.calls == 0
+    criteria_views.generate_steps(plan2, ep, None, store, spender="alice")
+    assert store.spent_usd("alice") == pytest.approx(cost)
+
+
+def test_finding5_an_improve_proposal_is_charged_what_the_reply_costs(tmp_path, reasoning_operator, monkeypatch):
+    from evalcore.align.candidates import proposal_request
+    from evalcore.judge import spending
+
+    monkeypatch.setenv("EVALCORE_MAX_COST_USD", "100")
+    store = Store(tmp_path / "judge.db")
+    ws, _ = improve_workspace(reasoning_operator, store)
+    prompt = "Revise the criteria. Reply with <criteria><definition>...</definition></criteria>."
+    calls, cost_est = ws.proposal_cost(prompt)
+    assert spending.charge(cost_est, calls, local=False, spender="alice", store=store, what="proposal").allowed
+    try:
+        ws.propose(CRITERIA["coherence"], prompt, (), charged_usd=cost_est)
+    except Exception:  # noqa: BLE001 - the loopback's reply holds no revision: what it cost is charged all the same
+        pass
+    cost = _cached_reply_cost(store, reasoning_operator, proposal_request(prompt))
+    assert cost > 0 and store.spent_usd("alice") == pytest.approx(cost)
+
+
+# ------------------------------------------------------------------- finding 6: the Score page's failures table
+def test_finding6_on_a_lab_server_the_failures_table_shows_a_status_line_only(tmp_path, monkeypatch):
+    from evalcore.testing.loopback import Fault
+
+    store = Store(tmp_path / "judge.db")
+    with serve(faults=[Fault("500", match="summary d1 ")]) as srv:  # the operator's judge, failing one item
+        monkeypatch.setenv("OPENAI_API_KEY", OPERATOR_KEY)
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
+        job = score_views.new_job(geval_spec(4), page_endpoint(srv), use_batch=False, api_key=None, concurrency=1,
+                                  reprobe=False, store=store, owner="alice")
+        job.engine = dataclasses.replace(job.engine, max_retries=0)
+        job.start()
+        assert job.wait(60) and job.error is None, job.error
+    run = store.load_run(job.run_id)
+    laptop = score_views.failures_table(run)
+    assert list(laptop["item_id"]) == ["d1"] and "Internal error (loopback)" in laptop.loc[0, "reason"]
+    shared = score_views.failures_table(run, shared=True)
+    assert list(shared["item_id"]) == ["d1"] and shared.loc[0, "reason"].startswith("HTTP 500")
+    assert "Internal error" not in shared.loc[0, "reason"] and shared.loc[0, "raw"] == ""
+    from evalcore.views.blocks import Table
+
+    drawn = [b.frame.to_csv() for b in score_views.run_details(run, shared=True) if isinstance(b, Table)]
+    assert any("HTTP 500" in t for t in drawn) and not any("Internal error" in t for t in drawn)
