@@ -40,6 +40,7 @@ import pandas as pd
 from scipy import special
 from scipy import stats as sps
 
+from evalcore.meta.results import Estimate
 from evalcore.meta.results import none_if_missing as _num  # the package's one NaN-to-None rule
 from evalcore.model import natural_key
 
@@ -58,13 +59,17 @@ class AnnotatorTest:
     """One annotator left out: the judge against them on the items they and at least one other annotator rated."""
 
     annotator: str
-    n: int
-    test: str                     # "t-test" (n >= 30) or "exact" (n < 30, with small_sample="exact")
-    statistic: float
-    p_value: float                # NaN where the test is undefined (counted as not rejected)
+    # the test's statistic as an Estimate: n the items, pvalue NaN where the test is undefined (counted as not
+    # rejected), pvalue_method the test ("t-test" at n >= 30, or "exact" below, with small_sample="exact")
+    result: Estimate
     advantage_probability: float  # mean(W^judge): the judge at least as good as this annotator
     annotator_advantage: float    # mean(W^j)
     rejected: bool                # after Benjamini-Yekutieli: the judge "wins" against this annotator
+
+    n = property(lambda self: self.result.n)
+    test = property(lambda self: self.result.pvalue_method)
+    statistic = property(lambda self: self.result.statistic)
+    p_value = property(lambda self: self.result.pvalue)
 
     def as_dict(self) -> dict:
         return {"annotator": self.annotator, "n": self.n, "test": self.test, "statistic": _num(self.statistic),
@@ -266,7 +271,7 @@ def alt_test(ratings: pd.DataFrame, judge: pd.Series, *, scoring: str, epsilon: 
                          f"authors' rule leaves such an annotator out. Rate more items, or ask for the exact "
                          "small-sample test")
     rejected = by_rejections(np.array(ps), q)
-    per = tuple(AnnotatorTest(annotator=r[0], n=r[1], test=r[2], statistic=r[3], p_value=p,
+    per = tuple(AnnotatorTest(annotator=r[0], result=Estimate(r[3], n=r[1], pvalue=p, pvalue_method=r[2]),
                               advantage_probability=r[4], annotator_advantage=r[5], rejected=bool(rej))
                 for r, p, rej in zip(rows, ps, rejected))
     winning = float(np.mean(rejected))

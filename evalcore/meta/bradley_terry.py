@@ -68,12 +68,15 @@ class Score:
 
 @dataclass(frozen=True)
 class LengthEffect:
-    """The style-control coefficient of the standardised normalised length difference (log-odds per SD)."""
+    """The style-control coefficient of the standardised normalised length difference (log-odds per SD) as an
+    Estimate: its percentile interval over prompt resamples."""
 
-    coefficient: float
-    ci_low: float
-    ci_high: float
+    effect: Estimate
     controlled_scores: tuple[Score, ...]  # the model scores of the length-controlled fit
+
+    coefficient = property(lambda self: self.effect.statistic)
+    ci_low = property(lambda self: self.effect.ci_low)
+    ci_high = property(lambda self: self.effect.ci_high)
 
     def as_dict(self) -> dict:
         return {"coefficient": _num(self.coefficient), "ci_low": _num(self.ci_low), "ci_high": _num(self.ci_high),
@@ -269,8 +272,9 @@ def ranking(battles: pd.DataFrame, *, source: str, models: list[str] | None = No
         styled = _distinct(np.column_stack([X, length_feature(battles)[rows]]), y, w, code[rows], len(docs))
         point, boot_l = _fit(styled.X, styled.y, styled.weight, len(models)), \
             _bootstrap(styled, models, n_resamples, random_state)
-        length = LengthEffect(float(point[-1]), *_percentiles(boot_l[:, -1], confidence_level),
-                              _scores(models, point[:-1], boot_l[:, :-1], battles, confidence_level))
+        effect = Estimate(float(point[-1]), *_percentiles(boot_l[:, -1], confidence_level), n=len(battles),
+                          method="percentile", confidence_level=confidence_level, n_resamples=n_resamples)
+        length = LengthEffect(effect, _scores(models, point[:-1], boot_l[:, :-1], battles, confidence_level))
     dropped = int(np.isnan(boot).all(axis=1).sum())
     return Ranking(source, scores, len(battles), ties, self_battles, dropped, "", length), boot
 
