@@ -119,6 +119,8 @@ class ScoringJob:
                                     progress=self._show_batch, dataset=self.spec.dataset)
             if col.run is not None:
                 self.run = col.run
+                if self.meter is not None:  # the estimate charged at the click settled to the replies' usage
+                    self.meter.count_batch(col.run.config.batch)
                 return
             self.cancel.wait(self.poll_s)
 

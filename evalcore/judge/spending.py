@@ -154,9 +154,10 @@ class Meter:
     difference between what the replies cost and what was charged when the run ends."""
 
     def __init__(self, store: Store, spender: str | None, *, model: str, provider: str, reserved: float, what: str,
-                 cap: float | None, prices: dict[str, Any] | None = None) -> None:
+                 cap: float | None, prices: dict[str, Any] | None = None, batch: bool = False) -> None:
         self.store, self.spender, self.what, self.cap = store, spender, what, cap
         self.model, self.provider, self.prices = model, provider, prices
+        self.batch = batch  # replies of the Batch API: priced at its rates
         self.charged = max(float(reserved or 0.0), 0.0)  # what the store holds for this run so far
         self.cost = 0.0  # what the replies cost so far, every session of the run
         self.earlier = 0.0  # what the sessions before this one cost (a run resumed with the same meter)
@@ -168,7 +169,7 @@ class Meter:
 
     @classmethod
     def for_run(cls, store: Store | None, spender: str | None, endpoint: Endpoint, *, reserved: float | None, what: str,
-                environ: Mapping[str, str] | None = None) -> "Meter | None":
+                environ: Mapping[str, str] | None = None, batch: bool = False) -> "Meter | None":
         """The meter of a run on ``endpoint``; None where there is nothing to count (a local server, a model whose
         price is unknown: without a cap such a run was confirmed as of unknown cost, under a cap it is refused)."""
         from evalcore.judge import cost as cost_mod
@@ -178,13 +179,14 @@ class Meter:
         if cost_mod.price_for(endpoint.model, provider=endpoint.provider) is None:
             return None
         return cls(store, spender, model=endpoint.model, provider=endpoint.provider, reserved=reserved or 0.0,
-                   what=what, cap=spending_cap(environ))
+                   what=what, cap=spending_cap(environ), batch=batch)
 
     def price(self, prompt_tokens: int, completion_tokens: int, cached_prompt_tokens: int = 0) -> float:
         from evalcore.judge.cost import cost_table
 
         usd = cost_table(prompt_tokens, completion_tokens, cached_prompt_tokens=cached_prompt_tokens,
-                         model=self.model, provider=self.provider, prices=self.prices)[-1]["usd"]
+                         model=self.model, provider=self.provider,
+                         prices=self.prices)[-1]["batch_usd" if self.batch else "usd"]
         return float(usd or 0.0)
 
     def begin(self) -> None:
@@ -232,6 +234,15 @@ class Meter:
         """The last run of a held reservation (:attr:`held`) ended: the record made equal to what the replies of
         all its runs cost."""
         self.held, self.settled = False, False
+        self.settle()
+
+    def count_batch(self, figures: Mapping[str, Any] | None) -> None:
+        """A Batch API run collected: the record settled to what its replies cost at the Batch API's rates
+        (``figures``: the run's batch figures, their token totals). The money was spent when the batch was
+        submitted: the cap cannot stop it, it counts it."""
+        f = figures or {}
+        self.observe(int(f.get("prompt_tokens") or 0), int(f.get("completion_tokens") or 0),
+                     int(f.get("cached_prompt_tokens") or 0))
         self.settle()
 
     def count_reply(self, stats: Any) -> None:

@@ -241,7 +241,8 @@ def new_job(spec: ScoringSpec, endpoint: Endpoint, *, replica_text: str = "", us
     """A scoring job (evalcore.judge.job) for ``spec`` on ``endpoint`` and its replicas (online runs only: the Batch
     API sends one batch to the first endpoint), recorded as ``owner``'s run. Not started. An online run on a paid
     endpoint counts what its replies cost against ``owner``'s budget (``charged_usd``: the estimate charged at the
-    click) and stops at the operator's cap (evalcore.judge.spending.Meter)."""
+    click) and stops at the operator's cap (evalcore.judge.spending.Meter); a Batch API run is charged what its
+    replies cost, at the Batch API's rates, when this job collects it."""
     from evalcore.judge.job import ScoringJob
     from evalcore.judge.runner import new_run_id
     from evalcore.judge.spec import EngineOptions
@@ -250,8 +251,8 @@ def new_job(spec: ScoringSpec, endpoint: Endpoint, *, replica_text: str = "", us
     urls = [] if use_batch else replicas(replica_text)
     target = [endpoint] + [dataclasses.replace(endpoint, base_url=u) for u in urls] if urls else endpoint
     run_id = new_run_id(spec.dataset.id, spec.method, endpoint.model)
-    meter = None if use_batch else Meter.for_run(store, owner, endpoint, reserved=charged_usd,
-                                                 what=f"score {spec.dataset.id} {spec.method} ({run_id})")
+    meter = Meter.for_run(store, owner, endpoint, reserved=charged_usd, batch=use_batch,
+                          what=f"score {spec.dataset.id} {spec.method} ({run_id})")
     return ScoringJob(run_id=run_id, spec=dataclasses.replace(spec, owner=owner),
                       engine=EngineOptions(target, api_key=api_key, concurrency=int(concurrency),
                                            reprobe=bool(reprobe)),

@@ -548,3 +548,34 @@ def test_finding6_on_a_lab_server_the_failures_table_shows_a_status_line_only(tm
 
     drawn = [b.frame.to_csv() for b in score_views.run_details(run, shared=True) if isinstance(b, Table)]
     assert any("HTTP 500" in t for t in drawn) and not any("Internal error" in t for t in drawn)
+
+
+def test_finding5_a_batch_run_is_charged_what_its_replies_cost_at_collection(tmp_path, monkeypatch):
+    """The Score page's Batch API run: the estimate charged at the click (at batch prices) is settled, when the job
+    collects the batch, to what the replies' reported usage costs at the Batch API's half price."""
+    import json
+
+    from evalcore.judge import runner, spending
+    from evalcore.judge.spec import EngineOptions
+
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({MODEL: {"input": 10.0, "output": 10.0}}))
+    monkeypatch.setenv("EVALCORE_PRICES", str(prices))
+    monkeypatch.setenv("EVALCORE_MAX_COST_USD", "100")
+    store, spec = Store(tmp_path / "judge.db"), geval_spec(8)
+    with serve() as srv:
+        monkeypatch.setenv("OPENAI_API_KEY", OPERATOR_KEY)
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
+        ep = page_endpoint(srv)
+        est = runner.estimate(spec, EngineOptions(ep), store=store)
+        reserved = score_views.estimate_cost(est, use_batch=True)
+        assert spending.charge(reserved, est.calls, local=False, spender="alice", store=store, what="score").allowed
+        job = score_views.new_job(spec, ep, use_batch=True, api_key=None, concurrency=4, reprobe=False,
+                                  store=store, owner="alice", charged_usd=reserved)
+        job.poll_s = 0.05
+        job.start()
+        assert job.wait(60) and job.error is None, job.error
+    b = job.run.config.batch
+    cost = (b["prompt_tokens"] + b["completion_tokens"]) * PRICE_PER_TOKEN / 2  # the Batch API's half price
+    assert cost > 0 and abs(cost - reserved) > 1e-9
+    assert store.spent_usd("alice") == pytest.approx(cost)
