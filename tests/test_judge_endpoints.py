@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st_h
 
 from evalcore.judge import runner
 from evalcore.judge.client import Endpoint
@@ -175,6 +177,38 @@ def test_repeated_prefix_tokens_by_hand():
     assert shared == 0  # 1,000 tokens: under OpenAI's 1,024 minimum
     shared, _ = repeated_prefix_tokens(["a" * 6000, "a" * 6000], min_tokens=1024, step_tokens=128)
     assert shared == 1408  # 1,500 tokens, in 128-token steps
+
+
+def _brute_lcp(a: str, b: str) -> int:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return n
+
+
+def _brute_repeated(prompts, *, min_tokens=0, step_tokens=1, window=64):
+    """The definition, written out: each prompt against every one of the ``window`` before it."""
+    shared = total = 0
+    for i, p in enumerate(prompts):
+        toks = -(-len(p) // 4)
+        total += toks
+        best = max((_brute_lcp(p, q) for q in prompts[max(0, i - window):i]), default=0)
+        t = best // 4
+        if toks >= min_tokens and t >= min_tokens:
+            shared += (t // step_tokens) * step_tokens
+    return shared, total
+
+
+@settings(max_examples=200, deadline=None)
+@given(st_h.lists(st_h.text(alphabet="ab\n", max_size=40), max_size=25), st_h.integers(1, 6),
+       st_h.integers(0, 3), st_h.integers(1, 3))
+def test_repeated_prefix_tokens_equals_the_definition(prompts, window, min_tokens, step):
+    """The sorted window's two neighbours give the same maximum as comparing with every prompt in the window; the
+    halving common_prefix_len equals a character-by-character count."""
+    for a, b in zip(prompts, prompts[1:]):
+        assert common_prefix_len(a, b) == _brute_lcp(a, b)
+    assert repeated_prefix_tokens(prompts, min_tokens=min_tokens, step_tokens=step, window=window) == \
+        _brute_repeated(prompts, min_tokens=min_tokens, step_tokens=step, window=window)
 
 
 def test_prefix_schedule_groups_documents_and_records_cached_tokens(tmp_path):

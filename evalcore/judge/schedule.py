@@ -15,7 +15,9 @@ the items of one document together and, across documents, the ones sharing the s
 
 from __future__ import annotations
 
+import bisect
 import math
+from collections import deque
 from typing import Any, Callable, Iterable
 
 from evalcore.types import ChatRequest, Request
@@ -51,33 +53,45 @@ def order_tasks(tasks: list[Any], build: Callable[[Any], list[Request]], schedul
 
 
 def common_prefix_len(a: str, b: str) -> int:
+    """The length of the longest common prefix, by halving: each step compares two slices in C, so a pair of long
+    prompts costs O(n log n) character comparisons at C speed instead of a Python loop over characters."""
     n = min(len(a), len(b))
-    i = 0
-    # compare in chunks first: prompts share long prefixes
-    step = 256
-    while i + step <= n and a[i:i + step] == b[i:i + step]:
-        i += step
-    while i < n and a[i] == b[i]:
-        i += 1
-    return i
+    if a[:n] == b[:n]:
+        return n
+    lo, hi = 0, n  # a[:lo] == b[:lo] and a[:hi] != b[:hi]
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 def repeated_prefix_tokens(prompts: Iterable[str], *, min_tokens: int = 0, step_tokens: int = 1,
                            window: int = 64) -> tuple[int, int]:
     """(prompt tokens in a prefix repeated from one of the ``window`` previous prompts, all prompt tokens), in
-    characters / 4. ``min_tokens``/``step_tokens`` model a provider's rule (OpenAI: 1,024 and 128)."""
-    recent: list[str] = []
+    characters / 4. ``min_tokens``/``step_tokens`` model a provider's rule (OpenAI: 1,024 and 128).
+
+    The window is also kept sorted: of a set of strings, the one sharing the longest prefix with ``p`` is a neighbour
+    of ``p`` in lexicographic order, so two comparisons per prompt give the maximum over the whole window (the Score
+    page's estimate of a 6,000-request plan took tens of seconds comparing every prompt with 64 others)."""
+    recent: deque[str] = deque()  # the window in send order, for eviction
+    ordered: list[str] = []  # the same prompts, sorted
     shared = total = 0
     for p in prompts:
         toks = math.ceil(len(p) / CHARS_PER_TOKEN)
         total += toks
-        best = max((common_prefix_len(p, q) for q in recent), default=0)
+        i = bisect.bisect_left(ordered, p)
+        best = max((common_prefix_len(p, ordered[j]) for j in (i - 1, i) if 0 <= j < len(ordered)), default=0)
         t = best // CHARS_PER_TOKEN
         if toks >= min_tokens and t >= min_tokens:
             shared += (t // step_tokens) * step_tokens
         recent.append(p)
+        bisect.insort(ordered, p)
         if len(recent) > window:
-            recent.pop(0)
+            old = recent.popleft()
+            del ordered[bisect.bisect_left(ordered, old)]
     return shared, total
 
 
