@@ -51,7 +51,7 @@ def difference(test_gain: float, verdict: str) -> Difference:
         lo, hi, p = test_gain * 1.5, test_gain / 2, 0.001
     else:
         lo, hi, p = test_gain - 0.5, test_gain + 0.5, 0.6
-    d = Difference(test_gain, lo, hi, p, 80, pvalue_bootstrap=p, pvalue_permutation=p, n_documents=20)
+    d = Difference.of(test_gain, lo, hi, p, 80, pvalue_bootstrap=p, pvalue_permutation=p, n_documents=20)
     assert verdict_of(d) == verdict  # the case is one the loop can produce
     return d
 

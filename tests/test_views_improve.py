@@ -76,7 +76,7 @@ def _check(dev_gain: float, diff: Difference, number: int = 1) -> tuple[FinalChe
 
 def test_the_verdict_in_words():
     # a development gain that does not carry over (the designed overfitting case): said so, with the optimism
-    check, b, c = _check(0.6, Difference(0.02, -0.1, 0.14, 0.7, 80))
+    check, b, c = _check(0.6, Difference.of(0.02, -0.1, 0.14, 0.7, 80))
     words = views.verdict_sentences(check)
     assert words[0].startswith("On the held-out test documents the chosen prompt is not significantly different")
     assert "+0.020 (95% CI -0.100 to +0.140, p = 0.700)" in words[0]
@@ -85,7 +85,7 @@ def test_the_verdict_in_words():
                         "not significantly different from zero, and less than half of the development gain.")
     assert words[2] == "This is the first final check on this split's test part."
     # a real improvement, looked at for the third time
-    check, b, c = _check(0.5, Difference(0.45, 0.3, 0.6, 0.004, 80, pvalue_bootstrap=0.002,
+    check, b, c = _check(0.5, Difference.of(0.45, 0.3, 0.6, 0.004, 80, pvalue_bootstrap=0.002,
                                          pvalue_permutation=0.004, n_documents=10), number=3)
     words = views.verdict_sentences(check)
     assert "agrees better" in words[0] and "carried over" in words[1] and "did not" not in words[1]
@@ -107,7 +107,7 @@ def test_every_figure_labels_its_axes(summeval):
         by_human=pd.DataFrame({"human_score": [2.0, 4.0], "n": [2, 4], "mean_gap": [1.0, 0.5],
                                "mean_judge": [3.0, 3.5]}))
     base = baseline_candidate(crit("Coherence."))
-    check, b, c = _check(0.3, Difference(0.2, 0.1, 0.3, 0.01, 80))
+    check, b, c = _check(0.3, Difference.of(0.2, 0.1, 0.3, 0.01, 80))
     figs = [views.by_system_figure(dis), views.by_human_figure(dis),
             views.candidates_figure(views.candidates_table(scored(base, 0.2, 0.1, 0.3), [])),
             views.test_figure(check, b, c)]
@@ -242,13 +242,13 @@ def test_baseline_metrics_and_the_verdict_blocks():
                                                      ("Development items judged", "3"),
                                                      ("Failed (unreadable replies)", f"{dis.failed:,}")]
     assert m.items[0].help == "95% CI 0.200 to n/a"
-    check, b, c = _check(0.5, Difference(0.45, 0.3, 0.6, 0.004, 80), number=2)
+    check, b, c = _check(0.5, Difference.of(0.45, 0.3, 0.6, 0.004, 80), number=2)
     blocks = views.verdict_blocks(check, b, c, Settings())
     assert [n.replace("\\", "") for n in notes(blocks, "success")] == [views.verdict_sentences(check)[0]]
     assert len(notes(blocks, "markdown")) == len(views.verdict_sentences(check)) - 1
     assert [t.key for t in tables(blocks)] == ["align_test_table", "align_difference"]
     assert all(t.static for t in tables(blocks)) and sum(isinstance(x, Figure) for x in blocks) == 1
-    worse = views.verdict_blocks(*_check(0.5, Difference(-0.3, -0.5, -0.1, 0.01, 80)), Settings())
+    worse = views.verdict_blocks(*_check(0.5, Difference.of(-0.3, -0.5, -0.1, 0.01, 80)), Settings())
     assert len(notes(worse, "warning")) == 1 and not notes(worse, "success")
 
 

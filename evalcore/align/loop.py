@@ -119,6 +119,9 @@ class Scored:
     agreement: Agreement
 
 
+PVALUE_METHOD = "the larger of the paired bootstrap's and the document-swap permutation test's"
+
+
 @dataclass(frozen=True)
 class Difference:
     """chosen - baseline on the test part: the difference, the paired bootstrap's CI over documents, and the p-value
@@ -126,16 +129,26 @@ class Difference:
     correlation) and the document-swap permutation test's (null: the two prompts are exchangeable judges; exact,
     by enumeration, on up to 13 documents)."""
 
-    statistic: float
-    ci_low: float
-    ci_high: float
-    pvalue: float
-    n: int
-    ci_method: str = "bca"
+    estimate: Estimate  # the difference, its CI (method: how), the verdict's p-value; n: the paired items
     pvalue_bootstrap: float = float("nan")
     pvalue_permutation: float = float("nan")
     alpha: float = 0.05
     n_documents: int = 0
+
+    statistic = property(lambda self: self.estimate.statistic)
+    ci_low = property(lambda self: self.estimate.ci_low)
+    ci_high = property(lambda self: self.estimate.ci_high)
+    pvalue = property(lambda self: self.estimate.pvalue)
+    n = property(lambda self: self.estimate.n)
+    ci_method = property(lambda self: self.estimate.method)
+
+    @classmethod
+    def of(cls, statistic: float, ci_low: float, ci_high: float, pvalue: float, n: int, ci_method: str = "bca",
+           **rest) -> "Difference":
+        """The difference from its parts, as the fields were before they became an Estimate."""
+        alpha = rest.get("alpha", 0.05)
+        return cls(Estimate(statistic, ci_low, ci_high, n=n, method=ci_method, pvalue=pvalue,
+                            pvalue_method=PVALUE_METHOD, confidence_level=1.0 - alpha), **rest)
 
     def as_dict(self) -> dict[str, float]:
         return {"statistic": self.statistic, "ci_low": self.ci_low, "ci_high": self.ci_high, "pvalue": self.pvalue,
@@ -473,7 +486,7 @@ def paired_verdict(a: pd.DataFrame, b: pd.DataFrame, settings: Settings, dim: Di
                                      **kw)
     boot = paired("bootstrap")
     perm = paired("permutation")
-    return Difference(statistic=float(boot.difference), ci_low=float(boot.ci_low), ci_high=float(boot.ci_high),
+    return Difference.of(statistic=float(boot.difference), ci_low=float(boot.ci_low), ci_high=float(boot.ci_high),
                       pvalue=float(max(boot.pvalue, perm.pvalue)), n=int(boot.n), ci_method=boot.ci_method,
                       pvalue_bootstrap=float(boot.pvalue), pvalue_permutation=float(perm.pvalue),
                       alpha=1.0 - settings.confidence_level, n_documents=int(a["doc_id"].nunique()))
