@@ -19,7 +19,10 @@ and a reasoning judge then spends thousands of tokens per reply. A Score run the
 estimate charged at the click is a reservation, the run's cost is counted from the usage each reply reports (at the
 price table's rates), what passes the reservation is charged as it comes, and the run stops once the spender's total
 reaches the cap (requests already in flight still finish: at most the concurrency's worth more). When the run ends
-the record is settled to what its replies cost (an estimate above it is given back).
+the record is settled to what its replies cost (an estimate above it is given back). The other paid paths use the
+same meter: the Improve page's queue holds one for all its runs (:attr:`Meter.held`, settled when the queue ends),
+a proposal or a step generation settles its one reply (:meth:`Meter.count_reply`), and a Batch API run is settled
+at the Batch API's rates when its job collects it (:meth:`Meter.count_batch`).
 """
 
 from __future__ import annotations
