@@ -250,8 +250,8 @@ def _check_alt_test(a: dict, page: dict, report: dict) -> int:
 
 
 def _check_ppi(p: dict, page: dict, report: dict) -> int:
-    if "error" in p:
-        assert "ppi" not in page
+    if "error" in p:  # no estimate in any rendering
+        assert page["ppi"].empty and "Prediction-powered estimates (PPI++) per system" not in report
         return 0
     for t in (page["ppi"], report["Prediction-powered estimates (PPI++) per system"]):
         assert len(t) == len(p["per_system"])
@@ -273,6 +273,7 @@ def _check_bradley_terry(b: dict, page: dict) -> int:
     if "error" in b:
         assert "bradley_terry" not in page
         return 0
+    assert len(page["bradley_terry"]) == len({s["model"] for side in ("human", "judge") for s in b[side]["scores"]})
     t = page["bradley_terry"]
     for side in ("human", "judge"):
         for s in b[side]["scores"]:
@@ -310,4 +311,5 @@ def test_inference_sections_show_the_same_numbers(dataset_id, run_id, dim):
     checked = _check_alt_test(entry["alt_test"], page, report) + _check_ppi(entry["ppi"], page, report)
     if iv.is_pairwise(run):
         checked += _check_bradley_terry(entry["pairwise"]["bradley_terry"], page)
-    assert checked > 0
+    # LLMBar has one annotator and pits each output against one of the same model: no figure in any rendering
+    assert checked > 0 or dataset_id == "llmbar_natural"

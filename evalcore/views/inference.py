@@ -482,8 +482,10 @@ def bradley_terry_for_run(dataset: Dataset, run: Run, dimension: str, *, n_resam
 def bt_table(comparison) -> pd.DataFrame:
     """Per model: the humans' and the judge's Elo-scale scores with their 95% intervals and ranks."""
     def frame(ranking, side: str) -> pd.DataFrame:
-        t = pd.DataFrame([{"model": s.model, f"{side}_score": s.score, f"{side}_ci_low": s.ci_low,
-                           f"{side}_ci_high": s.ci_high, f"{side}_battles": s.n_battles} for s in ranking.scores])
+        cols = ["model", f"{side}_score", f"{side}_ci_low", f"{side}_ci_high", f"{side}_battles"]
+        # columns named even without a score (every battle a model against itself, as in LLMBar): an empty table
+        t = pd.DataFrame([dict(zip(cols, (s.model, s.score, s.ci_low, s.ci_high, s.n_battles)))
+                          for s in ranking.scores], columns=cols)
         t[f"{side}_rank"] = t[f"{side}_score"].rank(ascending=False, method="min")
         return t
 
@@ -510,7 +512,7 @@ def bt_length_table(comparison) -> pd.DataFrame:
         if r.length is not None:
             rows.append({"source": side, "length_coefficient": r.length.coefficient, "ci_low": r.length.ci_low,
                          "ci_high": r.length.ci_high, "battles": r.n_battles, "ties": r.ties})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=["source", "length_coefficient", "ci_low", "ci_high", "battles", "ties"])
 
 
 def bt_summary(comparison) -> str:
