@@ -204,3 +204,25 @@ def test_binary_dimension_shows_the_stratified_plan():
     sd = R.get_dataset("llmbar_natural")
     sruns = [R.load_run(r.run_id) for r in R.list_runs("llmbar_natural")]
     assert "guar_stratified" not in _tables(gv.blocks(sd, sruns, run_names(sruns), "preference"))
+
+
+def test_a_run_on_one_document_gets_a_sentence_not_a_crash():
+    """A partial run is split among the documents it judged; on one document there is no calibration part and no
+    held-out part, and the section says so (the report's Guarantees section raised on it)."""
+    import dataclasses
+
+    from evalcore.views.blocks import Note
+
+    d = R.get_dataset("summeval")
+    full = R.load_run("summeval/shen-gpt-4-0314-rts")
+    doc = d.items["doc_id"].iloc[0]
+    ids = set(d.items.loc[d.items["doc_id"] == doc, "item_id"])
+    one = dataclasses.replace(full, judgments=full.judgments[full.judgments["item_id"].isin(ids)])
+    assert gv.scored_documents(d, one, "coherence") == 1
+    blocks, abstained = gv.section(d, [one], {one.run_id: "one"}, "coherence")
+    assert abstained == {} and [type(b) for b in blocks] == [Note]
+    assert "judged 1 document on coherence" in blocks[0].text and "needs at least two" in blocks[0].text
+    two = {doc, d.items["doc_id"].iloc[-1]}
+    ids2 = set(d.items.loc[d.items["doc_id"].isin(two), "item_id"])
+    part = dataclasses.replace(full, judgments=full.judgments[full.judgments["item_id"].isin(ids2)])
+    assert gv._calibration_docs(d, [part], "coherence") == 1  # one calibrates, one is held out

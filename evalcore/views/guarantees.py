@@ -9,7 +9,7 @@ import pandas as pd
 from evalcore.analyses import guarantees as ga
 from evalcore.model import Dataset, Run
 from evalcore.views.blocks import Block, Heading, Note, Table
-from evalcore.views.format import esc
+from evalcore.views.format import counted, esc
 
 TITLE = "Where may I use the judge's verdict? Guarantees"
 ALPHAS = (0.1, 0.2)
@@ -17,7 +17,21 @@ DELTA = 0.1
 LEVEL = 0.9
 
 
-def _calibration_docs(dataset: Dataset) -> int:
+def scored_documents(dataset: Dataset, run: Run, dimension: str) -> int:
+    """How many documents ``run`` judged on ``dimension`` (its items' documents, or its pairs')."""
+    j = run.judgments
+    if not j.empty and dimension in set(j["dimension"]):
+        items = set(j.loc[j["dimension"] == dimension, "item_id"].astype(str))
+        return int(dataset.items.loc[dataset.items["item_id"].astype(str).isin(items), "doc_id"].nunique())
+    c = run.comparisons
+    return int(c.loc[c["dimension"] == dimension, "doc_id"].nunique()) if not c.empty else 0
+
+
+def _calibration_docs(dataset: Dataset, runs: list[Run] | None = None, dimension: str | None = None) -> int:
+    """Half the documents: of the dataset, or of the fewest any selected run judged (a partial run is split among
+    its own documents, so that every run has a calibration part and a held-out part)."""
+    if runs and dimension is not None:
+        return min(scored_documents(dataset, r, dimension) for r in runs) // 2
     return dataset.items["doc_id"].nunique() // 2
 
 
@@ -32,7 +46,7 @@ def selective_table(dataset: Dataset, runs: list[Run], names: dict[str, str], di
     and agreement on the kept held-out items, and the sentence; and each run's abstained items at the first alpha.
     A run with no confidence of its own has the other selected runs as its jury."""
     rows, abstained = [], {}
-    n_cal = _calibration_docs(dataset)
+    n_cal = _calibration_docs(dataset, runs, dimension)
     for run in runs:
         jury = [r for r in runs if r is not run and not r.judgments.empty] or None
         for alpha in ALPHAS:
@@ -74,7 +88,7 @@ def cascade_table(dataset: Dataset, runs: list[Run], names: dict[str, str], dime
         runs = sorted(runs, key=lambda r: usd[r.run_id] or 0.0)  # every one priced (checked above)
     try:
         k = ga.cascade(dataset, runs, dimension, alpha=ALPHAS[0], delta=DELTA,
-                       calibration_docs=_calibration_docs(dataset), costs=[0.0] * len(runs), human_cost=0.0,
+                       calibration_docs=_calibration_docs(dataset, runs, dimension), costs=[0.0] * len(runs), human_cost=0.0,
                        seed=seed)
     except ValueError:  # the runs share no item with a human score
         return pd.DataFrame()
@@ -96,7 +110,7 @@ def conformal_table(dataset: Dataset, runs: list[Run], names: dict[str, str], di
     for run in runs:
         if run.judgments.empty or dimension not in set(run.judgments["dimension"]):
             continue
-        c = ga.conformal(dataset, run, dimension, level=LEVEL, calibration_docs=_calibration_docs(dataset),
+        c = ga.conformal(dataset, run, dimension, level=LEVEL, calibration_docs=_calibration_docs(dataset, runs, dimension),
                          seed=seed)
         rows.append({"run": names.get(run.run_id, run.run_id), "level": LEVEL, "held_out_documents": c["test_docs"],
                      "held_out_items": c["test_items"], "coverage": c["coverage"], "mean_width": c["mean_width"],
@@ -122,7 +136,7 @@ def stratified_table(dataset: Dataset, runs: list[Run], names: dict[str, str], d
         if run.judgments.empty or dimension not in set(run.judgments["dimension"]):
             continue
         p = ga.stratified_plan(dataset, run, dimension, n_labels=plan_labels(dataset),
-                               calibration_docs=_calibration_docs(dataset), seed=seed)
+                               calibration_docs=_calibration_docs(dataset, runs, dimension), seed=seed)
         rows += [{"run": names.get(run.run_id, run.run_id), "stratum": st["stratum"], "items": st["items"],
                   "positive_share": st["positive_share"], "labels": st["labels"], "inclusion": st["inclusion"],
                   "saving_vs_random": p["saving"], "note": p["note"]} for st in p["strata"]]
@@ -148,7 +162,12 @@ def section(dataset: Dataset, runs: list[Run], names: dict[str, str], dimension:
     runs = scored_runs(runs, dimension)
     if not runs:
         return [Note("No selected run judged this dimension.", "info")], {}
-    n_cal = _calibration_docs(dataset)
+    n_cal = _calibration_docs(dataset, runs, dimension)
+    if n_cal < 1:
+        fewest = min(scored_documents(dataset, r, dimension) for r in runs)
+        return [Note(f"No guarantee: a selected run judged {counted(fewest, 'document')} on {esc(dimension)}, and "
+                     "a guarantee needs at least two (some to calibrate the threshold, others to show what it "
+                     "keeps).", "info")], {}
     sel_t, abstained = selective_table(dataset, runs, names, dimension)
     out: list[Block] = [
         Heading(f"Selective evaluation on {esc(dimension)}", 3),
