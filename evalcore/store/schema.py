@@ -178,6 +178,23 @@ _V7_DRAWS = [
        PRIMARY KEY ("run_id", "item_id", "dimension", "criteria_hash", "draw"))""",
 ]
 
+# Which split and part a run of the Improve loop scored is read from its record (the spec's ``align``), no longer
+# from its id. Runs a release wrote before recorded none; their ids (``{dataset}/align-{split[:8]}-test-...``,
+# evalcore.align.loop.run_id_for) are read here once, so that opening an old test part's run is still a counted look.
+# Only test parts matter to that count; a prefix that matches no split of the dataset, or more than one, is left.
+_V8_ALIGN_RECORDS = [
+    """UPDATE "runs" SET "config" = json_insert(json_set(COALESCE("config", '{}'), '$.spec.align',
+           json_object('split', (SELECT s."split_id" FROM "splits" s WHERE s."dataset_id" = "runs"."dataset_id"
+                                 AND substr(s."split_id", 1, 8) = substr("runs"."run_id", length("runs"."dataset_id") + 8, 8)),
+                       'part', 'test')),
+         '$.spec.dataset_id', "runs"."dataset_id")
+       WHERE "run_id" LIKE "dataset_id" || '/align-________-test-%'
+         AND json_valid(COALESCE("config", '{}'))
+         AND json_extract(COALESCE("config", '{}'), '$.spec.align') IS NULL
+         AND (SELECT count(*) FROM "splits" s WHERE s."dataset_id" = "runs"."dataset_id"
+              AND substr(s."split_id", 1, 8) = substr("runs"."run_id", length("runs"."dataset_id") + 8, 8)) = 1""",
+]
+
 # (version reached, why, statements), in order
 MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (1, "every table created up front, the schema version recorded", _V1_TABLES),
@@ -187,6 +204,7 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (5, "development / test splits and the final checks made on their test parts", _V5_SPLITS),
     (6, "final checks counted per user; spending on the operator's key kept per user", _V6_VIEWERS_AND_SPENDING),
     (7, "every draw of a judge sampled several times per item", _V7_DRAWS),
+    (8, "the Improve loop's old test-part runs recorded as such (read from their ids once)", _V8_ALIGN_RECORDS),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

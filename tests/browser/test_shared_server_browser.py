@@ -141,7 +141,10 @@ def test_the_improve_loop_keeps_each_users_runs_and_checks(browser, lab_app, jud
         for k, version in enumerate(("a" * 64, "b" * 64)):
             rid = f"summeval/align-{split.split_id[:8]}-test-{version[:8]}-geval-m-{str(k) * 64}"
             store.create_run(run_id=rid, dataset_id="summeval", method="geval", model="m", owner="alice",
-                             status="done", label=f"test run {k}", config={"criteria": {DIM: {"hash": version}}})
+                             status="done", label=f"test run {k}",
+                             config={"criteria": {DIM: {"hash": version}},  # the record the loop writes for a test part
+                                     "spec": {"dataset_id": "summeval",
+                                              "align": {"split": split.split_id, "part": "test"}}})
             for i, item in enumerate(test_items):
                 store.save_judgment(rid, {"item_id": item, "dimension": DIM, "criteria_hash": version,
                                           "value": float(1 + (i * (k + 2)) % 5), "status": "ok", "raw": "3"})
