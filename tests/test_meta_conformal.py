@@ -70,7 +70,10 @@ def test_randomised_coverage_is_the_level_where_ties_inflate_it(seed, level):
         kw = {"level": level, "scale": (1, 5)}
         rand.append(cf.split_conformal(j[:100], h[:100], j[100:], h[100:], ties="randomised", seed=k, **kw).coverage)
         cons.append(cf.split_conformal(j[:100], h[:100], j[100:], h[100:], **kw).coverage)
-    assert abs(np.mean(rand) - level) < 0.012
+    # within 4.5 Monte Carlo standard errors of the level (60 replications of 200 held-out items, each coverage
+    # varying with its calibration draw): a fixed 0.012 was under 2 standard errors and failed about one run in ten
+    se = np.std(rand, ddof=1) / np.sqrt(len(rand))
+    assert abs(np.mean(rand) - level) < 4.5 * se
     assert np.mean(cons) >= np.mean(rand)
 
 
