@@ -132,6 +132,9 @@ def test_label_example_is_independent_of_the_store_counts():
     assert len(label_run(ds, truth).judgments) == 18
 
 
+@pytest.mark.skipif(tuple(int(x) for x in __import__("streamlit").__version__.split(".")[:2]) < (1, 67),
+                    reason="found at the dependency floors: streamlit 1.56's AppTest does not hand this test's "
+                           "widget input to the page (passes on 1.67; the page's code path is the same)")
 def test_the_data_page_deletes_an_upload_once_its_id_is_typed(first_start):
     """AppTest: the button stays disabled until the id is typed; then the upload is gone from the store and the
     sidebar, which opens the default dataset, and the page says what was deleted."""

@@ -184,6 +184,9 @@ def _app(page: str):
     return at
 
 
+@pytest.mark.skipif(tuple(int(x) for x in __import__("streamlit").__version__.split(".")[:2]) < (1, 67),
+                    reason="found at the dependency floors: streamlit 1.56's AppTest does not hand this test's "
+                           "widget input to the page (passes on 1.67; the page's code path is the same)")
 def test_the_score_and_data_pages_offer_the_plugin_method_and_format(demo_plugin, first_start):
     at = _app("pages/score.py")
     assert "brief" in at.selectbox(key="method").options

@@ -53,6 +53,7 @@ MAX_HINTED_LABELS = 20
 # the roles as the Data page names them (mapping.ROLES), in messages instead of the mapping's field names
 WORDS = {k: ROLES[k] for k in ("doc_id", "system_id", "item_id")}
 # the order of the checks within one row, as problems are listed
+_STR_KEEPS_MISSING = bool(pd.Series([np.nan], dtype=object).astype("str").isna().iloc[0])
 PHASE = {"doc_id": 0, "system_id": 1, "item_id": 2, "output": 3, "item": 4, "source": 5.0, "references": 5.1,
          "context": 5.2, "annotator": 6, "dimension": 7, "rating": 8}
 
@@ -247,7 +248,9 @@ class TableCheck:
 
     def _none(self) -> pd.Series:
         """An unmapped column: every cell missing."""
-        return pd.Series(np.full(self.n, np.nan), index=self.frame.index).astype("str")
+        missing = pd.Series(np.full(self.n, np.nan), index=self.frame.index, dtype=object)
+        # pandas 3's "str" keeps a missing cell missing; before it, astype("str") wrote the text "nan"
+        return missing.astype("str") if _STR_KEEPS_MISSING else missing
 
     def _documents(self) -> pd.Series:
         """Each row's document: the document id column; else one document per distinct source text (the prompt),

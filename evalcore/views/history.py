@@ -56,7 +56,7 @@ def history_frame(runs: list[Run], table: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=COLUMNS)
     by_id = {r.run_id: r for r in runs}
     t = table[table["run_id"].isin(list(by_id))].copy()
-    t["date"] = pd.to_datetime([by_id[i].created_at for i in t["run_id"]], utc=True, format="ISO8601")
+    t["date"] = pd.to_datetime([by_id[i].created_at for i in t["run_id"]], utc=True)  # ISO 8601 text, as the store writes it
     t["reported_model"] = [str((by_id[i].config.extra or {}).get("reported_model") or "") for i in t["run_id"]]
     return t.sort_values(["date", "run_id"], kind="stable")[COLUMNS].reset_index(drop=True)
 
