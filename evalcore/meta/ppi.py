@@ -306,6 +306,8 @@ def _bounds(est: float, var: float, g_r: int, small: bool, confidence_level: flo
     lo, hi = est - half, est + half
     if scale is not None:
         lo, hi = max(lo, float(scale[0])), min(hi, float(scale[1]))
+        if lo > hi:  # the whole interval lies beyond one end of the scale (a PPI estimate may): that end is all
+            lo = hi = float(scale[1]) if est > scale[1] else float(scale[0])  # of it the mean can be, not inverted
     return lo, hi
 
 
