@@ -122,3 +122,10 @@ def test_a_draws_table_with_a_repeated_draw_is_refused_by_name():
     d = pd.DataFrame({"item_id": ["a", "a"], "draw": [0, 0], "judge": [1.0, 2.0]})
     with pytest.raises(ValueError, match="item 'a' has draw 0 more than once"):
         R.draw_matrix(d)
+
+
+def test_an_item_with_one_parsed_draw_has_no_spread_rather_than_zero():
+    M = np.array([[1, 1, 1], [2, np.nan, np.nan], [1, 3, 2]], dtype=float)
+    sp = R.item_spread(_long(M)).set_index("item_id")
+    assert sp.loc["i0", "sd"] == 0.0 and np.isnan(sp.loc["i1", "sd"]) and sp.loc["i2", "sd"] == pytest.approx(1.0)
+    assert R.item_spread(_long(M))["item_id"].tolist() == ["i2", "i0", "i1"]  # the unmeasured item last

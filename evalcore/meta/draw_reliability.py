@@ -130,12 +130,12 @@ def pairs_differ(M: np.ndarray) -> float:
 
 def item_spread(draws: pd.DataFrame) -> pd.DataFrame:
     """Per item: draws that parsed, their mean, standard deviation (ddof 1), range and number of distinct values;
-    sorted most unstable first (largest SD, then range), the items a person might rate next."""
+    sorted most unstable first (largest SD, then range), the items a person might rate next. An item with one draw
+    that parsed has no SD (missing, listed last): its spread was not measured, which is not a spread of 0."""
     ok = draws[draws["judge"].notna()]
     g = ok.groupby("item_id")["judge"]
     out = pd.DataFrame({"draws": g.size(), "mean": g.mean(), "sd": g.std(ddof=1), "range": g.max() - g.min(),
                         "distinct": g.nunique()}).reset_index()
-    out["sd"] = out["sd"].fillna(0.0)
     return out.sort_values(["sd", "range", "item_id"], ascending=[False, False, True], kind="stable",
                            ignore_index=True)
 

@@ -64,8 +64,9 @@ def history_frame(runs: list[Run], table: pd.DataFrame) -> pd.DataFrame:
 def history_figure(frame: pd.DataFrame, *, judge: str, level: str, coefficient: str) -> go.Figure:
     """The judge's correlation per run by date, with each 95% interval as an error bar (none where the run has
     no interval)."""
-    hi = (frame["ci_high"] - frame["statistic"]).fillna(0.0)
-    lo = (frame["statistic"] - frame["ci_low"]).fillna(0.0)
+    # a run without an interval gets no error bar (None), not a bar of length 0 that would read as exact
+    hi = (frame["ci_high"] - frame["statistic"]).astype(object).where(frame["ci_high"].notna(), None)
+    lo = (frame["statistic"] - frame["ci_low"]).astype(object).where(frame["ci_low"].notna(), None)
     fig = go.Figure(go.Scatter(
         x=frame["date"], y=frame["statistic"], mode="lines+markers", name=judge, customdata=frame[["run"]],
         error_y=dict(type="data", symmetric=False, array=hi.tolist(), arrayminus=lo.tolist()),
