@@ -41,6 +41,7 @@ PAGE_SPECS = [
     ("pages/jury.py", "Jury", ":material/groups:", "jury"),
     ("pages/improve.py", "Improve the judge", ":material/trending_up:", "improve"),
     ("pages/label.py", "Label", ":material/label:", "label"),
+    ("pages/campaigns.py", "Campaigns", ":material/assignment_ind:", "campaigns"),
 ]
 FIRST_PAGE_ALIAS_PATH = "data"
 

@@ -12,7 +12,7 @@ import pytest
 
 from evalcore.identity import Viewer
 from evalcore.store import Store, schema
-from tests.test_store_migrations import V4_ADDED, all_rows, columns, copy_of, user_version
+from tests.test_store_migrations import V4_ADDED, V9_TABLES, all_rows, columns, copy_of, user_version
 
 FIXTURE = Path(__file__).parent / "fixtures" / "store_v3.db"
 
@@ -35,7 +35,7 @@ def test_version_4_keeps_every_row_and_appends_the_owner_columns(v3_store):
     assert schema.version(store.conn) == schema.SCHEMA_VERSION
     store.close()
     after = all_rows(v3_store)
-    assert set(after) == set(before) | {"label_shares", "splits", "final_checks", "spending", "draws"}  # versions 4-7
+    assert set(after) == set(before) | {"label_shares", "splits", "final_checks", "spending", "draws"} | V9_TABLES
     assert after["label_shares"] == []
     for table, rows in before.items():
         added = V4_ADDED.get(table, ())

@@ -450,3 +450,28 @@ def human_ceiling(annotations: pd.DataFrame, items: pd.DataFrame, dimension, *, 
     rows.append(_ceiling_mean_row(rows, frames, level=level, coefficient=coefficient, n_resamples=n_resamples,
                                   skip_constant=skip_constant, random_state=random_state))
     return pd.DataFrame(rows, columns=HUMAN_CEILING_COLUMNS)
+
+def fleiss_kappa(ratings: pd.DataFrame) -> Estimate:
+    """Fleiss' kappa (Fleiss 1971, "Measuring nominal scale agreement among many raters") among raters who each put
+    an item in one category: ``ratings`` holds item_id, annotator, value (the category). Fleiss' design: every item
+    has the same number m >= 2 of ratings (not necessarily from the same raters); a ValueError names an item with
+    another count. With n_ij the ratings of item i in category j over N items: p_j = sum_i n_ij / (N m),
+    P_i = sum_j n_ij (n_ij - 1) / (m (m - 1)), kappa = (mean P_i - sum_j p_j^2) / (1 - sum_j p_j^2); NaN when every
+    rating is in one category (chance agreement 1). ``n``: the items; ``n_annotators``: the distinct raters."""
+    missing = [c for c in ("item_id", "annotator", "value") if c not in ratings.columns]
+    if missing:
+        raise ValueError(f"ratings: missing column(s) {missing}")
+    counts = pd.crosstab(ratings["item_id"].astype(str), ratings["value"].astype(float)).to_numpy(dtype=float)
+    m = counts.sum(axis=1)
+    if len(m) == 0:
+        raise ValueError("ratings: no item")
+    if (m != m[0]).any() or m[0] < 2:
+        bad = int(np.flatnonzero(m != m[0])[0]) if (m != m[0]).any() else 0
+        raise ValueError(f"Fleiss' kappa needs the same number (at least 2) of ratings per item: one item has "
+                         f"{int(m[bad])}, another {int(m[0])}")
+    k = float(m[0])
+    p = counts.sum(axis=0) / counts.sum()
+    p_i = (counts * (counts - 1)).sum(axis=1) / (k * (k - 1))
+    p_e = float((p ** 2).sum())
+    kappa = float("nan") if np.isclose(p_e, 1.0) else float((p_i.mean() - p_e) / (1.0 - p_e))
+    return Estimate(statistic=kappa, n=int(len(m)), n_annotators=int(ratings["annotator"].nunique()))

@@ -36,6 +36,7 @@ from evalcore.store.connection import (
     store_error,
     store_message,
 )
+from evalcore.store.campaigns import CampaignsStore
 from evalcore.store.criteria import CriteriaStore, criteria_diff
 from evalcore.store.datasets import FRAMES, DatasetsStore
 from evalcore.store.labels import LABEL_COLUMNS, LabelsStore
@@ -47,8 +48,8 @@ from evalcore.store.spending import SpendingStore
 from evalcore.store.splits import SplitsStore
 
 
-class Store(RunsStore, CacheStore, CriteriaStore, DatasetsStore, LabelsStore, LeasesStore, BatchesStore,
-            ProbeFailuresStore, SplitsStore, OwnersStore, SpendingStore):
+class Store(RunsStore, CacheStore, CriteriaStore, DatasetsStore, CampaignsStore, LabelsStore, LeasesStore,
+            BatchesStore, ProbeFailuresStore, SplitsStore, OwnersStore, SpendingStore):
     """The store: opened (and migrated to the current schema) on construction."""
 
     def __init__(self, path: str | Path | None = None) -> None:

@@ -14,7 +14,10 @@ documents for judge alignment, and every final check made on a split's test part
 again is counted). Version 6 adds ``owner`` at the end of ``final_checks`` (whose check or look it is: counted per
 user) and the ``spending`` table (what each user, or everyone not signed in together, started on the operator's key:
 the cap of evalcore.judge.spending holds across sessions). Version 7 adds ``draws``: a judge sampled K times per
-item keeps every draw (its index, reply and parsed value) beside the judgments row that aggregates them.
+item keeps every draw (its index, reply and parsed value) beside the judgments row that aggregates them. Version 8
+records the Improve loop's old test-part runs as such. Version 9 adds labelling campaigns: ``campaigns``,
+``campaign_assignments``, ``campaign_locks``, ``campaign_labels`` and ``campaign_adjudications``
+(evalcore.store.campaigns).
 
 Opening a store runs the migrations it lacks in place, in ONE transaction, after a backup copy of the file next to
 it (``<name>.bak-v<old>-<UTC timestamp>``) when the file already held tables: a failed migration rolls back and the
@@ -52,6 +55,13 @@ draws          run_id, item_id, dimension, criteria_hash, draw, raw, value, stat
                draws of an item whose judgments row is their aggregate (version 7)
 spending       spend_id, spender (a user's name, '' for visitors not signed in), usd, calls, what, created_at:
                what was started on the operator's key (version 6)
+campaigns      campaign_id, dataset_id, dimension, name, creator, k, selection, seed, lock_ttl_s, threshold,
+               created_at: a labelling campaign (evalcore.store.campaigns; version 9)
+campaign_assignments  campaign_id, item_id, slot, annotator, position, assigned_at: the k annotators of each item
+campaign_locks campaign_id, item_id, slot, annotator, expires_at (seconds since the epoch): an item open (version 9)
+campaign_labels label_id (a row of labels), campaign_id, slot: which campaign a label was given in (version 9)
+campaign_adjudications adjudication_id, campaign_id, item_id, value, adjudicator, note, created_at: the final label
+               of an item the annotators disagree on, appended (the latest wins) (version 9)
 """
 
 from __future__ import annotations
@@ -195,6 +205,32 @@ _V8_ALIGN_RECORDS = [
               AND substr(s."split_id", 1, 8) = substr("runs"."run_id", length("runs"."dataset_id") + 8, 8)) = 1""",
 ]
 
+# Labelling campaigns: a dataset's items (or a sample) spread over k signed-in annotators each, an item locked while
+# one of them has it open (the lock lapses at expires_at), which campaign each label was given in (the label itself is
+# an ordinary row of ``labels``, so every analysis of labels reads it), and the final label an adjudicator set where
+# the annotators disagree. Portable SQL only (TEXT / INTEGER / REAL, explicit primary keys): the same step runs on
+# PostgreSQL.
+_V9_CAMPAIGNS = [
+    """CREATE TABLE IF NOT EXISTS "campaigns" ("campaign_id" TEXT NOT NULL, "dataset_id" TEXT NOT NULL,
+       "dimension" TEXT NOT NULL, "name" TEXT NOT NULL, "creator" TEXT NOT NULL, "k" INTEGER NOT NULL,
+       "selection" TEXT NOT NULL, "seed" INTEGER NOT NULL, "lock_ttl_s" REAL NOT NULL, "threshold" REAL NOT NULL,
+       "created_at" TEXT NOT NULL, PRIMARY KEY ("campaign_id"))""",
+    """CREATE TABLE IF NOT EXISTS "campaign_assignments" ("campaign_id" TEXT NOT NULL, "item_id" TEXT NOT NULL,
+       "slot" INTEGER NOT NULL, "annotator" TEXT NOT NULL, "position" INTEGER NOT NULL, "assigned_at" TEXT NOT NULL,
+       PRIMARY KEY ("campaign_id", "item_id", "slot"))""",
+    'CREATE INDEX IF NOT EXISTS "idx_campaign_assignments_annotator" ON "campaign_assignments" ("campaign_id", '
+    '"annotator")',
+    """CREATE TABLE IF NOT EXISTS "campaign_locks" ("campaign_id" TEXT NOT NULL, "item_id" TEXT NOT NULL,
+       "slot" INTEGER NOT NULL, "annotator" TEXT NOT NULL, "expires_at" REAL NOT NULL,
+       PRIMARY KEY ("campaign_id", "item_id", "slot"))""",
+    """CREATE TABLE IF NOT EXISTS "campaign_labels" ("label_id" INTEGER NOT NULL, "campaign_id" TEXT NOT NULL,
+       "slot" INTEGER NOT NULL, PRIMARY KEY ("label_id"))""",
+    'CREATE INDEX IF NOT EXISTS "idx_campaign_labels_campaign" ON "campaign_labels" ("campaign_id")',
+    """CREATE TABLE IF NOT EXISTS "campaign_adjudications" ("adjudication_id" TEXT NOT NULL,
+       "campaign_id" TEXT NOT NULL, "item_id" TEXT NOT NULL, "value" REAL NOT NULL, "adjudicator" TEXT NOT NULL,
+       "note" TEXT NOT NULL, "created_at" TEXT NOT NULL, PRIMARY KEY ("adjudication_id"))""",
+]
+
 # (version reached, why, statements), in order
 MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (1, "every table created up front, the schema version recorded", _V1_TABLES),
@@ -205,6 +241,8 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (6, "final checks counted per user; spending on the operator's key kept per user", _V6_VIEWERS_AND_SPENDING),
     (7, "every draw of a judge sampled several times per item", _V7_DRAWS),
     (8, "the Improve loop's old test-part runs recorded as such (read from their ids once)", _V8_ALIGN_RECORDS),
+    (9, "labelling campaigns: assignments, item locks, which campaign a label was given in, adjudications",
+     _V9_CAMPAIGNS),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
