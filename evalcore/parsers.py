@@ -26,6 +26,7 @@ import bisect
 import math
 import re
 from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Callable
 
 __all__ = [
@@ -359,7 +360,7 @@ def _robust_score(
     text: str,
     scale: tuple[float, float],
     *,
-    extra: list[tuple[int, re.Pattern[str]]] = (),
+    extra: Sequence[tuple[int, re.Pattern[str]]] = (),
     after_marker: bool = False,
 ) -> Parsed:
     if text is None or not str(text).strip():
@@ -452,7 +453,9 @@ def _after_score_in_sentence(low: str, first: re.Pattern[str], whole: re.Pattern
         dot = len(low) if dot < 0 else dot
         hit = first.search(low, m.end(), dot)
         if hit:
-            return whole.match(low, hit.start()).group(0)  # a decimal part may run past the full stop ("3.5")
+            full = whole.match(low, hit.start())
+            assert full is not None  # ``whole`` reads what ``first`` begins with, and ``first`` matched here
+            return full.group(0)  # a decimal part may run past the full stop ("3.5")
     return None
 
 
@@ -715,7 +718,7 @@ def sample_mean(parsed: list[Parsed], *, mode: str = "robust") -> Parsed:
     n = len(parsed)
     if n == 0:
         return _fail("no samples")
-    good = [p.value for p in parsed if p.ok]
+    good = [p.value for p in parsed if p.ok and p.value is not None]  # a parsed sample has a value (Parsed)
     k = n - len(good)
     if mode == "paper":
         total = math.fsum(good)  # failed samples contribute 0
@@ -736,7 +739,7 @@ def _mcq_dispatch(text: str, *, mode: str = "robust", scale: tuple[float, float]
     # Options are the first (hi - lo + 1) letters, so a 1-5 scale is A-E.
     n = int(round(scale[1] - scale[0])) + 1
     p = parse_mcq(text, "ABCDEFGHIJ"[: max(1, min(n, 10))], mode=mode)
-    if p.ok and scale[0] != 1:
+    if p.ok and p.value is not None and scale[0] != 1:
         return Parsed(p.value - 1 + scale[0], True, p.reason)
     return p
 
