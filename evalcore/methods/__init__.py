@@ -17,7 +17,7 @@ from typing import Any
 
 from evalcore import registry
 from evalcore.types import Criteria, ItemTask, PairTask
-from evalcore.methods.base import Method, placeholder_pair, placeholder_task, request_text
+from evalcore.methods.base import Method, PromptLabels, placeholder_pair, placeholder_task, request_text
 from evalcore.methods.geval import parse_steps, steps_request
 
 # Each module registers its method on import (evalcore.registry.register_method); this order is the menus' order.
@@ -35,7 +35,7 @@ def get_method(name: str) -> Method:
 
 
 def render_prompt(method: str | Method, task: ItemTask | PairTask | None, criteria: Criteria,
-                  config: Any = None) -> str:
+                  config: PromptLabels | dict[str, Any] | None = None) -> str:
     """The full text the judge is sent for one task (a placeholder task when ``task`` is None).
 
     Several distinct prompts (GPTScore ref->hypo, one per reference) are shown one after the other under a

@@ -18,8 +18,9 @@ import json
 import math
 import re
 import typing
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict, TypeVar, Unpack, runtime_checkable
 
 from evalcore.types import (
     Capabilities,
@@ -35,32 +36,38 @@ from evalcore.types import (
 )
 from evalcore.model import STATUS_FAILED, STATUS_OK
 
+if TYPE_CHECKING:
+    from evalcore.parsers import Parsed
+
 CAPABILITY_NAMES = ("logprobs", "top_logprobs", "n", "echo_logprobs")
 
 
 @runtime_checkable
 class Method(Protocol):
+    """A scoring method. ``config`` is the method's own frozen config dataclass, a subclass of ``PromptLabels``
+    (``GEvalConfig``, ...): each method reads the fields of its own, so only the config it made or loaded goes in."""
+
     name: str  # "geval", "explicit", "implicit", "rts", "mcq", "pairwise", "h2h", "gptscore"
     label: str  # for display: "G-Eval (Liu et al. 2023)"
     paper: str  # "000", "002", "003", "004"
     pairwise: bool  # True: tasks are PairTask
     parser: str  # evalcore.parsers name used to read replies ("" when the value comes from log-probs)
 
-    def default_config(self) -> Any: ...
+    def default_config(self) -> PromptLabels: ...
 
-    def load_config(self, data: dict[str, Any] | None) -> Any: ...
+    def load_config(self, data: dict[str, Any] | None) -> PromptLabels: ...
 
-    def requirements(self, config: Any) -> set[str]: ...
+    def requirements(self, config: PromptLabels) -> set[str]: ...
 
-    def plan(self, config: Any, caps: Capabilities) -> tuple[Any, str]: ...
+    def plan(self, config: PromptLabels, caps: Capabilities) -> tuple[PromptLabels, str]: ...
 
-    def build_requests(self, task: ItemTask | PairTask, criteria: Criteria, config: Any) -> list[Request]: ...
+    def build_requests(self, task: ItemTask | PairTask, criteria: Criteria, config: PromptLabels) -> list[Request]: ...
 
     def score(
         self,
         task: ItemTask | PairTask,
         criteria: Criteria,
-        config: Any,
+        config: PromptLabels,
         responses: list[Response],
         *,
         parse_mode: str = "robust",
@@ -89,7 +96,10 @@ class PromptLabels:
     prompt_role: str = "user"  # "user" or "system": the chat role the whole prompt is sent as
 
 
-def load_config(cls: type, data: dict[str, Any] | None):
+_Config = TypeVar("_Config", bound=PromptLabels)  # one method's config class
+
+
+def load_config(cls: type[_Config], data: dict[str, Any] | None) -> _Config:
     """Rebuild a config dataclass from ``asdict`` output (possibly round-tripped through JSON)."""
     if data is None:
         return cls()
@@ -108,7 +118,7 @@ def load_config(cls: type, data: dict[str, Any] | None):
     return cls(**kwargs)
 
 
-def config_json(config: Any) -> str:
+def config_json(config: PromptLabels) -> str:
     return json.dumps(dataclasses.asdict(config), sort_keys=True, ensure_ascii=False)
 
 
@@ -118,10 +128,10 @@ def config_json(config: Any) -> str:
 _SLOT = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
-def fill(template: str, values: dict[str, Any]) -> str:
+def fill(template: str, values: Mapping[str, object]) -> str:
     """Replace ``{name}`` for the names in ``values``; leave every other brace untouched."""
 
-    def sub(m: re.Match) -> str:
+    def sub(m: re.Match[str]) -> str:
         key = m.group(1)
         return str(values[key]) if key in values else m.group(0)
 
@@ -212,7 +222,20 @@ def number_word(n: int) -> str:
     return _WORDS[n] if 0 <= n < len(_WORDS) else str(n)
 
 
-def chat(prompt: str, config: PromptLabels, **params: Any) -> ChatRequest:
+class ChatParams(TypedDict, total=False):
+    """The sampling parameters a method sets on a chat request (``ChatRequest``'s fields of the same names)."""
+
+    temperature: float
+    top_p: float
+    max_tokens: int
+    n: int
+    logprobs: bool
+    top_logprobs: int | None
+    seed: int | None
+    stop: tuple[str, ...] | None
+
+
+def chat(prompt: str, config: PromptLabels, **params: Unpack[ChatParams]) -> ChatRequest:
     role = config.prompt_role if config.prompt_role in ("user", "system") else "user"
     return ChatRequest(messages=((role, prompt),), **params)
 
@@ -437,8 +460,8 @@ def token_alternatives(tl: TokenLogprob) -> dict[str, float]:
     return alts
 
 
-def outcome_from_parsed(parsed: Any, estimator: str, raw: str, *, detail: dict[str, Any] | None = None,
-                        transform: Any = None) -> Outcome:
+def outcome_from_parsed(parsed: Parsed, estimator: str, raw: str, *, detail: dict[str, Any] | None = None,
+                        transform: Callable[[float], float] | None = None) -> Outcome:
     """An Outcome from a ``parsers.Parsed``: failures keep the parser's reason, paper-mode notes are kept too."""
     if not parsed.ok or parsed.value is None:
         return failed(parsed.reason or "no score found in reply", estimator, raw=raw, detail=detail)
@@ -446,10 +469,11 @@ def outcome_from_parsed(parsed: Any, estimator: str, raw: str, *, detail: dict[s
     return ok(value, estimator, raw=raw, reason=parsed.reason, detail=detail)
 
 
-def item_prompt(task: ItemTask | PairTask | None, criteria: Criteria, config: Any, extra: dict[str, str] | None = None,
-                ) -> str:
-    """The prompt for one task: the config's per-dimension paper prompt when it has one, else its generic template."""
-    template = dimension_prompt(getattr(config, "prompts", {}) or {}, criteria.dimension) or config.template
+def item_prompt(task: ItemTask | PairTask | None, criteria: Criteria, config: PromptLabels,
+                extra: dict[str, str] | None = None) -> str:
+    """The prompt for one task: the config's per-dimension paper prompt when it has one, else its generic template
+    (the ``template`` field every method config that fills its prompt here declares; PromptLabels has none)."""
+    template = dimension_prompt(getattr(config, "prompts", {}) or {}, criteria.dimension) or getattr(config, "template")
     values = slot_values(task, criteria, config)
     if extra:
         values.update({k: fill(v, values) for k, v in extra.items()})
@@ -489,6 +513,7 @@ __all__ = [
     "separate_reasoning",
     "block",
     "chat",
+    "ChatParams",
     "config_json",
     "dimension_prompt",
     "failed",

@@ -122,7 +122,7 @@ class Explicit:
         result = parsers.sample_mean(parsed_all, mode=parse_mode)
         detail = {"n_received": len(texts), "n_parsed": sum(1 for p in parsed_all if p.ok)}
         estimator = f"sample-mean(n={len(texts)})"
-        if not result.ok:
+        if not result.ok or result.value is None:
             return failed(result.reason or "no sample could be parsed", estimator, raw=raw_of(texts), detail=detail)
         return ok(result.value, estimator, raw=raw_of(texts), reason=result.reason, detail=detail)
 

@@ -42,6 +42,7 @@ from evalcore.registry import register_method
 from evalcore.types import (
     Capabilities,
     ChatRequest,
+    Choice,
     Criteria,
     ItemTask,
     Outcome,
@@ -440,7 +441,7 @@ class GEval:
             return failed("no reply from the endpoint", estimator)
         if not config.use_probs:
             parsed = parsers.parse_form_score(texts[0], scale, mode=parse_mode)
-            if not parsed.ok:
+            if not parsed.ok or parsed.value is None:
                 return failed(parsed.reason or "no score found in reply", estimator, raw=raw)
             return ok(parsed.value, estimator, raw=raw, reason=parsed.reason)
         if config.probs_source == "samples":
@@ -465,12 +466,12 @@ class GEval:
         }
         # the estimator names the samples actually received, which an endpoint may cut short
         estimator = f"sample-mean(n={len(texts)})"
-        if not result.ok:
+        if not result.ok or result.value is None:
             return failed(result.reason or "no sample could be parsed", estimator, raw=raw, detail=detail)
         return ok(result.value, estimator, raw=raw, reason=result.reason, detail=detail)
 
     @staticmethod
-    def _weighted(choice: Any, criteria: Criteria, config: GEvalConfig, raw: str) -> Outcome:
+    def _weighted(choice: Choice, criteria: Criteria, config: GEvalConfig, raw: str) -> Outcome:
         """The log-prob weighted score (Eq. 1) from the reply's score distribution."""
         estimator = config.estimator
         if choice.tokens is None:

@@ -160,7 +160,7 @@ class Implicit:
             yes = sum(1 for w in words if w == "yes")
             no = sum(1 for w in words if w == "no")
             estimator = f"sample-yes-rate(n={n})"
-            detail = {"n_received": n, "yes": yes, "no": no, "other": n - yes - no}
+            detail: dict[str, Any] = {"n_received": n, "yes": yes, "no": no, "other": n - yes - no}
             if yes + no == 0:
                 return failed(f"none of the {n} sampled answers is yes or no", estimator, raw=raw, detail=detail)
             p_yes, p_no = yes / n, no / n
