@@ -1,4 +1,5 @@
-"""The SQLite store: cache keys, several writers at once (WAL), criteria versions, user datasets, runs."""
+"""The store: cache keys, several writers at once (WAL on SQLite; PostgreSQL too), criteria versions, user datasets,
+runs. The store's tests run on both backends (tests/store_backends.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import pandas as pd
 from evalcore.store import Store, canonical_json, criteria_diff, request_key
 from evalcore.types import ChatRequest, Criteria
 from evalcore.model import Dataset, Dimension
+
+pytest_plugins = ["tests.store_backends"]  # the backend / store_at fixtures: SQLite and PostgreSQL
 
 
 def test_request_key_is_canonical_and_keyless():
@@ -36,8 +39,8 @@ def _writer(path: str, who: str, n: int) -> None:
                                  "response": {"choices": [], "usage": {}}}])
 
 
-def test_wal_two_processes_and_two_threads_write_at_once(tmp_path):
-    path = str(tmp_path / "shared.db")
+def test_wal_two_processes_and_two_threads_write_at_once(store_at, backend):
+    path = store_at("shared.db")
     Store(path)  # create the schema once
     n = 150
     ctx = mp.get_context("spawn")
@@ -53,18 +56,20 @@ def test_wal_two_processes_and_two_threads_write_at_once(tmp_path):
         p.join(60)
         assert p.exitcode == 0
     st = Store(path)
-    assert st.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    if backend == "sqlite":
+        assert st.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert st.cache_count() == 4 * n
     for who in ("p0", "p1", "t0", "t1"):
         run = st.load_run(f"run-{who}")
         assert len(run.judgments) == n
         assert run.judgments["value"].sum() == sum(float(i % 5 + 1) for i in range(n))
     # integrity after concurrent writes
-    assert sqlite3.connect(path).execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    if backend == "sqlite":
+        assert sqlite3.connect(path).execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 
-def test_criteria_versions_list_and_diff(tmp_path):
-    st = Store(tmp_path / "c.db")
+def test_criteria_versions_list_and_diff(store_at):
+    st = Store(store_at("c.db"))
     c1 = Criteria("coherence", "Intro.", "Well structured.", 1, 5, "1. Read.\n2. Rate.")
     c2 = Criteria("coherence", "Intro.", "Well structured.", 1, 5, "1. Read carefully.\n2. Rate.")
     h1 = st.save_criteria("summeval", c1)
@@ -81,8 +86,8 @@ def test_criteria_versions_list_and_diff(tmp_path):
     assert criteria_diff(c1, c1) == ""
 
 
-def test_user_dataset_round_trip(tmp_path):
-    st = Store(tmp_path / "d.db")
+def test_user_dataset_round_trip(store_at):
+    st = Store(store_at("d.db"))
     ds = Dataset(
         id="mine", name="My data", task="summarization",
         dimensions=[Dimension("coherence", 1, 5, "structure")],
@@ -105,8 +110,8 @@ def test_user_dataset_round_trip(tmp_path):
         assert "mine" in str(e)
 
 
-def test_runs_keyed_by_criteria_hash(tmp_path):
-    st = Store(tmp_path / "r.db")
+def test_runs_keyed_by_criteria_hash(store_at):
+    st = Store(store_at("r.db"))
     st.create_run(run_id="r", dataset_id="d", method="m", model="x",
                   config={"criteria": {"coherence": {"hash": "new"}}})
     st.save_judgment("r", {"item_id": "i", "dimension": "coherence", "criteria_hash": "old", "status": "ok",

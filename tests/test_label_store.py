@@ -21,12 +21,14 @@ from evalcore import labels, runs
 from evalcore.store import Store
 from evalcore.model import HUMAN_SCORE_COLUMNS, Dataset, Dimension, Run
 
+pytest_plugins = ["tests.store_backends"]  # the store tests run on SQLite and PostgreSQL
+
 REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
-def store(tmp_path):
-    s = Store(tmp_path / "labels.db")
+def store(store_at):
+    s = Store(store_at("labels.db"))
     yield s
     s.close()
 
@@ -86,9 +88,9 @@ def test_undo_is_per_annotator_and_dimension(store):
     assert store.labels_version("ds") == (2, 3)
 
 
-def test_two_writers_at_once_lose_nothing(tmp_path):
+def test_two_writers_at_once_lose_nothing(store_at):
     """Two tabs = two threads with their own connections (as Streamlit sessions), writing 100 labels each at once."""
-    path = tmp_path / "two.db"
+    path = store_at("two.db")
     Store(path).close()
     errors = []
 
@@ -351,9 +353,9 @@ def test_cli_plan_json(tmp_path):
                          "nope", "--json"]) == 2
 
 
-def test_a_label_survives_the_process_being_killed(tmp_path):
+def test_a_label_survives_the_process_being_killed(store_at):
     """A label is committed before save_label returns: SIGKILL right after it (a crash) loses nothing."""
-    db = tmp_path / "crash.db"
+    db = store_at("crash.db")
     code = ("import sys, time\n"
             "from evalcore.store import Store\n"
             f"s = Store({str(db)!r})\n"

@@ -1,7 +1,7 @@
-"""The local SQLite store: response cache, runs and their judgments, criteria versions, user datasets, labels,
-leases, Batch API batches, rejected probes, development / test splits and their final checks, spending on the
-operator's key. One file (default
-``$EVALCORE_DB`` or ``~/.evalcore/evalcore.db``).
+"""The store: response cache, runs and their judgments, criteria versions, user datasets, labels, leases, Batch API
+batches, rejected probes, development / test splits and their final checks, spending on the operator's key. One
+SQLite file (default ``$EVALCORE_DB`` or ``~/.evalcore/evalcore.db``), or a PostgreSQL database shared by a lab's
+servers (``EVALCORE_DB=postgresql://...``; what differs goes through :mod:`evalcore.store.dialect`).
 
 One module per concern, each a class over the shared :class:`~evalcore.store.connection.Connection`; :class:`Store`
 composes them. The schema and its versioned migrations are in :mod:`evalcore.store.schema`; opening a store brings
@@ -30,6 +30,7 @@ from evalcore.store.connection import (
     StoreTooNew,
     StoreUnreadable,
     canonical_json,
+    configured_location,
     default_path,
     guarded,
     now,
@@ -37,6 +38,7 @@ from evalcore.store.connection import (
     store_message,
 )
 from evalcore.store.campaigns import CampaignsStore
+from evalcore.store.dialect import location_name
 from evalcore.store.criteria import CriteriaStore, criteria_diff
 from evalcore.store.datasets import FRAMES, DatasetsStore
 from evalcore.store.labels import LABEL_COLUMNS, LabelsStore
@@ -54,8 +56,7 @@ class Store(RunsStore, CacheStore, CriteriaStore, DatasetsStore, CampaignsStore,
 
     def __init__(self, path: str | Path | None = None) -> None:
         super().__init__(path)
-        schema.refuse_newer(self.path)
-        self.backup = schema.migrate(self.conn, self.path)  # the pre-migration copy, when one was made
+        self.backup = schema.open_store(self)  # the pre-migration copy of a SQLite file, when one was made
         self.identify()  # every later write checks that the file at the path is still this one
 
 
@@ -82,14 +83,14 @@ def default_store() -> Store:
     """The one global handle (``$EVALCORE_DB`` or ``~/.evalcore/evalcore.db``)."""
     global _default
     with _default_lock:
-        if _default is None or (settings.current().db and settings.current().store_path() != _default.path):
+        if _default is None or (settings.current().db and location_name(configured_location()) != _default.path):
             _default = Store()
         return _default
 
 
 def store_problem(path: str | Path | None = None) -> str | None:
-    """None when the store at ``path`` (default: the default store's) opens and passes ``PRAGMA quick_check``,
-    else the one-line message to show (the app's banner)."""
+    """None when the store at ``path`` (default: the default store's) opens and passes its check (SQLite:
+    ``PRAGMA quick_check``), else the one-line message to show (the app's banner)."""
     st = None
     try:
         st = Store(path) if path is not None else default_store()

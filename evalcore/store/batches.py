@@ -39,7 +39,7 @@ class BatchesStore(Connection):
             except sqlite3.IntegrityError as e:  # pragma: no cover - the check above under the same write lock
                 raise ValueError(f"{endpoint}: batch {batch_id} recorded twice") from e
 
-    def update_batch(self, endpoint: str, batch_id: str, **fields: Any) -> None:
+    def update_batch(self, endpoint: str, batch_id: str, **fields: str | int | None) -> None:
         unknown = set(fields) - _UPDATABLE
         if unknown:
             raise ValueError(f"not a batch field to update: {', '.join(sorted(unknown))}")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+from typing import Any, Mapping, Sequence
 
 from evalcore.store.connection import Connection, canonical_json, dumps, now
 
@@ -16,7 +16,7 @@ def request_key(identity: dict[str, Any], params: dict[str, Any]) -> str:
     return hashlib.sha256(canonical_json([identity, identity.get("model"), params]).encode()).hexdigest()
 
 
-def cache_rows(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def cache_rows(entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Entries {key, endpoint (identity), request (params), response, latency_s} as rows of the cache table."""
     return [{"key": e["key"], "endpoint": canonical_json(e["endpoint"]), "model": e["endpoint"].get("model", ""),
              "request": canonical_json(e["request"]), "response": dumps(e["response"]),
@@ -44,7 +44,7 @@ class CacheStore(Connection):
         self.cache_put_many([{"key": key, "endpoint": endpoint, "request": request, "response": response,
                               "latency_s": latency_s}])
 
-    def cache_put_many(self, entries: list[dict[str, Any]]) -> None:
+    def cache_put_many(self, entries: Sequence[Mapping[str, Any]]) -> None:
         """Several entries (as ``cache_put`` takes them, with their ``key``) in one transaction."""
         rows = cache_rows(list(entries))
         if rows:

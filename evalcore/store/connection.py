@@ -1,9 +1,11 @@
-"""The store's connection handling and errors: one SQLite file in WAL mode with a busy timeout, so the app, a CLI
-run and a bench can write to it at the same time. Each thread gets its own connection; every write is one short
-``BEGIN IMMEDIATE`` transaction (taking the write lock up front avoids the deadlock-prone read-to-write upgrade).
+"""The store's connection handling and errors. The embedded default is one SQLite file in WAL mode with a busy
+timeout, so the app, a CLI run and a bench can write to it at the same time; ``EVALCORE_DB=postgresql://...`` is a
+PostgreSQL database instead (what differs goes through evalcore.store.dialect). Each thread gets its own connection;
+every write is one short transaction that takes the store's write lock up front (SQLite: ``BEGIN IMMEDIATE``, which
+avoids the deadlock-prone read-to-write upgrade; PostgreSQL: an advisory lock on the store).
 
 A store that cannot be read, stays locked, or was written by a newer release raises a :class:`StoreError` whose
-``str()`` names the file and the way out, instead of a bare sqlite3 error.
+``str()`` names the store and the way out, instead of a bare sqlite3 or psycopg error.
 """
 
 from __future__ import annotations
@@ -17,12 +19,16 @@ import sqlite3
 import threading
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Mapping, SupportsFloat, TypeVar
 
+import pandas as pd
 import sqlite_utils
-from sqlite_utils.db import Table
 
-BUSY_TIMEOUT_S = 30.0
+from evalcore.store.dialect import (BUSY_TIMEOUT_S, Args, DbConnection, PostgresDialect, SqliteDialect,
+                                    for_location as dialect_for)
+from evalcore.store.postgres import PgConnection
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def now() -> str:
@@ -30,11 +36,11 @@ def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
-def canonical_json(obj: Any) -> str:
+def canonical_json(obj: object) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def _json_default(x: Any) -> Any:
+def _json_default(x: object) -> object:
     if hasattr(x, "item"):
         return x.item()
     if hasattr(x, "tolist"):
@@ -42,11 +48,11 @@ def _json_default(x: Any) -> Any:
     return str(x)
 
 
-def dumps(x: Any) -> str:
+def dumps(x: object) -> str:
     return json.dumps(x, ensure_ascii=False, default=_json_default)
 
 
-def float_or_null(value: Any) -> float | None:
+def float_or_null(value: SupportsFloat | str | None) -> float | None:
     """A score as stored: a float, or NULL for none or NaN."""
     return None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
 
@@ -66,7 +72,7 @@ class StoreError(RuntimeError):
 
     public_text = "The server's local store cannot be used just now: nothing was saved. Tell the server's operator."
 
-    def __init__(self, message: str, *, path: Path, detail: str = "") -> None:
+    def __init__(self, message: str, *, path: Path | str, detail: str = "") -> None:
         super().__init__(message)
         self.path = path
         self.detail = detail
@@ -118,12 +124,12 @@ class StoreReplaced(StoreError):
     replayed onto the new one, so the write is refused and the file at the path is left as it is. ``moved``: the
     path names another file (inode or device changed, or no file), not the same file rewritten in place."""
 
-    def __init__(self, message: str, *, path: Path, detail: str = "", moved: bool = False) -> None:
+    def __init__(self, message: str, *, path: Path | str, detail: str = "", moved: bool = False) -> None:
         super().__init__(message, path=path, detail=detail)
         self.moved = moved
 
 
-def replaced_message(path: Path, how: str) -> str:
+def replaced_message(path: Path | str, how: str) -> str:
     return (f"the local store {path} was replaced while this process had it open ({how}); nothing was written, "
             f"the file now at that path was left as it is. Restart the app or command to open the file now there.")
 
@@ -135,19 +141,54 @@ _READONLY_CODES, _READONLY_TEXTS = ("SQLITE_READONLY", "SQLITE_PERM"), ("readonl
 _FULL_CODES, _FULL_TEXTS = ("SQLITE_FULL",), ("database or disk is full", "no space left")
 
 
-def _sqlite_cause(err: BaseException | None) -> sqlite3.Error | None:
-    """The sqlite3 error behind ``err`` (pandas wraps it in its own DatabaseError), or None."""
+def _is_db_error(err: BaseException) -> bool:
+    return isinstance(err, sqlite3.Error) or type(err).__module__.startswith("psycopg")
+
+
+def db_cause(err: BaseException | None) -> BaseException | None:
+    """The sqlite3 or psycopg error behind ``err`` (pandas wraps it in its own DatabaseError), or None."""
     seen = 0
     while err is not None and seen < 5:
-        if isinstance(err, sqlite3.Error):
+        if _is_db_error(err):
             return err
         err = err.__cause__ or err.__context__
         seen += 1
     return None
 
 
-def store_error(path: Path, err: sqlite3.Error) -> StoreError | None:
+# PostgreSQL's SQLSTATE codes (Appendix A of its manual) for the same four ways a store cannot be used
+_PG_LOCKED = ("55P03", "40P01", "40001")  # lock_not_available (lock_timeout), deadlock, serialization failure
+_PG_READONLY = ("25006", "42501")  # read_only_sql_transaction, insufficient_privilege
+_PG_FULL = ("53100",)  # disk_full
+_PG_UNREACHABLE = ("08", "28", "3D000", "57P")  # connection, authorization, no such database, server shut down
+
+
+def _pg_error(path: Path | str, err: BaseException) -> StoreError | None:
+    """The StoreError for a psycopg error of a PostgreSQL store, or None."""
+    code = str(getattr(err, "sqlstate", "") or "")
+    text = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    if code in _PG_LOCKED:
+        return StoreLocked(f"the store {path} stayed locked for more than {BUSY_TIMEOUT_S:g} s: another process (a "
+                           f"scoring run, the app) is writing to it. Wait for it and try again.", path=path,
+                           detail=text)
+    if code in _PG_READONLY:
+        return StoreReadOnly(f"the store {path} refuses writes from this user ({text}): nothing was written. Grant "
+                             f"the database user the right to write, or point EVALCORE_DB at another database.",
+                             path=path, detail=text)
+    if code in _PG_FULL:
+        return StoreFull(f"the disk of the PostgreSQL server holding the store {path} is full ({text}): the write "
+                         f"was rolled back. Free some space there, then try again.", path=path, detail=text)
+    if code.startswith(_PG_UNREACHABLE) or (not code and type(err).__name__ == "OperationalError"):
+        return StoreUnreadable(f"the store {path} cannot be reached ({text}). Check that the PostgreSQL server "
+                               f"runs and that EVALCORE_DB (CLI: --db) names its host, database and user.",
+                               path=path, detail=text)
+    return None
+
+
+def store_error(path: Path | str, err: BaseException) -> StoreError | None:
     """The StoreError that explains ``err`` for the store at ``path``, or None (an error of another kind)."""
+    if not isinstance(err, sqlite3.Error):
+        return _pg_error(path, err) if _is_db_error(err) else None
     code = str(getattr(err, "sqlite_errorname", "") or "")
     text = str(err)
     low = text.lower()
@@ -171,70 +212,78 @@ def store_error(path: Path, err: sqlite3.Error) -> StoreError | None:
     return None
 
 
-def unreadable_message(path: Path, detail: str) -> str:
+def unreadable_message(path: Path | str, detail: str) -> str:
     return (f"the local store {path} cannot be read ({detail}). It is only a cache of judge replies, your runs, "
             f"uploads and criteria versions: move it aside (mv '{path}' '{path}.broken'; what it held stays in "
             f"that file) and the app and CLI start a fresh one, or point EVALCORE_DB (CLI: --db) at another file.")
 
 
-def guarded(fn: Any) -> Any:
-    """``fn`` (a store method) with a sqlite error of a broken or locked store turned into its StoreError."""
+def guarded(fn: F) -> F:
+    """``fn`` (a store method) with a database error of a broken or locked store turned into its StoreError."""
 
     @functools.wraps(fn)
-    def wrapper(self: Any, *args: Any, **kw: Any) -> Any:
+    def wrapper(self: object, *args: object, **kw: object) -> object:
         try:
             return fn(self, *args, **kw)
         except StoreError:
             raise
         except Exception as e:
-            cause = _sqlite_cause(e)
-            translated = store_error(Path(getattr(self, "path", "?")), cause) if cause is not None else None
+            cause = db_cause(e)
+            translated = store_error(getattr(self, "path", "?"), cause) if cause is not None else None
             if translated is None:
                 raise
             raise translated from e
 
-    return wrapper
+    return wrapper  # type: ignore[return-value]
 
 
 # ------------------------------------------------------------------------------------------------- connections
-class _SchemaTable(Table):
-    """A table as the migrations made it (evalcore.store.schema). sqlite-utils creates a table it does not find and
-    asks sqlite_master on every insert to know; here the table always exists, so an insert neither creates one (a
-    missing table is sqlite's "no such table" error) nor spends that query."""
+def configured_location() -> str:
+    """The store ``$EVALCORE_DB`` names (a file path or a ``postgresql://`` URL), else ``~/.evalcore/evalcore.db``."""
+    from evalcore import settings
 
-    def exists(self) -> bool:
-        return True
+    return settings.current().db or str(settings.current().store_path())
 
 
-# ------------------------------------------------------------------------------------------------- connections
 class Connection:
-    """Per-thread connections to one store file, and its write transaction."""
+    """Per-thread connections to one store (a SQLite file, or a PostgreSQL database: evalcore.store.dialect), and
+    its write transaction."""
 
     def __init__(self, path: str | Path | None = None) -> None:
-        self.path = Path(path) if path is not None else default_path()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.dialect, self.path = dialect_for(str(path) if path is not None else configured_location())
+        if isinstance(self.dialect, SqliteDialect):
+            self.dialect.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
-        self._conns: list[sqlite3.Connection] = []
+        self._conns: list[DbConnection] = []
         self._conns_lock = threading.Lock()
         self._identity: tuple[int, int, str | None] | None = None  # (st_dev, st_ino, store id) once identified
         self._replaced = False  # a write found another file at the path (StoreReplaced)
 
+    @property
+    def file(self) -> Path | None:
+        """The SQLite file; None for a PostgreSQL store."""
+        return self.dialect.path if isinstance(self.dialect, SqliteDialect) else None
+
     def identify(self) -> None:
-        """Remember which file this handle opened: its device and inode, and the store id kept inside it (the
-        ``meta`` table, schema version 2). Every write transaction checks both (:meth:`write`)."""
-        st = os.stat(self.path)
-        self._identity = (st.st_dev, st.st_ino, self._store_id(self.conn))
+        """Remember which store this handle opened: the store id kept inside it (the ``meta`` table, schema version
+        2) and, for a file, its device and inode. Every write transaction checks them (:meth:`write`)."""
+        st = os.stat(self.file) if self.file is not None else None
+        self._identity = (st.st_dev if st else 0, st.st_ino if st else 0, self._store_id(self.conn))
 
     @staticmethod
-    def _store_id(c: sqlite3.Connection) -> str | None:
+    def _store_id(c: DbConnection) -> str | None:
         try:
             row = c.execute("SELECT value FROM meta WHERE key = 'store_id'").fetchone()
         except sqlite3.OperationalError:  # no meta table: a file not migrated (yet)
             return None
+        except Exception as e:  # the same on PostgreSQL (only ever asked outside a transaction before migrating)
+            if not _is_db_error(e):
+                raise
+            return None
         return None if row is None else str(row[0])
 
     @staticmethod
-    def _hand_back_wal(c: sqlite3.Connection) -> None:
+    def _hand_back_wal(c: DbConnection) -> None:
         """The WAL file (``<path>-wal``, found by name) still holds this handle's last commits: the next process to
         open the file now at the path would replay them onto it and wipe what it holds. Checkpoint them into the
         file this handle opened (the moved or unlinked one: the connection keeps its descriptor) and empty the WAL.
@@ -244,50 +293,53 @@ class Connection:
         except sqlite3.Error:
             pass
 
-    def _check_identity(self, c: sqlite3.Connection) -> None:
-        """Raise StoreReplaced when the file at the path is not the one identified: another inode or device (a file
-        moved or restored over it, or none), or another store id (a connection of this handle opened after the
-        swap). Not caught: a file copied over in place (same inode) while this handle's page cache looks valid to
-        sqlite (in WAL mode it checks the WAL index, not the file), so restore with ``mv``, never ``cp`` over."""
+    def _check_identity(self, c: DbConnection) -> None:
+        """Raise StoreReplaced when the store is not the one identified: for a file, another inode or device (a file
+        moved or restored over it, or none); for both backends, another store id (a connection of this handle
+        opened after the swap; a PostgreSQL database dropped and made again). Not caught: a file copied over in
+        place (same inode) while this handle's page cache looks valid to sqlite (in WAL mode it checks the WAL
+        index, not the file), so restore with ``mv``, never ``cp`` over."""
         if self._identity is None:
             return
         dev, ino, store_id = self._identity
-        try:
-            st = os.stat(self.path)
-        except FileNotFoundError:
-            raise StoreReplaced(replaced_message(self.path, "the file was moved away or deleted"),
-                                path=self.path, moved=True) from None
-        if (st.st_dev, st.st_ino) != (dev, ino):
-            raise StoreReplaced(replaced_message(self.path, f"another file is at that path: inode {st.st_ino}, "
-                                                            f"was {ino}"), path=self.path, moved=True)
+        if self.file is not None:
+            try:
+                st = os.stat(self.file)
+            except FileNotFoundError:
+                raise StoreReplaced(replaced_message(self.path, "the file was moved away or deleted"),
+                                    path=self.path, moved=True) from None
+            if (st.st_dev, st.st_ino) != (dev, ino):
+                raise StoreReplaced(replaced_message(self.path, f"another file is at that path: inode {st.st_ino}, "
+                                                                f"was {ino}"), path=self.path, moved=True)
         found = self._store_id(c)
         if store_id is not None and found != store_id:
             raise StoreReplaced(replaced_message(self.path, f"store id {found}, was {store_id}"), path=self.path)
 
     @property
-    def conn(self) -> sqlite3.Connection:
+    def conn(self) -> DbConnection:
         c = getattr(self._local, "conn", None)
-        if c is None:
-            # isolation_level=None: we issue BEGIN IMMEDIATE / COMMIT ourselves
-            c = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_S, isolation_level=None)
-            c.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-            c.execute("PRAGMA journal_mode = WAL")
-            c.execute("PRAGMA synchronous = NORMAL")  # safe with WAL: a crash loses at most the last commits
+        if c is None or (isinstance(c, PgConnection) and c.raw.closed):  # a server restart closed it: reconnect
+            c = self.dialect.connect()
             self._local.conn = c
+            self._local.db = None
             with self._conns_lock:
                 self._conns.append(c)
         return c
 
     @property
     def db(self) -> sqlite_utils.Database:
+        """sqlite-utils over this thread's connection (a SQLite store only)."""
         d = getattr(self._local, "db", None)
         if d is None:
-            d = sqlite_utils.Database(self.conn)
+            c = self.conn
+            if not isinstance(c, sqlite3.Connection):
+                raise TypeError(f"the store {self.path} is a PostgreSQL database: it has no sqlite-utils handle")
+            d = sqlite_utils.Database(c)
             self._local.db = d
         return d
 
     @contextlib.contextmanager
-    def write(self) -> Iterator[sqlite3.Connection]:
+    def write(self) -> Iterator[DbConnection]:
         """One write transaction. Re-entrant: inside an open one (this thread's connection), the block joins it, so
         several writes (a dataset and its runs, evalcore.importers.save_import) commit or roll back together."""
         c = self.conn
@@ -295,9 +347,10 @@ class Connection:
             yield c
             return
         try:
-            c.execute("BEGIN IMMEDIATE")
-        except sqlite3.Error as e:  # a caller's own ``with store.write():`` meets a locked store here
-            translated = store_error(self.path, e)
+            self.dialect.begin(c)
+        except Exception as e:  # a caller's own ``with store.write():`` meets a locked store here
+            cause = db_cause(e)
+            translated = store_error(self.path, cause) if cause is not None else None
             if translated is None:
                 raise
             raise translated from e
@@ -317,20 +370,36 @@ class Connection:
         else:
             c.execute("COMMIT")
 
-    def _insert(self, table: str, rows: Iterable[dict[str, Any]], *, replace: bool = False,
-                ignore: bool = False) -> Table:
-        """Rows written into ``table`` by column name (sqlite-utils' ``insert_all``): ``replace`` is INSERT OR REPLACE,
-        ``ignore`` INSERT OR IGNORE. Only inside :meth:`write` on this thread's connection: sqlite-utils then joins
-        that transaction through a savepoint instead of committing its own, so the row commits or rolls back with the
-        rest. ``alter=False``: a key that is not a column is an error, never a new column (the schema is the
-        migrations'). The table object is returned for ``last_rowid``."""
-        if not self.conn.in_transaction:
+    def _insert(self, table: str, rows: Iterable[Mapping[str, object]], *, replace: bool = False,
+                ignore: bool = False) -> int | None:
+        """Rows written into ``table`` by column name (sqlite-utils' ``insert_all``; on PostgreSQL ``INSERT ... ON
+        CONFLICT``): ``replace`` is INSERT OR REPLACE, ``ignore`` INSERT OR IGNORE. Only inside :meth:`write` on this
+        thread's connection: sqlite-utils then joins that transaction through a savepoint instead of committing its
+        own, so the row commits or rolls back with the rest. A key that is not a column is an error, never a new
+        column (the schema is the migrations'). Returns the last row's id (``last_rowid``)."""
+        c = self.conn
+        if not c.in_transaction:
             raise RuntimeError(f"a write to {table} outside a write transaction (use `with self.write():`)")
-        return _SchemaTable(self.db, table).insert_all(rows, alter=False, replace=replace, ignore=ignore)
+        if isinstance(self.dialect, SqliteDialect):
+            return self.dialect.insert(self.db, table, list(rows), replace=replace, ignore=ignore)
+        assert isinstance(c, PgConnection)
+        return self.dialect.insert(c, table, list(rows), replace=replace, ignore=ignore)
 
-    def rows(self, sql: str, args: tuple | list = ()) -> list[dict[str, Any]]:
-        """The rows of a query as dicts (sqlite-utils' reader)."""
-        return list(self.db.query(sql, args))
+    def rows(self, sql: str, args: Args = ()) -> list[dict[str, Any]]:
+        """The rows of a query as dicts (sqlite-utils' reader on SQLite)."""
+        if isinstance(self.dialect, SqliteDialect):
+            return self.dialect.rows(self.db, sql, args)
+        c = self.conn
+        assert isinstance(c, PgConnection)
+        return self.dialect.rows(c, sql, args)
+
+    def frame(self, sql: str, args: Args = ()) -> pd.DataFrame:
+        """The rows of a query as a frame (``pd.read_sql_query`` on SQLite; the same frame from PostgreSQL)."""
+        c = self.conn
+        if isinstance(self.dialect, SqliteDialect):
+            return self.dialect.frame(c, sql, args)
+        assert isinstance(c, PgConnection)
+        return self.dialect.frame(c, sql, args)
 
     def close(self) -> None:
         with self._conns_lock:
@@ -342,4 +411,6 @@ class Connection:
                 except sqlite3.ProgrammingError:
                     pass  # made on another thread; the process exit closes it
             self._conns = []
+        if isinstance(self.dialect, PostgresDialect):
+            self.dialect.leases.close()
         self._local = threading.local()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import asdict
-from typing import Any
+from typing import Any, Mapping, Sequence
 
 from evalcore.identity import Viewer
 from evalcore.store.connection import Connection, now
@@ -44,7 +44,7 @@ class CriteriaStore(Connection):
                                  "steps_by": steps_by}])
         return h
 
-    def add_criteria_rows(self, rows: list[dict[str, Any]]) -> None:
+    def add_criteria_rows(self, rows: Sequence[Mapping[str, Any]]) -> None:
         """Criteria rows (a bundle's, or one new version) kept as they are; a hash already stored is left alone.
         A row without owner/steps_by (a bundle's) gets none: everyone sees it."""
         with self.write():
@@ -80,4 +80,5 @@ class CriteriaStore(Connection):
         """A unified diff of two saved versions, field by field."""
         a = self.load_criteria(dataset_id, dimension, hash_a)
         b = self.load_criteria(dataset_id, dimension, hash_b)
+        assert a is not None and b is not None  # a version asked for by hash is found or raises KeyError
         return criteria_diff(a, b, name_a=hash_a, name_b=hash_b)

@@ -108,7 +108,7 @@ class DatasetsStore(Connection):
     def datasets_version(self) -> str:
         """What changes whenever the list of uploads does (one imported, deleted or shared, labels made): a
         listing's cache keyed by it shows a deletion from the command line at once."""
-        n, last, shared = self.conn.execute("SELECT count(*), max(created_at), total(shared) FROM datasets").fetchone()
+        n, last, shared = self.conn.execute("SELECT count(*), max(created_at), COALESCE(SUM(shared), 0) FROM datasets").fetchone()
         labels = self.conn.execute("SELECT count(*), max(label_id) FROM labels").fetchone()
         return f"{n}|{last}|{int(shared)}|{labels[0]}|{labels[1]}"
 

@@ -49,12 +49,13 @@ class LabelsStore(Connection):
         with self.write() as c:
             pos = c.execute("SELECT COALESCE(MAX(position), 0) + 1 FROM labels WHERE dataset_id = ? AND annotator = ?",
                             (dataset_id, annotator)).fetchone()[0]
-            table = self._insert("labels", [{
+            label_id = self._insert("labels", [{
                 "dataset_id": dataset_id, "item_id": str(item_id), "dimension": dimension, "annotator": annotator,
                 "value": None if value is None else float(value), "skipped": int(bool(skipped)),
                 "strategy": strategy, "position": int(pos), "shown_at": shown_at,
                 "created_at": created_at or now(), "session": session, "owner": owner}])
-            return int(table.last_rowid)
+            assert label_id is not None
+            return int(label_id)
 
     def undo_label(self, dataset_id: str, annotator: str, *, dimensions: list[str] | None = None,
                    owner: str | None = None) -> dict[str, Any] | None:
@@ -82,7 +83,7 @@ class LabelsStore(Connection):
         where, args = visible_labels_sql(viewer)
         if dataset_id is not None:
             where, args = f"dataset_id = ? AND {where}", [dataset_id, *args]
-        frame = pd.read_sql_query(f"SELECT * FROM labels WHERE {where} ORDER BY label_id", self.conn, params=args)
+        frame = self.frame(f"SELECT * FROM labels WHERE {where} ORDER BY label_id", args)
         frame["value"] = frame["value"].astype(float)
         return frame[LABEL_COLUMNS]
 

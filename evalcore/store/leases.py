@@ -1,15 +1,22 @@
 """One writer per run: a lease row (pid, host, process start, since, token) that a second process meets; a
-"running" run whose holder is gone is listed "interrupted". Also the store's health check."""
+"running" run whose holder is gone is listed "interrupted". Also the store's health check.
+
+Whether the holder is gone: on SQLite (one host) its pid and /proc; on PostgreSQL (scorers on several hosts) a
+session advisory lock the holder takes on its own connection for as long as it scores (evalcore.store.postgres
+LeaseLocks): the server drops it when that connection ends, so a holder killed on any host lets go at once, with no
+heartbeat and no clock to trust but the database's.
+"""
 
 from __future__ import annotations
 
 import os
 import socket
-import sqlite3
 import uuid
 from typing import Any
 
+from evalcore.store import postgres
 from evalcore.store.connection import Connection, StoreUnreadable, now, unreadable_message
+from evalcore.store.dialect import DbConnection, PostgresDialect
 
 _HOST = socket.gethostname()
 
@@ -67,7 +74,7 @@ def _is_this_process(holder: dict[str, Any]) -> bool:
     return holder.get("host") == _HOST and int(holder.get("pid", -1)) == os.getpid()
 
 
-def _lease_row(c: sqlite3.Connection, run_id: str) -> dict[str, Any] | None:
+def _lease_row(c: DbConnection, run_id: str) -> dict[str, Any] | None:
     cur = c.execute("SELECT run_id, pid, host, started, since, token FROM leases WHERE run_id = ?", (run_id,))
     row = cur.fetchone()
     return None if row is None else dict(zip([d[0] for d in cur.description], row))
@@ -76,9 +83,10 @@ def _lease_row(c: sqlite3.Connection, run_id: str) -> dict[str, Any] | None:
 class LeasesStore(Connection):
     def check(self, *, full_up_to_bytes: int = 256 * 2**20) -> None:
         """Read every page (``PRAGMA quick_check``, for a file up to ``full_up_to_bytes``; a bigger one reads the
-        tables the app lists: runs, datasets, criteria, leases); raise StoreUnreadable unless all is well."""
-        size = self.path.stat().st_size if self.path.exists() else 0
-        if size > full_up_to_bytes:
+        tables the app lists: runs, datasets, criteria, leases); raise StoreUnreadable unless all is well. A
+        PostgreSQL store (the server checks its own pages) reads those tables."""
+        size = self.file.stat().st_size if self.file is not None and self.file.exists() else 0
+        if self.file is None or size > full_up_to_bytes:
             for table in ("runs", "datasets", "criteria", "leases"):
                 self.conn.execute(f"SELECT count(*), max(rowid) FROM {table}").fetchall()
             return
@@ -87,23 +95,41 @@ class LeasesStore(Connection):
             raise StoreUnreadable(unreadable_message(self.path, "; ".join(str(r) for r in rows[:3])), path=self.path,
                                   detail="; ".join(str(r) for r in rows))
 
+    def _holder_alive(self, held: dict[str, Any]) -> bool:
+        """Whether the lease's holder may still be scoring (another host's process counts as alive on SQLite)."""
+        if isinstance(self.dialect, PostgresDialect):
+            return postgres.lock_held(self.conn, self.dialect.lease_lock(held["run_id"]))  # type: ignore[arg-type]
+        return process_alive(held["pid"], held["host"], held["started"] or "") is not False
+
     def acquire_lease(self, run_id: str) -> dict[str, Any]:
         """Take the run's lease for this process (one writer per run): raise ``RunLeased`` when a live process holds
         it; a lease whose process is gone (killed) is taken over. Returns the lease (pass it to ``release_lease``)."""
         mine = {"run_id": run_id, "pid": os.getpid(), "host": _HOST, "started": _proc_start(os.getpid()),
                 "since": now(), "token": uuid.uuid4().hex}
+        pg = self.dialect if isinstance(self.dialect, PostgresDialect) else None
         with self.write() as c:
             held = _lease_row(c, run_id)
-            if held is not None and process_alive(held["pid"], held["host"], held["started"] or "") is not False:
+            if held is not None and self._holder_alive(held):
                 raise RunLeased(run_id, held)
-            self._insert("leases", [mine], replace=True)
+            if pg is not None and not pg.leases.take(mine["token"], pg.lease_lock(run_id)):
+                raise RunLeased(run_id, held or {"pid": 0, "host": "another session", "since": "?"})
+            try:
+                self._insert("leases", [mine], replace=True)
+            except BaseException:
+                if pg is not None:
+                    pg.leases.give_back(mine["token"])
+                raise
         return mine
 
     def release_lease(self, lease: dict[str, Any] | None) -> None:
         if lease is None:
             return
-        with self.write() as c:
-            c.execute("DELETE FROM leases WHERE run_id = ? AND token = ?", (lease["run_id"], lease["token"]))
+        try:
+            with self.write() as c:
+                c.execute("DELETE FROM leases WHERE run_id = ? AND token = ?", (lease["run_id"], lease["token"]))
+        finally:
+            if isinstance(self.dialect, PostgresDialect):
+                self.dialect.leases.give_back(lease["token"])
 
     def lease_holder(self, run_id: str) -> dict[str, Any] | None:
         return _lease_row(self.conn, run_id)
@@ -113,6 +139,6 @@ class LeasesStore(Connection):
         if status != "running":
             return status
         held = _lease_row(self.conn, run_id)
-        if held is None or process_alive(held["pid"], held["host"], held["started"] or "") is False:
+        if held is None or not self._holder_alive(held):
             return "interrupted"
         return status

@@ -17,9 +17,9 @@ _KEYS = {"datasets": ("id",), "runs": ("run_id",), "criteria": ("dataset_id", "d
 
 
 def visible_sql(viewer: Viewer | None, alias: str = "") -> tuple[str, list[Any]]:
-    """A WHERE condition (never empty: "1" when nothing is scoped) and its arguments: the rows ``viewer`` sees."""
+    """A WHERE condition (never empty: "1 = 1" when nothing is scoped) and its arguments: the rows ``viewer`` sees."""
     if viewer is None:
-        return "1", []
+        return "1 = 1", []
     p = f"{alias}." if alias else ""
     cond = f'({p}"owner" IS NULL OR {p}"owner" = \'\' OR {p}"shared" = 1'
     if viewer.user is None:
@@ -30,7 +30,7 @@ def visible_sql(viewer: Viewer | None, alias: str = "") -> tuple[str, list[Any]]
 def visible_labels_sql(viewer: Viewer | None) -> tuple[str, list[Any]]:
     """The same rule for label rows: a user's labels on a dataset are shared as a set (the ``label_shares`` table)."""
     if viewer is None:
-        return "1", []
+        return "1 = 1", []
     cond = ('(labels."owner" IS NULL OR labels."owner" = \'\' OR EXISTS (SELECT 1 FROM label_shares s'
             ' WHERE s.dataset_id = labels.dataset_id AND s.owner = labels.owner)')
     if viewer.user is None:

@@ -4,7 +4,7 @@ answered each request)."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any, Hashable, Mapping, Sequence
 
 import pandas as pd
 
@@ -18,14 +18,14 @@ from evalcore.store.owners import visible_sql
 _ANSWER_FIELDS = ("key", "task", "dimension", "answered_by", "prompt_tokens", "cached_tokens", "latency_s")
 
 
-def _judgment_row(run_id: str, r: dict[str, Any], created_at: str) -> dict[str, Any]:
+def _judgment_row(run_id: str, r: Mapping[Hashable, Any], created_at: str) -> dict[str, Any]:
     return {"run_id": run_id, "item_id": r["item_id"], "dimension": r["dimension"],
             "criteria_hash": r.get("criteria_hash") or "", "raw": r.get("raw") or "",
             "value": float_or_null(r.get("value")), "status": r["status"], "reason": r.get("reason") or "",
             "estimator": r.get("estimator") or "", "detail": dumps(r.get("detail") or {}), "created_at": created_at}
 
 
-def _comparison_row(run_id: str, r: dict[str, Any], created_at: str) -> dict[str, Any]:
+def _comparison_row(run_id: str, r: Mapping[Hashable, Any], created_at: str) -> dict[str, Any]:
     return {"run_id": run_id, "pair_id": r["pair_id"], "doc_id": r["doc_id"], "item_first": r["item_first"],
             "item_second": r["item_second"], "dimension": r["dimension"], "order": r["order"],
             "criteria_hash": r.get("criteria_hash") or "", "raw": r.get("raw") or "", "verdict": r.get("verdict"),
@@ -33,7 +33,7 @@ def _comparison_row(run_id: str, r: dict[str, Any], created_at: str) -> dict[str
             "estimator": r.get("estimator") or "", "detail": dumps(r.get("detail") or {}), "created_at": created_at}
 
 
-def _draw_row(run_id: str, r: dict[str, Any], created_at: str) -> dict[str, Any]:
+def _draw_row(run_id: str, r: Mapping[Hashable, Any], created_at: str) -> dict[str, Any]:
     return {"run_id": run_id, "item_id": r["item_id"], "dimension": r["dimension"],
             "criteria_hash": r.get("criteria_hash") or "", "draw": int(r["draw"]), "raw": r.get("raw") or "",
             "value": float_or_null(r.get("value")), "status": r["status"], "reason": r.get("reason") or "",
@@ -77,6 +77,11 @@ def _not_theirs(run_id: str, recorded: str | None, owner: str | None) -> str | N
 
 class RunsStore(Connection):
     """Runs; composed in ``Store`` with ``LeasesStore`` (live_status) and ``CriteriaStore`` (add_criteria_rows)."""
+
+    if TYPE_CHECKING:  # given by those classes in Store
+        def live_status(self, run_id: str, status: str | None) -> str | None: ...
+
+        def add_criteria_rows(self, rows: Sequence[Mapping[str, Any]]) -> None: ...
 
     def create_run(self, *, run_id: str, dataset_id: str, method: str, model: str, label: str = "",
                    config: dict[str, Any] | None = None, parser: str = "", status: str = "running",
@@ -130,7 +135,7 @@ class RunsStore(Connection):
     def runs_version(self, dataset_id: str) -> str:
         """What changes whenever the list of a dataset's runs does: a run created, resumed, finished, deleted or
         shared. A picker's cache keyed by it lists a run scored a moment ago, on any page or by the CLI."""
-        n, last, shared = self.conn.execute("SELECT count(*), max(updated_at), total(shared) FROM runs "
+        n, last, shared = self.conn.execute("SELECT count(*), max(updated_at), COALESCE(SUM(shared), 0) FROM runs "
                                             "WHERE dataset_id = ?", (dataset_id,)).fetchone()
         return f"{n}|{last}|{int(shared)}"
 
@@ -149,12 +154,12 @@ class RunsStore(Connection):
     def run_dimensions(self, run_id: str) -> list[str]:
         """The dimensions a stored run holds judgments or comparisons on, sorted."""
         rows = self.conn.execute("SELECT dimension FROM (SELECT DISTINCT dimension FROM judgments WHERE run_id = ?"
-                                 " UNION SELECT DISTINCT dimension FROM comparisons WHERE run_id = ?)"
+                                 " UNION SELECT DISTINCT dimension FROM comparisons WHERE run_id = ?) AS d"
                                  " ORDER BY dimension", (run_id, run_id)).fetchall()
         return [r[0] for r in rows]
 
-    def save_judgment(self, run_id: str, row: dict[str, Any], *, cache: list[dict[str, Any]] = (),
-                      answers: list[tuple] = (), draws: list[dict[str, Any]] = ()) -> None:
+    def save_judgment(self, run_id: str, row: Mapping[str, Any], *, cache: Sequence[Mapping[str, Any]] = (),
+                      answers: Sequence[Sequence[object]] = (), draws: Sequence[Mapping[str, Any]] = ()) -> None:
         """One judgment (with its draws, when the judge was drawn several times, and the cache entries of the
         responses it came from) in one transaction. The item's earlier draws under the same criteria are replaced,
         so a failed item judged again keeps no draw of its first try."""
@@ -165,8 +170,8 @@ class RunsStore(Connection):
         self._save_with_cache(run_id, "judgments", values, cache, answers,
                               draws=[_draw_row(run_id, d, values["created_at"]) for d in draws])
 
-    def save_comparison(self, run_id: str, row: dict[str, Any], *, cache: list[dict[str, Any]] = (),
-                        answers: list[tuple] = ()) -> None:
+    def save_comparison(self, run_id: str, row: Mapping[str, Any], *, cache: Sequence[Mapping[str, Any]] = (),
+                        answers: Sequence[Sequence[object]] = ()) -> None:
         values = {"run_id": run_id, "pair_id": row["pair_id"], "doc_id": row["doc_id"],
                   "item_first": row["item_first"], "item_second": row["item_second"], "dimension": row["dimension"],
                   "order": row["order"], "criteria_hash": row.get("criteria_hash", ""), "raw": row.get("raw", ""),
@@ -175,8 +180,8 @@ class RunsStore(Connection):
                   "detail": dumps(row.get("detail") or {}), "created_at": now()}
         self._save_with_cache(run_id, "comparisons", values, cache, answers)
 
-    def _save_with_cache(self, run_id: str, table: str, values: dict[str, Any], cache: list[dict[str, Any]],
-                         answers: list[tuple], draws: list[dict[str, Any]] = ()) -> None:
+    def _save_with_cache(self, run_id: str, table: str, values: dict[str, Any], cache: Sequence[Mapping[str, Any]],
+                         answers: Sequence[Sequence[object]], draws: Sequence[Mapping[str, Any]] = ()) -> None:
         """One judgment or comparison row with its responses' cache entries, answers rows and draws, in one
         transaction."""
         rows = cache_rows(list(cache))
@@ -195,9 +200,8 @@ class RunsStore(Connection):
 
     def answers(self, run_id: str) -> pd.DataFrame:
         """Which endpoint answered each request the run sent (cache hits are not listed)."""
-        return pd.read_sql_query("SELECT key, task, dimension, answered_by, prompt_tokens, cached_tokens, latency_s,"
-                                 " created_at FROM answers WHERE run_id = ? ORDER BY created_at", self.conn,
-                                 params=(run_id,))
+        return self.frame("SELECT key, task, dimension, answered_by, prompt_tokens, cached_tokens, latency_s,"
+                          " created_at FROM answers WHERE run_id = ? ORDER BY created_at", (run_id,))
 
     def done_keys(self, run_id: str, *, pairwise: bool) -> dict[tuple, str]:
         """What a run already holds: key -> status. Items: (item_id, dimension, criteria_hash);
@@ -232,10 +236,8 @@ class RunsStore(Connection):
         d = self.run_row(run_id)
         run = self._run_from_row(d)
         hashes = {dim: c.get("hash") for dim, c in (run.config.criteria or {}).items()}
-        j = pd.read_sql_query("SELECT * FROM judgments WHERE run_id = ? ORDER BY dimension, item_id", self.conn,
-                              params=(run_id,))
-        c = pd.read_sql_query('SELECT * FROM comparisons WHERE run_id = ? ORDER BY dimension, pair_id, "order"',
-                              self.conn, params=(run_id,))
+        j = self.frame("SELECT * FROM judgments WHERE run_id = ? ORDER BY dimension, item_id", (run_id,))
+        c = self.frame('SELECT * FROM comparisons WHERE run_id = ? ORDER BY dimension, pair_id, "order"', (run_id,))
         run.judgments = _current(j, hashes, JUDGMENT_COLUMNS)
         run.comparisons = _current(c, hashes, COMPARISON_COLUMNS)
         run.draws = self._draws(run_id, hashes)
@@ -243,8 +245,7 @@ class RunsStore(Connection):
 
     def _draws(self, run_id: str, hashes: dict[str, str | None]) -> pd.DataFrame:
         """A run's draws under the criteria versions its config names (empty for a run of one draw)."""
-        d = pd.read_sql_query("SELECT * FROM draws WHERE run_id = ? ORDER BY dimension, item_id, draw", self.conn,
-                              params=(run_id,))
+        d = self.frame("SELECT * FROM draws WHERE run_id = ? ORDER BY dimension, item_id, draw", (run_id,))
         if d.empty:
             return empty_frame(DRAW_COLUMNS)
         if hashes:
@@ -257,7 +258,7 @@ class RunsStore(Connection):
             for t in ("judgments", "comparisons", "draws", "answers", "runs"):
                 c.execute(f"DELETE FROM {t} WHERE run_id = ?", (run_id,))
 
-    def save_imported_run(self, run: Run, *, status: str = "done", criteria: list[dict[str, Any]] = (),
+    def save_imported_run(self, run: Run, *, status: str = "done", criteria: Sequence[Mapping[str, Any]] = (),
                           owner: str | None = None) -> None:
         """A whole run brought from a file (judge scores, a run bundle) in one transaction: it replaces any run with
         the same id, so importing again never leaves a mix of old and new judgments; but never another user's run

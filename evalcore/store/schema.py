@@ -1,4 +1,5 @@
-"""The store's schema, versioned by ``PRAGMA user_version``, and the ordered migrations that bring a file to it.
+"""The store's schema, versioned by ``PRAGMA user_version`` (PostgreSQL: the row of ``evalcore_schema_version``),
+and the ordered migrations that bring a store to it, the same steps on both backends.
 
 Version 0 is a file written before the schema had a version (releases up to f83ee0d): its core tables were created
 when a store opened, three more (``probe_failures``, ``batches``, ``labels``) by their first user. Version 1 is the
@@ -24,8 +25,14 @@ it (``<name>.bak-v<old>-<UTC timestamp>``) when the file already held tables: a 
 backup stays. A file whose version is above :data:`SCHEMA_VERSION` (a newer release wrote it) is refused with
 :class:`StoreTooNew` and not written to at all.
 
+A PostgreSQL store (evalcore.store.dialect) runs the same steps, each statement translated by
+:func:`evalcore.store.postgres.ddl` (types, ``AUTOINCREMENT``, ``INSERT OR IGNORE``), in one transaction under the
+store's write lock; a step using SQLite's own functions (``json_extract``, ...) has its PostgreSQL statements in
+:data:`PG_STEPS`. No copy is made before migrating a PostgreSQL store: take one with ``pg_dump`` before upgrading.
+
 To change the schema: append a ``(version, why, statements)`` step to :data:`MIGRATIONS`; never edit a step that a
-release has shipped.
+release has shipped. Write portable SQL (the DDL the translation knows), or add the step's PostgreSQL version to
+:data:`PG_STEPS`; tests/test_store_backends.py migrates a PostgreSQL store through every step.
 
 Tables
 ------
@@ -71,7 +78,10 @@ import sqlite3
 from datetime import datetime, timezone
 from pathlib import Path
 
-from evalcore.store.connection import BUSY_TIMEOUT_S, StoreTooNew
+from evalcore.store import postgres
+from evalcore.store.connection import BUSY_TIMEOUT_S, Connection, StoreTooNew
+from evalcore.store.dialect import DbConnection
+from evalcore.store.postgres import PgConnection
 
 # The tables exactly as the unversioned release wrote them (sqlite-utils' DDL), so a version-0 file and a fresh
 # version-1 file have the same schema.
@@ -246,12 +256,95 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
+# A safe JSON parse for the PostgreSQL versions of the steps below (SQLite's json_valid): a session-local function,
+# made by each migration run and gone with its session, so the store's schema holds nothing of it.
+_PG_JSON = """CREATE OR REPLACE FUNCTION pg_temp.evalcore_json(t text) RETURNS jsonb LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN RETURN t::jsonb; EXCEPTION WHEN others THEN RETURN NULL; END $$"""
 
-def version(conn: sqlite3.Connection) -> int:
+_PG_V3_BATCHES_BY_ENDPOINT = [
+    postgres.ddl(_V3_BATCHES_BY_ENDPOINT[0]),
+    f"""INSERT INTO "batches_v3" ({_BATCH_COLUMNS}, "endpoint")
+        SELECT {', '.join('b.' + c for c in _BATCH_COLUMNS.split(', '))},
+               COALESCE((SELECT pg_temp.evalcore_json(r.config) #>> '{{endpoint,base_url}}' FROM runs r
+                         WHERE r.run_id = b.run_id), '')
+        FROM "batches" b""",
+    *_V3_BATCHES_BY_ENDPOINT[2:],
+]
+
+_PG_SPLIT_OF_RUN = """(SELECT s."split_id" FROM "splits" s WHERE s."dataset_id" = r."dataset_id"
+                       AND substr(s."split_id", 1, 8) = substr(r."run_id", length(r."dataset_id") + 8, 8))"""
+_PG_V8_ALIGN_RECORDS = [
+    f"""UPDATE "runs" r SET "config" = (
+          SELECT jsonb_set(x.j, '{{spec}}', COALESCE(x.j -> 'spec', '{{}}'::jsonb)
+                 || jsonb_build_object('align', jsonb_build_object('split', {_PG_SPLIT_OF_RUN}, 'part', 'test'))
+                 || CASE WHEN (x.j -> 'spec') ? 'dataset_id' THEN '{{}}'::jsonb
+                         ELSE jsonb_build_object('dataset_id', r."dataset_id") END)::text
+          FROM (SELECT pg_temp.evalcore_json(COALESCE(r."config", '{{}}')) AS j) x)
+       WHERE r."run_id" LIKE r."dataset_id" || '/align-________-test-%'
+         AND jsonb_typeof(pg_temp.evalcore_json(COALESCE(r."config", '{{}}'))) = 'object'
+         AND pg_temp.evalcore_json(COALESCE(r."config", '{{}}')) #>> '{{spec,align}}' IS NULL
+         AND (SELECT count(*) FROM "splits" s WHERE s."dataset_id" = r."dataset_id"
+              AND substr(s."split_id", 1, 8) = substr(r."run_id", length(r."dataset_id") + 8, 8)) = 1""",
+]
+
+# The PostgreSQL statements of the steps whose SQLite SQL uses SQLite's own functions; every other step's statements
+# are translated by postgres.ddl.
+PG_STEPS: dict[int, list[str]] = {3: _PG_V3_BATCHES_BY_ENDPOINT, 8: _PG_V8_ALIGN_RECORDS}
+
+
+def pg_statements(target: int, statements: list[str]) -> list[str]:
+    """A step's statements as a PostgreSQL store runs them."""
+    return PG_STEPS.get(target) or [postgres.ddl(sql) for sql in statements]
+
+
+def version(conn: DbConnection) -> int:
+    """The store's schema version (0: nothing migrated yet)."""
+    if isinstance(conn, PgConnection):
+        if conn.execute("SELECT to_regclass(?)", (postgres.VERSION_TABLE,)).fetchone() in (None, (None,)):
+            return 0
+        row = conn.execute(f"SELECT max(version) FROM {postgres.VERSION_TABLE}").fetchone()
+        return int(row[0]) if row and row[0] is not None else 0
     return int(conn.execute("PRAGMA user_version").fetchone()[0])
 
 
-def too_new_message(path: Path, found: int) -> str:
+def open_store(store: Connection) -> Path | None:
+    """Bring the store to :data:`SCHEMA_VERSION` (refusing one a newer release wrote); the pre-migration copy of a
+    SQLite file when one was made, else None."""
+    if store.file is None:
+        c = store.conn
+        assert isinstance(c, PgConnection)
+        migrate_postgres(c, store)
+        return None
+    refuse_newer(store.file)
+    c = store.conn
+    assert isinstance(c, sqlite3.Connection)
+    return migrate(c, store.file)
+
+
+def migrate_postgres(c: PgConnection, store: Connection, *, upto: int = SCHEMA_VERSION) -> None:
+    """Run the steps a PostgreSQL store lacks (up to ``upto``), in ONE transaction under the store's write lock:
+    processes opening an old store at once wait there, and those after the first find it migrated. Refuses a store
+    a newer release wrote before writing anything."""
+    found = version(c)
+    if found > SCHEMA_VERSION:
+        raise StoreTooNew(too_new_message(store.path, found), path=store.path)
+    if found >= upto:
+        return
+    with store.write():
+        found = version(c)  # again, under the lock
+        if found >= upto:
+            return
+        c.script(f'CREATE TABLE IF NOT EXISTS {postgres.VERSION_TABLE} ("version" INTEGER NOT NULL)')
+        c.script(_PG_JSON)
+        for target, _why, statements in MIGRATIONS:
+            if found < target <= upto:
+                for sql in pg_statements(target, statements):
+                    c.script(sql)
+        c.script(f"DELETE FROM {postgres.VERSION_TABLE}")
+        c.script(f"INSERT INTO {postgres.VERSION_TABLE} VALUES ({int(upto)})")
+
+
+def too_new_message(path: Path | str, found: int) -> str:
     return (f"the local store {path} has schema version {found}, newer than this release knows ({SCHEMA_VERSION}): "
             f"a newer JudgeScope wrote it. Upgrade JudgeScope, or point EVALCORE_DB (CLI: --db) at another file; "
             f"the file was left untouched.")

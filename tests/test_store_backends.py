@@ -1,0 +1,342 @@
+"""The store on both backends (evalcore.store.dialect): SQLite, the embedded default, and PostgreSQL
+(``EVALCORE_DB=postgresql://...``). The same calls give the same answers on both (a differential test, with values
+checked by hand); the same migrations bring a PostgreSQL store from the last release's schema; one writer per run
+holds on PostgreSQL through the server's advisory locks; ``meta --json`` of an imported bundled run is byte for byte
+the same on both. The PostgreSQL half needs a server (``EVALCORE_TEST_POSTGRES``; see tests/store_backends.py)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from evalcore.identity import Viewer
+from evalcore.model import Run
+from evalcore.store import RunLeased, Store, StoreTooNew, StoreUnreadable, schema
+from evalcore.store.postgres import VERSION_TABLE, placeholders, redacted
+from evalcore.types import Criteria
+
+ROOT = Path(__file__).resolve().parents[1]
+ENDPOINT = {"provider": "openai", "base_url": "http://x/v1", "model": "m"}
+
+pytest_plugins = ["tests.store_backends"]  # the backend / store_at fixtures: SQLite and PostgreSQL
+
+
+def exercise(st: Store) -> dict[str, object]:
+    """Every kind of store call, and what each one answered."""
+    out: dict[str, object] = {}
+    st.cache_put_many([{"key": f"k{i}", "endpoint": ENDPOINT, "request": {"i": i}, "response": {"n": i},
+                        "latency_s": 0.5} for i in range(3)])
+    st.cache_put("k1", endpoint=ENDPOINT, request={"i": 1}, response={"n": 10})  # replaces
+    out["cache"] = (st.cache_count(), st.cache_get("k1"), sorted(st.cache_has(["k0", "k2", "k9"])))
+    st.create_run(run_id="r1", dataset_id="ds", method="geval", model="m", label="first", owner="alice")
+    for i, value in enumerate([3.0, float("nan"), 4.5]):
+        st.save_judgment("r1", {"item_id": f"i{i}", "dimension": "coherence", "status": "ok", "value": value,
+                                "raw": str(value), "detail": {"i": i}},
+                         answers=[(f"k{i}", "score", "coherence", "ep", 10 + i, i, 0.25)],
+                         draws=[{"item_id": f"i{i}", "dimension": "coherence", "draw": d, "value": value + d,
+                                 "status": "ok"} for d in range(2)])
+    st.save_comparison("r1", {"pair_id": "p", "doc_id": "d", "item_first": "i0", "item_second": "i1",
+                              "dimension": "fluency", "order": "ab", "status": "ok", "verdict": "A", "value": 1.0})
+    st.finish_run("r1", status="done", stats={"ok": 3})
+    run = st.load_run("r1")
+    out["run"] = (run.label, run.config.status, run.judgments[["item_id", "value", "detail"]].to_dict("list"),
+                  run.draws["value"].tolist(), run.comparisons["verdict"].tolist(), st.run_dimensions("r1"),
+                  st.run_stats("r1"), st.answers("r1")[["key", "prompt_tokens", "latency_s"]].to_dict("list"),
+                  sorted(st.done_keys("r1", pairwise=False).items()), st.run_version("r1").split("|")[1])
+    out["runs_version"] = st.runs_version("ds").split("|")[::2]
+    out["visible"] = ([r.run_id for r in st.list_runs("ds", viewer=Viewer("bob"))],
+                      [r.run_id for r in st.list_runs("ds", viewer=Viewer("alice"))])
+    out["shared"] = (st.share("runs", ("r1",), "alice"), st.owner_of("runs", ("r1",)),
+                     [r.run_id for r in st.list_runs("ds", viewer=Viewer("bob"))])
+    with pytest.raises(ValueError, match="belongs to another user"):
+        st.create_run(run_id="r1", dataset_id="ds", method="geval", model="m", owner="bob")
+    a = Criteria("coherence", "Intro.", "Def.", 1, 5, "1. Read.")
+    b = Criteria("coherence", "Intro.", "Def.", 1, 5, "1. Read twice.")
+    ha, hb = st.save_criteria("ds", a), st.save_criteria("ds", b, note="edit")
+    st.save_criteria("ds", a)  # kept once
+    out["criteria"] = ([v["hash"] == hb for v in st.list_criteria_versions("ds", "coherence")],
+                       st.load_criteria("ds", "coherence", ha[:6]) == a, "+1. Read twice." in
+                       st.diff_criteria("ds", "coherence", ha, hb))
+    ids = [st.save_label("ds", f"i{i}", "coherence", "ann", float(i)) for i in range(3)]
+    st.save_label("ds", "i0", "coherence", "ann", None, skipped=True)
+    undone = st.undo_label("ds", "ann")
+    rows = st.label_rows("ds")
+    out["labels"] = (ids[1] - ids[0], ids[2] - ids[1], undone["skipped"] if undone else None,
+                     rows[["item_id", "value", "position"]].to_dict("list"), st.labels_version("ds")[0],
+                     st.labelled_datasets(), st.insert_labels(rows.to_dict("records")), st.delete_labels("ds", "x"))
+    st.add_batch("r1", "b1", endpoint="http://x/v1", route="openai", input_file_id="f", api_key_env="K",
+                 status="validating", total=5)
+    st.update_batch("http://x/v1", "b1", status="completed", completed=5)
+    with pytest.raises(ValueError, match="again"):
+        st.add_batch("r1", "b1", endpoint="http://x/v1", route="openai", input_file_id="f", api_key_env="K",
+                     status="validating", total=5)
+    out["batches"] = [(b["batch_id"], b["status"], b["completed"]) for b in st.batch_rows("r1")]
+    out["spending"] = (st.charge("alice", 0.6, calls=3, what="run", cap=1.0),
+                       st.charge("alice", 0.6, calls=3, what="run", cap=1.0), st.spent_usd("alice"))
+    sid = st.save_split({"dataset_id": "ds", "split_id": "abcdef0123", "dimension": "coherence", "seed": 1,
+                         "test_share": 0.5, "strata": "none", "dev_docs": ["d1"], "test_docs": ["d2"]})
+    out["splits"] = (sid, st.load_split_row("ds", "abc")["test_docs"], len(st.list_split_rows("ds")),
+                     st.record_final_check("ds", sid, dimension="coherence", method="geval", baseline_hash="a",
+                                           chosen_hash="b", baseline_run="r1", chosen_run="r1", result={"x": 1}),
+                     [c["result"] for c in st.final_checks("ds", sid)])
+    st.remember_contract_rule("c1", endpoint=ENDPOINT, rule={"param": "temperature", "message": "no"})
+    st.remember_probe_failure("p1", endpoint=ENDPOINT, request={"q": 1}, reason="refused")
+    out["probes"] = (st.probe_failure("p1"), st.contract_rules(ENDPOINT))
+    st.forget_contract(ENDPOINT)
+    out["probes_after"] = (st.probe_failure("c1"), st.probe_failure("p1"))
+    return out
+
+
+def test_every_store_call_answers_as_computed_by_hand(store_at):
+    st = Store(store_at())
+    out = exercise(st)
+    assert out["cache"] == (3, {"response": {"n": 10}, "latency_s": 0.0}, ["k0", "k2"])
+    label, status, judgments, draws, verdicts, dims, stats, answers, done, run_status = out["run"]
+    assert (label, status, verdicts, dims, stats, run_status) == ("first", "done", ["A"], ["coherence", "fluency"],
+                                                                  {"ok": 3}, "done")
+    assert judgments["item_id"] == ["i0", "i1", "i2"] and judgments["detail"] == [{"i": 0}, {"i": 1}, {"i": 2}]
+    assert judgments["value"][0] == 3.0 and pd.isna(judgments["value"][1]) and judgments["value"][2] == 4.5
+    assert draws[:2] == [3.0, 4.0] and all(pd.isna(draws[2:4])) and draws[4:] == [4.5, 5.5]  # NaN stored as NULL
+    assert answers == {"key": ["k0", "k1", "k2"], "prompt_tokens": [10, 11, 12], "latency_s": [0.25] * 3}
+    assert done == [(("i0", "coherence", ""), "ok"), (("i1", "coherence", ""), "ok"), (("i2", "coherence", ""), "ok")]
+    assert out["runs_version"] == ["1", "0"]
+    assert out["visible"] == ([], ["r1"]) and out["shared"] == (True, ("alice", True), ["r1"])
+    assert out["criteria"] == ([True, False], True, True)  # newest first
+    assert out["labels"] == (1, 1, 1, {"item_id": ["i0", "i1", "i2"], "value": [0.0, 1.0, 2.0],
+                                       "position": [1, 2, 3]}, 3, ["ds"], 3, 0)
+    assert out["batches"] == [("b1", "completed", 5)]
+    assert out["spending"] == (0.0, None, 0.6)
+    assert out["splits"] == ("abcdef0123", ["d2"], 1, 1, [{"x": 1}])
+    assert out["probes"] == ("refused", [{"param": "temperature", "message": "no"}])
+    assert out["probes_after"] == (None, "refused")
+
+
+def test_both_backends_answer_alike(tmp_path, pg_schemas):
+    """A differential test: the same calls on a SQLite file and a PostgreSQL schema, every answer equal (NaN
+    compared as missing)."""
+    got = [exercise(Store(tmp_path / "s.db")), exercise(Store(pg_schemas.new("diff")))]
+    assert json.dumps(got[0], default=str, sort_keys=True) == json.dumps(got[1], default=str, sort_keys=True)
+
+
+def test_datasets_and_imported_runs_round_trip(store_at):
+    from evalcore.datasets import load_dataset
+
+    st = Store(store_at())
+    ds = load_dataset("summeval")
+    ds.id, ds.name = "mine", "mine"
+    st.save_dataset(ds, owner="alice")
+    back = st.load_dataset("mine")
+    pd.testing.assert_frame_equal(back.items, ds.items.reset_index(drop=True), check_dtype=False)
+    pd.testing.assert_frame_equal(back.human_scores, ds.human_scores.reset_index(drop=True), check_dtype=False)
+    judgments = pd.DataFrame({"item_id": ds.items["item_id"][:4], "dimension": "coherence", "value": [1.0, 2, 3, 4],
+                              "status": "ok"})
+    run = Run(run_id="mine/r", dataset_id="mine", method="imported", model="m", label="r", judgments=judgments)
+    st.save_imported_run(run)
+    assert sorted(st.load_run("mine/r").judgments["value"]) == [1.0, 2.0, 3.0, 4.0]
+    assert [d["id"] for d in st.list_datasets(viewer=Viewer("alice"))] == ["mine"]
+    assert st.list_datasets(viewer=Viewer("bob")) == []
+    assert st.find_datasets("mine") == ["mine"] and st.dataset_name("mine") == "mine"
+    footprint = st.delete_dataset("mine")
+    assert (footprint["runs"], footprint["judgments"]) == (1, 4) and not st.has_dataset("mine")
+    assert not st.run_exists("mine/r")
+
+
+def test_text_orders_bytewise_on_both_backends(store_at):
+    """ORDER BY on text is SQLite's (bytewise) on PostgreSQL too (``COLLATE "C"``), whatever the server's locale:
+    the same run reads back in the same order on both."""
+    st = Store(store_at())
+    st.create_run(run_id="r", dataset_id="d", method="m", model="x")
+    names = ["b", "B", "a", "é", "_x", "A10", "A9"]
+    for n in names:
+        st.save_judgment("r", {"item_id": n, "dimension": "c", "status": "ok", "value": 1.0})
+    assert st.load_run("r").judgments["item_id"].tolist() == sorted(names, key=lambda s: s.encode())
+
+
+# ----------------------------------------------------------------------------------------- PostgreSQL's own
+def test_placeholders_outside_quotes_only():
+    assert placeholders("SELECT '?', \"a?\" FROM t WHERE x = ? AND y LIKE ? || '%'") == \
+        "SELECT '?', \"a?\" FROM t WHERE x = %s AND y LIKE %s || '%%'"
+    assert redacted("postgresql://u:secret@host:5/db?sslmode=require") == "postgresql://u:***@host:5/db?sslmode=require"
+
+
+def test_a_select_star_on_postgres_has_the_columns_sqlite_has(tmp_path, pg_schemas):
+    lite, pg = Store(tmp_path / "s.db"), Store(pg_schemas.new("cols"))
+    for st in (lite, pg):
+        st.save_label("ds", "i", "d", "ann", 1.0)
+    assert list(lite.rows("SELECT * FROM labels")[0]) == list(pg.rows("SELECT * FROM labels")[0])
+    assert pg.rows("SELECT * FROM labels")[0]["label_id"] == 1
+    assert pg.conn.execute("SELECT rowid FROM labels").fetchone() == (1,)  # asked for by name: there
+
+
+def _at_version(url: str, upto: int) -> Store:
+    """A PostgreSQL store as the release at schema version ``upto`` left it (every step up to it)."""
+    from evalcore.store.connection import Connection
+
+    handle = Connection(url)
+    schema.migrate_postgres(handle.conn, handle, upto=upto)  # type: ignore[arg-type]
+    return handle  # type: ignore[return-value]
+
+
+def test_postgres_store_migrates_from_the_last_release_keeping_every_row(pg_schemas):
+    url = pg_schemas.new("lastrelease")
+    old = _at_version(url, schema.SCHEMA_VERSION - 1)
+    assert schema.version(old.conn) == schema.SCHEMA_VERSION - 1
+    tables = [r[0] for r in old.conn.execute(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_name <> ?"
+        " ORDER BY table_name", (VERSION_TABLE,)).fetchall()]
+    before = {}
+    with old.write() as c:
+        for t in tables:  # one row in every table, every column given a value of its type
+            cols = c.execute("SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = "
+                             "current_schema() AND table_name = ? AND column_name <> 'rowid' ORDER BY ordinal_position",
+                             (t,)).fetchall()
+            values = {n: {"bytea": b"\x00\x01", "double precision": 0.5}.get(ty, 7 if "int" in ty else f"{t}.{n}")
+                      for n, ty in cols}
+            c.execute(f'DELETE FROM "{t}"')
+            c.execute(f'INSERT INTO "{t}" ({", ".join(chr(34) + n + chr(34) for n in values)}) VALUES '
+                      f'({", ".join("?" for _ in values)})', list(values.values()))
+            before[t] = values
+    old.close()
+    st = Store(url)
+    assert schema.version(st.conn) == schema.SCHEMA_VERSION and st.backup is None
+    for t, values in before.items():
+        got = st.rows(f'SELECT * FROM "{t}"')
+        assert len(got) == 1 and {k: got[0][k] for k in values} == values, t
+
+
+def test_postgres_store_from_version_7_records_old_test_part_runs(pg_schemas):
+    """Schema version 8's data step, in its PostgreSQL words: the same records as tests/test_store_migration_v8.py
+    checks on SQLite."""
+    from evalcore.align import loop
+
+    split = "91c787b14b412ccf0123456789abcdef"
+    url = pg_schemas.new("v7")
+    old = _at_version(url, 7)
+    test_run = f"summeval/align-{split[:8]}-test-aaaaaaaa-geval-m-" + "0" * 64
+    others = [f"summeval/align-{split[:8]}-dev-aaaaaaaa-geval-m-" + "1" * 64,
+              "summeval/align-deadbeef-test-aaaaaaaa-geval-m-" + "2" * 64, "summeval/my-own-run"]
+    with old.write() as c:
+        c.execute("INSERT INTO splits (dataset_id, split_id, dimension, seed, test_share, strata, dev_docs, test_docs,"
+                  " created_at) VALUES ('summeval', ?, 'coherence', 0, 0.3, '[]', '[]', '[]', 'x')", (split,))
+        for run_id in [test_run, *others]:
+            c.execute("INSERT INTO runs (run_id, dataset_id, method, model, config, status) VALUES "
+                      "(?, 'summeval', 'geval', 'm', ?, 'done')", (run_id, json.dumps({"criteria": {}})))
+    old.close()
+    st = Store(url)
+    assert loop.test_part_of(st, test_run) == ("summeval", split)
+    assert st.run_row(test_run)["config"] == {"criteria": {}, "spec": {"align": {"split": split, "part": "test"},
+                                                                       "dataset_id": "summeval"}}
+    for other in others:
+        assert loop.test_part_of(st, other) is None and "spec" not in st.run_row(other)["config"]
+
+
+def test_postgres_store_a_newer_release_wrote_is_refused_untouched(pg_schemas):
+    url = pg_schemas.new("newer")
+    st = Store(url)
+    with st.write() as c:
+        c.execute(f"UPDATE {VERSION_TABLE} SET version = ?", (schema.SCHEMA_VERSION + 1,))
+    st.close()
+    with pytest.raises(StoreTooNew, match="newer than this release"):
+        Store(url)
+    again = Store.__new__(Store)
+    from evalcore.store.connection import Connection
+
+    Connection.__init__(again, url)
+    assert schema.version(again.conn) == schema.SCHEMA_VERSION + 1
+
+
+def test_an_unreachable_server_is_a_store_error_naming_the_url_without_its_password(tmp_path):
+    url = f"postgresql://judge:hunter2@/nodb?host={tmp_path}&connect_timeout=2"  # no server listens there
+    with pytest.raises(StoreUnreadable) as e:
+        Store(url)
+    assert "cannot be reached" in str(e.value) and "hunter2" not in str(e.value) and "judge:***@" in str(e.value)
+
+
+_HOLDER = """
+import sys, time
+from evalcore.store import Store
+st = Store(sys.argv[1])
+st.create_run(run_id="r", dataset_id="d", method="m", model="x")
+st.acquire_lease("r")
+print("held", flush=True)
+time.sleep(120)
+"""
+
+
+def test_postgres_lease_is_the_servers_lock_and_a_killed_holder_lets_go(pg_schemas):
+    """One writer per run without /proc: a holder on any host keeps its run while its session lives; killed, the
+    server drops its lock, the run reads "interrupted" and another process takes it over."""
+    url = pg_schemas.new("lease")
+    Store(url)
+    proc = subprocess.Popen([sys.executable, "-c", _HOLDER, url], cwd=ROOT, stdout=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
+        st = Store(url)
+        with st.write() as c:  # as a holder on another host would have written it: its pid means nothing here
+            c.execute("UPDATE leases SET host = 'elsewhere', pid = 1")
+        assert st.live_status("r", "running") == "running"
+        with pytest.raises(RunLeased, match="pid 1 on elsewhere"):
+            st.acquire_lease("r")
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+    assert st.live_status("r", "running") == "interrupted"
+    lease = st.acquire_lease("r")
+    assert st.live_status("r", "running") == "running"
+    other = Store(url)
+    with pytest.raises(RunLeased, match="another thread of this process"):
+        other.acquire_lease("r")  # this process, another handle: still one writer
+    st.release_lease(lease)
+    assert st.lease_holder("r") is None and st.live_status("r", "running") == "interrupted"
+    other.release_lease(other.acquire_lease("r"))
+
+
+# ----------------------------------------------------------------------------------- end to end: meta --json
+def _cli(*args: str, db: str) -> str:
+    from evalcore import cli
+
+    old = os.environ.get("EVALCORE_DB")
+    os.environ["EVALCORE_DB"] = db
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = cli.main(list(args))
+    finally:
+        if old is None:
+            os.environ.pop("EVALCORE_DB", None)
+        else:
+            os.environ["EVALCORE_DB"] = old
+    assert code in (0, None), err.getvalue()
+    return out.getvalue()
+
+
+def test_meta_json_of_an_imported_bundled_run_is_the_same_on_both_backends(tmp_path, pg_schemas):
+    """A bundled run's judge scores (SummEval, GPT-4 with Shen et al.'s reason-then-score prompt) written to a
+    judge-score file and imported into a SQLite store and into a PostgreSQL one: ``meta --json`` on each is the same
+    document, byte for byte."""
+    from evalcore import runs
+
+    bundled = runs.load_run("summeval/shen-gpt-4-0314-rts")
+    scores = tmp_path / "gpt4.csv"
+    bundled.judgments.rename(columns={"value": "score"})[["item_id", "dimension", "score", "raw"]].to_csv(
+        scores, index=False)
+    metas = []
+    for db in (str(tmp_path / "lite.db"), pg_schemas.new("meta")):
+        imported = json.loads(_cli("import-run", str(scores), "--dataset", "summeval", "--name", "gpt-4 bundled",
+                                   "--json", db=db))
+        assert imported["judgments"] == len(bundled.judgments) and imported["unmatched"] == 0
+        metas.append(_cli("meta", "--dataset", "summeval", "--run", imported["run"], "--resamples", "50", "--json",
+                          db=db))
+    assert metas[0] == metas[1]
+    doc = json.loads(metas[0])
+    assert set(doc["dimensions"]) == set(bundled.judgments["dimension"])
