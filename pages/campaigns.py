@@ -39,10 +39,11 @@ def new_campaign(store: Any, ds: Any, ctx: Any, user: str | None, expanded: bool
         n = int(r1.number_input("n (sample size)", min_value=1, value=20, key="campaign_n"))
         seed = int(r2.number_input("Seed", min_value=0, value=0, key="campaign_seed"))
         names = common_views.run_names(ctx.all_runs)  # the sidebar's runs, by name
+        picked = "The runs selected in the sidebar: pick them there first."
         run_a = r3.selectbox("Run (unstable, abstained; first of two)", ctx.run_ids, key="campaign_run_a",
-                             index=None, format_func=lambda r: names.get(r, r))
+                             index=None, format_func=lambda r: names.get(r, r), help=picked)
         run_b = r4.selectbox("Second run (disagreements)", ctx.run_ids, key="campaign_run_b", index=None,
-                             format_func=lambda r: names.get(r, r))
+                             format_func=lambda r: names.get(r, r), help=picked)
         a1, a2, a3 = st.columns([3, 1, 1])
         people = a1.text_input("Annotators (user names, comma-separated)", key="campaign_annotators")
         k = int(a2.number_input("Annotators per item (k)", min_value=1, max_value=20, value=2, key="campaign_k"))
@@ -88,7 +89,12 @@ def labelling(store: Any, ds: Any, view: Any, user: str | None, owner: str | Non
     left, right = st.columns([3, 2])
     with left:
         ui.plain("Output (rate this)", card.output)
-        ui.plain("Source", card.source)
+        if len(card.source) > 800:  # a long article scrolls in its own box: the buttons stay in view
+            st.caption("Source")
+            with st.container(height=320, key="campaign_source"):
+                st.code(card.source, language=None, wrap_lines=True)
+        else:
+            ui.plain("Source", card.source)
     with right:
         st.markdown(card.heading)
         st.text(card.definition)
@@ -110,6 +116,9 @@ def labelling(store: Any, ds: Any, view: Any, user: str | None, owner: str | Non
 def adjudication(store: Any, ds: Any, view: Any, user: str | None) -> None:
     st.subheader("Disagreements and adjudication", anchor=False)
     render.blocks(view.adjudication)
+    said = st.session_state.pop("_campaign_adj_msg", None)
+    if said:
+        st.caption(ui.esc(said))
     if view.disagreements.empty or user != view.campaign["creator"]:
         return
     choices = campaign_views.point_choices(ds, view.campaign["dimension"])
@@ -124,8 +133,8 @@ def adjudication(store: Any, ds: Any, view: Any, user: str | None) -> None:
                                     key="campaign_adj_value")
         note = c3.text_input("Note (why)", key="campaign_adj_note")
         if st.form_submit_button("Set the final label"):
-            st.caption(ui.esc(campaign_views.adjudicate(store, ds, view.campaign, item, float(value), by=user,
-                                                        note=note)))
+            st.session_state["_campaign_adj_msg"] = campaign_views.adjudicate(store, ds, view.campaign, item,
+                                                                              float(value), by=user, note=note)
             st.rerun()
 
 

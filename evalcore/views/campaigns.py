@@ -187,7 +187,8 @@ def disagreement_blocks(campaign: dict[str, Any], frame: pd.DataFrame, categoric
         return [Note(esc(f"No item has annotators who disagree ({rule}) yet."), "caption")]
     shown = frame.assign(final=[("" if pd.isna(v) else f"{v:g}") for v in frame["final"]],
                          spread=[f"{v:g}" for v in frame["spread"]])
-    shown = shown.rename(columns={"spread": "distinct labels" if categorical else "spread (max - min)"})
+    shown = shown.rename(columns={"spread": "distinct labels" if categorical else "spread (max - min)",
+                                  "final": "final label", "adjudicated_at": "adjudicated at"})
     open_n = int(frame["final"].isna().sum())
     return [Note(esc(f"{counted(len(frame), 'item')} with annotators who disagree ({rule}); {open_n} without a final "
                      f"label yet. The adjudicator ({campaign['creator']}) sets it."), "caption"),
@@ -202,8 +203,11 @@ def history_blocks(campaign: dict[str, Any], lab: pd.DataFrame, adj: pd.DataFram
     t = t[["item_id", "annotator", "value", "created_at", "campaign"]].rename(columns={"created_at": "labelled at"})
     out: list[Block] = [Table(t, f"campaign {campaign['name']} labels", "campaign_labels")]
     if not adj.empty:
-        out.append(Table(adj.assign(value=[f"{v:g}" for v in adj["value"]]),
-                         f"campaign {campaign['name']} adjudications", "campaign_adjudications"))
+        out.append(Note("Every final label the adjudicator set, oldest first (the latest per item is the one in "
+                        "force):", "caption"))
+        out.append(Table(adj.assign(value=[f"{v:g}" for v in adj["value"]]).rename(
+            columns={"value": "final label", "created_at": "set at"}),
+            f"campaign {campaign['name']} adjudications", "campaign_adjudications"))
     return out
 
 
