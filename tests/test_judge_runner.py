@@ -407,3 +407,152 @@ def test_reprobe_sees_a_server_changed_behind_the_same_url(store):
                                      api_key=SECRET, store=store, reprobe=True)
         assert srv.requests_seen >= 3  # the three probe requests went out again
     assert fresh.config.capabilities["chat_logprobs"] is False
+
+
+# ------------------------------------------------------------------------------------------ the estimate's plan cache
+def _summeval_spec(method: str = "geval", n_docs: int = 3, dims: int = 1, **kw):
+    from evalcore.datasets import load_dataset
+    from evalcore.judge.spec import default_spec
+    from evalcore.sampling import documents_subset
+
+    ds = load_dataset("summeval")
+    ds = documents_subset(ds, list(ds.items["doc_id"].drop_duplicates()[:n_docs]))
+    return default_spec(ds, method, ds.dimension_names[:dims], **kw)
+
+
+def _options(model: str, provider: str = "openai", **kw):
+    from evalcore.judge.spec import EngineOptions
+
+    return EngineOptions(Endpoint("https://api.openai.com/v1", model, provider=provider), **kw)
+
+
+def _both(spec, options, store) -> tuple:
+    """The estimate through the plan cache and built afresh, as plain values."""
+    from dataclasses import asdict
+
+    return (asdict(runner.estimate(spec, options, store=store)),
+            asdict(runner.estimate(spec, options, store=store, reuse=False)))
+
+
+@pytest.mark.parametrize("method,kw,options", [
+    ("geval", {}, {}),
+    ("geval", {"draws": 2, "max_completion_tokens": 900, "reasoning_effort": "low"}, {}),
+    ("rts", {"limit": 7}, {"schedule": "as-given"}),
+    ("h2h", {"pairs": {"sample": 9, "seed": 3, "orders": ["ba"]}}, {"provider": "vllm"}),
+    ("mcq", {}, {"capabilities": Capabilities(chat_logprobs=True, top_logprobs=20, honours_n=False)}),
+])
+def test_the_cached_estimate_is_the_one_built_afresh_for_every_model(store, method, kw, options):
+    """Several plans, each estimated for three models in turn: the estimate through the plan cache (built for the
+    first model, reused for the others) equals the one built from scratch, to the last token and cent."""
+    runner.PLAN_CACHE.clear()
+    provider = options.pop("provider", "openai")
+    spec = _summeval_spec(method, dims=2 if method == "geval" else 1, **kw)
+    for model in ("gpt-4o-mini", "gpt-4o", "some-unpriced-model"):
+        cached, afresh = _both(spec, _options(model, provider, **options), store)
+        assert cached == afresh and cached["requests"] > 0
+
+
+def test_the_cached_estimate_counts_cache_hits_duplicates_and_a_learned_contract_as_before(store):
+    """Duplicate outputs, replies an earlier run left in the cache, and a model whose endpoint refused a parameter
+    (its requests are shaped otherwise: another plan): the cached estimate still equals the one built afresh."""
+    from evalcore.judge.contract import DEFAULT_ONLY, RENAME, Rule
+    from evalcore.store import request_key
+
+    ds = tiny_dataset(3, 3)
+    items = ds.items.copy()
+    items.loc[items["doc_id"] == "d0", "output"] = "the same summary of d0"
+    ds = replace(ds, items=items)
+    with serve() as srv:  # an earlier run scored d1: its items are cache hits now
+        judge_calls.score_dataset(replace(ds, items=items[items["doc_id"] == "d1"]), method=TinyMethod(),
+                                  criteria_by_dim=CRIT, endpoint=ep(srv), api_key=SECRET, store=store)
+        e = ep(srv)
+        caps = Capabilities(chat_logprobs=True, top_logprobs=5)
+        m = TinyMethod()
+        cached = judge_calls.estimate(ds, method=m, criteria_by_dim=CRIT, endpoint=e, store=store, capabilities=caps)
+        afresh = judge_calls.estimate(ds, method=m, criteria_by_dim=CRIT, endpoint=e, store=store, capabilities=caps,
+                                      reuse=False)
+    assert cached == afresh
+    assert (cached.requests, cached.duplicates, cached.cache_hits) == (18, 4, 6)
+    strict = replace(e, model="strict-model")
+    for rule in (Rule("max_tokens", RENAME, "max_completion_tokens", ""), Rule("temperature", DEFAULT_ONLY, 1.0, "")):
+        store.remember_contract_rule(request_key(strict.identity(), {"kind": "contract", "param": rule.param}),
+                                     endpoint=strict.identity(), rule=rule.as_dict())
+    cached = judge_calls.estimate(ds, method=m, criteria_by_dim=CRIT, endpoint=strict, store=store, capabilities=caps)
+    afresh = judge_calls.estimate(ds, method=m, criteria_by_dim=CRIT, endpoint=strict, store=store,
+                                  capabilities=caps, reuse=False)
+    assert cached == afresh and cached.cache_hits == 0
+
+
+class _Spy:
+    """Counts the calls of a function it stands in for."""
+
+    def __init__(self, fn):
+        self.fn, self.calls = fn, 0
+
+    def __call__(self, *a, **kw):
+        self.calls += 1
+        return self.fn(*a, **kw)
+
+
+def test_a_new_model_name_only_prices_the_plan_it_does_not_build_it_again(store, monkeypatch):
+    """The Score page estimates again whenever the model's name changes: the plan's tasks and requests are built
+    for the first model only; a changed criterion, limit or dataset text is another plan, built again."""
+    from evalcore.methods import METHODS
+
+    runner.PLAN_CACHE.clear()
+    tasks = _Spy(runner.build_tasks)
+    monkeypatch.setattr(runner, "build_tasks", tasks)
+    geval = METHODS["geval"]
+    requests = _Spy(geval.build_requests)
+    monkeypatch.setattr(geval, "build_requests", requests)
+    spec = _summeval_spec("geval")
+    first = runner.estimate(spec, _options("gpt-4o-mini"), store=store)
+    built = requests.calls
+    assert tasks.calls == 1 and built == first.tasks > 0  # each task's requests built once, not twice
+    for model in ("gpt-4o", "gpt-4.1", "gpt-4.1-mini", "my-own-model"):
+        runner.estimate(spec, _options(model), store=store)
+    assert (tasks.calls, requests.calls) == (1, built)
+    runner.estimate(replace(spec, limit=5), _options("gpt-4o"), store=store)
+    dim = spec.dimensions[0]
+    runner.estimate(replace(spec, criteria={dim: replace(spec.criteria[dim], steps="1. Read it twice.")}),
+                    _options("gpt-4o"), store=store)
+    items = spec.dataset.items.copy()
+    items.iloc[0, items.columns.get_loc("output")] = "another summary"
+    runner.estimate(replace(spec, dataset=replace(spec.dataset, items=items)), _options("gpt-4o"), store=store)
+    assert tasks.calls == 4  # each of the three changes is a plan of its own
+    runner.estimate(spec, _options("gpt-4o"), store=store, reuse=False)
+    assert tasks.calls == 5 and requests.calls > built + 2 * first.tasks  # built afresh: twice per task
+    counted = _Spy(runner._tasks_per_document)
+    monkeypatch.setattr(runner, "_tasks_per_document", counted)
+    assert runner.count_requests(spec) == runner.count_requests(spec) == first.requests
+    assert counted.calls == 1  # the page counts the plan again on every change of the model: counted once
+
+
+def test_a_plans_keys_are_the_stores_request_keys():
+    from evalcore.store import request_key
+    from evalcore.types import CompletionRequest
+
+    reqs = (ChatRequest(messages=(("system", "Évaluez « ce résumé »"), ("user", "текст 1")), seed=3, stop=("\n",)),
+            CompletionRequest(prompt="The quick fox", max_tokens=0, draw=2))
+    plan = runner.PlanRequests(1, 2, reqs, tuple(runner.canonical_json(r.params()) for r in reqs), ((0, 0), (0, 0)))
+    for identity in ({"provider": "openai", "base_url": "https://api.openai.com/v1", "model": "gpt-4o"},
+                     {"provider": "azure", "base_url": "https://x.openai.azure.com", "model": "dép", "api_version": "1"}):
+        assert plan.keys(identity) == [request_key(identity, r.params()) for r in reqs]
+
+
+def test_the_plan_cache_keeps_a_bounded_number_of_requests():
+    cache = runner._PlanCache(max_requests=10)
+
+    def plan(n):
+        reqs = tuple(ChatRequest(messages=(("user", f"prompt {i} of {n}"),)) for i in range(n))
+        return lambda: runner.PlanRequests(n, n, reqs, tuple(str(i) for i in range(n)),
+                                           tuple(runner.request_tokens(r) for r in reqs))
+
+    a = cache.get(("a",), plan(4))
+    assert cache.get(("a",), plan(4)) is a  # kept
+    cache.get(("b",), plan(5))
+    cache.get(("a",), plan(4))  # a used last: b goes first
+    cache.get(("c",), plan(3))
+    assert cache.get(("a",), plan(4)) is a and list(cache._plans) == [("c",), ("a",)]
+    big = plan(11)
+    assert cache.get(("d",), big) is not cache.get(("d",), big)  # over the bound: built each time, never kept

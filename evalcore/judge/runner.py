@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
+import hashlib
 import json
 import logging
 import math
@@ -29,7 +31,9 @@ import time
 import uuid
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Callable, Iterable, NamedTuple
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar, cast
 
 from evalcore.judge import cost as cost_mod
 from evalcore.judge.client import (
@@ -37,6 +41,7 @@ from evalcore.judge.client import (
     EndpointUnusable,
     JudgeClient,
     RequestFailed,
+    RequestStats,
     hostile_numbers,
     response_from_dict,
     response_to_dict,
@@ -56,8 +61,8 @@ from evalcore.judge.draws import aggregate_outcome, draw_request, item_draws
 from evalcore.judge.probes import ProbeSender
 from evalcore.judge.redact import redact
 from evalcore.judge.routing import make_client
-from evalcore.judge.schedule import order_tasks
-from evalcore.store import Store, default_store, request_key
+from evalcore.judge.schedule import order_tasks, prompt_text, repeated_prefix_tokens
+from evalcore.store import Store, canonical_json, default_store, request_key
 from evalcore.types import (
     Capabilities,
     ChatRequest,
@@ -73,12 +78,77 @@ from evalcore.types import (
 from evalcore.model import STATUS_FAILED, STATUS_OK, Dataset, Run
 
 if TYPE_CHECKING:  # the engine reads the two values; evalcore.judge.spec builds them (and imports the engine lazily)
+    import pandas as pd
+
     from evalcore.methods.base import Method
     from evalcore.spec import EngineOptions, ScoringSpec
 
 log = logging.getLogger(__name__)
 
 CHARS_PER_TOKEN = 4  # rough token count for estimates: len(text) / 4 (OpenAI's rule of thumb for English)
+
+T = TypeVar("T")
+Task = ItemTask | PairTask
+
+
+RowPair = tuple["TextRow", "TextRow"]  # two item rows of one document
+
+
+class TextRow(Protocol):
+    """One row of ``Dataset.texts()`` as ``itertuples`` gives it: an item with its document's texts."""
+
+    @property
+    def item_id(self) -> object: ...
+
+    @property
+    def doc_id(self) -> object: ...
+
+    @property
+    def system_id(self) -> object: ...
+
+    @property
+    def output(self) -> object: ...
+
+    @property
+    def source(self) -> object: ...
+
+
+class Transport(Protocol):
+    """What the engine sends its requests through: a ``JudgeClient``, an ``EndpointPool`` (evalcore.judge.routing)
+    or a finished batch's results (evalcore.judge.batch)."""
+
+    @property
+    def stats(self) -> RequestStats: ...
+
+    async def send(self, request: Request) -> Response: ...
+
+    async def aclose(self) -> None: ...
+
+
+class ProbingTransport(Transport, Protocol):
+    """A transport that can also probe its endpoint's capabilities (a client or a pool; not a batch's results)."""
+
+    @property
+    def endpoint(self) -> Endpoint: ...
+
+    async def probe(self, send: Callable[[Request], Awaitable[Response]] | None = None) -> Capabilities: ...
+
+
+class SpendingMeter(Protocol):
+    """What the engine asks of a run's spending meter (``evalcore.judge.spending.Meter``, which imports this
+    module): told the run's token totals, it says when the operator's cap is reached."""
+
+    reached: str | None
+
+    def begin(self) -> None: ...
+
+    def observe(self, prompt_tokens: int, completion_tokens: int, cached_prompt_tokens: int = 0) -> None: ...
+
+    def settle(self) -> None: ...
+
+    def stop_error(self, run_id: str) -> Exception: ...
+
+    def count_reply(self, stats: RequestStats) -> None: ...
 
 
 @dataclass
@@ -134,7 +204,7 @@ class PairSelection:
             raise ValueError(f"orders must be 'ab' and/or 'ba', got {list(self.orders)}")
 
     @classmethod
-    def from_arg(cls, pairs: Any) -> "PairSelection":
+    def from_arg(cls, pairs: PairsArg) -> "PairSelection":
         if pairs is None or pairs == "all":
             return cls()
         if pairs == "annotated":
@@ -162,8 +232,14 @@ class PairSelection:
                 "annotated": self.annotated, "orders": list(self.orders)}
 
 
+# what a spec's ``pairs`` may be (``PairSelection.from_arg``): None or "all", "annotated", a selection, a mapping
+# read from JSON ({"sample": k, "seed": s, "orders": [...], "annotated": bool} or {"systems": [[a, b], ...]}), or
+# the (system_a, system_b) pairs
+PairsArg = PairSelection | str | Mapping[str, Any] | Sequence[Sequence[str]] | None
+
+
 # ---------------------------------------------------------------------------------------------------- tasks
-def method_of(method: Any) -> Method:
+def method_of(method: str | Method) -> Method:
     """The Method object for a name (or the object itself)."""
     if isinstance(method, str):
         from evalcore.methods import get_method
@@ -172,7 +248,7 @@ def method_of(method: Any) -> Method:
     return method
 
 
-def method_config_of(m: Method, config: Any) -> Any:
+def method_config_of(m: Method, config: object) -> Any:
     """The method's config from None (its default), a dict (a stored run's, through its loader) or a config."""
     if config is None:
         return m.default_config()
@@ -184,17 +260,19 @@ def method_config_of(m: Method, config: Any) -> Any:
     return config
 
 
-def _config_dict(config: Any) -> dict[str, Any]:
-    return asdict(config) if dataclasses.is_dataclass(config) else dict(config)
+def _config_dict(config: object) -> dict[str, Any]:
+    if dataclasses.is_dataclass(config) and not isinstance(config, type):
+        return asdict(config)
+    return dict(cast("Mapping[str, Any]", config))  # a config given as its dict
 
 
-def _text(x: Any) -> str:
+def _text(x: object) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return ""
     return str(x)
 
 
-def _refs(x: Any) -> tuple[str, ...]:
+def _refs(x: str | float | Iterable[object] | None) -> tuple[str, ...]:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return ()
     if isinstance(x, str):
@@ -202,7 +280,8 @@ def _refs(x: Any) -> tuple[str, ...]:
     return tuple(str(r) for r in list(x))
 
 
-def item_tasks(dataset: Dataset, dimension: str, *, limit: int | None = None, rows: Any = None) -> list[ItemTask]:
+def item_tasks(dataset: Dataset, dimension: str, *, limit: int | None = None, rows: pd.DataFrame | None = None
+               ) -> list[ItemTask]:
     """One task per item (the first ``limit``), or per row of ``rows`` (a slice of ``dataset.texts()``)."""
     texts = dataset.texts() if rows is None else rows
     if limit is not None:
@@ -213,11 +292,11 @@ def item_tasks(dataset: Dataset, dimension: str, *, limit: int | None = None, ro
             for r in texts.itertuples(index=False)]
 
 
-def item_pairs(dataset: Dataset, selection: PairSelection, *, limit: int | None = None) -> list[tuple[Any, Any]]:
+def item_pairs(dataset: Dataset, selection: PairSelection, *, limit: int | None = None) -> list[RowPair]:
     """Unordered pairs of item rows of the same document, in a stable order (document, then system order)."""
     texts = dataset.texts()
     order = {s: i for i, s in enumerate(dataset.systems)}
-    pairs: list[tuple[Any, Any]] = []
+    pairs: list[RowPair] = []
     wanted = None
     if selection.mode == "systems":
         wanted = {frozenset(p) for p in selection.systems}
@@ -243,7 +322,7 @@ def item_pairs(dataset: Dataset, selection: PairSelection, *, limit: int | None 
 
 
 def annotated_pairs(dataset: Dataset, dimension: str, selection: PairSelection, *, limit: int | None = None
-                    ) -> list[tuple[Any, Any]]:
+                    ) -> list[RowPair]:
     """The pairs humans voted on for ``dimension`` (item_a, item_b as in the preferences), in the votes' order,
     narrowed by the selection's systems / sample and ``limit`` like :func:`item_pairs`."""
     p = dataset.preferences
@@ -280,13 +359,13 @@ def pair_tasks(dataset: Dataset, dimension: str, selection: PairSelection, *, li
 
 
 def _chosen_pairs(dataset: Dataset, dimension: str, selection: PairSelection, *, limit: int | None = None
-                  ) -> list[tuple[Any, Any]]:
+                  ) -> list[RowPair]:
     if _use_annotated(dataset, dimension, selection):
         return annotated_pairs(dataset, dimension, selection, limit=limit)
     return item_pairs(dataset, selection, limit=limit)
 
 
-def _pair_task(a: Any, b: Any, order: str, dimension: str) -> PairTask:
+def _pair_task(a: TextRow, b: TextRow, order: str, dimension: str) -> PairTask:
     """The pair (a, b) of item rows shown in ``order`` ("ab": a first, "ba": b first)."""
     first, second = (a, b) if order == "ab" else (b, a)
     return PairTask(item_first=str(first.item_id), item_second=str(second.item_id),
@@ -296,24 +375,34 @@ def _pair_task(a: Any, b: Any, order: str, dimension: str) -> PairTask:
                     context=_text(getattr(a, "context", "")))
 
 
-def count_requests(spec: ScoringSpec, planned: Any = None) -> int:
+def count_requests(spec: ScoringSpec, planned: object = None, *, reuse: bool = True) -> int:
     """How many requests a run of ``spec`` would send (duplicates and cache hits included: ``Estimate.requests``),
     counted without building them all (issue 21, item 2: a link to the largest plan, h2h on every pair and
     dimension of SummEval, is 96,000 requests). Per dimension and document: its number of tasks (items, or selected
     pairs x orders) times the requests ONE of its tasks needs. A method's request count per task depends on its
     config and the document (GPTScore ref->hypo sends one per reference), never on the output rated; the tests
     compare this count with the built plan for every method. ``planned``: the config as planned against the
-    endpoint (default: as requested)."""
+    endpoint (default: as requested). Counted once per plan (:class:`PlanInputs`; ``reuse=False``: counted again):
+    the Score page counts again whenever the model's name changes, and the count does not depend on the model."""
     m, dims, crit, requested = resolve(spec.method, spec.dimensions, spec.criteria, spec.config)
-    planned = requested if planned is None else planned
-    total = 0
-    for dim in dims:
-        for n_tasks, task in _tasks_per_document(spec.dataset, m, dim, spec.limit, spec.pairs):
-            total += n_tasks * len(m.build_requests(task, crit[dim], planned))
-    return total * max(1, int(getattr(spec, "draws", 1) or 1))  # every draw sends the item's requests again
+    inputs = PlanInputs.of(spec, m, dims, crit, requested if planned is None else planned)
+    return _counted_once(inputs) if reuse and inputs.key is not None else _request_count(inputs)
 
 
-def _tasks_per_document(dataset: Dataset, m: Method, dimension: str, limit: int | None, pairs: Any
+@functools.lru_cache(maxsize=16)
+def _counted_once(inputs: PlanInputs) -> int:
+    return _request_count(inputs)
+
+
+def _request_count(inputs: PlanInputs) -> int:
+    m, total = inputs.method, 0
+    for dim in inputs.dimensions:
+        for n_tasks, task in _tasks_per_document(inputs.dataset, m, dim, inputs.limit, inputs.pairs):
+            total += n_tasks * len(m.build_requests(task, inputs.criteria[dim], inputs.planned))
+    return total * inputs.draws  # every draw sends the item's requests again
+
+
+def _tasks_per_document(dataset: Dataset, m: Method, dimension: str, limit: int | None, pairs: PairsArg
                         ) -> Iterable[tuple[int, ItemTask | PairTask]]:
     """(number of tasks, the first task) for each document, as ``build_tasks`` would make them on ``dimension``."""
     if not m.pairwise:
@@ -324,7 +413,7 @@ def _tasks_per_document(dataset: Dataset, m: Method, dimension: str, limit: int 
         return
     selection = PairSelection.from_arg(pairs)
     orders = [o for o in ("ab", "ba") if o in selection.orders]
-    by_doc: dict[str, list[tuple[Any, Any]]] = {}
+    by_doc: dict[str, list[RowPair]] = {}
     for a, b in _chosen_pairs(dataset, dimension, selection, limit=limit):
         by_doc.setdefault(str(a.doc_id), []).append((a, b))
     for chosen in by_doc.values():
@@ -332,8 +421,8 @@ def _tasks_per_document(dataset: Dataset, m: Method, dimension: str, limit: int 
             yield len(chosen) * len(orders), _pair_task(*chosen[0], orders[0], dimension)
 
 
-def build_tasks(dataset: Dataset, method: Any, dimensions: Iterable[str], *, limit: int | None = None,
-                pairs: Any = None) -> list[ItemTask | PairTask]:
+def build_tasks(dataset: Dataset, method: str | Method, dimensions: Iterable[str], *, limit: int | None = None,
+                pairs: PairsArg = None) -> list[ItemTask | PairTask]:
     m = method_of(method)
     tasks: list[ItemTask | PairTask] = []
     for dim in dimensions:
@@ -400,7 +489,7 @@ class CachedSender:
         """The request's cache key under ``identity`` (default: the first endpoint's)."""
         return request_key(identity or self.identity, self.shaped(request, probe=probe).params())
 
-    def source(self, answer: Any) -> dict[str, Any] | None:
+    def source(self, answer: Response | BaseException) -> dict[str, Any] | None:
         """The identity of the endpoint that gave ``answer`` (a reply or a ``RequestFailed``): where it is stored.
         A replica's own, never the first endpoint's; None for a replica set's failure that no member gave (a rule
         known before, all members drained): nothing to store."""
@@ -568,7 +657,7 @@ def explain_failure(outcome: Outcome, responses: list[Response]) -> Outcome:
     return dataclasses.replace(outcome, reason=reason)
 
 
-def score_replies(m: Method, task: ItemTask | PairTask, criteria: Criteria, config: Any, responses: list[Response], *,
+def score_replies(m: Method, task: ItemTask | PairTask, criteria: Criteria, config: object, responses: list[Response], *,
                   parse_mode: str = "robust", chat: list[bool] | None = None) -> Outcome:
     """The method's outcome from the replies' answers: the judge's reasoning is taken out first (a ``<think>`` block,
     the server's reasoning field; ``methods.base.separate_reasoning``), so no score is ever read from it; it is kept
@@ -598,8 +687,8 @@ def request_options(spec: ScoringSpec) -> RequestOptions:
 
 
 # ---------------------------------------------------------------------------------------------------- planning
-async def _plan(m: Method, config: Any, sender: CachedSender, capabilities: Capabilities | None,
-                client: JudgeClient | None, reprobe: bool = False) -> tuple[Any, str, Capabilities]:
+async def _plan(m: Method, config: object, sender: CachedSender, capabilities: Capabilities | None,
+                client: Transport | None, reprobe: bool = False) -> tuple[Any, str, Capabilities]:
     caps = capabilities
     if caps is None:
         if client is None:
@@ -615,7 +704,7 @@ async def _plan(m: Method, config: Any, sender: CachedSender, capabilities: Capa
     return planned, note, caps
 
 
-async def probe_or_explain(client: JudgeClient, send: Callable[[Request], Any]) -> Capabilities:
+async def probe_or_explain(client: ProbingTransport, send: Callable[[Request], Awaitable[Response]]) -> Capabilities:
     """The capability probe, or ``EndpointUnusable`` (one line, no traceback) when the endpoint is down or every
     probe request failed for a reason other than a rejected parameter."""
     failures: list[str] = []
@@ -701,8 +790,8 @@ def new_run_id(dataset_id: str, method: str, model: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------------- scoring
-def resolve(method: Any, dimensions: Iterable[str] | None, criteria_by_dim: dict[str, Criteria],
-            config: Any) -> tuple[Any, list[str], dict[str, Criteria], Any]:
+def resolve(method: str | Method, dimensions: Iterable[str] | None, criteria_by_dim: dict[str, Criteria],
+            config: object) -> tuple[Method, list[str], dict[str, Criteria], Any]:
     """(method object, dimensions, their criteria, the requested config): what a run, an estimate and a batch
     submission all start from."""
     m = method_of(method)
@@ -710,12 +799,12 @@ def resolve(method: Any, dimensions: Iterable[str] | None, criteria_by_dim: dict
     return m, dims, _criteria_for(m, dims, criteria_by_dim), method_config_of(m, config)
 
 
-def _requests_by_task(m: Method, crit: dict[str, Criteria], planned: Any) -> Callable[[Any], list[Request]]:
+def _requests_by_task(m: Method, crit: dict[str, Criteria], planned: object) -> Callable[[Task], list[Request]]:
     return lambda t: m.build_requests(t, crit[t.dimension], planned)
 
 
-def pending_tasks(tasks: list[Any], done: dict[tuple, str], m: Method, crit: dict[str, Criteria], planned: Any,
-                  schedule: str) -> list[Any]:
+def pending_tasks(tasks: list[Task], done: dict[tuple, str], m: Method, crit: dict[str, Criteria], planned: object,
+                  schedule: str) -> list[Task]:
     """The tasks without a current "ok" judgment in ``done`` (``Store.done_keys``), in the ``schedule``'s order:
     "prefix" puts the longest shared prompt prefix first (one document's items together, while the server's prefix
     cache is hot)."""
@@ -790,7 +879,8 @@ class ScoringRun:
 
     def __init__(self, spec: ScoringSpec, options: EngineOptions, *, store: Store | None = None,
                  progress: Callable[[Progress], None] | None = None, cancel: threading.Event | None = None,
-                 client: Any = None, extra_config: dict[str, Any] | None = None, meter: Any = None) -> None:
+                 client: Transport | None = None, extra_config: dict[str, Any] | None = None,
+                 meter: SpendingMeter | None = None) -> None:
         self.t_start = time.perf_counter()
         self.meter = meter  # the spending meter (evalcore.judge.spending.Meter), or None: nothing counted
         self.reported_models: set[str] = set()  # the models the endpoint said answered this session
@@ -1163,7 +1253,8 @@ def _raw_text(outcome: Outcome, responses: list[Response]) -> str:
 
 async def ascore_dataset(spec: ScoringSpec, options: EngineOptions, *, store: Store | None = None,
                          progress: Callable[[Progress], None] | None = None, cancel: threading.Event | None = None,
-                         client: Any = None, extra_config: dict[str, Any] | None = None, meter: Any = None) -> Run:
+                         client: Transport | None = None, extra_config: dict[str, Any] | None = None,
+                         meter: SpendingMeter | None = None) -> Run:
     """The async form of ``score_dataset`` (same arguments; ``client`` replaces the endpoint's client, e.g. a
     batch's results; ``extra_config`` is merged into the run's recorded config)."""
     run = ScoringRun(spec, options, store=store, progress=progress, cancel=cancel, client=client,
@@ -1171,7 +1262,7 @@ async def ascore_dataset(spec: ScoringSpec, options: EngineOptions, *, store: St
     return await run.run()
 
 
-def run_sync(coro_factory: Callable[[], Any]) -> Any:
+def run_sync(coro_factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
     """Run a coroutine from sync code, also when this thread already runs an event loop (Jupyter, some apps)."""
     try:
         asyncio.get_running_loop()
@@ -1195,7 +1286,7 @@ def run_sync(coro_factory: Callable[[], Any]) -> Any:
 
 def score_dataset(spec: ScoringSpec, options: EngineOptions, *, store: Store | None = None,
                   progress: Callable[[Progress], None] | None = None,
-                  cancel: threading.Event | None = None, meter: Any = None) -> Run:
+                  cancel: threading.Event | None = None, meter: SpendingMeter | None = None) -> Run:
     """Score ``spec.dataset`` on ``spec.dimensions`` with ``spec.method`` (a name or a Method object) through the
     judge ``options`` describe, and return the stored Run.
 
@@ -1227,12 +1318,19 @@ def request_tokens(request: Request) -> tuple[int, int]:
 
 
 def estimate(spec: ScoringSpec, options: EngineOptions, *, store: Store | None = None,
-             prices: dict[str, Any] | None = None) -> Estimate:
+             prices: dict[str, Any] | None = None, reuse: bool = True) -> Estimate:
     """Calls, tokens and cost a run would need, minus what the cache already holds. Makes no network call.
 
     Tokens are rough: prompt = characters / 4; completion = max_tokens x samples per uncached call (an upper
     bound: replies usually stop earlier). The config is planned against ``capabilities``, else against the
-    endpoint's probe results if an earlier run left them in the cache, else taken as requested (noted)."""
+    endpoint's probe results if an earlier run left them in the cache, else taken as requested (noted).
+
+    ``reuse``: the plan's requests as sent (built, shaped, told apart from their duplicates, their tokens counted:
+    what depends on the spec, the planned config and the endpoint's learned contract, never on the model's name)
+    come from a small cache (:func:`plan_requests`), so estimating the same plan for another model only keys,
+    looks up and prices them (the Score page estimates again whenever the model's name changes). False: every
+    request built here, as a first estimate does (``bench/bench_score_typing.py`` compares the two; the tests check
+    that they give the same estimate)."""
     store = store or default_store()
     endpoint = options.first_endpoint
     replicas = list(options.endpoint[1:]) if isinstance(options.endpoint, (list, tuple)) else []
@@ -1249,13 +1347,58 @@ def estimate(spec: ScoringSpec, options: EngineOptions, *, store: Store | None =
     else:
         planned = requested
         note = "endpoint not probed yet: estimate assumes it supports the method as configured"
-    tasks = build_tasks(spec.dataset, m, dims, limit=spec.limit, pairs=spec.pairs)
-    tasks = order_tasks(tasks, _requests_by_task(m, crit, planned), options.schedule)
+    inputs = PlanInputs.of(spec, m, dims, crit, planned, schedule=options.schedule, sender=sender)
+    hosted = endpoint.provider not in cost_mod.FREE_PROVIDERS
+    n = _counted(plan_requests(inputs), sender, hosted=hosted) if reuse else _counted_afresh(inputs, sender, hosted)
+    budget = getattr(spec, "max_completion_tokens", None)
+    if budget:  # a reasoning judge's hidden reasoning is billed as completion tokens, out of the same budget
+        note = "; ".join(x for x in (note, f"completion tokens counted at the budget of {budget} per reply, the "
+                                           f"judge's reasoning included (billed as completion tokens)") if x)
+    rows = cost_mod.cost_table(n.prompt_tokens, n.completion_tokens, cached_prompt_tokens=n.cached_prompt_tokens,
+                               model=endpoint.model, provider=endpoint.provider, prices=prices)
+    calls = n.unique - n.hits
+    return Estimate(calls=calls, cached=n.requests - calls, prompt_tokens=n.prompt_tokens,
+                    completion_tokens=n.completion_tokens, cost_usd=rows[-1]["usd"], tasks=n.tasks, note=note,
+                    cached_prompt_tokens=n.cached_prompt_tokens, cost_usd_batch=rows[-1]["batch_usd"], cost_rows=rows,
+                    requests=n.requests, duplicates=n.requests - n.unique, cache_hits=n.hits)
+
+
+class _Tally(NamedTuple):
+    """What an estimate counts of a plan for one endpoint and model."""
+
+    tasks: int
+    requests: int  # every request built, duplicates included
+    unique: int  # distinct requests (duplicates are sent once)
+    hits: int  # distinct requests the cache answers
+    prompt_tokens: int  # of the requests to send
+    completion_tokens: int
+    cached_prompt_tokens: int
+
+
+def _counted(plan: PlanRequests, sender: CachedSender, *, hosted: bool) -> _Tally:
+    """The plan for this endpoint and model: its distinct requests' keys under them, the cache's answers, the
+    tokens of the requests left to send."""
+    keys = plan.keys(sender.identity)
+    hits = sender.hits(dict(zip(keys, plan.unique)))
+    sent = [i for i, k in enumerate(keys) if k not in hits]
+    prompt_tokens = sum(plan.tokens[i][0] for i in sent)
+    completion_tokens = sum(plan.tokens[i][1] for i in sent)
+    cached_prompt = (_repeated_prefix((plan.unique[i] for i in sent), hosted=hosted) if hits
+                     else plan.repeated_prefix(hosted))
+    return _Tally(plan.tasks, plan.requests, len(keys), len(hits), prompt_tokens, completion_tokens,
+                   min(cached_prompt, prompt_tokens))
+
+
+def _counted_afresh(inputs: PlanInputs, sender: CachedSender, hosted: bool) -> _Tally:
+    """The same counts with nothing reused: every task's requests built (once more for the schedule's order), each
+    request shaped and keyed, duplicates found by their keys. What an estimate did before plans were cached."""
+    m, crit, planned = inputs.method, inputs.criteria, inputs.planned
+    tasks = build_tasks(inputs.dataset, m, inputs.dimensions, limit=inputs.limit, pairs=inputs.pairs)
+    tasks = order_tasks(tasks, _requests_by_task(m, crit, planned), inputs.schedule)
     reqs: list[Request] = []
-    draws = range(max(1, int(getattr(spec, "draws", 1) or 1)))
     for t in tasks:
-        reqs += [sender.shaped(draw_request(r, d)) for d in draws for r in m.build_requests(t, crit[t.dimension],
-                                                                                              planned)]
+        reqs += [sender.shaped(draw_request(r, d)) for d in range(inputs.draws)
+                 for r in m.build_requests(t, crit[t.dimension], planned)]
     keys = [sender.key(r) for r in reqs]
     uniq = dict(zip(keys, reqs))  # identical requests are sent once (the second is a cache hit)
     hits = sender.hits(uniq)
@@ -1266,23 +1409,179 @@ def estimate(spec: ScoringSpec, options: EngineOptions, *, store: Store | None =
         p, c = request_tokens(r)
         prompt_tokens += p
         completion_tokens += c
-    calls = len(uniq) - len(hits)
-    budget = getattr(spec, "max_completion_tokens", None)
-    if budget:  # a reasoning judge's hidden reasoning is billed as completion tokens, out of the same budget
-        note = "; ".join(x for x in (note, f"completion tokens counted at the budget of {budget} per reply, the "
-                                           f"judge's reasoning included (billed as completion tokens)") if x)
-    from evalcore.judge.schedule import prompt_text, repeated_prefix_tokens
+    cached_prompt = _repeated_prefix((r for k, r in uniq.items() if k not in hits), hosted=hosted)
+    return _Tally(len(tasks), len(reqs), len(uniq), len(hits), prompt_tokens, completion_tokens,
+                   min(cached_prompt, prompt_tokens))
 
-    hosted = endpoint.provider not in cost_mod.FREE_PROVIDERS
-    cached_prompt, _ = repeated_prefix_tokens((prompt_text(r) for k, r in uniq.items() if k not in hits),
-                                              min_tokens=1024 if hosted else 0, step_tokens=128 if hosted else 16)
-    cached_prompt = min(cached_prompt, prompt_tokens)
-    rows = cost_mod.cost_table(prompt_tokens, completion_tokens, cached_prompt_tokens=cached_prompt,
-                               model=endpoint.model, provider=endpoint.provider, prices=prices)
-    return Estimate(calls=calls, cached=len(reqs) - calls, prompt_tokens=prompt_tokens,
-                    completion_tokens=completion_tokens, cost_usd=rows[-1]["usd"], tasks=len(tasks), note=note,
-                    cached_prompt_tokens=cached_prompt, cost_usd_batch=rows[-1]["batch_usd"], cost_rows=rows,
-                    requests=len(reqs), duplicates=len(reqs) - len(uniq), cache_hits=len(hits))
+
+def _repeated_prefix(requests: Iterable[Request], *, hosted: bool) -> int:
+    """Prompt tokens expected from the provider's prompt cache, sending ``requests`` in order (OpenAI's rule on a
+    hosted endpoint: prompts of >= 1,024 tokens, in 128-token steps)."""
+    shared, _ = repeated_prefix_tokens((prompt_text(r) for r in requests), min_tokens=1024 if hosted else 0,
+                                       step_tokens=128 if hosted else 16)
+    return shared
+
+
+@dataclass(frozen=True)
+class PlanInputs:
+    """What a plan's requests as sent depend on, as ``key`` (hashable: the dataset's texts and votes as a hash, the
+    method, dimensions and criteria, the planned config, limit, pairs, schedule, draws, the spec's reasoning
+    options and the endpoint's learned contract), and the values they are built from (not compared: ``key`` stands
+    for them). Neither the model's name nor the endpoint's address is in it: a plan is the same for every model."""
+
+    key: tuple[object, ...] | None  # None: a value that cannot be hashed (a config held in a dict): not cached
+    dataset: Dataset = dataclasses.field(compare=False)
+    method: Method = dataclasses.field(compare=False)
+    dimensions: tuple[str, ...] = dataclasses.field(compare=False)
+    criteria: dict[str, Criteria] = dataclasses.field(compare=False)
+    planned: object = dataclasses.field(compare=False)
+    limit: int | None = dataclasses.field(compare=False)
+    pairs: PairsArg = dataclasses.field(compare=False)
+    schedule: str = dataclasses.field(compare=False)
+    draws: int = dataclasses.field(compare=False)
+    shape: Callable[[Request], Request] = dataclasses.field(compare=False)  # the request as sent
+
+    @classmethod
+    def of(cls, spec: ScoringSpec, m: Method, dims: list[str], crit: dict[str, Criteria], planned: object, *,
+           schedule: str = "", sender: CachedSender | None = None) -> PlanInputs:
+        """The inputs of ``spec``'s plan; without ``sender``, of its requests as built (what counting them needs)."""
+        draws = max(1, int(getattr(spec, "draws", 1) or 1))
+        selection = PairSelection.from_arg(spec.pairs) if m.pairwise else None
+        shaping = (sender.options, canonical_json(sender.contract.as_dict())) if sender is not None else None
+        key: tuple[object, ...] | None = (
+            dataset_fingerprint(spec.dataset), m, tuple(dims), tuple(crit[d] for d in dims), type(planned), planned,
+            spec.limit, selection, draws, schedule, shaping)
+        try:
+            hash(key)
+        except TypeError:
+            key = None
+        return cls(key, spec.dataset, m, tuple(dims), crit, planned, spec.limit, spec.pairs, schedule, draws,
+                   sender.shaped if sender is not None else _as_built)
+
+
+def _as_built(request: Request) -> Request:
+    return request
+
+
+def dataset_fingerprint(dataset: Dataset) -> str:
+    """The dataset's id, items, documents and pairwise votes as one hash: every text and vote a plan's requests are
+    built from (pandas' hashes, column by column: milliseconds for SummEval's 1,600 items, where building their
+    prompts takes seconds)."""
+    from pandas.util import hash_pandas_object
+
+    h = hashlib.sha256(dataset.id.encode())
+    for frame in (dataset.items, dataset.documents, dataset.preferences):
+        h.update(canonical_json([str(c) for c in frame.columns] + [len(frame)]).encode())
+        for c in frame.columns:
+            col = frame[c]
+            if col.dtype == object:  # texts, and cells pandas cannot hash (a document's references, a list)
+                col = col.map(_cell_text)
+            h.update(hash_pandas_object(col, index=False).to_numpy().tobytes())
+    return h.hexdigest()
+
+
+def _cell_text(x: object) -> str | None:
+    """A cell as text for hashing: a list (or an array) of references as the list of its texts."""
+    if x is None or isinstance(x, str):
+        return x
+    if isinstance(x, Iterable) and not isinstance(x, (bytes, dict)):
+        return repr([str(v) for v in x])
+    return repr(x)
+
+
+@dataclass(frozen=True, eq=False)
+class PlanRequests:
+    """A plan's requests as sent, in the schedule's order: how many tasks and requests it has, and its distinct
+    requests (told apart by their cache parameters: two systems that wrote the same text make one), each with its
+    parameters as canonical JSON (what its cache key hashes, with the endpoint) and its (prompt, completion) tokens
+    (:func:`request_tokens`)."""
+
+    tasks: int
+    requests: int
+    unique: tuple[Request, ...]
+    params: tuple[str, ...]
+    tokens: tuple[tuple[int, int], ...]
+    # the prompt-cache prefix of every distinct request sent (none answered by the cache), per hosted or not:
+    # worked out once, for the first model estimated
+    _prefix: dict[bool, int] = dataclasses.field(default_factory=dict, repr=False)
+
+    def keys(self, identity: dict[str, Any]) -> list[str]:
+        """Each distinct request's cache key under ``identity`` (``evalcore.store.request_key``: the sha256 of the
+        canonical JSON list [identity, model, parameters]), from the parameters' JSON made once for the plan."""
+        head = "[" + canonical_json(identity) + "," + canonical_json(identity.get("model")) + ","
+        return [hashlib.sha256((head + p + "]").encode()).hexdigest() for p in self.params]
+
+    def repeated_prefix(self, hosted: bool) -> int:
+        """:func:`_repeated_prefix` of every distinct request, in order."""
+        if hosted not in self._prefix:
+            self._prefix[hosted] = _repeated_prefix(self.unique, hosted=hosted)
+        return self._prefix[hosted]
+
+
+class _PlanCache:
+    """The plans last estimated, least recently used out first, holding ``max_requests`` distinct requests at most
+    in all (a request holds its prompt and its parameters' JSON: SummEval's about 7 kB); a larger plan is built each
+    time, never kept."""
+
+    def __init__(self, max_requests: int) -> None:
+        self.max_requests = max_requests
+        self._plans: OrderedDict[tuple[object, ...], PlanRequests] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[object, ...], build: Callable[[], PlanRequests]) -> PlanRequests:
+        with self._lock:
+            plan = self._plans.get(key)
+            if plan is not None:
+                self._plans.move_to_end(key)
+                return plan
+        plan = build()  # outside the lock: two sessions may build one plan at once, neither waits for the other
+        if len(plan.unique) <= self.max_requests:
+            with self._lock:
+                self._plans[key] = plan
+                while sum(len(p.unique) for p in self._plans.values()) > self.max_requests:
+                    self._plans.popitem(last=False)
+        return plan
+
+    def clear(self) -> None:
+        with self._lock:
+            self._plans.clear()
+
+
+PLAN_CACHE = _PlanCache(max_requests=12_000)  # SummEval's four dimensions (6,400) and a smaller plan
+
+
+def plan_requests(inputs: PlanInputs) -> PlanRequests:
+    """The plan's requests as sent: from the cache when the same plan (``inputs.key``) was built before."""
+    if inputs.key is None:
+        return _built_once(inputs)
+    return PLAN_CACHE.get(inputs.key, lambda: _built_once(inputs))
+
+
+def _built_once(inputs: PlanInputs) -> PlanRequests:
+    """The plan's requests, each task's built once (the schedule's order reads the first of them)."""
+    m, crit, planned = inputs.method, inputs.criteria, inputs.planned
+    tasks = build_tasks(inputs.dataset, m, inputs.dimensions, limit=inputs.limit, pairs=inputs.pairs)
+    built: dict[int, list[Request] | Exception] = {}
+    for t in tasks:
+        try:
+            built[id(t)] = m.build_requests(t, crit[t.dimension], planned)
+        except Exception as e:  # noqa: BLE001 - raised below, in the schedule's order, as a second build would
+            built[id(t)] = e
+
+    def requests_of(t: Task) -> list[Request]:
+        out = built[id(t)]
+        if isinstance(out, Exception):
+            raise out
+        return out
+
+    unique: dict[str, Request] = {}  # by the request's parameters, what its cache key is made of with the endpoint
+    n = 0
+    for t in order_tasks(tasks, requests_of, inputs.schedule):
+        for r in [inputs.shape(draw_request(r, d)) for d in range(inputs.draws) for r in requests_of(t)]:
+            unique[canonical_json(r.params())] = r  # the last of identical requests, where the first one stood
+            n += 1
+    kept = tuple(unique.values())
+    return PlanRequests(len(tasks), n, kept, tuple(unique), tuple(request_tokens(r) for r in kept))
 
 
 class _ProbeOnly:
@@ -1304,7 +1603,7 @@ def cached_probe(sender: CachedSender) -> Capabilities | None:
 # ---------------------------------------------------------------------------------------------------- G-Eval auto-CoT
 async def agenerate_steps(criteria: Criteria, *, endpoint: Endpoint, api_key: str | None = None,
                           store: Store | None = None, dataset_id: str | None = None, timeout_s: float = 60.0,
-                          max_retries: int = 6, meter: Any = None) -> Criteria:
+                          max_retries: int = 6, meter: SpendingMeter | None = None) -> Criteria:
     from evalcore.methods.geval import parse_steps, steps_request
 
     store = store or default_store()
@@ -1327,7 +1626,7 @@ async def agenerate_steps(criteria: Criteria, *, endpoint: Endpoint, api_key: st
 
 def generate_steps(criteria: Criteria, *, endpoint: Endpoint, api_key: str | None = None, store: Store | None = None,
                    dataset_id: str | None = None, timeout_s: float = 60.0, max_retries: int = 6,
-                   meter: Any = None) -> Criteria:
+                   meter: SpendingMeter | None = None) -> Criteria:
     """G-Eval auto-CoT (000 §2): ask the judge for evaluation steps; returns the criteria with ``steps`` filled
     (and saves that version under ``dataset_id`` when given). ``meter`` (``spending.Meter``): the estimate charged
     at the click settled to what the reply's usage costs."""
@@ -1343,7 +1642,7 @@ __all__ = [
 ]
 
 
-def _redact(client: Any, text: str | None) -> str | None:
+def _redact(client: object, text: str | None) -> str | None:
     """A stored reason without the key or any Bearer token: the client's own ``redact`` when it has one (it knows its
     key), else the generic patterns (batch results, routed replicas)."""
     own = getattr(client, "redact", None)

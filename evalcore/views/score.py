@@ -19,6 +19,8 @@ from evalcore.views.provenance import fingerprint_blocks
 
 if TYPE_CHECKING:
     from evalcore.judge.client import Endpoint
+    from evalcore.judge.job import ScoringJob
+    from evalcore.judge.runner import Estimate, Progress
     from evalcore.spec import ScoringSpec
     from evalcore.store import Store
 
@@ -171,7 +173,7 @@ REQUESTS_HELP = "items (or ordered pairs) x dimensions x requests per task"
 def cost_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     """A cost table (evalcore.judge.cost.cost_table) for display: numbers formatted, 'unknown' where the model's
     price is unknown."""
-    def usd(x: Any, digits: int) -> str:
+    def usd(x: float | None, digits: int) -> str:
         return "unknown" if x is None else f"{x:,.{digits}f}"
 
     return pd.DataFrame([{"Tokens": r["tokens"], "Count": f"{r['count']:,}",
@@ -181,12 +183,12 @@ def cost_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
                           "USD (Batch API)": usd(r["batch_usd"], 4)} for r in rows])
 
 
-def estimate_cost(est: Any, *, use_batch: bool) -> float | None:
+def estimate_cost(est: Estimate, *, use_batch: bool) -> float | None:
     """What the calls to send cost, online or through the Batch API (None: the model's price is unknown)."""
     return est.cost_usd_batch if use_batch else est.cost_usd
 
 
-def estimate_blocks(est: Any, *, use_batch: bool) -> list[Block]:
+def estimate_blocks(est: Estimate, *, use_batch: bool) -> list[Block]:
     """What a run would ask for: requests (duplicates and cache hits apart from what goes out), then tokens and cost
     of the calls that go out (online, or through the Batch API)."""
     cost = estimate_cost(est, use_batch=use_batch)
@@ -227,7 +229,7 @@ def large_plan(n_requests: int) -> tuple[list[Block], Action] | None:
             Action("Estimate calls and cost", "estimate_now"))
 
 
-def start_action(est: Any, *, use_batch: bool, running: bool) -> Action:
+def start_action(est: Estimate | None, *, use_batch: bool, running: bool) -> Action:
     """"Start scoring": the estimate's calls and cost; not while a run is going, nor without an estimate (the
     page says why above). The spending rule (evalcore.judge.spending) decides the rest."""
     if est is None:
@@ -237,7 +239,8 @@ def start_action(est: Any, *, use_batch: bool, running: bool) -> Action:
 
 
 def new_job(spec: ScoringSpec, endpoint: Endpoint, *, replica_text: str = "", use_batch: bool, api_key: str | None,
-            concurrency: int, reprobe: bool, store: Store, owner: str | None, charged_usd: float | None = None) -> Any:
+            concurrency: int, reprobe: bool, store: Store, owner: str | None, charged_usd: float | None = None
+            ) -> ScoringJob:
     """A scoring job (evalcore.judge.job) for ``spec`` on ``endpoint`` and its replicas (online runs only: the Batch
     API sends one batch to the first endpoint), recorded as ``owner``'s run. Not started. An online run on a paid
     endpoint counts what its replies cost against ``owner``'s budget (``charged_usd``: the estimate charged at the
@@ -260,7 +263,7 @@ def new_job(spec: ScoringSpec, endpoint: Endpoint, *, replica_text: str = "", us
 
 
 # ----------------------------------------------------------------------------------------------------- progress
-def progress_line(progress: Any) -> tuple[float, str]:
+def progress_line(progress: Progress | None) -> tuple[float, str]:
     """The progress bar's share done and its line (evalcore.judge.runner.Progress; None: not started yet)."""
     p = progress
     if p is None:
@@ -271,7 +274,7 @@ def progress_line(progress: Any) -> tuple[float, str]:
                             f"{p.retrying:,} retrying{eta}")
 
 
-def finished_blocks(job: Any) -> list[Block]:
+def finished_blocks(job: ScoringJob) -> list[Block]:
     """How a job that has stopped went: its refusal, its error, a cancel, or how many it scored (when none or few,
     why)."""
     if getattr(job, "refused", False):  # the run is not this user's: nothing was sent
@@ -286,7 +289,7 @@ def finished_blocks(job: Any) -> list[Block]:
     return [Note(esc(outcome.text), outcome.level)]  # type: ignore[arg-type]
 
 
-def resume_offer(job: Any, *, ready: bool, typed_for: str | None) -> tuple[list[Block], Action] | None:
+def resume_offer(job: ScoringJob, *, ready: bool, typed_for: str | None) -> tuple[list[Block], Action] | None:
     """"Resume" for a job that stopped on an error or a cancel (None otherwise): refused while the key typed in
     this session is for another endpoint than the run's (evalcore.judge.trust), which the note says."""
     if getattr(job, "refused", False) or not (job.error or job.cancel.is_set()):
