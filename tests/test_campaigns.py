@@ -217,6 +217,23 @@ def test_fleiss_kappa_reproduces_the_worked_example_by_hand():
     assert round(est.statistic, 3) == 0.210 and est.n == 10 and est.n_annotators == 14
 
 
+@settings(max_examples=60, deadline=None)
+@given(n_items=hs.integers(1, 25), m=hs.integers(2, 6), n_cat=hs.integers(2, 5), seed=hs.integers(0, 2**16))
+def test_fleiss_kappa_equals_statsmodels_on_any_table(n_items, m, n_cat, seed):
+    from statsmodels.stats.inter_rater import aggregate_raters
+    from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
+
+    ratings = np.random.default_rng(seed).integers(0, n_cat, size=(n_items, m)).astype(float)
+    frame = pd.DataFrame([(f"i{i}", f"r{(i + r) % (m + 2)}", ratings[i, r]) for i in range(n_items) for r in range(m)],
+                         columns=["item_id", "annotator", "value"])  # raters differ between items
+    ours = fleiss_kappa(frame).statistic
+    counts, _ = aggregate_raters(ratings)
+    if len(np.unique(ratings)) == 1:
+        assert math.isnan(ours)  # chance agreement 1: undefined (statsmodels divides by zero)
+    else:
+        assert ours == pytest.approx(sm_fleiss(counts, method="fleiss"), abs=1e-12)
+
+
 def test_fleiss_kappa_refuses_unequal_rater_counts_and_is_undefined_on_one_category():
     frame = pd.DataFrame({"item_id": ["a", "a", "b"], "annotator": ["x", "y", "x"], "value": [1.0, 1.0, 0.0]})
     with pytest.raises(ValueError, match="same number"):
@@ -403,3 +420,36 @@ def test_unstable_items_are_those_whose_draws_spread_most():
     one = Run("r-one", "camp", "geval", "m")
     with pytest.raises(campaigns.CampaignError, match="one draw per item"):
         views.select_items(ds, "unstable", "quality", runs=[one], run_a="r-one")
+
+
+# ------------------------------------------------------------------------------------------- the page, AppTest
+def test_the_page_without_sign_in_labels_under_the_name_typed(first_start):
+    """A laptop without sign-in: the page asks for a name; carol, one of the campaign's annotators, labels the item
+    open for her, and the label is hers, in the campaign; a name that is no annotator's sees the campaign (nothing is
+    scoped without sign-in) and has no queue."""
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    from evalcore import runs
+    from evalcore.store import default_store
+    from evalcore.views.format import esc
+
+    store = default_store()
+    summeval = runs.get_dataset("summeval", store)
+    items = list(summeval.items["item_id"].astype(str)[:2])
+    cid = campaigns.create(store, summeval, "coherence", items, ["carol", "dave"], 2, creator="carol", name="pilot")
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"), default_timeout=90)
+    at.query_params["dataset"] = "summeval"
+    at.switch_page("pages/campaigns.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "Sign in (or give your name)" in " ".join(i.value for i in at.info)
+    at.text_input(key="campaign_user").input("carol").run()
+    assert not at.exception and not at.error, [e.value for e in at.exception]
+    at.button(key="campaign_rate_4").click().run()
+    lab = store.campaign_labels(cid)
+    assert lab[["annotator", "value"]].values.tolist() == [["carol", 4.0]] and lab["item_id"].iloc[0] in items
+    assert any("Saved 4 on item" in c.value for c in at.caption)
+    at.text_input(key="campaign_user").input("erin").run()
+    # without sign-in nothing is scoped: erin sees the campaign, and has no queue in it
+    assert any(c.value == esc("erin has no item in this campaign.") for c in at.caption)
