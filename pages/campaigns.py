@@ -138,6 +138,25 @@ def adjudication(store: Any, ds: Any, view: Any, user: str | None) -> None:
             st.rerun()
 
 
+def reassigning(store: Any, view: Any, user: str | None) -> None:
+    """The creator gives an unlabelled item of one annotator's queue to another."""
+    if user != view.campaign["creator"] or not view.reassignable:
+        return
+    said = st.session_state.pop("_campaign_moved_msg", None)
+    with st.expander("Reassign an item", expanded=bool(said)):
+        if said:
+            st.caption(ui.esc(said))
+        with st.form("campaign_reassign", border=False):
+            c1, c2 = st.columns(2)
+            key = c1.selectbox("Item not labelled yet", list(view.reassignable), format_func=view.reassignable.get,
+                               key="campaign_move_item")
+            to = c2.text_input("Give it to (user name)", key="campaign_move_to")
+            if st.form_submit_button("Reassign"):
+                st.session_state["_campaign_moved_msg"] = campaign_views.reassign(store, view.campaign, key, to,
+                                                                                  by=user)
+                st.rerun()
+
+
 def campaign_page(store: Any, ds: Any, ctx: Any, user: str | None, owner: str | None, signed_in: bool) -> None:
     rows = campaign_views.visible(store, ds.id, user, signed_in=signed_in)
     new_campaign(store, ds, ctx, user, expanded=not rows)
@@ -151,7 +170,11 @@ def campaign_page(store: Any, ds: Any, ctx: Any, user: str | None, owner: str | 
     cid = st.selectbox("Campaign", ids, format_func=names.get, key=url.key("campaign", ids[0], options=ids))
     view = campaign_views.view(store, ds, next(r for r in rows if r["campaign_id"] == cid))
     render.blocks(view.status)
+    opened = st.container()  # filled once the queue below has opened the user's item
+    reassigning(store, view, user)
     labelling(store, ds, view, user, owner)
+    with opened:
+        render.blocks(campaign_views.open_now(store, view.campaign))
     st.subheader("Agreement among the annotators", anchor=False)
     render.blocks(view.agreement)
     adjudication(store, ds, view, user)

@@ -453,3 +453,27 @@ def test_the_page_without_sign_in_labels_under_the_name_typed(first_start):
     at.text_input(key="campaign_user").input("erin").run()
     # without sign-in nothing is scoped: erin sees the campaign, and has no queue in it
     assert any(c.value == esc("erin has no item in this campaign.") for c in at.caption)
+
+
+def test_the_open_items_and_a_reassignment_as_the_page_says_them(store):
+    from evalcore.views import campaigns as views
+    from evalcore.views.blocks import Note, Table
+
+    ds, c = _campaign(store, k=1, people=("alice", "bob"), n=2, ttl=60)
+    clock = VirtualClock(0.0)
+    assert [b.text for b in views.open_now(store, c, clock=clock.now) if isinstance(b, Note)] == \
+        ["No item is open just now."]
+    q = views.queue_view(store, c, store.campaign_assignments(c["campaign_id"]), "bob", clock=clock.now)
+    table = next(b for b in views.open_now(store, c, clock=clock.now) if isinstance(b, Table)).frame
+    assert table.values.tolist() == [[q.task.item_id, "bob", "00:01:00"]]
+    v = views.view(store, ds, c)
+    key = f"{q.task.item_id}::{q.task.slot}"
+    assert v.reassignable[key] == f"{q.task.item_id} (now bob's)"
+    assert views.reassign(store, c, key, "carol", by="bob") == \
+        "Not reassigned: only the campaign's creator (alice) reassigns items"
+    assert views.reassign(store, c, key, " carol ", by="alice") == f"Item {q.task.item_id} is now in carol's queue."
+    assert [t.item_id for t in campaigns.queue(store.campaign_assignments(c["campaign_id"]), "carol")] == \
+        [q.task.item_id]
+    clock.advance(60)  # bob's lock lapsed: not listed
+    assert [b.text for b in views.open_now(store, c, clock=clock.now) if isinstance(b, Note)] == \
+        ["No item is open just now."]

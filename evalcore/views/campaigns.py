@@ -118,6 +118,7 @@ class CampaignView:
     disagreements: pd.DataFrame = field(default_factory=pd.DataFrame)
     adjudication: list[Block] = field(default_factory=list)
     history: list[Block] = field(default_factory=list)
+    reassignable: dict[str, str] = field(default_factory=dict)  # "item::slot" -> what the picker shows
 
 
 def view(store: CampaignStore, dataset: Dataset, campaign: dict[str, Any]) -> CampaignView:
@@ -130,7 +131,38 @@ def view(store: CampaignStore, dataset: Dataset, campaign: dict[str, Any]) -> Ca
     out.disagreements = campaigns.disagreements(campaign, dim, lab, adj)
     out.adjudication = disagreement_blocks(campaign, out.disagreements, dim.is_categorical)
     out.history = history_blocks(campaign, lab, adj)
+    todo = a[a["label_id"].isna()]
+    out.reassignable = {f"{i}::{s}": f"{i} (now {who}'s)" for i, s, who in
+                        zip(todo["item_id"], todo["slot"], todo["annotator"])}
     return out
+
+
+def open_now(store: CampaignStore, campaign: dict[str, Any], *, clock: Clock = time.time) -> list[Block]:
+    """The items open just now: by whom, until when (UTC); a lapsed lock is not listed (it is free). Read after the
+    page opened the user's own item, so theirs is among them."""
+    return open_blocks(store.campaign_locks(campaign["campaign_id"], now=clock()))
+
+
+def open_blocks(locks: list[dict[str, Any]]) -> list[Block]:
+    if not locks:
+        return [Note("No item is open just now.", "caption")]
+    frame = pd.DataFrame({"item_id": [r["item_id"] for r in locks],
+                          "open by": [r["annotator"] + (" (adjudicating)" if int(r["slot"]) < 0 else "")
+                                      for r in locks],
+                          "until (UTC)": [time.strftime("%H:%M:%S", time.gmtime(float(r["expires_at"])))
+                                          for r in locks]})
+    return [Note("Open just now (each until its lock lapses, or the item is labelled):", "caption"),
+            Table(frame, "campaign open items", "campaign_open", static=True)]
+
+
+def reassign(store: CampaignStore, campaign: dict[str, Any], key: str, to: str, *, by: str | None) -> str:
+    """Give an unlabelled place (``key``: "item::slot") to another annotator; the sentence to show."""
+    item, _, slot = key.rpartition("::")
+    try:
+        campaigns.reassign(store, campaign, item, int(slot), to.strip(), by=by or "")
+    except campaigns.CampaignError as e:
+        return f"Not reassigned: {e}"
+    return f"Item {item} is now in {to.strip()}'s queue."
 
 
 def status_blocks(campaign: dict[str, Any], assignments: pd.DataFrame) -> list[Block]:
