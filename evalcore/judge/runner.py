@@ -80,7 +80,7 @@ from evalcore.model import STATUS_FAILED, STATUS_OK, Dataset, Run
 if TYPE_CHECKING:  # the engine reads the two values; evalcore.judge.spec builds them (and imports the engine lazily)
     import pandas as pd
 
-    from evalcore.methods.base import Method
+    from evalcore.methods.base import Method, PromptLabels
     from evalcore.spec import EngineOptions, ScoringSpec
 
 log = logging.getLogger(__name__)
@@ -248,7 +248,7 @@ def method_of(method: str | Method) -> Method:
     return method
 
 
-def method_config_of(m: Method, config: object) -> Any:
+def method_config_of(m: Method, config: PromptLabels | dict[str, Any] | None) -> PromptLabels:
     """The method's config from None (its default), a dict (a stored run's, through its loader) or a config."""
     if config is None:
         return m.default_config()
@@ -260,7 +260,7 @@ def method_config_of(m: Method, config: object) -> Any:
     return config
 
 
-def _config_dict(config: object) -> dict[str, Any]:
+def _config_dict(config: PromptLabels | Mapping[str, Any]) -> dict[str, Any]:
     if dataclasses.is_dataclass(config) and not isinstance(config, type):
         return asdict(config)
     return dict(cast("Mapping[str, Any]", config))  # a config given as its dict
@@ -272,7 +272,7 @@ def _text(x: object) -> str:
     return str(x)
 
 
-def _refs(x: str | float | Iterable[object] | None) -> tuple[str, ...]:
+def _refs(x: str | Iterable[object] | None) -> tuple[str, ...]:  # or NaN: a missing cell
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return ()
     if isinstance(x, str):
@@ -375,7 +375,7 @@ def _pair_task(a: TextRow, b: TextRow, order: str, dimension: str) -> PairTask:
                     context=_text(getattr(a, "context", "")))
 
 
-def count_requests(spec: ScoringSpec, planned: object = None, *, reuse: bool = True) -> int:
+def count_requests(spec: ScoringSpec, planned: PromptLabels | None = None, *, reuse: bool = True) -> int:
     """How many requests a run of ``spec`` would send (duplicates and cache hits included: ``Estimate.requests``),
     counted without building them all (issue 21, item 2: a link to the largest plan, h2h on every pair and
     dimension of SummEval, is 96,000 requests). Per dimension and document: its number of tasks (items, or selected
@@ -457,7 +457,7 @@ class CachedSender:
 
     MAX_LEARNING = 4  # refusals one request may teach before it fails (max_tokens, temperature, top_p, one more)
 
-    def __init__(self, client: JudgeClient | None, store: Store, endpoint: Endpoint, *,
+    def __init__(self, client: Transport | None, store: Store, endpoint: Endpoint, *,
                  options: RequestOptions | None = None, replicas: Iterable[Endpoint] = ()) -> None:
         self.client = client
         self.store = store
@@ -567,6 +567,9 @@ class CachedSender:
     async def _send(self, request: Request, *, probe: bool = False) -> tuple[Response, Request]:
         """Send the shaped request; learn from a refusal naming a parameter and send it again, reshaped.
         Returns the response and the request as finally sent (its key is the cache entry's)."""
+        client = self.client
+        if client is None:
+            raise RequestFailed("no client to ask")
         for _ in range(self.MAX_LEARNING + 1):
             sent = self.shaped(request, probe=probe)
             known = self.contract.refuses(sent)
@@ -574,13 +577,13 @@ class CachedSender:
                 raise RequestFailed(f"HTTP 400 (refused before, not asked again): {known.message}")
             try:
                 if self._settled and (getattr(sent, "seed", None) is None or self._seed_settled):
-                    resp = await self.client.send(sent)
+                    resp = await client.send(sent)
                 else:
                     if self._gate is None:
                         self._gate = asyncio.Lock()
                     async with self._gate:
                         sent = self.shaped(request, probe=probe)  # what the request before this one taught
-                        resp = await self.client.send(sent)
+                        resp = await client.send(sent)
                 room = reasoning_room(resp, sent, self.options)
                 if room is not None:  # the judge reasons: this and every later request get room for it
                     if self.contract.rules.get("reasoning") != room:
@@ -657,7 +660,7 @@ def explain_failure(outcome: Outcome, responses: list[Response]) -> Outcome:
     return dataclasses.replace(outcome, reason=reason)
 
 
-def score_replies(m: Method, task: ItemTask | PairTask, criteria: Criteria, config: object, responses: list[Response], *,
+def score_replies(m: Method, task: ItemTask | PairTask, criteria: Criteria, config: PromptLabels, responses: list[Response], *,
                   parse_mode: str = "robust", chat: list[bool] | None = None) -> Outcome:
     """The method's outcome from the replies' answers: the judge's reasoning is taken out first (a ``<think>`` block,
     the server's reasoning field; ``methods.base.separate_reasoning``), so no score is ever read from it; it is kept
@@ -687,8 +690,8 @@ def request_options(spec: ScoringSpec) -> RequestOptions:
 
 
 # ---------------------------------------------------------------------------------------------------- planning
-async def _plan(m: Method, config: object, sender: CachedSender, capabilities: Capabilities | None,
-                client: Transport | None, reprobe: bool = False) -> tuple[Any, str, Capabilities]:
+async def _plan(m: Method, config: PromptLabels, sender: CachedSender, capabilities: Capabilities | None,
+                client: Transport | None, reprobe: bool = False) -> tuple[PromptLabels, str, Capabilities]:
     caps = capabilities
     if caps is None:
         if client is None:
@@ -698,7 +701,9 @@ async def _plan(m: Method, config: object, sender: CachedSender, capabilities: C
         # A rejected probe request (no echo, no completions route) is remembered too (evalcore.judge.probes).
         if reprobe:  # the server's settings may have changed: what it refused is asked again too
             sender.forget_contract()
-        caps = await probe_or_explain(client, ProbeSender(sender, refresh=reprobe))
+        # a client that must probe is the run's own (a JudgeClient or an EndpointPool, both probe): a batch's
+        # results, which cannot, always come with the capabilities the batch was planned for
+        caps = await probe_or_explain(cast(ProbingTransport, client), ProbeSender(sender, refresh=reprobe))
     caps = sender.contract.restrict(caps)  # what the endpoint refused outright (evalcore.judge.contract)
     planned, note = m.plan(config, caps)  # raises UnsupportedByEndpoint when there is no fallback
     return planned, note, caps
@@ -791,7 +796,8 @@ def new_run_id(dataset_id: str, method: str, model: str) -> str:
 
 # ---------------------------------------------------------------------------------------------------- scoring
 def resolve(method: str | Method, dimensions: Iterable[str] | None, criteria_by_dim: dict[str, Criteria],
-            config: object) -> tuple[Method, list[str], dict[str, Criteria], Any]:
+            config: PromptLabels | dict[str, Any] | None
+            ) -> tuple[Method, list[str], dict[str, Criteria], PromptLabels]:
     """(method object, dimensions, their criteria, the requested config): what a run, an estimate and a batch
     submission all start from."""
     m = method_of(method)
@@ -799,11 +805,11 @@ def resolve(method: str | Method, dimensions: Iterable[str] | None, criteria_by_
     return m, dims, _criteria_for(m, dims, criteria_by_dim), method_config_of(m, config)
 
 
-def _requests_by_task(m: Method, crit: dict[str, Criteria], planned: object) -> Callable[[Task], list[Request]]:
+def _requests_by_task(m: Method, crit: dict[str, Criteria], planned: PromptLabels) -> Callable[[Task], list[Request]]:
     return lambda t: m.build_requests(t, crit[t.dimension], planned)
 
 
-def pending_tasks(tasks: list[Task], done: dict[tuple, str], m: Method, crit: dict[str, Criteria], planned: object,
+def pending_tasks(tasks: list[Task], done: dict[tuple, str], m: Method, crit: dict[str, Criteria], planned: PromptLabels,
                   schedule: str) -> list[Task]:
     """The tasks without a current "ok" judgment in ``done`` (``Store.done_keys``), in the ``schedule``'s order:
     "prefix" puts the longest shared prompt prefix first (one document's items together, while the server's prefix
@@ -816,8 +822,8 @@ def pending_tasks(tasks: list[Task], done: dict[tuple, str], m: Method, crit: di
 class Plan(NamedTuple):
     """The method's config as requested and as planned against the endpoint's capabilities, with the plan's note."""
 
-    planned: Any
-    requested: Any
+    planned: PromptLabels
+    requested: PromptLabels
     note: str
     caps: Capabilities
 
@@ -949,6 +955,13 @@ class ScoringRun:
         """Why the run must stop for money (the operator's cap reached), or None."""
         return self.meter.reached if self.meter is not None else None
 
+    @property
+    def opened_id(self) -> str:
+        """The run's id: the spec's, or the one :meth:`open` named it by."""
+        if self.run_id is None:
+            raise RuntimeError("the run has no id until it is opened")
+        return self.run_id
+
     def open(self, lease: dict[str, Any] | None) -> dict[str, Any]:
         """Build the tasks, name the run, take its lease (a second process stops here), write its record."""
         m, store = self.m, self.store
@@ -991,7 +1004,7 @@ class ScoringRun:
 
     def select(self) -> None:
         """What is left: tasks without a current "ok" judgment (a resumed run skips the rest)."""
-        done = self.store.done_keys(self.run_id, pairwise=self.m.pairwise)
+        done = self.store.done_keys(self.opened_id, pairwise=self.m.pairwise)
         self.todo = pending_tasks(self.tasks, done, self.m, self.crit, self.planned, self.schedule)
         self.already = len(self.tasks) - len(self.todo)
         self.counts = _Counts(done=self.already, ok=self.already)
@@ -1045,10 +1058,13 @@ class ScoringRun:
             self.cancelled = True
         self.emit(force=True)
 
-    async def _watch_cancel(self, workers: list[asyncio.Future]) -> None:
+    async def _watch_cancel(self, workers: Sequence[asyncio.Future[None]]) -> None:
+        cancel = self.cancel
+        if cancel is None:  # pragma: no cover - watched only when there is one
+            return
         while True:
             await asyncio.sleep(0.05)
-            if self.cancel.is_set():
+            if cancel.is_set():
                 self.cancelled = True
                 for w in workers:
                     w.cancel()
@@ -1057,10 +1073,11 @@ class ScoringRun:
     # ------------------------------------------------------------------------------------------ one task
     async def judge(self, task: ItemTask | PairTask) -> None:
         """Send one task's requests, score the replies, store the judgment with its cache entries, count it."""
-        replies, draws = _Replies(), []
+        replies = _Replies()
+        draws: list[dict[str, Any]] = []
         try:
             requests = self.m.build_requests(task, self.crit[task.dimension], self.planned)
-            if self.draws > 1:
+            if self.draws > 1 and isinstance(task, ItemTask):  # draws are refused for pairs (__init__)
                 outcome, draws = await self._judge_draws(task, requests, replies)
             else:
                 await self._fetch(task, requests, replies)
@@ -1146,7 +1163,7 @@ class ScoringRun:
                              parse_mode=self.parse_mode, chat=[isinstance(r, ChatRequest) for r in requests])
 
     def _save(self, task: ItemTask | PairTask, outcome: Outcome, replies: _Replies,
-              draws: list[dict[str, Any]] = ()) -> None:
+              draws: Sequence[dict[str, Any]] = ()) -> None:
         """The judgment (or comparison) row, its draws and its responses' cache entries, in one transaction."""
         row = {"dimension": task.dimension, "criteria_hash": self.hashes[task.dimension],
                "raw": _raw_text(outcome, replies.responses), "value": outcome.value, "status": outcome.status,
@@ -1155,10 +1172,10 @@ class ScoringRun:
         if isinstance(task, PairTask):
             row.update(pair_id=task.pair_id, doc_id=task.doc_id, item_first=task.item_first,
                        item_second=task.item_second, order=task.order, verdict=outcome.verdict)
-            self.store.save_comparison(self.run_id, row, cache=replies.entries, answers=replies.answers)
+            self.store.save_comparison(self.opened_id, row, cache=replies.entries, answers=replies.answers)
         else:
             row.update(item_id=task.item_id)
-            self.store.save_judgment(self.run_id, row, cache=replies.entries, answers=replies.answers,
+            self.store.save_judgment(self.opened_id, row, cache=replies.entries, answers=replies.answers,
                                      draws=[{**d, "item_id": task.item_id, "dimension": task.dimension,
                                              "criteria_hash": row["criteria_hash"],
                                              "reason": _redact(self.client, d["reason"])} for d in draws])
@@ -1185,15 +1202,15 @@ class ScoringRun:
         broke = self.over_budget if self.counts.session_done < len(self.todo) else None  # tasks left unjudged
         status = "cancelled" if self.cancelled else "stopped" if (self.failfast.tripped or paused or broke) else "done"
         variant = self._variant()
-        row = self.store.run_row(self.run_id)
+        row = self.store.run_row(self.opened_id)
         if {k: row["config"].get(k) for k in variant} != variant:  # the contract learned more during the run
-            self.store.create_run(run_id=self.run_id, dataset_id=row["dataset_id"], method=row["method"],
+            self.store.create_run(run_id=self.opened_id, dataset_id=row["dataset_id"], method=row["method"],
                                   model=row["model"], label=row.get("label") or "", config={**row["config"], **variant},
                                   parser=row.get("parser") or "", status=status, owner=self.spec.owner)
-        self.store.finish_run(self.run_id, status=status, stats=stats)
-        if broke and not self.cancelled:
+        self.store.finish_run(self.opened_id, status=status, stats=stats)
+        if broke and not self.cancelled and self.meter is not None:  # broke: the meter's cap
             self.meter.settle()
-            raise self.meter.stop_error(self.run_id)
+            raise self.meter.stop_error(self.opened_id)
         if paused and not self.cancelled:
             raise EndpointUnusable(f"run {self.run_id} paused: {paused}. Change the method's settings or the judge, "
                                    f"then resume the run (CLI: --run {self.run_id}): what was answered is not asked "
@@ -1206,7 +1223,7 @@ class ScoringRun:
                 f"then resume the run (CLI: --run {self.run_id}).")
         log.info("run %s %s: %s", self.run_id, status, {k: stats[k] for k in ("requests", "cached", "retries",
                                                                                "failures", "wall_s")})
-        return self.store.load_run(self.run_id)
+        return self.store.load_run(self.opened_id)
 
     def _stats(self) -> dict[str, Any]:
         client, c = self.client, self.counts
@@ -1434,7 +1451,7 @@ class PlanInputs:
     method: Method = dataclasses.field(compare=False)
     dimensions: tuple[str, ...] = dataclasses.field(compare=False)
     criteria: dict[str, Criteria] = dataclasses.field(compare=False)
-    planned: object = dataclasses.field(compare=False)
+    planned: PromptLabels = dataclasses.field(compare=False)
     limit: int | None = dataclasses.field(compare=False)
     pairs: PairsArg = dataclasses.field(compare=False)
     schedule: str = dataclasses.field(compare=False)
@@ -1442,7 +1459,7 @@ class PlanInputs:
     shape: Callable[[Request], Request] = dataclasses.field(compare=False)  # the request as sent
 
     @classmethod
-    def of(cls, spec: ScoringSpec, m: Method, dims: list[str], crit: dict[str, Criteria], planned: object, *,
+    def of(cls, spec: ScoringSpec, m: Method, dims: list[str], crit: dict[str, Criteria], planned: PromptLabels, *,
            schedule: str = "", sender: CachedSender | None = None) -> PlanInputs:
         """The inputs of ``spec``'s plan; without ``sender``, of its requests as built (what counting them needs)."""
         draws = max(1, int(getattr(spec, "draws", 1) or 1))
@@ -1595,7 +1612,7 @@ def cached_probe(sender: CachedSender) -> Capabilities | None:
     """The endpoint's capabilities from an earlier run's probe replies in the cache; None when there are none.
     Sends nothing (an estimate, a batch submission)."""
     try:
-        return run_sync(lambda: JudgeClient.probe(_ProbeOnly(), send=ProbeSender(sender)))
+        return run_sync(lambda: JudgeClient.probe(cast(JudgeClient, _ProbeOnly()), send=ProbeSender(sender)))
     except RequestFailed:
         return None
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -398,7 +399,8 @@ def _run_cost(run: Run) -> list[Block]:
     from evalcore.judge.cost import cost_table
 
     stats = run.config.stats
-    used = stats.get("batch") if isinstance(stats.get("batch"), dict) and "prompt_tokens" in stats["batch"] else stats
+    batch = stats.get("batch")
+    used: Mapping[str, Any] = batch if isinstance(batch, dict) and "prompt_tokens" in batch else stats
     if not used.get("prompt_tokens"):
         return []
     ident = run.config.endpoint or {}
