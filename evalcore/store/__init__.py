@@ -67,7 +67,7 @@ def _guard_all(cls: type) -> None:
         if name.startswith("_") and name != "__init__":
             continue
         value = inspect.getattr_static(cls, name)
-        if isinstance(value, property) and name in ("conn", "db"):  # the first statement on a broken file
+        if isinstance(value, property) and value.fget is not None and name in ("conn", "db"):  # the first statement
             setattr(cls, name, property(guarded(value.fget)))
         elif inspect.isfunction(value):
             setattr(cls, name, guarded(value))

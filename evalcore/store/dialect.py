@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
-from typing import Mapping, Sequence, Union
+from typing import Any, Mapping, Sequence, Union, cast
 
 import pandas as pd
 import sqlite_utils
@@ -76,11 +76,12 @@ class SqliteDialect:
     def insert(self, db: sqlite_utils.Database, table: str, rows: list[Mapping[str, object]], *,
                replace: bool, ignore: bool) -> int | None:
         """sqlite-utils' ``insert_all`` (``alter=False``: a key that is not a column is an error, never a new one)."""
-        written = _SchemaTable(db, table).insert_all(rows, alter=False, replace=replace, ignore=ignore)
+        written = _SchemaTable(db, table).insert_all(cast("list[dict[str, Any]]", rows), alter=False,
+                                                     replace=replace, ignore=ignore)
         return written.last_rowid
 
     def rows(self, db: sqlite_utils.Database, sql: str, args: Args) -> list[dict[str, object]]:
-        return list(db.query(sql, args))
+        return list(db.query(sql, dict(args) if isinstance(args, Mapping) else args))
 
     def frame(self, c: DbConnection, sql: str, args: Args) -> pd.DataFrame:
         return pd.read_sql_query(sql, c, params=args)  # type: ignore[arg-type]

@@ -74,7 +74,7 @@ class LabelsStore(Connection):
             row = cur.fetchone()
             if row is None:
                 return None
-            d = dict(zip([x[0] for x in cur.description], row))
+            d = dict(zip([x[0] for x in cur.description or ()], row))
             c.execute("DELETE FROM labels WHERE label_id = ?", (d["label_id"],))
         return d
 

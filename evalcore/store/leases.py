@@ -77,7 +77,7 @@ def _is_this_process(holder: dict[str, Any]) -> bool:
 def _lease_row(c: DbConnection, run_id: str) -> dict[str, Any] | None:
     cur = c.execute("SELECT run_id, pid, host, started, since, token FROM leases WHERE run_id = ?", (run_id,))
     row = cur.fetchone()
-    return None if row is None else dict(zip([d[0] for d in cur.description], row))
+    return None if row is None else dict(zip([d[0] for d in cur.description or ()], row))
 
 
 class LeasesStore(Connection):
@@ -104,20 +104,21 @@ class LeasesStore(Connection):
     def acquire_lease(self, run_id: str) -> dict[str, Any]:
         """Take the run's lease for this process (one writer per run): raise ``RunLeased`` when a live process holds
         it; a lease whose process is gone (killed) is taken over. Returns the lease (pass it to ``release_lease``)."""
+        token = uuid.uuid4().hex
         mine = {"run_id": run_id, "pid": os.getpid(), "host": _HOST, "started": _proc_start(os.getpid()),
-                "since": now(), "token": uuid.uuid4().hex}
+                "since": now(), "token": token}
         pg = self.dialect if isinstance(self.dialect, PostgresDialect) else None
         with self.write() as c:
             held = _lease_row(c, run_id)
             if held is not None and self._holder_alive(held):
                 raise RunLeased(run_id, held)
-            if pg is not None and not pg.leases.take(mine["token"], pg.lease_lock(run_id)):
+            if pg is not None and not pg.leases.take(token, pg.lease_lock(run_id)):
                 raise RunLeased(run_id, held or {"pid": 0, "host": "another session", "since": "?"})
             try:
                 self._insert("leases", [mine], replace=True)
             except BaseException:
                 if pg is not None:
-                    pg.leases.give_back(mine["token"])
+                    pg.leases.give_back(token)
                 raise
         return mine
 

@@ -4,7 +4,7 @@ answered each request)."""
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Hashable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import pandas as pd
 
@@ -18,14 +18,14 @@ from evalcore.store.owners import visible_sql
 _ANSWER_FIELDS = ("key", "task", "dimension", "answered_by", "prompt_tokens", "cached_tokens", "latency_s")
 
 
-def _judgment_row(run_id: str, r: Mapping[Hashable, Any], created_at: str) -> dict[str, Any]:
+def _judgment_row(run_id: str, r: Mapping[str, Any], created_at: str) -> dict[str, Any]:
     return {"run_id": run_id, "item_id": r["item_id"], "dimension": r["dimension"],
             "criteria_hash": r.get("criteria_hash") or "", "raw": r.get("raw") or "",
             "value": float_or_null(r.get("value")), "status": r["status"], "reason": r.get("reason") or "",
             "estimator": r.get("estimator") or "", "detail": dumps(r.get("detail") or {}), "created_at": created_at}
 
 
-def _comparison_row(run_id: str, r: Mapping[Hashable, Any], created_at: str) -> dict[str, Any]:
+def _comparison_row(run_id: str, r: Mapping[str, Any], created_at: str) -> dict[str, Any]:
     return {"run_id": run_id, "pair_id": r["pair_id"], "doc_id": r["doc_id"], "item_first": r["item_first"],
             "item_second": r["item_second"], "dimension": r["dimension"], "order": r["order"],
             "criteria_hash": r.get("criteria_hash") or "", "raw": r.get("raw") or "", "verdict": r.get("verdict"),
@@ -33,7 +33,7 @@ def _comparison_row(run_id: str, r: Mapping[Hashable, Any], created_at: str) -> 
             "estimator": r.get("estimator") or "", "detail": dumps(r.get("detail") or {}), "created_at": created_at}
 
 
-def _draw_row(run_id: str, r: Mapping[Hashable, Any], created_at: str) -> dict[str, Any]:
+def _draw_row(run_id: str, r: Mapping[str, Any], created_at: str) -> dict[str, Any]:
     return {"run_id": run_id, "item_id": r["item_id"], "dimension": r["dimension"],
             "criteria_hash": r.get("criteria_hash") or "", "draw": int(r["draw"]), "raw": r.get("raw") or "",
             "value": float_or_null(r.get("value")), "status": r["status"], "reason": r.get("reason") or "",
