@@ -14,13 +14,15 @@ from evalcore.store.campaigns import ADJUDICATION, LockHeld
 from tests.test_store_migration_v6 import FIXTURE
 from tests.test_store_migrations import V9_TABLES, all_rows, columns, copy_of
 
+pytest_plugins = ["tests.store_backends"]  # the store fixture on SQLite and on PostgreSQL
+
 ROW = {"dataset_id": "summeval", "dimension": "coherence", "name": "pilot", "creator": "alice", "k": 2,
        "selection": "all", "seed": 0, "lock_ttl_s": 60.0, "threshold": 1.0}
 
 
 @pytest.fixture
-def store(tmp_path):
-    s = Store(tmp_path / "campaigns.db")
+def store(store_at):
+    s = Store(store_at("campaigns.db"))
     yield s
     s.close()
 
@@ -43,9 +45,10 @@ def test_a_campaign_and_its_assignments_read_back(store):
 
 
 def test_a_failed_assignment_writes_no_campaign(store):
-    with pytest.raises(sqlite3.IntegrityError):  # the same slot twice: the whole write is rolled back
+    integrity = (sqlite3.IntegrityError, *((store.conn.raw.IntegrityError,) if hasattr(store.conn, "raw") else ()))
+    with pytest.raises(integrity):  # the same slot twice: the whole write is rolled back
         store.create_campaign(ROW, [("i1", 0, "alice", 1), ("i1", 0, "bob", 1)])
-    assert store.campaign_rows() == [] and all_rows(store.path)["campaign_assignments"] == []
+    assert store.campaign_rows() == [] and store.rows("SELECT * FROM campaign_assignments") == []
 
 
 def test_a_label_is_a_labels_row_linked_to_its_campaign_and_slot(store):

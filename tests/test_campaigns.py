@@ -20,9 +20,12 @@ from evalcore.store import Store
 from evalcore.testing.clock import VirtualClock
 
 
+pytest_plugins = ["tests.store_backends"]  # the store fixture on SQLite and on PostgreSQL
+
+
 @pytest.fixture
-def store(tmp_path):
-    s = Store(tmp_path / "campaigns.db")
+def store(store_at):
+    s = Store(store_at("campaigns.db"))
     yield s
     s.close()
 
