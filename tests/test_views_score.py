@@ -323,3 +323,33 @@ def test_score_on_the_command_line_ends_with_the_pages_sentence(tmp_path, capsys
         assert cli.main([*argv, "--base-url", srv.base_url, "--json", "--run", run.run_id]) == 0
     outcome = json.loads(capsys.readouterr().out)["outcome"]
     assert outcome == {"level": "error", "text": said, "scored": 0, "total": 3}
+
+
+# ------------------------------------------------------------------------------------------- typing a model's name
+def test_typing_a_model_name_on_the_score_page_builds_and_counts_the_plan_once(first_start, monkeypatch):
+    """The Score page estimates again on every change of the model's name: the plan's tasks are built and counted
+    for the first name only (evalcore.judge.runner's plan cache), and each name gets its own price."""
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    from evalcore.judge import runner
+
+    runner.PLAN_CACHE.clear()
+    runner._counted_once.cache_clear()
+    built, counted = [], []
+    build, count = runner.build_tasks, runner._tasks_per_document
+    monkeypatch.setattr(runner, "build_tasks", lambda *a, **kw: built.append(1) or build(*a, **kw))
+    monkeypatch.setattr(runner, "_tasks_per_document", lambda *a, **kw: counted.append(1) or count(*a, **kw))
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"), default_timeout=300)
+    at.switch_page("pages/score.py").run()
+    at.selectbox(key="endpoint").set_value("openai").run()
+    costs = {}
+    for model in ("gpt-4o-mini", "gpt-4o", "my-deployment"):
+        at.text_input(key="model").input(model).run()
+        assert not at.exception, [e.value for e in at.exception]
+        metrics = {m.label: m.value for m in at.metric}
+        assert metrics["Requests"] == "1,600" and metrics["Calls to send"] == "1,546"
+        costs[model] = metrics["Cost (USD)"]
+    assert (len(built), len(counted)) == (1, 1)
+    assert costs["my-deployment"] == "unknown" and len(set(costs.values())) == 3
