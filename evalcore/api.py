@@ -12,6 +12,7 @@ of each system's mean). Nothing is written to the store. Guide: docs/api.md.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Iterable
 from typing import Any
 
 import pandas as pd
@@ -93,9 +94,9 @@ def _mapping(frame: pd.DataFrame, *, judge: str, human: str, document: str, syst
 def evaluate(frame: pd.DataFrame, *, judge: str = "judge", human: str = "human", document: str = "document",
              system: str = "system", annotator: str | None = None, dimension: str = "score",
              scale: tuple[float, float] | None = None, kind: str | None = None, labels: list[str] | None = None,
-             levels=LEVELS, coefficients=COEFFICIENTS, n_resamples: int = 1000, random_state: int = 0,
-             epsilon: float = DEFAULT_EPSILON, ppi: str = "ppi++", ppi_rated_docs: int | None = None,
-             name: str = "notebook") -> Evaluation:
+             levels: Iterable[str] = LEVELS, coefficients: Iterable[str] = COEFFICIENTS, n_resamples: int = 1000,
+             random_state: int = 0, epsilon: float = DEFAULT_EPSILON, ppi: str = "ppi++",
+             ppi_rated_docs: int | None = None, name: str = "notebook") -> Evaluation:
     """The judge column against the human column of ``frame`` (module note). ``annotator``: a column naming who gave
     each human rating (one row per rating; the judge's score repeated on an item's rows); without it each row is one
     item and its human rating. ``scale``, ``kind`` ("interval", "ordinal", "binary", "nominal") and ``labels`` as the

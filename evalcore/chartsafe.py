@@ -13,9 +13,12 @@ attribute (a link, an image, a style) survives.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:  # plotly loads where a figure is drawn
+    import plotly.graph_objects as go
 
 _ALLOWED = re.compile(r"&lt;(/?(?:br|b|i|sup|sub|extra))&gt;")
 _TRACE_TEXT = ("name", "x", "y", "z", "text", "hovertext", "customdata", "hovertemplate", "texttemplate", "labels",
@@ -28,7 +31,7 @@ def plain(text: str) -> str:
     return _ALLOWED.sub(r"<\1>", escaped)
 
 
-def _plain_value(v: Any) -> Any:
+def _plain_value(v: object) -> object:
     if isinstance(v, str):
         return plain(v)
     if isinstance(v, np.ndarray):
@@ -41,7 +44,7 @@ def _plain_value(v: Any) -> Any:
     return v
 
 
-def plain_figure(fig: Any) -> Any:
+def plain_figure(fig: object) -> go.Figure:
     """A copy of ``fig`` whose every text is plain (see the module docstring)."""
     import plotly.graph_objects as go
 

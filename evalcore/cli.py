@@ -21,14 +21,20 @@ import argparse
 import json
 import math
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalcore import guarantees_cli, panel_cli
 from evalcore import runs as runs_mod
 from evalcore.model import counted
 
+if TYPE_CHECKING:  # types only: the analyses load where a command runs them
+    import pandas as pd
 
-def _clean(x: Any) -> Any:
+    from evalcore.analyses.evaluation import DimensionAnalysis
+    from evalcore.model import Dataset, Run
+
+
+def _clean(x: object) -> Any:
     """JSON-safe: NaN -> null, numpy scalars -> Python."""
     if isinstance(x, dict):
         return {k: _clean(v) for k, v in x.items()}
@@ -88,7 +94,8 @@ def meta_report(dataset_id: str, run_id: str, *, dimensions: list[str] | None = 
                          ci_resampling=ci_resampling, summary_constant=summary_constant, inference=inference)
 
 
-def meta_document(dataset, run, *, dimensions: list[str] | None = None, levels: tuple[str, ...] | None = None,
+def meta_document(dataset: Dataset, run: Run, *, dimensions: list[str] | None = None,
+                  levels: tuple[str, ...] | None = None,
                   coefficients: tuple[str, ...] | None = None, parse: str = "robust", n_resamples: int = 1000,
                   random_state: int = 0, systems: list[str] | None = None, ci_resampling: str = "documents",
                   summary_constant: str = "skip", inference: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -104,6 +111,7 @@ def meta_document(dataset, run, *, dimensions: list[str] | None = None, levels: 
     if run.config.variant:  # the method as it ran on this judge: what its contract changed (absent: as asked)
         out["variant"] = run.config.variant
     out.update(provenance(dataset, run, dimensions))  # the judge's fingerprint, the hash of the ratings used
+    entry: dict[str, Any]
     if run.judgments.empty:
         if dataset.preferences.empty:
             raise SystemExit(f"run {run.run_id} has no per-item judgments (pairwise run) and dataset {dataset.id} "
@@ -124,26 +132,16 @@ def meta_document(dataset, run, *, dimensions: list[str] | None = None, levels: 
     return _clean(out)
 
 
-def dimension_entry(a) -> dict[str, Any]:
-    """``dimensions.<dim>`` of ``meta --json``: an evalcore.analyses.evaluation.DimensionAnalysis as a dict. A
-    nominal dimension has no correlations, ceiling or system-level figures: its codes have no order."""
-    entry: dict[str, Any] = {"items": a.items, "failed": a.failed}
-    if a.correlations is not None:
-        entry["correlations"] = a.correlations.rows()
-        entry["human_ceiling"] = [c.as_dict() for c in a.ceiling or []]
-    entry["warnings"] = a.warnings
-    if a.systems is not None:
-        entry.update(_system_level(a.systems))
-    if isinstance(a.agreement, Exception):  # labels that are no category of the dimension: said, the rest stands
-        entry["agreement"] = {"error": str(a.agreement)}
-    elif a.agreement is not None:
-        from evalcore.meta import classification
+def dimension_entry(a: DimensionAnalysis) -> dict[str, object]:
+    """``dimensions.<dim>`` of ``meta --json``: an evalcore.analyses.evaluation.DimensionAnalysis as a dict, each
+    registered analysis's keys in the registry's order (``evaluation.dimension_json``)."""
+    from evalcore.analyses.evaluation import dimension_json
 
-        entry["agreement"] = classification.agreement_dict(a.agreement)
-    return entry
+    return dimension_json(a)
 
 
-def _check_meta_options(dataset, dataset_id: str, n_resamples: int, summary_constant: str, systems: list[str] | None) -> None:
+def _check_meta_options(dataset: Dataset, dataset_id: str, n_resamples: int, summary_constant: str,
+                        systems: list[str] | None) -> None:
     """The options ``meta`` cannot use, named, before any statistic is computed."""
     if n_resamples < 0:
         raise ValueError(f"--resamples must be 0 or more, got {n_resamples}")
@@ -156,27 +154,10 @@ def _check_meta_options(dataset, dataset_id: str, n_resamples: int, summary_cons
                            f"{', '.join(map(str, dataset.systems))}")
 
 
-def _system_level(sl) -> dict[str, Any]:
-    """A run over several systems (evalcore.analyses.systems.SystemLevel): per-system correlations P_i, the
-    meta-correlation M (003 Eq. 2-3) and the correct preferences #CP on all system pairs and on the challenge pairs
-    (003 §4.2.1), each counted on the pairs the run covers ("total" says how many)."""
-    entry: dict[str, Any] = {"per_system": {c: r.table.to_dict(orient="records")
-                                            for c, r in sl.meta_correlation.items()}}
-    entry["meta_correlation"] = {c: {"statistic": r.statistic, "pvalue": r.pvalue, "n_systems": r.n_systems,
-                                     "dropped_systems": list(r.dropped_systems)}
-                                 for c, r in sl.meta_correlation.items()}
-    cp = {name: ({"correct": r.correct, "total": r.total} if r is not None else None)
-          for name, r in sl.correct_preferences.items()}
-    entry["correct_preferences"] = {"full": cp["full"] or {"correct": 0, "total": 0}}
-    if cp.get("challenge"):
-        entry["correct_preferences"]["challenge"] = cp["challenge"]
-    return entry
-
-
 # ------------------------------------------------------------------------------- meta: Alt-Test, PPI, Bradley-Terry
 
 
-def _add_inference_arguments(m) -> None:
+def _add_inference_arguments(m: argparse.ArgumentParser) -> None:
     m.add_argument("--alt-test", action="store_true",
                    help="add the Alternative Annotator Test (Calderon et al. 2025): may the judge replace the "
                         "annotators? (also turned on by --alt-epsilon / --alt-scoring)")
@@ -213,7 +194,7 @@ def _inference_options(args: argparse.Namespace) -> dict[str, Any] | None:
             "ppi": ppi, "ppi_rated_docs": args.ppi_rated_docs, "bradley_terry": args.bradley_terry}
 
 
-def _add_inference(entry: dict[str, Any], dataset, run, dim: str, opts: dict[str, Any], n_resamples: int,
+def _add_inference(entry: dict[str, Any], dataset: Dataset, run: Run, dim: str, opts: dict[str, Any], n_resamples: int,
                    random_state: int, systems: list[str] | None) -> None:
     """``alt_test`` and ``ppi`` of a score run's dimension (README "meta --json"; evalcore.analyses.inference)."""
     from evalcore.analyses.inference import score_inference
@@ -222,8 +203,8 @@ def _add_inference(entry: dict[str, Any], dataset, run, dim: str, opts: dict[str
         entry[name] = outcome.as_dict()
 
 
-def _add_pairwise_inference(entry: dict[str, Any], dataset, run, dim: str, opts: dict[str, Any], n_resamples: int,
-                            random_state: int) -> None:
+def _add_pairwise_inference(entry: dict[str, Any], dataset: Dataset, run: Run, dim: str, opts: dict[str, Any],
+                            n_resamples: int, random_state: int) -> None:
     """``alt_test`` (votes scored by accuracy), ``ppi`` (each model's win rate) and ``pairwise.bradley_terry``."""
     from evalcore.analyses.inference import pairwise_inference
 
@@ -243,8 +224,8 @@ def _print_inference(e: dict[str, Any]) -> None:
                   f"{a['winning_rate']:.2f}, advantage probability {a['advantage_probability']:.3f} "
                   f"({a['n_items']} items, {a['dropped_items']} with fewer than two annotators dropped)")
             for r in a["per_annotator"]:
-                p = "nan" if r["p_value"] is None else f"{r['p_value']:.3g}"
-                print(f"  vs {r['annotator']}: n={r['n']}, {r['test']} p={p}, rho={r['advantage_probability']:.3f}"
+                pval = "nan" if r["p_value"] is None else f"{r['p_value']:.3g}"
+                print(f"  vs {r['annotator']}: n={r['n']}, {r['test']} p={pval}, rho={r['advantage_probability']:.3f}"
                       f"{', judge wins' if r['rejected'] else ''}")
     p = e.get("ppi")
     if p is not None:
@@ -451,7 +432,7 @@ def cmd_labels(args: argparse.Namespace) -> int:
         return 0
     latest = labels.latest_labels(rows)
     rp = labels.random_part(rows)
-    out = {"dataset": dataset.id, "rows": int(len(rows)), "labels": int(len(latest)),
+    out: dict[str, Any] = {"dataset": dataset.id, "rows": int(len(rows)), "labels": int(len(latest)),
            "random_part": int(sum((i, d) in rp for i, d in zip(latest["item_id"], latest["dimension"]))),
            "annotators": {a: int(n) for a, n in latest.groupby("annotator").size().items()},
            "dimensions": {d: int(n) for d, n in latest.groupby("dimension").size().items()}}
@@ -463,7 +444,7 @@ def cmd_labels(args: argparse.Namespace) -> int:
     return 0
 
 
-def _register_plan(sub) -> None:
+def _register_plan(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     lb = sub.add_parser("labels", help="labels made on the Label page: list, export, import")
     lb.add_argument("action", choices=["list", "export", "import"])
     lb.add_argument("file", nargs="?", help="CSV to write (export; stdout if omitted) or to read (import)")
@@ -534,14 +515,14 @@ def bias_report(dataset_id: str, run_id: str, *, dimension: str | None = None, p
     return _clean(out)
 
 
-def _first_position_ci(comps, dimension: str | None) -> dict[str, Any]:
+def _first_position_ci(comps: pd.DataFrame, dimension: str | None) -> dict[str, Any]:
     from evalcore.meta.preference import position_bias_stat
 
     st = position_bias_stat(comps, dimension)
     return {"first_position_ci_low": st.ci_low, "first_position_ci_high": st.ci_high}
 
 
-def _score_biases(out: dict[str, Any], dataset, run, dim: str) -> None:
+def _score_biases(out: dict[str, Any], dataset: Dataset, run: Run, dim: str) -> None:
     """Verbosity (judge-human residual vs output length) and self-preference of a score run on one dimension."""
     from evalcore.meta import preference
 
@@ -588,7 +569,7 @@ def cmd_bias(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_bias_command(sub) -> None:
+def add_bias_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     b = sub.add_parser("bias", help="position bias, writer bias and mean scores of a run (the Bias page)")
     b.add_argument("--dataset", required=True)
     b.add_argument("--run", required=True)
@@ -639,8 +620,8 @@ def build_parser() -> argparse.ArgumentParser:
     try:
         from evalcore.judge import cli as judge_cli
     except ImportError:  # the judging engine is optional for pure analysis
-        judge_cli = None
-    if judge_cli is not None:
+        pass
+    else:
         judge_cli.register(sub)
 
     from evalcore import import_cli  # import-dataset, import-run, export-run
@@ -657,14 +638,14 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def resume_args(run) -> list[str]:
+def resume_args(run: Run) -> list[str]:
     """The ``score`` arguments that resume ``run``: evalcore.judge.resume, where the Score page reads them too."""
     from evalcore.judge import resume
 
     return resume.resume_args(run)
 
 
-def resume_command(run) -> str:
+def resume_command(run: Run) -> str:
     """The shell command that resumes ``run`` (evalcore.judge.resume), checked by parsing it back with this command
     line's own parser (the one ``main`` uses): an option renamed there fails here, and in the tests, rather than in
     the user's shell."""
@@ -673,7 +654,8 @@ def resume_command(run) -> str:
     args = parse_checked(resume.resume_args(run))
     wanted = resume.resumed_as(run)
     got = {k: getattr(args, k, None) for k in wanted}
-    got["config"] = json.loads(got["config"]) if got.get("config") else None
+    config = got.get("config")
+    got["config"] = json.loads(config) if config else None
     if got != wanted:
         raise ValueError(f"the resume command of run {run.run_id} reads back as {got}, not {wanted}")
     return resume.resume_command(run)

@@ -31,11 +31,11 @@ from evalcore.model import Dataset, Run
 PARTS = ("model", "reported_model", "endpoint", "provider", "method", "variant", "prompt_hash", "parameters")
 
 
-def _canonical(value: Any) -> str:
+def _canonical(value: object) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
-def _sha(value: Any) -> str:
+def _sha(value: object) -> str:
     return hashlib.sha256(_canonical(value).encode("utf-8")).hexdigest()
 
 

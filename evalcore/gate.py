@@ -75,7 +75,7 @@ class GateOptions:
     random_state: int = 0
 
 
-def _dimensions(dataset: Dataset, run: Run, baseline: Any, dimension: str | None) -> list[str]:
+def _dimensions(dataset: Dataset, run: Run, baseline: Run, dimension: str | None) -> list[str]:
     shared = [d for d in run.dimensions if d in baseline.dimensions and d in dataset.dimension_names]
     if dimension:
         if dimension not in shared:
@@ -98,7 +98,7 @@ def draw_disagreement(run: Run, dimensions: list[str]) -> float | None:
     return max(shares) if shares else None
 
 
-def _compare(dataset: Dataset, run: Run, baseline: Any, dim: str, o: GateOptions) -> dict[str, Any]:
+def _compare(dataset: Dataset, run: Run, baseline: Run, dim: str, o: GateOptions) -> dict[str, Any]:
     from evalcore import runs as runs_mod
     from evalcore.meta.compare import paired_difference
 
@@ -121,7 +121,7 @@ def _regressions(comparisons: dict[str, dict[str, Any]], o: GateOptions) -> list
     return out
 
 
-def check(dataset: Dataset, run: Run, baseline: Any, options: GateOptions = GateOptions()) -> GateResult:
+def check(dataset: Dataset, run: Run, baseline: Run, options: GateOptions = GateOptions()) -> GateResult:
     """The gate's verdict on ``run`` against ``baseline`` on ``dataset`` (the module docstring says each status)."""
     from evalcore.fingerprint import fingerprint, labels_hash
 
@@ -166,7 +166,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
     return result.exit_code
 
 
-def register(sub: Any) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     g = sub.add_parser("gate", help="a check for CI: exit 0 when a run agrees with the humans at least as well as a "
                                     "baseline run within noise; exit 1 REGRESSED, 3 FLAKY, 4 JUDGE_CHANGED, "
                                     "5 LABELS_CHANGED")

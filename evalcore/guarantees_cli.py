@@ -12,9 +12,10 @@ from evalcore import runs as runs_mod
 from evalcore.analyses import guarantees
 from evalcore.meta.results import to_json
 from evalcore.meta.selective import DEFAULT_TOLERANCE
+from evalcore.model import Dataset, Run
 
 
-def add_meta_arguments(m) -> None:
+def add_meta_arguments(m: argparse.ArgumentParser) -> None:
     m.add_argument("--selective", action="store_true",
                    help="add selective evaluation with a guarantee per dimension: the confidence threshold "
                         "certified on --calibration-docs random documents by fixed-sequence testing with an exact "
@@ -94,7 +95,8 @@ def extend_meta_report(report: dict[str, Any], args: argparse.Namespace) -> dict
     return report
 
 
-def _add_blocks(entry: dict, dataset, run, dim: str, args, n_cal: int, jury: list) -> None:
+def _add_blocks(entry: dict, dataset: Dataset, run: Run, dim: str, args: argparse.Namespace, n_cal: int,
+                jury: list[Run]) -> None:
     common = dict(calibration_docs=n_cal, seed=args.seed)
     if args.selective:
         res = guarantees.selective(dataset, run, dim, alpha=args.alpha, delta=args.delta,
@@ -116,7 +118,7 @@ def _add_blocks(entry: dict, dataset, run, dim: str, args, n_cal: int, jury: lis
                                                                       **common))
 
 
-def _cascade(dataset, run, dim: str, args, n_cal: int) -> dict:
+def _cascade(dataset: Dataset, run: Run, dim: str, args: argparse.Namespace, n_cal: int) -> object:
     ids = [r.strip() for r in args.cascade.split(",") if r.strip()]
     members = [run] + [runs_mod.load_run(r, parse=args.parse) for r in ids]
     try:
@@ -161,5 +163,5 @@ def print_blocks(report: dict[str, Any]) -> None:
                   f"{len(k['transfer'])} systems fitted on the others")
 
 
-def _f(x) -> str:
+def _f(x: float | None) -> str:
     return "n/a" if x is None else f"{x:.3f}"

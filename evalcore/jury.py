@@ -23,6 +23,7 @@ import json
 import math
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -32,6 +33,9 @@ from evalcore.labels import base_id
 from evalcore.model import JUDGMENT_COLUMNS, STATUS_FAILED, STATUS_OK, Dataset, Run
 from evalcore.meta import correlate
 from evalcore.meta.results import Estimate
+
+if TYPE_CHECKING:  # types only
+    from evalcore.store import Store
 
 AGGREGATES = ("mean", "median", "trimmed", "majority")
 TIE_RULES = ("low", "high", "first")
@@ -168,7 +172,8 @@ def _dimension_rows(dataset: Dataset, members: list[Run], dim: str, spec: JurySp
     return rows, learned
 
 
-def make_jury(dataset_id: str, spec: JurySpec, name: str, *, parse: str = "robust", store=None) -> Run:
+def make_jury(dataset_id: str, spec: JurySpec, name: str, *, parse: str = "robust", store: Store | None = None
+              ) -> Run:
     """The jury as a Run (not saved): its members' judgments aggregated per item and dimension, on the dimensions
     every member judged. See the module docstring for the aggregates and the calibrated weights."""
     spec.check()
@@ -190,7 +195,7 @@ def make_jury(dataset_id: str, spec: JurySpec, name: str, *, parse: str = "robus
         rows += r
         if info:
             learned[dim] = info
-    config = {"method": METHOD, "jury": {"members": list(spec.members), "aggregate": spec.aggregate,
+    config: dict[str, Any] = {"method": METHOD, "jury": {"members": list(spec.members), "aggregate": spec.aggregate,
                                          "tie": spec.tie, "weights": spec.weights, "learned": learned,
                                          "calibration_docs": calibration, "seed": spec.seed},
               "parse_mode": parse, "estimator": rows[0]["estimator"] if rows else ""}
@@ -202,7 +207,7 @@ def make_jury(dataset_id: str, spec: JurySpec, name: str, *, parse: str = "robus
                judgments=pd.DataFrame(rows, columns=JUDGMENT_COLUMNS))
 
 
-def save_jury(run: Run, *, store=None, owner: str | None = None) -> str:
+def save_jury(run: Run, *, store: Store | None = None, owner: str | None = None) -> str:
     """Store the jury run (replacing a jury of the same name); its id."""
     from evalcore.store import default_store
 
@@ -221,7 +226,7 @@ def agreement_measure(dataset: Dataset, dimension: str, coefficient: str) -> str
 
 
 def _agreement(frame: pd.DataFrame, dataset: Dataset, dimension: str, measure: str, n_resamples: int,
-               random_state) -> Estimate:
+               random_state: int) -> Estimate:
     if measure in ("cohen_kappa", "weighted_kappa"):
         from evalcore.meta.classification import classify
 
@@ -233,7 +238,7 @@ def _agreement(frame: pd.DataFrame, dataset: Dataset, dimension: str, measure: s
 
 
 def agreement_matrix(dataset: Dataset, members: list[Run], dimension: str, *, coefficient: str = "spearman",
-                     n_resamples: int = 1000, random_state=0) -> tuple[list[list[Estimate]], list[Estimate]]:
+                     n_resamples: int = 1000, random_state: int = 0) -> tuple[list[list[Estimate]], list[Estimate]]:
     """Every pair of runs' agreement on the items both scored (dataset level, document-bootstrap interval) and each
     run's agreement with the human score: (matrix in member order, humans). The measure is ``agreement_measure``'s:
     ``coefficient``, or kappa on a label."""

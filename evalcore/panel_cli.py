@@ -10,12 +10,16 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from evalcore import jury as jury_mod
 from evalcore import runs as runs_mod
 from evalcore.meta import draw_reliability
 from evalcore.meta.results import Estimate
+
+if TYPE_CHECKING:
+    from evalcore.model import Dataset, Run
 
 UNSTABLE_LISTED = 10  # the most unstable items listed per dimension
 
@@ -24,14 +28,15 @@ class RunsAction(argparse.Action):
     """``--run`` given once or more: ``args.run`` is the first (the run ``meta`` reports on), ``args.runs`` all of
     them in order (the judges of an agreement matrix or a jury)."""
 
-    def __call__(self, parser, namespace, values, option_string=None):
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: str | Sequence[Any] | None, option_string: str | None = None) -> None:
         runs = list(getattr(namespace, "runs", None) or [])
         runs.append(values)
         namespace.runs = runs
         namespace.run = runs[0]
 
 
-def _num(x: Any) -> Any:
+def _num(x: object) -> object:
     if isinstance(x, float) and not math.isfinite(x):
         return None
     return float(x) if hasattr(x, "__float__") and not isinstance(x, (int, bool)) else x
@@ -42,7 +47,7 @@ def _est(e: Estimate) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------------------------------ meta's blocks
-def add_meta_arguments(m) -> None:
+def add_meta_arguments(m: argparse.ArgumentParser) -> None:
     m.add_argument("--reliability", action="store_true",
                    help="add the reliability of the run's repeated draws per dimension: ICC(1,1), ICC(1,K), alpha "
                         "among draws, the share of draw pairs that differ, each draw's correlation with the "
@@ -55,7 +60,7 @@ def add_meta_arguments(m) -> None:
                         "with the human score, per dimension")
 
 
-def reliability_block(dataset, run, dim: str, *, level: str, coefficient: str, n_resamples: int,
+def reliability_block(dataset: Dataset, run: Run, dim: str, *, level: str, coefficient: str, n_resamples: int,
                       random_state: int, target: float) -> dict[str, Any]:
     """``meta --reliability``'s block for one dimension."""
     frame = runs_mod.score_frame(dataset, run, dim)
@@ -78,7 +83,7 @@ def reliability_block(dataset, run, dim: str, *, level: str, coefficient: str, n
     }
 
 
-def matrix_block(dataset, members, dim: str, *, coefficient: str, n_resamples: int,
+def matrix_block(dataset: Dataset, members: list[Run], dim: str, *, coefficient: str, n_resamples: int,
                  random_state: int) -> dict[str, Any]:
     """``meta --agreement-matrix``'s block for one dimension."""
     matrix, humans = jury_mod.agreement_matrix(dataset, members, dim, coefficient=coefficient,
@@ -115,7 +120,7 @@ def extend_meta_report(report: dict[str, Any], args: argparse.Namespace) -> dict
 
 def print_blocks(report: dict[str, Any]) -> None:
     """The reliability and agreement-matrix blocks in words (``meta`` without --json)."""
-    def f(x):
+    def f(x: float | None) -> str:
         return "nan" if x is None else f"{x:.3f}"
 
     for dim, e in report["dimensions"].items():
@@ -158,7 +163,7 @@ def cmd_jury(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     j = sub.add_parser("jury", help="make a derived run from two or more runs on the same items (a jury)")
     j.add_argument("--dataset", required=True)
     j.add_argument("--run", dest="runs", action="append", required=True,

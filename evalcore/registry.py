@@ -1,5 +1,5 @@
-"""What JudgeScope can be extended with, and how: scoring methods, import formats and judge providers, each kept in
-one registry that every menu, command-line choice, upload filter and generated docs table reads.
+"""What JudgeScope can be extended with, and how: scoring methods, import formats, judge providers and analyses, each
+kept in one registry that every menu, command-line choice, upload filter and generated docs table reads.
 
 A built-in registers itself where it is defined, by decorator (as inspect_ai's ``@scorer`` / ``@modelapi``)::
 
@@ -10,6 +10,9 @@ A built-in registers itself where it is defined, by decorator (as inspect_ai's `
     def read_tsvgz(name: str, data: bytes, unit: str): ...   # -> (table or None, [Problem, ...])
 
     register_provider("mylab", base_url="https://judge.mylab.org/v1", api_key_env="MYLAB_API_KEY", label="My lab")
+
+    @register_analysis("mad", label="Mean absolute difference", as_dict=lambda r: {"mad": r.as_dict()})
+    def mad(data): ...                    # data: evalcore.analyses.evaluation.AnalysisInput -> result or None
 
 An installed package adds its own through an entry-point group, read the first time a registry is read (so importing
 the library loads no plugin)::
@@ -36,9 +39,15 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import PurePath
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from evalcore import settings
+
+T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., object])
+
+if TYPE_CHECKING:  # types only: this module imports nothing heavy at import time
+    import pandas as pd
 
 NO_PLUGINS_ENV = "JUDGESCOPE_NO_PLUGINS"
 BUILTIN = "built-in"
@@ -80,7 +89,7 @@ class Registry(Mapping[str, Any]):
     """Name -> registered object for one kind. A read-only mapping: reading it first imports the built-ins' package,
     then the entry points of ``group`` (once)."""
 
-    def __init__(self, kind: str, group: str, builtins: str, check: Callable[[Any], Any]):
+    def __init__(self, kind: str, group: str, builtins: str, check: Callable[[object], tuple[str, object]]):
         self.kind, self.group, self._builtins, self._check = kind, group, builtins, check
         self._items: dict[str, Any] = {}
         self._origin: dict[str, str] = {}
@@ -90,7 +99,7 @@ class Registry(Mapping[str, Any]):
         self._loaded = False
 
     # -- registration
-    def register(self, obj: Any) -> Any:
+    def register(self, obj: object) -> Any:
         """Add ``obj`` (checked and named by the kind's check); returns what is registered."""
         name, value = self._check(obj)
         if not isinstance(name, str) or not name.strip():
@@ -184,23 +193,24 @@ _METHOD_ATTRS = ("name", "label", "pairwise", "default_config", "load_config", "
                  "build_requests", "score")
 
 
-def _check_method(obj: Any) -> tuple[str, Any]:
+def _check_method(obj: object) -> tuple[str, object]:
     # a class is registered as its instance (a method holds no state; its config is passed to every call)
     value = obj() if isinstance(obj, type) else obj
     missing = [a for a in _METHOD_ATTRS if not hasattr(value, a)]
     if missing:
         raise TypeError(f"{value!r} is not a scoring method: it lacks {', '.join(missing)} "
                         "(see evalcore.methods.base.Method)")
-    return value.name, value
+    return getattr(value, "name"), value
 
 
 METHODS = Registry("scoring method", "judgescope.methods", "evalcore.methods", _check_method)
 
 
-def register_method(obj: Any) -> Any:
-    """Decorator: register a scoring method (a class, instantiated once, or an instance); returns ``obj``."""
-    value = METHODS.register(obj)
-    return obj if isinstance(obj, type) else value
+def register_method(obj: T) -> T:
+    """Decorator: register a scoring method (a class, instantiated once, or an instance); returns ``obj`` (an
+    instance is registered as itself)."""
+    METHODS.register(obj)
+    return obj
 
 
 # ------------------------------------------------------------------------------------------------------ formats
@@ -219,7 +229,7 @@ class Format:
     reader: Callable[[str, bytes, str], tuple[Any, list]] = field(compare=False)
 
 
-def _check_format(obj: Any) -> tuple[str, Any]:
+def _check_format(obj: object) -> tuple[str, Format]:
     if not isinstance(obj, Format):
         raise TypeError(f"{obj!r} is not an import format: register it with @register_format(...)")
     bad = [e for e in obj.extensions if not (e.startswith(".") and len(e) > 1 and e == e.lower())]
@@ -272,7 +282,7 @@ class Provider:
     docs: str = ""
 
 
-def _check_provider(obj: Any) -> tuple[str, Any]:
+def _check_provider(obj: object) -> tuple[str, Provider]:
     if not isinstance(obj, Provider):
         raise TypeError(f"{obj!r} is not a judge provider: register it with register_provider(...)")
     if not obj.api_key_env.replace("_", "").isalnum():
@@ -289,7 +299,53 @@ def register_provider(name: str, *, base_url: str, api_key_env: str, label: str 
     return PROVIDERS.register(Provider(name, base_url, api_key_env, label or name, api_version, docs))
 
 
-REGISTRIES: dict[str, Registry] = {"methods": METHODS, "formats": FORMATS, "providers": PROVIDERS}
+# ----------------------------------------------------------------------------------------------------- analyses
+
+@dataclass(frozen=True)
+class Analysis:
+    """A statistic of one run on one dimension, set against the humans, that every door renders.
+
+    ``compute(data)`` takes an ``evalcore.analyses.evaluation.AnalysisInput`` (the dataset, the run, the dimension,
+    its score frame, the settings asked) and returns the analysis's result, or None where it does not apply;
+    ``as_dict(result)`` is what ``meta --json`` prints of it under ``dimensions.<dim>`` (its keys, in order);
+    ``tables(result)`` is what the exported report and the Alignment page show of it (a title -> table mapping,
+    one row per run), None for the built-ins those render in sections of their own."""
+
+    name: str
+    label: str
+    compute: Callable[..., object] = field(compare=False)
+    as_dict: Callable[..., Mapping[str, object]] = field(compare=False)
+    tables: Callable[..., Mapping[str, pd.DataFrame]] | None = field(default=None, compare=False)
+    keys: tuple[str, ...] = ()  # the keys ``as_dict`` writes in meta --json (the docs table lists them)
+
+    @property
+    def module(self) -> str:
+        return str(self.compute.__module__)
+
+
+def _check_analysis(obj: object) -> tuple[str, Analysis]:
+    if not isinstance(obj, Analysis):
+        raise TypeError(f"{obj!r} is not an analysis: register it with @register_analysis(...)")
+    return obj.name, obj
+
+
+ANALYSES = Registry("analysis", "judgescope.analyses", "evalcore.analyses.evaluation", _check_analysis)
+
+
+def register_analysis(name: str, *, label: str, as_dict: Callable[..., Mapping[str, object]],
+                      tables: Callable[..., Mapping[str, pd.DataFrame]] | None = None, keys: tuple[str, ...] = ()
+                      ) -> Callable[[F], F]:
+    """Decorator on ``compute(data) -> result or None`` (``data``: an ``evalcore.analyses.evaluation
+    .AnalysisInput``): register it as the analysis ``name``, rendered by ``as_dict`` in ``meta --json`` (under the
+    ``keys`` it writes; default ``(name,)``) and by ``tables`` in the report and on the Alignment page."""
+    def decorate(compute: F) -> F:
+        ANALYSES.register(Analysis(name, label, compute, as_dict, tables, tuple(keys) or (name,)))
+        return compute
+    return decorate
+
+
+REGISTRIES: dict[str, Registry] = {"methods": METHODS, "formats": FORMATS, "providers": PROVIDERS,
+                                   "analyses": ANALYSES}
 
 
 def plugin_failures() -> list[PluginFailure]:

@@ -10,6 +10,7 @@ K is below 10.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd
@@ -46,7 +47,7 @@ def sample_documents(dataset: Dataset, k: int, *, seed: int = 0, how: str = "ran
     return [d for d in docs if d in chosen]
 
 
-def documents_subset(dataset: Dataset, doc_ids) -> Dataset:
+def documents_subset(dataset: Dataset, doc_ids: Iterable[object]) -> Dataset:
     """The same dataset (same id, so a run on it is stored against the full dataset) restricted to these
     documents: their items with all their systems, ratings and annotations."""
     keep = pd.Index(doc_ids)

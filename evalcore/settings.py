@@ -15,7 +15,9 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, TypeVar
+
+T = TypeVar("T")
 
 
 def _text(raw: str) -> str:
@@ -42,7 +44,7 @@ def _flag(raw: str) -> bool:
     return raw.strip() not in ("", "0")
 
 
-def _var(name: str, parse: Any, default: Any, doc: str) -> Any:
+def _var(name: str, parse: Callable[[str], T], default: T, doc: str) -> T:
     """A field read from ``$name`` by ``parse`` (an unset, empty or unparseable value gives ``default``)."""
     return field(default=default, metadata={"env": name, "parse": parse, "doc": doc})
 

@@ -1,5 +1,5 @@
-"""Write the tables of docs/extending.md (every scoring method, import format and judge provider) from the registry,
-so the docs list what the product actually offers.
+"""Write the tables of docs/extending.md (every scoring method, import format, judge provider and analysis) from the
+registry, so the docs list what the product actually offers.
 
     python scripts/extensions_reference.py            # print the tables
     python scripts/extensions_reference.py --write    # write them into docs/extending.md
@@ -35,7 +35,7 @@ def _where(reg: registry.Registry, name: str, module: str) -> str:
 
 
 def tables() -> str:
-    """The three tables, as Markdown, from the registries as they are now."""
+    """The four tables, as Markdown, from the registries as they are now."""
     out = ["### Scoring methods (`judgescope.methods`)", "",
            "| `--method` | method | compares | module |", "|---|---|---|---|"]
     for name, m in registry.METHODS.items():
@@ -52,6 +52,11 @@ def tables() -> str:
         docs = f"[{_cell(p.label)}]({p.docs})" if p.docs else ""
         plugin = "" if registry.PROVIDERS.origin(name) == registry.BUILTIN else f" (plugin: {registry.PROVIDERS.origin(name)})"
         out.append(f"| `{name}` | {_cell(p.label)}{plugin} | `{p.base_url}` | `{p.api_key_env}` | {docs} |")
+    out += ["", "### Analyses (`judgescope.analyses`)", "",
+            "| name | analysis | `meta --json` keys | module |", "|---|---|---|---|"]
+    for name, a in registry.ANALYSES.items():
+        out.append(f"| `{name}` | {_cell(a.label)} | {', '.join(f'`{k}`' for k in a.keys)} | "
+                   f"{_where(registry.ANALYSES, name, a.module)} |")
     return "\n".join(out) + "\n"
 
 

@@ -1,5 +1,7 @@
 """Registration: a package outside JudgeScope (``tests/plugin_pkg``, found through its ``*.dist-info`` on sys.path, so
-nothing is installed) adds a scoring method and an import format through the entry-point groups; both then appear in
+nothing is installed) adds a scoring method, an import format and an analysis through the entry-point groups; the
+analysis then appears in ``meta --json``, the report, the Alignment page's blocks and the docs' table, its numbers
+checked against a second computation; the method and the format appear in
 the command line (``score --method``, scoring through the loopback server; ``import-dataset`` reading the new format),
 on the Score and Data pages (the method in the menu, the extension accepted and the file read), and in the docs'
 generated tables. A plugin that fails to load is named, skipped and taken out again; the rest works without it. A
@@ -138,6 +140,104 @@ def test_the_docs_tables_list_the_plugin_and_the_committed_page_lists_the_builti
         r.reload_plugins()
     assert "brief" not in ref.tables()
     assert ref.main(["--check"]) == 0, "run python scripts/extensions_reference.py --write"
+
+
+RUN = "summeval/shen-gpt-4-0314-rts"
+
+
+def _mad_by_hand(dataset_id: str, run_id: str, dimension: str, n_resamples: int) -> tuple[float, float, float, int]:
+    """The demo analysis's figures computed another way: the mean over items of |judge - human| in plain Python, and
+    each bootstrap resample's mean over the items of the documents drawn (numpy's generator with seed 0 drawing
+    document positions, as every interval of JudgeScope does), item by item."""
+    import numpy as np
+
+    from evalcore import runs as runs_mod
+
+    frame = runs_mod.score_frame(runs_mod.get_dataset(dataset_id), runs_mod.load_run(run_id), dimension)
+    rows = [(str(d), abs(float(j) - float(h))) for d, j, h in zip(frame["doc_id"], frame["judge"], frame["human"])
+            if j == j and h == h]
+    docs = sorted({d for d, _ in rows})
+    by_doc = {d: [x for dd, x in rows if dd == d] for d in docs}
+    drawn = np.random.default_rng(0).integers(0, len(docs), size=(n_resamples, len(docs)))
+    means = []
+    for draw in drawn:
+        values = [x for i in draw for x in by_doc[docs[i]]]
+        means.append(sum(values) / len(values))
+    low, high = np.percentile(means, [2.5, 97.5])
+    return sum(x for _, x in rows) / len(rows), float(low), float(high), len(rows)
+
+
+def test_the_plugin_analysis_is_in_meta_json_the_report_and_the_docs_with_its_numbers(demo_plugin):
+    from evalcore import cli
+    from evalcore import runs as runs_mod
+    from evalcore.analyses.common import run_label
+    from evalcore.views import report as report_views
+
+    assert registry.ANALYSES.origin("mean_abs_difference") == "judgescope-demo"
+    assert list(registry.ANALYSES)[-1] == "mean_abs_difference"  # after the built-ins, in the order meta prints
+    statistic, low, high, n = _mad_by_hand("summeval", RUN, "coherence", 200)
+    doc = cli.meta_report("summeval", RUN, dimensions=["coherence"], levels=("dataset",), coefficients=("pearson",),
+                          n_resamples=200)
+    entry = doc["dimensions"]["coherence"]
+    assert list(entry)[-1] == "mean_abs_difference" and "correlations" in entry
+    got = entry["mean_abs_difference"]
+    assert got["n"] == n and got["method"] == "percentile" and got["resampling"] == "documents"
+    for key, want in (("statistic", statistic), ("ci_low", low), ("ci_high", high)):
+        assert abs(got[key] - want) < 1e-12, (key, got[key], want)
+    assert low < statistic < high
+    json.dumps(doc)  # what meta --json prints
+    dataset, run = runs_mod.get_dataset("summeval"), runs_mod.load_run(RUN)
+    p = report_views.AnalysisParams(dataset_id="summeval", run_ids=[RUN], dimension="coherence", n_resamples=200)
+    sections = report_views.registered_sections(dataset, [run], p)
+    assert [s.title for s in sections] == ["Mean absolute difference between judge and human scores: coherence"]
+    assert "judgescope-demo" in sections[0].text
+    table = sections[0].tables[0].frame
+    assert list(table["run"]) == [run_label(run)] and table["n"].iloc[0] == n
+    assert abs(table["statistic"].iloc[0] - statistic) < 1e-12 and abs(table["ci_high"].iloc[0] - high) < 1e-12
+    html = report_views.analysis_report(dataset, [run], report_views.AnalysisParams(  # the whole report, quickly
+        dataset_id="summeval", run_ids=[RUN], dimension="coherence", n_resamples=10))
+    assert "Mean absolute difference between judge and human scores: coherence" in html
+    from evalcore.views.alignment import registered_blocks
+    from evalcore.views.blocks import tables
+
+    page = tables(registered_blocks(dataset, [run], "coherence", n_resamples=200))
+    assert len(page) == 1 and page[0].frame.equals(table)  # the page's blocks: the report's very table
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import extensions_reference as ref
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    assert ("| `mean_abs_difference` | Mean absolute difference between judge and human scores | "
+            "`mean_abs_difference` | `judgescope_demo_analysis` (plugin: judgescope-demo) |") in ref.tables()
+
+
+def test_a_plugin_analysis_that_raises_is_said_in_its_place_and_the_rest_stands(tmp_path):
+    dist = tmp_path / "raising_analysis-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: raising-analysis\nVersion: 1.0\n", encoding="utf-8")
+    (dist / "entry_points.txt").write_text("[judgescope.analyses]\nboom = broken_plugin_boom\n", encoding="utf-8")
+    (tmp_path / "broken_plugin_boom.py").write_text(
+        "from evalcore.registry import register_analysis\n"
+        "@register_analysis('boom', label='Boom', as_dict=lambda r: {'boom': r})\n"
+        "def boom(data):\n    raise ZeroDivisionError('no items')\n", encoding="utf-8")
+    from evalcore import cli
+
+    with plugins_from(tmp_path):
+        entry = cli.meta_report("summeval", RUN, dimensions=["coherence"], levels=("dataset",),
+                                coefficients=("pearson",), n_resamples=10)["dimensions"]["coherence"]
+    assert entry["boom"] == {"error": "analysis 'boom' (from raising-analysis) failed: ZeroDivisionError: no items"}
+    assert entry["correlations"][0]["n"] > 0 and "boom" not in registry.ANALYSES
+
+
+def test_without_the_plugin_meta_json_has_only_the_builtin_analyses():
+    assert "mean_abs_difference" not in registry.ANALYSES
+    assert list(registry.ANALYSES) == ["correlations", "human_ceiling", "warnings", "systems", "agreement"]
+    from evalcore import cli
+
+    doc = cli.meta_report("summeval", RUN, dimensions=["coherence"], levels=("dataset",), coefficients=("pearson",),
+                          n_resamples=10)
+    assert list(doc["dimensions"]["coherence"]) == ["items", "failed", "correlations", "human_ceiling", "warnings",
+                                                    "per_system", "meta_correlation", "correct_preferences"]
 
 
 def test_a_plugin_that_fails_is_named_skipped_and_taken_out_again(tmp_path, first_start):

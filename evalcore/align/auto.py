@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator, TypedDict
 
 from evalcore.align import candidates as cand
-from evalcore.align.disagreement import disagreements
+from evalcore.align.disagreement import Disagreement, disagreements
 from evalcore.align.loop import (
     CHOOSE_BEST_DEV, AlignReport, FinalCheckUnavailable, PartEstimate, Scored, Settings, beat_baseline, check_method,
     choose, default_settings, estimate_dev, final_check, final_check_blocker, score_candidate, score_on_dev,
@@ -23,6 +23,10 @@ from evalcore.align.loop import (
 from evalcore.align.split import DEV, Split, make_split, save_split
 from evalcore.model import Dataset, counted
 from evalcore.types import Criteria
+
+if TYPE_CHECKING:  # types only: the store and the engine load where the loop runs
+    from evalcore.spec import EngineOptions
+    from evalcore.store import Store
 
 
 @dataclass(frozen=True)
@@ -53,8 +57,9 @@ class AlignSettings:
     base: Criteria | None = None
 
 
-def _generators(base, dis, split, dataset, dimension, options, store,
-                settings: AlignSettings) -> Iterator[Callable[[], cand.Candidate]]:
+def _generators(base: Criteria, dis: Disagreement, split: Split, dataset: Dataset, dimension: str,
+                options: EngineOptions, store: Store, settings: AlignSettings
+                ) -> Iterator[Callable[[], cand.Candidate]]:
     """Makers of candidates, in the order of the module docstring (endlessly: the caller stops)."""
     human_scale = dis.human_scale
     pool = cand.example_pool(dataset, dimension, split, dis)
@@ -84,9 +89,9 @@ def _generators(base, dis, split, dataset, dimension, options, store,
         i += 1
 
 
-def make_candidates(base, dis, split: Split, dataset: Dataset, dimension: str, options,
-                    settings: AlignSettings = AlignSettings(), *, store, max_tries: int | None = None,
-                    log: Callable[[str], None] | None = None) -> list[cand.Candidate]:
+def make_candidates(base: Criteria, dis: Disagreement, split: Split, dataset: Dataset, dimension: str,
+                    options: EngineOptions, settings: AlignSettings = AlignSettings(), *, store: Store,
+                    max_tries: int | None = None, log: Callable[[str], None] | None = None) -> list[cand.Candidate]:
     """Up to ``settings.n_candidates`` distinct candidates (none equal to the baseline), each saved as a criteria
     version. A maker that fails for a reason of its own (a proposal whose reply has no <criteria> block, too few
     development items for the examples) is skipped and said in ``log``; the next maker is tried (at most
@@ -111,8 +116,9 @@ def make_candidates(base, dis, split: Split, dataset: Dataset, dimension: str, o
     return list(out.values())
 
 
-def align(dataset: Dataset, dimension: str, method: str, options, settings: AlignSettings = AlignSettings(), *,
-          store=None, log: Callable[[str], None] | None = None, cancel: threading.Event | None = None) -> AlignReport:
+def align(dataset: Dataset, dimension: str, method: str, options: EngineOptions,
+          settings: AlignSettings = AlignSettings(), *, store: Store | None = None,
+          log: Callable[[str], None] | None = None, cancel: threading.Event | None = None) -> AlignReport:
     """Run the loop end to end and return its report (see the module docstring and ``AlignSettings``). ``log``
     receives its progress lines; ``cancel``, when set, stops the scoring."""
     from evalcore.store import default_store
@@ -133,7 +139,7 @@ def align(dataset: Dataset, dimension: str, method: str, options, settings: Alig
         raise FinalCheckUnavailable(why)
     base = settings.base or cand.baseline_criteria(dataset, dimension, method, store)
     overrides = settings.config_overrides
-    common = dict(store=store, settings=agreement, config_overrides=overrides, cancel=cancel)
+    common: _Common = {"store": store, "settings": agreement, "config_overrides": overrides, "cancel": cancel}
     base_dev = _baseline_on_dev(dataset, split, dimension, method, base, options, common, say, local)
     dis = disagreements(dataset, store.load_run(base_dev.run_id), dimension, split)
     made = make_candidates(base, dis, split, dataset, dimension, options, settings, store=store, log=say)
@@ -163,7 +169,17 @@ def align(dataset: Dataset, dimension: str, method: str, options, settings: Alig
                        method=str(method), model=options.first_endpoint.model, estimate=estimate)
 
 
-def _baseline_on_dev(dataset, split, dimension, method, base, options, common, say, local) -> Scored:
+class _Common(TypedDict):
+    """What every scoring step of one loop shares (passed on as keyword arguments)."""
+
+    store: Store
+    settings: Settings
+    config_overrides: dict[str, Any] | None
+    cancel: threading.Event | None
+
+
+def _baseline_on_dev(dataset: Dataset, split: Split, dimension: str, method: str, base: Criteria,
+                     options: EngineOptions, common: _Common, say: Callable[[str], None], local: bool) -> Scored:
     """The baseline criteria scored on development, after saying what that costs."""
     baseline = cand.baseline_candidate(base)
     say(_estimate_line(estimate_dev(dataset, split, dimension, method, [baseline], options, store=common["store"],

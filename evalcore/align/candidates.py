@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -26,6 +26,11 @@ from evalcore.align.disagreement import Disagreement, to_human_scale
 from evalcore.align.split import Split, check_dev_only, split_dataset
 from evalcore.model import Dataset
 from evalcore.types import ChatRequest, Criteria
+
+if TYPE_CHECKING:  # types only: the engine and the store load where a proposal is sent
+    from evalcore.judge.client import Endpoint
+    from evalcore.judge.spending import Meter
+    from evalcore.store import Store
 
 SOURCES = ("baseline", "edit", "proposal", "fewshot")
 FEWSHOT_HOW = ("disagreement", "coverage", "random")
@@ -119,7 +124,7 @@ def baseline_candidate(base: Criteria) -> Candidate:
     return Candidate(criteria=base, source="baseline", note="the starting criteria")
 
 
-def baseline_criteria(dataset: Dataset, dimension: str, method: str, store, *, version: str | None = None,
+def baseline_criteria(dataset: Dataset, dimension: str, method: str, store: Store, *, version: str | None = None,
                       owner: str | None = None) -> Criteria:
     """The criteria the loop starts from: ``version`` (a saved hash or prefix) when given, else what a ``score``
     run would use (``evalcore.judge.spec.default_criteria``: the method's preset, or the signed-in ``owner``'s own
@@ -139,7 +144,7 @@ def baseline_criteria(dataset: Dataset, dimension: str, method: str, store, *, v
 def edit_candidate(base: Criteria, *, definition: str | None = None, steps: str | None = None,
                    task_introduction: str | None = None, note: str = "") -> Candidate:
     """The researcher's own edit: the fields given replace the base criteria's."""
-    changes = {k: v for k, v in (("definition", definition), ("steps", steps),
+    changes: dict[str, Any] = {k: v for k, v in (("definition", definition), ("steps", steps),
                                  ("task_introduction", task_introduction)) if v is not None}
     new = dataclasses.replace(base, **changes)
     return Candidate(criteria=new, source="edit", note=note or "researcher's edit", diff=_diff(base, new))
@@ -206,9 +211,9 @@ def parse_proposal(base: Criteria, reply: str) -> Criteria:
                                steps=steps.group(1).strip() if steps and steps.group(1).strip() else base.steps)
 
 
-def propose(base: Criteria, prompt: str, *, endpoint, api_key: str | None = None, store=None,
+def propose(base: Criteria, prompt: str, *, endpoint: Endpoint, api_key: str | None = None, store: Store | None = None,
             example_items: tuple[str, ...] = (), timeout_s: float = 60.0, max_retries: int = 6,
-            meter: Any = None) -> Proposal:
+            meter: Meter | None = None) -> Proposal:
     """Send the meta-prompt ``prompt`` (as built by :func:`build_meta_prompt`, or as the researcher edited it)
     through the judge client and read the revision back. Cached like every request; nothing is saved. ``meter``
     (``evalcore.judge.spending.Meter``): the estimate charged at the click settled to what the reply costs."""
@@ -222,8 +227,8 @@ def propose(base: Criteria, prompt: str, *, endpoint, api_key: str | None = None
     return Proposal(prompt=prompt, reply=reply, candidate=cand, model=endpoint.model)
 
 
-async def _asend(request: ChatRequest, *, endpoint, api_key, store, timeout_s: float, max_retries: int,
-                 meter: Any = None) -> str:
+async def _asend(request: ChatRequest, *, endpoint: Endpoint, api_key: str | None, store: Store | None,
+                 timeout_s: float, max_retries: int, meter: Meter | None = None) -> str:
     from evalcore.judge.client import JudgeClient, RequestFailed
     from evalcore.judge.runner import CachedSender
     from evalcore.store import default_store
@@ -306,7 +311,7 @@ def fewshot_candidate(base: Criteria, pool: pd.DataFrame, split: Split, *, k: in
                      example_items=tuple(str(i) for i in examples["item_id"]))
 
 
-def save_candidate(store, dataset_id: str, candidate: Candidate, *, owner: str | None = None) -> str:
+def save_candidate(store: Store, dataset_id: str, candidate: Candidate, *, owner: str | None = None) -> str:
     """Keep the candidate as a criteria version of the dataset (its note says where it came from; ``owner``: the
     signed-in user, None without sign-in); its hash."""
     return store.save_criteria(dataset_id, candidate.criteria, owner=owner,

@@ -14,16 +14,20 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalcore import settings
+
+if TYPE_CHECKING:
+    from evalcore.model import Dataset
+    from evalcore.store import Store
 
 # evalcore.meta.compare_labels.LABEL_STATISTICS, written out so that the CLI starts without importing scikit-learn
 # (tests/test_align_labels.py checks they are the same)
 LABEL_STATISTICS = ("cohen_kappa", "weighted_kappa", "accuracy")
 
 
-def _dataset(args: argparse.Namespace, store):
+def _dataset(args: argparse.Namespace, store: Store) -> Dataset:
     from evalcore import runs
     from evalcore.sampling import documents_subset, sample_documents
 
@@ -107,13 +111,13 @@ def _gains(t: dict[str, Any]) -> str:
     """The two gains in words, as the Improve page says them (loop.gain_sentence; None in the JSON: undefined)."""
     from evalcore.align.loop import gain_sentence
 
-    def num(x: Any) -> float:
+    def num(x: float | None) -> float:
         return float("nan") if x is None else float(x)
 
     return gain_sentence(num(t["dev_gain"]), num(t["test_gain"]), t["verdict"])
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from evalcore import registry
     from evalcore.align.loop import CHOOSE_BEST_DEV
 

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from evalcore.align.split import Split, check_dev_only
-from evalcore.model import Dataset, Run
+from evalcore.model import Dataset, Dimension, Run
 
 ITEM_COLUMNS = ["item_id", "doc_id", "system_id", "human", "judge", "judge_on_human_scale", "gap", "raw", "output",
                 "source"]
@@ -61,7 +61,8 @@ def judge_scale(run: Run, dimension: str, default: tuple[float, float]) -> tuple
     return default
 
 
-def to_human_scale(values, judge: tuple[float, float], human: tuple[float, float]) -> np.ndarray:
+def to_human_scale(values: pd.Series | np.ndarray | list[float], judge: tuple[float, float],
+                   human: tuple[float, float]) -> np.ndarray:
     """The judge's values mapped linearly from its scale onto the human one (identity when they are equal)."""
     v = np.asarray(values, dtype=float)
     (jl, jh), (hl, hh) = judge, human
@@ -130,7 +131,7 @@ def as_labels(frame: pd.DataFrame, dataset: Dataset, run: Run, dimension: str) -
     return out[frame.columns].reset_index(drop=True)
 
 
-def _confusion_cells(items: pd.DataFrame, dim) -> pd.DataFrame:
+def _confusion_cells(items: pd.DataFrame, dim: Dimension) -> pd.DataFrame:
     """One row per (human label, judge label) cell: count and the cell's item ids (scikit-learn's confusion
     matrix; a human value between categories goes to the nearest, as a judge value does)."""
     from sklearn.metrics import confusion_matrix

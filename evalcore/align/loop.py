@@ -35,7 +35,7 @@ import json
 import re
 import threading
 from dataclasses import asdict, dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, cast
 
 import pandas as pd
 
@@ -43,6 +43,13 @@ from evalcore.align.candidates import Candidate
 from evalcore.align.split import DEV, TEST, Split, split_dataset
 from evalcore.meta.results import Estimate, to_json
 from evalcore.model import Dataset, Dimension, Run, counted
+
+if TYPE_CHECKING:  # types only: the engine and the store load where the loop scores
+    from evalcore.judge.client import Endpoint
+    from evalcore.judge.spec import ScoringSpec
+    from evalcore.meta.compare import PairedComparisonResult
+    from evalcore.spec import EngineOptions
+    from evalcore.store import Store
 
 CHOOSE_BEST_DEV = "best-dev"
 # The final check's permutation test swaps the two prompts on whole documents (scipy.stats.permutation_test needs two
@@ -91,9 +98,11 @@ class Settings:
                              f"measure agreement on it; use a label statistic ({', '.join(LABEL_STATISTICS)})")
 
 
-def default_settings(dim: Dimension, **kw) -> Settings:
+def default_settings(dim: Dimension, *, level: str = "dataset", n_resamples: int = 1000, random_state: int = 0,
+                     confidence_level: float = 0.95) -> Settings:
     """The loop's default agreement for a dimension: Spearman, or Cohen's kappa on a nominal dimension."""
-    return Settings(coefficient="cohen_kappa" if dim.kind == "nominal" else "spearman", **kw)
+    return Settings(level=level, coefficient="cohen_kappa" if dim.kind == "nominal" else "spearman",
+                    n_resamples=n_resamples, random_state=random_state, confidence_level=confidence_level)
 
 
 @dataclass(frozen=True)
@@ -144,11 +153,12 @@ class Difference:
 
     @classmethod
     def of(cls, statistic: float, ci_low: float, ci_high: float, pvalue: float, n: int, ci_method: str = "bca",
-           **rest) -> "Difference":
+           *, pvalue_bootstrap: float = float("nan"), pvalue_permutation: float = float("nan"),
+           alpha: float = 0.05, n_documents: int = 0) -> "Difference":
         """The difference from its parts, as the fields were before they became an Estimate."""
-        alpha = rest.get("alpha", 0.05)
         return cls(Estimate(statistic, ci_low, ci_high, n=n, method=ci_method, pvalue=pvalue,
-                            pvalue_method=PVALUE_METHOD, confidence_level=1.0 - alpha), **rest)
+                            pvalue_method=PVALUE_METHOD, confidence_level=1.0 - alpha),
+                   pvalue_bootstrap, pvalue_permutation, alpha, n_documents)
 
     def as_dict(self) -> dict[str, float]:
         return {"statistic": self.statistic, "ci_low": self.ci_low, "ci_high": self.ci_high, "pvalue": self.pvalue,
@@ -214,7 +224,7 @@ def _scored_json(s: Scored) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------------------------------- runs
-def run_id_for(dataset_id: str, split: Split, part: str, candidate: Candidate, method: str, endpoint,
+def run_id_for(dataset_id: str, split: Split, part: str, candidate: Candidate, method: str, endpoint: Endpoint,
                owner: str | None = None) -> str:
     """The deterministic run id of a candidate on one part for ``owner`` (the signed-in user; None without sign-in):
     re-running resumes it, the cache answers the rest. Readable fields first, then the full SHA-256 of everything
@@ -232,7 +242,7 @@ class RunNotReusable(ValueError):
     """A run under the loop's id exists but was made by someone else or against another endpoint."""
 
 
-def check_reuse(store, run_id: str, owner: str | None, endpoint) -> bool:
+def check_reuse(store: Store, run_id: str, owner: str | None, endpoint: Endpoint) -> bool:
     """True when ``run_id`` exists and may be resumed by ``owner`` against ``endpoint``; False when there is no such
     run. RunNotReusable when it exists with another owner or another recorded endpoint (provider, base URL, model,
     API version): its judgments are not this loop's, and resuming it would overwrite what it records."""
@@ -249,7 +259,7 @@ def check_reuse(store, run_id: str, owner: str | None, endpoint) -> bool:
     return True
 
 
-def own_run(store, run_id: str, owner: str | None, endpoint) -> dict[str, Any] | None:
+def own_run(store: Store, run_id: str, owner: str | None, endpoint: Endpoint) -> dict[str, Any] | None:
     """The stored row of the loop's run ``run_id`` when it may be shown to ``owner`` as theirs (see
     :func:`check_reuse`), else None: another user's run, or one made against another endpoint, is never read."""
     try:
@@ -258,7 +268,7 @@ def own_run(store, run_id: str, owner: str | None, endpoint) -> dict[str, Any] |
         return None
 
 
-def test_part_of(store, run_id: str) -> tuple[str, str] | None:
+def test_part_of(store: Store, run_id: str) -> tuple[str, str] | None:
     """(dataset id, split id) when ``run_id`` is a run the loop scored on a test part, else None: read from the run's
     record (its spec's ``align``, evalcore.spec.ScoringSpec), never from its id."""
     if not store.run_exists(run_id):  # a published run, or none
@@ -270,7 +280,7 @@ def test_part_of(store, run_id: str) -> tuple[str, str] | None:
     return str(spec["dataset_id"]), str(align["split"])
 
 
-def count_look(store, run_id: str, owner: str | None, page: str) -> int | None:
+def count_look(store: Store, run_id: str, owner: str | None, page: str) -> int | None:
     """Record a look at the agreement of a test part's run outside the loop's final check (on the Compare or the
     Alignment page) as a final check of ``owner`` on that test part: seeing a test part is what counts, whatever
     page shows it. The viewer's number of checks on it, this one included; None when ``run_id`` is no test part's
@@ -288,7 +298,7 @@ def count_look(store, run_id: str, owner: str | None, page: str) -> int | None:
     return number
 
 
-def check_method(method) -> None:
+def check_method(method: str) -> None:
     """ValueError for a method the loop cannot measure (a pairwise one: it gives no per-item score)."""
     from evalcore.judge.runner import method_of
 
@@ -298,7 +308,8 @@ def check_method(method) -> None:
 
 
 def spec_for(dataset: Dataset, split: Split, part: str, dimension: str, method: str, candidate: Candidate,
-             endpoint, *, config_overrides: dict[str, Any] | None = None, owner: str | None = None):
+             endpoint: Endpoint, *, config_overrides: dict[str, Any] | None = None, owner: str | None = None
+             ) -> ScoringSpec:
     """The engine's ScoringSpec for one candidate on one part: the part's documents only, the candidate's
     criteria, the method's config for the dataset (the one default rule of evalcore.judge.spec); ``owner``'s run."""
     from evalcore.judge.spec import ScoringSpec, method_config
@@ -310,6 +321,13 @@ def spec_for(dataset: Dataset, split: Split, part: str, dimension: str, method: 
                        label=f"align {part} · {candidate.source} · {candidate.version[:8]}",
                        run_id=run_id_for(dataset.id, split, part, candidate, method, endpoint, owner), owner=owner,
                        align={"split": split.split_id, "part": part})
+
+
+def spec_run_id(spec: ScoringSpec) -> str:
+    """The run id :func:`spec_for` gave ``spec`` (every spec of the loop names its run)."""
+    if spec.run_id is None:
+        raise ValueError("the loop's scoring spec names no run")
+    return spec.run_id
 
 
 @dataclass(frozen=True)
@@ -331,7 +349,7 @@ class PartEstimate:
 
 
 def estimate_part(dataset: Dataset, split: Split, part: str, dimension: str, method: str,
-                  candidates: list[Candidate], options, *, store=None,
+                  candidates: list[Candidate], options: EngineOptions, *, store: Store | None = None,
                   config_overrides: dict[str, Any] | None = None) -> PartEstimate:
     """What scoring these candidates on one part would send and cost (nothing is sent): requests to send, those the
     cache already holds, tokens and cost (None when the model's price is unknown)."""
@@ -348,8 +366,9 @@ def estimate_part(dataset: Dataset, split: Split, part: str, dimension: str, met
     return PartEstimate(part, len(_unique(candidates)), calls, cached, prompt, completion, cost)
 
 
-def estimate_dev(dataset: Dataset, split: Split, dimension: str, method: str, candidates: list[Candidate], options,
-                 *, store=None, config_overrides: dict[str, Any] | None = None) -> PartEstimate:
+def estimate_dev(dataset: Dataset, split: Split, dimension: str, method: str, candidates: list[Candidate],
+                 options: EngineOptions, *, store: Store | None = None,
+                 config_overrides: dict[str, Any] | None = None) -> PartEstimate:
     """The cost of scoring every candidate on the development part (see :func:`estimate_part`)."""
     return estimate_part(dataset, split, DEV, dimension, method, candidates, options, store=store,
                          config_overrides=config_overrides)
@@ -398,7 +417,7 @@ def agreement_of(frame: pd.DataFrame, settings: Settings, dim: Dimension | None 
 
 
 def score_candidate(dataset: Dataset, split: Split, part: str, dimension: str, method: str, candidate: Candidate,
-                    options, *, store=None, settings: Settings = Settings(),
+                    options: EngineOptions, *, store: Store | None = None, settings: Settings = Settings(),
                     config_overrides: dict[str, Any] | None = None, progress: Callable | None = None,
                     cancel: threading.Event | None = None, owner: str | None = None) -> Scored:
     """Score one candidate on one part through the engine (cached, resumable: ``owner``'s own run against this
@@ -409,7 +428,7 @@ def score_candidate(dataset: Dataset, split: Split, part: str, dimension: str, m
     store = store or default_store()
     spec = spec_for(dataset, split, part, dimension, method, candidate, options.first_endpoint,
                     config_overrides=config_overrides, owner=owner)
-    check_reuse(store, spec.run_id, owner, options.first_endpoint)
+    check_reuse(store, spec_run_id(spec), owner, options.first_endpoint)
     run = runner.score_dataset(spec, options, store=store, progress=progress, cancel=cancel)
     # the run holds this version's judgments only
     frame = part_frame(dataset, run, dimension, split, part, labels=settings.on_labels)
@@ -417,8 +436,9 @@ def score_candidate(dataset: Dataset, split: Split, part: str, dimension: str, m
                   agreement=agreement_of(frame, settings, dataset.dimension(dimension)))
 
 
-def score_on_dev(dataset: Dataset, split: Split, dimension: str, method: str, candidates: list[Candidate], options,
-                 *, store=None, settings: Settings = Settings(), config_overrides: dict[str, Any] | None = None,
+def score_on_dev(dataset: Dataset, split: Split, dimension: str, method: str, candidates: list[Candidate],
+                 options: EngineOptions, *, store: Store | None = None, settings: Settings = Settings(),
+                 config_overrides: dict[str, Any] | None = None,
                  progress: Callable | None = None, cancel: threading.Event | None = None,
                  owner: str | None = None) -> list[Scored]:
     """Every candidate scored on the development part (identical criteria are scored once)."""
@@ -470,20 +490,21 @@ def paired_verdict(a: pd.DataFrame, b: pd.DataFrame, settings: Settings, dim: Di
     from evalcore.meta.compare import paired_difference
     from evalcore.meta.compare_labels import paired_label_difference
 
-    kw = dict(n_resamples=settings.n_resamples, random_state=settings.random_state,
-              confidence_level=settings.confidence_level)
+    n, seed, level = settings.n_resamples, settings.random_state, settings.confidence_level
     if settings.on_labels:
         if dim is None:
             raise ValueError(f"{settings.coefficient} needs the dimension (its categories and kind)")
         settings.check(dim)
+        labelled = dim
 
-        def paired(method):
-            return paired_label_difference(a, b, categories=dim.categories, kind=dim.kind,
-                                           statistic=settings.coefficient, method=method, **kw)
+        def paired(method: str) -> PairedComparisonResult:
+            return paired_label_difference(a, b, categories=labelled.categories, kind=labelled.kind,
+                                           statistic=settings.coefficient, method=method, n_resamples=n,
+                                           random_state=seed, confidence_level=level)
     else:
-        def paired(method):
+        def paired(method: str) -> PairedComparisonResult:
             return paired_difference(a, b, level=settings.level, coefficient=settings.coefficient, method=method,
-                                     **kw)
+                                     n_resamples=n, random_state=seed, confidence_level=level)
     boot = paired("bootstrap")
     perm = paired("permutation")
     return Difference.of(statistic=float(boot.difference), ci_low=float(boot.ci_low), ci_high=float(boot.ci_high),
@@ -558,7 +579,8 @@ def final_check_blocker(split: Split) -> str | None:
 
 
 def final_check(dataset: Dataset, split: Split, dimension: str, method: str, baseline_dev: Scored,
-                chosen_dev: Scored, options, *, store=None, settings: Settings = Settings(),
+                chosen_dev: Scored, options: EngineOptions, *, store: Store | None = None,
+                settings: Settings = Settings(),
                 config_overrides: dict[str, Any] | None = None, progress: Callable | None = None,
                 cancel: threading.Event | None = None, owner: str | None = None) -> FinalCheck:
     """Score the baseline and the chosen candidate on the test part, compare them, record the check (counted as
@@ -575,7 +597,7 @@ def final_check(dataset: Dataset, split: Split, dimension: str, method: str, bas
     for name, s in (("baseline", baseline_dev), ("chosen", chosen_dev)):
         spec = spec_for(dataset, split, TEST, dimension, method, s.candidate, options.first_endpoint,
                         config_overrides=config_overrides, owner=owner)
-        check_reuse(store, spec.run_id, owner, options.first_endpoint)
+        check_reuse(store, spec_run_id(spec), owner, options.first_endpoint)
         runs[name] = runner.score_dataset(spec, options, store=store, progress=progress, cancel=cancel)
     try:
         scored = {name: Scored(s.candidate, TEST, runs[name].run_id,
@@ -594,7 +616,7 @@ def final_check(dataset: Dataset, split: Split, dimension: str, method: str, bas
                                       baseline_hash=baseline_dev.candidate.version,
                                       chosen_hash=chosen_dev.candidate.version,
                                       baseline_run=runs["baseline"].run_id, chosen_run=runs["chosen"].run_id,
-                                      result=to_json(result), owner=owner)
+                                      result=cast("dict[str, Any]", to_json(result)), owner=owner)
     return FinalCheck(baseline=scored["baseline"], chosen=scored["chosen"], difference=diff, dev_gain=dev_gain,
                       test_gain=diff.statistic, optimism=dev_gain - diff.statistic, check_number=number,
                       verdict=verdict_of(diff))

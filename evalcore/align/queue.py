@@ -10,24 +10,28 @@ owner or endpoint (``loop.check_reuse``) before anything is charged or sent.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Literal
 
 from evalcore.align.candidates import Candidate
-from evalcore.align.loop import check_reuse, spec_for
+from evalcore.align.loop import check_reuse, spec_for, spec_run_id
 from evalcore.align.split import Split
 from evalcore.model import Dataset
 
 if TYPE_CHECKING:
+    from evalcore.judge.client import Endpoint
+    from evalcore.judge.job import ScoringJob
+    from evalcore.judge.spending import Meter
+    from evalcore.spec import ScoringSpec
     from evalcore.spec import EngineOptions
     from evalcore.store import Store
 
 KINDS = ("baseline", "dev", "test")  # which step started the queue: the baseline, the candidates, the final check
 
 
-def _scoring_job(spec: Any, engine: EngineOptions, store: Store) -> Any:
+def _scoring_job(spec: ScoringSpec, engine: EngineOptions, store: Store) -> ScoringJob:
     from evalcore.judge.job import ScoringJob
 
-    return ScoringJob(run_id=spec.run_id, spec=spec, engine=engine, store=store)
+    return ScoringJob(run_id=spec_run_id(spec), spec=spec, engine=engine, store=store)
 
 
 @dataclass
@@ -130,7 +134,7 @@ class ScoringQueue:
             f"{p.done:,} / {p.total:,} done · {p.cached:,} from cache · {p.failed:,} failed")
         return frac, f"{item.name if item else ''} ({self.started} of {len(self.items)}): {text}"
 
-    def outcome(self) -> tuple[str, str] | None:
+    def outcome(self) -> tuple[Literal["error", "warning"], str] | None:
         """How an ended queue stopped early, as (kind, sentence): ("error", ...) or ("warning", ...); else None."""
         if not self.done or self.ended_by is None:
             return None
@@ -173,9 +177,9 @@ class ScoringQueue:
 
 
 def plan(kind: str, dataset: Dataset, split: Split, part: str, dimension: str, method: str,
-         candidates: list[Candidate], names: list[str], endpoint: Any, engine: EngineOptions, store: Store, *,
+         candidates: list[Candidate], names: list[str], endpoint: Endpoint, engine: EngineOptions, store: Store, *,
          owner: str | None = None, chosen: str | None = None,
-         make_job: Callable[[Any, Any, Any], Any] = _scoring_job, meter: Any = None) -> ScoringQueue:
+         make_job: Callable[[Any, Any, Any], Any] = _scoring_job, meter: Meter | None = None) -> ScoringQueue:
     """The queue scoring ``candidates`` (named ``names`` on the page) on ``part``: ``owner``'s runs on ``endpoint``.
     Raises ``loop.RunNotReusable`` when a run under one of their ids exists with another owner or endpoint (it is
     never reused); nothing starts until :meth:`ScoringQueue.advance`. ``meter`` (evalcore.judge.spending.Meter):

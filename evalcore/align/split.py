@@ -24,11 +24,16 @@ import hashlib
 import json
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from evalcore.model import Dataset, counted
+
+if TYPE_CHECKING:  # types only
+    from evalcore.identity import Viewer
+    from evalcore.store import Store
 
 DEV, TEST = "dev", "test"
 STRATA_SYSTEM = "system"
@@ -60,7 +65,7 @@ class Split:
                            sorted(self.dev_docs), sorted(self.test_docs)])
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
-    def part_of(self, doc_id) -> str:
+    def part_of(self, doc_id: object) -> str:
         """"dev" or "test" (KeyError for a document the split does not know)."""
         doc = str(doc_id)
         if doc in self._dev:
@@ -150,7 +155,7 @@ def make_split(dataset: Dataset, dimension: str, *, test_share: float = 0.3, see
                  dev_docs=tuple(d for d in order if d not in test), test_docs=tuple(d for d in order if d in test))
 
 
-def save_split(store, split: Split) -> str:
+def save_split(store: Store, split: Split) -> str:
     """Keep the split with the dataset in the store (idempotent); its split_id."""
     return store.save_split({"dataset_id": split.dataset_id, "split_id": split.split_id,
                              "dimension": split.dimension, "seed": split.seed, "test_share": split.test_share,
@@ -164,7 +169,7 @@ def _from_row(row: dict, checks: int) -> Split:
                  test_docs=tuple(row["test_docs"]), created_at=row["created_at"], final_checks=checks)
 
 
-def load_split(store, dataset_id: str, split_id: str, *, viewer=None) -> Split:
+def load_split(store: Store, dataset_id: str, split_id: str, *, viewer: Viewer | None = None) -> Split:
     """A stored split by id (or a unique prefix), with the number of final checks made on its test part (by
     ``viewer``, an evalcore.identity.Viewer, on a server with sign-in: each user's looks are theirs)."""
     row = store.load_split_row(dataset_id, split_id)
@@ -173,7 +178,8 @@ def load_split(store, dataset_id: str, split_id: str, *, viewer=None) -> Split:
     return _from_row(row, len(store.final_checks(dataset_id, row["split_id"], viewer=viewer)))
 
 
-def list_splits(store, dataset_id: str, dimension: str | None = None, *, viewer=None) -> list[Split]:
+def list_splits(store: Store, dataset_id: str, dimension: str | None = None, *, viewer: Viewer | None = None
+                ) -> list[Split]:
     """The dataset's stored splits, newest first (final checks counted as :func:`load_split` does)."""
     return [_from_row(r, len(store.final_checks(dataset_id, r["split_id"], viewer=viewer)))
             for r in store.list_split_rows(dataset_id, dimension)]

@@ -5,8 +5,6 @@ tables."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import pandas as pd
 
@@ -232,7 +230,7 @@ def score_bias_table(dataset: Dataset, runs: list[Run], dimension: str, *, n_res
     return pd.DataFrame(rows, columns=cols)
 
 
-def _scalar(v: Any) -> Any:
+def _scalar(v: object) -> object:
     if isinstance(v, (list, tuple, dict)):
         return str(v)
     return v

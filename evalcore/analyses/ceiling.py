@@ -5,6 +5,7 @@ lists."""
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 import pandas as pd
@@ -28,8 +29,9 @@ def ceiling_group(dataset: Dataset, dimension: str):
     return group
 
 
-def ceiling_table(dataset: Dataset, dimension: str, *, level: str, coefficient: str, item_ids=None,
-                  n_resamples: int = 0, skip_constant: bool = True, random_state=0) -> pd.DataFrame:
+def ceiling_table(dataset: Dataset, dimension: str, *, level: str, coefficient: str,
+                  item_ids: Collection[str] | pd.Series | None = None, n_resamples: int = 0,
+                  skip_constant: bool = True, random_state: int = 0) -> pd.DataFrame:
     """Each expert against the mean of the others (the human ceiling), at the same level and coefficient, on
     ``item_ids`` (None: every rated item); ``random_state`` seeds its resamples and permutation p-values."""
     from evalcore.meta.agreement import human_ceiling
@@ -85,8 +87,9 @@ def _cell(t: pd.DataFrame, level: str, coefficient: str) -> CeilingCell:
                        int((t["annotator"] != "mean").sum()))
 
 
-def run_ceiling(dataset: Dataset, frame: pd.DataFrame, dimension: str, *, levels, coefficients, n_resamples: int = 0,
-                skip_constant: bool = True, random_state=0) -> list[CeilingCell]:
+def run_ceiling(dataset: Dataset, frame: pd.DataFrame, dimension: str, *, levels: Sequence[str],
+                coefficients: Sequence[str], n_resamples: int = 0, skip_constant: bool = True, random_state: int = 0
+                ) -> list[CeilingCell]:
     """The ceiling of one run's score frame at every level x coefficient, each on the items the run's correlation
     at that level uses; [] where fewer than two annotators rated the dimension (or share items)."""
     cells = []

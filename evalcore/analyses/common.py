@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import pandas as pd
 
 from evalcore import runs as runs_mod
@@ -15,7 +17,7 @@ def run_label(run: Run) -> str:
     return f"{run.method} · {run.model}" if run.model else run.run_id
 
 
-def run_names(runs) -> dict[str, str]:
+def run_names(runs: Iterable[Run]) -> dict[str, str]:
     """{run_id: the name people gave it} for pickers, chips and tables; where two runs share a name, the end of the
     id tells them apart (ids such as ``summeval/geval-fake-judge-20261124-144845-ee30a6`` are no name)."""
     names = {r.run_id: run_label(r) for r in runs}

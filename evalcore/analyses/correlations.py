@@ -4,6 +4,7 @@ cell (``RunCorrelations``), tabulated for the Alignment page and the report (``a
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pandas as pd
@@ -33,8 +34,8 @@ class RunCorrelations:
         return pd.DataFrame(self.rows(), columns=list(TABLE_COLUMNS))
 
 
-def run_correlations(frame: pd.DataFrame, *, run_id: str = "", run: str = "", levels=LEVELS,
-                     coefficients=COEFFICIENTS, n_resamples: int = 1000, random_state=0,
+def run_correlations(frame: pd.DataFrame, *, run_id: str = "", run: str = "", levels: Sequence[str] = LEVELS,
+                     coefficients: Sequence[str] = COEFFICIENTS, n_resamples: int = 1000, random_state: int = 0,
                      ci_resampling: str = "documents", skip_constant: bool = True) -> RunCorrelations:
     """Every level x coefficient of one run's score frame, on the same document resamples."""
     cells = correlation_estimates(frame, levels=levels, coefficients=coefficients, n_resamples=n_resamples,
@@ -68,7 +69,7 @@ def correlations_frame(results: list[RunCorrelations]) -> pd.DataFrame:
 def correlations(dataset: Dataset, runs: list[Run], dimension: str, *, n_resamples: int = 1000,
                  systems: list[str] | None = None, ci_resampling: str = "documents", skip_constant: bool = True,
                  levels: tuple[str, ...] | None = None, coefficients: tuple[str, ...] | None = None,
-                 random_state=0) -> list[RunCorrelations]:
+                 random_state: int = 0) -> list[RunCorrelations]:
     """``run_correlations`` of every per-item run that scored ``dimension``, under one progress plan (a progress
     bar runs from 0 to 1 over every run and cell; boot-both cells resample otherwise and report nothing)."""
     from evalcore.meta import fastboot
@@ -147,7 +148,7 @@ def filter_correlations(table: pd.DataFrame, *, level: str | None = None, coeffi
     return table[keep].reset_index(drop=True)
 
 
-def frame_support(frame: pd.DataFrame, levels=None) -> list[str]:
+def frame_support(frame: pd.DataFrame, levels: Sequence[str] | None = None) -> list[str]:
     """What one run's figures rest on, in words: few documents (fewer than 10: unreliable; fewer than 100: too
     narrow, as simulated) or fewer than 5 systems (evalcore.meta.inference.support_warnings)."""
     from evalcore.meta.inference import Support, support_warnings

@@ -16,6 +16,7 @@ Confidence, the first the run has (``source`` names it):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -24,6 +25,9 @@ from evalcore import runs as runs_mod
 from evalcore.meta import selective as sel
 from evalcore.meta.preference import align_to_preferences, judge_outcomes, majority_votes
 from evalcore.model import Dataset, Run
+
+if TYPE_CHECKING:  # scikit-learn loads where a calibration is fitted
+    from sklearn.isotonic import IsotonicRegression
 
 
 @dataclass(frozen=True)
@@ -175,7 +179,7 @@ def _split_frame(dataset: Dataset, run: Run, dim: str, calibration_docs: int, se
     return frame, is_cal, len(cal_docs), len(test_docs)
 
 
-def human_step(human) -> float:
+def human_step(human: pd.Series | np.ndarray) -> float:
     """The spacing of the points a human score can take: 1 for single ratings on an integer scale, 1/3 for the mean
     of three (SummEval's experts), the smallest gap between distinct scores when every score sits on its grid,
     else 1."""
@@ -218,14 +222,14 @@ def conformal(dataset: Dataset, run: Run, dim: str, *, level: float, calibration
             .to_dict("records")}
 
 
-def _isotonic_fit(x, y):
+def _isotonic_fit(x: np.ndarray, y: np.ndarray) -> IsotonicRegression:
     from sklearn.isotonic import IsotonicRegression
 
     ok = ~(np.isnan(x) | np.isnan(y))
     return IsotonicRegression(out_of_bounds="clip").fit(x[ok], y[ok])
 
 
-def _mae(pred, y) -> float:
+def _mae(pred: np.ndarray, y: np.ndarray) -> float:
     ok = ~(np.isnan(pred) | np.isnan(y))
     return float(np.mean(np.abs(pred[ok] - y[ok]))) if ok.any() else float("nan")
 

@@ -14,7 +14,7 @@ def pairwise_runs(runs: list[Run], dimension: str) -> list[Run]:
     return [r for r in runs if not r.comparisons.empty and (r.comparisons["dimension"] == dimension).any()]
 
 
-def run_pairwise(dataset: Dataset, run: Run, dimension: str, *, n_resamples: int = 1000, random_state=0) -> dict:
+def run_pairwise(dataset: Dataset, run: Run, dimension: str, *, n_resamples: int = 1000, random_state: int = 0) -> dict:
     """One run's verdicts on ``dimension`` against the dataset's votes (the ``pairwise`` block of ``meta --json``)."""
     from evalcore.meta.preference import pairwise_summary
 

@@ -9,13 +9,14 @@ it, with the pair sets of ``pair_sets``."""
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import pandas as pd
 
 from evalcore import runs as runs_mod
 from evalcore.analyses.common import frames_for, has_correlations, run_label
-from evalcore.meta.systems import CorrectPreferencesResult, MetaCorrelationResult
+from evalcore.meta.systems import CorrectPreferencesResult, MetaCorrelationResult, ReliabilityResult
 from evalcore.model import Dataset, Run
 
 
@@ -66,7 +67,8 @@ def correct_preference_counts(frame: pd.DataFrame, sets: dict[str, list[tuple[st
     return out
 
 
-def system_level(frame: pd.DataFrame, coefficients, sets: dict[str, list[tuple[str, str]]]) -> SystemLevel:
+def system_level(frame: pd.DataFrame, coefficients: Iterable[str], sets: dict[str, list[tuple[str, str]]]
+                 ) -> SystemLevel:
     from evalcore.meta.systems import meta_correlation
 
     return SystemLevel({c: meta_correlation(frame, coefficient=c) for c in coefficients},
@@ -96,7 +98,7 @@ def per_system_table(dataset: Dataset, runs: list[Run], dimensions: list[str], *
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
-def _undefined_p_i(frame: pd.DataFrame, system_id) -> str:
+def _undefined_p_i(frame: pd.DataFrame, system_id: object) -> str:
     """Why P_i is undefined for a system: too few scored items, or one side constant."""
     g = frame[(frame["system_id"] == system_id) & frame["judge"].notna()]
     if len(g) < 2:
@@ -126,7 +128,7 @@ def meta_correlation_table(dataset: Dataset, runs: list[Run], dimensions: list[s
     return pd.DataFrame(rows)
 
 
-def _undefined_m(r) -> str:
+def _undefined_m(r: MetaCorrelationResult) -> str:
     """Why M (a correlation over systems of Q_i and P_i) is undefined."""
     t = r.table[r.table["defined"]]
     if len(t) < 3:
@@ -172,7 +174,8 @@ def correct_preferences_table(dataset: Dataset, runs: list[Run], dimensions: lis
     return table
 
 
-def h2h_cp(dataset: Dataset, comparisons: pd.DataFrame, dimension: str, pairs):
+def h2h_cp(dataset: Dataset, comparisons: pd.DataFrame, dimension: str, pairs: Sequence[tuple[str, str]] | None
+           ) -> CorrectPreferencesResult | None:
     """#CP of a pairwise run (003 H2H), through evalcore.meta.pairwise; None when the run did not judge every pair
     of the set (Shen's H2H run covers only the 11 challenge pairs)."""
     from evalcore.meta import pairwise
@@ -209,7 +212,8 @@ def _variant_family(run: Run) -> str:
     return variant.removesuffix(run.method)
 
 
-def reliability_view(dataset: Dataset, rts: Run, mcq: Run, dimension: str, *, coefficient: str):
+def reliability_view(dataset: Dataset, rts: Run, mcq: Run, dimension: str, *, coefficient: str
+                     ) -> ReliabilityResult:
     """R_i per system with P_i of both methods, and corr(R_i, P_i) for each (003 Eq. 4)."""
     from evalcore.meta.systems import reliability
 

@@ -5,7 +5,7 @@ RTS-MCQ reliability, pairwise agreement by difficulty (Chen et al. 2023)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING, Callable, SupportsFloat
 
 import numpy as np
 import pandas as pd
@@ -26,10 +26,14 @@ from evalcore.analyses.systems import (  # noqa: F401
     correct_preferences_table, difficulty_table, h2h_cp, meta_correlation_table, pair_sets, per_system_table,
     reliability_intervals, reliability_pairs, reliability_view,
 )
+from evalcore.meta.systems import ReliabilityResult
 from evalcore.model import Dataset, Run
 from evalcore.views.blocks import Block, Figure, Heading, Metric, Metrics, Note, Table
 from evalcore.views.common import label_colors
 from evalcore.views.format import cite, esc, fmt, format_pvalue
+
+if TYPE_CHECKING:  # scikit-learn loads where labels are compared
+    from evalcore.meta.classification import LabelAgreement
 
 
 def alignment_figure(table: pd.DataFrame, coefficient: str, colors: dict[str, str] | None = None) -> go.Figure:
@@ -149,7 +153,7 @@ def ceiling_note(table: pd.DataFrame, ceiling: pd.DataFrame | None, *, level: st
     mean of both, whose averaging removes part of each one's noise (a mean of k raters is more reliable than one:
     the Spearman-Brown formula). Runs above their ceiling are named. "" where no ceiling rests on two annotators."""
     means = ceiling_means(ceiling)
-    if means.empty:
+    if ceiling is None or means.empty:
         return ""
     raters = ceiling[ceiling["annotator"] != "mean"].groupby("run")["annotator"].nunique()
     two = set(raters[raters == 2].index)
@@ -168,7 +172,7 @@ def ceiling_note(table: pd.DataFrame, ceiling: pd.DataFrame | None, *, level: st
     return text
 
 
-def _num(x) -> float | None:
+def _num(x: SupportsFloat | None) -> float | None:
     return None if x is None or pd.isna(x) else float(x)
 
 
@@ -315,7 +319,7 @@ def per_annotator_kappa_table(reports: dict) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
-def confusion_figure(report, run: str) -> go.Figure:
+def confusion_figure(report: LabelAgreement, run: str) -> go.Figure:
     """The confusion matrix as a heatmap: judge label across, human label down, each cell's count written in it."""
     r = report.result
     labels = [str(x) for x in r.labels]
@@ -687,11 +691,11 @@ class ReliabilityBlocks:
     rest: list[Block]
 
 
-def reliability_blocks(rel, table: pd.DataFrame, intervals: dict, dimension: str, *, coefficient: str,
-                       n_resamples: int, filtered: bool) -> ReliabilityBlocks:
+def reliability_blocks(rel: ReliabilityResult, table: pd.DataFrame, intervals: dict, dimension: str, *,
+                       coefficient: str, n_resamples: int, filtered: bool) -> ReliabilityBlocks:
     """``reliability_view``'s result over ``table`` (its rows for the chosen systems; ``filtered``: some were
     chosen, so the p-value over every system is not shown) with ``reliability_intervals``."""
-    columns = []
+    columns: list[list[Block]] = []
     for side, pv in (("rts", rel.pvalue_rts), ("mcq", rel.pvalue_mcq)):
         ci = intervals[side]
         columns.append([Metrics((Metric(f"corr(R_i, P_i {side.upper()})", fmt(ci.statistic),
@@ -821,3 +825,22 @@ def _pairwise_bias_blocks(sums: dict[str, dict]) -> list[Block]:
                  "longer\"): decisive verdicts for the longer output (characters), beside the humans' share. "
                  "Self-preference: the judge's win rate for outputs of its own model family against others, beside "
                  "the humans' win rate for the same outputs.", "caption")]
+
+
+def registered_blocks(dataset: Dataset, runs: list[Run], dimension: str, *, n_resamples: int = 1000,
+                      systems: list[str] | None = None) -> list[Block]:
+    """The analyses installed packages add (``evalcore.registry.ANALYSES``, those with tables; docs/extending.md):
+    each one's label as a heading, then its tables, one row per run. The report shows the same blocks."""
+    from evalcore import registry
+    from evalcore.analyses.evaluation import Settings, registered_tables
+    from evalcore.meta.coefficients import COEFFICIENTS
+    from evalcore.meta.correlation import LEVELS
+
+    settings = Settings(LEVELS, COEFFICIENTS, n_resamples, 0, systems)
+    blocks: list[Block] = []
+    for name, shown in registered_tables(dataset, runs, dimension, settings).items():
+        blocks.append(Heading(esc(registry.ANALYSES[name].label), level=3))
+        for i, (title, frame) in enumerate(shown.items()):
+            blocks += [Note(esc(title), "caption"),
+                       Table(frame, name=f"{name}_{i}_{dimension}.csv", key=f"analysis_{name}_{i}")]
+    return blocks

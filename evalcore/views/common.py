@@ -3,7 +3,10 @@ colour per run."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+
 from evalcore.analyses.common import frames_for, run_label, run_names  # noqa: F401  (how runs are named)
+from evalcore.model import Run
 
 # Which bundled runs the app opens on (the issue: SummEval with Shen et al.'s GPT-4 and ChatGPT RTS judgments).
 DEFAULT_DATASET = "summeval"
@@ -32,14 +35,14 @@ RUN_PALETTE = (
 HUMAN_COLOR = "#555555"
 
 
-def run_colors(runs) -> dict[str, str]:
+def run_colors(runs: Iterable[Run | str]) -> dict[str, str]:
     """{run_id: colour}: the palette taken in turn, published runs first (by id), then local runs in the order they
     were created, so a run scored later takes the next colour and never shifts the others'.
 
     Pass every run of the dataset (the sidebar's index), not just the selected ones: a run then keeps its colour
     whichever others are selected, on every page and in the report. Keyed by id; ``label_colors`` keys the same
     colours by the run labels that tables and legends carry. Run ids alone (strings) are taken as published."""
-    def order(r) -> tuple[str, str]:
+    def order(r: Run | str) -> tuple[str, str]:
         if isinstance(r, str):
             return "", r
         return str(getattr(r, "created_at", "") or ""), r.run_id
@@ -48,7 +51,7 @@ def run_colors(runs) -> dict[str, str]:
     return {rid: RUN_PALETTE[i % len(RUN_PALETTE)] for i, rid in enumerate(ids)}
 
 
-def label_colors(runs) -> dict[str, str]:
+def label_colors(runs: Sequence[Run]) -> dict[str, str]:
     """{run label: colour} for the runs given (Run objects), with the colours of ``run_colors``."""
     by_id = run_colors(runs)
     return {run_label(r): by_id[r.run_id] for r in runs}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -13,9 +13,13 @@ from evalcore.model import Dataset, Run
 from evalcore.views.blocks import Block, Expander, Heading, Metric, Metrics, Note, Table, Text
 from evalcore.views.format import esc, fmt, format_pvalue
 
+if TYPE_CHECKING:  # scipy loads where a comparison is computed
+    from evalcore.meta.compare import PairedComparisonResult
+
 
 def paired_comparison(dataset: Dataset, run_a: Run, run_b: Run, dimension: str, *, level: str, coefficient: str,
-                      n_resamples: int = 1000, method: str = "bootstrap", systems: list[str] | None = None):
+                      n_resamples: int = 1000, method: str = "bootstrap", systems: list[str] | None = None
+                      ) -> PairedComparisonResult:
     """Does run A correlate better with the humans than run B on the same items? (meta.compare) ``systems``: on
     these systems' outputs only (None: all)."""
     from evalcore.meta.compare import paired_difference
@@ -62,13 +66,13 @@ def item_texts(dataset: Dataset, item_id: str) -> dict[str, str]:
             "references": _s(refs)}
 
 
-def _s(x: Any) -> str:
+def _s(x: object) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return ""
     return str(x)
 
 
-def paired_summary(res: Any, name_a: str, name_b: str) -> pd.DataFrame:
+def paired_summary(res: PairedComparisonResult, name_a: str, name_b: str) -> pd.DataFrame:
     """The paired comparison as a one-row table (for display and CSV)."""
     return pd.DataFrame([{
         "run_a": name_a, "run_b": name_b, "level": res.level, "coefficient": res.coefficient,
@@ -117,7 +121,7 @@ def difference_heading(coefficient: str, level: str, dimension: str) -> Heading:
     return Heading(f"Difference in {coefficient} ({level} level) on {esc(dimension)}")
 
 
-def headline(res: Any, test: str, state: str = "") -> Metrics:
+def headline(res: PairedComparisonResult, test: str, state: str = "") -> Metrics:
     """The two correlations and their difference; the interval and p-value once the resamples are done (``state``
     says what happens to them meanwhile: "computing…" or "stopped")."""
     return Metrics((Metric("Run A", fmt(res.statistic_a)), Metric("Run B", fmt(res.statistic_b)),
@@ -126,12 +130,13 @@ def headline(res: Any, test: str, state: str = "") -> Metrics:
                     Metric("p-value", state or format_pvalue(res.pvalue), help=f"{TEST_NAMES[test]}, n = {res.n}")))
 
 
-def result_blocks(res: Any, name_a: str, name_b: str, dimension: str) -> list[Block]:
+def result_blocks(res: PairedComparisonResult, name_a: str, name_b: str, dimension: str) -> list[Block]:
     """The paired test's table, after a warning when it rests on few documents."""
     from evalcore.meta.compare import few_documents_warning
 
     few = few_documents_warning(res)
-    return ([Note(esc(few), "warning")] if few else []) + [
+    warning: list[Block] = [Note(esc(few), "warning")] if few else []
+    return warning + [
         Table(paired_summary(res, name_a, name_b), f"paired difference {dimension} {res.level} {res.coefficient}",
               "paired")]
 

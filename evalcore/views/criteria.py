@@ -10,7 +10,7 @@ import pandas as pd
 
 from evalcore.identity import Viewer
 from evalcore.model import Dataset
-from evalcore.types import Criteria
+from evalcore.types import Criteria, ItemTask, PairTask
 from evalcore.views.blocks import Block, Note, Table
 from evalcore.views.format import esc
 
@@ -55,7 +55,7 @@ def method_config(method_name: str, dataset: Dataset) -> Any:
     return config(method_name, dataset)
 
 
-def rendered_prompt(dataset: Dataset, method_name: str, item_id: str, criteria: Any) -> str:
+def rendered_prompt(dataset: Dataset, method_name: str, item_id: str, criteria: Criteria) -> str:
     """The full text the judge would receive for one item (for a pairwise method: the item first, then another
     output of the same document)."""
     from evalcore.judge import runner
@@ -72,7 +72,7 @@ def rendered_prompt(dataset: Dataset, method_name: str, item_id: str, criteria: 
                  if t.item_first == str(item_id)]
         if not tasks:
             raise ValueError(f"document {doc.iloc[0]!r} has a single output: nothing to compare it with")
-        task = tasks[0]
+        task: ItemTask | PairTask = tasks[0]
     else:
         task = runner.item_tasks(_subset(dataset, item_id=item_id), criteria.dimension)[0]
     return render_prompt(method, task, criteria, config)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import SupportsFloat
 
 import numpy as np
 import pandas as pd
@@ -55,7 +55,7 @@ def sources_key(codes: list[str] | tuple[str, ...]) -> list[str]:
 # ------------------------------------------------------------------------------------------------------- values
 
 
-def _missing(x: Any) -> bool:
+def _missing(x: object) -> bool:
     if x is None or x is pd.NA or x is pd.NaT:
         return True
     try:
@@ -64,19 +64,19 @@ def _missing(x: Any) -> bool:
         return False
 
 
-def format_pvalue(p: Any, *, missing: str = "n/a") -> str:
+def format_pvalue(p: SupportsFloat | None, *, missing: str = "n/a") -> str:
     """"<0.001" below a thousandth, else three decimals ("0.961", "1.000"); never scientific notation."""
-    if _missing(p):
+    if p is None or _missing(p):
         return missing
-    p = float(p)
-    if p < 0.001:
+    value = float(p)
+    if value < 0.001:
         return "<0.001"
-    return f"{min(p, 1.0):.3f}"
+    return f"{min(value, 1.0):.3f}"
 
 
-def format_rate(x: Any, *, missing: str = "n/a") -> str:
+def format_rate(x: SupportsFloat | None, *, missing: str = "n/a") -> str:
     """A fraction as a percentage with one decimal: 0.32 -> "32.0%"."""
-    if _missing(x):
+    if x is None or _missing(x):
         return missing
     return f"{100.0 * float(x):.1f}%"
 
@@ -84,20 +84,20 @@ def format_rate(x: Any, *, missing: str = "n/a") -> str:
 # ------------------------------------------------------------------------------------------------------- tables
 
 
-def is_pvalue_column(name: Any) -> bool:
+def is_pvalue_column(name: object) -> bool:
     n = str(name).lower()
     if n.endswith("_method"):  # pvalue_method: how the p-value was computed (text)
         return False
     return n in ("p", "pvalue", "p_value", "p-value") or n.startswith("pvalue") or n.startswith("p_value")
 
 
-def is_rate_column(name: Any) -> bool:
+def is_rate_column(name: object) -> bool:
     """Columns holding a fraction shown as a percentage (first_position_win_rate, tie_rate, flip_rate, ...), and a
     rate's interval ends (``<rate>_ci_low`` / ``<rate>_ci_high``): one unit for a figure and its interval."""
     return str(name).lower().removesuffix("_ci_low").removesuffix("_ci_high").endswith("rate")
 
 
-def is_percent_column(name: Any) -> bool:
+def is_percent_column(name: object) -> bool:
     """Columns already in percent (#CP's "full %", "challenge %"). Not pandas' quantile labels ("25%", "50%",
     "75%" from ``describe()``): those columns hold values on the data's scale (issue 18.7: judge-score quartiles
     read "1.0% 2.0% 4.0%")."""
@@ -192,7 +192,7 @@ def esc(text: object) -> str:
     return _AUTOLINK.sub(lambda m: m.group(0) + "\u2060", escaped)
 
 
-def fmt(x: Any, digits: int = 3) -> str:
+def fmt(x: SupportsFloat | str | None, digits: int = 3) -> str:
     """A number as a view model's note or headline writes it: ``digits`` decimals, "n/a"
     when missing."""
     try:

@@ -18,7 +18,7 @@ import datetime as _dt
 import html
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, SupportsFloat, SupportsInt
 
 import pandas as pd
 
@@ -49,7 +49,7 @@ class ReportSection:
     figures: list[ReportFigure] = field(default_factory=list)
 
 
-def format_cell(x: Any) -> str:
+def format_cell(x: object) -> str:
     """How a table cell is written: floats with 4 decimals, missing as an empty cell, everything else as str."""
     if x is None:
         return ""
@@ -75,11 +75,11 @@ def _whole_column(col: pd.Series) -> bool:
     return len(v) > 0 and bool((v == v.round()).all())
 
 
-def _whole_cell(x: Any) -> str:
+def _whole_cell(x: SupportsInt | None) -> str:
     return "" if x is None or (isinstance(x, float) and math.isnan(x)) else str(int(x))
 
 
-def _percent_cell(x: Any) -> str:
+def _percent_cell(x: SupportsFloat | None) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return ""
     return f"{float(x):.1f}%"

@@ -15,20 +15,26 @@ import pandas as pd
 
 import json
 from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Callable
 
-from evalcore.align.candidates import Candidate
+from evalcore.align.candidates import Candidate, Proposal
 from evalcore.align.disagreement import Disagreement
 from evalcore.align.loop import (MIN_TEST_DOCUMENTS, Agreement, FinalCheck, FinalCheckUnavailable, PartEstimate,
                                  Scored, Settings, agreement_of, beat_baseline, estimate_part, final_check,
                                  gain_sentence, own_run, part_frame, run_id_for)
 from evalcore.align.split import DEV, TEST, Split
 from evalcore.meta.compare_labels import LABEL_STATISTICS
-from evalcore.model import Dataset, counted
+from evalcore.model import Dataset, Dimension, Run, counted
+from evalcore.types import Criteria
 from evalcore.views.blocks import Block, Expander, Figure, Metric, Metrics, Note, Table, Text
 from evalcore.views.format import esc, fmt
 
 if TYPE_CHECKING:
+    from evalcore.align.queue import ScoringQueue
+    from evalcore.identity import Viewer
+    from evalcore.judge.client import Endpoint
+    from evalcore.meta.alt_test import AltTestResult
     from evalcore.store import Store
 
 PART_NAMES = {"dev": "development", "test": "test"}
@@ -148,7 +154,7 @@ def confusion_table(dis: Disagreement, max_ids: int = 5) -> pd.DataFrame:
 # -------------------------------------------------------------------------------------------------- candidates
 
 
-def candidates_table(baseline: Scored | None, scored: list[Scored], unscored: list[Any] = (),
+def candidates_table(baseline: Scored | None, scored: list[Scored], unscored: Sequence[Candidate] = (),
                      chosen: str | None = None) -> pd.DataFrame:
     """Every candidate with its development agreement (statistic and 95% CI), its gain over the baseline, and
     whether it is the one chosen; candidates not scored yet have empty cells and say so in ``status``."""
@@ -174,7 +180,7 @@ AGREEMENT_NAMES = {"spearman": "Spearman's rho", "kendall": "Kendall's tau", "pe
                    "accuracy": "accuracy"}
 
 
-def agreement_choices(dim) -> list[str]:
+def agreement_choices(dim: Dimension) -> list[str]:
     """The agreement measures the loop can take on a dimension (``loop.Settings.check``), the default first:
     correlations on a scale (Spearman first), and on a categorical one the label statistics too (Cohen's kappa
     first on a nominal one, which has no order for a correlation or the weighted kappa)."""
@@ -346,7 +352,7 @@ def final_checks_table(rows: list[dict[str, Any]]) -> pd.DataFrame:
     """Every final check recorded on a split's test part (``Store.final_checks``), oldest first: which prompt was
     checked and what it found; a look at a test part's run on another page is a check too (its method says so,
     its figures are empty). A figure the check could not compute is empty, never "None"."""
-    def num(x: Any) -> float:
+    def num(x: float | None) -> float:
         return math.nan if x is None else float(x)
 
     out = []
@@ -380,7 +386,7 @@ def saved_candidates(versions: list[dict[str, Any]]) -> list[Candidate]:
     return list(out.values())
 
 
-def alt_test_check(dataset, baseline_run, chosen_run, dimension: str, *, epsilon: float = 0.2
+def alt_test_check(dataset: Dataset, baseline_run: Run, chosen_run: Run, dimension: str, *, epsilon: float = 0.2
                    ) -> tuple[str, pd.DataFrame]:
     """The final check's Alt-Test (evalcore.views.inference): does the chosen prompt's judge pass on the test part
     where the baseline's failed? (the sentence, and one row per prompt). Each run holds the test part's items only."""
@@ -395,7 +401,7 @@ def alt_test_check(dataset, baseline_run, chosen_run, dimension: str, *, epsilon
         why = (views["baseline"] if b is None else views["chosen"]).error
         return f"No Alt-Test on the test part: {why}.", pd.DataFrame(rows)
 
-    def figs(r) -> str:
+    def figs(r: AltTestResult) -> str:
         return f"winning rate {100 * r.winning_rate:.0f}%, rho {r.advantage_probability:.3f}"
 
     at = f"the Alt-Test at epsilon {epsilon:g} on the test part"
@@ -449,7 +455,8 @@ def intro(dataset_id: str, dimension: str, has_store: bool) -> list[Block]:
     return out
 
 
-def make_loop_split(store, dataset: Dataset, dimension: str, *, docs: int, seed: int, test_share: float) -> Split:
+def make_loop_split(store: Store, dataset: Dataset, dimension: str, *, docs: int, seed: int, test_share: float
+                    ) -> Split:
     """Make and save the split the page's "Make the split" button asks for: on ``docs`` whole documents drawn at
     random (seeded by ``seed``; 0: all), ``test_share`` of them held out. ValueError when it cannot be made."""
     from evalcore.align.split import make_split, save_split
@@ -517,13 +524,13 @@ def methods_help(methods: list[str]) -> str:
     return ", ".join(f"{n}: {getattr(METHODS[n], 'label', n)}" for n in methods)
 
 
-def baseline_caption(base, settings: Settings) -> Note:
+def baseline_caption(base: Criteria, settings: Settings) -> Note:
     return Note(f"Baseline: criteria version {base.version_hash()} (what the Score page would use, the loop's own "
                 f"saved candidates aside). Agreement = {agreement_name(settings.coefficient)}, 95% BCa interval "
                 f"over documents ({settings.n_resamples} resamples, set in the sidebar).", "caption")
 
 
-def estimate_note(est: PartEstimate, what: str, endpoint) -> Note:
+def estimate_note(est: PartEstimate, what: str, endpoint: Endpoint) -> Note:
     """What scoring ``what`` would send and cost (``loop.estimate_part``), as the caption under its button."""
     from evalcore.judge.cost import FREE_PROVIDERS
     from evalcore.judge.spending import usd
@@ -542,7 +549,7 @@ def no_estimate_note(error: Exception) -> Note:
     return Note(esc(f"No estimate: {error or 'no reason given'}"), "warning")
 
 
-def queue_notes(q) -> list[Note]:
+def queue_notes(q: ScoringQueue) -> list[Note]:
     """How the page's scoring queue (evalcore.align.queue) stopped early, if it did."""
     out = q.outcome()
     return [] if out is None else [Note(esc(out[1]) if out[0] == "error" else out[1], out[0])]
@@ -575,7 +582,7 @@ def disagreement_figures(dis: Disagreement) -> list[Figure]:
     return [Figure(by_system_figure(dis), "align_by_system"), Figure(by_human_figure(dis), "align_by_human")]
 
 
-def reply_expander(proposal) -> Expander:
+def reply_expander(proposal: Proposal) -> Expander:
     """The judge's whole reply to the meta-prompt, verbatim."""
     return Expander("The judge's full reply", (Text("Reply", proposal.reply),))
 
@@ -587,7 +594,7 @@ def confusion_blocks(dis: Disagreement) -> list[Block]:
             Table(confusion_table(dis), "development confusion cells", "align_confusion")]
 
 
-def meta_prompt_note(n_examples: int, endpoint) -> Note:
+def meta_prompt_note(n_examples: int, endpoint: Endpoint) -> Note:
     from evalcore.judge.trust import host_of
 
     return Note(f"It shows {counted(n_examples, 'development item')} with the largest disagreement. \"Propose\" sends it as "
@@ -738,10 +745,14 @@ class Workspace:
 
     def partition(self, cands: list[Candidate]) -> tuple[list[Scored], list[Candidate]]:
         """(the candidates scored on development, those not yet), in the list's order."""
-        scored, unscored = [], []
+        scored: list[Scored] = []
+        unscored: list[Candidate] = []
         for c in cands:
             s = self.scored_on(DEV, c)
-            (scored if s is not None else unscored).append(s if s is not None else c)
+            if s is not None:
+                scored.append(s)
+            else:
+                unscored.append(c)
         return scored, unscored
 
     def estimate(self, part: str, cands: list[Candidate]) -> PartEstimate:
@@ -749,7 +760,7 @@ class Workspace:
                              store=self.store)
 
     def queue(self, kind: str, part: str, cands: list[Candidate], *, chosen: str | None = None,
-              charged_usd: float | None = None):
+              charged_usd: float | None = None) -> ScoringQueue:
         """The scoring queue of ``cands`` on ``part`` (evalcore.align.queue; not started). RunNotReusable when a run
         under one of their ids is someone else's or another endpoint's. On a paid endpoint its runs count what their
         replies cost against the owner's budget (``charged_usd``: the estimate charged at the click, held for all of
@@ -768,10 +779,10 @@ class Workspace:
 
         return disagreements(self.dataset, self.store.load_run(base_dev.run_id), self.dimension, self.split)
 
-    def candidates_key(self, base) -> tuple:
+    def candidates_key(self, base: Criteria) -> tuple[str, str, str, str, str]:
         return (self.dataset.id, self.dimension, self.split.split_id, self.method, base.version_hash())
 
-    def saved_candidates(self, viewer, base) -> list[Candidate]:
+    def saved_candidates(self, viewer: Viewer | None, base: Criteria) -> list[Candidate]:
         """The loop's candidates saved before that ``viewer`` may see (signed in: their own and the lab's shared
         ones), the baseline left out."""
         versions = self.store.list_criteria_versions(self.dataset.id, self.dimension, viewer=viewer)
@@ -782,7 +793,7 @@ class Workspace:
         own runs on this endpoint) come back."""
         return [c for c in saved if own_run(self.store, self.run_id(DEV, c), self.owner, self.endpoint) is not None]
 
-    def keep(self, cands: list[Candidate], c: Candidate, base, *, may_act: bool) -> Note:
+    def keep(self, cands: list[Candidate], c: Candidate, base: Criteria, *, may_act: bool) -> Note:
         """Add ``c`` to the list (saved as a criteria version in the owner's name), or say why not."""
         from evalcore.align.candidates import save_candidate
         from evalcore.store import StoreError, store_message
@@ -808,7 +819,8 @@ class Workspace:
 
         return requests_cost([proposal_request(prompt)], self.endpoint, self.store)
 
-    def propose(self, base, prompt: str, example_ids: tuple[str, ...], *, charged_usd: float | None = None):
+    def propose(self, base: Criteria, prompt: str, example_ids: tuple[str, ...], *, charged_usd: float | None = None
+                ) -> Proposal:
         """The judge's proposal; on a paid endpoint the estimate charged at the click (``charged_usd``) is settled
         to what the reply's usage costs (evalcore.judge.spending.Meter)."""
         from evalcore.align.candidates import propose
@@ -820,13 +832,13 @@ class Workspace:
                        example_items=example_ids, timeout_s=self.options.timeout_s,
                        max_retries=self.options.max_retries, meter=meter)
 
-    def fewshot(self, base, dis: Disagreement, *, k: int, how: str, seed: int) -> Candidate:
+    def fewshot(self, base: Criteria, dis: Disagreement, *, k: int, how: str, seed: int) -> Candidate:
         from evalcore.align.candidates import example_pool, fewshot_candidate
 
         pool = example_pool(self.dataset, self.dimension, self.split, dis)
         return fewshot_candidate(base, pool, self.split, k=k, how=how, seed=seed, human_scale=dis.human_scale)
 
-    def checks(self, viewer) -> list[dict[str, Any]]:
+    def checks(self, viewer: Viewer | None) -> list[dict[str, Any]]:
         """``viewer``'s own checks (and looks at this test part on other pages): another user's are not theirs to
         count, and their candidates' hashes and results are not listed here."""
         return self.store.final_checks(self.dataset.id, self.split.split_id, viewer=viewer)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -19,6 +20,11 @@ from evalcore.model import Dataset, Run
 from evalcore.views.blocks import Block, Figure, Heading, Note, Table, tables
 from evalcore.views.common import HUMAN_COLOR, run_label
 from evalcore.views.format import esc
+
+if TYPE_CHECKING:  # the statistics load where they are computed
+    from evalcore.meta.alt_test import AltTestResult
+    from evalcore.meta.bradley_terry import Ranking, RankingComparison
+    from evalcore.meta.ppi import PPIResult, SystemEstimate
 
 # Calderon, Reichart & Dror (ACL 2025), README FAQ: the cost-benefit margin epsilon by who the annotators are.
 EPSILON_GUIDANCE = {0.2: "experts", 0.15: "skilled annotators", 0.1: "crowd workers"}
@@ -89,7 +95,7 @@ class AltTestView:
     """One run's Alt-Test, or why there is none (``error``)."""
 
     run: str
-    result: object | None  # evalcore.meta.alt_test.AltTestResult
+    result: AltTestResult | None
     group: str | None       # the annotator group tested against (score datasets)
     error: str = ""
 
@@ -135,7 +141,7 @@ def describe_test(test: str, n: int) -> str:
 
 def alt_test_summary(views: list[AltTestView]) -> pd.DataFrame:
     """One row per run: verdict, winning rate, rho, epsilon, scoring, items tested and dropped."""
-    rows = []
+    rows: list[dict[str, object]] = []
     for v in views:
         r = v.result
         if r is None:
@@ -179,7 +185,7 @@ def alt_test_notes(views: list[AltTestView]) -> list[str]:
             parts.append(f"left out of the winning rate and rho, with fewer than {MIN_ITEMS} items the test can use "
                          "(the authors' rule; the exact small-sample test would include them): "
                          + ", ".join(f"{a} ({n} items)" for a, n in r.skipped))
-        undefined = [a.annotator for a in r.per_annotator if not math.isfinite(a.p_value)]
+        undefined = [a.annotator for a in r.per_annotator if a.p_value is None or not math.isfinite(a.p_value)]
         if undefined:
             parts.append("no p-value against " + ", ".join(undefined) + " (every difference equals epsilon): "
                          "counted as not rejected")
@@ -194,7 +200,7 @@ def alt_test_notes(views: list[AltTestView]) -> list[str]:
 @dataclass(frozen=True)
 class PPIView:
     run: str
-    result: object | None  # evalcore.meta.ppi.PPIResult
+    result: PPIResult | None
     pairwise: bool
     rated_documents: int | None  # documents whose ratings were kept (None: the data as it is)
     total_rated_documents: int   # documents with a human rating in the data
@@ -258,7 +264,7 @@ def human_scale(dataset: Dataset, dimension: str, pairwise: bool) -> tuple[float
     return ai.human_scale(dataset, dimension, pairwise)
 
 
-def interval_words(s, pairwise: bool) -> str:
+def interval_words(s: SystemEstimate, pairwise: bool) -> str:
     """How a system's interval was made, in a few words (the table's ``interval`` column)."""
     unit = "prompts" if pairwise else "documents"
     text = ("normal" if s.interval == "normal" else
@@ -378,6 +384,8 @@ def ppi_note(view: PPIView, dimension: str) -> str:
 
 def saving_sentence(view: PPIView) -> str:
     """effective_labels and label_saving in words; where the saving is below 2, Dorner, Nastl & Hardt's regime."""
+    if view.result is None:
+        return ""
     per = [s for s in view.result.per_system if math.isfinite(s.label_saving)]
     if not per:
         return ""
@@ -407,7 +415,7 @@ def ppi_figure(view: PPIView, dimension: str) -> go.Figure:
     """Each system's mean by humans only, by the judge only and by PPI, with their 95% intervals."""
     t = ppi_table([view])
     fig = go.Figure()
-    if t.empty:
+    if t.empty or view.result is None:
         return fig
     method = METHOD_NAMES[view.result.method]
     series = (("humans only", "human_only", "human_ci_low", "human_ci_high", HUMAN_COLOR, "circle"),
@@ -470,7 +478,7 @@ def plan_table(dataset: Dataset, run: Run, dimension: str, target_width: float, 
 
 
 def bradley_terry_for_run(dataset: Dataset, run: Run, dimension: str, *, n_resamples: int = 200,
-                          random_state: int = 0):
+                          random_state: int = 0) -> RankingComparison | str:
     """The humans' and the judge's Bradley-Terry rankings side by side (evalcore.analyses.inference.bradley_terry,
     ``meta --bradley-terry``'s), or the reason there are none as a string."""
     from evalcore.analyses import inference as ai
@@ -479,9 +487,9 @@ def bradley_terry_for_run(dataset: Dataset, run: Run, dimension: str, *, n_resam
     return o.error or o.result
 
 
-def bt_table(comparison) -> pd.DataFrame:
+def bt_table(comparison: RankingComparison) -> pd.DataFrame:
     """Per model: the humans' and the judge's Elo-scale scores with their 95% intervals and ranks."""
-    def frame(ranking, side: str) -> pd.DataFrame:
+    def frame(ranking: Ranking, side: str) -> pd.DataFrame:
         cols = ["model", f"{side}_score", f"{side}_ci_low", f"{side}_ci_high", f"{side}_battles"]
         # columns named even without a score (every battle a model against itself, as in LLMBar): an empty table
         t = pd.DataFrame([dict(zip(cols, (s.model, s.score, s.ci_low, s.ci_high, s.n_battles)))
@@ -495,7 +503,7 @@ def bt_table(comparison) -> pd.DataFrame:
     return t[cols].sort_values(["human_rank", "model"], na_position="last").reset_index(drop=True)
 
 
-def bt_pairs_table(comparison) -> pd.DataFrame:
+def bt_pairs_table(comparison: RankingComparison) -> pd.DataFrame:
     """Each pair of models: whether each ranking separates them (95% intervals apart) and the share of resamples
     in which the first scores above the second."""
     return pd.DataFrame([{"model_a": p.model_a, "model_b": p.model_b,
@@ -505,7 +513,7 @@ def bt_pairs_table(comparison) -> pd.DataFrame:
                          for p in comparison.pairs])
 
 
-def bt_length_table(comparison) -> pd.DataFrame:
+def bt_length_table(comparison: RankingComparison) -> pd.DataFrame:
     """The length coefficient (Arena's style control) of the humans' and the judge's fits: the verbosity figure."""
     rows = []
     for side, r in (("humans", comparison.human), ("judge", comparison.judge)):
@@ -515,7 +523,7 @@ def bt_length_table(comparison) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["source", "length_coefficient", "ci_low", "ci_high", "battles", "ties"])
 
 
-def bt_summary(comparison) -> str:
+def bt_summary(comparison: RankingComparison) -> str:
     """The rankings' agreement and the verbosity figures in words."""
     parts = []
     for side, r in (("humans", comparison.human), ("judge", comparison.judge)):
@@ -543,7 +551,7 @@ def bt_summary(comparison) -> str:
     return " ".join(parts)
 
 
-def bt_figure(comparison, run: str) -> go.Figure:
+def bt_figure(comparison: RankingComparison, run: str) -> go.Figure:
     """The two rankings side by side: each model's Elo-scale score with its 95% interval, humans and judge."""
     t = bt_table(comparison)
     fig = go.Figure()
@@ -572,7 +580,7 @@ def bt_figure(comparison, run: str) -> go.Figure:
     return fig
 
 
-def length_figure(comparison, run: str) -> go.Figure:
+def length_figure(comparison: RankingComparison, run: str) -> go.Figure:
     """The verbosity figure: the humans' and the judge's length coefficients with their 95% intervals."""
     t = bt_length_table(comparison)
     fig = go.Figure(go.Bar(
@@ -749,7 +757,7 @@ def planning_blocks(plan: pd.DataFrame | Exception, view: PPIView, dimension: st
                      "from the ratings " + ("kept." if rated is not None else "there are.")), "caption")]
 
 
-def bt_blocks(comparison, run_name: str, dimension: str, n_resamples: int) -> list[Block]:
+def bt_blocks(comparison: RankingComparison | str, run_name: str, dimension: str, n_resamples: int) -> list[Block]:
     """The humans' and the judge's Bradley-Terry rankings (``bradley_terry_for_run``; a string: why there are
     none)."""
     if isinstance(comparison, str):

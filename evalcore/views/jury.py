@@ -5,6 +5,7 @@ cost from its recorded usage with the cost-agreement Pareto front."""
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -17,6 +18,9 @@ from evalcore.views import compare as compare_views
 from evalcore.views.blocks import Block, Figure, Heading, Note, Table
 from evalcore.views.common import run_names
 from evalcore.views.format import esc, fmt
+
+if TYPE_CHECKING:  # plotly loads where the figure is drawn
+    import plotly.graph_objects as go
 
 HUMANS = "humans"
 AGGREGATE_HELP = {"mean": "the mean of the judges' scores", "median": "their median",
@@ -31,7 +35,8 @@ def candidates(runs: list[Run], dimension: str) -> list[Run]:
     return [r for r in runs if not r.judgments.empty and dimension in r.dimensions]
 
 
-def matrix_figure(names: list[str], matrix: list[list[Estimate]], humans: list[Estimate], coefficient: str):
+def matrix_figure(names: list[str], matrix: list[list[Estimate]], humans: list[Estimate], coefficient: str
+                  ) -> go.Figure:
     """The judge-by-judge agreement matrix with the humans as the last row and column (a plotly heatmap)."""
     import plotly.graph_objects as go
 
@@ -73,7 +78,8 @@ def run_cost(run: Run) -> float | None:
     tokens = (st.prompt_tokens or 0) + (st.completion_tokens or 0)
     if tokens == 0 or price_for(run.model) is None:
         return None
-    return float(cost_usd(st.prompt_tokens, st.completion_tokens, model=run.model))
+    cost = cost_usd(st.prompt_tokens, st.completion_tokens, model=run.model)
+    return None if cost is None else float(cost)
 
 
 def cost_table(table: pd.DataFrame, runs: dict[str, Run], coefficient: str) -> pd.DataFrame:
@@ -83,7 +89,8 @@ def cost_table(table: pd.DataFrame, runs: dict[str, Run], coefficient: str) -> p
         r = runs[rid]
         if r.method == jury_mod.METHOD:
             parts = [cost_of(m) if m in runs else None for m in r.config["jury"]["members"]]
-            return None if any(p is None for p in parts) else float(sum(parts))
+            known = [p for p in parts if p is not None]
+            return None if len(known) < len(parts) else float(sum(known))
         return run_cost(r)
 
     t = table[["run", "run_id", coefficient]].copy()
@@ -146,7 +153,8 @@ def versus_best_blocks(dataset: Dataset, jury_run: Run, best: Run, dimension: st
             *compare_views.result_blocks(res, names[jury_run.run_id], names[best.run_id], dimension)]
 
 
-def agreement_blocks(names: list[str], matrix, humans, coefficient: str) -> list[Block]:
+def agreement_blocks(names: list[str], matrix: list[list[Estimate]], humans: list[Estimate], coefficient: str
+                     ) -> list[Block]:
     rows = [{"run": n, **{m: e.statistic for m, e in zip(names, row)}, HUMANS: h.statistic,
              f"{HUMANS} 95% CI": f"[{fmt(h.ci_low)}, {fmt(h.ci_high)}]"}
             for n, row, h in zip(names, matrix, humans)]

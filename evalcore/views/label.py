@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -12,6 +11,7 @@ import plotly.graph_objects as go
 
 from evalcore import labels
 from evalcore.model import Dataset, Run, counted
+from evalcore.types import Criteria
 from evalcore.views.blocks import Block, Figure, Metric, Metrics, Note, Table
 from evalcore.views.format import esc, fmt
 
@@ -115,7 +115,7 @@ def sample_note(rows: pd.DataFrame, dimensions: list[str]) -> str:
     return text
 
 
-def plan_notes(dataset: Dataset, run, rows: pd.DataFrame, dimension: str, plan: dict) -> list[str]:
+def plan_notes(dataset: Dataset, run: Run, rows: pd.DataFrame, dimension: str, plan: dict) -> list[str]:
     """Why the planning tile's figures are what they are: how many of the labelled items the run scored (``n now``
     counts items with both a label and a judge score), and why a correlation or ``n needed`` is n/a."""
     from evalcore.meta.planning import min_n
@@ -251,7 +251,7 @@ class Card:
     keys_note: Note
 
 
-def card(dataset: Dataset, item_id: str, dimension: str, criteria: Any = None) -> Card:
+def card(dataset: Dataset, item_id: str, dimension: str, criteria: Criteria | None = None) -> Card:
     texts = dataset.texts()
     row = texts[texts["item_id"].astype(str) == item_id].iloc[0]
     d = dataset.dimension(dimension)

@@ -3,6 +3,8 @@ thin layouts of what :func:`evalcore.analyses.preferences.summaries` computes.""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import pandas as pd
 import plotly.graph_objects as go
 
@@ -41,7 +43,7 @@ def _get(summary: dict, key: str) -> dict | None:
     return x if isinstance(x, dict) and "statistic" in x else None
 
 
-def _rows(run: str, summary: dict, stats) -> list[dict]:
+def _rows(run: str, summary: dict, stats: Iterable[tuple[str, str]]) -> list[dict]:
     """A row per statistic the summary holds; one with no figure (no readable verdict) keeps its row, blank, with
     the reason in ``note``: never a 0."""
     out = []
@@ -197,7 +199,7 @@ _LABEL_SPOTS = {"top center": (0.0, 0.04), "bottom center": (0.0, -0.04), "middl
                 "top left": (-0.06, 0.035), "bottom right": (0.06, -0.035)}
 
 
-def label_positions(x, y, *, clearance: float = 0.06) -> list[str]:
+def label_positions(x: Iterable[object], y: Iterable[object], *, clearance: float = 0.06) -> list[str]:
     """A text position per point so that names of nearby points do not sit on each other (models with similar win
     rates drew their names on one spot): each point takes the first spot, in ``_LABEL_SPOTS`` order, whose anchor
     is at least ``clearance`` from every name placed so far, else the spot farthest from them."""

@@ -5,7 +5,6 @@ comparable only when these are equal, so they are shown in full (the short hash 
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pandas as pd
 
@@ -16,7 +15,7 @@ from evalcore.views.blocks import Block, Expander, Note, Table
 SHORT = 12  # hex digits of a hash shown where the full one would not fit; the full one is in meta --json
 
 
-def _text(value: Any) -> str:
+def _text(value: object) -> str:
     """A fingerprint part as one cell: a mapping as canonical JSON (keys sorted, the bytes the hash is taken of)."""
     if isinstance(value, dict):
         return json.dumps(value, sort_keys=True, separators=(", ", ": "), ensure_ascii=False, default=str) if value \

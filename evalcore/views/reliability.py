@@ -8,6 +8,7 @@ import pandas as pd
 
 from evalcore import runs as runs_mod
 from evalcore.meta.draw_reliability import ReliabilityReport, reliability_report
+from evalcore.meta.results import Estimate
 from evalcore.model import Dataset, Run
 from evalcore.views.blocks import Block, Figure, Heading, Metric, Metrics, Note, Table, Text
 from evalcore.views.format import esc, fmt
@@ -30,7 +31,7 @@ def report(dataset: Dataset, run: Run, dimension: str, *, level: str, coefficien
                               level_of_measurement=dataset.dimension(dimension).alpha_level)
 
 
-def _ci(e) -> str:
+def _ci(e: Estimate) -> str:
     return f"95% CI [{fmt(e.ci_low)}, {fmt(e.ci_high)}]"
 
 

@@ -4,7 +4,7 @@ same the page computes, rendered as report sections, mostly through the page's o
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from evalcore.analyses.ceiling import run_ceilings
 from evalcore.analyses.common import scored_dimensions
@@ -22,8 +22,15 @@ from evalcore.views.alignment import (
     per_system_blocks,
 )
 from evalcore.views.common import label_colors, run_label, run_names
+from evalcore.views.blocks import Block
 from evalcore.views.format import cite, sources_key
+from evalcore.views.html_report import ReportSection
 from evalcore.views.provenance import provenance_section
+
+if TYPE_CHECKING:  # scipy loads where a comparison is computed
+    import pandas as pd
+
+    from evalcore.meta.compare import PairedComparisonResult
 
 
 @dataclass
@@ -43,8 +50,8 @@ class Computed:
     """What a caller may have computed already (the app caches both per cell and shares them between sessions):
     the full correlation table (``alignment_table`` of every level and coefficient) and the paired comparison of the
     first two runs (``compare_pair``). None: the report computes it."""
-    correlations: Any = None
-    comparison: Any = None
+    correlations: pd.DataFrame | None = None
+    comparison: PairedComparisonResult | None = None
 
 
 def compare_pair(runs: list[Run], dimension: str) -> tuple[Run, Run] | None:
@@ -109,17 +116,34 @@ def analysis_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams, comp
     from evalcore.views.inference import report_sections as inference_sections  # the Alt-Test and PPI
 
     sections += inference_sections(dataset, runs, p.dimension, systems=p.systems) + guarantees_sections(dataset, runs, p)
+    sections += registered_sections(dataset, runs, p)  # the analyses installed packages add
     sections += bias_sections(dataset, runs, p) + compare_sections(dataset, runs, p, computed.comparison)
     if not ps.empty:
         sections.append(ReportSection(title="Sources", text="\n".join(sources_key(["003"]))))
     return sections
 
 
+def registered_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams) -> list[ReportSection]:
+    """A section per analysis an installed package registered (``evalcore.registry.ANALYSES``, those with tables;
+    the built-ins have the sections above): its tables over the runs that scored the dimension, one row per run."""
+    from evalcore import registry
+    from evalcore.analyses.evaluation import Settings, registered_tables
+    from evalcore.meta.coefficients import COEFFICIENTS
+    from evalcore.meta.correlation import LEVELS
+    from evalcore.views.html_report import ReportTable
+
+    settings = Settings(LEVELS, COEFFICIENTS, p.n_resamples, 0, p.systems)
+    return [ReportSection(title=f"{registry.ANALYSES[name].label}: {p.dimension}",
+                          text=f"Added by {registry.ANALYSES.origin(name)} ({registry.ANALYSES[name].module})"
+                               f"{systems_note(p)}.",
+                          tables=[ReportTable(title, frame) for title, frame in shown.items()])
+            for name, shown in registered_tables(dataset, runs, p.dimension, settings).items()]
+
+
 def guarantees_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams) -> list:
     """The Alignment page's Guarantees expander (evalcore.views.guarantees, the same blocks): selective evaluation
     at each alpha with its delta, and the conformal intervals' coverage, on the held-out documents."""
     from evalcore.views import guarantees as gv
-    from evalcore.views.html_report import ReportSection
 
     if not gv.scored_runs(runs, p.dimension):
         return []
@@ -145,7 +169,6 @@ def guarantees_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams) ->
 def bias_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams) -> list:
     """The Bias page's tables (issue 18.13: the report had no Bias section): mean judge vs mean human score per
     system (003 Fig. 4) and position bias of pairwise runs."""
-    from evalcore.views.html_report import ReportSection
     from evalcore.views.bias import mean_scores_blocks, mean_scores_table, position_bias_blocks, position_bias_table
 
     dims = [d for d in dataset.dimension_names if any(d in r.dimensions for r in runs)]
@@ -166,8 +189,8 @@ def bias_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams) -> list:
     return [sec]
 
 
-def page_parts(sec, blocks: list, *, figures: dict[str, str] | None = None, tables: dict[str, str] | None = None
-               ) -> None:
+def page_parts(sec: ReportSection, blocks: list[Block] | tuple[Block, ...], *, figures: dict[str, str] | None = None,
+               tables: dict[str, str] | None = None) -> None:
     """The figures and tables of a page's view model (evalcore.views.blocks) that the report shows, added to
     ``sec`` under the report's titles (keyed by the blocks' keys); the page's other blocks, and empty tables (the
     page says "nothing to show"; the report leaves them out), are left out."""
@@ -184,11 +207,11 @@ def page_parts(sec, blocks: list, *, figures: dict[str, str] | None = None, tabl
                    if key in shown_tables and not shown_tables[key].empty]
 
 
-def compare_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams, res=None) -> list:
+def compare_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams,
+                     res: PairedComparisonResult | None = None) -> list[ReportSection]:
     """The Compare page's test for the first two per-item runs that scored the dimension (issue 18.13): the paired
     bootstrap of the difference in correlation with the humans, the test of equal correlation (``res``: that
     comparison computed already)."""
-    from evalcore.views.html_report import ReportSection
     from evalcore.views.compare import paired_comparison, result_blocks
 
     pair = compare_pair(runs, p.dimension)
@@ -301,7 +324,7 @@ def analysis_report(dataset: Dataset, runs: list[Run], p: AnalysisParams, comput
             "bootstrap resamples": p.n_resamples}
     if p.systems:
         meta["systems"] = ", ".join(p.systems)
-    variants = [f"{run_label(r)}: {r.config['variant']}" for r in runs if (r.config or {}).get("variant")]
+    variants = [f"{run_label(r)}: {r.config['variant']}" for r in runs if r.config and r.config.get("variant")]
     if variants:  # a method adapted to its judge's contract (greedy became sampled, ...): said with the figures
         meta["method as run on its judge"] = "; ".join(variants)
     sections = analysis_sections(dataset, runs, p, computed)

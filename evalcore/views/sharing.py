@@ -14,6 +14,7 @@ from evalcore.views.common import run_names
 from evalcore.views.format import esc
 
 if TYPE_CHECKING:
+    from evalcore.model import Run
     from evalcore.store import Store
 
 
@@ -57,9 +58,9 @@ def share_dataset(store: Store, dataset_id: str, me: str, on: bool) -> bool:
 # -------------------------------------------------------------------------------------------------------- runs
 
 
-def is_imported(run: Any) -> bool:
+def is_imported(run: Run) -> bool:
     """A run brought from a file (judge-score columns of an upload, a judge-score file), not scored here."""
-    return run.method == "imported" or bool((run.config or {}).get("imported_from"))
+    return run.method == "imported" or bool(run.config and run.config.get("imported_from"))
 
 
 def imported_runs_offer(store: Store, runs: Iterable[Any], me: str | None) -> ShareOffer | None:
