@@ -396,6 +396,7 @@ def plan(dataset: Dataset, run: Run, rows: pd.DataFrame | None, dimension: str, 
     (evalcore.meta.planning.plan_sample_size). ``reference="auto"``: the labels if this dimension has any in the
     random part, else the dataset's gold scores. The CLI's ``plan --json`` document."""
     from evalcore.meta.planning import plan_sample_size
+    from evalcore.meta.results import to_dict
 
     if reference == "auto":
         means = label_means(_known(dataset, rows), random_only=random_only)
@@ -404,7 +405,7 @@ def plan(dataset: Dataset, run: Run, rows: pd.DataFrame | None, dimension: str, 
     ok = frame.dropna(subset=["judge", "human"])
     res = plan_sample_size(ok["judge"].to_numpy(float), ok["human"].to_numpy(float), coefficient=coefficient,
                            half_width=half_width, confidence=confidence, assurance=assurance)
-    out = res.as_dict()
+    out = to_dict(res)
     out.update({"dataset": dataset.id, "run": run.run_id, "dimension": dimension, "reference": reference,
                 "sample": "random part" if reference == "labels" and random_only else
                 ("all labels" if reference == "labels" else "all items with a gold score"),

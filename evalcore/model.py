@@ -58,9 +58,9 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 import pandas as pd
 
@@ -166,7 +166,7 @@ class Dimension:
         """The positive class of a binary dimension (the second label, or scale_max); None otherwise."""
         return self.category_names[1] if self.kind == "binary" else None
 
-    def encode(self, values) -> list[float]:
+    def encode(self, values: Iterable[object]) -> list[float]:
         """Category values for labels or numbers (as text or numbers); NaN for a missing value.
 
         Labels match exactly, then ignoring case and surrounding spaces. Raises ValueError naming the first value
@@ -205,7 +205,7 @@ _NEGATIVE_WORDS = ("0", "fail", "failed", "no", "false", "f", "n", "negative", "
                    "unfaithful", "inconsistent", "unacceptable", "reject", "rejected", "irrelevant", "unsafe")
 
 
-def labels_from_values(values, kind: str) -> tuple[str, ...]:
+def labels_from_values(values: Iterable[object], kind: str) -> tuple[str, ...]:
     """The label tuple for a categorical dimension from the distinct text values of a column.
 
     binary: (negative, positive), the negative one recognised by name (fail, no, false, 0, bad, ...; else the first
@@ -279,7 +279,7 @@ def _typed_keys(cls: type) -> frozenset[str]:
     return frozenset(f.name for f in fields(cls) if f.name not in ("extra", "key_order"))
 
 
-class Recorded(Mapping):
+class Recorded(Mapping[str, Any]):
     """A JSON object a run records, read into typed fields for the keys it knows and ``extra`` for the others.
 
     ``to_dict`` gives back exactly the dict ``from_dict`` read (the same keys in the same order, the same values):
@@ -289,7 +289,16 @@ class Recorded(Mapping):
     record lacks holds the field's default. Built in code (not ``from_dict``), the keys present are the typed fields
     given a value other than their default, in the fields' order, then ``extra``'s."""
 
-    NESTED: ClassVar[dict[str, type]] = {}  # key -> the Recorded class a dict under that key is read into
+    NESTED: ClassVar[dict[str, type[Recorded]]] = {}  # key -> the Recorded class a dict under that key is read into
+
+    if TYPE_CHECKING:  # what every subclass (a frozen dataclass) holds, as the type checker should read it
+        __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
+        extra: dict[str, Any]
+        key_order: tuple[str, ...] | None  # always a tuple once built (__post_init__)
+        _present: frozenset[str]
+
+        def __init__(self, *, extra: dict[str, Any] = ..., key_order: tuple[str, ...] | None = ...,
+                     **typed: object) -> None: ...
 
     @classmethod
     def known(cls) -> frozenset[str]:
@@ -297,8 +306,10 @@ class Recorded(Mapping):
         return _typed_keys(cls)
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> Any:
-        known, typed, extra = cls.known(), {}, {}
+    def from_dict(cls, d: Mapping[str, Any]) -> Self:
+        known = cls.known()
+        typed: dict[str, object] = {}
+        extra: dict[str, Any] = {}
         for k, v in d.items():
             nested = cls.NESTED.get(k)
             if k in known and nested is not None and isinstance(v, nested):
@@ -334,9 +345,9 @@ class Recorded(Mapping):
 
     def to_dict(self, *, without: tuple[str, ...] = ()) -> dict[str, Any]:
         """The recorded dict (less the keys ``without`` names)."""
-        return {k: self._value(k) for k in self.key_order if k not in without}
+        return {k: self._value(k) for k in self.key_order or () if k not in without}
 
-    def replace(self, **values: Any) -> Any:
+    def replace(self, **values: object) -> Self:
         """A copy with these keys set, as ``dict.update`` would: a present key keeps its place, a new one comes last."""
         return type(self).from_dict({**self.to_dict(), **values})
 
@@ -348,11 +359,11 @@ class Recorded(Mapping):
     def __contains__(self, key: object) -> bool:
         return key in self._present
 
-    def __iter__(self):
-        return iter(self.key_order)
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.key_order or ())
 
     def __len__(self) -> int:
-        return len(self.key_order)
+        return len(self.key_order or ())
 
 
 @dataclass(frozen=True, eq=False, repr=False, kw_only=True)
@@ -407,7 +418,7 @@ class RunConfig(Recorded):
     (data/runs/manifest.json) have typed fields; any other key stays in ``extra``."""
 
     RUNTIME_KEYS: ClassVar[tuple[str, ...]] = ("stats", "status", "owner", "shared")  # not in runs.config
-    NESTED: ClassVar[dict[str, type]] = {"stats": RunStats}
+    NESTED: ClassVar[dict[str, type[Recorded]]] = {"stats": RunStats}
 
     # the engine (evalcore.judge.runner.run_config, ScoringRun.open)
     method: str = ""
@@ -569,7 +580,7 @@ def aggregate_draws(draws: pd.DataFrame, *, categorical: bool = False) -> pd.Dat
     return out[["item_id", "dimension", "value", "status", "n_draws", "n_ok"]]
 
 
-def natural_key(s: Any) -> tuple:
+def natural_key(s: object) -> tuple[int | str, ...]:
     """Sort "M8" before "M10"."""
     import re
 
@@ -580,7 +591,7 @@ def natural_key(s: Any) -> tuple:
 _natural_key = natural_key  # the name this module's own sorts use
 
 
-def is_missing(x: Any) -> bool:
+def is_missing(x: object) -> bool:
     return x is None or (isinstance(x, float) and math.isnan(x))
 
 

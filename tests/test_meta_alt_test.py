@@ -14,6 +14,7 @@ from hypothesis import strategies as hst
 from scipy import stats as sps
 
 from evalcore.meta import alt_test as at
+from evalcore.meta.results import to_dict
 
 NAN = np.nan
 
@@ -206,7 +207,7 @@ def test_annotators_below_30_items_are_skipped_counted_and_said_or_tested_exactl
     n_c = int((~np.isnan(judge[:25])).sum())
     assert res.skipped == (("c", n_c),)
     assert res.winning_rate == pytest.approx(np.mean([a.rejected for a in res.per_annotator]))
-    assert res.as_dict()["skipped"] == [{"annotator": "c", "n": n_c}] and res.as_dict()["min_items"] == 30
+    assert to_dict(res)["skipped"] == [{"annotator": "c", "n": n_c}] and to_dict(res)["min_items"] == 30
     exact = at.alt_test(ratings, j, scoring="accuracy", epsilon=0.2, small_sample="exact")
     assert [a.test for a in exact.per_annotator] == ["t-test", "t-test", "exact"] and exact.skipped == ()
     w_judge, w_c = at.indicators(R, judge, 2, "accuracy", (~np.isnan(R)).sum(axis=0) >= 2)
@@ -226,7 +227,7 @@ def test_a_judge_that_copies_the_consensus_passes_and_the_result_says_so():
     res = at.alt_test(ratings, pd.Series(truth), scoring="accuracy", epsilon=0.2)
     assert res.passed and res.winning_rate == 1.0
     assert all(a.rejected and a.n == 100 and a.test == "t-test" for a in res.per_annotator)
-    d = res.as_dict()
+    d = to_dict(res)
     assert set(d) >= {"epsilon", "scoring", "q", "winning_rate", "advantage_probability", "passed", "dropped_items",
                       "per_annotator"}
     assert set(d["per_annotator"][0]) >= {"annotator", "n", "p_value", "advantage_probability", "rejected"}

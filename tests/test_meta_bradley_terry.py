@@ -13,6 +13,7 @@ from hypothesis import strategies as hst
 from scipy.optimize import minimize
 
 from evalcore.meta import bradley_terry as bt
+from evalcore.meta.results import to_dict
 
 
 def battles(rows, doc="d", lengths=(10, 10)) -> pd.DataFrame:
@@ -150,7 +151,7 @@ def test_compare_rankings_side_by_side():
     assert (res.kendall_tau, res.spearman_rho, res.n_models) == (pytest.approx(1.0), pytest.approx(1.0), 4)
     top = next(p for p in res.pairs if {p.model_a, p.model_b} == {"alpha", "delta"})
     assert top.human_separated and top.judge_separated
-    d = res.as_dict()
+    d = to_dict(res)
     assert d["ties"] == "half a win for each side" and d["human"]["n_battles"] == 2 * d["judge"]["n_battles"]
     assert {"kendall_tau", "spearman_rho", "pairs", "human", "judge"} <= set(d)
     assert d["judge"]["length"]["coefficient"] is not None

@@ -14,6 +14,7 @@ from hypothesis import strategies as hst
 from scipy import stats as sps
 
 from evalcore.meta import ppi
+from evalcore.meta.results import to_dict
 Z = 1.959963984540054
 
 
@@ -143,7 +144,7 @@ def test_differences_and_ranking():
     assert [r.system for r in res.ranking] == order and [r.rank for r in res.ranking] == [1, 2, 3]
     assert all(1 <= r.rank_low <= r.rank <= r.rank_high <= 3 for r in res.ranking)
     assert all(float(r.rank_low).is_integer() and float(r.rank_high).is_integer() for r in res.ranking)
-    d = res.as_dict()
+    d = to_dict(res)
     assert set(d) >= {"method", "per_system", "differences", "ranking"}
     assert set(d["per_system"][0]) >= {"system", "estimate", "ci_low", "ci_high", "lambda", "n_labelled",
                                        "n_unlabelled", "human_only", "judge_only"}

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from evalcore.meta import ppi
-from evalcore.meta.results import Estimate
+from evalcore.meta.results import Estimate, to_dict
 
 
 def est(width_ppi: float, width_human: float, n: int = 30) -> ppi.SystemEstimate:
@@ -23,7 +23,7 @@ def test_by_hand():
     e = est(0.2, 0.4)  # half the width: four times the labels, 30 * 4 = 120
     assert e.effective_labels == pytest.approx(120) and e.label_saving == pytest.approx(4)
     assert "Dorner" not in e.saving_note and "4.00" in e.saving_note
-    assert e.as_dict()["effective_labels"] == pytest.approx(120)
+    assert to_dict(e)["effective_labels"] == pytest.approx(120)
 
 
 def test_regimes():

@@ -20,7 +20,7 @@ from evalcore.meta import correlation as corr
 from evalcore.meta import ppi, preference
 from evalcore.meta.agreement import krippendorff_alpha
 from evalcore.meta.classification import ESTIMATE_KEYS, agreement_dict, classify
-from evalcore.meta.results import Estimate, missing
+from evalcore.meta.results import Estimate, missing, to_dict
 from evalcore.meta.validation import check_choice, check_confidence_level, check_n_resamples
 
 RNG = np.random.default_rng(3)
@@ -82,7 +82,7 @@ def test_ppi_classical_mean_is_an_estimate():
     assert isinstance(e, Estimate) and e.statistic == 3.0 and e.n == 4
     half = sps.t.ppf(0.975, 3) * np.std(x, ddof=1) / 2  # four items: Student t, as every PPI interval below 30
     assert (e.ci_low, e.ci_high) == (pytest.approx(3 - half), pytest.approx(3 + half))
-    assert ppi.mean_dict(e) == {"estimate": 3.0, "ci_low": pytest.approx(3 - half), "ci_high": pytest.approx(3 + half),
+    assert to_dict(e, ppi.MEAN_KEYS) == {"estimate": 3.0, "ci_low": pytest.approx(3 - half), "ci_high": pytest.approx(3 + half),
                                 "n": 4}
 
 
@@ -161,3 +161,115 @@ def test_percentile_ends_are_numpys_percentiles_of_the_finite_values(values, lev
     else:
         assert (lo, hi) == tuple(float(v) for v in np.percentile(finite, [a, 100 - a]))
         assert lo <= hi
+
+
+# ----------------------------------------------------------------------- composite results through one serialiser
+
+NAN = float("nan")
+
+
+def _composites():
+    """One of each composite result, built by hand, with the keys ``meta --json`` / ``plan --json`` document for
+    it (README), in order."""
+    from evalcore.meta import alt_test, bradley_terry as bt, planning
+
+    e = Estimate(0.5, 0.25, 0.75, n=10)
+    score = bt.Score("m1", Estimate(1010.0, NAN, 1020.0, n=7))
+    length = bt.LengthEffect(Estimate(0.3, 0.1, 0.5, n=9), (score,))
+    ranking = bt.Ranking("human", (score,), 9, 1, 0, 0, "", length)
+    pair = bt.PairSeparation("m1", "m2", True, False, 0.9, NAN)
+    system = ppi.SystemEstimate("s1", e, 0.4, 10, 30, Estimate(0.6, 0.5, 0.7, n=10), Estimate(0.55, NAN, NAN, n=40),
+                                end_share=NAN)
+    annotator = alt_test.AnnotatorTest("a", Estimate(1.5, n=31, pvalue=NAN, pvalue_method="t-test"), 0.8, 0.7, True)
+    return [
+        (score, ["model", "score", "ci_low", "ci_high", "n_battles"]),
+        (length, ["coefficient", "ci_low", "ci_high", "controlled_scores"]),
+        (ranking, ["source", "scores", "n_battles", "ties", "self_battles", "dropped_resamples", "problem", "length"]),
+        (pair, ["model_a", "model_b", "human_separated", "judge_separated", "human_share_a_above",
+                "judge_share_a_above"]),
+        (bt.RankingComparison(ranking, ranking, 0.5, NAN, 3, (pair,), 100),
+         ["scale", "ties", "resampling", "n_resamples", "human", "judge", "kendall_tau", "spearman_rho", "n_models",
+          "pairs"]),
+        (system, ["system", "estimate", "ci_low", "ci_high", "lambda", "n_labelled", "n_unlabelled", "human_only",
+                  "judge_only", "interval", "rated_documents", "spread_floored", "clustered", "share_at_scale_end",
+                  "effective_labels", "label_saving", "saving_note"]),
+        (ppi.Difference("s1", "s2", e), ["system_a", "system_b", "estimate", "ci_low", "ci_high"]),
+        (ppi.Rank("s1", 1, 1.0, NAN), ["system", "rank", "rank_low", "rank_high"]),
+        (ppi.PPIResult("ppi++", 0.95, (system,), (), (), 50, 0),
+         ["method", "confidence_level", "per_system", "differences", "ranking", "n_resamples", "lambda_in_resamples",
+          "judge_failed"]),
+        (ppi.PlanRow("s1", 40, 30, None, NAN), ["system", "n_documents", "human_only", "ppi", "lambda"]),
+        (annotator, ["annotator", "n", "test", "statistic", "p_value", "advantage_probability", "annotator_advantage",
+                     "rejected"]),
+        (alt_test.AltTestResult(0.2, "accuracy", 0.05, 1.0, 0.8, True, 2, 0, 40, (annotator,), skipped=(("b", 3),)),
+         ["epsilon", "scoring", "q", "winning_rate", "advantage_probability", "passed", "dropped_items",
+          "items_without_judge", "n_items", "per_annotator", "small_sample", "min_items", "skipped"]),
+        (planning.PlanResult(Estimate(0.4, 0.3, 0.5, n=50, method="fisher"), 0.1, 200, 0.05, "spearman", 0.95, 0.95,
+                             0.35),
+         ["n_now", "statistic", "ci_low", "ci_high", "half_width_now", "n_needed", "target_half_width", "coefficient",
+          "confidence", "assurance", "planning_value", "method"]),
+    ]
+
+
+def test_every_composite_result_is_written_by_the_one_serialiser_with_its_documented_keys():
+    import json
+
+    from evalcore.meta.results import to_dict
+
+    for result, keys in _composites():
+        d = to_dict(result)
+        assert list(d) == keys, type(result).__name__
+        json.dumps(d, allow_nan=False)  # a missing number is null, never NaN
+
+
+def test_composite_values_are_read_from_their_estimates_missing_as_null():
+    from evalcore.meta.results import to_dict
+
+    by_type = {type(r).__name__: to_dict(r) for r, _ in _composites()}
+    assert by_type["Score"] == {"model": "m1", "score": 1010.0, "ci_low": None, "ci_high": 1020.0, "n_battles": 7}
+    s = by_type["SystemEstimate"]
+    assert (s["estimate"], s["lambda"], s["share_at_scale_end"]) == (0.5, 0.4, None)
+    assert s["human_only"] == {"estimate": 0.6, "ci_low": 0.5, "ci_high": 0.7, "n": 10}  # ppi.MEAN_KEYS only
+    assert s["judge_only"] == {"estimate": 0.55, "ci_low": None, "ci_high": None, "n": 40}
+    assert s["effective_labels"] == pytest.approx(10 * (0.2 / 0.5) ** 2) and s["spread_floored"] is False
+    a = by_type["AltTestResult"]
+    assert a["per_annotator"][0]["p_value"] is None and a["per_annotator"][0]["test"] == "t-test"
+    assert (a["min_items"], a["skipped"]) == (30, [{"annotator": "b", "n": 3}])
+    assert by_type["PPIResult"]["lambda_in_resamples"] == "re-estimated"
+    assert by_type["RankingComparison"]["human"]["length"]["controlled_scores"][0]["model"] == "m1"
+    assert by_type["PlanResult"]["n_now"] == 50 and by_type["PlanResult"]["method"] == "fisher"
+
+
+def test_to_json_walks_other_dataclasses_writes_keys_as_json_does_and_refuses_what_json_cannot_hold():
+    import json
+    from dataclasses import dataclass
+
+    from evalcore.meta.results import to_json
+
+    @dataclass
+    class Plain:
+        a: float
+        b: tuple[int, ...]
+
+    assert to_json(Plain(NAN, (1, 2))) == {"a": None, "b": [1, 2]}
+    assert json.dumps(to_json({1: "x", 2.5: "y", None: "z"})) == json.dumps({1: "x", 2.5: "y", None: "z"})
+    with pytest.raises(TypeError, match="no JSON form"):
+        to_json({"x": object()})
+
+
+def test_no_result_of_the_statistics_writes_itself():
+    """One serialiser: no class of evalcore.meta keeps its own ``as_dict`` (Estimate's field view aside), and the
+    package's NaN-to-None rule is none_if_missing alone."""
+    import inspect
+    import pkgutil
+    from importlib import import_module
+
+    import evalcore.meta as meta_pkg
+
+    own = []
+    for info in pkgutil.iter_modules(meta_pkg.__path__):
+        module = import_module(f"evalcore.meta.{info.name}")
+        for name, cls in inspect.getmembers(module, inspect.isclass):
+            if cls.__module__ == module.__name__ and cls is not Estimate and "as_dict" in vars(cls):
+                own.append(f"{info.name}.{name}")
+    assert own == []

@@ -9,12 +9,13 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from evalcore.analyses.ceiling import ceiling_group
+from evalcore.meta.results import to_dict
 from evalcore.model import Dataset, Run
 
 
 @dataclass(frozen=True)
 class Outcome:
-    """A result of evalcore.meta (its ``as_dict`` is what ``meta --json`` writes, with ``extra`` keys after it), or
+    """A result of evalcore.meta (its ``to_dict`` is what ``meta --json`` writes, with ``extra`` keys after it), or
     the reason there is none (``error``)."""
 
     result: Any = None
@@ -22,7 +23,7 @@ class Outcome:
     extra: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
-        return {"error": self.error} if self.error else self.result.as_dict() | self.extra
+        return {"error": self.error} if self.error else to_dict(self.result) | self.extra
 
 
 def _guarded(compute: Callable[[], Any], extra: dict | None = None) -> Outcome:

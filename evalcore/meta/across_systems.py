@@ -15,23 +15,42 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 from scipy import stats
 
+from evalcore.meta.arrays import FloatArray
 from evalcore.meta.coefficients import COEFFICIENTS
 from evalcore.meta.intervals import percentile_ends
+from evalcore.meta.results import Estimate
 
 MIN_SYSTEMS = 4  # fewer than this and most resamples repeat one system: no interval
 
 
 @dataclass(frozen=True)
 class AcrossSystems:
-    statistic: float
-    ci_low: float
-    ci_high: float
-    n_systems: int
+    """The correlation across systems as an Estimate: ``n`` the systems with both values, its percentile interval
+    over systems (NaN ends: none). The flat names are properties."""
+
+    estimate: Estimate
+
+    @property
+    def statistic(self) -> float:
+        return self.estimate.statistic
+
+    @property
+    def ci_low(self) -> float:
+        return self.estimate.ci_low
+
+    @property
+    def ci_high(self) -> float:
+        return self.estimate.ci_high
+
+    @property
+    def n_systems(self) -> int:
+        return self.estimate.n
 
 
-def _corr(x: np.ndarray, y: np.ndarray, coefficient: str) -> float:
+def _corr(x: FloatArray, y: FloatArray, coefficient: str) -> float:
     if len(x) < 2 or np.all(x == x[0]) or np.all(y == y[0]):
         return math.nan
     with warnings.catch_warnings():
@@ -43,20 +62,21 @@ def _corr(x: np.ndarray, y: np.ndarray, coefficient: str) -> float:
         return float(stats.kendalltau(x, y)[0])  # tau-b, as everywhere in evalcore
 
 
-def across_systems_interval(x, y, *, coefficient: str = "kendall", n_resamples: int = 1000, confidence: float = 0.95,
+def across_systems_interval(x: npt.ArrayLike, y: npt.ArrayLike, *, coefficient: str = "kendall",
+                            n_resamples: int = 1000, confidence: float = 0.95,
                             random_state: int = 0) -> AcrossSystems:
     """``coefficient`` correlation of ``x`` and ``y`` (one value each per system; pairs with a NaN left out) with
     its percentile bootstrap interval over systems. NaN ends below ``MIN_SYSTEMS`` systems or when ``n_resamples``
     is 0."""
     if coefficient not in COEFFICIENTS:
         raise ValueError(f"coefficient must be one of {', '.join(COEFFICIENTS)}, not {coefficient!r}")
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    ok = np.isfinite(x) & np.isfinite(y)
-    x, y = x[ok], y[ok]
-    r = _corr(x, y, coefficient)
-    if len(x) < MIN_SYSTEMS or n_resamples <= 0 or not math.isfinite(r):
-        return AcrossSystems(r, math.nan, math.nan, len(x))
-    res = stats.bootstrap((x, y), lambda a, b: _corr(a, b, coefficient), paired=True, vectorized=False,
+    xa, ya = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    ok = np.isfinite(xa) & np.isfinite(ya)
+    xs, ys = xa[ok], ya[ok]
+    r = _corr(xs, ys, coefficient)
+    if len(xs) < MIN_SYSTEMS or n_resamples <= 0 or not math.isfinite(r):
+        return AcrossSystems(Estimate(r, n=len(xs)))
+    res = stats.bootstrap((xs, ys), lambda a, b: _corr(a, b, coefficient), paired=True, vectorized=False,
                           n_resamples=n_resamples, confidence_level=confidence, method="percentile",
                           random_state=np.random.default_rng(random_state))  # scipy < 1.15 names it so
     # resamples that repeat one system's value on a side have no correlation: scipy's percentile ignores no NaN,
@@ -64,7 +84,9 @@ def across_systems_interval(x, y, *, coefficient: str = "kendall", n_resamples: 
     dist = np.asarray(res.bootstrap_distribution, dtype=float)
     dist = dist[np.isfinite(dist)]
     if len(dist) < n_resamples / 2:
-        return AcrossSystems(r, math.nan, math.nan, len(x))
+        return AcrossSystems(Estimate(r, n=len(xs)))
     alpha = (1 - confidence) / 2
     lo, hi = percentile_ends(dist, 100 * alpha, 100 * (1 - alpha))
-    return AcrossSystems(r, lo, hi, len(x))
+    return AcrossSystems(Estimate(r, lo, hi, n=len(xs), method="percentile", confidence_level=confidence,
+                                  n_resamples=n_resamples, undefined_resamples=n_resamples - len(dist),
+                                  resampling="systems"))

@@ -5,13 +5,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection, Hashable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from evalcore.meta.correlation import COEFFICIENTS, LEVELS, correlate
+from evalcore.meta.arrays import BoolArray, FloatArray, IntArray, Seed
+from evalcore.meta.coefficients import COEFFICIENTS
+from evalcore.meta.correlation import LEVELS, correlate
 from evalcore.meta.intervals import CI_METHODS, bootstrap_interval
 from evalcore.meta.resampling import BLOCK_CELLS, bootstrap_group_counts
 from evalcore.meta.results import Estimate
@@ -20,7 +24,7 @@ from evalcore.meta.validation import check_choice
 ALPHA_LEVELS = ("interval", "ordinal", "nominal", "ratio")
 
 
-def _select(annotations: pd.DataFrame, dimension, group) -> pd.DataFrame:
+def _select(annotations: pd.DataFrame, dimension: str, group: str | None) -> pd.DataFrame:
     need = ["item_id", "dimension", "annotator", "value"] + (["group"] if group is not None else [])
     missing = [c for c in need if c not in annotations.columns]
     if missing:
@@ -45,14 +49,15 @@ def _select(annotations: pd.DataFrame, dimension, group) -> pd.DataFrame:
     return a
 
 
-def reliability_matrix(annotations: pd.DataFrame, dimension, *, group=None) -> pd.DataFrame:
+def reliability_matrix(annotations: pd.DataFrame, dimension: str, *, group: str | None = None) -> pd.DataFrame:
     """annotators x items table of ratings (NaN where an annotator did not rate an item)."""
     a = _select(annotations, dimension, group)
     return a.pivot(index="annotator", columns="item_id", values="value")
 
 
-def krippendorff_alpha(annotations: pd.DataFrame, dimension, *, group=None, level_of_measurement: str = "interval",
-                       n_resamples: int = 0, confidence_level: float = 0.95, random_state=0,
+def krippendorff_alpha(annotations: pd.DataFrame, dimension: str, *, group: str | None = None,
+                       level_of_measurement: str = "interval",
+                       n_resamples: int = 0, confidence_level: float = 0.95, random_state: Seed = 0,
                        ci_method: str = "bca") -> Estimate:
     """Krippendorff's alpha among the annotators of ``group`` (None = all) on one dimension, as an Estimate: ``n``
     counts the pairable items (rated at least twice), ``n_annotators`` the annotators, ``method`` the interval used
@@ -121,18 +126,18 @@ def krippendorff_alpha(annotations: pd.DataFrame, dimension, *, group=None, leve
 class RatingPatterns:
     """The pairable units (items rated at least twice) of a reliability matrix, grouped by multiset of ratings."""
 
-    values: np.ndarray        # the value domain, sorted (v,)
+    values: FloatArray        # the value domain, sorted (v,)
     counts: sp.csr_matrix     # patterns x v: n_pc, how many of a unit's ratings are value c
-    m: np.ndarray             # patterns: pairable ratings per unit (>= 2)
-    multiplicity: np.ndarray  # patterns: how many units of the data have the pattern
-    of_unit: np.ndarray       # units (columns of the data): pattern code, -1 for a unit rated fewer than twice
+    m: FloatArray             # patterns: pairable ratings per unit (>= 2)
+    multiplicity: FloatArray  # patterns: how many units of the data have the pattern
+    of_unit: IntArray         # units (columns of the data): pattern code, -1 for a unit rated fewer than twice
 
     @property
     def n_patterns(self) -> int:
         return len(self.m)
 
 
-def rating_patterns(data: np.ndarray, domain: np.ndarray) -> RatingPatterns:
+def rating_patterns(data: FloatArray, domain: FloatArray) -> RatingPatterns:
     """Group the columns (units) of ``data`` (annotators x units, NaN = not rated) by their multiset of ratings."""
     values = np.asarray(domain, dtype=float)
     data = np.asarray(data, dtype=float)
@@ -176,17 +181,24 @@ def rating_patterns(data: np.ndarray, domain: np.ndarray) -> RatingPatterns:
 class _PatternTerms:
     """What a level needs of each pattern, independent of the weights."""
 
-    observed: np.ndarray | None  # per pattern: sum_ck o_ck delta_ck of one unit (None: ordinal, depends on weights)
-    s1: np.ndarray | None = None  # interval: sum of a unit's centred values
-    s2: np.ndarray | None = None  # interval: sum of their squares
-    delta: np.ndarray | None = None  # ratio: the v x v metric (nominal's 1 - [c = k] is used in closed form)
+    observed: FloatArray | None  # per pattern: sum_ck o_ck delta_ck of one unit (None: ordinal, depends on weights)
+    s1: FloatArray | None = None  # interval: sum of a unit's centred values
+    s2: FloatArray | None = None  # interval: sum of their squares
+    delta: FloatArray | None = None  # ratio: the v x v metric (nominal's 1 - [c = k] is used in closed form)
+
+    def term(self, name: str) -> FloatArray:
+        """A term the level computed (ValueError for one it has none of: a caller asking the wrong level)."""
+        value = {"observed": self.observed, "s1": self.s1, "s2": self.s2, "delta": self.delta}[name]
+        if value is None:
+            raise ValueError(f"the {name!r} term is not computed for this level of measurement")
+        return value
 
 
-def _row_of_nonzeros(counts: sp.csr_matrix) -> np.ndarray:
+def _row_of_nonzeros(counts: sp.csr_matrix) -> IntArray:
     return np.repeat(np.arange(counts.shape[0]), np.diff(counts.indptr))
 
 
-def _pairs_within_rows(counts: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray]:
+def _pairs_within_rows(counts: sp.csr_matrix) -> tuple[IntArray, IntArray]:
     """All ordered pairs (i, j) of stored entries that share a row (i = j included): positions into counts.data."""
     per_row = np.diff(counts.indptr)
     row = _row_of_nonzeros(counts)
@@ -197,7 +209,7 @@ def _pairs_within_rows(counts: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray]:
     return first, second
 
 
-def _ratio_metric(values: np.ndarray) -> np.ndarray:
+def _ratio_metric(values: FloatArray) -> FloatArray:
     c, k = np.meshgrid(values, values, indexing="ij")
     with np.errstate(invalid="ignore", divide="ignore"):  # 0 where c + k = 0 (both 0: no difference)
         return np.where(c + k == 0, 0.0, ((c - k) / (c + k)) ** 2)
@@ -232,26 +244,26 @@ def _pattern_terms(pat: RatingPatterns, level: str) -> _PatternTerms:
     return _PatternTerms(observed=within / (m - 1), delta=delta)
 
 
-def _defined(pat: RatingPatterns, W: np.ndarray) -> np.ndarray:
+def _defined(pat: RatingPatterns, W: FloatArray) -> BoolArray:
     """Resamples with at least two distinct values among their pairable ratings (alpha is NaN otherwise)."""
     distinct = np.diff(pat.counts.indptr)
     mixed = distinct >= 2
-    ok = (W[:, mixed] > 0).any(axis=1)
+    ok: BoolArray = np.asarray((W[:, mixed] > 0).any(axis=1), dtype=bool)
     single = ~mixed
     if single.any():
         value = pat.counts.indices[pat.counts.indptr[:-1][single]]
         present = W[:, single] > 0
         lo = np.where(present, value, np.iinfo(np.int64).max).min(axis=1)
         hi = np.where(present, value, -1).max(axis=1)
-        ok |= hi > lo
+        ok = ok | np.asarray(hi > lo, dtype=bool)
     return ok
 
 
-def _alpha_block(pat: RatingPatterns, terms: _PatternTerms, W: np.ndarray, level: str) -> np.ndarray:
+def _alpha_block(pat: RatingPatterns, terms: _PatternTerms, W: FloatArray, level: str) -> FloatArray:
     n = W @ pat.m
     if level == "interval":
-        s1, s2 = W @ terms.s1, W @ terms.s2
-        observed = W @ terms.observed
+        s1, s2 = W @ terms.term("s1"), W @ terms.term("s2")
+        observed = W @ terms.term("observed")
         expected = 2.0 * (n * s2 - s1 * s1)
     else:
         N = np.asarray((pat.counts.T @ W.T).T)  # resamples x v: the value counts n_c
@@ -265,11 +277,11 @@ def _alpha_block(pat: RatingPatterns, terms: _PatternTerms, W: np.ndarray, level
             per = 2.0 * (mm[:, None] * a2 - a1 * a1) / (mm - 1)[:, None]
             observed = (W[:, mixed] * per.T).sum(axis=1)
         elif level == "nominal":
-            observed = W @ terms.observed
+            observed = W @ terms.term("observed")
             expected = n * n - (N * N).sum(axis=1)
         else:
-            observed = W @ terms.observed
-            expected = (N * (N @ terms.delta)).sum(axis=1)
+            observed = W @ terms.term("observed")
+            expected = (N * (N @ terms.term("delta"))).sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         alpha = 1.0 - (n - 1) * observed / expected
     alpha[~_defined(pat, W)] = np.nan
@@ -279,7 +291,7 @@ def _alpha_block(pat: RatingPatterns, terms: _PatternTerms, W: np.ndarray, level
     return alpha
 
 
-def alpha_from_pattern_weights(pat: RatingPatterns, weights: np.ndarray, level_of_measurement: str) -> np.ndarray:
+def alpha_from_pattern_weights(pat: RatingPatterns, weights: FloatArray, level_of_measurement: str) -> FloatArray:
     """Krippendorff's alpha for many weightings of the units at once: ``weights`` is resamples x patterns (how many
     units of each pattern the resample holds; ``pat.multiplicity`` is the data itself). One alpha per row, NaN where
     undefined (fewer than two distinct values). Time linear in the patterns, rows processed in blocks."""
@@ -296,7 +308,7 @@ def alpha_from_pattern_weights(pat: RatingPatterns, weights: np.ndarray, level_o
                            for s in range(0, len(W), step)]) if len(W) else np.empty(0)
 
 
-def jackknife_pattern_alphas(pat: RatingPatterns, level_of_measurement: str) -> np.ndarray:
+def jackknife_pattern_alphas(pat: RatingPatterns, level_of_measurement: str) -> FloatArray:
     """Alpha with one unit of each pattern left out (one value per pattern; every unit of a pattern gives the same).
 
     Interval, nominal and ratio: the totals minus the pattern's terms, linear in the patterns. Ordinal: the
@@ -322,17 +334,17 @@ def jackknife_pattern_alphas(pat: RatingPatterns, level_of_measurement: str) -> 
     counts = pat.counts
     n_full = base @ pat.m
     n = n_full - pat.m
-    observed = base @ terms.observed - terms.observed
+    observed = base @ terms.term("observed") - terms.term("observed")
     N = counts.T @ base  # value counts of the data (v,)
     if level_of_measurement == "interval":
-        s1 = base @ terms.s1 - terms.s1
-        s2 = base @ terms.s2 - terms.s2
+        s1 = base @ terms.term("s1") - terms.term("s1")
+        s2 = base @ terms.term("s2") - terms.term("s2")
         expected = 2.0 * (n * s2 - s1 * s1)
     else:
         # (N - n_p)' delta (N - n_p) = N' delta N - 2 n_p' (delta N) + n_p' delta n_p, the last being the pattern's
         # own observed disagreement times (m_p - 1) since delta_cc = 0
-        dN = n_full - N if level_of_measurement == "nominal" else terms.delta @ N
-        expected = N @ dN - 2.0 * (counts @ dN) + terms.observed * (pat.m - 1)
+        dN = n_full - N if level_of_measurement == "nominal" else terms.term("delta") @ N
+        expected = N @ dN - 2.0 * (counts @ dN) + terms.term("observed") * (pat.m - 1)
     with np.errstate(invalid="ignore", divide="ignore"):
         alpha = 1.0 - (n - 1) * observed / expected
     # defined: at least two values keep a positive count once the unit is out
@@ -343,8 +355,8 @@ def jackknife_pattern_alphas(pat: RatingPatterns, level_of_measurement: str) -> 
     return alpha
 
 
-def alpha_from_unit_weights(data: np.ndarray, domain: np.ndarray, weights: np.ndarray,
-                            level_of_measurement: str) -> np.ndarray:
+def alpha_from_unit_weights(data: FloatArray, domain: FloatArray, weights: FloatArray,
+                            level_of_measurement: str) -> FloatArray:
     """Krippendorff's alpha for many resamples of units at once (weights: resamples x units, counts; data:
     annotators x units; domain: the sorted value domain). One alpha per resample, NaN where undefined. The units
     are grouped into rating_patterns and their weights summed per pattern (alpha_from_pattern_weights)."""
@@ -356,8 +368,8 @@ def alpha_from_unit_weights(data: np.ndarray, domain: np.ndarray, weights: np.nd
     return alpha_from_pattern_weights(pat, np.asarray((onehot.T @ W.T).T), level_of_measurement)
 
 
-def _ceiling_matrix(annotations: pd.DataFrame, items: pd.DataFrame, dimension, group,
-                    item_ids) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _ceiling_matrix(annotations: pd.DataFrame, items: pd.DataFrame, dimension: str, group: str | None,
+                    item_ids: Collection[str] | None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(annotators x items ratings, restricted to ``item_ids``; each item's doc_id and system_id), checked."""
     missing = [c for c in ("item_id", "doc_id", "system_id") if c not in items.columns]
     if missing:
@@ -375,7 +387,7 @@ def _ceiling_matrix(annotations: pd.DataFrame, items: pd.DataFrame, dimension, g
     return m, info
 
 
-def _annotator_vs_others(m: pd.DataFrame, info: pd.DataFrame):
+def _annotator_vs_others(m: pd.DataFrame, info: pd.DataFrame) -> Iterator[tuple[Hashable, pd.DataFrame]]:
     """Per annotator: a score frame (item_id, doc_id, system_id, judge = theirs, human = the mean of the others) on
     the items they and at least one other annotator rated; annotators with no such item are left out."""
     data = m.to_numpy(dtype=float)
@@ -395,8 +407,8 @@ def _annotator_vs_others(m: pd.DataFrame, info: pd.DataFrame):
             yield annotator, frame
 
 
-def _ceiling_mean_row(rows: list[dict], frames: list[pd.DataFrame], *, level: str, coefficient: str,
-                      n_resamples: int, skip_constant: bool, random_state) -> dict:
+def _ceiling_mean_row(rows: list[dict[str, Any]], frames: list[pd.DataFrame], *, level: str, coefficient: str,
+                      n_resamples: int, skip_constant: bool, random_state: Seed) -> dict[str, Any]:
     """The "mean" row: the annotators' mean statistic, with a document-resample interval when asked for and every
     annotator's statistic is defined (evalcore.meta.ceiling)."""
     stats = np.array([r["statistic"] for r in rows], dtype=float)
@@ -418,9 +430,10 @@ HUMAN_CEILING_COLUMNS = ["annotator", "statistic", "ci_low", "ci_high", "pvalue"
                          "coefficient", "pvalue_method"]
 
 
-def human_ceiling(annotations: pd.DataFrame, items: pd.DataFrame, dimension, *, group="expert",
+def human_ceiling(annotations: pd.DataFrame, items: pd.DataFrame, dimension: str, *, group: str | None = "expert",
                   level: str = "dataset", coefficient: str = "spearman", n_resamples: int = 0,
-                  skip_constant: bool = True, random_state=0, item_ids=None) -> pd.DataFrame:
+                  skip_constant: bool = True, random_state: Seed = 0,
+                  item_ids: Collection[str] | None = None) -> pd.DataFrame:
     """How well one annotator agrees with the others: the ceiling to hold a judge to.
 
     ``item_ids`` restricts every row to those items (a run's scored items: the ceiling is then computed on exactly
@@ -450,6 +463,7 @@ def human_ceiling(annotations: pd.DataFrame, items: pd.DataFrame, dimension, *, 
     rows.append(_ceiling_mean_row(rows, frames, level=level, coefficient=coefficient, n_resamples=n_resamples,
                                   skip_constant=skip_constant, random_state=random_state))
     return pd.DataFrame(rows, columns=HUMAN_CEILING_COLUMNS)
+
 
 def fleiss_kappa(ratings: pd.DataFrame) -> Estimate:
     """Fleiss' kappa (Fleiss 1971, "Measuring nominal scale agreement among many raters") among raters who each put

@@ -34,14 +34,15 @@ import functools
 import math
 import warnings
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
 from scipy import special
 from scipy import stats as sps
 
-from evalcore.meta.results import Estimate
-from evalcore.meta.results import none_if_missing as _num  # the package's one NaN-to-None rule
+from evalcore.meta.arrays import BoolArray, FloatArray, IntArray
+from evalcore.meta.results import Estimate, JsonKeys
 from evalcore.model import natural_key
 
 SCORINGS = ("accuracy", "neg_rmse")
@@ -66,15 +67,26 @@ class AnnotatorTest:
     annotator_advantage: float    # mean(W^j)
     rejected: bool                # after Benjamini-Yekutieli: the judge "wins" against this annotator
 
-    n = property(lambda self: self.result.n)
-    test = property(lambda self: self.result.pvalue_method)
-    statistic = property(lambda self: self.result.statistic)
-    p_value = property(lambda self: self.result.pvalue)
+    json_keys: ClassVar[JsonKeys] = (("annotator", "annotator"), ("n", "result.n"), ("test", "result.pvalue_method"),
+                                     ("statistic", "result.statistic"), ("p_value", "result.pvalue"),
+                                     ("advantage_probability", "advantage_probability"),
+                                     ("annotator_advantage", "annotator_advantage"), ("rejected", "rejected"))
 
-    def as_dict(self) -> dict:
-        return {"annotator": self.annotator, "n": self.n, "test": self.test, "statistic": _num(self.statistic),
-                "p_value": _num(self.p_value), "advantage_probability": _num(self.advantage_probability),
-                "annotator_advantage": _num(self.annotator_advantage), "rejected": self.rejected}
+    @property
+    def n(self) -> int:
+        return self.result.n
+
+    @property
+    def test(self) -> str:
+        return self.result.pvalue_method
+
+    @property
+    def statistic(self) -> float:
+        return self.result.statistic
+
+    @property
+    def p_value(self) -> float | None:
+        return self.result.pvalue
 
 
 @dataclass(frozen=True)
@@ -92,31 +104,40 @@ class AltTestResult:
     small_sample: str = "skip"    # what was done below MIN_ITEMS_T_TEST items: "skip" (the authors' rule) or "exact"
     skipped: tuple[tuple[str, int], ...] = ()  # (annotator, items) left out of the winning rate: too few items
 
-    def as_dict(self) -> dict:
-        return {"epsilon": self.epsilon, "scoring": self.scoring, "q": self.q,
-                "winning_rate": _num(self.winning_rate), "advantage_probability": _num(self.advantage_probability),
-                "passed": self.passed, "dropped_items": self.dropped_items,
-                "items_without_judge": self.items_without_judge, "n_items": self.n_items,
-                "per_annotator": [a.as_dict() for a in self.per_annotator], "small_sample": self.small_sample,
-                "min_items": MIN_ITEMS_T_TEST, "skipped": [{"annotator": a, "n": n} for a, n in self.skipped]}
+    min_items: ClassVar[int] = MIN_ITEMS_T_TEST
+    json_keys: ClassVar[JsonKeys] = (("epsilon", "epsilon"), ("scoring", "scoring"), ("q", "q"),
+                                     ("winning_rate", "winning_rate"),
+                                     ("advantage_probability", "advantage_probability"), ("passed", "passed"),
+                                     ("dropped_items", "dropped_items"), ("items_without_judge", "items_without_judge"),
+                                     ("n_items", "n_items"), ("per_annotator", "per_annotator"),
+                                     ("small_sample", "small_sample"), ("min_items", "min_items"),
+                                     ("skipped", "skipped_annotators"))
+
+    @property
+    def skipped_annotators(self) -> list[dict[str, str | int]]:
+        """``skipped`` as ``meta --json`` lists it: each annotator left out with its items."""
+        return [{"annotator": a, "n": n} for a, n in self.skipped]
 
 
-def alignment_scores(label: np.ndarray, others: np.ndarray, scoring: str) -> np.ndarray:
+def alignment_scores(label: FloatArray, others: FloatArray, scoring: str) -> FloatArray:
     """S(label_i, others_i) per item: ``others`` is (annotators x items) with NaN where not rated; each item needs at
     least one rating in ``others``. accuracy: the share of the others' labels equal to label_i; neg_rmse: minus the
     root mean squared difference from them (the reference code's ``accuracy`` / ``neg_rmse``)."""
     rated = ~np.isnan(others)
     count = rated.sum(axis=0)
+    result: FloatArray
     if scoring == "accuracy":
-        return ((others == label[None, :]) & rated).sum(axis=0) / count
+        result = ((others == label[None, :]) & rated).sum(axis=0) / count
+        return result
     if scoring == "neg_rmse":
         sq = np.where(rated, (others - label[None, :]) ** 2, 0.0)
-        return -np.sqrt(sq.sum(axis=0) / count)
+        result = -np.sqrt(sq.sum(axis=0) / count)
+        return result
     raise ValueError(f"scoring must be one of {', '.join(SCORINGS)}, not {scoring!r}")
 
 
-def indicators(R: np.ndarray, judge: np.ndarray, a: int, scoring: str,
-               keep: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def indicators(R: FloatArray, judge: FloatArray, a: int, scoring: str,
+               keep: BoolArray | None = None) -> tuple[FloatArray, FloatArray]:
     """(W^judge, W^a) over the items annotator ``a`` rated that at least one other annotator rated and the judge
     scored (and ``keep`` allows): W^judge_i = [S(judge, i) >= S(a, i)], W^a_i = [S(a, i) >= S(judge, i)], S against
     the other annotators' labels of item i (Calderon et al. 2025, Algorithm 1)."""
@@ -130,7 +151,7 @@ def indicators(R: np.ndarray, judge: np.ndarray, a: int, scoring: str,
     return (s_judge >= s_ann).astype(float), (s_ann >= s_judge).astype(float)
 
 
-def one_sided_test(d: np.ndarray, epsilon: float, small_sample: str = "exact") -> tuple[str, float, float]:
+def one_sided_test(d: FloatArray, epsilon: float, small_sample: str = "exact") -> tuple[str, float, float]:
     """(test, statistic, p-value) of H0: mean(d) >= epsilon against H1: mean(d) < epsilon: the authors' one-sided
     t-test from MIN_ITEMS_T_TEST items on; below that the exact test (``exact_mean_test``; its statistic is mean(d)).
     ``small_sample="skip"`` refuses fewer items (alt_test leaves such an annotator out before asking)."""
@@ -145,7 +166,7 @@ def one_sided_test(d: np.ndarray, epsilon: float, small_sample: str = "exact") -
     return "exact", float(np.mean(d)) if len(d) else math.nan, exact_mean_test(d, epsilon)
 
 
-def exact_mean_test(d: np.ndarray, epsilon: float) -> float:
+def exact_mean_test(d: FloatArray, epsilon: float) -> float:
     """p-value of H0: mean(d) >= epsilon against H1: mean(d) < epsilon for d in {-1, 0, 1}, valid at any number of
     items: an unconditional exact test with the nuisance parameter (the share of ties) handled as Berger & Boos
     (1994, JASA 89: 1012-1016).
@@ -188,23 +209,26 @@ class _ExactTable:
 
     n: int
     epsilon: float
-    j: np.ndarray
-    k: np.ndarray
-    below: np.ndarray  # below[o, o'] = outcome o' is ordered at or below outcome o
-    log_coef: np.ndarray
-    p0: np.ndarray     # the grid of tie shares the p-value is first maximised on
-    grid_tails: np.ndarray  # grid_tails[g, o] = tail(p0[g], o)
+    j: IntArray
+    k: IntArray
+    below: BoolArray  # below[o, o'] = outcome o' is ordered at or below outcome o
+    log_coef: FloatArray
+    p0: FloatArray     # the grid of tie shares the p-value is first maximised on
+    grid_tails: FloatArray  # grid_tails[g, o] = tail(p0[g], o)
 
-    def tail(self, p0: np.ndarray, o: int) -> np.ndarray:
+    def tail(self, p0: FloatArray, o: int) -> FloatArray:
         """P(an outcome at or below outcome o) at each tie share p0, on the null's boundary."""
-        return self.pmf(p0)[:, self.below[o]].sum(axis=1)
+        result: FloatArray = self.pmf(p0)[:, self.below[o]].sum(axis=1)
+        return result
 
-    def pmf(self, p0: np.ndarray) -> np.ndarray:
+    def pmf(self, p0: FloatArray) -> FloatArray:
         """(len(p0) x outcomes) probabilities of every outcome on the null's boundary."""
         minus = np.clip((1 - self.epsilon - p0) / 2, 0.0, 1.0)
-        return np.exp(self.log_coef[None, :] + special.xlogy(self.j[None, :], (minus + self.epsilon)[:, None])
-                      + special.xlogy(self.k[None, :], minus[:, None])
-                      + special.xlogy((self.n - self.j - self.k)[None, :], p0[:, None]))
+        result: FloatArray = np.exp(self.log_coef[None, :]
+                                    + special.xlogy(self.j[None, :], (minus + self.epsilon)[:, None])
+                                    + special.xlogy(self.k[None, :], minus[:, None])
+                                    + special.xlogy((self.n - self.j - self.k)[None, :], p0[:, None]))
+        return result
 
 
 @functools.lru_cache(maxsize=64)
@@ -229,13 +253,14 @@ def _exact_table(n: int, epsilon: float) -> _ExactTable:
     return dataclasses.replace(table, grid_tails=table.pmf(grid) @ below.T.astype(float))
 
 
-def by_rejections(p_values: np.ndarray, q: float) -> np.ndarray:
+def by_rejections(p_values: FloatArray, q: float) -> BoolArray:
     """Benjamini-Yekutieli at level q: reject where the BY-adjusted p-value is <= q; an undefined p-value counts as 1
     (never rejected, still one of the m hypotheses)."""
     p = np.where(np.isfinite(p_values), p_values, 1.0)
     if len(p) == 0:
         return np.zeros(0, dtype=bool)
-    return sps.false_discovery_control(p, method="by") <= q
+    result: BoolArray = sps.false_discovery_control(p, method="by") <= q
+    return result
 
 
 def alt_test(ratings: pd.DataFrame, judge: pd.Series, *, scoring: str, epsilon: float = DEFAULT_EPSILON,
@@ -298,7 +323,7 @@ def default_scoring(kind: str) -> str:
     return "neg_rmse" if kind == "interval" else "accuracy"
 
 
-def alt_test_scores(annotations: pd.DataFrame, judge_scores: pd.DataFrame, dimension: str, *, group=None,
+def alt_test_scores(annotations: pd.DataFrame, judge_scores: pd.DataFrame, dimension: str, *, group: str | None = None,
                     scoring: str, epsilon: float = DEFAULT_EPSILON, q: float = DEFAULT_Q,
                     small_sample: str = "skip") -> AltTestResult:
     """The Alt-Test on a dimension of per-annotator ratings (evalcore.model ``annotations``: item_id, dimension,

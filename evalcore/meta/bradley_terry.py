@@ -29,8 +29,10 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import combinations
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
@@ -39,9 +41,9 @@ from scipy.sparse.csgraph import connected_components
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 
-from evalcore.meta.results import Estimate
-from evalcore.meta.results import none_if_missing as _num  # the package's one NaN-to-None rule
-from evalcore.meta.intervals import percentile_ci as _percentiles  # the one percentile interval
+from evalcore.meta.arrays import FloatArray, IntArray, Seed
+from evalcore.meta.intervals import percentile_ci
+from evalcore.meta.results import Estimate, JsonKeys
 from evalcore.model import natural_key
 
 SCALE, BASE, ANCHOR = 400.0, 10.0, 1000.0
@@ -56,14 +58,25 @@ class Score:
     model: str
     estimate: Estimate
 
-    score = property(lambda self: self.estimate.statistic)
-    ci_low = property(lambda self: self.estimate.ci_low)
-    ci_high = property(lambda self: self.estimate.ci_high)
-    n_battles = property(lambda self: self.estimate.n)
+    json_keys: ClassVar[JsonKeys] = (("model", "model"), ("score", "estimate.statistic"),
+                                     ("ci_low", "estimate.ci_low"), ("ci_high", "estimate.ci_high"),
+                                     ("n_battles", "estimate.n"))
 
-    def as_dict(self) -> dict:
-        return {"model": self.model, "score": _num(self.score), "ci_low": _num(self.ci_low),
-                "ci_high": _num(self.ci_high), "n_battles": self.n_battles}
+    @property
+    def score(self) -> float:
+        return self.estimate.statistic
+
+    @property
+    def ci_low(self) -> float:
+        return self.estimate.ci_low
+
+    @property
+    def ci_high(self) -> float:
+        return self.estimate.ci_high
+
+    @property
+    def n_battles(self) -> int:
+        return self.estimate.n
 
 
 @dataclass(frozen=True)
@@ -74,13 +87,20 @@ class LengthEffect:
     effect: Estimate
     controlled_scores: tuple[Score, ...]  # the model scores of the length-controlled fit
 
-    coefficient = property(lambda self: self.effect.statistic)
-    ci_low = property(lambda self: self.effect.ci_low)
-    ci_high = property(lambda self: self.effect.ci_high)
+    json_keys: ClassVar[JsonKeys] = (("coefficient", "effect.statistic"), ("ci_low", "effect.ci_low"),
+                                     ("ci_high", "effect.ci_high"), ("controlled_scores", "controlled_scores"))
 
-    def as_dict(self) -> dict:
-        return {"coefficient": _num(self.coefficient), "ci_low": _num(self.ci_low), "ci_high": _num(self.ci_high),
-                "controlled_scores": [s.as_dict() for s in self.controlled_scores]}
+    @property
+    def coefficient(self) -> float:
+        return self.effect.statistic
+
+    @property
+    def ci_low(self) -> float:
+        return self.effect.ci_low
+
+    @property
+    def ci_high(self) -> float:
+        return self.effect.ci_high
 
 
 @dataclass(frozen=True)
@@ -94,11 +114,6 @@ class Ranking:
     problem: str  # why there are no scores ("" when there are)
     length: LengthEffect | None
 
-    def as_dict(self) -> dict:
-        return {"source": self.source, "scores": [s.as_dict() for s in self.scores], "n_battles": self.n_battles,
-                "ties": self.ties, "self_battles": self.self_battles, "dropped_resamples": self.dropped_resamples,
-                "problem": self.problem, "length": self.length.as_dict() if self.length else None}
-
 
 @dataclass(frozen=True)
 class PairSeparation:
@@ -109,10 +124,9 @@ class PairSeparation:
     human_share: float     # share of resamples where a scores above b
     judge_share: float
 
-    def as_dict(self) -> dict:
-        return {"model_a": self.model_a, "model_b": self.model_b, "human_separated": self.human_separated,
-                "judge_separated": self.judge_separated, "human_share_a_above": _num(self.human_share),
-                "judge_share_a_above": _num(self.judge_share)}
+    json_keys: ClassVar[JsonKeys] = (("model_a", "model_a"), ("model_b", "model_b"),
+                                     ("human_separated", "human_separated"), ("judge_separated", "judge_separated"),
+                                     ("human_share_a_above", "human_share"), ("judge_share_a_above", "judge_share"))
 
 
 @dataclass(frozen=True)
@@ -125,18 +139,20 @@ class RankingComparison:
     pairs: tuple[PairSeparation, ...]
     n_resamples: int
 
-    def as_dict(self) -> dict:
-        return {"scale": "Elo (400 / ln 10 per logit, mean 1000)", "ties": "half a win for each side",
-                "resampling": "prompts (documents)", "n_resamples": self.n_resamples,
-                "human": self.human.as_dict(), "judge": self.judge.as_dict(),
-                "kendall_tau": _num(self.kendall_tau), "spearman_rho": _num(self.spearman_rho),
-                "n_models": self.n_models, "pairs": [p.as_dict() for p in self.pairs]}
+    # how the scores were made, written beside them (module docstring)
+    scale: ClassVar[str] = "Elo (400 / ln 10 per logit, mean 1000)"
+    tie_rule: ClassVar[str] = "half a win for each side"
+    resampling: ClassVar[str] = "prompts (documents)"
+    json_keys: ClassVar[JsonKeys] = (("scale", "scale"), ("ties", "tie_rule"), ("resampling", "resampling"),
+                                     ("n_resamples", "n_resamples"), ("human", "human"), ("judge", "judge"),
+                                     ("kendall_tau", "kendall_tau"), ("spearman_rho", "spearman_rho"),
+                                     ("n_models", "n_models"), ("pairs", "pairs"))
 
 
 # ------------------------------------------------------------------------------------------------ fitting
 
 
-def design(battles: pd.DataFrame, models: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def design(battles: pd.DataFrame, models: list[str]) -> tuple[FloatArray, FloatArray, FloatArray, IntArray]:
     """(X, y, weight, battle of each row) in Arena's form: each decisive battle one row (weight 2), each tie two
     rows (y = 1 and y = 0, weight 1 each); X holds +ln 10 for model a and -ln 10 for model b."""
     idx = pd.Index(models)
@@ -152,7 +168,7 @@ def design(battles: pd.DataFrame, models: list[str]) -> tuple[np.ndarray, np.nda
     return X, y, w, rows
 
 
-def _problem(X: np.ndarray, y: np.ndarray, w: np.ndarray, models: list[str]) -> str:
+def _problem(X: FloatArray, y: FloatArray, w: FloatArray, models: list[str]) -> str:
     """"" when the beat-or-tied graph of the design rows with weight > 0 is strongly connected (the maximum-likelihood
     scores exist), else what is wrong."""
     k = len(models)
@@ -171,7 +187,7 @@ def _problem(X: np.ndarray, y: np.ndarray, w: np.ndarray, models: list[str]) -> 
     return "the battles split the models into groups that never beat one another: their scores are not comparable"
 
 
-def _fit(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_models: int) -> np.ndarray:
+def _fit(X: FloatArray, y: FloatArray, w: FloatArray, n_models: int) -> FloatArray:
     """Coefficients of the unpenalised logistic regression (C = inf, no intercept), the model scores first and on
     the Elo scale, anchored at a mean of 1000 (the design is invariant to a shift of every score)."""
     lr = LogisticRegression(C=np.inf, fit_intercept=False, solver="newton-cg", tol=1e-10, max_iter=1000)
@@ -181,17 +197,18 @@ def _fit(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_models: int) -> np.ndarr
         lr.fit(X[on], y[on], sample_weight=w[on])
     coef = lr.coef_[0].copy()
     coef[:n_models] = SCALE * (coef[:n_models] - coef[:n_models].mean()) + ANCHOR
-    return coef
+    result: FloatArray = coef
+    return result
 
 
-def bt_scores(battles: pd.DataFrame, models: list[str] | None = None) -> np.ndarray:
+def bt_scores(battles: pd.DataFrame, models: list[str] | None = None) -> FloatArray:
     """Bradley-Terry scores on the Elo scale (mean 1000), one per model (sorted names when ``models`` is None)."""
     models = models or _models(battles)
     X, y, w, _ = design(battles, models)
     return _fit(X, y, w, len(models))
 
 
-def length_feature(battles: pd.DataFrame) -> np.ndarray:
+def length_feature(battles: pd.DataFrame) -> FloatArray:
     """Arena's style-control feature for length: (len_a - len_b) / (len_a + len_b), standardised over the
     battles (all zero where every battle is between outputs of equal length)."""
     la, lb = battles["len_a"].to_numpy(dtype=float), battles["len_b"].to_numpy(dtype=float)
@@ -213,16 +230,17 @@ class _Design:
     """The distinct design rows and, per document, the weight each carries: a resample's weights are then
     (document counts) @ per_doc, and the fits run on a few hundred rows instead of every battle."""
 
-    X: np.ndarray
-    y: np.ndarray
-    per_doc: np.ndarray  # documents x distinct rows
+    X: FloatArray
+    y: FloatArray
+    per_doc: FloatArray  # documents x distinct rows
 
     @property
-    def weight(self) -> np.ndarray:
-        return self.per_doc.sum(axis=0)
+    def weight(self) -> FloatArray:
+        result: FloatArray = self.per_doc.sum(axis=0)
+        return result
 
 
-def _distinct(X: np.ndarray, y: np.ndarray, w: np.ndarray, doc: np.ndarray, n_docs: int) -> _Design:
+def _distinct(X: FloatArray, y: FloatArray, w: FloatArray, doc: IntArray, n_docs: int) -> _Design:
     key = np.column_stack([X, y])
     uniq, inverse = np.unique(key, axis=0, return_inverse=True)
     per_doc = np.zeros((n_docs, len(uniq)))
@@ -230,7 +248,7 @@ def _distinct(X: np.ndarray, y: np.ndarray, w: np.ndarray, doc: np.ndarray, n_do
     return _Design(uniq[:, :-1], uniq[:, -1], per_doc)
 
 
-def _resample_weights(d: _Design, n_resamples: int, random_state):
+def _resample_weights(d: _Design, n_resamples: int, random_state: Seed) -> Iterator[FloatArray]:
     """Each resample's row weights: documents drawn with replacement by numpy's default_rng(random_state), the
     draws of evalcore.meta.resampling.bootstrap_indices."""
     n_docs = d.per_doc.shape[0]
@@ -239,7 +257,7 @@ def _resample_weights(d: _Design, n_resamples: int, random_state):
         yield np.bincount(rng.integers(0, n_docs, size=n_docs), minlength=n_docs) @ d.per_doc
 
 
-def _bootstrap(d: _Design, models: list[str], n_resamples: int, random_state) -> np.ndarray:
+def _bootstrap(d: _Design, models: list[str], n_resamples: int, random_state: Seed) -> FloatArray:
     """(resamples x coefficients) refits; NaN rows where the resample's battles leave a score unbounded."""
     k = len(models)
     out = np.full((n_resamples, d.X.shape[1]), np.nan)
@@ -250,7 +268,8 @@ def _bootstrap(d: _Design, models: list[str], n_resamples: int, random_state) ->
 
 
 def ranking(battles: pd.DataFrame, *, source: str, models: list[str] | None = None, length_control: bool = True,
-            n_resamples: int = 1000, random_state=0, confidence_level: float = 0.95) -> tuple[Ranking, np.ndarray]:
+            n_resamples: int = 1000, random_state: Seed = 0,
+            confidence_level: float = 0.95) -> tuple[Ranking, FloatArray]:
     """Bradley-Terry scores with prompt-bootstrap intervals (and the length-controlled fit); also the
     (resamples x models) bootstrap scores (NaN rows: resamples left out)."""
     battles, self_battles = _clean(battles)
@@ -272,7 +291,7 @@ def ranking(battles: pd.DataFrame, *, source: str, models: list[str] | None = No
         styled = _distinct(np.column_stack([X, length_feature(battles)[rows]]), y, w, code[rows], len(docs))
         point, boot_l = _fit(styled.X, styled.y, styled.weight, len(models)), \
             _bootstrap(styled, models, n_resamples, random_state)
-        effect = Estimate(float(point[-1]), *_percentiles(boot_l[:, -1], confidence_level), n=len(battles),
+        effect = Estimate(float(point[-1]), *percentile_ci(boot_l[:, -1], confidence_level), n=len(battles),
                           method="percentile", confidence_level=confidence_level, n_resamples=n_resamples)
         length = LengthEffect(effect, _scores(models, point[:-1], boot_l[:, :-1], battles, confidence_level))
     dropped = int(np.isnan(boot).all(axis=1).sum())
@@ -294,8 +313,9 @@ def _n(battles: pd.DataFrame, model: str) -> int:
     return int(((battles["model_a"] == model) | (battles["model_b"] == model)).sum())
 
 
-def _scores(models, point, boot, battles, confidence_level) -> tuple[Score, ...]:
-    return tuple(Score(m, Estimate(float(point[i]), *_percentiles(boot[:, i], confidence_level), n=_n(battles, m),
+def _scores(models: list[str], point: FloatArray, boot: FloatArray, battles: pd.DataFrame,
+            confidence_level: float) -> tuple[Score, ...]:
+    return tuple(Score(m, Estimate(float(point[i]), *percentile_ci(boot[:, i], confidence_level), n=_n(battles, m),
                                    method="percentile", confidence_level=confidence_level,
                                    n_resamples=len(boot), resampling="documents"))
                  for i, m in enumerate(models))
@@ -339,17 +359,18 @@ def battles_from_verdicts(comparisons: pd.DataFrame, preferences: pd.DataFrame, 
 
 
 def compare_rankings(preferences: pd.DataFrame, comparisons: pd.DataFrame, items: pd.DataFrame, *,
-                     dimension: str, length_control: bool = True, n_resamples: int = 1000, random_state=0,
+                     dimension: str, length_control: bool = True, n_resamples: int = 1000, random_state: Seed = 0,
                      confidence_level: float = 0.95) -> RankingComparison:
     """The humans' and the judge's Bradley-Terry rankings side by side: Kendall's tau and Spearman's rho between
     their scores (on the models both rank), and for every pair of models whether each ranking separates them."""
     if n_resamples < 0:
         raise ValueError(f"n_resamples must be 0 or more, got {n_resamples}")
-    kw = {"length_control": length_control, "n_resamples": n_resamples, "random_state": random_state,
-          "confidence_level": confidence_level}
-    human, hb = ranking(battles_from_votes(preferences, items, dimension=dimension), source="human", **kw)
-    judge, jb = ranking(battles_from_verdicts(comparisons, preferences, items, dimension=dimension), source="judge",
-                        **kw)
+    def rank(battles: pd.DataFrame, source: str) -> tuple[Ranking, FloatArray]:
+        return ranking(battles, source=source, length_control=length_control, n_resamples=n_resamples,
+                       random_state=random_state, confidence_level=confidence_level)
+
+    human, hb = rank(battles_from_votes(preferences, items, dimension=dimension), "human")
+    judge, jb = rank(battles_from_verdicts(comparisons, preferences, items, dimension=dimension), "judge")
     h = {s.model: (i, s) for i, s in enumerate(human.scores) if math.isfinite(s.score)}
     j = {s.model: (i, s) for i, s in enumerate(judge.scores) if math.isfinite(s.score)}
     common = sorted(set(h) & set(j), key=natural_key)
@@ -362,11 +383,12 @@ def compare_rankings(preferences: pd.DataFrame, comparisons: pd.DataFrame, items
                              pairs=pairs, n_resamples=int(n_resamples))
 
 
-def _separation(a: str, b: str, h: dict, j: dict, hb: np.ndarray, jb: np.ndarray) -> PairSeparation:
+def _separation(a: str, b: str, h: dict[str, tuple[int, Score]], j: dict[str, tuple[int, Score]], hb: FloatArray,
+                jb: FloatArray) -> PairSeparation:
     def apart(sa: Score, sb: Score) -> bool:
         return bool(sa.ci_low > sb.ci_high or sb.ci_low > sa.ci_high)
 
-    def share(boot: np.ndarray, ia: int, ib: int) -> float:
+    def share(boot: FloatArray, ia: int, ib: int) -> float:
         ok = np.isfinite(boot[:, ia]) & np.isfinite(boot[:, ib])
         return float((boot[ok, ia] > boot[ok, ib]).mean()) if ok.any() else math.nan
 

@@ -12,24 +12,28 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from evalcore.meta.arrays import FloatArray, Seed
 from evalcore.meta.correlation import distribution_from_counts
 from evalcore.meta.intervals import bootstrap_interval
 from evalcore.meta.resampling import bootstrap_indices, jackknife_counts, resample_counts
-from evalcore.meta.scoreframe import prepare_frame
+from evalcore.meta.scoreframe import PreparedFrame, prepare_frame
 
 
-def _mean_over_annotators(ps, union: pd.Index, C: np.ndarray, *, level: str, coefficient: str,
-                          skip_constant: bool) -> np.ndarray:
+def _mean_over_annotators(ps: list[PreparedFrame], union: pd.Index, C: FloatArray, *, level: str, coefficient: str,
+                          skip_constant: bool) -> FloatArray:
     parts = []
     for p in ps:
         pos = union.get_indexer(p.doc_ids)
         parts.append(distribution_from_counts(p, level=level, coefficient=coefficient, counts=C[:, pos],
                                               skip_constant=skip_constant))
-    return np.mean(parts, axis=0)  # NaN where any annotator's value is undefined: that resample is left out
+    # NaN where any annotator's value is undefined: that resample is left out
+    result: FloatArray = np.mean(parts, axis=0)
+    return result
 
 
 def mean_ceiling_interval(frames: list[pd.DataFrame], estimate: float, *, level: str, coefficient: str,
-                          n_resamples: int, confidence_level: float = 0.95, random_state=0, skip_constant=True,
+                          n_resamples: int, confidence_level: float = 0.95, random_state: Seed = 0,
+                          skip_constant: bool = True,
                           ci_method: str = "bca") -> tuple[float, float, str]:
     """(low, high, interval used) of the mean of the annotators' correlations: each resample draws documents once
     (from the union of the annotators' documents) and recomputes every annotator's statistic on them."""

@@ -37,9 +37,12 @@ right.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any, TypedDict, Unpack
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 import scipy.sparse as sp
 from sklearn.calibration import calibration_curve
@@ -47,6 +50,7 @@ from sklearn.metrics import (
     accuracy_score, brier_score_loss, cohen_kappa_score, confusion_matrix, precision_recall_fscore_support,
 )
 
+from evalcore.meta.arrays import FloatArray, IntArray, Seed
 from evalcore.meta.intervals import CI_METHODS, bootstrap_interval
 from evalcore.meta.resampling import bootstrap_counts, jackknife_blocks
 from evalcore.meta.scoreframe import numeric_column
@@ -68,9 +72,9 @@ class ClassificationResult:
 
     kind: str
     labels: tuple[str, ...]  # names of the categories, in code order
-    confusion: np.ndarray  # K x K counts, rows = human label, columns = judge label
-    confusion_low: np.ndarray  # per-cell percentile interval of the count over document resamples
-    confusion_high: np.ndarray
+    confusion: FloatArray  # K x K counts, rows = human label, columns = judge label
+    confusion_low: FloatArray  # per-cell percentile interval of the count over document resamples
+    confusion_high: FloatArray
     cohen_kappa: Estimate
     weighted_kappa: Estimate | None  # quadratic weights; ordinal dimensions only
     accuracy: Estimate
@@ -105,7 +109,7 @@ class CalibrationResult:
 # ---------------------------------------------------------------------------------------------------------- codes
 
 
-def judge_codes(values, categories, kind: str) -> np.ndarray:
+def judge_codes(values: npt.ArrayLike, categories: npt.ArrayLike, kind: str) -> IntArray:
     """Category index (0..K-1) of each value; -1 for a missing value, -2 for a nominal value that is no category.
 
     Binary and ordinal values that are not a category take the nearest one (halfway goes up: 2.5 -> 3)."""
@@ -128,9 +132,9 @@ def judge_codes(values, categories, kind: str) -> np.ndarray:
 
 @dataclass(frozen=True)
 class PreparedLabels:
-    judge: np.ndarray  # category index per item
-    human: np.ndarray
-    doc: np.ndarray  # document code per item
+    judge: IntArray  # category index per item
+    human: IntArray
+    doc: IntArray  # document code per item
     n_docs: int
     k: int
     dropped: int
@@ -139,7 +143,7 @@ class PreparedLabels:
     human_ties: int = 0  # human values exactly halfway between two categories: no label, left out
 
 
-def _human_codes(values: np.ndarray, cats: tuple[float, ...], kind: str, name: str) -> tuple[np.ndarray, int]:
+def _human_codes(values: FloatArray, cats: tuple[float, ...], kind: str, name: str) -> tuple[IntArray, int]:
     """Category index of each human value; -3 where a binary/ordinal value lies exactly halfway between two.
 
     A human value between categories is a mean of annotators' labels (e.g. 0.67 = two of three said "pass"):
@@ -167,7 +171,8 @@ def _human_codes(values: np.ndarray, cats: tuple[float, ...], kind: str, name: s
     return exact, int((~halfway).sum())
 
 
-def prepare_labels(frame: pd.DataFrame, categories, kind: str, *, name: str = "label frame") -> PreparedLabels:
+def prepare_labels(frame: pd.DataFrame, categories: Sequence[float], kind: str, *,
+                   name: str = "label frame") -> PreparedLabels:
     """Validate a label frame; drop (and count) items whose judge value is missing or no category.
 
     Raises ValueError naming the column and row for a missing column, a missing or non-category human label."""
@@ -194,7 +199,7 @@ def prepare_labels(frame: pd.DataFrame, categories, kind: str, *, name: str = "l
 # ------------------------------------------------------------------------------------- statistics of a confusion
 
 
-def stats_from_confusion(C: np.ndarray, *, average: str = "macro") -> dict[str, np.ndarray]:
+def stats_from_confusion(C: FloatArray, *, average: str = "macro") -> dict[str, FloatArray]:
     """Every statistic for each confusion matrix in ``C`` (b x K x K, rows human, columns judge; any non-negative
     weights). NaN where undefined.
 
@@ -235,8 +240,8 @@ def stats_from_confusion(C: np.ndarray, *, average: str = "macro") -> dict[str, 
             "f1": f}
 
 
-def sklearn_statistics(human: np.ndarray, judge: np.ndarray, k: int, *, average: str,
-                       sample_weight: np.ndarray | None = None) -> dict[str, float]:
+def sklearn_statistics(human: IntArray, judge: IntArray, k: int, *, average: str,
+                       sample_weight: FloatArray | None = None) -> dict[str, float]:
     """The point estimates, from scikit-learn (category indices 0..K-1 on both sides)."""
     labels = list(range(k))
     out: dict[str, float] = {}
@@ -263,7 +268,7 @@ def doc_tables(p: PreparedLabels) -> sp.csr_matrix:
     return sp.csr_matrix((np.ones(len(p.human)), (p.human * p.k + p.judge, p.doc)), shape=(p.k * p.k, p.n_docs))
 
 
-def confusion_from_counts(p: PreparedLabels, counts: np.ndarray) -> np.ndarray:
+def confusion_from_counts(p: PreparedLabels, counts: FloatArray) -> FloatArray:
     """Confusion matrices (b x K x K) of the multisets of documents given by ``counts`` (b x docs)."""
     C = np.asarray(counts, dtype=float)
     return np.ascontiguousarray((doc_tables(p) @ C.T).T).reshape(len(C), p.k, p.k)
@@ -272,8 +277,9 @@ def confusion_from_counts(p: PreparedLabels, counts: np.ndarray) -> np.ndarray:
 # ------------------------------------------------------------------------------------------------- public API
 
 
-def classify(frame: pd.DataFrame, *, categories, kind: str, labels=None, n_resamples: int = 1000,
-             confidence_level: float = 0.95, random_state=0, ci_method: str = "bca") -> ClassificationResult:
+def classify(frame: pd.DataFrame, *, categories: Sequence[float], kind: str, labels: Sequence[str] | None = None,
+             n_resamples: int = 1000,
+             confidence_level: float = 0.95, random_state: Seed = 0, ci_method: str = "bca") -> ClassificationResult:
     """Agreement of ``judge`` with ``human`` on a categorical dimension, with document-bootstrap CIs.
 
     ``categories``: the dimension's category values (``Dimension.categories``); ``kind``: "binary", "ordinal" or
@@ -317,7 +323,7 @@ def classify(frame: pd.DataFrame, *, categories, kind: str, labels=None, n_resam
     )
 
 
-def _jackknife_confusions(p: PreparedLabels) -> np.ndarray:
+def _jackknife_confusions(p: PreparedLabels) -> FloatArray:
     return np.concatenate([confusion_from_counts(p, c) for c in jackknife_blocks(p.n_docs)]) if p.n_docs else \
         np.zeros((0, p.k, p.k))
 
@@ -325,7 +331,8 @@ def _jackknife_confusions(p: PreparedLabels) -> np.ndarray:
 # ----------------------------------------------------------------------------------------------- gold labels
 
 
-def gold_labels(annotations: pd.DataFrame, dimension: str, categories, kind: str, *, group=None) -> pd.DataFrame:
+def gold_labels(annotations: pd.DataFrame, dimension: str, categories: Sequence[float], kind: str, *,
+                group: str | None = None) -> pd.DataFrame:
     """Each item's human label from its annotators: item_id, human, n_annotators, tie.
 
     binary / nominal: the majority label; an item whose top labels tie has no majority (human NaN, ``tie`` True)
@@ -364,8 +371,9 @@ def gold_labels(annotations: pd.DataFrame, dimension: str, categories, kind: str
 # ----------------------------------------------------------------------------------------------- calibration
 
 
-def calibration(y, prob, doc=None, *, n_bins: int = 10, target: str = "positive class", n_resamples: int = 1000,
-                confidence_level: float = 0.95, random_state=0) -> CalibrationResult:
+def calibration(y: npt.ArrayLike, prob: npt.ArrayLike, doc: npt.ArrayLike | None = None, *, n_bins: int = 10,
+                target: str = "positive class", n_resamples: int = 1000,
+                confidence_level: float = 0.95, random_state: Seed = 0) -> CalibrationResult:
     """Brier score, ECE and the reliability diagram of probabilities ``prob`` for outcomes ``y`` (0/1).
 
     Bins are ``n_bins`` equal widths on [0, 1], assigned as scikit-learn's ``calibration_curve`` does; the
@@ -413,11 +421,15 @@ def calibration(y, prob, doc=None, *, n_bins: int = 10, target: str = "positive 
         alpha = 1 - confidence_level
         b_lo, b_hi = np.quantile(brier_b, [alpha / 2, 1 - alpha / 2])
         e_lo, e_hi = np.quantile(ece_b, [alpha / 2, 1 - alpha / 2])
-    boot = dict(n=n, method="percentile" if n_resamples else "", confidence_level=float(confidence_level),
-                n_resamples=int(n_resamples), resampling="documents" if n_resamples > 0 and doc is not None else "")
-    return CalibrationResult(brier=Estimate(brier, float(b_lo), float(b_hi), **boot),
-                             ece=Estimate(ece, float(e_lo), float(e_hi), **boot), n=n, n_bins=n_bins, target=target,
-                             bins=bins)
+    method = "percentile" if n_resamples else ""
+    resampling = "documents" if n_resamples > 0 and doc is not None else ""
+
+    def with_interval(point: float, lo: float, hi: float) -> Estimate:
+        return Estimate(point, float(lo), float(hi), n=n, method=method, confidence_level=float(confidence_level),
+                        n_resamples=int(n_resamples), resampling=resampling)
+
+    return CalibrationResult(brier=with_interval(brier, b_lo, b_hi), ece=with_interval(ece, e_lo, e_hi), n=n,
+                             n_bins=n_bins, target=target, bins=bins)
 
 
 # ----------------------------------------------------------------------------------- a dataset, a run, a dimension
@@ -455,7 +467,7 @@ def judge_probabilities(judgments: pd.DataFrame, dimension: Dimension) -> pd.Dat
     return out
 
 
-def _graded_values(judgments: pd.DataFrame, cats: tuple[float, ...], *, exclude: set) -> pd.DataFrame:
+def _graded_values(judgments: pd.DataFrame, cats: tuple[float, ...], *, exclude: set[str]) -> pd.DataFrame:
     """p(positive) from graded binary judge values (see judge_probabilities); empty when the values are all labels."""
     neg, pos = cats
     ok = judgments[(judgments["status"] == "ok") & ~judgments["item_id"].isin(exclude)]
@@ -468,7 +480,7 @@ def _graded_values(judgments: pd.DataFrame, cats: tuple[float, ...], *, exclude:
     return pd.DataFrame({"item_id": ok["item_id"].to_numpy(), "p0": 1 - p, "p1": p})
 
 
-def _probabilities_of(detail: dict, cats: tuple[float, ...], kind: str) -> list[float] | None:
+def _probabilities_of(detail: dict[str, Any], cats: tuple[float, ...], kind: str) -> list[float] | None:
     if kind == "binary" and "p_yes" in detail and "p_no" in detail:
         yes, no = float(detail["p_yes"]), float(detail["p_no"])
         if yes + no <= 0:
@@ -502,11 +514,11 @@ class LabelAgreement:
     ties: int  # items whose annotators tie (no majority), left out
     result: ClassificationResult
     per_annotator: pd.DataFrame  # annotator, n, cohen_kappa (+ CI), weighted_kappa (ordinal), accuracy
-    human_alpha: dict | None  # Krippendorff's alpha among the annotators at the dimension's level
+    human_alpha: dict[str, Any] | None  # Krippendorff's alpha among the annotators at the dimension's level
     calibration: CalibrationResult | None
 
 
-def annotator_group(annotations: pd.DataFrame, dimension: str):
+def annotator_group(annotations: pd.DataFrame, dimension: str) -> str | None:
     """The annotator group the gold label comes from: experts when there are, else the first group, else all."""
     a = annotations[annotations["dimension"] == dimension] if not annotations.empty else annotations
     if a.empty:
@@ -570,7 +582,18 @@ def label_frame(dataset: Dataset, run: Run, dimension: str, *, systems: list[str
     return frame[["item_id", "doc_id", "system_id", "judge", "human"]].reset_index(drop=True), who, ties, probs
 
 
-def _per_annotator(judged: pd.DataFrame, annotations: pd.DataFrame, *, n_resamples: int, **kw) -> list[dict]:
+class _LabelOptions(TypedDict):
+    """What ``label_agreement`` hands ``classify`` for the run and for each annotator alike."""
+
+    categories: Sequence[float]
+    kind: str
+    labels: Sequence[str] | None
+    random_state: Seed
+    confidence_level: float
+
+
+def _per_annotator(judged: pd.DataFrame, annotations: pd.DataFrame, *, n_resamples: int,
+                   **kw: Unpack[_LabelOptions]) -> list[dict[str, object]]:
     """The judge against each annotator alone (their labels as the human side): n, kappa with its interval,
     weighted kappa (ordinal) and accuracy; annotators with no label on a judged item are left out."""
     rows = []
@@ -589,8 +612,8 @@ def _per_annotator(judged: pd.DataFrame, annotations: pd.DataFrame, *, n_resampl
     return rows
 
 
-def _label_calibration(frame: pd.DataFrame, probs: pd.DataFrame, dim, *, n_resamples: int,
-                       confidence_level: float, random_state):
+def _label_calibration(frame: pd.DataFrame, probs: pd.DataFrame, dim: Dimension, *, n_resamples: int,
+                       confidence_level: float, random_state: Seed) -> CalibrationResult | None:
     """The calibration of the judge's probabilities: of the positive class (binary) or of its top label; None
     when no judged item has them."""
     f = frame.merge(probs, on="item_id")
@@ -609,7 +632,7 @@ def _label_calibration(frame: pd.DataFrame, probs: pd.DataFrame, dim, *, n_resam
                        n_resamples=n_resamples, confidence_level=confidence_level, random_state=random_state)
 
 
-def label_agreement(dataset: Dataset, run: Run, dimension: str, *, n_resamples: int = 1000, random_state=0,
+def label_agreement(dataset: Dataset, run: Run, dimension: str, *, n_resamples: int = 1000, random_state: Seed = 0,
                     confidence_level: float = 0.95, systems: list[str] | None = None,
                     human_alpha: bool = True) -> LabelAgreement:
     """Kappa & co of ``run`` against the humans on a binary / nominal / ordinal dimension, per annotator, the
@@ -624,8 +647,8 @@ def label_agreement(dataset: Dataset, run: Run, dimension: str, *, n_resamples: 
         raise ValueError(f"dimension {dimension!r} is {dim.kind}: label agreement needs a binary, ordinal or nominal "
                          "dimension")
     frame, who, ties, probs = label_frame(dataset, run, dimension, systems=systems)
-    kw = dict(categories=dim.categories, kind=dim.kind, labels=dim.category_names, random_state=random_state,
-              confidence_level=confidence_level)
+    kw: _LabelOptions = {"categories": dim.categories, "kind": dim.kind, "labels": dim.category_names,
+                         "random_state": random_state, "confidence_level": confidence_level}
     result = classify(frame, n_resamples=n_resamples, **kw)
     ann = dataset.annotations
     group = annotator_group(ann, dimension)
@@ -648,10 +671,10 @@ def label_agreement(dataset: Dataset, run: Run, dimension: str, *, n_resamples: 
                           calibration=cal)
 
 
-def agreement_dict(report: LabelAgreement) -> dict:
+def agreement_dict(report: LabelAgreement) -> dict[str, Any]:
     """``meta --json``'s ``dimensions.<dim>.agreement`` (keys documented in README.md)."""
     r = report.result
-    out: dict = {"kind": report.kind, "labels": list(report.labels), "positive": report.positive,
+    out: dict[str, Any] = {"kind": report.kind, "labels": list(report.labels), "positive": report.positive,
                  "average": r.average, "gold": report.gold, "n": r.n, "dropped": r.dropped, "invalid": r.invalid,
                  "ties": report.ties + r.human_ties, "rounded": r.human_rounded, "n_resamples": r.n_resamples}
     for name, e in r.estimates().items():

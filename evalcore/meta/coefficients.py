@@ -12,16 +12,17 @@ import warnings
 import numpy as np
 import scipy.stats as st
 
+from evalcore.meta.arrays import FloatArray
 from evalcore.meta.resampling import BLOCK_CELLS
 
 COEFFICIENTS = ("pearson", "spearman", "kendall")  # kendall = tau-b
 
 
-def _is_constant(v: np.ndarray) -> bool:
+def _is_constant(v: FloatArray) -> bool:
     return len(v) == 0 or bool(np.all(v == v[0]))
 
 
-def scipy_correlation(x: np.ndarray, y: np.ndarray, coefficient: str) -> tuple[float, float]:
+def scipy_correlation(x: FloatArray, y: FloatArray, coefficient: str) -> tuple[float, float]:
     """(statistic, p-value) from scipy; (nan, nan) when undefined (fewer than 2 values or a constant side)."""
     x = np.asarray(x, dtype=float)
     y = np.asarray(y, dtype=float)
@@ -44,7 +45,7 @@ def scipy_correlation(x: np.ndarray, y: np.ndarray, coefficient: str) -> tuple[f
 # Row-wise coefficients (NaN marks an absent value; X and Y must have NaN in the same places)
 
 
-def rows_pearson(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
+def rows_pearson(X: FloatArray, Y: FloatArray) -> FloatArray:
     """Pearson r of each row of X with the same row of Y, ignoring NaN; NaN where undefined."""
     m = ~np.isnan(X)
     n = m.sum(axis=1)
@@ -56,10 +57,11 @@ def rows_pearson(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
         r = (xc * yc).sum(axis=1) / np.sqrt((xc * xc).sum(axis=1) * (yc * yc).sum(axis=1))
     r = np.clip(r, -1.0, 1.0)
     r[_rows_undefined(X, Y)] = np.nan
-    return r
+    result: FloatArray = r
+    return result
 
 
-def rows_spearman(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
+def rows_spearman(X: FloatArray, Y: FloatArray) -> FloatArray:
     """Spearman rho per row: Pearson of the mid-ranks within each row."""
     rx = st.rankdata(X, axis=1, nan_policy="omit")
     ry = st.rankdata(Y, axis=1, nan_policy="omit")
@@ -68,7 +70,7 @@ def rows_spearman(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
     return r
 
 
-def rows_kendall(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
+def rows_kendall(X: FloatArray, Y: FloatArray) -> FloatArray:
     """Kendall tau-b per row via pairwise sign products.
 
     tau-b = sum_{i<j} sx_ij sy_ij / sqrt(sum |sx_ij| * sum |sy_ij|), with sx_ij = sign(x_i - x_j): the denominator
@@ -92,21 +94,22 @@ def rows_kendall(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
 _ROWS = {"pearson": rows_pearson, "spearman": rows_spearman, "kendall": rows_kendall}
 
 
-def rows_correlation(X: np.ndarray, Y: np.ndarray, coefficient: str) -> np.ndarray:
+def rows_correlation(X: FloatArray, Y: FloatArray, coefficient: str) -> FloatArray:
     return _ROWS[coefficient](X, Y)
 
 
-def _rows_undefined(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
+def _rows_undefined(X: FloatArray, Y: FloatArray) -> FloatArray:
     n = (~np.isnan(X)).sum(axis=1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows
         cx = np.nanmax(X, axis=1) == np.nanmin(X, axis=1)
         cy = np.nanmax(Y, axis=1) == np.nanmin(Y, axis=1)
-    return (n < 2) | cx | cy
+    result: FloatArray = (n < 2) | cx | cy
+    return result
 
 
 
-def snap_ties(M: np.ndarray, rtol: float = 1e-9) -> np.ndarray:
+def snap_ties(M: FloatArray, rtol: float = 1e-9) -> FloatArray:
     """Make values of each row that agree to ``rtol`` (relative to the row's largest magnitude) exactly equal.
 
     System means are sums divided by counts; two systems whose means are mathematically equal (say 11/3 and 11/3

@@ -31,12 +31,14 @@ every CI in evalcore.meta):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 import scipy.stats as st
 
+from evalcore.meta.arrays import BoolArray, FloatArray, OfCounts, PermutationStatistic, Seed
 from evalcore.meta import fastboot
 from evalcore.meta.coefficients import COEFFICIENTS, rows_correlation, scipy_correlation, snap_ties
 from evalcore.meta.correlation import (
@@ -130,7 +132,8 @@ def _paired_frames(frame_a: pd.DataFrame, frame_b: pd.DataFrame) -> tuple[Prepar
     return pa, pb, dropped
 
 
-def _summary_common(pa: PreparedFrame, pb: PreparedFrame, coefficient: str, skip_constant: bool):
+def _summary_common(pa: PreparedFrame, pb: PreparedFrame, coefficient: str,
+                    skip_constant: bool) -> tuple[FloatArray, FloatArray, BoolArray]:
     """Per-document correlations of both judges on the documents where both are defined (skip_constant=True), or on
     all documents with undefined ones as 0 (skip_constant=False)."""
     ra = per_document(pa, coefficient)
@@ -142,7 +145,8 @@ def _summary_common(pa: PreparedFrame, pb: PreparedFrame, coefficient: str, skip
     return np.where(np.isnan(ra), 0.0, ra), np.where(np.isnan(rb), 0.0, rb), used
 
 
-def _permutation_statistic(pa: PreparedFrame, pb: PreparedFrame, level: str, coefficient: str, skip_constant: bool):
+def _permutation_statistic(pa: PreparedFrame, pb: PreparedFrame, level: str, coefficient: str,
+                           skip_constant: bool) -> PermutationStatistic:
     """statistic(x, y) for scipy.stats.permutation_test: x holds document indices, shifted by n_docs where A and B
     are swapped on that document; returns the difference A - B for every row (vectorised)."""
     D = pa.n_docs
@@ -151,19 +155,20 @@ def _permutation_statistic(pa: PreparedFrame, pb: PreparedFrame, level: str, coe
         delta = (ra - rb) * used
         total = used.sum()
 
-        def stat(x, y, axis=-1):
+        def summary_stat(x: FloatArray, y: FloatArray, axis: int = -1) -> FloatArray | float:
             sign = np.where(np.atleast_2d(x) >= D, -1.0, 1.0)
             out = (sign @ delta) / total
-            return out if np.ndim(x) > 1 else out[0]
+            result: FloatArray | float = out if np.ndim(x) > 1 else out[0]
+            return result
 
-        return stat
+        return summary_stat
     if level == "system":
         sxa, sy, n = system_sums(pa)
         sxb, _, _ = system_sums(pb)
         tot = n.sum(axis=0)
         my = sy.sum(axis=0) / tot
 
-        def stat(x, y, axis=-1):
+        def system_stat(x: FloatArray, y: FloatArray, axis: int = -1) -> FloatArray | float:
             S = (np.atleast_2d(x) >= D).astype(float)
             ma = ((1 - S) @ sxa + S @ sxb) / tot
             mb = (S @ sxa + (1 - S) @ sxb) / tot
@@ -173,9 +178,9 @@ def _permutation_statistic(pa: PreparedFrame, pb: PreparedFrame, level: str, coe
             out = rows_correlation(ma, Y, coefficient) - rows_correlation(mb, Y, coefficient)
             return out if np.ndim(x) > 1 else out[0]
 
-        return stat
+        return system_stat
 
-    def stat(x, y, axis=-1):
+    def stat(x: FloatArray, y: FloatArray, axis: int = -1) -> FloatArray | float:
         S = np.atleast_2d(x) >= D
         swapped = S[:, pa.doc]
         XA = np.where(swapped, pb.x, pa.x)
@@ -192,7 +197,7 @@ def _permutation_statistic(pa: PreparedFrame, pb: PreparedFrame, level: str, coe
     return stat
 
 
-def bootstrap_pvalue(differences: np.ndarray) -> float:
+def bootstrap_pvalue(differences: FloatArray) -> float:
     """Two-sided bootstrap p-value for "difference = 0": 2 * min(#(d* <= 0) + 1, #(d* >= 0) + 1) / (R + 1), capped at
     1. The +1s count the observed sample among the resamples, so a finite number of resamples never claims p = 0."""
     d = differences[~np.isnan(differences)]
@@ -202,8 +207,9 @@ def bootstrap_pvalue(differences: np.ndarray) -> float:
     return float(min(1.0, 2 * min(((d <= 0).sum() + 1) / (r + 1), ((d >= 0).sum() + 1) / (r + 1))))
 
 
-def _permutation_pvalue(pa, pb, level: str, coefficient: str, skip_constant: bool, n_resamples: int,
-                        random_state) -> float:
+def _permutation_pvalue(pa: PreparedFrame, pb: PreparedFrame, level: str, coefficient: str, skip_constant: bool,
+                        n_resamples: int,
+                        random_state: Seed) -> float:
     """The permutation test of exchangeable judges: each document's two judges swapped at random."""
     statistic = _permutation_statistic(pa, pb, level, coefficient, skip_constant)
     docs = np.arange(pa.n_docs)
@@ -215,7 +221,7 @@ def _permutation_pvalue(pa, pb, level: str, coefficient: str, skip_constant: boo
 
 def paired_difference(frame_a: pd.DataFrame, frame_b: pd.DataFrame, *, level: str = "dataset",
                       coefficient: str = "spearman", n_resamples: int = 1000, method: str = "bootstrap",
-                      random_state=0, confidence_level: float = 0.95, skip_constant: bool = True,
+                      random_state: Seed = 0, confidence_level: float = 0.95, skip_constant: bool = True,
                       ci_method: str = "bca") -> PairedComparisonResult:
     """Difference (A - B) in correlation with the humans between two judges scored on the same items.
 
@@ -268,7 +274,8 @@ def few_documents_warning(result: PairedComparisonResult) -> str | None:
     return None
 
 
-def _paired_replicates(pa: PreparedFrame, pb: PreparedFrame, level: str, coefficient: str, skip_constant: bool):
+def _paired_replicates(pa: PreparedFrame, pb: PreparedFrame, level: str, coefficient: str,
+                       skip_constant: bool) -> tuple[float, float, int, OfCounts]:
     """(statistic A, statistic B, n, replicate function): the function takes count rows (replicates x documents)
     and gives A - B on each, both judges' correlations recomputed on the same multiset of documents."""
     if level == "summary":
@@ -278,10 +285,11 @@ def _paired_replicates(pa: PreparedFrame, pb: PreparedFrame, level: str, coeffic
         stat_b = float(rb[used].mean()) if k else float("nan")
         num_den = np.stack([(ra - rb) * used, used.astype(float)], axis=1)  # one product reads the counts once
 
-        def summary(C: np.ndarray) -> np.ndarray:
+        def summary(C: FloatArray) -> FloatArray:
             num, den = (C @ num_den).T
             with np.errstate(invalid="ignore", divide="ignore"):
-                return num / den
+                result: FloatArray = num / den
+                return result
 
         return stat_a, stat_b, k, summary
     stat_a, _, n, _ = point_estimate(pa, level=level, coefficient=coefficient)
@@ -291,8 +299,10 @@ def _paired_replicates(pa: PreparedFrame, pb: PreparedFrame, level: str, coeffic
     return stat_a, stat_b, n, lambda C: of_a(C) - of_b(C)
 
 
-def paired_inference(n_docs: int, of_counts, difference: float, *, n_resamples: int, random_state, ci_method: str,
-                     confidence_level: float, method: str, permutation_pvalue) -> tuple[float, float, float, str]:
+def paired_inference(n_docs: int, of_counts: OfCounts, difference: float, *, n_resamples: int, random_state: Seed,
+                     ci_method: str,
+                     confidence_level: float, method: str,
+                     permutation_pvalue: Callable[[], float]) -> tuple[float, float, float, str]:
     """(ci_low, ci_high, pvalue, interval method used) of a paired difference A - B over documents: ``of_counts``
     gives A - B on count rows (replicates x documents); the interval is the paired bootstrap's (BCa with the
     jackknife over documents, or percentile), the p-value the bootstrap's (``method="bootstrap"``) or what
@@ -309,7 +319,8 @@ def paired_inference(n_docs: int, of_counts, difference: float, *, n_resamples: 
     return lo, hi, pvalue, used
 
 
-def _paired_distribution(n_docs: int, of_counts, n_resamples: int, random_state, ci_method: str):
+def _paired_distribution(n_docs: int, of_counts: OfCounts, n_resamples: int, random_state: Seed,
+                         ci_method: str) -> tuple[FloatArray, FloatArray | None]:
     """(bootstrap differences, jackknife differences or None): the resamples of ``bootstrap_counts(n_docs,
     n_resamples, random_state)`` drawn in blocks (fastboot.count_blocks: memory flat in the resamples) and shared by
     both judges; the jackknife of correlate (leave one document out, or beyond fastboot.JACKKNIFE_MAX_UNITS

@@ -22,10 +22,13 @@ estimates come from scikit-learn, the resamples from ``stats_from_confusion`` on
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
 import scipy.stats as st
 
+from evalcore.meta.arrays import FloatArray, OfCounts, PermutationStatistic, Seed
 from evalcore.meta.classification import (
     PreparedLabels, doc_tables, judge_codes, prepare_labels, sklearn_statistics, stats_from_confusion,
 )
@@ -47,7 +50,7 @@ def check_statistic(statistic: str, kind: str) -> None:
                          f"ordinal dimension, this one is {kind}")
 
 
-def _paired_labels(frame_a: pd.DataFrame, frame_b: pd.DataFrame, categories, kind: str
+def _paired_labels(frame_a: pd.DataFrame, frame_b: pd.DataFrame, categories: Sequence[float], kind: str
                    ) -> tuple[PreparedLabels, PreparedLabels, int]:
     """Both frames on the items where both judges gave a readable category (same rows, same documents)."""
     for name, f in (("frame_a", frame_a), ("frame_b", frame_b)):
@@ -73,11 +76,11 @@ def _paired_labels(frame_a: pd.DataFrame, frame_b: pd.DataFrame, categories, kin
     return pa, pb, union - len(pa.human)
 
 
-def _difference_of(pa: PreparedLabels, pb: PreparedLabels, statistic: str, average: str):
+def _difference_of(pa: PreparedLabels, pb: PreparedLabels, statistic: str, average: str) -> OfCounts:
     """counts (replicates x documents) -> A - B on each multiset of documents."""
     ta, tb = doc_tables(pa), doc_tables(pb)
 
-    def of_counts(C: np.ndarray) -> np.ndarray:
+    def of_counts(C: FloatArray) -> FloatArray:
         C = np.asarray(C, dtype=float)
         ca = np.ascontiguousarray((ta @ C.T).T).reshape(len(C), pa.k, pa.k)
         cb = np.ascontiguousarray((tb @ C.T).T).reshape(len(C), pb.k, pb.k)
@@ -87,13 +90,13 @@ def _difference_of(pa: PreparedLabels, pb: PreparedLabels, statistic: str, avera
     return of_counts
 
 
-def _swap_statistic(pa: PreparedLabels, pb: PreparedLabels, statistic: str, average: str):
+def _swap_statistic(pa: PreparedLabels, pb: PreparedLabels, statistic: str, average: str) -> PermutationStatistic:
     """statistic(x, y) for scipy.stats.permutation_test: x holds document indices, shifted by n_docs where A and B
     are swapped on that document (as compare._permutation_statistic); A - B for every row."""
     D = pa.n_docs
     ta, tb = doc_tables(pa), doc_tables(pb)
 
-    def stat(x, y, axis=-1):
+    def stat(x: FloatArray, y: FloatArray, axis: int = -1) -> FloatArray | float:
         swapped = (np.atleast_2d(x) >= D).astype(float)
         kept = 1.0 - swapped
         ca = np.ascontiguousarray((ta @ kept.T + tb @ swapped.T).T).reshape(len(kept), pa.k, pa.k)
@@ -105,9 +108,9 @@ def _swap_statistic(pa: PreparedLabels, pb: PreparedLabels, statistic: str, aver
     return stat
 
 
-def paired_label_difference(frame_a: pd.DataFrame, frame_b: pd.DataFrame, *, categories, kind: str,
+def paired_label_difference(frame_a: pd.DataFrame, frame_b: pd.DataFrame, *, categories: Sequence[float], kind: str,
                             statistic: str = "cohen_kappa", n_resamples: int = 1000, method: str = "bootstrap",
-                            random_state=0, confidence_level: float = 0.95, ci_method: str = "bca"
+                            random_state: Seed = 0, confidence_level: float = 0.95, ci_method: str = "bca"
                             ) -> PairedComparisonResult:
     """Difference (A - B) in agreement with the human labels between two judges that labelled the same items.
 

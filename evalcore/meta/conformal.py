@@ -26,22 +26,25 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 from scipy import stats as sps
+
+from evalcore.meta.arrays import FloatArray
 
 
 @dataclass(frozen=True)
 class ConformalResult:
     level: float
     q: float  # the calibrated half-width before snapping (inf: too few calibration items)
-    low: np.ndarray
-    high: np.ndarray
+    low: FloatArray
+    high: FloatArray
     coverage: float  # share of test items whose human score lies in its interval (NaN without human scores)
     mean_width: float
     midpoint_correlation: float  # Pearson correlation of the midpoints with the human scores on the test items
     note: str = ""
 
 
-def conformal_quantile(residuals, level: float) -> float:
+def conformal_quantile(residuals: npt.ArrayLike, level: float) -> float:
     """The split-conformal half-width: the ceil((n + 1) level)-th smallest residual (inf when that exceeds n)."""
     r = np.sort(np.abs(np.asarray(residuals, dtype=float)))
     r = r[~np.isnan(r)]
@@ -49,7 +52,8 @@ def conformal_quantile(residuals, level: float) -> float:
     return float("inf") if k > len(r) else float(r[k - 1])
 
 
-def snap(low, high, scale: tuple[float, float], step: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+def snap(low: npt.ArrayLike, high: npt.ArrayLike, scale: tuple[float, float],
+         step: float = 1.0) -> tuple[FloatArray, FloatArray]:
     """Widen [low, high] outward to the scale's points and clip to the scale."""
     lo_s, hi_s = scale
     lo = lo_s + np.floor((np.asarray(low, dtype=float) - lo_s) / step + 1e-9) * step
@@ -57,8 +61,9 @@ def snap(low, high, scale: tuple[float, float], step: float = 1.0) -> tuple[np.n
     return np.clip(lo, lo_s, hi_s), np.clip(hi, lo_s, hi_s)
 
 
-def randomised_sets(residuals, judge_test, *, level: float, scale: tuple[float, float], step: float,
-                    rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+def randomised_sets(residuals: npt.ArrayLike, judge_test: npt.ArrayLike, *, level: float, scale: tuple[float, float],
+                    step: float,
+                    rng: np.random.Generator) -> tuple[FloatArray, FloatArray]:
     """Each test item's set of scale points by the smoothed p-value (module docstring, "Ties") as [low, high]; a
     missing judge score gets the whole scale."""
     r = np.sort(np.abs(np.asarray(residuals, dtype=float)))
@@ -78,7 +83,8 @@ def randomised_sets(residuals, judge_test, *, level: float, scale: tuple[float, 
     return np.where(np.isnan(jt), scale[0], lo), np.where(np.isnan(jt), scale[1], hi)
 
 
-def split_conformal(judge_cal, human_cal, judge_test, human_test, *, level: float, scale: tuple[float, float],
+def split_conformal(judge_cal: npt.ArrayLike, human_cal: npt.ArrayLike, judge_test: npt.ArrayLike,
+                    human_test: npt.ArrayLike, *, level: float, scale: tuple[float, float],
                     step: float = 1.0, ties: str = "conservative", seed: int = 0) -> ConformalResult:
     """Intervals for the test items' human scores, calibrated on the calibration items (module docstring).
     ``ties``: "conservative" (the quantile, widened outward) or "randomised" (exact coverage; ``seed`` draws U)."""

@@ -53,23 +53,39 @@ tests/test_meta_correlation.py, to 1e-9):
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import Any, TypeAlias
+
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 import scipy.sparse as sp
 
+from evalcore.meta.arrays import FloatArray, IntArray, OfCounts, Seed
 from evalcore.meta import fastboot
 # The coefficients, the score frame and the intervals live in the modules below this one (inference imports them
 # too); they are re-exported here, where evalcore.meta and its callers have always found them.
-from evalcore.meta.coefficients import (  # noqa: F401
-    COEFFICIENTS, rows_correlation, rows_kendall, rows_pearson, rows_spearman, scipy_correlation, snap_ties,
-)
+from evalcore.meta.coefficients import COEFFICIENTS as COEFFICIENTS
+from evalcore.meta.coefficients import rows_correlation as rows_correlation
+from evalcore.meta.coefficients import rows_kendall as rows_kendall
+from evalcore.meta.coefficients import rows_pearson as rows_pearson
+from evalcore.meta.coefficients import rows_spearman as rows_spearman
+from evalcore.meta.coefficients import scipy_correlation as scipy_correlation
+from evalcore.meta.coefficients import snap_ties as snap_ties
 from evalcore.meta.inference import CI_RESAMPLING, boot_both_interval, correlation_pvalue
-from evalcore.meta.intervals import CI_METHODS, bca_levels, bootstrap_interval, percentile_interval  # noqa: F401
-from evalcore.meta.resampling import (  # noqa: F401
-    BLOCK_CELLS, bootstrap_indices, jackknife_counts, jackknife_values, resample_counts,
-)
+from evalcore.meta.intervals import CI_METHODS as CI_METHODS
+from evalcore.meta.intervals import bca_levels as bca_levels
+from evalcore.meta.intervals import bootstrap_interval as bootstrap_interval
+from evalcore.meta.intervals import percentile_interval as percentile_interval
+from evalcore.meta.resampling import BLOCK_CELLS as BLOCK_CELLS
+from evalcore.meta.resampling import bootstrap_indices as bootstrap_indices
+from evalcore.meta.resampling import jackknife_counts as jackknife_counts
+from evalcore.meta.resampling import jackknife_values as jackknife_values
+from evalcore.meta.resampling import resample_counts as resample_counts
 from evalcore.meta.results import Estimate
-from evalcore.meta.scoreframe import REQUIRED_COLUMNS, PreparedFrame, prepare_frame  # noqa: F401
+from evalcore.meta.scoreframe import REQUIRED_COLUMNS as REQUIRED_COLUMNS
+from evalcore.meta.scoreframe import PreparedFrame as PreparedFrame
+from evalcore.meta.scoreframe import prepare_frame as prepare_frame
 from evalcore.meta.validation import check_choice, check_confidence_level, check_n_resamples
 
 LEVELS = ("dataset", "summary", "system")
@@ -89,7 +105,7 @@ TABLE_COLUMNS = ("statistic", "ci_low", "ci_high", "n", "skipped", "dropped", "l
 # Summary level
 
 
-def document_matrix(p: PreparedFrame) -> tuple[np.ndarray, np.ndarray]:
+def document_matrix(p: PreparedFrame) -> tuple[FloatArray, FloatArray]:
     """(docs x max items per doc) matrices of judge and human values, NaN-padded (a row = one document's items)."""
     order = np.argsort(p.doc, kind="stable")
     doc_sorted = p.doc[order]
@@ -103,13 +119,13 @@ def document_matrix(p: PreparedFrame) -> tuple[np.ndarray, np.ndarray]:
     return X, Y
 
 
-def per_document(p: PreparedFrame, coefficient: str) -> np.ndarray:
+def per_document(p: PreparedFrame, coefficient: str) -> FloatArray:
     """The correlation over each document's items (NaN where undefined), vectorised across documents."""
     X, Y = document_matrix(p)
     return rows_correlation(X, Y, coefficient)
 
 
-def _summary_values(p: PreparedFrame, coefficient: str, skip_constant: bool) -> tuple[np.ndarray, np.ndarray]:
+def _summary_values(p: PreparedFrame, coefficient: str, skip_constant: bool) -> tuple[FloatArray, FloatArray]:
     r = per_document(p, coefficient)
     undefined = np.isnan(r)
     if skip_constant:
@@ -123,24 +139,31 @@ def _summary_values(p: PreparedFrame, coefficient: str, skip_constant: bool) -> 
 # System level
 
 
-def system_sums(p: PreparedFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+# (docs x systems) judge sums, human sums, item counts; and the distinct columns of the three side by side, where
+# each column came from, and the number of systems
+SystemSums: TypeAlias = tuple[FloatArray, FloatArray, FloatArray]
+SystemTables: TypeAlias = tuple[FloatArray, IntArray, int]
+
+
+def system_sums(p: PreparedFrame) -> SystemSums:
     """(docs x systems) sums of judge, human and item counts."""
     cell = p.doc * p.n_systems + p.system
     size = p.n_docs * p.n_systems
     shape = (p.n_docs, p.n_systems)
-    sx = np.bincount(cell, weights=p.x, minlength=size).reshape(shape)
-    sy = np.bincount(cell, weights=p.y, minlength=size).reshape(shape)
+    # weighted counts are floats (numpy's stubs type every bincount as integers)
+    sx = np.asarray(np.bincount(cell, weights=p.x, minlength=size).reshape(shape), dtype=np.float64)
+    sy = np.asarray(np.bincount(cell, weights=p.y, minlength=size).reshape(shape), dtype=np.float64)
     n = np.bincount(cell, minlength=size).reshape(shape).astype(float)
     return sx, sy, n
 
 
-def system_means(p: PreparedFrame) -> tuple[np.ndarray, np.ndarray]:
+def system_means(p: PreparedFrame) -> tuple[FloatArray, FloatArray]:
     sx, sy, n = system_sums(p)
     tot = n.sum(axis=0)
     return sx.sum(axis=0) / tot, sy.sum(axis=0) / tot
 
 
-def _system_tables(sums) -> tuple[np.ndarray, np.ndarray, int]:
+def _system_tables(sums: SystemSums) -> SystemTables:
     """The (docs x systems) judge sums, human sums and item counts side by side, each distinct column once (every
     system's count column is the same where each document has one output per system), and where each came from."""
     sx, sy, n = sums
@@ -159,7 +182,8 @@ def _system_tables(sums) -> tuple[np.ndarray, np.ndarray, int]:
     return np.ascontiguousarray(cols[keep].T), where, sx.shape[1]
 
 
-def _boot_system(p: PreparedFrame, coefficient: str, C: np.ndarray, sums=None, tables=None) -> np.ndarray:
+def _boot_system(p: PreparedFrame, coefficient: str, C: FloatArray, sums: SystemSums | None = None,
+                 tables: SystemTables | None = None) -> FloatArray:
     # One product of the counts with the distinct columns of the three tables (the counts are read once).
     distinct, where, k = tables if tables is not None else _system_tables(system_sums(p) if sums is None else sums)
     cx, cy, cn = np.split((C @ distinct)[:, where], [k, 2 * k], axis=1)
@@ -175,12 +199,12 @@ def _boot_system(p: PreparedFrame, coefficient: str, C: np.ndarray, sums=None, t
 # Dataset level
 
 
-def _levels(v: np.ndarray) -> tuple[np.ndarray, int]:
+def _levels(v: FloatArray) -> tuple[IntArray, int]:
     codes, uniq = pd.factorize(v, sort=True)
     return codes.astype(np.int64), len(uniq)
 
 
-def _doc_ranges(p: PreparedFrame) -> list[tuple[np.ndarray, np.ndarray]]:
+def _doc_ranges(p: PreparedFrame) -> list[tuple[FloatArray, FloatArray]]:
     """Per document, (lowest, highest) judge value and the same for human values."""
     out = []
     for v in (p.x, p.y):
@@ -192,7 +216,8 @@ def _doc_ranges(p: PreparedFrame) -> list[tuple[np.ndarray, np.ndarray]]:
     return out
 
 
-def _constant_resamples(p: PreparedFrame, C: np.ndarray, ranges=None) -> np.ndarray:
+def _constant_resamples(p: PreparedFrame, C: FloatArray,
+                        ranges: list[tuple[FloatArray, FloatArray]] | None = None) -> FloatArray:
     """True where the resampled judge or human values are all equal (the coefficient is then undefined)."""
     out = np.zeros(C.shape[0], dtype=bool)
     ranges = ranges if ranges is not None else _doc_ranges(p)
@@ -211,7 +236,7 @@ def _constant_resamples(p: PreparedFrame, C: np.ndarray, ranges=None) -> np.ndar
     return out
 
 
-def _boot_dataset_pearson(p: PreparedFrame, C: np.ndarray) -> np.ndarray:
+def _boot_dataset_pearson(p: PreparedFrame, C: FloatArray) -> FloatArray:
     xc = p.x - p.x.mean()  # centring first keeps the one-pass sums accurate
     yc = p.y - p.y.mean()
     cols = [np.ones_like(xc), xc, yc, xc * xc, yc * yc, xc * yc]
@@ -219,10 +244,11 @@ def _boot_dataset_pearson(p: PreparedFrame, C: np.ndarray) -> np.ndarray:
     n, sx, sy, sxx, syy, sxy = (C @ per_doc).T
     with np.errstate(invalid="ignore", divide="ignore"):
         r = (sxy - sx * sy / n) / np.sqrt((sxx - sx * sx / n) * (syy - sy * sy / n))
-    return np.clip(r, -1.0, 1.0)
+    result: FloatArray = np.clip(r, -1.0, 1.0)
+    return result
 
 
-def spearman_from_tables(T: np.ndarray) -> np.ndarray:
+def spearman_from_tables(T: FloatArray) -> FloatArray:
     """Spearman rho for each (x level x y level) count table in T (b x K x L): Pearson of the mid-ranks, where every
     element of x level k has mid-rank (# elements in lower levels) + (row total + 1) / 2."""
     rows = T.sum(axis=2)
@@ -233,10 +259,11 @@ def spearman_from_tables(T: np.ndarray) -> np.ndarray:
     cov = np.einsum("bk,bkl,bl->b", rx, T, ry)
     with np.errstate(invalid="ignore", divide="ignore"):
         r = cov / np.sqrt((rows * rx * rx).sum(axis=1) * (cols * ry * ry).sum(axis=1))
-    return np.clip(r, -1.0, 1.0)
+    result: FloatArray = np.clip(r, -1.0, 1.0)
+    return result
 
 
-def kendall_from_tables(T: np.ndarray) -> np.ndarray:
+def kendall_from_tables(T: FloatArray) -> FloatArray:
     """Kendall tau-b for each (x level x y level) count table in T (shape b x K x L), levels in increasing order.
 
     concordant = sum T[k,l] * #(k'<k, l'<l); discordant = sum T[k,l] * #(k'<k, l'>l), both from 2-D cumulative
@@ -254,7 +281,8 @@ def kendall_from_tables(T: np.ndarray) -> np.ndarray:
     n2 = (cols * (cols - 1) / 2).sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         tau = (con - dis) / np.sqrt((n0 - n1) * (n0 - n2))
-    return np.clip(tau, -1.0, 1.0)
+    result: FloatArray = np.clip(tau, -1.0, 1.0)
+    return result
 
 
 def _table_fits(p: PreparedFrame) -> bool:
@@ -268,7 +296,8 @@ def _table_fits(p: PreparedFrame) -> bool:
     return k * l_ <= min(MAX_KENDALL_TABLE_CELLS, max(2_000, 10 * len(p.x)))
 
 
-def _boot_dataset_tables(p: PreparedFrame, C: np.ndarray, from_tables) -> np.ndarray:
+def _boot_dataset_tables(p: PreparedFrame, C: FloatArray,
+                         from_tables: Callable[[FloatArray], FloatArray]) -> FloatArray:
     kx, K = _levels(p.x)
     ky, L = _levels(p.y)
     # Per-document tables are sparse (a document holds a handful of items), so counts @ tables costs resamples x items.
@@ -282,7 +311,7 @@ def _boot_dataset_tables(p: PreparedFrame, C: np.ndarray, from_tables) -> np.nda
     return out
 
 
-def _boot_dataset_explicit(p: PreparedFrame, C: np.ndarray, coefficient: str) -> np.ndarray:
+def _boot_dataset_explicit(p: PreparedFrame, C: FloatArray, coefficient: str) -> FloatArray:
     """The exact slow path: build each resample explicitly and ask scipy. Used for Kendall when both sides have so
     many distinct values that the contingency table would cost more than resampling itself (see _table_fits)."""
     out = np.empty(C.shape[0])
@@ -292,7 +321,7 @@ def _boot_dataset_explicit(p: PreparedFrame, C: np.ndarray, coefficient: str) ->
     return out
 
 
-def _items_in_blocks(C: np.ndarray, doc: np.ndarray, of_weights) -> np.ndarray:
+def _items_in_blocks(C: FloatArray, doc: IntArray, of_weights: Callable[[IntArray], FloatArray]) -> FloatArray:
     """``of_weights(W)`` over row blocks of the item weights W = C[:, doc], fastboot.ITEM_BLOCK_CELLS cells at a
     time, on fastboot.workers() threads (numpy releases the GIL in these loops)."""
     out = np.empty(C.shape[0])
@@ -307,7 +336,7 @@ def _items_in_blocks(C: np.ndarray, doc: np.ndarray, of_weights) -> np.ndarray:
     return out
 
 
-def _dataset_spearman_replicates(p: PreparedFrame):
+def _dataset_spearman_replicates(p: PreparedFrame) -> OfCounts:
     """Spearman per replicate as the weighted Pearson of weighted mid-ranks (fastboot.WeightedSpearman), the side
     with more distinct values sorted once."""
     ws = (fastboot.WeightedSpearman(p.x, p.y) if fastboot.n_distinct(p.x) >= fastboot.n_distinct(p.y)
@@ -316,7 +345,7 @@ def _dataset_spearman_replicates(p: PreparedFrame):
     return lambda C: _items_in_blocks(C, doc, ws.rho)
 
 
-def _dataset_kendall_replicates(p: PreparedFrame):
+def _dataset_kendall_replicates(p: PreparedFrame) -> OfCounts:
     """Kendall tau-b per replicate: level by level over the side with fewer distinct values (fastboot.WeightedKendall);
     the exact slow path (scipy per resample) when both sides have many."""
     nx, ny = fastboot.n_distinct(p.x), fastboot.n_distinct(p.y)
@@ -327,9 +356,10 @@ def _dataset_kendall_replicates(p: PreparedFrame):
     return lambda C: _items_in_blocks(C, doc, kd.tau_b)
 
 
-def _dataset_replicates(p: PreparedFrame, coefficient: str):
+def _dataset_replicates(p: PreparedFrame, coefficient: str) -> OfCounts:
     """A function counts (rows x docs) -> the dataset-level statistic per row, everything that does not depend on
     the weights (sorts, levels, per-document sums) prepared once."""
+    of_counts: OfCounts
     if coefficient == "pearson":
         of_counts = lambda C: _boot_dataset_pearson(p, C)  # noqa: E731  (per-document sums: cheap already)
     elif _table_fits(p):
@@ -341,7 +371,7 @@ def _dataset_replicates(p: PreparedFrame, coefficient: str):
         of_counts = _dataset_kendall_replicates(p)
     ranges = _doc_ranges(p)
 
-    def replicates(C: np.ndarray) -> np.ndarray:
+    def replicates(C: FloatArray) -> FloatArray:
         out = of_counts(C)
         out[_constant_resamples(p, C, ranges)] = np.nan
         return out
@@ -349,7 +379,8 @@ def _dataset_replicates(p: PreparedFrame, coefficient: str):
     return replicates
 
 
-def replicate_function(p: PreparedFrame, *, level: str, coefficient: str, skip_constant: bool = True):
+def replicate_function(p: PreparedFrame, *, level: str, coefficient: str,
+                       skip_constant: bool = True) -> OfCounts:
     """A function counts (rows x docs: how often each document is in the multiset) -> the statistic per row (NaN
     where undefined), with the per-frame work done once, so bootstrap and jackknife blocks share it."""
     if level == "dataset":
@@ -358,18 +389,19 @@ def replicate_function(p: PreparedFrame, *, level: str, coefficient: str, skip_c
         vals, used = _summary_values(p, coefficient, skip_constant)
         num_den = np.stack([vals * used, used.astype(float)], axis=1)  # one product reads the counts once
 
-        def summary(C: np.ndarray) -> np.ndarray:
+        def summary(C: FloatArray) -> FloatArray:
             num, den = (C @ num_den).T
             with np.errstate(invalid="ignore", divide="ignore"):
-                return num / den
+                result: FloatArray = num / den
+                return result
 
         return summary
     tables = _system_tables(system_sums(p))
     return lambda C: _boot_system(p, coefficient, C, tables=tables)
 
 
-def distribution_from_counts(p: PreparedFrame, *, level: str, coefficient: str, counts: np.ndarray,
-                             skip_constant: bool = True) -> np.ndarray:
+def distribution_from_counts(p: PreparedFrame, *, level: str, coefficient: str, counts: FloatArray,
+                             skip_constant: bool = True) -> FloatArray:
     """The statistic on every row of ``counts`` (rows x docs: how often each document is in the multiset; any
     non-negative integers, not necessarily summing to n_docs); NaN where undefined. Bootstrap resamples and jackknife
     (leave-one-out) replicates both go through here."""
@@ -377,15 +409,15 @@ def distribution_from_counts(p: PreparedFrame, *, level: str, coefficient: str, 
     return replicate_function(p, level=level, coefficient=coefficient, skip_constant=skip_constant)(C)
 
 
-def bootstrap_distribution(p: PreparedFrame, *, level: str, coefficient: str, indices: np.ndarray,
-                           skip_constant: bool = True) -> np.ndarray:
+def bootstrap_distribution(p: PreparedFrame, *, level: str, coefficient: str, indices: IntArray,
+                           skip_constant: bool = True) -> FloatArray:
     """The statistic on every document resample in ``indices`` (resamples x docs); NaN where undefined."""
     return distribution_from_counts(p, level=level, coefficient=coefficient,
                                     counts=resample_counts(indices, p.n_docs), skip_constant=skip_constant)
 
 
 def jackknife_distribution(p: PreparedFrame, *, level: str, coefficient: str, skip_constant: bool = True
-                           ) -> np.ndarray:
+                           ) -> FloatArray:
     """The jackknife replicates behind BCa's acceleration (NaN where undefined): each document left out in turn
     (n_docs values), or beyond fastboot.JACKKNIFE_MAX_UNITS documents each of fastboot.JACKKNIFE_GROUPS groups of
     documents left out in turn (see fastboot.jackknife_count_blocks)."""
@@ -420,7 +452,7 @@ def point_estimate(p: PreparedFrame, *, level: str, coefficient: str, skip_const
     return stat, pv, p.n_systems, 0
 
 
-def level_values(p: PreparedFrame, *, level: str, coefficient: str) -> tuple[np.ndarray, np.ndarray]:
+def level_values(p: PreparedFrame, *, level: str, coefficient: str) -> tuple[FloatArray, FloatArray]:
     """The (judge, human) pairs a dataset- or system-level correlation is computed on (system level: the system
     means, ties snapped for the rank coefficients as in point_estimate)."""
     if level == "dataset":
@@ -432,9 +464,9 @@ def level_values(p: PreparedFrame, *, level: str, coefficient: str) -> tuple[np.
 
 
 def _correlate_prepared(p: PreparedFrame, *, level: str, coefficient: str, n_resamples: int,
-                        confidence_level: float, skip_constant: bool, random_state,
+                        confidence_level: float, skip_constant: bool, random_state: Seed,
                         ci_method: str = "bca", ci_resampling: str = "documents",
-                        drawn: list[np.ndarray] | None = None) -> Estimate:
+                        drawn: list[npt.NDArray[np.uint8]] | None = None) -> Estimate:
     stat, pv, n, skipped = point_estimate(p, level=level, coefficient=coefficient, skip_constant=skip_constant)
     pv_method = ""
     if pv is not None:
@@ -464,8 +496,8 @@ def _correlate_prepared(p: PreparedFrame, *, level: str, coefficient: str, n_res
 
 
 def _document_interval(p: PreparedFrame, stat: float, *, level: str, coefficient: str, n_resamples: int,
-                       confidence_level: float, skip_constant: bool, random_state, ci_method: str,
-                       drawn: list[np.ndarray] | None) -> tuple[float, float, int, str]:
+                       confidence_level: float, skip_constant: bool, random_state: Seed, ci_method: str,
+                       drawn: list[npt.NDArray[np.uint8]] | None) -> tuple[float, float, int, str]:
     """(low, high, undefined resamples, method used): the document bootstrap's interval, BCa by default."""
     # The same resamples as bootstrap_indices(n_docs, n_resamples, random_state), drawn in blocks.
     of_counts = replicate_function(p, level=level, coefficient=coefficient, skip_constant=skip_constant)
@@ -482,7 +514,7 @@ def _document_interval(p: PreparedFrame, stat: float, *, level: str, coefficient
     return lo, hi, undefined, used_method
 
 
-def table_row(e: Estimate, *, level: str, coefficient: str, skip_constant: bool = True) -> dict:
+def table_row(e: Estimate, *, level: str, coefficient: str, skip_constant: bool = True) -> dict[str, Any]:
     """One row of correlation_table (TABLE_COLUMNS): the estimate beside the level and coefficient asked for."""
     return {"statistic": e.statistic, "ci_low": e.ci_low, "ci_high": e.ci_high, "n": e.n, "skipped": e.skipped,
             "dropped": e.dropped, "level": level, "coefficient": coefficient, "pvalue": e.pvalue,
@@ -526,7 +558,7 @@ def _check_args(level: str, coefficient: str, n_resamples: int, confidence_level
 
 
 def correlate(frame: pd.DataFrame, *, level: str = "dataset", coefficient: str = "spearman", n_resamples: int = 1000,
-              confidence_level: float = 0.95, skip_constant: bool = True, random_state=0,
+              confidence_level: float = 0.95, skip_constant: bool = True, random_state: Seed = 0,
               ci_method: str = "bca", ci_resampling: str = "documents") -> Estimate:
     """Correlation of ``judge`` with ``human`` at one level, with a document-bootstrap CI (BCa by default), as an
     Estimate: ``n`` counts items (dataset level), documents used (summary level) or systems (system level);
@@ -550,8 +582,9 @@ def correlate(frame: pd.DataFrame, *, level: str = "dataset", coefficient: str =
                                random_state=random_state, ci_method=ci_method, ci_resampling=ci_resampling)
 
 
-def correlation_table(frame: pd.DataFrame, *, levels=LEVELS, coefficients=COEFFICIENTS, n_resamples: int = 1000,
-                      skip_constant: bool = True, random_state=0, confidence_level: float = 0.95,
+def correlation_table(frame: pd.DataFrame, *, levels: Sequence[str] = LEVELS,
+                      coefficients: Sequence[str] = COEFFICIENTS, n_resamples: int = 1000,
+                      skip_constant: bool = True, random_state: Seed = 0, confidence_level: float = 0.95,
                       ci_method: str = "bca", ci_resampling: str = "documents") -> pd.DataFrame:
     """One row per level x coefficient; columns TABLE_COLUMNS (table_row).
 
@@ -565,8 +598,9 @@ def correlation_table(frame: pd.DataFrame, *, levels=LEVELS, coefficients=COEFFI
     return pd.DataFrame(rows, columns=list(TABLE_COLUMNS))
 
 
-def correlation_estimates(frame: pd.DataFrame, *, levels=LEVELS, coefficients=COEFFICIENTS, n_resamples: int = 1000,
-                          skip_constant: bool = True, random_state=0, confidence_level: float = 0.95,
+def correlation_estimates(frame: pd.DataFrame, *, levels: Sequence[str] = LEVELS,
+                          coefficients: Sequence[str] = COEFFICIENTS, n_resamples: int = 1000,
+                          skip_constant: bool = True, random_state: Seed = 0, confidence_level: float = 0.95,
                           ci_method: str = "bca", ci_resampling: str = "documents"
                           ) -> dict[tuple[str, str], Estimate]:
     """{(level, coefficient): Estimate} for every cell, levels then coefficients in the order given: what

@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as st
 
+from evalcore.meta.arrays import FloatArray, IntArray, Seed
 from evalcore.meta.agreement import krippendorff_alpha
 from evalcore.meta.coefficients import rows_correlation
 from evalcore.meta.correlation import correlate
@@ -48,7 +49,7 @@ SPEARMAN_BROWN_NOTE = ("projection by Spearman-Brown and the correction for atte
 
 
 # --------------------------------------------------------------------------------------------------- the draw matrix
-def draw_matrix(draws: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+def draw_matrix(draws: pd.DataFrame) -> tuple[FloatArray, FloatArray]:
     """(item ids, items x K matrix): each item's draws in draw order, NaN where a draw failed or is absent."""
     need = [c for c in ("item_id", "draw", "judge") if c not in draws.columns]
     if need:
@@ -61,13 +62,13 @@ def draw_matrix(draws: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     return wide.index.to_numpy(), wide.to_numpy(dtype=float)
 
 
-def complete_rows(M: np.ndarray) -> np.ndarray:
+def complete_rows(M: FloatArray) -> FloatArray:
     """The rows of M with every draw present (what the one-way ANOVA needs)."""
     return M[~np.isnan(M).any(axis=1)] if M.size else M
 
 
 # ------------------------------------------------------------------------------------------------------------ ICC
-def icc_oneway(M: np.ndarray, *, confidence_level: float = 0.95) -> tuple[Estimate, Estimate]:
+def icc_oneway(M: FloatArray, *, confidence_level: float = 0.95) -> tuple[Estimate, Estimate]:
     """ICC(1,1) and ICC(1,K) of an items x K matrix, with their F-based intervals (Shrout & Fleiss 1979 eq. 2 and
     McGraw & Wong 1996 table 7, case 1): MSB and MSW of the one-way ANOVA, F = MSB / MSW on (n - 1, n (K - 1))
     degrees of freedom. Items with a missing draw are left out (``dropped`` counts them); ``n`` counts items."""
@@ -84,7 +85,7 @@ def icc_oneway(M: np.ndarray, *, confidence_level: float = 0.95) -> tuple[Estima
     msw = float(((full - row_means[:, None]) ** 2).sum()) / (n * (k - 1))
     if msw == 0.0:
         why = "every item's draws are identical: the draws do not vary, so the ICC is 1 by definition"
-        return tuple(Estimate(1.0 if msb > 0 else math.nan, n=n, dropped=dropped, notes=(why,)) for _ in range(2))
+        return (Estimate(1.0 if msb > 0 else math.nan, n=n, dropped=dropped, notes=(why,)),) * 2
     F = msb / msw
     df1, df2 = n - 1, n * (k - 1)
     q = 1.0 - (1.0 - confidence_level) / 2
@@ -102,7 +103,7 @@ def icc_oneway(M: np.ndarray, *, confidence_level: float = 0.95) -> tuple[Estima
 
 # --------------------------------------------------------------------------------------------- agreement of draws
 def draws_alpha(draws: pd.DataFrame, *, level_of_measurement: str = "interval", n_resamples: int = 0,
-                confidence_level: float = 0.95, random_state=0) -> Estimate:
+                confidence_level: float = 0.95, random_state: Seed = 0) -> Estimate:
     """Krippendorff's alpha with the draws as annotators (every draw that parsed; items drawn once carry none)."""
     ok = draws[draws["judge"].notna()]
     if ok.empty:
@@ -113,7 +114,7 @@ def draws_alpha(draws: pd.DataFrame, *, level_of_measurement: str = "interval", 
                               confidence_level=confidence_level, random_state=random_state)
 
 
-def pairs_differ(M: np.ndarray) -> float:
+def pairs_differ(M: FloatArray) -> float:
     """The share of pairs of draws of the same item that differ, pooled over items (draws that parsed only)."""
     differ = total = 0
     for row in np.asarray(M, dtype=float):
@@ -173,7 +174,7 @@ def projected_agreement(rho_k: float, r1: float, k: int, upto: int) -> dict[int,
 TWO_STAGE = "documents, then draws within each drawn item"
 
 
-def _resampled_means(S: np.ndarray, k_ok: np.ndarray, idx: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+def _resampled_means(S: FloatArray, k_ok: IntArray, idx: IntArray, rng: np.random.Generator) -> FloatArray:
     """The mean of each chosen item's draws resampled with replacement (S holds each item's parsed draws first)."""
     k = k_ok[idx]
     width = S.shape[1]
@@ -181,10 +182,12 @@ def _resampled_means(S: np.ndarray, k_ok: np.ndarray, idx: np.ndarray, rng: np.r
     picked = S[idx[:, None], pos]
     use = np.arange(width)[None, :] < k[:, None]
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(use, picked, 0.0).sum(axis=1) / np.where(k > 0, k, np.nan)
+        result: FloatArray = np.where(use, picked, 0.0).sum(axis=1) / np.where(k > 0, k, np.nan)
+        return result
 
 
-def _two_stage_dataset(S, k_ok, human, items_of, coefficient, n_resamples, rng, block: int = 64) -> np.ndarray:
+def _two_stage_dataset(S: FloatArray, k_ok: IntArray, human: FloatArray, items_of: list[IntArray], coefficient: str,
+                       n_resamples: int, rng: np.random.Generator, block: int = 64) -> FloatArray:
     """Dataset-level replicates, ``block`` resamples at a time as rows padded with NaN (rows_correlation)."""
     n_docs = len(items_of)
     out = np.empty(n_resamples)
@@ -204,7 +207,8 @@ def _two_stage_dataset(S, k_ok, human, items_of, coefficient, n_resamples, rng, 
     return out
 
 
-def _two_stage_other(S, k_ok, frame: pd.DataFrame, items_of, level, coefficient, n_resamples, rng) -> np.ndarray:
+def _two_stage_other(S: FloatArray, k_ok: IntArray, frame: pd.DataFrame, items_of: list[IntArray], level: str,
+                     coefficient: str, n_resamples: int, rng: np.random.Generator) -> FloatArray:
     """Summary- and system-level replicates: each resample's frame (a document drawn twice is two documents)."""
     n_docs = len(items_of)
     out = np.empty(n_resamples)
@@ -222,7 +226,7 @@ def _two_stage_other(S, k_ok, frame: pd.DataFrame, items_of, level, coefficient,
 
 def two_stage_correlation(draws: pd.DataFrame, frame: pd.DataFrame, *, level: str = "dataset",
                           coefficient: str = "spearman", n_resamples: int = 1000, confidence_level: float = 0.95,
-                          random_state=0) -> Estimate:
+                          random_state: Seed = 0) -> Estimate:
     """The correlation of the mean of each item's draws with the humans, with a two-stage percentile bootstrap
     interval: documents drawn with replacement, then each drawn item's draws drawn with replacement from those that
     parsed. ``resampling`` says so; ``n`` and ``dropped`` are those of the point estimate (evalcore.meta.correlate).
@@ -259,7 +263,7 @@ def two_stage_correlation(draws: pd.DataFrame, frame: pd.DataFrame, *, level: st
 
 def mean_of_draws_correlation(draws: pd.DataFrame, frame: pd.DataFrame, *, level: str = "dataset",
                               coefficient: str = "spearman", n_resamples: int = 1000, confidence_level: float = 0.95,
-                              random_state=0) -> Estimate:
+                              random_state: Seed = 0) -> Estimate:
     """The correlation of the mean of each item's draws (those that parsed) with the humans, with the documents
     bootstrap of evalcore.meta.correlate (BCa): see the module docstring for why that interval carries the judge's
     noise."""
@@ -312,7 +316,8 @@ def single_draw_correlations(draws: pd.DataFrame, frame: pd.DataFrame, *, level:
 
 def reliability_report(draws: pd.DataFrame, frame: pd.DataFrame, *, level: str = "dataset",
                        coefficient: str = "spearman", n_resamples: int = 1000, confidence_level: float = 0.95,
-                       random_state=0, target: float = 0.8, level_of_measurement: str = "interval") -> ReliabilityReport:
+                       random_state: Seed = 0, target: float = 0.8,
+                       level_of_measurement: str = "interval") -> ReliabilityReport:
     """Everything the reliability section shows for one run and dimension (see the module docstring)."""
     check_choice(level_of_measurement, ("interval", "ordinal", "nominal", "ratio"), "level_of_measurement")
     draws = draws[draws["item_id"].isin(frame["item_id"])]

@@ -27,7 +27,7 @@ Every function takes a block ``W`` (replicates x items) of item weights and retu
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -35,6 +35,7 @@ from contextvars import ContextVar
 import numpy as np
 import scipy.sparse as sp
 
+from evalcore.meta.arrays import FloatArray, IntArray, Seed
 from evalcore.meta import resampling
 from evalcore.meta.resampling import jackknife_blocks, resample_counts
 
@@ -60,7 +61,7 @@ _STOP_POINT: ContextVar[Callable[[], None] | None] = ContextVar("evalcore_stop_p
 
 
 @contextmanager
-def stop_point(check: Callable[[], None]):
+def stop_point(check: Callable[[], None]) -> Iterator[None]:
     """Within this block, ``check()`` is called between blocks of bootstrap / jackknife replicates."""
     token = _STOP_POINT.set(check)
     try:
@@ -84,7 +85,7 @@ class Progress:
     counts: a view that knows its whole plan (runs x cells) declares it once, and the cells it calls, which declare
     their own rows too, then only advance, so the bar never runs backwards."""
 
-    def __init__(self, report: Callable[[int, int], None]):
+    def __init__(self, report: Callable[[int, int], None]) -> None:
         self.report = report
         self.total = 0
         self.done = 0
@@ -95,7 +96,7 @@ _PROGRESS: ContextVar[Progress | None] = ContextVar("evalcore_progress", default
 
 
 @contextmanager
-def progress_point(report: Callable[[int, int], None]):
+def progress_point(report: Callable[[int, int], None]) -> Iterator[None]:
     """Within this block, computations report ``report(rows done, rows expected)`` after each block of replicates."""
     token = _PROGRESS.set(Progress(report))
     try:
@@ -105,7 +106,7 @@ def progress_point(report: Callable[[int, int], None]):
 
 
 @contextmanager
-def expecting(rows: int):
+def expecting(rows: int) -> Iterator[None]:
     """Declare the replicate rows of the work inside this block (ignored inside an outer declaration)."""
     p = _PROGRESS.get()
     if p is None:
@@ -135,7 +136,7 @@ def advance(rows: int) -> None:
         p.report(p.done, max(p.total, p.done))
 
 
-def over_blocks(of_counts: Callable[[np.ndarray], np.ndarray], blocks) -> np.ndarray:
+def over_blocks(of_counts: Callable[[FloatArray], FloatArray], blocks: Iterable[FloatArray]) -> FloatArray:
     """``of_counts(C)`` over blocks of count rows, concatenated: a stop point before each block and the rows done
     counted after it (the statistic's per-frame work is done once, inside ``of_counts``)."""
     parts = []
@@ -166,7 +167,7 @@ def run_blocks(one: Callable[[int], None], starts: list[int]) -> None:
             list(pool.map(one, starts[i:i + n]))
 
 
-def count_blocks(n_units: int, n_resamples: int, random_state=0) -> Iterator[np.ndarray]:
+def count_blocks(n_units: int, n_resamples: int, random_state: Seed = 0) -> Iterator[FloatArray]:
     """The rows of ``bootstrap_counts(n_units, n_resamples, random_state)`` in consecutive blocks."""
     if n_units == 0:
         return
@@ -177,7 +178,7 @@ def count_blocks(n_units: int, n_resamples: int, random_state=0) -> Iterator[np.
         yield resample_counts(rng.integers(0, n_units, size=(b, n_units)), n_units)
 
 
-def jackknife_groups(n_units: int) -> np.ndarray | None:
+def jackknife_groups(n_units: int) -> IntArray | None:
     """Each unit's jackknife group (0..JACKKNIFE_GROUPS-1), or None where the jackknife leaves one unit out."""
     if n_units <= JACKKNIFE_MAX_UNITS:
         return None
@@ -199,7 +200,7 @@ def jackknife_label(n_units: int) -> str:
     return f"grouped jackknife: {JACKKNIFE_GROUPS} groups of documents"
 
 
-def jackknife_count_blocks(n_units: int) -> Iterator[np.ndarray]:
+def jackknife_count_blocks(n_units: int) -> Iterator[FloatArray]:
     """Count rows of the jackknife replicates, in blocks: leave-one-out rows, or one row per group left out."""
     groups = jackknife_groups(n_units)
     if groups is None:
@@ -215,7 +216,7 @@ def jackknife_count_blocks(n_units: int) -> Iterator[np.ndarray]:
 # Weighted ranks and pair counts over a fixed sort
 
 
-def _ties(sorted_values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _ties(sorted_values: FloatArray) -> tuple[IntArray, IntArray, IntArray]:
     """(group of each sorted position, first position of each group, last position of each group)."""
     new = np.ones(len(sorted_values), dtype=bool)
     new[1:] = sorted_values[1:] != sorted_values[:-1]
@@ -228,7 +229,7 @@ def _ties(sorted_values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray
 class WeightedRanks:
     """Mid-ranks of the values ``v`` inside weighted multisets, from one sort of ``v``."""
 
-    def __init__(self, v: np.ndarray):
+    def __init__(self, v: FloatArray) -> None:
         self.order = np.argsort(v, kind="stable")
         self.group, first, self.last = _ties(v[self.order])
         self.first = first
@@ -249,18 +250,18 @@ class WeightedRanks:
             self.onehot = sp.csr_matrix((np.ones(len(v)), (np.arange(len(v)), code)), shape=(len(v), self.n_levels))
             self.onehot_t = self.onehot.T.tocsr()
 
-    def level_weights(self, W: np.ndarray) -> np.ndarray:
+    def level_weights(self, W: IntArray) -> FloatArray:
         """(replicates x levels) total weight of each distinct value."""
         if self.onehot is not None:
             return self.level_sums(W)
         cum = np.cumsum(W[:, self.order], axis=1)[:, self.last]
         return np.diff(cum, axis=1, prepend=0.0)
 
-    def level_sums(self, M: np.ndarray) -> np.ndarray:
+    def level_sums(self, M: FloatArray | IntArray) -> FloatArray:
         """(rows x levels) sum of each row of M over the items of each level (needs few levels)."""
         return np.stack([self.onehot_t @ row for row in M])  # sparse mat-vec per row: no copy of M
 
-    def midranks(self, W: np.ndarray) -> np.ndarray:
+    def midranks(self, W: IntArray) -> FloatArray:
         """(replicates x items) mid-rank of every item in each weighted multiset (ties share their mid-rank)."""
         if self.onehot is not None:
             tot = self.level_weights(W)
@@ -280,7 +281,7 @@ class WeightedRanks:
         out[:, self.order] = ranks_sorted
         return out
 
-    def _ranks_few_ties(self, Ws: np.ndarray) -> np.ndarray:
+    def _ranks_few_ties(self, Ws: IntArray) -> FloatArray:
         """Mid-ranks in sorted order when most values are distinct: cumulative weight - (weight - 1) / 2, then the
         few tie groups' items set to their group's mid-rank."""
         cum = np.cumsum(Ws, axis=1)
@@ -301,7 +302,7 @@ class WeightedKendall:
     no sort. The caller passes weights in x order (``self.order``).
     """
 
-    def __init__(self, x: np.ndarray, y: np.ndarray):
+    def __init__(self, x: FloatArray, y: FloatArray) -> None:
         self.order = np.argsort(x, kind="stable")
         xs = x[self.order]
         group, first, last = _ties(xs)
@@ -324,14 +325,14 @@ class WeightedKendall:
             tie = np.flatnonzero(le > lt)
             self.levels.append((here, lower, lt, (tie, lt[tie], le[tie])))
 
-    def tau_b(self, W: np.ndarray) -> np.ndarray:
+    def tau_b(self, W: IntArray) -> FloatArray:
         """tau-b of each row of W (replicates x items, items in ``self.order``; integer weights).
 
         The pair counts are integers and are computed in int64: exact, and numpy's integer cumulative sum is several
         times faster than its floating-point one (no dependency on the previous addition's rounding)."""
-        return np.array([self._tau_b_row(w) for w in as_counts(W)], dtype=float)
+        return np.array([self._tau_b_row(w) for w in as_counts(W)], dtype=np.float64)
 
-    def _tau_b_row(self, w: np.ndarray) -> float:
+    def _tau_b_row(self, w: IntArray) -> float:
         """tau-b of one replicate, on 1-d rows (numpy's 1-d gathers are cheaper than the same on a 2-d block)."""
         con_minus_dis = 0
         level_tot = np.empty(self.n_levels, dtype=np.int64)
@@ -373,7 +374,7 @@ class WeightedSpearman:
     The caller passes weights in x order (``self.order``).
     """
 
-    def __init__(self, x: np.ndarray, y: np.ndarray):
+    def __init__(self, x: FloatArray, y: FloatArray) -> None:
         self.order = np.argsort(x, kind="stable")
         self.rx = WeightedRanks(x[self.order])
         self.ry = WeightedRanks(y[self.order])
@@ -399,7 +400,7 @@ class WeightedSpearman:
         group_of_big[big] = np.arange(len(big))
         self.tied_cell = group_of_big[rx.group[rx.tied]] * L + self.ry.code[rx.tied]
 
-    def rho(self, W: np.ndarray) -> np.ndarray:
+    def rho(self, W: IntArray) -> FloatArray:
         if self.ry.onehot is not None:
             W = as_counts(W)
             return np.array([self._rho_levels(w) for w in W])
@@ -413,9 +414,10 @@ class WeightedSpearman:
         m2 = n * ((n + 1.0) / 2.0) ** 2
         with np.errstate(invalid="ignore", divide="ignore"):
             r = (sxy - m2) / np.sqrt((sxx - m2) * (syy - m2))
-        return np.clip(r, -1.0, 1.0)
+        result: FloatArray = np.clip(r, -1.0, 1.0)
+        return result
 
-    def _rho_levels(self, w: np.ndarray) -> float:
+    def _rho_levels(self, w: IntArray) -> float:
         """Spearman of one replicate (int64 weights in x order), y with few levels l, without an items-long rank vector:
 
         - sum w rx ry = sum_l rank_l Q_l, Q_l = sum_{i in l} w_i rx_i. Outside x tie groups rx_i = cum_i - (w_i - 1) / 2
@@ -456,21 +458,21 @@ class WeightedSpearman:
         return float(np.clip(r, -1.0, 1.0))
 
 
-def as_counts(W: np.ndarray) -> np.ndarray:
+def as_counts(W: FloatArray | IntArray) -> IntArray:
     """Replicate weights as int64 (they are counts: how often each item is in the multiset)."""
-    W = np.asarray(W)
-    if W.dtype.kind in "iu":
-        return W.astype(np.int64, copy=False)
-    Wi = W.astype(np.int64)
-    if not np.array_equal(Wi, W):
+    w = np.asarray(W)
+    if w.dtype.kind in "iu":
+        return w.astype(np.int64, copy=False)
+    Wi = w.astype(np.int64)
+    if not np.array_equal(Wi, w):
         raise ValueError("replicate weights must be whole numbers (counts of each item in the multiset)")
     return Wi
 
 
-def _codes(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _codes(v: FloatArray) -> tuple[IntArray, FloatArray]:
     uniq, codes = np.unique(v, return_inverse=True)
     return codes.astype(np.int64), uniq
 
 
-def n_distinct(v: np.ndarray) -> int:
+def n_distinct(v: FloatArray) -> int:
     return len(np.unique(v))

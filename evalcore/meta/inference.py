@@ -22,11 +22,14 @@ these?", the question a p-value over systems answers too, and is wider. Percenti
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 import scipy.stats as st
 
+from evalcore.meta.arrays import FloatArray, IntArray, Seed
 from evalcore.meta.coefficients import rows_correlation, scipy_correlation, snap_ties
 from evalcore.meta.intervals import percentile_interval
 from evalcore.meta.scoreframe import PreparedFrame
@@ -58,9 +61,9 @@ MIN_SYSTEMS = 5
 FEW_DOCUMENTS_FOR_COVERAGE = 100
 
 
-def _permutation_rows(coefficient: str, y: np.ndarray):
+def _permutation_rows(coefficient: str, y: FloatArray) -> Callable[..., FloatArray]:
     """A vectorised statistic for scipy.stats.permutation_test: the correlation of each permuted x with y."""
-    def statistic(x, axis=-1):
+    def statistic(x: npt.ArrayLike, axis: int = -1) -> FloatArray:
         x = np.moveaxis(np.asarray(x, dtype=float), axis, -1)
         shape = x.shape[:-1]
         X = x.reshape(-1, x.shape[-1])
@@ -69,7 +72,7 @@ def _permutation_rows(coefficient: str, y: np.ndarray):
     return statistic
 
 
-def scipy_pvalue_method(x: np.ndarray, y: np.ndarray, coefficient: str, statistic: float) -> str:
+def scipy_pvalue_method(x: FloatArray, y: FloatArray, coefficient: str, statistic: float) -> str:
     """How scipy's default p-value of this correlation is computed, in words.
 
     - Pearson: ``scipy.stats.pearsonr`` uses the exact distribution of r under bivariate normality (a beta
@@ -90,7 +93,8 @@ def scipy_pvalue_method(x: np.ndarray, y: np.ndarray, coefficient: str, statisti
     return "asymptotic"
 
 
-def correlation_pvalue(x, y, coefficient: str, *, random_state=0) -> tuple[float, str]:
+def correlation_pvalue(x: npt.ArrayLike, y: npt.ArrayLike, coefficient: str, *,
+                       random_state: Seed = 0) -> tuple[float, str]:
     """(p-value, how it was computed) for the correlation of x with y: "exact permutation", "permutation (9999
     resamples)", or from n >= PERMUTATION_MAX_N scipy's default p-value labelled by the method scipy used
     (scipy_pvalue_method: "exact" for Kendall without ties up to 33 pairs, "exact under normality" for Pearson,
@@ -122,7 +126,7 @@ def correlation_pvalue(x, y, coefficient: str, *, random_state=0) -> tuple[float
 # ---------------------------------------------------------------------------------------------------- boot-both
 
 
-def doc_system_sums(p: PreparedFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def doc_system_sums(p: PreparedFrame) -> tuple[FloatArray, FloatArray, FloatArray]:
     """(docs x systems) sums of judge values, of human values, and item counts."""
     shape = (p.n_docs, p.n_systems)
     sx = np.zeros(shape)
@@ -134,8 +138,8 @@ def doc_system_sums(p: PreparedFrame) -> tuple[np.ndarray, np.ndarray, np.ndarra
     return sx, sy, cnt
 
 
-def boot_both_draws(n_docs: int, n_systems: int, n_resamples: int, random_state=0
-                    ) -> tuple[np.ndarray, np.ndarray]:
+def boot_both_draws(n_docs: int, n_systems: int, n_resamples: int, random_state: Seed = 0
+                    ) -> tuple[IntArray, IntArray]:
     """(documents drawn: resamples x n_docs, systems drawn: resamples x n_systems), both with replacement, from one
     generator in that order (the test redraws them the same way)."""
     rng = np.random.default_rng(random_state)
@@ -144,7 +148,7 @@ def boot_both_draws(n_docs: int, n_systems: int, n_resamples: int, random_state=
     return docs, systems
 
 
-def boot_both_distribution(p: PreparedFrame, coefficient: str, n_resamples: int, random_state=0) -> np.ndarray:
+def boot_both_distribution(p: PreparedFrame, coefficient: str, n_resamples: int, random_state: Seed = 0) -> FloatArray:
     """The system-level correlation in every boot-both resample (NaN where undefined: e.g. one distinct system
     drawn, or a drawn system with no item in the drawn documents). For the rank coefficients the drawn means are
     tie-snapped (coefficients.snap_ties) as on every other system-level path: two systems whose means are equal
@@ -170,7 +174,7 @@ def boot_both_distribution(p: PreparedFrame, coefficient: str, n_resamples: int,
 
 
 def boot_both_interval(p: PreparedFrame, coefficient: str, *, n_resamples: int, confidence_level: float = 0.95,
-                       random_state=0) -> tuple[float, float, int]:
+                       random_state: Seed = 0) -> tuple[float, float, int]:
     """(low, high, undefined resamples): the boot-both percentile interval of the system-level correlation."""
     dist = boot_both_distribution(p, coefficient, n_resamples, random_state)
     return percentile_interval(dist, confidence_level)
@@ -187,7 +191,7 @@ class Support:
     n_systems: int
 
 
-def support_warnings(support: Support, *, levels=("dataset", "summary", "system")) -> list[str]:
+def support_warnings(support: Support, *, levels: Collection[str] = ("dataset", "summary", "system")) -> list[str]:
     """The sentences a reader is owed: an interval on fewer than MIN_DOCUMENTS documents (unreliable) or fewer than
     FEW_DOCUMENTS_FOR_COVERAGE (narrower than it says, as simulated), a system figure on fewer than MIN_SYSTEMS
     systems."""

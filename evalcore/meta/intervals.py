@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.special as special
 
+from evalcore.meta.arrays import FloatArray
+
 CI_METHODS = ("bca", "percentile")
 
 # Bootstrap values within this distance (relative to max(1, |estimate|)) of the estimate count as ties with it in
@@ -16,7 +18,7 @@ CI_METHODS = ("bca", "percentile")
 TIE_RTOL = 1e-12
 
 
-def percentile_interval(values: np.ndarray, confidence_level: float) -> tuple[float, float, int]:
+def percentile_interval(values: FloatArray, confidence_level: float) -> tuple[float, float, int]:
     """(low, high, undefined count): the percentile bootstrap interval over the defined resamples."""
     ok = values[~np.isnan(values)]
     undefined = int(len(values) - len(ok))
@@ -27,7 +29,7 @@ def percentile_interval(values: np.ndarray, confidence_level: float) -> tuple[fl
     return float(lo), float(hi), undefined
 
 
-def percentile_ends(values: np.ndarray, low: float = 2.5, high: float = 97.5) -> tuple[float, float]:
+def percentile_ends(values: FloatArray, low: float = 2.5, high: float = 97.5) -> tuple[float, float]:
     """The ``low``-th and ``high``-th percentiles (in percent, numpy's linear interpolation) of the finite values: a
     percentile bootstrap interval's ends; (NaN, NaN) when no value is finite. ``tail_percent`` gives ``low`` for a
     confidence level (``high`` = 100 - low)."""
@@ -45,14 +47,14 @@ def tail_percent(confidence_level: float) -> float:
     return (1 - confidence_level) / 2 * 100
 
 
-def percentile_ci(values: np.ndarray, confidence_level: float) -> tuple[float, float]:
+def percentile_ci(values: FloatArray, confidence_level: float) -> tuple[float, float]:
     """The two-sided percentile bootstrap interval of ``confidence_level`` over the finite values (``percentile_ends``
     at ``tail_percent`` and 100 minus it); (NaN, NaN) when none is finite."""
     a = tail_percent(confidence_level)
     return percentile_ends(values, a, 100 - a)
 
 
-def bca_levels(values: np.ndarray, estimate: float, jackknife: np.ndarray, confidence_level: float
+def bca_levels(values: FloatArray, estimate: float, jackknife: FloatArray, confidence_level: float
                ) -> tuple[float, float] | None:
     """BCa's adjusted quantile levels (alpha1, alpha2) of the bootstrap distribution (Efron 1987; Efron & Tibshirani
     1993, eq. 14.10, 14.14 and 14.15), or None where BCa is undefined.
@@ -97,8 +99,8 @@ def bca_levels(values: np.ndarray, estimate: float, jackknife: np.ndarray, confi
     return levels[0], levels[1]
 
 
-def bootstrap_interval(values: np.ndarray, *, confidence_level: float, method: str = "bca", estimate: float = np.nan,
-                       jackknife: np.ndarray | None = None) -> tuple[float, float, int, str]:
+def bootstrap_interval(values: FloatArray, *, confidence_level: float, method: str = "bca", estimate: float = np.nan,
+                       jackknife: FloatArray | None = None) -> tuple[float, float, int, str]:
     """(low, high, undefined count, method used) for a bootstrap distribution (NaN = undefined resample, left out).
 
     ``method="bca"`` needs the point estimate and the jackknife values; where BCa is undefined (bca_levels) it falls

@@ -7,10 +7,13 @@ shown first; "ba": shown second), verdict "first" | "second" | "tie" relative to
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from evalcore.meta.arrays import BoolArray, FloatArray, Seed
 from evalcore.meta.scoreframe import REQUIRED_COLUMNS
 from evalcore.meta.resampling import bootstrap_counts
 from evalcore.meta.intervals import percentile_ends
@@ -23,7 +26,7 @@ H2H_COLUMNS = ["system_a", "system_b", "doc_id", "item_a", "item_b", "judge_poin
                "n_verdicts", "n_unreadable"]
 
 
-def _check_columns(frame: pd.DataFrame, columns, name: str) -> None:
+def _check_columns(frame: pd.DataFrame, columns: Iterable[str], name: str) -> None:
     missing = [c for c in columns if c not in frame.columns]
     if missing:
         raise ValueError(f"{name}: missing column(s) {missing}")
@@ -63,7 +66,8 @@ def _verdict_points(comparisons: pd.DataFrame, unreadable: str) -> pd.DataFrame:
     return c
 
 
-def h2h_preferences(comparisons: pd.DataFrame, items: pd.DataFrame, human_scores: pd.DataFrame, dimension, *,
+def h2h_preferences(comparisons: pd.DataFrame, items: pd.DataFrame, human_scores: pd.DataFrame, dimension: str | None,
+                    *,
                     unreadable: str = "drop") -> pd.DataFrame:
     """003 H2H per (pair of systems, document): the judge's points for system a, averaged over both orders.
 
@@ -108,8 +112,10 @@ def h2h_preferences(comparisons: pd.DataFrame, items: pd.DataFrame, human_scores
     return g[H2H_COLUMNS].reset_index(drop=True)
 
 
-def h2h_correct_preferences(comparisons: pd.DataFrame, items: pd.DataFrame, human_scores: pd.DataFrame, dimension,
-                            *, pairs=None, unreadable: str = "drop") -> CorrectPreferencesResult:
+def h2h_correct_preferences(comparisons: pd.DataFrame, items: pd.DataFrame, human_scores: pd.DataFrame,
+                            dimension: str | None,
+                            *, pairs: Iterable[tuple[str, str]] | None = None,
+                            unreadable: str = "drop") -> CorrectPreferencesResult:
     """#CP (003 4.2.1) from H2H verdicts: per system pair, a's points summed over documents against n_docs / 2.
 
     ``pairs`` None = every system pair in the comparisons, oriented in natural system order; otherwise the given
@@ -143,7 +149,7 @@ def h2h_correct_preferences(comparisons: pd.DataFrame, items: pd.DataFrame, huma
     return tally_preferences(rows)
 
 
-def position_bias(comparisons: pd.DataFrame, *, dimension=None) -> dict:
+def position_bias(comparisons: pd.DataFrame, *, dimension: str | None = None) -> dict[str, Any]:
     """How much the judge's H2H verdicts depend on presentation order.
 
     first_position_win_rate: of the decisive verdicts ("first" or "second"), the fraction for the first position
@@ -179,7 +185,7 @@ def position_bias(comparisons: pd.DataFrame, *, dimension=None) -> dict:
     }
 
 
-def _both_order_pairs(r: pd.DataFrame, outcome: np.ndarray) -> tuple[pd.Series, pd.Series, np.ndarray]:
+def _both_order_pairs(r: pd.DataFrame, outcome: FloatArray) -> tuple[pd.Series, pd.Series, FloatArray]:
     """Over the pairs with both orders readable: (inconsistent, positional, each pair's document). ``r``: the
     readable verdicts; ``outcome``: the item each favours ("a", "b", "tie")."""
     # A pair is one pair of texts judged on one dimension: pair_id repeats across dimensions (Shen's H2H run judges
@@ -200,12 +206,12 @@ def _both_order_pairs(r: pd.DataFrame, outcome: np.ndarray) -> tuple[pd.Series, 
     return inconsistent, positional, both.index.get_level_values("doc_id").to_numpy()
 
 
-def position_bias_intervals(comparisons: pd.DataFrame, *, dimension=None, n_resamples: int = 1000,
-                            random_state=0) -> dict:
+def position_bias_intervals(comparisons: pd.DataFrame, *, dimension: str | None = None, n_resamples: int = 1000,
+                            random_state: Seed = 0) -> dict[str, Any]:
     """position_bias's four rates, each as an Estimate with its 95% percentile interval over documents
     (prompts resampled with replacement, the rate recomputed as a ratio of sums: preference.ratio_stat), as every
     pairwise figure's interval is computed."""
-    from evalcore.meta.preference import ratio_stat
+    from evalcore.meta.preference import Boot, ratio_stat
 
     c = comparisons
     if dimension is not None and "dimension" in c.columns:
@@ -215,7 +221,7 @@ def position_bias_intervals(comparisons: pd.DataFrame, *, dimension=None, n_resa
     ab = r["order"] == "ab"
     outcome = np.where(r["verdict"] == "tie", "tie", np.where((r["verdict"] == "first") == ab, "a", "b"))
     inconsistent, positional, pair_docs = _both_order_pairs(r, outcome)
-    boot = {"n_resamples": n_resamples, "random_state": random_state}
+    boot: Boot = {"n_resamples": n_resamples, "random_state": random_state}
     dec = r[r["verdict"].isin(["first", "second"])]
     return {"first_position_win_rate": ratio_stat(dec["doc_id"], (dec["verdict"] == "first").astype(float), **boot),
             "tie_rate": ratio_stat(r["doc_id"], (r["verdict"] == "tie").astype(float), **boot),
@@ -246,7 +252,7 @@ def _item_pairs(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)
 
 
-def pairwise_tau_b(human_diff: np.ndarray, judge_diff: np.ndarray) -> dict:
+def pairwise_tau_b(human_diff: FloatArray, judge_diff: FloatArray) -> dict[str, Any]:
     """002 App. C, Eq. 2: tau_B = (P - Q) / sqrt((P + Q + T)(P + Q + U)) over item pairs, where P = concordant
     pairs (judge and humans prefer the same item), Q = discordant, T = tied only by the humans, U = tied only by the
     judge; pairs tied by both count in neither (002's table marks them "-")."""
@@ -263,13 +269,13 @@ def pairwise_tau_b(human_diff: np.ndarray, judge_diff: np.ndarray) -> dict:
             "ties_both": both}
 
 
-def _tau_b_counts(sh: np.ndarray, sj: np.ndarray) -> np.ndarray:
+def _tau_b_counts(sh: FloatArray, sj: FloatArray) -> FloatArray:
     """Per item pair, the indicator of each of P, Q, T, U (pairwise_tau_b's counts): pairs x 4."""
     return np.stack([(sh * sj) > 0, (sh * sj) < 0, (sh == 0) & (sj != 0), (sh != 0) & (sj == 0)], axis=1
                     ).astype(float)
 
 
-def _tau_b_interval(pairs: pd.DataFrame, mask: np.ndarray, counts: np.ndarray, docs: pd.Index
+def _tau_b_interval(pairs: pd.DataFrame, mask: BoolArray, counts: FloatArray, docs: pd.Index
                     ) -> tuple[float, float]:
     """The percentile interval of tau_B over document resamples (``counts``: resamples x documents): each document's
     P, Q, T, U summed, then weighted by how often the resample drew it (the bucket's cuts held fixed)."""
@@ -282,8 +288,9 @@ def _tau_b_interval(pairs: pd.DataFrame, mask: np.ndarray, counts: np.ndarray, d
     return percentile_ends(tau)
 
 
-def pairwise_kendall_by_difficulty(frame: pd.DataFrame, *, n_pairs: int | None = None, buckets="tertiles",
-                                   random_state=0, n_resamples: int = 0) -> pd.DataFrame:
+def pairwise_kendall_by_difficulty(frame: pd.DataFrame, *, n_pairs: int | None = None,
+                                   buckets: str | tuple[float, float] = "tertiles", random_state: Seed = 0,
+                                   n_resamples: int = 0) -> pd.DataFrame:
     """002's pairwise Kendall tau-b (App. C, Eq. 2) over pairs of items of the same document, by difficulty.
 
     002 sorts pairs into hard / medium / easy by the size of the human score difference (larger = easier) without

@@ -28,11 +28,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
+import numpy.typing as npt
 import scipy.stats as st
 
-from evalcore.meta.results import Estimate
+from evalcore.meta.arrays import BoolArray, FloatArray, IntArray
+from evalcore.meta.results import Estimate, JsonKeys
 
 COEFFICIENTS = ("pearson", "spearman", "kendall")
 N_MAX = 10_000_000
@@ -56,69 +59,73 @@ def min_n(coefficient: str) -> int:
     return 5 if coefficient == "kendall" else 4
 
 
-def z_variance(r: float | np.ndarray, n: float | np.ndarray, coefficient: str) -> np.ndarray:
+def z_variance(r: npt.ArrayLike, n: npt.ArrayLike, coefficient: str) -> FloatArray:
     """Variance of atanh(r) for n items (NaN below min_n)."""
     _check(coefficient)
-    r = np.asarray(r, dtype=float)
-    n = np.asarray(n, dtype=float)
+    rv = np.asarray(r, dtype=float)
+    nv = np.asarray(n, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         if coefficient == "pearson":
-            v = 1.0 / (n - 3) + 0 * r
+            v = 1.0 / (nv - 3) + 0 * rv
         elif coefficient == "spearman":
-            v = (1.0 + r ** 2 / 2.0) / (n - 3)
+            v = (1.0 + rv ** 2 / 2.0) / (nv - 3)
         else:
-            v = 0.437 / (n - 4) + 0 * r
-    return np.where(n >= min_n(coefficient), v, np.nan)
+            v = 0.437 / (nv - 4) + 0 * rv
+    out: FloatArray = np.where(nv >= min_n(coefficient), v, np.nan)
+    return out
 
 
 def _q(confidence: float) -> float:
     return float(st.norm.ppf(1 - (1 - confidence) / 2))
 
 
-def fisher_interval(r, n, coefficient: str, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+def fisher_interval(r: npt.ArrayLike, n: npt.ArrayLike, coefficient: str,
+                    confidence: float = 0.95) -> tuple[FloatArray, FloatArray]:
     """(lower, upper) of the Fisher-z interval; vectorised over r and n."""
-    r = np.clip(np.asarray(r, dtype=float), -_R_CLIP, _R_CLIP)
-    z = np.arctanh(r)
-    s = np.sqrt(z_variance(r, n, coefficient))
+    clipped = np.clip(np.asarray(r, dtype=float), -_R_CLIP, _R_CLIP)
+    z = np.arctanh(clipped)
+    s = np.sqrt(z_variance(clipped, n, coefficient))
     q = _q(confidence)
     return np.tanh(z - q * s), np.tanh(z + q * s)
 
 
-def half_width(r, n, coefficient: str, confidence: float = 0.95) -> np.ndarray:
+def half_width(r: npt.ArrayLike, n: npt.ArrayLike, coefficient: str, confidence: float = 0.95) -> FloatArray:
     """Half the width of the Fisher-z interval; vectorised over r and n."""
     lo, hi = fisher_interval(r, n, coefficient, confidence)
     return (hi - lo) / 2.0
 
 
-def planning_value(r_now, n_now: int, n, coefficient: str, assurance: float = 0.95) -> np.ndarray:
+def planning_value(r_now: npt.ArrayLike, n_now: int, n: npt.ArrayLike, coefficient: str,
+                   assurance: float = 0.95) -> FloatArray:
     """|r| to plan n items for: the (1 - assurance) quantile of the final |z| predicted from (r_now, n_now).
     Vectorised over r_now and n; 0 (the widest case) where there is no estimate yet."""
-    n = np.asarray(n, dtype=float)
-    r_now = np.asarray(r_now, dtype=float)
-    known = np.isfinite(r_now) & (n_now >= min_n(coefficient))
-    r = np.where(known, np.minimum(np.abs(np.nan_to_num(r_now)), _R_CLIP), 0.0)
+    ns = np.asarray(n, dtype=float)
+    now = np.asarray(r_now, dtype=float)
+    known = np.isfinite(now) & (n_now >= min_n(coefficient))
+    r = np.where(known, np.minimum(np.abs(np.nan_to_num(now)), _R_CLIP), 0.0)
     var_now = np.nan_to_num(z_variance(r, max(n_now, min_n(coefficient)), coefficient))
     qa = float(st.norm.ppf(assurance)) if assurance > 0.5 else 0.0
-    z = np.arctanh(r) - qa * np.sqrt(var_now + z_variance(r, n, coefficient))
-    return np.where(known, np.tanh(np.maximum(z, 0.0)), 0.0)
+    z = np.arctanh(r) - qa * np.sqrt(var_now + z_variance(r, ns, coefficient))
+    out: FloatArray = np.where(known, np.tanh(np.maximum(z, 0.0)), 0.0)
+    return out
 
 
-def n_needed_many(r_now, n_now: int, target: float, coefficient: str, *, confidence: float = 0.95,
-                  assurance: float = 0.95, n_max: int = N_MAX) -> np.ndarray:
+def n_needed_many(r_now: npt.ArrayLike, n_now: int, target: float, coefficient: str, *, confidence: float = 0.95,
+                  assurance: float = 0.95, n_max: int = N_MAX) -> IntArray:
     """n_for_half_width for an array of current estimates at once (bisection on all of them together); -1 where
     even ``n_max`` items would not do."""
     _check(coefficient)
     if not target > 0:
         raise ValueError(f"the target half-width must be positive, not {target}")
-    r_now = np.atleast_1d(np.asarray(r_now, dtype=float))
+    estimates = np.atleast_1d(np.asarray(r_now, dtype=float))
 
-    def ok(n: np.ndarray) -> np.ndarray:
-        r = planning_value(r_now, n_now, n, coefficient, assurance)
+    def ok(n: IntArray) -> BoolArray:
+        r = planning_value(estimates, n_now, n, coefficient, assurance)
         return half_width(r, n, coefficient, confidence) <= target
 
     first = min_n(coefficient)
-    lo = np.full(r_now.shape, first, dtype=np.int64)
-    hi = np.full(r_now.shape, n_max, dtype=np.int64)
+    lo = np.full(estimates.shape, first, dtype=np.int64)
+    hi = np.full(estimates.shape, n_max, dtype=np.int64)
     ok_lo, ok_hi = ok(lo), ok(hi)
     # invariant where it matters: not ok(lo) and ok(hi); the planned half-width falls as n grows
     while True:
@@ -129,7 +136,8 @@ def n_needed_many(r_now, n_now: int, target: float, coefficient: str, *, confide
         good = ok(mid)
         hi = np.where(active & good, mid, hi)
         lo = np.where(active & ~good, mid, lo)
-    return np.where(ok_lo, first, np.where(ok_hi, hi, -1))
+    out: IntArray = np.where(ok_lo, first, np.where(ok_hi, hi, -1))
+    return out
 
 
 def n_for_half_width(r_now: float, n_now: int, target: float, coefficient: str, *, confidence: float = 0.95,
@@ -140,7 +148,7 @@ def n_for_half_width(r_now: float, n_now: int, target: float, coefficient: str, 
     return None if n < 0 else n
 
 
-def statistic(x: np.ndarray, y: np.ndarray, coefficient: str) -> float:
+def statistic(x: FloatArray, y: FloatArray, coefficient: str) -> float:
     """scipy's Pearson r, Spearman rho or Kendall tau-b (NaN when undefined)."""
     _check(coefficient)
     x = np.asarray(x, dtype=float)
@@ -185,13 +193,13 @@ class PlanResult:
     def method(self) -> str:
         return self.now.method
 
-    def as_dict(self) -> dict:
-        """``plan --json``'s keys, in their documented order."""
-        return {"n_now": self.n_now, "statistic": self.statistic, "ci_low": self.ci_low, "ci_high": self.ci_high,
-                "half_width_now": self.half_width_now, "n_needed": self.n_needed,
-                "target_half_width": self.target_half_width, "coefficient": self.coefficient,
-                "confidence": self.confidence, "assurance": self.assurance, "planning_value": self.planning_value,
-                "method": self.method}
+    # ``plan --json``'s keys, in their documented order
+    json_keys: ClassVar[JsonKeys] = (("n_now", "now.n"), ("statistic", "now.statistic"), ("ci_low", "now.ci_low"),
+                                     ("ci_high", "now.ci_high"), ("half_width_now", "half_width_now"),
+                                     ("n_needed", "n_needed"), ("target_half_width", "target_half_width"),
+                                     ("coefficient", "coefficient"), ("confidence", "confidence"),
+                                     ("assurance", "assurance"), ("planning_value", "planning_value"),
+                                     ("method", "now.method"))
 
 
 def method_text(coefficient: str, confidence: float, assurance: float) -> str:
@@ -212,17 +220,18 @@ def check_targets(half_width: float, assurance: float) -> None:
                          f"{assurance}")
 
 
-def plan_sample_size(judge, human, *, coefficient: str = "spearman", half_width: float = 0.05,
+def plan_sample_size(judge: npt.ArrayLike, human: npt.ArrayLike, *, coefficient: str = "spearman",
+                     half_width: float = 0.05,
                      confidence: float = 0.95, assurance: float = 0.95) -> PlanResult:
     """The current estimate and its CI half-width from paired scores, and the n for a target half-width."""
     _check(coefficient)
     check_targets(half_width, assurance)
-    judge = np.asarray(judge, dtype=float)
-    human = np.asarray(human, dtype=float)
-    ok = np.isfinite(judge) & np.isfinite(human)
-    judge, human = judge[ok], human[ok]
-    n = len(judge)
-    r = statistic(judge, human, coefficient) if n >= min_n(coefficient) else math.nan
+    j = np.asarray(judge, dtype=float)
+    h = np.asarray(human, dtype=float)
+    ok = np.isfinite(j) & np.isfinite(h)
+    j, h = j[ok], h[ok]
+    n = len(j)
+    r = statistic(j, h, coefficient) if n >= min_n(coefficient) else math.nan
     if np.isfinite(r):
         lo, hi = (float(v) for v in fisher_interval(r, n, coefficient, confidence))
         hw = (hi - lo) / 2
@@ -235,10 +244,10 @@ def plan_sample_size(judge, human, *, coefficient: str = "spearman", half_width:
                       coefficient=coefficient, confidence=confidence, assurance=assurance, planning_value=pv)
 
 
-def half_width_curve(r_now: float, n_now: int, coefficient: str, ns, *, confidence: float = 0.95,
-                     assurance: float = 0.95) -> dict[str, np.ndarray]:
+def half_width_curve(r_now: float, n_now: int, coefficient: str, ns: npt.ArrayLike, *, confidence: float = 0.95,
+                     assurance: float = 0.95) -> dict[str, FloatArray]:
     """For a chart: at each n, the half-width if r stayed at its estimate, and the planned (assured) one."""
-    ns = np.asarray(ns, dtype=float)
-    at_estimate = half_width(abs(r_now) if np.isfinite(r_now) else 0.0, ns, coefficient, confidence)
-    planned = half_width(planning_value(r_now, n_now, ns, coefficient, assurance), ns, coefficient, confidence)
-    return {"n": ns, "at_estimate": np.asarray(at_estimate, float), "planned": np.asarray(planned, float)}
+    n = np.asarray(ns, dtype=float)
+    at_estimate = half_width(abs(r_now) if np.isfinite(r_now) else 0.0, n, coefficient, confidence)
+    planned = half_width(planning_value(r_now, n_now, n, coefficient, assurance), n, coefficient, confidence)
+    return {"n": n, "at_estimate": np.asarray(at_estimate, float), "planned": np.asarray(planned, float)}

@@ -58,16 +58,18 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from itertools import combinations
+from typing import ClassVar
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 from scipy import stats as sps
 
+from evalcore.meta.arrays import BoolArray, FloatArray, IntArray, Seed
 from evalcore.meta.resampling import BLOCK_CELLS, resample_counts
-from evalcore.meta.results import Estimate
+from evalcore.meta.intervals import percentile_ci
+from evalcore.meta.results import Estimate, JsonKeys
 from evalcore.meta.validation import check_confidence_level
-from evalcore.meta.results import none_if_missing as _num  # the package's one NaN-to-None rule
-from evalcore.meta.intervals import percentile_ci as _percentiles  # the one percentile interval
 from evalcore.model import natural_key
 
 METHODS = ("ppi", "ppi++")
@@ -75,9 +77,8 @@ SMALL_SAMPLE = 30  # fewer rated documents than this: a Student t interval with 
 FRAME_COLUMNS = ["item_id", "doc_id", "system_id", "judge", "human"]
 
 
-def mean_dict(e: Estimate) -> dict:
-    """A classical mean as ``meta --json`` writes it (README: ``human_only`` / ``judge_only``)."""
-    return {"estimate": _num(e.statistic), "ci_low": _num(e.ci_low), "ci_high": _num(e.ci_high), "n": e.n}
+# The keys ``meta --json`` writes for a classical mean (README: ``human_only`` / ``judge_only``).
+MEAN_KEYS: JsonKeys = (("estimate", "statistic"), ("ci_low", "ci_low"), ("ci_high", "ci_high"), ("n", "n"))
 
 
 @dataclass(frozen=True)
@@ -138,15 +139,13 @@ class SystemEstimate:
                     f"the labels")
         return f"the judge saves a factor of {f:.2f} in human labels"
 
-    def as_dict(self) -> dict:
-        return {"system": self.system, "estimate": _num(self.estimate), "ci_low": _num(self.ci_low),
-                "ci_high": _num(self.ci_high), "lambda": _num(self.lam), "n_labelled": self.n_labelled,
-                "n_unlabelled": self.n_unlabelled, "human_only": mean_dict(self.human_only),
-                "judge_only": mean_dict(self.judge_only), "interval": self.interval,
-                "rated_documents": self.rated_documents, "spread_floored": self.floored,
-                "clustered": self.clustered, "share_at_scale_end": _num(self.end_share),
-                "effective_labels": _num(self.effective_labels), "label_saving": _num(self.label_saving),
-                "saving_note": self.saving_note}
+    json_keys: ClassVar[JsonKeys] = (
+        ("system", "system"), ("estimate", "ppi.statistic"), ("ci_low", "ppi.ci_low"), ("ci_high", "ppi.ci_high"),
+        ("lambda", "lam"), ("n_labelled", "n_labelled"), ("n_unlabelled", "n_unlabelled"),
+        ("human_only", "human_only", MEAN_KEYS), ("judge_only", "judge_only", MEAN_KEYS), ("interval", "interval"),
+        ("rated_documents", "rated_documents"), ("spread_floored", "floored"), ("clustered", "clustered"),
+        ("share_at_scale_end", "end_share"), ("effective_labels", "effective_labels"),
+        ("label_saving", "label_saving"), ("saving_note", "saving_note"))
 
 
 @dataclass(frozen=True)
@@ -167,9 +166,9 @@ class Difference:
     def ci_high(self) -> float:
         return self.difference.ci_high
 
-    def as_dict(self) -> dict:
-        return {"system_a": self.system_a, "system_b": self.system_b, "estimate": _num(self.estimate),
-                "ci_low": _num(self.ci_low), "ci_high": _num(self.ci_high)}
+    json_keys: ClassVar[JsonKeys] = (("system_a", "system_a"), ("system_b", "system_b"),
+                                     ("estimate", "difference.statistic"), ("ci_low", "difference.ci_low"),
+                                     ("ci_high", "difference.ci_high"))
 
 
 @dataclass(frozen=True)
@@ -178,10 +177,6 @@ class Rank:
     rank: int       # 1 = highest estimate
     rank_low: float  # the 2.5th and 97.5th percentiles of its rank over the document resamples, as ranks taken
     rank_high: float  # (the nearest rank below / above: an interval of ranks holds whole ranks; NaN without one)
-
-    def as_dict(self) -> dict:
-        return {"system": self.system, "rank": self.rank, "rank_low": _num(self.rank_low),
-                "rank_high": _num(self.rank_high)}
 
 
 @dataclass(frozen=True)
@@ -194,13 +189,15 @@ class PPIResult:
     n_resamples: int
     judge_failed: int  # items left out: the judge has no score for them
 
-    def as_dict(self) -> dict:
-        return {"method": self.method, "confidence_level": self.confidence_level,
-                "per_system": [s.as_dict() for s in self.per_system],
-                "differences": [d.as_dict() for d in self.differences],
-                "ranking": [r.as_dict() for r in self.ranking], "n_resamples": self.n_resamples,
-                "lambda_in_resamples": "re-estimated" if self.method == "ppi++" else "fixed at 1",
-                "judge_failed": self.judge_failed}
+    json_keys: ClassVar[JsonKeys] = (("method", "method"), ("confidence_level", "confidence_level"),
+                                     ("per_system", "per_system"), ("differences", "differences"),
+                                     ("ranking", "ranking"), ("n_resamples", "n_resamples"),
+                                     ("lambda_in_resamples", "lambda_in_resamples"), ("judge_failed", "judge_failed"))
+
+    @property
+    def lambda_in_resamples(self) -> str:
+        """How lambda is set on each document resample (module docstring)."""
+        return "re-estimated" if self.method == "ppi++" else "fixed at 1"
 
 
 def _z(confidence_level: float) -> float:
@@ -208,7 +205,7 @@ def _z(confidence_level: float) -> float:
     return float(sps.norm.ppf(0.5 + confidence_level / 2))
 
 
-def power_tuned_lambda(y: np.ndarray, yhat: np.ndarray, yhat_unlabelled: np.ndarray) -> float:
+def power_tuned_lambda(y: FloatArray, yhat: FloatArray, yhat_unlabelled: FloatArray) -> float:
     """PPI++'s variance-minimising lambda for a mean, clipped to [0, 1] (ppi_py's ``_calc_lam_glm`` for the mean:
     cov(Y, Yhat) with 1/n over ((1 + n/N) var(Yhat) over labelled and unlabelled items with 1/(n + N - 1)))."""
     n, big_n = len(y), len(yhat_unlabelled)
@@ -222,19 +219,30 @@ def power_tuned_lambda(y: np.ndarray, yhat: np.ndarray, yhat_unlabelled: np.ndar
 
 @dataclass(frozen=True)
 class MeanInterval:
-    """A prediction-powered mean with its interval and how the interval was made (module docstring)."""
+    """A prediction-powered mean with its interval as an Estimate (``n``: the rated items; ``method``: the interval's
+    distribution), and how the interval was made (module docstring)."""
 
-    estimate: float
-    ci_low: float
-    ci_high: float
+    point: Estimate
     lam: float
     interval: str        # "normal" or "t"
     rated_documents: int  # the distinct documents (groups) of the rated items
     floored: bool = False
     clustered: bool = False
 
+    @property
+    def estimate(self) -> float:
+        return self.point.statistic
 
-def ppi_mean(y, yhat, yhat_unlabelled, *, lam: float | None = 1.0,
+    @property
+    def ci_low(self) -> float:
+        return self.point.ci_low
+
+    @property
+    def ci_high(self) -> float:
+        return self.point.ci_high
+
+
+def ppi_mean(y: npt.ArrayLike, yhat: npt.ArrayLike, yhat_unlabelled: npt.ArrayLike, *, lam: float | None = 1.0,
              confidence_level: float = 0.95) -> tuple[float, float, float, float]:
     """(estimate, ci_low, ci_high, lambda) of the mean of Y: lambda 1 = classic PPI, None = PPI++ (power-tuned),
     0 = the labelled items' mean alone; one item per document (``ppi_interval`` for the rest)."""
@@ -242,8 +250,10 @@ def ppi_mean(y, yhat, yhat_unlabelled, *, lam: float | None = 1.0,
     return m.estimate, m.ci_low, m.ci_high, m.lam
 
 
-def ppi_interval(y, yhat, yhat_unlabelled, *, lam: float | None = 1.0, confidence_level: float = 0.95,
-                 groups=None, groups_unlabelled=None, scale: tuple[float, float] | None = None) -> MeanInterval:
+def ppi_interval(y: npt.ArrayLike, yhat: npt.ArrayLike, yhat_unlabelled: npt.ArrayLike, *, lam: float | None = 1.0,
+                 confidence_level: float = 0.95,
+                 groups: npt.ArrayLike | None = None, groups_unlabelled: npt.ArrayLike | None = None,
+                 scale: tuple[float, float] | None = None) -> MeanInterval:
     """The mean of Y from rated items (Y, Yhat) and unrated ones (Yhat~): estimate and interval (module docstring).
     ``groups`` / ``groups_unlabelled``: each item's document (None: one item per document); ``scale``: the (lowest,
     highest) value Y can take, for the spread bound and the clipping (None: unknown)."""
@@ -252,7 +262,8 @@ def ppi_interval(y, yhat, yhat_unlabelled, *, lam: float | None = 1.0, confidenc
         raise ValueError(f"ppi_mean: {len(y)} human ratings but {len(yhat)} judge scores on the rated items")
     n, big_n = len(y), len(yu)
     if n == 0:
-        return MeanInterval(math.nan, math.nan, math.nan, math.nan, "normal", 0)
+        return MeanInterval(Estimate(math.nan, method=_interval_method(False, 0), confidence_level=confidence_level),
+                            math.nan, "normal", 0)
     if big_n == 0:
         lam = 0.0  # every item rated: the estimate is the humans' mean
     elif lam is None:
@@ -273,10 +284,12 @@ def ppi_interval(y, yhat, yhat_unlabelled, *, lam: float | None = 1.0, confidenc
         var += _spread_bound(y, yhat, yu, lam, scale, g_r, confidence_level)
     lo, hi = _bounds(est, var, g_r, small, confidence_level, scale)
     clustered = bool(len(code_r) + len(code_u) > len(np.unique(np.r_[code_r, code_u])))
-    return MeanInterval(est, lo, hi, lam, "t" if small else "normal", g_r, floored, clustered)
+    point = Estimate(est, lo, hi, n=n, method=_interval_method(small, g_r), confidence_level=confidence_level)
+    return MeanInterval(point, lam, "t" if small else "normal", g_r, floored, clustered)
 
 
-def _group_codes(groups, groups_unlabelled, n: int, big_n: int) -> tuple[np.ndarray, np.ndarray]:
+def _group_codes(groups: npt.ArrayLike | None, groups_unlabelled: npt.ArrayLike | None, n: int,
+                 big_n: int) -> tuple[IntArray, IntArray]:
     """Integer codes of the rated and unrated items' documents, one code per document across both (one document
     per item where ``groups`` is None)."""
     if groups is None:
@@ -286,7 +299,8 @@ def _group_codes(groups, groups_unlabelled, n: int, big_n: int) -> tuple[np.ndar
     return codes[:n], codes[n:]
 
 
-def _spread_bound(y, yhat, yu, lam: float, scale, g_r: int, confidence_level: float) -> float:
+def _spread_bound(y: FloatArray, yhat: FloatArray, yu: FloatArray, lam: float, scale: tuple[float, float] | None,
+                  g_r: int, confidence_level: float) -> float:
     """The variance of the rated part's mean when its values are all alike: D^2 p (1 - p) / G with p the
     Clopper-Pearson (1 - alpha/2) bound of the share that differs after G alike documents, D the range the
     rectifier Y - lambda Yhat may take (module docstring)."""
@@ -294,11 +308,12 @@ def _spread_bound(y, yhat, yu, lam: float, scale, g_r: int, confidence_level: fl
     span_y = float(scale[1] - scale[0]) if scale is not None else float(np.ptp(np.r_[y, judge]))
     span = span_y + lam * float(np.ptp(judge))
     p = 1 - ((1 - confidence_level) / 2) ** (1 / g_r)
-    return span ** 2 * p * (1 - p) / g_r
+    result: float = span ** 2 * p * (1 - p) / g_r
+    return result
 
 
 def _bounds(est: float, var: float, g_r: int, small: bool, confidence_level: float,
-            scale) -> tuple[float, float]:
+            scale: tuple[float, float] | None) -> tuple[float, float]:
     if small and g_r < 2:  # one rated document: no interval, the whole scale where it is known
         return (float(scale[0]), float(scale[1])) if scale is not None else (math.nan, math.nan)
     q = float(sps.t.ppf(0.5 + confidence_level / 2, g_r - 1)) if small else _z(confidence_level)
@@ -311,17 +326,16 @@ def _bounds(est: float, var: float, g_r: int, small: bool, confidence_level: flo
     return lo, hi
 
 
-def _mean_estimate(x: np.ndarray, groups, confidence_level: float, scale) -> Estimate:
+def _mean_estimate(x: FloatArray, groups: npt.ArrayLike | None, confidence_level: float,
+                   scale: tuple[float, float] | None) -> Estimate:
     """A plain mean (lambda 0) with the same interval as the PPI estimate's."""
     if len(x) == 0:
         return Estimate(math.nan, n=0)
-    m = ppi_interval(x, x, [], lam=0.0, confidence_level=confidence_level, groups=groups, scale=scale)
-    return Estimate(m.estimate, m.ci_low, m.ci_high, n=len(x), method=_interval_method(m),
-                    confidence_level=confidence_level)
+    return ppi_interval(x, x, [], lam=0.0, confidence_level=confidence_level, groups=groups, scale=scale).point
 
 
-def _interval_method(m: MeanInterval) -> str:
-    return "normal (CLT)" if m.interval == "normal" else f"Student t ({m.rated_documents - 1} df)"
+def _interval_method(small: bool, rated_documents: int) -> str:
+    return f"Student t ({rated_documents - 1} df)" if small else "normal (CLT)"
 
 
 def check_frame(frame: pd.DataFrame) -> pd.DataFrame:
@@ -342,9 +356,7 @@ def system_estimate(frame: pd.DataFrame, system: str, method: str, confidence_le
     docs = frame["doc_id"].astype(str).to_numpy()
     m = ppi_interval(y, yhat, yu, lam=1.0 if method == "ppi" else None, confidence_level=confidence_level,
                      groups=docs[rated], groups_unlabelled=docs[~rated], scale=scale)
-    point = Estimate(m.estimate, m.ci_low, m.ci_high, n=int(len(y)), method=_interval_method(m),
-                     confidence_level=confidence_level)
-    return SystemEstimate(system=str(system), ppi=point, lam=m.lam,
+    return SystemEstimate(system=str(system), ppi=m.point, lam=m.lam,
                           n_labelled=int(len(y)), n_unlabelled=int(len(yu)),
                           human_only=_mean_estimate(y, docs[rated], confidence_level, scale),
                           judge_only=_mean_estimate(frame["judge"].to_numpy(), docs, confidence_level, None),
@@ -352,7 +364,7 @@ def system_estimate(frame: pd.DataFrame, system: str, method: str, confidence_le
                           clustered=m.clustered, end_share=_end_share(y, scale))
 
 
-def _end_share(y: np.ndarray, scale) -> float:
+def _end_share(y: FloatArray, scale: tuple[float, float] | None) -> float:
     """The share of ``y`` within a tenth of the scale's range of its lowest or highest value: ratings piled up at
     one end, where a normal or t interval is known to cover less than asked (bench/bench_ppi_small.py)."""
     if scale is None or len(y) == 0:
@@ -361,7 +373,7 @@ def _end_share(y: np.ndarray, scale) -> float:
     return float(np.mean((y <= scale[0] + tenth) | (y >= scale[1] - tenth)))
 
 
-def ppi_by_system(frame: pd.DataFrame, *, method: str = "ppi++", n_resamples: int = 1000, random_state=0,
+def ppi_by_system(frame: pd.DataFrame, *, method: str = "ppi++", n_resamples: int = 1000, random_state: Seed = 0,
                   confidence_level: float = 0.95, scale: tuple[float, float] | None = None) -> PPIResult:
     """Per system: PPI (``method`` "ppi") or PPI++ ("ppi++") beside human-only and judge-only estimates; between
     systems: differences and ranks with document-resample intervals (lambda re-estimated on each resample).
@@ -389,8 +401,8 @@ def ppi_by_system(frame: pd.DataFrame, *, method: str = "ppi++", n_resamples: in
                      judge_failed=failed)
 
 
-def document_resamples(frame: pd.DataFrame, systems: list[str], n_resamples: int, random_state=0, *,
-                       method: str = "ppi++", lams: dict[str, float] | None = None) -> np.ndarray:
+def document_resamples(frame: pd.DataFrame, systems: list[str], n_resamples: int, random_state: Seed = 0, *,
+                       method: str = "ppi++", lams: dict[str, float] | None = None) -> FloatArray:
     """(n_resamples x systems) estimates on document resamples: the draws of
     ``bootstrap_indices(n_documents, n_resamples, random_state)``, taken in blocks; NaN where a resample holds no
     rated item of a system. lambda as on the data: 1 for PPI (0 without an unrated item), PPI++'s re-estimated on
@@ -420,7 +432,7 @@ def document_resamples(frame: pd.DataFrame, systems: list[str], n_resamples: int
     return out
 
 
-def _resample_estimates(t: list[np.ndarray], method: str, fixed: np.ndarray | None) -> np.ndarray:
+def _resample_estimates(t: list[FloatArray], method: str, fixed: FloatArray | None) -> FloatArray:
     """Each system's estimate from a block of resamples' sums (``document_resamples``' eight, resamples x systems)."""
     n, sy, sh, syh, shh, nu, su, suu = t
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -438,24 +450,25 @@ def _resample_estimates(t: list[np.ndarray], method: str, fixed: np.ndarray | No
         return np.where(n > 0, imputed + (sy - lam * sh) / np.where(n > 0, n, 1), np.nan)
 
 
-def _rank_bounds(ranks: np.ndarray, confidence_level: float) -> tuple[float, float]:
+def _rank_bounds(ranks: FloatArray, confidence_level: float) -> tuple[float, float]:
     if len(ranks) == 0:
         return math.nan, math.nan
     a = (1 - confidence_level) / 2 * 100
     return (float(np.percentile(ranks, a, method="lower")), float(np.percentile(ranks, 100 - a, method="higher")))
 
 
-def _differences(systems, theta, boot, confidence_level) -> tuple[Difference, ...]:
+def _differences(systems: list[str], theta: FloatArray, boot: FloatArray,
+                 confidence_level: float) -> tuple[Difference, ...]:
     out = []
     for a, b in combinations(range(len(systems)), 2):
-        lo, hi = _percentiles(boot[:, a] - boot[:, b], confidence_level)
+        lo, hi = percentile_ci(boot[:, a] - boot[:, b], confidence_level)
         out.append(Difference(systems[a], systems[b], Estimate(float(theta[a] - theta[b]), lo, hi,
                                                                n=len(boot), method="percentile" if len(boot) else "",
                                                                confidence_level=confidence_level)))
     return tuple(out)
 
 
-def _ranking(systems, theta, boot, confidence_level) -> tuple[Rank, ...]:
+def _ranking(systems: list[str], theta: FloatArray, boot: FloatArray, confidence_level: float) -> tuple[Rank, ...]:
     """Rank 1 = highest estimate (ties share the better rank); the rank's interval over the resamples where every
     system has an estimate, its ends whole ranks (the percentiles taken as the nearest rank outward)."""
     point = sps.rankdata(-np.nan_to_num(theta, nan=-np.inf), method="min")
@@ -509,7 +522,7 @@ def pairwise_frame(preferences: pd.DataFrame, comparisons: pd.DataFrame, items: 
     return both
 
 
-def hide_ratings(frame: pd.DataFrame, n_documents: int, random_state=0) -> pd.DataFrame:
+def hide_ratings(frame: pd.DataFrame, n_documents: int, random_state: Seed = 0) -> pd.DataFrame:
     """The frame with human ratings kept on ``n_documents`` documents drawn at random (without replacement) and
     removed elsewhere: what PPI would give had the humans rated only those (for simulations and for trying PPI on a
     fully rated dataset)."""
@@ -534,29 +547,28 @@ class PlanRow:
     ppi: int | None
     lam: float  # PPI's lambda at that many rated documents (1 for classic PPI)
 
-    def as_dict(self) -> dict:
-        return {"system": self.system, "n_documents": self.n_documents, "human_only": self.human_only,
-                "ppi": self.ppi, "lambda": _num(self.lam)}
+    json_keys: ClassVar[JsonKeys] = (("system", "system"), ("n_documents", "n_documents"),
+                                     ("human_only", "human_only"), ("ppi", "ppi"), ("lambda", "lam"))
 
 
-def interval_widths(n: np.ndarray, n_total: int, var_y: float, var_hat: float, cov: float, *, method: str,
-                    confidence_level: float = 0.95) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def interval_widths(n: npt.ArrayLike, n_total: int, var_y: float, var_hat: float, cov: float, *, method: str,
+                    confidence_level: float = 0.95) -> tuple[FloatArray, FloatArray, FloatArray]:
     """(human-only width, PPI width, lambda) when n of n_total items are rated: widths 2 z se with
     se^2 = var(Y) / n for humans alone and lambda^2 var(Yhat) / (N) + var(Y - lambda Yhat) / n for PPI (N = n_total - n
     unrated; PPI++'s lambda = cov / ((1 + n/N) var(Yhat)), clipped to [0, 1])."""
-    n = np.asarray(n, dtype=float)
-    big_n = n_total - n
+    rated = np.asarray(n, dtype=float)
+    big_n = n_total - rated
     if method == "ppi":
         lam = np.where(big_n > 0, 1.0, 0.0)
     else:
         with np.errstate(invalid="ignore", divide="ignore"):
             lam = np.where(big_n > 0, np.clip(cov * big_n / (n_total * var_hat), 0, 1), 0.0) if var_hat > 0 \
-                else np.zeros_like(n)
+                else np.zeros_like(rated)
     rect = var_y - 2 * lam * cov + lam ** 2 * var_hat
     with np.errstate(invalid="ignore", divide="ignore"):
         imputed = np.where(big_n > 0, lam ** 2 * var_hat / np.where(big_n > 0, big_n, 1), 0.0)
     z2 = 2 * _z(confidence_level)
-    return z2 * np.sqrt(var_y / n), z2 * np.sqrt(imputed + rect / n), lam
+    return z2 * np.sqrt(var_y / rated), z2 * np.sqrt(imputed + rect / rated), lam
 
 
 def plan_rated_documents(frame: pd.DataFrame, target_width: float, *, method: str = "ppi++",
@@ -588,5 +600,5 @@ def plan_rated_documents(frame: pd.DataFrame, target_width: float, *, method: st
     return tuple(rows)
 
 
-def _first(n: np.ndarray, ok: np.ndarray) -> int | None:
+def _first(n: IntArray, ok: BoolArray) -> int | None:
     return int(n[np.argmax(ok)]) if ok.any() else None

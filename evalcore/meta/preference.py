@@ -30,13 +30,17 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Iterable, Mapping
 from itertools import combinations
+from typing import Any, TypedDict, Unpack
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 from scipy import stats as sps
 from sklearn.metrics import cohen_kappa_score, confusion_matrix
 
+from evalcore.meta.arrays import FloatArray, IntArray, Seed
 from evalcore.meta import fastboot
 from evalcore.meta.classification import stats_from_confusion
 from evalcore.meta.correlation import replicate_function
@@ -57,24 +61,35 @@ STAT_KEYS = ("statistic", "ci_low", "ci_high", "n")
 NO_VERDICT = "no readable verdict"
 
 
-def stat_dict(e: Estimate) -> dict:
+class Boot(TypedDict, total=False):
+    """The bootstrap settings every figure here is computed with (``**boot``)."""
+
+    n_resamples: int
+    random_state: Seed
+
+
+def stat_dict(e: Estimate) -> dict[str, Any]:
     """A figure as ``meta --json`` writes it: statistic, ci_low, ci_high (null where missing), n, and ``reason``
     where there is no figure."""
     out = e.as_dict(*STAT_KEYS, missing_as_none=True)
-    out["n"] = int(out["n"])
+    out["n"] = int(e.n)
     if e.notes:
         out["reason"] = e.note
     return out
 
 
-def to_json(x):
+def to_json(x: Mapping[str, object]) -> dict[str, Any]:
     """``x`` with every Estimate in it written as stat_dict (dicts and lists walked)."""
+    return {k: _with_figures(v) for k, v in x.items()}
+
+
+def _with_figures(x: object) -> object:
     if isinstance(x, Estimate):
         return stat_dict(x)
     if isinstance(x, dict):
-        return {k: to_json(v) for k, v in x.items()}
+        return {k: _with_figures(v) for k, v in x.items()}
     if isinstance(x, list):
-        return [to_json(v) for v in x]
+        return [_with_figures(v) for v in x]
     return x
 
 
@@ -89,16 +104,18 @@ def _percentile(point: float, lo: float, hi: float, n: int, n_resamples: int) ->
                     resampling="documents")
 
 
-def _doc_codes(docs) -> tuple[np.ndarray, int]:
+def _doc_codes(docs: Iterable[object]) -> tuple[IntArray, int]:
     codes, uniques = pd.factorize(pd.Series(docs, dtype="object"))
     return codes, len(uniques)
 
 
-def _per_doc(codes: np.ndarray, n_docs: int, values: np.ndarray) -> np.ndarray:
-    return np.bincount(codes, weights=np.asarray(values, dtype=float), minlength=n_docs)
+def _per_doc(codes: IntArray, n_docs: int, values: FloatArray) -> FloatArray:
+    # weighted counts are floats (numpy's stubs type every bincount as integers)
+    return np.asarray(np.bincount(codes, weights=np.asarray(values, dtype=float), minlength=n_docs), dtype=np.float64)
 
 
-def ratio_stat(docs, numerator, denominator=None, *, n_resamples: int = N_RESAMPLES, random_state=0) -> Estimate:
+def ratio_stat(docs: Iterable[object], numerator: npt.ArrayLike, denominator: npt.ArrayLike | None = None, *,
+               n_resamples: int = N_RESAMPLES, random_state: Seed = 0) -> Estimate:
     """sum(numerator) / sum(denominator) over rows (denominator 1 per row by default), CI over documents."""
     num = np.asarray(numerator, dtype=float)
     den = np.ones_like(num) if denominator is None else np.asarray(denominator, dtype=float)
@@ -114,18 +131,19 @@ def ratio_stat(docs, numerator, denominator=None, *, n_resamples: int = N_RESAMP
     return _percentile(float(num.sum() / den.sum()), lo, hi, n, n_resamples)
 
 
-def _codes(labels) -> np.ndarray:
+def _codes(labels: Iterable[str]) -> IntArray:
     index = {o: i for i, o in enumerate(OUTCOMES)}
     return np.array([index[x] for x in labels], dtype=int)
 
 
-def _kappa(x, y) -> float:
+def _kappa(x: Iterable[str], y: Iterable[str]) -> float:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # one category on both sides: undefined, and NaN says so
         return float(cohen_kappa_score(list(x), list(y), labels=list(OUTCOMES)))
 
 
-def kappa_stat(docs, human, judge, *, n_resamples: int = N_RESAMPLES, random_state=0) -> Estimate:
+def kappa_stat(docs: Iterable[object], human: Iterable[str], judge: Iterable[str], *, n_resamples: int = N_RESAMPLES,
+               random_state: Seed = 0) -> Estimate:
     """Cohen's kappa over A / B / tie (scikit-learn's point estimate; bootstrap over documents)."""
     human, judge = list(human), list(judge)
     if not human:
@@ -146,7 +164,7 @@ def kappa_stat(docs, human, judge, *, n_resamples: int = N_RESAMPLES, random_sta
 JUDGE_COLUMNS = ["pair_id", "doc_id", "item_a", "item_b", "ab", "ba", "status_ab", "status_ba", "verdict", "why"]
 
 
-def _outcome(order: str, verdict) -> str | None:
+def _outcome(order: str, verdict: object) -> str | None:
     """The verdict as the item it favours: "a" (item_a), "b" or "tie"."""
     if verdict == "tie":
         return "tie"
@@ -168,7 +186,7 @@ def judge_outcomes(comparisons: pd.DataFrame, dimension: str | None = None) -> p
         raise ValueError(f"comparisons: order {c.loc[bad, 'order'].iloc[0]!r} (pair {c.loc[bad, 'pair_id'].iloc[0]!r})"
                          " is neither 'ab' nor 'ba'")
     orders_used = set(c["order"])
-    rows = {}
+    rows: dict[object, dict[str, Any]] = {}
     for r in c.itertuples(index=False):
         ok = r.status == STATUS_OK and r.verdict in ("first", "second", "tie")
         item_a, item_b = (r.item_first, r.item_second) if r.order == "ab" else (r.item_second, r.item_first)
@@ -178,7 +196,8 @@ def judge_outcomes(comparisons: pd.DataFrame, dimension: str | None = None) -> p
         row[r.order] = _outcome(r.order, r.verdict) if ok else None
         row[f"status_{r.order}"] = "ok" if ok else "unreadable"
     out = pd.DataFrame(list(rows.values()))
-    verdicts, whys = [], []
+    verdicts: list[str | None] = []
+    whys: list[str | None] = []
     for r in out.itertuples(index=False):
         present = [o for o in ("ab", "ba") if pd.notna(getattr(r, f"status_{o}"))]
         if any(getattr(r, f"status_{o}") == "unreadable" for o in present):
@@ -208,7 +227,7 @@ def majority_votes(preferences: pd.DataFrame) -> pd.DataFrame:
     top = counts.to_numpy()
     best = top.max(axis=1, keepdims=True)
     unique = (top == best).sum(axis=1) == 1
-    majority = np.where(unique, np.array(OUTCOMES, dtype=object)[top.argmax(axis=1)], "tie")
+    majority = np.where(unique, np.array(OUTCOMES, dtype=np.object_)[top.argmax(axis=1)], "tie")
     first = preferences.drop_duplicates("pair_id").set_index("pair_id").reindex(counts.index)
     out = pd.DataFrame({"pair_id": counts.index, "doc_id": first["doc_id"].to_numpy(),
                         "item_a": first["item_a"].to_numpy(), "item_b": first["item_b"].to_numpy(),
@@ -219,10 +238,11 @@ def majority_votes(preferences: pd.DataFrame) -> pd.DataFrame:
 # ---------------------------------------------------------------------------------------------- agreements
 
 
-def agreement(docs, human, judge, *, ties: bool, n_resamples: int = N_RESAMPLES, random_state=0) -> Estimate:
+def agreement(docs: Iterable[object], human: Iterable[str], judge: Iterable[str], *, ties: bool,
+              n_resamples: int = N_RESAMPLES, random_state: Seed = 0) -> Estimate:
     """Share of (human, judge) label pairs that agree; ``ties=False`` leaves out pairs where either says tie (S2)."""
-    h, j = np.asarray(list(human), dtype=object), np.asarray(list(judge), dtype=object)
-    d = np.asarray(list(docs), dtype=object)
+    h, j = np.asarray(list(human), dtype=np.object_), np.asarray(list(judge), dtype=np.object_)
+    d = np.asarray(list(docs), dtype=np.object_)
     keep = np.ones(len(h), dtype=bool) if ties else (h != "tie") & (j != "tie")
     return ratio_stat(d[keep], (h[keep] == j[keep]).astype(float), n_resamples=n_resamples,
                       random_state=random_state)
@@ -253,7 +273,7 @@ def shared_pairs_note(n: int) -> str:
             "reliable measure of agreement")
 
 
-def annotator_kappas(preferences: pd.DataFrame) -> list[dict]:
+def annotator_kappas(preferences: pd.DataFrame) -> list[dict[str, Any]]:
     """Cohen's kappa for every pair of annotators over the pairs both voted on: [{a, b, kappa, n}], with a ``note``
     where they share fewer than FEW_SHARED_PAIRS pairs."""
     wide = preferences.pivot_table(index="pair_id", columns="annotator", values="preferred", aggfunc="last")
@@ -269,7 +289,7 @@ def annotator_kappas(preferences: pd.DataFrame) -> list[dict]:
     return out
 
 
-def both_order_stats(judged: pd.DataFrame, gold: pd.DataFrame, **boot) -> dict[str, Estimate]:
+def both_order_stats(judged: pd.DataFrame, gold: pd.DataFrame, **boot: Unpack[Boot]) -> dict[str, Estimate]:
     """LLMBar's statistics.json figures: accuracy_ab, accuracy_ba, both_orders_correct, positional_agreement, and
     positional_agreement_llmbar (their convention: a pair unreadable in both orders agrees).
 
@@ -309,7 +329,7 @@ def why_no_verdict(judged: pd.DataFrame) -> str:
     return f"{NO_VERDICT}: {' and '.join(parts) or 'none'} of the {len(judged)} judged pairs"
 
 
-def judge_vs_humans(votes: pd.DataFrame, judged: pd.DataFrame, **boot) -> dict[str, Estimate]:
+def judge_vs_humans(votes: pd.DataFrame, judged: pd.DataFrame, **boot: Unpack[Boot]) -> dict[str, Estimate]:
     """Zheng et al.'s S1 / S2: the pair's combined judge verdict against every human vote."""
     v = votes.merge(judged[["pair_id", "verdict"]], on="pair_id", how="inner")
     v = v[v["verdict"].notna()]
@@ -320,7 +340,7 @@ def judge_vs_humans(votes: pd.DataFrame, judged: pd.DataFrame, **boot) -> dict[s
             "without_ties": agreement(v["doc_id"], v["preferred"], v["verdict"], ties=False, **boot)}
 
 
-def human_vs_human(preferences: pd.DataFrame, **boot) -> dict[str, Estimate]:
+def human_vs_human(preferences: pd.DataFrame, **boot: Unpack[Boot]) -> dict[str, Estimate]:
     vp = vote_pairs(preferences)
     if vp.empty:
         return {}
@@ -328,7 +348,7 @@ def human_vs_human(preferences: pd.DataFrame, **boot) -> dict[str, Estimate]:
             "without_ties": agreement(vp["doc_id"], vp["vote_1"], vp["vote_2"], ties=False, **boot)}
 
 
-def judge_vs_majority(gold: pd.DataFrame, judged: pd.DataFrame, **boot) -> dict:
+def judge_vs_majority(gold: pd.DataFrame, judged: pd.DataFrame, **boot: Unpack[Boot]) -> dict[str, Any]:
     """Accuracy, Cohen's kappa and the A / B / tie confusion matrix (rows: majority, columns: judge); with no
     readable verdict the three are null with the reason (an all-zero matrix is no data)."""
     m = gold.merge(judged[["pair_id", "verdict"]], on="pair_id", how="inner")
@@ -344,7 +364,7 @@ def judge_vs_majority(gold: pd.DataFrame, judged: pd.DataFrame, **boot) -> dict:
             "confusion_matrix": {**layout, "counts": np.asarray(cm, dtype=int).tolist()}}
 
 
-def per_annotator(preferences: pd.DataFrame, judged: pd.DataFrame, **boot) -> list[dict]:
+def per_annotator(preferences: pd.DataFrame, judged: pd.DataFrame, **boot: Unpack[Boot]) -> list[dict[str, Any]]:
     out = []
     for name, g in sorted(preferences.groupby("annotator"), key=lambda kv: natural_key(kv[0])):
         m = g.merge(judged[["pair_id", "verdict"]], on="pair_id", how="inner")
@@ -365,7 +385,7 @@ def per_annotator(preferences: pd.DataFrame, judged: pd.DataFrame, **boot) -> li
 # ---------------------------------------------------------------------------------------------- models
 
 
-def _points(labels) -> np.ndarray:
+def _points(labels: Iterable[str]) -> FloatArray:
     """Points for item_a: 1 for "a", 0 for "b", 0.5 for a tie (the usual win-rate convention, ties halved)."""
     return np.array([1.0 if x == "a" else 0.0 if x == "b" else 0.5 for x in labels])
 
@@ -381,7 +401,7 @@ def _long_games(frame: pd.DataFrame, label_col: str, system_of: pd.Series) -> pd
 
 
 def model_win_rates(preferences: pd.DataFrame, judged: pd.DataFrame, items: pd.DataFrame, *,
-                    n_resamples: int = N_RESAMPLES, random_state=0) -> dict | None:
+                    n_resamples: int = N_RESAMPLES, random_state: Seed = 0) -> dict[str, Any] | None:
     """Per model and per model pair: win rate (ties count 0.5) by the humans' votes and by the judge's combined
     verdicts, and the Spearman correlation of the two win-rate rankings of the models (CI over prompts).
 
@@ -418,7 +438,7 @@ def model_win_rates(preferences: pd.DataFrame, judged: pd.DataFrame, items: pd.D
             "per_model": per_model, "per_pair": per_pair, "ranking_spearman": rho}
 
 
-def _win_matrix(games: pd.DataFrame, docs: pd.Index, models: list[str]) -> tuple[np.ndarray, np.ndarray]:
+def _win_matrix(games: pd.DataFrame, docs: pd.Index, models: list[str]) -> tuple[FloatArray, FloatArray]:
     d = docs.get_indexer(games["doc_id"])
     m = pd.Index(models).get_indexer(games["model"])
     pts, n = np.zeros((len(docs), len(models))), np.zeros((len(docs), len(models)))
@@ -428,7 +448,7 @@ def _win_matrix(games: pd.DataFrame, docs: pd.Index, models: list[str]) -> tuple
 
 
 def _ranking_correlation(human: pd.DataFrame, judge: pd.DataFrame, models: list[str], *, n_resamples: int,
-                         random_state) -> Estimate:
+                         random_state: Seed) -> Estimate:
     docs = pd.Index(pd.unique(pd.concat([human["doc_id"], judge["doc_id"]])))
     hp, hn = _win_matrix(human, docs, models)
     jp, jn = _win_matrix(judge, docs, models)
@@ -452,7 +472,7 @@ def _ranking_correlation(human: pd.DataFrame, judge: pd.DataFrame, models: list[
 # ---------------------------------------------------------------------------------------------- bias
 
 
-def position_bias_stat(comparisons: pd.DataFrame, dimension: str | None = None, **boot) -> Estimate:
+def position_bias_stat(comparisons: pd.DataFrame, dimension: str | None = None, **boot: Unpack[Boot]) -> Estimate:
     """Share of the decisive readable verdicts that favour the output shown first (0.5 = no position bias)."""
     c = comparisons
     if dimension is not None and "dimension" in c.columns:
@@ -471,7 +491,8 @@ def _longer(frame: pd.DataFrame, label_col: str, length_of: pd.Series) -> pd.Dat
     return pd.DataFrame({"doc_id": frame["doc_id"].to_numpy()[keep], "longer_wins": winner_longer[keep] * 1.0})
 
 
-def verbosity_bias(preferences: pd.DataFrame, judged: pd.DataFrame, items: pd.DataFrame, **boot) -> dict:
+def verbosity_bias(preferences: pd.DataFrame, judged: pd.DataFrame, items: pd.DataFrame,
+                   **boot: Unpack[Boot]) -> dict[str, Any]:
     """AlpacaEval-style "prefer longer": the share of decisive verdicts for the longer output (in characters),
     beside the humans' share of decisive votes for it. Pairs of equal length are left out."""
     length_of = items.drop_duplicates("item_id").set_index("item_id")["output"].astype(str).str.len()
@@ -490,7 +511,7 @@ def model_family(name: str) -> str:
 
 
 def self_preference(preferences: pd.DataFrame, judged: pd.DataFrame, items: pd.DataFrame, judge_model: str,
-                    **boot) -> dict | None:
+                    **boot: Unpack[Boot]) -> dict[str, Any] | None:
     """The judge's win rate for outputs of its own model family against other families, beside the humans' win
     rate for the same outputs (ties 0.5). None when no pair sets the judge's family against another."""
     fam = model_family(judge_model)
@@ -534,13 +555,13 @@ def align_to_preferences(comparisons: pd.DataFrame, preferences: pd.DataFrame) -
 
 def pairwise_summary(preferences: pd.DataFrame, comparisons: pd.DataFrame, items: pd.DataFrame, *,
                      dimension: str = "preference", judge_model: str = "", n_resamples: int = N_RESAMPLES,
-                     random_state=0) -> dict:
+                     random_state: Seed = 0) -> dict[str, Any]:
     """The block ``meta --json`` reports under ``dimensions.<dim>.pairwise`` (keys in README "Pairwise").
 
     A block is absent where it does not apply: human_human with one annotator, the both-order figures for a
     one-order run, models when the items name fewer than 2 models, self_preference when no pair sets the judge's
     model family against another. Every figure is computed as an Estimate and written by stat_dict."""
-    boot = {"n_resamples": n_resamples, "random_state": random_state}
+    boot: Boot = {"n_resamples": n_resamples, "random_state": random_state}
     prefs = preferences[preferences["dimension"] == dimension] if "dimension" in preferences.columns else preferences
     if prefs.empty:
         raise ValueError(f"no human preferences on dimension {dimension!r}")
@@ -549,7 +570,7 @@ def pairwise_summary(preferences: pd.DataFrame, comparisons: pd.DataFrame, items
     annotated = set(prefs["pair_id"])
     judged_here = judged[judged["pair_id"].isin(annotated)]
     gold = majority_votes(prefs)
-    out: dict = {
+    out: dict[str, Any] = {
         "counts": {"pairs": int(len(annotated)), "votes": int(len(prefs)),
                    "annotators": sorted(prefs["annotator"].unique().tolist(), key=natural_key),
                    "judged_pairs": int(len(judged_here)),
@@ -588,7 +609,7 @@ def pairwise_summary(preferences: pd.DataFrame, comparisons: pd.DataFrame, items
 # ---------------------------------------------------------------------------------------------- score runs
 
 
-def _z(x: np.ndarray) -> np.ndarray:
+def _z(x: FloatArray) -> FloatArray:
     sd = x.std()
     return (x - x.mean()) / sd if sd > 0 else np.zeros_like(x)
 
@@ -602,7 +623,7 @@ def score_residuals(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def score_verbosity(frame: pd.DataFrame, lengths: pd.Series, *, n_resamples: int = N_RESAMPLES,
-                    random_state=0) -> Estimate:
+                    random_state: Seed = 0) -> Estimate:
     """Verbosity bias of a score run: Spearman correlation of the judge-human residual (z-scores) with the output's
     length in characters, CI over documents. Above 0: the judge rates longer outputs higher than the humans do."""
     f = score_residuals(frame)
@@ -617,8 +638,8 @@ def score_verbosity(frame: pd.DataFrame, lengths: pd.Series, *, n_resamples: int
     return _percentile(point, lo, hi, len(f), n_resamples)
 
 
-def _spearman_document_bootstrap(x: np.ndarray, y: np.ndarray, codes: np.ndarray, n_docs: int, n_resamples: int,
-                                 random_state) -> np.ndarray:
+def _spearman_document_bootstrap(x: FloatArray, y: FloatArray, codes: IntArray, n_docs: int, n_resamples: int,
+                                 random_state: Seed) -> FloatArray:
     """Spearman's rho on each document resample of ``bootstrap_counts(n_docs, n_resamples, random_state)`` (NaN where
     a side is constant): a rank correlation does not decompose over documents, so each resample is the weighted
     multiset of its documents' items, ranked from one sort (the correlation module's dataset-level replicates, in
@@ -630,7 +651,7 @@ def _spearman_document_bootstrap(x: np.ndarray, y: np.ndarray, codes: np.ndarray
         return fastboot.over_blocks(of_counts, fastboot.count_blocks(n_docs, n_resamples, random_state))
 
 
-def score_self_preference(frame: pd.DataFrame, judge_model: str, **boot) -> dict | None:
+def score_self_preference(frame: pd.DataFrame, judge_model: str, **boot: Unpack[Boot]) -> dict[str, Any] | None:
     """Self-preference of a score run: the mean judge-human residual (z-scores) on outputs of the judge's own model
     family, beside the same on the other outputs (CI over documents). None when no output is of that family."""
     fam = model_family(judge_model)

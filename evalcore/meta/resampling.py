@@ -13,29 +13,31 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
+from evalcore.meta.arrays import FloatArray, IntArray, Seed
+
 # Largest number of float64 cells one vectorised block may hold (about 32 MB); bigger work is chunked over resamples.
 BLOCK_CELLS = 4_000_000
 
 
-def bootstrap_indices(n_docs: int, n_resamples: int, random_state=0) -> np.ndarray:
+def bootstrap_indices(n_docs: int, n_resamples: int, random_state: Seed = 0) -> IntArray:
     """(n_resamples x n_docs) document indices drawn with replacement; deterministic for a given random_state."""
     rng = np.random.default_rng(random_state)
     return rng.integers(0, n_docs, size=(n_resamples, n_docs))
 
 
-def resample_counts(indices: np.ndarray, n_docs: int) -> np.ndarray:
+def resample_counts(indices: IntArray, n_docs: int) -> FloatArray:
     """How many times each document is drawn in each resample: (n_resamples x n_docs) float matrix."""
     b = indices.shape[0]
     flat = (indices + (np.arange(b) * n_docs)[:, None]).ravel()
     return np.bincount(flat, minlength=b * n_docs).reshape(b, n_docs).astype(float)
 
 
-def bootstrap_counts(n_units: int, n_resamples: int, random_state=0) -> np.ndarray:
+def bootstrap_counts(n_units: int, n_resamples: int, random_state: Seed = 0) -> FloatArray:
     """(n_resamples x n_units) counts of the bootstrap resamples drawn by ``bootstrap_indices`` with that seed."""
     return resample_counts(bootstrap_indices(n_units, n_resamples, random_state), n_units)
 
 
-def bootstrap_group_counts(groups: np.ndarray, n_groups: int, n_resamples: int, random_state=0) -> np.ndarray:
+def bootstrap_group_counts(groups: IntArray, n_groups: int, n_resamples: int, random_state: Seed = 0) -> FloatArray:
     """(n_resamples x n_groups) counts of *groups* of units in the same resamples as ``bootstrap_counts``.
 
     ``groups[u]`` is unit u's group code (0..n_groups-1, or -1 for a unit that belongs to none: it is drawn like
@@ -60,7 +62,7 @@ def bootstrap_group_counts(groups: np.ndarray, n_groups: int, n_resamples: int, 
     return out
 
 
-def jackknife_counts(n_units: int, start: int = 0, stop: int | None = None) -> np.ndarray:
+def jackknife_counts(n_units: int, start: int = 0, stop: int | None = None) -> FloatArray:
     """Rows ``start:stop`` of the leave-one-out count matrix: row i holds every unit once except unit i (0)."""
     stop = n_units if stop is None else min(stop, n_units)
     C = np.ones((max(0, stop - start), n_units))
@@ -69,7 +71,7 @@ def jackknife_counts(n_units: int, start: int = 0, stop: int | None = None) -> n
     return C
 
 
-def jackknife_blocks(n_units: int) -> Iterator[np.ndarray]:
+def jackknife_blocks(n_units: int) -> Iterator[FloatArray]:
     """The leave-one-out count matrix in consecutive row blocks of about BLOCK_CELLS cells (the whole is
     n_units^2)."""
     step = max(1, BLOCK_CELLS // max(1, n_units))
@@ -77,7 +79,7 @@ def jackknife_blocks(n_units: int) -> Iterator[np.ndarray]:
         yield jackknife_counts(n_units, s, s + step)
 
 
-def jackknife_values(n_units: int, statistic_of_counts: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+def jackknife_values(n_units: int, statistic_of_counts: Callable[[FloatArray], FloatArray]) -> FloatArray:
     """``statistic_of_counts(C)`` over all n_units leave-one-out rows, in blocks (the full matrix is n_units^2)."""
     parts = [np.asarray(statistic_of_counts(C), dtype=float) for C in jackknife_blocks(n_units)]
     return np.concatenate(parts) if parts else np.empty(0)

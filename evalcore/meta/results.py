@@ -9,15 +9,27 @@ that have them (a p-value, how many resamples were undefined, items dropped as u
 elsewhere. What a statistic *was asked* (the level, the coefficient, the scale's level of measurement) is the
 caller's argument, not part of the result, as with scipy.
 
-``as_dict()`` gives the fields as a dict, or only those named, in the order named: each ``--json`` block keeps its
-own documented keys (README "meta --json") by naming them. ``to_json`` makes any result (nested dicts and lists of
-numbers, numpy scalars, Estimates) ready for ``json.dumps``; ``none_if_missing`` is its rule for one number.
+``as_dict()`` gives the fields as a dict, or only those named, in the order named. ``to_json`` is the one serialiser
+of the package's results: it makes any result (a composite result, nested dicts and lists of numbers, numpy scalars,
+Estimates) ready for ``json.dumps``. A composite result (a dataclass holding Estimates) names its documented
+``--json`` keys (README "meta --json") in a class attribute ``json_keys``: each key with the attribute it is read
+from, a dotted path into a held Estimate where the key is one of its fields, and where a held Estimate is written
+with fewer keys, those keys; a dataclass without ``json_keys`` is written field by field. ``to_dict`` is
+``to_json`` of a result that is written as an object; ``none_if_missing`` is the rule for one number.
 """
 
 from __future__ import annotations
 
+import json
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, is_dataclass
+from typing import TypeAlias, Union
+
+# What ``to_json`` gives: values ``json.dumps`` writes as they are.
+Json: TypeAlias = Union[None, bool, int, float, str, list["Json"], dict[str, "Json"]]
+# One key of a result's JSON form: (key, attribute path), or (key, attribute path, the keys to write that value with)
+JsonKey: TypeAlias = Union[tuple[str, str], tuple[str, str, "JsonKeys"]]
+JsonKeys: TypeAlias = tuple[JsonKey, ...]
 
 NAN = float("nan")
 
@@ -48,11 +60,11 @@ class Estimate:
     skipped: int = 0  # units on which the statistic is undefined, left out (summary level: constant documents)
     n_annotators: int | None = None  # the raters an agreement among annotators rests on
 
-    def as_dict(self, *names: str, missing_as_none: bool = False) -> dict:
+    def as_dict(self, *names: str, missing_as_none: bool = False) -> dict[str, object]:
         """The fields (all, or those named, in that order); ``missing_as_none`` writes a NaN number as None (and
         every other float as a plain Python float)."""
         keys = names or tuple(f.name for f in fields(self))
-        out = {}
+        out: dict[str, object] = {}
         for k in keys:
             v = getattr(self, k)
             if missing_as_none and isinstance(v, float):
@@ -71,7 +83,7 @@ def missing(n: int, reason: str) -> Estimate:
     return Estimate(NAN, n=int(n), notes=(reason,) if reason else ())
 
 
-def none_if_missing(x) -> float | None:
+def none_if_missing(x: float | None) -> float | None:
     """A number as a JSON document holds it: None for a missing one (None, NaN) and for an infinite one (JSON has
     neither), else a plain float. The one such helper of the package."""
     if x is None:
@@ -80,13 +92,38 @@ def none_if_missing(x) -> float | None:
     return v if math.isfinite(v) else None
 
 
-def to_json(x):
-    """``x`` ready for ``json.dumps``, the one serialiser of results: dicts, lists and tuples element by element; an
-    ``Estimate`` as its ``as_dict()``; numpy scalars as Python values; a float that is not finite as None."""
+def _path(obj: object, path: str) -> object:
+    for name in path.split("."):
+        obj = getattr(obj, name)
+    return obj
+
+
+def _key(k: object) -> str:
+    """A dict key as ``json.dumps`` writes it (a number or None as its JSON text)."""
+    return k if isinstance(k, str) else json.dumps(to_json(k))
+
+
+def to_json(x: object, keys: JsonKeys | None = None) -> Json:
+    """``x`` ready for ``json.dumps``, the one serialiser of results: a result naming ``json_keys`` (or written with
+    ``keys``) as those keys, read from their attribute paths; an ``Estimate`` as its ``as_dict()``; another dataclass
+    field by field; dicts, lists and tuples element by element; numpy scalars as Python values; a float that is not
+    finite as None."""
+    keys = keys if keys is not None else getattr(type(x), "json_keys", None)
+    if keys is not None:
+        out: dict[str, Json] = {}
+        for key in keys:
+            match key:
+                case (name, path, sub):  # a held Estimate written with fewer keys
+                    out[name] = to_json(_path(x, path), sub)
+                case (name, path):
+                    out[name] = to_json(_path(x, path))
+        return out
     if isinstance(x, Estimate):
-        x = x.as_dict()
+        return to_json(x.as_dict())
+    if is_dataclass(x) and not isinstance(x, type):
+        return {f.name: to_json(getattr(x, f.name)) for f in fields(x)}
     if isinstance(x, dict):
-        return {k: to_json(v) for k, v in x.items()}
+        return {_key(k): to_json(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
         return [to_json(v) for v in x]
     if hasattr(x, "item") and not isinstance(x, (str, bytes)):
@@ -94,7 +131,16 @@ def to_json(x):
             x = x.item()
         except (ValueError, AttributeError):
             pass
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    return x
+    if isinstance(x, float):
+        return x if math.isfinite(x) else None
+    if x is None or isinstance(x, (bool, int, str)):
+        return x
+    raise TypeError(f"to_json: {type(x).__name__} has no JSON form")
 
+
+def to_dict(x: object, keys: JsonKeys | None = None) -> dict[str, Json]:
+    """``to_json`` of a result written as an object (a composite result, an Estimate, a dict)."""
+    out = to_json(x, keys)
+    if not isinstance(out, dict):
+        raise TypeError(f"to_dict: {type(x).__name__} is not written as an object")
+    return out

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from evalcore.meta.arrays import FloatArray, IntArray, LabelArray
+
 REQUIRED_COLUMNS = ("doc_id", "system_id", "judge", "human")
 
 
@@ -16,12 +18,12 @@ REQUIRED_COLUMNS = ("doc_id", "system_id", "judge", "human")
 class PreparedFrame:
     """A validated score frame as arrays: judge ``x``, human ``y``, document and system codes (sorted ids)."""
 
-    x: np.ndarray
-    y: np.ndarray
-    doc: np.ndarray
-    system: np.ndarray
-    doc_ids: np.ndarray
-    system_ids: np.ndarray
+    x: FloatArray
+    y: FloatArray
+    doc: IntArray
+    system: IntArray
+    doc_ids: LabelArray
+    system_ids: LabelArray
     dropped: int
 
     @property
@@ -33,7 +35,7 @@ class PreparedFrame:
         return len(self.system_ids)
 
 
-def numeric_column(frame: pd.DataFrame, col: str, name: str, expected: str = "a number") -> np.ndarray:
+def numeric_column(frame: pd.DataFrame, col: str, name: str, expected: str = "a number") -> FloatArray:
     """``frame[col]`` as floats, a missing cell as NaN; ValueError naming the column, row and value of the first cell
     that is not ``expected`` (a number written as text is read as the number)."""
     raw = frame[col]
@@ -42,7 +44,8 @@ def numeric_column(frame: pd.DataFrame, col: str, name: str, expected: str = "a 
     if bad.any():
         row = int(bad.to_numpy().nonzero()[0][0])
         raise ValueError(f"{name}: column {col!r} row {row} holds {raw.iloc[row]!r}, which is not {expected}")
-    return num.to_numpy(dtype=float)
+    result: FloatArray = num.to_numpy(dtype=float)
+    return result
 
 
 def prepare_frame(frame: pd.DataFrame, *, name: str = "score frame") -> PreparedFrame:

@@ -38,11 +38,15 @@ experts' mean is 3.33 agrees; one that says 5 does not.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any, SupportsFloat
 
 import numpy as np
+import numpy.typing as npt
 from scipy import stats as sps
 
+from evalcore.meta.arrays import BoolArray, FloatArray
 from evalcore.meta.results import Estimate, missing
 
 DEFAULT_TOLERANCE = 1.0  # scale points within which a rating agrees with the humans' (stated in every result)
@@ -63,7 +67,8 @@ def clopper_pearson(k: int, n: int, confidence_level: float = 0.95) -> tuple[flo
     return lo, hi
 
 
-def agrees(judge, human, *, kind: str = "interval", tolerance: float = DEFAULT_TOLERANCE) -> np.ndarray:
+def agrees(judge: npt.ArrayLike, human: npt.ArrayLike, *, kind: str = "interval",
+           tolerance: float = DEFAULT_TOLERANCE) -> BoolArray:
     """Whether each judge verdict agrees with the humans': equal for a label or preference (``kind`` "binary",
     "nominal", "ordinal", "pairwise"), within ``tolerance`` scale points for a rating ("interval"). A missing judge
     value (a failed parse) never agrees."""
@@ -71,13 +76,14 @@ def agrees(judge, human, *, kind: str = "interval", tolerance: float = DEFAULT_T
         j = np.asarray(judge, dtype=float)
         h = np.asarray(human, dtype=float)
         with np.errstate(invalid="ignore"):
-            return np.abs(j - h) <= tolerance + 1e-9
+            result: BoolArray = np.abs(j - h) <= tolerance + 1e-9
+            return result
     j = np.asarray(judge, dtype=object)
     h = np.asarray(human, dtype=object)
     return np.array([_same(a, b) for a, b in zip(j, h)], dtype=bool)
 
 
-def _same(a, b) -> bool:
+def _same(a: SupportsFloat | str | None, b: SupportsFloat | str | None) -> bool:
     if a is None or b is None or (isinstance(a, float) and math.isnan(a)):
         return False
     try:
@@ -108,7 +114,8 @@ class Calibration:
     reason: str = ""  # why nothing was certified ("" when a threshold was)
 
 
-def choose_threshold(confidence, agree, *, alpha: float, delta: float, candidates=None) -> Calibration:
+def choose_threshold(confidence: npt.ArrayLike, agree: npt.ArrayLike, *, alpha: float, delta: float,
+                     candidates: npt.ArrayLike | None = None) -> Calibration:
     """Fixed-sequence testing (Jung et al. 2025, Algorithm 1) on calibration items: the loosest threshold whose
     kept items' disagreement has a (1 - delta) Clopper-Pearson upper bound <= alpha, testing from the strictest and
     stopping at the first failure. ``candidates`` default to the items' distinct confidences."""
@@ -204,7 +211,8 @@ def rate_estimate(k: int, n: int, reason: str, confidence_level: float = 0.95) -
     return Estimate(k / n, lo, hi, n=n, method="clopper-pearson", confidence_level=confidence_level)
 
 
-def evaluate(cal: Calibration, item_ids, confidence, agree, *, alpha: float, delta: float) -> SelectiveResult:
+def evaluate(cal: Calibration, item_ids: npt.ArrayLike, confidence: npt.ArrayLike, agree: npt.ArrayLike, *,
+             alpha: float, delta: float) -> SelectiveResult:
     """Apply a calibration's threshold to held-out items: coverage, agreement on the kept ones, the abstained ids.
     An item without a confidence (a failed parse) is abstained on."""
     ids = np.asarray(item_ids, dtype=object).astype(str)
@@ -221,7 +229,7 @@ def evaluate(cal: Calibration, item_ids, confidence, agree, *, alpha: float, del
                            tuple(ids[~kept].tolist()), tuple(ids[kept].tolist()))
 
 
-def split_documents(doc_ids, n_calibration: int, seed: int = 0) -> tuple[set, set]:
+def split_documents(doc_ids: Iterable[object], n_calibration: int, seed: int = 0) -> tuple[set[str], set[str]]:
     """A random split of the documents: ``n_calibration`` for calibration, the rest held out."""
     docs = sorted({str(d) for d in doc_ids})
     if not 1 <= n_calibration < len(docs):
@@ -237,13 +245,13 @@ class Stage:
     """One stage of a cascade: its confidence and agreement on every item, and its cost per item judged."""
 
     name: str
-    confidence: np.ndarray
-    agree: np.ndarray
+    confidence: FloatArray
+    agree: FloatArray
     cost_per_item: float
 
 
-def cascade(stages: list[Stage], calibration: np.ndarray, *, alpha: float, delta: float,
-            human_cost: float) -> dict:
+def cascade(stages: list[Stage], calibration: FloatArray, *, alpha: float, delta: float,
+            human_cost: float) -> dict[str, Any]:
     """A cascade (Jung et al. 2025, Sec. 4: Cascaded Selective Evaluation): each stage calibrated on the
     calibration items that reach it, keeps what it is sure of on the held-out items, and passes the rest on;
     humans take what the last stage abstains on. Each stage's threshold is tested at the same alpha and delta on

@@ -14,9 +14,11 @@ same variance. It is 1 when the judge's verdict says nothing of the label (p_j a
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 from scipy import stats as sps
 
 from evalcore.meta.results import Estimate, missing
@@ -34,7 +36,7 @@ class StratifiedPlan:
     saving: float  # variance_random / variance_stratified: times the labels simple random sampling needs
 
 
-def plan(strata_of_items, positive_share: dict, n_labels: int) -> StratifiedPlan:
+def plan(strata_of_items: npt.ArrayLike, positive_share: Mapping[str, float], n_labels: int) -> StratifiedPlan:
     """Neyman allocation of ``n_labels`` over the strata of ``strata_of_items`` (one stratum name per item: the
     judge's verdict), ``positive_share`` p_j per stratum (from labelled items)."""
     names, sizes = np.unique(np.asarray(strata_of_items, dtype=object).astype(str), return_counts=True)
@@ -53,7 +55,8 @@ def plan(strata_of_items, positive_share: dict, n_labels: int) -> StratifiedPlan
                           tuple(int(x) for x in alloc), tuple((alloc / sizes).tolist()), var_st, var_rs, saving)
 
 
-def ipw_share(labels, strata, sizes: dict, confidence_level: float = 0.95) -> Estimate:
+def ipw_share(labels: npt.ArrayLike, strata: npt.ArrayLike, sizes: Mapping[str, int],
+              confidence_level: float = 0.95) -> Estimate:
     """The positive share from labels sampled within strata: sum_j W_j * (mean label in j), the Horvitz-Thompson
     estimate with inclusion n_j / N_j, and its normal interval from the stratified variance sum_j W_j^2 s_j^2 / n_j
     (s_j^2 the sample variance, ddof 1). ``sizes``: N_j of every stratum."""

@@ -7,12 +7,16 @@ judge value is missing are dropped (and counted in the ``n`` columns) before any
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import combinations
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from evalcore.meta.arrays import FloatArray
 from evalcore.meta.coefficients import COEFFICIENTS, scipy_correlation
 from evalcore.meta.results import Estimate
 from evalcore.meta.scoreframe import REQUIRED_COLUMNS
@@ -38,7 +42,7 @@ def _check_frame(frame: pd.DataFrame, name: str = "score frame") -> pd.DataFrame
     return out
 
 
-def _systems_sorted(values) -> list:
+def _systems_sorted(values: pd.Series) -> list[str]:
     return sorted(pd.unique(values), key=natural_key)
 
 
@@ -91,7 +95,8 @@ class MetaCorrelationResult:
 
     @property
     def pvalue(self) -> float:
-        return self.estimate.pvalue
+        p = self.estimate.pvalue
+        return math.nan if p is None else p  # always computed here; NaN reads as no p-value
 
     @property
     def n_systems(self) -> int:
@@ -145,12 +150,12 @@ def preference_side(points_a: float, n_docs: int) -> str:
     return "tie"
 
 
-def points(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def points(a: FloatArray, b: FloatArray) -> FloatArray:
     """003 4.2.1: 1 point to the higher value, 0.5 each on a tie; returns a's points per document."""
     return np.where(a > b, 1.0, np.where(a < b, 0.0, 0.5))
 
 
-def tally_preferences(rows: list[dict]) -> CorrectPreferencesResult:
+def tally_preferences(rows: list[dict[str, Any]]) -> CorrectPreferencesResult:
     """Build the #CP result from per-pair rows holding system_a, system_b, n_docs, judge_points_a, human_points_a."""
     for r in rows:
         r["judge_preference"] = preference_side(r["judge_points_a"], r["n_docs"])
@@ -160,7 +165,7 @@ def tally_preferences(rows: list[dict]) -> CorrectPreferencesResult:
     return CorrectPreferencesResult(correct=int(table["correct"].sum()), total=len(table), table=table)
 
 
-def _resolve_pairs(pairs, systems: list) -> list[tuple]:
+def _resolve_pairs(pairs: Iterable[tuple[str, str]] | None, systems: list[str]) -> list[tuple[str, str]]:
     if pairs is None:
         return list(combinations(systems, 2))
     known = set(systems)
@@ -176,7 +181,8 @@ def _resolve_pairs(pairs, systems: list) -> list[tuple]:
     return out
 
 
-def correct_preferences(frame: pd.DataFrame, *, pairs=None) -> CorrectPreferencesResult:
+def correct_preferences(frame: pd.DataFrame, *,
+                        pairs: Iterable[tuple[str, str]] | None = None) -> CorrectPreferencesResult:
     """#CP (003 4.2.1): on how many system pairs the judge prefers the same system as the humans (or a tie).
 
     For a pair (a, b), over the documents both systems have (and where the judge scored both outputs; the same
@@ -237,7 +243,8 @@ class ReliabilityResult:
 
     @property
     def pvalue_rts(self) -> float:
-        return self.rts.pvalue
+        p = self.rts.pvalue
+        return math.nan if p is None else p  # always computed here; NaN reads as no p-value
 
     @property
     def corr_r_p_mcq(self) -> float:
@@ -245,7 +252,8 @@ class ReliabilityResult:
 
     @property
     def pvalue_mcq(self) -> float:
-        return self.mcq.pvalue
+        p = self.mcq.pvalue
+        return math.nan if p is None else p  # always computed here; NaN reads as no p-value
 
 
 def reliability(rts_frame: pd.DataFrame, mcq_frame: pd.DataFrame, *, coefficient: str = "kendall"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Collection
 
 
-def check_choice(value, choices: Collection, what: str) -> None:
+def check_choice(value: object, choices: Collection[object], what: str) -> None:
     """``value`` must be one of ``choices`` (``what`` names the argument in the message)."""
     if value not in choices:
         raise ValueError(f"unknown {what} {value!r}; choose one of {list(choices)}")
