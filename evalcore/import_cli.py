@@ -25,9 +25,16 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from evalcore.model import LABEL_KINDS, counted
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from evalcore.importers.mapping import ColumnGuess, ColumnMapping
+    from evalcore.importers.readers import Source
+    from evalcore.model import Dimension
 
 
 class CommandError(ValueError):
@@ -98,9 +105,10 @@ def judge_arg(text: str) -> tuple[str, str | None]:
 # ---------------------------------------------------------------------------------------------------- import-dataset
 
 
-def mapping_for_cli(frame: Any, judges: list[tuple[str, str | None]], scales: dict, kinds: dict,
-                    labels: dict | None = None, declared: list | None = None,
-                    roles: list[tuple[str, str]] | None = None) -> tuple[Any, list[str]]:
+def mapping_for_cli(frame: pd.DataFrame, judges: list[tuple[str, str | None]], scales: dict[str, tuple[float, float]],
+                    kinds: dict[str, str], labels: dict[str, list[str]] | None = None,
+                    declared: list[tuple[str, tuple[float, float] | None]] | None = None,
+                    roles: list[tuple[str, str]] | None = None) -> tuple[ColumnMapping, list[str]]:
     """The guessed mapping with the command line's column roles, judge columns, scales, kinds, labels and declared
     (unrated) dimensions applied (+ notes on what was guessed or changed)."""
     from evalcore.importers import (
@@ -132,10 +140,10 @@ def mapping_for_cli(frame: Any, judges: list[tuple[str, str | None]], scales: di
                 humans = {h.dimension or h.column for h in guesses if h.role == "human"}
                 g.dimension = next(iter(humans)) if len(humans) == 1 else ""
     for dim, kind in kinds.items():  # --kind names a word column the guess left aside: it is a rating (issue 18.14)
-        g = by_col.get(dim)
-        if g is not None and g.role not in ("human", "judge") and kind != "interval":
-            notes.append(f"column {dim!r} (guessed {g.role}) is imported as {kind} ratings, as --kind says")
-            g.role, g.dimension, g.annotator = "human", dim, ""
+        found = by_col.get(dim)
+        if found is not None and found.role not in ("human", "judge") and kind != "interval":
+            notes.append(f"column {dim!r} (guessed {found.role}) is imported as {kind} ratings, as --kind says")
+            found.role, found.dimension, found.annotator = "human", dim, ""
     try:
         out = mapping_from_guesses(guesses, scales=dict(scales), kinds=dict(kinds), labels=dict(labels or {}))
     except ValueError as e:
@@ -162,7 +170,7 @@ def role_arg(text: str) -> tuple[str, str]:
     return col, by_word[role.lower()]
 
 
-def _given_roles(guesses: list, by_col: dict, roles: list[tuple[str, str]]) -> list[str]:
+def _given_roles(guesses: list[ColumnGuess], by_col: dict[str, ColumnGuess], roles: list[tuple[str, str]]) -> list[str]:
     """``--role COLUMN=ROLE`` applied to the guess: a role one column holds (document id, system, output, ...)
     leaves the column guessed for it ignored, said in a note; a human rating rates the dimension named as the
     column."""
@@ -185,7 +193,7 @@ def _given_roles(guesses: list, by_col: dict, roles: list[tuple[str, str]]) -> l
     return notes
 
 
-def _declared_dimensions(mapping: Any, declared: list[tuple[str, tuple[float, float] | None]]) -> list[str]:
+def _declared_dimensions(mapping: ColumnMapping, declared: list[tuple[str, tuple[float, float] | None]]) -> list[str]:
     """``--dimension DIM[=LO:HI]``: a dimension without a rating column becomes unrated (texts to label); for one
     the file rates, it only declares the scale."""
     notes = []
@@ -200,7 +208,7 @@ def _declared_dimensions(mapping: Any, declared: list[tuple[str, tuple[float, fl
     return notes
 
 
-def _word_kinds(frame: Any, mapping: Any) -> list[str]:
+def _word_kinds(frame: pd.DataFrame, mapping: ColumnMapping) -> list[str]:
     """A dimension rated in words with no --kind gets the kind the Data page would prefill (binary for two words,
     nominal for more) and says which labels, in which order, it found."""
     from evalcore.importers import kind_prefill, label_prefill
@@ -218,7 +226,7 @@ def _word_kinds(frame: Any, mapping: Any) -> list[str]:
     return notes
 
 
-def _default_scales(frame: Any, mapping: Any) -> list[str]:
+def _default_scales(frame: pd.DataFrame, mapping: ColumnMapping) -> list[str]:
     """A dimension without --scale gets the scale the Data page would prefill (inferred from its human ratings,
     mapping.usual_scale), so the CLI and the page import the same file as the same dataset. Not when its ratings are all equal (or
     absent): then the importer asks for the scale rather than guess one."""
@@ -267,7 +275,7 @@ def cmd_import_dataset(args: argparse.Namespace) -> int:
     return 0
 
 
-def _dimension_text(d: Any) -> str:
+def _dimension_text(d: Dimension) -> str:
     if d.labels:
         return f"{d.name} ({d.kind}: {', '.join(d.labels)})"
     return f"{d.name} ({d.scale_min:g}-{d.scale_max:g}, {d.kind})"
@@ -304,7 +312,8 @@ def _import_scores(args: argparse.Namespace) -> dict[str, Any]:
     dataset = runs_mod.get_dataset(args.dataset)
     # annotations as {annotator: {item: label}} with several keys (the Alt-Test authors' llm_annotations.json, one
     # key per LLM): a run per key, named NAME-KEY, all checked before any is saved
-    parts = annotator_sources(args.file) or [(None, args.file)]
+    by_annotator = annotator_sources(args.file)
+    parts: list[tuple[str | None, Source]] = [*by_annotator] if by_annotator else [(None, args.file)]
     imported = [load_run_scores(src, dataset, name=args.name if who is None else f"{args.name}-{who}",
                                 dimension=args.dimension, score_column=args.score) for who, src in parts]
     store = default_store()
@@ -455,7 +464,22 @@ def cmd_import_traces(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: Any) -> None:
+# what ArgumentParser.add_subparsers returns: each command adds its parser to it
+Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+
+
+def register(sub: Subparsers) -> None:
+    _register_import_traces(sub)
+    _register_import_log(sub)
+    _register_import_dataset(sub)
+    _register_import_run(sub)
+    _register_import_pairs(sub)
+    _register_import_verdicts(sub)
+    _register_export_run(sub)
+    _register_delete_dataset(sub)
+
+
+def _register_import_traces(sub: Subparsers) -> None:
     tr = sub.add_parser("import-traces", help="import judge and human scores kept on traces: MLflow assessments "
                                               "(mlflow.search_traces saved as JSON records or to_parquet) or Langfuse "
                                               "score pages "
@@ -465,6 +489,8 @@ def register(sub: Any) -> None:
     tr.add_argument("--json", action="store_true")
     tr.set_defaults(func=cmd_import_traces)
 
+
+def _register_import_log(sub: Subparsers) -> None:
     lg = sub.add_parser("import-log", help="import an Inspect AI log (.eval or .json: its samples as items, the "
                                            "scorers' values as a judge run, its epochs as draws) or promptfoo "
                                            "results (promptfoo eval -o results.json: graded assertions as runs, "
@@ -478,6 +504,8 @@ def register(sub: Any) -> None:
     lg.add_argument("--json", action="store_true")
     lg.set_defaults(func=cmd_import_log)
 
+
+def _register_import_dataset(sub: Subparsers) -> None:
     d = sub.add_parser("import-dataset", help="import a human-rated file (and its judge-score columns as runs)")
     d.add_argument("file")
     d.add_argument("--name", required=True, help="the dataset's name")
@@ -503,6 +531,8 @@ def register(sub: Any) -> None:
     d.add_argument("--json", action="store_true")
     d.set_defaults(func=cmd_import_dataset)
 
+
+def _register_import_run(sub: Subparsers) -> None:
     r = sub.add_parser("import-run", help="import a judge-score file or a run bundle as a run")
     r.add_argument("file")
     r.add_argument("--dataset", help="the dataset the scores are for")
@@ -512,6 +542,8 @@ def register(sub: Any) -> None:
     r.add_argument("--json", action="store_true")
     r.set_defaults(func=cmd_import_run)
 
+
+def _register_import_pairs(sub: Subparsers) -> None:
     pp = sub.add_parser("import-pairs", help="import pairwise human preferences (MT-Bench, Chatbot Arena, PandaLM "
                                                       "style)")
     pp.add_argument("file", nargs="?", help="one row per vote: a prompt and two outputs (question, answer_a, answer_b, ...), or "
@@ -534,6 +566,8 @@ def register(sub: Any) -> None:
     pp.add_argument("--json", action="store_true")
     pp.set_defaults(func=cmd_import_pairs)
 
+
+def _register_import_verdicts(sub: Subparsers) -> None:
     v = sub.add_parser("import-verdicts", help="import a judge's pairwise verdicts (pair_id, order, verdict[, raw])")
     v.add_argument("file")
     v.add_argument("--dataset", required=True, help="the pairwise dataset the verdicts are for")
@@ -542,6 +576,8 @@ def register(sub: Any) -> None:
     v.add_argument("--json", action="store_true")
     v.set_defaults(func=cmd_import_verdicts)
 
+
+def _register_export_run(sub: Subparsers) -> None:
     e = sub.add_parser("export-run", help="write a run (judgments, replies, config, criteria) to a bundle file")
     e.add_argument("run_id")
     e.add_argument("--out", required=True)
@@ -552,6 +588,8 @@ def register(sub: Any) -> None:
     e.add_argument("--json", action="store_true")
     e.set_defaults(func=cmd_export_run)
 
+
+def _register_delete_dataset(sub: Subparsers) -> None:
     x = sub.add_parser("delete-dataset", help="delete an imported dataset and everything kept for it (its runs, "
                                               "labels, criteria versions, splits); not a bundled one")
     x.add_argument("dataset", help="the imported dataset's id, or its name when no other upload has it")

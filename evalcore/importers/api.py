@@ -22,7 +22,7 @@ from evalcore.importers.mapping import ColumnMapping
 from evalcore.importers.pairs import PAIRWISE_ROUTE, looks_pairwise
 from evalcore.importers.problems import Problems
 from evalcore.identity import upload_id
-from evalcore.importers.readers import open_upload
+from evalcore.importers.readers import Source, open_upload
 from evalcore.model import Dataset, Run, counted
 
 if TYPE_CHECKING:
@@ -77,7 +77,7 @@ def _id_warnings(check: build.TableCheck, ratings: build.Ratings) -> list[str]:
     return [w for what in NEAR_DUPLICATE_COLUMNS if what in found for w in near_duplicates(found[what], what)]
 
 
-def import_table(source: Any, mapping: ColumnMapping, *, filename: str | None = None, name: str | None = None,
+def import_table(source: Source, mapping: ColumnMapping, *, filename: str | None = None, name: str | None = None,
                  task: str = "user dataset", table: pd.DataFrame | None = None,
                  owner: str | None = None) -> ImportResult:
     """Import a human-rated table (and its judge-score columns, ``mapping.judges``), or raise
@@ -143,7 +143,7 @@ def _run_warnings(run: Run) -> list[str]:
             "judgments)"]
 
 
-def load_user_dataset(source: Any, mapping: ColumnMapping, *, filename: str | None = None, name: str | None = None,
+def load_user_dataset(source: Source, mapping: ColumnMapping, *, filename: str | None = None, name: str | None = None,
                       task: str = "user dataset") -> Dataset:
     """Import a human-rated table as a Dataset, or raise DatasetValidationError listing every problem.
 

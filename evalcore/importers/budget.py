@@ -19,8 +19,12 @@ budget. Measured on the hardening cases, an import's peak stays below the estima
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from evalcore import settings
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 
 def _or(value: int | None, default: int) -> int:
@@ -86,7 +90,7 @@ class UploadBudget:
         return None
 
 
-def arrow_decoded_bytes(table) -> int:
+def arrow_decoded_bytes(table: pa.Table) -> int:
     """Bytes ``table`` takes once every dictionary column is decoded, computed without decoding: for a dictionary
     column, the length of each distinct value times the number of rows that use it."""
     import pyarrow as pa

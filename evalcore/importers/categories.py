@@ -34,7 +34,7 @@ VERDICT_WORDS = frozenset({
 })
 
 
-def label_text(v) -> str | None:
+def label_text(v: object) -> str | None:
     """A rating cell as the word it holds: None when blank; booleans as "true"/"false"; 1.0 as "1"."""
     if is_blank(v):
         return None
@@ -50,7 +50,7 @@ def fold(word: str) -> str:
     return word.strip().lower()
 
 
-def is_word(v) -> bool:
+def is_word(v: object) -> bool:
     """A non-blank cell that holds no number (booleans are words here: true/false). "inf", "nan" and 1e400 read as
     numbers, not words: such a cell is a bad rating, which the import reports with its row."""
     if is_blank(v):

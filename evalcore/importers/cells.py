@@ -20,7 +20,7 @@ REFERENCE_SEPARATOR = "|||"
 _BLOCK = 100_000
 
 
-def is_blank(v: Any) -> bool:
+def is_blank(v: object) -> bool:
     if v is None or v is pd.NA or v is pd.NaT:
         return True
     if isinstance(v, float) and math.isnan(v):
@@ -28,7 +28,7 @@ def is_blank(v: Any) -> bool:
     return isinstance(v, str) and v.strip() == ""
 
 
-def id_text(v: Any) -> str | None:
+def id_text(v: object) -> str | None:
     """An identifier as text; None when blank. Integral floats (Parquet int columns with nulls) lose their ".0"."""
     if is_blank(v):
         return None
@@ -43,14 +43,14 @@ def id_text(v: Any) -> str | None:
     return str(v)
 
 
-def text(v: Any) -> str | None:
+def text(v: object) -> str | None:
     """A text verbatim; None when missing. Non-strings (a number as output) become their str()."""
     if v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v)):
         return None
     return v if isinstance(v, str) else str(v)
 
 
-def references(v: Any) -> tuple[str, ...]:
+def references(v: object) -> tuple[str, ...]:
     """A reference cell -> references: a JSON list, "|||"-separated strings, a list value, or one text."""
     if isinstance(v, (list, tuple, np.ndarray)):
         return tuple(x if isinstance(x, str) else str(x) for x in v if not is_blank(x))
@@ -71,7 +71,7 @@ def references(v: Any) -> tuple[str, ...]:
     return (v,)
 
 
-def _shown(v: Any) -> str:
+def _shown(v: object) -> str:
     """A cell as quoted in a message: short, whatever its size."""
     try:
         s = repr(v) if isinstance(v, str) else str(v)
@@ -80,7 +80,7 @@ def _shown(v: Any) -> str:
     return s if len(s) <= 60 else s[:40] + f"... ({len(s)} characters)"
 
 
-def parse_rating(v: Any) -> tuple[float | None, str | None]:
+def parse_rating(v: object) -> tuple[float | None, str | None]:
     """(value, None) for a number, (None, None) for a blank cell, (None, why) for anything else."""
     if is_blank(v):
         return None, None
@@ -128,7 +128,7 @@ def fmt(x: float) -> str:
 # ------------------------------------------------------------------------------------------------ whole columns
 
 
-def by_unique(column: pd.Series, fn: Callable[[Any], Any]) -> pd.Series:
+def by_unique(column: pd.Series, fn: Callable[[object], object]) -> pd.Series:
     """``column.map(fn)`` computed once per distinct cell of a text column (cell by cell for other columns: there
     1 and True would hash alike, and lists are not hashable)."""
     if not is_string_column(column):
@@ -211,10 +211,9 @@ def rating_column(column: pd.Series) -> tuple[np.ndarray, np.ndarray, pd.Series]
         return values, np.isnan(values) & ~bad, why
     if is_string_column(column):
         blank = blank_mask(column)
-        values = _cast_numbers(column)
-        if values is None:
-            values = np.array(pd.to_numeric(column.str.strip(), errors="coerce").to_numpy(dtype="float64",
-                                                                                          na_value=np.nan))
+        cast = _cast_numbers(column)
+        values = cast if cast is not None else np.array(
+            pd.to_numeric(column.str.strip(), errors="coerce").to_numpy(dtype="float64", na_value=np.nan))
         odd = (np.isnan(values) | np.isinf(values)) & ~blank
     else:  # object: JSON values of mixed types, decimals, huge integers
         blank = blank_mask(column)

@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from evalcore.importers.cells import by_unique
+from evalcore.importers.pair_mapping import PairMapping
 from evalcore.importers.problems import Problems
 
 Messages = tuple[tuple[str, ...], tuple[str, ...]]  # (the user's messages, the assistant's replies), in order
@@ -37,7 +37,7 @@ CONTEXT_ANSWER = "Turn {k} (its earlier answer, for context):\n{text}"
 JUDGED_TURN = "Turn {k}:\n{text}"
 
 
-def read_messages(cell: Any) -> Messages | None:
+def read_messages(cell: object) -> Messages | None:
     """(user messages, assistant replies) of one conversation cell, or None when it is no list of {role, content}."""
     if isinstance(cell, str):
         try:
@@ -79,19 +79,20 @@ def _turns(frame: pd.DataFrame, column: str | None, conv: pd.Series, problems: P
     return np.where(good, np.nan_to_num(values), 0).astype(np.int64)
 
 
-def conversation_frame(frame: pd.DataFrame, m: Any, problems: Problems) -> tuple[pd.DataFrame, Any]:
+def conversation_frame(frame: pd.DataFrame, m: PairMapping, problems: Problems) -> tuple[pd.DataFrame, PairMapping]:
     """The table with the question and the two answers of each record's turn in place of the conversations, and the
     mapping that reads it (prompt and outputs; the conversation columns then hold the answers, so that a problem
     with an answer names the column it came from)."""
-    question = f"question (from {m.conversation_a})"
-    conv = {side: by_unique(frame[col], read_messages) for side, col in (("a", m.conversation_a),
-                                                                      ("b", m.conversation_b))}
+    conv_a, conv_b = m.conversation_a, m.conversation_b
+    assert conv_a is not None and conv_b is not None, "a mapping of two conversations (m.conversations)"
+    question = f"question (from {conv_a})"
+    conv = {side: by_unique(frame[col], read_messages) for side, col in (("a", conv_a), ("b", conv_b))}
     turn = _turns(frame, m.turn, conv["a"], problems)
     rows = frame.index.tolist()
     texts: dict[str, list[str]] = {"q": [], "a": [], "b": []}
     for i, r in enumerate(rows):
         k, ok = int(turn[i]), True
-        for side, col in (("a", m.conversation_a), ("b", m.conversation_b)):
+        for side, col in (("a", conv_a), ("b", conv_b)):
             msgs = conv[side].iat[i]
             if msgs is None:
                 problems.add(int(r), col, "not a conversation: a list of {role, content} messages is expected (as "
@@ -105,19 +106,20 @@ def conversation_frame(frame: pd.DataFrame, m: Any, problems: Problems) -> tuple
                 problems.add(int(r), col, f"the conversation has no {what}")
                 ok = False
         if ok and k and conv["a"].iat[i][0][:k] != conv["b"].iat[i][0][:k]:
-            problems.add(int(r), m.conversation_b, f"the two conversations ask different questions up to turn {k}: "
-                                                   "a pair compares two answers to the same question")
+            problems.add(int(r), conv_b, f"the two conversations ask different questions up to turn {k}: "
+                                         "a pair compares two answers to the same question")
             ok = False
         if not (ok and k):
-            texts["q"].append(""), texts["a"].append(""), texts["b"].append("")
+            for column in texts.values():
+                column.append("")
             continue
         texts["q"].append(turn_text(conv["a"].iat[i][0], k, CONTEXT_QUESTION))
         texts["a"].append(turn_text(conv["a"].iat[i][1], k, CONTEXT_ANSWER))
         texts["b"].append(turn_text(conv["b"].iat[i][1], k, CONTEXT_ANSWER))
     out = frame.copy(deep=False)
     out[question] = pd.Series(texts["q"], index=frame.index, dtype="str")
-    out[m.conversation_a] = pd.Series(texts["a"], index=frame.index, dtype="str")
-    out[m.conversation_b] = pd.Series(texts["b"], index=frame.index, dtype="str")
-    read = replace(m, prompt=question, input=None, output_a=m.conversation_a, output_b=m.conversation_b,
+    out[conv_a] = pd.Series(texts["a"], index=frame.index, dtype="str")
+    out[conv_b] = pd.Series(texts["b"], index=frame.index, dtype="str")
+    read = replace(m, prompt=question, input=None, output_a=conv_a, output_b=conv_b,
                    conversation_a=None, conversation_b=None)
     return out, read

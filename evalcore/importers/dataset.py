@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypeAlias
 
 import numpy as np
 import pandas as pd
@@ -58,7 +59,11 @@ PHASE = {"doc_id": 0, "system_id": 1, "item_id": 2, "output": 3, "item": 4, "sou
          "context": 5.2, "annotator": 6, "dimension": 7, "rating": 8}
 
 
-def valid_scale(scale: Any) -> tuple[float, float] | None:
+# reports a whole-file problem: (column, message)
+Whole: TypeAlias = Callable[[str, str], None]
+
+
+def valid_scale(scale: Sequence[float]) -> tuple[float, float] | None:
     try:
         lo, hi = float(scale[0]), float(scale[1])
     except (TypeError, ValueError, IndexError, KeyError):
@@ -82,7 +87,7 @@ def check_mapping(mapping: ColumnMapping, columns: list[str], problems: Problems
     _check_columns(mapping, columns, whole)
 
 
-def _check_roles_and_shape(mapping: ColumnMapping, shape: str, whole: Any) -> None:
+def _check_roles_and_shape(mapping: ColumnMapping, shape: str, whole: Whole) -> None:
     """The roles every dataset needs, one shape (wide or long) with what it needs, annotators and groups."""
     if mapping.doc_id is None and mapping.source is None and mapping.item_id is None:
         whole("-", "no column says which document (the prompt or source text) each row is about: give a column the "
@@ -111,7 +116,7 @@ def _check_roles_and_shape(mapping: ColumnMapping, shape: str, whole: Any) -> No
             whole("-", f"dimension {dim!r} maps no annotator columns")
 
 
-def _check_scales_and_kinds(mapping: ColumnMapping, shape: str, declared: set[str], known: str, whole: Any) -> None:
+def _check_scales_and_kinds(mapping: ColumnMapping, shape: str, declared: set[str], known: str, whole: Whole) -> None:
     """Declared scales are (min < max) numbers and kinds are label kinds, each of a mapped dimension."""
     for dim, scale in mapping.scales.items():
         try:
@@ -131,7 +136,7 @@ def _check_scales_and_kinds(mapping: ColumnMapping, shape: str, declared: set[st
             whole("-", f"a kind is declared for {dim!r}, which is not a mapped dimension ({known})")
 
 
-def _check_columns(mapping: ColumnMapping, columns: list[str], whole: Any) -> None:
+def _check_columns(mapping: ColumnMapping, columns: list[str], whole: Whole) -> None:
     """Every mapped column is in the file, and no column is mapped as a judge score and as something else."""
     present = set(columns)
     seen: dict[str, str] = {}
@@ -144,7 +149,7 @@ def _check_columns(mapping: ColumnMapping, columns: list[str], whole: Any) -> No
         seen.setdefault(col, role)
 
 
-def _check_labels(mapping: ColumnMapping, shape: str, declared: set[str], known: str, whole: Any) -> None:
+def _check_labels(mapping: ColumnMapping, shape: str, declared: set[str], known: str, whole: Whole) -> None:
     for dim, labels in mapping.labels.items():
         if shape != "long" and dim not in declared:
             whole("-", f"labels are declared for {dim!r}, which is not a mapped dimension ({known})")
@@ -155,7 +160,7 @@ def _check_labels(mapping: ColumnMapping, shape: str, declared: set[str], known:
             whole("-", why)
 
 
-def _check_unrated(mapping: ColumnMapping, whole: Any) -> None:
+def _check_unrated(mapping: ColumnMapping, whole: Whole) -> None:
     """Dimensions declared without a rating column: a name, not also mapped, and a scale or kind + labels."""
     for dim in mapping.unrated:
         if not str(dim).strip():
@@ -208,7 +213,7 @@ class TableCheck:
     def col(self, c: str | None) -> str | None:
         return c if c is not None and c in self.present else None
 
-    def report_rows(self, mask: np.ndarray, column: str, message: Any, phase: float) -> None:
+    def report_rows(self, mask: np.ndarray, column: str, message: str | Callable[[np.ndarray], list[str]], phase: float) -> None:
         """One problem per row of ``mask``: ``message`` is the text, or a function of the (shortened) mask giving one
         text per row, called for the first Problems.KEEP rows only."""
         mask = self.problems.first(mask)
@@ -222,15 +227,15 @@ class TableCheck:
         m, f = self.mapping, self.frame
         self.implicit: list[str] = []  # what stands in for a document id, system or output the file does not give
         self.doc = self._documents()
-        if self.col(m.system_id):
-            self.system = id_column(f[m.system_id])
-            self.report_rows(self.system.isna().to_numpy(), m.system_id, f"missing {WORDS['system_id']} (empty cell)",
+        if c_sys := self.col(m.system_id):
+            self.system = id_column(f[c_sys])
+            self.report_rows(self.system.isna().to_numpy(), c_sys, f"missing {WORDS['system_id']} (empty cell)",
                              PHASE["system_id"])
         else:
             self.system = self._numbered_outputs()
-        if self.col(m.item_id):
-            self.item = id_column(f[m.item_id])
-            self.report_rows(self.item.isna().to_numpy(), m.item_id, f"missing {WORDS['item_id']} (empty cell)",
+        if c_item := self.col(m.item_id):
+            self.item = id_column(f[c_item])
+            self.report_rows(self.item.isna().to_numpy(), c_item, f"missing {WORDS['item_id']} (empty cell)",
                              PHASE["item_id"])
         else:
             self.item = self.doc + "/" + self.system
@@ -256,15 +261,15 @@ class TableCheck:
         """Each row's document: the document id column; else one document per distinct source text (the prompt),
         numbered doc-1, doc-2, ... in file order; else the item id (each item a document of its own)."""
         m, f = self.mapping, self.frame
-        if self.col(m.doc_id):
-            doc = id_column(f[m.doc_id])
-            self.report_rows(doc.isna().to_numpy(), m.doc_id, f"missing {WORDS['doc_id']} (empty cell)",
+        if c_doc := self.col(m.doc_id):
+            doc = id_column(f[c_doc])
+            self.report_rows(doc.isna().to_numpy(), c_doc, f"missing {WORDS['doc_id']} (empty cell)",
                              PHASE["doc_id"])
             return doc
-        if self.col(m.source):
-            blank = blank_mask(f[m.source])
-            self.report_rows(blank, m.source, "empty source text (with no document id column, the source text says "
-                                              "which document a row is about)", PHASE["doc_id"])
+        if c_src := self.col(m.source):
+            blank = blank_mask(f[c_src])
+            self.report_rows(blank, c_src, "empty source text (with no document id column, the source text says "
+                                           "which document a row is about)", PHASE["doc_id"])
             codes = pd.factorize(text_column(f[m.source]).where(~blank))[0]
             self.implicit.append(f"no document id column: each distinct text of {m.source!r} (the source) is a "
                                  "document, numbered doc-1, doc-2, ... in file order")
@@ -331,9 +336,12 @@ class TableCheck:
             if not column:
                 continue
             mask, against = self._conflicts(self.item_code, values, self.valid_item, first_of_key=True)
-            self.report_rows(mask, column, lambda k, what=what, against=against: [
-                f"item {it!r} has a different {what} here than on {self.unit} {r}"
-                for it, r in zip(self.item[k].tolist(), against[k].tolist())], PHASE["item"] + i / 100)
+
+            def differ(k: np.ndarray, what: str = what, against: np.ndarray = against) -> list[str]:
+                return [f"item {it!r} has a different {what} here than on {self.unit} {r}"
+                        for it, r in zip(self.item[k].tolist(), against[k].tolist())]
+
+            self.report_rows(mask, column, differ, PHASE["item"] + i / 100)
 
     # ------------------------------------------------------------------------------------------------ documents
     def documents(self) -> None:
@@ -408,21 +416,21 @@ class TableCheck:
                     "why": why.to_numpy(),
                     "ann": np.full(self.n, self._code(self.ann_names, str(ann))) if fixed else self.ann_code,
                     "grp": np.full(self.n, self._code(self.grp_names, m.default_group)) if fixed else self.grp_code}))
-        elif m.shape == "long" and self.col(m.dimension) and self.col(m.value):
+        elif m.shape == "long" and (c_dim := self.col(m.dimension)) and (c_val := self.col(m.value)):
             dim_code, names = self.long_dims
             missing = dim_code < 0
-            self.report_rows(missing, m.dimension, "missing dimension name (empty cell)", PHASE["dimension"])
+            self.report_rows(missing, c_dim, "missing dimension name (empty cell)", PHASE["dimension"])
             order = [str(x) for x in names]
-            values, blank, why = rating_column(f[m.value])
+            values, blank, why = rating_column(f[c_val])
             for code, dim in enumerate(order):
                 if dim in self.labelled:
                     rows = dim_code == code
                     values[rows], blank[rows], why[rows] = \
                         (x.to_numpy() if isinstance(x, pd.Series) else x
-                         for x in self._rating_cells(f[m.value][rows], dim, m.value))
+                         for x in self._rating_cells(f[c_val][rows], dim, c_val))
             keep = ~missing
             parts.append(pd.DataFrame({
-                "pos": pos[keep], "spec": 0, "dim": dim_code[keep], "column": m.value, "value": values[keep],
+                "pos": pos[keep], "spec": 0, "dim": dim_code[keep], "column": c_val, "value": values[keep],
                 "blank": blank[keep], "why": why.to_numpy()[keep], "ann": self.ann_code[keep],
                 "grp": self.grp_code[keep]}))
         return parts, order
@@ -434,11 +442,12 @@ class TableCheck:
         if m.shape == "wide":
             return {dim: [(c, f[c]) for c in (spec.values() if isinstance(spec, dict) else [spec]) if c in self.present]
                     for dim, spec in m.dimensions.items()}
-        if m.shape != "long" or not (self.col(m.dimension) and self.col(m.value)):
+        c_dim, c_val = self.col(m.dimension), self.col(m.value)
+        if m.shape != "long" or not (c_dim and c_val):
             return {}
-        self.long_dims = pd.factorize(id_column(f[m.dimension]))
+        self.long_dims = pd.factorize(id_column(f[c_dim]))
         codes, names = self.long_dims
-        return {str(d): [(m.value, f[m.value][codes == i])] for i, d in enumerate(names)}
+        return {str(d): [(c_val, f[c_val][codes == i])] for i, d in enumerate(names)}
 
     def label_plan(self) -> None:
         """Which dimensions are rated in words, and their labels: declared, or the words of a categorical
@@ -540,7 +549,8 @@ class TableCheck:
         out.frame = cells[good][["pos", "spec", "item", "dim", "ann", "grp", "value"]]
         return out
 
-    def _cell_problems(self, cells: pd.DataFrame, mask: np.ndarray, messages: Any) -> None:
+    def _cell_problems(self, cells: pd.DataFrame, mask: np.ndarray,
+                       messages: np.ndarray | Callable[[np.ndarray], list[str]]) -> None:
         """One problem per cell of ``mask``: ``messages`` holds a text per cell of ``cells``, or is a function of the
         (shortened) mask giving one per masked cell, called for the first Problems.KEEP cells only."""
         if not mask.any():

@@ -24,10 +24,10 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pandas as pd
 
@@ -44,6 +44,14 @@ from evalcore.model import (
     Run,
     aggregate_draws,
 )
+
+if TYPE_CHECKING:
+    from inspect_ai.log import EvalLog, EvalSample
+    from inspect_ai.scorer import Score
+
+    from evalcore.importers.api import ImportResult
+
+T = TypeVar("T")
 
 METHOD = "inspect"
 EXTENSIONS = (".eval", ".json")
@@ -77,7 +85,7 @@ def _inspect() -> Any:
     return log
 
 
-def read_log(path: str | Path) -> Any:
+def read_log(path: str | Path) -> EvalLog:
     """The log as inspect_ai reads it (an ``EvalLog``)."""
     log = _inspect().read_eval_log(str(path))
     if not log.samples:
@@ -86,28 +94,27 @@ def read_log(path: str | Path) -> Any:
     return log
 
 
-def metadata_keys(log: Any) -> list[str]:
+def metadata_keys(log: EvalLog) -> list[str]:
     """The sample metadata keys present in the log, the candidates for ``document_key`` and ``system_key``."""
-    return list(dict.fromkeys(k for s in log.samples for k in (s.metadata or {})))
+    return list(dict.fromkeys(k for s in log.samples or [] for k in (s.metadata or {})))
 
 
-def judge_model(log: Any) -> str:
+def judge_model(log: EvalLog) -> str:
     """The grader role's model when the task names one, else the evaluated model."""
     roles = getattr(log.eval, "model_roles", None) or {}
     grader = roles.get("grader")
     return str(grader.model) if grader is not None else str(log.eval.model)
 
 
-def to_number(value: Any) -> tuple[float, str]:
+def to_number(value: object) -> tuple[float, str]:
     """A score's value as a number, as inspect_ai's ``value_to_float`` maps it (C -> 1, P -> 0.5, I and N -> 0,
     yes / true / no / false, numbers and numeric strings), and "" or why it is no number. ``value_to_float`` gives 0
     with a logged warning for what it cannot read: that is a failed judgment here, never a 0."""
     from inspect_ai.scorer import value_to_float
 
-    readable = isinstance(value, int | float | bool) or (
-        isinstance(value, str) and (value in ("C", "P", "I", "N") or value.lower() in ("yes", "true", "no", "false")
-                                    or _numeric(value)))
-    if not readable:
+    if not (isinstance(value, int | float | bool) or (
+            isinstance(value, str) and (value in ("C", "P", "I", "N") or value.lower() in ("yes", "true", "no", "false")
+                                        or _numeric(value)))):
         return math.nan, f"score {value!r} is not a number or a grade inspect_ai knows (C, P, I, N, yes, no)"
     out = float(value_to_float()(value))
     return (out, "") if math.isfinite(out) else (math.nan, f"score {value!r} is not a finite number")
@@ -120,7 +127,7 @@ def _numeric(text: str) -> bool:
         return False
 
 
-def _text(value: Any) -> str:
+def _text(value: object) -> str:
     if value is None:
         return ""
     if isinstance(value, str):
@@ -130,7 +137,7 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def _judge_value(score: Any) -> tuple[Any, str]:
+def _judge_value(score: Score) -> tuple[object, str]:
     """The judge's own value and explanation: the first history entry without a provenance when people edited it."""
     history = list(getattr(score, "history", None) or [])
     first = next((h for h in history if getattr(h, "provenance", None) is None), None)
@@ -139,7 +146,7 @@ def _judge_value(score: Any) -> tuple[Any, str]:
     return score.value, score.explanation or ""
 
 
-def _edits(score: Any) -> list[tuple[str, float]]:
+def _edits(score: Score) -> list[tuple[str, float]]:
     """The annotators' values: each author's last edit (its provenance's author)."""
     out: dict[str, float] = {}
     for h in getattr(score, "history", None) or []:
@@ -151,7 +158,7 @@ def _edits(score: Any) -> list[tuple[str, float]]:
     return list(out.items())
 
 
-def _human(sample: Any, score: Any, human: str | None) -> list[tuple[str, float]]:
+def _human(sample: EvalSample, score: Score, human: str | None) -> list[tuple[str, float]]:
     if not human:
         return []
     if human == "edits":
@@ -165,7 +172,8 @@ def _human(sample: Any, score: Any, human: str | None) -> list[tuple[str, float]
     return [] if math.isnan(value) else [(key, value)]
 
 
-def _scores(sample: Any, human: str | None) -> tuple[dict, dict]:
+def _scores(sample: EvalSample, human: str | None
+            ) -> tuple[dict[str, tuple[float, str, str]], dict[str, list[tuple[str, float]]]]:
     judge, humans = {}, {}
     for name, score in (sample.scores or {}).items():
         value, explanation = _judge_value(score)
@@ -179,10 +187,10 @@ def _scores(sample: Any, human: str | None) -> tuple[dict, dict]:
     return judge, humans
 
 
-def samples(log: Any, *, human: str | None, document_key: str | None, system_key: str | None) -> list[Sample]:
+def samples(log: EvalLog, *, human: str | None, document_key: str | None, system_key: str | None) -> list[Sample]:
     """One :class:`Sample` per sample and epoch of the log."""
     out = []
-    for s in log.samples:
+    for s in log.samples or []:
         meta = s.metadata or {}
         for key, what in ((document_key, "--document-key"), (system_key, "--system-key")):
             if key and key not in meta:
@@ -196,7 +204,7 @@ def samples(log: Any, *, human: str | None, document_key: str | None, system_key
     return out
 
 
-def _check(log: Any, rows: list[Sample], human: str | None, name: str) -> None:
+def _check(log: EvalLog, rows: list[Sample], human: str | None, name: str) -> None:
     if not any(r.judge for r in rows):
         raise InspectLogError(f"{name}: no sample has a score (field 'scores'); score the log first "
                               "(inspect score LOG) or import a log written with a scorer")
@@ -245,7 +253,7 @@ def _judgments(draws: pd.DataFrame) -> pd.DataFrame:
 
 def import_log(path: str | Path, *, human: str | None = None, name: str | None = None,
                document_key: str | None = None, system_key: str | None = None, owner: str | None = None,
-               filename: str | None = None) -> Any:
+               filename: str | None = None) -> ImportResult:
     """A log as an :class:`evalcore.importers.ImportResult` (a dataset, the judge's run), ready for ``save_import``.
     ``filename``: the name the user gave the file (an upload kept under another path)."""
     from evalcore.importers.api import ImportResult
@@ -277,7 +285,7 @@ def import_log(path: str | Path, *, human: str | None = None, name: str | None =
     return ImportResult(ds, [_run(log, draws, dataset_id, fname, data)], [])
 
 
-def _run(log: Any, draws: pd.DataFrame, dataset_id: str, fname: str, data: bytes) -> Run:
+def _run(log: EvalLog, draws: pd.DataFrame, dataset_id: str, fname: str, data: bytes) -> Run:
     model = judge_model(log)
     run = Run(run_id=run_id_for(dataset_id, model), dataset_id=dataset_id, method=METHOD, model=model,
               label=f"{model} ({log.eval.task})", judgments=_judgments(draws),
@@ -315,7 +323,7 @@ def looks_like_log(filename: str, data: bytes) -> bool:
     return low.endswith(".json") and head.lstrip().startswith(b"{") and b'"eval"' in head and b'"version"' in head
 
 
-def _with_file(data: bytes, filename: str, read: Any) -> Any:
+def _with_file(data: bytes, filename: str, read: Callable[[Path], T]) -> T:
     """``read(path)`` on the upload's bytes written to a temporary file (inspect_ai reads logs from paths)."""
     import tempfile
 
@@ -342,18 +350,19 @@ def preview_bytes(data: bytes, filename: str, rows: int = 20) -> LogPreview:
     def read(path: Path) -> LogPreview:
         log = read_log(path)
         keys = metadata_keys(log)
-        edited = any(_edits(sc) for s in log.samples for sc in (s.scores or {}).values())
+        logged = log.samples or []  # read_log refuses a log without samples
+        edited = any(_edits(sc) for s in logged for sc in (s.scores or {}).values())
         numeric = [k for k in keys if any(not math.isnan(to_number((s.metadata or {}).get(k, ""))[0])
-                                          for s in log.samples[:50])]
+                                          for s in logged[:50])]
         sources = (["edits"] if edited else []) + [f"metadata:{k}" for k in numeric] + ["target"]
         table = pd.DataFrame([{"id": str(s.id), "epoch": s.epoch, "target": _text(s.target)[:80],
                                **{f"score: {n}": str(v.value)[:40] for n, v in (s.scores or {}).items()},
                                "output": (s.output.completion if s.output else "")[:120]}
-                              for s in log.samples[:rows]])
+                              for s in logged[:rows]])
         return LogPreview(keys, sources, table, judge_model(log), str(log.eval.task))
     return _with_file(data, filename, read)
 
 
-def import_bytes(data: bytes, filename: str, **options: Any) -> Any:
+def import_bytes(data: bytes, filename: str, **options: str | None) -> ImportResult:
     """:func:`import_log` of an upload's bytes (``options``: human, name, document_key, system_key, owner)."""
     return _with_file(data, filename, lambda path: import_log(path, filename=filename, **options))

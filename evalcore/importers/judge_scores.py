@@ -15,7 +15,8 @@ import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -24,8 +25,11 @@ from evalcore.importers.categories import encode_column
 from evalcore.importers.cells import id_column, near_keys, rating_column
 from evalcore.importers.mapping import JudgeColumn, column_key, suggest_mapping
 from evalcore.importers.problems import Problems
-from evalcore.importers.readers import open_upload
+from evalcore.importers.readers import Source, open_upload
 from evalcore.model import JUDGMENT_COLUMNS, STATUS_FAILED, STATUS_OK, Dataset, Dimension, Run
+
+if TYPE_CHECKING:
+    from evalcore.importers.dataset import TableCheck
 
 METHOD = "imported"  # Run.method of judge scores brought from a file
 ESTIMATOR = "score as given"
@@ -52,9 +56,9 @@ def judgments_from_cells(items: np.ndarray, dims: np.ndarray, column: pd.Series)
     """JUDGMENT_COLUMNS from one column of scores: ok where the cell is a finite number, failed with a reason else."""
     values, blank, why = rating_column(column)
     ok = ~np.isnan(values)
-    reason = np.where(ok, "", np.where(blank, "blank cell: no score given",
-                                       why.fillna("").to_numpy(dtype=object)))
-    reason = [r.replace("rating", "score", 1) if r else r for r in reason]
+    why_not = np.where(ok, "", np.where(blank, "blank cell: no score given",
+                                        why.fillna("").to_numpy(dtype=object)))
+    reason = [r.replace("rating", "score", 1) if r else r for r in why_not]
     return pd.DataFrame({"item_id": items, "dimension": dims, "raw": _raw_text(column), "value": values,
                          "status": np.where(ok, STATUS_OK, STATUS_FAILED), "reason": reason,
                          "estimator": ESTIMATOR})[JUDGMENT_COLUMNS]
@@ -96,7 +100,7 @@ def _dedupe(frame: pd.DataFrame, rows: np.ndarray, column: str, unit: str, probl
     return frame[~frame.duplicated(key, keep="first")].drop(columns="_row").reset_index(drop=True)
 
 
-def column_runs(check: Any, dataset_id: str, dimensions: list[Dimension], source_file: str, digest: str,
+def column_runs(check: TableCheck, dataset_id: str, dimensions: list[Dimension], source_file: str, digest: str,
                 problems: Problems) -> list[Run]:
     """The runs of the mapping's judge columns, from a table the dataset checks have run over (verdict words map
     through their dimension's labels)."""
@@ -120,7 +124,7 @@ def column_runs(check: Any, dataset_id: str, dimensions: list[Dimension], source
     return runs
 
 
-def _column_frame(check: Any, j: JudgeColumn, dimensions: list[Dimension], problems: Problems
+def _column_frame(check: TableCheck, j: JudgeColumn, dimensions: list[Dimension], problems: Problems
                   ) -> pd.DataFrame | None:
     m = check.mapping
     dimension_names = [d.name for d in dimensions]
@@ -149,7 +153,7 @@ def _column_frame(check: Any, j: JudgeColumn, dimensions: list[Dimension], probl
     return frame
 
 
-def _run(run_id: str, dataset_id: str, name: str, judgments: pd.DataFrame, origin: dict[str, Any]) -> Run:
+def _run(run_id: str, dataset_id: str, name: str, judgments: pd.DataFrame, origin: dict[str, str]) -> Run:
     n_ok = int((judgments["status"] == STATUS_OK).sum())
     config = {"imported_from": origin, "kind": "judge scores", "parse_mode": "as given",
               "stats": {"total": len(judgments), "ok": n_ok, "failed": len(judgments) - n_ok}}
@@ -210,7 +214,7 @@ def _keys(frame: pd.DataFrame, dataset: Dataset, problems: Problems, unit: str) 
         for r, v in zip(rows[~known].tolist(), ids[~known].tolist()):
             problems.add(r, guess.item_id, "missing item_id (empty cell)" if pd.isna(v) else
                          f"item_id {v!r} matches no item of dataset {dataset.id!r}")
-        return np.where(known, ids.to_numpy(dtype=object), None), {guess.item_id}
+        return np.where(known, ids.to_numpy(dtype=object), np.array(None)), {guess.item_id}
     if guess.doc_id is None or guess.system_id is None:
         problems.add("-", "-", "the file needs an item_id column, or doc_id and system_id columns, to say which item "
                                f"each score is for; its columns are {', '.join(map(repr, frame.columns))}",
@@ -232,14 +236,14 @@ def _keys(frame: pd.DataFrame, dataset: Dataset, problems: Problems, unit: str) 
     return items, {guess.doc_id, guess.system_id}
 
 
-def _near_match_hint(dataset: Dataset):
+def _near_match_hint(dataset: Dataset) -> Callable[[object, object], str]:
     """A function giving " (the dataset has ...)" when an unmatched key differs from an item's only by whitespace,
     case or leading zeros."""
     items = dataset.items
     known = dict(zip(zip(near_keys(items["doc_id"]), near_keys(items["system_id"])),
                      zip(items["doc_id"], items["system_id"])))
 
-    def hint(doc: Any, system: Any) -> str:
+    def hint(doc: object, system: object) -> str:
         near = known.get(tuple(near_keys(pd.Series([doc, system], dtype=object))))
         return (f" (the dataset has doc_id {near[0]!r} and system_id {near[1]!r}: whitespace, case or leading zeros "
                 "differ)") if near else ""
@@ -259,7 +263,7 @@ def _dimensions(frame: pd.DataFrame, dataset: Dataset, dimension: str | None, us
         for r, d in zip(rows[bad].tolist(), dims[bad].tolist()):
             problems.add(r, dim_col, "missing dimension (empty cell)" if pd.isna(d) else
                          f"dimension {d!r} is not one of dataset {dataset.id!r}'s: {', '.join(map(repr, names))}")
-        return np.where(bad, None, dims.to_numpy(dtype=object))
+        return np.where(bad, np.array(None), dims.to_numpy(dtype=object))
     if dimension is None and len(names) == 1:
         dimension = names[0]
     if dimension is None or dimension not in names:
@@ -270,7 +274,7 @@ def _dimensions(frame: pd.DataFrame, dataset: Dataset, dimension: str | None, us
     return np.full(len(frame), dimension, dtype=object)
 
 
-def load_run_scores(source: Any, dataset: Dataset, *, name: str, dimension: str | None = None,
+def load_run_scores(source: Source, dataset: Dataset, *, name: str, dimension: str | None = None,
                     score_column: str | None = None, filename: str | None = None) -> ImportedRun:
     """A judge-score file for ``dataset`` as a run named ``name``, or DatasetValidationError with every problem
     (each key that matches no item among them)."""
@@ -280,6 +284,7 @@ def load_run_scores(source: Any, dataset: Dataset, *, name: str, dimension: str 
     dims = _dimensions(frame, dataset, dimension, used, problems)
     score = _score_column(frame, used, score_column, problems)
     upload.raise_if_problems()
+    assert score is not None, "_score_column reports a file whose score column it cannot tell"
     judgments = judgments_from_cells(items, dims, frame[score])
     judgments = verdict_words(judgments, frame[score], frame.index.to_numpy(),
                               {d.name: d for d in dataset.dimensions}, score, problems)

@@ -15,9 +15,9 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 import numpy as np
 import pandas as pd
@@ -25,6 +25,9 @@ import pandas as pd
 from evalcore.importers.categories import derived_labels, looks_like_labels, only_words, word_counts
 from evalcore.importers.cells import is_blank, parse_rating, rating_column
 from evalcore.model import CATEGORICAL_KINDS
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 DEFAULT_GROUP = "annotator"
 PREFERRED_GROUP = "expert"
@@ -168,7 +171,7 @@ class ColumnMapping:
 # Guessing a mapping from column names
 
 
-def column_key(name: Any) -> str:
+def column_key(name: object) -> str:
     """A column name compared without case, spaces or punctuation ("Judge Score" -> "judge_score")."""
     return re.sub(r"[^0-9a-z]+", "_", str(name).strip().lower()).strip("_")
 
@@ -284,7 +287,7 @@ def _per_annotator_dimension(norm_name: str) -> tuple[str, str] | None:
     return None
 
 
-def suggest_mapping(columns: Iterable[Any], sample: pd.DataFrame | None = None) -> ColumnMapping:
+def suggest_mapping(columns: Iterable[object], sample: pd.DataFrame | None = None) -> ColumnMapping:
     """Guess a ColumnMapping from column names (for prefilling a form; the user confirms it).
 
     Long shape is guessed when both a dimension-like column (dimension/aspect/criterion/metric) and a value-like
@@ -392,21 +395,22 @@ def _wide_dimensions(cols: list[str], used: set[str], m: ColumnMapping, sample: 
                 dims[d] = spec
             spec[ann] = c
             used.add(c)
-    for c in cols if sample is not None else []:
-        numbers = _sample_numbers(sample, c) if c not in used and c in sample.columns else None
-        if numbers:
-            if is_judge_name(c) or min(numbers) < 0:
-                m.judges.append(JudgeColumn(c))
-            else:
-                dims[c] = c
-            used.add(c)
-        elif c not in used and c in sample.columns and looks_like_labels(word_counts(sample[c]), c):
-            # a column of a few verdict words (pass/fail, A/B/tie): human labels, or a judge's when named so
-            if is_judge_name(c):
-                m.judges.append(JudgeColumn(c))
-            else:
-                dims[c] = c
-            used.add(c)
+    if sample is not None:
+        for c in cols:
+            numbers = _sample_numbers(sample, c) if c not in used and c in sample.columns else None
+            if numbers:
+                if is_judge_name(c) or min(numbers) < 0:
+                    m.judges.append(JudgeColumn(c))
+                else:
+                    dims[c] = c
+                used.add(c)
+            elif c not in used and c in sample.columns and looks_like_labels(word_counts(sample[c]), c):
+                # a column of a few verdict words (pass/fail, A/B/tie): human labels, or a judge's when named so
+                if is_judge_name(c):
+                    m.judges.append(JudgeColumn(c))
+                else:
+                    dims[c] = c
+                used.add(c)
     if not dims and val_col is not None:
         dims["overall"] = val_col  # a lone "score"/"rating" column is one overall judgement
         used.add(val_col)
@@ -434,7 +438,7 @@ def is_judge_name(column: str) -> bool:
     return bool(tokens & _JUDGE_TOKENS) or n.startswith(("g_eval", "log_prob", "log_lik", "bert_score", "bart_score"))
 
 
-def _numeric_values(values: list[Any]) -> list[float] | None:
+def _numeric_values(values: Sequence[object]) -> list[float] | None:
     """The numbers among non-blank cells, or None when any non-blank cell is not a number."""
     out = []
     for v in values:
@@ -491,7 +495,7 @@ class ColumnGuess:
 _NUMBER_CHARS = 64
 
 
-def _text_stats(g: ColumnGuess, arr: Any) -> None:
+def _text_stats(g: ColumnGuess, arr: pa.Array) -> None:
     """Counts and range of an Arrow text column without copying its long cells: a 3,000,000-row column of
     200-character texts is measured in place (blank flags, distinct count by hash), and only short cells are tried
     as numbers."""
@@ -601,7 +605,18 @@ def _word_guess(g: ColumnGuess, col: pd.Series, mapping: ColumnMapping) -> None:
         g.kind, g.labels = "nominal", derived_labels(counts, "nominal")
 
 
-def mapping_from_guesses(guesses: list[ColumnGuess], **options: Any) -> ColumnMapping:
+class MappingOptions(TypedDict, total=False):
+    """ColumnMapping's fields that are not a column's role: what :func:`mapping_from_guesses` takes beside them."""
+
+    scales: dict[str, tuple[float, float]]
+    kinds: dict[str, str]
+    labels: dict[str, list[str]]
+    unrated: list[str]
+    allow_missing_ratings: bool
+    default_group: str
+
+
+def mapping_from_guesses(guesses: list[ColumnGuess], **options: Unpack[MappingOptions]) -> ColumnMapping:
     """The mapping the (possibly edited) column roles describe. ``options`` are ColumnMapping's other fields
     (scales, kinds, allow_missing_ratings, default_group). A role that takes one column and is given several
     raises ValueError naming them."""

@@ -33,6 +33,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,12 +42,15 @@ import numpy as np
 import pandas as pd
 
 from evalcore.importers.cells import blank_mask, by_unique, is_string_column
+from evalcore.importers.pair_mapping import PairMapping
 from evalcore.importers.problems import Problems
 from evalcore.identity import upload_id
-from evalcore.importers.readers import open_upload
+from evalcore.importers.readers import Source, open_upload
 from evalcore.model import COMPARISON_COLUMNS, PREFERENCE_COLUMNS, Dataset, Dimension, Run, counted, is_missing
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
     from evalcore.store import Store
 
 PROMPT_NAMES = ("prompt", "question", "instruction", "query", "user_prompt")
@@ -91,51 +95,6 @@ def _find(columns: list[str], names: tuple[str, ...]) -> str | None:
     return None
 
 
-@dataclass
-class PairMapping:
-    """Which column plays which role (None: absent)."""
-
-    prompt: str | None
-    output_a: str | None
-    output_b: str | None
-    input: str | None = None
-    model_a: str | None = None
-    model_b: str | None = None
-    pair_id: str | None = None
-    turn: str | None = None
-    annotator: str | None = None
-    winners: list[str] = field(default_factory=list)
-    prompt_id: str | None = None  # MT-Bench's question_id: kept as the prompt's (document's) id
-    conversation_a: str | None = None  # each model's whole conversation, in place of prompt and outputs
-    conversation_b: str | None = None
-    win_a: str | None = None  # one-hot votes (Chatbot Arena): 1 where A won, 0 elsewhere
-    win_b: str | None = None
-    win_tie: str | None = None
-    chosen: str | None = None  # RewardBench: the preferred response, and the other (preference_sets.py)
-    rejected: str | None = None
-    signed: str | None = None  # HelpSteer3: a -3..3 preference (negative: output A), and each annotator's
-    individual: str | None = None
-
-    @property
-    def wide(self) -> bool:
-        return len(self.winners) > 1
-
-    @property
-    def onehot(self) -> tuple[str | None, str | None, str | None]:
-        return self.win_a, self.win_b, self.win_tie
-
-    @property
-    def conversations(self) -> bool:
-        return bool(self.conversation_a and self.conversation_b)
-
-    def to_dict(self) -> dict[str, Any]:
-        # the roles added later are left out while unused: the ids of files imported before them stay the same
-        return {k: v for k, v in self.__dict__.items() if v is not None or k not in _LATER_ROLES}
-
-
-_LATER_ROLES = ("prompt_id", "conversation_a", "conversation_b", "win_a", "win_b", "win_tie", "chosen", "rejected",
-                "signed", "individual")
-
 # The Data page's role menu for a pairwise file: role name -> PairMapping field ("winner" may name several columns,
 # one per annotator)
 PAIR_ROLES: dict[str, str] = {
@@ -167,7 +126,7 @@ def mapping_from_roles(roles: dict[str, str]) -> PairMapping:
     return m
 
 
-def pair_roles(m: PairMapping, columns) -> dict[str, str]:
+def pair_roles(m: PairMapping, columns: Iterable[object]) -> dict[str, str]:
     """Each column's role in ``m`` (the inverse of :func:`mapping_from_roles`): what the role menu is prefilled with."""
     by_column = {col: role for role, f in PAIR_ROLES.items() if f and f != "winners"
                  for col in [getattr(m, f)] if col}
@@ -175,7 +134,7 @@ def pair_roles(m: PairMapping, columns) -> dict[str, str]:
     return {str(c): by_column.get(str(c), "ignored") for c in columns}
 
 
-def guess_pair_mapping(columns, winners: list[str] | None = None,
+def guess_pair_mapping(columns: Iterable[object], winners: list[str] | None = None,
                        onehot: tuple[str, str, str] | None = None) -> PairMapping:
     """The roles guessed from the column names (``winners`` given: those columns hold the votes; ``onehot``: the
     three 0/1 columns of A wins, B wins, tie; Chatbot Arena's three are recognised by their names)."""
@@ -225,7 +184,7 @@ def _published_roles(cols: list[str], wins: list[str], m: PairMapping) -> PairMa
     return m
 
 
-def looks_pairwise(columns) -> bool:
+def looks_pairwise(columns: Iterable[object]) -> bool:
     """Whether a table reads as pairwise preferences: a prompt and two outputs (or two conversations, MT-Bench's
     published layout) and at least one winner column."""
     m = guess_pair_mapping(columns)
@@ -260,7 +219,7 @@ class PairImport:
         return f"{o['a']} A, {o['b']} B, {o['tie']} tie"
 
 
-def _text(v: Any) -> str:
+def _text(v: object) -> str:
     if is_missing(v):
         return ""
     if isinstance(v, float) and v.is_integer():
@@ -335,7 +294,7 @@ def onehot_frame(frame: pd.DataFrame, m: PairMapping, problems: Problems) -> tup
     reads it. A cell that is not 0 or 1, or a row without exactly one 1, is a problem naming the row and columns;
     a row whose three cells are blank is no vote. The decoded column is named after the three, so a problem about a
     vote names the columns it came from."""
-    cols = list(m.onehot)
+    cols = [c for c in m.onehot if c is not None]  # all three: the vote is one-hot
     cells = []
     for c in cols:
         text = _texts(frame, c).str.strip().str.lower()
@@ -358,7 +317,7 @@ def onehot_frame(frame: pd.DataFrame, m: PairMapping, problems: Problems) -> tup
     return out, replace(m, winners=[name], win_a=None, win_b=None, win_tie=None)
 
 
-def _turns_text(cell: Any) -> str | None:
+def _turns_text(cell: object) -> str | None:
     """A JSON list of turns (Chatbot Arena's prompt and response cells: '["first question", "follow-up"]') as
     readable text: one turn as itself, several as "Turn 1:" ... "Turn k:" (a null turn: "(no text)"); None when
     the cell is no such list."""
@@ -385,8 +344,10 @@ def decode_turn_lists(frame: pd.DataFrame, m: PairMapping, problems: Problems | 
     judge would read brackets, quotes and \\n escapes), and the names of the columns decoded. A column whose every
     cell opens with "[" but some cell is no such list is a problem naming its rows (left as it is, that column's
     other cells would keep their brackets without a word); a column with plain text cells is text, kept as it is."""
-    decoded, out = [], frame
-    for col in dict.fromkeys(c for c in (m.prompt, m.input, m.output_a, m.output_b) if c in frame.columns):
+    decoded: list[str] = []
+    out = frame
+    for col in dict.fromkeys(c for c in (m.prompt, m.input, m.output_a, m.output_b)
+                             if c is not None and c in frame.columns):
         cells = frame[col]
         filled = ~blank_mask(cells)
         if not filled.any():
@@ -419,7 +380,7 @@ def _texts(frame: pd.DataFrame, column: str | None) -> pd.Series:
     return pd.Series(by_unique(col, _text).to_numpy(), index=frame.index, dtype="str")
 
 
-def _codes(*columns: Any) -> tuple[np.ndarray, np.ndarray]:
+def _codes(*columns: pd.Series | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Integer codes (first appearance order) of the tuples the columns' cells form, and each code's first row."""
     key = np.zeros(len(columns[0]), np.int64)
     for col in columns:
@@ -443,14 +404,14 @@ class _Table:
     doc: np.ndarray  # per row: document code
     item_a: np.ndarray  # per row: item codes
     item_b: np.ndarray
-    doc_ids: Any  # Arrow text array, per document code
-    doc_texts: Any
-    item_ids: Any  # Arrow text array, per item code
+    doc_ids: pa.Array  # Arrow text array, per document code
+    doc_texts: pa.Array
+    item_ids: pa.Array  # Arrow text array, per item code
     items: pd.DataFrame  # item_id, doc_id, system_id, output (one row per item code)
     other_prompt: np.ndarray  # per row: its prompt id names another prompt on an earlier row
 
 
-def _arrow(values: Any) -> Any:
+def _arrow(values: pd.Series | pa.Array | pa.ChunkedArray) -> pa.Array:
     """A text column (or array) as one Arrow array of large strings."""
     import pyarrow as pa
 
@@ -462,7 +423,7 @@ def _arrow(values: Any) -> Any:
     return values.cast(pa.large_string())
 
 
-def _map_text(fn: Any, *columns: Any, size: int = 65_536) -> Any:
+def _map_text(fn: Callable[..., str], *columns: pd.Series | pa.Array, size: int = 65_536) -> pa.Array:
     """``fn`` over the columns' values as one Arrow text array, built ``size`` values at a time (Python strings
     for one block only)."""
     import pyarrow as pa
@@ -483,7 +444,7 @@ def _turn_note(prompt: str, turn: str) -> str:
 
 
 def _doc_ids(m: PairMapping, frame: pd.DataFrame, prompt: pd.Series, turn: pd.Series
-             ) -> tuple[np.ndarray, np.ndarray, Any, np.ndarray]:
+             ) -> tuple[np.ndarray, np.ndarray, pa.Array, np.ndarray]:
     """(per row: document code; each code's first row; the documents' ids; per row: the prompt differs from its
     document's first row). With a prompt id column (MT-Bench's question_id) the id is the file's own, with the turn
     when there is one ("81-turn-2"); else a hash of the prompt and turn."""
@@ -526,7 +487,7 @@ def _encode(frame: pd.DataFrame, m: PairMapping, marker: bool = True) -> _Table:
     return _Table(frame.index.to_numpy(), doc, item[:n], item[n:], doc_ids, doc_texts, item_ids, items, other)
 
 
-def _winner_cells(frame: pd.DataFrame, col: str) -> tuple[np.ndarray, list[Any]]:
+def _winner_cells(frame: pd.DataFrame, col: str) -> tuple[np.ndarray, list[tuple[str, str] | str | None]]:
     """Per row: a code into the returned values, each (preferred, variant), None (blank) or the text of a value that
     is no winner (a str)."""
     codes, uniques = pd.factorize(_texts(frame, col).str.strip().str.lower())
@@ -556,9 +517,9 @@ def _vote_cells(frame: pd.DataFrame, m: PairMapping, ok: np.ndarray, problems: P
         codes, values = _winner_cells(frame, col)
         unknown = np.array([isinstance(v, str) for v in values] + [False])[codes] & ok
         k = problems.first(unknown)
-        for pos, v in zip(np.flatnonzero(k).tolist(), codes[k].tolist()):
-            problems.add(int(frame.index[pos]), col, f"winner {values[v]!r} is not a known value (a, b, tie, model_a, "
-                                                     "model_b, 1, 2, 0, tie (bothbad), tie (inconsistent))", phase=j)
+        for at, v in zip(np.flatnonzero(k).tolist(), codes[k].tolist()):
+            problems.add(int(frame.index[at]), col, f"winner {values[v]!r} is not a known value (a, b, tie, model_a, "
+                                                    "model_b, 1, 2, 0, tie (bothbad), tie (inconsistent))", phase=j)
         readable = np.array([isinstance(v, tuple) for v in values] + [False])[codes] & ok
         pos = np.flatnonzero(readable)
         pref = np.array([v[0] if isinstance(v, tuple) else "" for v in values] + [""], dtype=object)[codes[pos]]
@@ -566,10 +527,10 @@ def _vote_cells(frame: pd.DataFrame, m: PairMapping, ok: np.ndarray, problems: P
         ann = np.full(len(pos), j) if m.wide else (ann_codes[pos] if m.annotator else np.full(len(pos), -1))
         parts.append((pos, np.full(len(pos), j), ann, pref, var))
     order_parts = [np.concatenate(x) if x else np.array([]) for x in zip(*parts)] if parts else [np.array([])] * 5
-    pos, col, ann, pref, var = order_parts
-    order = np.lexsort((col, pos))  # reading order: row by row, winner columns left to right
-    return _Votes(pos[order].astype(np.int64), col[order].astype(np.int64), ann[order].astype(np.int64),
-                  pref[order], var[order]), names
+    positions, columns, annotators, preferred, variants = order_parts
+    order = np.lexsort((columns, positions))  # reading order: row by row, winner columns left to right
+    return _Votes(positions[order].astype(np.int64), columns[order].astype(np.int64),
+                  annotators[order].astype(np.int64), preferred[order], variants[order]), names
 
 
 def _first_rows(codes: np.ndarray) -> np.ndarray:
@@ -601,6 +562,22 @@ def _apart(t: _Table, v: _Votes, key: np.ndarray, ok: np.ndarray) -> np.ndarray:
     return apart
 
 
+def _readable_rows(frame: pd.DataFrame, m: PairMapping, t: _Table, problems: Problems) -> np.ndarray:
+    """The rows that can be a pair: its two outputs differ, and its prompt id names the prompt of that id's first
+    row; each other row a problem."""
+    out_b = m.output_b
+    assert out_b is not None, "_check_roles has reported a file without output columns"
+    same = (_texts(frame, m.output_a) == _texts(frame, out_b)).to_numpy()
+    for r in t.rows[problems.first(same)].tolist():
+        problems.add(int(r), out_b, f"the two outputs are identical (column {m.output_a!r} holds the same text): "
+                                    "a preference between them means nothing")
+    if m.prompt_id is not None:  # else no row names another prompt
+        for r in t.rows[problems.first(t.other_prompt)].tolist():
+            problems.add(int(r), m.prompt_id, f"prompt id {frame.at[r, m.prompt_id]!r} names another prompt (or "
+                                              "turn) than on its first row")
+    return ~same & ~t.other_prompt
+
+
 def _read_rows(frame: pd.DataFrame, m: PairMapping, problems: Problems, dimension: str, marker: bool = True
                ) -> tuple[_Table, pd.DataFrame, int]:
     """(the coded table, the preferences, how many records were kept apart as pairs of their own). The same two
@@ -612,14 +589,7 @@ def _read_rows(frame: pd.DataFrame, m: PairMapping, problems: Problems, dimensio
     t = _encode(frame, m, marker)
     n = len(frame)
     rows = t.rows
-    same = (_texts(frame, m.output_a) == _texts(frame, m.output_b)).to_numpy()
-    for r in rows[problems.first(same)].tolist():
-        problems.add(int(r), m.output_b, f"the two outputs are identical (column {m.output_a!r} holds the same text): "
-                                         "a preference between them means nothing")
-    for r in rows[problems.first(t.other_prompt)].tolist():
-        problems.add(int(r), m.prompt_id, f"prompt id {frame.at[r, m.prompt_id]!r} names another prompt (or turn) "
-                                          "than on its first row")
-    ok = ~same & ~t.other_prompt
+    ok = _readable_rows(frame, m, t, problems)
     key, _ = _codes(t.doc, np.minimum(t.item_a, t.item_b), np.maximum(t.item_a, t.item_b))
     given = _texts(frame, m.pair_id).str.strip().to_numpy(dtype=object) if m.pair_id else np.full(n, "", object)
     ok &= ~_pair_id_elsewhere(given, key, ok, rows, m, problems)
@@ -667,7 +637,7 @@ def _pair_id_elsewhere(given: np.ndarray, key: np.ndarray, ok: np.ndarray, rows:
     """Rows whose pair id names another pair than on that id's first row (a pair id names one pair), each said."""
     bad = np.zeros(len(given), bool)
     named = ok & (given != "")
-    if not named.any():
+    if not named.any() or m.pair_id is None:  # (no pair id column: none named)
         return bad
     idx = np.flatnonzero(named)
     first = idx[_first_rows(pd.factorize(given[idx])[0])]
@@ -696,7 +666,34 @@ def _published_frame(frame: pd.DataFrame, m: PairMapping, problems: Problems, co
     return ps.signed_frame(frame, m, problems, _texts)
 
 
-def import_pairs(source: Any, *, name: str | None = None, winners: list[str] | None = None,
+def _pair_warnings(m: PairMapping, blank: int, decoded: list[str], published: list[str], apart: int) -> list[str]:
+    """What a pairs import says of how it read the file: ``blank`` winner cells (or one-hot rows) taken as no vote,
+    the columns of turn lists ``decoded``, a published layout's notes, and ``apart`` records kept as pairs of their
+    own."""
+    warnings = []
+    if blank:
+        warnings.append(f"{blank} blank winner cells were taken as no vote" if not all(m.onehot) else
+                        f"{blank} rows with blank one-hot cells were taken as no vote")
+    if all(m.onehot):
+        warnings.append(f"votes read from the one-hot columns {', '.join(c for c in m.onehot if c)} (Chatbot "
+                        "Arena's layout: a 1 marks A wins, B wins or a tie)")
+    if decoded:
+        warnings.append(f"the cells of {', '.join(map(repr, decoded))} are JSON lists of turns (Chatbot Arena's "
+                        "layout): decoded to text, several turns marked 'Turn 1:', 'Turn 2:', ...")
+    warnings += published
+    if not m.wide and not m.annotator:
+        warnings.append("no annotator column: the votes are anonymous, the k-th vote on a pair is counted as "
+                        "annotator 'vote-k'")
+    if apart:
+        warnings.append(f"{apart} records repeat a pair with its outputs swapped and a vote by the same "
+                        "annotator: each is kept as a pair of its own, as the file lists it (not merged into the "
+                        "first, which would give that annotator two votes on one pair)")
+    if not (m.model_a and m.model_b):
+        warnings.append("no model_a / model_b columns: per-model win rates and self-preference need them")
+    return warnings
+
+
+def import_pairs(source: Source, *, name: str | None = None, winners: list[str] | None = None,
                  dimension: str = DEFAULT_DIMENSION, filename: str | None = None,
                  table: pd.DataFrame | None = None, owner: str | None = None,
                  mapping: PairMapping | None = None, onehot: tuple[str, str, str] | None = None,
@@ -717,7 +714,8 @@ def import_pairs(source: Any, *, name: str | None = None, winners: list[str] | N
     _check_roles(m, problems, columns, door)
     _binary_winners(frame, m, problems, door)
     upload.raise_if_problems()
-    read_frame, read_m, decoded = frame, m, []
+    read_frame, read_m = frame, m
+    decoded: list[str] = []
     if m.conversations:
         from evalcore.importers.conversations import conversation_frame
 
@@ -740,27 +738,7 @@ def import_pairs(source: Any, *, name: str | None = None, winners: list[str] | N
                          "source": t.doc_texts.to_pandas(types_mapper=pd.ArrowDtype).astype("str"),
                          "references": [[] for _ in range(len(t.doc_ids))], "context": ""})
     fname = Path(upload.name).name
-    warnings = []
-    blank = len(frame) * len(read_m.winners) - len(p)
-    if blank:
-        warnings.append(f"{blank} blank winner cells were taken as no vote" if not all(m.onehot) else
-                        f"{blank} rows with blank one-hot cells were taken as no vote")
-    if all(m.onehot):
-        warnings.append(f"votes read from the one-hot columns {', '.join(m.onehot)} (Chatbot Arena's layout: a 1 "
-                        "marks A wins, B wins or a tie)")
-    if decoded:
-        warnings.append(f"the cells of {', '.join(map(repr, decoded))} are JSON lists of turns (Chatbot Arena's "
-                        "layout): decoded to text, several turns marked 'Turn 1:', 'Turn 2:', ...")
-    warnings += published
-    if not m.wide and not m.annotator:
-        warnings.append("no annotator column: the votes are anonymous, the k-th vote on a pair is counted as "
-                        "annotator 'vote-k'")
-    if apart:
-        warnings.append(f"{apart} records repeat a pair with its outputs swapped and a vote by the same "
-                        "annotator: each is kept as a pair of its own, as the file lists it (not merged into the "
-                        "first, which would give that annotator two votes on one pair)")
-    if not (m.model_a and m.model_b):
-        warnings.append("no model_a / model_b columns: per-model win rates and self-preference need them")
+    warnings = _pair_warnings(m, len(frame) * len(read_m.winners) - len(p), decoded, published, apart)
     ds = Dataset(
         id=dataset_id, name=name or Path(fname).stem, task="pairwise preferences",
         dimensions=[Dimension(dimension, 0, 1, f"Which of two outputs for the same prompt the annotators found better"
@@ -798,30 +776,32 @@ def _verdict_roles(columns: list[str], problems: Problems) -> dict[str, str | No
     return roles
 
 
-def import_verdicts(source: Any, dataset: Dataset, *, name: str, dimension: str | None = None,
+def import_verdicts(source: Source, dataset: Dataset, *, name: str, dimension: str | None = None,
                     filename: str | None = None) -> Run:
     """A judge's pairwise verdicts on the pairs of ``dataset`` as a Run (not saved), or DatasetValidationError."""
     upload = open_upload(source, filename)
     frame, problems = upload.frame, upload.problems
     roles = _verdict_roles([str(c) for c in frame.columns], problems)
     upload.raise_if_problems()
+    pid_col, order_col, verdict_col = (str(roles[k]) for k in ("pair_id", "order", "verdict"))  # each found
     dims = sorted(set(dataset.preferences["dimension"])) or dataset.dimension_names
     dim = dimension or (DEFAULT_DIMENSION if DEFAULT_DIMENSION in dims else dims[0])
     pairs = dataset.preferences[dataset.preferences["dimension"] == dim].drop_duplicates("pair_id")
     pairs = pairs.set_index("pair_id")
-    rows, unknown = [], {}
+    rows: list[dict[str, Any]] = []
+    unknown: dict[str, int] = {}
     for row_no, r in frame.iterrows():
-        pid, order = _text(r[roles["pair_id"]]).strip(), _text(r[roles["order"]]).strip().lower()
+        pid, order = _text(r[pid_col]).strip(), _text(r[order_col]).strip().lower()
         if pid not in pairs.index:
             unknown.setdefault(pid, row_no)
             continue
         if order not in ("ab", "ba"):
-            problems.add(row_no, roles["order"], f"order {order!r} is neither 'ab' (output A shown first) nor 'ba'")
+            problems.add(row_no, order_col, f"order {order!r} is neither 'ab' (output A shown first) nor 'ba'")
             continue
-        text = _text(r[roles["verdict"]]).strip().lower()
+        text = _text(r[verdict_col]).strip().lower()
         if text and text not in VERDICT_VALUES:
-            problems.add(row_no, roles["verdict"], f"verdict {text!r} is not a, b, tie, 1, 2 or 0 (leave it blank "
-                                                   "for a reply that could not be read)")
+            problems.add(row_no, verdict_col, f"verdict {text!r} is not a, b, tie, 1, 2 or 0 (leave it blank "
+                                              "for a reply that could not be read)")
             continue
         p = pairs.loc[pid]
         first, second = (p["item_a"], p["item_b"]) if order == "ab" else (p["item_b"], p["item_a"])
@@ -835,13 +815,13 @@ def import_verdicts(source: Any, dataset: Dataset, *, name: str, dimension: str 
     if unknown:
         shown = ", ".join(f"{k!r} ({problems.unit} {v})" for k, v in list(unknown.items())[:10])
         more = f" and {len(unknown) - 10} more" if len(unknown) > 10 else ""
-        problems.add("-", roles["pair_id"], f"{len(unknown)} pair ids are not pairs of dataset {dataset.id!r}: "
-                                            f"{shown}{more}", block=Problems.AFTER)
+        problems.add("-", pid_col, f"{len(unknown)} pair ids are not pairs of dataset {dataset.id!r}: "
+                                   f"{shown}{more}", block=Problems.AFTER)
     dup = pd.DataFrame(rows).duplicated(["pair_id", "order"]) if rows else pd.Series(dtype=bool)
     if dup.any():
         first_dup = rows[int(dup.to_numpy().nonzero()[0][0])]
-        problems.add("-", roles["pair_id"], f"pair {first_dup['pair_id']!r} has two verdicts in order "
-                                            f"{first_dup['order']!r}", block=Problems.AFTER)
+        problems.add("-", pid_col, f"pair {first_dup['pair_id']!r} has two verdicts in order "
+                                   f"{first_dup['order']!r}", block=Problems.AFTER)
     upload.raise_if_problems()
     digest = hashlib.sha256(upload.data).hexdigest()
     slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "verdicts"

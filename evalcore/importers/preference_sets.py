@@ -21,12 +21,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 import pandas as pd
 
+from evalcore.importers.pair_mapping import PairMapping
 from evalcore.importers.problems import Problems
 
 CHOSEN_NAMES = ("chosen",)
@@ -38,9 +40,11 @@ INDIVIDUAL_NAMES = ("individual_preference",)
 CONTEXT_NAMES = ("context",)
 REWARDBENCH = "RewardBench's layout (prompt, chosen, rejected)"
 HELPSTEER3 = "HelpSteer3's layout (context, response1, response2, overall_preference)"
+# pairs.py's column reader: a column's cells as text ("" where missing, or for no column)
+Texts: TypeAlias = Callable[[pd.DataFrame, "str | None"], pd.Series]
 
 
-def layout_of(m: Any) -> str | None:
+def layout_of(m: PairMapping) -> str | None:
     """Which published layout a pair mapping reads (None: a winner column or one-hot columns hold the vote)."""
     if m.chosen or m.rejected:
         return REWARDBENCH
@@ -49,7 +53,7 @@ def layout_of(m: Any) -> str | None:
     return None
 
 
-def check_layout(m: Any, columns: list[str], problems: Problems, door: str) -> None:
+def check_layout(m: PairMapping, columns: list[str], problems: Problems, door: str) -> None:
     """The one field a file of a published layout lacks, named with what to give instead."""
     page = door == "page"
     if layout_of(m) == REWARDBENCH:
@@ -83,14 +87,14 @@ def chosen_as_b(prompt: str, chosen: str, rejected: str) -> bool:
     return bool(digest[0] & 1)
 
 
-def chosen_frame(frame: pd.DataFrame, m: Any, texts: Any) -> tuple[pd.DataFrame, Any, list[str]]:
+def chosen_frame(frame: pd.DataFrame, m: PairMapping, texts: Texts) -> tuple[pd.DataFrame, PairMapping, list[str]]:
     """RewardBench's chosen / rejected rows as output A / output B and a winner column naming the chosen one's
     position (see the module's note); the models follow their responses. ``texts``: pairs.py's column reader."""
     p, c, r = texts(frame, m.prompt), texts(frame, m.chosen), texts(frame, m.rejected)
     as_b = np.array([chosen_as_b(*t) for t in zip(p, c, r)], dtype=bool)
     out = pd.DataFrame({"prompt": p, "output_a": np.where(as_b, r, c), "output_b": np.where(as_b, c, r),
                         "chosen": np.where(as_b, "b", "a")}, index=frame.index).astype("str")
-    cols = {"prompt": "prompt", "output_a": "output_a", "output_b": "output_b", "winners": ["chosen"],
+    cols: dict[str, Any] = {"prompt": "prompt", "output_a": "output_a", "output_b": "output_b", "winners": ["chosen"],
             "chosen": None, "rejected": None}
     if m.model_a and m.model_b:
         ma, mb = texts(frame, m.model_a), texts(frame, m.model_b)
@@ -106,7 +110,7 @@ def chosen_frame(frame: pd.DataFrame, m: Any, texts: Any) -> tuple[pd.DataFrame,
     return out, replace(m, **cols), [note]
 
 
-def _messages_text(cell: Any) -> str | None:
+def _messages_text(cell: object) -> str | None:
     """HelpSteer3's context (a list of {role, content}) as text: one user turn as itself, more as "User: ..." /
     "Assistant: ..." paragraphs; None when the cell is no such list."""
     if isinstance(cell, np.ndarray):
@@ -123,10 +127,11 @@ def _messages_text(cell: Any) -> str | None:
     return "\n\n".join(f"{str(t.get('role', '')).capitalize()}: {t['content']}" for t in cell)
 
 
-def _signed_vote(v: Any) -> str | None:
+def _signed_vote(v: object) -> str | None:
     """A -3..3 preference as a / b / tie (negative: the first response); None when it is no such integer."""
+    number: Any = v  # whatever the cell holds: float() says whether it is a number
     try:
-        x = float(v)
+        x = float(number)
     except (TypeError, ValueError):
         return None
     if not x.is_integer() or not -3 <= x <= 3:
@@ -134,7 +139,7 @@ def _signed_vote(v: Any) -> str | None:
     return "a" if x < 0 else "b" if x > 0 else "tie"
 
 
-def _individual_scores(cell: Any) -> list[Any] | None:
+def _individual_scores(cell: object) -> list[object] | None:
     if isinstance(cell, np.ndarray):
         cell = cell.tolist()
     if isinstance(cell, str):
@@ -147,26 +152,29 @@ def _individual_scores(cell: Any) -> list[Any] | None:
     return [t["score"] for t in cell]
 
 
-def signed_frame(frame: pd.DataFrame, m: Any, problems: Problems, texts: Any
-                 ) -> tuple[pd.DataFrame, Any, list[str]]:
+def signed_frame(frame: pd.DataFrame, m: PairMapping, problems: Problems, texts: Texts
+                 ) -> tuple[pd.DataFrame, PairMapping, list[str]]:
     """HelpSteer3's rows with the context decoded and one winner column per annotator (or the overall score's)."""
+    prompt, signed = m.prompt, m.signed
+    assert prompt is not None, "check_layout has reported a HelpSteer3 file without a context column"
     out = frame.copy(deep=False)
     notes = []
-    decoded = [_messages_text(v) for v in frame[m.prompt]]
+    decoded = [_messages_text(v) for v in frame[prompt]]
     if any(d is not None for d in decoded):
-        for row, d, v in zip(frame.index, decoded, frame[m.prompt]):
-            if d is None and texts(frame.loc[[row]], m.prompt).iloc[0].strip():
-                problems.add(int(row), m.prompt, "not a list of {role, content} turns, as the column's other cells "
-                                                 "are")
-        out[m.prompt] = pd.Series([d or "" for d in decoded], index=frame.index, dtype="str")
+        for row, d, v in zip(frame.index, decoded, frame[prompt]):
+            if d is None and texts(frame.loc[[row]], prompt).iloc[0].strip():
+                problems.add(int(row), prompt, "not a list of {role, content} turns, as the column's other cells "
+                                               "are")
+        out[prompt] = pd.Series([d or "" for d in decoded], index=frame.index, dtype="str")
         notes.append(f"{HELPSTEER3}: the context's turns decoded to text ('User: ...', 'Assistant: ...')")
     if m.individual:
         votes = _individual_columns(frame, m.individual, problems)
         notes.append(f"each annotator's score in {m.individual!r} is that annotator's vote (negative: response1); "
                      f"{m.signed or 'the overall preference'!s}, their aggregate, is not counted again")
     else:
-        votes = {m.signed: [_signed(frame, r, m.signed, v, problems) for r, v in zip(frame.index, frame[m.signed])]}
-        notes.append(f"the vote is {m.signed!r}: -3..3, negative prefers response1, 0 neither (the strength is not "
+        assert signed is not None, "layout_of reads HelpSteer3's layout from a signed or an individual column"
+        votes = {signed: [_signed(frame, r, signed, v, problems) for r, v in zip(frame.index, frame[signed])]}
+        notes.append(f"the vote is {signed!r}: -3..3, negative prefers response1, 0 neither (the strength is not "
                      "kept)")
     for name, cells in votes.items():
         out[name] = pd.Series(cells, index=frame.index, dtype="str")
@@ -175,7 +183,7 @@ def signed_frame(frame: pd.DataFrame, m: Any, problems: Problems, texts: Any
                         individual=None), notes
 
 
-def _signed(frame: pd.DataFrame, row: Any, col: str, v: Any, problems: Problems) -> str:
+def _signed(frame: pd.DataFrame, row: int, col: str, v: object, problems: Problems) -> str:
     if v is None or (isinstance(v, float) and np.isnan(v)) or (isinstance(v, str) and not v.strip()):
         return ""
     vote = _signed_vote(v)

@@ -8,6 +8,10 @@ number (1 = the first record), Parquet by data row (1 = the first row).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
 
 MAX_PROBLEMS_SHOWN = 50
 
@@ -109,7 +113,7 @@ class Problems:
         """Count ``n`` problems that were found but not built (they come after the first KEEP in reading order)."""
         self.omitted += int(n)
 
-    def first(self, mask, positions=None):
+    def first(self, mask: np.ndarray, positions: np.ndarray | None = None) -> np.ndarray:
         """``mask`` (a boolean array of problem cells) with only its first KEEP cells in reading order (by
         ``positions``, else by index); the others are counted as omitted. The messages of a column-wise check are then
         built for those cells only: the problems listed are the same, the memory is bounded."""

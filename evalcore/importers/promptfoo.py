@@ -21,13 +21,16 @@ import hashlib
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from evalcore.identity import upload_id
 from evalcore.importers.judge_scores import run_id_for
 from evalcore.model import JUDGMENT_COLUMNS, STATUS_FAILED, STATUS_OK, Dataset, Dimension, Run
+
+if TYPE_CHECKING:
+    from evalcore.importers.api import ImportResult
 
 GRADED = ("llm-rubric", "g-eval", "model-graded-closedqa", "factuality", "select-best")
 DEFAULT_GRADER = "promptfoo default grader"
@@ -37,7 +40,7 @@ class PromptfooError(ValueError):
     """A results file that lacks what is needed: one message naming the field."""
 
 
-def entries(doc: Any, name: str) -> list[dict]:
+def entries(doc: object, name: str) -> list[dict]:
     """The per-test results of a promptfoo results document."""
     res = doc.get("results") if isinstance(doc, dict) else None
     rows = res.get("results") if isinstance(res, dict) else res
@@ -52,13 +55,13 @@ def looks_like_results(data: bytes) -> bool:
     return head.lstrip().startswith(b"{") and b'"results"' in head and (b'"evalId"' in head or b'"testIdx"' in data)
 
 
-def _provider(value: Any) -> str:
+def _provider(value: object) -> str:
     if isinstance(value, dict):
         return str(value.get("id") or value.get("label") or DEFAULT_GRADER)
     return str(value) if value else DEFAULT_GRADER
 
 
-def _text(value: Any) -> str:
+def _text(value: object) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
@@ -96,13 +99,13 @@ def _judgments(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def import_results(path: str | Path, *, name: str | None = None, owner: str | None = None,
-                   filename: str | None = None) -> Any:
+                   filename: str | None = None) -> ImportResult:
     """A promptfoo results file as an :class:`evalcore.importers.ImportResult`."""
     path = Path(path)
     return import_bytes(path.read_bytes(), filename or path.name, name=name, owner=owner)
 
 
-def import_bytes(data: bytes, fname: str, *, name: str | None = None, owner: str | None = None) -> Any:
+def import_bytes(data: bytes, fname: str, *, name: str | None = None, owner: str | None = None) -> ImportResult:
     """:func:`import_results` of a file's bytes (an upload)."""
     from evalcore.importers.api import ImportResult
 

@@ -25,7 +25,7 @@ NOTE = ("UltraFeedback's layout: one row per completion, a column per aspect rat
         "GPT-4 following the aspects' rubrics, not by people")
 
 
-def _as_list(v: Any) -> Any:
+def _as_list(v: object) -> object:
     """A nested cell as Python values (the JSON readers keep a nested value as its JSON text)."""
     if isinstance(v, str) and v.lstrip().startswith(("[", "{")):
         try:
@@ -44,8 +44,8 @@ def is_ultrafeedback(frame: pd.DataFrame) -> bool:
                                                  for x in c) for c in cells)
 
 
-def _rating(v: Any) -> float | None:
-    rating = v.get("Rating") if isinstance(v, dict) else v
+def _rating(v: object) -> float | None:
+    rating: Any = v.get("Rating") if isinstance(v, dict) else v  # float() says whether it is a number
     try:
         x = float(rating)
     except (TypeError, ValueError):
@@ -53,14 +53,15 @@ def _rating(v: Any) -> float | None:
     return x
 
 
-def ultrafeedback_frame(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[tuple[Any, str, str]]]:
+def ultrafeedback_frame(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[tuple[int | str, str, str]]]:
     """(the flat table, problems as (record, field, message)): each field the format needs and a record lacks is
     named once, with what to give instead."""
-    problems: list[tuple[Any, str, str]] = []
+    problems: list[tuple[int | str, str, str]] = []
     if "instruction" not in frame.columns:
         problems.append(("-", "instruction", "UltraFeedback's layout: no 'instruction' field (the prompt each "
                                              "record's completions answer): add it to every record"))
-    rows, missing = [], {}
+    rows: list[dict[str, object]] = []
+    missing: dict[str, int | str] = {}  # field -> the first record lacking it
     for rec, cell in zip(frame.index, frame["completions"]):
         comps = _as_list(cell)
         if not isinstance(comps, list):

@@ -16,7 +16,8 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import IO, TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 import pandas as pd
@@ -26,10 +27,17 @@ from evalcore.registry import register_format
 from evalcore.importers.problems import ROW_CONVENTIONS, DatasetValidationError, Problem, Problems
 from evalcore.importers.budget import UploadBudget, arrow_decoded_bytes
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+
 FORMATS = registry.FORMATS  # name -> evalcore.registry.Format: the readers registered below, and plugins'
 MAX_CELL_BYTES = 10 * 1024 * 1024  # a text cell may hold up to 10 MB (a long document, a whole dialogue)
 _BLOCK_BYTES = 1 << 25  # pyarrow's block must hold the largest record
 DELIMITERS = (",", ";", "\t", "|")
+
+# What a file to import may be given as: a path, its bytes (with a file name), a (bytes, file name) pair, or a binary
+# file object with a name (Streamlit's UploadedFile is a BytesIO)
+Source: TypeAlias = "str | os.PathLike[str] | bytes | bytearray | memoryview | tuple[bytes, str] | IO[bytes]"
 
 
 def detect_format(filename: str) -> str | None:
@@ -46,7 +54,7 @@ def row_convention(fmt: str) -> tuple[str, str]:
     return spec.unit, spec.convention
 
 
-def resolve_source(source: Any, filename: str | None = None) -> tuple[str, bytes]:
+def resolve_source(source: Source, filename: str | None = None) -> tuple[str, bytes]:
     """(name used in messages, file bytes) from a path, bytes (+ filename), a (bytes, filename) pair, or an upload."""
     if isinstance(source, tuple) and len(source) == 2 and isinstance(source[0], (bytes, bytearray)):
         data, name = source
@@ -63,14 +71,15 @@ def resolve_source(source: Any, filename: str | None = None) -> tuple[str, bytes
                 [Problem(str(filename or source), "-", "-", f"cannot read the file: {e.strerror or e}")]
             ) from None
         return str(filename or source), data
-    if hasattr(source, "getvalue") or hasattr(source, "read"):  # Streamlit's UploadedFile or a binary file object
-        data = source.getvalue() if hasattr(source, "getvalue") else source.read()
-        name = filename or getattr(source, "name", None)
-        if not name:
+    read_all = getattr(source, "getvalue", None) or getattr(source, "read", None)
+    if read_all is not None:  # Streamlit's UploadedFile or a binary file object
+        data = read_all()
+        upload_name = filename or getattr(source, "name", None)
+        if not upload_name:
             raise ValueError("file object without a name: pass filename=... so the format can be detected")
         if isinstance(data, str):
             data = data.encode("utf-8")
-        return str(name), bytes(data)
+        return str(upload_name), bytes(data)
     raise TypeError(f"cannot read a dataset from {type(source).__name__}: give a path, bytes or (bytes, filename)")
 
 
@@ -151,9 +160,9 @@ def _read_delimited_fast(data: bytes, header: list[str], delimiter: str) -> pd.D
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
-    invalid: list[Any] = []
+    invalid: list[object] = []
 
-    def on_invalid(row: Any) -> str:
+    def on_invalid(row: object) -> str:
         invalid.append(row)
         return "skip"
 
@@ -207,7 +216,7 @@ def _longest_line(data: bytes, block: int = 1 << 24) -> tuple[int, int]:
     return best, best_line
 
 
-def _text_lines(name: str, data: bytes, unit: str, limit: int = _BLOCK_BYTES):
+def _text_lines(name: str, data: bytes, unit: str, limit: int = _BLOCK_BYTES) -> Iterator[str]:
     """The file's physical lines as text, decoded one at a time: a whole-file copy as text (and the csv module's
     own copy of it) would take several times the file's size. A line longer than ``limit`` is refused before it is
     copied: a record may hold several cells of up to 10 MB, not a 200 MB one."""
@@ -242,7 +251,7 @@ def _read_delimited_exact(name: str, data: bytes | str, delimiter: str, unit: st
         return None, [e.problem]
 
 
-def _read_records(name: str, lines: Any, delimiter: str, unit: str) -> tuple[pd.DataFrame | None, list[Problem]]:
+def _read_records(name: str, lines: Iterable[str], delimiter: str, unit: str) -> tuple[pd.DataFrame | None, list[Problem]]:
     problems: list[Problem] = []
     csv.field_size_limit(MAX_CELL_BYTES)
     reader = csv.reader(lines, delimiter=delimiter)
@@ -350,9 +359,9 @@ def read_delimited(name: str, data: bytes, fmt: str, unit: str) -> tuple[pd.Data
         delimiter, fields = head
         header, problems = unique_header(name, fields, unit)
         frame = _read_delimited_fast(data, header, delimiter)
-        lines = _record_lines(data, len(frame) + 1) if frame is not None else np.array([])
-        if frame is not None and len(frame) == len(lines) - 1:
-            frame.index = pd.Index(lines[1:].astype("int64"), name=unit)
+        starts = _record_lines(data, len(frame) + 1) if frame is not None else np.array([])
+        if frame is not None and len(frame) == len(starts) - 1:
+            frame.index = pd.Index(starts[1:].astype("int64"), name=unit)
             frame.attrs["delimiter"] = delimiter
             return frame, problems + _cell_size_problems(name, frame, unit)
     first = data[: data.find(b"\n")] if b"\n" in data[:_BLOCK_BYTES] else data[:_BLOCK_BYTES]
@@ -366,7 +375,7 @@ def read_delimited(name: str, data: bytes, fmt: str, unit: str) -> tuple[pd.Data
 # ------------------------------------------------------------------------------------------------------ JSON
 
 
-def _cell(v: Any) -> Any:
+def _cell(v: object) -> object:
     """A JSON value as a cell: scalars and lists of strings as they are, anything nested as its JSON text."""
     if isinstance(v, (dict, list)):
         if isinstance(v, list) and all(isinstance(x, str) for x in v):
@@ -378,7 +387,7 @@ def _cell(v: Any) -> Any:
     return v
 
 
-def _records_frame(records: list[dict[str, Any]], numbers: list[int], unit: str) -> pd.DataFrame:
+def _records_frame(records: Sequence[Mapping[str, object]], numbers: list[int], unit: str) -> pd.DataFrame:
     columns: dict[str, None] = {}
     for r in records:
         for k in r:
@@ -424,7 +433,7 @@ def read_json(name: str, text: str, unit: str) -> tuple[pd.DataFrame | None, lis
 ANNOTATOR_COLUMNS = ("annotator", "item_id", "label")
 
 
-def is_annotator_layout(obj: Any) -> bool:
+def is_annotator_layout(obj: object) -> bool:
     """Whether a JSON value is annotations as the Alt-Test's authors publish them (github.com/nitaytech/AltTest,
     data/<dataset>/human_annotations.json and llm_annotations.json): an object whose every value is an object of
     item id -> one label (a number, a word or null), keyed by annotator (or LLM) name."""
@@ -433,7 +442,7 @@ def is_annotator_layout(obj: Any) -> bool:
             and all(not isinstance(x, (dict, list)) for v in obj.values() for x in v.values()))
 
 
-def annotator_frame(obj: dict[str, dict[str, Any]]) -> pd.DataFrame:
+def annotator_frame(obj: Mapping[str, Mapping[str, object]]) -> pd.DataFrame:
     """{annotator: {item: label}} as a long table (annotator, item_id, label), one row per entry in reading order,
     numbered from 1: the roles are then guessed by name (annotator, item id, a rating column "label")."""
     rows = [(str(a), str(i), v) for a, labels in obj.items() for i, v in labels.items()]
@@ -443,7 +452,7 @@ def annotator_frame(obj: dict[str, dict[str, Any]]) -> pd.DataFrame:
     return frame
 
 
-def annotator_sources(source: Any, filename: str | None = None) -> list[tuple[str, tuple[bytes, str]]] | None:
+def annotator_sources(source: Source, filename: str | None = None) -> list[tuple[str, tuple[bytes, str]]] | None:
     """A file in the {annotator: {item: label}} layout holding several annotators (an llm_annotations.json with one
     key per LLM) as one source per annotator, (its name, (bytes, file name)), to import each as a run of its own;
     None for any other file."""
@@ -590,7 +599,7 @@ def _read_row_groups(data: bytes, budget: UploadBudget, cells: int) -> tuple[Any
     return table, None
 
 
-def _decode_dictionaries(table):
+def _decode_dictionaries(table: pa.Table) -> pa.Table:
     import pyarrow as pa
 
     for i, f in enumerate(table.schema):
@@ -671,7 +680,9 @@ def _nested_ratings(name: str, frame: pd.DataFrame, fmt: str, problems: list[Pro
 # Layouts of a JSON file read as another table (frame, format) -> (table, its format, problems as (row, column,
 # message)) or None when the file is not of that layout; registered by the modules that read them (traces.py), which
 # import the readers, so the readers need not import them.
-NESTED_LAYOUTS: list = []
+NestedLayout: TypeAlias = Callable[[pd.DataFrame, str],
+                                   "tuple[pd.DataFrame | None, str, list[tuple[int | str, str, str]]] | None"]
+NESTED_LAYOUTS: list[NestedLayout] = []
 
 
 def read(name: str, data: bytes) -> tuple[pd.DataFrame | None, str, list[Problem]]:
@@ -700,7 +711,7 @@ def read(name: str, data: bytes) -> tuple[pd.DataFrame | None, str, list[Problem
     return frame, fmt, problems
 
 
-def read_table(source: Any, *, filename: str | None = None) -> pd.DataFrame:
+def read_table(source: Source, *, filename: str | None = None) -> pd.DataFrame:
     """The uploaded table as it is (for a preview), index = row numbers as the importer reports them.
 
     ``source`` is a path, bytes (with ``filename``), a ``(bytes, filename)`` pair, or an upload object with
@@ -714,7 +725,7 @@ def read_table(source: Any, *, filename: str | None = None) -> pd.DataFrame:
     return frame
 
 
-def _display(v: Any) -> str:
+def _display(v: object) -> str:
     try:
         return str(v)
     except ValueError:
@@ -756,13 +767,14 @@ class Upload:
                                          total=self.problems.total)
 
 
-def open_upload(source: Any, filename: str | None = None, *, table: pd.DataFrame | None = None) -> Upload:
+def open_upload(source: Source, filename: str | None = None, *, table: pd.DataFrame | None = None) -> Upload:
     """Read ``source`` for checking, or raise DatasetValidationError when no table can be read at all. ``table``:
     the table :func:`read_table` already read from these bytes (the app keeps it), so the file is not parsed twice.
     A table without data rows is a problem (the checks still run, so every problem is listed)."""
     name, data = resolve_source(source, filename)
+    read_problems: list[Problem] = []
     if table is not None and (table.attrs.get("format") in ROW_CONVENTIONS or table.attrs.get("format") in FORMATS):
-        frame, fmt, read_problems = table, table.attrs["format"], []
+        frame, fmt = table, table.attrs["format"]
     else:
         frame, fmt, read_problems = read(name, data)
     unit, convention = row_convention(fmt)

@@ -27,12 +27,15 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from evalcore.importers.mapping import ColumnMapping, JudgeColumn
+
+if TYPE_CHECKING:
+    from evalcore.importers.api import ImportResult
 
 MLFLOW, LANGFUSE = "mlflow", "langfuse"
 _BOOL_WORDS = {"yes": 1.0, "no": 0.0, "true": 1.0, "false": 0.0, "pass": 1.0, "fail": 0.0}
@@ -53,7 +56,7 @@ class Scores:
     left_out: dict[str, int] = field(default_factory=dict)  # why -> how many
 
 
-def _number(v: Any) -> float | None:
+def _number(v: object) -> float | None:
     if isinstance(v, bool):
         return float(v)
     if isinstance(v, (int, float)):
@@ -69,7 +72,7 @@ def _number(v: Any) -> float | None:
     return None
 
 
-def detect(obj: Any) -> str | None:
+def detect(obj: object) -> str | None:
     """MLFLOW, LANGFUSE or None, from the JSON's shape."""
     pages = obj if isinstance(obj, list) else [obj]
     if pages and all(isinstance(p, dict) and isinstance(p.get("data"), list) for p in pages):
@@ -79,7 +82,7 @@ def detect(obj: Any) -> str | None:
     return None
 
 
-def _text(v: Any) -> str:
+def _text(v: object) -> str:
     if v is None:
         return ""
     return v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
@@ -157,7 +160,7 @@ _CSV_COLUMNS = {"trace_id": "traceId", "string_value": "stringValue", "data_type
                 "author_user_id": "authorUserId", "observation_id": "observationId"}
 
 
-def langfuse_csv(path: Any) -> Scores:
+def langfuse_csv(path: str | Path) -> Scores:
     """The scores of Langfuse's CSV export (the note above), as the scores API's records."""
     return langfuse_csv_frame(pd.read_csv(path, dtype=str, keep_default_na=False), Path(path).name)
 
@@ -179,7 +182,7 @@ def langfuse_csv_frame(frame: pd.DataFrame, name: str) -> Scores:
     return langfuse_scores([{"data": records}])
 
 
-def read_scores(path: Any) -> Scores:
+def read_scores(path: str | Path) -> Scores:
     """A trace export's scores, its format recognised from the JSON's shape (a .csv file: Langfuse's export)."""
     if Path(path).suffix.lower() == ".csv":
         return langfuse_csv(path)
@@ -227,12 +230,12 @@ def score_table(sc: Scores) -> tuple[pd.DataFrame, ColumnMapping, list[str]]:
     return table, m, judges
 
 
-def _human_cell(v: Any) -> Any:
+def _human_cell(v: object) -> object:
     n = _number(v)
     return v if n is None else n  # a word stays a word: the importer names its row and column
 
 
-def _judge_cell(v: Any) -> Any:
+def _judge_cell(v: object) -> float | str | None:
     if v is None:
         return None
     n = _number(v)
@@ -249,7 +252,7 @@ def _check_human(sc: Scores) -> None:
                                + (f"; {len(bad) - 1} more like it" if len(bad) > 1 else ""))
 
 
-def import_traces(path: Any, *, name: str | None = None, owner: str | None = None):
+def import_traces(path: str | Path, *, name: str | None = None, owner: str | None = None) -> ImportResult:
     """An MLflow or Langfuse export as a dataset (the human ratings) and a run per judge (not saved); an
     ImportResult as :func:`evalcore.importers.api.import_table` returns, with what was left out in its warnings.
     TraceFormatError names the missing field or the value that is no number."""
@@ -268,7 +271,7 @@ def import_traces(path: Any, *, name: str | None = None, owner: str | None = Non
     return result
 
 
-def _plain(v: Any) -> Any:
+def _plain(v: object) -> Any:
     """A cell as the JSON export holds it: Parquet's nested values come back from pyarrow as numpy arrays of dicts
     with every struct field present (None where a record lacks it) and numpy scalars; here lists, dicts without the
     absent fields, Python numbers, and None for a missing number."""
@@ -318,7 +321,7 @@ def _exported_scores(frame: pd.DataFrame) -> Scores | None:
     return None
 
 
-def trace_layout(frame: pd.DataFrame, fmt: str) -> tuple[pd.DataFrame | None, str, list] | None:
+def trace_layout(frame: pd.DataFrame, fmt: str) -> tuple[pd.DataFrame | None, str, list[tuple[int | str, str, str]]] | None:
     """An MLflow or Langfuse export read by the JSON, Parquet (MLflow) or CSV (Langfuse) reader, as the table the Data page's roles are guessed on: one
     row per human rating, named as the guesses read them (doc_id, system_id, source, output, dimension, annotator,
     value, "judge NAME" per judge); None for any other file. Registered with the readers (NESTED_LAYOUTS)."""
