@@ -19,16 +19,18 @@ from evalcore.views import data as data_views
 
 MINE, OTHER = "user-mine", "user-other"
 
+pytest_plugins = ["tests.store_backends"]  # the store-level tests run on SQLite and on PostgreSQL
 
-def filled(tmp_path, *, owner: str | None = None) -> Store:
+
+def filled(store_at, *, owner: str | None = None) -> Store:
     """Two uploads, each with a judge run, two labels, a criteria version, a split and a final check."""
-    store = Store(tmp_path / "s.db")
+    store = Store(store_at("s.db"))
     for dataset_id, seed in ((MINE, 0), (OTHER, 1)):
         ds, _run = save_label_example(store, seed=seed, dataset_id=dataset_id, n_docs=6)
         if owner is not None:  # the example saves without an owner; a signed-in upload records its uploader
-            store.conn.execute("UPDATE datasets SET owner = ? WHERE id = ?", (owner, dataset_id))
-            store.conn.execute("UPDATE runs SET owner = ? WHERE dataset_id = ?", (owner, dataset_id))
-            store.conn.commit()
+            with store.write() as c:
+                c.execute("UPDATE datasets SET owner = ? WHERE id = ?", (owner, dataset_id))
+                c.execute("UPDATE runs SET owner = ? WHERE dataset_id = ?", (owner, dataset_id))
         for item in ds.items["item_id"][:2]:
             store.save_label(dataset_id, item, "faithful", owner or "ann", 1.0, owner=owner)
         store.save_criteria(dataset_id, Criteria(dimension="faithful", task_introduction="Rate.", definition="d",
@@ -53,8 +55,8 @@ def rows_of(store: Store, dataset_id: str) -> dict[str, int]:
     return out
 
 
-def test_deleting_an_upload_deletes_what_the_store_keeps_for_it_and_nothing_else(tmp_path):
-    store = filled(tmp_path)
+def test_deleting_an_upload_deletes_what_the_store_keeps_for_it_and_nothing_else(store_at):
+    store = filled(store_at)
     before, other = rows_of(store, MINE), rows_of(store, OTHER)
     assert before == {"runs": 1, "judgments": 18, "labels": 2, "criteria": 1, "splits": 1, "final_checks": 1,
                       "datasets": 1}
@@ -67,8 +69,8 @@ def test_deleting_an_upload_deletes_what_the_store_keeps_for_it_and_nothing_else
         store.delete_dataset("summeval")
 
 
-def test_on_a_server_with_sign_in_only_the_uploader_may_delete_while_no_one_elses_work_relies_on_it(tmp_path):
-    store = filled(tmp_path, owner="ann")
+def test_on_a_server_with_sign_in_only_the_uploader_may_delete_while_no_one_elses_work_relies_on_it(store_at):
+    store = filled(store_at, owner="ann")
     with pytest.raises(PermissionError, match="uploaded by another user"):
         store.delete_dataset(MINE, by=Viewer("bob"))
     with pytest.raises(PermissionError, match="sign in"):
@@ -86,11 +88,11 @@ def test_on_a_server_with_sign_in_only_the_uploader_may_delete_while_no_one_else
     assert store.delete_dataset(MINE)["labels"] == 3
 
 
-def test_the_command_line_says_what_it_would_delete_and_deletes_only_with_yes(tmp_path, capsys):
+def test_the_command_line_says_what_it_would_delete_and_deletes_only_with_yes(store_at, capsys):
     from evalcore.cli import main
 
-    store = filled(tmp_path)
-    db = str(store.path)
+    store = filled(store_at)
+    db = store_at("s.db")
     assert main(["delete-dataset", MINE, "--db", db]) == 2
     said = capsys.readouterr()
     assert "1 judge run (18 judgments), 2 labels" in said.err + said.out and "--yes" in said.err + said.out
@@ -109,7 +111,7 @@ def test_the_command_line_says_what_it_would_delete_and_deletes_only_with_yes(tm
 def test_the_data_page_offers_deletion_of_an_upload_only_and_says_what_it_deletes(tmp_path):
     from evalcore import datasets
 
-    store = filled(tmp_path, owner="ann")
+    store = filled(lambda name: str(tmp_path / name), owner="ann")
     assert data_views.delete_offer(store, datasets.load_dataset("summeval"), None) is None  # bundled
     ds = store.load_dataset(MINE)
     offer = data_views.delete_offer(store, ds, Viewer("ann"))

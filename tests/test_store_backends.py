@@ -340,3 +340,36 @@ def test_meta_json_of_an_imported_bundled_run_is_the_same_on_both_backends(tmp_p
     assert metas[0] == metas[1]
     doc = json.loads(metas[0])
     assert set(doc["dimensions"]) == set(bundled.judgments["dimension"])
+
+
+def test_scoring_end_to_end_against_the_loopback_gives_the_same_run_on_both_backends(tmp_path, pg_schemas):
+    """``score`` (G-Eval, two draws per item) against the loopback judge into a SQLite store and into a PostgreSQL
+    one: the same judgments and draws, the same ``meta --json``; scoring again sends nothing (every reply cached in
+    the store) on both."""
+    from evalcore import cli
+    from evalcore.testing.loopback import serve
+
+    def score(db: str, srv_url: str) -> dict[str, object]:
+        args = cli.parse_checked(["score", "--dataset", "summeval", "--dimension", "coherence", "--method", "geval",
+                                  "--model", "loop", "--base-url", srv_url, "--provider", "vllm", "--limit", "2",
+                                  "--draws", "2", "--run", "summeval/loop-geval", "--db", db, "--json", "--quiet"])
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            assert args.func(args) == 0
+        return json.loads(out.getvalue())
+
+    runs, metas, sent = [], [], []
+    with serve() as srv:  # one judge for both (its address is in the run's record)
+        for db in (str(tmp_path / "lite.db"), pg_schemas.new("score")):
+            start = srv.requests_seen
+            first = score(db, srv.base_url)
+            middle = srv.requests_seen
+            score(db, srv.base_url)
+            sent.append((middle - start, srv.requests_seen - middle))
+            run = Store(db).load_run(str(first["run_id"]))
+            runs.append((run.judgments[["item_id", "value", "status"]].to_dict("list"), run.draws["value"].tolist()))
+            metas.append(_cli("meta", "--dataset", "summeval", "--run", str(first["run_id"]), "--resamples", "50",
+                              "--json", db=db))
+    assert runs[0] == runs[1] and len(runs[0][1]) == 2 * len(runs[0][0]["item_id"]) > 0
+    assert metas[0] == metas[1]
+    assert sent[0] == sent[1] and sent[0][0] > 0 and sent[0][1] == 0  # the second run sent nothing

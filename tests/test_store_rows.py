@@ -14,6 +14,8 @@ from evalcore.types import Criteria
 
 ENDPOINT = {"provider": "openai", "base_url": "http://x/v1", "model": "m"}
 
+pytest_plugins = ["tests.store_backends"]  # the read-back tests run on SQLite and on PostgreSQL
+
 
 def _row(st: Store, sql: str, args: tuple = ()) -> dict:
     rows = st.rows(sql, args)
@@ -25,10 +27,10 @@ def _schema(st: Store) -> list[tuple]:
     return st.conn.execute("SELECT type, name, sql FROM sqlite_master ORDER BY type, name").fetchall()
 
 
-def test_a_judgment_its_cache_entry_and_answer_read_back_by_column(tmp_path):
+def test_a_judgment_its_cache_entry_and_answer_read_back_by_column(store_at):
     # every text column holds a value naming another column: written by position in the wrong order, they would
     # read back swapped
-    st = Store(tmp_path / "s.db")
+    st = Store(store_at("s.db"))
     st.create_run(run_id="r1", dataset_id="ds", method="geval", model="mod", label="lab", parser="par")
     st.save_judgment("r1", {"item_id": "dimension", "dimension": "item_id", "criteria_hash": "raw", "raw": "reason",
                             "value": 3.5, "status": "estimator", "reason": "status", "estimator": "criteria_hash",
@@ -52,8 +54,8 @@ def test_a_judgment_its_cache_entry_and_answer_read_back_by_column(tmp_path):
         ("ds", "geval", "mod", "lab", "par", "running", "{}")
 
 
-def test_a_comparison_and_an_imported_run_read_back_by_column(tmp_path):
-    st = Store(tmp_path / "s.db")
+def test_a_comparison_and_an_imported_run_read_back_by_column(store_at):
+    st = Store(store_at("s.db"))
     st.create_run(run_id="p1", dataset_id="ds", method="pairwise", model="m")
     st.save_comparison("p1", {"pair_id": "doc_id", "doc_id": "pair_id", "item_first": "item_second",
                               "item_second": "item_first", "dimension": "order", "order": "dimension",
@@ -78,8 +80,8 @@ def test_a_comparison_and_an_imported_run_read_back_by_column(tmp_path):
         ("i1", "coh", "4", "mean", "2020-01-01")
 
 
-def test_labels_criteria_splits_checks_spending_and_the_rest_read_back_by_column(tmp_path):
-    st = Store(tmp_path / "s.db")
+def test_labels_criteria_splits_checks_spending_and_the_rest_read_back_by_column(store_at):
+    st = Store(store_at("s.db"))
     label_id = st.save_label("ds", "it", "dim", "ann", 2.0, strategy="stratified", shown_at="t0", session="sess",
                              created_at="t1")
     lab = _row(st, "SELECT * FROM labels WHERE label_id = ?", (label_id,))

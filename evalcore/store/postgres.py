@@ -149,6 +149,11 @@ class PgConnection:
         with self.raw.cursor() as cur:
             cur.execute(sql.encode())  # bytes: psycopg sends it as is, without reading placeholders
 
+    def commit(self) -> None:
+        """As sqlite3's in autocommit mode outside a transaction: nothing to do (a write commits in ``write()``)."""
+        if self.in_transaction:
+            self.raw.execute("COMMIT")
+
     @property
     def in_transaction(self) -> bool:
         from psycopg.pq import TransactionStatus
