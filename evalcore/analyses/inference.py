@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+import pandas as pd
+
 from evalcore.analyses.ceiling import ceiling_group
 from evalcore.meta.results import to_dict
 from evalcore.model import Dataset, Run
@@ -49,7 +51,7 @@ def human_scale(dataset: Dataset, dim: str, pairwise: bool) -> tuple[float, floa
     return (float(lo), float(hi)) if lo is not None and hi is not None and hi > lo else None
 
 
-def _restrict(scores, dataset: Dataset, systems: list[str] | None):
+def _restrict(scores: pd.DataFrame, dataset: Dataset, systems: list[str] | None) -> pd.DataFrame:
     if systems is None:
         return scores
     return scores[scores["item_id"].isin(dataset.items.loc[dataset.items["system_id"].isin(systems), "item_id"])]
@@ -86,7 +88,8 @@ def ppi_frame(dataset: Dataset, run: Run, dim: str, systems: list[str] | None = 
 
 
 def ppi(dataset: Dataset, run: Run, dim: str, *, method: str, rated: int | None = None, cap_rated: bool = False,
-        n_resamples: int, random_state: int, systems: list[str] | None = None, frame=None) -> Outcome:
+        n_resamples: int, random_state: int, systems: list[str] | None = None,
+        frame: pd.DataFrame | None = None) -> Outcome:
     """PPI (``method`` "ppi" or "ppi++") of each system's mean human score (pairwise: each model's win rate), clipped
     to the human scale (``human_scale``); ``rated`` keeps the ratings of that many documents drawn at random and
     treats the rest as unrated (``cap_rated``: at most as many as are rated, else too many is an error; ``extra``:
