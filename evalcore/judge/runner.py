@@ -385,8 +385,8 @@ def count_requests(spec: ScoringSpec, planned: PromptLabels | None = None, *, re
     endpoint (default: as requested). Counted once per plan (:class:`PlanInputs`; ``reuse=False``: counted again):
     the Score page counts again whenever the model's name changes, and the count does not depend on the model."""
     m, dims, crit, requested = resolve(spec.method, spec.dimensions, spec.criteria, spec.config)
-    inputs = PlanInputs.of(spec, m, dims, crit, requested if planned is None else planned)
-    return _counted_once(inputs) if reuse and inputs.key is not None else _request_count(inputs)
+    inputs = PlanInputs.of(spec, m, dims, crit, requested if planned is None else planned, keyed=reuse)
+    return _counted_once(inputs) if inputs.key is not None else _request_count(inputs)
 
 
 @functools.lru_cache(maxsize=16)
@@ -1364,7 +1364,7 @@ def estimate(spec: ScoringSpec, options: EngineOptions, *, store: Store | None =
     else:
         planned = requested
         note = "endpoint not probed yet: estimate assumes it supports the method as configured"
-    inputs = PlanInputs.of(spec, m, dims, crit, planned, schedule=options.schedule, sender=sender)
+    inputs = PlanInputs.of(spec, m, dims, crit, planned, schedule=options.schedule, sender=sender, keyed=reuse)
     hosted = endpoint.provider not in cost_mod.FREE_PROVIDERS
     n = _counted(plan_requests(inputs), sender, hosted=hosted) if reuse else _counted_afresh(inputs, sender, hosted)
     budget = getattr(spec, "max_completion_tokens", None)
@@ -1446,7 +1446,7 @@ class PlanInputs:
     options and the endpoint's learned contract), and the values they are built from (not compared: ``key`` stands
     for them). Neither the model's name nor the endpoint's address is in it: a plan is the same for every model."""
 
-    key: tuple[object, ...] | None  # None: a value that cannot be hashed (a config held in a dict): not cached
+    key: tuple[object, ...] | None  # None: not cached (asked so, or a value that cannot be hashed)
     dataset: Dataset = dataclasses.field(compare=False)
     method: Method = dataclasses.field(compare=False)
     dimensions: tuple[str, ...] = dataclasses.field(compare=False)
@@ -1460,18 +1460,20 @@ class PlanInputs:
 
     @classmethod
     def of(cls, spec: ScoringSpec, m: Method, dims: list[str], crit: dict[str, Criteria], planned: PromptLabels, *,
-           schedule: str = "", sender: CachedSender | None = None) -> PlanInputs:
-        """The inputs of ``spec``'s plan; without ``sender``, of its requests as built (what counting them needs)."""
+           schedule: str = "", sender: CachedSender | None = None, keyed: bool = True) -> PlanInputs:
+        """The inputs of ``spec``'s plan; without ``sender``, of its requests as built (what counting them needs);
+        ``keyed=False``: without a key (not to be cached: nothing is hashed)."""
         draws = max(1, int(getattr(spec, "draws", 1) or 1))
         selection = PairSelection.from_arg(spec.pairs) if m.pairwise else None
         shaping = (sender.options, canonical_json(sender.contract.as_dict())) if sender is not None else None
-        key: tuple[object, ...] | None = (
-            dataset_fingerprint(spec.dataset), m, tuple(dims), tuple(crit[d] for d in dims), type(planned), planned,
-            spec.limit, selection, draws, schedule, shaping)
-        try:
-            hash(key)
-        except TypeError:
-            key = None
+        key: tuple[object, ...] | None = None
+        if keyed:
+            key = (dataset_fingerprint(spec.dataset), m, tuple(dims), tuple(crit[d] for d in dims), type(planned),
+                   planned, spec.limit, selection, draws, schedule, shaping)
+            try:
+                hash(key)
+            except TypeError:
+                key = None
         return cls(key, spec.dataset, m, tuple(dims), crit, planned, spec.limit, spec.pairs, schedule, draws,
                    sender.shaped if sender is not None else _as_built)
 
