@@ -18,11 +18,13 @@ import logging
 import math
 import os
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any, SupportsFloat, SupportsIndex, TypeVar
 
 import openai
+from openai.types import Completion
+from openai.types.chat import ChatCompletion, ChatCompletionMessage
 
 from evalcore import registry
 from evalcore.judge import trust
@@ -38,7 +40,15 @@ from evalcore.types import (
     TokenLogprob,
 )
 
+if TYPE_CHECKING:  # the HTTP library of the openai release type-checked against (evalcore.judge.client._httpx)
+    import httpx2
+
 log = logging.getLogger(__name__)
+
+# a parsed reply body of the openai SDK (ChatCompletion, Completion), as ``_expect_json`` hands it on
+_Body = TypeVar("_Body")
+# an httpx event hook: called with each request (or response) of the SDK's client
+_Hook = Callable[..., Awaitable[None]]
 
 LOCAL_PROVIDERS = trust.LOCAL_PROVIDERS  # re-exported: the pages read it here
 
@@ -251,7 +261,7 @@ def _describe_error(err: BaseException, retries: int | None = None) -> str:
     return f"{type(err).__name__}: {str(err)[:200]}"
 
 
-def _redirect_refused(err: Any) -> str:
+def _redirect_refused(err: openai.APIStatusError) -> str:
     """The failure of a request the endpoint redirected: where it pointed, and why it was not followed."""
     location = str(getattr(err.response, "headers", {}).get("location", "") or "")
     target = trust.host_of(location) if "://" in location else "the same host"
@@ -264,7 +274,7 @@ def _redirect_refused(err: Any) -> str:
 _MAX_RETRY_AFTER_S = 120.0
 
 
-def _retry_after_over_limit(err: Any) -> float | None:
+def _retry_after_over_limit(err: openai.APIStatusError | httpx2.Response) -> float | None:
     """The server's Retry-After (seconds) when it is over what openai-python waits, else None."""
     headers = getattr(getattr(err, "response", err), "headers", None)  # an error, or a reply itself
     if headers is None:
@@ -278,7 +288,7 @@ def _retry_after_over_limit(err: Any) -> float | None:
     return None
 
 
-def _no_retry_past_limit(resp: Any) -> Any:
+def _no_retry_past_limit(resp: httpx2.Response) -> httpx2.Headers:
     """The reply's headers, with ``x-should-retry: false`` when the server asks for a longer wait than this client
     waits. Why: openai-python from about 1.60 gives up on such a Retry-After by itself, older releases retry with
     their own back-off (and the rate limiter would pause every attempt for two minutes); the header, which
@@ -295,7 +305,7 @@ def _cause(err: BaseException) -> str:
     return f"{type(inner).__name__}: {str(inner)[:160]}" if inner is not None else str(err)[:160]
 
 
-def _expect_json(raw: Any, endpoint: "Endpoint") -> Any:
+def _expect_json(raw: _Body | str | bytes, endpoint: "Endpoint") -> _Body:
     """openai-python hands back the body as text when the server did not answer JSON (a web page at the URL)."""
     if not isinstance(raw, (str, bytes)):
         return raw
@@ -316,17 +326,17 @@ class _DeadlineTransport:
     for as long as it likes; here the whole attempt (connect, headers, body) must finish within ``deadline_s`` or
     it is a timeout, which openai-python retries like any other."""
 
-    def __init__(self, inner: Any, deadline_s: float) -> None:
+    def __init__(self, inner: httpx2.AsyncBaseTransport, deadline_s: float) -> None:
         self._inner = inner
         self._deadline_s = deadline_s
 
-    async def handle_async_request(self, request: Any) -> Any:
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         httpx = _httpx()
         if not request.url.path.rstrip("/").endswith("completions"):
             # judge calls only: file uploads and downloads (batches) may rightly take longer than one judgment
             return await self._inner.handle_async_request(request)
 
-        async def whole() -> Any:
+        async def whole() -> httpx2.Response:
             resp = await self._inner.handle_async_request(request)
             try:
                 body = b"".join([chunk async for chunk in resp.aiter_raw()])
@@ -346,7 +356,7 @@ class _DeadlineTransport:
     async def __aenter__(self) -> "_DeadlineTransport":
         return self
 
-    async def __aexit__(self, *exc: Any) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
 
@@ -367,11 +377,14 @@ def _httpx() -> Any:
 CONNECTION_LIMITS = {"max_connections": 1000, "max_keepalive_connections": 100}
 
 
-def _deadline_http_client(deadline_s: float, hooks: dict[str, list[Any]]) -> Any:
+def _deadline_http_client(deadline_s: float, hooks: dict[str, list[_Hook]]) -> httpx2.AsyncClient:
     inner = _httpx().AsyncHTTPTransport(limits=_httpx().Limits(**CONNECTION_LIMITS))
     # Redirects are not followed: a 307/308 would re-send the whole prompt (a private dataset's texts) to wherever the
     # endpoint points, a host the operator never configured; the failure names the target instead (_describe_error).
-    return openai.DefaultAsyncHttpxClient(event_hooks=hooks, transport=_DeadlineTransport(inner, deadline_s),
+    # The transport is duck-typed (it subclasses neither httpx2's AsyncBaseTransport nor httpx's: openai-python runs
+    # on either, by release), so the checker is told it is one.
+    return openai.DefaultAsyncHttpxClient(event_hooks=hooks,
+                                          transport=_DeadlineTransport(inner, deadline_s),  # type: ignore[arg-type]
                                           follow_redirects=False)
 
 
@@ -407,7 +420,7 @@ def request_body(endpoint: Endpoint, request: Request) -> dict[str, Any]:
     return body
 
 
-def _sdk_arguments(create: Any, body: dict[str, Any]) -> dict[str, Any]:
+def _sdk_arguments(create: Callable[..., object], body: dict[str, Any]) -> dict[str, Any]:
     """``body`` as keyword arguments of the openai SDK's ``create``: a field this SDK release does not name yet (e.g.
     ``reasoning_effort`` before openai-python 1.58) goes in ``extra_body``, which the SDK sends as is, so the wire
     request is the same on every supported release."""
@@ -417,7 +430,7 @@ def _sdk_arguments(create: Any, body: dict[str, Any]) -> dict[str, Any]:
 
 
 @functools.lru_cache(maxsize=8)
-def _parameters(function: Any) -> frozenset[str]:
+def _parameters(function: Callable[..., object]) -> frozenset[str]:
     """The keyword names an SDK method takes, read once per method (every request asks)."""
     import inspect
 
@@ -436,7 +449,7 @@ class JudgeClient:
         self.stats = RequestStats()
         self._api_key = key_for(endpoint, api_key)
         self._sem: asyncio.Semaphore | None = None
-        self._client: Any = None
+        self._client: openai.AsyncOpenAI | None = None
         # reads rate-limit headers, paces attempts and keeps an AIMD window (no-op without such headers)
         self.limiter = RateLimiter(concurrency)
 
@@ -448,11 +461,11 @@ class JudgeClient:
         return f"JudgeClient({self.endpoint.identity()!r}, concurrency={self.concurrency})"
 
     # the openai client binds to the running loop's transport: build it lazily inside the loop
-    def sdk(self) -> Any:
+    def sdk(self) -> openai.AsyncOpenAI:
         """The openai SDK client for this endpoint (its key, its checked address, no redirects), built once inside
         the running loop: the Batch API route (evalcore.judge.batch) sends through the same one."""
         if self._client is None:
-            async def on_request(request: Any) -> None:
+            async def on_request(request: httpx2.Request) -> None:
                 # the hook runs in the task of the logical request (``_send_now``), so its context variable says
                 # which attempt of that request this is: the second and later are retries
                 self.stats.attempts += 1
@@ -469,14 +482,15 @@ class JudgeClient:
             hooks = self.limiter.hooks()
             http_client = _deadline_http_client(self.timeout_s, {"request": [on_request] + hooks["request"],
                                                                  "response": hooks["response"]})
-            common = dict(api_key=self._api_key, max_retries=self.max_retries, timeout=self.timeout_s,
-                          http_client=http_client)
             if self.endpoint.provider == "azure":
                 self._client = openai.AsyncAzureOpenAI(azure_endpoint=trust.canonical_base_url(self.endpoint.base_url),
                                                        api_version=self.endpoint.api_version or "2024-10-21",
-                                                       **common)
+                                                       api_key=self._api_key, max_retries=self.max_retries,
+                                                       timeout=self.timeout_s, http_client=http_client)
             else:
-                self._client = openai.AsyncOpenAI(base_url=trust.canonical_base_url(self.endpoint.base_url), **common)
+                self._client = openai.AsyncOpenAI(base_url=trust.canonical_base_url(self.endpoint.base_url),
+                                                  api_key=self._api_key, max_retries=self.max_retries,
+                                                  timeout=self.timeout_s, http_client=http_client)
         return self._client
 
     async def aclose(self) -> None:
@@ -529,7 +543,7 @@ class JudgeClient:
         self.stats.completion_tokens += int(resp.usage.get("completion_tokens", 0) or 0)
         return resp
 
-    async def probe(self, send: Any = None) -> Capabilities:
+    async def probe(self, send: Callable[[Request], Awaitable[Response]] | None = None) -> Capabilities:
         """Find what the endpoint supports with three tiny requests (each through ``send``, e.g. the cache).
 
         chat log-probs / top_logprobs: ask for 20 alternatives (then 5 if 20 is rejected) on a one-token reply;
@@ -556,8 +570,9 @@ class JudgeClient:
         if r_lp is None:
             # some servers cap top_logprobs at 5 (older Azure deployments) and reject 20 outright
             r_lp = await attempt(replace(lp, top_logprobs=5))
-        chat_lp = bool(r_lp and r_lp.choices and r_lp.choices[0].tokens) and _answer_has_logprobs(r_lp)
-        top = len(r_lp.choices[0].tokens[0].top) if chat_lp else 0
+        first = r_lp.choices[0].tokens if r_lp is not None and r_lp.choices else None
+        chat_lp = r_lp is not None and bool(first) and _answer_has_logprobs(r_lp)
+        top = len(first[0].top) if chat_lp and first else 0
         honours_n = bool(r_n and len(r_n.choices) == 3)
         echo_ok = False
         if r_echo and r_echo.choices and r_echo.choices[0].tokens:
@@ -583,14 +598,14 @@ def _answer_has_logprobs(resp: Response) -> bool:
 _REFUSAL_FINISH = ("content_filter",)
 
 
-def chat_response(raw: Any) -> Response:
+def chat_response(raw: ChatCompletion) -> Response:
     """openai ChatCompletion -> Response. A refusal (``message.refusal``, or Azure's content filter) becomes a
     choice with finish_reason "refusal" and the refusal text, so the runner can report it as such."""
     choices = []
     for c in raw.choices or []:
         msg = c.message
         text = (msg.content if msg is not None else None) or ""
-        finish = c.finish_reason
+        finish: str | None = c.finish_reason
         refusal = getattr(msg, "refusal", None) if msg is not None else None
         if refusal:
             text, finish = str(refusal), "refusal"
@@ -610,7 +625,7 @@ def chat_response(raw: Any) -> Response:
     return Response(choices=choices, usage=_usage(raw), model=_reported_model(raw))
 
 
-def _reasoning_of(msg: Any) -> str | None:
+def _reasoning_of(msg: ChatCompletionMessage | None) -> str | None:
     """The reasoning a server returns apart from the answer: ``message.reasoning_content`` (vLLM before 0.11, llama.cpp
     with --reasoning-format deepseek, DeepSeek's API) or ``message.reasoning`` (vLLM 0.11+, OpenRouter, Ollama's
     OpenAI compatibility). Both are extra fields to openai-python's message model."""
@@ -625,7 +640,7 @@ def _reasoning_of(msg: Any) -> str | None:
     return None
 
 
-def completion_response(raw: Any, *, prompt: str | None = None) -> Response:
+def completion_response(raw: Completion, *, prompt: str | None = None) -> Response:
     """openai Completion -> Response. With echo, ``prompt_token_count`` counts the tokens whose text offset lies
     inside the prompt (what GPTScore averages over)."""
     choices = []
@@ -661,14 +676,14 @@ def completion_response(raw: Any, *, prompt: str | None = None) -> Response:
     return Response(choices=choices, usage=_usage(raw), model=_reported_model(raw))
 
 
-def _reported_model(raw: Any) -> str:
+def _reported_model(raw: ChatCompletion | Completion) -> str:
     """The response's ``model``: the snapshot that answered (e.g. gpt-4o-2024-08-06 for gpt-4o), part of a run's
     fingerprint (evalcore.fingerprint)."""
     model = getattr(raw, "model", None)
     return model if isinstance(model, str) else ""
 
 
-def _usage(raw: Any) -> dict[str, Any]:
+def _usage(raw: ChatCompletion | Completion) -> dict[str, Any]:
     u = getattr(raw, "usage", None)
     if u is None:
         return {}
@@ -684,7 +699,7 @@ def _usage(raw: Any) -> dict[str, Any]:
     return out
 
 
-def _token_count(value: Any) -> Any:
+def _token_count(value: SupportsFloat | SupportsIndex | str | None) -> int | float:
     """A usage figure as the endpoint reported it: an int when it is a whole number, else what it is (NaN for a
     value that is no number), for ``hostile_numbers`` to refuse."""
     try:

@@ -38,7 +38,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalcore.types import Capabilities, ChatRequest, Request
+from evalcore.types import Capabilities, ChatRequest, Choice, Request, Response
 
 RENAME, DEFAULT_ONLY, CAPABILITY, NO_SUBSTITUTE = "rename", "default-only", "capability", "none"
 LEAVE_OUT = "leave-out"  # a parameter the judge refuses that only made replies reproducible (seed): not sent
@@ -166,7 +166,7 @@ class Contract:
         return cls({r["param"]: Rule(r["param"], r["action"], r.get("value"), r.get("message", "")) for r in rows})
 
 
-def reasoning_room(response: Any, request: Request, options: "RequestOptions") -> Rule | None:
+def reasoning_room(response: Response, request: Request, options: "RequestOptions") -> Rule | None:
     """The rule a reply teaches when its every choice ended (finish_reason=length) before any answer because the
     judge was still reasoning (a ``<think>`` block never closed, a reasoning field or hidden reasoning tokens with no
     content), and the request's budget is below ``REASONING_BUDGET``; None otherwise, and always when the run set
@@ -178,7 +178,7 @@ def reasoning_room(response: Any, request: Request, options: "RequestOptions") -
     choices = list(getattr(response, "choices", None) or [])
     hidden = int((getattr(response, "usage", None) or {}).get("reasoning_tokens", 0) or 0)
 
-    def spent(c: Any) -> bool:
+    def spent(c: Choice) -> bool:
         split = parsers.split_reasoning(c.text or "")
         reasoned = bool(split.tag or getattr(c, "reasoning", None) or hidden)
         return c.finish_reason == "length" and reasoned and (split.unclosed or not split.answer.strip())

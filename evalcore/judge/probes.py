@@ -10,13 +10,41 @@ gave them: with replicas, under the replica that answered or rejected the reques
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from evalcore.judge.client import RequestFailed
 from evalcore.store import Store, request_key
 from evalcore.types import Request, Response
 
 NOT_SUPPORTED = ("HTTP 400", "HTTP 404", "HTTP 405", "HTTP 422", "HTTP 501")
+
+
+class ProbeRoute(Protocol):
+    """What a probe goes through: the run's ``runner.CachedSender`` (described here, not imported: the engine imports
+    this module), read-only."""
+
+    @property
+    def client(self) -> object | None: ...  # None: the cache alone answers
+
+    @property
+    def store(self) -> Store: ...
+
+    @property
+    def identity(self) -> dict[str, Any]: ...
+
+    def shaped(self, request: Request, *, probe: bool = False) -> Request: ...
+
+    def key(self, request: Request, *, probe: bool = False, identity: dict[str, Any] | None = None) -> str: ...
+
+    def source(self, answer: Response | BaseException) -> dict[str, Any] | None: ...
+
+    def lookup(self, request: Request, *, probe: bool = False) -> Response | None: ...
+
+    def probe_failure(self, request: Request) -> str | None: ...
+
+    async def refresh(self, request: Request, *, probe: bool = False) -> Response: ...
+
+    async def send_and_cache(self, request: Request, *, probe: bool = False) -> Response: ...
 
 
 def cached_failure(store: Store, key: str) -> str | None:
@@ -37,7 +65,7 @@ class ProbeSender:
 
     ``sender`` is the run's ``runner.CachedSender`` (its client may be None: cache only, as ``estimate`` uses it)."""
 
-    def __init__(self, sender: Any, *, refresh: bool = False) -> None:
+    def __init__(self, sender: ProbeRoute, *, refresh: bool = False) -> None:
         self.sender = sender
         self.refresh = refresh
         self.sent = 0  # requests that went to the endpoint

@@ -32,7 +32,10 @@ import re
 import time
 from collections import deque
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping
+
+if TYPE_CHECKING:  # the HTTP library of the openai release type-checked against (its hooks see its requests)
+    import httpx2
 
 _DURATION_RE = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
 
@@ -204,7 +207,7 @@ class RateLimiter:
         await self.acquire()
         return self
 
-    async def __aexit__(self, *exc: Any) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         self.release()
 
     # ------------------------------------------------------------------ each HTTP attempt (httpx event hooks)
@@ -225,7 +228,7 @@ class RateLimiter:
         out = int(req.get("max_tokens") or req.get("max_completion_tokens") or 16) * int(req.get("n") or 1)
         return chars / self.chars_per_token + out
 
-    async def before_attempt(self, request: Any) -> None:
+    async def before_attempt(self, request: httpx2.Request) -> None:
         """Wait for a retry-after pause and for the pacer; then count the attempt as sent."""
         cost = 1.0
         if self._tok is not None:
@@ -329,11 +332,11 @@ class RateLimiter:
         return bucket
 
     # ------------------------------------------------------------------ httpx hooks
-    def hooks(self) -> dict[str, list[Any]]:
-        async def on_request(request: Any) -> None:
+    def hooks(self) -> dict[str, list[Callable[..., Awaitable[None]]]]:
+        async def on_request(request: httpx2.Request) -> None:
             await self.before_attempt(request)
 
-        async def on_response(response: Any) -> None:
+        async def on_response(response: httpx2.Response) -> None:
             seq = sent_at = None
             try:
                 seq = response.request.extensions.get("evalcore_seq")

@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Awaitable, Callable
 
 from evalcore.judge.client import Endpoint, JudgeClient, RequestFailed, RequestStats
 from evalcore.types import Capabilities, Request, Response
@@ -168,7 +168,7 @@ class EndpointPool:
         n = max(len(tried), 1)
         raise RequestFailed(f"{last.reason} (on {n} endpoint{'s' if n > 1 else ''})", retryable=last.retryable)
 
-    async def probe(self, send: Any = None) -> Capabilities:
+    async def probe(self, send: Callable[[Request], Awaitable[Response]] | None = None) -> Capabilities:
         return await JudgeClient.probe(self, send=send)  # type: ignore[arg-type]  # it uses only self.send
 
     async def aclose(self) -> None:

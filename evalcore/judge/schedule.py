@@ -18,11 +18,12 @@ from __future__ import annotations
 import bisect
 import math
 from collections import deque
-from typing import Any, Callable, Iterable
+from typing import Callable, Iterable, TypeVar
 
 from evalcore.types import ChatRequest, Request
 
 SCHEDULES = ("prefix", "as-given")
+_Task = TypeVar("_Task")  # a task of the engine (an item or a pair): ordered by the prompts of its requests
 CHARS_PER_TOKEN = 4
 
 
@@ -33,14 +34,14 @@ def prompt_text(request: Request) -> str:
     return request.prompt
 
 
-def order_tasks(tasks: list[Any], build: Callable[[Any], list[Request]], schedule: str = "prefix") -> list[Any]:
+def order_tasks(tasks: list[_Task], build: Callable[[_Task], list[Request]], schedule: str = "prefix") -> list[_Task]:
     """``tasks`` in the order to send them (stable; a task whose requests cannot be built keeps its place first)."""
     if schedule not in SCHEDULES:
         raise ValueError(f"schedule must be one of {SCHEDULES}, not {schedule!r}")
     if schedule == "as-given" or len(tasks) < 2:
         return list(tasks)
 
-    def key(t: Any) -> str:
+    def key(t: _Task) -> str:
         try:
             reqs = build(t)
         except Exception:  # noqa: BLE001 - the engine reports the method's error for this task when it runs

@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from evalcore import settings
@@ -173,13 +173,29 @@ def identity_url(url: str) -> str:
     return a.normal + (f"?{query}" if query else "")
 
 
+class LocalPreset(Protocol):
+    """What ``local_refusal`` reads of an endpoint (``evalcore.judge.client.Endpoint``, which imports this module)."""
+
+    @property
+    def provider(self) -> str: ...
+
+    @property
+    def base_url(self) -> str: ...
+
+    @property
+    def api_key_env(self) -> str: ...
+
+    @property
+    def operator_configured(self) -> bool: ...
+
+
 def shared_server(sign_in: bool, environ: Mapping[str, str] | None = None) -> bool:
     """A lab server: sign-in is configured (``sign_in``: a proxy header or OIDC, read by the pages), or the operator
     listed the endpoints the lab may use (``$EVALCORE_ALLOWED_ENDPOINTS``)."""
     return bool(sign_in) or bool(settings.current(environ).allowed_endpoints)
 
 
-def local_refusal(endpoint: Any, *, shared: bool, environ: Mapping[str, str] | None = None) -> str | None:
+def local_refusal(endpoint: LocalPreset, *, shared: bool, environ: Mapping[str, str] | None = None) -> str | None:
     """Why a local preset's endpoint may not be sent to from a page of a lab server (``shared``), or None. A local
     preset needs no key, so without this rule any visitor could have the server post to any host and port of its
     network ("Check this judge", a run) and read what comes back: on a lab server it goes only to an address the
