@@ -31,7 +31,7 @@ import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterable, Iterator
 
 import openai
 
@@ -49,11 +49,11 @@ from evalcore.judge.client import (  # request_body: the one builder of a reques
 from evalcore.judge.spec import EngineOptions, ScoringSpec
 from evalcore.spec import pairs_from_described
 from evalcore.store import Store, default_store
-from evalcore.types import Capabilities, ChatRequest, Request, Response
-from evalcore.model import Run
+from evalcore.types import Capabilities, ChatRequest, Criteria, ItemTask, PairTask, Request, Response
+from evalcore.model import Dataset, Run
 
 if TYPE_CHECKING:
-    from evalcore.methods.base import Method
+    from evalcore.methods.base import Method, PromptLabels
 
 log = logging.getLogger(__name__)
 
@@ -97,14 +97,14 @@ def parse_reply(request: Request, body: dict[str, Any]) -> Response:
 
 
 # ------------------------------------------------------------------------------------------------ the run's work
-def _dataset(dataset_id: str, store: Store) -> Any:
+def _dataset(dataset_id: str, store: Store) -> Dataset:
     from evalcore import runs
 
     return runs.get_dataset(dataset_id, store, with_labels=False)
 
 
-def _plan_offline(m: Method, requested: Any, sender: runner.CachedSender,
-                  capabilities: Capabilities | None) -> tuple[Any, str, Capabilities]:
+def _plan_offline(m: Method, requested: PromptLabels, sender: runner.CachedSender,
+                  capabilities: Capabilities | None) -> tuple[PromptLabels, str, Capabilities]:
     caps = capabilities
     how = ""
     if caps is None:
@@ -121,7 +121,8 @@ def _plan_offline(m: Method, requested: Any, sender: runner.CachedSender,
     return planned, "; ".join(x for x in (note, how) if x), caps
 
 
-def _requests_of(m: Method, crit: dict[str, Any], planned: Any, tasks: list[Any]) -> list[Request]:
+def _requests_of(m: Method, crit: dict[str, Criteria], planned: PromptLabels,
+                 tasks: Iterable[ItemTask | PairTask]) -> list[Request]:
     reqs: list[Request] = []
     for t in tasks:
         try:
@@ -211,11 +212,14 @@ async def _create_batches(store: Store, endpoint: Endpoint, api_key: str | None,
         await client.aclose()
 
 
-async def _create_one_batch(api: Any, client: JudgeClient, store: Store, endpoint: Endpoint, run_id: str, route: str,
-                            chunk: list[str], ids: list[str], completion_window: str) -> None:
+async def _create_one_batch(api: openai.AsyncOpenAI, client: JudgeClient, store: Store, endpoint: Endpoint,
+                            run_id: str, route: str, chunk: list[str], ids: list[str], completion_window: str) -> None:
     data = ("\n".join(chunk) + "\n").encode()
     f = await api.files.create(file=(f"evalcore-{len(ids)}.jsonl", io.BytesIO(data)), purpose="batch")
-    b = await api.batches.create(input_file_id=f.id, endpoint=route, completion_window=completion_window,
+    # the SDK types name OpenAI's own routes and window only: Azure's routes have no "/v1" (route_for), and the
+    # window is the caller's, sent as given
+    b = await api.batches.create(input_file_id=f.id, endpoint=route,  # type: ignore[arg-type]
+                                 completion_window=completion_window,  # type: ignore[arg-type]
                                  metadata={"evalcore_run": run_id[:500]})
     store.add_batch(run_id, b.id, endpoint=endpoint.identity()["base_url"], route=route, input_file_id=f.id,
                     api_key_env=endpoint.api_key_env, status=b.status, total=len(chunk),
@@ -278,7 +282,7 @@ class BatchStatus:
         return {"run_id": self.run_id, "done": self.done, **self.counts, "batches": self.batches}
 
 
-def _errors_text(b: Any, client: JudgeClient) -> str | None:
+def _errors_text(b: openai.types.Batch, client: JudgeClient) -> str | None:
     """A batch's validation errors as stored: each message redacted (a server may echo the key in it)."""
     errs = getattr(getattr(b, "errors", None), "data", None)
     return json.dumps([client.redact(e.message) for e in errs]) if errs else None
@@ -390,7 +394,8 @@ class BatchResults:
     async def send(self, request: Request) -> Response:
         raise RequestFailed(self.reasons.get(self.key(request), self.default), recorded=True)
 
-    async def probe(self, send: Any = None) -> Capabilities:  # pragma: no cover - capabilities are always given
+    # capabilities are always given: a batch run probes nothing
+    async def probe(self, send: Callable[[Request], Awaitable[Response]] | None = None) -> Capabilities:  # pragma: no cover
         raise RequestFailed("a batch run sends no probe")
 
     def extra_stats(self) -> dict[str, Any]:
@@ -429,7 +434,7 @@ def _not_run_reason(batch: dict[str, Any]) -> str:
         batch["status"], f"batch {batch['status']}: request missing from its output")
 
 
-async def _spool(api: Any, file_id: str | None, path: Path) -> Path | None:
+async def _spool(api: openai.AsyncOpenAI, file_id: str | None, path: Path) -> Path | None:
     """The file's content streamed to ``path`` chunk by chunk (an output file may be hundreds of MB: it is never
     held in memory whole); None when the batch has no such file."""
     if not file_id:
@@ -474,10 +479,10 @@ class _Recorded:
     """A batch run as its record describes it: the method, its planned config, the criteria, the capabilities."""
 
     cfg: dict[str, Any]
-    method: Any
-    crit: dict[str, Any]
+    method: Method
+    crit: dict[str, Criteria]
     caps: Capabilities
-    planned: Any
+    planned: PromptLabels
 
     @classmethod
     def of(cls, cfg: dict[str, Any]) -> _Recorded:
@@ -488,7 +493,7 @@ class _Recorded:
         m = runner.method_of(cfg["method"])
         return cls(cfg, m, crit, caps, runner.method_config_of(m, cfg["method_config"]))
 
-    def requests(self, dataset: Any) -> list[Request]:
+    def requests(self, dataset: Dataset) -> list[Request]:
         """The requests of the run's whole work, as submitted (a batch line's custom_id is one of their keys)."""
         tasks = runner.build_tasks(dataset, self.method, list(self.crit), limit=self.cfg.get("limit"),
                                    pairs=_pairs(self.cfg))
@@ -545,7 +550,7 @@ class _Tally:
 async def acollect(run_id: str, *, store: Store | None = None, api_key: str | None = None,
                    api_key_env: str | None = None, confirmed_base_url: str | None = None, wait: bool = True,
                    poll_s: float = 30.0,
-                   progress: Callable[[BatchStatus], None] | None = None, dataset: Any = None) -> Collected:
+                   progress: Callable[[BatchStatus], None] | None = None, dataset: Dataset | None = None) -> Collected:
     """Wait for the run's batches (unless ``wait=False``), store their replies in the cache and score the run.
     Returns the scored Run, or ``run=None`` with the status when the batches are still running and wait is off."""
     store = store or default_store()
@@ -593,7 +598,7 @@ async def _await_batches(run_id: str, *, store: Store, api_key: str | None, api_
         await asyncio.sleep(poll_s)
 
 
-async def _collect_batch(api: Any, store: Store, b: dict[str, Any], endpoint: Endpoint,
+async def _collect_batch(api: openai.AsyncOpenAI, store: Store, b: dict[str, Any], endpoint: Endpoint,
                          by_key: dict[str, Request], tally: _Tally) -> None:
     """Store one ended batch's replies under their cache keys (where an online run would have put them), note why
     each other line of it has none, and mark the batch collected. The output, error and input files are streamed to
@@ -658,7 +663,7 @@ async def _collect_message_batch(store: Store, b: dict[str, Any], endpoint: Endp
     store.update_batch(b["endpoint"], b["batch_id"], collected=1)
 
 
-async def _score_from_cache(store: Store, run_id: str, row: dict[str, Any], ds: Any, recorded: _Recorded,
+async def _score_from_cache(store: Store, run_id: str, row: dict[str, Any], ds: Dataset, recorded: _Recorded,
                             endpoint: Endpoint, results: BatchResults) -> Run:
     """Score the run through the normal engine: every reply is in the cache now; ``results`` fails the rest with
     their batch's reason."""
@@ -677,29 +682,39 @@ def _pairs(cfg: dict[str, Any]) -> Any:
 
 
 # ------------------------------------------------------------------------------------------------ sync wrappers
-def submit(spec: ScoringSpec, options: EngineOptions, **kw: Any) -> Submitted:
-    """``asubmit`` from sync code (``kw``: store, completion_window, max_lines)."""
-    return runner.run_sync(lambda: asubmit(spec, options, **kw))
+def submit(spec: ScoringSpec, options: EngineOptions, *, store: Store | None = None, completion_window: str = "24h",
+           max_lines: int = MAX_LINES) -> Submitted:
+    """``asubmit`` from sync code."""
+    return runner.run_sync(lambda: asubmit(spec, options, store=store, completion_window=completion_window,
+                                           max_lines=max_lines))
 
 
-def status(run_id: str, **kw: Any) -> BatchStatus:
-    return runner.run_sync(lambda: astatus(run_id, **kw))
+def status(run_id: str, *, store: Store | None = None, api_key: str | None = None, api_key_env: str | None = None,
+           confirmed_base_url: str | None = None) -> BatchStatus:
+    return runner.run_sync(lambda: astatus(run_id, store=store, api_key=api_key, api_key_env=api_key_env,
+                                           confirmed_base_url=confirmed_base_url))
 
 
-def cancel(run_id: str, **kw: Any) -> BatchStatus:
-    return runner.run_sync(lambda: acancel(run_id, **kw))
+def cancel(run_id: str, *, store: Store | None = None, api_key: str | None = None, api_key_env: str | None = None,
+           confirmed_base_url: str | None = None) -> BatchStatus:
+    return runner.run_sync(lambda: acancel(run_id, store=store, api_key=api_key, api_key_env=api_key_env,
+                                           confirmed_base_url=confirmed_base_url))
 
 
-def collect(run_id: str, **kw: Any) -> Collected:
-    return runner.run_sync(lambda: acollect(run_id, **kw))
+def collect(run_id: str, *, store: Store | None = None, api_key: str | None = None, api_key_env: str | None = None,
+            confirmed_base_url: str | None = None, wait: bool = True, poll_s: float = 30.0,
+            progress: Callable[[BatchStatus], None] | None = None, dataset: Dataset | None = None) -> Collected:
+    return runner.run_sync(lambda: acollect(run_id, store=store, api_key=api_key, api_key_env=api_key_env,
+                                            confirmed_base_url=confirmed_base_url, wait=wait, poll_s=poll_s,
+                                            progress=progress, dataset=dataset))
 
 
 def score_dataset_batch(spec: ScoringSpec, options: EngineOptions, *, store: Store | None = None,
                         wait: bool = True, poll_s: float = 30.0,
-                        progress: Callable[[BatchStatus], None] | None = None, **submit_kw: Any) -> Collected:
-    """``submit`` then (``wait``) ``collect``: the Batch API counterpart of ``runner.score_dataset``
-    (``submit_kw``: completion_window, max_lines)."""
-    sub = submit(spec, options, store=store, **submit_kw)
+                        progress: Callable[[BatchStatus], None] | None = None, completion_window: str = "24h",
+                        max_lines: int = MAX_LINES) -> Collected:
+    """``submit`` then (``wait``) ``collect``: the Batch API counterpart of ``runner.score_dataset``."""
+    sub = submit(spec, options, store=store, completion_window=completion_window, max_lines=max_lines)
     ep = options.first_endpoint
     # the endpoint just submitted to, if the caller's own: the same one is asked again (not a recorded stranger's)
     confirmed = ep.base_url if ep.operator_configured else None

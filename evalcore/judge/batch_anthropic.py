@@ -16,11 +16,17 @@ configured), never to a ``results_url`` on another host: the results are read on
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
 
 from evalcore.judge.client import Endpoint, key_for
 from evalcore.types import Capabilities, ChatRequest, Request
+
+if TYPE_CHECKING:  # an optional dependency: imported where a Message Batch is made (``api``)
+    import anthropic
+    from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
+    from anthropic.types.messages import MessageBatch
 
 ROUTE = "anthropic:/v1/messages/batches"  # the batches table's ``route`` of a Message Batch
 MAX_REQUESTS = 100_000  # Anthropic's limit of requests per message batch
@@ -39,7 +45,7 @@ def native_base(endpoint: Endpoint) -> str:
     return endpoint.base_url.rstrip("/").removesuffix("/v1")
 
 
-def api(endpoint: Endpoint, api_key: str | None) -> Any:
+def api(endpoint: Endpoint, api_key: str | None) -> anthropic.AsyncAnthropic:
     """``anthropic.AsyncAnthropic`` with the key the trust rules allow for this endpoint (redirects not followed)."""
     try:
         import anthropic
@@ -81,7 +87,7 @@ def chat_line(custom_id: str, result: dict[str, Any]) -> dict[str, Any]:
         blocks = m.get("content") or []
         text = "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
         thinking = "".join(b.get("thinking", "") for b in blocks if b.get("type") == "thinking")
-        finish = {"max_tokens": "length", "refusal": "content_filter"}.get(m.get("stop_reason"), "stop")
+        finish = {"max_tokens": "length", "refusal": "content_filter"}.get(str(m.get("stop_reason")), "stop")
         u = m.get("usage") or {}
         p = int(u.get("input_tokens") or 0) + int(u.get("cache_read_input_tokens") or 0)
         message = {"role": "assistant", "content": text, **({"reasoning_content": thinking} if thinking else {})}
@@ -100,13 +106,15 @@ def chat_line(custom_id: str, result: dict[str, Any]) -> dict[str, Any]:
         "message": str(err.get("message") or kind)}}}, "error": None}
 
 
-async def create(client: Any, endpoint: Endpoint, keyed: list[tuple[str, Request]]) -> Any:
+async def create(client: anthropic.AsyncAnthropic, endpoint: Endpoint, keyed: list[tuple[str, Request]]) -> MessageBatch:
     """One message batch of ``keyed`` (cache key, request) pairs; the key is the request's custom_id."""
     return await client.messages.batches.create(
-        requests=[{"custom_id": k, "params": message_params(endpoint, r)} for k, r in keyed])
+        # the parameters as the compatibility layer translates them, in the JSON shape the SDK types as its TypedDict
+        requests=[{"custom_id": k, "params": cast("MessageCreateParamsNonStreaming", message_params(endpoint, r))}
+                  for k, r in keyed])
 
 
-def status_fields(b: Any) -> dict[str, Any]:
+def status_fields(b: MessageBatch) -> dict[str, Any]:
     """What the batches table keeps of a message batch: its status in the OpenAI batch's words and its counts."""
     rc = b.request_counts
     done = int(rc.succeeded) + int(rc.errored) + int(rc.canceled) + int(rc.expired)
@@ -117,7 +125,8 @@ def status_fields(b: Any) -> dict[str, Any]:
             "total": done + int(rc.processing)}
 
 
-async def results(client: Any, endpoint: Endpoint, batch_id: str) -> Any:
+async def results(client: anthropic.AsyncAnthropic, endpoint: Endpoint, batch_id: str
+                  ) -> AsyncIterator[dict[str, Any]]:
     """The batch's result lines (as ``chat_line`` dicts), read only from the endpoint's own host."""
     b = await client.messages.batches.retrieve(batch_id)
     url = b.results_url or ""

@@ -11,16 +11,18 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from evalcore.judge.cli_common import json_safe, store_of
 
 if TYPE_CHECKING:
+    from evalcore.judge.batch import BatchStatus
+    from evalcore.model import Run
     from evalcore.spec import EngineOptions, ScoringSpec
     from evalcore.store import Store
 
 
-def _line(st: Any, stream: Any = None) -> None:
+def _line(st: BatchStatus, stream: TextIO | None = None) -> None:
     stream = stream or sys.stderr  # looked up at the call: a default bound at import time may be closed by now
     c = st.counts
     states = ", ".join(sorted({b["status"] for b in st.batches})) or "no batch"
@@ -28,7 +30,7 @@ def _line(st: Any, stream: Any = None) -> None:
     stream.flush()
 
 
-def _print_status(st: Any, as_json: bool) -> None:
+def _print_status(st: BatchStatus, as_json: bool) -> None:
     if as_json:
         print(json.dumps(st.as_dict(), indent=2))
         return
@@ -39,7 +41,7 @@ def _print_status(st: Any, as_json: bool) -> None:
               f"{b['failed'] or 0} failed{'  (collected)' if b['collected'] else ''}")
 
 
-def _print_run(run: Any, as_json: bool, extra: dict[str, Any]) -> None:
+def _print_run(run: Run, as_json: bool, extra: dict[str, Any]) -> None:
     if as_json:
         print(json.dumps(json_safe(run.summary() | {"stats": run.config.stats.to_dict(), **extra}), indent=2))
     else:
@@ -68,6 +70,7 @@ def score_batch(args: argparse.Namespace, *, spec: ScoringSpec, engine: EngineOp
                         confirmed_base_url=engine.first_endpoint.base_url, progress=None if args.quiet else _line)
     if not args.quiet:
         sys.stderr.write("\n")
+    assert col.run is not None  # collect waited (wait=True): it returns once the batches ended, the run scored
     _print_run(col.run, args.json, {"batch": col.status.as_dict()})
     return 0
 
@@ -104,7 +107,7 @@ def add_score_flags(s: argparse.ArgumentParser) -> None:
                    help="request order: 'prefix' sends prompts sharing the longest prefix together (prompt caching)")
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     b = subparsers.add_parser("batch", help="status / collect / cancel a run scored through the Batch API")
     b.add_argument("action", choices=["status", "collect", "cancel"])
     b.add_argument("run_id")
@@ -123,11 +126,11 @@ def register(subparsers: Any) -> None:
 __all__ = ["register", "add_score_flags", "score_batch", "cmd_batch", "print_cost_table"]
 
 
-def print_cost_table(rows: list[dict[str, Any]], stream: Any = None) -> None:
+def print_cost_table(rows: list[dict[str, Any]], stream: TextIO | None = None) -> None:
     """The estimate's cost table: tokens, USD per 1M and USD, online and through the Batch API."""
     stream = stream or sys.stdout
 
-    def usd(x: Any, fmt: str) -> str:
+    def usd(x: float | None, fmt: str) -> str:
         return "unknown" if x is None else format(x, fmt)
 
     stream.write(f"{'':<28}{'tokens':>12}{'$/1M':>9}{'USD':>11}{'batch $/1M':>12}{'batch USD':>11}\n")

@@ -12,12 +12,13 @@ import dataclasses
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from evalcore.judge.redact import redact
 from evalcore.judge.spec import EngineOptions, ScoringSpec
 
 if TYPE_CHECKING:
+    from evalcore.judge.batch import BatchStatus
     from evalcore.store import Store
 
 
@@ -92,7 +93,7 @@ class ScoringJob:
             self.thread.join(timeout_s)
         return not self.running
 
-    def _guarded(self, target: Any) -> None:
+    def _guarded(self, target: Callable[[], object]) -> None:
         try:
             target()
         except Exception as e:  # noqa: BLE001 - reported by the app with its reason
@@ -124,7 +125,7 @@ class ScoringJob:
                 return
             self.cancel.wait(self.poll_s)
 
-    def _show_batch(self, status: Any) -> None:
+    def _show_batch(self, status: BatchStatus) -> None:
         from evalcore.judge.runner import Progress
 
         c = status.counts
