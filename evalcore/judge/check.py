@@ -21,6 +21,7 @@ from evalcore.judge.probes import ProbeSender
 from evalcore.types import Capabilities, ChatRequest, Criteria, ItemTask, PairTask, UnsupportedByEndpoint
 
 if TYPE_CHECKING:
+    from evalcore.judge.runner import CachedSender
     from evalcore.methods.base import Method
     from evalcore.store import Store
 
@@ -68,7 +69,7 @@ def _typical(pairwise: bool) -> ItemTask | PairTask:
     return ItemTask("i", "d", "s", "coherence", source, output, references=(output,))
 
 
-def method_check(name: str, m: Method, caps: Capabilities, sender: Any, endpoint: Endpoint,
+def method_check(name: str, m: Method, caps: Capabilities, sender: CachedSender, endpoint: Endpoint,
                  prices: dict[str, Any] | None = None) -> MethodCheck:
     """One method on this judge: its planned variant, requests and expected cost for a typical item."""
     from evalcore.judge.runner import CHARS_PER_TOKEN
@@ -115,11 +116,14 @@ async def acheck_judge(endpoint: Endpoint, *, store: Store, api_key: str | None 
     return report
 
 
-def check_judge(endpoint: Endpoint, **kw: Any) -> JudgeCheck:
+def check_judge(endpoint: Endpoint, *, store: Store, api_key: str | None = None,
+                options: RequestOptions | None = None, reprobe: bool = False, timeout_s: float = 60.0,
+                prices: dict[str, Any] | None = None) -> JudgeCheck:
     """:func:`acheck_judge` from sync code."""
     from evalcore.judge.runner import run_sync
 
-    return run_sync(lambda: acheck_judge(endpoint, **kw))
+    return run_sync(lambda: acheck_judge(endpoint, store=store, api_key=api_key, options=options, reprobe=reprobe,
+                                         timeout_s=timeout_s, prices=prices))
 
 
 def format_check(report: JudgeCheck) -> str:

@@ -25,12 +25,19 @@ import math
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from evalcore import registry
 from evalcore.judge.cli_common import endpoint_of, json_safe, store_of
 from evalcore.model import counted
 from evalcore.types import Criteria
+
+if TYPE_CHECKING:
+    from evalcore.judge.client import Endpoint
+    from evalcore.judge.runner import Estimate, Progress
+    from evalcore.judge.spec import EngineOptions, ScoringSpec
+    from evalcore.model import Dataset, Run
+    from evalcore.store import Store
 
 
 def providers() -> tuple[str, ...]:
@@ -38,13 +45,14 @@ def providers() -> tuple[str, ...]:
     return tuple(sorted(registry.PROVIDERS))
 
 
-def _dataset(dataset_id: str, store):
+def _dataset(dataset_id: str, store: Store) -> Dataset:
     from evalcore import runs
 
     return runs.get_dataset(dataset_id, store, with_labels=False)
 
 
-def criteria_for(dataset, dimension: str, store, *, version: str | None = None, method: str = "geval") -> Criteria:
+def criteria_for(dataset: Dataset, dimension: str, store: Store, *, version: str | None = None,
+                 method: str = "geval") -> Criteria:
     """The criteria a CLI run uses: the library's one rule (``evalcore.judge.spec.default_criteria``), as the Score
     page uses it."""
     from evalcore.judge.spec import default_criteria
@@ -55,11 +63,11 @@ def criteria_for(dataset, dimension: str, store, *, version: str | None = None, 
 class ProgressBar:
     """One line on stderr, redrawn in place."""
 
-    def __init__(self, stream=None, width: int = 30) -> None:
+    def __init__(self, stream: TextIO | None = None, width: int = 30) -> None:
         self.stream = stream or sys.stderr  # the stream of the time it is made, not of import time
         self.width = width
 
-    def __call__(self, p) -> None:
+    def __call__(self, p: Progress) -> None:
         frac = p.done / p.total if p.total else 1.0
         filled = int(frac * self.width)
         eta = "?" if p.eta_s is None else f"{p.eta_s:.0f}s"
@@ -72,7 +80,8 @@ class ProgressBar:
         self.stream.flush()
 
 
-def spec_from_args(args: argparse.Namespace, dataset, store, documents=None):
+def spec_from_args(args: argparse.Namespace, dataset: Dataset, store: Store, documents: tuple[str, ...] | None = None
+                   ) -> tuple[ScoringSpec, EngineOptions]:
     """The run ``score`` was asked for, as the library's two values (evalcore.judge.spec). ``documents``: the whole
     documents ``--sample-docs`` drew (``dataset`` is restricted to them)."""
     from evalcore.judge.spec import EngineOptions, default_spec
@@ -85,9 +94,10 @@ def spec_from_args(args: argparse.Namespace, dataset, store, documents=None):
                         documents=documents, reasoning_effort=getattr(args, "reasoning_effort", None),
                         max_completion_tokens=getattr(args, "max_completion_tokens", None),
                         draws=getattr(args, "draws", 1) or 1)
-    endpoint = endpoint_of(args)
+    first = endpoint_of(args)
+    endpoint: Endpoint | list[Endpoint] = first
     if isinstance(args.base_url, list) and len(args.base_url) > 1:  # several replicas: evalcore.judge.routing
-        endpoint = [endpoint] + [dataclasses.replace(endpoint, base_url=u) for u in args.base_url[1:]]
+        endpoint = [first] + [dataclasses.replace(first, base_url=u) for u in args.base_url[1:]]
     engine = EngineOptions(endpoint, concurrency=args.concurrency, schedule=getattr(args, "schedule", "prefix"),
                            max_retries=args.max_retries, timeout_s=args.timeout, reprobe=args.reprobe)
     return spec, engine
@@ -133,7 +143,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     return 0
 
 
-def outcome_of(run) -> dict[str, Any]:
+def outcome_of(run: Run) -> dict[str, Any]:
     """How the run went (level, text, scored, total), in the Score page's sentence (evalcore.runs.run_outcome),
     pointing at the export command where the page says the failures are listed below."""
     from evalcore.runs import run_outcome
@@ -154,7 +164,7 @@ def cmd_check_judge(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_estimate(est, as_json: bool) -> int:
+def _print_estimate(est: Estimate, as_json: bool) -> int:
     out = {"tasks": est.tasks, "calls": est.calls, "cached": est.cached, "prompt_tokens": est.prompt_tokens,
            "completion_tokens": est.completion_tokens, "cost_usd": est.cost_usd, "note": est.note,
            "cached_prompt_tokens": est.cached_prompt_tokens, "cost_usd_batch": est.cost_usd_batch,
@@ -171,7 +181,7 @@ def _print_estimate(est, as_json: bool) -> int:
     return 0
 
 
-def _recorded(args: argparse.Namespace, dataset, store):
+def _recorded(args: argparse.Namespace, dataset: Dataset, store: Store) -> ScoringSpec | None:
     """``--run ID`` naming a run that recorded its spec: that spec (its documents, dimensions, criteria, config),
     so that a resume sends the run's own requests whatever the other flags say; None for a new run or one recorded
     before runs recorded their spec (its flags then describe it, as before)."""
@@ -194,7 +204,7 @@ def _recorded(args: argparse.Namespace, dataset, store):
     return spec
 
 
-def _sampled(dataset, args: argparse.Namespace):
+def _sampled(dataset: Dataset, args: argparse.Namespace) -> tuple[Dataset, tuple[str, ...] | None]:
     """``--sample-docs K``: the dataset restricted to K whole documents (all their systems), seeded
     (evalcore.sampling); the run is stored against the full dataset. Returns (dataset, the documents or None)."""
     k = getattr(args, "sample_docs", None)
@@ -249,7 +259,7 @@ EXPORT_PAIR_COLUMNS = ["run_id", "pair_id", "doc_id", "item_first", "item_second
                        "dimension", "order", "verdict", "score", "estimator", "status", "reason", "raw"]
 
 
-def export_rows(run, dataset=None) -> tuple[list[str], list[dict[str, Any]]]:
+def export_rows(run: Run, dataset: Dataset | None = None) -> tuple[list[str], list[dict[str, Any]]]:
     """One row per judgment (or per ordered comparison) with the item's document and system. Reasons are redacted
     again on the way out: a store written before keys were redacted may still hold an echoed one."""
     from evalcore.judge.redact import redact
@@ -277,7 +287,7 @@ def export_rows(run, dataset=None) -> tuple[list[str], list[dict[str, Any]]]:
     return EXPORT_COLUMNS, rows
 
 
-def _num(x: Any) -> float | None:
+def _num(x: float | None) -> float | None:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return None
     return float(x)
@@ -332,7 +342,7 @@ def _endpoint_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true")
 
 
-def _score_args(s: Any) -> None:
+def _score_args(s: argparse.ArgumentParser) -> None:
     """The ``score`` command's options (its Batch API flags are batch_cli's)."""
     s.add_argument("--dataset", required=True)
     s.add_argument("--dimension", action="append", help="repeat for several; default all of the dataset's")
@@ -383,7 +393,7 @@ def _positive(text: str) -> int:
     return k
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``score``, ``steps``, ``export``, ``check-judge`` and ``batch`` to the ``python -m evalcore`` parser."""
     from evalcore.judge import batch_cli
 

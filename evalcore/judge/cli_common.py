@@ -5,17 +5,21 @@ from __future__ import annotations
 
 import argparse
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any, overload
+
+if TYPE_CHECKING:
+    from evalcore.judge.client import Endpoint
+    from evalcore.store import Store
 
 
-def store_of(args: argparse.Namespace) -> Any:
+def store_of(args: argparse.Namespace) -> Store:
     """The store ``--db`` names, else the default one (``EVALCORE_DB``, else ~/.evalcore/evalcore.db)."""
     from evalcore.store import Store, default_store
 
     return Store(args.db) if getattr(args, "db", None) else default_store()
 
 
-def endpoint_of(args: argparse.Namespace) -> Any:
+def endpoint_of(args: argparse.Namespace) -> Endpoint:
     """The endpoint the endpoint flags (``--provider``, ``--model``, ``--base-url``, ``--api-key-env``,
     ``--api-version``) describe."""
     import dataclasses
@@ -30,7 +34,15 @@ def endpoint_of(args: argparse.Namespace) -> Any:
     return dataclasses.replace(ep, operator_configured=True)
 
 
-def json_safe(x: Any) -> Any:
+@overload
+def json_safe(x: dict[str, Any]) -> dict[str, Any]: ...
+
+
+@overload
+def json_safe(x: object) -> object: ...
+
+
+def json_safe(x: object) -> object:
     """``x`` with NaN as None and numpy scalars as Python numbers, for ``json.dumps``."""
     if isinstance(x, dict):
         return {k: json_safe(v) for k, v in x.items()}

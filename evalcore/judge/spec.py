@@ -30,6 +30,7 @@ from evalcore.spec import EngineOptions, ScoringSpec, SpecError
 from evalcore.types import Criteria
 
 if TYPE_CHECKING:
+    from evalcore.methods.base import Method, PromptLabels
     from evalcore.store import Store
 
 
@@ -78,7 +79,7 @@ def default_criteria(dataset: Dataset, dimension: str, method: str, store: Store
     return preset if preset is not None else dataset_criteria(dataset, dimension)
 
 
-def method_config(method: Any, dataset: Dataset, overrides: dict[str, Any] | None = None) -> Any:
+def method_config(method: str | Method, dataset: Dataset, overrides: dict[str, Any] | None = None) -> PromptLabels:
     """A method's config for a dataset: the paper's labels ("Article"/"Summary", ...) and, where the paper published
     them for this dataset, its own prompts; ``overrides`` (field -> value, the CLI's ``--config``) on top."""
     from evalcore.judge import runner  # the engine's name -> Method lookup (tests stand their own methods in there)
@@ -99,13 +100,19 @@ def method_config(method: Any, dataset: Dataset, overrides: dict[str, Any] | Non
 
 def default_spec(dataset: Dataset, method: str, dimensions: list[str] | None = None, *, store: Store | None = None,
                  criteria_versions: dict[str, str] | None = None, config_overrides: dict[str, Any] | None = None,
-                 **kw: Any) -> ScoringSpec:
-    """The spec with the one default rule's criteria and config (see the module docstring); ``kw``: the spec's other
-    fields (limit, pairs, parse_mode, label, run_id, documents)."""
+                 limit: int | None = None, pairs: object = None, parse_mode: str = "robust", label: str = "",
+                 run_id: str | None = None, documents: tuple[str, ...] | None = None, owner: str | None = None,
+                 reasoning_effort: str | None = None, max_completion_tokens: int | None = None, draws: int = 1,
+                 align: dict[str, str] | None = None) -> ScoringSpec:
+    """The spec with the one default rule's criteria and config (see the module docstring); the other arguments are
+    the spec's fields of the same names (``pairs``: as ``ScoringSpec.pairs`` takes it)."""
     dims = list(dimensions or dataset.dimension_names)
     versions = criteria_versions or {}
     criteria = {d: default_criteria(dataset, d, method, store, version=versions.get(d)) for d in dims}
-    return ScoringSpec(dataset, method, dims, criteria, method_config(method, dataset, config_overrides), **kw)
+    return ScoringSpec(dataset, method, dims, criteria, method_config(method, dataset, config_overrides), limit=limit,
+                       pairs=pairs, parse_mode=parse_mode, label=label, run_id=run_id, documents=documents,
+                       owner=owner, reasoning_effort=reasoning_effort, max_completion_tokens=max_completion_tokens,
+                       draws=draws, align=align)
 
 
 def recorded_spec(run_id: str, store: Store, dataset: Dataset | None = None) -> ScoringSpec:

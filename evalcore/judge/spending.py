@@ -27,15 +27,16 @@ at the Batch API's rates when its job collects it (:meth:`Meter.count_batch`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from evalcore import settings
 
 if TYPE_CHECKING:
-    from evalcore.judge.client import Endpoint
+    from evalcore.judge.client import Endpoint, RequestStats
     from evalcore.store import Store
+    from evalcore.types import Request
 
 CONFIRM_ENV = "EVALCORE_CONFIRM_USD"
 CAP_ENV = "EVALCORE_MAX_COST_USD"
@@ -91,7 +92,7 @@ def budget_name(spender: str | None) -> str:
     return "user" if spender else "server for everyone not signed in"
 
 
-def gate(cost_usd: float | None, calls: int, *, local: bool, spender: str | None, store,
+def gate(cost_usd: float | None, calls: int, *, local: bool, spender: str | None, store: Store | None,
          environ: Mapping[str, str] | None = None) -> SpendDecision:
     """THE spending decision of the app, before anything is sent on a paid endpoint (a Score run, the Improve loop's
     runs and its proposal, Criteria's step generation): :func:`decide` with the operator's threshold and cap
@@ -109,7 +110,7 @@ def gate(cost_usd: float | None, calls: int, *, local: bool, spender: str | None
                   per=budget_name(spender))
 
 
-def charge(cost_usd: float | None, calls: int, *, local: bool, spender: str | None, store, what: str,
+def charge(cost_usd: float | None, calls: int, *, local: bool, spender: str | None, store: Store | None, what: str,
            environ: Mapping[str, str] | None = None) -> SpendDecision:
     """At the click that sends: the cap checked again and the estimate recorded against ``spender`` in one store
     transaction (two sessions of one user, or two visitors, cannot both pass the cap). Refused (``allowed``
@@ -125,7 +126,7 @@ def charge(cost_usd: float | None, calls: int, *, local: bool, spender: str | No
     return d
 
 
-def requests_cost(requests, endpoint, store) -> tuple[int, float | None]:
+def requests_cost(requests: Iterable[Request], endpoint: Endpoint, store: Store | None) -> tuple[int, float | None]:
     """(calls to send, their cost in USD; None: the model's price is unknown) of one-off requests (a proposal, step
     generation), the cache's answers excluded, by the rule of ``runner.estimate``: prompt tokens = characters / 4,
     completion tokens = max_tokens (an upper bound)."""
@@ -248,7 +249,7 @@ class Meter:
                      int(f.get("cached_prompt_tokens") or 0))
         self.settle()
 
-    def count_reply(self, stats: Any) -> None:
+    def count_reply(self, stats: RequestStats) -> None:
         """A one-off request (a proposal, step generation) answered: its client's token totals (``RequestStats``)
         observed and the record settled to them (nothing is charged for a cached answer)."""
         self.begin()
