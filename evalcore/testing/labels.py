@@ -8,12 +8,32 @@ Everything is drawn from a seeded generator: the same arguments give the same da
 
 from __future__ import annotations
 
+from typing import Any, Protocol
+
 import numpy as np
 import pandas as pd
 
 from evalcore.model import ANNOTATION_COLUMNS, Dataset, Dimension, Run
 
 LABELS = {"binary": ("fail", "pass"), "nominal": ("A", "B", "tie"), "ordinal": ("bad", "ok", "good")}
+
+
+class LabelStore(Protocol):
+    """What ``save_label_example`` calls of a store: ``evalcore.store.Store``'s methods of these names (described
+    here: this package and the store's share a layer, so neither imports the other)."""
+
+    def save_dataset(self, dataset: Dataset, *, overwrite: bool = False) -> None: ...
+
+    def create_run(self, *, run_id: str, dataset_id: str, method: str, model: str, label: str = "",
+                   config: dict[str, Any] | None = None, status: str = "running") -> None: ...
+
+    def save_judgment(self, run_id: str, row: dict[str, Any]) -> None: ...
+
+    def finish_run(self, run_id: str, *, status: str, stats: dict[str, Any]) -> None: ...
+
+    def load_dataset(self, dataset_id: str) -> Dataset: ...
+
+    def load_run(self, run_id: str) -> Run: ...
 
 
 def label_dataset(*, kind: str = "binary", n_docs: int = 24, n_systems: int = 3, n_annotators: int = 3,
@@ -70,9 +90,13 @@ def label_run(dataset: Dataset, truth: np.ndarray, *, seed: int = 1, judge_accur
                model="synthetic-judge", label="synthetic judge", judgments=pd.DataFrame(rows))
 
 
-def save_label_example(store, *, kind: str = "binary", seed: int = 0, **kw) -> tuple[Dataset, Run]:
-    """Save the dataset and its run in ``store`` through the store's own API; returns them as loaded back."""
-    ds, truth = label_dataset(kind=kind, seed=seed, **kw)
+def save_label_example(store: LabelStore, *, kind: str = "binary", seed: int = 0, n_docs: int = 24, n_systems: int = 3,
+                       n_annotators: int = 3, dataset_id: str = "user-labels", dimension: str = "faithful",
+                       annotator_accuracy: float = 0.85) -> tuple[Dataset, Run]:
+    """Save the dataset and its run in ``store`` through the store's own API; returns them as loaded back. The
+    dataset is ``label_dataset``'s with these arguments."""
+    ds, truth = label_dataset(kind=kind, seed=seed, n_docs=n_docs, n_systems=n_systems, n_annotators=n_annotators,
+                              dataset_id=dataset_id, dimension=dimension, annotator_accuracy=annotator_accuracy)
     run = label_run(ds, truth, seed=seed + 1)
     store.save_dataset(ds, overwrite=True)
     store.create_run(run_id=run.run_id, dataset_id=ds.id, method=run.method, model=run.model, label=run.label,

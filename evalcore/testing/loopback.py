@@ -40,7 +40,7 @@ import re
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from evalcore.testing.loopback_anthropic import AnthropicBatches
 from evalcore.testing.loopback_batch import BatchService, BatchSwitches
@@ -55,7 +55,10 @@ from evalcore.testing.replies import (
     stable_hash,
 )
 
-FAULT_KINDS = ("429", "500", "timeout", "drop", "malformed", "unparseable", "truncated", "refusal")
+if TYPE_CHECKING:
+    from evalcore.testing.loopback_profiles import Profile
+
+FAULT_KINDS: tuple[str, ...] = ("429", "500", "timeout", "drop", "malformed", "unparseable", "truncated", "refusal")
 # hostile endpoints (tests/hardening): a body dripped one byte at a time, a web page instead of JSON, a 401 that
 # echoes the caller's Authorization header, a reply without choices, a body that is not JSON at all
 HOSTILE_KINDS = ("drip", "html", "key_echo", "empty_choices", "garbage")
@@ -153,7 +156,8 @@ class LoopbackServer:
                  faults: list[Fault] | None = None, scorer: Callable[..., Reply] | None = None,
                  switches: Switches | None = None, seed: int = 0, model: str = "loopback-judge",
                  rate_limit: RateLimit | None = None, prefix_cache_tokens: int = 0,
-                 batch: BatchSwitches | None = None, record_bodies: bool = False, profile: Any = None) -> None:
+                 batch: BatchSwitches | None = None, record_bodies: bool = False,
+                 profile: Profile | None = None) -> None:
         self.host = host
         # a provider's documented contract (evalcore.testing.loopback_profiles.Profile): refusals, reasoning
         self.profile = profile
@@ -244,7 +248,7 @@ class LoopbackServer:
     def __enter__(self) -> "LoopbackServer":
         return self.start() if self._loop is None else self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
     # -- HTTP plumbing
@@ -437,14 +441,14 @@ class LoopbackServer:
     def _usage(self, prompt: str, replies: list[Reply], extra_prompt_tokens: int = 0, cached: int = 0) -> dict:
         p = len(re.findall(r"\S+", prompt)) + extra_prompt_tokens
         c = sum(len(r.tokens) for r in replies)
-        out = {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c}
+        out: dict[str, Any] = {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c}
         if self.prefix_cache is not None:
             out["prompt_tokens_details"] = {"cached_tokens": min(int(cached), p)}
         return out
 
     def _chat(self, req: dict, prompt: str, fault: Fault | None) -> dict:
         if self.profile is not None:
-            return self.profile.chat(self, req, prompt, fault)
+            return self.profile.chat(lambda r, n: self._replies(r, prompt, fault, n), req, prompt, self.model)
         n = 1 if self.switches.ignore_n else int(req.get("n") or 1)
         replies = self._replies(req, prompt, fault, n)
         want_lp = bool(req.get("logprobs")) and not self.switches.no_logprobs
@@ -466,7 +470,7 @@ class LoopbackServer:
 
     def _completion(self, req: dict, prompt: str, fault: Fault | None) -> dict:
         n = 1 if self.switches.ignore_n else int(req.get("n") or 1)
-        max_tokens = int(req.get("max_tokens") if req.get("max_tokens") is not None else 16)
+        max_tokens = int(req["max_tokens"]) if req.get("max_tokens") is not None else 16
         echo = bool(req.get("echo")) and not self.switches.no_echo
         k = req.get("logprobs")
         replies = self._replies(req, prompt, fault, n) if max_tokens > 0 else [Reply([]) for _ in range(n)]
@@ -500,7 +504,8 @@ class LoopbackServer:
 def serve(host: str = "127.0.0.1", port: int = 0, *, latency_s: float = 0.0, faults: list[Fault] | None = None,
           scorer: Callable[..., Reply] | None = None, switches: Switches | None = None,
           seed: int = 0, rate_limit: RateLimit | None = None, prefix_cache_tokens: int = 0,
-          batch: BatchSwitches | None = None, record_bodies: bool = False, profile: Any = None) -> LoopbackServer:
+          batch: BatchSwitches | None = None, record_bodies: bool = False,
+          profile: Profile | None = None) -> LoopbackServer:
     """Start a loopback server on a background thread; use as a context manager (``with serve() as srv:``).
     ``record_bodies``: keep every scoring request's raw body in ``srv.bodies`` (tests comparing what was sent)."""
     return LoopbackServer(host, port, latency_s=latency_s, faults=faults, scorer=scorer, switches=switches,
@@ -508,7 +513,7 @@ def serve(host: str = "127.0.0.1", port: int = 0, *, latency_s: float = 0.0, fau
                           batch=batch, record_bodies=record_bodies, profile=profile).start()
 
 
-def _profile(name: str | None) -> Any:
+def _profile(name: str | None) -> Profile | None:
     if not name:
         return None
     from evalcore.testing.loopback_profiles import PROFILES

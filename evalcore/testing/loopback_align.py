@@ -23,8 +23,12 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, TypedDict, Unpack
 
 from evalcore.testing.replies import Reply, default_reply, find_scale, hash_fraction, plain_tokens
+
+if TYPE_CHECKING:
+    from evalcore.model import Dataset
 
 PROPOSAL_MARKER = "<current_criteria>"  # evalcore.align.candidates.META_PROMPT holds it
 RUBRIC_PHRASE = ("Reward a text whose sentences build on each other in the source's order of events; penalise one "
@@ -34,11 +38,24 @@ MEMORISED_PHRASE = "Apply the calibration memorised from the development items."
 _DEFINITION_RE = re.compile(r"Definition of [^:\n]*:\s*(.*?)\n\s*\nEvaluation steps:", re.DOTALL)
 
 
-def _normal(*parts) -> float:
+def _normal(*parts: object) -> float:
     """A standard normal draw from a hash of ``parts`` (Box-Muller): deterministic, seedable."""
     u1 = max(hash_fraction(*parts, "u1"), 1e-12)
     u2 = hash_fraction(*parts, "u2")
     return math.sqrt(-2.0 * math.log(u1)) * math.cos(2.0 * math.pi * u2)
+
+
+class JudgeTraits(TypedDict, total=False):
+    """``PromptQualityJudge``'s fields other than the human scores (what ``for_dataset`` takes from the dataset)."""
+
+    rubric_phrase: str | None
+    proposal_phrase: str
+    memorised_phrase: str | None
+    memorised_outputs: frozenset[str]
+    good_noise: float
+    weak_signal: float
+    weak_noise: float
+    seed: int
 
 
 @dataclass
@@ -60,7 +77,7 @@ class PromptQualityJudge:
         self._outputs = [o for o in self.human_by_output if o.strip()]
 
     @classmethod
-    def for_dataset(cls, dataset, dimension: str, **kw) -> "PromptQualityJudge":
+    def for_dataset(cls, dataset: Dataset, dimension: str, **kw: Unpack[JudgeTraits]) -> "PromptQualityJudge":
         """Human scores of ``dimension`` keyed by output text (outputs written twice: the mean of their scores)."""
         h = dataset.human_table(dimension).merge(dataset.items[["item_id", "output"]], on="item_id")
         by_output = h.groupby(h["output"].astype(str))["human"].mean().to_dict()

@@ -18,10 +18,29 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import time
-from typing import Any
+from typing import Any, Protocol
 
 PREFIX = "/v1/messages/batches"
+
+
+class MessageBatchHost(Protocol):
+    """What the Message Batches routes use of the loopback server (``evalcore.testing.loopback.LoopbackServer``,
+    which imports this module): its lock and counters, its address, and the answer of its chat route."""
+
+    requests_seen: int
+
+    @property
+    def _lock(self) -> threading.Lock: ...
+
+    @property
+    def by_path(self) -> dict[str, int]: ...
+
+    @property
+    def base_url(self) -> str: ...
+
+    def _chat(self, req: dict[str, Any], prompt: str, fault: None) -> dict[str, Any]: ...
 
 
 def _error(code: int, message: str) -> tuple[int, dict[str, Any], dict[str, str]]:
@@ -57,7 +76,7 @@ def message_of(chat: dict[str, Any], model: str) -> dict[str, Any]:
 class AnthropicBatches:
     """Message batches held in memory, answered one request at a time on the server's loop."""
 
-    def __init__(self, server: Any, line_delay_s: float = 0.0) -> None:
+    def __init__(self, server: MessageBatchHost, line_delay_s: float = 0.0) -> None:
         self.server = server
         self.line_delay_s = line_delay_s
         self.sleep = asyncio.sleep  # how the delays pass: a test sets its SteppedClock's (evalcore.testing.clock)

@@ -18,11 +18,32 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import threading
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
+
+from evalcore.testing.loopback_limits import PrefixCache
 
 TERMINAL = ("completed", "failed", "expired", "cancelled")
+
+
+class BatchHost(Protocol):
+    """What the batch routes use of the loopback server (``evalcore.testing.loopback.LoopbackServer``, which imports
+    this module): its lock and per-path counts, its prefix cache, and the answers of its synchronous routes."""
+
+    @property
+    def _lock(self) -> threading.Lock: ...
+
+    @property
+    def by_path(self) -> dict[str, int]: ...
+
+    @property
+    def prefix_cache(self) -> PrefixCache | None: ...
+
+    def _chat(self, req: dict[str, Any], prompt: str, fault: None) -> dict[str, Any]: ...
+
+    def _completion(self, req: dict[str, Any], prompt: str, fault: None) -> dict[str, Any]: ...
 
 
 @dataclass
@@ -39,7 +60,7 @@ class BatchSwitches:
     sleep: Any = None  # how the delays pass: asyncio.sleep, or a test's SteppedClock.sleep (evalcore.testing.clock)
 
 
-def _frac(*parts: Any) -> float:
+def _frac(*parts: object) -> float:
     return int(hashlib.sha256("\x1f".join(map(str, parts)).encode()).hexdigest()[:12], 16) / float(16 ** 12)
 
 
@@ -77,7 +98,7 @@ def _error(code: int, msg: str) -> tuple[int, dict[str, Any], dict[str, str]]:
 
 
 class BatchService:
-    def __init__(self, server: Any, switches: BatchSwitches | None = None) -> None:
+    def __init__(self, server: BatchHost, switches: BatchSwitches | None = None) -> None:
         self.server = server
         self.switches = switches or BatchSwitches()
         self.files: dict[str, dict[str, Any]] = {}

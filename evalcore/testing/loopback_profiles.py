@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from evalcore.testing.replies import Reply, pad_alternatives, plain_tokens, stable_hash
 
@@ -69,8 +69,11 @@ class Profile:
         return None
 
     # ------------------------------------------------------------------------------------------------ replies
-    def chat(self, server: Any, req: dict[str, Any], prompt: str, fault: Any) -> dict[str, Any]:
-        """The chat-completions body under this contract (refusals are answered before, by ``refusal``)."""
+    def chat(self, answer: Callable[[dict[str, Any], int], list[Reply]], req: dict[str, Any], prompt: str,
+             model: str) -> dict[str, Any]:
+        """The chat-completions body under this contract (refusals are answered before, by ``refusal``): the
+        loopback's own ``n`` replies to the request (``answer(request, n)``) shaped as the provider documents;
+        ``model``: the server's, named when the request names none."""
         budget = req.get("max_completion_tokens") or req.get("max_tokens")
         budget = int(budget) if budget is not None else None
         temperature = float(req["temperature"]) if req.get("temperature") is not None else 1.0
@@ -78,7 +81,7 @@ class Profile:
             temperature = min(temperature, self.cap_temperature)
         n = 1 if self.ignore_n else int(req.get("n") or 1)
         unbounded = {k: v for k, v in req.items() if k not in ("max_tokens", "max_completion_tokens")}
-        answers = server._replies({**unbounded, "temperature": temperature}, prompt, fault, n)
+        answers = answer({**unbounded, "temperature": temperature}, n)
         want_lp = bool(req.get("logprobs")) and not self.ignore_logprobs
         k = int(req.get("top_logprobs") or 0)
         hidden = 0 if self._relaxed(req) else self.reasoning_tokens
@@ -99,7 +102,7 @@ class Profile:
         if thought:
             usage["completion_tokens_details"] = {"reasoning_tokens": thought}
         return {"id": f"chatcmpl-{stable_hash(prompt, time.time()):x}", "object": "chat.completion",
-                "created": int(time.time()), "model": req.get("model", server.model), "choices": choices,
+                "created": int(time.time()), "model": req.get("model", model), "choices": choices,
                 "usage": usage}
 
     def _shape(self, r: Reply, budget: int | None, hidden: int

@@ -10,13 +10,13 @@ import hashlib
 import math
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Callable
 
-def stable_hash(*parts: Any) -> int:
+def stable_hash(*parts: object) -> int:
     return int(hashlib.sha256("\x1f".join(str(p) for p in parts).encode()).hexdigest()[:12], 16)
 
 
-def hash_fraction(*parts: Any) -> float:
+def hash_fraction(*parts: object) -> float:
     return stable_hash(*parts) / float(16**12)
 
 
@@ -66,7 +66,11 @@ def plain_tokens(text: str) -> list[tuple[str, list[tuple[str, float]]]]:
     return out
 
 
-def _picker(prompt: str, sample: int, vary: bool):
+# chooses one of ``options`` (its index ``base`` unless a sample varies it)
+_Pick = Callable[[list[str], int], str]
+
+
+def _picker(prompt: str, sample: int, vary: bool) -> _Pick:
     """The reply's choice among ``options``: ``options[base]``, or with ``vary`` a draw from the same peaked
     distribution the top log-probs report."""
 
@@ -103,7 +107,7 @@ def default_reply(prompt: str, *, sample: int = 0, temperature: float = 0.0, sco
     return reply if reply is not None else _scale_reply(prompt, low, key, pick, score)
 
 
-def _choice_reply(prompt: str, low: str, key: int, pick) -> Reply | None:
+def _choice_reply(prompt: str, low: str, key: int, pick: _Pick) -> Reply | None:
     """A pairwise verdict or a multiple-choice answer, when the prompt asks for one."""
     # MT-Bench pairwise judge (Zheng et al. 2023): a short explanation, then "[[A]]", "[[B]]" or "[[C]]"
     if "[[a]]" in low and "[[b]]" in low and "[[c]]" in low:
@@ -140,7 +144,7 @@ def _yes_no_reply(prompt: str, low: str, sample: int | None) -> Reply | None:
     return Reply([(chosen, sorted(top, key=lambda p: -p[1]))])
 
 
-def _scale_reply(prompt: str, low: str, key: int, pick, score: int | None = None) -> Reply:
+def _scale_reply(prompt: str, low: str, key: int, pick: _Pick, score: int | None = None) -> Reply:
     """A score on the scale the prompt names (``score`` when given and on it), written as the prompt's form asks
     (form filling, reason then score, "Dimension: score", or the number alone)."""
     lo, hi = find_scale(prompt)
