@@ -177,6 +177,25 @@ def test_a_select_star_on_postgres_has_the_columns_sqlite_has(tmp_path, pg_schem
     assert pg.conn.execute("SELECT rowid FROM labels").fetchone() == (1,)  # asked for by name: there
 
 
+def test_a_write_that_waits_past_the_lock_timeout_is_store_locked_on_postgres(pg_schemas, monkeypatch):
+    """Writers queue on the store's lock, as on SQLite's file lock; one that waits past the timeout (30 s; here 0.2
+    s) gets StoreLocked, naming the store without its password, and nothing it meant to write is written."""
+    from evalcore.store import StoreLocked, postgres
+
+    monkeypatch.setattr(postgres, "LOCK_TIMEOUT_S", 0.2)
+    url = pg_schemas.new("locked")
+    holder, waiter = Store(url), Store(url)
+    with holder.write():
+        with pytest.raises(StoreLocked, match="stayed locked"):
+            waiter.save_label("ds", "i", "d", "ann", 1.0)
+    assert waiter.label_rows("ds").empty
+    waiter.save_label("ds", "i", "d", "ann", 1.0)  # the lock released: the write goes through
+    assert len(holder.label_rows("ds")) == 1
+    holder.share_labels("ds", "ann")
+    joined = holder.rows("SELECT * FROM labels l JOIN label_shares s ON s.dataset_id = l.dataset_id")
+    assert len(joined) == 1 and "rowid" not in joined[0] and joined[0]["shared_at"]  # a join: no hidden rowid
+
+
 def _at_version(url: str, upto: int) -> Store:
     """A PostgreSQL store as the release at schema version ``upto`` left it (every step up to it)."""
     from evalcore.store.connection import Connection

@@ -79,24 +79,23 @@ class PgCursor:
 
     def __init__(self, cur: psycopg.Cursor[tuple[object, ...]], sql: str) -> None:
         self._cur = cur
-        self._drop: int | None = None
         names = [d.name for d in cur.description] if cur.description else []
-        if "rowid" in names and _STAR.match(sql):
-            self._drop = names.index("rowid")
+        # the hidden rowid of each table a SELECT * reads (a join: several)
+        self._drop = {i for i, n in enumerate(names) if n == "rowid"} if _STAR.match(sql) else set()
 
     @property
     def description(self) -> list[tuple[str, None, None, None, None, None, None]] | None:
         if self._cur.description is None:
             return None
         return [(d.name, None, None, None, None, None, None) for i, d in enumerate(self._cur.description)
-                if i != self._drop]
+                if i not in self._drop]
 
     @property
     def rowcount(self) -> int:
         return self._cur.rowcount
 
     def _row(self, row: tuple[object, ...]) -> tuple[object, ...]:
-        return row if self._drop is None else row[:self._drop] + row[self._drop + 1:]
+        return row if not self._drop else tuple(v for i, v in enumerate(row) if i not in self._drop)
 
     # typed as sqlite3's cursor is (typeshed: Any): a row's values are what the query selected
     def fetchone(self) -> Any:
