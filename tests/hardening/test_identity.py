@@ -24,9 +24,12 @@ from _judging import CAPS, CRITERIA, OneShot, dataset, endpoint
 ALICE, BOB, VISITOR = Viewer("alice"), Viewer("bob"), Viewer(None)
 
 
+pytest_plugins = ["tests.store_backends"]  # the store fixture on SQLite and on PostgreSQL
+
+
 @pytest.fixture
-def store(tmp_path) -> Store:
-    return Store(tmp_path / "lab.db")
+def store(store_at) -> Store:
+    return Store(store_at("lab.db"))
 
 
 # ----------------------------------------------------------------------------------------------- who is signed in
