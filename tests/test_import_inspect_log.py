@@ -1,7 +1,13 @@
 """Inspect AI logs: a real log written by inspect_ai (a ``mockllm`` model with fixed outputs, a model-graded scorer
 whose grader is another ``mockllm`` model, two epochs; human edits written with ``inspect_ai.log.edit_score``),
 imported through the CLI and through the library functions the Data page calls (``import_log``, ``save_import``).
-The correlation the app computes equals one computed by hand from the log as ``read_eval_log`` reads it (scipy)."""
+The correlation the app computes equals one computed by hand from the log as ``read_eval_log`` reads it (scipy).
+
+The log is tests/fixtures/importers/inspect_mockllm.eval, written by :func:`write_log` (inspect_ai's ``eval``) and
+committed: the first ``eval`` of a process imports the model providers' SDKs (anthropic, openai, acp), about 15 s,
+too long for the quick pass. The slow test writes the log again with the installed inspect_ai and checks that it
+imports as the committed one does. To write the committed log again (after a change to :func:`write_log`):
+``python -c "from tests.test_import_inspect_log import write_fixture; write_fixture()"``."""
 
 from __future__ import annotations
 
@@ -14,6 +20,8 @@ import pytest
 from scipy import stats
 
 from tests.test_byo_import import cli
+
+FIXTURE = Path(__file__).resolve().parent / "fixtures" / "importers" / "inspect_mockllm.eval"
 
 # looked up, not imported: importing inspect_ai takes about 3 s, which every collection (each xdist worker's) would pay
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("inspect_ai") is None, reason="inspect_ai is not installed")
@@ -47,6 +55,16 @@ def write_log(directory: Path, *, epochs: int = 2) -> Path:
                  max_connections=1, max_samples=1)
     assert log.status == "success", log.error
     return Path(log.location)
+
+
+def write_fixture() -> Path:
+    """The committed log written again with :func:`write_log`."""
+    import shutil
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        shutil.copyfile(write_log(Path(tmp)), FIXTURE)
+    return FIXTURE
 
 
 def add_edits(path: Path) -> dict[tuple[str, int], dict[str, float]]:
@@ -97,8 +115,9 @@ def by_hand(path: Path, human: str) -> float:
 
 
 @pytest.fixture(scope="module")
-def log_path(tmp_path_factory) -> Path:
-    return write_log(tmp_path_factory.mktemp("inspect"))
+def log_path() -> Path:
+    """The committed log (inspect_ai's eval wrote it: see the module's note); the tests that edit it edit a copy."""
+    return FIXTURE
 
 
 def _item_pearson(dataset_id: str, run_id: str) -> float:
@@ -187,3 +206,27 @@ def test_the_data_page_imports_the_log(log_path):
     assert expected.dataset.id in done and "6 items" in done, done
     [run] = expected.runs
     assert _item_pearson(expected.dataset.id, run.run_id) == pytest.approx(by_hand(log_path, "metadata:rating"))
+
+
+@pytest.mark.slow  # the first eval of a process imports the providers' SDKs: about 15 s (the module's note)
+def test_a_log_written_now_imports_as_the_committed_one(tmp_path):
+    """The committed log is what write_log writes with the installed inspect_ai: a log written now imports to the
+    same items, human ratings, judge values and draws (only the file's bytes, and so the ids, differ)."""
+    from evalcore.importers.inspect_log import import_log
+
+    fresh = write_log(tmp_path)
+    options = {"human": "metadata:rating", "document_key": "doc", "system_key": "system"}
+    now, committed = import_log(fresh, **options), import_log(FIXTURE, **options)
+
+    def frame(table, columns):
+        return table[columns].sort_values(columns[:2]).reset_index(drop=True)
+
+    for table, columns in (("items", ["item_id", "doc_id", "system_id", "output"]),
+                           ("human_scores", ["item_id", "dimension", "score"])):
+        assert frame(getattr(now.dataset, table), columns).equals(frame(getattr(committed.dataset, table), columns))
+    assert now.dataset.meta["metadata_keys"] == committed.dataset.meta["metadata_keys"]
+    [run_now], [run_then] = now.runs, committed.runs
+    for table, columns in (("judgments", ["item_id", "dimension", "value", "status"]),
+                           ("draws", ["item_id", "draw", "value", "status"])):
+        assert frame(getattr(run_now, table), columns).equals(frame(getattr(run_then, table), columns))
+    assert by_hand(fresh, "metadata:rating") == pytest.approx(by_hand(FIXTURE, "metadata:rating"), abs=1e-12)
