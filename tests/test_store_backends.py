@@ -150,6 +150,31 @@ def test_datasets_and_imported_runs_round_trip(store_at):
     assert not st.run_exists("mine/r")
 
 
+def test_a_cap_holds_for_writers_at_once_on_both_backends(store_at):
+    """Eight sessions of one user charging at once against a cap that admits three: exactly three charges are
+    recorded (the check and the write are one transaction under the store's write lock, on either backend)."""
+    import threading
+
+    location = store_at()
+    Store(location).close()
+    results: list[float | None] = []
+    gate = threading.Barrier(8)
+
+    def session() -> None:
+        st = Store(location)
+        gate.wait()
+        results.append(st.charge("alice", 0.3, calls=1, what="run", cap=1.0))
+        st.close()
+
+    threads = [threading.Thread(target=session) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(r for r in results if r is not None) == pytest.approx([0.0, 0.3, 0.6])
+    assert results.count(None) == 5 and Store(location).spent_usd("alice") == pytest.approx(0.9)
+
+
 def test_text_orders_bytewise_on_both_backends(store_at):
     """ORDER BY on text is SQLite's (bytewise) on PostgreSQL too (``COLLATE "C"``), whatever the server's locale:
     the same run reads back in the same order on both."""
