@@ -51,7 +51,7 @@ from sklearn.metrics import (
 )
 
 from evalcore.meta.arrays import FloatArray, IntArray, Seed
-from evalcore.meta.intervals import CI_METHODS, bootstrap_interval
+from evalcore.meta.intervals import CI_METHODS, bootstrap_interval, percentile_interval
 from evalcore.meta.resampling import bootstrap_counts, jackknife_blocks
 from evalcore.meta.scoreframe import numeric_column
 from evalcore.meta.results import Estimate
@@ -418,9 +418,9 @@ def calibration(y: npt.ArrayLike, prob: npt.ArrayLike, doc: npt.ArrayLike | None
             total_b = n_b.sum(axis=1)
             brier_b = W @ sq / total_b
             ece_b = np.abs(y_b - p_b).sum(axis=1) / total_b
-        alpha = 1 - confidence_level
-        b_lo, b_hi = np.quantile(brier_b, [alpha / 2, 1 - alpha / 2])
-        e_lo, e_hi = np.quantile(ece_b, [alpha / 2, 1 - alpha / 2])
+        # the package's percentile interval (every resample holds a document, so none is undefined here)
+        b_lo, b_hi, _ = percentile_interval(brier_b, confidence_level)
+        e_lo, e_hi, _ = percentile_interval(ece_b, confidence_level)
     method = "percentile" if n_resamples else ""
     resampling = "documents" if n_resamples > 0 and doc is not None else ""
 
