@@ -1,21 +1,26 @@
 """The store's hot write paths, without any network: what a scoring run writes per judgment, and the bulk writes.
 
-    python bench/bench_store_writes.py [--n 2000] [--repeat 3]
+    python bench/bench_store_writes.py [--n 2000] [--repeat 3] [--db postgresql://...]
 
 (a) ``save_judgment`` with one cache entry and one answers row (what the engine writes per item: one transaction),
     microseconds per judgment;
 (b) ``cache_put_many`` of n entries in one transaction (a Batch API collection), microseconds per entry;
 (c) ``insert_labels`` of n label rows in one transaction (a labels file imported), microseconds per row.
-Best of ``--repeat`` runs, each on a fresh store file in a temporary folder.
+Best of ``--repeat`` runs, each on a fresh store file in a temporary folder; with ``--db URL`` of a PostgreSQL
+server, each in a fresh schema of that database (made, then dropped), the same calls through evalcore.store.dialect.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import tempfile
 import time
+import uuid
 from pathlib import Path
+from typing import Iterator
+from urllib.parse import quote
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -57,18 +62,38 @@ def _labels_bulk(st: Store, n: int) -> float:
     return time.perf_counter() - t
 
 
+@contextlib.contextmanager
+def _fresh_store(db: str | None) -> Iterator[str]:
+    """A fresh store's location: a file in a temporary folder, or a new schema of the PostgreSQL database ``db``."""
+    if not db:
+        with tempfile.TemporaryDirectory() as tmp:
+            yield str(Path(tmp) / "bench.db")
+        return
+    import psycopg
+
+    schema = f"bench_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(db, autocommit=True) as c:
+        c.execute(f'CREATE SCHEMA "{schema}"')
+    try:
+        yield db + ("&" if "?" in db else "?") + "options=" + quote(f"-csearch_path={schema}", safe="")
+    finally:
+        with psycopg.connect(db, autocommit=True) as c:
+            c.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=2000)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--db", help="a PostgreSQL server's URL (default: a SQLite file)")
     a = ap.parse_args()
     for name, fn in (("(a) save_judgment + cache + answers, per judgment", _judgments),
                      ("(b) cache_put_many, per entry", _cache_bulk),
                      ("(c) insert_labels, per row", _labels_bulk)):
         best = float("inf")
         for _ in range(a.repeat):
-            with tempfile.TemporaryDirectory() as tmp:
-                st = Store(Path(tmp) / "bench.db")
+            with _fresh_store(a.db) as location:
+                st = Store(location)
                 best = min(best, fn(st, a.n))
                 st.close()
         print(f"{name:<52} {best / a.n * 1e6:8.1f} us  (n={a.n}, best of {a.repeat})")
