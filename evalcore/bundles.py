@@ -26,8 +26,9 @@ import hashlib
 import json
 import math
 from dataclasses import asdict, dataclass, field
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 import pandas as pd
 
@@ -56,7 +57,7 @@ def items_sha256(dataset: Dataset) -> str:
     return hashlib.sha256("\x1e".join(lines).encode("utf-8")).hexdigest()
 
 
-def _json_value(x: Any) -> Any:
+def _json_value(x: object) -> object:
     if isinstance(x, float) and math.isnan(x):
         return None
     if hasattr(x, "tolist"):
@@ -66,7 +67,7 @@ def _json_value(x: Any) -> Any:
     return x
 
 
-def _line(obj: dict[str, Any]) -> str:
+def _line(obj: Mapping[str, object]) -> str:
     return json.dumps(obj, ensure_ascii=False, default=_json_value, allow_nan=False)
 
 
@@ -74,7 +75,7 @@ def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     return [{k: _json_value(v) for k, v in r.items()} for r in frame.to_dict("records")]
 
 
-def _store(store: Store) -> Any:
+def _store(store: Store | None) -> Store:
     if store is not None:
         return store
     from evalcore.store import default_store
@@ -97,7 +98,7 @@ def export_run(run_id: str, out: str | Path, *, store: Store | None = None, with
     spec = _spec_of(run, dataset)
     hashes = {dim: (c or {}).get("hash") for dim, c in (run.config.criteria or {}).items()}
     criteria = _criteria_rows(st, run.dataset_id, hashes)
-    header = {
+    header: dict[str, Any] = {
         "type": "header", "kind": KIND, "version": VERSION,
         "run": {"run_id": run.run_id, "dataset_id": run.dataset_id, "method": run.method, "model": run.model,
                 "label": run.label, "parser": run.parser, "origin": run.origin, "created_at": run.created_at,
@@ -172,7 +173,7 @@ def _criteria_rows(store: Store, dataset_id: str, hashes: dict[str, str | None])
     return rows
 
 
-def _write_dataset(f: Any, dataset: Dataset) -> None:
+def _write_dataset(f: TextIO, dataset: Dataset) -> None:
     f.write(_line({"type": "dataset", "id": dataset.id, "name": dataset.name, "task": dataset.task,
                    "description": dataset.description, "citation": dataset.citation, "origin": dataset.origin,
                    "dimensions": [asdict(d) for d in dataset.dimensions], "meta": dataset.meta,

@@ -17,7 +17,7 @@ from __future__ import annotations
 import csv
 import io
 import math
-from typing import Any, Iterable, Mapping
+from typing import Iterable, Mapping, TextIO
 
 import pandas as pd
 
@@ -34,7 +34,7 @@ def _is_plain_number(text: str) -> bool:
     return math.isfinite(value) and "(" not in text
 
 
-def safe_cell(value: Any) -> Any:
+def safe_cell(value: object) -> object:
     """``value`` unchanged unless it is text a spreadsheet would run as a formula; then ``'`` + the text."""
     if isinstance(value, str) and value.startswith(TRIGGERS) and not _is_plain_number(value):
         return "'" + value
@@ -62,23 +62,23 @@ def _line(fields: list[str], sep: str = ",") -> str:
                     for f in fields) + "\r\n"
 
 
-def to_csv_safe(frame: pd.DataFrame, **kw: Any) -> str:
+def to_csv_safe(frame: pd.DataFrame, **kw: object) -> str:
     """``frame.to_csv`` (index off unless asked) after ``neutralise``: the one way the product writes a frame.
     Lines end in CRLF (RFC 4180). pandas writes each value as it does (numbers, missing cells); the fields are then
     quoted by QUOTED_IF (read back with the csv module, which undoes pandas' own quoting exactly)."""
     kw.setdefault("index", False)
     kw.setdefault("lineterminator", "\r\n")
-    sep = kw.get("sep", ",")
+    sep = str(kw.get("sep", ","))
     text = neutralise(frame).to_csv(**kw)
     return "".join(_line(row, sep) for row in csv.reader(io.StringIO(text, newline=""), delimiter=sep))
 
 
-def _text(value: Any) -> str:
+def _text(value: object) -> str:
     """A cell as the csv module writes it: None empty, anything else its str()."""
     return "" if value is None else str(safe_cell(value))
 
 
-def write_rows(out: Any, columns: list[str], rows: Iterable[Mapping[str, Any]]) -> int:
+def write_rows(out: TextIO, columns: list[str], rows: Iterable[Mapping[str, object]]) -> int:
     """Write dict rows as CSV to the text stream ``out`` (None -> empty cell, a missing key too), every cell through
     ``safe_cell`` and quoted by QUOTED_IF. A key that is not a column is an error, as with csv.DictWriter."""
     out.write(_line([_text(c) for c in columns]))
@@ -92,7 +92,7 @@ def write_rows(out: Any, columns: list[str], rows: Iterable[Mapping[str, Any]]) 
     return n
 
 
-def rows_to_csv(columns: list[str], rows: Iterable[Mapping[str, Any]]) -> str:
+def rows_to_csv(columns: list[str], rows: Iterable[Mapping[str, object]]) -> str:
     buf = io.StringIO(newline="")
     write_rows(buf, columns, rows)
     return buf.getvalue()

@@ -35,8 +35,9 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -50,6 +51,9 @@ from evalcore.model import (
     Run,
     counted,
 )
+
+if TYPE_CHECKING:
+    from evalcore.store import Store
 
 LABEL_GROUP = "labels"
 STRATEGIES = ("random", "stratified", "uncertain")
@@ -267,7 +271,7 @@ def uncertain_order(dataset: Dataset, uncertainty: pd.Series) -> list[str]:
     return known + rest
 
 
-def handed_order(dataset: Dataset, item_ids) -> list[str]:
+def handed_order(dataset: Dataset, item_ids: Iterable[object]) -> list[str]:
     """The items of ``item_ids`` that the dataset holds (the items a judge abstained on, handed over as a queue),
     in the random order's sequence, so every annotator follows the same one. Others (a pair's id) are left out."""
     handed = {str(i) for i in item_ids}
@@ -432,7 +436,7 @@ class LabelImportError(ValueError):
     pass
 
 
-def import_labels(store, dataset: Dataset, frame: pd.DataFrame, *, file: str = "labels file",
+def import_labels(store: Store, dataset: Dataset, frame: pd.DataFrame, *, file: str = "labels file",
                   owner: str | None = None) -> int:
     """Read an ``export_frame`` table back into the store for ``dataset``: all rows or none. A problem names the
     file, row (1-based, after the header) and column. ``owner`` (signed in): only rows whose annotator is that user
@@ -490,23 +494,23 @@ def import_labels(store, dataset: Dataset, frame: pd.DataFrame, *, file: str = "
 # loses nothing). ``viewer`` scopes the rows to what a signed-in user may see (None: all, sign-in off).
 
 
-def rows_of(store, dataset_id: str, *, viewer: Viewer | None = None) -> pd.DataFrame:
+def rows_of(store: Store, dataset_id: str, *, viewer: Viewer | None = None) -> pd.DataFrame:
     """Every label row (skips included) on the dataset that ``viewer`` sees, in the order written."""
     return store.label_rows(base_id(dataset_id), viewer=viewer)
 
 
-def version_of(store, dataset_id: str) -> tuple[int, int]:
+def version_of(store: Store, dataset_id: str) -> tuple[int, int]:
     """(row count, last label id) of the dataset's labels: changes with every label written or undone (cache keys)."""
     return store.labels_version(base_id(dataset_id))
 
 
-def view_may_change(store, dataset_id: str) -> bool:
+def view_may_change(store: Store, dataset_id: str) -> bool:
     """After a label is written or undone: whether the dataset's labels view (``<id>@labels``) may have appeared or
     gone (it exists from the first label on), so the list of datasets is read again."""
     return version_of(store, dataset_id)[0] <= 1
 
 
-def save(store, dataset_id: str, item_id: str, dimension: str, annotator: str, value: float | None, *,
+def save(store: Store, dataset_id: str, item_id: str, dimension: str, annotator: str, value: float | None, *,
          strategy: str = "random", shown_at: str | None = None, owner: str | None = None) -> int:
     """One rating (``value`` None: a skip) by ``annotator`` on the item; its label id. ``owner`` (signed in): the
     user writing it."""
@@ -514,7 +518,7 @@ def save(store, dataset_id: str, item_id: str, dimension: str, annotator: str, v
                             strategy=strategy, shown_at=shown_at, owner=owner)
 
 
-def undo(store, dataset_id: str, annotator: str, *, dimensions: list[str] | None = None,
+def undo(store: Store, dataset_id: str, annotator: str, *, dimensions: list[str] | None = None,
          owner: str | None = None) -> dict[str, Any] | None:
     """Take back the annotator's last label or skip (on ``dimensions`` if given); the row taken back, or None.
     ``owner`` (signed in): only a row that user wrote, whatever annotator name is asked for."""

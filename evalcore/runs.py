@@ -6,14 +6,19 @@ Published runs ship in ``data/`` (``evalcore.datasets``); runs scored here live 
 
 from __future__ import annotations
 
+import enum
 import logging
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from evalcore import datasets
 from evalcore.identity import Viewer
 from evalcore.model import STATUS_OK, Dataset, Run
+
+if TYPE_CHECKING:
+    from evalcore.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -23,7 +28,7 @@ def is_published(run_id: str) -> bool:
     return run_id in datasets.bundled_run_ids()
 
 
-def _store(store=None):
+def _store(store: Store | None = None) -> Store:
     if store is not None:
         return store
     from evalcore.store import default_store
@@ -31,7 +36,8 @@ def _store(store=None):
     return default_store()
 
 
-def get_dataset(dataset_id: str, store=None, *, with_labels: bool = True, viewer: Viewer | None = None) -> Dataset:
+def get_dataset(dataset_id: str, store: Store | None = None, *, with_labels: bool = True,
+                viewer: Viewer | None = None) -> Dataset:
     """A bundled dataset, or a user dataset saved in the store, with the labels made on the Label page merged in
     (evalcore.labels.merge_labels: per-annotator ratings, and the label mean as the human score where an item has
     no gold score): those ``viewer`` sees (None: all; evalcore.identity). ``<id>@labels`` is the labels-only view of
@@ -48,14 +54,14 @@ def get_dataset(dataset_id: str, store=None, *, with_labels: bool = True, viewer
     return labels.merge_labels(ds, rows) if len(rows) else ds
 
 
-def _raw_dataset(dataset_id: str, store=None) -> Dataset:
+def _raw_dataset(dataset_id: str, store: Store | None = None) -> Dataset:
     bundled = {d["id"] for d in datasets.list_datasets()}
     if dataset_id in bundled:
         return datasets.load_dataset(dataset_id)
     return _store(store).load_dataset(dataset_id)
 
 
-def _label_rows(dataset_id: str, store=None, viewer: Viewer | None = None) -> pd.DataFrame:
+def _label_rows(dataset_id: str, store: Store | None = None, viewer: Viewer | None = None) -> pd.DataFrame:
     try:
         return _store(store).label_rows(dataset_id, viewer=viewer)
     except Exception as e:  # noqa: BLE001 - an unreadable local store must not hide the dataset itself
@@ -63,11 +69,17 @@ def _label_rows(dataset_id: str, store=None, viewer: Viewer | None = None) -> pd
         return pd.DataFrame()
 
 
-_SAME = object()
+class _Same(enum.Enum):
+    """The default of ``labels_viewer``: the same as ``viewer`` (None means all, so it cannot be the default)."""
+
+    SAME = 0
 
 
-def list_all_datasets(store=None, *, viewer: Viewer | None = None, labels_viewer: Viewer | None | object = _SAME
-                      ) -> list[dict]:
+_SAME = _Same.SAME
+
+
+def list_all_datasets(store: Store | None = None, *, viewer: Viewer | None = None,
+                      labels_viewer: Viewer | None | _Same = _SAME) -> list[dict]:
     """The bundled datasets (always), the uploads ``viewer`` sees (None: all), and their labels views made of the
     labels ``labels_viewer`` sees (default: ``viewer``'s; the app passes the lab's, as its datasets merge them)."""
     out = list(datasets.list_datasets())
@@ -79,7 +91,7 @@ def list_all_datasets(store=None, *, viewer: Viewer | None = None, labels_viewer
     return out
 
 
-def _label_views(listed: list[dict], store=None, viewer: Viewer | None = None) -> list[dict]:
+def _label_views(listed: list[dict], store: Store | None = None, viewer: Viewer | None = None) -> list[dict]:
     """``<id>@labels`` for each listed dataset with labels in the random part and gold scores of its own (without
     gold, the labels already are the dataset's human scores)."""
     from evalcore import labels
@@ -105,7 +117,7 @@ def _label_views(listed: list[dict], store=None, viewer: Viewer | None = None) -
     return out
 
 
-def list_runs(dataset_id: str, store=None, *, viewer: Viewer | None = None) -> list[Run]:
+def list_runs(dataset_id: str, store: Store | None = None, *, viewer: Viewer | None = None) -> list[Run]:
     """Published runs shipped for a bundled dataset, then the store's runs ``viewer`` sees (None: all; an uploaded
     dataset has only those)."""
     from evalcore import labels
@@ -128,7 +140,7 @@ def list_runs(dataset_id: str, store=None, *, viewer: Viewer | None = None) -> l
     return list(st.list_runs(dataset_id, viewer=viewer))
 
 
-def load_run(run_id: str, *, parse: str = "robust", store=None) -> Run:
+def load_run(run_id: str, *, parse: str = "robust", store: Store | None = None) -> Run:
     """Load a run with values derived under ``parse`` ("robust" default, or the paper's rule).
 
     Published runs keep only raw replies, so ``parse`` chooses how they are read. A run scored here is returned as
@@ -141,7 +153,7 @@ def load_run(run_id: str, *, parse: str = "robust", store=None) -> Run:
     return _store(store).load_run(run_id)
 
 
-def run_version(run_id: str, *, store=None) -> str:
+def run_version(run_id: str, *, store: Store | None = None) -> str:
     """A string that changes whenever the run's judgments do (evalcore.store.runs.RunsStore.run_version); a bundled
     run never changes ("published"). Key caches of a run's figures by (run id, version), never by the id alone."""
     if is_published(run_id):
@@ -149,7 +161,7 @@ def run_version(run_id: str, *, store=None) -> str:
     return _store(store).run_version(run_id)
 
 
-def runs_version(dataset_id: str, *, store=None) -> str:
+def runs_version(dataset_id: str, *, store: Store | None = None) -> str:
     """A string that changes whenever the store's list of the dataset's runs does (the runs of a labels view's base
     dataset included); "" when the store cannot be read (the bundled runs never change). Key a run list's cache by
     (dataset id, this), never by a time to live: a run scored elsewhere then shows at once."""
@@ -163,7 +175,7 @@ def runs_version(dataset_id: str, *, store=None) -> str:
         return ""
 
 
-def datasets_version(*, store=None) -> str:
+def datasets_version(*, store: Store | None = None) -> str:
     """A string that changes whenever the store's list of datasets does (``Store.datasets_version``); "" when the
     store cannot be read. Key a dataset list's cache by it: a dataset deleted elsewhere leaves the pickers at once."""
     try:
@@ -172,7 +184,7 @@ def datasets_version(*, store=None) -> str:
         return ""
 
 
-def dataset_version(dataset_id: str, *, store=None) -> str:
+def dataset_version(dataset_id: str, *, store: Store | None = None) -> str:
     """A string that changes whenever the dataset's labels do (a dataset's own rows never change: an upload under
     the same name is a new id), for the same use as ``run_version``."""
     from evalcore.labels import base_id
@@ -194,7 +206,7 @@ def score_frame(dataset: Dataset, run: Run, dimension: str, *, systems: list[str
     return frame[["item_id", "doc_id", "system_id", "judge", "human"]].reset_index(drop=True)
 
 
-def run_dimensions(run_id: str, *, store=None) -> list[str]:
+def run_dimensions(run_id: str, *, store: Store | None = None) -> list[str]:
     """The dimensions a run scored, read without parsing its replies (one column of a bundled run's file, or a
     DISTINCT query on the store): what the app needs to open a dataset on a dimension its runs scored."""
     if is_published(run_id):

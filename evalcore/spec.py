@@ -14,6 +14,7 @@ requests, byte for byte.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -27,7 +28,7 @@ class SpecError(ValueError):
     """A recorded spec that cannot be read here (a newer version, another dataset, a criteria hash that differs)."""
 
 
-def _plain(x: Any) -> Any:
+def _plain(x: object) -> object:
     """JSON's own shapes: tuples as lists, dict keys as strings (so a spec equals itself read back)."""
     if isinstance(x, dict):
         return {str(k): _plain(v) for k, v in x.items()}
@@ -36,7 +37,7 @@ def _plain(x: Any) -> Any:
     return x
 
 
-def pairs_plain(pairs: Any) -> Any:
+def pairs_plain(pairs: object) -> Any:
     """The pairwise selection as the engine takes it (``None``, "all", "annotated", [(a, b), ...] or a dict with
     "sample"/"seed" or "systems", "orders", "annotated"), in JSON's shapes. A selection object (the engine's
     ``PairSelection``) is read through its ``describe()``."""
@@ -158,7 +159,7 @@ class ScoringSpec:
                    align=d.get("align"))
 
     @classmethod
-    def from_run_config(cls, config: dict[str, Any], dataset: Dataset, *, run_id: str | None = None,
+    def from_run_config(cls, config: Mapping[str, Any], dataset: Dataset, *, run_id: str | None = None,
                         label: str = "") -> "ScoringSpec":
         """The spec of a run recorded before runs recorded their spec, from what its config says (method, requested
         config, criteria, limit, pairs, parse mode). Such a run's document sample was not recorded: a run scored on
