@@ -305,6 +305,15 @@ def test_an_unreachable_server_is_a_store_error_naming_the_url_without_its_passw
     assert "cannot be reached" in str(e.value) and "hunter2" not in str(e.value) and "judge:***@" in str(e.value)
 
 
+def test_a_postgresql_url_without_its_driver_says_what_to_install(monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "psycopg" else real(name, *a))
+    with pytest.raises(StoreUnreadable, match=r"judgescope\[postgres\]"):
+        Store("postgresql://judge@/db")
+
+
 _HOLDER = """
 import sys, time
 from evalcore.store import Store

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib.util
 import json
 import math
 import os
@@ -253,6 +254,10 @@ class Connection:
         self.dialect, self.path = dialect_for(str(path) if path is not None else configured_location())
         if isinstance(self.dialect, SqliteDialect):
             self.dialect.path.parent.mkdir(parents=True, exist_ok=True)
+        elif importlib.util.find_spec("psycopg") is None:
+            raise StoreUnreadable(f"the store {self.path} is a PostgreSQL database, and its driver is not installed: "
+                                  f"pip install 'judgescope[postgres]' (psycopg 3), or point EVALCORE_DB (CLI: --db) "
+                                  f"at a SQLite file.", path=self.path, detail="psycopg is not installed")
         self._local = threading.local()
         self._conns: list[DbConnection] = []
         self._conns_lock = threading.Lock()
