@@ -173,7 +173,7 @@ def test_the_type_checkers_list_of_modules_not_yet_clean_names_existing_modules(
     overrides = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]["overrides"]
     strict = next(o for o in overrides if o.get("disallow_untyped_defs"))
     assert set(strict["module"]) == {"evalcore.meta.*", "evalcore.model"}
-    ignored = next(o for o in overrides if o.get("ignore_errors"))["module"]
+    ignored = next((o["module"] for o in overrides if o.get("ignore_errors")), [])  # none left: every module checked
     missing = [m for m in ignored if not (ROOT / (m.replace(".", "/") + ".py")).exists()
                and not (ROOT / m.replace(".", "/") / "__init__.py").exists()]
     assert missing == [] and len(ignored) == len(set(ignored))
