@@ -221,6 +221,34 @@ def test_a_write_that_waits_past_the_lock_timeout_is_store_locked_on_postgres(pg
     assert len(joined) == 1 and "rowid" not in joined[0] and joined[0]["shared_at"]  # a join: no hidden rowid
 
 
+def test_a_fresh_postgres_store_has_sqlites_schema(tmp_path, pg_schemas):
+    """The same tables, the same columns in the same order, the same primary keys and indexes (PostgreSQL's hidden
+    rowid aside), and the same declared types up to the translation (TEXT, INTEGER -> integer or bigint, REAL ->
+    double precision, BLOB -> bytea)."""
+    lite, pg = Store(tmp_path / "s.db"), Store(pg_schemas.new("schema"))
+    tables = [r[0] for r in lite.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE "
+                                              "'sqlite_%' ORDER BY name")]
+    pg_tables = [r[0] for r in pg.conn.execute(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_name <> ? "
+        "ORDER BY table_name COLLATE \"C\"", (VERSION_TABLE,))]
+    assert pg_tables == tables
+    types = {"TEXT": "text", "INTEGER": "integer", "REAL": "double precision", "BLOB": "bytea"}
+    for t in tables:
+        info = lite.conn.execute(f'PRAGMA table_info("{t}")').fetchall()
+        want = [(name, types[ty.upper()], pk > 0) for _cid, name, ty, _nn, _default, pk in info]
+        got = pg.conn.execute("SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = "
+                              "current_schema() AND table_name = ? AND column_name <> 'rowid' ORDER BY "
+                              "ordinal_position", (t,)).fetchall()
+        key = set(pg.conn.primary_key(t))  # type: ignore[union-attr]
+        got = [(name, "integer" if ty == "bigint" else ty, name in key) for name, ty in got]
+        assert got == want, t
+    indexes = {r[0] for r in lite.conn.execute("SELECT name FROM sqlite_master WHERE type = 'index' AND name NOT "
+                                               "LIKE 'sqlite_%'")}
+    pg_indexes = {r[0] for r in pg.conn.execute("SELECT indexname FROM pg_indexes WHERE schemaname = "
+                                                "current_schema() AND indexname NOT LIKE '%pkey'")}
+    assert pg_indexes == indexes
+
+
 def _at_version(url: str, upto: int) -> Store:
     """A PostgreSQL store as the release at schema version ``upto`` left it (every step up to it)."""
     from evalcore.store.connection import Connection
