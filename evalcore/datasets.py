@@ -32,6 +32,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from evalcore import parsed_cache, parsers, settings
+from evalcore.parsed_cache import RunEntry
 from evalcore.model import (
     ANNOTATION_COLUMNS,
     COMPARISON_COLUMNS,
@@ -109,7 +110,7 @@ def _manifest(dataset_id: str) -> dict[str, Any]:
     return _json(f"datasets/{dataset_id}/dataset.json")
 
 
-def _run_entries() -> list[dict[str, Any]]:
+def _run_entries() -> list[RunEntry]:
     return _json("runs/manifest.json")["runs"]
 
 
@@ -133,7 +134,7 @@ def bundled_run_ids() -> frozenset[str]:
     return frozenset(e["run_id"] for e in _run_entries())
 
 
-def _run_entry(run_id: str) -> dict[str, Any]:
+def _run_entry(run_id: str) -> RunEntry:
     for entry in _run_entries():
         if entry["run_id"] == run_id:
             return entry
@@ -216,7 +217,7 @@ def load_dataset(dataset_id: str) -> Dataset:
 # ----------------------------------------------------------------------------------------------------------------
 
 
-def _bare_run(entry: dict[str, Any]) -> Run:
+def _bare_run(entry: RunEntry) -> Run:
     return Run(
         run_id=entry["run_id"],
         dataset_id=entry["dataset_id"],
@@ -236,7 +237,8 @@ def list_bundled_runs(dataset_id: str) -> list[Run]:
     return [_bare_run(e) for e in _run_entries() if e["dataset_id"] == dataset_id]
 
 
-def _scale_for(config: dict[str, Any], dimension: str) -> tuple[float, float]:
+def _scale_for(entry: RunEntry, dimension: str) -> tuple[float, float]:
+    config = entry["config"]
     if "scales" in config:
         lo, hi = config["scales"][dimension]
     else:
@@ -244,7 +246,7 @@ def _scale_for(config: dict[str, Any], dimension: str) -> tuple[float, float]:
     return (float(lo), float(hi))
 
 
-def _parse_judgments(raw: pd.DataFrame, entry: dict[str, Any], mode: str) -> pd.DataFrame:
+def _parse_judgments(raw: pd.DataFrame, entry: RunEntry, mode: str) -> pd.DataFrame:
     config = entry["config"]
     parser = entry["parser"]
     multi = int(config.get("n", 1)) > 1
@@ -259,7 +261,7 @@ def _parse_judgments(raw: pd.DataFrame, entry: dict[str, Any], mode: str) -> pd.
         return p
 
     values, statuses, reasons, estimators = [], [], [], []
-    scales = {d: _scale_for(config, d) for d in raw["dimension"].unique()}
+    scales = {d: _scale_for(entry, d) for d in raw["dimension"].unique()}
     for text, dim in zip(raw["raw"].tolist(), raw["dimension"].tolist()):
         scale = scales[dim]
         if multi:
@@ -298,26 +300,26 @@ def _parse_comparisons(raw: pd.DataFrame, mode: str) -> pd.DataFrame:
     return out[COMPARISON_COLUMNS].reset_index(drop=True)
 
 
-def _raw_replies(entry: dict[str, Any]) -> pd.DataFrame:
+def _raw_replies(entry: RunEntry) -> pd.DataFrame:
     if entry["kind"] == "comparisons":
         return _parquet(entry["file"], [c for c in COMPARISON_COLUMNS if c not in ("verdict", "status", "reason")])
     return _parquet(entry["file"], ["item_id", "dimension", "raw"])
 
 
-def parse_bundled(entry: dict[str, Any], raw: pd.DataFrame, mode: str) -> pd.DataFrame:
+def parse_bundled(entry: RunEntry, raw: pd.DataFrame, mode: str) -> pd.DataFrame:
     """The run's table with its replies parsed now (what ``scripts/build_parsed.py`` stores)."""
     if entry["kind"] == "comparisons":
         return _parse_comparisons(raw, mode)
     return _parse_judgments(raw, entry, mode)
 
 
-def parse_fingerprint(entry: dict[str, Any], mode: str) -> str:
+def parse_fingerprint(entry: RunEntry, mode: str) -> str:
     """What a pre-parsed file of this run must carry to be used (evalcore.parsed_cache)."""
     glue = (_scale_for, _parse_judgments, _parse_comparisons, parse_bundled, _with_parsed)
     return parsed_cache.fingerprint(DATA_DIR, entry, mode, glue)
 
 
-def _with_parsed(entry: dict[str, Any], raw: pd.DataFrame, mode: str) -> pd.DataFrame:
+def _with_parsed(entry: RunEntry, raw: pd.DataFrame, mode: str) -> pd.DataFrame:
     """The run's table: the pre-parsed columns when data/parsed holds a current file for them, else parsed now."""
     columns = parsed_cache.parsed_columns(entry)
     cached = parsed_cache.read(parsed_cache.parsed_path(DATA_DIR, entry, mode), parse_fingerprint(entry, mode),
@@ -330,7 +332,7 @@ def _with_parsed(entry: dict[str, Any], raw: pd.DataFrame, mode: str) -> pd.Data
     return out[COMPARISON_COLUMNS if entry["kind"] == "comparisons" else JUDGMENT_COLUMNS]
 
 
-def _parse_draws(raw: pd.DataFrame, entry: dict[str, Any], mode: str) -> pd.DataFrame:
+def _parse_draws(raw: pd.DataFrame, entry: RunEntry, mode: str) -> pd.DataFrame:
     """Every sample of a run that sampled n > 1 replies per item (raw a JSON list), parsed one by one: the run's
     draws (DRAW_COLUMNS; ``draw`` is the sample's position in the released list). A sample that cannot be read is
     a failed draw (value NaN) under either mode: the paper rule's 0 belongs to its estimator, not to the draw."""
@@ -341,7 +343,7 @@ def _parse_draws(raw: pd.DataFrame, entry: dict[str, Any], mode: str) -> pd.Data
     frame = raw[["item_id", "dimension"]].assign(raw=lists).explode("raw", ignore_index=False)
     frame["draw"] = frame.groupby(level=0).cumcount()
     frame = frame.reset_index(drop=True)
-    scales = {d: _scale_for(config, d) for d in frame["dimension"].unique()}
+    scales = {d: _scale_for(entry, d) for d in frame["dimension"].unique()}
     memo: dict[tuple[str, str], parsers.Parsed] = {}
     values, statuses, reasons = [], [], []
     for text, dim in zip(frame["raw"].tolist(), frame["dimension"].tolist()):

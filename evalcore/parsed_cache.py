@@ -21,7 +21,7 @@ import hashlib
 import inspect
 import json
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, NotRequired, TypedDict
 
 import pandas as pd
 import pyarrow as pa
@@ -34,17 +34,34 @@ JUDGMENT_PARSED = ["value", "status", "reason", "estimator"]
 COMPARISON_PARSED = ["verdict", "status", "reason"]
 
 
-def parsed_columns(entry: dict[str, Any]) -> list[str]:
+class RunEntry(TypedDict):
+    """A published run as ``data/runs/manifest.json`` lists it (written by ``scripts/build_data.py``)."""
+
+    run_id: str
+    dataset_id: str
+    method: str
+    model: str
+    label: str
+    parser: str  # the evalcore.parsers reader of its replies
+    origin: NotRequired[str]
+    created_at: NotRequired[str]
+    kind: str  # "judgments" or "comparisons"
+    file: str  # its raw replies (Parquet), relative to data/
+    rows: NotRequired[int]
+    config: dict[str, Any]  # the run's configuration as released (scale or scales, samples n, prompts, provenance)
+
+
+def parsed_columns(entry: RunEntry) -> list[str]:
     """The columns parsing adds to this run's raw table (what a pre-parsed file holds)."""
     return COMPARISON_PARSED if entry["kind"] == "comparisons" else JUDGMENT_PARSED
 
 
-def parsed_path(data_dir: Path, entry: dict[str, Any], mode: str) -> Path:
+def parsed_path(data_dir: Path, entry: RunEntry, mode: str) -> Path:
     return data_dir / "parsed" / f"{Path(entry['file']).stem}.{mode}.parquet"
 
 
 @functools.lru_cache(maxsize=8)
-def _code_digest(glue: tuple[Callable[..., Any], ...]) -> str:
+def _code_digest(glue: tuple[Callable[..., object], ...]) -> str:
     """sha256 of the parser's source and of the functions that apply it; "" when there is no source to read."""
     h = hashlib.sha256()
     try:
@@ -56,7 +73,7 @@ def _code_digest(glue: tuple[Callable[..., Any], ...]) -> str:
     return h.hexdigest()
 
 
-def fingerprint(data_dir: Path, entry: dict[str, Any], mode: str, glue: tuple[Callable[..., Any], ...]) -> str:
+def fingerprint(data_dir: Path, entry: RunEntry, mode: str, glue: tuple[Callable[..., object], ...]) -> str:
     """sha256 over the parser's source, the functions that apply it (``glue``), the manifest entry, the raw file and
     the mode: any change to one of them makes a pre-parsed file stale."""
     code = _code_digest(glue)
