@@ -1,17 +1,17 @@
-"""End-to-end, in headless chromium: an Inspect AI log written by inspect_ai in the test (a ``mockllm`` model with
-fixed outputs graded by ``model_graded_qa`` through another ``mockllm`` model, two epochs; tests/test_import_inspect_log
-.py) uploaded on the Data page: the page recognises the .eval log, previews its samples with the scorer's values,
-proposes the human sources and the metadata keys it holds, and imports it as ``import-log`` does; the Alignment page
-then shows the judge's Pearson correlation with the humans equal to one computed by hand from the log."""
+"""End-to-end, in headless chromium: an Inspect AI log written by inspect_ai (a ``mockllm`` model with fixed outputs
+graded by ``model_graded_qa`` through another ``mockllm`` model, two epochs: the log tests/test_import_inspect_log.py
+commits, written by its write_log) uploaded on the Data page: the page recognises the .eval log, previews its samples
+with the scorer's values, proposes the human sources and the metadata keys it holds, and imports it as ``import-log``
+does; the Alignment page then shows the judge's Pearson correlation with the humans equal to one computed by hand from
+the log."""
 
 from __future__ import annotations
 
 import math
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from tests.test_import_inspect_log import by_hand, pytestmark as needs_inspect_ai, write_log
+from tests.test_import_inspect_log import FIXTURE, by_hand, pytestmark as needs_inspect_ai
 
 pytestmark = [pytest.mark.browser, needs_inspect_ai]  # inspect_ai looked up, not imported (about 3 s a collection)
 
@@ -25,10 +25,8 @@ def _choose(app, label: str, option: str) -> None:
     app.idle()
 
 
-def test_an_inspect_log_uploads_imports_and_correlates_as_by_hand(app, tmp_path):
-    # in a thread: inspect_ai's eval runs its own event loop, and Playwright's sync API keeps one running in this one
-    with ThreadPoolExecutor(1) as pool:
-        log = pool.submit(write_log, tmp_path).result()
+def test_an_inspect_log_uploads_imports_and_correlates_as_by_hand(app):
+    log = FIXTURE
     assert log.suffix == ".eval"
     expected = by_hand(log, "metadata:rating")
 
