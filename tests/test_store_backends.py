@@ -20,7 +20,7 @@ import pytest
 
 from evalcore.identity import Viewer
 from evalcore.model import Run
-from evalcore.store import RunLeased, Store, StoreTooNew, StoreUnreadable, schema
+from evalcore.store import RunLeased, Store, StoreReadOnly, StoreTooNew, StoreUnreadable, schema
 from evalcore.store.postgres import VERSION_TABLE, placeholders, redacted
 from evalcore.types import Criteria
 
@@ -331,6 +331,43 @@ def test_an_unreachable_server_is_a_store_error_naming_the_url_without_its_passw
     with pytest.raises(StoreUnreadable) as e:
         Store(url)
     assert "cannot be reached" in str(e.value) and "hunter2" not in str(e.value) and "judge:***@" in str(e.value)
+
+
+def test_postgres_no_such_database_and_a_user_who_may_only_read(pg_schemas):
+    """A database that does not exist is the broken-store message; a user granted only SELECT reads the store and
+    gets the read-only message on a write, with nothing written."""
+    import uuid
+    from urllib.parse import urlsplit
+
+    import psycopg
+
+    base = pg_schemas.url
+    parts = urlsplit(base)
+    with pytest.raises(StoreUnreadable, match='database "no_such_db_x" does not exist'):
+        Store(parts._replace(path="/no_such_db_x").geturl())
+    url = pg_schemas.new("readonly")
+    Store(url).save_label("ds", "i", "d", "ann", 1.0)
+    role = f"reader_{uuid.uuid4().hex[:8]}"
+    schema_name = pg_schemas.made[-1]
+    with psycopg.connect(base, autocommit=True) as c:
+        c.execute(f'CREATE ROLE "{role}" LOGIN')
+        c.execute(f'GRANT USAGE ON SCHEMA "{schema_name}" TO "{role}"')
+        c.execute(f'GRANT SELECT ON ALL TABLES IN SCHEMA "{schema_name}" TO "{role}"')
+    try:
+        host = urlsplit(url).netloc.rsplit("@", 1)[-1] if "@" in urlsplit(url).netloc else urlsplit(url).netloc
+        try:
+            reader = Store(urlsplit(url)._replace(netloc=f"{role}@{host}").geturl())
+        except StoreUnreadable as e:  # a server that lets no new role in without a password (.ci/run's does)
+            pytest.skip(f"this server refuses a new role without a password: {e.detail}")
+        assert len(reader.label_rows("ds")) == 1
+        with pytest.raises(StoreReadOnly, match="refuses writes from this user"):
+            reader.save_label("ds", "i", "d", "ann", 2.0)
+        reader.close()
+        assert len(Store(url).label_rows("ds")) == 1
+    finally:
+        with psycopg.connect(base, autocommit=True) as c:
+            c.execute(f'DROP OWNED BY "{role}"')
+            c.execute(f'DROP ROLE "{role}"')
 
 
 def test_a_postgresql_url_without_its_driver_says_what_to_install(monkeypatch):
