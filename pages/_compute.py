@@ -292,6 +292,14 @@ def alignment(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse: 
                                  skip_constant=skip_constant)
 
 
+@cached_for_runs(max_entries=32)
+def registered_blocks(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse: str, n_resamples: int,
+                      systems: tuple[str, ...] | None) -> list:
+    """The blocks of the analyses installed packages register (evalcore.registry.ANALYSES; none without a plugin)."""
+    return alignment_views.registered_blocks(loaders.load_dataset(dataset_id), _runs(run_ids, parse), dimension,
+                                             n_resamples=n_resamples, systems=_systems(systems))
+
+
 @cached_for_runs(max_entries=64)
 def support_notes(dataset_id: str, run_ids: tuple[str, ...], dimension: str, parse: str,
                   systems: tuple[str, ...] | None) -> list[str]:

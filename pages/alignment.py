@@ -285,6 +285,9 @@ show_reliability(ctx)
 from pages._guarantees import show_guarantees  # noqa: E402
 
 show_guarantees(ctx)
+# and the analyses that installed packages add (docs/extending.md): nothing is drawn when none is installed
+if runs:
+    render.blocks(compute.registered_blocks(ds.id, run_ids, ctx.dimension, ctx.parse, ctx.n_resamples, sys_t))
 
 ui.sources("003", "002")
 

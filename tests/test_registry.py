@@ -324,3 +324,10 @@ def test_a_plugin_provider_is_offered_but_trusted_with_no_server_key(tmp_path):
     assert "mylab" in choices and preset.provider == "mylab" and preset.base_url == "https://judge.mylab.example/v1"
     assert openai_ok and not sent  # the server's OpenAI key goes to OpenAI's address, never to the plugin's
     assert "mylab" not in PRESETS
+
+
+def test_the_alignment_page_draws_the_plugin_analysis(demo_plugin, first_start):
+    at = _app("pages/alignment.py")
+    label = "Mean absolute difference between judge and human scores"
+    shown = [e.value for kind in ("markdown", "subheader", "header") for e in getattr(at, kind)]
+    assert any(label in str(v) for v in shown), shown[-5:]
