@@ -635,6 +635,9 @@ def build_parser() -> argparse.ArgumentParser:
     from evalcore.align import cli as align_cli  # align: the judge-alignment loop (issue 22)
 
     align_cli.register(sub)
+    from evalcore import workers  # worker: scores the queued runs of a PostgreSQL store
+
+    workers.register(sub)
     return p
 
 

@@ -27,7 +27,8 @@ GROUPS: list[tuple[str, str, list[str]]] = [
     ("Meta-evaluate a run", "What each figure means, and every `--json` key: [statistics.md](statistics.md).",
      ["meta", "bias", "plan", "jury", "gate"]),
     ("Score with an LLM judge", "Methods, the engine, caching, batch and costs: [scoring.md](scoring.md); what each "
-     "provider supports: [providers.md](providers.md).", ["check-judge", "score", "steps", "batch", "export"]),
+     "provider supports: [providers.md](providers.md).", ["check-judge", "score", "steps", "batch", "export",
+                                                                          "worker"]),
     ("Bring your own data, move runs between stores", "Formats, column roles, pairwise files and the `--json` keys: "
      "[data.md](data.md).", ["import-dataset", "import-run", "import-pairs", "import-verdicts", "import-log",
                              "import-traces", "export-run", "labels", "delete-dataset"]),
@@ -51,6 +52,7 @@ EXAMPLES: dict[str, str] = {
     "steps": "python -m evalcore steps --dataset summeval --dimension coherence --provider openai --model gpt-4o-mini",
     "batch": "python -m evalcore batch collect RUN_ID --json",
     "export": "python -m evalcore export --run RUN_ID --format csv --out judgments.csv",
+    "worker": "EVALCORE_DB=postgresql://judgescope@db.lab.example/judgescope python -m evalcore worker",
     "import-dataset": "python -m evalcore import-dataset examples/my_ratings.csv --name \"my study\" \\\n"
                       "       --scale coherence=1:5 --json",
     "import-run": "python -m evalcore import-run scores.csv --dataset DATASET_ID --name \"my judge\" "

@@ -1,0 +1,207 @@
+"""Scoring runs as jobs: on a PostgreSQL store, a queue that ``python -m evalcore worker`` processes take jobs from;
+on SQLite, the job runs in the calling process, as scoring always has.
+
+A job is "score run R to completion": R's recorded spec scored again under its own id (evalcore.judge.resume), so
+that what R already holds is skipped (items judged, replies in the reply cache are not paid again) and R's lease
+keeps one scorer on it. The queue is procrastinate's (``pip install "judgescope[postgres]"``), a queue library for
+PostgreSQL rather than a new one: jobs are rows its workers claim with ``SELECT ... FOR UPDATE SKIP LOCKED``, woken
+by ``LISTEN/NOTIFY``, retried by its retry strategy; its tables live beside the store's, in the same schema.
+
+A worker killed mid-job (SIGKILL, a lost machine) leaves its job "doing". Two things take it over, each needed:
+
+* procrastinate's heartbeats: every worker writes one every ``heartbeat_s``; a job whose worker has written none for
+  ``stalled_after_s`` is stalled, and every live worker puts stalled jobs back in the queue (the library's
+  documented recipe: ``get_stalled_jobs`` then ``retry_job``);
+* the run's lease (evalcore.store.leases): on PostgreSQL an advisory lock the scorer holds on its own connection,
+  dropped by the server the moment that connection ends. A job taken over from a worker that was only slow, not
+  dead, meets the lease, fails with ``RunLeased`` and is retried later (by then the run is done, and its retry
+  sends nothing). So a false "stalled" costs a retry, never a judgment written twice.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import sys
+from typing import TYPE_CHECKING, Any, Iterator
+
+from evalcore.store import RunLeased, Store
+
+if TYPE_CHECKING:  # pragma: no cover
+    import procrastinate
+
+    from evalcore.model import Run
+
+log = logging.getLogger(__name__)
+
+QUEUE = "evalcore-scoring"
+TASK = "evalcore.score_run"
+HEARTBEAT_S = 10.0  # procrastinate's default heartbeat
+STALLED_AFTER_S = 30.0  # procrastinate's default: a worker silent this long is taken for dead
+LEASED_RETRY_WAIT_S = 5  # a job that met its run's lease (another scorer on it) waits this long, then retries
+# applying procrastinate's schema: one process at a time (any 64-bit key unlikely to meet another lock of the store)
+_SCHEMA_LOCK = 0x6576616C5F776B31
+
+
+def queued(store: Store) -> bool:
+    """Whether this store's scoring runs are jobs in a queue (PostgreSQL) rather than run in-process (SQLite)."""
+    from evalcore.store.dialect import PostgresDialect
+
+    return isinstance(store.dialect, PostgresDialect)
+
+
+def score_run(store: Store, run_id: str, *, concurrency: int | None = None) -> Run:
+    """Score run ``run_id`` to completion under its own id, as recorded (its spec, endpoint and method config):
+    what it holds is not asked again. The endpoint's key is read from this process's environment (the operator's;
+    a key typed into a browser is never stored, so a run started with one resumes only in that browser)."""
+    from evalcore.judge import cli as judge_cli
+    from evalcore.judge.resume import resume_args
+
+    run = store.load_run(run_id)
+    recorded = int(run.config.concurrency or 0)
+    argv = resume_args(run) + ["--quiet", "--db", store_location(store),
+                               "--concurrency", str(concurrency or recorded or 16)]
+    parser = argparse.ArgumentParser(prog="python -m evalcore")
+    judge_cli.register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    with contextlib.redirect_stdout(sys.stderr):  # the run id it prints is the worker's log, not its output
+        judge_cli.cmd_score(args)
+    return store.load_run(run_id)
+
+
+def store_location(store: Store) -> str:
+    """The location the store was opened at (a file path or a PostgreSQL URL, with its password)."""
+    return str(store.file) if store.file is not None else str(getattr(store.dialect, "url", store.path))
+
+
+def enqueue_scoring(store: Store, run_id: str) -> int | None:
+    """Have run ``run_id`` scored to completion: on PostgreSQL a job in the queue (its id returned; any worker
+    takes it), on SQLite scored here and now (None returned), as the Score page and ``score`` always have."""
+    store.run_row(run_id)  # KeyError naming the run and the store when there is none
+    if not queued(store):
+        score_run(store, run_id)
+        return None
+    with opened(store_location(store)) as app:
+        return int(app.tasks[TASK].defer(run_id=run_id))
+
+
+def queue_scoring(spec: Any, options: Any, *, store: Store) -> str:
+    """Record a new run (its spec, the endpoint's plan, status "queued"; no item's request sent) and enqueue it:
+    the run id. On SQLite it is scored before this returns."""
+    import threading
+
+    from evalcore.judge import runner
+
+    stop = threading.Event()
+    stop.set()  # plans and records the run, then stops before its first item
+    run = runner.score_dataset(spec, options, store=store, cancel=stop)
+    store.finish_run(run.run_id, status="queued", stats=dict(run.config.stats.to_dict()))
+    enqueue_scoring(store, run.run_id)
+    return run.run_id
+
+
+# ------------------------------------------------------------------------------------------ the queue (procrastinate)
+def make_app(url: str) -> procrastinate.App:
+    """A procrastinate app on the store at ``url`` with the scoring task registered."""
+    try:
+        import procrastinate
+    except ImportError:
+        raise ValueError('the job queue of a PostgreSQL store needs procrastinate: pip install "judgescope[postgres]"'
+                         ) from None
+
+    app = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=url))
+    retry = procrastinate.RetryStrategy(wait=LEASED_RETRY_WAIT_S, retry_exceptions={RunLeased})
+
+    @app.task(name=TASK, queue=QUEUE, retry=retry)
+    def score_run_task(run_id: str) -> None:
+        store = Store(url)
+        try:
+            score_run(store, run_id)
+        finally:
+            store.close()
+
+    return app
+
+
+def ensure_schema(url: str) -> None:
+    """Create procrastinate's tables in the store's schema unless there (one process at a time)."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as c:
+        c.execute("SELECT pg_advisory_lock(%s)", (_SCHEMA_LOCK,))
+        try:
+            row = c.execute("SELECT to_regclass('procrastinate_jobs')").fetchone()
+            if row is None or row[0] is None:
+                _apply(url)
+        finally:
+            c.execute("SELECT pg_advisory_unlock(%s)", (_SCHEMA_LOCK,))
+
+
+def _apply(url: str) -> None:
+    app = make_app(url)
+    with app.open():
+        app.schema_manager.apply_schema()
+
+
+@contextlib.contextmanager
+def opened(url: str) -> Iterator[procrastinate.App]:
+    """The queue's app, schema ensured, opened for deferring jobs."""
+    ensure_schema(url)
+    app = make_app(url)
+    with app.open():
+        yield app
+
+
+async def _retry_stalled(app: procrastinate.App, *, every_s: float, stalled_after_s: float) -> None:
+    """Put back in the queue the jobs of workers silent for ``stalled_after_s`` (killed): procrastinate's recipe."""
+    while True:
+        for job in await app.job_manager.get_stalled_jobs(queue=QUEUE, seconds_since_heartbeat=stalled_after_s):
+            log.warning("job %s (run %s) was held by a worker that stopped: queued again", job.id,
+                        job.task_kwargs.get("run_id"))
+            await app.job_manager.retry_job(job)
+        await asyncio.sleep(every_s)
+
+
+async def work(url: str, *, heartbeat_s: float = HEARTBEAT_S, stalled_after_s: float = STALLED_AFTER_S,
+               wait: bool = True) -> None:
+    """Take scoring jobs from the queue of the store at ``url`` and run them, one at a time, until stopped (or,
+    ``wait=False``, until the queue is empty)."""
+    ensure_schema(url)
+    app = make_app(url)
+    async with app.open_async():
+        sweeper = asyncio.ensure_future(_retry_stalled(app, every_s=heartbeat_s, stalled_after_s=stalled_after_s))
+        try:
+            await app.run_worker_async(queues=[QUEUE], concurrency=1, wait=wait, name="evalcore-worker",
+                                       update_heartbeat_interval=heartbeat_s, stalled_worker_timeout=stalled_after_s,
+                                       fetch_job_polling_interval=heartbeat_s)
+        finally:
+            sweeper.cancel()
+
+
+# -------------------------------------------------------------------------------------------------- the command
+def cmd_worker(args: argparse.Namespace) -> int:
+    store = Store(args.db) if args.db else Store()
+    try:
+        if not queued(store):
+            raise ValueError(f"the store {store.path} is a SQLite file: runs are scored in the process that starts "
+                             f"them; workers take runs from a PostgreSQL store (EVALCORE_DB=postgresql://...)")
+        url = store_location(store)
+    finally:
+        store.close()
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    asyncio.run(work(url, heartbeat_s=args.heartbeat, stalled_after_s=args.stalled_after, wait=not args.once))
+    return 0
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    w = sub.add_parser("worker", help="score queued runs of a PostgreSQL store (docs/lab-server.md#workers)")
+    w.add_argument("--db", help="the PostgreSQL store (default $EVALCORE_DB)")
+    w.add_argument("--heartbeat", type=float, default=HEARTBEAT_S, metavar="S",
+                   help=f"seconds between this worker's heartbeats (default {HEARTBEAT_S:g})")
+    w.add_argument("--stalled-after", type=float, default=STALLED_AFTER_S, metavar="S",
+                   help="a job whose worker sent no heartbeat for S seconds is taken over "
+                        f"(default {STALLED_AFTER_S:g})")
+    w.add_argument("--once", action="store_true", help="stop once the queue is empty")
+    w.set_defaults(func=cmd_worker)

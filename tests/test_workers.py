@@ -1,0 +1,118 @@
+"""Scoring runs as jobs (evalcore.workers). On SQLite a job runs in the calling process, as scoring always has; on
+PostgreSQL it waits in the queue for a ``python -m evalcore worker``. The kill-a-worker test: worker A takes a run of
+300 items, is killed (SIGKILL) half-way, worker B takes the job over once A's heartbeats stop, and the run ends done
+with every item judged once and no request the loopback judge answered to A asked again. Nothing depends on speed:
+every wait polls the store or the server with a generous deadline. The PostgreSQL half needs a server
+(``EVALCORE_TEST_POSTGRES``; tests/store_backends.py)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from evalcore import workers
+from evalcore.judge import cli as judge_cli
+from evalcore.store import Store
+from evalcore.testing.loopback import serve
+from tests.store_backends import pg_schemas  # noqa: F401
+
+ROOT = Path(__file__).resolve().parents[1]
+N_ITEMS = 300
+
+
+def _queue_run(store: Store, base_url: str, run_id: str, n: int) -> str:
+    """A geval run of ``n`` SummEval coherence items on the loopback judge, one request at a time, queued."""
+    parser = argparse.ArgumentParser()
+    judge_cli.register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["score", "--dataset", "summeval", "--dimension", "coherence", "--method", "geval",
+                              "--model", "loop", "--base-url", base_url, "--provider", "vllm", "--limit", str(n),
+                              "--concurrency", "1", "--run", run_id, "--quiet"])
+    spec, engine = judge_cli.spec_from_args(args, judge_cli._dataset("summeval", store), store)
+    return workers.queue_scoring(spec, engine, store=store)
+
+
+def _wait_for(cond, what: str, deadline_s: float = 300.0) -> None:
+    end = time.monotonic() + deadline_s
+    while not cond():
+        if time.monotonic() > end:
+            raise AssertionError(f"waited {deadline_s:g} s for {what}")
+        time.sleep(0.1)
+
+
+def _judged(store: Store, run_id: str) -> int:
+    return int(store.conn.execute("SELECT count(*) FROM judgments WHERE run_id = ?", (run_id,)).fetchone()[0])
+
+
+def _worker(url: str, log: Path) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "EVALCORE_DB": url}
+    return subprocess.Popen([sys.executable, "-m", "evalcore", "worker", "--heartbeat", "0.5", "--stalled-after", "3"],
+                            cwd=ROOT, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT)
+
+
+def test_on_sqlite_a_job_runs_in_the_calling_process(tmp_path):
+    store = Store(tmp_path / "s.db")
+    with serve() as srv:
+        run_id = _queue_run(store, srv.base_url, "wk/sqlite", 6)
+        asked = srv.prompt_log[-6:]
+    run = store.load_run(run_id)
+    assert run.config.status == "done" and len(run.judgments) == 6 and run.judgments["status"].eq("ok").all()
+    assert len(set(asked)) == 6
+
+
+def test_a_worker_on_a_sqlite_store_says_workers_need_postgresql(tmp_path, capsys):
+    from evalcore.cli import main
+
+    assert main(["worker", "--db", str(tmp_path / "s.db")]) == 2
+    assert "workers take runs from a PostgreSQL store" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_kill_a_worker_mid_run_and_another_finishes_it_paying_nothing_twice(pg_schemas, tmp_path):  # noqa: F811
+    url = pg_schemas.new("workers")
+    store = Store(url)
+    with serve(latency_s=0.01) as srv:
+        run_id = _queue_run(store, srv.base_url, "wk/kill", N_ITEMS)
+        queued_at = len(srv.prompt_log)  # the probe's requests, sent when the run was recorded
+        assert store.run_row(run_id)["status"] == "queued" and _judged(store, run_id) == 0
+        a = _worker(url, tmp_path / "a.log")
+        try:
+            _wait_for(lambda: _judged(store, run_id) >= 20, "worker A to judge 20 items")
+        finally:
+            a.send_signal(signal.SIGKILL)  # no finally, no finish_run: the job stays "doing", the run "running"
+            a.wait()
+        _wait_for(lambda: store.live_status(run_id, store.run_row(run_id)["status"]) == "interrupted",
+                  "the killed worker's lease to lapse")
+        killed_at, judged_by_a = len(srv.prompt_log), _judged(store, run_id)
+        assert 20 <= judged_by_a < N_ITEMS
+        b = _worker(url, tmp_path / "b.log")
+        try:
+            _wait_for(lambda: store.run_row(run_id)["status"] == "done", "worker B to finish the run")
+        finally:
+            b.terminate()
+            b.wait(60)
+        log = list(srv.prompt_log)
+    judged = store.conn.execute("SELECT item_id, count(*) FROM judgments WHERE run_id = ? GROUP BY item_id",
+                                (run_id,)).fetchall()
+    assert len(judged) == N_ITEMS and {n for _, n in judged} == {1}  # every item judged, each once
+    asked = log[queued_at:]
+    # what the same run asks when nothing stops it (scored here, on SQLite: a second judge, a second store); a few
+    # SummEval summaries are word for word the same, so the run asks fewer distinct prompts than it has items
+    with serve() as ref:
+        _queue_run(Store(tmp_path / "reference.db"), ref.base_url, "wk/kill", N_ITEMS)
+        probe = set(log[:queued_at])  # the judge's capability probe, asked when a run is recorded on a new store
+        uninterrupted = [p for p in ref.prompt_log if p not in probe]
+    assert set(asked) == set(uninterrupted) and len(uninterrupted) == len(set(uninterrupted))
+    # A sent one request at a time: the only request B may send again is the one in flight when A died (the judge
+    # got it, A never got the reply). Every request whose reply A received is in the reply cache: not paid twice.
+    again = set(log[killed_at:]) & set(log[queued_at:killed_at])
+    assert again <= {log[killed_at - 1]}
+    assert len(asked) - len(uninterrupted) == len(again) and len(log[killed_at:]) == len(set(log[killed_at:]))
+    assert "queued again" in (tmp_path / "b.log").read_text()  # B took over A's job (not a second job)
+    store.close()
