@@ -1,7 +1,7 @@
 """Runs from every place they live, and the score frame that every statistic takes.
 
-Published runs ship in ``data/`` (``evalcore.datasets``); runs scored here live in the SQLite store
-(``evalcore.store``). Callers ask this module and do not care which.
+Published runs ship in ``data/`` (``evalcore.datasets``); runs scored here live in the store (``evalcore.store``: a
+SQLite file or PostgreSQL). Callers ask this module and do not care which.
 """
 
 from __future__ import annotations

@@ -63,7 +63,7 @@ def compare_pair(runs: list[Run], dimension: str) -> tuple[Run, Run] | None:
 def analysis_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams, computed: Computed | None = None
                       ) -> list:
     """The alignment analysis of the current view as report sections (tables + figures)."""
-    from evalcore.views.html_report import ReportFigure, ReportSection, ReportTable
+    from evalcore.views.html_report import ReportFigure, ReportTable
 
     computed = computed or Computed()
     sections = label_sections(dataset, runs, p)  # binary / nominal / ordinal dimensions only (issue 7.4)
@@ -99,27 +99,39 @@ def analysis_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams, comp
                figures={"judge_by_human": "Judge score per human score (items)"})
     sections.append(sec)
 
-    dims = list(scored_dimensions(dataset, runs))
-    ps = per_system_table(dataset, runs, dims, coefficient=p.coefficient, systems=p.systems)
-    if not ps.empty:
-        mt = meta_correlation_table(dataset, runs, dims, coefficient=p.coefficient, systems=p.systems)
-        s2 = ReportSection(title=f"Per-system correlations and meta-correlation ({cite('003')})")
-        page_parts(s2, per_system_blocks(ps, mt, p.dimension, p.coefficient, colors),  # the page's own blocks
-                   figures={"per_system": "Per-system correlation", "meta_scatter": "Q_i vs P_i"},
-                   tables={"meta_correlation": "Meta-correlation M", "per_system": "Per-system correlation P_i"})
-        sections.append(s2)
-        cp = correct_preferences_table(dataset, runs, dims, systems=p.systems)
-        if not cp.empty:
-            s3 = ReportSection(title=f"Correct preferences #CP ({cite('003', 'Sec. 4.2.1')})")
-            page_parts(s3, cp_blocks(cp), tables={"cp": "#CP"})
-            sections.append(s3)
+    per_system = per_system_sections(dataset, runs, p, colors)
+    sections += per_system
     from evalcore.views.inference import report_sections as inference_sections  # the Alt-Test and PPI
 
     sections += inference_sections(dataset, runs, p.dimension, systems=p.systems) + guarantees_sections(dataset, runs, p)
     sections += registered_sections(dataset, runs, p)  # the analyses installed packages add
     sections += bias_sections(dataset, runs, p) + compare_sections(dataset, runs, p, computed.comparison)
-    if not ps.empty:
+    if per_system:
         sections.append(ReportSection(title="Sources", text="\n".join(sources_key(["003"]))))
+    return sections
+
+
+def per_system_sections(dataset: Dataset, runs: list[Run], p: AnalysisParams, colors: dict[str, str]
+                        ) -> list[ReportSection]:
+    """Per-system correlations with the meta-correlation, and #CP (Gao et al.'s system-level views); none when no
+    system has enough items."""
+    from evalcore.views.html_report import ReportSection
+
+    dims = list(scored_dimensions(dataset, runs))
+    ps = per_system_table(dataset, runs, dims, coefficient=p.coefficient, systems=p.systems)
+    if ps.empty:
+        return []
+    mt = meta_correlation_table(dataset, runs, dims, coefficient=p.coefficient, systems=p.systems)
+    s2 = ReportSection(title=f"Per-system correlations and meta-correlation ({cite('003')})")
+    page_parts(s2, per_system_blocks(ps, mt, p.dimension, p.coefficient, colors),  # the page's own blocks
+               figures={"per_system": "Per-system correlation", "meta_scatter": "Q_i vs P_i"},
+               tables={"meta_correlation": "Meta-correlation M", "per_system": "Per-system correlation P_i"})
+    sections = [s2]
+    cp = correct_preferences_table(dataset, runs, dims, systems=p.systems)
+    if not cp.empty:
+        s3 = ReportSection(title=f"Correct preferences #CP ({cite('003', 'Sec. 4.2.1')})")
+        page_parts(s3, cp_blocks(cp), tables={"cp": "#CP"})
+        sections.append(s3)
     return sections
 
 
