@@ -10,6 +10,12 @@ them into what the rest of evalcore uses:
 * ``labels_view``: the dataset ``<id>@labels`` (listed next to a dataset whose items already have gold scores):
   the labelled items of the random part, the label means as human scores, the labels as the only annotations. On it
   the Data and Alignment pages show the labels' alpha and a run's correlation with the labels.
+* Final labels (``adjudicated``): where a campaign's adjudicator set the final label of an item its annotators
+  disagreed on (evalcore.campaigns.adjudicate; the latest per item and dimension in force), that value, not the
+  mean of the labels, is the item's human score wherever the labels become one (``label_means`` given the
+  adjudications: both views above, the agreement frame, the plan). The annotators' own labels stay the annotations,
+  unchanged: alpha and every other agreement among people is taken on them, never on the final label (it is not an
+  independent rating, and would count the resolved disagreement as agreement).
 
 Which item next (``item_order``), the same order for every annotator so that they rate the same items (alpha needs
 items rated by several people):
@@ -113,25 +119,57 @@ def as_annotations(rows: pd.DataFrame, *, random_only: bool = False) -> pd.DataF
     return out[ANNOTATION_COLUMNS].reset_index(drop=True)
 
 
-def label_means(rows: pd.DataFrame, *, random_only: bool = True) -> pd.DataFrame:
-    """item_id, dimension, score (mean of the annotators' labels), n_annotators."""
+def campaign_of(strategy: str) -> str | None:
+    """"random:campaign:<id>" -> "<id>" (evalcore.campaigns.strategy_of); None for a label given outside a
+    campaign."""
+    parts = str(strategy).split(":")
+    return parts[2] if len(parts) >= 3 and parts[1] == "campaign" else None
+
+
+def adjudicated(rows: pd.DataFrame, adjudications: pd.DataFrame | None) -> pd.DataFrame:
+    """item_id, dimension, score (the final label), campaign_id: the adjudication in force per (item, dimension),
+    the latest (``adjudications`` as the store gives them, oldest first: Store.dataset_adjudications). One counts only
+    where ``rows`` hold a label in force of its campaign on that item and dimension: it settles those labels, and a
+    viewer who sees none of them (labels not shared) gets no final label from it either."""
+    if adjudications is None or adjudications.empty or rows is None or rows.empty:
+        return pd.DataFrame({"item_id": pd.Series(dtype=object), "dimension": pd.Series(dtype=object),
+                             "score": pd.Series(dtype=float), "campaign_id": pd.Series(dtype=object)})
+    lab = latest_labels(rows)
+    seen = set(zip(lab["strategy"].map(campaign_of), lab["item_id"].astype(str), lab["dimension"]))
+    adj = adjudications.assign(item_id=adjudications["item_id"].astype(str))
+    adj = adj[[k in seen for k in zip(adj["campaign_id"], adj["item_id"], adj["dimension"])]]
+    adj = adj.drop_duplicates(["item_id", "dimension"], keep="last")
+    return adj.rename(columns={"value": "score"})[["item_id", "dimension", "score", "campaign_id"]] \
+        .astype({"score": float}).reset_index(drop=True)
+
+
+def label_means(rows: pd.DataFrame, *, random_only: bool = True,
+                adjudications: pd.DataFrame | None = None) -> pd.DataFrame:
+    """item_id, dimension, score, n_annotators, adjudicated: the score is the mean of the annotators' labels, or,
+    where an adjudication is in force (``adjudicated``, given the store's ``adjudications``), the final label."""
     ann = as_annotations(rows, random_only=random_only)
     if ann.empty:
         return pd.DataFrame({"item_id": pd.Series(dtype=object), "dimension": pd.Series(dtype=object),
-                             "score": pd.Series(dtype=float), "n_annotators": pd.Series(dtype=int)})
+                             "score": pd.Series(dtype=float), "n_annotators": pd.Series(dtype=int),
+                             "adjudicated": pd.Series(dtype=bool)})
     g = ann.groupby(["item_id", "dimension"], sort=False)["value"]
-    return pd.DataFrame({"score": g.mean(), "n_annotators": g.size()}).reset_index()
+    means = pd.DataFrame({"score": g.mean(), "n_annotators": g.size()}).reset_index()
+    final = adjudicated(rows, adjudications).rename(columns={"score": "final"})[["item_id", "dimension", "final"]]
+    means = means.merge(final, on=["item_id", "dimension"], how="left")
+    means["adjudicated"] = means["final"].notna()
+    means["score"] = means["final"].where(means["adjudicated"], means["score"]).astype(float)
+    return means.drop(columns="final")
 
 
-def merge_labels(dataset: Dataset, rows: pd.DataFrame) -> Dataset:
+def merge_labels(dataset: Dataset, rows: pd.DataFrame, adjudications: pd.DataFrame | None = None) -> Dataset:
     """The dataset with its labels: every label joins ``annotations`` (group "labels"); where an item has no gold
-    human score on a dimension, the mean of its random-part labels becomes its human score. Says what it did in
-    ``meta["labels"]`` and the description."""
+    human score on a dimension, the mean of its random-part labels becomes its human score, or the final label where
+    an adjudication is in force (``adjudicated``). Says what it did in ``meta["labels"]`` and the description."""
     rows = _known(dataset, rows)
     ann = as_annotations(rows)
     if ann.empty:
         return dataset
-    means = label_means(rows, random_only=True)
+    means = label_means(rows, random_only=True, adjudications=adjudications)
     gold = dataset.human_scores[["item_id", "dimension"]].astype({"item_id": str}).drop_duplicates()
     new = means.merge(gold, on=["item_id", "dimension"], how="left", indicator=True)  # an anti-join, vectorised
     new = new[new["_merge"] == "left_only"].drop(columns="_merge")
@@ -140,11 +178,14 @@ def merge_labels(dataset: Dataset, rows: pd.DataFrame) -> Dataset:
     if len(new):
         human = human.astype({"score": float})
     annotations = pd.concat([dataset.annotations, ann], ignore_index=True) if not dataset.annotations.empty else ann
+    n_final = int(new["adjudicated"].sum()) if len(new) else 0
     info: dict[str, Any] = {"annotators": sorted(ann["annotator"].unique()), "labels": len(ann),
-            "human_scores_from_labels": len(new), "gold_kept": int(len(means) - len(new))}
+            "human_scores_from_labels": len(new), "adjudicated": n_final, "gold_kept": int(len(means) - len(new))}
     note = (f"Labels made here: {info['labels']} by {counted(len(info['annotators']), 'annotator')}, in the annotations as "
             f"group '{LABEL_GROUP}'. " + (f"{info['human_scores_from_labels']} item-dimension human scores are the "
-                                          "mean of their labels (random part only; no gold score existed)."
+                                          "mean of their labels (random part only; no gold score existed)"
+                                          + (f", {n_final} of them an adjudicator's final label instead." if n_final
+                                             else ".")
                                           if len(new) else "Human scores are the dataset's gold ratings; the labels "
                                           f"are compared with judges on the dataset '{view_id(dataset.id)}'."))
     return replace(dataset, annotations=annotations[ANNOTATION_COLUMNS], human_scores=human,
@@ -152,21 +193,24 @@ def merge_labels(dataset: Dataset, rows: pd.DataFrame) -> Dataset:
                    description=(dataset.description + "\n" if dataset.description else "") + note)
 
 
-def labels_view(dataset: Dataset, rows: pd.DataFrame) -> Dataset:
-    """``<id>@labels``: the random part's labelled items, the mean of their labels as the human scores, the labels
-    as the only per-annotator ratings. Runs of the dataset apply to it unchanged (same item ids)."""
+def labels_view(dataset: Dataset, rows: pd.DataFrame, adjudications: pd.DataFrame | None = None) -> Dataset:
+    """``<id>@labels``: the random part's labelled items, the mean of their labels (the final label where an
+    adjudication is in force) as the human scores, the labels as the only per-annotator ratings. Runs of the dataset
+    apply to it unchanged (same item ids)."""
     rows = _known(dataset, rows)
-    means = label_means(rows, random_only=True)
+    means = label_means(rows, random_only=True, adjudications=adjudications)
     ann = as_annotations(rows, random_only=True)
     ids = set(means["item_id"])
     items = dataset.items[dataset.items["item_id"].astype(str).isin(ids)].reset_index(drop=True)
     docs = dataset.documents[dataset.documents["doc_id"].isin(set(items["doc_id"]))].reset_index(drop=True)
     meta = {k: v for k, v in dataset.meta.items() if k not in ("challenge_pairs", "system_mean_expert_score")}
     n_all = len(latest_labels(rows))
+    n_final = int(means["adjudicated"].sum())
     meta["labels"] = {"annotators": sorted(ann["annotator"].unique()) if not ann.empty else [],
-                      "labels": len(ann), "left_out_not_random": int(n_all - len(ann))}
-    desc = (f"Labels made in this workbench on {dataset.name}: human scores are the mean of the labels (the dataset's "
-            f"gold ratings are not used). {counted(len(items), 'item')} of the random part (drawn by the random or "
+                      "labels": len(ann), "left_out_not_random": int(n_all - len(ann)), "adjudicated": n_final}
+    final = f", or on {counted(n_final, 'item')} an adjudicator's final label" if n_final else ""
+    desc = (f"Labels made in this workbench on {dataset.name}: human scores are the mean of the labels{final} (the "
+            f"dataset's gold ratings are not used). {counted(len(items), 'item')} of the random part (drawn by the random or "
             f"stratified order); {counted(n_all - len(ann), 'label')} of items chosen for judge uncertainty are left "
             "out, since they do "
             "not represent the dataset.")
@@ -374,11 +418,13 @@ def labels_alpha(rows: pd.DataFrame, dimension: str, *, level: str = "interval",
 
 
 def agreement_frame(dataset: Dataset, run: Run, rows: pd.DataFrame | None, dimension: str, *,
-                    reference: str = "labels", random_only: bool = True) -> pd.DataFrame:
-    """item_id, doc_id, system_id, judge, human: a run against the mean of the labels (``reference="labels"``) or
-    the dataset's gold scores (``"gold"``). Items the judge failed on keep judge = NaN."""
+                    reference: str = "labels", random_only: bool = True,
+                    adjudications: pd.DataFrame | None = None) -> pd.DataFrame:
+    """item_id, doc_id, system_id, judge, human: a run against the mean of the labels (the final label where an
+    adjudication is in force; ``reference="labels"``) or the dataset's gold scores (``"gold"``). Items the judge
+    failed on keep judge = NaN."""
     if reference == "labels":
-        means = label_means(_known(dataset, rows), random_only=random_only)
+        means = label_means(_known(dataset, rows), random_only=random_only, adjudications=adjudications)
         human = means[means["dimension"] == dimension][["item_id", "score"]].rename(columns={"score": "human"})
         base = dataset.items[["item_id", "doc_id", "system_id"]].assign(item_id=dataset.items["item_id"].astype(str))
         human = base.merge(human, on="item_id", how="inner")
@@ -395,17 +441,19 @@ def agreement_frame(dataset: Dataset, run: Run, rows: pd.DataFrame | None, dimen
 
 def plan(dataset: Dataset, run: Run, rows: pd.DataFrame | None, dimension: str, *, coefficient: str = "spearman",
          half_width: float = 0.05, reference: str = "auto", random_only: bool = True, confidence: float = 0.95,
-         assurance: float = 0.95) -> dict[str, Any]:
+         assurance: float = 0.95, adjudications: pd.DataFrame | None = None) -> dict[str, Any]:
     """How many labelled items a run's agreement with the labels needs for a CI of +/- ``half_width``
     (evalcore.meta.planning.plan_sample_size). ``reference="auto"``: the labels if this dimension has any in the
-    random part, else the dataset's gold scores. The CLI's ``plan --json`` document."""
+    random part, else the dataset's gold scores. ``adjudications``: final labels in force replace their items' label
+    means (``label_means``). The CLI's ``plan --json`` document."""
     from evalcore.meta.planning import plan_sample_size
     from evalcore.meta.results import to_dict
 
     if reference == "auto":
         means = label_means(_known(dataset, rows), random_only=random_only)
         reference = "labels" if (means["dimension"] == dimension).any() else "gold"
-    frame = agreement_frame(dataset, run, rows, dimension, reference=reference, random_only=random_only)
+    frame = agreement_frame(dataset, run, rows, dimension, reference=reference, random_only=random_only,
+                            adjudications=adjudications)
     ok = frame.dropna(subset=["judge", "human"])
     res = plan_sample_size(ok["judge"].to_numpy(float), ok["human"].to_numpy(float), coefficient=coefficient,
                            half_width=half_width, confidence=confidence, assurance=assurance)
@@ -497,6 +545,12 @@ def import_labels(store: Store, dataset: Dataset, frame: pd.DataFrame, *, file: 
 def rows_of(store: Store, dataset_id: str, *, viewer: Viewer | None = None) -> pd.DataFrame:
     """Every label row (skips included) on the dataset that ``viewer`` sees, in the order written."""
     return store.label_rows(base_id(dataset_id), viewer=viewer)
+
+
+def adjudications_of(store: Store, dataset_id: str) -> pd.DataFrame:
+    """The final labels set in the dataset's campaigns, oldest first (Store.dataset_adjudications): what
+    ``label_means`` and the views above take as ``adjudications``."""
+    return store.dataset_adjudications(base_id(dataset_id))
 
 
 def version_of(store: Store, dataset_id: str) -> tuple[int, int]:

@@ -40,18 +40,18 @@ def get_dataset(dataset_id: str, store: Store | None = None, *, with_labels: boo
                 viewer: Viewer | None = None) -> Dataset:
     """A bundled dataset, or a user dataset saved in the store, with the labels made on the Label page merged in
     (evalcore.labels.merge_labels: per-annotator ratings, and the label mean as the human score where an item has
-    no gold score): those ``viewer`` sees (None: all; evalcore.identity). ``<id>@labels`` is the labels-only view of
-    a dataset (evalcore.labels.labels_view)."""
+    no gold score, or a campaign's final label where an adjudicator set one): those ``viewer`` sees (None: all;
+    evalcore.identity). ``<id>@labels`` is the labels-only view of a dataset (evalcore.labels.labels_view)."""
     from evalcore import labels
 
     if labels.is_view(dataset_id):
         base = _raw_dataset(labels.base_id(dataset_id), store)
-        return labels.labels_view(base, _label_rows(base.id, store, viewer))
+        return labels.labels_view(base, _label_rows(base.id, store, viewer), _adjudications(base.id, store))
     ds = _raw_dataset(dataset_id, store)
     if not with_labels:
         return ds
     rows = _label_rows(ds.id, store, viewer)
-    return labels.merge_labels(ds, rows) if len(rows) else ds
+    return labels.merge_labels(ds, rows, _adjudications(ds.id, store)) if len(rows) else ds
 
 
 def _raw_dataset(dataset_id: str, store: Store | None = None) -> Dataset:
@@ -67,6 +67,17 @@ def _label_rows(dataset_id: str, store: Store | None = None, viewer: Viewer | No
     except Exception as e:  # noqa: BLE001 - an unreadable local store must not hide the dataset itself
         log.warning("labels unreadable, dataset %s shown without them: %s: %s", dataset_id, type(e).__name__, e)
         return pd.DataFrame()
+
+
+def _adjudications(dataset_id: str, store: Store | None = None) -> pd.DataFrame | None:
+    """The final labels set in the dataset's campaigns (evalcore.labels.adjudicated keeps those whose campaign's
+    labels the viewer sees); None when unreadable: the labels' means stand."""
+    try:
+        return _store(store).dataset_adjudications(dataset_id)
+    except Exception as e:  # noqa: BLE001 - as with the labels: the dataset is shown without them
+        log.warning("adjudications unreadable, dataset %s shown with label means: %s: %s", dataset_id,
+                    type(e).__name__, e)
+        return None
 
 
 class _Same(enum.Enum):
@@ -185,12 +196,13 @@ def datasets_version(*, store: Store | None = None) -> str:
 
 
 def dataset_version(dataset_id: str, *, store: Store | None = None) -> str:
-    """A string that changes whenever the dataset's labels do (a dataset's own rows never change: an upload under
-    the same name is a new id), for the same use as ``run_version``."""
+    """A string that changes whenever the dataset's labels or its campaigns' final labels do (a dataset's own rows
+    never change: an upload under the same name is a new id), for the same use as ``run_version``."""
     from evalcore.labels import base_id
 
-    n, last = _store(store).labels_version(base_id(dataset_id))
-    return f"{n}:{last}"
+    s = _store(store)
+    n, last = s.labels_version(base_id(dataset_id))
+    return f"{n}:{last}:{s.adjudications_version(base_id(dataset_id))}"
 
 
 def score_frame(dataset: Dataset, run: Run, dimension: str, *, systems: list[str] | None = None) -> pd.DataFrame:

@@ -66,10 +66,19 @@ def new_campaign(store: Any, ds: Any, ctx: Any, user: str | None, expanded: bool
     st.success(ui.esc(said))
 
 
+def _forget_dataset(store: Any, ds_id: str) -> None:
+    """Every page reads labels and final labels through the cached dataset: drop it after a label or adjudication."""
+    ui.load_dataset.clear(ds_id)
+    ui.load_dataset.clear(labels.view_id(ds_id))
+    if labels.view_may_change(store, ds_id):  # the dataset's labels view appears with its first label
+        ui.dataset_list.clear()
+
+
 def _save(store: Any, ds: Any, view: Any, task: Any, user: str, value: float, owner: str | None,
           shown_at: str) -> None:
     st.session_state["_campaign_msg"] = campaign_views.save_label(store, ds, view.campaign, task, user, value,
                                                                   owner=owner, shown_at=shown_at)
+    _forget_dataset(store, ds.id)
 
 
 def labelling(store: Any, ds: Any, view: Any, user: str | None, owner: str | None) -> None:
@@ -135,6 +144,7 @@ def adjudication(store: Any, ds: Any, view: Any, user: str | None) -> None:
         if st.form_submit_button("Set the final label"):
             st.session_state["_campaign_adj_msg"] = campaign_views.adjudicate(store, ds, view.campaign, item,
                                                                               float(value), by=user, note=note)
+            _forget_dataset(store, ds.id)  # the final label is now the item's human score
             st.rerun()
 
 

@@ -260,10 +260,11 @@ def _alpha(dataset_id: str, dims_t: tuple[str, ...], random_only: bool, n_resamp
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _plan(dataset_id: str, run_id: str, dimension: str, coefficient: str, target: float, parse: str,
-          version: tuple, scope: str, *, _store) -> dict:
+          version: str, scope: str, *, _store) -> dict:
     return labels.plan(ui.load_dataset(dataset_id), ui.load_run(run_id, parse),
                        labels.rows_of(_store, dataset_id, viewer=identity.viewer_of(scope)),
-                       dimension, coefficient=coefficient, half_width=target, reference="labels")
+                       dimension, coefficient=coefficient, half_width=target, reference="labels",
+                       adjudications=labels.adjudications_of(_store, dataset_id))
 
 
 def statistics(lb: _Labelling, rows: pd.DataFrame) -> None:
@@ -292,7 +293,9 @@ def statistics(lb: _Labelling, rows: pd.DataFrame) -> None:
         target = float(p4.number_input("Target CI half-width", min_value=0.005, max_value=0.5, step=0.01,
                                        format="%.3f", key=url.key("plan_half_width", 0.05, bounds=(0.005, 0.5))))
         if run_id:
-            plan = _plan(ds_id, run_id, pdim, coef, target, ctx.parse, version, scope, _store=store)
+            # keyed by the labels and the campaigns' final labels (which replace their items' label means)
+            plan = _plan(ds_id, run_id, pdim, coef, target, ctx.parse, ui.dataset_version(ds_id), scope,
+                         _store=store)
             render.blocks(label_views.plan_blocks(ds, ui.load_run(run_id, ctx.parse), rows, pdim, plan, target))
 
 

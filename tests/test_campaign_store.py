@@ -113,6 +113,20 @@ def test_adjudications_append_and_keep_who_and_when(store):
         [3.0, "alice", "first", "2026-01-01T00:00:00"], [4.0, "alice", "second", "2026-01-02T00:00:00"]]
 
 
+
+def test_a_datasets_adjudications_carry_their_campaigns_dimension_and_count_for_its_version(store):
+    c = _make(store)
+    other = store.campaign_row(store.create_campaign({**ROW, "dataset_id": "topical_chat"}, [("i1", 0, "alice", 1)]))
+    assert store.dataset_adjudications("summeval").empty and store.adjudications_version("summeval") == 0
+    store.add_adjudication(c["campaign_id"], "i2", 5.0, "alice", created_at="2026-01-02T00:00:00")
+    store.add_adjudication(c["campaign_id"], "i1", 1.0, "alice", created_at="2026-01-01T00:00:00")
+    store.add_adjudication(other["campaign_id"], "i1", 2.0, "alice", created_at="2026-01-03T00:00:00")
+    adj = store.dataset_adjudications("summeval")  # oldest first; the other dataset's left out
+    assert adj[["campaign_id", "item_id", "dimension", "value", "adjudicator"]].values.tolist() == [
+        [c["campaign_id"], "i1", "coherence", 1.0, "alice"], [c["campaign_id"], "i2", "coherence", 5.0, "alice"]]
+    assert store.adjudications_version("summeval") == 2 and store.adjudications_version("topical_chat") == 1
+
+
 # ----------------------------------------------------------------------------------------------------- migration
 def _store_at_8(path) -> None:
     """A store as version 8 left it: every step up to 8, and labels given on the Label page."""

@@ -480,3 +480,81 @@ def test_the_open_items_and_a_reassignment_as_the_page_says_them(store):
     clock.advance(60)  # bob's lock lapsed: not listed
     assert [b.text for b in views.open_now(store, c, clock=clock.now) if isinstance(b, Note)] == \
         ["No item is open just now."]
+
+
+# ------------------------------------------------------------------------------------ final labels as human scores
+def _scores(store, dataset_id: str = "camp") -> dict[str, float]:
+    """item -> human score in the dataset the analyses read (evalcore.runs.get_dataset)."""
+    from evalcore import runs
+
+    hs = runs.get_dataset(dataset_id, store).human_scores
+    return {str(i): float(v) for i, v in zip(hs["item_id"], hs["score"])}
+
+
+def test_an_adjudicated_item_takes_the_final_label_as_its_human_score(store):
+    from evalcore import runs
+    from evalcore.views import campaigns as views
+    from evalcore.views.blocks import Note
+    from evalcore.views.format import esc
+
+    ds, c = _campaign(store, k=2, people=("alice", "bob"), n=4, threshold=1.0)
+    store.save_dataset(ds)
+    _label_all(store, ds, c, {"alice": {"i0": 5.0, "i1": 2.0}, "bob": {"i0": 1.0, "i1": 3.0}})
+    assert _scores(store) == {"i0": 3.0, "i1": 2.5}  # the means, (5 + 1) / 2 and (2 + 3) / 2
+    before = runs.dataset_version("camp", store=store)
+    campaigns.adjudicate(store, c, ds.dimension("quality"), "i0", 1.0, by="alice", clock=VirtualClock().now)
+    assert runs.dataset_version("camp", store=store) != before  # cached figures are recomputed
+    assert _scores(store) == {"i0": 1.0, "i1": 2.5}  # the final label; i1, not adjudicated, keeps its mean
+    assert _scores(store, "camp@labels") == {"i0": 1.0, "i1": 2.5}
+    merged = runs.get_dataset("camp", store)
+    ann = merged.annotations[merged.annotations["item_id"] == "i0"]
+    assert sorted(zip(ann["annotator"], ann["value"])) == [("alice", 5.0), ("bob", 1.0)]  # the labels stay
+    assert merged.meta["labels"]["adjudicated"] == 1 and "1 of them an adjudicator's final label" in merged.description
+    means = labels.label_means(labels.rows_of(store, "camp"), adjudications=labels.adjudications_of(store, "camp"))
+    assert means.set_index("item_id")["adjudicated"].to_dict() == {"i0": True, "i1": False}
+    notes = [b.text for b in views.view(store, ds, c).adjudication if isinstance(b, Note)]
+    assert esc(views.final_label_rule(c)) in notes
+    assert views.final_label_rule(c).startswith("An adjudicated item's human score on quality is its final label")
+
+
+def test_a_later_adjudication_replaces_an_earlier_and_counts_only_over_its_campaigns_labels(store):
+    ds, c = _campaign(store, k=2, people=("alice", "bob"), n=4, threshold=1.0)
+    store.save_dataset(ds)
+    _label_all(store, ds, c, {"alice": {"i0": 5.0}, "bob": {"i0": 1.0}})
+    cid = c["campaign_id"]
+    store.add_adjudication(cid, "i0", 1.0, "alice", created_at="2026-01-01T00:00:00.000+00:00")
+    store.add_adjudication(cid, "i0", 4.0, "alice", created_at="2026-01-02T00:00:00.000+00:00")
+    assert _scores(store) == {"i0": 4.0}
+    # a final label of an item none of whose campaign labels the rows hold (not shared, say) does not count
+    store.add_adjudication(cid, "i1", 2.0, "alice", created_at="2026-01-03T00:00:00.000+00:00")
+    store.save_label("camp", "i1", "quality", "carol", 5.0)  # labelled on the Label page, not in the campaign
+    assert _scores(store) == {"i0": 4.0, "i1": 5.0}
+    rows = labels.rows_of(store, "camp")
+    alice_only = rows[rows["annotator"] != "bob"]
+    assert labels.label_means(alice_only, adjudications=store.dataset_adjudications("camp")) \
+        .set_index("item_id")["score"].to_dict() == {"i0": 4.0, "i1": 5.0}
+    carol_only = rows[rows["annotator"] == "carol"]
+    assert labels.adjudicated(carol_only, store.dataset_adjudications("camp")).empty
+
+
+def test_a_categorical_dimension_takes_the_adjudicated_category(store):
+    ds, c = _campaign(store, k=3, people=("alice", "bob", "carol"), dim="verdict", n=3)
+    store.save_dataset(ds)
+    _label_all(store, ds, c, {"alice": {"i0": 0.0}, "bob": {"i0": 2.0}, "carol": {"i0": 2.0}})
+    assert _scores(store)["i0"] == pytest.approx(4 / 3)  # labels' mean before (the mode would be 2)
+    campaigns.adjudicate(store, c, ds.dimension("verdict"), "i0", 0.0, by="alice", clock=VirtualClock().now)
+    assert _scores(store) == {"i0": 0.0}  # the adjudicated category, neither the mean nor the mode
+
+
+def test_a_final_label_in_a_campaign_picked_by_judge_uncertainty_makes_no_human_score(store):
+    from evalcore.views import campaigns as views
+
+    ds = dataset(4)
+    store.save_dataset(ds)
+    cid = campaigns.create(store, ds, "quality", ["i0", "i1"], ["alice", "bob"], 2, creator="alice",
+                           selection="unstable:run-1")
+    c = store.campaign_row(cid)
+    _label_all(store, ds, c, {"alice": {"i0": 5.0}, "bob": {"i0": 1.0}})
+    campaigns.adjudicate(store, c, ds.dimension("quality"), "i0", 1.0, by="alice", clock=VirtualClock().now)
+    assert _scores(store) == {}  # not a random sample: left out of the human scores, final label or not
+    assert "make no human score" in views.final_label_rule(c)

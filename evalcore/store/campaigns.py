@@ -10,7 +10,9 @@ campaign_locks          (campaign, item, slot) -> annotator, expires_at (seconds
                         A lock whose expires_at has passed is free again; the ADJUDICATION slot is the adjudicator's.
 campaign_labels         label_id -> campaign, slot: the label is an ordinary row of ``labels`` (annotator, value,
                         created_at, owner), so every analysis of labels reads it; this row says which campaign.
-campaign_adjudications  appended, the latest per item winning: value, adjudicator, note, created_at.
+campaign_adjudications  appended, the latest per item winning: value, adjudicator, note, created_at. The one in
+                        force is the item's human score on the campaign's dimension (evalcore.labels reads
+                        ``dataset_adjudications``).
 
 Every time is the caller's (``now``: seconds since the epoch from an injected clock), so lock expiry is tested on a
 virtual clock. The rules (who may open, label, adjudicate) are in :mod:`evalcore.campaigns`; here each write is one
@@ -32,6 +34,7 @@ CAMPAIGN_COLUMNS = ("campaign_id", "dataset_id", "dimension", "name", "creator",
                     "lock_ttl_s", "threshold", "created_at")
 ASSIGNMENT_COLUMNS = ["item_id", "slot", "annotator", "position", "label_id", "value", "labelled_at"]
 LABEL_COLUMNS = ["label_id", "item_id", "slot", "annotator", "value", "created_at", "shown_at"]
+DATASET_ADJUDICATION_COLUMNS = ["campaign_id", "item_id", "dimension", "value", "adjudicator", "created_at"]
 
 
 class LockHeld(Exception):
@@ -176,3 +179,20 @@ class CampaignsStore(LabelsStore):  # a campaign's label is a labels row
         frame = pd.DataFrame(rows, columns=["item_id", "value", "adjudicator", "note", "created_at"])
         frame["value"] = frame["value"].astype(float)
         return frame
+
+    def dataset_adjudications(self, dataset_id: str) -> pd.DataFrame:
+        """Every adjudication of the dataset's campaigns, oldest first: campaign_id, item_id, dimension (the
+        campaign's), value, adjudicator, created_at. evalcore.labels takes the latest per (item, dimension) as the
+        item's human score there."""
+        rows = self.rows("SELECT a.campaign_id, a.item_id, c.dimension, a.value, a.adjudicator, a.created_at"
+                         " FROM campaign_adjudications a JOIN campaigns c ON c.campaign_id = a.campaign_id"
+                         " WHERE c.dataset_id = ? ORDER BY a.created_at, a.adjudication_id", (dataset_id,))
+        frame = pd.DataFrame(rows, columns=DATASET_ADJUDICATION_COLUMNS)
+        frame["value"] = frame["value"].astype(float)
+        return frame
+
+    def adjudications_version(self, dataset_id: str) -> int:
+        """How many adjudications the dataset's campaigns hold (append-only: changes with each one; cache keys)."""
+        row = self.conn.execute("SELECT count(*) FROM campaign_adjudications a JOIN campaigns c"
+                                " ON c.campaign_id = a.campaign_id WHERE c.dataset_id = ?", (dataset_id,)).fetchone()
+        return int(row[0])

@@ -224,7 +224,21 @@ def disagreement_blocks(campaign: dict[str, Any], frame: pd.DataFrame, categoric
     open_n = int(frame["final"].isna().sum())
     return [Note(esc(f"{counted(len(frame), 'item')} with annotators who disagree ({rule}); {open_n} without a final "
                      f"label yet. The adjudicator ({campaign['creator']}) sets it."), "caption"),
+            Note(esc(final_label_rule(campaign)), "caption"),
             Table(shown, f"campaign {campaign['name']} disagreements", "campaign_disagreements", static=True)]
+
+
+def final_label_rule(campaign: dict[str, Any]) -> str:
+    """What a final label does to the analyses (evalcore.labels.label_means), in words."""
+    if campaigns.strategy_of(campaign).startswith("random:"):
+        return (f"An adjudicated item's human score on {campaign['dimension']} is its final label, in place of the mean "
+                "of its labels, wherever labels become human scores (the Data and Alignment pages; on a dataset with "
+                f"gold scores of its own those stay, and its labels view {labels.view_id(campaign['dataset_id'])} "
+                "takes the final label). The annotators' own labels stay in the annotations: the agreement above "
+                "and on the Data and Label pages is taken on them.")
+    return ("This campaign's items were picked by a judge's uncertainty, not at random: its labels make no human "
+            "score (they would bias the estimates) and stay in the annotations. A final label is the human score only "
+            "of an item that also has labels from a random sample, in place of their mean.")
 
 
 def history_blocks(campaign: dict[str, Any], lab: pd.DataFrame, adj: pd.DataFrame) -> list[Block]:
