@@ -23,8 +23,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import logging
-import sys
+import threading
 from typing import TYPE_CHECKING, Any, Iterator
 
 from evalcore.store import RunLeased, Store
@@ -52,23 +53,27 @@ def queued(store: Store) -> bool:
     return isinstance(store.dialect, PostgresDialect)
 
 
-def score_run(store: Store, run_id: str, *, concurrency: int | None = None) -> Run:
+def score_run(store: Store, run_id: str, *, concurrency: int | None = None,
+              cancel: threading.Event | None = None) -> Run:
     """Score run ``run_id`` to completion under its own id, as recorded (its spec, endpoint and method config):
-    what it holds is not asked again. The endpoint's key is read from this process's environment (the operator's;
-    a key typed into a browser is never stored, so a run started with one resumes only in that browser)."""
+    what it holds is not asked again; ``cancel`` set stops it (the run reads "cancelled"). The endpoint's key is
+    read from this process's environment (the operator's; a key typed into a browser is never stored, so a run
+    started with one resumes only in that browser)."""
     from evalcore.judge import cli as judge_cli
+    from evalcore.judge import runner
     from evalcore.judge.resume import resume_args
 
     run = store.load_run(run_id)
-    recorded = int(run.config.concurrency or 0)
-    argv = resume_args(run) + ["--quiet", "--db", store_location(store),
-                               "--concurrency", str(concurrency or recorded or 16)]
+    argv = resume_args(run) + ["--quiet", "--concurrency", str(concurrency or run.config.concurrency or 16)]
     parser = argparse.ArgumentParser(prog="python -m evalcore")
     judge_cli.register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    with contextlib.redirect_stdout(sys.stderr):  # the run id it prints is the worker's log, not its output
-        judge_cli.cmd_score(args)
-    return store.load_run(run_id)
+    args = parser.parse_args(argv)  # the resume command's own flags, read as ``score`` reads them
+    dataset = judge_cli._dataset(args.dataset, store)
+    spec, engine = judge_cli.spec_from_args(args, dataset, store)
+    spec = judge_cli._recorded(args, dataset, store) or spec
+    # scored for whoever owns the run (the worker is the operator's process; the run stays its owner's)
+    spec = dataclasses.replace(spec, owner=store.run_row(run_id).get("owner") or None)
+    return runner.score_dataset(spec, engine, store=store, cancel=cancel)
 
 
 def store_location(store: Store) -> str:
@@ -84,14 +89,28 @@ def enqueue_scoring(store: Store, run_id: str) -> int | None:
         score_run(store, run_id)
         return None
     with opened(store_location(store)) as app:
-        return int(app.tasks[TASK].defer(run_id=run_id))
+        # one job per run waiting at a time (a second enqueue while one waits: AlreadyEnqueued), one running
+        return int(app.tasks[TASK].configure(lock=run_id, queueing_lock=run_id).defer(run_id=run_id))
+
+
+def cancel_scoring(store: Store, run_id: str) -> bool:
+    """Cancel run ``run_id``'s job from any process: a job still waiting is dropped (the run keeps what it holds),
+    a running one is asked to abort and its worker stops the run, which then reads "cancelled". True when there
+    was a job to cancel. On SQLite, where no queue exists, False (the process scoring it holds its Cancel)."""
+    if not queued(store):
+        return False
+    found = False
+    with opened(store_location(store)) as app:
+        for status in ("todo", "doing"):
+            for job in app.job_manager.list_jobs(queue=QUEUE, task=TASK, status=status, lock=run_id):
+                if job.id is not None:
+                    found |= app.job_manager.cancel_job_by_id(job.id, abort=True)
+    return found
 
 
 def queue_scoring(spec: Any, options: Any, *, store: Store) -> str:
     """Record a new run (its spec, the endpoint's plan, status "queued"; no item's request sent) and enqueue it:
     the run id. On SQLite it is scored before this returns."""
-    import threading
-
     from evalcore.judge import runner
 
     stop = threading.Event()
@@ -114,12 +133,23 @@ def make_app(url: str) -> procrastinate.App:
     app = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=url))
     retry = procrastinate.RetryStrategy(wait=LEASED_RETRY_WAIT_S, retry_exceptions={RunLeased})
 
-    @app.task(name=TASK, queue=QUEUE, retry=retry)
-    def score_run_task(run_id: str) -> None:
+    @app.task(name=TASK, queue=QUEUE, retry=retry, pass_context=True)
+    def score_run_task(context: procrastinate.JobContext, run_id: str) -> None:
+        stop, done = threading.Event(), threading.Event()
+
+        def watch() -> None:  # Cancel from any process: procrastinate's abort request, seen by this worker
+            while not done.wait(0.2):
+                if context.should_abort():
+                    stop.set()
+                    return
+
+        watcher = threading.Thread(target=watch, name=f"abort-{run_id}", daemon=True)
+        watcher.start()
         store = Store(url)
         try:
-            score_run(store, run_id)
+            score_run(store, run_id, cancel=stop)
         finally:
+            done.set()
             store.close()
 
     return app
@@ -175,7 +205,7 @@ async def work(url: str, *, heartbeat_s: float = HEARTBEAT_S, stalled_after_s: f
         try:
             await app.run_worker_async(queues=[QUEUE], concurrency=1, wait=wait, name="evalcore-worker",
                                        update_heartbeat_interval=heartbeat_s, stalled_worker_timeout=stalled_after_s,
-                                       fetch_job_polling_interval=heartbeat_s)
+                                       fetch_job_polling_interval=heartbeat_s, abort_job_polling_interval=heartbeat_s)
         finally:
             sweeper.cancel()
 

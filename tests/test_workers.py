@@ -116,3 +116,41 @@ def test_kill_a_worker_mid_run_and_another_finishes_it_paying_nothing_twice(pg_s
     assert len(asked) - len(uninterrupted) == len(again) and len(log[killed_at:]) == len(set(log[killed_at:]))
     assert "queued again" in (tmp_path / "b.log").read_text()  # B took over A's job (not a second job)
     store.close()
+
+
+def test_cancel_from_another_process_stops_the_workers_run_and_a_second_enqueue_waits_for_none(
+        pg_schemas, tmp_path):  # noqa: F811
+    """Cancel holds across processes: the test process cancels, the worker (another process) stops the run, which
+    reads "cancelled" and keeps what it judged; enqueued again, it resumes without asking again what was answered.
+    A run
+    queued while its job still waits is refused (one waiting job per run)."""
+    import procrastinate.exceptions
+
+    url = pg_schemas.new("cancel")
+    store = Store(url)
+    with serve(latency_s=0.05) as srv:
+        run_id = _queue_run(store, srv.base_url, "wk/cancel", 60)
+        store.conn.execute("UPDATE runs SET owner = 'alice' WHERE run_id = ?", (run_id,))  # a Score page user's run
+        with pytest.raises(procrastinate.exceptions.AlreadyEnqueued):
+            workers.enqueue_scoring(store, run_id)  # its job still waits: not queued twice
+        queued_at = len(srv.prompt_log)
+        w = _worker(url, tmp_path / "w.log")
+        try:
+            _wait_for(lambda: _judged(store, run_id) >= 5, "the worker to judge 5 items")
+            assert workers.cancel_scoring(store, run_id)
+            _wait_for(lambda: store.run_row(run_id)["status"] == "cancelled", "the run to read cancelled")
+            kept, cancelled_at = _judged(store, run_id), len(srv.prompt_log)
+            assert 5 <= kept < 60
+            workers.enqueue_scoring(store, run_id)
+            _wait_for(lambda: store.run_row(run_id)["status"] == "done", "the resumed run to finish")
+        finally:
+            w.terminate()
+            w.wait(60)
+        log = list(srv.prompt_log)
+    assert _judged(store, run_id) == 60
+    # one request at a time: only the one in flight when the Cancel stopped the run (its reply dropped) is asked again
+    again = set(log[cancelled_at:]) & set(log[queued_at:cancelled_at])
+    assert again <= {log[cancelled_at - 1]} and len(log[cancelled_at:]) == len(set(log[cancelled_at:]))
+    assert store.run_row(run_id)["owner"] == "alice"  # a worker scores a run for its owner
+    assert not workers.cancel_scoring(store, run_id)  # nothing left to cancel
+    store.close()
