@@ -71,7 +71,8 @@ class Settings:
                                       "and everyone not signed in together")
     prices: str = _var("EVALCORE_PRICES", _text, "", "a JSON price file overriding the built-in price table "
                        "(default `~/.evalcore/prices.json`)")
-    db: str = _var("EVALCORE_DB", _text, "", "the store (default `~/.evalcore/evalcore.db`)")
+    db: str = _var("EVALCORE_DB", _text, "", "the store: a SQLite file or a `postgresql://` URL "
+                  "(default `~/.evalcore/evalcore.db`)")
     max_upload_bytes: int | None = _var("EVALCORE_MAX_UPLOAD_BYTES", _positive_int, None, "the most bytes one "
                                         "upload may decode to")
     max_upload_columns: int | None = _var("EVALCORE_MAX_UPLOAD_COLUMNS", _positive_int, None, "the most columns "
