@@ -594,6 +594,6 @@ def _register_delete_dataset(sub: Subparsers) -> None:
                                               "labels, criteria versions, splits); not a bundled one")
     x.add_argument("dataset", help="the imported dataset's id, or its name when no other upload has it")
     x.add_argument("--yes", action="store_true", help="delete (without it: say what would be deleted, delete nothing)")
-    x.add_argument("--db", help="SQLite store (default $EVALCORE_DB or ~/.evalcore/evalcore.db)")
+    x.add_argument("--db", help="the store: a SQLite file or a postgresql:// URL (default $EVALCORE_DB or ~/.evalcore/evalcore.db)")
     x.add_argument("--json", action="store_true")
     x.set_defaults(func=cmd_delete_dataset)

@@ -156,7 +156,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     a.add_argument("--concurrency", type=int, default=16)
     a.add_argument("--timeout", type=float, default=60.0)
     a.add_argument("--max-retries", type=int, default=6)
-    a.add_argument("--db", help="SQLite store (default $EVALCORE_DB or ~/.evalcore/evalcore.db)")
+    a.add_argument("--db", help="the store: a SQLite file or a postgresql:// URL (default $EVALCORE_DB or ~/.evalcore/evalcore.db)")
     a.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     a.add_argument("--json", action="store_true")
     a.set_defaults(func=cmd_align)

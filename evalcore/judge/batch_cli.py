@@ -117,7 +117,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     b.add_argument("--base-url", help="the run's recorded base URL, named again to confirm that the environment's "
                                       "key may go there (needed unless it is $OPENAI_BASE_URL or in "
                                       "$EVALCORE_ALLOWED_ENDPOINTS)")
-    b.add_argument("--db", help="SQLite store (default $EVALCORE_DB or ~/.evalcore/evalcore.db)")
+    b.add_argument("--db", help="the store: a SQLite file or a postgresql:// URL (default $EVALCORE_DB or ~/.evalcore/evalcore.db)")
     b.add_argument("--json", action="store_true")
     b.add_argument("--quiet", action="store_true", help="no progress line")
     b.set_defaults(func=cmd_batch)

@@ -338,7 +338,7 @@ def _endpoint_args(p: argparse.ArgumentParser) -> None:
                         "each method's own; a budget the reasoning spends is reported as such)")
     p.add_argument("--api-key-env", help="environment variable holding the API key (default: the provider's)")
     p.add_argument("--api-version", help="Azure OpenAI api_version")
-    p.add_argument("--db", help="SQLite store (default $EVALCORE_DB or ~/.evalcore/evalcore.db)")
+    p.add_argument("--db", help="the store: a SQLite file or a postgresql:// URL (default $EVALCORE_DB or ~/.evalcore/evalcore.db)")
     p.add_argument("--json", action="store_true")
 
 
@@ -414,7 +414,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     e.add_argument("--run", required=True)
     e.add_argument("--format", choices=["csv", "jsonl"], default="csv")
     e.add_argument("--out", help="file to write (default stdout)")
-    e.add_argument("--db", help="SQLite store (default $EVALCORE_DB or ~/.evalcore/evalcore.db)")
+    e.add_argument("--db", help="the store: a SQLite file or a postgresql:// URL (default $EVALCORE_DB or ~/.evalcore/evalcore.db)")
     e.set_defaults(func=cmd_export)
 
     c = subparsers.add_parser("check-judge", help="what a judge supports, each method's variant on it and its cost "
