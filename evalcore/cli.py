@@ -388,10 +388,12 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if args.dimension not in dataset.dimension_names:
         raise KeyError(f"dataset {args.dataset!r} has no dimension {args.dimension!r}; it has "
                        f"{', '.join(dataset.dimension_names)}")
-    rows = default_store().label_rows(labels.base_id(args.dataset))
+    store = default_store()
+    rows = store.label_rows(labels.base_id(args.dataset))
     out = _clean(labels.plan(dataset, run, rows, args.dimension, coefficient=args.coefficient,
                              half_width=args.half_width, reference=args.reference,
-                             random_only=not args.all_labels, assurance=args.assurance))
+                             random_only=not args.all_labels, assurance=args.assurance,
+                             adjudications=labels.adjudications_of(store, args.dataset)))
     if args.json:
         print(json.dumps(out, indent=2))
         return 0

@@ -558,3 +558,44 @@ def test_a_final_label_in_a_campaign_picked_by_judge_uncertainty_makes_no_human_
     campaigns.adjudicate(store, c, ds.dimension("quality"), "i0", 1.0, by="alice", clock=VirtualClock().now)
     assert _scores(store) == {}  # not a random sample: left out of the human scores, final label or not
     assert "make no human score" in views.final_label_rule(c)
+
+
+def test_the_cli_plan_reads_the_final_labels_as_the_label_page_does(store_at, monkeypatch, capsys):
+    """``plan --json`` takes an adjudicated item's final label as its human score, like the Label page's plan."""
+    import json
+
+    import numpy as np
+
+    from evalcore import cli, labels, runs
+
+    db = store_at("plan.db")
+    s = Store(db)
+    ds = runs.get_dataset("summeval", s, with_labels=False)
+    run = runs.load_run("summeval/shen-gpt-4-0314-rts")
+    judged = run.scores("coherence").set_index("item_id")["judge"]
+    ids = [i for i in labels.random_order(ds) if i in judged.index][:30]
+    cid = campaigns.create(s, ds, "coherence", ids, ["alice", "bob"], 2, creator="alice", seed=1)
+    c = s.campaign_row(cid)
+    dim = ds.dimension("coherence")
+    clock = VirtualClock()
+    for person in ("alice", "bob"):
+        for task in campaigns.queue(s.campaign_assignments(cid), person):
+            value = float(np.clip(round(judged[task.item_id]), 1, 5))
+            if person == "bob" and ids.index(task.item_id) % 2:  # bob disagrees on every other item
+                value = 1.0 if value >= 3 else 5.0
+            campaigns.save(s, c, dim, task, person, value, clock=clock.now)
+    split = campaigns.disagreements(c, dim, s.campaign_labels(cid), s.adjudications(cid))
+    assert len(split) >= 3
+    for item in split["item_id"][:3]:  # final labels far from the judge: the statistic must move
+        campaigns.adjudicate(s, c, dim, item, 1.0 if judged[item] >= 3 else 5.0, by="alice", clock=clock.now)
+    rows = s.label_rows(labels.base_id("summeval"))
+    want = labels.plan(ds, run, rows, "coherence", adjudications=labels.adjudications_of(s, "summeval"))
+    mean_only = labels.plan(ds, run, rows, "coherence")
+    s.close()
+    assert want["statistic"] != mean_only["statistic"]
+    monkeypatch.setenv("EVALCORE_DB", str(db))
+    capsys.readouterr()
+    assert cli.main(["plan", "--dataset", "summeval", "--run", "summeval/shen-gpt-4-0314-rts", "--dimension",
+                     "coherence", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["statistic"] == pytest.approx(want["statistic"], abs=1e-12) and got["n_now"] == want["n_now"]
