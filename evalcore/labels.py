@@ -143,6 +143,17 @@ def adjudicated(rows: pd.DataFrame, adjudications: pd.DataFrame | None) -> pd.Da
         .astype({"score": float}).reset_index(drop=True)
 
 
+def final_labels_meta(means: pd.DataFrame) -> dict[str, dict[str, float]]:
+    """dimension -> item_id -> final label, of the adjudicated rows of ``label_means``: kept in the dataset's
+    ``meta["final_labels"]`` so that a categorical dimension's gold label (the annotators' majority,
+    evalcore.meta.classification.label_frame) is the final label there too, not a tie left out."""
+    final = means[means["adjudicated"]] if "adjudicated" in means else means.iloc[0:0]
+    out: dict[str, dict[str, float]] = {}
+    for item, dim, score in zip(final["item_id"].astype(str), final["dimension"], final["score"]):
+        out.setdefault(str(dim), {})[item] = float(score)
+    return out
+
+
 def label_means(rows: pd.DataFrame, *, random_only: bool = True,
                 adjudications: pd.DataFrame | None = None) -> pd.DataFrame:
     """item_id, dimension, score, n_annotators, adjudicated: the score is the mean of the annotators' labels, or,
@@ -188,8 +199,9 @@ def merge_labels(dataset: Dataset, rows: pd.DataFrame, adjudications: pd.DataFra
                                              else ".")
                                           if len(new) else "Human scores are the dataset's gold ratings; the labels "
                                           f"are compared with judges on the dataset '{view_id(dataset.id)}'."))
+    finals = final_labels_meta(new) if len(new) else {}
     return replace(dataset, annotations=annotations[ANNOTATION_COLUMNS], human_scores=human,
-                   meta={**dataset.meta, "labels": info},
+                   meta={**dataset.meta, "labels": info, **({"final_labels": finals} if finals else {})},
                    description=(dataset.description + "\n" if dataset.description else "") + note)
 
 
@@ -208,6 +220,8 @@ def labels_view(dataset: Dataset, rows: pd.DataFrame, adjudications: pd.DataFram
     n_final = int(means["adjudicated"].sum())
     meta["labels"] = {"annotators": sorted(ann["annotator"].unique()) if not ann.empty else [],
                       "labels": len(ann), "left_out_not_random": int(n_all - len(ann)), "adjudicated": n_final}
+    if n_final:
+        meta["final_labels"] = final_labels_meta(means)
     final = f", or on {counted(n_final, 'item')} an adjudicator's final label" if n_final else ""
     desc = (f"Labels made in this workbench on {dataset.name}: human scores are the mean of the labels{final} (the "
             f"dataset's gold ratings are not used). {counted(len(items), 'item')} of the random part (drawn by the random or "

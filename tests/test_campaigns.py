@@ -599,3 +599,25 @@ def test_the_cli_plan_reads_the_final_labels_as_the_label_page_does(store_at, mo
                      "coherence", "--json"]) == 0
     got = json.loads(capsys.readouterr().out)
     assert got["statistic"] == pytest.approx(want["statistic"], abs=1e-12) and got["n_now"] == want["n_now"]
+
+
+def test_a_categorical_final_label_settles_a_tie_in_the_judge_vs_human_labels(store):
+    """Two annotators who disagree on a nominal item tie (no majority: left out of the label agreement); the
+    adjudicator's final label makes it that item's gold label."""
+    from evalcore import runs
+    from evalcore.meta.classification import label_frame
+    from evalcore.model import JUDGMENT_COLUMNS, Run
+
+    ds, c = _campaign(store, k=2, people=("alice", "bob"), dim="verdict", n=3)
+    store.save_dataset(ds)
+    _label_all(store, ds, c, {"alice": {"i0": 0.0, "i1": 1.0, "i2": 2.0}, "bob": {"i0": 2.0, "i1": 1.0, "i2": 2.0}})
+    judgments = pd.DataFrame([{col: None for col in JUDGMENT_COLUMNS} | {"item_id": i, "dimension": "verdict",
+                                                                     "value": v, "status": "ok"}
+                              for i, v in (("i0", 2.0), ("i1", 1.0), ("i2", 0.0))])[JUDGMENT_COLUMNS]
+    run = Run("r", "camp", "geval", "m", judgments=judgments)
+    frame, who, ties, _ = label_frame(runs.get_dataset("camp", store), run, "verdict")
+    assert ties == 1 and sorted(frame["item_id"]) == ["i1", "i2"] and "final label" not in who
+    campaigns.adjudicate(store, c, ds.dimension("verdict"), "i0", 2.0, by="alice", clock=VirtualClock().now)
+    frame, who, ties, _ = label_frame(runs.get_dataset("camp", store), run, "verdict")
+    assert ties == 0 and dict(zip(frame["item_id"], frame["human"])) == {"i0": 2.0, "i1": 1.0, "i2": 2.0}
+    assert who == "majority of the annotators (labels), or an adjudicator's final label on 1"

@@ -569,10 +569,16 @@ def label_frame(dataset: Dataset, run: Run, dimension: str, *, systems: list[str
     has_ann = not ann.empty and (ann["dimension"] == dimension).any()
     if has_ann:
         g = gold_labels(ann, dimension, dim.categories, dim.kind, group=group)
+        # an adjudicator's final label (a labelling campaign, evalcore.labels) settles its item: a tie is no longer
+        # left out, and a majority is overridden, as the item's human score already is
+        finals = dataset.meta.get("final_labels", {}).get(dimension, {})
+        settled = g["item_id"].astype(str).map(finals)
+        g = g.assign(human=settled.where(settled.notna(), g["human"]), tie=g["tie"] & settled.isna())
         ties = int(g["tie"].sum())
         human = g.loc[~g["tie"], ["item_id", "human"]]
         who = f"{'lower median' if dim.kind == 'ordinal' else 'majority'} of the annotators" + \
-            (f" ({group})" if group is not None else "")
+            (f" ({group})" if group is not None else "") + \
+            (f", or an adjudicator's final label on {int(settled.notna().sum())}" if settled.notna().any() else "")
     else:
         human = dataset.human_scores.loc[dataset.human_scores["dimension"] == dimension, ["item_id", "score"]] \
             .rename(columns={"score": "human"})
