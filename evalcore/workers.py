@@ -26,8 +26,10 @@ import contextlib
 import dataclasses
 import logging
 import threading
+import time
 from typing import TYPE_CHECKING, Any, Iterator
 
+from evalcore.judge.job import ScoringJob
 from evalcore.store import RunLeased, Store
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -46,11 +48,11 @@ LEASED_RETRY_WAIT_S = 5  # a job that met its run's lease (another scorer on it)
 _SCHEMA_LOCK = 0x6576616C5F776B31
 
 
-def queued(store: Store) -> bool:
+def queued(store: Store | None) -> bool:
     """Whether this store's scoring runs are jobs in a queue (PostgreSQL) rather than run in-process (SQLite)."""
     from evalcore.store.dialect import PostgresDialect
 
-    return isinstance(store.dialect, PostgresDialect)
+    return isinstance(getattr(store, "dialect", None), PostgresDialect)
 
 
 def score_run(store: Store, run_id: str, *, concurrency: int | None = None,
@@ -103,22 +105,65 @@ def cancel_scoring(store: Store, run_id: str) -> bool:
     with opened(store_location(store)) as app:
         for status in ("todo", "doing"):
             for job in app.job_manager.list_jobs(queue=QUEUE, task=TASK, status=status, lock=run_id):
-                if job.id is not None:
-                    found |= app.job_manager.cancel_job_by_id(job.id, abort=True)
+                if job.id is not None and app.job_manager.cancel_job_by_id(job.id, abort=True):
+                    found = True
+                    if status == "todo":  # no worker will touch the run: it is cancelled here
+                        store.finish_run(run_id, status="cancelled", stats=store.run_stats(run_id))
     return found
 
 
-def queue_scoring(spec: Any, options: Any, *, store: Store) -> str:
-    """Record a new run (its spec, the endpoint's plan, status "queued"; no item's request sent) and enqueue it:
-    the run id. On SQLite it is scored before this returns."""
+def record_run(spec: Any, options: Any, *, store: Store) -> str:
+    """Record a new run, or a stopped one again (its spec, the endpoint's plan, status "queued"; no item's request
+    sent): its id."""
     from evalcore.judge import runner
 
     stop = threading.Event()
     stop.set()  # plans and records the run, then stops before its first item
     run = runner.score_dataset(spec, options, store=store, cancel=stop)
     store.finish_run(run.run_id, status="queued", stats=dict(run.config.stats.to_dict()))
-    enqueue_scoring(store, run.run_id)
     return run.run_id
+
+
+def queue_scoring(spec: Any, options: Any, *, store: Store) -> str:
+    """Record a new run (``record_run``) and enqueue it: the run id. On SQLite it is scored before this returns."""
+    run_id = record_run(spec, options, store=store)
+    enqueue_scoring(store, run_id)
+    return run_id
+
+
+@dataclasses.dataclass
+class QueuedScoringJob(ScoringJob):
+    """The Score page's job on a PostgreSQL store: its thread records the run, enqueues it and follows it in the
+    store (progress: the run's judgments; Cancel: ``cancel_scoring``), while a worker scores it. The job outlives
+    the tab and the app server; a session that comes back finds the run in the store. Only for a run on the
+    operator's key without a spending meter (``views.score.new_job`` decides): a typed key never leaves the
+    session, and a capped user's run is metered where it is scored."""
+
+    poll_s: float = 0.5
+
+    def _score_online(self) -> None:
+        from evalcore.judge.runner import Progress
+
+        run_id = record_run(self.spec, self.engine, store=self.store)
+        tasks = int(self.store.run_stats(run_id).get("tasks") or 0)
+        with opened(store_location(self.store)) as app:
+            job_id = app.tasks[TASK].configure(lock=run_id, queueing_lock=run_id).defer(run_id=run_id)
+            asked_to_stop = False
+            while True:
+                if self.cancel.is_set() and not asked_to_stop:
+                    asked_to_stop = cancel_scoring(self.store, run_id) or True
+                status = self.store.run_row(run_id)["status"]
+                done = self.store.conn.execute("SELECT count(*) FROM judgments WHERE run_id = ?",
+                                               (run_id,)).fetchone()[0]
+                self.progress = Progress(total=tasks, done=int(done), cached=0, failed=0, retrying=0, eta_s=None,
+                                         elapsed_s=time.monotonic() - self.started)
+                if status in ("done", "stopped", "cancelled"):
+                    break
+                if app.job_manager.get_job_status(job_id).value in ("failed", "aborted", "cancelled"):
+                    self.error = f"the worker's job for run {run_id} failed: see the worker's log"
+                    break
+                time.sleep(self.poll_s)
+        self.run = self.store.load_run(run_id)
 
 
 # ------------------------------------------------------------------------------------------ the queue (procrastinate)

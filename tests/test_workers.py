@@ -154,3 +154,59 @@ def test_cancel_from_another_process_stops_the_workers_run_and_a_second_enqueue_
     assert store.run_row(run_id)["owner"] == "alice"  # a worker scores a run for its owner
     assert not workers.cancel_scoring(store, run_id)  # nothing left to cancel
     store.close()
+
+
+def _page_job(store: Store, base_url: str, n: int):
+    """The Score page's job (evalcore.views.score.new_job) for ``n`` SummEval coherence items on the loopback judge,
+    on the operator's key (none typed) with no spending cap: on PostgreSQL a QueuedScoringJob."""
+    from evalcore.judge.client import endpoint_from_preset
+    from evalcore.judge.spec import default_spec
+    from evalcore.runs import get_dataset
+    from evalcore.views import score as score_views
+
+    spec = default_spec(get_dataset("summeval", store, with_labels=False), "geval", ["coherence"], store=store,
+                        limit=n)
+    ep = endpoint_from_preset("vllm", base_url=base_url, model="loop")
+    return score_views.new_job(spec, ep, use_batch=False, api_key=None, concurrency=1, reprobe=False, store=store,
+                               owner="alice")
+
+
+def test_the_score_pages_job_on_postgresql_is_scored_by_a_worker_and_cancelled_from_the_page(
+        pg_schemas, tmp_path, monkeypatch):  # noqa: F811
+    """The page's job records and enqueues the run; a worker (another process) scores it; the page's progress is
+    read from the store; the page's Cancel stops the worker's run; Resume finishes it."""
+    monkeypatch.delenv("EVALCORE_MAX_COST_USD", raising=False)
+    url = pg_schemas.new("page")
+    store = Store(url)
+    with serve(latency_s=0.05) as srv:
+        job = _page_job(store, srv.base_url, 40)
+        assert type(job) is workers.QueuedScoringJob
+        job.start()
+        _wait_for(lambda: job.progress is not None and job.progress.total == 40, "the page's job to record the run")
+        assert store.run_row(job.run_id)["status"] == "queued"  # no worker yet: it waits in the store
+        w = _worker(url, tmp_path / "w.log")
+        try:
+            _wait_for(lambda: job.progress.done >= 5, "the worker to judge 5 items, seen by the page")
+            job.cancel.set()  # the page's Cancel
+            assert job.wait(300) and job.error is None
+            assert job.run.config.status == "cancelled" and 5 <= len(job.run.judgments) < 40
+            job.resume(None)
+            assert job.wait(300) and job.error is None
+        finally:
+            w.terminate()
+            w.wait(60)
+    assert job.run.config.status == "done" and len(job.run.judgments) == 40 and job.progress.done == 40
+    assert store.run_row(job.run_id)["owner"] == "alice"
+    store.close()
+
+
+def test_the_score_pages_job_on_sqlite_is_a_thread_as_before(tmp_path):
+    from evalcore.judge.job import ScoringJob
+
+    store = Store(tmp_path / "s.db")
+    with serve() as srv:
+        job = _page_job(store, srv.base_url, 4)
+        assert type(job) is ScoringJob
+        job.start()
+        assert job.wait(120)
+    assert job.run.config.status == "done" and len(job.run.judgments) == 4

@@ -257,7 +257,13 @@ def new_job(spec: ScoringSpec, endpoint: Endpoint, *, replica_text: str = "", us
     run_id = new_run_id(spec.dataset.id, spec.method, endpoint.model)
     meter = Meter.for_run(store, owner, endpoint, reserved=charged_usd, batch=use_batch,
                           what=f"score {spec.dataset.id} {spec.method} ({run_id})")
-    return ScoringJob(run_id=run_id, spec=dataclasses.replace(spec, owner=owner),
+    job_class = ScoringJob
+    if meter is None and api_key is None and not use_batch:  # the operator's key, nothing to meter
+        from evalcore import workers
+
+        if workers.queued(store):  # PostgreSQL: a worker scores it (docs/lab-server.md#workers)
+            job_class = workers.QueuedScoringJob
+    return job_class(run_id=run_id, spec=dataclasses.replace(spec, owner=owner),
                       engine=EngineOptions(target, api_key=api_key, concurrency=int(concurrency),
                                            reprobe=bool(reprobe)),
                       store=store, batch=bool(use_batch), meter=meter)
