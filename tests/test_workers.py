@@ -77,7 +77,7 @@ def test_a_worker_on_a_sqlite_store_says_workers_need_postgresql(tmp_path, capsy
 def test_kill_a_worker_mid_run_and_another_finishes_it_paying_nothing_twice(pg_schemas, tmp_path):  # noqa: F811
     url = pg_schemas.new("workers")
     store = Store(url)
-    with serve(latency_s=0.01) as srv:
+    with serve(latency_s=0.02) as srv:  # 300 x 20 ms at the least: A is killed mid-way, whatever the machine
         run_id = _queue_run(store, srv.base_url, "wk/kill", N_ITEMS)
         queued_at = len(srv.prompt_log)  # the probe's requests, sent when the run was recorded
         assert store.run_row(run_id)["status"] == "queued" and _judged(store, run_id) == 0
