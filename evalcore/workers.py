@@ -95,6 +95,16 @@ def enqueue_scoring(store: Store, run_id: str) -> int | None:
         return int(app.tasks[TASK].configure(lock=run_id, queueing_lock=run_id).defer(run_id=run_id))
 
 
+def _defer_once(app: procrastinate.App, run_id: str) -> int | None:
+    """Enqueue ``run_id``; None when its job already waits in the queue (that one will score it)."""
+    from procrastinate.exceptions import AlreadyEnqueued
+
+    try:
+        return int(app.tasks[TASK].configure(lock=run_id, queueing_lock=run_id).defer(run_id=run_id))
+    except AlreadyEnqueued:
+        return None
+
+
 def cancel_scoring(store: Store, run_id: str) -> bool:
     """Cancel run ``run_id``'s job from any process: a job still waiting is dropped (the run keeps what it holds),
     a running one is asked to abort and its worker stops the run, which then reads "cancelled". True when there
@@ -147,7 +157,7 @@ class QueuedScoringJob(ScoringJob):
         run_id = record_run(self.spec, self.engine, store=self.store)
         tasks = int(self.store.run_stats(run_id).get("tasks") or 0)
         with opened(store_location(self.store)) as app:
-            job_id = app.tasks[TASK].configure(lock=run_id, queueing_lock=run_id).defer(run_id=run_id)
+            job_id = _defer_once(app, run_id)
             asked_to_stop = False
             while True:
                 if self.cancel.is_set() and not asked_to_stop:
@@ -159,7 +169,8 @@ class QueuedScoringJob(ScoringJob):
                                          elapsed_s=time.monotonic() - self.started)
                 if status in ("done", "stopped", "cancelled"):
                     break
-                if app.job_manager.get_job_status(job_id).value in ("failed", "aborted", "cancelled"):
+                if job_id is not None and app.job_manager.get_job_status(job_id).value in ("failed", "aborted",
+                                                                                             "cancelled"):
                     self.error = f"the worker's job for run {run_id} failed: see the worker's log"
                     break
                 time.sleep(self.poll_s)
