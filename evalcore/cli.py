@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from typing import TYPE_CHECKING, Any
 
 from evalcore import guarantees_cli, panel_cli
 from evalcore import runs as runs_mod
+from evalcore.judge.cli_common import json_safe
 from evalcore.model import counted
 
 if TYPE_CHECKING:  # types only: the analyses load where a command runs them
@@ -34,26 +34,10 @@ if TYPE_CHECKING:  # types only: the analyses load where a command runs them
     from evalcore.model import Dataset, Run
 
 
-def _clean(x: object) -> Any:
-    """JSON-safe: NaN -> null, numpy scalars -> Python."""
-    if isinstance(x, dict):
-        return {k: _clean(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_clean(v) for v in x]
-    if hasattr(x, "item") and not isinstance(x, (str, bytes)):
-        try:
-            x = x.item()
-        except (ValueError, AttributeError):
-            pass
-    if isinstance(x, float) and math.isnan(x):
-        return None
-    return x
-
-
 def cmd_datasets(args: argparse.Namespace) -> int:
     rows = runs_mod.list_all_datasets()
     if args.json:
-        print(json.dumps(_clean(rows), indent=2))
+        print(json.dumps(json_safe(rows), indent=2))
         return 0
     print(f"{'id':<16}{'items':>7}{'systems':>9}{'annotators':>12}{'runs':>6}  dimensions")
     for r in rows:
@@ -69,7 +53,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
     rows = [(runs_mod.load_run(r.run_id) if args.json else r).summary()
             | {"parser": r.parser, "status": r.config.status or "done"} for r in listed]
     if args.json:
-        print(json.dumps(_clean(rows), indent=2))
+        print(json.dumps(json_safe(rows), indent=2))
         return 0
     for r in rows:
         print(f"{r['run_id']:<48} {r['method']:<10} {r['model']:<26} {r['origin']:<10} {r['status']}")
@@ -121,7 +105,7 @@ def meta_document(dataset: Dataset, run: Run, *, dimensions: list[str] | None = 
             out["dimensions"][dim] = entry = {"pairwise": summary}
             if inference:
                 _add_pairwise_inference(entry, dataset, run, dim, inference, n_resamples, random_state)
-        return _clean(out)
+        return json_safe(out)
     settings = evaluation.Settings(levels or meta.LEVELS, coefficients or meta.COEFFICIENTS, n_resamples,
                                    random_state, systems, ci_resampling, summary_constant)
     for dim, analysis in evaluation.run_analysis(dataset, run, dimensions, settings).items():
@@ -129,7 +113,7 @@ def meta_document(dataset: Dataset, run: Run, *, dimensions: list[str] | None = 
         if inference:
             _add_inference(entry, dataset, run, dim, inference, n_resamples, random_state, systems)
         out["dimensions"][dim] = entry
-    return _clean(out)
+    return json_safe(out)
 
 
 def dimension_entry(a: DimensionAnalysis) -> dict[str, object]:
@@ -390,7 +374,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
                        f"{', '.join(dataset.dimension_names)}")
     store = default_store()
     rows = store.label_rows(labels.base_id(args.dataset))
-    out = _clean(labels.plan(dataset, run, rows, args.dimension, coefficient=args.coefficient,
+    out = json_safe(labels.plan(dataset, run, rows, args.dimension, coefficient=args.coefficient,
                              half_width=args.half_width, reference=args.reference,
                              random_only=not args.all_labels, assurance=args.assurance,
                              adjudications=labels.adjudications_of(store, args.dataset)))
@@ -514,7 +498,7 @@ def bias_report(dataset_id: str, run_id: str, *, dimension: str | None = None, p
             bias_views.mean_scores_table(dataset, [run], dims), dimension or ""), "mean_scores")
         if ms is not None:
             out["mean_scores"] = ms.drop(columns=["run"]).to_dict(orient="records")
-    return _clean(out)
+    return json_safe(out)
 
 
 def _first_position_ci(comps: pd.DataFrame, dimension: str | None) -> dict[str, Any]:

@@ -8,6 +8,7 @@ after 30 s, and ``forget_runs()`` drops them at once after a scoring run or an u
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import streamlit as st
 
@@ -165,10 +166,16 @@ def _store_problem(path: str, stamp: tuple) -> str | None:
 
 
 def store_problem() -> str | None:
-    """Why the local store cannot be used (checked again whenever the file changes), or None."""
-    from evalcore.store import default_path
+    """Why the store cannot be used, or None. A SQLite file is checked again whenever it changes; a PostgreSQL
+    database (no file to watch) is asked on every rerun, through the store handle the app uses anyway."""
+    from evalcore.store import store_problem as problem
+    from evalcore.store.connection import configured_location
+    from evalcore.store.postgres import is_url
 
-    path = default_path()
+    location = configured_location()
+    if is_url(location):  # never as a path: Path() would fold the URL's '//' and make it a relative file name
+        return problem()
+    path = Path(location)
     try:
         st_ = path.stat()
         stamp = (st_.st_size, st_.st_mtime_ns)

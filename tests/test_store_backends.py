@@ -333,6 +333,18 @@ def test_an_unreachable_server_is_a_store_error_naming_the_url_without_its_passw
     assert "cannot be reached" in str(e.value) and "hunter2" not in str(e.value) and "judge:***@" in str(e.value)
 
 
+def test_the_apps_store_check_reads_a_postgres_url_as_a_url_never_as_a_file(tmp_path, monkeypatch):
+    """The app's banner check (pages/_loaders.store_problem) once made the URL a Path, which folds its '//': the
+    check then opened a SQLite file named 'postgresql:/...' under the working directory. It must ask the server."""
+    from pages import _loaders
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("EVALCORE_DB", f"postgresql://judge:hunter2@/nodb?host={tmp_path}&connect_timeout=2")
+    message = _loaders.store_problem()
+    assert message is not None and "cannot be reached" in message and "hunter2" not in message
+    assert list(tmp_path.iterdir()) == []  # no file or folder made from the URL
+
+
 def test_postgres_no_such_database_and_a_user_who_may_only_read(pg_schemas):
     """A database that does not exist is the broken-store message; a user granted only SELECT reads the store and
     gets the read-only message on a write, with nothing written."""

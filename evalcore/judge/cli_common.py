@@ -43,15 +43,19 @@ def json_safe(x: object) -> object: ...
 
 
 def json_safe(x: object) -> object:
-    """``x`` with NaN as None and numpy scalars as Python numbers, for ``json.dumps``."""
+    """``x`` with NaN as None and numpy scalars as Python numbers, for ``json.dumps``: the one JSON-safe walk of
+    the command line's documents (``meta --json``, ``plan --json``, ``score``'s summaries)."""
     if isinstance(x, dict):
         return {k: json_safe(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
         return [json_safe(v) for v in x]
+    if hasattr(x, "item") and not isinstance(x, (str, bytes)):
+        try:  # a numpy scalar first (a float32 NaN is no Python float until then)
+            x = x.item()
+        except (ValueError, AttributeError):  # an array of several values has .item() too: kept as it is
+            pass
     if isinstance(x, float) and math.isnan(x):
         return None
-    if hasattr(x, "item") and not isinstance(x, (str, bytes)):
-        return x.item()
     return x
 
 
