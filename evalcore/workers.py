@@ -30,6 +30,7 @@ import time
 from typing import TYPE_CHECKING, Any, Iterator
 
 from evalcore.judge.job import ScoringJob
+from evalcore.judge.spending import CapReached, Meter
 from evalcore.store import RunLeased, Store
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -65,6 +66,8 @@ def score_run(store: Store, run_id: str, *, concurrency: int | None = None,
     from evalcore.judge import runner
     from evalcore.judge.resume import resume_args
 
+    from evalcore.judge import spending
+
     run = store.load_run(run_id)
     argv = resume_args(run) + ["--quiet", "--concurrency", str(concurrency or run.config.concurrency or 16)]
     parser = argparse.ArgumentParser(prog="python -m evalcore")
@@ -75,7 +78,9 @@ def score_run(store: Store, run_id: str, *, concurrency: int | None = None,
     spec = judge_cli._recorded(args, dataset, store) or spec
     # scored for whoever owns the run (the worker is the operator's process; the run stays its owner's)
     spec = dataclasses.replace(spec, owner=store.run_row(run_id).get("owner") or None)
-    return runner.score_dataset(spec, engine, store=store, cancel=cancel)
+    # a run queued under the operator's spending rule carries its meter in the store's spending rows
+    meter = spending.queued_meter(store, run_id, engine.first_endpoint)
+    return runner.score_dataset(spec, engine, store=store, cancel=cancel, meter=meter)
 
 
 def store_location(store: Store) -> str:
@@ -119,17 +124,36 @@ def cancel_scoring(store: Store, run_id: str) -> bool:
                     found = True
                     if status == "todo":  # no worker will touch the run: it is cancelled here
                         store.finish_run(run_id, status="cancelled", stats=store.run_stats(run_id))
+                        _give_back(store, run_id)
     return found
 
 
-def record_run(spec: Any, options: Any, *, store: Store) -> str:
+def _give_back(store: Store, run_id: str) -> None:
+    """A run cancelled before any worker took it: what was reserved for it is returned to its owner."""
+    from evalcore.judge import spending
+
+    spending.give_back_queued(store, store.run_row(run_id).get("owner") or None, run_id)
+
+
+def record_run(spec: Any, options: Any, *, store: Store, meter: Meter | None = None) -> str:
     """Record a new run, or a stopped one again (its spec, the endpoint's plan, status "queued"; no item's request
-    sent): its id."""
+    sent): its id. ``meter`` (the app's, evalcore.judge.spending.Meter) counts the capability probe's replies and
+    keeps the click's reservation (held) for the worker."""
     from evalcore.judge import runner
 
     stop = threading.Event()
     stop.set()  # plans and records the run, then stops before its first item
-    run = runner.score_dataset(spec, options, store=store, cancel=stop)
+    if meter is not None:
+        meter.held = True  # its end gives back nothing: the reservation is the worker's (spending.hand_over)
+    try:
+        run = runner.score_dataset(spec, options, store=store, cancel=stop, meter=meter)
+    except BaseException:
+        if meter is not None:  # not queued (the cap reached already, the probe failed): settled to its replies
+            meter.release()
+        raise
+    finally:
+        if meter is not None:
+            meter.held = False
     store.finish_run(run.run_id, status="queued", stats=dict(run.config.stats.to_dict()))
     return run.run_id
 
@@ -145,36 +169,62 @@ def queue_scoring(spec: Any, options: Any, *, store: Store) -> str:
 class QueuedScoringJob(ScoringJob):
     """The Score page's job on a PostgreSQL store: its thread records the run, enqueues it and follows it in the
     store (progress: the run's judgments; Cancel: ``cancel_scoring``), while a worker scores it. The job outlives
-    the tab and the app server; a session that comes back finds the run in the store. Only for a run on the
-    operator's key without a spending meter (``views.score.new_job`` decides): a typed key never leaves the
-    session, and a capped user's run is metered where it is scored."""
+    the tab and the app server; a session that comes back finds the run in the store. For a run on the operator's
+    key (``views.score.new_job`` decides: a typed key never leaves the session). A run under the spending rule
+    hands the estimate charged at the click to the run's own spending row, from which the worker rebuilds its
+    meter (evalcore.judge.spending.queued_meter) and stops at the operator's cap."""
 
     poll_s: float = 0.5
+    queued_at: float | None = None  # time.monotonic() when the job went into the queue (None: not yet)
+    claimed: bool = False  # a worker has taken the job (the job is being done, or the run has begun)
+    handed: bool = False  # the click's reservation went to the run's spending rows (a resume hands over nothing)
+
+    def start(self) -> None:
+        self.queued_at, self.claimed = None, False  # a resume queues the run again: not queued until it is
+        super().start()
 
     def _score_online(self) -> None:
-        from evalcore.judge.runner import Progress
+        from evalcore.judge import spending
 
-        run_id = record_run(self.spec, self.engine, store=self.store)
-        tasks = int(self.store.run_stats(run_id).get("tasks") or 0)
+        first = self.meter is not None and not self.handed
+        self.handed = self.handed or first
+        try:  # the app's meter counts the capability probe; the worker's, rebuilt from the store, the rest
+            run_id = record_run(self.spec, self.engine, store=self.store, meter=self.meter if first else None)
+        finally:
+            if first:  # even when recording failed: what it settled and what was left move to the run's rows
+                spending.hand_over(self.meter, self.run_id)
         with opened(store_location(self.store)) as app:
             job_id = _defer_once(app, run_id)
-            asked_to_stop = False
-            while True:
-                if self.cancel.is_set() and not asked_to_stop:
-                    asked_to_stop = cancel_scoring(self.store, run_id) or True
-                status = self.store.run_row(run_id)["status"]
-                done = self.store.conn.execute("SELECT count(*) FROM judgments WHERE run_id = ?",
-                                               (run_id,)).fetchone()[0]
-                self.progress = Progress(total=tasks, done=int(done), cached=0, failed=0, retrying=0, eta_s=None,
-                                         elapsed_s=time.monotonic() - self.started)
-                if status in ("done", "stopped", "cancelled"):
-                    break
-                if job_id is not None and app.job_manager.get_job_status(job_id).value in ("failed", "aborted",
-                                                                                             "cancelled"):
-                    self.error = f"the worker's job for run {run_id} failed: see the worker's log"
-                    break
-                time.sleep(self.poll_s)
+            self.queued_at = time.monotonic()
+            self._follow(app, run_id, job_id)
         self.run = self.store.load_run(run_id)
+
+    def _follow(self, app: procrastinate.App, run_id: str, job_id: int | None) -> None:
+        """Follow the run in the store until it ends: progress, whether a worker took it, Cancel, a failed job."""
+        from evalcore.judge.runner import Progress
+
+        tasks = int(self.store.run_stats(run_id).get("tasks") or 0)
+        asked_to_stop = False
+        while True:
+            if self.cancel.is_set() and not asked_to_stop:
+                asked_to_stop = cancel_scoring(self.store, run_id) or True
+            status = self.store.run_row(run_id)["status"]
+            done = self.store.conn.execute("SELECT count(*) FROM judgments WHERE run_id = ?",
+                                           (run_id,)).fetchone()[0]
+            self.progress = Progress(total=tasks, done=int(done), cached=0, failed=0, retrying=0, eta_s=None,
+                                     elapsed_s=time.monotonic() - self.started)
+            job_status = app.job_manager.get_job_status(job_id).value if job_id is not None else None
+            self.claimed = self.claimed or status != "queued" or job_status not in (None, "todo")
+            if status in ("done", "stopped", "cancelled"):
+                if status == "stopped" and self.meter is not None:
+                    from evalcore.judge import spending
+
+                    self.error = spending.cap_stop(self.store, self.meter.spender, run_id)
+                return
+            if job_status in ("failed", "aborted", "cancelled"):
+                self.error = f"the worker's job for run {run_id} failed: see the worker's log"
+                return
+            time.sleep(self.poll_s)
 
 
 # ------------------------------------------------------------------------------------------ the queue (procrastinate)
@@ -204,6 +254,8 @@ def make_app(url: str) -> procrastinate.App:
         store = Store(url)
         try:
             score_run(store, run_id, cancel=stop)
+        except CapReached as e:  # the run is recorded "stopped", its judgments kept: not a failed job
+            log.warning("%s", e)
         finally:
             done.set()
             store.close()

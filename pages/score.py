@@ -156,6 +156,7 @@ def _live_progress() -> None:
         return
     frac, text = score_views.progress_line(j.progress)
     st.progress(frac, text=text)
+    render.blocks(score_views.queue_blocks(j))  # a run queued for a worker: who scores it, or that none runs
     if j.running:
         if st.button("Cancel", key="cancel_scoring"):
             j.cancel.set()

@@ -210,3 +210,175 @@ def test_the_score_pages_job_on_sqlite_is_a_thread_as_before(tmp_path):
         job.start()
         assert job.wait(120)
     assert job.run.config.status == "done" and len(job.run.judgments) == 4
+
+
+# ------------------------------------------------------------------------------------- the spending cap in a worker
+PRICE_PER_TOKEN = 1e-5  # the test's own price table: 10 USD per million tokens, prompt and completion alike
+
+
+@pytest.fixture
+def priced_judge(monkeypatch, tmp_path):
+    """The operator's judge, a reasoning model on the loopback (its replies cost far more than the estimate's
+    one-token guess), priced by an override price table; no cap yet."""
+    import json
+
+    from evalcore.judge.client import endpoint_from_preset
+    from evalcore.testing.loopback_profiles import PROFILES
+
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"loop-reasoner": {"input": 10.0, "output": 10.0}}))
+    monkeypatch.setenv("EVALCORE_PRICES", str(prices))
+    monkeypatch.delenv("EVALCORE_MAX_COST_USD", raising=False)
+    with serve(profile=PROFILES["openai-reasoning"]) as srv:
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-operator-workers")
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
+        yield endpoint_from_preset("openai", model="loop-reasoner", base_url=srv.base_url)
+
+
+def _click(store: Store, endpoint, n: int, owner: str = "alice"):
+    """The Score page's estimate and "Start scoring" for ``n`` SummEval coherence items: (spec, estimate, the
+    spending decision at the click: evalcore.judge.spending.charge, the one the page makes)."""
+    from evalcore.judge import runner, spending
+    from evalcore.judge.spec import EngineOptions, default_spec
+    from evalcore.runs import get_dataset
+
+    spec = default_spec(get_dataset("summeval", store, with_labels=False), "geval", ["coherence"], store=store,
+                        limit=n)
+    est = runner.estimate(spec, EngineOptions(endpoint), store=store)
+    d = spending.charge(est.cost_usd, est.calls, local=False, spender=owner, store=store, what="score")
+    return spec, est, d
+
+
+def _queued_job(store: Store, spec, endpoint, est, owner: str = "alice"):
+    from evalcore.views import score as score_views
+
+    job = score_views.new_job(spec, endpoint, use_batch=False, api_key=None, concurrency=1, reprobe=False,
+                              store=store, owner=owner, charged_usd=est.cost_usd)
+    assert type(job) is workers.QueuedScoringJob and job.meter is not None  # a capped run goes to a worker too
+    job.start()
+    _wait_for(lambda: job.queued_at is not None or job.finished, "the page's job to queue its run")
+    assert job.error is None, job.error
+    return job
+
+
+def _work_until_empty(url: str) -> None:
+    """A worker in this process (evalcore.workers.work) that stops once the queue is empty."""
+    import asyncio
+
+    asyncio.run(workers.work(url, heartbeat_s=0.5, wait=False))
+
+
+def _replies_cost(stats) -> float:
+    return (stats["prompt_tokens"] + stats["completion_tokens"]) * PRICE_PER_TOKEN
+
+
+def test_a_capped_users_queued_runs_hold_the_cap_in_the_worker(pg_schemas, priced_judge, monkeypatch):  # noqa: F811
+    """Alice's run goes to a worker with her meter: her second click, whose estimate and the first's pass the cap,
+    is refused (the reservation is made when a run is queued, as in the app's thread); the worker charges what the
+    replies cost (far more than the estimate) and stops the run at the cap, status "stopped", the page saying why;
+    enqueued again, it stops before sending anything."""
+    url = pg_schemas.new("cap")
+    store = Store(url)
+    spec, est, _ = _click(store, priced_judge, 8, owner="nobody")  # the estimate, before any cap
+    cap = 1.5 * est.cost_usd
+    monkeypatch.setenv("EVALCORE_MAX_COST_USD", repr(cap))
+    _, _, first = _click(store, priced_judge, 8)
+    assert first.allowed
+    job = _queued_job(store, spec, priced_judge, est)
+    assert store.run_row(job.run_id)["status"] == "queued" and _judged(store, job.run_id) == 0
+    assert store.spent_usd("alice") >= est.cost_usd - 1e-12  # the click's estimate stays reserved while queued
+    _, _, second = _click(store, priced_judge, 8)
+    assert not second.allowed and "pass the operator's cap" in second.reason
+    _work_until_empty(url)
+    assert job.wait(120)
+    assert job.error is not None and f"spending cap of ${cap:.4f} per user was reached" in job.error
+    row, stats = store.run_row(job.run_id), store.run_stats(job.run_id)
+    assert row["status"] == "stopped" and 0 < stats["judged_this_session"] < 8
+    per_task = _replies_cost(stats) / stats["judged_this_session"]
+    spent = store.spent_usd("alice")
+    assert cap <= spent <= cap + 2 * per_task  # stopped at the cap: one request in flight at a time
+    assert spent >= _replies_cost(stats) - 1e-12  # every reply the worker received is charged
+    # queued again (the page's Resume): the worker's rebuilt meter stops it before its first request
+    asked = len(_judged_rows(store, job.run_id))
+    job.resume(None)
+    _wait_for(lambda: job.queued_at is not None or job.finished, "the resumed job to be queued")
+    _work_until_empty(url)
+    assert job.wait(120) and "spending cap" in (job.error or "")
+    assert len(_judged_rows(store, job.run_id)) == asked and store.spent_usd("alice") == pytest.approx(spent)
+    store.close()
+
+
+def _judged_rows(store: Store, run_id: str) -> list:
+    return store.conn.execute("SELECT item_id FROM judgments WHERE run_id = ?", (run_id,)).fetchall()
+
+
+def test_a_queued_run_under_the_cap_is_charged_what_the_same_run_costs_in_the_apps_thread(
+        pg_schemas, priced_judge, monkeypatch, tmp_path):  # noqa: F811
+    """Within the cap the worker scores the whole run, and the record is settled to what its replies cost, the
+    capability probe (sent by the app when it recorded the run) included: the same as the same run scored in the
+    app's thread on a SQLite store (a second store: its probe is sent again), which the in-process tests check
+    against the replies' usage."""
+    monkeypatch.setenv("EVALCORE_MAX_COST_USD", "100")
+    url = pg_schemas.new("settle")
+    store = Store(url)
+    spec, est, d = _click(store, priced_judge, 4)
+    assert d.allowed
+    job = _queued_job(store, spec, priced_judge, est)
+    _work_until_empty(url)
+    assert job.wait(120) and job.error is None
+    assert job.run.config.status == "done" and len(job.run.judgments) == 4
+    ref = Store(tmp_path / "reference.db")
+    spec_ref, est_ref, d_ref = _click(ref, priced_judge, 4)
+    from evalcore.views import score as score_views
+
+    thread = score_views.new_job(spec_ref, priced_judge, use_batch=False, api_key=None, concurrency=1, reprobe=False,
+                                 store=ref, owner="alice", charged_usd=est_ref.cost_usd)
+    assert type(thread) is not workers.QueuedScoringJob
+    thread.start()
+    assert thread.wait(120) and thread.error is None
+    assert ref.spent_usd("alice") == pytest.approx(_replies_cost(thread.run.config["stats"]))
+    assert store.spent_usd("alice") == pytest.approx(ref.spent_usd("alice"))
+    assert store.spent_usd("alice") > est.cost_usd  # the reasoning replies cost more than the estimate guessed
+    ref.close()
+    store.close()
+
+
+# ------------------------------------------------------------------------------- the Score page while a run waits
+def test_the_score_page_says_a_worker_scores_a_queued_run_and_when_none_seems_to_run():
+    """The view model (evalcore.views.score.queue_blocks) on an injected clock: queued, it says a worker scores the
+    run; past NO_WORKER_AFTER_S with no worker on it, that none seems to run and the command that starts one; once a
+    worker took it, only that it scores it; nothing for a run scored in the app's thread."""
+    from types import SimpleNamespace
+
+    from evalcore.views import score as score_views
+
+    job = SimpleNamespace(queued_at=1000.0, claimed=False, running=True)
+    fresh = score_views.queue_blocks(job, now=1000.0 + score_views.NO_WORKER_AFTER_S - 0.1)
+    assert [b.kind for b in fresh] == ["info"] and "a worker process scores it" in fresh[0].text
+    late = score_views.queue_blocks(job, now=1000.0 + score_views.NO_WORKER_AFTER_S)
+    assert [b.kind for b in late] == ["info", "warning"]
+    assert "none seems to be running" in late[1].text and "`python -m evalcore worker`" in late[1].text
+    assert f"in {score_views.NO_WORKER_AFTER_S:,.0f} s" in late[1].text
+    job.claimed = True
+    taken = score_views.queue_blocks(job, now=5000.0)
+    assert len(taken) == 1 and "A worker is scoring this run" in taken[0].text
+    assert score_views.queue_blocks(SimpleNamespace(queued_at=None, claimed=False, running=True), now=5000.0) == []
+    job.running = False  # ended: the page shows how it went instead
+    assert score_views.queue_blocks(job, now=5000.0) == []
+
+
+def test_the_page_job_knows_when_a_worker_took_its_run(pg_schemas, tmp_path, monkeypatch):  # noqa: F811
+    """``claimed`` (what the page reads) is False while the job waits, True once a worker took it."""
+    monkeypatch.delenv("EVALCORE_MAX_COST_USD", raising=False)
+    url = pg_schemas.new("claimed")
+    store = Store(url)
+    with serve() as srv:
+        job = _page_job(store, srv.base_url, 3)
+        job.start()
+        _wait_for(lambda: job.queued_at is not None, "the page's job to queue its run")
+        time.sleep(3 * job.poll_s)  # a few polls with no worker: still unclaimed
+        assert not job.claimed and job.running
+        _work_until_empty(url)
+        assert job.wait(120) and job.error is None
+    assert job.claimed and job.run.config.status == "done"
+    store.close()

@@ -163,10 +163,14 @@ class Meter:
         self.model, self.provider, self.prices = model, provider, prices
         self.batch = batch  # replies of the Batch API: priced at its rates
         self.charged = max(float(reserved or 0.0), 0.0)  # what the store holds for this run so far
+        self.reserved = self.charged  # the estimate charged at the click
         self.cost = 0.0  # what the replies cost so far, every session of the run
         self.earlier = 0.0  # what the sessions before this one cost (a run resumed with the same meter)
         self.reached: str | None = None
         self.settled = False
+        # usage past the reservation is written in steps of this much (a worker's meter writes every reply's:
+        # a worker killed mid-run leaves nothing it received uncounted)
+        self.step = METER_STEP_USD
         # a reservation held for several runs (the Improve page's queue: one estimate charged for all its
         # candidates): a run's end gives back nothing, :meth:`release` settles once the last one ended
         self.held = False
@@ -209,7 +213,7 @@ class Meter:
         if pending <= 0:
             return
         spent = self.store.spent_usd(self.spender) + pending if self.cap is not None else 0.0
-        if pending >= METER_STEP_USD or (self.cap is not None and spent >= self.cap):
+        if pending >= self.step or (self.cap is not None and spent >= self.cap):
             self._record(pending, "usage past the estimate")
         if self.cap is not None and spent >= self.cap:
             self._stop(spent)
@@ -260,3 +264,90 @@ class Meter:
         # recorded whatever the cap: the money is spent (the cap stops the run, it cannot undo a reply)
         self.store.charge(self.spender, amount, calls=0, what=f"{self.what} ({why})", cap=None)
         self.charged += amount
+
+
+# ------------------------------------------------------------------------------------- a run scored by a worker
+# A run queued on a PostgreSQL store (evalcore.workers) is scored by a worker process, which cannot hold the Meter the
+# app made at the click: the meter travels through the store. Every spending row of such a run names it ("(run id)"
+# in ``what``, as every row a run's Meter writes does), so the worker rebuilds it from the rows:
+#   * the click's charge (spending.charge: the cap checked and the estimate recorded in one transaction) is the
+#     reservation, made when the run is QUEUED, not when a worker takes it: a user's second click then counts the
+#     first run still waiting, so two queued runs cannot pass the cap together (the second is refused at its
+#     click, as in the app's thread), and nobody queues work that a worker would find over the cap hours later;
+#   * :func:`hand_over` moves that reservation to a row naming the run when its job is queued;
+#   * :meth:`Meter.for_queued_run` (the worker) rebuilds the meter: charged = the sum of the run's rows; a row
+#     RESERVED marks a metered run (none: a run queued without a meter, nothing counted); a row SESSION per worker
+#     session that began. When an earlier session began and never settled (its worker was killed), all it was
+#     charged is taken as spent: what was reserved stays charged, and nothing is ever under-counted (the unspent
+#     part of a killed session's reservation is the price of that). Requests in flight when a worker dies are the
+#     one thing no record can hold: the reply never arrived.
+RESERVED = "reserved at the click; scored by a worker"
+BEFORE = "replies before it was queued: the capability probe"
+SESSION = "a worker's session began"
+GIVEN_BACK = "cancelled before a worker took it: the reservation given back"
+
+
+def run_rows(store: Store, spender: str | None, run_id: str) -> list[tuple[str, float]]:
+    """(what, usd) of ``spender``'s spending rows that name run ``run_id``."""
+    tag = f"({run_id})"
+    rows = store.conn.execute("SELECT what, usd FROM spending WHERE spender = ?", (spender or "",)).fetchall()
+    return [(str(w), float(u)) for w, u in rows if tag in str(w)]
+
+
+def hand_over(meter: Meter, run_id: str) -> None:
+    """The estimate charged at the click (held by the app's ``meter``, which recorded the run: its capability probe
+    counted) made run ``run_id``'s own rows, for the worker that scores it (once: a resume hands over nothing):
+    RESERVED what the probe left of the estimate, BEFORE what the probe's replies cost. The run's rows are written
+    before the click's is balanced, so the spender's total never dips below what was started. Called once per
+    run, after :func:`evalcore.workers.record_run` counted the probe with ``meter``."""
+    reserved, before = meter.reserved, meter.cost
+    meter.store.charge(meter.spender, reserved - before, calls=0, what=f"{meter.what} ({RESERVED})", cap=None)
+    meter.store.charge(meter.spender, before, calls=0, what=f"{meter.what} ({BEFORE})", cap=None)
+    meter.store.charge(meter.spender, -reserved, calls=0, cap=None,
+                       what=f"the estimate charged at the click, moved to the record of run {run_id}")
+    meter.settled = True  # the worker's meter counts the rest: nothing of this one is settled again
+
+
+def give_back_queued(store: Store, spender: str | None, run_id: str) -> None:
+    """Run ``run_id`` was cancelled while it waited in the queue: no worker began it, its reservation is returned."""
+    rows = run_rows(store, spender, run_id)
+    held = sum(u for _, u in rows)
+    if rows and not any(SESSION in w for w, _ in rows) and abs(held) > 1e-12:
+        base = next((w[: -len(f" ({RESERVED})")] for w, _ in rows if w.endswith(f" ({RESERVED})")), f"({run_id})")
+        store.charge(spender, -held, calls=0, what=f"{base} ({GIVEN_BACK})", cap=None)
+
+
+def queued_meter(store: Store, run_id: str, endpoint: Endpoint, *,
+                 environ: Mapping[str, str] | None = None) -> Meter | None:
+    """The worker's meter of run ``run_id``, rebuilt from the store's spending rows (see above); None for a run
+    queued without one. Records that a session began; the cap is the worker's ``$EVALCORE_MAX_COST_USD`` (the
+    operator runs workers with the app's settings)."""
+    spender = store.run_row(run_id).get("owner") or None
+    rows = run_rows(store, spender, run_id)
+    base = next((w[: -len(f" ({RESERVED})")] for w, _ in rows if w.endswith(f" ({RESERVED})")), None)
+    if base is None:
+        return None
+    meter = Meter.for_run(store, spender, endpoint, reserved=sum(u for _, u in rows), what=base, environ=environ)
+    if meter is None:
+        return None
+    if any(SESSION in w for w, _ in rows):  # an earlier session: all it was charged counts as spent
+        meter.cost = meter.charged
+    else:
+        meter.cost = sum(u for w, u in rows if w.endswith(f" ({BEFORE})"))
+    meter.step = 0.0
+    store.charge(spender, 0.0, calls=0, what=f"{base} ({SESSION})", cap=None)
+    return meter
+
+
+def cap_stop(store: Store, spender: str | None, run_id: str, *,
+             environ: Mapping[str, str] | None = None) -> str | None:
+    """Why run ``run_id``, stopped, was stopped for money: the operator's cap reached by ``spender`` (None: not)."""
+    cap = spending_cap(environ)
+    if cap is None:
+        return None
+    spent = store.spent_usd(spender)
+    if spent < cap - 1e-12:
+        return None
+    return (f"run {run_id} stopped: the operator's spending cap of {usd(cap)} per {budget_name(spender)} was reached "
+            f"({usd(spent)} spent). Its finished judgments are kept; the operator can raise the cap ($"
+            f"{CAP_ENV}) and the run be resumed.")

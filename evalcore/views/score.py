@@ -246,7 +246,9 @@ def new_job(spec: ScoringSpec, endpoint: Endpoint, *, replica_text: str = "", us
     API sends one batch to the first endpoint), recorded as ``owner``'s run. Not started. An online run on a paid
     endpoint counts what its replies cost against ``owner``'s budget (``charged_usd``: the estimate charged at the
     click) and stops at the operator's cap (evalcore.judge.spending.Meter); a Batch API run is charged what its
-    replies cost, at the Batch API's rates, when this job collects it."""
+    replies cost, at the Batch API's rates, when this job collects it. On a PostgreSQL store an online run on the
+    operator's key is queued for a worker (evalcore.workers.QueuedScoringJob), its meter too; a key typed in the
+    browser never leaves the session, so such a run, and a Batch API run, is scored in the app's thread."""
     from evalcore.judge.job import ScoringJob
     from evalcore.judge.runner import new_run_id
     from evalcore.judge.spec import EngineOptions
@@ -258,7 +260,7 @@ def new_job(spec: ScoringSpec, endpoint: Endpoint, *, replica_text: str = "", us
     meter = Meter.for_run(store, owner, endpoint, reserved=charged_usd, batch=use_batch,
                           what=f"score {spec.dataset.id} {spec.method} ({run_id})")
     job_class = ScoringJob
-    if meter is None and api_key is None and not use_batch:  # the operator's key, nothing to meter
+    if api_key is None and not use_batch:  # the operator's key (a metered run's meter travels in the store)
         from evalcore import workers
 
         if workers.queued(store):  # PostgreSQL: a worker scores it (docs/lab-server.md#workers)
@@ -270,6 +272,33 @@ def new_job(spec: ScoringSpec, endpoint: Endpoint, *, replica_text: str = "", us
 
 
 # ----------------------------------------------------------------------------------------------------- progress
+# a queued run no worker has taken after this long: the page says that none seems to be running
+NO_WORKER_AFTER_S = 15.0
+WORKER_COMMAND = "python -m evalcore worker"
+
+
+def queue_blocks(job: ScoringJob, *, now: float | None = None) -> list[Block]:
+    """What the page says of a run queued for a worker (evalcore.workers.QueuedScoringJob; nothing for a run scored
+    in the app's thread): that a worker scores it, and, when none has taken it ``NO_WORKER_AFTER_S`` after it was
+    queued, that no worker seems to be running, with the command that starts one. ``now``: time.monotonic()."""
+    import time
+
+    queued_at = getattr(job, "queued_at", None)
+    if queued_at is None or not job.running:
+        return []
+    if getattr(job, "claimed", False):
+        return [Note("A worker is scoring this run (the store's job queue): it goes on if you close this tab; "
+                     "Cancel stops it wherever it runs.", "caption")]
+    waited = (time.monotonic() if now is None else now) - queued_at
+    out: list[Block] = [Note("This run is queued: a worker process scores it, not this page. It goes on if you "
+                             "close this tab.", "info")]
+    if waited >= NO_WORKER_AFTER_S:
+        out.append(Note(f"No worker has taken it in {waited:,.0f} s: none seems to be running. On the server, "
+                        f"start one with `{WORKER_COMMAND}` (with the app's EVALCORE_DB; see the lab-server "
+                        "guide's Workers section).", "warning"))
+    return out
+
+
 def progress_line(progress: Progress | None) -> tuple[float, str]:
     """The progress bar's share done and its line (evalcore.judge.runner.Progress; None: not started yet)."""
     p = progress
