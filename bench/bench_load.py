@@ -151,8 +151,9 @@ class ProcSampler:
     is counted up to its last sample. This process's own CPU (the websocket clients, Playwright's calls) is read
     with os.times()."""
 
-    def __init__(self, server_pid: int) -> None:
+    def __init__(self, server_pid: int, *more_pids: int) -> None:
         self.server_pid = server_pid
+        self.roots = (server_pid, *more_pids)  # a cluster: every app server (and the proxy) counts as "server"
         self.me = os.getpid()
         self.cpu: dict[int, tuple[str, float]] = {}  # pid -> ("server" | "clients", CPU seconds)
         self.peak = {"server": 0.0, "clients": 0.0}
@@ -178,7 +179,7 @@ class ProcSampler:
         for entry in os.listdir("/proc"):
             if entry.isdigit() and (st := _proc_stat(int(entry))) is not None:
                 parents[int(entry)], cpu[int(entry)] = st
-        server = _descendants(self.server_pid, parents)
+        server = set().union(*(_descendants(r, parents) for r in self.roots))
         clients = _descendants(self.me, parents) - server - {self.me}
         rss = {"server": sum(_rss_kb(p) for p in server) / 1024, "clients": sum(_rss_kb(p) for p in clients) / 1024}
         with self._lock:
@@ -217,7 +218,7 @@ class Load:
     errors: list[str] = field(default_factory=list)
 
 
-async def ws_load(url: str, session: int, page: str, timeout_s: float) -> Load:
+async def ws_load(url: str, session: int, page: str, timeout_s: float, headers: dict[str, str] | None = None) -> Load:
     """Open ``page`` as the Streamlit frontend does on a fresh page load: connect to /_stcore/stream, send one
     ``rerun_script`` with the page's name and an empty query string, read ForwardMsgs until the run has finished."""
     import websockets
@@ -230,7 +231,8 @@ async def ws_load(url: str, session: int, page: str, timeout_s: float) -> Load:
     deadline = t0 + timeout_s
     try:
         async with websockets.connect(url.replace("http://", "ws://") + "/_stcore/stream", subprotocols=["streamlit"],
-                                      max_size=None, open_timeout=timeout_s, ping_interval=None) as ws:
+                                      max_size=None, open_timeout=timeout_s, ping_interval=None,
+                                      additional_headers=headers) as ws:
             msg = BackMsg()
             msg.rerun_script.query_string = ""
             msg.rerun_script.page_name = page_name
@@ -356,7 +358,9 @@ async def run_round(n: int, pages: list[str], url: str, args, sampler: ProcSampl
             loads = []
             for page in order_of(i, pages):
                 if context is None:
-                    loads.append(await ws_load(url, i, page, args.timeout))
+                    headers = args.auth(i) if getattr(args, "auth", None) else None
+                    target = args.url_of(i) if getattr(args, "url_of", None) else url
+                    loads.append(await ws_load(target, i, page, args.timeout, headers))
                 else:
                     loads.append(await browser_load(context, url, i, page, args.timeout))
             return loads
@@ -559,6 +563,289 @@ def _script_run(page: str, profiler=None) -> tuple[float, float, list[str]]:
     return wall, sum(cpu), [str(e.value)[:200] for e in list(at.exception) + list(at.error)]
 
 
+# --------------------------------------------------------------------------- several app servers on PostgreSQL
+NGINX_TEMPLATE = REPO_ROOT / "deploy" / "nginx" / "judgescope.conf.template"
+SCORE_ITEMS = 2000  # --job-items: SummEval, coherence and fluency, 1,000 items each
+KILL_AFTER = 0.2  # the share of the judgments written before the busy worker is killed
+
+
+def nginx_conf(servers: list[str], listen: int, htpasswd: Path, secret: str, workdir: Path) -> str:
+    """docker-compose.yml's proxy config (deploy/nginx/judgescope.conf.template) run outside Docker: the secret the
+    image's envsubst would fill in, these app servers instead of app1/app2, a loopback port, files under workdir."""
+    body = NGINX_TEMPLATE.read_text().replace("${EVALCORE_PROXY_SECRET}", secret)
+    body = body.replace("listen 80;", f"listen 127.0.0.1:{listen};").replace("/etc/nginx/htpasswd", str(htpasswd))
+    upstream = "".join(f"    server {s} max_fails=0;\n" for s in servers)
+    body = body.replace("    server app1:8501 max_fails=0;\n    server app2:8501 max_fails=0;\n", upstream)
+    temp = "".join(f"{k}_temp_path {workdir / k};\n" for k in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
+    user = "user root;\n" if os.getuid() == 0 else ""  # its workers read the htpasswd under a root-only directory
+    return (f"{user}pid {workdir / 'nginx.pid'};\nworker_processes 1;\nevents {{ worker_connections 4096; }}\n"
+            f"http {{\naccess_log off;\n{temp}{body}}}\n")
+
+
+def _as_postgres(cmd: list[str], check: bool = True) -> None:
+    """A PostgreSQL binary, as the postgres user when this is root (initdb refuses root), as .ci/run runs it."""
+    import shlex
+    import subprocess
+
+    if os.getuid() == 0:
+        cmd = ["su", "postgres", "-s", "/bin/sh", "-c", shlex.join(cmd)]
+    subprocess.run(cmd, check=check, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
+
+
+class ThrowawayPostgres:
+    """A PostgreSQL cluster in a temporary directory on a Unix socket only, as .ci/run starts one; removed on exit."""
+
+    def __enter__(self) -> str:
+        import shutil
+
+        self.dir = Path(tempfile.mkdtemp(prefix="judgescope-pg-"))
+        if os.getuid() == 0:
+            shutil.chown(self.dir, "postgres")
+        self.bin = max(Path("/usr/lib/postgresql").glob("*/bin"), key=lambda p: int(p.parent.name))
+        _as_postgres([str(self.bin / "initdb"), "-D", str(self.dir / "data"), "-U", "postgres", "--auth=trust",
+                      "-E", "UTF8"])
+        _as_postgres([str(self.bin / "pg_ctl"), "-D", str(self.dir / "data"), "-l", str(self.dir / "log"), "-w",
+                      "-o", f"-k {self.dir} -c listen_addresses='' -c max_connections=300", "start"])
+        _as_postgres([str(self.bin / "createdb"), "-h", str(self.dir), "-U", "postgres", "judgescope"])
+        return f"postgresql://postgres@/judgescope?host={self.dir}"
+
+    def __exit__(self, *exc) -> None:
+        import shutil
+
+        _as_postgres([str(self.bin / "pg_ctl"), "-D", str(self.dir / "data"), "-m", "fast", "stop"], check=False)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+@dataclass
+class Cluster:
+    """The compose file's topology as processes here: app servers, workers and (when nginx is installed) the proxy."""
+
+    url: str  # where the sessions connect: the proxy, or None when the clients spread over the servers themselves
+    servers: list
+    workers: list
+    proxy: object | None
+    urls: list[str]
+
+    def pids(self) -> list[int]:
+        return [s.process.pid for s in self.servers] + ([self.proxy.pid] if self.proxy is not None else [])
+
+
+def _popen(cmd: list[str], env: dict[str, str], log: Path):
+    import subprocess
+
+    with log.open("wb") as out:
+        return subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+
+
+def start_cluster(helpers, db_url: str, args, tmp: Path) -> Cluster:
+    import secrets
+    import shutil
+    import urllib.request
+
+    secret = secrets.token_hex(32)
+    env = {"EVALCORE_DB": db_url, "EVALCORE_USER_HEADER": "X-Forwarded-User", "EVALCORE_PROXY_SECRET": secret,
+           "STREAMLIT_SERVER_COOKIE_SECRET": secrets.token_hex(32)}
+    if args.file_watcher != "configured":
+        env["STREAMLIT_SERVER_FILE_WATCHER_TYPE"] = args.file_watcher
+    servers = [helpers.start_app(tmp / f"app{i + 1}", resamples=args.resamples, extra_env=env)
+               for i in range(args.servers)]
+    wenv = helpers.app_env(tmp / "unused.db", extra={"EVALCORE_DB": db_url})
+    workers = [_popen([sys.executable, "-m", "evalcore", "worker", "--heartbeat", "0.5", "--stalled-after", "3"],
+                      wenv, tmp / f"worker{i + 1}.log") for i in range(args.workers)]
+    cluster = Cluster(None, servers, workers, None, [s.url for s in servers])
+    nginx = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
+    if nginx is None or args.no_proxy:
+        return cluster
+    ngx = tmp / "nginx"
+    ngx.mkdir()
+    htpasswd = ngx / "htpasswd"  # nginx reads {PLAIN} passwords: bench users only
+    htpasswd.write_text("".join(f"bench{i}:{{PLAIN}}bench\n" for i in range(max(args.sessions))))
+    port = helpers.free_port()
+    conf = ngx / "nginx.conf"
+    conf.write_text(nginx_conf([u.removeprefix("http://") for u in cluster.urls], port, htpasswd, secret, ngx))
+    cluster.proxy = _popen([nginx, "-p", str(ngx), "-c", str(conf), "-e", str(ngx / "error.log"), "-g",
+                            "daemon off;"], os.environ.copy(), ngx / "stdout.log")
+    cluster.url = f"http://127.0.0.1:{port}"
+    for _ in range(100):
+        try:
+            urllib.request.urlopen(cluster.url + "/_stcore/health", timeout=2)
+            return cluster
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"nginx did not answer: {(ngx / 'error.log').read_text()[-2000:]}")
+
+
+def stop_cluster(helpers, cluster: Cluster) -> None:
+    import subprocess
+
+    for p in ([cluster.proxy] if cluster.proxy is not None else []) + cluster.workers:
+        if p.poll() is None:
+            p.terminate()
+            try:
+                p.wait(30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait(10)
+    for s in cluster.servers:
+        helpers.stop_app(s)
+
+
+def _basic_auth(i: int) -> dict[str, str]:
+    import base64
+
+    return {"Authorization": "Basic " + base64.b64encode(f"bench{i}:bench".encode()).decode()}
+
+
+def _queue_big_run(store, base_url: str, items: int) -> str:
+    """tests/test_workers.py's queued run, larger: geval on SummEval coherence and fluency, 1,000 items each, one
+    request at a time (so exactly one request can be in flight when a worker dies), on the loopback judge."""
+    from evalcore import workers
+    from evalcore.judge import cli as judge_cli
+
+    parser = argparse.ArgumentParser()
+    judge_cli.register(parser.add_subparsers(dest="command"))
+    a = parser.parse_args(["score", "--dataset", "summeval", "--dimension", "coherence", "--dimension", "fluency",
+                           "--method", "geval", "--model", "loop", "--base-url", base_url, "--provider", "vllm",
+                           "--limit", str(items // 2), "--concurrency", "1", "--run", "bench/kill", "--quiet"])
+    spec, engine = judge_cli.spec_from_args(a, judge_cli._dataset("summeval", store), store)
+    return workers.queue_scoring(spec, engine, store=store)
+
+
+def _wait(cond, what: str, deadline_s: float) -> None:
+    end = time.monotonic() + deadline_s
+    while not cond():
+        if time.monotonic() > end:
+            raise RuntimeError(f"waited {deadline_s:g} s for {what}")
+        time.sleep(0.05)
+
+
+def _busiest(procs: list) -> object:
+    """The worker scoring the job: the one that used the most CPU (the others wait on LISTEN)."""
+    return max(procs, key=lambda p: (_proc_stat(p.pid) or (0, 0.0))[1])
+
+
+def kill_a_worker_job(db_url: str, cluster: Cluster, items: int) -> dict:
+    """The 2,000-item job; the busy worker SIGKILLed after KILL_AFTER judgments; another takes the job over."""
+    from evalcore.store import Store
+    from evalcore.testing.loopback import serve
+
+    store = Store(db_url)
+    judged = lambda: int(store.conn.execute("SELECT count(*) FROM judgments WHERE run_id = ?",  # noqa: E731
+                                            (run_id,)).fetchone()[0])
+    with serve(latency_s=0.005) as srv:
+        run_id = _queue_big_run(store, srv.base_url, items)
+        queued_at, t0 = len(srv.prompt_log), time.perf_counter()
+        _wait(lambda: judged() >= KILL_AFTER * items, f"{KILL_AFTER * items:.0f} judgments", 240)
+        victim = _busiest(cluster.workers)
+        victim.send_signal(signal.SIGKILL)
+        victim.wait()
+        t_kill, killed_at, at_kill = time.perf_counter(), len(srv.prompt_log), judged()
+        _wait(lambda: judged() > at_kill, "another worker to take the job over", 120)
+        t_resume = time.perf_counter()
+        _wait(lambda: store.run_row(run_id)["status"] == "done", "the run to finish", 300)
+        t_done, log = time.perf_counter(), list(srv.prompt_log)
+    rows = store.conn.execute("SELECT count(*), count(DISTINCT item_id || '|' || dimension), "
+                              "sum(CASE WHEN status = 'ok' THEN 1 ELSE 0 END) FROM judgments WHERE run_id = ?",
+                              (run_id,)).fetchone()
+    store.close()
+    before, after = log[queued_at:killed_at], log[killed_at:]
+    resent = set(after) & set(before)
+    in_flight = {log[killed_at - 1]} if killed_at > queued_at else set()
+    return {"items": items, "run": run_id, "rows": int(rows[0]), "distinct": int(rows[1]), "ok": int(rows[2] or 0),
+            "at_kill": at_kill, "victim": victim.pid, "sent": len(log) - queued_at,
+            "distinct_sent": len(set(log[queued_at:])), "resent_in_flight": len(resent & in_flight),
+            "paid_twice": len(resent - in_flight) + (len(after) - len(set(after))),
+            "to_kill_s": t_kill - t0, "takeover_s": t_resume - t_kill, "total_s": t_done - t0}
+
+
+def print_job(job: dict) -> None:
+    lost = job["items"] - job["distinct"]
+    print(f"\nScoring job: {job['items']} judgments (SummEval coherence + fluency, geval, loopback judge, one request "
+          f"at a time), the busy worker (pid {job['victim']}) SIGKILLed after {job['at_kill']} judgments "
+          f"({job['to_kill_s']:.1f} s in)")
+    print(f"  run {job['run']}: done after {job['total_s']:.1f} s; another worker resumed it {job['takeover_s']:.1f} s "
+          f"after the kill (heartbeat 0.5 s, stalled after 3 s)")
+    print(f"  judgments stored {job['rows']} ({job['ok']} ok), lost {lost}, duplicated {job['rows'] - job['distinct']}")
+    print(f"  requests the judge received {job['sent']} ({job['distinct_sent']} distinct prompts; identical "
+          f"SummEval summaries share a prompt and a cached reply); asked again after the kill: "
+          f"{job['resent_in_flight']} (the one in flight at the kill, its reply never received), "
+          f"paid twice: {job['paid_twice']}")
+
+
+async def measure_cluster(args, cluster: Cluster) -> list[Round]:
+    with ProcSampler(*cluster.pids()) as sampler:
+        cold = await run_round(1, args.pages, cluster.url or cluster.urls[0], args, sampler)
+        print_loads("COLD (first visits; the other server stays cold until its first sessions)", cold)
+        rounds = []
+        for n in args.sessions:
+            rnd = await run_round(n, args.pages, cluster.url or cluster.urls[0], args, sampler)
+            print_summary_line(f"{len(cluster.servers)} servers, N={n}", rnd)
+            rounds.append(rnd)
+        args.hwm_mb = max(_rss_kb(p, "VmHWM") for p in cluster.pids()) / 1024
+    return rounds
+
+
+def print_summary_line(title: str, rnd: Round) -> None:
+    firsts = sorted(ld.first_s for ld in rnd.loads if ld.first_s is not None)
+    served = len({ld.session for ld in rnd.loads if ld.first_s is not None and not ld.errors})
+    errs = [e for ld in rnd.loads for e in ld.errors]
+    p95 = statistics.quantiles(firsts, n=20, method="inclusive")[-1] if len(firsts) > 1 else (firsts or [0.0])[0]
+    spread = (f"{statistics.median(firsts):.2f} / {p95:.2f} / {firsts[-1]:.2f}" if firsts else "- / - / -")
+    print(f"\n{title}: sessions served {served}/{rnd.n}, page loads {len(rnd.loads)}, errors {len(errs)}; first "
+          f"content median / p95 / max {spread} s; wall {rnd.wall_s:.1f} s; servers' CPU "
+          f"{rnd.server_cpu:.1f} s; rest of the machine {rnd.others_cpu / rnd.wall_s:.2f} cores")
+    for e in sorted(set(errs))[:5]:
+        print(f"  error: {e}")
+
+
+def cluster_main(args, helpers) -> int:
+    """``--postgres``: the compose file's topology here, sessions through the proxy, the kill-a-worker job, then
+    (``--compare-sqlite``) the same sessions on one app server over a SQLite file."""
+    import contextlib
+
+    from evalcore.store import Store
+
+    with tempfile.TemporaryDirectory(prefix="judgescope-load-") as tmp, contextlib.ExitStack() as stack:
+        db_url = stack.enter_context(ThrowawayPostgres()) if args.postgres == "start" else args.postgres
+        Store(db_url).close()  # the store's tables made once, before several processes open it at the same moment
+        t0 = time.perf_counter()
+        cluster = start_cluster(helpers, db_url, args, Path(tmp))
+        job = None
+        try:
+            print(f"{len(cluster.servers)} app servers ({', '.join(cluster.urls)}), {len(cluster.workers)} workers, "
+                  f"store on PostgreSQL; sessions through "
+                  + (f"nginx at {cluster.url} (deploy/nginx/judgescope.conf.template: basic auth as bench<i>, "
+                     f"sticky by user)" if cluster.proxy else "no proxy: session i goes to server i mod 2")
+                  + f"; healthy after {time.perf_counter() - t0:.1f} s", flush=True)
+            args.auth = _basic_auth if cluster.proxy is not None else None
+            args.url_of = None if cluster.proxy is not None else (lambda i: cluster.urls[i % len(cluster.urls)])
+            rounds = asyncio.run(measure_cluster(args, cluster))
+            if not args.no_job:
+                job = kill_a_worker_job(db_url, cluster, args.job_items)
+        finally:
+            stop_cluster(helpers, cluster)
+        if job is not None:
+            print_job(job)
+        errors = sum(r.errors for r in rounds)
+        if args.compare_sqlite:
+            args.auth = args.url_of = None
+            server = helpers.start_app(Path(tmp) / "sqlite", resamples=args.resamples,
+                                       extra_env=_watcher_env(args))
+            print(f"\nFor comparison: one app server on a SQLite file ({server.url})", flush=True)
+            try:
+                single = asyncio.run(measure_cluster(args, Cluster(server.url, [server], [], None, [server.url])))
+            finally:
+                helpers.stop_app(server)
+            errors += sum(r.errors for r in single)
+    lost_or_twice = job is not None and (job["distinct"] != args.job_items or job["paid_twice"])
+    return 1 if errors or lost_or_twice else 0
+
+
+def _watcher_env(args) -> dict[str, str]:
+    return {} if args.file_watcher == "configured" else {"STREAMLIT_SERVER_FILE_WATCHER_TYPE": args.file_watcher}
+
+
 # ------------------------------------------------------------------------------------------------------- main
 async def measure(args, helpers, server) -> tuple[Round, list[Round]]:
     pw = browser = None
@@ -608,7 +895,20 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--cprofile", action="store_true", help="profile with cProfile (exact call counts, but its "
                                                            "cost per call inflates pandas-heavy code) instead of "
                                                            "sampling the script thread's stack every millisecond")
+    ap.add_argument("--postgres", metavar="URL", help="several app servers and workers on this PostgreSQL store "
+                    "(docker-compose.yml's topology, run here); 'start': a throwaway server, as .ci/run starts one")
+    ap.add_argument("--servers", type=int, default=2, help="with --postgres: app servers (default 2)")
+    ap.add_argument("--workers", type=int, default=2, help="with --postgres: scoring workers (default 2)")
+    ap.add_argument("--no-proxy", action="store_true", help="with --postgres: no nginx; the clients spread the "
+                                                           "sessions over the servers themselves")
+    ap.add_argument("--job-items", type=int, default=SCORE_ITEMS, help="with --postgres: judgments in the "
+                    "kill-a-worker job, half coherence, half fluency (default 2000; at most 3200)")
+    ap.add_argument("--no-job", action="store_true", help="with --postgres: skip the kill-a-worker scoring job")
+    ap.add_argument("--compare-sqlite", action="store_true", help="with --postgres: then the same sessions on one "
+                                                                 "app server over a SQLite file")
     args = ap.parse_args(argv)
+    if args.postgres and (args.servers < 1 or args.workers < 2):
+        ap.error("--postgres: at least one server and two workers (one is killed)")
     try:
         args.sessions = [int(s) for s in args.sessions.split(",") if s.strip()]
     except ValueError:
@@ -633,6 +933,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.client == "browser" and (reason := helpers.chromium_missing_reason()):
         print(f"cannot run with --client browser: {reason}")
         return 2
+    if args.postgres:
+        if args.client != "ws":
+            ap_error = "--postgres measures websocket clients only"
+            print(ap_error)
+            return 2
+        print(f"bench_load: {args.servers} app servers + {args.workers} workers on PostgreSQL, sessions="
+              f"{args.sessions}, pages={args.pages}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}",
+              flush=True)
+        return cluster_main(args, helpers)
     print(f"bench_load: client={args.client}, sessions={args.sessions}, pages={args.pages}, file watcher "
           f"{args.file_watcher}, "
           f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at start", flush=True)
