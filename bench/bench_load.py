@@ -3,6 +3,22 @@
     python bench/bench_load.py                          # rounds of 1, 10 and 20 sessions, websocket clients
     python bench/bench_load.py --sessions 20 --client browser   # 20 headless chromium sessions
     python bench/bench_load.py --sessions 1,4 --no-profile      # a quick look on a busy machine
+    python bench/bench_load.py --postgres start --sessions 50,100 --compare-sqlite   # several app servers
+
+Several app servers (``--postgres URL``, or ``start`` for a throwaway server in a temporary directory as .ci/run starts
+one): docker-compose.yml's topology as processes here: ``--servers`` app servers (default 2) on that store, signing
+users in from ``X-Forwarded-User`` with the proxy's secret, ``--workers`` scoring workers (default 2, heartbeat 0.5 s,
+stalled after 3 s), and nginx in front with deploy/nginx/judgescope.conf.template (basic auth, sticky by user; its
+app servers' addresses put in) where nginx is installed; session i signs in as ``bench<i>``. Without nginx
+(``--no-proxy``) session i goes to server i mod the number of servers. Each round prints the sessions served (every
+page load with its first content and no error), first-content times (median, p95, max) and each server's CPU. Then a
+scoring job of ``--job-items`` judgments (2,000: SummEval coherence and fluency, 1,000 items each, geval) on the
+loopback judge (evalcore.testing.loopback, 5 ms a reply), queued as tests/test_workers.py queues one, one request at a
+time; once a fifth is judged, the worker that is scoring it (the one that used the most CPU) is SIGKILLed and the
+other takes the job over. It prints the judgments lost and duplicated, the requests asked again after the kill: the
+one in flight at the kill (sent, its reply never received: asked again, as tests/test_workers.py explains) apart
+from any other, which would be a request paid twice. ``--compare-sqlite``: then the same rounds on one app server
+over a SQLite file. The exit status is 1 on any error, lost judgment or request paid twice.
 
 The app starts as the browser tests start it (tests/browser/conftest.py ``start_app``: ``streamlit run app.py`` on a
 free loopback port, an empty temporary store in ``EVALCORE_DB``, no ``OPENAI_*`` variable, the app's default 1000
@@ -779,11 +795,21 @@ async def measure_cluster(args, cluster: Cluster) -> list[Round]:
         print_loads("COLD (first visits; the other server stays cold until its first sessions)", cold)
         rounds = []
         for n in args.sessions:
+            cpu0 = [_tree_cpu(s.process.pid) for s in cluster.servers]
             rnd = await run_round(n, args.pages, cluster.url or cluster.urls[0], args, sampler)
-            print_summary_line(f"{len(cluster.servers)} servers, N={n}", rnd)
+            print_summary_line(f"{len(cluster.servers)} server(s), N={n}", rnd)
+            by_server = [_tree_cpu(s.process.pid) - c for s, c in zip(cluster.servers, cpu0)]
+            print("  CPU s by app server: " + ", ".join(f"{c:.1f}" for c in by_server)
+                  + (f"; nginx {_tree_cpu(cluster.proxy.pid):.1f} in all" if cluster.proxy is not None else ""))
             rounds.append(rnd)
         args.hwm_mb = max(_rss_kb(p, "VmHWM") for p in cluster.pids()) / 1024
     return rounds
+
+
+def _tree_cpu(pid: int) -> float:
+    """CPU seconds of a process and its live descendants (nginx's master and its worker)."""
+    parents = {int(e): st[0] for e in os.listdir("/proc") if e.isdigit() and (st := _proc_stat(int(e)))}
+    return sum((_proc_stat(p) or (0, 0.0))[1] for p in _descendants(pid, parents))
 
 
 def print_summary_line(title: str, rnd: Round) -> None:
