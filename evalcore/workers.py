@@ -306,7 +306,10 @@ async def work(url: str, *, heartbeat_s: float = HEARTBEAT_S, stalled_after_s: f
                wait: bool = True) -> None:
     """Take scoring jobs from the queue of the store at ``url`` and run them, one at a time, until stopped (or,
     ``wait=False``, until the queue is empty)."""
+    from evalcore.judge import ratelimit
+
     ensure_schema(url)
+    ratelimit.share_across_processes(url)  # the endpoints' rate limits hold across every worker, not in each
     app = make_app(url)
     async with app.open_async():
         sweeper = asyncio.ensure_future(_retry_stalled(app, every_s=heartbeat_s, stalled_after_s=stalled_after_s))
@@ -316,6 +319,7 @@ async def work(url: str, *, heartbeat_s: float = HEARTBEAT_S, stalled_after_s: f
                                        fetch_job_polling_interval=heartbeat_s, abort_job_polling_interval=heartbeat_s)
         finally:
             sweeper.cancel()
+            ratelimit.share_across_processes(None)
 
 
 # -------------------------------------------------------------------------------------------------- the command

@@ -382,3 +382,98 @@ def test_the_page_job_knows_when_a_worker_took_its_run(pg_schemas, tmp_path, mon
         assert job.wait(120) and job.error is None
     assert job.claimed and job.run.config.status == "done"
     store.close()
+
+
+# --------------------------------------------------------------------------- rate limits across worker processes
+def test_the_stores_bucket_holds_the_rate_in_total_for_two_processes(pg_schemas):  # noqa: F811
+    """Two takers, each on its own connection to the store (as two workers are), each in its own thread, taking as
+    fast as the bucket lets them on a virtual clock: together they get exactly what ONE bucket of that rate and
+    burst allows (5 at the start, then 10 per second: 5 per half-second step), not what two would (twice that)."""
+    import threading
+
+    from evalcore.judge.ratelimit import SharedBuckets
+
+    url = pg_schemas.new("rate")
+    now = [0.0]
+    takers = [SharedBuckets(url, now=lambda: now[0]) for _ in range(2)]
+    key, rate, burst = "https://api.example:443/v1/chat/completions|judge-model", 10.0, 5.0
+    taken = [0, 0]
+
+    def greedy(i: int) -> None:
+        while takers[i].take(key, [("req", 1.0, rate, burst)]) == 0.0:
+            taken[i] += 1
+
+    steps = 40  # virtual seconds 0, 0.5, ..., 19.5
+    for step in range(steps):
+        now[0] = step * 0.5
+        threads = [threading.Thread(target=greedy, args=(i,)) for i in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+    one_bucket = burst + rate * 0.5 * (steps - 1)  # a token bucket's bound: burst + rate x elapsed
+    assert sum(taken) == one_bucket == 200
+    assert takers[0].take(key, [("req", 1.0, rate, burst)]) == pytest.approx(1.0 / rate)  # empty: wait one token
+    for t in takers:
+        t.close()
+
+
+def _paced_limiter(shared, clock):
+    """A RateLimiter that learned from a reply: 600 requests a minute, 9 left, so a burst of 4.5 (half of what
+    remains) refilled at 0.99 x 10 a second."""
+    from evalcore.judge.ratelimit import RateLimiter
+
+    lim = RateLimiter(4, clock=clock, shared=shared)
+    lim.after_attempt(200, {"x-ratelimit-limit-requests": "600", "x-ratelimit-remaining-requests": "9",
+                            "x-ratelimit-reset-requests": "0s"})
+    return lim
+
+
+def test_two_workers_rate_limiters_pace_to_the_limit_together(pg_schemas):  # noqa: F811
+    """Two workers' limiters (each with its own connection to the store's buckets) sending in turn on one virtual
+    clock: 200 attempts take the time ONE limiter at the announced rate needs for 200, where two limiters pacing
+    alone (the in-process buckets, as on SQLite) send them in half that: twice the limit."""
+    import httpx
+
+    from evalcore.judge.ratelimit import SharedBuckets
+    from evalcore.testing.clock import VirtualClock
+
+    def elapsed(url: str | None) -> float:
+        clock = VirtualClock(start=0.0)
+        shared = [SharedBuckets(url, now=clock.now) if url else None for _ in range(2)]
+        limiters = [_paced_limiter(s, clock) for s in shared]
+
+        async def send() -> None:
+            for _ in range(100):
+                for lim in limiters:
+                    await lim.before_attempt(httpx.Request("POST", "https://api.example/v1/chat/completions",
+                                                           content=b'{"model": "judge-model"}'))
+        asyncio_run(send())
+        for s in shared:
+            if s is not None:
+                s.close()
+        return clock.now()
+
+    rate = 600 / 60 * 0.99
+    together = elapsed(pg_schemas.new("limiters"))
+    assert together == pytest.approx((200 - 4.5) / rate, rel=1e-6)  # burst 4.5, then one per 1 / rate seconds
+    alone = elapsed(None)
+    assert alone == pytest.approx((100 - 4.5) / rate, rel=1e-6)  # each at the whole rate: twice the limit
+
+
+def test_a_worker_process_shares_its_limiters_buckets(pg_schemas):  # noqa: F811
+    """evalcore.workers.work calls share_across_processes(url): every limiter made then takes from the store."""
+    from evalcore.judge import ratelimit
+
+    ratelimit.share_across_processes(pg_schemas.new("share"))
+    try:
+        assert isinstance(ratelimit.RateLimiter(4).shared, ratelimit.SharedBuckets)
+    finally:
+        ratelimit.share_across_processes(None)
+    assert ratelimit.RateLimiter(4).shared is None  # the app's and the command line's own runs: per process
+
+
+def asyncio_run(coro) -> None:
+    import asyncio
+
+    asyncio.run(coro)

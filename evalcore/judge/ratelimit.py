@@ -22,6 +22,14 @@ Hosted APIs announce their limits on every reply (OpenAI's names, also used by A
 
 Without rate-limit headers (vLLM, Ollama, the loopback without limits) nothing is paced and the window stays at the
 configured concurrency, so an unlimited endpoint runs exactly as before.
+
+**Several processes on one endpoint** (workers on a PostgreSQL store, evalcore.workers): each learns the same limits
+from the same replies, so each pacing alone to them would send together up to N times the limit. A worker process
+therefore also takes every attempt's tokens from :class:`SharedBuckets`, the pacer's buckets kept in the store (a
+row per endpoint and bucket, refilled and taken in one short transaction under the row's lock, at the server's
+clock), so that the limit holds in total. What stays per process: the window, the retry-after pause and the
+downward re-synchronisation to a reply's ``remaining`` (each lowers only its own pace, never raising the total).
+On SQLite, and in the app's and the command line's own runs, nothing is shared (one process sends).
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import threading
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -145,12 +154,94 @@ class LimiterStats:
                 "limit_tokens_per_min": self.limit_tokens_per_min, "min_window": self.min_window}
 
 
+# creating the shared buckets' table: one process at a time (any 64-bit key unlikely to meet another lock)
+_TABLE_LOCK = 0x6576616C5F726C31
+
+
+class SharedBuckets:
+    """The pacer's token buckets kept in a PostgreSQL store at ``url``, one row per (endpoint, bucket): every process
+    that takes from them paces against the same bucket. A take is one short transaction on this object's own
+    connection: the rows locked (``SELECT ... FOR UPDATE``, always in the same order: no deadlock), refilled at the
+    taker's rate since the row's time, the cost subtracted when every bucket holds it, else nothing taken and the
+    wait returned. The time is the database server's (``clock_timestamp()``), the one clock every worker shares,
+    whatever machine it runs on; tests inject ``now`` (a virtual clock). The table is UNLOGGED and made on first use:
+    it holds pacing state, not the store's data (lost in a server crash, it starts full again, as a new process's
+    local bucket does), so it is no part of the store's schema or its migrations."""
+
+    TABLE = "evalcore_rate_buckets"
+
+    def __init__(self, url: str, *, now: Callable[[], float] | None = None) -> None:
+        import psycopg
+
+        self.conn = psycopg.connect(url, autocommit=True)
+        self._now = now
+        self._lock = threading.Lock()  # one take at a time on this connection
+        with self.conn.transaction():
+            self.conn.execute("SELECT pg_advisory_xact_lock(%s)", (_TABLE_LOCK,))
+            self.conn.execute(f"CREATE UNLOGGED TABLE IF NOT EXISTS {self.TABLE} (key TEXT NOT NULL, bucket TEXT "
+                              "NOT NULL, level DOUBLE PRECISION NOT NULL, t DOUBLE PRECISION NOT NULL, "
+                              "PRIMARY KEY (key, bucket))")
+
+    def take(self, key: str, wants: list[tuple[str, float, float, float]]) -> float:
+        """Take ``cost`` from each bucket ``name`` of endpoint ``key`` (``wants``: (name, cost, rate per second,
+        capacity)): 0.0 when taken, else the seconds to wait before asking again (nothing taken)."""
+        with self._lock, self.conn.transaction():
+            now = self._now() if self._now is not None else float(
+                self.conn.execute("SELECT EXTRACT(EPOCH FROM clock_timestamp())").fetchone()[0])  # type: ignore[index]
+            wait, levels = 0.0, {}
+            for name, cost, rate, capacity in sorted(wants):
+                self.conn.execute(f"INSERT INTO {self.TABLE} (key, bucket, level, t) VALUES (%s, %s, %s, %s) "
+                                  "ON CONFLICT DO NOTHING", (key, name, capacity, now))
+                level, t = self.conn.execute(f"SELECT level, t FROM {self.TABLE} WHERE key = %s AND bucket = %s "
+                                             "FOR UPDATE", (key, name)).fetchone()  # type: ignore[misc]
+                level = min(capacity, level + max(0.0, now - t) * rate)
+                need = min(cost, capacity) - level
+                wait = max(wait, need / rate if need > 0 else 0.0)
+                levels[name] = (level, cost, max(t, now))
+            for name, (level, cost, t) in levels.items():
+                left = level - cost if wait <= 1e-6 else level
+                self.conn.execute(f"UPDATE {self.TABLE} SET level = %s, t = %s WHERE key = %s AND bucket = %s",
+                                  (left, t, key, name))
+            return 0.0 if wait <= 1e-6 else wait
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+_process_shared: SharedBuckets | None = None
+
+
+def share_across_processes(url: str | None) -> None:
+    """From now on, every RateLimiter made in this process also takes from the store's buckets at ``url`` (None:
+    no longer). A worker process calls it (evalcore.workers.work)."""
+    global _process_shared
+    if _process_shared is not None:
+        _process_shared.close()
+    _process_shared = SharedBuckets(url) if url else None
+
+
+def endpoint_key(request: httpx2.Request, body: bytes | None) -> str:
+    """The shared buckets' key of a request: the URL it goes to (no query) and the model it asks for (hosted APIs
+    limit per model)."""
+    model = ""
+    try:
+        model = str(json.loads(body or b"{}").get("model") or "")
+    except (ValueError, UnicodeDecodeError, AttributeError):
+        pass
+    u = request.url
+    return f"{u.scheme}://{u.host}:{u.port or ''}{u.path}|{model}"
+
+
 class RateLimiter:
-    """Paces HTTP attempts to an endpoint's announced limits and keeps an AIMD concurrency window."""
+    """Paces HTTP attempts to an endpoint's announced limits and keeps an AIMD concurrency window. ``shared``: the
+    store's buckets every process takes from as well (:class:`SharedBuckets`; default: this process's, set by
+    :func:`share_across_processes`, else none)."""
 
     def __init__(self, max_concurrency: int, *, safety: float = 0.99, burst_share: float = 0.5,
-                 chars_per_token: float = 4.0, clock: Clock | None = None) -> None:
+                 chars_per_token: float = 4.0, clock: Clock | None = None,
+                 shared: SharedBuckets | None = None) -> None:
         self.clock = clock or Clock()
+        self.shared = shared if shared is not None else _process_shared
         self.max_concurrency = max(1, int(max_concurrency))
         self.window = float(self.max_concurrency)
         self.safety = safety
@@ -245,6 +336,8 @@ class RateLimiter:
                         if b is not None:
                             b.refill(now)
                             wait = max(wait, b.wait_for(c))
+                    if wait <= 1e-6 and self.shared is not None:  # this process may send: may all of them?
+                        wait = self._take_shared(request, cost)
                     if wait <= 1e-6:  # below a microsecond: float rounding of level + elapsed x rate, not a wait
                         break
                     await self.clock.sleep(wait)
@@ -260,6 +353,13 @@ class RateLimiter:
             request.extensions["evalcore_sent_at"] = self.clock.now()
         except (AttributeError, TypeError):
             pass
+
+    def _take_shared(self, request: httpx2.Request, cost: float) -> float:
+        """The attempt's request and tokens taken from the store's buckets too: 0.0, or the seconds to wait."""
+        assert self.shared is not None
+        wants = [(name, c, b.rate, b.capacity) for name, b, c in (("req", self._req, 1.0), ("tok", self._tok, cost))
+                 if b is not None]
+        return self.shared.take(endpoint_key(request, getattr(request, "content", None)), wants)
 
     def after_attempt(self, status: int, headers: Mapping[str, str], seq: int | None = None,
                       sent_at: float | None = None) -> None:
@@ -348,4 +448,5 @@ class RateLimiter:
         return {"request": [on_request], "response": [on_response]}
 
 
-__all__ = ["RateLimiter", "Clock", "Limits", "LimiterStats", "parse_duration", "retry_after_s"]
+__all__ = ["RateLimiter", "Clock", "Limits", "LimiterStats", "SharedBuckets", "share_across_processes",
+           "parse_duration", "retry_after_s"]
