@@ -343,6 +343,50 @@ def test_a_queued_run_under_the_cap_is_charged_what_the_same_run_costs_in_the_ap
     store.close()
 
 
+def test_what_a_killed_workers_session_was_charged_stays_charged(pg_schemas, priced_judge, monkeypatch):  # noqa: F811
+    """A worker's session that began, received replies costing more than the reservation and died (no settle): what
+    it was charged stays (the reservation and the replies past it, recorded as they came); the worker that takes the
+    run over charges its own replies on top and gives nothing of that back."""
+    from evalcore.judge import spending
+
+    monkeypatch.setenv("EVALCORE_MAX_COST_USD", "100")
+    url = pg_schemas.new("killed")
+    store = Store(url)
+    spec, est, d = _click(store, priced_judge, 4)
+    assert d.allowed
+    job = _queued_job(store, spec, priced_judge, est)
+    dead = spending.queued_meter(store, job.run_id, priced_judge)  # what a worker builds when its session begins
+    assert dead is not None
+    dead.begin()
+    dead.observe(5000, 5000)  # its replies so far: 10,000 tokens, 0.1 USD, past the estimate; then it is killed
+    assert 10_000 * PRICE_PER_TOKEN > est.cost_usd
+    after_kill = store.spent_usd("alice")
+    assert after_kill >= 10_000 * PRICE_PER_TOKEN - 1e-12  # every reply it received is in the record
+    _work_until_empty(url)  # the next worker scores the run (its judge's replies are not in the cache: all sent)
+    assert job.wait(120) and job.error is None and job.run.config.status == "done"
+    assert store.spent_usd("alice") == pytest.approx(after_kill + _replies_cost(store.run_stats(job.run_id)))
+    store.close()
+
+
+def test_a_run_cancelled_while_it_waits_gives_its_reservation_back(pg_schemas, priced_judge, monkeypatch):  # noqa: F811
+    """No worker took it: the estimate reserved at the click is returned; what the capability probe's replies cost
+    (sent when the app recorded the run) stays charged."""
+    from evalcore.judge import spending
+
+    monkeypatch.setenv("EVALCORE_MAX_COST_USD", "100")
+    url = pg_schemas.new("giveback")
+    store = Store(url)
+    spec, est, d = _click(store, priced_judge, 4)
+    job = _queued_job(store, spec, priced_judge, est)
+    held = store.spent_usd("alice")
+    assert held >= est.cost_usd - 1e-12
+    job.cancel.set()  # the page's Cancel
+    assert job.wait(120) and job.run.config.status == "cancelled"
+    probe = sum(u for w, u in spending.run_rows(store, "alice", job.run_id) if w.endswith(f"({spending.BEFORE})"))
+    assert store.spent_usd("alice") == pytest.approx(probe) and probe < held
+    store.close()
+
+
 # ------------------------------------------------------------------------------- the Score page while a run waits
 def test_the_score_page_says_a_worker_scores_a_queued_run_and_when_none_seems_to_run():
     """The view model (evalcore.views.score.queue_blocks) on an injected clock: queued, it says a worker scores the

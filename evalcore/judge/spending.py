@@ -309,9 +309,10 @@ def hand_over(meter: Meter, run_id: str) -> None:
 
 
 def give_back_queued(store: Store, spender: str | None, run_id: str) -> None:
-    """Run ``run_id`` was cancelled while it waited in the queue: no worker began it, its reservation is returned."""
+    """Run ``run_id`` was cancelled while it waited in the queue: no worker began it, its reservation is returned
+    (what the capability probe's replies cost, BEFORE, stays charged: that money is spent)."""
     rows = run_rows(store, spender, run_id)
-    held = sum(u for _, u in rows)
+    held = sum(u for _, u in rows) - sum(u for w, u in rows if w.endswith(f" ({BEFORE})"))
     if rows and not any(SESSION in w for w, _ in rows) and abs(held) > 1e-12:
         base = next((w[: -len(f" ({RESERVED})")] for w, _ in rows if w.endswith(f" ({RESERVED})")), f"({run_id})")
         store.charge(spender, -held, calls=0, what=f"{base} ({GIVEN_BACK})", cap=None)
