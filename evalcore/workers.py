@@ -260,6 +260,9 @@ def make_app(url: str) -> procrastinate.App:
             done.set()
             store.close()
 
+    from evalcore import worker_jobs
+
+    worker_jobs.register(app, url=url, queue=QUEUE)  # batch collection, in the same queue (evalcore.worker_jobs)
     return app
 
 
