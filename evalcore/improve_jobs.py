@@ -17,17 +17,18 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import threading
 import time
 from typing import TYPE_CHECKING
 
 from evalcore import workers
+from evalcore.store import Store
 
 if TYPE_CHECKING:  # pragma: no cover
     import procrastinate
 
     from evalcore.align.queue import ScoringQueue
     from evalcore.judge.spec import EngineOptions, ScoringSpec
-    from evalcore.store import Store
 
 
 def queue_lock(q: ScoringQueue) -> str:
@@ -85,33 +86,104 @@ def _job_of(app: procrastinate.App, run_id: str) -> int | None:
 @dataclasses.dataclass
 class FollowedRun(workers.QueuedScoringJob):
     """A queue's run already in the workers' queue (``enqueue_queue``): its thread only follows it in the store
-    (progress, Cancel, a failed job), as the Score page's queued job does once it has deferred its run."""
+    (progress, Cancel, a failed job), as the Score page's queued job does once it has deferred its run. A run
+    cancelled or failed ends the page's queue, so the queue's runs still waiting (``lock``) are dropped too: they
+    stay pending, as the page's own queue leaves them, and resume when the queue is started again."""
+
+    lock: str | None = None
 
     def _score_online(self) -> None:
-        with workers.opened(workers.store_location(self.store)) as app:
-            job_id = _job_of(app, self.run_id)
-            self.queued_at = time.monotonic()
-            self._follow(app, self.run_id, job_id)
+        stop = threading.Event()
+        watcher = threading.Thread(target=self._cancel_when_asked, args=(stop,), name=f"cancel-{self.run_id}",
+                                   daemon=True)
+        watcher.start()
+        try:
+            with workers.opened(workers.store_location(self.store)) as app:
+                job_id = _job_of(app, self.run_id)
+                self.queued_at = time.monotonic()
+                try:
+                    self._follow(app, self.run_id, job_id)
+                    if self.cancel.is_set() and self.lock is not None:
+                        watcher.join()  # it acts once Cancel is set: its runs are finished "cancelled" after this
+                        if self.store.run_row(self.run_id)["status"] == "cancelled":
+                            self.error = None  # its job read "cancelled" before its run did: what Cancel asked
+                finally:
+                    if self.lock is not None and (self.cancel.is_set() or self.error
+                                                  or self.store.run_row(self.run_id)["status"] != "done"):
+                        _drop_waiting(app, self.store, self.lock)
+        finally:
+            stop.set()
+            watcher.join()
         self.run = self.store.load_run(self.run_id)
 
+    def _cancel_when_asked(self, stop: threading.Event) -> None:
+        """Cancel: the queue's jobs still waiting are dropped (this run's too, if no worker took it yet), and the
+        worker scoring this run is asked to stop (procrastinate's abort, which ``workers`` turns into the run's
+        Cancel). The jobs share the queue's lock, not the run's, so ``workers.cancel_scoring`` would not find them.
+        On its own connections: the following thread holds the job's."""
+        while not stop.wait(0.1):
+            if not self.cancel.is_set() or self.lock is None:
+                continue
+            url = workers.store_location(self.store)
+            store = Store(url)
+            try:
+                with workers.opened(url) as app:
+                    _drop_waiting(app, store, self.lock)
+                    for job in app.job_manager.list_jobs(queue=workers.QUEUE, task=workers.TASK, status="doing",
+                                                         lock=self.lock):
+                        if job.id is not None:
+                            app.job_manager.cancel_job_by_id(job.id, abort=True)
+            finally:
+                store.close()
+            return
 
-def _followed(spec: ScoringSpec, engine: EngineOptions, store: Store) -> FollowedRun:
-    from evalcore.align.loop import spec_run_id
 
-    return FollowedRun(run_id=spec_run_id(spec), spec=spec, engine=engine, store=store)
+def _drop_waiting(app: procrastinate.App, store: Store, lock: str) -> None:
+    """Cancel the queue's jobs no worker has taken yet; their runs read "cancelled" and keep what they hold."""
+    for job in app.job_manager.list_jobs(queue=workers.QUEUE, task=workers.TASK, status="todo", lock=lock):
+        if job.id is not None and app.job_manager.cancel_job_by_id(job.id):
+            run_id = str(job.task_kwargs["run_id"])
+            store.finish_run(run_id, status="cancelled", stats=store.run_stats(run_id))
 
 
 def follow(q: ScoringQueue) -> ScoringQueue:
     """Have the page's queue follow its runs in the workers' queue instead of scoring them in its session."""
-    q.make_job = _followed
+    lock = queue_lock(q)
+
+    def make(spec: ScoringSpec, engine: EngineOptions, store: Store) -> FollowedRun:
+        from evalcore.align.loop import spec_run_id
+
+        return FollowedRun(run_id=spec_run_id(spec), spec=spec, engine=engine, store=store, lock=lock)
+
+    q.make_job = make
     return q
 
 
 def enqueue_and_follow(q: ScoringQueue) -> ScoringQueue:
-    """``enqueue_queue`` then ``follow``: what the Improve page does with a queue on a PostgreSQL store."""
+    """``enqueue_queue`` then ``follow``."""
     enqueue_queue(q)
     return follow(q)
 
 
-__all__ = ["queue_lock", "enqueue_queue", "follow", "enqueue_and_follow", "FollowedRun"]
+def to_workers(q: ScoringQueue) -> ScoringQueue:
+    """The Improve page's queue as the store wants it: on PostgreSQL, for a queue on the operator's key that no
+    meter counts, its runs go to the workers when the page first advances it (after the click was charged) and
+    the page follows them; otherwise (SQLite, a typed key, a budget) ``q`` as it was, run in the page's session."""
+    if not workers.queued(q.store) or q.meter is not None or q.engine.api_key:
+        return q
+    follow(q)
+    following = q.make_job
+    sent: list[bool] = []
+
+    def make(spec: ScoringSpec, engine: EngineOptions, store: Store) -> FollowedRun:
+        if not sent:  # the queue's first job: every run of it goes to the workers now, in order
+            enqueue_queue(q)
+            sent.append(True)
+        return following(spec, engine, store)
+
+    q.make_job = make
+    return q
+
+
+__all__ = ["queue_lock", "enqueue_queue", "follow", "enqueue_and_follow", "to_workers", "FollowedRun"]
 

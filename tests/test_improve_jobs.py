@@ -102,3 +102,59 @@ def test_a_worker_finishes_an_enqueued_queue_as_the_page_would(pg_schemas, tmp_p
     finally:
         store.close()
         here.close()
+
+
+def test_the_pages_queue_goes_to_the_workers_when_it_starts_and_follows_them(pg_schemas):  # noqa: F811
+    """``to_workers``: nothing is queued until the page advances the queue; then both runs are, a worker (on a
+    thread here) scores them in order while the page's queue follows, and it ends as the in-session queue does."""
+    import threading
+
+    url = pg_schemas.new("page")
+    store = Store(url)
+    try:
+        with serve() as srv:
+            q = improve_jobs.to_workers(_plan(store, srv.base_url))
+            assert not any(store.run_exists(it.run_id) for it in q.items)  # planned only: nothing recorded
+            q.advance()  # the click: both runs queued, the first one followed
+            assert [store.run_row(it.run_id)["status"] for it in q.items] == ["queued", "queued"]
+            worker = threading.Thread(target=lambda: asyncio.run(workers.work(url, heartbeat_s=0.5, wait=False)))
+            worker.start()
+            _run_here(q)
+            worker.join(300)
+            assert not worker.is_alive()
+            assert q.outcome() is None and q.finished() == NAMES
+            assert [store.run_row(it.run_id)["status"] for it in q.items] == ["done", "done"]
+            assert all(len(_judgments(store, it.run_id)) > 0 for it in q.items)
+    finally:
+        store.close()
+
+
+def test_cancelling_the_pages_queue_drops_its_waiting_runs(pg_schemas):  # noqa: F811
+    url = pg_schemas.new("cancel")
+    store = Store(url)
+    try:
+        with serve() as srv:
+            q = improve_jobs.to_workers(_plan(store, srv.base_url))
+            q.advance()  # no worker runs: both jobs wait
+            q.cancel()
+            q.job.wait(60)
+            assert not q.busy() and q.outcome()[0] == "warning" and q.pending() == NAMES
+            assert [store.run_row(it.run_id)["status"] for it in q.items] == ["cancelled", "cancelled"]
+            with workers.opened(url) as app:
+                assert app.job_manager.list_jobs(queue=workers.QUEUE, status="todo") == []
+            # started again (a new click): queued again, and resumed
+            again = improve_jobs.to_workers(_plan(store, srv.base_url))
+            again.advance()
+            assert [store.run_row(it.run_id)["status"] for it in again.items] == ["queued", "queued"]
+            again.cancel()
+            again.job.wait(60)
+    finally:
+        store.close()
+
+
+def test_a_queue_on_sqlite_is_left_to_the_pages_session(tmp_path):
+    store = Store(tmp_path / "s.db")
+    with serve() as srv:
+        q = _plan(store, srv.base_url)
+        make = q.make_job
+        assert improve_jobs.to_workers(q) is q and q.make_job is make
