@@ -765,14 +765,18 @@ class Workspace:
         under one of their ids is someone else's or another endpoint's. On a paid endpoint its runs count what their
         replies cost against the owner's budget (``charged_usd``: the estimate charged at the click, held for all of
         them) and stop at the operator's cap (evalcore.judge.spending.Meter)."""
+        from evalcore import improve_jobs
         from evalcore.align import queue
         from evalcore.judge.spending import Meter
 
         meter = Meter.for_run(self.store, self.owner, self.endpoint, reserved=charged_usd,
                               what=f"improve {self.dataset.id} {self.dimension} {kind}")
-        return queue.plan(kind, self.dataset, self.split, part, self.dimension, self.method, cands,
-                          [candidate_name(c.source, c.version) for c in cands], self.endpoint, self.options,
-                          self.store, owner=self.owner, chosen=chosen, meter=meter)
+        # on a PostgreSQL store (operator's key, no budget) its runs go to the workers when it starts: it outlives
+        # the tab (evalcore.improve_jobs); otherwise it runs in this session, as on SQLite
+        return improve_jobs.to_workers(queue.plan(
+            kind, self.dataset, self.split, part, self.dimension, self.method, cands,
+            [candidate_name(c.source, c.version) for c in cands], self.endpoint, self.options, self.store,
+            owner=self.owner, chosen=chosen, meter=meter))
 
     def disagreements(self, base_dev: Scored) -> Disagreement:
         from evalcore.align.disagreement import disagreements
