@@ -2,12 +2,15 @@
 batches submitted, "collect them when done" enqueued (a second enqueue while it waits adds none), a worker in this
 process polls the loopback through the job's retries and collects; the run's judgments equal those of the same
 batch collected in-process (``batch collect``) on another store, and a second collection job writes none twice.
-Nothing depends on speed: the job's poll wait is 0 and the worker runs until the queue is empty. Skipped without a
+Nothing depends on speed: the loopback's batch waits on a stepped clock until the job has been retried, the
+job's poll wait is 0 and the worker runs until the queue is empty. Skipped without a
 PostgreSQL server (``EVALCORE_TEST_POSTGRES``; tests/store_backends.py)."""
 
 from __future__ import annotations
 
 import asyncio
+import threading
+import time
 
 import pandas as pd
 
@@ -15,6 +18,7 @@ from evalcore import runs, worker_jobs, workers
 from evalcore.judge import batch
 from evalcore.judge.client import Endpoint
 from evalcore.store import Store
+from evalcore.testing.clock import SteppedClock
 from evalcore.testing.loopback import BatchSwitches, serve
 from evalcore.types import Criteria
 from tests import judge_calls
@@ -41,11 +45,18 @@ def _work_until_empty(url: str) -> None:
     asyncio.run(workers.work(url, heartbeat_s=0.5, wait=False))
 
 
+def _attempts(url: str, job_id: int) -> int:
+    with workers.opened(url) as app:
+        return int(app.job_manager.list_jobs(id=job_id)[0].attempts)
+
+
 def test_a_worker_collects_a_runs_batches_once_as_batch_collect_does(pg_schemas, monkeypatch):  # noqa: F811
     monkeypatch.setattr(worker_jobs, "POLL_S", 0)  # each retry at once: the worker polls until the batch ends
     queued_url, here_url = pg_schemas.new("queued"), pg_schemas.new("here")
-    # each line takes a little while, so the first polls find the batch still running (the job is retried)
-    with serve(batch=BatchSwitches(line_delay_s=0.05)) as srv:
+    # the loopback's batches stay "validating" until the test lets its clock run: the worker's first tries find
+    # them running, whatever the machine's speed
+    clock = SteppedClock()
+    with serve(batch=BatchSwitches(start_delay_s=1.0, sleep=clock.sleep)) as srv:
         queued_store, here_store = Store(queued_url), Store(here_url)
         try:
             sub = _submit(queued_store, srv.base_url, "run-queued")
@@ -54,7 +65,16 @@ def test_a_worker_collects_a_runs_batches_once_as_batch_collect_does(pg_schemas,
                 job_id = worker_jobs.enqueue_collection(app, "run-queued")
                 assert job_id is not None
                 assert worker_jobs.enqueue_collection(app, "run-queued") is None  # one waiting job per run
-            _work_until_empty(queued_url)
+            worker = threading.Thread(target=_work_until_empty, args=(queued_url,))
+            worker.start()
+            deadline = time.monotonic() + 120
+            while _attempts(queued_url, job_id) < 2:  # tried, found the batch running, retried
+                assert time.monotonic() < deadline and worker.is_alive(), "the job was not retried"
+                time.sleep(0.05)
+            assert _judgments(queued_store, "run-queued").empty
+            clock.run_freely()  # the batch runs now; the job's next try collects it and the queue empties
+            worker.join(300)
+            assert not worker.is_alive()
             with workers.opened(queued_url) as app:
                 assert app.job_manager.get_job_status(job_id).value == "succeeded"
             # the same work collected in this process, as `batch collect` does, on another store
