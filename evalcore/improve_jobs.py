@@ -91,8 +91,12 @@ class FollowedRun(workers.QueuedScoringJob):
     stay pending, as the page's own queue leaves them, and resume when the queue is started again."""
 
     lock: str | None = None
+    sends: ScoringQueue | None = None  # set on a queue's first run: it sends the whole queue to the workers first
 
     def _score_online(self) -> None:
+        if self.sends is not None:  # on this thread, not the page's: recording a run probes the endpoint
+            enqueue_queue(self.sends)
+            self.sends = None
         stop = threading.Event()
         watcher = threading.Thread(target=self._cancel_when_asked, args=(stop,), name=f"cancel-{self.run_id}",
                                    daemon=True)
@@ -167,8 +171,9 @@ def enqueue_and_follow(q: ScoringQueue) -> ScoringQueue:
 
 def to_workers(q: ScoringQueue) -> ScoringQueue:
     """The Improve page's queue as the store wants it: on PostgreSQL, for a queue on the operator's key that no
-    meter counts, its runs go to the workers when the page first advances it (after the click was charged) and
-    the page follows them; otherwise (SQLite, a typed key, a budget) ``q`` as it was, run in the page's session."""
+    meter counts, its runs go to the workers when the page first advances it (after the click was charged; its
+    first job's thread records and enqueues them, so an error there ends the queue as a run's would) and the page
+    follows them; otherwise (SQLite, a typed key, a budget) ``q`` as it was, run in the page's session."""
     if not workers.queued(q.store) or q.meter is not None or q.engine.api_key:
         return q
     follow(q)
@@ -176,10 +181,11 @@ def to_workers(q: ScoringQueue) -> ScoringQueue:
     sent: list[bool] = []
 
     def make(spec: ScoringSpec, engine: EngineOptions, store: Store) -> FollowedRun:
-        if not sent:  # the queue's first job: every run of it goes to the workers now, in order
-            enqueue_queue(q)
+        job = following(spec, engine, store)
+        if not sent:  # the queue's first job sends every run of it to the workers, in order, on its thread
+            job.sends = q
             sent.append(True)
-        return following(spec, engine, store)
+        return job
 
     q.make_job = make
     return q

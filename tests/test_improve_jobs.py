@@ -8,6 +8,7 @@ The PostgreSQL half is skipped without a server (``EVALCORE_TEST_POSTGRES``; tes
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pandas as pd
 import pytest
@@ -115,7 +116,11 @@ def test_the_pages_queue_goes_to_the_workers_when_it_starts_and_follows_them(pg_
         with serve() as srv:
             q = improve_jobs.to_workers(_plan(store, srv.base_url))
             assert not any(store.run_exists(it.run_id) for it in q.items)  # planned only: nothing recorded
-            q.advance()  # the click: both runs queued, the first one followed
+            q.advance()  # the click: both runs queued (on the first job's thread), the first one followed
+            deadline = time.monotonic() + 120
+            while q.job.queued_at is None:
+                assert time.monotonic() < deadline and q.job.error is None, q.job.error
+                time.sleep(0.05)
             assert [store.run_row(it.run_id)["status"] for it in q.items] == ["queued", "queued"]
             worker = threading.Thread(target=lambda: asyncio.run(workers.work(url, heartbeat_s=0.5, wait=False)))
             worker.start()
@@ -145,6 +150,10 @@ def test_cancelling_the_pages_queue_drops_its_waiting_runs(pg_schemas):  # noqa:
             # started again (a new click): queued again, and resumed
             again = improve_jobs.to_workers(_plan(store, srv.base_url))
             again.advance()
+            deadline = time.monotonic() + 120
+            while again.job.queued_at is None:
+                assert time.monotonic() < deadline and again.job.error is None, again.job.error
+                time.sleep(0.05)
             assert [store.run_row(it.run_id)["status"] for it in again.items] == ["queued", "queued"]
             again.cancel()
             again.job.wait(60)
