@@ -583,6 +583,9 @@ def _script_run(page: str, profiler=None) -> tuple[float, float, list[str]]:
 NGINX_TEMPLATE = REPO_ROOT / "deploy" / "nginx" / "judgescope.conf.template"
 SCORE_ITEMS = 2000  # --job-items: SummEval, coherence and fluency, 1,000 items each
 KILL_AFTER = 0.2  # the share of the judgments written before the busy worker is killed
+# the throwaway server's connection limit: an app server holds one store connection per script thread it ever ran
+# (evalcore.store.connection keeps each thread's), i.e. per page load, until it stops; the rounds print how many
+PG_MAX_CONNECTIONS = 1000
 
 
 def nginx_conf(servers: list[str], listen: int, htpasswd: Path, secret: str, workdir: Path) -> str:
@@ -621,7 +624,7 @@ class ThrowawayPostgres:
         _as_postgres([str(self.bin / "initdb"), "-D", str(self.dir / "data"), "-U", "postgres", "--auth=trust",
                       "-E", "UTF8"])
         _as_postgres([str(self.bin / "pg_ctl"), "-D", str(self.dir / "data"), "-l", str(self.dir / "log"), "-w",
-                      "-o", f"-k {self.dir} -c listen_addresses='' -c max_connections=300", "start"])
+                      "-o", f"-k {self.dir} -c listen_addresses='' -c max_connections={PG_MAX_CONNECTIONS}", "start"])
         _as_postgres([str(self.bin / "createdb"), "-h", str(self.dir), "-U", "postgres", "judgescope"])
         return f"postgresql://postgres@/judgescope?host={self.dir}"
 
@@ -800,10 +803,20 @@ async def measure_cluster(args, cluster: Cluster) -> list[Round]:
             print_summary_line(f"{len(cluster.servers)} server(s), N={n}", rnd)
             by_server = [_tree_cpu(s.process.pid) - c for s, c in zip(cluster.servers, cpu0)]
             print("  CPU s by app server: " + ", ".join(f"{c:.1f}" for c in by_server)
-                  + (f"; nginx {_tree_cpu(cluster.proxy.pid):.1f} in all" if cluster.proxy is not None else ""))
+                  + (f"; nginx {_tree_cpu(cluster.proxy.pid):.1f} in all" if cluster.proxy is not None else "")
+                  + (f"; PostgreSQL connections open now: {_pg_connections(args.db_url)}" if args.db_url else ""))
             rounds.append(rnd)
         args.hwm_mb = max(_rss_kb(p, "VmHWM") for p in cluster.pids()) / 1024
     return rounds
+
+
+def _pg_connections(db_url: str) -> str:
+    """Client connections to the store's database now, by application (pg_stat_activity)."""
+    import psycopg
+
+    with psycopg.connect(db_url, autocommit=True) as c:
+        n = c.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()").fetchone()[0]
+    return str(n - 1)  # less this one
 
 
 def _tree_cpu(pid: int) -> float:
@@ -830,10 +843,13 @@ def cluster_main(args, helpers) -> int:
     (``--compare-sqlite``) the same sessions on one app server over a SQLite file."""
     import contextlib
 
+    if str(REPO_ROOT) not in sys.path:  # run as a script from anywhere: the checkout's evalcore
+        sys.path.insert(0, str(REPO_ROOT))
     from evalcore.store import Store
 
     with tempfile.TemporaryDirectory(prefix="judgescope-load-") as tmp, contextlib.ExitStack() as stack:
         db_url = stack.enter_context(ThrowawayPostgres()) if args.postgres == "start" else args.postgres
+        args.db_url = db_url
         Store(db_url).close()  # the store's tables made once, before several processes open it at the same moment
         t0 = time.perf_counter()
         cluster = start_cluster(helpers, db_url, args, Path(tmp))
@@ -855,7 +871,7 @@ def cluster_main(args, helpers) -> int:
             print_job(job)
         errors = sum(r.errors for r in rounds)
         if args.compare_sqlite:
-            args.auth = args.url_of = None
+            args.auth = args.url_of = args.db_url = None
             server = helpers.start_app(Path(tmp) / "sqlite", resamples=args.resamples,
                                        extra_env=_watcher_env(args))
             print(f"\nFor comparison: one app server on a SQLite file ({server.url})", flush=True)
