@@ -37,6 +37,7 @@ def _proxy_headers(conf: str) -> dict[str, str]:
 def test_the_services_are_a_store_two_app_servers_two_workers_and_a_proxy(services):
     assert set(services) == {"db", *APPS, *WORKERS, "proxy"}
     assert services["db"]["image"].startswith("postgres:") and "healthcheck" in services["db"]
+    assert "max_connections=1000" in services["db"]["command"]  # the app servers' connections, one per page load
     assert services["proxy"]["image"].startswith("nginx:")
     for name in APPS + WORKERS:
         assert services[name]["depends_on"]["db"]["condition"] == "service_healthy"
