@@ -173,3 +173,23 @@ def test_version_5_migrates_the_last_releases_store_and_keeps_every_row(tmp_path
     assert {t: [tuple(r[1:]) for r in again.conn.execute(f'PRAGMA table_info("{t}")')]
             for t in ("splits", "final_checks")} == fresh_cols
     assert again.backup is None
+
+
+def test_a_parts_scoring_spec_names_its_documents_so_a_resume_scores_the_part(summeval24):
+    """The loop's spec records the part's documents: a resume from the run's record (``score --run``, a worker)
+    rebuilds the part, not the whole dataset (which would send and pay for every other document's items too)."""
+    from evalcore.align.candidates import Candidate
+    from evalcore.align.loop import spec_for
+    from evalcore.judge.client import Endpoint
+    from evalcore.judge.spec import default_criteria
+    from evalcore.spec import ScoringSpec
+
+    split = sp.make_split(summeval24, "coherence", test_share=0.3, seed=7)
+    candidate = Candidate(default_criteria(summeval24, "coherence", "geval"), "baseline")
+    endpoint = Endpoint(base_url="http://127.0.0.1:9/v1", model="m", provider="vllm", api_key_env="VLLM_API_KEY")
+    for part, docs in (("dev", split.dev_docs), ("test", split.test_docs)):
+        spec = spec_for(summeval24, split, part, "coherence", "geval", candidate, endpoint)
+        assert set(spec.documents) == {str(d) for d in docs}
+        again = ScoringSpec.from_dict(spec.to_dict(), summeval24)  # what a resume rebuilds from the record
+        assert sorted(again.dataset.items["item_id"]) == sorted(spec.dataset.items["item_id"])
+        assert len(again.dataset.items) < len(summeval24.items)

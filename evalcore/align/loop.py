@@ -316,11 +316,14 @@ def spec_for(dataset: Dataset, split: Split, part: str, dimension: str, method: 
 
     check_method(method)
     sub = split_dataset(dataset, split, part)
+    # the part's documents named in the spec: the run's record then says what it scored, and a resume from that
+    # record (``score --run``, a worker) scores the part again, not the whole dataset
+    documents = tuple(str(d) for d in dict.fromkeys(sub.items["doc_id"]))
     return ScoringSpec(sub, method, [dimension], {dimension: candidate.criteria},
                        method_config(method, dataset, config_overrides),
                        label=f"align {part} · {candidate.source} · {candidate.version[:8]}",
                        run_id=run_id_for(dataset.id, split, part, candidate, method, endpoint, owner), owner=owner,
-                       align={"split": split.split_id, "part": part})
+                       align={"split": split.split_id, "part": part}, documents=documents)
 
 
 def spec_run_id(spec: ScoringSpec) -> str:
