@@ -341,7 +341,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    w = sub.add_parser("worker", help="score queued runs of a PostgreSQL store (docs/lab-server.md#workers)")
+    w = sub.add_parser("worker", help="take the jobs queued on a PostgreSQL store: scoring runs, Improve queues "
+                                      "and batch collection (docs/lab-server.md#workers)")
     w.add_argument("--db", help="the PostgreSQL store (default $EVALCORE_DB)")
     w.add_argument("--heartbeat", type=float, default=HEARTBEAT_S, metavar="S",
                    help=f"seconds between this worker's heartbeats (default {HEARTBEAT_S:g})")
