@@ -795,7 +795,7 @@ def print_job(job: dict) -> None:
 async def measure_cluster(args, cluster: Cluster) -> list[Round]:
     with ProcSampler(*cluster.pids()) as sampler:
         cold = await run_round(1, args.pages, cluster.url or cluster.urls[0], args, sampler)
-        print_loads("COLD (first visits; the other server stays cold until its first sessions)", cold)
+        print_loads("COLD (one session's first visits: with several servers, the others stay cold until the round)", cold)
         rounds = []
         for n in args.sessions:
             cpu0 = [_tree_cpu(s.process.pid) for s in cluster.servers]
