@@ -120,6 +120,33 @@ def test_every_store_call_answers_as_computed_by_hand(store_at):
     assert out["probes_after"] == (None, "refused")
 
 
+def test_the_connections_of_ended_threads_are_let_go(store_at):
+    """Streamlit runs each page load in a thread of its own: a store keeps a connection per live thread, not one per
+    thread it ever served (on PostgreSQL the server ran out of connections after a few hundred page loads)."""
+    import threading
+
+    st = Store(store_at())
+    st.save_label("ds", "i0", "q", "ann", 1.0)
+
+    def page_load() -> None:
+        assert st.label_rows("ds")["value"].tolist() == [1.0]
+
+    opened = []
+    for _ in range(12):  # one after the other, as page loads come
+        t = threading.Thread(target=page_load)
+        t.start()
+        t.join()
+        opened.append(st._conns[-1][1])
+    st.label_rows("ds")  # the main thread's connection: made before the threads, nothing to let go of
+    t = threading.Thread(target=page_load)
+    t.start()
+    t.join()
+    assert len(st._conns) == 2  # the main thread's and the last page load's (let go of at the next new one)
+    closed = [getattr(c, "raw", None) is None or c.raw.closed for c in opened[:-1]]
+    assert all(closed)  # PostgreSQL: closed; SQLite: no longer held (closed when collected, on any thread)
+    st.close()
+
+
 def test_both_backends_answer_alike(tmp_path, pg_schemas):
     """A differential test: the same calls on a SQLite file and a PostgreSQL schema, every answer equal (NaN
     compared as missing)."""

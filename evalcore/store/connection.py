@@ -259,7 +259,7 @@ class Connection:
                                   f"pip install 'judgescope[postgres]' (psycopg 3), or point EVALCORE_DB (CLI: --db) "
                                   f"at a SQLite file.", path=self.path, detail="psycopg is not installed")
         self._local = threading.local()
-        self._conns: list[DbConnection] = []
+        self._conns: list[tuple[threading.Thread, DbConnection]] = []  # each connection and the thread it serves
         self._conns_lock = threading.Lock()
         self._identity: tuple[int, int, str | None] | None = None  # (st_dev, st_ino, store id) once identified
         self._replaced = False  # a write found another file at the path (StoreReplaced)
@@ -328,8 +328,23 @@ class Connection:
             self._local.conn = c
             self._local.db = None
             with self._conns_lock:
-                self._conns.append(c)
+                self._release_ended_threads()
+                self._conns.append((threading.current_thread(), c))
         return c
+
+    def _release_ended_threads(self) -> None:
+        """Let go of the connections of threads that have ended (with ``_conns_lock`` held). Streamlit runs every
+        page load's script in a thread of its own: kept, one connection per page load ever served piled up (on
+        PostgreSQL, 'too many clients' after a few hundred loads). A PostgreSQL connection is closed here; a SQLite
+        one may only be closed on its own thread, so it is dropped and closes when collected."""
+        live: list[tuple[threading.Thread, DbConnection]] = []
+        for thread, c in self._conns:
+            if thread.is_alive():
+                live.append((thread, c))
+            elif not isinstance(c, sqlite3.Connection):
+                with contextlib.suppress(Exception):  # a connection the server already dropped
+                    c.close()
+        self._conns = live
 
     @property
     def db(self) -> sqlite_utils.Database:
@@ -408,7 +423,7 @@ class Connection:
 
     def close(self) -> None:
         with self._conns_lock:
-            for c in self._conns:
+            for _thread, c in self._conns:
                 try:
                     if self._replaced:  # again, now that no read of this handle holds the WAL open
                         self._hand_back_wal(c)
