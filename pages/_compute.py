@@ -278,8 +278,17 @@ def report(dataset_id: str, run_ids: tuple[str, ...], dimension: str, level: str
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def agreement(dataset_id: str, n_resamples: int) -> pd.DataFrame:
+def _agreement(dataset_id: str, n_resamples: int, version: str) -> pd.DataFrame:
     return data_views.agreement_table(loaders.load_dataset(dataset_id), n_resamples=n_resamples)
+
+
+def agreement(dataset_id: str, n_resamples: int) -> pd.DataFrame:
+    """The annotators' agreement on the Data page, keyed by the dataset's labels version (labels join the
+    annotations): recomputed when a label is saved anywhere, never per rerun."""
+    return _agreement(dataset_id, n_resamples, loaders.dataset_version(dataset_id))
+
+
+agreement.clear = _agreement.clear  # type: ignore[attr-defined]
 
 
 @cached_for_runs(max_entries=64)

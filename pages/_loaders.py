@@ -43,10 +43,35 @@ dataset_list.clear = _dataset_list.clear  # type: ignore[attr-defined]
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
+def _load_dataset(dataset_id: str, version: str) -> Dataset:
+    return runs_mod.get_dataset(dataset_id, viewer=identity.lab_viewer())
+
+
+def dataset_version(dataset_id: str) -> str:
+    """The store's version of the dataset's labels and final labels (evalcore.runs.dataset_version): part of the
+    cache key of the dataset and its figures; '' when the store cannot be read (the banner says why; the bundled
+    datasets still open)."""
+    from evalcore.store import StoreError
+
+    try:
+        return runs_mod.dataset_version(dataset_id)
+    except StoreError:
+        return ""
+
+
 def load_dataset(dataset_id: str) -> Dataset:
     """A dataset with the labels every session may see merged in (with sign-in on, a user's labels join the lab's
-    datasets once shared: this cache serves every session)."""
-    return runs_mod.get_dataset(dataset_id, viewer=identity.lab_viewer())
+    datasets once shared: this cache serves every session). Keyed by the store's version of its labels, so a label
+    or final label saved anywhere (another session, another app server on the same store) is read on the next
+    rerun."""
+    return _load_dataset(dataset_id, dataset_version(dataset_id))
+
+
+def _clear_datasets(*_dataset_ids: str) -> None:
+    _load_dataset.clear()  # every version of every dataset (rare: an upload, a deletion, a label saved here)
+
+
+load_dataset.clear = _clear_datasets  # type: ignore[attr-defined]
 
 
 @st.cache_resource(show_spinner=False, ttl=30, max_entries=64)
@@ -72,11 +97,6 @@ def _load_run(run_id: str, parse: str, version: str) -> Run:
 def run_versions(run_ids: tuple[str, ...]) -> tuple[str, ...]:
     """Each run's version (evalcore.runs.run_version): part of every cache key of a run's figures."""
     return tuple(runs_mod.run_version(r) for r in run_ids)
-
-
-def dataset_version(dataset_id: str) -> str:
-    """The dataset's labels version (evalcore.runs.dataset_version): part of the cache key of its figures."""
-    return runs_mod.dataset_version(dataset_id)
 
 
 def load_run(run_id: str, parse: str) -> Run:

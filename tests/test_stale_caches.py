@@ -108,3 +108,20 @@ def test_run_and_dataset_versions(half_scored_run):
     store.insert_labels([{"dataset_id": "stale", "item_id": "d0/A", "dimension": "coherence", "annotator": "amy",
                           "value": 4.0, "position": 0}])
     assert runs.dataset_version("stale") != d1
+
+
+def test_a_label_saved_by_another_server_is_read_on_the_next_rerun(half_scored_run):
+    """The dataset and the Data page's agreement are keyed by the dataset's labels version, not its id alone: a
+    label another app server (or session, or the CLI) saves on the same store shows without clearing a cache here."""
+    from pages import _compute, _loaders
+
+    store, ds, _ = half_scored_run
+    before = _loaders.load_dataset(ds.id)
+    assert before.annotations.empty
+    _compute.agreement(ds.id, 20)
+    item = str(ds.items["item_id"].iloc[0])
+    store.save_label(ds.id, item, "coherence", "bob", 2.0)  # written as another server would: no cache cleared
+    store.save_label(ds.id, item, "coherence", "carol", 4.0)
+    after = _loaders.load_dataset(ds.id)
+    assert sorted(after.annotations["annotator"]) == ["bob", "carol"]
+    assert _loaders.load_dataset(ds.id) is after  # the same version: the cached dataset, not a new load
