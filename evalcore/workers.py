@@ -228,6 +228,32 @@ class QueuedScoringJob(ScoringJob):
 
 
 # ------------------------------------------------------------------------------------------ the queue (procrastinate)
+@dataclasses.dataclass
+class QueuedBatchJob(ScoringJob):
+    """The Score page's Batch API run on a PostgreSQL store, on the operator's key: its thread submits the batches
+    (as in the app's thread), then queues "collect them when done" (evalcore.worker_jobs) for a worker and follows
+    the run in the store until its batches are collected. Closing the tab, or Cancel (which stops only this wait,
+    as for every Batch API run), leaves the collection to the worker. The estimate charged at the click stays
+    charged: the worker collects on the operator's key and settles no session's meter."""
+
+    def _score_batch(self) -> None:
+        from evalcore import runs as runs_mod
+        from evalcore import worker_jobs
+        from evalcore.judge import batch as batch_mod
+
+        if not any(not b["collected"] for b in self.store.batch_rows(self.run_id)):
+            batch_mod.submit(self.spec, self.engine, store=self.store)
+        with opened(store_location(self.store)) as app:
+            worker_jobs.enqueue_collection(app, self.run_id)  # None: one already waits, and will collect them
+        while not self.cancel.is_set():  # collected, then scored from the replies: the run's status ends it
+            rows = self.store.batch_rows(self.run_id)
+            status = self.store.run_row(self.run_id)["status"]
+            if rows and all(b["collected"] for b in rows) and status not in ("batch-submitted", "running"):
+                self.run = runs_mod.load_run(self.run_id, store=self.store)
+                return
+            self.cancel.wait(self.poll_s)
+
+
 def make_app(url: str) -> procrastinate.App:
     """A procrastinate app on the store at ``url`` with the scoring task registered."""
     try:

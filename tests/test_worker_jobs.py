@@ -118,3 +118,40 @@ def test_a_job_for_batches_still_running_asks_again_later(pg_schemas, monkeypatc
             assert store.run_row("run-pending")["status"] == "batch-submitted"
         finally:
             store.close()
+
+
+def test_the_score_pages_batch_run_on_postgresql_is_collected_by_a_worker(pg_schemas, monkeypatch):  # noqa: F811
+    """The Score page's Batch API run on the operator's key (``views.score.new_job``, use_batch): its thread
+    submits the batches and queues their collection; a worker collects them; the page's job then holds the run,
+    every item judged once."""
+    from evalcore.judge.client import endpoint_from_preset
+    from evalcore.judge.spec import default_spec
+    from evalcore.views import score as score_views
+
+    monkeypatch.setattr(worker_jobs, "POLL_S", 0)
+    monkeypatch.delenv("EVALCORE_MAX_COST_USD", raising=False)
+    url = pg_schemas.new("page_batch")
+    store = Store(url)
+    with serve() as srv:
+        spec = default_spec(runs.get_dataset("summeval", store, with_labels=False), "geval", ["coherence"],
+                            store=store, limit=N_ITEMS)
+        job = score_views.new_job(spec, endpoint_from_preset("vllm", base_url=srv.base_url, model="loop"),
+                                  use_batch=True, api_key=None, concurrency=1, reprobe=False, store=store,
+                                  owner="alice")
+        assert type(job) is workers.QueuedBatchJob
+        job.poll_s = 0.05
+        job.start()
+        deadline = time.monotonic() + 120
+        while not store.batch_rows(job.run_id) or not _collect_jobs(url):  # submitted, its collection queued
+            assert time.monotonic() < deadline and job.running, job.error
+            time.sleep(0.05)
+        _work_until_empty(url)  # a worker: collects them (the loopback's batch ends by itself)
+        assert job.wait(120) and job.error is None
+    assert len(job.run.judgments) == N_ITEMS and job.run.judgments["item_id"].is_unique
+    assert all(b["collected"] for b in store.batch_rows(job.run_id))
+    store.close()
+
+
+def _collect_jobs(url: str) -> list[object]:
+    with workers.opened(url) as app:
+        return [j for j in app.job_manager.list_jobs() if j.task_name == worker_jobs.COLLECT_TASK]

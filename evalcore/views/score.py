@@ -247,8 +247,9 @@ def new_job(spec: ScoringSpec, endpoint: Endpoint, *, replica_text: str = "", us
     endpoint counts what its replies cost against ``owner``'s budget (``charged_usd``: the estimate charged at the
     click) and stops at the operator's cap (evalcore.judge.spending.Meter); a Batch API run is charged what its
     replies cost, at the Batch API's rates, when this job collects it. On a PostgreSQL store an online run on the
-    operator's key is queued for a worker (evalcore.workers.QueuedScoringJob), its meter too; a key typed in the
-    browser never leaves the session, so such a run, and a Batch API run, is scored in the app's thread."""
+    operator's key is queued for a worker (evalcore.workers.QueuedScoringJob), its meter too, and a Batch API run's
+    collection is a worker's job (evalcore.workers.QueuedBatchJob); a key typed in the browser never leaves the
+    session, so such a run is scored in the app's thread."""
     from evalcore.judge.job import ScoringJob
     from evalcore.judge.runner import new_run_id
     from evalcore.judge.spec import EngineOptions
@@ -260,11 +261,11 @@ def new_job(spec: ScoringSpec, endpoint: Endpoint, *, replica_text: str = "", us
     meter = Meter.for_run(store, owner, endpoint, reserved=charged_usd, batch=use_batch,
                           what=f"score {spec.dataset.id} {spec.method} ({run_id})")
     job_class = ScoringJob
-    if api_key is None and not use_batch:  # the operator's key (a metered run's meter travels in the store)
+    if api_key is None:  # the operator's key (a metered run's meter travels in the store)
         from evalcore import workers
 
-        if workers.queued(store):  # PostgreSQL: a worker scores it (docs/lab-server.md#workers)
-            job_class = workers.QueuedScoringJob
+        if workers.queued(store):  # PostgreSQL: a worker scores it, or collects its batches (lab-server.md#workers)
+            job_class = workers.QueuedBatchJob if use_batch else workers.QueuedScoringJob
     return job_class(run_id=run_id, spec=dataclasses.replace(spec, owner=owner),
                       engine=EngineOptions(target, api_key=api_key, concurrency=int(concurrency),
                                            reprobe=bool(reprobe)),
