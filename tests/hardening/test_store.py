@@ -97,6 +97,8 @@ def test_garbled_pages_found_when_read(tmp_path):
 def test_locked_past_the_timeout_says_so(tmp_path, monkeypatch, capsys):
     from evalcore.cli import main
 
+    # the timeout a connection waits (evalcore.store.dialect) and the one its message names (connection)
+    monkeypatch.setattr(store_mod.dialect, "BUSY_TIMEOUT_S", 0.3)
     monkeypatch.setattr(store_mod.connection, "BUSY_TIMEOUT_S", 0.3)
     path = _sound_store(tmp_path / "judge.db", rows=10)
     holder = sqlite3.connect(str(path), isolation_level=None)
