@@ -6,6 +6,8 @@ SQLite file or PostgreSQL). Callers ask this module and do not care which.
 
 from __future__ import annotations
 
+import dataclasses
+
 import enum
 import logging
 from dataclasses import dataclass
@@ -51,7 +53,14 @@ def get_dataset(dataset_id: str, store: Store | None = None, *, with_labels: boo
     if not with_labels:
         return ds
     rows = _label_rows(ds.id, store, viewer)
-    return labels.merge_labels(ds, rows, _adjudications(ds.id, store)) if len(rows) else ds
+    if not len(rows):
+        return ds
+    adjudications = _adjudications(ds.id, store)
+    merged = labels.merge_labels(ds, rows, adjudications)
+    if adjudications is None:  # said where the dataset is described, not only in the server's log
+        merged = dataclasses.replace(merged, description=merged.description + "\nThe campaigns' final labels could "
+                                     "not be read from the store: adjudicated items show their labels' mean.")
+    return merged
 
 
 def _raw_dataset(dataset_id: str, store: Store | None = None) -> Dataset:

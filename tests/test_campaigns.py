@@ -621,3 +621,22 @@ def test_a_categorical_final_label_settles_a_tie_in_the_judge_vs_human_labels(st
     frame, who, ties, _ = label_frame(runs.get_dataset("camp", store), run, "verdict")
     assert ties == 0 and dict(zip(frame["item_id"], frame["human"])) == {"i0": 2.0, "i1": 1.0, "i2": 2.0}
     assert who == "majority of the annotators (labels), or an adjudicator's final label on 1"
+
+
+def test_final_labels_that_cannot_be_read_are_said_with_the_dataset(store, monkeypatch):
+    """A store whose final labels cannot be read shows the labels' means, and the dataset's description says so
+    (not only the server's log)."""
+    from evalcore import runs
+    from evalcore.store import StoreUnreadable
+
+    ds, c = _campaign(store, k=2, people=("alice", "bob"), n=2)
+    store.save_dataset(ds)
+    _label_all(store, ds, c, {"alice": {"i0": 5.0, "i1": 2.0}, "bob": {"i0": 1.0, "i1": 2.0}})
+
+    def broken(*_a, **_k):
+        raise StoreUnreadable("the store cannot be read", path=store.path)
+
+    monkeypatch.setattr(type(store), "dataset_adjudications", broken)
+    got = runs.get_dataset("camp", store)
+    assert "final labels could not be read" in got.description
+    assert dict(zip(got.human_scores["item_id"], got.human_scores["score"]))["i0"] == 3.0
