@@ -205,13 +205,18 @@ def datasets_version(*, store: Store | None = None) -> str:
 
 
 def dataset_version(dataset_id: str, *, store: Store | None = None) -> str:
-    """A string that changes whenever the dataset's labels or its campaigns' final labels do (a dataset's own rows
-    never change: an upload under the same name is a new id), for the same use as ``run_version``."""
+    """A string that changes whenever the dataset's labels or its campaigns' final labels do, or the upload is
+    deleted (a dataset's own rows never change otherwise: an upload under the same name is a new id), for the same
+    use as ``run_version``: a dataset deleted through another app server on the same store is no longer served from
+    this one's cache on the next rerun."""
     from evalcore.labels import base_id
 
     s = _store(store)
-    n, last = s.labels_version(base_id(dataset_id))
-    return f"{n}:{last}:{s.adjudications_version(base_id(dataset_id))}"
+    base = base_id(dataset_id)
+    n, last = s.labels_version(base)
+    # a bundled dataset has no row: "" for it, as for a deleted upload (whose reload then says it is gone)
+    stored = "stored" if s.has_dataset(base) else ""
+    return f"{n}:{last}:{s.adjudications_version(base)}:{stored}"
 
 
 def score_frame(dataset: Dataset, run: Run, dimension: str, *, systems: list[str] | None = None) -> pd.DataFrame:

@@ -125,3 +125,19 @@ def test_a_label_saved_by_another_server_is_read_on_the_next_rerun(half_scored_r
     after = _loaders.load_dataset(ds.id)
     assert sorted(after.annotations["annotator"]) == ["bob", "carol"]
     assert _loaders.load_dataset(ds.id) is after  # the same version: the cached dataset, not a new load
+
+
+def test_an_upload_deleted_by_another_server_is_not_served_from_this_ones_cache(half_scored_run):
+    """The loaded dataset's cache key holds whether the upload still exists: deleted through another app server on
+    the same store (no cache cleared here), it is not served from this server's cache on the next rerun (the list
+    leaves it by the datasets version; a link naming it says it is gone)."""
+    from pages import _loaders
+
+    store, ds, _ = half_scored_run
+    listed = runs.dataset_version(ds.id)
+    assert _loaders.load_dataset(ds.id).id == ds.id
+    store.delete_dataset(ds.id)  # as another server would: nothing cleared in this process
+    assert runs.dataset_version(ds.id) != listed
+    with pytest.raises(KeyError):
+        _loaders.load_dataset(ds.id)
+    assert runs.dataset_version("summeval") == runs.dataset_version("summeval")  # a bundled one's key is stable
