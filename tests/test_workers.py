@@ -200,6 +200,57 @@ def test_the_score_pages_job_on_postgresql_is_scored_by_a_worker_and_cancelled_f
     store.close()
 
 
+_APP_SERVER = """
+import sys, time
+from evalcore.store import Store
+from tests.test_workers import _page_job
+store = Store(sys.argv[1])
+job = _page_job(store, sys.argv[2], int(sys.argv[3]))
+job.start()
+while job.queued_at is None and not job.finished:
+    time.sleep(0.05)
+print(job.run_id, job.error, flush=True)
+time.sleep(3600)
+"""
+
+
+@pytest.mark.slow
+def test_a_queued_run_outlives_the_app_server_that_queued_it(pg_schemas, tmp_path, monkeypatch):  # noqa: F811
+    """The Score page's job in an app server process that is then killed (SIGKILL: a server restart, or its tab and
+    session gone with it): the run waits in the store, a worker started afterwards scores all of it, and the store
+    a new session reads holds it done, every item judged once, no prompt asked twice."""
+    monkeypatch.delenv("EVALCORE_MAX_COST_USD", raising=False)
+    url = pg_schemas.new("restart")
+    store = Store(url)
+    n = 30
+    with serve(latency_s=0.02) as srv:
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "EVALCORE_DB": url}
+        server = subprocess.Popen([sys.executable, "-c", _APP_SERVER, url, srv.base_url, str(n)], cwd=ROOT, env=env,
+                                  stdout=subprocess.PIPE, stderr=(tmp_path / "server.log").open("w"), text=True)
+        try:
+            run_id, error = server.stdout.readline().split(maxsplit=1)
+            assert error.strip() == "None", (tmp_path / "server.log").read_text()
+        finally:
+            server.send_signal(signal.SIGKILL)
+            server.wait()
+        assert store.run_row(run_id)["status"] == "queued" and _judged(store, run_id) == 0
+        queued_at = len(srv.prompt_log)  # the capability probe's requests, sent by the server when it recorded the run
+        w = _worker(url, tmp_path / "w.log")
+        try:
+            _wait_for(lambda: store.run_row(run_id)["status"] == "done", "a worker to score the orphaned run")
+        finally:
+            w.terminate()
+            w.wait(60)
+        log = list(srv.prompt_log)
+    judged = store.conn.execute("SELECT item_id, count(*) FROM judgments WHERE run_id = ? GROUP BY item_id",
+                                (run_id,)).fetchall()
+    assert len(judged) == n and {c for _, c in judged} == {1}
+    asked = log[queued_at:]
+    assert asked and len(asked) == len(set(asked))  # the worker asked each prompt once
+    assert Store(url).load_run(run_id).config.status == "done"  # a new session's view of the store
+    store.close()
+
+
 def test_the_score_pages_job_on_sqlite_is_a_thread_as_before(tmp_path):
     from evalcore.judge.job import ScoringJob
 
