@@ -176,6 +176,14 @@ class LoopbackServer:
         self.by_path: dict[str, int] = {}
         self.faults_served: dict[str, int] = {}
         self.prompt_log: list[str] = []  # sha256 of each attempt's prompt (what was asked, in order)
+        self.arrivals: list[float] = []  # time.monotonic() when each attempt of prompt_log arrived
+        # (ordinal in prompt_log from 1, the prompt's sha256, its usage) of every answer composed (not the faults
+        # that replace one): what a provider bills, whether or not the client lived to read the reply
+        self.served: list[tuple[int, str, dict[str, Any]]] = []
+        # a test's barrier: attempts from this ordinal on (1-based, as prompt_log counts) wait until release()
+        self.hold_from: int | None = None
+        self.held = 0  # attempts waiting at the barrier now
+        self._released = threading.Event()
         self.record_bodies = record_bodies
         self.bodies: list[tuple[str, bytes]] = []  # (path, body) of each scoring POST, when record_bodies
         self._server: asyncio.base_events.Server | None = None
@@ -200,6 +208,8 @@ class LoopbackServer:
             self.by_path = {}
             self.faults_served = {}
             self.prompt_log = []
+            self.arrivals = []
+            self.served = []
             self.bodies = []
             self._rng = random.Random(self._seed)
             self.rate_limited = 0
@@ -336,6 +346,8 @@ class LoopbackServer:
         prompt = ("\n".join(str(m.get("content", "")) for m in req.get("messages", [])) if chat
                   else (req.get("prompt") if isinstance(req.get("prompt"), str) else "".join(req.get("prompt") or [])))
         fault = self._record(path, body, prompt)
+        ordinal = len(self.prompt_log)  # this attempt's: nothing ran on the loop since _record appended it
+        await self._barrier(ordinal)
         limit_headers: dict[str, str] = {}
         if self.rate_limit is not None:
             admitted, limit_headers = self.rate_limit.admit(self._token_cost(req, prompt))
@@ -356,7 +368,31 @@ class LoopbackServer:
         refused = self.profile.refusal(req) if chat and self.profile is not None else None
         if refused is not None:
             return 400, refused, {}
-        return 200, (self._chat(req, prompt, fault) if chat else self._completion(req, prompt, fault)), limit_headers
+        answer = self._chat(req, prompt, fault) if chat else self._completion(req, prompt, fault)
+        with self._lock:
+            self.served.append((ordinal, self.prompt_log[ordinal - 1], dict(answer["usage"])))
+        return 200, answer, limit_headers
+
+    def hold(self, from_request: int) -> None:
+        """Hold every attempt from the ``from_request``-th on (1-based, as ``prompt_log`` counts) until
+        :meth:`release`: a test knows then exactly which request is in flight (arrived, unanswered) when it acts."""
+        self._released.clear()
+        self.hold_from = from_request
+
+    def release(self) -> None:
+        """Answer the held attempts, and hold no more."""
+        self.hold_from = None
+        self._released.set()
+
+    async def _barrier(self, ordinal: int) -> None:
+        if self.hold_from is None or ordinal < self.hold_from:
+            return
+        self.held += 1
+        try:
+            while not self._released.is_set():
+                await asyncio.sleep(0.01)
+        finally:
+            self.held -= 1
 
     def _admin_route(self, method: str, path: str):
         """The test double's own routes (the model list, its counters, a reset); None for any other request."""
@@ -377,6 +413,7 @@ class LoopbackServer:
             self.requests_seen += 1
             self.by_path[path] = self.by_path.get(path, 0) + 1
             self.prompt_log.append(hashlib.sha256(prompt.encode()).hexdigest())
+            self.arrivals.append(time.monotonic())
             if self.record_bodies:
                 self.bodies.append((path, body))
             fault = self._pick_fault(self.requests_seen, prompt)

@@ -4,7 +4,8 @@
 ``burst_s`` seconds' worth (real providers enforce a per-minute limit over shorter windows too). An admitted request
 costs one request and ``prompt tokens + max_tokens x n`` tokens (OpenAI counts max_tokens up front); a request over
 either limit is answered 429 with ``retry-after``/``retry-after-ms``. Every reply carries OpenAI's headers
-``x-ratelimit-limit-*``, ``x-ratelimit-remaining-*`` and ``x-ratelimit-reset-*``.
+``x-ratelimit-limit-*``, ``x-ratelimit-remaining-*`` and ``x-ratelimit-reset-*``; ``enforce=False`` only announces
+the limit (a test of the client's own pacing).
 
 ``PrefixCache``: vLLM-style automatic prefix caching over whitespace tokens in blocks of ``block`` tokens (a block is
 reused only when every token before it matches too), with least-recently-used eviction once ``capacity_tokens`` are
@@ -28,6 +29,10 @@ class RateLimit:
     rpm: float | None = None  # requests per minute
     tpm: float | None = None  # tokens per minute
     burst_s: float = 1.0  # bucket capacity in seconds of the per-minute rate
+    # False: the limit is announced in the headers but nothing is refused (an empty bucket stays at 0), as a
+    # provider counting over a whole minute lets a short burst through: a test then sees the client's own pacing,
+    # which 429s and their retry-after would otherwise mask
+    enforce: bool = True
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -58,13 +63,13 @@ class RateLimit:
             now = time.monotonic()
             self._refill(now)
             tokens = min(tokens, self._cap_t)  # a request larger than the burst still runs when the bucket is full
-            ok = (not self.rpm or self._r >= 1.0) and (not self.tpm or self._t >= tokens)
+            ok = (not self.rpm or self._r >= 1.0) and (not self.tpm or self._t >= tokens) or not self.enforce
             wait = 0.0
             if ok:
                 if self.rpm:
-                    self._r -= 1.0
+                    self._r = max(0.0, self._r - 1.0)
                 if self.tpm:
-                    self._t -= tokens
+                    self._t = max(0.0, self._t - tokens)
             else:
                 if self.rpm and self._r < 1.0:
                     wait = max(wait, (1.0 - self._r) / (self.rpm / 60.0))
