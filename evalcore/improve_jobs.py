@@ -11,6 +11,14 @@ lock only orders the jobs); the page, following the runs, ends its queue at the 
 The page follows the runs in the store (``follow``): its queue's jobs become ``FollowedRun``s, which only watch a
 queued run's judgments and status (a tab opened later rebuilds the queue with ``align.queue.plan`` and follows the
 same runs: they are named by the candidates, so nothing is queued or sent twice).
+
+A queue counted against a user's budget (its ``meter``: ONE estimate charged at the click for all its runs) hands
+that reservation to its runs when it is enqueued, each its share of the estimate, as the Score page's queued run
+hands over its own (evalcore.judge.spending, "a run scored by a worker"): each worker rebuilds its run's meter from
+the store and stops at the operator's cap, the shares of the runs waiting behind it its to use (as the page's one
+meter lets its running run use the whole reservation): a run stopped at the cap leaves the runs behind it the cap
+reached, and they stop before their first request, their shares given back. Cancel gives back what the dropped
+runs had reserved; a run done, or queued already by another tab, is reserved nothing again.
 """
 
 from __future__ import annotations
@@ -22,12 +30,13 @@ import time
 from typing import TYPE_CHECKING
 
 from evalcore import workers
+from evalcore.judge import spending
 from evalcore.store import Store
 
 if TYPE_CHECKING:  # pragma: no cover
     import procrastinate
 
-    from evalcore.align.queue import ScoringQueue
+    from evalcore.align.queue import Item, ScoringQueue
     from evalcore.judge.spec import EngineOptions, ScoringSpec
 
 
@@ -39,23 +48,75 @@ def queue_lock(q: ScoringQueue) -> str:
 
 def enqueue_queue(q: ScoringQueue) -> list[int | None]:
     """Record each of the queue's runs not done yet (status "queued") and defer its scoring job, in the queue's
-    order, under ``queue_lock(q)``: one job id per item (None: the run is done already, or its job already waits).
-    ValueError on a SQLite store (its queues run in the page's session) and for a queue under the spending rule
-    (its one meter lives in the session that charged the estimate: such a queue runs there, as on SQLite)."""
+    order, under ``queue_lock(q)``: one job id per item (None: the run is done already, or its job already waits
+    or runs: that one is followed). A queue under the spending rule (``q.meter``, the click's one reservation for
+    all its runs) hands each run its share of the reservation (``reserve``): each worker rebuilds its run's meter
+    from the store and stops at the operator's cap. ValueError on a SQLite store (its queues run in the page's
+    session) and for a key typed into the browser (it never leaves the session)."""
     if not workers.queued(q.store):
         raise ValueError(f"the store {q.store.path} is a SQLite file: the Improve queue runs in the page's session")
-    if q.meter is not None:
-        raise ValueError("a queue counted against a user's budget runs in the page's session")
+    if q.engine.api_key:
+        raise ValueError("a queue sent with a key typed into the browser runs in the page's session")
     lock = queue_lock(q)
-    ids: list[int | None] = []
     with workers.opened(workers.store_location(q.store)) as app:
-        for it in q.items:
-            if q.store.run_exists(it.run_id) and q.store.run_row(it.run_id)["status"] == "done":
-                ids.append(None)
-                continue
-            run_id = workers.record_run(_with_documents(it.spec), q.engine, store=q.store)
-            ids.append(_defer(app, run_id, lock))
-    return ids
+        pending = list({it.run_id: it for it in q.items if not _done(q.store, it.run_id)}.values())
+        todo = [it for it in pending if not _live(app, it.run_id)]
+        weights = _weights(q, pending) if q.meter is not None else {}
+        for it in todo:  # the queue's meter (if any) counts each recording's capability probe
+            workers.record_run(_with_documents(it.spec), q.engine, store=q.store, meter=q.meter)
+        if q.meter is not None:
+            reserve(q, todo, weights)
+        deferred: dict[str, int | None] = {}
+        try:
+            for it in todo:
+                deferred.setdefault(it.run_id, _defer(app, it.run_id, lock))
+        except BaseException:  # the runs left without a job give back what they were handed
+            for it in todo:
+                if it.run_id not in deferred and q.meter is not None:
+                    spending.give_back_queued(q.store, q.meter.spender, it.run_id)
+            raise
+    return [deferred.get(it.run_id) for it in q.items]
+
+
+def _done(store: Store, run_id: str) -> bool:
+    return store.run_exists(run_id) and store.run_row(run_id)["status"] == "done"
+
+
+def _live(app: procrastinate.App, run_id: str) -> bool:
+    """Whether the run's scoring job waits or runs (queued by another tab: followed, not queued again)."""
+    return any(j.status in ("todo", "doing") for j in
+               app.job_manager.list_jobs(queue=workers.QUEUE, task=workers.TASK, queueing_lock=run_id))
+
+
+def _weights(q: ScoringQueue, items: list[Item]) -> dict[str, float]:
+    """Each run's part of the click's estimate: what its own estimate costs (nothing is sent), as the page's
+    estimate (``loop.estimate_part``) summed them."""
+    from evalcore.judge import runner
+
+    return {it.run_id: float(runner.estimate(it.spec, q.engine, store=q.store).cost_usd or 0.0) for it in items}
+
+
+def shares(total: float, weights: dict[str, float]) -> dict[str, float]:
+    """``total`` split among the runs in proportion to ``weights`` (evenly when they are all 0)."""
+    if not weights:
+        return {}
+    whole = sum(max(w, 0.0) for w in weights.values())
+    if whole <= 0:
+        return {r: total / len(weights) for r in weights}
+    return {r: total * max(w, 0.0) / whole for r, w in weights.items()}
+
+
+def reserve(q: ScoringQueue, todo: list[Item], weights: dict[str, float]) -> None:
+    """The click's reservation (``q.meter``, the capability probes of the runs it recorded counted) split among
+    the queue's runs not done by their estimates (``weights``), each of ``todo``'s made its run's own spending row
+    (``spending.hand_over_shares``). A run already queued (by another tab), or holding a reservation, or that a
+    worker began is handed nothing: its part is given back (a worker's meter counts its replies as they come)."""
+    meter = q.meter
+    split = shares(max(meter.charged - meter.cost, 0.0), weights)
+    mine = {it.run_id for it in todo}
+    fresh = {r: usd for r, usd in split.items()
+             if r in mine and not spending.holds_reservation(q.store, meter.spender, r)}
+    spending.hand_over_shares(meter, fresh, queue=queue_lock(q))
 
 
 def _with_documents(spec: ScoringSpec) -> ScoringSpec:
@@ -107,6 +168,9 @@ class FollowedRun(workers.QueuedScoringJob):
                 self.queued_at = time.monotonic()
                 try:
                     self._follow(app, self.run_id, job_id)
+                    if self.error is None and not self.cancel.is_set() and \
+                            self.store.run_row(self.run_id)["status"] == "stopped":  # not the cap: the page's
+                        self.error = f"the worker stopped run {self.run_id}: see the worker's log"  # queue ends
                     if self.cancel.is_set() and self.lock is not None:
                         watcher.join()  # it acts once Cancel is set: its runs are finished "cancelled" after this
                         if self.store.run_row(self.run_id)["status"] == "cancelled":
@@ -143,11 +207,13 @@ class FollowedRun(workers.QueuedScoringJob):
 
 
 def _drop_waiting(app: procrastinate.App, store: Store, lock: str) -> None:
-    """Cancel the queue's jobs no worker has taken yet; their runs read "cancelled" and keep what they hold."""
+    """Cancel the queue's jobs no worker has taken yet; their runs read "cancelled", keep what they hold and give
+    back what was reserved for them (``spending.give_back_queued``: nothing for a run queued without a meter)."""
     for job in app.job_manager.list_jobs(queue=workers.QUEUE, task=workers.TASK, status="todo", lock=lock):
         if job.id is not None and app.job_manager.cancel_job_by_id(job.id):
             run_id = str(job.task_kwargs["run_id"])
             store.finish_run(run_id, status="cancelled", stats=store.run_stats(run_id))
+            spending.give_back_queued(store, store.run_row(run_id).get("owner") or None, run_id)
 
 
 def follow(q: ScoringQueue) -> ScoringQueue:
@@ -170,11 +236,14 @@ def enqueue_and_follow(q: ScoringQueue) -> ScoringQueue:
 
 
 def to_workers(q: ScoringQueue) -> ScoringQueue:
-    """The Improve page's queue as the store wants it: on PostgreSQL, for a queue on the operator's key that no
-    meter counts, its runs go to the workers when the page first advances it (after the click was charged; its
-    first job's thread records and enqueues them, so an error there ends the queue as a run's would) and the page
-    follows them; otherwise (SQLite, a typed key, a budget) ``q`` as it was, run in the page's session."""
-    if not workers.queued(q.store) or q.meter is not None or q.engine.api_key:
+    """The Improve page's queue as the store wants it: on PostgreSQL, for a queue on the operator's key, its runs
+    go to the workers when the page first advances it (after the click was charged; its first job's thread records
+    and enqueues them, so an error there ends the queue as a run's would) and the page follows them. A queue under
+    the spending rule goes too: the click's reservation is split among its runs (``enqueue_queue``), each worker
+    stops at the operator's cap, and a run stopped so ends the page's queue with the cap's message. Otherwise
+    (SQLite, a key typed into the browser, which never leaves the session) ``q`` as it was, run in the page's
+    session."""
+    if not workers.queued(q.store) or q.engine.api_key:
         return q
     follow(q)
     following = q.make_job

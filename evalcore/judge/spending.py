@@ -27,9 +27,10 @@ at the Batch API's rates when its job collects it (:meth:`Meter.count_batch`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from evalcore import settings
 
@@ -274,7 +275,10 @@ class Meter:
 #     reservation, made when the run is QUEUED, not when a worker takes it: a user's second click then counts the
 #     first run still waiting, so two queued runs cannot pass the cap together (the second is refused at its
 #     click, as in the app's thread), and nobody queues work that a worker would find over the cap hours later;
-#   * :func:`hand_over` moves that reservation to a row naming the run when its job is queued;
+#   * :func:`hand_over` moves that reservation to a row naming the run when its job is queued; for a queue of
+#     runs (the Improve page's, one click for all its candidates) :func:`hand_over_shares` splits it among them,
+#     each run's rows naming the queue: a queue's run does not count the shares of the runs waiting behind it
+#     (``_QueueRunStore``), so it may spend up to the cap as the page's one meter would, and they then stop;
 #   * :meth:`Meter.for_queued_run` (the worker) rebuilds the meter: charged = the sum of the run's rows; a row
 #     RESERVED marks a metered run (none: a run queued without a meter, nothing counted); a row SESSION per worker
 #     session that began. When an earlier session began and never settled (its worker was killed), all it was
@@ -285,6 +289,8 @@ RESERVED = "reserved at the click; scored by a worker"
 BEFORE = "replies before it was queued: the capability probe"
 SESSION = "a worker's session began"
 GIVEN_BACK = "cancelled before a worker took it: the reservation given back"
+QUEUE_TAG = "queue"  # "(run id) [queue Q]" in the rows of a queue's runs (hand_over_shares)
+_QUEUE_RUN = re.compile(r"\(([^()]+)\) \[" + QUEUE_TAG + r" ([^\]]+)\]")
 
 
 def run_rows(store: Store, spender: str | None, run_id: str) -> list[tuple[str, float]]:
@@ -306,6 +312,69 @@ def hand_over(meter: Meter, run_id: str) -> None:
     meter.store.charge(meter.spender, -reserved, calls=0, cap=None,
                        what=f"the estimate charged at the click, moved to the record of run {run_id}")
     meter.settled = True  # the worker's meter counts the rest: nothing of this one is settled again
+
+
+def hand_over_shares(meter: Meter, shares: Mapping[str, float], *, queue: str) -> None:
+    """:func:`hand_over` for a queue of runs (the Improve page's, named ``queue``: one estimate charged at the
+    click, held by ``meter`` for all of them, which counted their capability probes when they were recorded):
+    RESERVED ``shares[run_id]`` made each run's own row, BEFORE what the probes' replies cost counted on the first
+    run; what the click charged for runs left out of ``shares`` (done already, or holding a reservation of their
+    own) is given back. Every row names the queue too (:func:`queued_meter` lets a run use what the runs behind it
+    reserved, as the page's one meter does). The runs' rows are written before the click's charge is balanced, so
+    the spender's total never dips below what was started. ``meter`` holds nothing afterwards: releasing it (the
+    queue's end) records nothing. No share: nothing goes to a worker, ``meter`` is released (settled to the
+    probes' replies)."""
+    if not shares:
+        meter.release()
+        return
+    for n, (run_id, share) in enumerate(shares.items()):
+        base = f"{meter.what} ({run_id}) [{QUEUE_TAG} {queue}]"
+        meter.store.charge(meter.spender, share, calls=0, what=f"{base} ({RESERVED})", cap=None)
+        if n == 0:
+            meter.store.charge(meter.spender, meter.cost, calls=0, what=f"{base} ({BEFORE})", cap=None)
+    meter.store.charge(meter.spender, -meter.charged, calls=0, cap=None,
+                       what=f"the estimate charged at the click, moved to the records of runs {', '.join(shares)}")
+    meter.charged, meter.settled = meter.cost, True
+
+
+def waiting_in_queue(store: Store, spender: str | None, queue: str, run_id: str) -> float:
+    """What the runs of ``queue`` other than ``run_id`` hold reserved and no worker began yet (the runs waiting
+    behind it: the queue's lock runs them one at a time, in order)."""
+    tag = f"[{QUEUE_TAG} {queue}]"
+    rows = store.conn.execute("SELECT what, usd FROM spending WHERE spender = ? AND what LIKE ?",
+                              (spender or "", f"%{tag}%")).fetchall()
+    runs: dict[str, list[tuple[str, float]]] = {}
+    for w, u in rows:
+        m = _QUEUE_RUN.search(str(w))
+        if m is not None and m.group(1) != run_id:
+            runs.setdefault(m.group(1), []).append((str(w), float(u)))
+    return sum(max(sum(u for _, u in rr) - sum(u for w, u in rr if w.endswith(f" ({BEFORE})")), 0.0)
+               for rr in runs.values() if not any(SESSION in w for w, _ in rr))
+
+
+class _QueueRunStore:
+    """The store as a queue's run meters it: the spender's total less what the runs waiting behind it reserved.
+    The click charged one estimate for the whole queue, which the page's one meter lets the running run use up to
+    the cap; so here: a run whose replies cost more than its share spends the later runs' shares, stops at the
+    cap, and the runs behind it then find the cap reached, stop before their first request and give their share
+    back (the page's queue stopped there too). Everything else is the store's."""
+
+    def __init__(self, store: Store, queue: str, run_id: str) -> None:
+        self.store, self.queue, self.run_id = store, queue, run_id
+
+    def spent_usd(self, spender: str | None) -> float:
+        return float(self.store.spent_usd(spender)) - waiting_in_queue(self.store, spender, self.queue, self.run_id)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+
+def holds_reservation(store: Store, spender: str | None, run_id: str) -> bool:
+    """Whether run ``run_id`` holds a reservation already (one not given back), or a worker's session of it began
+    (its meter then counts its replies as they come): a queue started again reserves nothing for it."""
+    rows = run_rows(store, spender, run_id)
+    held = sum(u for _, u in rows) - sum(u for w, u in rows if w.endswith(f" ({BEFORE})"))
+    return any(SESSION in w for w, _ in rows) or held > 1e-12
 
 
 def give_back_queued(store: Store, spender: str | None, run_id: str) -> None:
@@ -331,6 +400,8 @@ def queued_meter(store: Store, run_id: str, endpoint: Endpoint, *,
     meter = Meter.for_run(store, spender, endpoint, reserved=sum(u for _, u in rows), what=base, environ=environ)
     if meter is None:
         return None
+    if (queued := _QUEUE_RUN.search(base)) is not None:  # a queue's run: the shares behind it are its to use
+        meter.store = cast("Store", _QueueRunStore(store, queued.group(2), run_id))
     if any(SESSION in w for w, _ in rows):  # an earlier session: all it was charged counts as spent
         meter.cost = meter.charged
     else:

@@ -771,8 +771,9 @@ class Workspace:
 
         meter = Meter.for_run(self.store, self.owner, self.endpoint, reserved=charged_usd,
                               what=f"improve {self.dataset.id} {self.dimension} {kind}")
-        # on a PostgreSQL store (operator's key, no budget) its runs go to the workers when it starts: it outlives
-        # the tab (evalcore.improve_jobs); otherwise it runs in this session, as on SQLite
+        # on a PostgreSQL store (the operator's key) its runs go to the workers when it starts: it outlives the tab
+        # (evalcore.improve_jobs), the click's reservation split among its runs, each stopped at the cap in its
+        # worker; with a key typed into the browser it runs in this session, as on SQLite
         return improve_jobs.to_workers(queue.plan(
             kind, self.dataset, self.split, part, self.dimension, self.method, cands,
             [candidate_name(c.source, c.version) for c in cands], self.endpoint, self.options, self.store,
