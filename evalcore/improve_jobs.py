@@ -260,5 +260,5 @@ def to_workers(q: ScoringQueue) -> ScoringQueue:
     return q
 
 
-__all__ = ["queue_lock", "enqueue_queue", "follow", "enqueue_and_follow", "to_workers", "FollowedRun"]
+__all__ = ["queue_lock", "enqueue_queue", "shares", "reserve", "follow", "enqueue_and_follow", "to_workers", "FollowedRun"]
 
