@@ -28,9 +28,9 @@ at the Batch API's rates when its job collects it (:meth:`Meter.count_batch`).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from evalcore import settings
 
@@ -175,6 +175,9 @@ class Meter:
         # a reservation held for several runs (the Improve page's queue: one estimate charged for all its
         # candidates): a run's end gives back nothing, :meth:`release` settles once the last one ended
         self.held = False
+        # what of the spender's total this run may use though it is recorded (the Improve queue's runs waiting
+        # behind this one, queued to workers: their shares of the one estimate charged at the click; queued_meter)
+        self.not_counted: Callable[[], float] | None = None
 
     @classmethod
     def for_run(cls, store: Store | None, spender: str | None, endpoint: Endpoint, *, reserved: float | None, what: str,
@@ -203,7 +206,7 @@ class Meter:
         it comes); it does not start past the cap."""
         self.earlier, self.settled, self.reached = self.cost, False, None
         # what this meter reserved and its replies did not spend yet is this run's own: it does not stop it
-        spent = self.store.spent_usd(self.spender) - max(self.charged - self.cost, 0.0) if self.cap is not None else 0.0
+        spent = self._spent() - max(self.charged - self.cost, 0.0) if self.cap is not None else 0.0
         if self.cap is not None and spent >= self.cap - 1e-12:
             self._stop(spent)
 
@@ -213,11 +216,15 @@ class Meter:
         pending = self.cost - self.charged
         if pending <= 0:
             return
-        spent = self.store.spent_usd(self.spender) + pending if self.cap is not None else 0.0
+        spent = self._spent() + pending if self.cap is not None else 0.0
         if pending >= self.step or (self.cap is not None and spent >= self.cap):
             self._record(pending, "usage past the estimate")
         if self.cap is not None and spent >= self.cap:
             self._stop(spent)
+
+    def _spent(self) -> float:
+        """The spender's total as the cap sees it for this run."""
+        return float(self.store.spent_usd(self.spender)) - (self.not_counted() if self.not_counted else 0.0)
 
     def _stop(self, spent: float) -> None:
         if self.reached is None:
@@ -278,7 +285,7 @@ class Meter:
 #   * :func:`hand_over` moves that reservation to a row naming the run when its job is queued; for a queue of
 #     runs (the Improve page's, one click for all its candidates) :func:`hand_over_shares` splits it among them,
 #     each run's rows naming the queue: a queue's run does not count the shares of the runs waiting behind it
-#     (``_QueueRunStore``), so it may spend up to the cap as the page's one meter would, and they then stop;
+#     (``Meter.not_counted``), so it may spend up to the cap as the page's one meter would, and they then stop;
 #   * :meth:`Meter.for_queued_run` (the worker) rebuilds the meter: charged = the sum of the run's rows; a row
 #     RESERVED marks a metered run (none: a run queued without a meter, nothing counted); a row SESSION per worker
 #     session that began. When an earlier session began and never settled (its worker was killed), all it was
@@ -352,23 +359,6 @@ def waiting_in_queue(store: Store, spender: str | None, queue: str, run_id: str)
                for rr in runs.values() if not any(SESSION in w for w, _ in rr))
 
 
-class _QueueRunStore:
-    """The store as a queue's run meters it: the spender's total less what the runs waiting behind it reserved.
-    The click charged one estimate for the whole queue, which the page's one meter lets the running run use up to
-    the cap; so here: a run whose replies cost more than its share spends the later runs' shares, stops at the
-    cap, and the runs behind it then find the cap reached, stop before their first request and give their share
-    back (the page's queue stopped there too). Everything else is the store's."""
-
-    def __init__(self, store: Store, queue: str, run_id: str) -> None:
-        self.store, self.queue, self.run_id = store, queue, run_id
-
-    def spent_usd(self, spender: str | None) -> float:
-        return float(self.store.spent_usd(spender)) - waiting_in_queue(self.store, spender, self.queue, self.run_id)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.store, name)
-
-
 def holds_reservation(store: Store, spender: str | None, run_id: str) -> bool:
     """Whether run ``run_id`` holds a reservation already (one not given back), or a worker's session of it began
     (its meter then counts its replies as they come): a queue started again reserves nothing for it."""
@@ -401,7 +391,8 @@ def queued_meter(store: Store, run_id: str, endpoint: Endpoint, *,
     if meter is None:
         return None
     if (queued := _QUEUE_RUN.search(base)) is not None:  # a queue's run: the shares behind it are its to use
-        meter.store = cast("Store", _QueueRunStore(store, queued.group(2), run_id))
+        queue = queued.group(2)
+        meter.not_counted = lambda: waiting_in_queue(store, spender, queue, run_id)
     if any(SESSION in w for w, _ in rows):  # an earlier session: all it was charged counts as spent
         meter.cost = meter.charged
     else:
