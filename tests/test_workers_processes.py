@@ -12,13 +12,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import signal
 import subprocess
-import sys
 import time
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
@@ -27,24 +24,7 @@ from evalcore.judge import cli as judge_cli
 from evalcore.store import Store
 from evalcore.testing.loopback import serve
 from tests.store_backends import pg_schemas  # noqa: F401
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _wait_for(cond, what: str, deadline_s: float = 300.0) -> None:
-    end = time.monotonic() + deadline_s
-    while not cond():
-        if time.monotonic() > end:
-            raise AssertionError(f"waited {deadline_s:g} s for {what}")
-        time.sleep(0.05)
-
-
-def _worker(url: str, log: Path) -> subprocess.Popen:
-    """A worker process with this process's environment (the operator's key, prices and cap), heartbeats every
-    0.5 s, a job taken for stalled after 3 s of silence (as tests/test_workers.py's kill test)."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "EVALCORE_DB": url}
-    return subprocess.Popen([sys.executable, "-m", "evalcore", "worker", "--heartbeat", "0.5", "--stalled-after", "3"],
-                            cwd=ROOT, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT)
+from tests.test_workers import _wait_for, _worker
 
 
 def _stop(*procs: subprocess.Popen) -> None:
