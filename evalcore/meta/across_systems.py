@@ -21,13 +21,13 @@ from scipy import stats
 from evalcore.meta.arrays import FloatArray
 from evalcore.meta.coefficients import COEFFICIENTS
 from evalcore.meta.intervals import percentile_ends
-from evalcore.meta.results import Estimate
+from evalcore.meta.results import Estimate, HoldsEstimate
 
 MIN_SYSTEMS = 4  # fewer than this and most resamples repeat one system: no interval
 
 
 @dataclass(frozen=True)
-class AcrossSystems:
+class AcrossSystems(HoldsEstimate):
     """The correlation across systems as an Estimate: ``n`` the systems with both values, its percentile interval
     over systems (NaN ends: none). The flat names are properties."""
 
@@ -36,14 +36,6 @@ class AcrossSystems:
     @property
     def statistic(self) -> float:
         return self.estimate.statistic
-
-    @property
-    def ci_low(self) -> float:
-        return self.estimate.ci_low
-
-    @property
-    def ci_high(self) -> float:
-        return self.estimate.ci_high
 
     @property
     def n_systems(self) -> int:

@@ -43,7 +43,7 @@ from sklearn.linear_model import LogisticRegression
 
 from evalcore.meta.arrays import FloatArray, IntArray, Seed
 from evalcore.meta.intervals import percentile_ci
-from evalcore.meta.results import Estimate, JsonKeys
+from evalcore.meta.results import Estimate, HoldsEstimate, JsonKeys
 from evalcore.model import natural_key
 
 SCALE, BASE, ANCHOR = 400.0, 10.0, 1000.0
@@ -51,7 +51,7 @@ BATTLE_COLUMNS = ["doc_id", "model_a", "model_b", "outcome", "len_a", "len_b"]
 
 
 @dataclass(frozen=True)
-class Score:
+class Score(HoldsEstimate):
     """A model's score on the Elo scale as an Estimate: its percentile interval over prompt resamples, ``n`` the
     model's battles."""
 
@@ -65,14 +65,6 @@ class Score:
     @property
     def score(self) -> float:
         return self.estimate.statistic
-
-    @property
-    def ci_low(self) -> float:
-        return self.estimate.ci_low
-
-    @property
-    def ci_high(self) -> float:
-        return self.estimate.ci_high
 
     @property
     def n_battles(self) -> int:

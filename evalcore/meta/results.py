@@ -78,6 +78,21 @@ class Estimate:
         return "; ".join(self.notes)
 
 
+class HoldsEstimate:
+    """A composite whose figure is its ``estimate`` (an across-systems correlation, a model's score): the interval's
+    ends under their flat names, read from it."""
+
+    estimate: Estimate
+
+    @property
+    def ci_low(self) -> float:
+        return self.estimate.ci_low
+
+    @property
+    def ci_high(self) -> float:
+        return self.estimate.ci_high
+
+
 def missing(n: int, reason: str) -> Estimate:
     """A statistic that cannot be computed, with its reason (``n``: the units it would have counted)."""
     return Estimate(NAN, n=int(n), notes=(reason,) if reason else ())
