@@ -455,3 +455,14 @@ def open_app(browser, app_server):
     finally:
         for ctx in contexts:
             ctx.close()
+
+
+USER_HEADER = "X-Forwarded-User"  # the header the sign-in tests' app trusts (EVALCORE_USER_HEADER), as a proxy sends it
+
+
+def as_user(browser, server: AppServer, name: str | None):
+    """A new browser context that sends ``USER_HEADER: name`` on every request, the websocket's included, as the
+    lab's proxy does (None: a visitor, no header), and an AppPage in it on ``server``: (context, page)."""
+    ctx = browser.new_context(viewport=VIEWPORT, extra_http_headers={USER_HEADER: name} if name else {})
+    ctx.set_default_timeout(UI_TIMEOUT_MS)
+    return ctx, AppPage(ctx.new_page(), server.url)

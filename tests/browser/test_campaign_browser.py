@@ -8,11 +8,12 @@ store's labels, with annotator, time and campaign. Screenshots: artifacts/screen
 from __future__ import annotations
 
 import pytest
+from conftest import USER_HEADER as HEADER
+from conftest import as_user
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
 
-HEADER = "X-Forwarded-User"
 
 
 @pytest.fixture(scope="module")
@@ -25,14 +26,6 @@ def lab_app(tmp_path_factory):
         yield server
     finally:
         stop_app(server)
-
-
-def as_user(browser, server, name: str):
-    from conftest import UI_TIMEOUT_MS, VIEWPORT, AppPage
-
-    ctx = browser.new_context(viewport=VIEWPORT, extra_http_headers={HEADER: name})
-    ctx.set_default_timeout(UI_TIMEOUT_MS)
-    return ctx, AppPage(ctx.new_page(), server.url)
 
 
 def label_queue(app, values: list[int]) -> None:

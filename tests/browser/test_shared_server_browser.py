@@ -15,11 +15,12 @@ endpoint: no price). Screenshots: artifacts/screenshots/shared-*.png.
 from __future__ import annotations
 
 import pytest
+from conftest import USER_HEADER as HEADER
+from conftest import as_user
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
 
-HEADER = "X-Forwarded-User"
 DIM = "coherence"
 SCORING_TIMEOUT_MS = 120_000
 
@@ -45,15 +46,6 @@ def lab_app(tmp_path_factory, judge):
         yield server
     finally:
         stop_app(server)
-
-
-def as_user(browser, server, name: str | None):
-    from conftest import UI_TIMEOUT_MS, AppPage
-
-    ctx = browser.new_context(viewport={"width": 1600, "height": 1000},
-                              extra_http_headers={HEADER: name} if name else {})
-    ctx.set_default_timeout(UI_TIMEOUT_MS)
-    return ctx, AppPage(ctx.new_page(), server.url)
 
 
 def choose_preset(app, option: str) -> None:
