@@ -12,7 +12,7 @@ import pytest
 from evalcore.store import Store, schema
 from evalcore.store.campaigns import ADJUDICATION, LockHeld
 from tests.test_store_migration_v6 import FIXTURE
-from tests.test_store_migrations import V9_TABLES, all_rows, columns, copy_of
+from tests.test_store_migrations import V9_TABLES, all_rows, at_version, columns, copy_of
 
 pytest_plugins = ["tests.store_backends"]  # the store fixture on SQLite and on PostgreSQL
 
@@ -130,12 +130,7 @@ def test_a_datasets_adjudications_carry_their_campaigns_dimension_and_count_for_
 # ----------------------------------------------------------------------------------------------------- migration
 def _store_at_8(path) -> None:
     """A store as version 8 left it: every step up to 8, and labels given on the Label page."""
-    conn = sqlite3.connect(path)
-    for target, _why, statements in schema.MIGRATIONS:
-        if target <= 8:
-            for sql in statements:
-                conn.execute(sql)
-    conn.execute("PRAGMA user_version = 8")
+    conn = at_version(path, 8)
     for n, (annotator, value) in enumerate([("ann-a", 3.0), ("ann-b", 4.0), ("ann-a", None)], start=1):
         conn.execute("INSERT INTO labels (dataset_id, item_id, dimension, annotator, value, skipped, strategy, "
                      "position, shown_at, created_at, session, owner) VALUES ('summeval', ?, 'coherence', ?, ?, ?, "

@@ -53,6 +53,25 @@ def demo_plugin():
         yield
 
 
+def _dist_info(folder: Path, name: str, version: str, entry_points: str) -> None:
+    """An installed distribution as ``importlib.metadata`` finds it on sys.path: ``{name}-{version}.dist-info`` with
+    its METADATA and ``entry_points.txt``."""
+    dist = folder / f"{name.replace('-', '_')}-{version}.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n", encoding="utf-8")
+    (dist / "entry_points.txt").write_text(entry_points, encoding="utf-8")
+
+
+def _extensions_reference():
+    """scripts/extensions_reference.py, the generator of docs/extending.md's tables."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import extensions_reference
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    return extensions_reference
+
+
 def _entry_points_txt(path: Path) -> dict[str, dict[str, str]]:
     out: dict[str, dict[str, str]] = {}
     group = ""
@@ -126,11 +145,7 @@ def test_the_cli_scores_with_the_plugin_method_and_imports_the_plugin_format(tmp
 
 
 def test_the_docs_tables_list_the_plugin_and_the_committed_page_lists_the_builtins(demo_plugin, monkeypatch):
-    sys.path.insert(0, str(ROOT / "scripts"))
-    try:
-        import extensions_reference as ref
-    finally:
-        sys.path.remove(str(ROOT / "scripts"))
+    ref = _extensions_reference()
     tables = ref.tables()
     assert "| `brief` | Score only (a plugin's example) | one output | `judgescope_demo_method` (plugin: judgescope-demo) |" \
         in tables
@@ -202,20 +217,13 @@ def test_the_plugin_analysis_is_in_meta_json_the_report_and_the_docs_with_its_nu
 
     page = tables(registered_blocks(dataset, [run], "coherence", n_resamples=200))
     assert len(page) == 1 and page[0].frame.equals(table)  # the page's blocks: the report's very table
-    sys.path.insert(0, str(ROOT / "scripts"))
-    try:
-        import extensions_reference as ref
-    finally:
-        sys.path.remove(str(ROOT / "scripts"))
+    ref = _extensions_reference()
     assert ("| `mean_abs_difference` | Mean absolute difference between judge and human scores | "
             "`mean_abs_difference` | `judgescope_demo_analysis` (plugin: judgescope-demo) |") in ref.tables()
 
 
 def test_a_plugin_analysis_that_raises_is_said_in_its_place_and_the_rest_stands(tmp_path):
-    dist = tmp_path / "raising_analysis-1.0.dist-info"
-    dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: raising-analysis\nVersion: 1.0\n", encoding="utf-8")
-    (dist / "entry_points.txt").write_text("[judgescope.analyses]\nboom = broken_plugin_boom\n", encoding="utf-8")
+    _dist_info(tmp_path, "raising-analysis", "1.0", "[judgescope.analyses]\nboom = broken_plugin_boom\n")
     (tmp_path / "broken_plugin_boom.py").write_text(
         "from evalcore.registry import register_analysis\n"
         "@register_analysis('boom', label='Boom', as_dict=lambda r: {'boom': r})\n"
@@ -241,12 +249,9 @@ def test_without_the_plugin_meta_json_has_only_the_builtin_analyses():
 
 
 def test_a_plugin_that_fails_is_named_skipped_and_taken_out_again(tmp_path, first_start):
-    dist = tmp_path / "broken_plugin-2.0.dist-info"
-    dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: broken-plugin\nVersion: 2.0\n", encoding="utf-8")
-    (dist / "entry_points.txt").write_text(
-        "[judgescope.methods]\nmissing = broken_plugin_absent\nclash = broken_plugin_clash\n"
-        "[judgescope.formats]\nhalf = broken_plugin_half\n", encoding="utf-8")
+    _dist_info(tmp_path, "broken-plugin", "2.0",
+               "[judgescope.methods]\nmissing = broken_plugin_absent\nclash = broken_plugin_clash\n"
+               "[judgescope.formats]\nhalf = broken_plugin_half\n")
     (tmp_path / "broken_plugin_clash.py").write_text(  # takes a built-in's name
         "from evalcore.registry import register_method\nfrom evalcore.methods.rts import RTS\n"
         "class Again(RTS):\n    name = 'geval'\nregister_method(Again())\n", encoding="utf-8")
@@ -303,10 +308,7 @@ def test_the_score_and_data_pages_offer_the_plugin_method_and_format(demo_plugin
 
 
 def test_a_plugin_provider_is_offered_but_trusted_with_no_server_key(tmp_path):
-    dist = tmp_path / "lab_judge-1.0.dist-info"
-    dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: lab-judge\nVersion: 1.0\n", encoding="utf-8")
-    (dist / "entry_points.txt").write_text("[judgescope.providers]\nmylab = lab_judge_providers\n", encoding="utf-8")
+    _dist_info(tmp_path, "lab-judge", "1.0", "[judgescope.providers]\nmylab = lab_judge_providers\n")
     (tmp_path / "lab_judge_providers.py").write_text(
         "from evalcore.registry import register_provider\n"
         "register_provider('mylab', base_url='https://judge.mylab.example/v1', api_key_env='OPENAI_API_KEY')\n",

@@ -6,24 +6,18 @@ version 7 written as the last release wrote it, and on the newest fixture a rele
 from __future__ import annotations
 
 import json
-import sqlite3
 
 from evalcore.align import loop
 from evalcore.store import Store, schema
 from tests.test_store_migration_v6 import FIXTURE
-from tests.test_store_migrations import all_rows, copy_of
+from tests.test_store_migrations import all_rows, at_version, copy_of
 
 SPLIT = "91c787b14b412ccf0123456789abcdef"
 
 
 def _store_at_7(path) -> None:
     """A store as version 7 left it: every step up to 7, a split, and the loop's runs under their old ids."""
-    conn = sqlite3.connect(path)
-    for target, _why, statements in schema.MIGRATIONS:
-        if target <= 7:
-            for sql in statements:
-                conn.execute(sql)
-    conn.execute("PRAGMA user_version = 7")
+    conn = at_version(path, 7)
     conn.execute('INSERT INTO splits (dataset_id, split_id, dimension, seed, test_share, strata, dev_docs, '
                  "test_docs, created_at) VALUES ('summeval', ?, 'coherence', 0, 0.3, '[]', '[]', '[]', 'x')",
                  (SPLIT,))

@@ -35,6 +35,18 @@ def user_version(path: Path) -> int:
     return version
 
 
+def at_version(path: Path, version: int) -> sqlite3.Connection:
+    """A new SQLite store at ``path`` as release ``version`` left it: every migration step up to it run, and its
+    version set. The caller adds that release's rows, commits and closes."""
+    conn = sqlite3.connect(path)
+    for target, _why, statements in schema.MIGRATIONS:
+        if target <= version:
+            for sql in statements:
+                conn.execute(sql)
+    conn.execute(f"PRAGMA user_version = {version}")
+    return conn
+
+
 def all_rows(path: Path) -> dict[str, list[tuple]]:
     """Every row of every table, in rowid order (read-only: the file is not touched)."""
     con = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
