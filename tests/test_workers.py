@@ -50,6 +50,13 @@ def _judged(store: Store, run_id: str) -> int:
     return int(store.conn.execute("SELECT count(*) FROM judgments WHERE run_id = ?", (run_id,)).fetchone()[0])
 
 
+def _judged_per_item(store: Store, run_id: str) -> dict[str, int]:
+    """How many judgments the run holds per item."""
+    rows = store.conn.execute("SELECT item_id, count(*) FROM judgments WHERE run_id = ? GROUP BY item_id",
+                              (run_id,)).fetchall()
+    return {str(i): int(c) for i, c in rows}
+
+
 def _worker(url: str, log: Path) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "EVALCORE_DB": url}
     return subprocess.Popen([sys.executable, "-m", "evalcore", "worker", "--heartbeat", "0.5", "--stalled-after", "3"],
@@ -98,9 +105,8 @@ def test_kill_a_worker_mid_run_and_another_finishes_it_paying_nothing_twice(pg_s
             b.terminate()
             b.wait(60)
         log = list(srv.prompt_log)
-    judged = store.conn.execute("SELECT item_id, count(*) FROM judgments WHERE run_id = ? GROUP BY item_id",
-                                (run_id,)).fetchall()
-    assert len(judged) == N_ITEMS and {n for _, n in judged} == {1}  # every item judged, each once
+    judged = _judged_per_item(store, run_id)
+    assert len(judged) == N_ITEMS and set(judged.values()) == {1}  # every item judged, each once
     asked = log[queued_at:]
     # what the same run asks when nothing stops it (scored here, on SQLite: a second judge, a second store); a few
     # SummEval summaries are word for word the same, so the run asks fewer distinct prompts than it has items
@@ -242,9 +248,8 @@ def test_a_queued_run_outlives_the_app_server_that_queued_it(pg_schemas, tmp_pat
             w.terminate()
             w.wait(60)
         log = list(srv.prompt_log)
-    judged = store.conn.execute("SELECT item_id, count(*) FROM judgments WHERE run_id = ? GROUP BY item_id",
-                                (run_id,)).fetchall()
-    assert len(judged) == n and {c for _, c in judged} == {1}
+    judged = _judged_per_item(store, run_id)
+    assert len(judged) == n and set(judged.values()) == {1}
     asked = log[queued_at:]
     assert asked and len(asked) == len(set(asked))  # the worker asked each prompt once
     assert Store(url).load_run(run_id).config.status == "done"  # a new session's view of the store

@@ -24,7 +24,7 @@ from evalcore.judge import cli as judge_cli
 from evalcore.store import Store
 from evalcore.testing.loopback import serve
 from tests.store_backends import pg_schemas  # noqa: F401
-from tests.test_workers import _wait_for, _worker
+from tests.test_workers import _judged_per_item, _wait_for, _worker
 
 
 def _stop(*procs: subprocess.Popen) -> None:
@@ -37,12 +37,6 @@ def _stop(*procs: subprocess.Popen) -> None:
         except subprocess.TimeoutExpired:
             p.kill()
             p.wait()
-
-
-def _judged_per_item(store: Store, run_id: str) -> dict[str, int]:
-    rows = store.conn.execute("SELECT item_id, count(*) FROM judgments WHERE run_id = ? GROUP BY item_id",
-                              (run_id,)).fetchall()
-    return {str(i): int(n) for i, n in rows}
 
 
 # ------------------------------------------------------------------------ a worker killed in a capped user's run
