@@ -416,7 +416,7 @@ def _summeval_spec(method: str = "geval", n_docs: int = 3, dims: int = 1, **kw):
     from evalcore.sampling import documents_subset
 
     ds = load_dataset("summeval")
-    ds = documents_subset(ds, list(ds.items["doc_id"].drop_duplicates()[:n_docs]))
+    ds = documents_subset(ds, list(ds.items["doc_id"].drop_duplicates().iloc[:n_docs]))
     return default_spec(ds, method, ds.dimension_names[:dims], **kw)
 
 

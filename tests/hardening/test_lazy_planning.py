@@ -26,7 +26,7 @@ def built(spec: ScoringSpec, planned=None) -> int:
 
 def small(dataset_id: str, n_docs: int = 3):
     ds = load_dataset(dataset_id)
-    return documents_subset(ds, list(ds.items["doc_id"].drop_duplicates()[:n_docs]))
+    return documents_subset(ds, list(ds.items["doc_id"].drop_duplicates().iloc[:n_docs]))
 
 
 ITEM_METHODS = [n for n, m in METHODS.items() if not m.pairwise]
