@@ -269,11 +269,20 @@ def make_app(url: str) -> procrastinate.App:
     def score_run_task(context: procrastinate.JobContext, run_id: str) -> None:
         stop, done = threading.Event(), threading.Event()
 
+
         def watch() -> None:  # Cancel from any process: procrastinate's abort request, seen by this worker
-            while not done.wait(0.2):
-                if context.should_abort():
-                    stop.set()
-                    return
+            with contextlib.ExitStack() as own:  # its own connection, opened once an abort is announced
+                conn = None
+                while not done.wait(0.2):
+                    if not context.should_abort():
+                        continue
+                    if conn is None:
+                        import psycopg
+
+                        conn = own.enter_context(psycopg.connect(url, autocommit=True))
+                    if abort_asked(conn, context):
+                        stop.set()
+                        return
 
         watcher = threading.Thread(target=watch, name=f"abort-{run_id}", daemon=True)
         watcher.start()
@@ -290,6 +299,20 @@ def make_app(url: str) -> procrastinate.App:
 
     worker_jobs.register(app, url=url, queue=QUEUE)  # batch collection, in the same queue (evalcore.worker_jobs)
     return app
+
+
+def abort_asked(conn: Any, context: procrastinate.JobContext) -> bool:
+    """Whether the job's abort was asked in this store, not only notified. procrastinate announces an abort on a
+    LISTEN/NOTIFY channel named after the queue, and channels span the whole database: a store in another schema
+    of the same database, cancelling its own job of the same id (each schema numbers its jobs from 1), would stop
+    this one. The job's own row says whether the abort is this store's; a worker shutting down is always one.
+    ``conn``: a psycopg connection to the store."""
+    from procrastinate.job_context import AbortReason
+
+    if context.abort_reason() == AbortReason.SHUTDOWN:
+        return True
+    row = conn.execute("SELECT abort_requested FROM procrastinate_jobs WHERE id = %s", (context.job.id,)).fetchone()
+    return bool(row and row[0])
 
 
 def ensure_schema(url: str) -> None:

@@ -162,6 +162,55 @@ def test_cancel_from_another_process_stops_the_workers_run_and_a_second_enqueue_
     store.close()
 
 
+async def _claim_a_job(url: str) -> int:
+    """A job deferred in the store at ``url`` and taken by a worker registered there (status "doing"), never run."""
+    workers.ensure_schema(url)
+    app = workers.make_app(url)
+    async with app.open_async():
+        await app.tasks[workers.TASK].defer_async(run_id="elsewhere")
+        worker_id = await app.job_manager.register_worker()
+        job = await app.job_manager.fetch_job(queues=[workers.QUEUE], worker_id=worker_id)
+        assert job is not None and job.id is not None
+        return int(job.id)
+
+
+def test_an_abort_announced_for_another_schemas_job_of_the_same_id_leaves_this_run_alone(
+        pg_schemas, monkeypatch):  # noqa: F811
+    """procrastinate announces an abort on a LISTEN/NOTIFY channel named after the queue, and a channel spans the
+    whole database. Two stores in two schemas of one database each number their jobs from 1: store B aborting its
+    job 1 must not stop the run of store A's job 1. A's worker (in this process) reads the job's own row before it
+    stops (workers.abort_asked, watched here); an abort asked in A still stops A's run (the Cancel tests above)."""
+    import asyncio
+    import threading
+
+    mine, theirs = pg_schemas.new("abort_mine"), pg_schemas.new("abort_theirs")
+    store = Store(mine)
+    answers: list[bool] = []
+    asked = workers.abort_asked
+    monkeypatch.setattr(workers, "abort_asked", lambda conn, ctx: answers.append(asked(conn, ctx)) or answers[-1])
+    with serve() as srv:
+        run_id = _queue_run(store, srv.base_url, "wk/abort-mine", 6)  # recorded: its capability probe answered
+        srv.hold(len(srv.prompt_log) + 3)  # the run stays in flight (its third request unanswered) while B aborts
+        worker = threading.Thread(target=lambda: asyncio.run(workers.work(mine, heartbeat_s=0.5, wait=False)))
+        worker.start()
+        try:
+            _wait_for(lambda: srv.held >= 1, "A's run to send its third request")
+            job_b = asyncio.run(_claim_a_job(theirs))
+            with workers.opened(mine) as app:
+                (job_a,) = [j.id for j in app.job_manager.list_jobs(queue=workers.QUEUE, status="doing")]
+            assert job_a == job_b  # the same number in each schema: the notice names only the number
+            with workers.opened(theirs) as app:
+                assert app.job_manager.cancel_job_by_id(job_b, abort=True)
+            _wait_for(lambda: answers or store.run_row(run_id)["status"] == "cancelled",
+                      "A's worker to hear B's abort")
+        finally:
+            srv.release()
+            worker.join(120)
+    assert answers and not any(answers)  # heard, read in A's own row: not asked in A
+    assert store.run_row(run_id)["status"] == "done" and _judged(store, run_id) == 6
+    store.close()
+
+
 def _page_job(store: Store, base_url: str, n: int):
     """The Score page's job (evalcore.views.score.new_job) for ``n`` SummEval coherence items on the loopback judge,
     on the operator's key (none typed) with no spending cap: on PostgreSQL a QueuedScoringJob."""
