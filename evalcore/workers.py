@@ -35,6 +35,7 @@ from evalcore.store import RunLeased, Store
 
 if TYPE_CHECKING:  # pragma: no cover
     import procrastinate
+    import psycopg
 
     from evalcore.model import Run
 
@@ -301,12 +302,11 @@ def make_app(url: str) -> procrastinate.App:
     return app
 
 
-def abort_asked(conn: Any, context: procrastinate.JobContext) -> bool:
+def abort_asked(conn: psycopg.Connection[Any], context: procrastinate.JobContext) -> bool:
     """Whether the job's abort was asked in this store, not only notified. procrastinate announces an abort on a
     LISTEN/NOTIFY channel named after the queue, and channels span the whole database: a store in another schema
     of the same database, cancelling its own job of the same id (each schema numbers its jobs from 1), would stop
-    this one. The job's own row says whether the abort is this store's; a worker shutting down is always one.
-    ``conn``: a psycopg connection to the store."""
+    this one. The job's own row says whether the abort is this store's; a worker shutting down is always one."""
     from procrastinate.job_context import AbortReason
 
     if context.abort_reason() == AbortReason.SHUTDOWN:
