@@ -270,7 +270,6 @@ def make_app(url: str) -> procrastinate.App:
     def score_run_task(context: procrastinate.JobContext, run_id: str) -> None:
         stop, done = threading.Event(), threading.Event()
 
-
         def watch() -> None:  # Cancel from any process: procrastinate's abort request, seen by this worker
             with contextlib.ExitStack() as own:  # its own connection, opened once an abort is announced
                 conn = None

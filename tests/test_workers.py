@@ -181,7 +181,10 @@ def test_an_abort_announced_for_another_schemas_job_of_the_same_id_leaves_this_r
     job 1 must not stop the run of store A's job 1. A's worker (in this process) reads the job's own row before it
     stops (workers.abort_asked, watched here); an abort asked in A still stops A's run (the Cancel tests above)."""
     import asyncio
+    import json
     import threading
+
+    import psycopg
 
     mine, theirs = pg_schemas.new("abort_mine"), pg_schemas.new("abort_theirs")
     store = Store(mine)
@@ -201,11 +204,19 @@ def test_an_abort_announced_for_another_schemas_job_of_the_same_id_leaves_this_r
             assert job_a == job_b  # the same number in each schema: the notice names only the number
             with workers.opened(theirs) as app:
                 assert app.job_manager.cancel_job_by_id(job_b, abort=True)
-            _wait_for(lambda: answers or store.run_row(run_id)["status"] == "cancelled",
-                      "A's worker to hear B's abort")
+            with psycopg.connect(theirs, autocommit=True) as again:
+                def heard() -> bool:  # B's trigger's notice sent again until heard: on a slow machine A's worker
+                    if answers or store.run_row(run_id)["status"] == "cancelled":  # may start listening late
+                        return True
+                    again.execute("SELECT pg_notify(%s, %s)", (f"procrastinate_queue_v1#{workers.QUEUE}",
+                                                               json.dumps({"type": "abort_job_requested",
+                                                                           "job_id": job_b})))
+                    return False
+
+                _wait_for(heard, "A's worker to hear B's abort")
         finally:
             srv.release()
-            worker.join(120)
+            _wait_for(lambda: not worker.is_alive(), "A's worker to finish its queue")
     assert answers and not any(answers)  # heard, read in A's own row: not asked in A
     assert store.run_row(run_id)["status"] == "done" and _judged(store, run_id) == 6
     store.close()
