@@ -15,7 +15,6 @@ from playwright.sync_api import expect
 pytestmark = pytest.mark.browser
 
 
-
 @pytest.fixture(scope="module")
 def lab_app(tmp_path_factory):
     from conftest import start_app, stop_app
