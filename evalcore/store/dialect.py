@@ -27,9 +27,11 @@ The store's own SQL (evalcore.store.*) is written once, portable (``COALESCE(SUM
 
 from __future__ import annotations
 
+import random
 import sqlite3
+import time
 from pathlib import Path
-from typing import Any, Mapping, Sequence, Union, cast
+from typing import Any, Callable, Mapping, Sequence, Union, cast
 
 import pandas as pd
 import sqlite_utils
@@ -66,7 +68,7 @@ class SqliteDialect:
         # isolation_level=None: the store issues BEGIN IMMEDIATE / COMMIT itself
         c = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_S, isolation_level=None)
         c.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-        c.execute("PRAGMA journal_mode = WAL")
+        enter_wal(c)
         c.execute("PRAGMA synchronous = NORMAL")  # safe with WAL: a crash loses at most the last commits
         return c
 
@@ -85,6 +87,29 @@ class SqliteDialect:
 
     def frame(self, c: DbConnection, sql: str, args: Args) -> pd.DataFrame:
         return pd.read_sql_query(sql, c, params=args)  # type: ignore[arg-type]
+
+
+def enter_wal(c: sqlite3.Connection, *, clock: Callable[[], float] = time.monotonic,
+              sleep: Callable[[float], None] = time.sleep, patience_s: float = BUSY_TIMEOUT_S) -> None:
+    """Put the file in WAL mode (it stays so: later openers find it there and change nothing).
+
+    Turning a rollback-journal file (a store from before WAL, or one copied in) into WAL takes its exclusive lock
+    from a shared one. When several processes open such a file at once, two can hold the shared lock and both ask
+    to upgrade; SQLite then answers one of them "database is locked" at once, without its busy handler, since
+    waiting would deadlock (https://www.sqlite.org/lockingv3.html, "deadlock"; https://www.sqlite.org/c3ref/busy_handler.html).
+    So the busy timeout does not cover this one statement: it is tried again, with a jittered pause, until
+    ``patience_s`` has passed (the same patience as the busy timeout)."""
+    if str(c.execute("PRAGMA journal_mode").fetchone()[0]).lower() == "wal":
+        return
+    deadline = clock() + patience_s
+    while True:
+        try:
+            c.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) or clock() >= deadline:
+                raise
+        sleep(random.uniform(0.01, 0.05))
 
 
 class PostgresDialect:

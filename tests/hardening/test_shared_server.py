@@ -394,6 +394,36 @@ def test_item12_concurrent_openers_of_an_old_store_write_one_backup(tmp_path):
     assert Store(path).conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
 
 
+class _Upgrading:
+    """A connection whose switch to WAL meets SQLite's deadlock answer ("database is locked" at once) ``fails``
+    times; the clock moves one second per pause."""
+
+    def __init__(self, fails: int) -> None:
+        self.fails, self.tries, self.now = fails, 0, 0.0
+
+    def execute(self, sql: str):
+        if sql == "PRAGMA journal_mode":
+            return sqlite3.connect(":memory:").execute("SELECT 'delete'")
+        self.tries += 1
+        if self.tries <= self.fails:
+            raise sqlite3.OperationalError("database is locked")
+        return None
+
+
+def test_the_switch_to_wal_is_tried_again_while_another_opener_holds_the_file_then_gives_up():
+    from evalcore.store.dialect import enter_wal
+
+    # the deadlock answer skips the busy handler, so the store's own patience (30 s) covers it
+    c = _Upgrading(fails=3)
+    enter_wal(c, clock=lambda: c.now, sleep=lambda s: setattr(c, "now", c.now + 1.0), patience_s=30)
+    assert c.tries == 4
+    stuck = _Upgrading(fails=10**6)
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        enter_wal(stuck, clock=lambda: stuck.now, sleep=lambda s: setattr(stuck, "now", stuck.now + 1.0),
+                  patience_s=30)
+    assert stuck.tries == 31  # tried at 0 s .. 30 s, then the error
+
+
 def test_store_errors_are_store_errors():
     assert issubclass(type(store_error(Path("x"), sqlite3.OperationalError("database or disk is full"))), StoreError)
 
