@@ -6,6 +6,13 @@ import os
 import sys
 
 import pytest
+from hypothesis import settings
+
+# Hypothesis fails a property whose example ran over 200 ms (its default deadline): a timing check, whose outcome
+# depends on the machine's load. No property here is about speed, so none has a deadline; a test's own @settings
+# (max_examples and the rest) inherits this.
+settings.register_profile("evalcore", deadline=None)
+settings.load_profile("evalcore")
 
 # Each collection rewrites the asserts of every test module (pytest's assertion rewriting) and compiles evalcore; both
 # are cached as .pyc in __pycache__ (git-ignored), unless PYTHONDONTWRITEBYTECODE is set, as it is on the shared

@@ -81,11 +81,28 @@ def test_two_endpoints_one_failing_mid_run(store):
 
 
 def test_least_outstanding_requests_favours_the_faster_endpoint(store):
+    # The slow endpoint is one that stops answering: from its second request of the run it holds every request
+    # until all 40 items have been sent somewhere. Its requests stay outstanding, so the pool sends the rest to the
+    # fast one: at most 1 + 3 (its concurrency) items go to the slow one, whatever the machine's speed.
+    import threading
+    import time
+
     ds = dataset(8, 5)
-    with serve(latency_s=0.01) as fast, serve(latency_s=0.12) as slow:
-        run = score(ds, [ep(slow), ep(fast)], store, concurrency=3)
+    with serve() as fast, serve() as slow:
+        score(dataset(1, 1, words=2), [ep(slow), ep(fast)], store)  # probes both (cached in the store): not held
+        before = fast.requests_seen + slow.requests_seen
+        slow.hold(len(slow.prompt_log) + 2)
+        box: dict = {}
+        th = threading.Thread(target=lambda: box.update(run=score(ds, [ep(slow), ep(fast)], store, concurrency=3)))
+        th.start()
+        deadline = time.monotonic() + 120
+        while fast.requests_seen + slow.requests_seen - before < 40 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        slow.release()
+        th.join(120)
+    run = box["run"]
     counts = store.answers(run.run_id)["answered_by"].value_counts()
-    assert counts[fast.base_url] > 2 * counts.get(slow.base_url, 0)
+    assert counts[slow.base_url] <= 4 and counts[fast.base_url] >= 36 and counts.sum() == 40
     assert (run.judgments["status"] == "ok").all()
 
 
