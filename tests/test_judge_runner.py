@@ -217,16 +217,20 @@ judge_calls.score_dataset(tiny_dataset(10, 4), method=TinyMethod(), criteria_by_
                      endpoint=Endpoint(sys.argv[1], "loop-model", provider="openai"), api_key="k",
                      store=Store({str(store.path)!r}), concurrency=2, run_id="tiny/killed")
 """)
-    with serve(latency_s=0.1) as srv:
+    with serve() as srv:
+        # from its 16th request on the server holds each one unanswered: the child is killed with exactly its two
+        # requests in flight (concurrency 2), both arrived; no late arrival can land after ``before``
+        srv.hold(16)
         child = subprocess.Popen([sys.executable, str(script), srv.base_url])
-        deadline = time.time() + 30
-        while srv.requests_seen < 15 and time.time() < deadline:
+        deadline = time.monotonic() + 300
+        while srv.held < 2 and child.poll() is None and time.monotonic() < deadline:
             time.sleep(0.02)
+        assert srv.held == 2
         child.kill()
         child.wait()
-        time.sleep(0.2)
+        srv.release()
         answered = store.cache_count()
-        assert 0 < answered < 43
+        assert 0 < answered <= 15  # the probes and the items answered before the hold (those stored by the kill)
         before = srv.requests_seen
         run = judge_calls.score_dataset(tiny_dataset(10, 4), method=TinyMethod(), criteria_by_dim={"coherence":
                                    CRIT["coherence"]}, endpoint=ep(srv), api_key="k", store=store,
