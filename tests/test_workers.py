@@ -134,22 +134,26 @@ def test_cancel_from_another_process_stops_the_workers_run_and_a_second_enqueue_
 
     url = pg_schemas.new("cancel")
     store = Store(url)
-    with serve(latency_s=0.05) as srv:
+    with serve() as srv:
         run_id = _queue_run(store, srv.base_url, "wk/cancel", 60)
         store.conn.execute("UPDATE runs SET owner = 'alice' WHERE run_id = ?", (run_id,))  # a Score page user's run
         with pytest.raises(procrastinate.exceptions.AlreadyEnqueued):
             workers.enqueue_scoring(store, run_id)  # its job still waits: not queued twice
         queued_at = len(srv.prompt_log)
+        srv.hold(queued_at + 10)  # the Cancel comes with the run's 10th request held in flight: never after its end
         w = _worker(url, tmp_path / "w.log")
         try:
-            _wait_for(lambda: _judged(store, run_id) >= 5, "the worker to judge 5 items")
+            _wait_for(lambda: srv.held == 1, "the worker's 10th request")
+            assert _judged(store, run_id) >= 5
             assert workers.cancel_scoring(store, run_id)
             _wait_for(lambda: store.run_row(run_id)["status"] == "cancelled", "the run to read cancelled")
             kept, cancelled_at = _judged(store, run_id), len(srv.prompt_log)
+            srv.release()
             assert 5 <= kept < 60
             workers.enqueue_scoring(store, run_id)
             _wait_for(lambda: store.run_row(run_id)["status"] == "done", "the resumed run to finish")
         finally:
+            srv.release()
             w.terminate()
             w.wait(60)
         log = list(srv.prompt_log)
@@ -244,21 +248,24 @@ def test_the_score_pages_job_on_postgresql_is_scored_by_a_worker_and_cancelled_f
     monkeypatch.delenv("EVALCORE_MAX_COST_USD", raising=False)
     url = pg_schemas.new("page")
     store = Store(url)
-    with serve(latency_s=0.05) as srv:
+    with serve() as srv:
         job = _page_job(store, srv.base_url, 40)
         assert type(job) is workers.QueuedScoringJob
         job.start()
         _wait_for(lambda: job.progress is not None and job.progress.total == 40, "the page's job to record the run")
         assert store.run_row(job.run_id)["status"] == "queued"  # no worker yet: it waits in the store
+        srv.hold(len(srv.prompt_log) + 10)  # the Cancel comes with a request held in flight: never after the end
         w = _worker(url, tmp_path / "w.log")
         try:
-            _wait_for(lambda: job.progress.done >= 5, "the worker to judge 5 items, seen by the page")
+            _wait_for(lambda: srv.held == 1 and job.progress.done >= 5, "the worker to judge 5 items, seen by the page")
             job.cancel.set()  # the page's Cancel
             assert job.wait(300) and job.error is None
+            srv.release()
             assert job.run.config.status == "cancelled" and 5 <= len(job.run.judgments) < 40
             job.resume(None)
             assert job.wait(300) and job.error is None
         finally:
+            srv.release()
             w.terminate()
             w.wait(60)
     assert job.run.config.status == "done" and len(job.run.judgments) == 40 and job.progress.done == 40
