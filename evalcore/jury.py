@@ -108,7 +108,9 @@ def aggregate(values: np.ndarray, how: str, *, tie: str = "low", weights: np.nda
             w = np.where(ok, weights[None, :], 0.0)
             return np.where(w.sum(axis=1) > 0, np.nansum(X * w, axis=1) / w.sum(axis=1), np.nan)
         if how == "mean":
-            return np.where(ok.any(axis=1), np.nanmean(np.where(ok, X, np.nan), axis=1), np.nan)
+            # nanmean's own arithmetic (NaN as 0, divided by the count), without its warning on an unscored row
+            n = ok.sum(axis=1)
+            return np.where(n > 0, np.where(ok, X, 0.0).sum(axis=1) / np.maximum(n, 1), np.nan)
         if how == "median":
             return np.array([np.median(r[~np.isnan(r)]) if (~np.isnan(r)).any() else math.nan for r in X])
     if how == "trimmed":
