@@ -223,12 +223,14 @@ judge_calls.score_dataset(tiny_dataset(10, 4), method=TinyMethod(), criteria_by_
         srv.hold(16)
         child = subprocess.Popen([sys.executable, str(script), srv.base_url])
         deadline = time.monotonic() + 300
-        while srv.held < 2 and child.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert srv.held == 2
-        child.kill()
-        child.wait()
-        srv.release()
+        try:
+            while srv.held < 2 and child.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert srv.held == 2
+        finally:
+            child.kill()
+            child.wait()
+            srv.release()
         answered = store.cache_count()
         assert 0 < answered <= 15  # the probes and the items answered before the hold (those stored by the kill)
         before = srv.requests_seen

@@ -200,11 +200,13 @@ def test_killed_run_shows_interrupted_then_resumes_without_repeating(tmp_path, m
     with serve() as srv:
         srv.hold(5)  # the 5th request is held unanswered: the child dies with exactly that one in flight, arrived
         child = _child(tmp_path, db, srv.base_url, n=10)
-        assert _wait_for(lambda: srv.held == 1 or child.poll() is not None), child.stderr
-        assert srv.held == 1, child.stderr
-        child.kill()  # SIGKILL: no finally, no finish_run; the lease stays behind
-        child.wait()
-        srv.release()
+        try:
+            assert _wait_for(lambda: srv.held == 1 or child.poll() is not None), child.stderr
+            assert srv.held == 1, child.stderr
+        finally:
+            child.kill()  # SIGKILL: no finally, no finish_run; the lease stays behind
+            child.wait()
+            srv.release()
         capsys.readouterr()
         assert main(["runs", "--dataset", "tiny", "--json"]) == 0
         (listed,) = json.loads(capsys.readouterr().out)
